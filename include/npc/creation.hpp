@@ -1,0 +1,56 @@
+#pragma once
+/// \file creation.hpp
+/// Array creation with NumPy's names and rules (numpy.zeros, numpy.arange, numpy.linspace, ...).
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "npc/ndarray.hpp"
+
+namespace npc {
+
+/// numpy.empty: uninitialised array of `shape`; ValueError for negative dims, MemoryError when too big.
+ndarray empty(std::span<const int64_t> shape, DType dtype = DType::Float64, Order order = Order::C);
+/// numpy.zeros.
+ndarray zeros(std::span<const int64_t> shape, DType dtype = DType::Float64, Order order = Order::C);
+/// numpy.ones.
+ndarray ones(std::span<const int64_t> shape, DType dtype = DType::Float64, Order order = Order::C);
+/// numpy.full: every element `value` cast to `dtype`.
+ndarray full(std::span<const int64_t> shape, const Scalar& value, DType dtype, Order order = Order::C);
+
+/// numpy.empty_like; Order::K keeps the prototype's memory layout; `dtype`/`shape` override.
+ndarray empty_like(const ndarray& proto, std::optional<DType> dtype = {}, Order order = Order::K,
+                   std::optional<Shape> shape = {});
+ndarray zeros_like(const ndarray& proto, std::optional<DType> dtype = {}, Order order = Order::K,
+                   std::optional<Shape> shape = {});
+ndarray ones_like(const ndarray& proto, std::optional<DType> dtype = {}, Order order = Order::K,
+                  std::optional<Shape> shape = {});
+ndarray full_like(const ndarray& proto, const Scalar& value, std::optional<DType> dtype = {},
+                  Order order = Order::K, std::optional<Shape> shape = {});
+
+/// numpy.arange(start, stop, step, dtype): length ceil((stop - start) / step); values
+/// start + i * delta with delta computed in `dtype` like NumPy's fill. ZeroDivisionError-like
+/// ValueError for step 0 ("Maximum allowed size exceeded" for huge lengths).
+ndarray arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType dtype);
+/// numpy.linspace for scalar endpoints (NumPy's formula: i * step + start, last = stop).
+ndarray linspace(double start, double stop, int64_t num, bool endpoint = true, DType dtype = DType::Float64);
+/// numpy.logspace: base ** linspace(start, stop).
+ndarray logspace(double start, double stop, int64_t num, bool endpoint = true, double base = 10.0,
+                 DType dtype = DType::Float64);
+/// numpy.eye(N, M, k): ones on the k-th diagonal.
+ndarray eye(int64_t n, std::optional<int64_t> m = {}, int64_t k = 0, DType dtype = DType::Float64,
+            Order order = Order::C);
+/// numpy.identity.
+ndarray identity(int64_t n, DType dtype = DType::Float64);
+/// A 1-D array holding a copy of `values`.
+template <class T>
+ndarray array(std::initializer_list<T> values);
+/// A 1-D array of `dtype` from doubles (cast with NumPy's rules).
+ndarray array(std::span<const double> values, DType dtype);
+/// A 0-d array holding `v`.
+ndarray scalar_array(const Scalar& v);
+/// Wraps caller memory without copying (numpy.frombuffer-like); `keepalive` runs on release.
+ndarray from_memory(void* data, DType dtype, Shape shape, Strides strides, std::function<void()> release = {},
+                    bool writeable = true);
+
+}  // namespace npc

@@ -1,0 +1,22 @@
+#pragma once
+/// \file errors.hpp
+/// Exceptions with NumPy's meaning; the Python bindings raise the Python exception of the same name.
+#include <stdexcept>
+#include <string>
+
+namespace npc {
+/// Raised where NumPy raises ValueError (bad shapes, ragged input, negative dimensions).
+struct ValueError : std::runtime_error { using std::runtime_error::runtime_error; };
+/// Raised where NumPy raises TypeError (unknown dtype, impossible cast).
+struct TypeError : std::runtime_error { using std::runtime_error::runtime_error; };
+/// Raised where NumPy raises IndexError.
+struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
+/// Raised where NumPy raises numpy.exceptions.AxisError (a ValueError and IndexError).
+struct AxisError : std::runtime_error { using std::runtime_error::runtime_error; };
+/// Raised where NumPy raises OverflowError (Python int out of range for a dtype).
+struct OverflowError : std::runtime_error { using std::runtime_error::runtime_error; };
+/// Raised where NumPy raises MemoryError ("Unable to allocate ...").
+struct MemoryError : std::runtime_error { using std::runtime_error::runtime_error; };
+/// Raised where NumPy raises numpy._core._exceptions._UFuncOutputCastingError and friends.
+struct CastingError : std::runtime_error { using std::runtime_error::runtime_error; };
+}  // namespace npc

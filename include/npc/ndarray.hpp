@@ -1,0 +1,169 @@
+#pragma once
+/// \file ndarray.hpp
+/// npc::ndarray: a strided, dynamically typed N-d array with NumPy's memory model
+/// (byte strides, views sharing refcounted storage). Mirrors numpy.ndarray.
+#include <complex>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "npc/dtype.hpp"
+#include "npc/errors.hpp"
+
+namespace npc {
+
+using Shape = std::vector<int64_t>;    ///< dimension sizes
+using Strides = std::vector<int64_t>;  ///< byte strides, one per dimension
+
+/// Memory layout requests, as NumPy's `order=`.
+enum class Order : uint8_t { C, F, A, K };
+/// Parses "C", "F", "A", "K" (case-insensitive); throws ValueError.
+Order order_from_name(std::string_view s);
+
+/// Refcounted, 64-byte-aligned buffer owned by npc, or memory borrowed from an owner
+/// (a NumPy array, a DLPack tensor) that is released when the last view goes away.
+class Storage {
+ public:
+  /// Allocates `nbytes` (zeroed when `zero`); throws MemoryError when it cannot.
+  static std::shared_ptr<Storage> allocate(size_t nbytes, bool zero = false);
+  /// Wraps external memory; `release` runs when the storage dies.
+  static std::shared_ptr<Storage> borrow(void* data, size_t nbytes, std::function<void()> release);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  std::byte* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  bool owned() const { return !release_; }
+
+ private:
+  Storage() = default;
+  std::byte* data_ = nullptr;
+  size_t nbytes_ = 0;
+  std::function<void()> release_;
+};
+
+/// Bytes currently held and the peak since the last reset, for npc-owned storage.
+struct MemoryStats {
+  int64_t current_bytes;
+  int64_t peak_bytes;
+};
+MemoryStats memory_stats();
+void reset_peak_memory_stats();
+
+/// A dynamically typed scalar: the value of one element, or a fill value.
+struct Scalar {
+  DType dtype = DType::Float64;
+  bool b = false;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double f = 0;
+  std::complex<double> c{};
+
+  static Scalar from_bool(bool v);
+  static Scalar from_int(int64_t v);
+  static Scalar from_uint(uint64_t v);
+  static Scalar from_double(double v);
+  static Scalar from_complex(std::complex<double> v);
+  /// The value cast to `t` with NumPy's (unsafe) cast rules.
+  Scalar cast(DType t) const;
+  /// Writes the value, cast to `t`, to `dst` (which holds one element of dtype t).
+  void store(DType t, void* dst) const;
+  /// Reads one element of dtype `t` from `src`.
+  static Scalar load(DType t, const void* src);
+  double as_double() const;
+  int64_t as_int() const;
+  std::complex<double> as_complex() const;
+  bool as_bool() const;
+};
+
+/// Flag bits, as numpy.ndarray.flags.
+struct Flags {
+  bool c_contiguous, f_contiguous, aligned, writeable, owndata;
+};
+
+/// An N-d array: storage + byte offset + dtype + shape + byte strides.
+/// Copying an ndarray makes another view of the same memory (like Python assignment).
+class ndarray {
+ public:
+  /// A 0-d float64 array holding 0.
+  ndarray();
+  /// A view on `storage` starting `offset` bytes in.
+  ndarray(std::shared_ptr<Storage> storage, int64_t offset, DType dtype, Shape shape, Strides strides,
+          bool writeable = true);
+
+  DType dtype() const { return dtype_; }
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  const Shape& shape() const { return shape_; }
+  const Strides& strides() const { return strides_; }
+  int64_t shape(int axis) const;
+  int64_t size() const { return size_; }
+  size_t itemsize() const { return npc::itemsize(dtype_); }
+  int64_t nbytes() const { return size_ * static_cast<int64_t>(itemsize()); }
+  std::byte* data() const { return storage_->data() + offset_; }
+  int64_t offset() const { return offset_; }
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  Flags flags() const;
+  bool is_c_contiguous() const { return c_contig_; }
+  bool is_f_contiguous() const { return f_contig_; }
+  bool writeable() const { return writeable_; }
+  void set_writeable(bool w);
+  /// True when this view covers its whole npc-allocated storage from its start (NumPy's OWNDATA).
+  bool owndata() const { return owndata_; }
+
+  /// Element at a multi-index (negative indices count from the end); throws IndexError.
+  Scalar item(std::span<const int64_t> index) const;
+  /// The single element of a size-1 array; ValueError otherwise.
+  Scalar item() const;
+  /// Sets every element to `v` (cast with NumPy's rules).
+  void fill(const Scalar& v);
+
+  /// A new array with the same values (numpy.ndarray.copy); layout per `order`.
+  ndarray copy(Order order = Order::C) const;
+  /// numpy.ndarray.astype: values cast to `t`; a view of self when no copy is needed and !copy.
+  ndarray astype(DType t, Order order = Order::K, Casting casting = Casting::Unsafe, bool copy = true) const;
+  /// numpy.ndarray.view(dtype): reinterprets the bytes; the last axis scales by itemsize ratio.
+  ndarray view(DType t) const;
+  /// Reversed axes (numpy.ndarray.T).
+  ndarray T() const;
+  /// numpy.transpose with an axis permutation (negative axes allowed).
+  ndarray transpose(std::span<const int64_t> axes) const;
+  /// numpy.reshape; a view whenever the strides allow one, else a copy. One -1 allowed.
+  ndarray reshape(std::span<const int64_t> shape, Order order = Order::C) const;
+  /// Real part: a view for complex arrays, self otherwise.
+  ndarray real() const;
+  /// Imaginary part: a view for complex arrays, a read-only zero array otherwise.
+  ndarray imag() const;
+  /// The raw bytes in `order` (numpy.ndarray.tobytes).
+  std::string tobytes(Order order = Order::C) const;
+
+  /// Same storage, new geometry (no checks; the caller keeps the view in bounds).
+  ndarray with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const;
+
+ private:
+  void update_flags();
+  std::shared_ptr<Storage> storage_;
+  int64_t offset_ = 0;
+  DType dtype_ = DType::Float64;
+  Shape shape_;
+  Strides strides_;
+  int64_t size_ = 1;
+  bool c_contig_ = true, f_contig_ = true, aligned_ = true, writeable_ = true, owndata_ = true;
+};
+
+/// Number of elements of a shape; throws ValueError on negative dims or overflow.
+int64_t shape_size(std::span<const int64_t> shape, size_t itemsize = 1);
+/// Contiguous byte strides for `shape` in C or F order.
+Strides contiguous_strides(std::span<const int64_t> shape, size_t itemsize, Order order = Order::C);
+/// Normalises an axis against `ndim` (negative allowed); throws AxisError.
+int64_t normalize_axis(int64_t axis, int64_t ndim);
+/// "(2, 3)" / "(3,)" / "()": NumPy's spelling of a shape in messages.
+std::string shape_str(std::span<const int64_t> shape);
+
+/// Copies `src` into `dst` elementwise with dtype conversion; shapes must match exactly
+/// (broadcast first). Handles overlapping memory like NumPy (copies through a buffer).
+void copy_into(const ndarray& dst, const ndarray& src);
+
+}  // namespace npc

@@ -1,0 +1,31 @@
+"""npc: NumPy-compatible arrays in C++ with compilation built in.
+
+``import npc as np`` runs NumPy code on npc's native kernels; whatever npc does not run
+natively runs on real NumPy (see npc._fallback). dtypes, scalar types, error state and
+print options are NumPy's own objects.
+"""
+import numpy as _np
+
+from . import _core
+from ._array import ndarray, flagsobj
+from ._dtypes import result_type, promote_types, can_cast
+from ._creation import (array, asarray, asanyarray, ascontiguousarray, asfortranarray, empty, zeros,
+                        ones, full, empty_like, zeros_like, ones_like, full_like, arange, linspace,
+                        logspace, geomspace, eye, identity, frombuffer, fromfunction, copy)
+from ._core import memory_stats, reset_peak_memory_stats
+
+__version__ = "0.1.0"
+
+# dtypes and scalar types are NumPy's objects (npc.float32 is numpy.float32).
+from numpy import (dtype, bool_, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,  # noqa: E402
+                   float16, float32, float64, complex64, complex128, intp, uintp, byte, ubyte, short,
+                   ushort, intc, uintc, int_, uint, longlong, ulonglong, half, single, double,
+                   longdouble, csingle, cdouble, clongdouble, generic, number, integer,
+                   signedinteger, unsignedinteger, inexact, floating, complexfloating, str_, bytes_,
+                   void, object_, datetime64, timedelta64, finfo, iinfo, errstate, seterr, geterr,
+                   seterrcall, geterrcall, set_printoptions, get_printoptions, printoptions,
+                   newaxis, pi, e, inf, nan, euler_gamma, little_endian, isdtype, issubdtype)
+
+from ._fallback import install as _install_fallback  # noqa: E402
+
+__getattr__, __dir__ = _install_fallback(globals())

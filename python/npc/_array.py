@@ -1,0 +1,327 @@
+"""npc.ndarray's Python-level surface: conversion to and from NumPy, repr, flags, methods.
+
+The type itself is the C++ ``npc._core.ndarray``; this module adds the methods whose
+natural home is Python (formatting goes through NumPy's printer on a zero-copy view, so
+``repr``/``str`` and print options are NumPy's own).
+"""
+import operator as _operator
+import warnings
+
+import numpy as _np
+
+from . import _core
+from ._dtypes import DTYPES, code_of
+
+ndarray = _core.ndarray
+
+
+def _numpy_view(a):
+    """Zero-copy numpy.ndarray over an npc array's memory (read-only stays read-only)."""
+    return _np.asarray(memoryview(a))
+
+
+def _from_numpy(arr):
+    """npc view of a numpy.ndarray (zero-copy when native byte order and aligned), or the
+    NumPy array itself when its dtype is not native to npc."""
+    code = code_of(arr.dtype) if arr.dtype.isnative else code_of(arr.dtype.newbyteorder("="))
+    if code is None:
+        return arr
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    if not arr.flags.aligned:
+        arr = arr.copy()
+    return _core._from_buffer(arr, code, arr.__array_interface__["data"][0], arr.shape, arr.strides,
+                              not arr.flags.writeable)
+
+
+def _as_npc(obj):
+    """npc array for obj (ndarray stays, NumPy arrays are wrapped zero-copy)."""
+    if isinstance(obj, ndarray):
+        return obj
+    return _from_numpy(_np.asarray(obj))
+
+
+# ---------------------------------------------------------------- flags
+class flagsobj:
+    """numpy.ndarray.flags for an npc array (attribute and item access, WRITEABLE settable)."""
+
+    _KEYS = {"C": "c_contiguous", "C_CONTIGUOUS": "c_contiguous", "CONTIGUOUS": "c_contiguous",
+             "F": "f_contiguous", "F_CONTIGUOUS": "f_contiguous", "FORTRAN": "f_contiguous",
+             "W": "writeable", "WRITEABLE": "writeable", "A": "aligned", "ALIGNED": "aligned",
+             "O": "owndata", "OWNDATA": "owndata", "X": "writebackifcopy",
+             "WRITEBACKIFCOPY": "writebackifcopy", "FNC": "fnc", "FORC": "forc", "B": "behaved",
+             "BEHAVED": "behaved", "CA": "carray", "CARRAY": "carray", "FA": "farray", "FARRAY": "farray"}
+
+    def __init__(self, arr):
+        object.__setattr__(self, "_arr", arr)
+
+    c_contiguous = property(lambda self: self._arr._flags[0])
+    f_contiguous = property(lambda self: self._arr._flags[1])
+    contiguous = c_contiguous
+    fortran = f_contiguous
+    aligned = property(lambda self: self._arr._flags[2])
+    owndata = property(lambda self: self._arr._flags[4])
+    writebackifcopy = property(lambda self: False)
+    behaved = property(lambda self: self.aligned and self.writeable)
+    carray = property(lambda self: self.behaved and self.c_contiguous)
+    farray = property(lambda self: self.behaved and self.f_contiguous and not self.c_contiguous)
+    fnc = property(lambda self: self.f_contiguous and not self.c_contiguous)
+    forc = property(lambda self: self.f_contiguous or self.c_contiguous)
+    num = property(lambda self: (self.c_contiguous * 1 | self.f_contiguous * 2 | self.owndata * 4
+                                 | self.aligned * 256 | self.writeable * 1024))
+
+    @property
+    def writeable(self):
+        return self._arr._flags[3]
+
+    @writeable.setter
+    def writeable(self, value):
+        self._arr._set_writeable(bool(value))
+
+    def __setattr__(self, name, value):
+        if name == "writeable":
+            flagsobj.writeable.fset(self, value)
+        elif name in ("aligned", "writebackifcopy"):
+            if value != getattr(self, name):
+                raise ValueError(f"cannot set {name.upper()} flag to {value} of this array")
+        else:
+            raise AttributeError(f"'numpy.flagsobj' object attribute '{name}' is read-only")
+
+    def __getitem__(self, key):
+        try:
+            return getattr(self, self._KEYS[key])
+        except KeyError:
+            raise KeyError("Unknown flag") from None
+
+    def __setitem__(self, key, value):
+        try:
+            name = self._KEYS[key]
+        except KeyError:
+            raise KeyError("Unknown flag") from None
+        setattr(self, name, value)
+
+    def __eq__(self, other):
+        return isinstance(other, flagsobj) and self.num == other.num
+
+    def __repr__(self):
+        return "\n".join(f"  {k} : {getattr(self, v)}" for k, v in (
+            ("C_CONTIGUOUS", "c_contiguous"), ("F_CONTIGUOUS", "f_contiguous"), ("OWNDATA", "owndata"),
+            ("WRITEABLE", "writeable"), ("ALIGNED", "aligned"), ("WRITEBACKIFCOPY", "writebackifcopy"))) + "\n"
+
+
+# ---------------------------------------------------------------- methods
+def _repr(self):
+    return repr(_numpy_view(self))
+
+
+def _str(self):
+    return str(_numpy_view(self))
+
+
+def _format(self, spec):
+    return format(_numpy_view(self) if self.ndim else _numpy_view(self)[()], spec)
+
+
+def _array(self, dtype=None, copy=None):
+    v = _numpy_view(self)
+    if dtype is not None and _np.dtype(dtype) != v.dtype:
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        return v.astype(dtype)
+    return v.copy() if copy else v
+
+
+def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    """numpy.ndarray.astype: values cast to `dtype` (ComplexWarning when dropping imaginary parts)."""
+    code = code_of(dtype)
+    if code is None:
+        return _numpy_view(self).astype(dtype, order=order, casting=casting, copy=copy)
+    if self._code >= 12 and code < 12:
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      _np.exceptions.ComplexWarning, stacklevel=2)
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'")
+    return self._astype(code, order if order is not None else "K", casting, bool(copy))
+
+
+def _copy(self, order="C"):
+    return self._copy(order)
+
+
+def _fill(self, value):
+    if not self.flags.writeable:
+        raise ValueError("assignment destination is read-only")
+    _check_python_int(value, self.dtype)
+    self._fill(value)
+
+
+def _check_python_int(value, dtype):
+    """NEP 50: a Python int that does not fit an integer dtype raises OverflowError."""
+    if type(value) is int and dtype.kind in "iu":
+        info = _np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"Python integer {value} out of bounds for {dtype}")
+
+
+_TYPE = type
+
+
+def _view(self, dtype=None, type=None):
+    if type is not None:
+        return _numpy_view(self).view(dtype, type) if dtype is not None else _numpy_view(self).view(type)
+    if dtype is None:
+        return self._view(self._code)
+    if isinstance(dtype, _TYPE) and issubclass(dtype, _np.ndarray):
+        return _numpy_view(self).view(dtype)
+    code = code_of(dtype)
+    if code is None:
+        return _numpy_view(self).view(dtype)
+    return self._view(code)
+
+
+def _reshape(self, *shape, order="C", copy=None):
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = shape[0]
+    if copy:
+        return self._copy("C" if order in ("C", "A", "K") else order)._reshape(shape, order)
+    r = self._reshape(shape, order)
+    if copy is False and r._storage_id != self._storage_id:
+        raise ValueError("Unable to avoid creating a copy while reshaping.")
+    return r
+
+
+def _transpose(self, *axes):
+    if not axes or (len(axes) == 1 and axes[0] is None):
+        return self.T
+    if len(axes) == 1 and not isinstance(axes[0], int):
+        axes = tuple(axes[0])
+    return self._transpose([_operator.index(a) for a in axes])
+
+
+def _tobytes(self, order="C"):
+    return self._tobytes(order)
+
+
+def _item(self, *args):
+    if not args:
+        return self._item()
+    if len(args) == 1:
+        if isinstance(args[0], tuple):
+            return self._item_at(list(args[0]))
+        idx = int(args[0])
+        n = self.size
+        if idx < -n or idx >= n:
+            raise IndexError("index %d is out of bounds for size %d" % (idx, n))
+        return _numpy_view(self).item(idx)
+    return self._item_at(list(args))
+
+
+def _tolist(self):
+    return _numpy_view(self).tolist()
+
+
+def _len(self):
+    if self.ndim == 0:
+        raise TypeError("len() of unsized object")
+    return self.shape[0]
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d array")
+    for i in range(self.shape[0]):
+        yield self[i]
+
+
+def _bool(self):
+    if self.size != 1:
+        raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                         "Use a.any() or a.all()" if self.size > 1 else
+                         "The truth value of an empty array is ambiguous. Use `array.size > 0` to "
+                         "check that an array is not empty.")
+    return bool(self._item())
+
+
+def _scalar_conv(kind):
+    def conv(self):
+        if self.size != 1:
+            raise TypeError("only length-1 arrays can be converted to Python scalars")
+        if self.ndim > 0:
+            warnings.warn("Conversion of an array with ndim > 0 to a scalar is deprecated, and will "
+                          "error in future. Ensure you extract a single element from your array before "
+                          "performing this operation. (Deprecated NumPy 1.25.)", DeprecationWarning,
+                          stacklevel=2)
+        return kind(_numpy_view(self).reshape(())[()])
+    return conv
+
+
+def _index(self):
+    if self.ndim != 0 or self.dtype.kind not in "iub":
+        raise TypeError("only integer scalar arrays can be converted to a scalar index")
+    if self.dtype.kind == "b":
+        raise TypeError("only integer scalar arrays can be converted to a scalar index")
+    return self._item()
+
+
+def _real_get(self):
+    return self._real()
+
+
+def _real_set(self, value):
+    _core._copy_into(self._real(), _broadcast_value(value, self))
+
+
+def _imag_get(self):
+    return self._imag()
+
+
+def _imag_set(self, value):
+    if self.dtype.kind != "c":
+        raise TypeError("array does not have imaginary part to set")
+    _core._copy_into(self._imag(), _broadcast_value(value, self))
+
+
+def _broadcast_value(value, like):
+    v = _np.broadcast_to(_np.asarray(value, dtype=like.real.dtype if like.dtype.kind == "c" else like.dtype),
+                         like.shape)
+    return _from_numpy(_np.ascontiguousarray(v))
+
+
+def _reduce(self):
+    return (_reconstruct, (_numpy_view(self).copy(),))
+
+
+def _reconstruct(arr):
+    return _from_numpy(arr)
+
+
+def _copy_method(self):
+    return self._copy("A")
+
+
+def _deepcopy(self, memo=None):
+    return _copy_method(self)
+
+
+def _array_namespace(self, *, api_version=None):
+    import npc
+    return npc
+
+
+_METHODS = {
+    "__repr__": _repr, "__str__": _str, "__format__": _format, "__array__": _array,
+    "astype": _astype, "copy": _copy, "fill": _fill, "view": _view, "reshape": _reshape,
+    "transpose": _transpose, "tobytes": _tobytes, "item": _item, "tolist": _tolist,
+    "__len__": _len, "__iter__": _iter, "__bool__": _bool, "__int__": _scalar_conv(int),
+    "__float__": _scalar_conv(float), "__complex__": _scalar_conv(complex), "__index__": _index,
+    "__reduce__": _reduce, "__copy__": _copy_method, "__deepcopy__": _deepcopy,
+    "__array_namespace__": _array_namespace,
+}
+for _name, _fn in _METHODS.items():
+    setattr(ndarray, _name, _fn)
+ndarray.flags = property(flagsobj, doc="numpy.ndarray.flags: memory layout flags.")
+ndarray.real = property(_real_get, _real_set, doc="Real part (a view for complex arrays).")
+ndarray.imag = property(_imag_get, _imag_set, doc="Imaginary part (a view for complex arrays).")
+ndarray.__array_priority__ = 100.0
+ndarray.__hash__ = None
+ndarray.__module__ = "npc"

@@ -1,0 +1,300 @@
+"""Array creation with NumPy's names, signatures and rules (numpy.array, zeros, arange, ...).
+
+Native dtypes are created by the C++ core; Python-object coercion (nested lists, scalars,
+other array-likes) uses NumPy's own array coercion, whose result npc adopts without copying.
+Non-native dtypes stay NumPy arrays.
+"""
+import operator
+
+import numpy as _np
+
+from . import _core
+from ._array import _as_npc, _check_python_int, _from_numpy, ndarray
+from ._dtypes import BOOL, COMPLEX128, DTYPES, FLOAT64, INT64, code_of
+
+_ORDERS = ("C", "F", "A", "K")
+
+
+def _shape_arg(shape):
+    """Shape from an int or a sequence of ints; TypeError otherwise (as NumPy)."""
+    if isinstance(shape, ndarray):
+        shape = shape.tolist()
+    try:
+        return (operator.index(shape),)
+    except TypeError:
+        pass
+    try:
+        return tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"'{type(shape).__name__}' object cannot be interpreted as an integer") from None
+
+
+def _check_order(order, allowed=("C", "F")):
+    if order is None:
+        return "C"
+    if not isinstance(order, str) or order.upper() not in allowed:
+        raise ValueError(f"order must be one of {', '.join(repr(o) for o in allowed)} (got {order!r})")
+    return order.upper()
+
+
+def _wrap_numpy_result(r):
+    return _from_numpy(r) if isinstance(r, _np.ndarray) else r
+
+
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    """numpy.array: an npc array from array-likes, nested sequences or scalars.
+
+    Parameters mirror numpy.array. NumPy arrays are adopted without copying when
+    ``copy=False``/``None`` allows; nested sequences are coerced by NumPy's rules (ragged
+    input raises ValueError, unknown dtypes TypeError). Non-native dtypes (strings,
+    datetime64, object, ...) return numpy.ndarray.
+    """
+    if isinstance(object, ndarray):
+        code = object._code if dtype is None else code_of(dtype)
+        if code is None:
+            return _np.array(_np.asarray(object), dtype=dtype, copy=copy, order=order, ndmin=ndmin)
+        if code == object._code and copy is not True and (order in ("K", "A", None) or
+                                                         object.flags[order.upper()]):
+            r = object
+        else:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.\n"
+                                 "If using `np.array(obj, copy=False)` replace it with `np.asarray(obj)` "
+                                 "to allow a copy when needed (no behavior change in NumPy 1.x).\n"
+                                 "For more details, see https://numpy.org/devdocs/numpy_2_0_migration_guide.html#adapt-to-changes-in-the-copy-keyword.")
+            r = object._astype(code, order or "K", "unsafe", True)
+        if ndmin > r.ndim:
+            r = r._reshape((1,) * (ndmin - r.ndim) + r.shape, "C")
+        return r
+    if dtype is not None and type(object) is int:
+        _check_python_int(object, _np.dtype(dtype))
+    arr = _np.array(object, dtype=dtype, copy=copy, order=order, subok=subok, ndmin=ndmin)
+    if isinstance(arr, _np.ma.MaskedArray) or type(arr) is not _np.ndarray:
+        return arr
+    return _from_numpy(arr)
+
+
+def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """numpy.asarray: `a` itself when it already is an npc array of `dtype`, else a
+    conversion (zero-copy for NumPy arrays)."""
+    if isinstance(a, ndarray) and (dtype is None or code_of(dtype) == a._code) and copy is not True \
+            and (order in (None, "K", "A") or a.flags[order.upper()]):
+        return a
+    return array(a, dtype=dtype, copy=copy, order=order if order is not None else "K")
+
+
+def asanyarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """numpy.asanyarray (npc has no ndarray subclasses; same as asarray)."""
+    return asarray(a, dtype=dtype, order=order, copy=copy)
+
+
+def ascontiguousarray(a, dtype=None, *, like=None):
+    """numpy.ascontiguousarray: a C-contiguous array (a view when `a` already is one)."""
+    return asarray(a, dtype=dtype, order="C")
+
+
+def asfortranarray(a, dtype=None, *, like=None):
+    """numpy.asfortranarray: a Fortran-contiguous array."""
+    return asarray(a, dtype=dtype, order="F")
+
+
+def _code_or_none(dtype, default):
+    return default if dtype is None else code_of(dtype)
+
+
+def empty(shape, dtype=float, order="C", *, device=None, like=None):
+    """numpy.empty: an uninitialised array. ValueError for negative dimensions, MemoryError
+    when it cannot be allocated."""
+    code = _code_or_none(dtype, FLOAT64)
+    if code is None:
+        return _np.empty(shape, dtype, order)
+    return _core.empty(_shape_arg(shape), code, _check_order(order))
+
+
+def zeros(shape, dtype=float, order="C", *, device=None, like=None):
+    """numpy.zeros: an array of zeros of `shape` (int or tuple) and `dtype` (default float64)."""
+    code = _code_or_none(dtype, FLOAT64)
+    if code is None:
+        return _np.zeros(shape, dtype, order)
+    return _core.zeros(_shape_arg(shape), code, _check_order(order))
+
+
+def ones(shape, dtype=None, order="C", *, device=None, like=None):
+    """numpy.ones: an array of ones (default float64)."""
+    code = _code_or_none(dtype, FLOAT64)
+    if code is None:
+        return _np.ones(shape, dtype, order)
+    return _core.full(_shape_arg(shape), 1, code, _check_order(order))
+
+
+def _scalar_fill(value):
+    return isinstance(value, (bool, int, float, complex, _np.generic)) or (
+        isinstance(value, ndarray) and value.ndim == 0)
+
+
+def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    """numpy.full: an array of `shape` filled with `fill_value` (dtype defaults to the fill
+    value's own: int64 for Python ints, float64 for floats). OverflowError for a Python int
+    out of range of an integer `dtype`."""
+    if dtype is None:
+        dtype = _np.array(fill_value).dtype if not isinstance(fill_value, ndarray) else fill_value.dtype
+    code = code_of(dtype)
+    if code is None or not _scalar_fill(fill_value):
+        return _wrap_numpy_result(_np.full(shape, _np.asarray(fill_value), dtype, order))
+    _check_python_int(fill_value, _np.dtype(dtype))
+    if isinstance(fill_value, ndarray):
+        fill_value = fill_value._scalar()
+    return _core.full(_shape_arg(shape), fill_value, code, _check_order(order))
+
+
+def _like_args(prototype, dtype, order, shape):
+    p = _as_npc(prototype) if not isinstance(prototype, ndarray) else prototype
+    if not isinstance(p, ndarray):
+        return None, None, None, None
+    code = -1 if dtype is None else code_of(dtype)
+    if code is None:
+        return None, None, None, None
+    order = _check_order(order, _ORDERS)
+    return p, code, order, None if shape is None else _shape_arg(shape)
+
+
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """numpy.empty_like: uninitialised array with the prototype's shape, dtype and layout."""
+    p, code, order, shape = _like_args(prototype, dtype, order, shape)
+    if p is None:
+        return _wrap_numpy_result(_np.empty_like(_np.asarray(prototype), dtype, order, subok, shape))
+    return _core.empty_like(p, code, order, shape)
+
+
+def zeros_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """numpy.zeros_like."""
+    p, code, order, shape = _like_args(prototype, dtype, order, shape)
+    if p is None:
+        return _wrap_numpy_result(_np.zeros_like(_np.asarray(prototype), dtype, order, subok, shape))
+    return _core.zeros_like(p, code, order, shape)
+
+
+def ones_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """numpy.ones_like."""
+    p, code, order, shape = _like_args(prototype, dtype, order, shape)
+    if p is None:
+        return _wrap_numpy_result(_np.ones_like(_np.asarray(prototype), dtype, order, subok, shape))
+    return _core.full_like(p, 1, code, order, shape)
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """numpy.full_like."""
+    p, code, order, shp = _like_args(a, dtype, order, shape)
+    if p is None or not _scalar_fill(fill_value):
+        return _wrap_numpy_result(_np.full_like(_np.asarray(a), _np.asarray(fill_value), dtype, order,
+                                                subok, shape))
+    _check_python_int(fill_value, DTYPES[p._code if code == -1 else code])
+    if isinstance(fill_value, ndarray):
+        fill_value = fill_value._scalar()
+    return _core.full_like(p, fill_value, code, order, shp)
+
+
+_REAL_SCALARS = (bool, int, float, _np.bool_, _np.integer, _np.floating)
+
+
+def arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, like=None):
+    """numpy.arange: evenly spaced values in [start, stop) (length ceil((stop - start)/step)).
+
+    The dtype is NumPy's: int64 for Python ints, float64 when any argument is a float, the
+    NumPy scalar's own dtype otherwise. ValueError for a zero step ("Maximum allowed size
+    exceeded"), TypeError for non-numbers.
+    """
+    if stop is None:
+        start, stop = 0, start_or_stop
+    else:
+        start = start_or_stop
+    args = [a for a in (start, stop, step) if a is not None]
+    if not all(isinstance(a, _REAL_SCALARS + (complex, _np.complexfloating)) for a in args) \
+            or (dtype is not None and code_of(dtype) is None):
+        kw = {} if dtype is None else {"dtype": dtype}
+        if step is None:
+            return _wrap_numpy_result(_np.arange(start, stop, **kw))
+        return _wrap_numpy_result(_np.arange(start, stop, step, **kw))
+    if step is None:
+        step = 1
+    if dtype is None:
+        dtype = _np.result_type(*[_np.asarray(a).dtype for a in (start, stop, step)])
+    code = code_of(dtype)
+    if code is None:
+        return _wrap_numpy_result(_np.arange(start, stop, step, dtype=dtype))
+    if step == 0:
+        raise ZeroDivisionError("division by zero")
+    return _core.arange(start, stop, step, code)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """numpy.linspace: `num` evenly spaced samples over [start, stop] (NumPy's formula,
+    ``i * step + start`` with the last sample set to `stop`). Array endpoints and complex
+    endpoints are computed by NumPy."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    code = None if dtype is None else code_of(dtype)
+    native = (type(start) in (int, float) and type(stop) in (int, float) and axis == 0 and
+              (dtype is None or code is not None) and not retstep)
+    if not native:
+        return _wrap_tuple(_np.linspace(_np.asarray(start), _np.asarray(stop), num, endpoint, retstep, dtype, axis))
+    return _core.linspace(float(start), float(stop), num, endpoint, FLOAT64 if code is None else code)
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """numpy.logspace: ``base ** linspace(start, stop, num)``."""
+    num = operator.index(num)
+    code = None if dtype is None else code_of(dtype)
+    native = (type(start) in (int, float) and type(stop) in (int, float) and type(base) in (int, float)
+              and axis == 0 and (dtype is None or code is not None))
+    if not native:
+        return _wrap_tuple(_np.logspace(_np.asarray(start), _np.asarray(stop), num, endpoint,
+                                        _np.asarray(base), dtype, axis))
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    return _core.logspace(float(start), float(stop), num, endpoint, float(base), FLOAT64 if code is None else code)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """numpy.geomspace (computed by NumPy, returned as an npc array)."""
+    return _wrap_tuple(_np.geomspace(_np.asarray(start), _np.asarray(stop), num, endpoint, dtype, axis))
+
+
+def _wrap_tuple(r):
+    if isinstance(r, tuple):
+        return tuple(_wrap_numpy_result(x) for x in r)
+    return _wrap_numpy_result(r)
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    """numpy.eye: a 2-D array with ones on the k-th diagonal."""
+    code = code_of(dtype)
+    if code is None:
+        return _np.eye(N, M, k, dtype, order)
+    N = operator.index(N)
+    M = None if M is None else operator.index(M)
+    if N < 0 or (M is not None and M < 0):
+        raise ValueError("negative dimensions are not allowed")
+    return _core.eye(N, M, operator.index(k), code, _check_order(order))
+
+
+def identity(n, dtype=None, *, like=None):
+    """numpy.identity: the n x n identity matrix."""
+    return eye(n, dtype=float if dtype is None else dtype)
+
+
+def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):
+    """numpy.frombuffer: a 1-D view of a buffer (read-only when the buffer is)."""
+    return _wrap_numpy_result(_np.frombuffer(buffer, dtype, count, offset))
+
+
+def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
+    """numpy.fromfunction: ``function(*indices(shape))``."""
+    idx = _np.indices(shape, dtype=dtype)
+    return function(*(_from_numpy(i) for i in idx), **kwargs)
+
+
+def copy(a, order="K", subok=False):
+    """numpy.copy."""
+    return array(a, order=order, copy=True)

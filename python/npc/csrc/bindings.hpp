@@ -1,0 +1,32 @@
+#pragma once
+// Shared helpers of the Python bindings.
+#include <pybind11/pybind11.h>
+
+#include "npc/npc.hpp"
+
+namespace npc::py_bind {
+namespace py = pybind11;
+
+/// The bound array type: an ndarray plus NumPy's `base` (the object that owns the memory).
+struct PyArray : ndarray {
+  using ndarray::ndarray;
+  PyArray(ndarray a) : ndarray(std::move(a)) {}
+  py::object base = py::none();
+};
+
+/// Wraps `result` as a Python object; when it views the memory of `self`, its base is
+/// self's base (or self, when self owns its memory), as NumPy collapses bases.
+py::object wrap(ndarray result, py::handle self = py::handle());
+/// The Python scalar for an element (bool, int, float, complex), as numpy.ndarray.item().
+py::object to_python(const Scalar& s);
+/// The NumPy scalar (numpy.float32(...) etc.) for an element.
+py::object to_numpy_scalar(const Scalar& s);
+/// Converts a Python/NumPy scalar to a Scalar (its own dtype; Python values as carriers).
+Scalar from_python(py::handle o);
+/// Shape from an int or a sequence of ints (TypeError otherwise).
+Shape to_shape(py::handle o);
+
+void register_errors(py::module_& m);
+void bind_ndarray(py::module_& m);
+void bind_creation(py::module_& m);
+}  // namespace npc::py_bind

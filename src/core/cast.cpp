@@ -1,0 +1,53 @@
+// The 14 x 14 cast loops, instantiated from one template (Note [casts] in dispatch.hpp).
+#include "core/cast.hpp"
+
+#include <cstring>
+
+#include "core/dispatch.hpp"
+
+namespace npc::detail {
+namespace {
+
+template <class From, class To>
+void cast_loop(const std::byte* src, int64_t ss, std::byte* dst, int64_t ds, int64_t n) {
+  if constexpr (std::is_same_v<From, To>) {
+    if (ss == static_cast<int64_t>(sizeof(To)) && ds == ss) {
+      std::memmove(dst, src, static_cast<size_t>(n) * sizeof(To));
+      return;
+    }
+  }
+  if (ss == static_cast<int64_t>(sizeof(From)) && ds == static_cast<int64_t>(sizeof(To))) {
+    const From* s = reinterpret_cast<const From*>(src);
+    To* d = reinterpret_cast<To*>(dst);
+    for (int64_t i = 0; i < n; ++i) d[i] = convert<To>(s[i]);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    From v;
+    std::memcpy(&v, src + i * ss, sizeof(From));
+    To r = convert<To>(v);
+    std::memcpy(dst + i * ds, &r, sizeof(To));
+  }
+}
+
+struct CastTable {
+  CastFn fn[kNumDTypes][kNumDTypes];
+  CastTable() {
+    for (int a = 0; a < kNumDTypes; ++a)
+      for (int b = 0; b < kNumDTypes; ++b)
+        fn[a][b] = visit(static_cast<DType>(a), [&](auto fa) {
+          return visit(static_cast<DType>(b), [&](auto fb) -> CastFn {
+            return &cast_loop<typename decltype(fa)::type, typename decltype(fb)::type>;
+          });
+        });
+  }
+};
+
+}  // namespace
+
+CastFn get_cast(DType from, DType to) {
+  static const CastTable table;
+  return table.fn[static_cast<int>(from)][static_cast<int>(to)];
+}
+
+}  // namespace npc::detail

@@ -1,0 +1,214 @@
+// Array creation: numpy.empty/zeros/ones/full(_like), arange, linspace, logspace, eye.
+#include "npc/creation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "core/dispatch.hpp"
+
+namespace npc {
+
+namespace {
+ndarray allocate(std::span<const int64_t> shape, DType dtype, Order order, bool zero) {
+  int64_t n = shape_size(shape, itemsize(dtype));
+  auto st = Storage::allocate(static_cast<size_t>(n) * itemsize(dtype), zero);
+  Shape sh(shape.begin(), shape.end());
+  return ndarray(std::move(st), 0, dtype, sh, contiguous_strides(sh, itemsize(dtype), order == Order::F ? Order::F : Order::C));
+}
+
+// Layout of `proto` kept for a new array (NumPy's order='K'): axes ranked by |stride|,
+// the new array C-contiguous in that ranking.
+ndarray allocate_like(const ndarray& proto, DType dtype, Order order, const std::optional<Shape>& shape, bool zero) {
+  bool same_rank = !shape || static_cast<int>(shape->size()) == proto.ndim();
+  Shape sh = shape ? *shape : proto.shape();
+  if (order == Order::A) order = (proto.is_f_contiguous() && !proto.is_c_contiguous()) ? Order::F : Order::C;
+  if (order == Order::K) {
+    if (!same_rank || proto.is_c_contiguous()) order = Order::C;
+    else if (proto.is_f_contiguous()) order = Order::F;
+  }
+  if (order != Order::K) return allocate(sh, dtype, order, zero);
+  const int nd = proto.ndim();
+  std::vector<int> perm(nd);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) {
+    return std::abs(proto.strides()[a]) > std::abs(proto.strides()[b]);
+  });
+  Shape psh(nd);
+  for (int i = 0; i < nd; ++i) psh[i] = sh[perm[i]];
+  ndarray base = allocate(psh, dtype, Order::C, zero);
+  Strides st(nd);
+  for (int i = 0; i < nd; ++i) st[perm[i]] = base.strides()[i];
+  return ndarray(base.storage(), 0, dtype, sh, st);
+}
+}  // namespace
+
+ndarray empty(std::span<const int64_t> shape, DType dtype, Order order) { return allocate(shape, dtype, order, false); }
+ndarray zeros(std::span<const int64_t> shape, DType dtype, Order order) { return allocate(shape, dtype, order, true); }
+ndarray ones(std::span<const int64_t> shape, DType dtype, Order order) {
+  return full(shape, Scalar::from_int(1), dtype, order);
+}
+ndarray full(std::span<const int64_t> shape, const Scalar& value, DType dtype, Order order) {
+  ndarray r = allocate(shape, dtype, order, false);
+  r.fill(value);
+  return r;
+}
+
+ndarray empty_like(const ndarray& p, std::optional<DType> dtype, Order order, std::optional<Shape> shape) {
+  return allocate_like(p, dtype.value_or(p.dtype()), order, shape, false);
+}
+ndarray zeros_like(const ndarray& p, std::optional<DType> dtype, Order order, std::optional<Shape> shape) {
+  return allocate_like(p, dtype.value_or(p.dtype()), order, shape, true);
+}
+ndarray ones_like(const ndarray& p, std::optional<DType> dtype, Order order, std::optional<Shape> shape) {
+  return full_like(p, Scalar::from_int(1), dtype, order, shape);
+}
+ndarray full_like(const ndarray& p, const Scalar& v, std::optional<DType> dtype, Order order, std::optional<Shape> shape) {
+  ndarray r = allocate_like(p, dtype.value_or(p.dtype()), order, shape, false);
+  r.fill(v);
+  return r;
+}
+
+// ---------------------------------------------------------------- arange
+namespace {
+Scalar add_scalars(const Scalar& a, const Scalar& b) {
+  DType t = promote_types(a.dtype, b.dtype);
+  switch (kind(t)) {
+    case Kind::Bool: case Kind::Signed:
+      return Scalar::from_int(static_cast<int64_t>(static_cast<uint64_t>(a.as_int()) + static_cast<uint64_t>(b.as_int())));
+    case Kind::Unsigned: return Scalar::from_uint(a.cast(DType::UInt64).u + b.cast(DType::UInt64).u);
+    case Kind::Float: return Scalar::from_double(a.as_double() + b.as_double());
+    default: return Scalar::from_complex(a.as_complex() + b.as_complex());
+  }
+}
+
+// NumPy's per-dtype "fill": element i = start + i * delta, delta = x[1] - x[0], in the dtype.
+template <class T>
+void arange_fill(T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, bool>) {
+    // two elements at most (checked by the caller)
+  } else if constexpr (std::is_same_v<T, float16>) {
+    float start = half_to_float(x[0]), delta = half_to_float(x[1]) - start;
+    for (int64_t i = 2; i < n; ++i) x[i] = float_to_half(start + static_cast<float>(i) * delta);
+  } else if constexpr (detail::is_complex_v<T>) {
+    using R = typename T::value_type;
+    R sr = x[0].real(), si = x[0].imag(), dr = x[1].real() - sr, di = x[1].imag() - si;
+    for (int64_t i = 2; i < n; ++i) x[i] = T(sr + static_cast<R>(i) * dr, si + static_cast<R>(i) * di);
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    U start = static_cast<U>(x[0]), delta = static_cast<U>(static_cast<U>(x[1]) - start);
+    for (int64_t i = 2; i < n; ++i) x[i] = static_cast<T>(static_cast<U>(start + static_cast<U>(i) * delta));
+  } else {
+    T start = x[0], delta = x[1] - start;
+    for (int64_t i = 2; i < n; ++i) x[i] = start + static_cast<T>(i) * delta;
+  }
+}
+}  // namespace
+
+ndarray arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType dtype) {
+  // Length as NumPy computes it: ceil((stop - start) / step) in double (complex: real parts).
+  double st = step.as_complex().real(), d = stop.as_complex().real() - start.as_complex().real();
+  if (st == 0 && !is_complex(step.dtype)) throw ValueError("Maximum allowed size exceeded");
+  double len = std::ceil(d / st);
+  if (std::isnan(len)) throw ValueError("arange: cannot compute length");
+  if (len > 9.2e18) throw ValueError("Maximum allowed size exceeded");
+  int64_t n = len > 0 ? static_cast<int64_t>(len) : 0;
+  if (dtype == DType::Bool && n > 2) throw TypeError("arange() is only supported for booleans when the result has at most length 2.");
+  Shape sh{n};
+  ndarray r = empty(sh, dtype);
+  if (n == 0) return r;
+  start.store(dtype, r.data());
+  if (n == 1) return r;
+  add_scalars(start, step).store(dtype, r.data() + itemsize(dtype));
+  detail::visit(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    arange_fill(reinterpret_cast<T*>(r.data()), n);
+  });
+  return r;
+}
+
+// ---------------------------------------------------------------- linspace / logspace
+namespace {
+// float64 values of numpy.linspace (before the final cast), NumPy's operation order.
+std::vector<double> linspace_values(double start, double stop, int64_t num, bool endpoint) {
+  if (num < 0) throw ValueError("Number of samples, " + std::to_string(num) + ", must be non-negative.");
+  int64_t div = endpoint ? num - 1 : num;
+  double delta = stop - start;
+  std::vector<double> y(static_cast<size_t>(num));
+  for (int64_t i = 0; i < num; ++i) y[i] = static_cast<double>(i);
+  if (div > 0) {
+    double step = delta / div;
+    if (step == 0) {
+      for (auto& v : y) v = (v / static_cast<double>(div)) * delta;
+    } else {
+      for (auto& v : y) v = v * step;
+    }
+  } else {
+    for (auto& v : y) v = v * delta;
+  }
+  for (auto& v : y) v += start;
+  if (endpoint && num > 1) y.back() = stop;
+  return y;
+}
+}  // namespace
+
+ndarray array(std::span<const double> values, DType dtype) {
+  Shape sh{static_cast<int64_t>(values.size())};
+  ndarray src(Storage::borrow(const_cast<double*>(values.data()), values.size() * sizeof(double), {}), 0,
+              DType::Float64, sh, {static_cast<int64_t>(sizeof(double))});
+  return src.astype(dtype);
+}
+
+ndarray linspace(double start, double stop, int64_t num, bool endpoint, DType dtype) {
+  auto y = linspace_values(start, stop, num, endpoint);
+  if (is_integer(dtype))
+    for (auto& v : y) v = std::floor(v);
+  return array(std::span<const double>(y), dtype);
+}
+
+ndarray logspace(double start, double stop, int64_t num, bool endpoint, double base, DType dtype) {
+  auto y = linspace_values(start, stop, num, endpoint);
+  for (auto& v : y) v = std::pow(base, v);
+  return array(std::span<const double>(y), dtype);
+}
+
+ndarray eye(int64_t n, std::optional<int64_t> m_opt, int64_t k, DType dtype, Order order) {
+  int64_t m = m_opt.value_or(n);
+  Shape sh{n, m};
+  ndarray r = zeros(sh, dtype, order);
+  alignas(16) std::byte one[16];
+  Scalar::from_int(1).store(dtype, one);
+  for (int64_t i = std::max<int64_t>(0, -k); i < n && i + k < m; ++i)
+    std::memcpy(r.data() + i * r.strides()[0] + (i + k) * r.strides()[1], one, itemsize(dtype));
+  return r;
+}
+
+ndarray identity(int64_t n, DType dtype) { return eye(n, n, 0, dtype); }
+
+ndarray scalar_array(const Scalar& v) {
+  ndarray r = empty(Shape{}, v.dtype);
+  v.store(v.dtype, r.data());
+  return r;
+}
+
+ndarray from_memory(void* data, DType dtype, Shape shape, Strides strides, std::function<void()> release, bool writeable) {
+  int64_t n = shape_size(shape, itemsize(dtype));
+  auto st = Storage::borrow(data, static_cast<size_t>(n) * itemsize(dtype), std::move(release));
+  return ndarray(std::move(st), 0, dtype, std::move(shape), std::move(strides), writeable);
+}
+
+template <class T>
+ndarray array(std::initializer_list<T> values) {
+  using E = T;
+  constexpr DType t = detail::dtype_of<E>::value;
+  Shape sh{static_cast<int64_t>(values.size())};
+  ndarray r = empty(sh, t);
+  std::copy(values.begin(), values.end(), reinterpret_cast<E*>(r.data()));
+  return r;
+}
+#define NPC_ARRAY_INST_(E, T, N) template ndarray array<T>(std::initializer_list<T>);
+NPC_FOR_EACH_DTYPE(NPC_ARRAY_INST_)
+#undef NPC_ARRAY_INST_
+
+}  // namespace npc

@@ -1,0 +1,457 @@
+// npc::ndarray: storage, geometry, flags, views, copies and casts.
+#include "npc/ndarray.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <sstream>
+
+#include "core/cast.hpp"
+#include "core/dispatch.hpp"
+#include "core/strided.hpp"
+#include "npc/creation.hpp"
+
+namespace npc {
+
+// ---------------------------------------------------------------- storage + memory stats
+namespace {
+std::atomic<int64_t> g_current{0}, g_peak{0};
+
+void account(int64_t delta) {
+  int64_t now = g_current.fetch_add(delta) + delta;
+  int64_t peak = g_peak.load();
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {}
+}
+
+std::string human_bytes(size_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 6) { v /= 1024; ++u; }
+  std::ostringstream os;
+  os.precision(3);
+  os << v << " " << units[u];
+  return os.str();
+}
+}  // namespace
+
+MemoryStats memory_stats() { return {g_current.load(), g_peak.load()}; }
+void reset_peak_memory_stats() { g_peak.store(g_current.load()); }
+
+std::shared_ptr<Storage> Storage::allocate(size_t nbytes, bool zero) {
+  auto s = std::shared_ptr<Storage>(new Storage());
+  size_t n = std::max<size_t>(nbytes, 1);
+  size_t rounded = (n + 63) / 64 * 64;
+  void* p = nullptr;
+  if (zero) {
+    // calloc lets the kernel hand out zero pages lazily, as NumPy's zeros does.
+    p = std::calloc(rounded, 1);
+    if (p && reinterpret_cast<uintptr_t>(p) % 16 != 0) { std::free(p); p = nullptr; }
+  } else {
+    p = std::aligned_alloc(64, rounded);
+  }
+  if (!p) throw MemoryError("Unable to allocate " + human_bytes(nbytes));
+  s->data_ = static_cast<std::byte*>(p);
+  s->nbytes_ = nbytes;
+  account(static_cast<int64_t>(nbytes));
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes, std::function<void()> release) {
+  auto s = std::shared_ptr<Storage>(new Storage());
+  s->data_ = static_cast<std::byte*>(data);
+  s->nbytes_ = nbytes;
+  s->release_ = release ? std::move(release) : [] {};
+  return s;
+}
+
+Storage::~Storage() {
+  if (release_) {
+    release_();
+  } else {
+    std::free(data_);
+    account(-static_cast<int64_t>(nbytes_));
+  }
+}
+
+// ---------------------------------------------------------------- helpers
+Order order_from_name(std::string_view s) {
+  if (s.size() == 1) {
+    switch (s[0]) {
+      case 'C': case 'c': return Order::C;
+      case 'F': case 'f': return Order::F;
+      case 'A': case 'a': return Order::A;
+      case 'K': case 'k': return Order::K;
+    }
+  }
+  throw ValueError("order must be one of 'C', 'F', 'A', or 'K' (got '" + std::string(s) + "')");
+}
+
+int64_t shape_size(std::span<const int64_t> shape, size_t itemsize) {
+  int64_t n = 1;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d < 0) throw ValueError("negative dimensions are not allowed");
+    if (__builtin_mul_overflow(n, d, &n)) overflow = true;
+  }
+  int64_t bytes;
+  if (overflow || __builtin_mul_overflow(n, static_cast<int64_t>(std::max<size_t>(itemsize, 1)), &bytes))
+    throw ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.");
+  return n;
+}
+
+Strides contiguous_strides(std::span<const int64_t> shape, size_t itemsize, Order order) {
+  Strides s(shape.size());
+  int64_t acc = static_cast<int64_t>(itemsize);
+  if (order == Order::F) {
+    for (size_t d = 0; d < shape.size(); ++d) { s[d] = acc; acc *= std::max<int64_t>(shape[d], 1); }
+  } else {
+    for (size_t d = shape.size(); d-- > 0;) { s[d] = acc; acc *= std::max<int64_t>(shape[d], 1); }
+  }
+  return s;
+}
+
+int64_t normalize_axis(int64_t axis, int64_t ndim) {
+  if (axis < -ndim || axis >= ndim)
+    throw AxisError("axis " + std::to_string(axis) + " is out of bounds for array of dimension " + std::to_string(ndim));
+  return axis < 0 ? axis + ndim : axis;
+}
+
+std::string shape_str(std::span<const int64_t> shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+// ---------------------------------------------------------------- Scalar
+Scalar Scalar::from_bool(bool v) { Scalar s; s.dtype = DType::Bool; s.b = v; return s; }
+Scalar Scalar::from_int(int64_t v) { Scalar s; s.dtype = DType::Int64; s.i = v; return s; }
+Scalar Scalar::from_uint(uint64_t v) { Scalar s; s.dtype = DType::UInt64; s.u = v; return s; }
+Scalar Scalar::from_double(double v) { Scalar s; s.dtype = DType::Float64; s.f = v; return s; }
+Scalar Scalar::from_complex(std::complex<double> v) { Scalar s; s.dtype = DType::Complex128; s.c = v; return s; }
+
+namespace {
+// The widest representation of a scalar's kind, as a raw element of that dtype.
+DType carrier(Kind k) {
+  switch (k) {
+    case Kind::Bool: return DType::Bool;
+    case Kind::Signed: return DType::Int64;
+    case Kind::Unsigned: return DType::UInt64;
+    case Kind::Float: return DType::Float64;
+    default: return DType::Complex128;
+  }
+}
+const void* carrier_ptr(const Scalar& s) {
+  switch (kind(s.dtype)) {
+    case Kind::Bool: return &s.b;
+    case Kind::Signed: return &s.i;
+    case Kind::Unsigned: return &s.u;
+    case Kind::Float: return &s.f;
+    default: return &s.c;
+  }
+}
+}  // namespace
+
+void Scalar::store(DType t, void* dst) const {
+  // A float16/float32 value held as double converts exactly back (round trip), so casting
+  // from the float64 carrier equals casting from the original dtype.
+  detail::get_cast(carrier(kind(dtype)), t)(static_cast<const std::byte*>(carrier_ptr(*this)), 0,
+                                            static_cast<std::byte*>(dst), 0, 1);
+}
+
+Scalar Scalar::load(DType t, const void* src) {
+  Scalar s;
+  s.dtype = t;
+  DType c = carrier(kind(t));
+  void* dst = const_cast<void*>(carrier_ptr(s));
+  detail::get_cast(t, c)(static_cast<const std::byte*>(src), 0, static_cast<std::byte*>(dst), 0, 1);
+  return s;
+}
+
+Scalar Scalar::cast(DType t) const {
+  alignas(16) std::byte buf[16];
+  store(t, buf);
+  return load(t, buf);
+}
+double Scalar::as_double() const { return cast(DType::Float64).f; }
+int64_t Scalar::as_int() const { return cast(DType::Int64).i; }
+std::complex<double> Scalar::as_complex() const { return cast(DType::Complex128).c; }
+bool Scalar::as_bool() const { return cast(DType::Bool).b; }
+
+// ---------------------------------------------------------------- ndarray
+ndarray::ndarray() : ndarray(Storage::allocate(8, true), 0, DType::Float64, {}, {}) {}
+
+ndarray::ndarray(std::shared_ptr<Storage> storage, int64_t offset, DType dtype, Shape shape, Strides strides,
+                 bool writeable)
+    : storage_(std::move(storage)), offset_(offset), dtype_(dtype), shape_(std::move(shape)),
+      strides_(std::move(strides)), writeable_(writeable) {
+  if (strides_.size() != shape_.size()) throw ValueError("strides and shape must have the same length");
+  size_ = shape_size(shape_, itemsize());
+  update_flags();
+  owndata_ = storage_->owned() && offset_ == 0 && c_contig_ &&
+             nbytes() == static_cast<int64_t>(storage_->nbytes());
+}
+
+int64_t ndarray::shape(int axis) const { return shape_[normalize_axis(axis, ndim())]; }
+
+void ndarray::update_flags() {
+  // NumPy's rule: axes of length 1 do not affect contiguity; empty arrays are both.
+  auto check = [&](bool fortran) {
+    if (size_ == 0) return true;
+    int64_t acc = static_cast<int64_t>(itemsize());
+    for (int i = 0; i < ndim(); ++i) {
+      int d = fortran ? i : ndim() - 1 - i;
+      if (shape_[d] == 1) continue;
+      if (strides_[d] != acc) return false;
+      acc *= shape_[d];
+    }
+    return true;
+  };
+  c_contig_ = check(false);
+  f_contig_ = check(true);
+  size_t align = is_complex(dtype_) ? itemsize() / 2 : itemsize();
+  aligned_ = reinterpret_cast<uintptr_t>(data()) % align == 0;
+  for (int d = 0; d < ndim() && aligned_; ++d)
+    if (shape_[d] > 1 && strides_[d] % static_cast<int64_t>(align) != 0) aligned_ = false;
+}
+
+Flags ndarray::flags() const { return {c_contig_, f_contig_, aligned_, writeable_, owndata_}; }
+
+void ndarray::set_writeable(bool w) { writeable_ = w; }
+
+ndarray ndarray::with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const {
+  ndarray r(storage_, offset, dtype, std::move(shape), std::move(strides), writeable_);
+  r.owndata_ = false;
+  return r;
+}
+
+Scalar ndarray::item(std::span<const int64_t> index) const {
+  if (static_cast<int>(index.size()) != ndim()) throw IndexError("incorrect number of indices for array");
+  int64_t off = 0;
+  for (int d = 0; d < ndim(); ++d) {
+    int64_t i = index[d];
+    if (i < -shape_[d] || i >= shape_[d])
+      throw IndexError("index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(d) +
+                       " with size " + std::to_string(shape_[d]));
+    if (i < 0) i += shape_[d];
+    off += i * strides_[d];
+  }
+  return Scalar::load(dtype_, data() + off);
+}
+
+Scalar ndarray::item() const {
+  if (size_ != 1) throw ValueError("can only convert an array of size 1 to a Python scalar");
+  return Scalar::load(dtype_, data());
+}
+
+void ndarray::fill(const Scalar& v) {
+  if (!writeable_) throw ValueError("assignment destination is read-only");
+  alignas(16) std::byte elem[16];
+  v.store(dtype_, elem);
+  const size_t n = itemsize();
+  std::array<std::span<const int64_t>, 1> st{strides_};
+  detail::strided_loop<1>(shape_, {data()}, st, [&](auto p, auto s, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) std::memcpy(p[0] + i * s[0], elem, n);
+  });
+}
+
+ndarray ndarray::copy(Order order) const {
+  if (order == Order::A) order = (f_contig_ && !c_contig_) ? Order::F : Order::C;
+  ndarray r = empty_like(*this, std::nullopt, order);
+  copy_into(r, *this);
+  return r;
+}
+
+ndarray ndarray::astype(DType t, Order order, Casting casting, bool copy) const {
+  if (!can_cast(dtype_, t, casting))
+    throw TypeError("Cannot cast array data from dtype('" + std::string(name(dtype_)) + "') to dtype('" +
+                    std::string(name(t)) + "') according to the rule '" +
+                    std::string(casting == Casting::No ? "no" : casting == Casting::Equiv ? "equiv"
+                                : casting == Casting::Safe ? "safe" : "same_kind") + "'");
+  if (!copy && t == dtype_) {
+    bool ok = order == Order::K || order == Order::A ||
+              (order == Order::C && c_contig_) || (order == Order::F && f_contig_);
+    if (ok) return *this;
+  }
+  if (order == Order::A) order = (f_contig_ && !c_contig_) ? Order::F : Order::C;
+  ndarray r = empty_like(*this, t, order);
+  copy_into(r, *this);
+  return r;
+}
+
+ndarray ndarray::view(DType t) const {
+  size_t old_size = itemsize(), new_size = npc::itemsize(t);
+  if (old_size == new_size) return with_geometry(offset_, t, shape_, strides_);
+  if (ndim() == 0)
+    throw ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged");
+  int last = ndim() - 1;
+  if (strides_[last] != static_cast<int64_t>(old_size) && shape_[last] != 1)
+    throw ValueError("To change to a dtype of a different size, the last axis must be contiguous");
+  int64_t bytes = shape_[last] * static_cast<int64_t>(old_size);
+  if (bytes % static_cast<int64_t>(new_size) != 0)
+    throw ValueError("When changing to a " + std::string(new_size > old_size ? "larger" : "smaller") +
+                     " dtype, its size must be a divisor of the total size in bytes of the last axis of the array.");
+  Shape sh = shape_;
+  Strides st = strides_;
+  sh[last] = bytes / static_cast<int64_t>(new_size);
+  st[last] = static_cast<int64_t>(new_size);
+  return with_geometry(offset_, t, sh, st);
+}
+
+ndarray ndarray::T() const {
+  Shape sh(shape_.rbegin(), shape_.rend());
+  Strides st(strides_.rbegin(), strides_.rend());
+  return with_geometry(offset_, dtype_, sh, st);
+}
+
+ndarray ndarray::transpose(std::span<const int64_t> axes) const {
+  if (static_cast<int>(axes.size()) != ndim()) throw ValueError("axes don't match array");
+  Shape sh(ndim());
+  Strides st(ndim());
+  std::vector<bool> seen(ndim(), false);
+  for (int i = 0; i < ndim(); ++i) {
+    int64_t a = normalize_axis(axes[i], ndim());
+    if (seen[a]) throw ValueError("repeated axis in transpose");
+    seen[a] = true;
+    sh[i] = shape_[a];
+    st[i] = strides_[a];
+  }
+  return with_geometry(offset_, dtype_, sh, st);
+}
+
+namespace {
+// Strides for viewing (shape, strides) as `newshape` without copying, in C order; false
+// when impossible (NumPy's _attempt_nocopy_reshape, restated).
+bool nocopy_reshape(const Shape& shape, const Strides& strides, const Shape& newshape, Strides& out, bool fortran) {
+  Shape os;
+  Strides ost;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != 1) { os.push_back(shape[i]); ost.push_back(strides[i]); }
+  out.assign(newshape.size(), 0);
+  size_t oi = 0, oj = 1, ni = 0, nj = 1;
+  const size_t oldnd = os.size(), newnd = newshape.size();
+  while (ni < newnd && oi < oldnd) {
+    int64_t np = newshape[ni], op = os[oi];
+    while (np != op) {
+      if (np < op) np *= newshape[nj++];
+      else op *= os[oj++];
+    }
+    for (size_t ok = oi; ok < oj - 1; ++ok) {
+      if (fortran) { if (ost[ok + 1] != os[ok] * ost[ok]) return false; }
+      else if (ost[ok] != os[ok + 1] * ost[ok + 1]) return false;
+    }
+    if (fortran) {
+      out[ni] = ost[oi];
+      for (size_t nk = ni + 1; nk < nj; ++nk) out[nk] = out[nk - 1] * newshape[nk - 1];
+    } else {
+      out[nj - 1] = ost[oj - 1];
+      for (size_t nk = nj - 1; nk > ni; --nk) out[nk - 1] = out[nk] * newshape[nk];
+    }
+    ni = nj++;
+    oi = oj++;
+  }
+  // Trailing ones of the new shape (NumPy gives them the last stride's spacing).
+  int64_t last = ni >= 1 ? out[ni - 1] : 1;
+  for (size_t nk = ni; nk < newnd; ++nk) out[nk] = last;
+  return true;
+}
+}  // namespace
+
+ndarray ndarray::reshape(std::span<const int64_t> newshape_in, Order order) const {
+  Shape ns(newshape_in.begin(), newshape_in.end());
+  int unknown = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    if (ns[i] == -1) {
+      if (unknown >= 0) throw ValueError("can only specify one unknown dimension");
+      unknown = static_cast<int>(i);
+    } else if (ns[i] < 0) {
+      throw ValueError("negative dimensions not allowed");
+    } else {
+      known *= ns[i];
+    }
+  }
+  if (unknown >= 0) {
+    if (known == 0 || size_ % known != 0)
+      throw ValueError("cannot reshape array of size " + std::to_string(size_) + " into shape " + shape_str(newshape_in));
+    ns[unknown] = size_ / known;
+  }
+  if (shape_size(ns, itemsize()) != size_)
+    throw ValueError("cannot reshape array of size " + std::to_string(size_) + " into shape " + shape_str(newshape_in));
+  if (order == Order::A) order = (f_contig_ && !c_contig_) ? Order::F : Order::C;
+  bool fortran = order == Order::F;
+  if (size_ == 0 || (fortran ? f_contig_ : c_contig_))
+    return with_geometry(offset_, dtype_, ns, contiguous_strides(ns, itemsize(), fortran ? Order::F : Order::C));
+  Strides st;
+  if (nocopy_reshape(shape_, strides_, ns, st, fortran)) return with_geometry(offset_, dtype_, ns, st);
+  ndarray c = copy(fortran ? Order::F : Order::C);
+  ndarray r = c.with_geometry(0, dtype_, ns, contiguous_strides(ns, itemsize(), fortran ? Order::F : Order::C));
+  r.owndata_ = false;
+  return r;
+}
+
+ndarray ndarray::real() const {
+  if (!is_complex(dtype_)) return *this;
+  return with_geometry(offset_, real_dtype(dtype_), shape_, strides_);
+}
+
+ndarray ndarray::imag() const {
+  if (is_complex(dtype_))
+    return with_geometry(offset_ + static_cast<int64_t>(itemsize() / 2), real_dtype(dtype_), shape_, strides_);
+  ndarray z = zeros_like(*this);
+  z.set_writeable(false);
+  return z;
+}
+
+std::string ndarray::tobytes(Order order) const {
+  if (order == Order::A) order = (f_contig_ && !c_contig_) ? Order::F : Order::C;
+  if (order == Order::K) order = Order::C;
+  bool direct = order == Order::F ? f_contig_ : c_contig_;
+  if (direct) return std::string(reinterpret_cast<const char*>(data()), static_cast<size_t>(nbytes()));
+  ndarray c = copy(order);
+  return std::string(reinterpret_cast<const char*>(c.data()), static_cast<size_t>(c.nbytes()));
+}
+
+// ---------------------------------------------------------------- copy with conversion
+namespace {
+bool overlaps(const ndarray& a, const ndarray& b) {
+  if (a.storage() != b.storage() || a.size() == 0 || b.size() == 0) return false;
+  auto extent = [](const ndarray& x, int64_t& lo, int64_t& hi) {
+    lo = hi = x.offset();
+    for (int d = 0; d < x.ndim(); ++d) {
+      int64_t span = (x.shape()[d] - 1) * x.strides()[d];
+      if (span < 0) lo += span; else hi += span;
+    }
+    hi += static_cast<int64_t>(x.itemsize());
+  };
+  int64_t alo, ahi, blo, bhi;
+  extent(a, alo, ahi);
+  extent(b, blo, bhi);
+  return alo < bhi && blo < ahi;
+}
+}  // namespace
+
+void copy_into(const ndarray& dst, const ndarray& src) {
+  if (dst.shape() != src.shape())
+    throw ValueError("could not broadcast input array from shape " + shape_str(src.shape()) + " into shape " +
+                     shape_str(dst.shape()));
+  if (!dst.writeable()) throw ValueError("assignment destination is read-only");
+  if (overlaps(dst, src) && !(dst.offset() == src.offset() && dst.strides() == src.strides() &&
+                              dst.dtype() == src.dtype())) {
+    copy_into(dst, src.copy(Order::K));
+    return;
+  }
+  auto fn = detail::get_cast(src.dtype(), dst.dtype());
+  std::array<std::span<const int64_t>, 2> st{dst.strides(), src.strides()};
+  detail::strided_loop<2>(dst.shape(), {dst.data(), src.data()}, st, [&](auto p, auto s, int64_t n) {
+    fn(p[1], s[1], p[0], s[0], n);
+  });
+}
+
+}  // namespace npc
