@@ -102,7 +102,12 @@ class ndarray {
   int64_t size() const { return size_; }
   size_t itemsize() const { return npc::itemsize(dtype_); }
   int64_t nbytes() const { return size_ * static_cast<int64_t>(itemsize()); }
-  std::byte* data() const { return storage_->data() + offset_; }
+  /// Pointer to the first element. For a traced array (see trace()) this first realises
+  /// the value through the tracer's hook (a graph break).
+  std::byte* data() const {
+    if (trace_) [[unlikely]] realize();
+    return storage_->data() + offset_;
+  }
   int64_t offset() const { return offset_; }
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   Flags flags() const;
@@ -139,16 +144,30 @@ class ndarray {
   /// The raw bytes in `order` (numpy.ndarray.tobytes).
   std::string tobytes(Order order = Order::C) const;
 
+  /// Symbolic value while this array is being traced (a node of src/tracer's graph, opaque
+  /// to core); null for concrete arrays. Traced arrays have shape, dtype and strides but no data.
+  const std::shared_ptr<void>& trace() const { return trace_; }
+  bool is_traced() const { return trace_ != nullptr; }
+  void set_trace(std::shared_ptr<void> t) { trace_ = std::move(t); }
+  /// Produces the concrete value of a traced array through the hook the tracer installs
+  /// (runs the pending graph); afterwards the array is an ordinary array. Throws when no hook is set.
+  void realize() const;
+  /// The hook that computes a traced array's concrete value.
+  using RealizeHook = ndarray (*)(const ndarray& traced);
+  static void set_realize_hook(RealizeHook hook);
+
   /// Same storage, new geometry (no checks; the caller keeps the view in bounds).
   ndarray with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const;
 
  private:
   void update_flags();
-  std::shared_ptr<Storage> storage_;
-  int64_t offset_ = 0;
+  // mutable: realize() replaces a traced array's placeholder storage with the real one.
+  mutable std::shared_ptr<Storage> storage_;
+  mutable int64_t offset_ = 0;
   DType dtype_ = DType::Float64;
   Shape shape_;
-  Strides strides_;
+  mutable Strides strides_;
+  mutable std::shared_ptr<void> trace_;
   int64_t size_ = 1;
   bool c_contig_ = true, f_contig_ = true, aligned_ = true, writeable_ = true, owndata_ = true;
 };

@@ -200,6 +200,23 @@ ndarray::ndarray(std::shared_ptr<Storage> storage, int64_t offset, DType dtype, 
 
 int64_t ndarray::shape(int axis) const { return shape_[normalize_axis(axis, ndim())]; }
 
+namespace {
+ndarray::RealizeHook g_realize_hook = nullptr;
+}
+
+void ndarray::set_realize_hook(RealizeHook hook) { g_realize_hook = hook; }
+
+void ndarray::realize() const {
+  if (!trace_) return;
+  if (!g_realize_hook) throw ValueError("a traced array has no value outside tracing");
+  ndarray v = g_realize_hook(*this);
+  storage_ = v.storage_;
+  offset_ = v.offset_;
+  strides_ = v.strides_;
+  trace_.reset();
+  const_cast<ndarray*>(this)->update_flags();
+}
+
 void ndarray::update_flags() {
   // NumPy's rule: axes of length 1 do not affect contiguity; empty arrays are both.
   auto check = [&](bool fortran) {

@@ -1,0 +1,84 @@
+#pragma once
+/// \file ops.hpp
+/// The op table as C++ (OpId, OpInfo) and the eager ufunc/reduction entry points.
+/// Mirrors numpy.ufunc: __call__ (broadcasting, NEP 50 promotion, out=, where=, dtype=,
+/// casting=, order=), reduce, accumulate, outer, at.
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "npc/ndarray.hpp"
+
+namespace npc {
+
+/// One id per row of include/npc/ops.def.
+enum class OpId : uint16_t {
+#define NPC_UFUNC(name, nin, nout, identity, diff, loops) name,
+#define NPC_REDUCE(name, ufunc) name,
+#define NPC_PRIM(name, nin, diff) name,
+#include "npc/ops.def"
+  kCount
+};
+inline constexpr int kNumOps = static_cast<int>(OpId::kCount);
+
+/// What a row of the op table is.
+enum class OpKind : uint8_t { Ufunc, Reduce, Prim };
+/// NumPy's ufunc.identity values.
+enum class Identity : uint8_t { None_, Zero, One, AllOnes, True_, False_, MinusInf };
+
+/// One row of the op table.
+struct OpInfo {
+  std::string_view name;
+  OpKind kind;
+  int nin, nout;
+  Identity identity;
+  bool differentiable;
+  std::string_view loops;  ///< ufuncs: "ff->f dd->d ..."; reductions: the ufunc's name
+};
+
+/// The row for `op`.
+const OpInfo& op_info(OpId op);
+/// The op with NumPy name `name`, if any.
+std::optional<OpId> op_from_name(std::string_view name);
+
+/// An input of a ufunc call: an array, or a weak Python scalar (NEP 50) held as a 0-d
+/// array of its default dtype (int64, float64, complex128) with `weak` set.
+struct Operand {
+  ndarray array;
+  bool weak = false;
+};
+
+/// The dtypes a ufunc call runs in: one loop of the op's table row.
+struct LoopTypes {
+  std::vector<DType> in, out;
+};
+
+/// NumPy's type resolution for a ufunc call: promote the inputs under NEP 50, then take the
+/// first loop the promoted inputs cast to safely (`dtype=` forces the loop). Throws
+/// TypeError (NumPy's UFuncTypeError text) when no loop fits. Pure: the tracer uses it for
+/// abstract evaluation, the eager path for dispatch.
+LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool> weak,
+                       std::optional<DType> dtype = std::nullopt);
+
+/// Keyword arguments of a ufunc call.
+struct UfuncOptions {
+  std::vector<std::optional<ndarray>> out;  ///< empty, or one entry per output
+  std::optional<ndarray> where;             ///< boolean mask, broadcast to the result
+  std::optional<DType> dtype;               ///< forces the loop's output dtype
+  Casting casting = Casting::SameKind;      ///< rule for inputs -> loop and loop -> out
+  Order order = Order::K;                   ///< layout of new outputs
+};
+
+/// Calls ufunc `op` (numpy.ufunc.__call__): broadcasting, promotion, casting, out=, where=.
+/// Returns one array per output (the `out` arrays when given). Throws ValueError for shapes
+/// that do not broadcast, TypeError/CastingError for casts that `casting` forbids,
+/// OverflowError for weak Python ints out of range of the loop dtype.
+std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const UfuncOptions& opts = {});
+
+/// Broadcast shape of several shapes (numpy.broadcast_shapes); ValueError when they do not broadcast.
+Shape broadcast_shapes(std::span<const Shape> shapes);
+/// A read-only view of `a` broadcast to `shape` (numpy.broadcast_to).
+ndarray broadcast_to(const ndarray& a, std::span<const int64_t> shape);
+
+}  // namespace npc
