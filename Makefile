@@ -11,6 +11,7 @@ PIP_PKGS   := "numpy>=2.4,<2.6" "pybind11>=2.12" "scikit-build-core>=0.10" pytes
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS       ?= 2
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(JOBS)
+export CCACHE_BASEDIR ?= $(CURDIR)
 
 .PHONY: help setup apt venv build test test-cpp test-py demo bench clean
 

@@ -26,6 +26,16 @@ from numpy import (dtype, bool_, bool, int8, int16, int32, int64, uint8, uint16,
                    seterrcall, geterrcall, set_printoptions, get_printoptions, printoptions,
                    newaxis, pi, e, inf, nan, euler_gamma, little_endian, isdtype, issubdtype)
 
+# --- ufuncs, reductions, statistics (src/ops; python/npc/_ufunc.py)
+from ._ufunc import *  # noqa: E402,F401,F403
+# --- indexing, shape manipulation, sorting, sets (python/npc/_indexing.py, _shape.py)
+from ._indexing import *  # noqa: E402,F401,F403
+from ._shape import *  # noqa: E402,F401,F403
+# --- protocols and interop (python/npc/_interop.py)
+from ._interop import *  # noqa: E402,F401,F403
+# --- compiler (src/tracer, src/fusion; python/npc/compiler)
+from . import compiler  # noqa: E402,F401
+
 from ._fallback import install as _install_fallback  # noqa: E402
 
 __getattr__, __dir__ = _install_fallback(globals())

@@ -29,4 +29,9 @@ Shape to_shape(py::handle o);
 void register_errors(py::module_& m);
 void bind_ndarray(py::module_& m);
 void bind_creation(py::module_& m);
+void bind_ops(py::module_& m);       // src/ops: ufuncs, reductions
+void bind_indexing(py::module_& m);  // indexing, shapes, sorting
+void bind_interop(py::module_& m);   // DLPack and other protocols
+void bind_tracer(py::module_& m);    // src/tracer: graph IR, capture
+void bind_fusion(py::module_& m);    // src/fusion: codegen, JIT
 }  // namespace npc::py_bind

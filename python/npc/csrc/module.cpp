@@ -12,4 +12,9 @@ PYBIND11_MODULE(_core, m) {
   npc::py_bind::register_errors(m);
   npc::py_bind::bind_ndarray(m);
   npc::py_bind::bind_creation(m);
+  npc::py_bind::bind_ops(m);
+  npc::py_bind::bind_indexing(m);
+  npc::py_bind::bind_interop(m);
+  npc::py_bind::bind_tracer(m);
+  npc::py_bind::bind_fusion(m);
 }

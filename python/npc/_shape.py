@@ -1,0 +1,2 @@
+"""(filled in as this layer lands)"""
+__all__ = []

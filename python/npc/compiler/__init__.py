@@ -1,0 +1,1 @@
+"""npc.compile and its tooling (filled in as the tracer lands)."""

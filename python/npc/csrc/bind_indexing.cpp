@@ -1,0 +1,6 @@
+// Bindings of the indexing layer (owned by that layer; filled in as it lands).
+#include "bindings.hpp"
+
+namespace npc::py_bind {
+void bind_indexing(py::module_& m) { (void)m; }
+}  // namespace npc::py_bind
