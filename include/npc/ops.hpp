@@ -76,6 +76,33 @@ struct UfuncOptions {
 /// OverflowError for weak Python ints out of range of the loop dtype.
 std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const UfuncOptions& opts = {});
 
+/// Keyword arguments of ufunc.reduce / the reductions (sum, max, any, ...).
+struct ReduceOptions {
+  std::optional<std::vector<int64_t>> axes;  ///< nullopt: all axes
+  bool keepdims = false;
+  std::optional<DType> dtype;
+  std::optional<ndarray> out;
+  std::optional<Scalar> initial;
+  std::optional<ndarray> where;
+};
+
+/// numpy.ufunc.reduce for a binary ufunc row (add -> sum, maximum -> max, ...). ValueError
+/// "zero-size array to reduction operation ... which has no identity" when empty without
+/// identity/initial; AxisError for bad axes; ValueError for duplicate axes. Float sums use
+/// pairwise summation like NumPy.
+ndarray reduce(OpId ufunc, const ndarray& a, const ReduceOptions& opts = {});
+
+// Note [trace hooks]
+// src/ops never depends on src/tracer. When any input of an ops entry point is traced
+// (ndarray::is_traced), the entry point resolves dtypes and shapes as usual and then calls
+// the hook the tracer installed, which records a graph node and returns traced outputs.
+/// Hook for call_ufunc on traced inputs.
+using UfuncTraceHook = std::vector<ndarray> (*)(OpId op, std::span<const Operand> inputs, const UfuncOptions& opts,
+                                                const LoopTypes& loop);
+/// Hook for reduce on traced inputs.
+using ReduceTraceHook = ndarray (*)(OpId ufunc, const ndarray& a, const ReduceOptions& opts);
+void set_trace_hooks(UfuncTraceHook ufunc_hook, ReduceTraceHook reduce_hook);
+
 /// Broadcast shape of several shapes (numpy.broadcast_shapes); ValueError when they do not broadcast.
 Shape broadcast_shapes(std::span<const Shape> shapes);
 /// A read-only view of `a` broadcast to `shape` (numpy.broadcast_to).
