@@ -290,25 +290,30 @@ def _make_unop(name):
     return op
 
 
+def _operator_fallback(op_id, args, out):
+    """Operators whose operands are not native to npc run on NumPy (called from C++)."""
+    uf = _UFUNCS[_TABLE[op_id][0]]
+    return uf._fallback("__call__", args, {} if out is None else {"out": out})
+
+
+_BINARY = {}
+_REFLECTED = {}
+_INPLACE = {}
 for _dunder, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
                        ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
                        ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
                        ("lshift", "left_shift"), ("rshift", "right_shift"), ("divmod", "divmod")):
-    _f, _r, _i = _make_binop(_name)
-    setattr(ndarray, f"__{_dunder}__", _f)
-    setattr(ndarray, f"__r{_dunder}__", _r)
+    _BINARY[f"__{_dunder}__"] = _OP_ID[_name]
+    _REFLECTED[f"__r{_dunder}__"] = _OP_ID[_name]
     if _dunder != "divmod":
-        setattr(ndarray, f"__i{_dunder}__", _i)
-
+        _INPLACE[f"__i{_dunder}__"] = _OP_ID[_name]
 for _dunder, _name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
                        ("gt", "greater"), ("ge", "greater_equal")):
-    setattr(ndarray, f"__{_dunder}__", _make_binop(_name)[0])
-
-ndarray.__neg__ = _make_unop("negative")
-ndarray.__pos__ = _make_unop("positive")
-ndarray.__abs__ = _make_unop("absolute")
-ndarray.__invert__ = _make_unop("invert")
-_pow_fwd, _pow_rev, _pow_inplace = _make_binop("power")
+    _BINARY[f"__{_dunder}__"] = _OP_ID[_name]
+_UNARY = {"__neg__": _OP_ID["negative"], "__pos__": _OP_ID["positive"], "__abs__": _OP_ID["absolute"],
+          "__invert__": _OP_ID["invert"]}
+_core._install_operators(ndarray, _BINARY, _REFLECTED, _INPLACE, _UNARY)
+_pow_fwd = ndarray.__pow__
 
 
 def _pow(self, other, modulo=None):
