@@ -317,8 +317,15 @@ _pow_fwd = ndarray.__pow__
 
 
 def _pow(self, other, modulo=None):
+    """ndarray ** other with NumPy's fast scalar powers: ** 2 is square (bool ** 2 is int8),
+    ** 0.5 is sqrt for inexact arrays."""
     if modulo is not None:
         return NotImplemented
+    t = type(other)
+    if t is int and other == 2:
+        return square(self)  # noqa: F821
+    if t is float and other == 0.5 and self.dtype.kind in "fc":
+        return sqrt(self)  # noqa: F821
     return _pow_fwd(self, other)
 
 

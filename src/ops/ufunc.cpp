@@ -112,6 +112,23 @@ void masked_copy(const ndarray& dst, const ndarray& src, const ndarray& mask) {
   ops::run_elementwise(fn, 3, ptrs, st, dst.shape(), 2, false);
 }
 
+void extent(const ndarray& x, const std::byte*& lo, const std::byte*& hi) {
+  lo = hi = x.storage()->data() + x.offset();
+  for (int d = 0; d < x.ndim(); ++d) {
+    int64_t span = (x.shape()[d] - 1) * x.strides()[d];
+    if (span < 0) lo += span; else hi += span;
+  }
+  hi += x.itemsize();
+}
+
+bool ranges_overlap(const ndarray& a, const ndarray& b) {
+  if (a.size() == 0 || b.size() == 0) return false;
+  const std::byte *alo, *ahi, *blo, *bhi;
+  extent(a, alo, ahi);
+  extent(b, blo, bhi);
+  return alo < bhi && blo < ahi;
+}
+
 bool any_negative(const ndarray& a) {
   return detail::visit(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -345,12 +362,15 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     if (!has_out) results.push_back(t);
   }
   // Inputs that share memory with an output other than element-for-element are copied
-  // first, so results equal NumPy's (which buffers such overlaps).
+  // first, so results equal NumPy's (which buffers such overlaps). Memory ranges are
+  // compared, not storages: two NumPy views of one buffer are different npc storages.
   for (int i = 0; i < nin; ++i) {
     for (const ndarray& t : targets) {
-      if (args[i].storage() != t.storage() || args[i].size() == 0) continue;
+      if (args[i].size() == 0 || !ranges_overlap(args[i], t)) continue;
       Strides bs = broadcast_strides(args[i], shape);
-      if (args[i].offset() == t.offset() && bs == t.strides()) continue;
+      if (args[i].storage()->data() + args[i].offset() == t.storage()->data() + t.offset() && bs == t.strides() &&
+          args[i].dtype() == t.dtype())
+        continue;
       args[i] = args[i].copy(Order::K);
       break;
     }
