@@ -278,6 +278,20 @@ void bind_ops(py::module_& m) {
     return py::make_tuple(a, b);
   });
 
+  m.def("ufunc_call_simple", [](int op_id, py::tuple args) {
+    return ufunc_call_impl(op_id, std::move(args), py::none(), py::none(), -1, 3, "K");
+  }, "ufunc.__call__ without keywords: (op, inputs).");
+  m.def("reduce_all", [](int op_id, const PyArray& a) -> py::object {
+    ndarray r;
+    if (a.size() >= kReleaseGil) {
+      py::gil_scoped_release nogil;
+      r = reduce(static_cast<OpId>(op_id), a);
+    } else {
+      r = reduce(static_cast<OpId>(op_id), a);
+    }
+    report_fpe(static_cast<OpId>(op_id));
+    return result_object(std::move(r), true);
+  }, "Full reduction with default options (a.sum(), a.max(), ...).");
   m.def("ufunc_call", &ufunc_call_impl,
         "Generic ufunc.__call__: (op, inputs, out tuple|None, where|None, dtype code|-1, casting code, order).");
 
