@@ -111,6 +111,16 @@ ndarray arange(const Scalar& start, const Scalar& stop, const Scalar& step, DTyp
   double st = step.as_complex().real(), d = stop.as_complex().real() - start.as_complex().real();
   if (st == 0 && !is_complex(step.dtype)) throw ValueError("Maximum allowed size exceeded");
   double len = std::ceil(d / st);
+  auto exact = [](const Scalar& v) -> __int128 {
+    return kind(v.dtype) == Kind::Unsigned ? static_cast<__int128>(v.u) : static_cast<__int128>(v.as_int());
+  };
+  if (!is_inexact(start.dtype) && !is_inexact(stop.dtype) && !is_inexact(step.dtype)) {
+    // Integer bounds: the exact difference (NumPy subtracts Python ints exactly).
+    __int128 num = exact(stop) - exact(start), den = exact(step);
+    __int128 q = num / den;
+    if ((num % den != 0) && ((num < 0) == (den < 0))) q += 1;
+    len = static_cast<double>(q);
+  }
   if (std::isnan(len)) throw ValueError("arange: cannot compute length");
   if (len > 9.2e18) throw ValueError("Maximum allowed size exceeded");
   int64_t n = len > 0 ? static_cast<int64_t>(len) : 0;

@@ -12,6 +12,7 @@
 #include "core/dispatch.hpp"
 #include "core/strided.hpp"
 #include "npc/creation.hpp"
+#include "npc/fperror.hpp"
 
 namespace npc {
 
@@ -103,7 +104,10 @@ int64_t shape_size(std::span<const int64_t> shape, size_t itemsize) {
 }
 
 Strides contiguous_strides(std::span<const int64_t> shape, size_t itemsize, Order order) {
-  Strides s(shape.size());
+  Strides s(shape.size(), 0);
+  // NumPy gives every axis of a zero-size array stride 0.
+  for (int64_t d : shape)
+    if (d == 0) return s;
   int64_t acc = static_cast<int64_t>(itemsize);
   if (order == Order::F) {
     for (size_t d = 0; d < shape.size(); ++d) { s[d] = acc; acc *= std::max<int64_t>(shape[d], 1); }
@@ -161,8 +165,11 @@ const void* carrier_ptr(const Scalar& s) {
 void Scalar::store(DType t, void* dst) const {
   // A float16/float32 value held as double converts exactly back (round trip), so casting
   // from the float64 carrier equals casting from the original dtype.
+  const bool checked = is_inexact(dtype) && !is_inexact(t) ? true : (is_inexact(dtype) && itemsize(t) < 8);
+  if (checked) clear_hw_fp_flags();
   detail::get_cast(carrier(kind(dtype)), t)(static_cast<const std::byte*>(carrier_ptr(*this)), 0,
                                             static_cast<std::byte*>(dst), 0, 1);
+  if (checked) add_fp_flags(read_and_clear_hw_fp_flags() & (kFpOverflow | kFpInvalid));
 }
 
 Scalar Scalar::load(DType t, const void* src) {
@@ -466,9 +473,14 @@ void copy_into(const ndarray& dst, const ndarray& src) {
   }
   auto fn = detail::get_cast(src.dtype(), dst.dtype());
   std::array<std::span<const int64_t>, 2> st{dst.strides(), src.strides()};
+  // Casts report overflow/invalid like NumPy's ("overflow encountered in cast").
+  const bool checked = is_inexact(src.dtype()) && src.dtype() != dst.dtype();
+  if (checked) clear_hw_fp_flags();
   detail::strided_loop<2>(dst.shape(), {dst.data(), src.data()}, st, [&](auto p, auto s, int64_t n) {
     fn(p[1], s[1], p[0], s[0], n);
   });
+  // NumPy reports only overflow and invalid from casts (not underflow or inexact).
+  if (checked) add_fp_flags(read_and_clear_hw_fp_flags() & (kFpOverflow | kFpInvalid));
 }
 
 }  // namespace npc

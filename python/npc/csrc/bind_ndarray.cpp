@@ -47,7 +47,13 @@ std::string typestr(DType t) {
 }
 }  // namespace
 
+void report_fp(const char* where) {
+  int flags = take_fp_flags();
+  if (flags) py::module_::import("npc._errstate").attr("report")(flags, where);
+}
+
 py::object wrap(ndarray result, py::handle self) {
+  report_fp("cast");
   PyArray r(std::move(result));
   if (self && !self.is_none()) {
     auto& s = self.cast<PyArray&>();
@@ -205,7 +211,10 @@ void bind_ndarray(py::module_& m) {
         return wrap(std::move(r), self);
       })
       .def("_copy", [](const PyArray& a, const std::string& order) { return wrap(a.copy(order_from_name(order))); })
-      .def("_fill", [](PyArray& a, py::handle v) { a.fill(from_python(v)); })
+      .def("_fill", [](PyArray& a, py::handle v) {
+        a.fill(from_python(v));
+        report_fp("cast");
+      })
       .def("_view", [](py::object self, int code) { return wrap(self.cast<PyArray&>().view(static_cast<DType>(code)), self); })
       .def("_reshape", [](py::object self, py::handle shape, const std::string& order) {
         Shape sh = to_shape(shape);
@@ -221,7 +230,10 @@ void bind_ndarray(py::module_& m) {
       .def("_item", [](const PyArray& a) { return to_python(a.item()); })
       .def("_item_at", [](const PyArray& a, std::vector<int64_t> idx) { return to_python(a.item(idx)); })
       .def("_scalar", [](const PyArray& a) { return to_numpy_scalar(a.item()); })
-      .def("_copy_from", [](PyArray& a, const PyArray& src) { copy_into(a, src); });
+      .def("_copy_from", [](PyArray& a, const PyArray& src) {
+        copy_into(a, src);
+        report_fp("cast");
+      });
 
   m.def("_from_buffer", [](py::object owner, int code, uintptr_t ptr, py::handle shape, py::handle strides,
                            bool readonly) {
@@ -239,7 +251,10 @@ void bind_ndarray(py::module_& m) {
     r.base = owner;
     return py::cast(std::move(r));
   });
-  m.def("_copy_into", [](PyArray& dst, const PyArray& src) { copy_into(dst, src); });
+  m.def("_copy_into", [](PyArray& dst, const PyArray& src) {
+    copy_into(dst, src);
+    report_fp("cast");
+  });
   m.def("_shares_storage", [](const PyArray& a, const PyArray& b) { return a.storage() == b.storage(); });
   m.def("memory_stats", [] {
     auto s = memory_stats();
