@@ -134,6 +134,16 @@ std::string shape_str(std::span<const int64_t> shape) {
 }
 
 // ---------------------------------------------------------------- Scalar
+namespace {
+// Casts that can set overflow/invalid: from floats (to narrower floats or to integers) and
+// from wide integers to float16.
+bool cast_may_raise(DType from, DType to) {
+  if (from == to) return false;
+  if (is_inexact(from)) return true;
+  return to == DType::Float16 && is_integer(from);
+}
+}  // namespace
+
 Scalar Scalar::from_bool(bool v) { Scalar s; s.dtype = DType::Bool; s.b = v; return s; }
 Scalar Scalar::from_int(int64_t v) { Scalar s; s.dtype = DType::Int64; s.i = v; return s; }
 Scalar Scalar::from_uint(uint64_t v) { Scalar s; s.dtype = DType::UInt64; s.u = v; return s; }
@@ -165,7 +175,7 @@ const void* carrier_ptr(const Scalar& s) {
 void Scalar::store(DType t, void* dst) const {
   // A float16/float32 value held as double converts exactly back (round trip), so casting
   // from the float64 carrier equals casting from the original dtype.
-  const bool checked = is_inexact(dtype) && !is_inexact(t) ? true : (is_inexact(dtype) && itemsize(t) < 8);
+  const bool checked = cast_may_raise(dtype, t);
   if (checked) clear_hw_fp_flags();
   detail::get_cast(carrier(kind(dtype)), t)(static_cast<const std::byte*>(carrier_ptr(*this)), 0,
                                             static_cast<std::byte*>(dst), 0, 1);
@@ -201,8 +211,8 @@ ndarray::ndarray(std::shared_ptr<Storage> storage, int64_t offset, DType dtype, 
   if (strides_.size() != shape_.size()) throw ValueError("strides and shape must have the same length");
   size_ = shape_size(shape_, itemsize());
   update_flags();
-  owndata_ = storage_->owned() && offset_ == 0 && c_contig_ &&
-             nbytes() == static_cast<int64_t>(storage_->nbytes());
+  // Views made through with_geometry() clear this; a fresh array covering all its storage owns it.
+  owndata_ = storage_->owned() && offset_ == 0 && nbytes() == static_cast<int64_t>(storage_->nbytes());
 }
 
 int64_t ndarray::shape(int axis) const { return shape_[normalize_axis(axis, ndim())]; }
@@ -392,22 +402,23 @@ ndarray ndarray::reshape(std::span<const int64_t> newshape_in, Order order) cons
   int unknown = -1;
   int64_t known = 1;
   for (size_t i = 0; i < ns.size(); ++i) {
-    if (ns[i] == -1) {
+    if (ns[i] < 0) {  // NumPy takes any negative size as the unknown dimension
       if (unknown >= 0) throw ValueError("can only specify one unknown dimension");
       unknown = static_cast<int>(i);
-    } else if (ns[i] < 0) {
-      throw ValueError("negative dimensions not allowed");
     } else {
       known *= ns[i];
     }
   }
+  auto fail = [&] {
+    std::string s = shape_str(newshape_in);
+    std::erase(s, ' ');  // NumPy spells this one "(5,5)"
+    throw ValueError("cannot reshape array of size " + std::to_string(size_) + " into shape " + s);
+  };
   if (unknown >= 0) {
-    if (known == 0 || size_ % known != 0)
-      throw ValueError("cannot reshape array of size " + std::to_string(size_) + " into shape " + shape_str(newshape_in));
+    if (known == 0 || size_ % known != 0) fail();
     ns[unknown] = size_ / known;
   }
-  if (shape_size(ns, itemsize()) != size_)
-    throw ValueError("cannot reshape array of size " + std::to_string(size_) + " into shape " + shape_str(newshape_in));
+  if (shape_size(ns, itemsize()) != size_) fail();
   if (order == Order::A) order = (f_contig_ && !c_contig_) ? Order::F : Order::C;
   bool fortran = order == Order::F;
   if (size_ == 0 || (fortran ? f_contig_ : c_contig_))
@@ -474,7 +485,7 @@ void copy_into(const ndarray& dst, const ndarray& src) {
   auto fn = detail::get_cast(src.dtype(), dst.dtype());
   std::array<std::span<const int64_t>, 2> st{dst.strides(), src.strides()};
   // Casts report overflow/invalid like NumPy's ("overflow encountered in cast").
-  const bool checked = is_inexact(src.dtype()) && src.dtype() != dst.dtype();
+  const bool checked = cast_may_raise(src.dtype(), dst.dtype());
   if (checked) clear_hw_fp_flags();
   detail::strided_loop<2>(dst.shape(), {dst.data(), src.data()}, st, [&](auto p, auto s, int64_t n) {
     fn(p[1], s[1], p[0], s[0], n);
