@@ -230,8 +230,7 @@ def _len(self):
 def _iter(self):
     if self.ndim == 0:
         raise TypeError("iteration over a 0-d array")
-    for i in range(self.shape[0]):
-        yield self[i]
+    return (self[i] for i in range(self.shape[0]))
 
 
 def _bool(self):

@@ -13,8 +13,15 @@ namespace npc {
 namespace {
 ndarray allocate(std::span<const int64_t> shape, DType dtype, Order order, bool zero) {
   int64_t n = shape_size(shape, itemsize(dtype));
-  auto st = Storage::allocate(static_cast<size_t>(n) * itemsize(dtype), zero);
   Shape sh(shape.begin(), shape.end());
+  std::shared_ptr<Storage> st;
+  try {
+    st = Storage::allocate(static_cast<size_t>(n) * itemsize(dtype), zero);
+  } catch (const MemoryError& e) {
+    throw ArrayMemoryError(std::string(e.what()) + " for an array with shape " + shape_str(sh) +
+                               " and data type " + std::string(name(dtype)),
+                           sh, static_cast<int>(dtype));
+  }
   return ndarray(std::move(st), 0, dtype, sh, contiguous_strides(sh, itemsize(dtype), order == Order::F ? Order::F : Order::C));
 }
 

@@ -141,6 +141,10 @@ void register_errors(py::module_& m) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const OverflowError& e) {
       PyErr_SetString(PyExc_OverflowError, e.what());
+    } catch (const ArrayMemoryError& e) {
+      py::object cls = py::module_::import("numpy._core._exceptions").attr("_ArrayMemoryError");
+      py::object exc = cls(to_tuple(e.shape), dtype_objects().at(e.dtype_code));
+      PyErr_SetObject(cls.ptr(), exc.ptr());
     } catch (const MemoryError& e) {
       PyErr_SetString(PyExc_MemoryError, e.what());
     } catch (const CastingError& e) {
