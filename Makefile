@@ -37,9 +37,16 @@ $(VENV)/.deps-stamp: Makefile
 
 venv: $(VENV)/.deps-stamp
 
-# One CMake build tree (build/) serves the Python extension and the C++ tests.
+# One CMake build tree (build/) serves the Python extension and the C++ tests. The first
+# build is an editable pip install (scikit-build-core); later ones rebuild the tree with
+# cmake and refresh the installed extension, which takes seconds when nothing changed.
+EXT_DIR = $(shell $(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/npc
 build: venv
-	$(PY) -m pip install -q --no-build-isolation --no-deps -e .
+	@if [ -f build/build.ninja -o -f build/Makefile ] && [ -d "$(EXT_DIR)" ] && [ $(VENV)/.deps-stamp -ot build/CMakeCache.txt ]; then \
+	  cmake --build build && cp -f build/_core*.so "$(EXT_DIR)/"; \
+	else \
+	  $(PY) -m pip install -q --no-build-isolation --no-deps -e . ; \
+	fi
 	@$(PY) -c "import npc" || { echo "npc failed to build or import"; exit 1; }
 
 test: setup
