@@ -47,4 +47,18 @@ ndarray isin(const ndarray& element, const ndarray& test_elements, bool invert =
 /// float64 sums of weights. ValueError for negative values or minlength < 0.
 ndarray bincount(const ndarray& x, const std::optional<ndarray>& weights = std::nullopt, int64_t minlength = 0);
 
+/// Counts (or sums of `weights`, as float64) of the points whose coordinates `coords[d]`
+/// fall in the bins between consecutive `edges[d]` (each increasing, float64), as
+/// numpy.histogramdd counts them: bins are half-open except the last, which includes its
+/// right edge; points outside (or NaN) are dropped. With `density` the result is divided by
+/// each dimension's bin widths and then by the total, as NumPy does.
+ndarray histogram_counts(std::span<const ndarray> coords, std::span<const ndarray> edges,
+                         const std::optional<ndarray>& weights = std::nullopt, bool density = false);
+/// 1 when the 1-d `a` is non-decreasing, -1 when non-increasing (and not constant), 0 otherwise
+/// (NaN compares as NumPy's sort order places it).
+int monotonic(const ndarray& a);
+/// Smallest and largest value of a real array as doubles (NaN when any value is NaN);
+/// ValueError for an empty array.
+std::pair<double, double> value_range(const ndarray& a);
+
 }  // namespace npc

@@ -385,4 +385,90 @@ ndarray bincount(const ndarray& x, const std::optional<ndarray>& weights, int64_
   return out;
 }
 
+ndarray histogram_counts(std::span<const ndarray> coords, std::span<const ndarray> edges,
+                         const std::optional<ndarray>& weights, bool density) {
+  const size_t nd = coords.size();
+  if (edges.size() != nd) throw ValueError("histogram: one edge array per dimension is needed");
+  std::vector<ndarray> xs, es;
+  Shape shape;
+  for (size_t d = 0; d < nd; ++d) {
+    xs.push_back(coords[d].reshape(std::vector<int64_t>{-1}).astype(DType::Float64, Order::C));
+    es.push_back(edges[d].astype(DType::Float64, Order::C));
+    shape.push_back(std::max<int64_t>(es[d].size() - 1, 0));
+  }
+  const int64_t n = nd ? xs[0].size() : 0;
+  ndarray w;
+  if (weights) {
+    w = weights->reshape(std::vector<int64_t>{-1}).astype(DType::Float64, Order::C);
+    if (w.size() != n) throw ValueError("weights should have the same shape as a.");
+  }
+  const bool as_double = weights.has_value() || density;
+  ndarray out = zeros(shape, as_double ? DType::Float64 : DType::Int64);
+  std::vector<int64_t> stride(nd, 1);
+  for (int d = static_cast<int>(nd) - 2; d >= 0; --d) stride[d] = stride[d + 1] * shape[d + 1];
+  double* od = as_double ? reinterpret_cast<double*>(out.data()) : nullptr;
+  int64_t* oi = as_double ? nullptr : reinterpret_cast<int64_t*>(out.data());
+  const double* wv = weights ? reinterpret_cast<const double*>(w.data()) : nullptr;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t flat = 0;
+    bool inside = true;
+    for (size_t d = 0; d < nd && inside; ++d) {
+      const double* e = reinterpret_cast<const double*>(es[d].data());
+      const int64_t ne = es[d].size();
+      double x = reinterpret_cast<const double*>(xs[d].data())[i];
+      if (!(x >= e[0] && x <= e[ne - 1])) { inside = false; break; }
+      int64_t b = std::upper_bound(e, e + ne, x) - e - 1;
+      if (b >= ne - 1) b = ne - 2;  // the last bin includes its right edge
+      flat += b * stride[d];
+    }
+    if (!inside) continue;
+    if (as_double) od[flat] += wv ? wv[i] : 1.0;
+    else ++oi[flat];
+  }
+  if (density && out.size()) {
+    double total = 0;
+    for (int64_t i = 0; i < out.size(); ++i) total += od[i];
+    for (size_t d = 0; d < nd; ++d) {
+      const double* e = reinterpret_cast<const double*>(es[d].data());
+      for (int64_t i = 0; i < out.size(); ++i) {
+        int64_t b = (i / stride[d]) % shape[d];
+        od[i] = od[i] / (e[b + 1] - e[b]);
+      }
+    }
+    for (int64_t i = 0; i < out.size(); ++i) od[i] /= total;
+  }
+  return out;
+}
+
+int monotonic(const ndarray& a) {
+  if (a.ndim() != 1) throw ValueError("object too deep for desired array");
+  int result = 0;
+  detail::visit(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ndarray c = a.is_c_contiguous() ? a : a.copy();
+    const T* v = reinterpret_cast<const T*>(c.data());
+    Less<T> lt;
+    bool inc = true, dec = true;
+    for (int64_t i = 1; i < c.size(); ++i) {
+      if (lt(v[i], v[i - 1])) inc = false;
+      if (lt(v[i - 1], v[i])) dec = false;
+    }
+    result = inc ? 1 : dec ? -1 : 0;
+  });
+  return result;
+}
+
+std::pair<double, double> value_range(const ndarray& a) {
+  if (a.size() == 0) throw ValueError("zero-size array to reduction operation minimum which has no identity");
+  ndarray c = a.reshape(std::vector<int64_t>{-1}).astype(DType::Float64, Order::C);
+  const double* v = reinterpret_cast<const double*>(c.data());
+  double lo = v[0], hi = v[0];
+  for (int64_t i = 0; i < c.size(); ++i) {
+    if (v[i] != v[i]) return {v[i], v[i]};
+    lo = std::min(lo, v[i]);
+    hi = std::max(hi, v[i]);
+  }
+  return {lo, hi};
+}
+
 }  // namespace npc

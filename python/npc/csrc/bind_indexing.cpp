@@ -265,6 +265,16 @@ void bind_indexing(py::module_& m) {
            if (!x[2].is_none()) w = arr(x[2]);
            return wrap(bincount(arr(x[1]), w, x[3].cast<int64_t>()));
          }},
+        {"histogram", +[](py::tuple& x) -> py::object {
+           std::optional<ndarray> w;
+           if (!x[3].is_none()) w = arr(x[3]);
+           return wrap(histogram_counts(arrays(x[1]), arrays(x[2]), w, x[4].cast<bool>()));
+         }},
+        {"monotonic", +[](py::tuple& x) -> py::object { return py::int_(monotonic(arr(x[1]))); }},
+        {"value_range", +[](py::tuple& x) -> py::object {
+           auto [lo, hi] = value_range(arr(x[1]));
+           return py::make_tuple(lo, hi);
+         }},
         {"assign", +[](py::tuple& x) -> py::object {
            assign_array(arr(x[1]), arr(x[2]));
            return py::object(py::none());
