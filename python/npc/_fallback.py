@@ -255,7 +255,7 @@ def fallback_value(npc_modname, np_obj, name):
         return FallbackUfunc(qual, np_obj)
     if isinstance(np_obj, types.ModuleType):
         sub = np_obj.__name__
-        if sub == "numpy" or (sub.startswith("numpy.") and not sub.startswith("numpy._")):
+        if sub == "numpy" or (sub.startswith("numpy.") and "._" not in sub):
             return importlib.import_module("npc" + sub[5:])
         return np_obj
     if callable(np_obj) and not isinstance(np_obj, type):
