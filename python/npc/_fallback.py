@@ -152,30 +152,23 @@ def _restore_outputs(result, out, out_np):
 def call(name, fn, args, kwargs):
     """Runs NumPy's `fn` on converted arguments (counted as a fallback of `name`)."""
     record(name)
-    np_args = to_numpy(args)
     if kwargs:
         np_kwargs = to_numpy(kwargs)
         out = kwargs.get("out")
-        if out is not None and out is not np_kwargs.get("out"):
-            return _restore_outputs(fn(*np_args, **np_kwargs), out, np_kwargs["out"])
-        return from_numpy(fn(*np_args, **np_kwargs))
-    return from_numpy(fn(*np_args))
+        if out is not None:
+            # NumPy hands back its `out` views: return the caller's own objects.
+            return _restore_outputs(fn(*to_numpy(args), **np_kwargs), out, np_kwargs["out"])
+        return from_numpy(fn(*to_numpy(args), **np_kwargs))
+    return from_numpy(fn(*to_numpy(args)))
 
 
 def wrap_function(name, fn):
     """A function with `fn`'s name, signature and docstring that runs it through the
-    fallback (counted as `name`)."""
+    fallback (counted as `name`, the qualified npc name: "npc.linalg.solve")."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        record(name)
-        np_args = to_numpy(args)
-        if kwargs:
-            np_kwargs = to_numpy(kwargs)
-            out = kwargs.get("out")
-            if out is not None and out is not np_kwargs.get("out"):
-                return _restore_outputs(fn(*np_args, **np_kwargs), out, np_kwargs["out"])
-            return from_numpy(fn(*np_args, **np_kwargs))
-        return from_numpy(fn(*np_args))
+        return call(name, fn, args, kwargs)
+    wrapper.__module__, _, wrapper.__qualname__ = name.rpartition(".")
     wrapper.__npc_fallback__ = fn
     _FALLBACK_IDS.add(id(wrapper))
     return wrapper
@@ -371,7 +364,7 @@ def _make_method(name):
             if kwargs:
                 np_kwargs = to_numpy(kwargs)
                 out = kwargs.get("out")
-                if out is not None and out is not np_kwargs.get("out"):
+                if out is not None:
                     return _restore_outputs(np_method(view, *to_numpy(args), **np_kwargs), out,
                                             np_kwargs["out"])
                 return from_numpy(np_method(view, *to_numpy(args), **np_kwargs))

@@ -134,7 +134,7 @@ def _ufunc_fallback(ufunc, method, inputs, kwargs):
     fn = ufunc if method == "__call__" else getattr(ufunc, method)
     if kwargs:
         np_kwargs = to_numpy(kwargs)
-        if out is not None and out is not np_kwargs["out"]:
+        if out is not None:
             r = fn(*np_inputs, **np_kwargs)
             if method == "at":
                 return None
@@ -190,7 +190,7 @@ def __array_function__(self, func, types, args, kwargs):
     if kwargs:
         np_kwargs = to_numpy(kwargs)
         out = kwargs.get("out")
-        if out is not None and out is not np_kwargs.get("out"):
+        if out is not None:
             return _restore_outputs(fn(*np_args, **np_kwargs), out, np_kwargs["out"])
         return from_numpy(fn(*np_args, **np_kwargs))
     return from_numpy(fn(*np_args))
