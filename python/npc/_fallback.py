@@ -90,51 +90,16 @@ def record(name):
 
 
 # ---------------------------------------------------------------- conversion
-def to_numpy(x):
-    """npc arrays in `x` (also inside lists, tuples, dicts) as zero-copy NumPy arrays.
-
-    Anything else is returned as is. Named tuples keep their type.
-    """
-    t = type(x)
-    if t is ndarray:
-        return _to_numpy_view(x)
-    if t is tuple or t is list:
-        for v in x:
-            if _needs_conversion(v):
-                return t(to_numpy(v) for v in x)
-        return x
-    if t is dict:
-        for v in x.values():
-            if _needs_conversion(v):
-                return {k: to_numpy(v) for k, v in x.items()}
-        return x
-    return x
-
-
-def _needs_conversion(v):
-    t = type(v)
-    if t is ndarray:
-        return True
-    if t is tuple or t is list:
-        return any(_needs_conversion(e) for e in v)
-    if t is dict:
-        return any(_needs_conversion(e) for e in v.values())
-    return False
-
-
-def from_numpy(x):
-    """NumPy arrays of native dtypes in `x` (also inside tuples, named tuples and lists) as
-    zero-copy npc arrays; everything else as is (NumPy scalars stay NumPy scalars, as
-    NumPy's eager results are)."""
-    t = type(x)
-    if t is _NP_NDARRAY:
-        r = _from_numpy_view(x)
-        return _from_numpy_py(x) if r is None else r
-    if t is tuple or t is list:
-        return t(from_numpy(v) for v in x)
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return t(*(from_numpy(v) for v in x))
-    return x
+# Conversions are C++ (npc/csrc/bind_interop.cpp): they run on every fallback call.
+# to_numpy(x): npc arrays in `x` (also inside lists, tuples, dicts) as zero-copy NumPy
+# arrays, anything else as is; a container is rebuilt only when it holds an npc array (so
+# NumPy functions that mutate a list argument still see the caller's list).
+# from_numpy(x): NumPy arrays of native dtypes in `x` (also inside tuples, named tuples
+# and lists) as zero-copy npc arrays; everything else as is (NumPy scalars stay NumPy
+# scalars, as NumPy's eager results are).
+to_numpy = _core._to_numpy_tree
+from_numpy = _core._from_numpy_tree
+_call_numpy = _core._call_numpy
 
 
 def _restore_outputs(result, out, out_np):
@@ -153,13 +118,12 @@ def call(name, fn, args, kwargs):
     """Runs NumPy's `fn` on converted arguments (counted as a fallback of `name`)."""
     record(name)
     if kwargs:
-        np_kwargs = to_numpy(kwargs)
         out = kwargs.get("out")
         if out is not None:
             # NumPy hands back its `out` views: return the caller's own objects.
+            np_kwargs = to_numpy(kwargs)
             return _restore_outputs(fn(*to_numpy(args), **np_kwargs), out, np_kwargs["out"])
-        return from_numpy(fn(*to_numpy(args), **np_kwargs))
-    return from_numpy(fn(*to_numpy(args)))
+    return _call_numpy(fn, args, kwargs)
 
 
 def wrap_function(name, fn):

@@ -26,7 +26,8 @@ import numpy as _np
 
 from . import _core
 from ._array import ndarray
-from ._fallback import (_FALLBACK_IDS, NotNative, _restore_outputs, from_numpy, record, to_numpy)
+from ._fallback import (_FALLBACK_IDS, FallbackUfunc, NotNative, _restore_outputs, from_numpy, record,
+                        to_numpy)
 
 __all__ = ["from_dlpack", "__array_api_version__"]
 
@@ -38,6 +39,10 @@ _NP_NDARRAY = _np.ndarray
 _to_numpy_view = _core._to_numpy
 _from_numpy_view = _core._from_numpy
 _SCALARS = frozenset({int, float, complex, bool, type(None)})
+# Argument types that need no NEP 13 deferral check.
+_PLAIN_TYPES = frozenset({ndarray, _np.ndarray, int, float, complex, bool} |
+                         {_np.dtype(c).type for c in "?bBhHiIlLqQefdgFDG"})
+_call_numpy = _core._call_numpy
 _NATIVE_KINDS = frozenset("biufc")
 _ns = None  # npc's module dict, set by install()
 
@@ -84,15 +89,22 @@ _CALL_KWARGS = frozenset({"out", "where", "dtype", "casting"})
 def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
     """NEP 13 hook: a NumPy ufunc called with npc arrays (see the module docstring)."""
     impl = _ns.get(ufunc.__name__)
-    if impl is not None and id(impl) not in _FALLBACK_IDS:
+    if impl is not None and type(impl) is not FallbackUfunc and id(impl) not in _FALLBACK_IDS:
         if method == "__call__":
             if not kwargs:
-                try:
-                    return impl(*[_native_input(x) for x in inputs])
-                except NotNative:
-                    pass
-            elif _CALL_KWARGS.issuperset(kwargs) and kwargs.get("casting", "same_kind") in (
-                    "same_kind", "safe", "unsafe", "no", "equiv"):
+                # Hot path: npc arrays and Python scalars go to the native ufunc as they are.
+                for x in inputs:
+                    if type(x) is not ndarray and type(x) not in _SCALARS:
+                        r = _call_native(impl, ufunc, inputs, kwargs)
+                        if r is not NotImplemented:
+                            return r
+                        break
+                else:
+                    try:
+                        return impl(*inputs)
+                    except NotNative:
+                        pass
+            elif _CALL_KWARGS.issuperset(kwargs):
                 r = _call_native(impl, ufunc, inputs, kwargs)
                 if r is not NotImplemented:
                     return r
@@ -125,11 +137,26 @@ def _call_native(fn, ufunc, inputs, kwargs):
     return out[0] if len(out) == 1 else tuple(out)
 
 
+_UFUNC_NAMES = {}  # (ufunc, method) -> name counted in fallback_stats
+
+
 def _ufunc_fallback(ufunc, method, inputs, kwargs):
+    name = _UFUNC_NAMES.get((ufunc, method))
+    if name is None:
+        name = "npc." + ufunc.__name__ if method == "__call__" else f"npc.{ufunc.__name__}.{method}"
+        _UFUNC_NAMES[(ufunc, method)] = name
+    if not kwargs and method == "__call__":
+        # Hot path: a plain call with arrays and scalars.
+        for x in inputs:
+            if type(x) not in _PLAIN_TYPES:
+                break
+        else:
+            record(name)
+            return _call_numpy(ufunc, inputs)
     out = kwargs.get("out")
     if _foreign(inputs) or (out is not None and _foreign(out)):
         return NotImplemented
-    record("npc." + ufunc.__name__ if method == "__call__" else f"npc.{ufunc.__name__}.{method}")
+    record(name)
     np_inputs = to_numpy(inputs)
     fn = ufunc if method == "__call__" else getattr(ufunc, method)
     if kwargs:
