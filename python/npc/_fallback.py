@@ -224,6 +224,10 @@ def _numpy_module_of(npc_modname):
     return importlib.import_module("numpy" + npc_modname[3:])
 
 
+# Dunder names of NumPy's namespace that are public API (everything else dunder is Python's).
+_DUNDER_FALLBACKS = frozenset({"__array_namespace_info__"})
+
+
 def install(namespace, npc_modname=None, numpy_module=None):
     """Module-level ``__getattr__``/``__dir__`` (PEP 562) for an npc module whose globals
     are `namespace`: NumPy's names that the module does not define natively resolve
@@ -240,7 +244,7 @@ def install(namespace, npc_modname=None, numpy_module=None):
         numpy_module = _numpy_module_of(npc_modname)
 
     def __getattr__(name):
-        if name.startswith("__") and name.endswith("__"):
+        if name.startswith("__") and name.endswith("__") and name not in _DUNDER_FALLBACKS:
             raise AttributeError(f"module '{npc_modname}' has no attribute '{name}'")
         try:
             obj = getattr(numpy_module, name)
@@ -331,8 +335,11 @@ def _make_method(name):
                 if out is not None:
                     return _restore_outputs(np_method(view, *to_numpy(args), **np_kwargs), out,
                                             np_kwargs["out"])
-                return from_numpy(np_method(view, *to_numpy(args), **np_kwargs))
-            return from_numpy(np_method(view, *to_numpy(args)))
+                r = np_method(view, *to_numpy(args), **np_kwargs)
+            else:
+                r = np_method(view, *to_numpy(args))
+            # NumPy returned the array itself (astype(copy=False), ...): so does npc.
+            return self if r is view else from_numpy(r)
     method.__name__ = name
     method.__qualname__ = "ndarray." + name
     method.__doc__ = getattr(np_method, "__doc__", None)

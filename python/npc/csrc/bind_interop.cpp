@@ -240,6 +240,9 @@ py::object from_numpy_tree(py::handle o) {
 }
 
 /// fn(*to_numpy_tree(args), **to_numpy_tree(kwargs)) with the result through from_numpy_tree.
+/// When NumPy returns one of the views made for a top-level argument unchanged (e.g.
+/// numpy.astype(x, x.dtype, copy=False) returns x), the caller's npc array itself is
+/// returned, as NumPy would return the caller's object.
 py::object call_numpy(py::handle fn, py::handle args, py::handle kwargs) {
   py::object a = to_numpy_tree(args);
   PyObject* r;
@@ -250,7 +253,14 @@ py::object call_numpy(py::handle fn, py::handle args, py::handle kwargs) {
     r = PyObject_Call(fn.ptr(), a.ptr(), k.ptr());
   }
   if (!r) throw py::error_already_set();
-  return from_numpy_tree(py::reinterpret_steal<py::object>(r));
+  py::object result = py::reinterpret_steal<py::object>(r);
+  if (a.ptr() != args.ptr() && PyTuple_Check(a.ptr())) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a.ptr()); ++i) {
+      if (PyTuple_GET_ITEM(a.ptr(), i) == r && PyTuple_GET_ITEM(args.ptr(), i) != r)
+        return py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(args.ptr(), i));
+    }
+  }
+  return from_numpy_tree(result);
 }
 
 // ---- DLPack export
