@@ -190,6 +190,15 @@ def _route(func):
     return route
 
 
+def _signature_mismatch(err, impl):
+    """True when `err` says `impl` was called with arguments its signature lacks."""
+    msg = str(err)
+    name = getattr(impl, "__name__", "")
+    return (("unexpected keyword argument" in msg or "positional argument" in msg)
+            and (name + "()") in msg and err.__traceback__ is not None
+            and err.__traceback__.tb_next is None)
+
+
 def __array_function__(self, func, types, args, kwargs):
     """NEP 18 hook: a NumPy function called with npc arrays (see the module docstring)."""
     route = _FUNC_ROUTES.get(func) or _route(func)
@@ -203,6 +212,10 @@ def __array_function__(self, func, types, args, kwargs):
                 return impl(*args, **kwargs)
             except NotNative:
                 pass
+            except TypeError as e:
+                # npc's function lacks an argument NumPy's has: run NumPy's.
+                if not _signature_mismatch(e, impl):
+                    raise
     plain = True
     for t in types:
         if t is not ndarray and t is not _NP_NDARRAY:

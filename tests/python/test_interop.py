@@ -394,3 +394,17 @@ def test_matplotlib_plots_npc_arrays():
 def test_fallback_wrappers_are_marked():
     assert _fallback.is_fallback(npc.linalg.norm)
     assert not _fallback.is_fallback(npc.array)
+
+
+def test_native_without_numpys_keyword_falls_back(monkeypatch):
+    def flip(m):  # a native version without NumPy's `axis`
+        return "native flip"
+    monkeypatch.setitem(vars(npc), "flip", flip)
+    assert numpy.flip(npc.arange(3)) == "native flip"
+    same(numpy.flip(numpy.arange(6).reshape(2, 3), axis=1), numpy.flip(npc.arange(6).reshape(2, 3), axis=1))
+
+    def broken(m, axis=None):
+        raise TypeError("genuine type error")
+    monkeypatch.setitem(vars(npc), "flip", broken)
+    with pytest.raises(TypeError, match="genuine"):
+        numpy.flip(npc.arange(3), axis=0)
