@@ -21,6 +21,7 @@ protocols (neither npc nor NumPy arrays) get ``NotImplemented``, as NEP 13/18 as
 """
 import importlib
 import sys
+import types
 
 import numpy as _np
 
@@ -357,3 +358,6 @@ def install(namespace):
         ndarray.device = property(_device)
     if "to_device" not in vars(ndarray):
         ndarray.to_device = to_device
+    if "__class_getitem__" not in vars(ndarray):
+        # Typing: npc.ndarray[Any, npc.dtype[npc.float64]], as numpy.ndarray[...].
+        ndarray.__class_getitem__ = classmethod(lambda cls, item: types.GenericAlias(cls, item))

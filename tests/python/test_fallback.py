@@ -482,3 +482,17 @@ def test_logging_helper():
         assert _logging.enabled("anything")
     finally:
         _logging.set_logs(os.environ.get("NPC_LOGS", ""))
+
+
+def test_byteswapped_results_stay_numpy():
+    x = numpy.arange(3, dtype=">i4")
+    r = npc.ravel(x)
+    assert type(r) is numpy.ndarray and r.dtype == numpy.dtype(">i4")
+    unaligned = numpy.zeros(17, numpy.uint8)[1:].view(numpy.float64)
+    r = npc.ravel(unaligned)
+    assert type(r) is npc.ndarray and r.dtype == numpy.float64
+
+
+def test_generic_alias():
+    alias = npc.ndarray[int, numpy.dtype[numpy.float64]]
+    assert alias.__origin__ is npc.ndarray

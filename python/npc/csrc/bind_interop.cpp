@@ -216,6 +216,9 @@ py::object from_numpy_tree(py::handle o) {
   if (reinterpret_cast<PyObject*>(t) == reinterpret_cast<PyObject*>(api.PyArray_Type_)) {
     py::object r = from_numpy(o);
     if (!r.is_none()) return r;
+    // Non-native dtypes (byte-swapped ones included: '>i4' is not int32) stay NumPy;
+    // unaligned arrays of native dtypes are copied into npc memory.
+    if (dtype_code(py::reinterpret_borrow<py::array>(o).dtype()) < 0) return py::reinterpret_borrow<py::object>(o);
     static py::handle slow = py::object(py::module_::import("npc._array").attr("_from_numpy")).release();
     return slow(o);
   }
