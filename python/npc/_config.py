@@ -6,6 +6,7 @@ set them as attributes (``npc.config.strict_fallback = True``) or for a block of
 a typo never passes silently.
 """
 import contextlib
+import os
 
 __all__ = ["config"]
 
@@ -15,7 +16,7 @@ class Config:
 
     Settings
     --------
-    strict_fallback : bool, default False
+    strict_fallback : bool, default False (True when NPC_STRICT_FALLBACK=1)
         Raise :class:`npc.FallbackError` instead of running an operation on NumPy (the
         conformance tests of the native ops run this way).
     """
@@ -73,5 +74,6 @@ class Config:
 
 
 config = Config()
-config.register("strict_fallback", False,
-                "raise npc.FallbackError instead of running an operation on NumPy")
+config.register("strict_fallback", os.environ.get("NPC_STRICT_FALLBACK", "") not in ("", "0"),
+                "raise npc.FallbackError instead of running an operation on NumPy "
+                "(default from the NPC_STRICT_FALLBACK environment variable)")

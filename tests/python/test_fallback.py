@@ -496,3 +496,10 @@ def test_byteswapped_results_stay_numpy():
 def test_generic_alias():
     alias = npc.ndarray[int, numpy.dtype[numpy.float64]]
     assert alias.__origin__ is npc.ndarray
+
+
+def test_strict_fallback_from_environment():
+    code = "import npc\ntry:\n    npc.linalg.norm(npc.arange(3.0))\nexcept npc.FallbackError:\n    print('strict')\n"
+    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, NPC_STRICT_FALLBACK="1"),
+                       capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "strict"
