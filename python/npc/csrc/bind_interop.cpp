@@ -128,11 +128,20 @@ int dtype_code(const py::dtype& dt) {
 
 py::object to_numpy(py::handle self) {
   auto& a = self.cast<PyArray&>();
-  std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
-  std::vector<py::ssize_t> strides(a.strides().begin(), a.strides().end());
-  py::array r(numpy_dtype(a.dtype()), std::move(shape), std::move(strides), a.data(), self);
-  if (!a.writeable()) py::detail::array_proxy(r.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-  return std::move(r);
+  auto& api = py::detail::npy_api::get();
+  static_assert(sizeof(int64_t) == sizeof(Py_intptr_t), "npc shapes are passed to NumPy as they are");
+  void* data = a.data();  // realises a traced array first (a graph break)
+  // NumPy's C API directly (no shape/stride vectors): this runs on every fallback call.
+  const py::dtype& dt = numpy_dtype(a.dtype());
+  PyObject* r = api.PyArray_NewFromDescr_(
+      api.PyArray_Type_, dt.inc_ref().ptr(), static_cast<int>(a.ndim()),
+      reinterpret_cast<Py_intptr_t*>(const_cast<int64_t*>(a.shape().data())),
+      reinterpret_cast<Py_intptr_t*>(const_cast<int64_t*>(a.strides().data())), data,
+      a.writeable() ? py::detail::npy_api::NPY_ARRAY_WRITEABLE_ : 0, nullptr);
+  if (!r) throw py::error_already_set();
+  auto result = py::reinterpret_steal<py::object>(r);
+  if (api.PyArray_SetBaseObject_(r, self.inc_ref().ptr()) != 0) throw py::error_already_set();
+  return result;
 }
 
 py::object from_numpy(py::handle o) {
