@@ -351,6 +351,18 @@ def to_device(self, device, /, *, stream=None):
     return self
 
 
+def setflags(self, write=None, align=None, uic=None):
+    """numpy.ndarray.setflags: WRITEABLE can be changed (ValueError when the base forbids
+    it); ALIGNED and WRITEBACKIFCOPY only to their current values."""
+    if write is not None:
+        self.flags.writeable = write
+    if align is not None:
+        self.flags.aligned = align
+    if uic is not None:
+        if uic:
+            raise ValueError("cannot set WRITEBACKIFCOPY flag to True")
+
+
 def install(namespace):
     """Installs the protocols on npc.ndarray (namespace: npc's module dict)."""
     global _ns
@@ -365,6 +377,8 @@ def install(namespace):
         ndarray.device = property(_device)
     if "to_device" not in vars(ndarray):
         ndarray.to_device = to_device
+    if "setflags" not in vars(ndarray):
+        ndarray.setflags = setflags  # a NumPy view's flags would not reach the npc array
     if "__class_getitem__" not in vars(ndarray):
         # Typing: npc.ndarray[Any, npc.dtype[npc.float64]], as numpy.ndarray[...].
         ndarray.__class_getitem__ = classmethod(lambda cls, item: types.GenericAlias(cls, item))

@@ -413,3 +413,31 @@ def test_native_without_numpys_keyword_falls_back(monkeypatch):
     monkeypatch.setitem(vars(npc), "flip", broken)
     with pytest.raises(TypeError, match="genuine"):
         numpy.flip(npc.arange(3), axis=0)
+
+
+def test_setflags_reaches_the_npc_array():
+    a = npc.arange(3.0)
+    a.setflags(write=False)
+    assert not a.flags.writeable
+    with pytest.raises(ValueError):
+        a[0] = 1
+    a.setflags(write=True)
+    a[0] = 1
+    assert a[0] == 1
+    with pytest.raises(ValueError):
+        a.setflags(uic=True)
+
+
+def test_numpy_functions_write_through_views():
+    a = npc.zeros((3, 3))
+    numpy.fill_diagonal(a, 2.0)
+    numpy.copyto(a[0], 5.0)
+    numpy.put(a, [8], 7.0)
+    expected = numpy.zeros((3, 3))
+    numpy.fill_diagonal(expected, 2.0)
+    expected[0] = 5.0
+    expected.flat[8] = 7.0
+    same(expected, a)
+    b = npc.arange(10)
+    npc.random.default_rng(0).shuffle(numpy.asarray(b))
+    assert sorted(b.tolist()) == list(range(10)) and b.tolist() != list(range(10))
