@@ -35,6 +35,7 @@ from ._shape import *  # noqa: E402,F401,F403
 from ._interop import *  # noqa: E402,F401,F403
 # --- compiler (src/tracer, src/fusion; python/npc/compiler)
 from . import compiler  # noqa: E402,F401
+from .compiler import compile, jit, explain, config  # noqa: E402,F401
 
 from ._fallback import install as _install_fallback  # noqa: E402
 

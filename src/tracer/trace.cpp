@@ -55,6 +55,7 @@ bool all_static(const ir::SymShape& s) {
 }  // namespace
 
 Context* current() { return t_current; }
+void set_current(Context* c) { t_current = c; }
 Scope::Scope(Context* c) : prev_(t_current) { t_current = c; }
 Scope::~Scope() { t_current = prev_; }
 Suspend::Suspend() : prev_(t_current) { t_current = nullptr; }
@@ -138,14 +139,34 @@ ir::NodeRef Context::node_of(const ndarray& a) {
   return buffer_for_input(a, ir::static_shape(a.shape()))->current;
 }
 
+namespace {
+// Note [runtime scalars]
+// A Python float argument is traced as a float whose value is a NaN with a marker payload
+// (one per argument). Weak operands with exactly that value become Scalar nodes. A NaN that
+// carries the marker but is not exact was computed from the argument in Python (math.exp(lr)),
+// and a strong 0-d operand with the marker means a binding did not treat it as a weak Python
+// float: either way the value cannot be a runtime parameter, so tracing restarts with the
+// argument static (guarded by value).
+bool marked_nan(double d) {
+  uint64_t bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  return (bits & 0xFFF8000000000000ULL) == 0x7FF8000000000000ULL && ((bits >> 32) & 0xFFFF) == 0x5A5A;
+}
+}  // namespace
+
 ir::NodeRef Context::node_of_operand(const ndarray& a, bool weak) {
-  if (weak && !a.is_traced()) {
+  if (!a.is_traced() && a.ndim() == 0 && !sentinels_.empty()) {
     Scalar v = a.item();
-    if (kind(v.dtype) == Kind::Float)
-      for (auto& [s, k] : sentinels_)
-        if (std::memcmp(&s, &v.f, sizeof(double)) == 0) return graph_->scalar(k, DType::Float64);
-    return graph_->constant(v);
+    bool marked = kind(v.dtype) == Kind::Float ? marked_nan(v.f)
+                  : kind(v.dtype) == Kind::Complex ? marked_nan(v.c.real()) || marked_nan(v.c.imag()) : false;
+    if (marked) {
+      if (weak && kind(v.dtype) == Kind::Float)
+        for (auto& [s, k] : sentinels_)
+          if (std::memcmp(&s, &v.f, sizeof(double)) == 0) return graph_->scalar(k, DType::Float64);
+      throw StaticScalar("a float argument was used as a Python value");
+    }
   }
+  if (weak && !a.is_traced()) return graph_->constant(a.item());
   return node_of(a);
 }
 
@@ -310,6 +331,7 @@ void Context::start_segment() {
   graph_ = std::make_unique<ir::Graph>();
   bound_by_key_.clear();
   for (size_t k = 0; k < scalar_values.size(); ++k) graph_->scalar(static_cast<int>(k), DType::Float64);
+  segment_start_size_ = graph_->nodes().size();
 }
 
 std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
@@ -324,6 +346,7 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
         n->kind != ir::NodeKind::View)
       ++ops_per_graph.back();
   if (ir::verify_enabled()) ir::verify(g, "trace");
+  segment_graphs_raw.push_back(g.str());
   ir::Graph pruned = ir::run_pass(std::move(g), ir::dce, "dce");
   segment_graphs.push_back(pruned.str());
   std::vector<Scalar> scalars;
@@ -367,6 +390,7 @@ void Context::break_graph(const std::string& why) {
     input_buffers_.push_back(live[i]);
     all_buffers_.push_back(live[i]);
   }
+  segment_start_size_ = graph_->nodes().size();
 }
 
 ndarray Context::realize(const ndarray& a) {
@@ -374,7 +398,10 @@ ndarray Context::realize(const ndarray& a) {
   if (!tv || tv->ctx_id != id_)
     throw ValueError("a traced array escaped the npc.compile call that created it (it has no value here)");
   Buffer& b = *tv->buf;
-  if (!(b.input >= 0 && b.current == b.initial)) break_graph("a concrete value was needed");
+  // Every realization is a graph break (the function's Python must run again on each call
+  // to produce the value), except right after another break with nothing recorded since.
+  if (breaks_.empty() || graph_->nodes().size() != segment_start_size_ || b.input < 0 || b.current != b.initial)
+    break_graph("a concrete value was needed");
   ndarray base = bound_.at(b.input);
   if (!base.is_c_contiguous()) base = base.copy();
   // The fabricated geometry is the position in a C-contiguous buffer: a true view.
