@@ -154,6 +154,14 @@ bool marked_nan(double d) {
 }
 }  // namespace
 
+bool Context::is_runtime_scalar(const ndarray& a) const {
+  if (a.is_traced() || a.ndim() != 0 || a.dtype() != DType::Float64 || sentinels_.empty()) return false;
+  double v = a.item().f;
+  for (auto& [s, k] : sentinels_)
+    if (std::memcmp(&s, &v, sizeof(double)) == 0) return true;
+  return false;
+}
+
 ir::NodeRef Context::node_of_operand(const ndarray& a, bool weak) {
   if (!a.is_traced() && a.ndim() == 0 && !sentinels_.empty()) {
     Scalar v = a.item();
@@ -449,10 +457,27 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
     Suspend s;
     return detail::eager_ufunc(op, ops, o2);
   }
+  // A runtime float argument reaches here as a strong 0-d float64 (bindings take only exact
+  // Python floats as weak): resolve the loop again with it weak (Note [runtime scalars]).
+  std::vector<Operand> fixed(in.begin(), in.end());
+  LoopTypes fixed_loop;
+  bool refixed = false;
+  for (auto& o : fixed)
+    if (!o.weak && c.is_runtime_scalar(o.array)) o.weak = refixed = true;
+  if (refixed) {
+    std::vector<DType> dts;
+    std::unique_ptr<bool[]> weak(new bool[fixed.size()]);
+    for (size_t i = 0; i < fixed.size(); ++i) {
+      dts.push_back(fixed[i].array.dtype());
+      weak[i] = fixed[i].weak;
+    }
+    fixed_loop = resolve_loop(op, dts, std::span<const bool>(weak.get(), fixed.size()), opts.dtype);
+  }
+  const LoopTypes& lt = refixed ? fixed_loop : loop;
   std::vector<ir::SymShape> shapes;
   std::vector<Shape> hints;
   std::vector<ir::NodeRef> nodes;
-  for (auto& o : in) {
+  for (auto& o : fixed) {
     ir::NodeRef n = c.node_of_operand(o.array, o.weak);
     nodes.push_back(n);
     shapes.push_back(n->shape);
@@ -463,10 +488,10 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   Shape hint;
   ir::SymShape shape = c.broadcast(shapes, hints, hint);
   ir::Graph& g = c.graph();
-  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = g.broadcast(g.cast(nodes[i], loop.in.at(i)), shape);
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = g.broadcast(g.cast(nodes[i], lt.in.at(i)), shape);
   std::vector<ndarray> result;
-  for (size_t k = 0; k < loop.out.size(); ++k) {
-    ir::NodeRef n = g.ufunc(op, nodes, loop.out[k], static_cast<int>(k));
+  for (size_t k = 0; k < lt.out.size(); ++k) {
+    ir::NodeRef n = g.ufunc(op, nodes, lt.out[k], static_cast<int>(k));
     if (k < opts.out.size() && opts.out[k]) {
       c.write(*opts.out[k], n);
       result.push_back(*opts.out[k]);
@@ -488,6 +513,8 @@ DType reduce_dtype(OpId op, DType t) {
 
 ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   Context& c = ctx_or_throw();
+  // Reduction rows (sum, max, ...) name their binary ufunc; graphs record the ufunc.
+  if (op_info(op).kind == OpKind::Reduce) op = *op_from_name(op_info(op).loops);
   if (opts.where || (opts.out && !opts.out->is_traced())) {
     c.break_graph("reduce " + std::string(ir::op_name(op)) + (opts.where ? " with where=" : " with out= a non-traced array"));
     ndarray x = a;

@@ -79,6 +79,7 @@ class Context {
   // ---- recording (called by the hooks)
   ir::NodeRef node_of(const ndarray& a);           // traced, or a concrete array bound as an input/constant
   ir::NodeRef node_of_operand(const ndarray& a, bool weak);
+  bool is_runtime_scalar(const ndarray& a) const;  // a 0-d float64 holding a runtime scalar's marker
   ndarray new_value(ir::NodeRef n, Shape hint);    // a fresh buffer holding n
   void write(const ndarray& dst, ir::NodeRef value);
   std::shared_ptr<void> view(const ndarray& src, const ndarray& view);

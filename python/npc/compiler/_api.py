@@ -36,19 +36,15 @@ class GraphBreakError(RuntimeError):
     names the reason and the user's file and line."""
 
 
-class _Config:
-    """npc.config: compiler settings (mirrors torch._dynamo.config's names)."""
+from .._config import config  # noqa: E402
 
-    def __init__(self):
-        self.recompile_limit = 8
-        self.accumulated_recompile_limit = 256
-        self.fail_on_recompile_limit_hit = False
+config.register("recompile_limit", 8,
+                "traces per compiled function before it warns and runs eagerly")
+config.register("accumulated_recompile_limit", 256,
+                "traces of all compiled functions before new misses run eagerly")
+config.register("fail_on_recompile_limit_hit", False,
+                "raise instead of warning and running eagerly when a recompile limit is hit")
 
-    def __repr__(self):
-        return "npc.config(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
-
-
-config = _Config()
 
 # ---------------------------------------------------------------- statistics
 _STAT_KEYS = ("traces", "cache_hits", "recompiles", "graph_breaks", "eager_runs", "frozen_misses",
@@ -264,9 +260,9 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
               "__rpow__", "__divmod__", "__rdivmod__", "__lt__", "__le__", "__gt__", "__ge__",
               "__eq__", "__ne__"):
     setattr(_RuntimeFloat, _name, _arith(_name))
-for _name in ("__bool__", "__int__", "__float__", "__neg__", "__pos__", "__abs__", "__round__",
+for _name in ("__bool__", "__int__", "__neg__", "__pos__", "__abs__", "__round__",
               "__trunc__", "__floor__", "__ceil__", "__hash__", "__repr__", "__str__", "__format__",
-              "is_integer", "as_integer_ratio", "hex", "conjugate", "__getnewargs__", "__reduce__",
+              "is_integer", "as_integer_ratio", "hex", "conjugate", "__getnewargs__", "__reduce__",  # not __float__: numpy.asarray calls it
               "__reduce_ex__", "__complex__"):
     setattr(_RuntimeFloat, _name, _static_use)
 
@@ -490,6 +486,27 @@ _REASONS = {
 }
 
 
+def _opcode_reason(frame):
+    """What the user's bytecode was doing with the value (a condition, a call)."""
+    import dis
+    try:
+        for ins in dis.get_instructions(frame.f_code):
+            if ins.offset == frame.f_lasti:
+                op = ins.opname
+                if op.startswith("POP_JUMP") or op in ("TO_BOOL", "UNARY_NOT"):
+                    return "bool() of a traced array (a condition)"
+                if op.startswith("COMPARE"):
+                    return "comparison of a traced value in Python"
+                if op.startswith("FORMAT"):
+                    return "formatting a traced array"
+                if op in ("GET_ITER", "FOR_ITER"):
+                    return "iterating over a traced array"
+                return None
+    except Exception:
+        return None
+    return None
+
+
 def _annotate(reason):
     """Adds the user's file:line (the innermost frame outside npc and NumPy) and, when the
     break came from an npc method, what needed the value."""
@@ -513,6 +530,8 @@ def _annotate(reason):
         f = f.f_back
     if fallback:
         detail = "NumPy fallback call"
+    if detail is None and user is not None:
+        detail = _opcode_reason(user)
     if detail and reason == "a concrete value was needed":
         reason = detail
     where = f" at {user.f_code.co_filename}:{user.f_lineno} in {user.f_code.co_name}" if user else ""
@@ -1045,13 +1064,15 @@ class ExplainOutput:
     """What npc.explain found: graphs, breaks (with the user's line), ops, guards."""
 
     def __init__(self, f):
-        self.graph_count = len(f.last_graphs)
+        keep = [i for i, g in enumerate(f.last_graphs) if g.strip() != "return"]
+        f_graphs = [f.last_graphs[i] for i in keep]
+        self.graph_count = len(f_graphs)
         self.graph_break_count = len(f.last_breaks)
         self.break_reasons = list(f.last_breaks)
-        self.ops_per_graph = list(f.last_ops_per_graph)
+        self.ops_per_graph = [f.last_ops_per_graph[i] for i in keep]
         self.op_count = sum(self.ops_per_graph)
         self.guards = [f"{p}: {t}" for p, t in (f._last_labels or [])]
-        self.graphs = list(f.last_graphs)
+        self.graphs = f_graphs
 
     def __str__(self):
         lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
