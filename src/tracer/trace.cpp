@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "npc/creation.hpp"
+#include "npc/indexing.hpp"
 #include "tracer/ops_link.hpp"
 
 namespace npc::tracer {
@@ -571,6 +572,71 @@ void write_hook(const ndarray& dst, const ndarray& src) {
   Context& c = ctx_or_throw();
   c.write(dst, c.node_of(src));
 }
+// Indexing (src/core/indexing.cpp's hooks). Basic indexing of a traced array is a view: the
+// index runs on an untraced twin with the same geometry and the view hook names the map.
+// Advanced indexing (integer/boolean arrays, data-dependent shapes) is a graph break.
+ndarray untraced_twin(const ndarray& a) { return ndarray(a.storage(), a.offset(), a.dtype(), a.shape(), a.strides()); }
+
+bool basic_on_traced(const ndarray& a, std::span<const IndexItem> idx) {
+  if (!a.is_traced()) return false;
+  for (const IndexItem& it : idx)
+    if (it.kind == IndexItem::Kind::Array) return false;
+  return true;
+}
+
+std::vector<IndexItem> realized_items(std::span<const IndexItem> idx) {
+  std::vector<IndexItem> r(idx.begin(), idx.end());
+  for (auto& it : r)
+    if (it.kind == IndexItem::Kind::Array) it.array.realize();
+  return r;
+}
+
+ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
+  Context& c = ctx_or_throw();
+  if (basic_on_traced(a, idx)) {
+    ndarray v = index(untraced_twin(a), idx);
+    if (auto t = c.view(a, v)) {
+      v.set_trace(std::move(t));
+      return v;
+    }
+  }
+  c.break_graph("advanced indexing of a traced array (integer/boolean index arrays)");
+  ndarray x = a;
+  x.realize();
+  auto items = realized_items(idx);
+  Suspend s;
+  return index(x, items);
+}
+
+void index_set_hook(const ndarray& a, std::span<const IndexItem> idx, const ndarray& value) {
+  Context& c = ctx_or_throw();
+  if (basic_on_traced(a, idx)) {
+    if (!a.writeable()) throw ValueError("assignment destination is read-only");
+    ndarray region = index(untraced_twin(a), idx);
+    if (auto t = c.view(a, region)) {
+      region.set_trace(std::move(t));
+      ir::NodeRef v = c.node_of(value);
+      // NumPy's setitem: the value broadcasts to the region (ValueError otherwise).
+      std::vector<Shape> sh{value.shape(), region.shape()};
+      Shape vs = value.shape();
+      while (vs.size() > region.shape().size() && vs.front() == 1) vs.erase(vs.begin());
+      std::vector<Shape> both{vs, region.shape()};
+      if (broadcast_shapes(both) != region.shape())
+        throw ValueError("could not broadcast input array from shape " + shape_str(value.shape()) +
+                         " into shape " + shape_str(region.shape()));
+      c.write(region, v);
+      return;
+    }
+  }
+  c.break_graph(a.is_traced() ? "advanced index assignment into a traced array"
+                              : "assignment of a traced value into a non-traced array");
+  ndarray x = a, v = value;
+  x.realize();
+  v.realize();
+  auto items = realized_items(idx);
+  Suspend s;
+  index_assign(x, items, v);
+}
 }  // namespace
 
 void install_hooks() {
@@ -582,6 +648,7 @@ void install_hooks() {
     h.write = &write_hook;
     ndarray::set_trace_hooks(h);
     detail::install_op_hooks(&ufunc_hook, &reduce_hook);
+    set_index_trace_hooks(&index_get_hook, &index_set_hook);
     return true;
   }();
   (void)once;

@@ -911,7 +911,7 @@ class CompiledFunction:
                     raise _Retrace(float_paths)
                 except _core._GraphBreak as e:
                     raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {e}") from None
-            leaves, tree = _flatten(result)
+            leaves, tree = _flatten(result, traced.values())
             t1 = time.perf_counter()
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
             outs = ctx.finish(npc_leaves)
@@ -992,14 +992,17 @@ class _PyBackendGraph:
         return str(self._g)
 
 
-def _flatten(obj):
-    """Array leaves of a result and a tree to rebuild it (non-array leaves are static)."""
+def _flatten(obj, inputs=()):
+    """Array leaves of a result and a tree to rebuild it (non-array leaves are static).
+    0-d results of operations become NumPy scalars, as eager npc/NumPy returns them; 0-d
+    arrays the function received and returns as they are stay arrays."""
     leaves = []
+    ids = {id(i) for i in inputs}
 
     def walk(x):
         if isinstance(x, (_core.ndarray, _np.ndarray)):
             leaves.append(x)
-            return ("A", len(leaves) - 1)
+            return ("A", len(leaves) - 1, x.ndim == 0 and id(x) not in ids)
         t = type(x)
         if t is tuple or t is list:
             return (t, [walk(v) for v in x])
@@ -1018,8 +1021,8 @@ def _rebuild(tree, outs, numpy_out):
             a = outs[t[1]]
             if numpy_out:
                 v = _numpy_view(a)
-                return v[()] if v.ndim == 0 else v
-            return a
+                return v[()] if t[2] else v
+            return a._scalar() if t[2] else a
         if kind == "S":
             return t[1]
         if kind is dict:
