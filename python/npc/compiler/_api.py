@@ -536,6 +536,7 @@ def _annotate(reason):
         reason = detail
     where = f" at {user.f_code.co_filename}:{user.f_lineno} in {user.f_code.co_name}" if user else ""
     text = reason + where
+    _tls.last_break = text
     _logs.log("graph_breaks", "graph break: %s", text)
     return text
 
@@ -835,7 +836,9 @@ class CompiledFunction:
             _stats["recompiles"] += 1
             if _logs.enabled("recompiles"):
                 _logs.log("recompiles", "recompiling %s: %s", self._name, self._describe_failure(args, kwargs))
-        if self._update_dynamic(kb):
+        before = {k: set(v) for k, v in self._dyn.items()}
+        self._update_dynamic(kb)
+        if self._dyn != before:
             kb = _KeyBuilder(self._dyn, self._static_floats)
             for i, a in enumerate(args):
                 kb.add(a, i)
@@ -846,6 +849,7 @@ class CompiledFunction:
             try:
                 return self._trace_once(args, kwargs, kb, key)
             except _Retrace as r:
+                _stats["traces"] -= 1  # the aborted attempt does not count
                 self._static_floats.update(r.paths)
                 kb = _KeyBuilder(self._dyn, self._static_floats)
                 for i, a in enumerate(args):
@@ -898,6 +902,7 @@ class CompiledFunction:
         targs = [subst(a, i) for i, a in enumerate(args)]
         tkwargs = {k: subst(kwargs[k], k) for k in sorted(kwargs)}
         _tls.ctx = ctx
+        _tls.last_break = None
         ctx.activate()
         _core._set_break_annotator(_annotate)
         _core._set_fullgraph(bool(self._fullgraph))
@@ -911,6 +916,13 @@ class CompiledFunction:
                     raise _Retrace(float_paths)
                 except _core._GraphBreak as e:
                     raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {e}") from None
+                except Exception:
+                    # A break inside a protocol (buffer, number) can reach Python re-wrapped
+                    # (BufferError...): the annotated reason says it was the break.
+                    reason = getattr(_tls, "last_break", None)
+                    if self._fullgraph and reason:
+                        raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {reason}") from None
+                    raise
             leaves, tree = _flatten(result, traced.values())
             t1 = time.perf_counter()
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
