@@ -77,9 +77,9 @@ class ufunc:
     (object, string, datetime dtypes) run on NumPy.
     """
 
-    def __init__(self, name):
-        row = _TABLE[_OP_ID[name]]
-        self._id = _OP_ID[name]
+    def __init__(self, name, op=None):
+        row = _TABLE[_OP_ID[op or name]]
+        self._id = _OP_ID[op or name]
         self.__name__ = name
         self.nin = row[2]
         self.nout = row[3]
@@ -227,8 +227,8 @@ bitwise_not = _UFUNCS["invert"]
 bitwise_invert = _UFUNCS["invert"]
 bitwise_left_shift = _UFUNCS["left_shift"]
 bitwise_right_shift = _UFUNCS["right_shift"]
-degrees = _UFUNCS["rad2deg"]
-radians = _UFUNCS["deg2rad"]
+degrees = ufunc("degrees", "rad2deg")  # NumPy's own ufuncs with rad2deg's loops
+radians = ufunc("radians", "deg2rad")
 acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh  # noqa: F821
 atan, atanh, atan2 = arctan, arctanh, arctan2  # noqa: F821
 pow = _UFUNCS["power"]

@@ -38,6 +38,14 @@ struct UfuncCastingError : CastingError {
   DType from, to;
   Casting casting;
 };
+
+/// Raised when no loop of a ufunc fits the input dtypes; the Python layer raises NumPy's
+/// _UFuncNoLoopError ("ufunc 'x' did not contain a loop with signature matching types ...").
+struct UfuncNoLoopError : TypeError {
+  UfuncNoLoopError(OpId op, std::vector<DType> in);
+  OpId op;
+  std::vector<DType> in;
+};
 }  // namespace npc
 
 namespace npc::ops {

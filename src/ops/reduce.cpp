@@ -166,7 +166,7 @@ void inner_minmax(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std:
         for (int64_t i = 0; i < n; ++i) {
           T v = q[i];
           nan |= (v != v);
-          a = kMax ? (v > a ? v : a) : (v < a ? v : a);
+          a = kMax ? (a > v ? a : v) : (a < v ? a : v);
         }
         if (nan) a = std::numeric_limits<T>::quiet_NaN();
       } else {
@@ -176,7 +176,7 @@ void inner_minmax(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std:
       for (int64_t i = 0; i < n; ++i) {
         T v = ops::load<T>(p + i * s);
         if constexpr (std::is_floating_point_v<T>) if (std::isnan(v)) { a = v; break; }
-        a = kMax ? (v > a ? v : a) : (v < a ? v : a);
+        a = kMax ? (a > v ? a : v) : (a < v ? a : v);
       }
     }
     ops::store<T>(acc, a);

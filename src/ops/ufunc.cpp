@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "core/strided.hpp"
 #include "npc/creation.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
@@ -103,6 +104,20 @@ void masked_copy(const ndarray& dst, const ndarray& src, const ndarray& mask) {
   ops::run_elementwise(fn, 3, ptrs, st, dst.shape(), 2, false);
 }
 
+bool any_negative(const ndarray& a) {
+  return detail::visit(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bool neg = false;
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      std::array<std::span<const int64_t>, 1> st{std::span<const int64_t>(a.strides())};
+      detail::strided_loop<1>(a.shape(), {a.data()}, st, [&](auto p, auto s, int64_t n) {
+        for (int64_t i = 0; i < n && !neg; ++i) neg = ops::load<T>(p[0] + i * s[0]) < 0;
+      });
+    }
+    return neg;
+  });
+}
+
 }  // namespace
 
 std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const UfuncOptions& opts) {
@@ -190,6 +205,9 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     }
   }
 
+  if (op == OpId::power && kind(loop.in[1]) == Kind::Signed && any_negative(args[1]))
+    throw ValueError("Integers to negative integer powers are not allowed.");
+
   // Outputs: write straight into out= when its dtype is the loop's and there is no mask.
   std::vector<ndarray> targets, results;
   for (int k = 0; k < nout; ++k) {
@@ -237,7 +255,9 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     strides.push_back(targets[k].strides());
   }
   int cost = (is_inexact(loop.in[0]) && op != OpId::add && op != OpId::subtract && op != OpId::multiply) ? 8 : 1;
-  int flags = ops::run_elementwise(fn, nin + nout, ptrs, strides, shape, nin, ops::checks_fpe(op), cost);
+  // Complex comparisons use C's ordered comparisons, which raise "invalid" on NaN as NumPy's do.
+  const bool fpe = ops::checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
+  int flags = ops::run_elementwise(fn, nin + nout, ptrs, strides, shape, nin, fpe, cost);
   if (flags) ops::note_fpe(flags);
 
   for (int k = 0; k < nout; ++k) {

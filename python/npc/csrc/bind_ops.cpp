@@ -107,6 +107,16 @@ void bind_ops(py::module_& m) {
       py::object err = exc(uf, casting_rule_name(e.casting), dts[py::int_(static_cast<int>(e.from))],
                            dts[py::int_(static_cast<int>(e.to))], e.index);
       PyErr_SetObject(exc.ptr(), err.ptr());
+    } catch (const UfuncNoLoopError& e) {
+      py::object exc = py::module_::import("numpy._core._exceptions").attr("_UFuncNoLoopError");
+      py::object dts = py::module_::import("npc._dtypes").attr("DTYPES");
+      const OpInfo& info = op_info(e.op);
+      py::tuple types(e.in.size() + info.nout);
+      for (size_t i = 0; i < e.in.size(); ++i) types[i] = py::type::of(dts[py::int_(static_cast<int>(e.in[i]))]);
+      for (int k = 0; k < info.nout; ++k) types[e.in.size() + k] = py::none();
+      py::object uf = py::module_::import("numpy").attr(std::string(info.name).c_str());
+      py::object err = exc(uf, types);
+      PyErr_SetObject(exc.ptr(), err.ptr());
     }
   });
 
