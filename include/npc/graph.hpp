@@ -48,6 +48,8 @@ class Dim {
 };
 using SymShape = std::vector<Dim>;
 
+/// NumPy's name of an op-table row ("add", "sum", "cast").
+std::string_view op_name(OpId op);
 /// "(3, s0)": shape with symbols spelled s<k>.
 std::string sym_shape_str(const SymShape& s);
 /// A static SymShape.
@@ -86,6 +88,10 @@ enum class ViewKind : uint8_t {
   Reshape,
   /// Real (params[1] = 0) or imaginary (params[1] = 1) part of a complex source.
   Component,
+  /// params: [offset, stride_0, stride_1, ...] in elements over the C-order flattening of a
+  /// source of static shape: src_linear = offset + sum_d i_d * stride_d (numpy's as_strided;
+  /// what a view of a traced array becomes when it is not one of the kinds above).
+  Strided,
 };
 std::string_view view_kind_name(ViewKind k);
 
@@ -93,7 +99,7 @@ std::string_view view_kind_name(ViewKind k);
 // Mutation is functionalized: `x[1:3] = v`, `np.add(a, b, out=x)` and `x += y` produce a
 // new SSA value, Write(base, region, value), equal to `base` except on `region`, where it
 // holds `value`. `region` is a chain of View nodes whose root is `base` (the index map of
-// the written elements); `value` has the region's shape and base's dtype (the tracer casts
+// the written elements); `value` has the region's shape and dtype (the tracer casts
 // and broadcasts it first). Reads of any alias of the buffer after the write are rebuilt
 // from the newest buffer value, so aliasing through views behaves as in eager NumPy. Graph
 // inputs that were written have an entry in Graph::writebacks: the runtime copies the final
@@ -166,6 +172,7 @@ class Graph {
   NodeRef broadcast(NodeRef a, SymShape shape);
   NodeRef reshape(NodeRef a, SymShape shape);
   NodeRef component(NodeRef a, bool imag);
+  NodeRef strided(NodeRef a, int64_t offset, std::span<const int64_t> strides, SymShape shape);
   /// take(a, idx, axis) along one axis; idx int64 of any shape.
   NodeRef gather(NodeRef a, NodeRef idx, int64_t axis);
   /// Functionalized write (Note [writes]).

@@ -202,9 +202,12 @@ int64_t ndarray::shape(int axis) const { return shape_[normalize_axis(axis, ndim
 
 namespace {
 ndarray::RealizeHook g_realize_hook = nullptr;
+ndarray::TraceHooks g_trace_hooks;
 }
 
 void ndarray::set_realize_hook(RealizeHook hook) { g_realize_hook = hook; }
+void ndarray::set_trace_hooks(const TraceHooks& hooks) { g_trace_hooks = hooks; }
+const ndarray::TraceHooks& ndarray::trace_hooks() { return g_trace_hooks; }
 
 void ndarray::realize() const {
   if (!trace_) return;
@@ -245,6 +248,16 @@ void ndarray::set_writeable(bool w) { writeable_ = w; }
 ndarray ndarray::with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const {
   ndarray r(storage_, offset, dtype, std::move(shape), std::move(strides), writeable_);
   r.owndata_ = false;
+  if (trace_) [[unlikely]] {  // Note [traced views and writes]
+    if (g_trace_hooks.view) r.trace_ = g_trace_hooks.view(*this, r);
+    if (!r.trace_) {
+      // The tracer realizes a traced array at the geometry it was traced with, so the
+      // view's offset and strides stay valid over the realized storage.
+      const int64_t before = offset_;
+      realize();
+      return with_geometry(offset - before + offset_, dtype, r.shape_, r.strides_);
+    }
+  }
   return r;
 }
 
@@ -269,6 +282,10 @@ Scalar ndarray::item() const {
 
 void ndarray::fill(const Scalar& v) {
   if (!writeable_) throw ValueError("assignment destination is read-only");
+  if (trace_ && g_trace_hooks.write) [[unlikely]] {  // Note [traced views and writes]
+    g_trace_hooks.write(*this, scalar_array(v));
+    return;
+  }
   alignas(16) std::byte elem[16];
   v.store(dtype_, elem);
   const size_t n = itemsize();
@@ -279,6 +296,7 @@ void ndarray::fill(const Scalar& v) {
 }
 
 ndarray ndarray::copy(Order order) const {
+  if (trace_ && g_trace_hooks.copy) [[unlikely]] return g_trace_hooks.copy(*this, dtype_);  // Note [traced views and writes]
   if (order == Order::A) order = (f_contig_ && !c_contig_) ? Order::F : Order::C;
   ndarray r = empty_like(*this, std::nullopt, order);
   copy_into(r, *this);
@@ -291,6 +309,10 @@ ndarray ndarray::astype(DType t, Order order, Casting casting, bool copy) const 
                     std::string(name(t)) + "') according to the rule '" +
                     std::string(casting == Casting::No ? "no" : casting == Casting::Equiv ? "equiv"
                                 : casting == Casting::Safe ? "safe" : "same_kind") + "'");
+  if (trace_ && g_trace_hooks.copy) [[unlikely]] {  // Note [traced views and writes]
+    if (!copy && t == dtype_) return *this;
+    return g_trace_hooks.copy(*this, t);
+  }
   if (!copy && t == dtype_) {
     bool ok = order == Order::K || order == Order::A ||
               (order == Order::C && c_contig_) || (order == Order::F && f_contig_);
@@ -459,6 +481,10 @@ void copy_into(const ndarray& dst, const ndarray& src) {
     throw ValueError("could not broadcast input array from shape " + shape_str(src.shape()) + " into shape " +
                      shape_str(dst.shape()));
   if (!dst.writeable()) throw ValueError("assignment destination is read-only");
+  if (dst.is_traced() && ndarray::trace_hooks().write) [[unlikely]] {  // Note [traced views and writes]
+    ndarray::trace_hooks().write(dst, src);
+    return;
+  }
   if (overlaps(dst, src) && !(dst.offset() == src.offset() && dst.strides() == src.strides() &&
                               dst.dtype() == src.dtype())) {
     copy_into(dst, src.copy(Order::K));
