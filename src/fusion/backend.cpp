@@ -52,7 +52,7 @@ std::string dot_diagram(const ir::Graph& g, const Lowered& l) {
     for (NodeRef r : l.launches[i].roots) kernel_of[r] = static_cast<int>(i);
   for (NodeRef n : g.nodes()) {
     std::string label = std::string(ir::kind_name(n->kind));
-    if (n->kind == NodeKind::Ufunc || n->kind == NodeKind::Reduce || n->kind == NodeKind::Prim) label = op_name(n->op);
+    if (n->kind == NodeKind::Ufunc || n->kind == NodeKind::Reduce || n->kind == NodeKind::Prim) label = std::string(ir::op_name(n->op));
     label += " %" + std::to_string(n->id) + "\\n" + std::string(name(n->dtype)) + ir::sym_shape_str(n->shape);
     auto it = kernel_of.find(n);
     os << "  n" << n->id << " [label=\"" << label << "\"" << (it != kernel_of.end() ? ", style=bold, color=blue" : "")

@@ -204,8 +204,8 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
       break;
     }
     case Stmt::K::For:
-      if (s.parallel) { indent(os, ind); os << "#pragma omp parallel for schedule(static)\n"; }
-      if (s.simd) {
+      if (s.parallel) { indent(os, ind); os << "#pragma omp parallel for" << (s.simd ? " simd" : "") << " schedule(static)\n"; }
+      if (s.simd && !s.parallel) {
         indent(os, ind);
         os << "#pragma omp simd";
         if (!s.reduction.empty()) os << " reduction(" << s.reduction << ")";

@@ -31,12 +31,6 @@ namespace {
 
 struct NeedMaterialize { NodeRef node; };
 
-const char* const kOpNames[] = {
-#define NPC_UFUNC(name, nin, nout, identity, diff, loops) #name,
-#define NPC_REDUCE(name, ufunc) #name,
-#define NPC_PRIM(name, nin, diff) #name,
-#include "npc/ops.def"
-};
 
 int64_t static_extent(const Dim& d) { return d.is_static() ? d.value() : -1; }
 
@@ -289,6 +283,7 @@ class Emitter {
         return {};  // not an index map: caller loads linearly from the materialised source
       }
       case ViewKind::Component: return idx;
+      case ViewKind::Strided: return {};
     }
     return out;
   }
@@ -307,7 +302,19 @@ class Emitter {
     if (n->kind != NodeKind::Input && n->kind != NodeKind::Scalar && n->kind != NodeKind::Const &&
         n->kind != NodeKind::SymVal && n->kind != NodeKind::View && !as_root) {
       auto& seen = seen_index_[n];
-      std::string ik = key.substr(key.find('@'));
+      // Reads that differ only in which loop variable walks an axis are one access pattern
+      // (softmax reads exp(x - max) in the sum and in the division); distinct offsets are not.
+      std::string ik;
+      for (auto& l : idx) {
+        Lin norm;
+        norm.c = l.c;
+        for (auto& [a, k] : l.t) {
+          bool loopvar = (a[0] == 'i' || a[0] == 'r') && a.size() > 1 && std::isdigit(static_cast<unsigned char>(a[1])) &&
+                         a.find('*') == std::string::npos;
+          norm.t[loopvar ? "#" + std::to_string(k) : a] += k;
+        }
+        ik += norm.str() + ",";
+      }
       seen.insert(ik);
       if (seen.size() > 1 && st_.can_materialise(n)) throw NeedMaterialize{n};
     }
@@ -360,7 +367,7 @@ class Emitter {
           return let(n->dtype, e, val_level(a), key);
         }
         std::vector<Lin> sidx = view_source_index(n, idx);
-        if (sidx.empty() && src->ndim() > 0) {
+        if (n->view_kind() == ViewKind::Strided || (sidx.empty() && src->ndim() > 0)) {
           // Reshape that is not an index map: linear index into the C-contiguous source.
           bool linear = st_.buffer_of.count(src) && st_.bufs.at(st_.buffer_of.at(src)).contiguous &&
                         st_.bufs.at(st_.buffer_of.at(src)).scalar_slot < 0;
@@ -369,6 +376,15 @@ class Emitter {
             throw CodegenError("reshape of a non-contiguous value");
           }
           Lin lin;
+          if (n->view_kind() == ViewKind::Strided) {
+            lin = Lin::constant(n->params.at(1));
+            for (int d = 0; d < n->ndim(); ++d) lin += idx[d].scaled(n->params.at(2 + d));
+            int g = st_.buffer_of.at(src);
+            Expr e{Expr::K::Load, src->dtype};
+            e.buf = local_buf(g, src->dtype, false);
+            e.index = lin;
+            return let(src->dtype, e, lin_level(lin), key);
+          }
           Lin stride = Lin::constant(1);
           for (int d = n->ndim() - 1; d >= 0; --d) {
             if (!stride.is_const()) throw CodegenError("symbolic reshape");
@@ -641,7 +657,7 @@ class Emitter {
         return let(n->dtype, a, val_level(mv), key);
       }
       case OpId::fill: return value(n->args[0], {});
-      default: throw CodegenError(std::string("primitive ") + op_name(n->op) + " is not fused");
+      default: throw CodegenError(std::string("primitive ") + std::string(ir::op_name(n->op)) + " is not fused");
     }
   }
 
@@ -925,8 +941,6 @@ bool contains_loops(const Block& b) {
 
 }  // namespace
 
-std::string op_name(OpId op) { return kOpNames[static_cast<int>(op)]; }
-
 bool LowerState::is_input(NodeRef n) const { return n->kind == NodeKind::Input || n->kind == NodeKind::Scalar; }
 
 bool LowerState::can_materialise(NodeRef n) const { return !materialised.count(n); }
@@ -946,16 +960,16 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     switch (n->kind) {
       case NodeKind::Ufunc:
         if (!cpp_supports(n->op, n->args[0]->dtype))
-          throw CodegenError("no C++ rule for " + op_name(n->op) + " on " +
+          throw CodegenError("no C++ rule for " + std::string(ir::op_name(n->op)) + " on " +
                              std::string(name(n->args[0]->dtype)));
         break;
       case NodeKind::Reduce:
-        if (!reduce_supported(n->op, n->dtype)) throw CodegenError("reduction " + op_name(n->op) + " on " + std::string(name(n->dtype)));
+        if (!reduce_supported(n->op, n->dtype)) throw CodegenError("reduction " + std::string(ir::op_name(n->op)) + " on " + std::string(name(n->dtype)));
         break;
       case NodeKind::Prim:
         if (n->op != OpId::where && n->op != OpId::argmin && n->op != OpId::argmax && n->op != OpId::iota &&
             n->op != OpId::fill)
-          throw CodegenError("primitive " + op_name(n->op) + " is not fused");
+          throw CodegenError("primitive " + std::string(ir::op_name(n->op)) + " is not fused");
         break;
       case NodeKind::Call: throw CodegenError("host call (" + g.calls.at(n->params[0]).second + ") in the graph");
       default: break;

@@ -17,9 +17,6 @@ using ir::ViewKind;
 using ir::Dim;
 using ir::SymShape;
 
-/// NumPy name of an op-table row.
-std::string op_name(OpId op);
-
 /// A buffer of a lowered program.
 struct BufInfo {
   enum Kind { Input, Scalars, Temp } kind = Temp;
