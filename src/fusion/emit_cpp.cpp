@@ -7,6 +7,7 @@
 // helper. The CUDA emitter copies this table and overrides only the rows that differ
 // (STYLE.md 3). A row with no pattern, or a dtype kind outside its set, is "unsupported":
 // the graph then runs on the eager backend.
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <sstream>
@@ -204,7 +205,16 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
       break;
     }
     case Stmt::K::For:
-      if (s.parallel) { indent(os, ind); os << "#pragma omp parallel for" << (s.simd ? " simd" : "") << " schedule(static)\n"; }
+      if (s.parallel) {
+        // Dynamic chunks (about 64 per loop): on a loaded machine a descheduled thread
+        // does not hold the others at the barrier. Each iteration writes its own outputs,
+        // so results do not depend on the schedule.
+        std::string sched = "guided";
+        if (s.hi.is_const() && s.lo.is_const())
+          sched = "dynamic, " + std::to_string(std::max<int64_t>(1, (s.hi.c - s.lo.c) / 64));
+        indent(os, ind);
+        os << "#pragma omp parallel for" << (s.simd ? " simd" : "") << " schedule(" << sched << ")\n";
+      }
       if (s.simd && !s.parallel) {
         indent(os, ind);
         os << "#pragma omp simd";
