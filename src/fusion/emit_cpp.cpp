@@ -119,6 +119,12 @@ Table make_cpp_table() {
   return t;
 }
 
+// Per-dtype overrides of the table (op, loop dtype) -> pattern.
+const char* cpp_override(OpId op, DType in) {
+  if (op == OpId::exp && in == DType::Float32) return "npk::expf32({0})";
+  return nullptr;
+}
+
 const Table& cpp_table() {
   static const Table t = make_cpp_table();
   return t;
@@ -156,7 +162,8 @@ std::string render_expr(const Expr& e) {
     }
     case Expr::K::Apply: {
       const Rule& r = cpp_table()[static_cast<int>(e.op)];
-      std::string s = subst(r.pattern, a, cpp_local_type(e.in));
+      const char* ov = e.dtype == e.in ? cpp_override(e.op, e.in) : nullptr;
+      std::string s = subst(ov ? ov : r.pattern, a, cpp_local_type(e.in));
       if (e.dtype == DType::Float16) s = "npk::r16(" + s + ")";
       return s;
     }

@@ -511,6 +511,19 @@ class Emitter {
       }
     }
     bool float_add = op == OpId::add && kind(t) == Kind::Float;
+    // max/min of float32/float64 vectorize as an omp max/min reduction plus a NaN flag
+    // (NumPy propagates NaN; the flag restores that after the loop).
+    bool float_minmax = (op == OpId::maximum || op == OpId::minimum) && !use_initial &&
+                        (t == DType::Float32 || t == DType::Float64);
+    std::string nanflag = float_minmax ? fresh("nan") : "";
+    if (float_minmax) {
+      Stmt s{Stmt::K::Decl};
+      s.var = nanflag;
+      s.dtype = DType::Int32;
+      s.expr = Expr{Expr::K::Lit, DType::Int32};
+      s.expr.args = {Val{"0", DType::Int32}};
+      stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
+    }
     {
       Stmt s{Stmt::K::Decl};
       s.var = acc;
@@ -546,7 +559,15 @@ class Emitter {
       s.var = target;
       s.expr = Expr{Expr::K::Lit, t};
       if (float_add) s.expr.args = {Val{"(" + target + " + " + v.text + ")", t}};
-      else {
+      else if (float_minmax) {
+        std::string cmp = op == OpId::maximum ? " > " : " < ";
+        s.expr.args = {Val{"(" + v.text + cmp + target + " ? " + v.text + " : " + target + ")", t}};
+        Stmt nf{Stmt::K::Assign};
+        nf.var = nanflag;
+        nf.expr = Expr{Expr::K::Lit, DType::Int32};
+        nf.expr.args = {Val{"(" + nanflag + " | (int)(" + v.text + " != " + v.text + "))", DType::Int32}};
+        stack_.back()->stmts.push_back(std::move(nf));
+      } else {
         Expr a{Expr::K::Apply, t};
         a.op = op;
         a.in = t;
@@ -598,6 +619,10 @@ class Emitter {
         loop = std::move(ob);
       } else {
         if (innermost && float_add) { loop.simd = true; loop.reduction = "+:" + acc; }
+        if (innermost && float_minmax) {
+          loop.simd = true;
+          loop.reduction = std::string(op == OpId::maximum ? "max:" : "min:") + acc + ") reduction(|:" + nanflag;
+        }
         loop.body = std::move(inner);
       }
       inner = i > 0 ? std::move(rscopes[i - 1]->stmts) : Block{};
@@ -605,6 +630,13 @@ class Emitter {
     }
     stack_ = saved;
     for (auto& blk_stmt : inner) stack_[lv]->stmts.push_back(std::move(blk_stmt));
+    if (float_minmax) {
+      Stmt fix{Stmt::K::Assign};
+      fix.var = acc;
+      fix.expr = Expr{Expr::K::Lit, t};
+      fix.expr.args = {Val{"(" + nanflag + " ? (" + cpp_local_type(t) + ")__builtin_nan(\"\") : " + acc + ")", t}};
+      stack_[lv]->stmts.push_back(std::move(fix));
+    }
     for (auto& r : rvars) level_.erase(r);
     level_[acc] = lv;
     Val result{acc, t};
