@@ -4,4 +4,5 @@
 #include "npc/creation.hpp"
 #include "npc/dtype.hpp"
 #include "npc/errors.hpp"
+#include "npc/indexing.hpp"
 #include "npc/ndarray.hpp"

@@ -42,7 +42,17 @@ from ._shape import *  # noqa: E402,F401,F403
 from ._interop import *  # noqa: E402,F401,F403
 # --- compiler (src/tracer, src/fusion; python/npc/compiler)
 from . import compiler  # noqa: E402,F401
+from .compiler import compile, jit, explain  # noqa: E402,F401
 
-from ._fallback import install as _install_fallback  # noqa: E402
+# --- settings, logs and the NumPy fallback (python/npc/_config.py, _logging.py, _fallback.py)
+from ._config import config  # noqa: E402
+from ._logging import set_logs  # noqa: E402
+from ._fallback import FallbackError, NotNative, fallback_stats, reset_fallback_stats  # noqa: E402
+from . import linalg, fft, random, lib, char, ma, polynomial, testing  # noqa: E402,F401
+from . import _fallback, _interop  # noqa: E402
 
-__getattr__, __dir__ = _install_fallback(globals())
+# Last, once every layer has defined its native names: protocols on npc.ndarray, fallbacks
+# for the numpy.ndarray methods still missing, and the module-level NumPy fallback.
+_interop.install(globals())
+_fallback.install_methods(ndarray)
+__getattr__, __dir__ = _fallback.install(globals(), "npc", _np)
