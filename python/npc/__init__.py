@@ -4,7 +4,14 @@
 natively runs on real NumPy (see npc._fallback). dtypes, scalar types, error state and
 print options are NumPy's own objects.
 """
+import os as _os
+
 import numpy as _np
+
+# OpenMP threads of npc's kernels sleep when idle instead of spinning: on a machine shared
+# with other work (or with OpenBLAS's own threads) spinning threads delay every parallel
+# region's barrier by a scheduler time slice. Must be set before libgomp loads (with _core).
+_os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from . import _core
 from ._array import ndarray, flagsobj
