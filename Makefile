@@ -7,7 +7,7 @@ PY         := $(VENV)/bin/python
 # Python 3.12 where the machine has it, else the default python3.
 PY_BOOT    := $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) $(shell command -v python3.12 2>/dev/null) $(shell command -v python3))
 APT_PKGS   := libopenblas-dev liblapacke-dev catch2 libxtensor-dev libbenchmark-dev ninja-build ccache libhwy-dev
-PIP_PKGS   := "numpy>=2.4,<2.6" "pybind11>=2.12" "scikit-build-core>=0.10" pytest pytest-xdist hypothesis
+PIP_PKGS   := "numpy>=2.5,<2.6" "pybind11>=2.12" "scikit-build-core>=0.10" pytest pytest-xdist hypothesis scipy matplotlib
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS       ?= 2
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(JOBS)
@@ -37,9 +37,16 @@ $(VENV)/.deps-stamp: Makefile
 
 venv: $(VENV)/.deps-stamp
 
-# One CMake build tree (build/) serves the Python extension and the C++ tests.
+# One CMake build tree (build/) serves the Python extension and the C++ tests. The first
+# build is an editable pip install (scikit-build-core); later ones rebuild the tree with
+# cmake and refresh the installed extension, which takes seconds when nothing changed.
+EXT_DIR = $(shell $(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/npc
 build: venv
-	$(PY) -m pip install -q --no-build-isolation --no-deps -e .
+	@if [ -f build/build.ninja -o -f build/Makefile ] && [ -d "$(EXT_DIR)" ] && [ $(VENV)/.deps-stamp -ot build/CMakeCache.txt ]; then \
+	  cmake --build build && cp -f build/_core*.so "$(EXT_DIR)/"; \
+	else \
+	  $(PY) -m pip install -q --no-build-isolation --no-deps -e . ; \
+	fi
 	@$(PY) -c "import npc" || { echo "npc failed to build or import"; exit 1; }
 
 test: setup

@@ -37,6 +37,15 @@ inline constexpr int kNumDTypes = 14;
   X(Float64, double, "float64") X(Complex64, std::complex<float>, "complex64") \
   X(Complex128, std::complex<double>, "complex128")
 
+/// The DType whose element type is T (compile-time; e.g. dtype_for<float>() == Float32).
+template <class T>
+constexpr DType dtype_for();
+#define NPC_DTYPE_FOR_(E, T, N) \
+  template <>                   \
+  constexpr DType dtype_for<T>() { return DType::E; }
+NPC_FOR_EACH_DTYPE(NPC_DTYPE_FOR_)
+#undef NPC_DTYPE_FOR_
+
 /// The kind of a dtype, ordered as NumPy orders kinds for same_kind casting.
 enum class Kind : uint8_t { Bool, Unsigned, Signed, Float, Complex };
 

@@ -156,6 +156,18 @@ class ndarray {
   using RealizeHook = ndarray (*)(const ndarray& traced);
   static void set_realize_hook(RealizeHook hook);
 
+  // Note [traced views and writes] (hooks for src/tracer)
+  // Views, copies and writes of traced arrays go to the tracer: with_geometry asks it for
+  // the view's trace (null: the tracer cannot express the view, so the source is realized
+  // first, a graph break); copy/astype and copy_into/fill into a traced array record nodes.
+  struct TraceHooks {
+    std::shared_ptr<void> (*view)(const ndarray& src, const ndarray& view) = nullptr;
+    ndarray (*copy)(const ndarray& src, DType t) = nullptr;
+    void (*write)(const ndarray& dst, const ndarray& src) = nullptr;
+  };
+  static void set_trace_hooks(const TraceHooks& hooks);
+  static const TraceHooks& trace_hooks();
+
   /// Same storage, new geometry (no checks; the caller keeps the view in bounds).
   ndarray with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const;
 

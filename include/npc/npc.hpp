@@ -4,4 +4,7 @@
 #include "npc/creation.hpp"
 #include "npc/dtype.hpp"
 #include "npc/errors.hpp"
+#include "npc/indexing.hpp"
 #include "npc/ndarray.hpp"
+#include "npc/shape.hpp"
+#include "npc/sorting.hpp"

@@ -136,12 +136,13 @@ def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
     code = code_of(dtype)
     if code is None:
         return _numpy_view(self).astype(dtype, order=order, casting=casting, copy=copy)
-    if self._code >= 12 and code < 12:
-        warnings.warn("Casting complex values to real discards the imaginary part",
-                      _np.exceptions.ComplexWarning, stacklevel=2)
     if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
         raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'")
-    return self._astype(code, order if order is not None else "K", casting, bool(copy))
+    r = self._astype(code, order if order is not None else "K", casting, bool(copy))
+    if self._code >= 12 and 0 < code < 12:
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      _np.exceptions.ComplexWarning, stacklevel=2)
+    return r
 
 
 def _copy(self, order="C"):
@@ -229,8 +230,7 @@ def _len(self):
 def _iter(self):
     if self.ndim == 0:
         raise TypeError("iteration over a 0-d array")
-    for i in range(self.shape[0]):
-        yield self[i]
+    return (self[i] for i in range(self.shape[0]))
 
 
 def _bool(self):

@@ -89,13 +89,14 @@ def asanyarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
 
 
 def ascontiguousarray(a, dtype=None, *, like=None):
-    """numpy.ascontiguousarray: a C-contiguous array (a view when `a` already is one)."""
-    return asarray(a, dtype=dtype, order="C")
+    """numpy.ascontiguousarray: a C-contiguous array of ndim >= 1 (`a` itself when it
+    already is one)."""
+    return array(a, dtype=dtype, copy=None, order="C", ndmin=1)
 
 
 def asfortranarray(a, dtype=None, *, like=None):
-    """numpy.asfortranarray: a Fortran-contiguous array."""
-    return asarray(a, dtype=dtype, order="F")
+    """numpy.asfortranarray: a Fortran-contiguous array of ndim >= 1."""
+    return array(a, dtype=dtype, copy=None, order="F", ndmin=1)
 
 
 def _code_or_none(dtype, default):
@@ -209,7 +210,8 @@ def arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, l
     else:
         start = start_or_stop
     args = [a for a in (start, stop, step) if a is not None]
-    if not all(isinstance(a, _REAL_SCALARS + (complex, _np.complexfloating)) for a in args) \
+    # Complex bounds (rare; NumPy's length rule takes the imaginary ratio into account) run on NumPy.
+    if not all(isinstance(a, _REAL_SCALARS) for a in args) \
             or (dtype is not None and code_of(dtype) is None):
         kw = {} if dtype is None else {"dtype": dtype}
         if step is None:
@@ -218,7 +220,12 @@ def arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, l
     if step is None:
         step = 1
     if dtype is None:
-        dtype = _np.result_type(*[_np.asarray(a).dtype for a in (start, stop, step)])
+        # NumPy computes arange's bounds as Python numbers: every argument promotes with int64.
+        dts = [_np.asarray(a).dtype for a in (start, stop, step)]
+        if all(d.kind == "b" for d in dts) and all(isinstance(a, _np.bool_) for a in (start, stop)):
+            raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
+                            "bitwise_xor, the `^` operator, or the logical_xor function instead.")
+        dtype = _np.result_type(_np.int64, *dts)
     code = code_of(dtype)
     if code is None:
         return _wrap_numpy_result(_np.arange(start, stop, step, dtype=dtype))

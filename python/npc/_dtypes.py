@@ -122,7 +122,7 @@ def can_cast(from_, to, casting="safe"):
         raise TypeError("can_cast() does not support Python ints, floats, and complex because "
                         "the result used to depend on the value.\nThis change was part of adopting "
                         "NEP 50, we may explicitly allow them again in the future.")
-    src = getattr(from_, "dtype", from_)
+    src = from_ if isinstance(from_, (type, str, _np.dtype)) else getattr(from_, "dtype", from_)
     a, b = code_of(src), code_of(to)
     if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
         raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'")

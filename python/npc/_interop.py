@@ -1,2 +1,384 @@
-"""(filled in as this layer lands)"""
-__all__ = []
+"""Protocols: how npc arrays meet NumPy and the rest of the ecosystem.
+
+- ``__array_ufunc__`` (NEP 13): ``numpy.sin(npc_array)``, ``numpy_array + npc_array``,
+  ``numpy.add.reduce(npc_array)`` run npc's ufunc of the same name when npc has it
+  natively (its ``reduce``/``accumulate``/``outer``/``at``/``reduceat`` method for the
+  ufunc methods), else NumPy's on zero-copy views; results are npc arrays.
+- ``__array_function__`` (NEP 18): ``numpy.concatenate([...])``, ``numpy.linalg.solve``,
+  ... run npc's function of the same name (in the mirrored module: ``npc``,
+  ``npc.linalg``, ``npc.fft``, ...) when npc defines it natively, else NumPy's.
+- ``__array__`` (zero-copy, NumPy 2's ``copy=``), the buffer protocol, ``__dlpack__``,
+  ``__dlpack_device__`` and :func:`from_dlpack`, ``__array_namespace__`` (npc is an array
+  API namespace), pickling, ``copy``/``deepcopy``.
+
+Note [routing by name]
+Routing looks the name up in the npc module's ``__dict__`` at each call (one dict lookup),
+so a function another layer defines natively is used from the moment it exists, with no
+registration, and a fallback wrapper (recognised by one set lookup of its id) sends the
+call to NumPy directly. Native functions take npc arrays, NumPy arrays of native dtypes
+and scalars as they are (as when users call them directly); operands of other dtypes and
+ndarray subclasses never reach them. A native function that meets arguments it does not handle raises
+``npc.NotNative`` and the call runs on NumPy. Other array types that implement these
+protocols (neither npc nor NumPy arrays) get ``NotImplemented``, as NEP 13/18 ask.
+"""
+import importlib
+import sys
+import types
+
+import numpy as _np
+
+from . import _core
+from ._array import ndarray
+from ._fallback import (_FALLBACK_IDS, FallbackUfunc, NotNative, _restore_outputs, from_numpy, record,
+                        to_numpy)
+
+__all__ = ["from_dlpack", "__array_api_version__"]
+
+#: The array API standard version npc implements: the newest NumPy supports.
+__array_api_version__ = getattr(_np, "__array_api_version__", "2023.12")
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+
+_NP_NDARRAY = _np.ndarray
+_to_numpy_view = _core._to_numpy
+_from_numpy_view = _core._from_numpy
+_SCALARS = frozenset({int, float, complex, bool, type(None)})
+# Argument types that need no NEP 13 deferral check.
+_PLAIN_TYPES = frozenset({ndarray, _np.ndarray, int, float, complex, bool} |
+                         {_np.dtype(c).type for c in "?bBhHiIlLqQefdgFDG"})
+_call_numpy = _core._call_numpy
+_NATIVE_NP_DTYPES = frozenset(_np.dtype(c) for c in "?bBhHiIlLqQefdFD")
+# Types a native npc function takes as they are: npc arrays, Python and NumPy scalars.
+_PASS_TYPES = frozenset({ndarray, int, float, complex, bool} | {d.type for d in _NATIVE_NP_DTYPES})
+_NATIVE_KINDS = frozenset("biufc")
+_ns = None  # npc's module dict, set by install()
+
+
+def _native_input(x):
+    """x as an argument for a native npc implementation, or raises NotNative."""
+    t = type(x)
+    if t is ndarray or t in _SCALARS:
+        return x
+    if t is _NP_NDARRAY:
+        r = _from_numpy_view(x)
+        if r is None:
+            raise NotNative
+        return r
+    if isinstance(x, _np.generic) and x.dtype.kind in _NATIVE_KINDS and x.dtype.itemsize <= 16 \
+            and x.dtype != _np.longdouble:
+        return x
+    raise NotNative
+
+
+def _foreign(objs):
+    """True when an object defines __array_ufunc__ without being an npc or NumPy array."""
+    for x in objs:
+        t = type(x)
+        if t is ndarray or t is _NP_NDARRAY or t in _SCALARS:
+            continue
+        if type(x) is tuple:
+            if _foreign(x):
+                return True
+            continue
+        au = getattr(t, "__array_ufunc__", None)
+        if au is not None and not isinstance(x, (ndarray, _NP_NDARRAY, _np.generic)):
+            return True
+        if au is None and hasattr(t, "__array_ufunc__"):
+            return True  # __array_ufunc__ = None: the type opts out of ufuncs
+    return False
+
+
+# Keywords of a ufunc call that a native npc ufunc handles; any other (signature, axes,
+# axis, keepdims of gufuncs, subok, order) sends the call to NumPy.
+_CALL_KWARGS = frozenset({"out", "where", "dtype", "casting"})
+
+
+def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+    """NEP 13 hook: a NumPy ufunc called with npc arrays (see the module docstring)."""
+    impl = _ns.get(ufunc.__name__)
+    if impl is not None and type(impl) is not FallbackUfunc and id(impl) not in _FALLBACK_IDS:
+        if method == "__call__":
+            if not kwargs:
+                # Hot path: npc arrays, NumPy arrays of native dtypes and scalars go to the
+                # native ufunc as they are (native functions accept NumPy arrays).
+                for x in inputs:
+                    tx = type(x)
+                    if tx not in _PASS_TYPES and (tx is not _NP_NDARRAY or x.dtype not in _NATIVE_NP_DTYPES):
+                        r = _call_native(impl, ufunc, inputs, kwargs)
+                        if r is not NotImplemented:
+                            return r
+                        break
+                else:
+                    try:
+                        return impl(*inputs)
+                    except NotNative:
+                        pass
+            elif _CALL_KWARGS.issuperset(kwargs):
+                r = _call_native(impl, ufunc, inputs, kwargs)
+                if r is not NotImplemented:
+                    return r
+        else:
+            fn = getattr(impl, method, None)
+            if fn is not None:
+                r = _call_native(fn, ufunc, inputs, kwargs)
+                if r is not NotImplemented:
+                    return r
+    return _ufunc_fallback(ufunc, method, inputs, kwargs)
+
+
+def _call_native(fn, ufunc, inputs, kwargs):
+    try:
+        args = [_native_input(x) for x in inputs]
+        out = kwargs.get("out")
+        kw = dict(kwargs)
+        if "where" in kw:
+            kw["where"] = _native_input(kw["where"])
+        if out is None:
+            return fn(*args, **kw)
+        nat_out = tuple(_native_input(o) for o in out)
+        kw["out"] = nat_out[0] if len(nat_out) == 1 else nat_out
+        r = fn(*args, **kw)
+    except NotNative:
+        return NotImplemented
+    if r is None:  # ufunc.at
+        return None
+    # NumPy returns the very `out` objects it was given.
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+_UFUNC_NAMES = {}  # (ufunc, method) -> name counted in fallback_stats
+
+
+def _ufunc_fallback(ufunc, method, inputs, kwargs):
+    name = _UFUNC_NAMES.get((ufunc, method))
+    if name is None:
+        name = "npc." + ufunc.__name__ if method == "__call__" else f"npc.{ufunc.__name__}.{method}"
+        _UFUNC_NAMES[(ufunc, method)] = name
+    if not kwargs and method == "__call__":
+        # Hot path: a plain call with arrays and scalars.
+        for x in inputs:
+            if type(x) not in _PLAIN_TYPES:
+                break
+        else:
+            record(name)
+            return _call_numpy(ufunc, inputs)
+    out = kwargs.get("out")
+    if _foreign(inputs) or (out is not None and _foreign(out)):
+        return NotImplemented
+    record(name)
+    np_inputs = to_numpy(inputs)
+    fn = ufunc if method == "__call__" else getattr(ufunc, method)
+    if kwargs:
+        np_kwargs = to_numpy(kwargs)
+        if out is not None:
+            r = fn(*np_inputs, **np_kwargs)
+            if method == "at":
+                return None
+            return _restore_outputs(r, out, np_kwargs["out"])
+        return from_numpy(fn(*np_inputs, **np_kwargs))
+    return from_numpy(fn(*np_inputs))
+
+
+# ---------------------------------------------------------------- __array_function__
+_FUNC_ROUTES = {}  # NumPy function -> (npc module dict, name, qualified name)
+
+
+def _route(func):
+    mod = getattr(func, "__module__", None) or "numpy"
+    name = func.__name__
+    npc_mod = None
+    if mod.startswith("numpy") and "._" not in mod and not mod.startswith("numpy._"):
+        try:
+            npc_mod = importlib.import_module("npc" + mod[5:])
+        except ImportError:
+            npc_mod = None
+    if npc_mod is None:
+        npc_mod = sys.modules["npc"]
+    route = (npc_mod.__dict__, name, f"{npc_mod.__name__}.{name}")
+    _FUNC_ROUTES[func] = route
+    return route
+
+
+def _signature_mismatch(err, impl):
+    """True when `err` says `impl` was called with arguments its signature lacks."""
+    msg = str(err)
+    name = getattr(impl, "__name__", "")
+    return (("unexpected keyword argument" in msg or "positional argument" in msg)
+            and (name + "()") in msg and err.__traceback__ is not None
+            and err.__traceback__.tb_next is None)
+
+
+def __array_function__(self, func, types, args, kwargs):
+    """NEP 18 hook: a NumPy function called with npc arrays (see the module docstring)."""
+    route = _FUNC_ROUTES.get(func) or _route(func)
+    impl = route[0].get(route[1])
+    if impl is not None and id(impl) not in _FALLBACK_IDS and impl is not func:
+        for t in types:
+            if t is not ndarray and t is not _NP_NDARRAY:
+                break
+        else:
+            try:
+                return impl(*args, **kwargs)
+            except NotNative:
+                pass
+            except TypeError as e:
+                # npc's function lacks an argument NumPy's has: run NumPy's.
+                if not _signature_mismatch(e, impl):
+                    raise
+    plain = True
+    for t in types:
+        if t is not ndarray and t is not _NP_NDARRAY:
+            if not issubclass(t, (ndarray, _NP_NDARRAY)):
+                return NotImplemented
+            plain = False
+    record(route[2])
+    # _implementation skips NumPy's dispatch (nothing left to dispatch once npc arrays are
+    # views); subclasses (masked arrays, ...) keep their own overrides through func.
+    fn = getattr(func, "_implementation", func) if plain else func
+    np_args = to_numpy(args)
+    if kwargs:
+        np_kwargs = to_numpy(kwargs)
+        out = kwargs.get("out")
+        if out is not None:
+            return _restore_outputs(fn(*np_args, **np_kwargs), out, np_kwargs["out"])
+        return from_numpy(fn(*np_args, **np_kwargs))
+    return from_numpy(fn(*np_args))
+
+
+# ---------------------------------------------------------------- __array__, DLPack
+def __array__(self, dtype=None, copy=None):
+    """numpy.asarray(npc_array): a zero-copy view (NumPy 2's ``copy=``: True copies, False
+    raises ValueError when a dtype conversion needs a copy)."""
+    v = _to_numpy_view(self)
+    if dtype is not None and _np.dtype(dtype) != v.dtype:
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        return v.astype(dtype)
+    return v.copy() if copy else v
+
+
+def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """DLPack export (array API): a capsule sharing this array's memory.
+
+    Parameters
+    ----------
+    stream : None
+        CPU arrays take no stream (ValueError otherwise, as NumPy).
+    max_version : tuple of int, optional
+        ``(1, x)`` or newer gives a versioned capsule ("dltensor_versioned", which can
+        signal read-only arrays); older consumers get "dltensor" (BufferError for a
+        read-only array).
+    dl_device : tuple, optional
+        Must be ``(1, 0)`` (CPU); BufferError otherwise.
+    copy : bool, optional
+        True exports a copy (flagged as copied); False or None shares memory.
+    """
+    if stream is not None:
+        raise ValueError("npc CPU arrays only support stream=None.")
+    if dl_device is not None and tuple(dl_device) != (1, 0):
+        raise BufferError("unsupported device requested")
+    versioned = max_version is not None and max_version[0] >= 1
+    return _core._to_dlpack(self, versioned, bool(copy))
+
+
+def __dlpack_device__(self):
+    """(device type, device id) of the DLPack specification: ``(1, 0)`` is the CPU."""
+    return (1, 0)
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """numpy.from_dlpack: an npc array sharing the memory of any DLPack producer (NumPy,
+    PyTorch, CuPy host memory, JAX CPU arrays, npc).
+
+    Parameters
+    ----------
+    x : object with ``__dlpack__`` and ``__dlpack_device__``
+    device : "cpu" or None
+    copy : bool or None
+        True always copies; False never copies (BufferError if the producer must);
+        None copies only when needed.
+
+    Returns
+    -------
+    npc.ndarray
+        Same shape, dtype and strides as `x`; read-only when the producer says so.
+
+    Raises
+    ------
+    BufferError
+        For devices other than the CPU, or dtypes npc does not support (e.g. bfloat16).
+    AttributeError
+        When `x` does not implement ``__dlpack__``.
+    """
+    if device not in (None, "cpu") and device != (1, 0):
+        raise ValueError(f"Unsupported device: {device!r} (npc.from_dlpack reads CPU memory)")
+    kwargs = {"max_version": (1, 0)}
+    if copy is not None:
+        kwargs["copy"] = copy
+    if device is not None:
+        kwargs["dl_device"] = (1, 0)
+    try:
+        capsule = x.__dlpack__(**kwargs)
+        copied = False
+    except TypeError:
+        capsule = x.__dlpack__()  # producers of the DLPack 0.x protocol
+        copied = bool(copy)
+    r = _core._from_dlpack(capsule, x)
+    return r._copy("K") if copied else r
+
+
+# ---------------------------------------------------------------- array API, copies
+def __array_namespace__(self, /, *, api_version=None):
+    """Array API: npc itself is the namespace of npc arrays.
+
+    Raises ValueError for an `api_version` the standard does not define.
+    """
+    if api_version is not None and api_version not in _API_VERSIONS:
+        raise ValueError(f"Version \"{api_version}\" of the Array API Standard is not supported.")
+    return sys.modules["npc"]
+
+
+def _device(self):
+    """The array's device: "cpu" (array API ``x.device``)."""
+    return "cpu"
+
+
+def to_device(self, device, /, *, stream=None):
+    """Array API ``x.to_device``: the array itself for "cpu"; ValueError otherwise."""
+    if stream is not None:
+        raise ValueError("The stream argument in to_device() is not supported")
+    if device != "cpu":
+        raise ValueError(f"Unsupported device {device!r}")
+    return self
+
+
+def setflags(self, write=None, align=None, uic=None):
+    """numpy.ndarray.setflags: WRITEABLE can be changed (ValueError when the base forbids
+    it); ALIGNED and WRITEBACKIFCOPY only to their current values."""
+    if write is not None:
+        self.flags.writeable = write
+    if align is not None:
+        self.flags.aligned = align
+    if uic is not None:
+        if uic:
+            raise ValueError("cannot set WRITEBACKIFCOPY flag to True")
+
+
+def install(namespace):
+    """Installs the protocols on npc.ndarray (namespace: npc's module dict)."""
+    global _ns
+    _ns = namespace
+    ndarray.__array_ufunc__ = __array_ufunc__
+    ndarray.__array_function__ = __array_function__
+    ndarray.__array__ = __array__
+    ndarray.__dlpack__ = __dlpack__
+    ndarray.__dlpack_device__ = __dlpack_device__
+    ndarray.__array_namespace__ = __array_namespace__
+    if "device" not in vars(ndarray):
+        ndarray.device = property(_device)
+    if "to_device" not in vars(ndarray):
+        ndarray.to_device = to_device
+    if "setflags" not in vars(ndarray):
+        ndarray.setflags = setflags  # a NumPy view's flags would not reach the npc array
+    if "__class_getitem__" not in vars(ndarray):
+        # Typing: npc.ndarray[Any, npc.dtype[npc.float64]], as numpy.ndarray[...].
+        ndarray.__class_getitem__ = classmethod(lambda cls, item: types.GenericAlias(cls, item))

@@ -13,8 +13,15 @@ namespace npc {
 namespace {
 ndarray allocate(std::span<const int64_t> shape, DType dtype, Order order, bool zero) {
   int64_t n = shape_size(shape, itemsize(dtype));
-  auto st = Storage::allocate(static_cast<size_t>(n) * itemsize(dtype), zero);
   Shape sh(shape.begin(), shape.end());
+  std::shared_ptr<Storage> st;
+  try {
+    st = Storage::allocate(static_cast<size_t>(n) * itemsize(dtype), zero);
+  } catch (const MemoryError& e) {
+    throw ArrayMemoryError(std::string(e.what()) + " for an array with shape " + shape_str(sh) +
+                               " and data type " + std::string(name(dtype)),
+                           sh, static_cast<int>(dtype));
+  }
   return ndarray(std::move(st), 0, dtype, sh, contiguous_strides(sh, itemsize(dtype), order == Order::F ? Order::F : Order::C));
 }
 
@@ -111,6 +118,16 @@ ndarray arange(const Scalar& start, const Scalar& stop, const Scalar& step, DTyp
   double st = step.as_complex().real(), d = stop.as_complex().real() - start.as_complex().real();
   if (st == 0 && !is_complex(step.dtype)) throw ValueError("Maximum allowed size exceeded");
   double len = std::ceil(d / st);
+  auto exact = [](const Scalar& v) -> __int128 {
+    return kind(v.dtype) == Kind::Unsigned ? static_cast<__int128>(v.u) : static_cast<__int128>(v.as_int());
+  };
+  if (!is_inexact(start.dtype) && !is_inexact(stop.dtype) && !is_inexact(step.dtype)) {
+    // Integer bounds: the exact difference (NumPy subtracts Python ints exactly).
+    __int128 num = exact(stop) - exact(start), den = exact(step);
+    __int128 q = num / den;
+    if ((num % den != 0) && ((num < 0) == (den < 0))) q += 1;
+    len = static_cast<double>(q);
+  }
   if (std::isnan(len)) throw ValueError("arange: cannot compute length");
   if (len > 9.2e18) throw ValueError("Maximum allowed size exceeded");
   int64_t n = len > 0 ? static_cast<int64_t>(len) : 0;
@@ -130,26 +147,27 @@ ndarray arange(const Scalar& start, const Scalar& stop, const Scalar& step, DTyp
 
 // ---------------------------------------------------------------- linspace / logspace
 namespace {
-// float64 values of numpy.linspace (before the final cast), NumPy's operation order.
-std::vector<double> linspace_values(double start, double stop, int64_t num, bool endpoint) {
+// float64 values of numpy.linspace (before the final cast), NumPy's operation order:
+// y = arange(num) * step + start (or (i / div) * delta when step underflows to 0), y[-1] = stop.
+ndarray linspace_values(double start, double stop, int64_t num, bool endpoint) {
   if (num < 0) throw ValueError("Number of samples, " + std::to_string(num) + ", must be non-negative.");
   int64_t div = endpoint ? num - 1 : num;
   double delta = stop - start;
-  std::vector<double> y(static_cast<size_t>(num));
-  for (int64_t i = 0; i < num; ++i) y[i] = static_cast<double>(i);
+  Shape sh{num};
+  ndarray r = empty(sh, DType::Float64);
+  double* y = reinterpret_cast<double*>(r.data());
   if (div > 0) {
-    double step = delta / div;
+    double step = delta / static_cast<double>(div);
     if (step == 0) {
-      for (auto& v : y) v = (v / static_cast<double>(div)) * delta;
+      for (int64_t i = 0; i < num; ++i) y[i] = (static_cast<double>(i) / static_cast<double>(div)) * delta + start;
     } else {
-      for (auto& v : y) v = v * step;
+      for (int64_t i = 0; i < num; ++i) y[i] = static_cast<double>(i) * step + start;
     }
   } else {
-    for (auto& v : y) v = v * delta;
+    for (int64_t i = 0; i < num; ++i) y[i] = static_cast<double>(i) * delta + start;
   }
-  for (auto& v : y) v += start;
-  if (endpoint && num > 1) y.back() = stop;
-  return y;
+  if (endpoint && num > 1) y[num - 1] = stop;
+  return r;
 }
 }  // namespace
 
@@ -161,16 +179,18 @@ ndarray array(std::span<const double> values, DType dtype) {
 }
 
 ndarray linspace(double start, double stop, int64_t num, bool endpoint, DType dtype) {
-  auto y = linspace_values(start, stop, num, endpoint);
+  ndarray y = linspace_values(start, stop, num, endpoint);
+  double* v = reinterpret_cast<double*>(y.data());
   if (is_integer(dtype))
-    for (auto& v : y) v = std::floor(v);
-  return array(std::span<const double>(y), dtype);
+    for (int64_t i = 0; i < num; ++i) v[i] = std::floor(v[i]);
+  return dtype == DType::Float64 ? y : y.astype(dtype);
 }
 
 ndarray logspace(double start, double stop, int64_t num, bool endpoint, double base, DType dtype) {
-  auto y = linspace_values(start, stop, num, endpoint);
-  for (auto& v : y) v = std::pow(base, v);
-  return array(std::span<const double>(y), dtype);
+  ndarray y = linspace_values(start, stop, num, endpoint);
+  double* v = reinterpret_cast<double*>(y.data());
+  for (int64_t i = 0; i < num; ++i) v[i] = std::pow(base, v[i]);
+  return dtype == DType::Float64 ? y : y.astype(dtype);
 }
 
 ndarray eye(int64_t n, std::optional<int64_t> m_opt, int64_t k, DType dtype, Order order) {

@@ -140,8 +140,16 @@ DType result_type(std::span<const DType> strong, std::span<const WeakKind> weak)
     if (static_cast<int>(w) > static_cast<int>(top)) top = w;
   }
   if (strong.empty()) return default_dtype(top);
-  DType r = strong[0];
-  for (size_t i = 1; i < strong.size(); ++i) r = promote_types(r, strong[i]);
+  // Note [promoting many dtypes]
+  // Pairwise promotion is not associative across kinds (int8, uint8 -> int16, then with
+  // float16 -> float32), while NumPy promotes int8, uint8, float16 to float16: it first picks
+  // the "main" inexact dtype and promotes every operand with it, then combines the results.
+  const DType* inexact = nullptr;
+  for (const DType& t : strong)
+    if (is_inexact(t)) { inexact = &t; break; }
+  DType r = inexact ? promote_types(strong[0], *inexact) : strong[0];
+  for (size_t i = 1; i < strong.size(); ++i)
+    r = promote_types(r, inexact ? promote_types(strong[i], *inexact) : strong[i]);
   if (weak.empty()) return r;
   Kind k = kind(r);
   if (has_weak[2] && k != Kind::Complex)

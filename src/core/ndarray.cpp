@@ -8,10 +8,13 @@
 #include <numeric>
 #include <sstream>
 
+#include <sys/mman.h>
+
 #include "core/cast.hpp"
 #include "core/dispatch.hpp"
 #include "core/strided.hpp"
 #include "npc/creation.hpp"
+#include "npc/fperror.hpp"
 
 namespace npc {
 
@@ -50,9 +53,15 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, bool zero) {
     p = std::calloc(rounded, 1);
     if (p && reinterpret_cast<uintptr_t>(p) % 16 != 0) { std::free(p); p = nullptr; }
   } else {
-    p = std::aligned_alloc(64, rounded);
+    p = std::aligned_alloc(rounded >= (size_t{1} << 22) ? 4096 : 64, rounded);
   }
   if (!p) throw MemoryError("Unable to allocate " + human_bytes(nbytes));
+  if (rounded >= (size_t{1} << 22)) {
+    // Large arrays on transparent huge pages (as NumPy does): far fewer page faults on first touch.
+    uintptr_t start = (reinterpret_cast<uintptr_t>(p) + 4095) & ~uintptr_t{4095};
+    uintptr_t end = reinterpret_cast<uintptr_t>(p) + rounded;
+    if (end > start) madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);
+  }
   s->data_ = static_cast<std::byte*>(p);
   s->nbytes_ = nbytes;
   account(static_cast<int64_t>(nbytes));
@@ -103,7 +112,10 @@ int64_t shape_size(std::span<const int64_t> shape, size_t itemsize) {
 }
 
 Strides contiguous_strides(std::span<const int64_t> shape, size_t itemsize, Order order) {
-  Strides s(shape.size());
+  Strides s(shape.size(), 0);
+  // NumPy gives every axis of a zero-size array stride 0.
+  for (int64_t d : shape)
+    if (d == 0) return s;
   int64_t acc = static_cast<int64_t>(itemsize);
   if (order == Order::F) {
     for (size_t d = 0; d < shape.size(); ++d) { s[d] = acc; acc *= std::max<int64_t>(shape[d], 1); }
@@ -130,6 +142,16 @@ std::string shape_str(std::span<const int64_t> shape) {
 }
 
 // ---------------------------------------------------------------- Scalar
+namespace {
+// Casts that can set overflow/invalid: from floats (to narrower floats or to integers) and
+// from wide integers to float16.
+bool cast_may_raise(DType from, DType to) {
+  if (from == to) return false;
+  if (is_inexact(from)) return true;
+  return to == DType::Float16 && is_integer(from);
+}
+}  // namespace
+
 Scalar Scalar::from_bool(bool v) { Scalar s; s.dtype = DType::Bool; s.b = v; return s; }
 Scalar Scalar::from_int(int64_t v) { Scalar s; s.dtype = DType::Int64; s.i = v; return s; }
 Scalar Scalar::from_uint(uint64_t v) { Scalar s; s.dtype = DType::UInt64; s.u = v; return s; }
@@ -161,8 +183,11 @@ const void* carrier_ptr(const Scalar& s) {
 void Scalar::store(DType t, void* dst) const {
   // A float16/float32 value held as double converts exactly back (round trip), so casting
   // from the float64 carrier equals casting from the original dtype.
+  const bool checked = cast_may_raise(dtype, t);
+  if (checked) clear_hw_fp_flags();
   detail::get_cast(carrier(kind(dtype)), t)(static_cast<const std::byte*>(carrier_ptr(*this)), 0,
                                             static_cast<std::byte*>(dst), 0, 1);
+  if (checked) add_fp_flags(read_and_clear_hw_fp_flags() & (kFpOverflow | kFpInvalid));
 }
 
 Scalar Scalar::load(DType t, const void* src) {
@@ -194,17 +219,20 @@ ndarray::ndarray(std::shared_ptr<Storage> storage, int64_t offset, DType dtype, 
   if (strides_.size() != shape_.size()) throw ValueError("strides and shape must have the same length");
   size_ = shape_size(shape_, itemsize());
   update_flags();
-  owndata_ = storage_->owned() && offset_ == 0 && c_contig_ &&
-             nbytes() == static_cast<int64_t>(storage_->nbytes());
+  // Views made through with_geometry() clear this; a fresh array covering all its storage owns it.
+  owndata_ = storage_->owned() && offset_ == 0 && nbytes() == static_cast<int64_t>(storage_->nbytes());
 }
 
 int64_t ndarray::shape(int axis) const { return shape_[normalize_axis(axis, ndim())]; }
 
 namespace {
 ndarray::RealizeHook g_realize_hook = nullptr;
+ndarray::TraceHooks g_trace_hooks;
 }
 
 void ndarray::set_realize_hook(RealizeHook hook) { g_realize_hook = hook; }
+void ndarray::set_trace_hooks(const TraceHooks& hooks) { g_trace_hooks = hooks; }
+const ndarray::TraceHooks& ndarray::trace_hooks() { return g_trace_hooks; }
 
 void ndarray::realize() const {
   if (!trace_) return;
@@ -245,6 +273,16 @@ void ndarray::set_writeable(bool w) { writeable_ = w; }
 ndarray ndarray::with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const {
   ndarray r(storage_, offset, dtype, std::move(shape), std::move(strides), writeable_);
   r.owndata_ = false;
+  if (trace_) [[unlikely]] {  // Note [traced views and writes]
+    if (g_trace_hooks.view) r.trace_ = g_trace_hooks.view(*this, r);
+    if (!r.trace_) {
+      // The tracer realizes a traced array at the geometry it was traced with, so the
+      // view's offset and strides stay valid over the realized storage.
+      const int64_t before = offset_;
+      realize();
+      return with_geometry(offset - before + offset_, dtype, r.shape_, r.strides_);
+    }
+  }
   return r;
 }
 
@@ -269,6 +307,10 @@ Scalar ndarray::item() const {
 
 void ndarray::fill(const Scalar& v) {
   if (!writeable_) throw ValueError("assignment destination is read-only");
+  if (trace_ && g_trace_hooks.write) [[unlikely]] {  // Note [traced views and writes]
+    g_trace_hooks.write(*this, scalar_array(v));
+    return;
+  }
   alignas(16) std::byte elem[16];
   v.store(dtype_, elem);
   const size_t n = itemsize();
@@ -279,6 +321,7 @@ void ndarray::fill(const Scalar& v) {
 }
 
 ndarray ndarray::copy(Order order) const {
+  if (trace_ && g_trace_hooks.copy) [[unlikely]] return g_trace_hooks.copy(*this, dtype_);  // Note [traced views and writes]
   if (order == Order::A) order = (f_contig_ && !c_contig_) ? Order::F : Order::C;
   ndarray r = empty_like(*this, std::nullopt, order);
   copy_into(r, *this);
@@ -291,6 +334,10 @@ ndarray ndarray::astype(DType t, Order order, Casting casting, bool copy) const 
                     std::string(name(t)) + "') according to the rule '" +
                     std::string(casting == Casting::No ? "no" : casting == Casting::Equiv ? "equiv"
                                 : casting == Casting::Safe ? "safe" : "same_kind") + "'");
+  if (trace_ && g_trace_hooks.copy) [[unlikely]] {  // Note [traced views and writes]
+    if (!copy && t == dtype_) return *this;
+    return g_trace_hooks.copy(*this, t);
+  }
   if (!copy && t == dtype_) {
     bool ok = order == Order::K || order == Order::A ||
               (order == Order::C && c_contig_) || (order == Order::F && f_contig_);
@@ -385,22 +432,23 @@ ndarray ndarray::reshape(std::span<const int64_t> newshape_in, Order order) cons
   int unknown = -1;
   int64_t known = 1;
   for (size_t i = 0; i < ns.size(); ++i) {
-    if (ns[i] == -1) {
+    if (ns[i] < 0) {  // NumPy takes any negative size as the unknown dimension
       if (unknown >= 0) throw ValueError("can only specify one unknown dimension");
       unknown = static_cast<int>(i);
-    } else if (ns[i] < 0) {
-      throw ValueError("negative dimensions not allowed");
     } else {
       known *= ns[i];
     }
   }
+  auto fail = [&] {
+    std::string s = shape_str(newshape_in);
+    std::erase(s, ' ');  // NumPy spells this one "(5,5)"
+    throw ValueError("cannot reshape array of size " + std::to_string(size_) + " into shape " + s);
+  };
   if (unknown >= 0) {
-    if (known == 0 || size_ % known != 0)
-      throw ValueError("cannot reshape array of size " + std::to_string(size_) + " into shape " + shape_str(newshape_in));
+    if (known == 0 || size_ % known != 0) fail();
     ns[unknown] = size_ / known;
   }
-  if (shape_size(ns, itemsize()) != size_)
-    throw ValueError("cannot reshape array of size " + std::to_string(size_) + " into shape " + shape_str(newshape_in));
+  if (shape_size(ns, itemsize()) != size_) fail();
   if (order == Order::A) order = (f_contig_ && !c_contig_) ? Order::F : Order::C;
   bool fortran = order == Order::F;
   if (size_ == 0 || (fortran ? f_contig_ : c_contig_))
@@ -459,6 +507,10 @@ void copy_into(const ndarray& dst, const ndarray& src) {
     throw ValueError("could not broadcast input array from shape " + shape_str(src.shape()) + " into shape " +
                      shape_str(dst.shape()));
   if (!dst.writeable()) throw ValueError("assignment destination is read-only");
+  if (dst.is_traced() && ndarray::trace_hooks().write) [[unlikely]] {  // Note [traced views and writes]
+    ndarray::trace_hooks().write(dst, src);
+    return;
+  }
   if (overlaps(dst, src) && !(dst.offset() == src.offset() && dst.strides() == src.strides() &&
                               dst.dtype() == src.dtype())) {
     copy_into(dst, src.copy(Order::K));
@@ -466,9 +518,14 @@ void copy_into(const ndarray& dst, const ndarray& src) {
   }
   auto fn = detail::get_cast(src.dtype(), dst.dtype());
   std::array<std::span<const int64_t>, 2> st{dst.strides(), src.strides()};
+  // Casts report overflow/invalid like NumPy's ("overflow encountered in cast").
+  const bool checked = cast_may_raise(src.dtype(), dst.dtype());
+  if (checked) clear_hw_fp_flags();
   detail::strided_loop<2>(dst.shape(), {dst.data(), src.data()}, st, [&](auto p, auto s, int64_t n) {
     fn(p[1], s[1], p[0], s[0], n);
   });
+  // NumPy reports only overflow and invalid from casts (not underflow or inexact).
+  if (checked) add_fp_flags(read_and_clear_hw_fp_flags() & (kFpOverflow | kFpInvalid));
 }
 
 }  // namespace npc

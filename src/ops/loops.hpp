@@ -24,6 +24,8 @@ namespace npc {
 bool is_comparison_op(OpId op);
 /// NumPy's spelling of a casting rule ("same_kind").
 std::string casting_rule_name(Casting c);
+/// Broadcast shape of ufunc operands; ValueError with NumPy's ufunc text when they do not broadcast.
+Shape broadcast_operand_shapes(std::span<const Shape> shapes);
 /// The hooks the tracer installed (null when none).
 UfuncTraceHook ufunc_trace_hook();
 ReduceTraceHook reduce_trace_hook();

@@ -285,11 +285,11 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   // Broadcast shape; out= arrays take part but are never broadcast themselves.
   std::vector<Shape> shapes;
   for (const auto& in : inputs) shapes.push_back(in.array.shape());
-  Shape shape = broadcast_shapes(shapes);
+  Shape shape = broadcast_operand_shapes(shapes);
   for (int k = 0; k < static_cast<int>(opts.out.size()); ++k) {
     if (!opts.out[k]) continue;
     const ndarray& o = *opts.out[k];
-    Shape both = broadcast_shapes(std::vector<Shape>{shape, o.shape()});
+    Shape both = broadcast_operand_shapes(std::vector<Shape>{shape, o.shape()});
     if (both != o.shape())
       throw ValueError("non-broadcastable output operand with shape " + shape_str(o.shape()) +
                        " doesn't match the broadcast shape " + shape_str(both));
@@ -299,7 +299,7 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   std::optional<ndarray> mask;
   if (opts.where) {
     mask = opts.where->dtype() == DType::Bool ? *opts.where : opts.where->astype(DType::Bool);
-    Shape both = broadcast_shapes(std::vector<Shape>{shape, mask->shape()});
+    Shape both = broadcast_operand_shapes(std::vector<Shape>{shape, mask->shape()});
     if (both != shape) {
       bool has_out = !opts.out.empty() && opts.out[0];
       if (has_out) throw ValueError("non-broadcastable output operand with shape " + shape_str(shape) +
@@ -429,7 +429,7 @@ ndarray where(const ndarray& cond, const Operand& x, const Operand& y) {
   for (const Operand* o : {&x, &y})
     if (o->weak && weak_int_range(o->array, t) != WeakRange::Fits)
       throw OverflowError("Python integer " + weak_int_str(o->array) + " out of bounds for " + std::string(name(t)));
-  Shape shape = broadcast_shapes(std::vector<Shape>{cond.shape(), x.array.shape(), y.array.shape()});
+  Shape shape = broadcast_operand_shapes(std::vector<Shape>{cond.shape(), x.array.shape(), y.array.shape()});
   ndarray c = cond.dtype() == DType::Bool ? cond : cond.astype(DType::Bool);
   ndarray xv = x.array.dtype() == t ? x.array : x.array.astype(t);
   ndarray yv = y.array.dtype() == t ? y.array : y.array.astype(t);

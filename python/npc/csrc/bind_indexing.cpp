@@ -1,6 +1,297 @@
-// Bindings of the indexing layer (owned by that layer; filled in as it lands).
+// Bindings of the indexing layer: ndarray.__getitem__/__setitem__ (Python keys parsed into
+// npc::IndexItem here, with NumPy's rules for what a key means) and the generic entry
+// points of python/npc/_indexing.py and _shape.py.
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <unordered_map>
+
 #include "bindings.hpp"
+#include "npc/ops.hpp"
 
 namespace npc::py_bind {
-void bind_indexing(py::module_& m) { (void)m; }
+
+namespace {
+constexpr const char* kValidIndices =
+    "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean arrays are "
+    "valid indices";
+
+py::object& numpy_module() {
+  static py::object np = py::module_::import("numpy");
+  return np;
+}
+
+// Python helpers (python/npc/_indexing.py), looked up once.
+py::object py_helper(const char* name) {
+  return py::module_::import("npc._indexing").attr(name);
+}
+
+bool is_npc_array(py::handle o) { return py::isinstance<PyArray>(o); }
+
+// An npc array for a NumPy array or nested sequence used as an index.
+IndexItem array_item(py::handle o, bool from_sequence) {
+  static py::object conv = py_helper("_index_array");
+  py::object r = conv(o, from_sequence);
+  if (!is_npc_array(r)) throw IndexError("arrays used as indices must be of integer (or boolean) type");
+  return IndexItem(static_cast<ndarray>(r.cast<PyArray&>()));
+}
+
+IndexItem parse_item(py::handle o) {
+  PyObject* p = o.ptr();
+  if (p == Py_None) return IndexItem::newaxis();
+  if (p == Py_Ellipsis) return IndexItem::ellipsis();
+  if (PySlice_Check(p)) {
+    Py_ssize_t start, stop, step;
+    if (PySlice_Unpack(p, &start, &stop, &step) < 0) throw py::error_already_set();
+    // PySlice_Unpack maps None to values that clamp to NumPy's defaults.
+    return IndexItem(Slice{start, stop, step});
+  }
+  if (PyBool_Check(p)) return IndexItem(scalar_array(Scalar::from_bool(p == Py_True)));
+  if (PyLong_Check(p)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (overflow) throw IndexError("cannot fit 'int' into an index-sized integer");
+    return IndexItem(static_cast<int64_t>(v));
+  }
+  if (is_npc_array(o)) return IndexItem(static_cast<ndarray>(o.cast<PyArray&>()));
+  if (py::isinstance(o, numpy_module().attr("ndarray")) || py::isinstance(o, numpy_module().attr("bool_")))
+    return array_item(o, false);
+  if (PyList_Check(p) || PyTuple_Check(p)) return array_item(o, true);
+  if (PyIndex_Check(p) && !PyFloat_Check(p)) {
+    py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(p));
+    if (!i) throw py::error_already_set();
+    return parse_item(i);
+  }
+  // Other sequence-like objects (e.g. array-likes with __array__) become index arrays.
+  if (!PyFloat_Check(p) && !PyUnicode_Check(p) && !PyBytes_Check(p) &&
+      (py::hasattr(o, "__array__") || py::hasattr(o, "__array_interface__")))
+    return array_item(o, false);
+  throw IndexError(kValidIndices);
+}
+
+std::vector<IndexItem> parse_key(py::handle key) {
+  std::vector<IndexItem> idx;
+  if (PyTuple_Check(key.ptr())) {
+    Py_ssize_t n = PyTuple_GET_SIZE(key.ptr());
+    idx.reserve(static_cast<size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) idx.push_back(parse_item(PyTuple_GET_ITEM(key.ptr(), i)));
+  } else {
+    idx.push_back(parse_item(key));
+  }
+  return idx;
+}
+
+void warn_complex_discard() {
+  static py::object cw = py::module_::import("numpy.exceptions").attr("ComplexWarning");
+  if (PyErr_WarnEx(cw.ptr(), "Casting complex values to real discards the imaginary part", 1) < 0)
+    throw py::error_already_set();
+}
+
+// The value of `a[key] = value` as an npc array (any dtype; index_assign casts unsafely).
+ndarray setitem_value(py::handle value, DType target) {
+  PyObject* p = value.ptr();
+  if (is_npc_array(value)) {
+    const ndarray& v = value.cast<PyArray&>();
+    if (is_complex(v.dtype()) && !is_complex(target) && target != DType::Bool) warn_complex_discard();
+    return v;
+  }
+  if (PyBool_Check(p)) return scalar_array(Scalar::from_bool(p == Py_True));
+  if (PyLong_CheckExact(p) && kind(target) != Kind::Bool) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (!overflow) {
+      if (is_integer(target)) {
+        // NEP 50: a Python int must fit the array's integer dtype.
+        Scalar s = Scalar::from_int(v);
+        if (s.cast(target).as_int() != v || (v < 0 && kind(target) == Kind::Unsigned))
+          throw OverflowError("Python integer " + std::to_string(v) + " out of bounds for " +
+                              std::string(name(target)));
+      }
+      return scalar_array(Scalar::from_int(v));
+    }
+  }
+  if (PyFloat_CheckExact(p) && (is_inexact(target) || std::isfinite(PyFloat_AS_DOUBLE(p))))
+    return scalar_array(Scalar::from_double(PyFloat_AS_DOUBLE(p)));
+  if (PyComplex_CheckExact(p) && is_complex(target)) {
+    Py_complex c = PyComplex_AsCComplex(p);
+    return scalar_array(Scalar::from_complex({c.real, c.imag}));
+  }
+  static py::object conv = py_helper("_setitem_value");
+  py::object r = conv(value, static_cast<int>(target));
+  return static_cast<ndarray>(r.cast<PyArray&>());
+}
+
+ClipMode clip_mode(const std::string& m) {
+  if (m == "raise") return ClipMode::Raise;
+  if (m == "wrap") return ClipMode::Wrap;
+  if (m == "clip") return ClipMode::Clip;
+  throw ValueError("clipmode must be one of 'clip', 'raise', or 'wrap' (got '" + m + "')");
+}
+
+const ndarray& arr(py::handle o) {
+  if (!is_npc_array(o)) throw TypeError("expected an npc array");
+  return o.cast<PyArray&>();
+}
+
+std::vector<ndarray> arrays(py::handle seq) {
+  std::vector<ndarray> r;
+  for (auto o : seq) r.push_back(arr(o));
+  return r;
+}
+
+std::optional<int64_t> opt_axis(py::handle axis) {
+  if (axis.is_none()) return std::nullopt;
+  return py::reinterpret_steal<py::object>(PyNumber_Index(axis.ptr())).cast<int64_t>();
+}
+}  // namespace
+
+void bind_indexing(py::module_& m) {
+  auto cls = py::reinterpret_borrow<py::class_<PyArray>>(m.attr("ndarray"));
+  cls.def("__getitem__", [](py::object self, py::handle key) -> py::object {
+    auto& a = self.cast<PyArray&>();
+    std::vector<IndexItem> idx = parse_key(key);
+    ndarray r = index(a, idx);
+    if (!r.is_traced() && r.ndim() == 0 && index_is_scalar(a, idx)) return to_numpy_scalar(r.item());
+    return wrap(std::move(r), self);
+  }, "numpy.ndarray.__getitem__: views for basic indices, copies for index arrays.");
+  cls.def("__setitem__", [](py::object self, py::handle key, py::handle value) {
+    auto& a = self.cast<PyArray&>();
+    std::vector<IndexItem> idx = parse_key(key);
+    if (!a.writeable()) throw ValueError("assignment destination is read-only");
+    index_assign(a, idx, setitem_value(value, a.dtype()));
+  }, "numpy.ndarray.__setitem__: broadcasting, unsafe casting, overlap-safe.");
+
+  m.def("_nonzero", [](const PyArray& a) {
+    py::tuple t(a.ndim());
+    auto r = nonzero(a);
+    for (size_t i = 0; i < r.size(); ++i) t[i] = wrap(std::move(r[i]));
+    return t;
+  });
+  m.def("_count_nonzero", [](const PyArray& a) { return count_nonzero(a); });
+  m.def("_take", [](const PyArray& a, const PyArray& ind, py::handle axis, const std::string& mode) {
+    return wrap(take(a, ind, opt_axis(axis), clip_mode(mode)));
+  });
+  m.def("_put", [](PyArray& a, const PyArray& ind, const PyArray& vals, const std::string& mode) {
+    put(a, ind, vals, clip_mode(mode));
+  });
+  m.def("_compress", [](const PyArray& c, const PyArray& a, py::handle axis) {
+    return wrap(compress(c, a, opt_axis(axis)));
+  });
+  // Note [shape dispatch]
+  // The functions of python/npc/_shape.py and _indexing.py reach C++ through one entry point,
+  // _core._shape_op(name, *args), keyed by name: one binding instead of one per function
+  // keeps the extension small and its build fast. Python normalises the arguments (axes as
+  // ints or lists, arrays as npc arrays, dtypes as codes) before the call.
+  m.def("_shape_op", [](const std::string& op, py::args args) -> py::object {
+    using Fn = py::object (*)(py::tuple&);
+    static const std::unordered_map<std::string, Fn> table = {
+        {"squeeze", +[](py::tuple& x) -> py::object {
+           std::optional<std::vector<int64_t>> ax;
+           if (!x[2].is_none()) ax = x[2].cast<std::vector<int64_t>>();
+           return wrap(squeeze(arr(x[1]), ax), x[1]);
+         }},
+        {"expand_dims", +[](py::tuple& x) -> py::object { return wrap(expand_dims(arr(x[1]), x[2].cast<std::vector<int64_t>>()), x[1]); }},
+        {"swapaxes", +[](py::tuple& x) -> py::object { return wrap(swapaxes(arr(x[1]), x[2].cast<int64_t>(), x[3].cast<int64_t>()), x[1]); }},
+        {"moveaxis", +[](py::tuple& x) -> py::object {
+           return wrap(moveaxis(arr(x[1]), x[2].cast<std::vector<int64_t>>(), x[3].cast<std::vector<int64_t>>()), x[1]);
+         }},
+        {"flip", +[](py::tuple& x) -> py::object {
+           std::optional<std::vector<int64_t>> ax;
+           if (!x[2].is_none()) ax = x[2].cast<std::vector<int64_t>>();
+           return wrap(flip(arr(x[1]), ax), x[1]);
+         }},
+        {"diagonal", +[](py::tuple& x) -> py::object {
+           return wrap(diagonal(arr(x[1]), x[2].cast<int64_t>(), x[3].cast<int64_t>(), x[4].cast<int64_t>()), x[1]);
+         }},
+        {"ravel", +[](py::tuple& x) -> py::object { return wrap(ravel(arr(x[1]), order_from_name(x[2].cast<std::string>())), x[1]); }},
+        {"concatenate", +[](py::tuple& x) -> py::object {
+           std::vector<ndarray> in = arrays(x[1]);
+           std::optional<DType> dt;
+           if (x[3].cast<int>() >= 0) dt = static_cast<DType>(x[3].cast<int>());
+           if (!x[5].is_none()) {
+             ndarray o = arr(x[5]);
+             concatenate(in, opt_axis(x[2]), dt, casting_from_name(x[4].cast<std::string>()), &o);
+             return py::reinterpret_borrow<py::object>(x[5]);
+           }
+           return wrap(concatenate(in, opt_axis(x[2]), dt, casting_from_name(x[4].cast<std::string>())));
+         }},
+        {"stack", +[](py::tuple& x) -> py::object {
+           std::vector<ndarray> in = arrays(x[1]);
+           std::optional<DType> dt;
+           if (x[3].cast<int>() >= 0) dt = static_cast<DType>(x[3].cast<int>());
+           if (!x[5].is_none()) {
+             ndarray o = arr(x[5]);
+             stack(in, x[2].cast<int64_t>(), dt, casting_from_name(x[4].cast<std::string>()), &o);
+             return py::reinterpret_borrow<py::object>(x[5]);
+           }
+           return wrap(stack(in, x[2].cast<int64_t>(), dt, casting_from_name(x[4].cast<std::string>())));
+         }},
+        {"repeat", +[](py::tuple& x) -> py::object { return wrap(repeat(arr(x[1]), arr(x[2]), opt_axis(x[3]))); }},
+        {"roll", +[](py::tuple& x) -> py::object {
+           return wrap(roll(arr(x[1]), x[2].cast<std::vector<int64_t>>(), x[3].cast<std::vector<int64_t>>()));
+         }},
+        {"tril", +[](py::tuple& x) -> py::object { return wrap(tril(arr(x[1]), x[2].cast<int64_t>())); }},
+        {"triu", +[](py::tuple& x) -> py::object { return wrap(triu(arr(x[1]), x[2].cast<int64_t>())); }},
+        {"broadcast_to", +[](py::tuple& x) -> py::object { return wrap(broadcast_to(arr(x[1]), to_shape(x[2])), x[1]); }},
+        {"broadcast_shapes", +[](py::tuple& x) -> py::object {
+           std::vector<Shape> shapes;
+           for (auto s : x[1]) shapes.push_back(to_shape(s));
+           Shape r = broadcast_shapes(shapes);
+           py::tuple t(r.size());
+           for (size_t i = 0; i < r.size(); ++i) t[i] = py::int_(r[i]);
+           return py::object(t);
+         }},
+        {"sort", +[](py::tuple& x) -> py::object { return wrap(sort(arr(x[1]), opt_axis(x[2]))); }},
+        {"argsort", +[](py::tuple& x) -> py::object { return wrap(argsort(arr(x[1]), opt_axis(x[2]))); }},
+        {"partition", +[](py::tuple& x) -> py::object {
+           return wrap(partition(arr(x[1]), x[2].cast<std::vector<int64_t>>(), opt_axis(x[3])));
+         }},
+        {"argpartition", +[](py::tuple& x) -> py::object {
+           return wrap(argpartition(arr(x[1]), x[2].cast<std::vector<int64_t>>(), opt_axis(x[3])));
+         }},
+        {"lexsort", +[](py::tuple& x) -> py::object { return wrap(lexsort(arrays(x[1]), x[2].cast<int64_t>())); }},
+        {"searchsorted", +[](py::tuple& x) -> py::object {
+           std::optional<ndarray> sorter;
+           if (!x[4].is_none()) sorter = arr(x[4]);
+           return wrap(searchsorted(arr(x[1]), arr(x[2]), x[3].cast<bool>(), sorter));
+         }},
+        {"unique", +[](py::tuple& x) -> py::object {
+           UniqueResult u = unique(arr(x[1]), x[2].cast<bool>());
+           return py::object(py::make_tuple(wrap(u.values), wrap(u.index), wrap(u.inverse), wrap(u.counts)));
+         }},
+        {"isin", +[](py::tuple& x) -> py::object { return wrap(isin(arr(x[1]), arr(x[2]), x[3].cast<bool>())); }},
+        {"bincount", +[](py::tuple& x) -> py::object {
+           std::optional<ndarray> w;
+           if (!x[2].is_none()) w = arr(x[2]);
+           return wrap(bincount(arr(x[1]), w, x[3].cast<int64_t>()));
+         }},
+        {"histogram", +[](py::tuple& x) -> py::object {
+           std::optional<ndarray> w;
+           if (!x[3].is_none()) w = arr(x[3]);
+           return wrap(histogram_counts(arrays(x[1]), arrays(x[2]), w, x[4].cast<bool>()));
+         }},
+        {"monotonic", +[](py::tuple& x) -> py::object { return py::int_(monotonic(arr(x[1]))); }},
+        {"value_range", +[](py::tuple& x) -> py::object {
+           auto [lo, hi] = value_range(arr(x[1]));
+           return py::make_tuple(lo, hi);
+         }},
+        {"assign", +[](py::tuple& x) -> py::object {
+           assign_array(arr(x[1]), arr(x[2]));
+           return py::object(py::none());
+         }},
+    };
+    auto it = table.find(op);
+    if (it == table.end()) throw ValueError("unknown shape op '" + op + "'");
+    py::tuple full(args.size() + 1);
+    full[0] = py::str(op);
+    for (size_t i = 0; i < args.size(); ++i) full[i + 1] = args[i];
+    return it->second(full);
+  });
+  m.def("_index", [](py::object self, py::handle key) {
+    // a[key] as an array (never a scalar): used by functions that index internally.
+    auto& a = self.cast<PyArray&>();
+    return wrap(index(a, parse_key(key)), self);
+  });
+}
+
 }  // namespace npc::py_bind

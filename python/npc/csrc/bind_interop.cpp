@@ -1,6 +1,469 @@
-// Bindings of the interop layer (owned by that layer; filled in as it lands).
+// Bindings of the interop layer: zero-copy views between npc and NumPy arrays, and DLPack.
+//
+// Note [DLPack in C++]
+// npc produces and consumes DLPack capsules itself (the structs below follow the layout of
+// the DLPack specification, v1.0: DLTensor, DLManagedTensor, DLManagedTensorVersioned)
+// instead of going through NumPy's dlpack support on a view. Two reasons: a capsule made
+// here keeps npc's storage alive directly (no NumPy object in between, which matters for
+// device arrays later, where no NumPy view exists), and consuming one gives an npc array
+// whose memory is the producer's, with the producer's deleter run when npc's storage dies.
+// The manager context owns a copy of the npc::ndarray (sharing its storage) plus the shape
+// and element-strides arrays the DLTensor points at.
+//
+// Note [zero-copy NumPy views]
+// _to_numpy builds a numpy.ndarray over an npc array's memory through NumPy's C API (loaded
+// by pybind11 at run time, no NumPy headers at build time) with the npc array as its base;
+// _from_numpy wraps a numpy.ndarray's memory in npc storage whose release drops the
+// reference to the NumPy array. Both are one C call: they are the hot path of the fallback
+// and of __array_ufunc__/__array_function__.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <cstring>
+
 #include "bindings.hpp"
 
 namespace npc::py_bind {
-void bind_interop(py::module_& m) { (void)m; }
+
+namespace {
+
+// ---- DLPack v1.0 structs (layout from the DLPack specification)
+enum DLDeviceType : int32_t { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLROCMHost = 11, kDLCUDAManaged = 13 };
+struct DLDevice {
+  int32_t device_type;
+  int32_t device_id;
+};
+enum DLDataTypeCode : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLComplex = 5, kDLBool = 6 };
+struct DLDataType {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor* self);
+};
+struct DLPackVersion {
+  uint32_t major;
+  uint32_t minor;
+};
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned* self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+constexpr uint64_t kDLFlagReadOnly = 1ull << 0;
+constexpr uint64_t kDLFlagIsCopied = 1ull << 1;
+
+constexpr const char* kCapsule = "dltensor";
+constexpr const char* kCapsuleUsed = "used_dltensor";
+constexpr const char* kCapsuleVersioned = "dltensor_versioned";
+constexpr const char* kCapsuleVersionedUsed = "used_dltensor_versioned";
+
+py::object buffer_error(const std::string& msg) {
+  PyErr_SetString(PyExc_BufferError, msg.c_str());
+  throw py::error_already_set();
+}
+
+// ---- dtype objects (leaked on purpose: no Python object destructors at exit)
+const py::dtype& numpy_dtype(DType t) {
+  static std::array<py::dtype*, kNumDTypes> cache{};
+  auto*& d = cache[static_cast<int>(t)];
+  if (!d) d = new py::dtype(std::string(name(t)));
+  return *d;
+}
+
+/// DType of a NumPy dtype (kind + itemsize), or -1 when npc does not run it natively.
+int dtype_code(const py::dtype& dt) {
+  char bo = dt.byteorder();
+  if (bo == '>') return -1;  // hosts are little-endian; swapped data is converted in Python
+  auto size = dt.itemsize();
+  switch (dt.kind()) {
+    case 'b': return size == 1 ? static_cast<int>(DType::Bool) : -1;
+    case 'i':
+      switch (size) {
+        case 1: return static_cast<int>(DType::Int8);
+        case 2: return static_cast<int>(DType::Int16);
+        case 4: return static_cast<int>(DType::Int32);
+        case 8: return static_cast<int>(DType::Int64);
+      }
+      return -1;
+    case 'u':
+      switch (size) {
+        case 1: return static_cast<int>(DType::UInt8);
+        case 2: return static_cast<int>(DType::UInt16);
+        case 4: return static_cast<int>(DType::UInt32);
+        case 8: return static_cast<int>(DType::UInt64);
+      }
+      return -1;
+    case 'f':
+      switch (size) {
+        case 2: return static_cast<int>(DType::Float16);
+        case 4: return static_cast<int>(DType::Float32);
+        case 8: return static_cast<int>(DType::Float64);
+      }
+      return -1;
+    case 'c':
+      switch (size) {
+        case 8: return static_cast<int>(DType::Complex64);
+        case 16: return static_cast<int>(DType::Complex128);
+      }
+      return -1;
+  }
+  return -1;
+}
+
+py::object to_numpy(py::handle self) {
+  auto& a = self.cast<PyArray&>();
+  auto& api = py::detail::npy_api::get();
+  static_assert(sizeof(int64_t) == sizeof(Py_intptr_t), "npc shapes are passed to NumPy as they are");
+  void* data = a.data();  // realises a traced array first (a graph break)
+  // NumPy's C API directly (no shape/stride vectors): this runs on every fallback call.
+  const py::dtype& dt = numpy_dtype(a.dtype());
+  PyObject* r = api.PyArray_NewFromDescr_(
+      api.PyArray_Type_, dt.inc_ref().ptr(), static_cast<int>(a.ndim()),
+      reinterpret_cast<Py_intptr_t*>(const_cast<int64_t*>(a.shape().data())),
+      reinterpret_cast<Py_intptr_t*>(const_cast<int64_t*>(a.strides().data())), data,
+      a.writeable() ? py::detail::npy_api::NPY_ARRAY_WRITEABLE_ : 0, nullptr);
+  if (!r) throw py::error_already_set();
+  auto result = py::reinterpret_steal<py::object>(r);
+  if (api.PyArray_SetBaseObject_(r, self.inc_ref().ptr()) != 0) throw py::error_already_set();
+  return result;
+}
+
+py::object from_numpy(py::handle o) {
+  auto& api = py::detail::npy_api::get();
+  if (!api.PyArray_Check_(o.ptr())) return py::none();
+  auto arr = py::reinterpret_borrow<py::array>(o);
+  int code = dtype_code(arr.dtype());
+  int flags = arr.flags();
+  if (code < 0 || !(flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_)) return py::none();
+  Shape shape(arr.shape(), arr.shape() + arr.ndim());
+  Strides strides(arr.strides(), arr.strides() + arr.ndim());
+  PyObject* raw = o.ptr();
+  Py_INCREF(raw);
+  ndarray a = from_memory(const_cast<void*>(arr.data()), static_cast<DType>(code), std::move(shape), std::move(strides),
+                          [raw] {
+                            py::gil_scoped_acquire g;
+                            Py_DECREF(raw);
+                          },
+                          (flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0);
+  PyArray r(std::move(a));
+  r.base = py::reinterpret_borrow<py::object>(o);
+  return py::cast(std::move(r));
+}
+
+// ---- conversion of argument trees (the fallback's hot path; see npc/_fallback.py)
+PyTypeObject* npc_type() {
+  static PyTypeObject* t = reinterpret_cast<PyTypeObject*>(py::type::of<PyArray>().ptr());
+  return t;
+}
+
+/// `o` with npc arrays (also inside tuples, lists and dicts) replaced by NumPy views; the
+/// very same object when it holds none (so NumPy can still mutate a caller's list).
+py::object to_numpy_tree(py::handle o) {
+  PyTypeObject* t = Py_TYPE(o.ptr());
+  if (t == npc_type()) return to_numpy(o);
+  if (t == &PyTuple_Type || t == &PyList_Type) {
+    bool is_tuple = t == &PyTuple_Type;
+    Py_ssize_t n = is_tuple ? PyTuple_GET_SIZE(o.ptr()) : PyList_GET_SIZE(o.ptr());
+    py::object result;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* item = is_tuple ? PyTuple_GET_ITEM(o.ptr(), i) : PyList_GET_ITEM(o.ptr(), i);
+      py::object conv = to_numpy_tree(item);
+      if (!result && conv.ptr() != item) {
+        result = py::reinterpret_steal<py::object>(is_tuple ? PyTuple_New(n) : PyList_New(n));
+        for (Py_ssize_t j = 0; j < i; ++j) {
+          PyObject* prev = is_tuple ? PyTuple_GET_ITEM(o.ptr(), j) : PyList_GET_ITEM(o.ptr(), j);
+          Py_INCREF(prev);
+          if (is_tuple) PyTuple_SET_ITEM(result.ptr(), j, prev);
+          else PyList_SET_ITEM(result.ptr(), j, prev);
+        }
+      }
+      if (result) {
+        if (is_tuple) PyTuple_SET_ITEM(result.ptr(), i, conv.release().ptr());
+        else PyList_SET_ITEM(result.ptr(), i, conv.release().ptr());
+      }
+    }
+    return result ? result : py::reinterpret_borrow<py::object>(o);
+  }
+  if (t == &PyDict_Type) {
+    py::object result;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(o.ptr(), &pos, &key, &value)) {
+      py::object conv = to_numpy_tree(value);
+      if (conv.ptr() != value) {
+        if (!result) result = py::reinterpret_steal<py::object>(PyDict_Copy(o.ptr()));
+        PyDict_SetItem(result.ptr(), key, conv.ptr());
+      }
+    }
+    return result ? result : py::reinterpret_borrow<py::object>(o);
+  }
+  return py::reinterpret_borrow<py::object>(o);
+}
+
+/// `o` with NumPy arrays of native dtypes (also inside tuples, named tuples and lists)
+/// replaced by npc arrays over the same memory. Unaligned or byte-swapped arrays go to
+/// npc._array._from_numpy (which copies them).
+py::object from_numpy_tree(py::handle o) {
+  auto& api = py::detail::npy_api::get();
+  PyTypeObject* t = Py_TYPE(o.ptr());
+  if (reinterpret_cast<PyObject*>(t) == reinterpret_cast<PyObject*>(api.PyArray_Type_)) {
+    py::object r = from_numpy(o);
+    if (!r.is_none()) return r;
+    // Non-native dtypes (byte-swapped ones included: '>i4' is not int32) stay NumPy;
+    // unaligned arrays of native dtypes are copied into npc memory.
+    if (dtype_code(py::reinterpret_borrow<py::array>(o).dtype()) < 0) return py::reinterpret_borrow<py::object>(o);
+    static py::handle slow = py::object(py::module_::import("npc._array").attr("_from_numpy")).release();
+    return slow(o);
+  }
+  if (t == &PyTuple_Type || t == &PyList_Type) {
+    bool is_tuple = t == &PyTuple_Type;
+    Py_ssize_t n = is_tuple ? PyTuple_GET_SIZE(o.ptr()) : PyList_GET_SIZE(o.ptr());
+    py::object result = py::reinterpret_steal<py::object>(is_tuple ? PyTuple_New(n) : PyList_New(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* item = is_tuple ? PyTuple_GET_ITEM(o.ptr(), i) : PyList_GET_ITEM(o.ptr(), i);
+      py::object conv = from_numpy_tree(item);
+      if (is_tuple) PyTuple_SET_ITEM(result.ptr(), i, conv.release().ptr());
+      else PyList_SET_ITEM(result.ptr(), i, conv.release().ptr());
+    }
+    return result;
+  }
+  if (PyTuple_Check(o.ptr()) && PyObject_HasAttrString(o.ptr(), "_fields")) {  // named tuple
+    py::tuple items(PyTuple_GET_SIZE(o.ptr()));
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o.ptr()); ++i) items[i] = from_numpy_tree(PyTuple_GET_ITEM(o.ptr(), i));
+    return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(t))(*items);
+  }
+  return py::reinterpret_borrow<py::object>(o);
+}
+
+/// fn(*to_numpy_tree(args), **to_numpy_tree(kwargs)) with the result through from_numpy_tree.
+/// When NumPy returns one of the views made for a top-level argument unchanged (e.g.
+/// numpy.astype(x, x.dtype, copy=False) returns x), the caller's npc array itself is
+/// returned, as NumPy would return the caller's object.
+py::object call_numpy(py::handle fn, py::handle args, py::handle kwargs) {
+  py::object a = to_numpy_tree(args);
+  PyObject* r;
+  if (kwargs.is_none() || PyDict_GET_SIZE(kwargs.ptr()) == 0) {
+    r = PyObject_Call(fn.ptr(), a.ptr(), nullptr);
+  } else {
+    py::object k = to_numpy_tree(kwargs);
+    r = PyObject_Call(fn.ptr(), a.ptr(), k.ptr());
+  }
+  if (!r) throw py::error_already_set();
+  py::object result = py::reinterpret_steal<py::object>(r);
+  if (a.ptr() != args.ptr() && PyTuple_Check(a.ptr())) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a.ptr()); ++i) {
+      if (PyTuple_GET_ITEM(a.ptr(), i) == r && PyTuple_GET_ITEM(args.ptr(), i) != r)
+        return py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(args.ptr(), i));
+    }
+  }
+  return from_numpy_tree(result);
+}
+
+// ---- DLPack export
+struct ExportCtx {
+  ndarray arr;
+  std::vector<int64_t> shape, strides;
+};
+
+DLDataType dl_dtype(DType t) {
+  uint8_t bits = static_cast<uint8_t>(itemsize(t) * 8);
+  switch (kind(t)) {
+    case Kind::Bool: return {kDLBool, 8, 1};
+    case Kind::Signed: return {kDLInt, bits, 1};
+    case Kind::Unsigned: return {kDLUInt, bits, 1};
+    case Kind::Float: return {kDLFloat, bits, 1};
+    default: return {kDLComplex, bits, 1};
+  }
+}
+
+void fill_tensor(DLTensor& t, ExportCtx& ctx) {
+  const ndarray& a = ctx.arr;
+  auto isz = static_cast<int64_t>(a.itemsize());
+  ctx.shape.assign(a.shape().begin(), a.shape().end());
+  ctx.strides.resize(a.ndim());
+  for (size_t i = 0; i < ctx.strides.size(); ++i) {
+    if (a.strides()[i] % isz != 0)
+      buffer_error("DLPack only supports strides which are a multiple of itemsize.");
+    ctx.strides[i] = a.strides()[i] / isz;
+  }
+  t.data = a.data();
+  t.device = {kDLCPU, 0};
+  t.ndim = static_cast<int32_t>(a.ndim());
+  t.dtype = dl_dtype(a.dtype());
+  t.shape = ctx.shape.data();
+  t.strides = ctx.strides.data();
+  t.byte_offset = 0;
+}
+
+template <class M>
+void managed_deleter(M* self) {
+  delete static_cast<ExportCtx*>(self->manager_ctx);
+  delete self;
+}
+
+template <class M>
+void capsule_destructor(PyObject* cap, const char* name, const char* used) {
+  if (PyCapsule_IsValid(cap, used)) return;  // a consumer took ownership
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  auto* m = static_cast<M*>(PyCapsule_GetPointer(cap, name));
+  if (m && m->deleter) m->deleter(m);
+  else PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+}
+
+void legacy_capsule_destructor(PyObject* cap) { capsule_destructor<DLManagedTensor>(cap, kCapsule, kCapsuleUsed); }
+void versioned_capsule_destructor(PyObject* cap) {
+  capsule_destructor<DLManagedTensorVersioned>(cap, kCapsuleVersioned, kCapsuleVersionedUsed);
+}
+
+py::object to_dlpack(const PyArray& a, bool versioned, bool copy) {
+  auto ctx = std::make_unique<ExportCtx>();
+  ctx->arr = copy ? a.copy(Order::C) : static_cast<const ndarray&>(a);
+  if (!versioned) {
+    if (!a.writeable())
+      buffer_error("Cannot export readonly array since signalling readonly is unsupported by DLPack "
+                   "(supported by newer DLPack version).");
+    auto m = std::make_unique<DLManagedTensor>();
+    fill_tensor(m->dl_tensor, *ctx);
+    m->manager_ctx = ctx.release();
+    m->deleter = managed_deleter<DLManagedTensor>;
+    PyObject* cap = PyCapsule_New(m.get(), kCapsule, legacy_capsule_destructor);
+    if (!cap) {
+      m->deleter(m.release());
+      throw py::error_already_set();
+    }
+    m.release();
+    return py::reinterpret_steal<py::object>(cap);
+  }
+  auto m = std::make_unique<DLManagedTensorVersioned>();
+  m->version = {1, 0};
+  m->flags = (a.writeable() || copy ? 0 : kDLFlagReadOnly) | (copy ? kDLFlagIsCopied : 0);
+  fill_tensor(m->dl_tensor, *ctx);
+  m->manager_ctx = ctx.release();
+  m->deleter = managed_deleter<DLManagedTensorVersioned>;
+  PyObject* cap = PyCapsule_New(m.get(), kCapsuleVersioned, versioned_capsule_destructor);
+  if (!cap) {
+    m->deleter(m.release());
+    throw py::error_already_set();
+  }
+  m.release();
+  return py::reinterpret_steal<py::object>(cap);
+}
+
+// ---- DLPack import
+DType dtype_of_dl(DLDataType t) {
+  if (t.lanes != 1) buffer_error("DLPack tensors with lanes != 1 are not supported");
+  switch (t.code) {
+    case kDLBool:
+      if (t.bits == 8) return DType::Bool;
+      break;
+    case kDLInt:
+      if (t.bits == 8) return DType::Int8;
+      if (t.bits == 16) return DType::Int16;
+      if (t.bits == 32) return DType::Int32;
+      if (t.bits == 64) return DType::Int64;
+      break;
+    case kDLUInt:
+      if (t.bits == 8) return DType::UInt8;
+      if (t.bits == 16) return DType::UInt16;
+      if (t.bits == 32) return DType::UInt32;
+      if (t.bits == 64) return DType::UInt64;
+      break;
+    case kDLFloat:
+      if (t.bits == 16) return DType::Float16;
+      if (t.bits == 32) return DType::Float32;
+      if (t.bits == 64) return DType::Float64;
+      break;
+    case kDLComplex:
+      if (t.bits == 64) return DType::Complex64;
+      if (t.bits == 128) return DType::Complex128;
+      break;
+  }
+  buffer_error("DLPack data type (code " + std::to_string(t.code) + ", " + std::to_string(t.bits) +
+               " bits) is not supported by npc");
+  return DType::Bool;
+}
+
+template <class M>
+py::object import_tensor(py::handle cap, M* m, const DLTensor& t, bool writeable, const char* used,
+                         py::handle producer) {
+  int32_t dev = t.device.device_type;
+  if (dev != kDLCPU && dev != kDLCUDAHost && dev != kDLROCMHost && dev != kDLCUDAManaged)
+    buffer_error("Unsupported device in DLTensor: npc reads CPU memory only");
+  if (t.ndim < 0) buffer_error("DLTensor has negative ndim");
+  DType dt = dtype_of_dl(t.dtype);
+  auto isz = static_cast<int64_t>(itemsize(dt));
+  Shape shape(t.shape, t.shape + t.ndim);
+  Strides strides(t.ndim);
+  if (t.strides) {
+    for (int i = 0; i < t.ndim; ++i) strides[i] = t.strides[i] * isz;
+  } else {
+    int64_t s = isz;
+    for (int i = t.ndim - 1; i >= 0; --i) {
+      strides[i] = s;
+      s *= std::max<int64_t>(shape[i], 1);
+    }
+  }
+  auto* data = static_cast<char*>(t.data) + t.byte_offset;
+  ndarray a = from_memory(data, dt, std::move(shape), std::move(strides),
+                          [m] {
+                            py::gil_scoped_acquire g;
+                            if (m->deleter) m->deleter(m);
+                          },
+                          writeable);
+  // The npc storage owns the tensor now: the capsule must not free it.
+  PyCapsule_SetName(cap.ptr(), used);
+  PyArray r(std::move(a));
+  r.base = py::reinterpret_borrow<py::object>(producer);
+  return py::cast(std::move(r));
+}
+
+py::object from_dlpack_capsule(py::handle cap, py::handle producer) {
+  if (!PyCapsule_CheckExact(cap.ptr())) throw TypeError("__dlpack__ did not return a PyCapsule");
+  if (PyCapsule_IsValid(cap.ptr(), kCapsuleVersioned)) {
+    auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap.ptr(), kCapsuleVersioned));
+    if (m->version.major > 1)
+      buffer_error("DLPack tensor is of unsupported major version " + std::to_string(m->version.major));
+    return import_tensor(cap, m, m->dl_tensor, !(m->flags & kDLFlagReadOnly), kCapsuleVersionedUsed, producer);
+  }
+  if (PyCapsule_IsValid(cap.ptr(), kCapsule)) {
+    auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), kCapsule));
+    return import_tensor(cap, m, m->dl_tensor, true, kCapsuleUsed, producer);
+  }
+  throw ValueError("A DLPack tensor object cannot be consumed multiple times (or the capsule is not a DLPack capsule)");
+}
+
+}  // namespace
+
+void bind_interop(py::module_& m) {
+  m.def("_to_numpy", &to_numpy, "Zero-copy numpy.ndarray view of an npc array (its base is the npc array).");
+  m.def("_from_numpy", &from_numpy,
+        "Zero-copy npc array over a numpy.ndarray of a native dtype (aligned, native byte order), else None.");
+  m.def("_to_numpy_tree", &to_numpy_tree, "npc arrays in nested tuples/lists/dicts as NumPy views.");
+  m.def("_from_numpy_tree", &from_numpy_tree, "NumPy arrays of native dtypes in nested tuples/lists as npc arrays.");
+  m.def("_call_numpy", &call_numpy, py::arg("fn"), py::arg("args"), py::arg("kwargs") = py::none(),
+        "fn(*args, **kwargs) on NumPy views of npc arguments, NumPy results of native dtypes as npc arrays.");
+  m.def("_to_dlpack", &to_dlpack, py::arg("a"), py::arg("versioned"), py::arg("copy"),
+        "DLPack capsule ('dltensor' or 'dltensor_versioned') sharing the array's memory (a copy when copy).");
+  m.def("_from_dlpack", &from_dlpack_capsule, py::arg("capsule"), py::arg("producer"),
+        "npc array over the memory of a DLPack capsule (consumes the capsule).");
+}
+
 }  // namespace npc::py_bind

@@ -47,7 +47,13 @@ std::string typestr(DType t) {
 }
 }  // namespace
 
+void report_fp(const char* where) {
+  int flags = take_fp_flags();
+  if (flags) py::module_::import("npc._errstate").attr("report")(flags, where);
+}
+
 py::object wrap(ndarray result, py::handle self) {
+  report_fp("cast");
   PyArray r(std::move(result));
   if (self && !self.is_none()) {
     auto& s = self.cast<PyArray&>();
@@ -135,6 +141,10 @@ void register_errors(py::module_& m) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const OverflowError& e) {
       PyErr_SetString(PyExc_OverflowError, e.what());
+    } catch (const ArrayMemoryError& e) {
+      py::object cls = py::module_::import("numpy._core._exceptions").attr("_ArrayMemoryError");
+      py::object exc = cls(to_tuple(e.shape), dtype_objects().at(e.dtype_code));
+      PyErr_SetObject(cls.ptr(), exc.ptr());
     } catch (const MemoryError& e) {
       PyErr_SetString(PyExc_MemoryError, e.what());
     } catch (const CastingError& e) {
@@ -205,7 +215,10 @@ void bind_ndarray(py::module_& m) {
         return wrap(std::move(r), self);
       })
       .def("_copy", [](const PyArray& a, const std::string& order) { return wrap(a.copy(order_from_name(order))); })
-      .def("_fill", [](PyArray& a, py::handle v) { a.fill(from_python(v)); })
+      .def("_fill", [](PyArray& a, py::handle v) {
+        a.fill(from_python(v));
+        report_fp("cast");
+      })
       .def("_view", [](py::object self, int code) { return wrap(self.cast<PyArray&>().view(static_cast<DType>(code)), self); })
       .def("_reshape", [](py::object self, py::handle shape, const std::string& order) {
         Shape sh = to_shape(shape);
@@ -221,7 +234,10 @@ void bind_ndarray(py::module_& m) {
       .def("_item", [](const PyArray& a) { return to_python(a.item()); })
       .def("_item_at", [](const PyArray& a, std::vector<int64_t> idx) { return to_python(a.item(idx)); })
       .def("_scalar", [](const PyArray& a) { return to_numpy_scalar(a.item()); })
-      .def("_copy_from", [](PyArray& a, const PyArray& src) { copy_into(a, src); });
+      .def("_copy_from", [](PyArray& a, const PyArray& src) {
+        copy_into(a, src);
+        report_fp("cast");
+      });
 
   m.def("_from_buffer", [](py::object owner, int code, uintptr_t ptr, py::handle shape, py::handle strides,
                            bool readonly) {
@@ -239,7 +255,10 @@ void bind_ndarray(py::module_& m) {
     r.base = owner;
     return py::cast(std::move(r));
   });
-  m.def("_copy_into", [](PyArray& dst, const PyArray& src) { copy_into(dst, src); });
+  m.def("_copy_into", [](PyArray& dst, const PyArray& src) {
+    copy_into(dst, src);
+    report_fp("cast");
+  });
   m.def("_shares_storage", [](const PyArray& a, const PyArray& b) { return a.storage() == b.storage(); });
   m.def("memory_stats", [] {
     auto s = memory_stats();

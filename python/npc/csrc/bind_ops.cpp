@@ -75,7 +75,8 @@ std::optional<DType> dtype_arg(int code) {
 }
 
 py::object result_object(ndarray r, bool unwrap) {
-  if (unwrap && r.ndim() == 0) return to_numpy_scalar(r.item());
+  // Traced results stay 0-d arrays (DESIGN.md: results of tracing are not unwrapped).
+  if (unwrap && r.ndim() == 0 && !r.is_traced()) return to_numpy_scalar(r.item());
   return wrap(std::move(r));
 }
 

@@ -2,6 +2,7 @@
 // Shared helpers of the Python bindings.
 #include <pybind11/pybind11.h>
 
+#include "npc/fperror.hpp"
 #include "npc/npc.hpp"
 
 namespace npc::py_bind {
@@ -17,6 +18,9 @@ struct PyArray : ndarray {
 /// Wraps `result` as a Python object; when it views the memory of `self`, its base is
 /// self's base (or self, when self owns its memory), as NumPy collapses bases.
 py::object wrap(ndarray result, py::handle self = py::handle());
+/// Reports this thread's pending floating-point error flags (npc/fperror.hpp) through
+/// numpy.errstate: RuntimeWarning "<kind> encountered in <where>", FloatingPointError, etc.
+void report_fp(const char* where);
 /// The Python scalar for an element (bool, int, float, complex), as numpy.ndarray.item().
 py::object to_python(const Scalar& s);
 /// The NumPy scalar (numpy.float32(...) etc.) for an element.
@@ -34,4 +38,5 @@ void bind_indexing(py::module_& m);  // indexing, shapes, sorting
 void bind_interop(py::module_& m);   // DLPack and other protocols
 void bind_tracer(py::module_& m);    // src/tracer: graph IR, capture
 void bind_fusion(py::module_& m);    // src/fusion: codegen, JIT
+void bind_linalg(py::module_& m);    // src/ops linalg, matmul, random
 }  // namespace npc::py_bind

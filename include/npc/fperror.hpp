@@ -1,0 +1,21 @@
+#pragma once
+/// \file fperror.hpp
+/// Floating-point error flags raised by kernels, reported the way numpy.errstate says
+/// (the Python layer turns them into NumPy's RuntimeWarning / FloatingPointError).
+
+namespace npc {
+
+/// NumPy's four floating-point error kinds, as bits.
+enum FpFlag : int { kFpDivide = 1, kFpOverflow = 2, kFpUnderflow = 4, kFpInvalid = 8 };
+
+/// Adds flags to this thread's pending set (kernels running on worker threads pass their
+/// flags back to the calling thread and add them there).
+void add_fp_flags(int flags);
+/// Returns and clears this thread's pending flags.
+int take_fp_flags();
+/// Reads the hardware floating-point exception flags as FpFlag bits and clears them.
+int read_and_clear_hw_fp_flags();
+/// Clears the hardware floating-point exception flags (before a kernel runs).
+void clear_hw_fp_flags();
+
+}  // namespace npc

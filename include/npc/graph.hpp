@@ -1,0 +1,252 @@
+#pragma once
+/// \file graph.hpp
+/// The graph IR that npc's tracer records and its backends (eager interpreter, fused
+/// kernels) run: SSA values as immutable, hash-consed nodes, each with its dtype and
+/// (possibly symbolic) shape. docs/ir.md describes every node kind and its invariants.
+///
+/// Invariants the verifier (verify()) checks after every pass when NPC_VERIFY=1:
+/// - kernels see equal dtypes: every argument of a Ufunc node has the loop's input dtype
+///   (promotion already happened; the tracer inserted Cast nodes);
+/// - elementwise nodes see equal shapes: arguments of Ufunc/Where are already broadcast to
+///   the result shape (the tracer inserted View(Broadcast) nodes);
+/// - a node's args were created before it (ids are a topological order).
+#include <complex>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "npc/ndarray.hpp"
+#include "npc/ops.hpp"
+
+namespace npc::ir {
+
+/// One dimension of a shape: a static size (>= 0) or a symbol (a size that is a runtime
+/// parameter of the compiled graph, bound from the inputs' shapes on each call).
+class Dim {
+ public:
+  constexpr Dim() = default;
+  /// A static size; `n` >= 0.
+  static constexpr Dim fixed(int64_t n) { Dim d; d.v_ = n; return d; }
+  /// Symbol number `id` (>= 0) of the graph.
+  static constexpr Dim sym(int32_t id) { Dim d; d.v_ = -1 - static_cast<int64_t>(id); return d; }
+  constexpr bool is_static() const { return v_ >= 0; }
+  /// The size of a static dim (precondition: is_static()).
+  constexpr int64_t value() const { return v_; }
+  /// The symbol number of a symbolic dim (precondition: !is_static()).
+  constexpr int32_t symbol() const { return static_cast<int32_t>(-1 - v_); }
+  /// Raw encoding (>= 0 static size, < 0 symbol), for hashing and serialisation.
+  constexpr int64_t raw() const { return v_; }
+  constexpr bool operator==(const Dim&) const = default;
+
+ private:
+  int64_t v_ = 0;
+};
+using SymShape = std::vector<Dim>;
+
+/// NumPy's name of an op-table row ("add", "sum", "cast").
+std::string_view op_name(OpId op);
+/// "(3, s0)": shape with symbols spelled s<k>.
+std::string sym_shape_str(const SymShape& s);
+/// A static SymShape.
+SymShape static_shape(std::span<const int64_t> s);
+/// The concrete shape of `s` with symbol values `syms`.
+Shape concrete_shape(const SymShape& s, std::span<const int64_t> syms);
+
+/// What a node computes. Parameters live in Node::params (integers) and Node::value.
+enum class NodeKind : uint8_t {
+  Input,   ///< graph input params[0]: an array argument or a captured array (closure/global)
+  Scalar,  ///< runtime scalar params[0]: a Python float/complex argument, 0-d, weak (NEP 50)
+  SymVal,  ///< the value of symbol params[0] as a 0-d int64 (symbolic sizes used as values)
+  Const,   ///< a constant 0-d value (`value`); static Python numbers read by the function
+  Ufunc,   ///< op(args...), output params[0] of the op (multi-output ufuncs: one node each)
+  Cast,    ///< args[0] cast to `dtype` with NumPy's unsafe rules (explicit promotion casts)
+  Reduce,  ///< op.reduce(args[0]); params = [keepdims, axis...]; `value` = initial, if any
+  View,    ///< an index map over args[0]: params[0] is a ViewKind, the rest its parameters
+  Gather,  ///< take(args[0], args[1], axis=params[0]); args[1] is int64, already bounds-checked
+  Write,   ///< functionalized write: args = (base, region, value), see Note [writes]
+  Prim,    ///< another primitive of ops.def (where, argmax, cumsum, matmul, iota, fill)
+  Call,    ///< opaque host call params[0] of Graph::calls (e.g. numpy.random), a fusion barrier
+};
+std::string_view kind_name(NodeKind k);
+
+/// The index maps of View nodes. Each is a function from the result's multi-index to the
+/// source's multi-index, so views compose and never copy (fusion inlines them).
+enum class ViewKind : uint8_t {
+  /// params: [start_0, step_0, start_1, step_1, ...] per source axis; src[d] = start_d + i_d * step_d
+  /// (step may be negative); the result's shape is the node's shape.
+  Slice,
+  /// params: [axis_0, axis_1, ...]: result axis i is source axis axes[i] (numpy.transpose).
+  Permute,
+  /// Broadcast to the node's shape (numpy.broadcast_to): leading new axes, size-1 axes repeated.
+  Broadcast,
+  /// C-order reshape to the node's shape (element count equal): result linear index = source's.
+  Reshape,
+  /// Real (params[1] = 0) or imaginary (params[1] = 1) part of a complex source.
+  Component,
+  /// params: [offset, stride_0, stride_1, ...] in elements over the C-order flattening of a
+  /// source of static shape: src_linear = offset + sum_d i_d * stride_d (numpy's as_strided;
+  /// what a view of a traced array becomes when it is not one of the kinds above).
+  Strided,
+};
+std::string_view view_kind_name(ViewKind k);
+
+// Note [writes]
+// Mutation is functionalized: `x[1:3] = v`, `np.add(a, b, out=x)` and `x += y` produce a
+// new SSA value, Write(base, region, value), equal to `base` except on `region`, where it
+// holds `value`. `region` is a chain of View nodes whose root is `base` (the index map of
+// the written elements); `value` has the region's shape and dtype (the tracer casts
+// and broadcasts it first). Reads of any alias of the buffer after the write are rebuilt
+// from the newest buffer value, so aliasing through views behaves as in eager NumPy. Graph
+// inputs that were written have an entry in Graph::writebacks: the runtime copies the final
+// value into the caller's array when the graph finishes.
+
+struct Node;
+/// Nodes are owned by their Graph and never change after construction.
+using NodeRef = const Node*;
+
+/// One SSA value. Construct through Graph's builders, which intern structurally equal nodes
+/// (so CSE is free and structural hashing identifies equal graphs).
+struct Node {
+  NodeKind kind;
+  OpId op = OpId::kCount;          ///< Ufunc/Reduce/Prim/Gather: the op-table row
+  DType dtype;                     ///< element type of the result
+  SymShape shape;                  ///< shape of the result
+  std::vector<NodeRef> args;       ///< operands (created earlier)
+  std::vector<int64_t> params;     ///< kind-specific integer parameters
+  std::optional<npc::Scalar> value;///< Const value; Reduce initial
+  uint32_t id = 0;                 ///< creation order in the graph: a topological order
+  size_t hash = 0;                 ///< structural hash (kind, op, dtype, shape, args' ids, params, value)
+
+  int ndim() const { return static_cast<int>(shape.size()); }
+  /// The view kind of a View node.
+  ViewKind view_kind() const { return static_cast<ViewKind>(params.at(0)); }
+};
+
+/// A host call recorded in a graph (Call nodes): runs on replay and returns one array.
+/// The runtime passes the Call node's argument values.
+using HostCall = std::function<ndarray(std::span<const ndarray> args)>;
+
+/// One symbol of a graph: a dimension of an input that is a runtime parameter.
+struct Symbol {
+  int input;        ///< the graph input whose shape binds it
+  int axis;         ///< its axis
+  int64_t hint;     ///< the size seen while tracing
+};
+
+/// A traced program: interned nodes plus its interface (inputs, runtime scalars, symbols,
+/// outputs, write-backs). Not copyable (nodes point at each other); move it.
+class Graph {
+ public:
+  Graph();
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  Graph(Graph&&) noexcept;
+  Graph& operator=(Graph&&) noexcept;
+
+  // ---- builders: each validates its arguments (TypeError/ValueError as NumPy) and interns.
+  /// Graph input number `index` of `dtype` and `shape` (symbols bound with bind_symbol).
+  NodeRef input(int index, DType dtype, SymShape shape);
+  /// Runtime weak scalar number `index` (dtype: the kind's default, int64/float64/complex128).
+  NodeRef scalar(int index, DType dtype);
+  /// The value of a symbol as a 0-d int64.
+  NodeRef sym_value(int32_t symbol);
+  /// A 0-d constant.
+  NodeRef constant(const npc::Scalar& v);
+  /// Output `out` of ufunc `op`; args must already have the loop's dtypes and the result shape.
+  NodeRef ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out = 0);
+  /// `a` cast to `t` (returns `a` itself when it already has dtype `t`).
+  NodeRef cast(NodeRef a, DType t);
+  /// Reduction of `a` with binary ufunc `op` over sorted, normalised `axes`, result `dtype`
+  /// (the input is cast to `dtype` first by the caller).
+  NodeRef reduce(OpId op, NodeRef a, std::span<const int64_t> axes, bool keepdims, DType dtype,
+                 std::optional<npc::Scalar> initial = std::nullopt);
+  /// Views (index maps). Each returns `a` itself when the map is the identity.
+  NodeRef slice(NodeRef a, std::span<const int64_t> start_step, SymShape shape);
+  NodeRef permute(NodeRef a, std::span<const int64_t> axes);
+  NodeRef broadcast(NodeRef a, SymShape shape);
+  NodeRef reshape(NodeRef a, SymShape shape);
+  NodeRef component(NodeRef a, bool imag);
+  NodeRef strided(NodeRef a, int64_t offset, std::span<const int64_t> strides, SymShape shape);
+  /// take(a, idx, axis) along one axis; idx int64 of any shape.
+  NodeRef gather(NodeRef a, NodeRef idx, int64_t axis);
+  /// Functionalized write (Note [writes]).
+  NodeRef write(NodeRef base, NodeRef region, NodeRef value);
+  /// Another primitive (where, argmax, argmin, cumsum, cumprod, matmul, iota, fill).
+  NodeRef prim(OpId op, std::span<const NodeRef> args, DType dtype, SymShape shape,
+               std::span<const int64_t> params = {});
+  /// A host call (Call node) of `fn` on `args`, producing `dtype` and `shape`.
+  NodeRef call(HostCall fn, std::string name, std::span<const NodeRef> args, DType dtype, SymShape shape);
+
+  // ---- interface
+  /// Declares symbol k = dimension `axis` of input `input` (hint: the size seen while tracing).
+  int32_t add_symbol(int input, int axis, int64_t hint);
+  const std::vector<Symbol>& symbols() const { return symbols_; }
+  std::vector<NodeRef> outputs;                       ///< results, in order
+  std::vector<std::pair<int, NodeRef>> writebacks;    ///< (input index, final value)
+  std::vector<std::pair<HostCall, std::string>> calls;///< host calls of Call nodes
+  int num_inputs() const { return num_inputs_; }
+  int num_scalars() const { return num_scalars_; }
+
+  /// All live nodes in creation (topological) order.
+  const std::vector<NodeRef>& nodes() const { return order_; }
+  /// Structural hash of the program (nodes reachable from outputs and write-backs).
+  size_t structural_hash() const;
+  /// Text form, one SSA value per line: "%3 = add(%1, %2) : float64(s0, 4)".
+  std::string str() const;
+
+ private:
+  NodeRef intern(Node n);
+  struct Hash { size_t operator()(const Node* n) const { return n->hash; } };
+  struct Eq { bool operator()(const Node* a, const Node* b) const; };
+  std::vector<std::unique_ptr<Node>> owned_;
+  std::vector<NodeRef> order_;
+  std::unordered_set<const Node*, Hash, Eq> table_;
+  std::vector<Symbol> symbols_;
+  int num_inputs_ = 0, num_scalars_ = 0;
+  friend Graph dce(Graph&&);
+};
+
+/// Thrown by verify(): names the pass and the offending node.
+struct VerifyError : std::runtime_error { using std::runtime_error::runtime_error; };
+
+/// Checks every invariant above (dtypes, shapes, operand order, view parameters); throws
+/// VerifyError naming `after_pass` and the node.
+void verify(const Graph& g, std::string_view after_pass);
+/// True when NPC_VERIFY=1 is set in the environment (read once).
+bool verify_enabled();
+
+/// A named pass: a function from graph to graph (run_pass verifies after it when enabled).
+using Pass = Graph (*)(Graph&&);
+/// Dead-code elimination: keeps the nodes reachable from outputs and write-backs,
+/// renumbered in the same order (CSE is free: builders intern).
+Graph dce(Graph&& g);
+/// Runs `pass` and, when verification is enabled, verifies its result.
+Graph run_pass(Graph&& g, Pass pass, std::string_view name);
+
+/// Arguments of one run of a compiled graph.
+struct RunArgs {
+  std::span<const ndarray> inputs;     ///< one per Graph input (their shapes bind the symbols)
+  std::span<const npc::Scalar> scalars;///< one per runtime scalar
+};
+
+/// Runs `g` op by op with the eager kernels of src/ops (backend="eager"), performs the
+/// write-backs into `args.inputs`, and returns the outputs.
+std::vector<ndarray> interpret(const Graph& g, const RunArgs& args);
+
+/// A compiled graph: runs it on arguments.
+using Executable = std::function<std::vector<ndarray>(const RunArgs& args)>;
+/// A backend turns a verified graph into an executable (or throws; the caller logs and
+/// falls back to the eager interpreter, so a user's program never fails because codegen did).
+using Backend = std::function<Executable(const Graph& g)>;
+/// Registers backend `name` ("fused" is registered by src/fusion; "eager" is built in).
+void register_backend(std::string name, Backend backend);
+/// The backend called `name`, or null when none is registered.
+const Backend* find_backend(std::string_view name);
+
+}  // namespace npc::ir

@@ -1,0 +1,9 @@
+"""npc.lib: the namespace of numpy.lib.
+
+Functions defined natively in this package replace NumPy's name by name (the protocol
+routing of npc._interop finds them by name, with no registration); every other name of
+numpy.lib resolves to a fallback that runs NumPy on zero-copy views (see npc._fallback).
+"""
+from .._fallback import install as _install
+
+__getattr__, __dir__ = _install(globals())

@@ -1,0 +1,567 @@
+// The graph IR: interning builders, printer, verifier, passes, backend registry.
+#include "npc/graph.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+namespace npc::ir {
+
+namespace {
+constexpr std::string_view kOpNames[] = {
+#define NPC_UFUNC(name, nin, nout, identity, diff, loops) #name,
+#define NPC_REDUCE(name, ufunc) #name,
+#define NPC_PRIM(name, nin, diff) #name,
+#include "npc/ops.def"
+};
+constexpr int kOpNin[] = {
+#define NPC_UFUNC(name, nin, nout, identity, diff, loops) nin,
+#define NPC_REDUCE(name, ufunc) 1,
+#define NPC_PRIM(name, nin, diff) nin,
+#include "npc/ops.def"
+};
+constexpr int kOpNout[] = {
+#define NPC_UFUNC(name, nin, nout, identity, diff, loops) nout,
+#define NPC_REDUCE(name, ufunc) 1,
+#define NPC_PRIM(name, nin, diff) 1,
+#include "npc/ops.def"
+};
+
+inline void hash_mix(size_t& h, uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+
+[[noreturn]] void bad(const std::string& msg) { throw ValueError("graph: " + msg); }
+
+int64_t static_size(const SymShape& s) {
+  int64_t n = 1;
+  for (Dim d : s) {
+    if (!d.is_static()) return -1;
+    n *= d.value();
+  }
+  return n;
+}
+}  // namespace
+
+std::string_view op_name(OpId op) { return kOpNames[static_cast<int>(op)]; }
+
+std::string sym_shape_str(const SymShape& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) r += ", ";
+    r += s[i].is_static() ? std::to_string(s[i].value()) : "s" + std::to_string(s[i].symbol());
+  }
+  return r + ")";
+}
+
+SymShape static_shape(std::span<const int64_t> s) {
+  SymShape r;
+  r.reserve(s.size());
+  for (int64_t d : s) r.push_back(Dim::fixed(d));
+  return r;
+}
+
+Shape concrete_shape(const SymShape& s, std::span<const int64_t> syms) {
+  Shape r(s.size());
+  for (size_t i = 0; i < s.size(); ++i) r[i] = s[i].is_static() ? s[i].value() : syms[s[i].symbol()];
+  return r;
+}
+
+std::string_view kind_name(NodeKind k) {
+  switch (k) {
+    case NodeKind::Input: return "input";
+    case NodeKind::Scalar: return "scalar";
+    case NodeKind::SymVal: return "symval";
+    case NodeKind::Const: return "const";
+    case NodeKind::Ufunc: return "ufunc";
+    case NodeKind::Cast: return "cast";
+    case NodeKind::Reduce: return "reduce";
+    case NodeKind::View: return "view";
+    case NodeKind::Gather: return "gather";
+    case NodeKind::Write: return "write";
+    case NodeKind::Prim: return "prim";
+    case NodeKind::Call: return "call";
+  }
+  return "?";
+}
+
+std::string_view view_kind_name(ViewKind k) {
+  switch (k) {
+    case ViewKind::Slice: return "slice";
+    case ViewKind::Permute: return "permute";
+    case ViewKind::Broadcast: return "broadcast";
+    case ViewKind::Reshape: return "reshape";
+    case ViewKind::Component: return "component";
+    case ViewKind::Strided: return "strided";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------- Graph
+Graph::Graph() = default;
+Graph::~Graph() = default;
+Graph::Graph(Graph&&) noexcept = default;
+Graph& Graph::operator=(Graph&&) noexcept = default;
+
+bool Graph::Eq::operator()(const Node* a, const Node* b) const {
+  if (a->hash != b->hash || a->kind != b->kind || a->op != b->op || a->dtype != b->dtype || a->shape != b->shape ||
+      a->args != b->args || a->params != b->params || a->value.has_value() != b->value.has_value())
+    return false;
+  if (a->kind == NodeKind::Call) return false;  // host calls are never merged (each call runs)
+  if (a->value) {
+    const auto &x = *a->value, &y = *b->value;
+    if (x.dtype != y.dtype) return false;
+    // Compare the stored bits so that NaN == NaN and -0.0 != 0.0 for interning.
+    alignas(16) std::byte bx[16] = {}, by[16] = {};
+    x.store(x.dtype, bx);
+    y.store(y.dtype, by);
+    return std::equal(bx, bx + 16, by);
+  }
+  return true;
+}
+
+NodeRef Graph::intern(Node n) {
+  size_t h = static_cast<size_t>(n.kind) * 1315423911u;
+  hash_mix(h, static_cast<uint64_t>(n.op));
+  hash_mix(h, static_cast<uint64_t>(n.dtype));
+  for (Dim d : n.shape) hash_mix(h, static_cast<uint64_t>(d.raw()));
+  for (NodeRef a : n.args) hash_mix(h, a->id);
+  for (int64_t p : n.params) hash_mix(h, static_cast<uint64_t>(p));
+  if (n.value) {
+    alignas(16) std::byte b[16] = {};
+    n.value->store(n.value->dtype, b);
+    uint64_t w[2];
+    std::memcpy(w, b, 16);
+    hash_mix(h, w[0]);
+    hash_mix(h, w[1]);
+  }
+  if (n.kind == NodeKind::Call) hash_mix(h, order_.size());
+  n.hash = h;
+  if (auto it = table_.find(&n); it != table_.end()) return *it;
+  n.id = static_cast<uint32_t>(order_.size());
+  owned_.push_back(std::make_unique<Node>(std::move(n)));
+  const Node* p = owned_.back().get();
+  table_.insert(p);
+  order_.push_back(p);
+  return p;
+}
+
+NodeRef Graph::input(int index, DType dtype, SymShape shape) {
+  if (index < 0) bad("negative input index");
+  num_inputs_ = std::max(num_inputs_, index + 1);
+  return intern(Node{NodeKind::Input, OpId::kCount, dtype, std::move(shape), {}, {index}});
+}
+
+NodeRef Graph::scalar(int index, DType dtype) {
+  if (index < 0) bad("negative scalar index");
+  num_scalars_ = std::max(num_scalars_, index + 1);
+  return intern(Node{NodeKind::Scalar, OpId::kCount, dtype, {}, {}, {index}});
+}
+
+NodeRef Graph::sym_value(int32_t symbol) {
+  if (symbol < 0 || symbol >= static_cast<int32_t>(symbols_.size())) bad("unknown symbol");
+  return intern(Node{NodeKind::SymVal, OpId::kCount, DType::Int64, {}, {}, {symbol}});
+}
+
+NodeRef Graph::constant(const npc::Scalar& v) {
+  Node n{NodeKind::Const, OpId::kCount, v.dtype, {}, {}, {}};
+  n.value = v;
+  return intern(std::move(n));
+}
+
+NodeRef Graph::ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out) {
+  int i = static_cast<int>(op);
+  if (i < 0 || i >= kNumOps || kOpNin[i] != static_cast<int>(args.size()))
+    bad("ufunc " + std::string(op_name(op)) + " takes " + std::to_string(kOpNin[i]) + " args");
+  if (out < 0 || out >= kOpNout[i]) bad("bad output index");
+  if (args.empty()) bad("ufunc without args");
+  return intern(Node{NodeKind::Ufunc, op, out_dtype, args[0]->shape, {args.begin(), args.end()}, {out}});
+}
+
+NodeRef Graph::cast(NodeRef a, DType t) {
+  if (a->dtype == t) return a;
+  return intern(Node{NodeKind::Cast, OpId::cast, t, a->shape, {a}, {}});
+}
+
+NodeRef Graph::reduce(OpId op, NodeRef a, std::span<const int64_t> axes, bool keepdims, DType dtype,
+                      std::optional<npc::Scalar> initial) {
+  std::vector<int64_t> ax(axes.begin(), axes.end());
+  for (auto& x : ax) x = normalize_axis(x, a->ndim());
+  std::sort(ax.begin(), ax.end());
+  if (std::adjacent_find(ax.begin(), ax.end()) != ax.end()) throw ValueError("duplicate value in 'axis'");
+  SymShape shape;
+  for (int d = 0; d < a->ndim(); ++d) {
+    bool red = std::binary_search(ax.begin(), ax.end(), d);
+    if (!red) shape.push_back(a->shape[d]);
+    else if (keepdims) shape.push_back(Dim::fixed(1));
+  }
+  std::vector<int64_t> params{keepdims ? 1 : 0};
+  params.insert(params.end(), ax.begin(), ax.end());
+  Node n{NodeKind::Reduce, op, dtype, std::move(shape), {a}, std::move(params)};
+  n.value = initial;
+  return intern(std::move(n));
+}
+
+namespace {
+std::vector<int64_t> view_params(ViewKind k, std::span<const int64_t> rest = {}) {
+  std::vector<int64_t> p{static_cast<int64_t>(k)};
+  p.insert(p.end(), rest.begin(), rest.end());
+  return p;
+}
+}  // namespace
+
+NodeRef Graph::slice(NodeRef a, std::span<const int64_t> start_step, SymShape shape) {
+  if (start_step.size() != 2 * a->shape.size() || shape.size() != a->shape.size()) bad("slice: rank mismatch");
+  bool ident = shape == a->shape;
+  for (size_t d = 0; d < shape.size() && ident; ++d) ident = start_step[2 * d] == 0 && start_step[2 * d + 1] == 1;
+  if (ident) return a;
+  return intern(Node{NodeKind::View, OpId::kCount, a->dtype, std::move(shape), {a}, view_params(ViewKind::Slice, start_step)});
+}
+
+NodeRef Graph::permute(NodeRef a, std::span<const int64_t> axes) {
+  if (axes.size() != a->shape.size()) bad("permute: axes don't match array");
+  SymShape shape;
+  std::vector<bool> seen(axes.size());
+  bool ident = true;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t ax = axes[i];
+    if (ax < 0 || ax >= a->ndim() || seen[ax]) bad("permute: bad axes");
+    seen[ax] = true;
+    ident = ident && ax == static_cast<int64_t>(i);
+    shape.push_back(a->shape[ax]);
+  }
+  if (ident) return a;
+  return intern(Node{NodeKind::View, OpId::kCount, a->dtype, std::move(shape), {a}, view_params(ViewKind::Permute, axes)});
+}
+
+NodeRef Graph::broadcast(NodeRef a, SymShape shape) {
+  if (shape == a->shape) return a;
+  if (shape.size() < a->shape.size()) bad("broadcast to a lower rank");
+  size_t lead = shape.size() - a->shape.size();
+  for (size_t d = 0; d < a->shape.size(); ++d) {
+    Dim s = a->shape[d], t = shape[lead + d];
+    if (!(s == t || (s.is_static() && s.value() == 1)))
+      bad("broadcast " + sym_shape_str(a->shape) + " -> " + sym_shape_str(shape));
+  }
+  return intern(Node{NodeKind::View, OpId::kCount, a->dtype, std::move(shape), {a}, view_params(ViewKind::Broadcast)});
+}
+
+NodeRef Graph::reshape(NodeRef a, SymShape shape) {
+  if (shape == a->shape) return a;
+  int64_t n = static_size(shape), m = static_size(a->shape);
+  if (n >= 0 && m >= 0 && n != m) bad("reshape " + sym_shape_str(a->shape) + " -> " + sym_shape_str(shape));
+  return intern(Node{NodeKind::View, OpId::kCount, a->dtype, std::move(shape), {a}, view_params(ViewKind::Reshape)});
+}
+
+NodeRef Graph::component(NodeRef a, bool imag) {
+  if (!is_complex(a->dtype)) bad("component of a real array");
+  int64_t p = imag ? 1 : 0;
+  return intern(Node{NodeKind::View, OpId::kCount, real_dtype(a->dtype), a->shape, {a},
+                     view_params(ViewKind::Component, std::span<const int64_t>(&p, 1))});
+}
+
+NodeRef Graph::strided(NodeRef a, int64_t offset, std::span<const int64_t> strides, SymShape shape) {
+  if (static_size(a->shape) < 0 || static_size(shape) < 0) bad("strided view needs static shapes");
+  if (strides.size() != shape.size()) bad("strided: rank mismatch");
+  std::vector<int64_t> p{offset};
+  p.insert(p.end(), strides.begin(), strides.end());
+  // The identity map over a C-contiguous source is the source itself (or a reshape).
+  if (offset == 0 && static_size(shape) == static_size(a->shape)) {
+    Shape cs = concrete_shape(shape, {});
+    Strides c = contiguous_strides(cs, 1);
+    bool contig = true;
+    for (size_t d = 0; d < cs.size(); ++d) contig = contig && (cs[d] == 1 || c[d] == strides[d]);
+    if (contig) return reshape(a, std::move(shape));
+  }
+  return intern(Node{NodeKind::View, OpId::kCount, a->dtype, std::move(shape), {a}, view_params(ViewKind::Strided, p)});
+}
+
+NodeRef Graph::gather(NodeRef a, NodeRef idx, int64_t axis) {
+  axis = normalize_axis(axis, a->ndim());
+  if (idx->dtype != DType::Int64) bad("gather index must be int64");
+  SymShape shape;
+  for (int64_t d = 0; d < axis; ++d) shape.push_back(a->shape[d]);
+  shape.insert(shape.end(), idx->shape.begin(), idx->shape.end());
+  for (int64_t d = axis + 1; d < a->ndim(); ++d) shape.push_back(a->shape[d]);
+  return intern(Node{NodeKind::Gather, OpId::take, a->dtype, std::move(shape), {a, idx}, {axis}});
+}
+
+NodeRef Graph::write(NodeRef base, NodeRef region, NodeRef value) {
+  if (value->dtype != region->dtype) bad("write: value dtype differs from the region's");
+  if (value->shape != region->shape) bad("write: value shape differs from region");
+  return intern(Node{NodeKind::Write, OpId::kCount, base->dtype, base->shape, {base, region, value}, {}});
+}
+
+NodeRef Graph::prim(OpId op, std::span<const NodeRef> args, DType dtype, SymShape shape,
+                    std::span<const int64_t> params) {
+  return intern(Node{NodeKind::Prim, op, dtype, std::move(shape), {args.begin(), args.end()},
+                     {params.begin(), params.end()}});
+}
+
+NodeRef Graph::call(HostCall fn, std::string name, std::span<const NodeRef> args, DType dtype, SymShape shape) {
+  int64_t k = static_cast<int64_t>(calls.size());
+  calls.emplace_back(std::move(fn), std::move(name));
+  return intern(Node{NodeKind::Call, OpId::kCount, dtype, std::move(shape), {args.begin(), args.end()}, {k}});
+}
+
+int32_t Graph::add_symbol(int input, int axis, int64_t hint) {
+  for (size_t k = 0; k < symbols_.size(); ++k)
+    if (symbols_[k].input == input && symbols_[k].axis == axis) return static_cast<int32_t>(k);
+  symbols_.push_back({input, axis, hint});
+  return static_cast<int32_t>(symbols_.size() - 1);
+}
+
+namespace {
+// Nodes reachable from the outputs and write-backs, flagged by id.
+std::vector<bool> live_nodes(const Graph& g) {
+  std::vector<bool> live(g.nodes().size(), false);
+  std::vector<NodeRef> stack(g.outputs.begin(), g.outputs.end());
+  for (auto& [i, n] : g.writebacks) stack.push_back(n);
+  while (!stack.empty()) {
+    NodeRef n = stack.back();
+    stack.pop_back();
+    if (live[n->id]) continue;
+    live[n->id] = true;
+    for (NodeRef a : n->args) stack.push_back(a);
+  }
+  return live;
+}
+}  // namespace
+
+size_t Graph::structural_hash() const {
+  // Node ids are creation order, so two programs built by the same sequence of builder calls
+  // hash equal; only live nodes count.
+  auto live = live_nodes(*this);
+  size_t h = 0;
+  for (NodeRef n : order_)
+    if (live[n->id]) hash_mix(h, n->hash);
+  for (NodeRef o : outputs) hash_mix(h, o->id);
+  for (auto& [i, n] : writebacks) { hash_mix(h, static_cast<uint64_t>(i)); hash_mix(h, n->id); }
+  for (auto& s : symbols_) { hash_mix(h, static_cast<uint64_t>(s.input)); hash_mix(h, static_cast<uint64_t>(s.axis)); }
+  return h;
+}
+
+namespace {
+std::string scalar_str(const npc::Scalar& v) {
+  std::ostringstream os;
+  switch (kind(v.dtype)) {
+    case Kind::Bool: os << (v.b ? "True" : "False"); break;
+    case Kind::Signed: os << v.i; break;
+    case Kind::Unsigned: os << v.u; break;
+    case Kind::Float: os.precision(17); os << v.f; break;
+    case Kind::Complex: os.precision(17); os << "(" << v.c.real() << (v.c.imag() < 0 ? "" : "+") << v.c.imag() << "j)"; break;
+  }
+  return os.str();
+}
+
+std::string node_str(const Graph& g, NodeRef n) {
+  std::ostringstream os;
+  os << "%" << n->id << " = ";
+  switch (n->kind) {
+    case NodeKind::Input: os << "input[" << n->params[0] << "]"; break;
+    case NodeKind::Scalar: os << "scalar[" << n->params[0] << "]"; break;
+    case NodeKind::SymVal: os << "symval[s" << n->params[0] << "]"; break;
+    case NodeKind::Const: os << "const " << scalar_str(*n->value); break;
+    case NodeKind::Ufunc: os << op_name(n->op); if (n->params[0]) os << "#" << n->params[0]; break;
+    case NodeKind::Cast: os << "cast"; break;
+    case NodeKind::Reduce: os << "reduce." << op_name(n->op); break;
+    case NodeKind::View: os << "view." << view_kind_name(n->view_kind()); break;
+    case NodeKind::Gather: os << "gather"; break;
+    case NodeKind::Write: os << "write"; break;
+    case NodeKind::Prim: os << op_name(n->op); break;
+    case NodeKind::Call: os << "call " << g.calls.at(n->params[0]).second; break;
+  }
+  if (!n->args.empty()) {
+    os << "(";
+    for (size_t i = 0; i < n->args.size(); ++i) os << (i ? ", %" : "%") << n->args[i]->id;
+    os << ")";
+  }
+  size_t first = (n->kind == NodeKind::View) ? 1 : 0;
+  bool show = n->kind == NodeKind::Reduce || n->kind == NodeKind::View || n->kind == NodeKind::Gather ||
+              n->kind == NodeKind::Prim;
+  if (show && n->params.size() > first) {
+    os << " [";
+    for (size_t i = first; i < n->params.size(); ++i) os << (i > first ? ", " : "") << n->params[i];
+    os << "]";
+  }
+  if (n->kind == NodeKind::Reduce && n->value) os << " initial=" << scalar_str(*n->value);
+  os << " : " << name(n->dtype) << sym_shape_str(n->shape);
+  return os.str();
+}
+}  // namespace
+
+std::string Graph::str() const {
+  std::ostringstream os;
+  for (auto& s : symbols_)
+    os << "# s" << (&s - symbols_.data()) << " = input[" << s.input << "].shape[" << s.axis << "] (traced " << s.hint
+       << ")\n";
+  for (NodeRef n : order_) os << node_str(*this, n) << "\n";
+  for (auto& [i, n] : writebacks) os << "writeback input[" << i << "] <- %" << n->id << "\n";
+  os << "return";
+  for (size_t i = 0; i < outputs.size(); ++i) os << (i ? ", %" : " %") << outputs[i]->id;
+  os << "\n";
+  return os.str();
+}
+
+// ---------------------------------------------------------------- verifier
+bool verify_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("NPC_VERIFY");
+    return v && std::string_view(v) != "0" && *v;
+  }();
+  return on;
+}
+
+void verify(const Graph& g, std::string_view after_pass) {
+  auto fail = [&](NodeRef n, const std::string& why) {
+    throw VerifyError("IR verification failed after pass '" + std::string(after_pass) + "' at " + node_str(g, n) +
+                      ": " + why);
+  };
+  auto same_shape = [&](NodeRef n, NodeRef a) {
+    if (a->shape != n->shape) fail(n, "operand %" + std::to_string(a->id) + " has shape " + sym_shape_str(a->shape));
+  };
+  const int nsym = static_cast<int>(g.symbols().size());
+  for (NodeRef n : g.nodes()) {
+    for (NodeRef a : n->args)
+      if (a->id >= n->id || g.nodes().at(a->id) != a) fail(n, "operand is not an earlier node of this graph");
+    for (Dim d : n->shape)
+      if (!d.is_static() && d.symbol() >= nsym) fail(n, "unknown symbol");
+    switch (n->kind) {
+      case NodeKind::Input:
+      case NodeKind::SymVal:
+      case NodeKind::Const:
+      case NodeKind::Call:
+        break;
+      case NodeKind::Scalar:
+        if (!n->shape.empty()) fail(n, "runtime scalar must be 0-d");
+        break;
+      case NodeKind::Ufunc: {
+        int i = static_cast<int>(n->op);
+        if (i >= kNumOps || kOpNin[i] != static_cast<int>(n->args.size())) fail(n, "arity");
+        DType d0 = n->args[0]->dtype;
+        for (NodeRef a : n->args) {
+          same_shape(n, a);
+          // Kernels do no promotion: inputs share the loop dtype, except ldexp's integer exponent.
+          if (a->dtype != d0 && n->op != OpId::ldexp) fail(n, "operands have different dtypes (missing cast)");
+        }
+        break;
+      }
+      case NodeKind::Cast:
+        if (n->args.size() != 1) fail(n, "arity");
+        same_shape(n, n->args[0]);
+        break;
+      case NodeKind::Reduce: {
+        NodeRef a = n->args.at(0);
+        if (a->dtype != n->dtype) fail(n, "reduction input must have the result dtype (missing cast)");
+        size_t nax = n->params.size() - 1;
+        size_t expect = n->params[0] ? a->shape.size() : a->shape.size() - nax;
+        if (n->shape.size() != expect) fail(n, "reduced rank");
+        break;
+      }
+      case NodeKind::View: {
+        NodeRef a = n->args.at(0);
+        ViewKind k = n->view_kind();
+        if (k == ViewKind::Component ? n->dtype != real_dtype(a->dtype) : n->dtype != a->dtype)
+          fail(n, "view changes dtype");
+        if (k == ViewKind::Slice && (n->params.size() != 1 + 2 * a->shape.size() || n->shape.size() != a->shape.size()))
+          fail(n, "slice parameters");
+        if (k == ViewKind::Slice) {
+          for (size_t d = 0; d < n->shape.size(); ++d) {
+            Dim sz = n->shape[d], src = a->shape[d];
+            if (!sz.is_static() || !src.is_static()) continue;
+            if (sz.value() == 0) continue;
+            int64_t first = n->params[1 + 2 * d], last = first + (sz.value() - 1) * n->params[2 + 2 * d];
+            if (first < 0 || first >= src.value() || last < 0 || last >= src.value()) fail(n, "slice out of bounds");
+          }
+        }
+        if (k == ViewKind::Permute && n->params.size() != 1 + a->shape.size()) fail(n, "permute parameters");
+        if (k == ViewKind::Strided) {
+          int64_t total = static_size(a->shape);
+          if (total < 0 || n->params.size() != 2 + n->shape.size()) fail(n, "strided parameters");
+          int64_t lo = n->params[1], hi = n->params[1];
+          bool empty = false;
+          for (size_t d = 0; d < n->shape.size(); ++d) {
+            int64_t sz = n->shape[d].value(), st = n->params[2 + d];
+            if (sz == 0) empty = true;
+            else if (st > 0) hi += (sz - 1) * st;
+            else lo += (sz - 1) * st;
+          }
+          if (!empty && (lo < 0 || hi >= total)) fail(n, "strided view out of bounds");
+        }
+        break;
+      }
+      case NodeKind::Gather:
+        if (n->args.at(1)->dtype != DType::Int64 || n->dtype != n->args[0]->dtype) fail(n, "gather dtypes");
+        break;
+      case NodeKind::Write: {
+        NodeRef base = n->args.at(0), region = n->args.at(1), value = n->args.at(2);
+        if (value->dtype != region->dtype || n->dtype != base->dtype) fail(n, "write dtypes");
+        if (value->shape != region->shape || n->shape != base->shape) fail(n, "write shapes");
+        NodeRef r = region;
+        while (r->kind == NodeKind::View && r != base) r = r->args[0];
+        if (r != base) fail(n, "write region is not a view chain over the base");
+        break;
+      }
+      case NodeKind::Prim:
+        if (n->op == OpId::where) {
+          if (n->args.size() != 3 || n->args[0]->dtype != DType::Bool || n->args[1]->dtype != n->dtype ||
+              n->args[2]->dtype != n->dtype)
+            fail(n, "where operands");
+          for (NodeRef a : n->args) same_shape(n, a);
+        }
+        break;
+    }
+  }
+  for (auto& [i, v] : g.writebacks)
+    if (i < 0 || i >= g.num_inputs()) throw VerifyError("write-back to a missing input after pass " + std::string(after_pass));
+}
+
+// ---------------------------------------------------------------- passes
+Graph dce(Graph&& g) {
+  auto live = live_nodes(g);
+  Graph r;
+  r.symbols_ = g.symbols_;
+  r.num_inputs_ = g.num_inputs_;
+  r.num_scalars_ = g.num_scalars_;
+  r.calls = std::move(g.calls);
+  std::vector<NodeRef> map(g.order_.size(), nullptr);
+  for (NodeRef n : g.order_) {
+    if (!live[n->id]) continue;
+    Node c = *n;
+    for (auto& a : c.args) a = map[a->id];
+    map[n->id] = r.intern(std::move(c));
+  }
+  for (NodeRef o : g.outputs) r.outputs.push_back(map[o->id]);
+  for (auto& [i, n] : g.writebacks) r.writebacks.emplace_back(i, map[n->id]);
+  return r;
+}
+
+Graph run_pass(Graph&& g, Pass pass, std::string_view name) {
+  Graph r = pass(std::move(g));
+  if (verify_enabled()) verify(r, name);
+  return r;
+}
+
+// ---------------------------------------------------------------- backends
+namespace {
+std::mutex g_backend_mu;
+std::map<std::string, Backend, std::less<>>& backends() {
+  static std::map<std::string, Backend, std::less<>> m;
+  return m;
+}
+}  // namespace
+
+void register_backend(std::string name, Backend backend) {
+  std::lock_guard lk(g_backend_mu);
+  backends()[std::move(name)] = std::move(backend);
+}
+
+const Backend* find_backend(std::string_view name) {
+  std::lock_guard lk(g_backend_mu);
+  auto it = backends().find(name);
+  return it == backends().end() ? nullptr : &it->second;
+}
+
+}  // namespace npc::ir

@@ -1,0 +1,154 @@
+// backend="eager": runs a graph node by node with the eager kernels.
+#include <algorithm>
+
+#include "npc/creation.hpp"
+#include "npc/graph.hpp"
+#include "npc/indexing.hpp"
+#include "tracer/ops_link.hpp"
+
+namespace npc::ir {
+
+namespace {
+ndarray broadcast_view(const ndarray& a, const Shape& shape) {
+  size_t lead = shape.size() - static_cast<size_t>(a.ndim());
+  Strides st(shape.size(), 0);
+  for (int d = 0; d < a.ndim(); ++d) st[lead + d] = a.shape()[d] == 1 && shape[lead + d] != 1 ? 0 : a.strides()[d];
+  return a.with_geometry(a.offset(), a.dtype(), shape, st);
+}
+
+// The value of View node `n` applied to `src`.
+ndarray apply_view(NodeRef n, const ndarray& src, const Shape& shape) {
+  switch (n->view_kind()) {
+    case ViewKind::Slice: {
+      int64_t off = src.offset();
+      Strides st(shape.size());
+      for (size_t d = 0; d < shape.size(); ++d) {
+        off += n->params[1 + 2 * d] * src.strides()[d];
+        st[d] = n->params[2 + 2 * d] * src.strides()[d];
+      }
+      return src.with_geometry(off, src.dtype(), shape, st);
+    }
+    case ViewKind::Permute:
+      return src.transpose(std::span<const int64_t>(n->params).subspan(1));
+    case ViewKind::Broadcast:
+      return broadcast_view(src, shape);
+    case ViewKind::Reshape:
+      return src.reshape(shape);
+    case ViewKind::Component:
+      return n->params[1] ? src.imag() : src.real();
+    case ViewKind::Strided: {
+      ndarray c = src.is_c_contiguous() ? src : src.copy();
+      const int64_t is = static_cast<int64_t>(c.itemsize());
+      Strides st(shape.size());
+      for (size_t d = 0; d < shape.size(); ++d) st[d] = n->params[2 + d] * is;
+      return c.with_geometry(c.offset() + n->params[1] * is, c.dtype(), shape, st);
+    }
+  }
+  throw ValueError("unknown view kind");
+}
+}  // namespace
+
+std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
+  if (static_cast<int>(args.inputs.size()) != g.num_inputs() || static_cast<int>(args.scalars.size()) < g.num_scalars())
+    throw ValueError("graph: wrong number of inputs");
+  std::vector<int64_t> syms;
+  for (auto& s : g.symbols()) syms.push_back(args.inputs[s.input].shape()[s.axis]);
+
+  const auto& nodes = g.nodes();
+  // Free each intermediate after its last use.
+  std::vector<uint32_t> last_use(nodes.size(), 0);
+  for (NodeRef n : nodes)
+    for (NodeRef a : n->args) last_use[a->id] = std::max(last_use[a->id], n->id);
+  std::vector<bool> keep(nodes.size(), false);
+  for (NodeRef o : g.outputs) keep[o->id] = true;
+  for (auto& [i, n] : g.writebacks) keep[n->id] = true;
+
+  std::vector<ndarray> val(nodes.size());
+  for (NodeRef n : nodes) {
+    const Shape shape = concrete_shape(n->shape, syms);
+    auto arg = [&](size_t i) -> const ndarray& { return val[n->args[i]->id]; };
+    ndarray r;
+    switch (n->kind) {
+      case NodeKind::Input: r = args.inputs[n->params[0]]; break;
+      case NodeKind::Scalar: r = scalar_array(args.scalars[n->params[0]].cast(n->dtype)); break;
+      case NodeKind::SymVal: r = scalar_array(npc::Scalar::from_int(syms[n->params[0]])); break;
+      case NodeKind::Const: r = scalar_array(*n->value); break;
+      case NodeKind::Ufunc: {
+        std::vector<Operand> ops;
+        for (size_t i = 0; i < n->args.size(); ++i) ops.push_back({arg(i), false});
+        r = detail::eager_ufunc(n->op, ops, {}).at(n->params[0]);
+        break;
+      }
+      case NodeKind::Cast: r = arg(0).astype(n->dtype, Order::K, Casting::Unsafe, true); break;
+      case NodeKind::Reduce: {
+        ReduceOptions o;
+        o.axes = std::vector<int64_t>(n->params.begin() + 1, n->params.end());
+        o.keepdims = n->params[0] != 0;
+        o.dtype = n->dtype;
+        o.initial = n->value;
+        r = detail::eager_reduce(n->op, arg(0), o);
+        break;
+      }
+      case NodeKind::View: r = apply_view(n, arg(0), shape); break;
+      case NodeKind::Write: {
+        // Write(base, region, value): a fresh buffer (SSA values are immutable), then the
+        // region's view chain replayed over it and the value copied in.
+        ndarray buf = arg(0).copy();
+        std::vector<NodeRef> chain;
+        for (NodeRef v = n->args[1]; v != n->args[0]; v = v->args[0]) chain.push_back(v);
+        ndarray region = buf;
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+          region = apply_view(*it, region, concrete_shape((*it)->shape, syms));
+        if (region.storage() != buf.storage()) throw ValueError("graph: write region is not a view");
+        copy_into(region, arg(2));
+        r = buf;
+        break;
+      }
+      case NodeKind::Prim:
+        if (n->op == OpId::fill) {
+          r = full(shape, arg(0).item(), n->dtype);
+        } else if (n->op == OpId::iota) {
+          // iota(start, step): start + i * step, numpy.arange's fill rule.
+          npc::Scalar start = arg(0).item(), step = arg(1).item();
+          int64_t len = shape.at(0);
+          npc::Scalar stop = npc::Scalar::from_double(start.as_double() + step.as_double() * static_cast<double>(len));
+          if (!is_inexact(n->dtype)) stop = npc::Scalar::from_int(start.as_int() + step.as_int() * len);
+          r = arange(start, stop, step, n->dtype);
+          if (r.size() != len) r = r.reshape(Shape{len});
+        } else {
+          throw ValueError("backend 'eager': primitive " + std::string(op_name(n->op)) + " is not supported yet");
+        }
+        break;
+      case NodeKind::Call: {
+        std::vector<ndarray> in;
+        for (size_t i = 0; i < n->args.size(); ++i) in.push_back(arg(i));
+        r = g.calls.at(n->params[0]).first(in);
+        if (r.dtype() != n->dtype || r.shape() != shape)
+          throw ValueError("graph: host call '" + g.calls.at(n->params[0]).second + "' returned " +
+                           std::string(name(r.dtype())) + shape_str(r.shape()) + ", traced " +
+                           std::string(name(n->dtype)) + shape_str(shape));
+        break;
+      }
+      case NodeKind::Gather:
+        r = take(arg(0), arg(1), n->params[0]);
+        break;
+    }
+    val[n->id] = std::move(r);
+    for (NodeRef a : n->args)
+      if (last_use[a->id] == n->id && !keep[a->id]) val[a->id] = ndarray();
+  }
+  // Write-backs: the caller's arrays get their final values; an output that is a written
+  // input's final value is the caller's array itself, as in eager code (`x += 1; return x`).
+  std::vector<ndarray> outs;
+  for (NodeRef o : g.outputs) outs.push_back(val[o->id]);
+  for (auto& [i, n] : g.writebacks) {
+    const ndarray& dst = args.inputs[i];
+    if (n->kind == NodeKind::Input && n->params[0] == i) continue;
+    copy_into(dst, val[n->id]);
+    for (size_t k = 0; k < outs.size(); ++k)
+      if (g.outputs[k] == n) outs[k] = dst;
+  }
+  return outs;
+}
+
+}  // namespace npc::ir

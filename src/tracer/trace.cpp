@@ -1,0 +1,667 @@
+// Recording traced programs: the op hooks, buffers, graph breaks. See trace.hpp.
+#include "tracer/trace.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <unordered_set>
+
+#include "npc/creation.hpp"
+#include "npc/indexing.hpp"
+#include "tracer/ops_link.hpp"
+
+namespace npc::tracer {
+
+thread_local bool g_fullgraph = false;
+std::function<std::string(const std::string&)> g_break_annotator;
+
+namespace {
+thread_local Context* t_current = nullptr;
+std::atomic<uint64_t> g_next_id{1};
+
+constexpr Identity kIdentity[] = {
+#define NPC_UFUNC(name, nin, nout, identity, diff, loops) Identity::identity,
+#define NPC_REDUCE(name, ufunc) Identity::None_,
+#define NPC_PRIM(name, nin, diff) Identity::None_,
+#include "npc/ops.def"
+};
+
+const std::shared_ptr<Storage>& placeholder() {
+  // Traced arrays have geometry but no data; every one points at this tiny storage, which
+  // is never read (ndarray::data() realizes first).
+  static const std::shared_ptr<Storage> s = Storage::allocate(64, true);
+  return s;
+}
+
+TracedValue* traced(const ndarray& a) { return static_cast<TracedValue*>(a.trace().get()); }
+
+ndarray make_traced(std::shared_ptr<TracedValue> tv, const Shape& hint, int64_t offset_elems, Strides strides) {
+  ndarray r(placeholder(), offset_elems * static_cast<int64_t>(itemsize(tv->dtype)), tv->dtype, hint, std::move(strides));
+  r.set_trace(std::move(tv));
+  return r;
+}
+
+std::string geometry_key(const ndarray& a) {
+  std::string k = std::to_string(reinterpret_cast<uintptr_t>(a.storage().get())) + ":" + std::to_string(a.offset()) +
+                  ":" + std::to_string(static_cast<int>(a.dtype()));
+  for (auto d : a.shape()) k += "," + std::to_string(d);
+  k += "/";
+  for (auto d : a.strides()) k += "," + std::to_string(d);
+  return k;
+}
+
+bool all_static(const ir::SymShape& s) {
+  return std::all_of(s.begin(), s.end(), [](ir::Dim d) { return d.is_static(); });
+}
+}  // namespace
+
+Context* current() { return t_current; }
+void set_current(Context* c) { t_current = c; }
+Scope::Scope(Context* c) : prev_(t_current) { t_current = c; }
+Scope::~Scope() { t_current = prev_; }
+Suspend::Suspend() : prev_(t_current) { t_current = nullptr; }
+Suspend::~Suspend() { t_current = prev_; }
+
+Context::Context() : id_(g_next_id++), graph_(std::make_unique<ir::Graph>()) { install_hooks(); }
+Context::~Context() = default;
+
+// ---------------------------------------------------------------- inputs
+std::shared_ptr<Buffer> Context::buffer_for_input(const ndarray& a, ir::SymShape shape) {
+  auto key = geometry_key(a);
+  if (auto it = bound_by_key_.find(key); it != bound_by_key_.end()) return it->second;
+  auto b = std::make_shared<Buffer>();
+  b->input = static_cast<int>(bound_.size());
+  b->dtype = a.dtype();
+  b->shape = shape;
+  b->hint = a.shape();
+  b->current = b->initial = graph_->input(b->input, a.dtype(), std::move(shape));
+  bound_.push_back(a);
+  input_buffers_.push_back(b);
+  all_buffers_.push_back(b);
+  bound_by_key_[key] = b;
+  return b;
+}
+
+ndarray Context::add_input(const ndarray& a, const std::vector<int>& dynamic) {
+  if (a.is_traced()) throw ValueError("npc.compile: an argument is already a traced array");
+  ir::SymShape shape = ir::static_shape(a.shape());
+  int index = static_cast<int>(bound_.size());
+  auto key = geometry_key(a);
+  bool fresh = !bound_by_key_.count(key);
+  if (fresh)
+    for (int ax : dynamic) {
+      int32_t s = graph_->add_symbol(index, ax, a.shape()[ax]);
+      shape[ax] = ir::Dim::sym(s);
+    }
+  auto b = buffer_for_input(a, shape);
+  if (fresh) ++num_user_inputs;
+  auto tv = std::make_shared<TracedValue>();
+  tv->buf = b;
+  tv->shape = b->shape;
+  tv->dtype = a.dtype();
+  tv->ctx_id = id_;
+  return make_traced(tv, a.shape(), 0, contiguous_strides(a.shape(), itemsize(a.dtype())));
+}
+
+void Context::add_scalar(double sentinel, double value) {
+  sentinels_.emplace_back(sentinel, static_cast<int>(scalar_values.size()));
+  scalar_values.push_back(value);
+  graph_->scalar(static_cast<int>(scalar_values.size()) - 1, DType::Float64);
+}
+
+// ---------------------------------------------------------------- nodes of arrays
+ir::NodeRef Context::value_node(TracedValue& tv) {
+  if (tv.node && tv.version == tv.buf->version) return tv.node;
+  ir::NodeRef n = tv.buf->current;
+  for (const auto& s : tv.chain) {
+    switch (s.kind) {
+      case ir::ViewKind::Slice: n = graph_->slice(n, s.params, s.shape); break;
+      case ir::ViewKind::Permute: n = graph_->permute(n, s.params); break;
+      case ir::ViewKind::Broadcast: n = graph_->broadcast(n, s.shape); break;
+      case ir::ViewKind::Reshape: n = graph_->reshape(n, s.shape); break;
+      case ir::ViewKind::Component: n = graph_->component(n, s.params.at(0) != 0); break;
+      case ir::ViewKind::Strided:
+        n = graph_->strided(n, s.params.at(0), std::span<const int64_t>(s.params).subspan(1), s.shape);
+        break;
+    }
+  }
+  tv.node = n;
+  tv.version = tv.buf->version;
+  return n;
+}
+
+ir::NodeRef Context::node_of(const ndarray& a) {
+  if (TracedValue* tv = traced(a)) {
+    if (tv->ctx_id != id_)
+      throw ValueError("a traced array escaped the npc.compile call that created it (it has no value here)");
+    return value_node(*tv);
+  }
+  if (a.ndim() == 0) return graph_->constant(a.item());
+  return buffer_for_input(a, ir::static_shape(a.shape()))->current;
+}
+
+namespace {
+// Note [runtime scalars]
+// A Python float argument is traced as a float whose value is a NaN with a marker payload
+// (one per argument). Weak operands with exactly that value become Scalar nodes. A NaN that
+// carries the marker but is not exact was computed from the argument in Python (math.exp(lr)),
+// and a strong 0-d operand with the marker means a binding did not treat it as a weak Python
+// float: either way the value cannot be a runtime parameter, so tracing restarts with the
+// argument static (guarded by value).
+bool marked_nan(double d) {
+  uint64_t bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  return (bits & 0xFFF8000000000000ULL) == 0x7FF8000000000000ULL && ((bits >> 32) & 0xFFFF) == 0x5A5A;
+}
+}  // namespace
+
+bool Context::is_runtime_scalar(const ndarray& a) const {
+  if (a.is_traced() || a.ndim() != 0 || a.dtype() != DType::Float64 || sentinels_.empty()) return false;
+  double v = a.item().f;
+  for (auto& [s, k] : sentinels_)
+    if (std::memcmp(&s, &v, sizeof(double)) == 0) return true;
+  return false;
+}
+
+ir::NodeRef Context::node_of_operand(const ndarray& a, bool weak) {
+  if (!a.is_traced() && a.ndim() == 0 && !sentinels_.empty()) {
+    Scalar v = a.item();
+    bool marked = kind(v.dtype) == Kind::Float ? marked_nan(v.f)
+                  : kind(v.dtype) == Kind::Complex ? marked_nan(v.c.real()) || marked_nan(v.c.imag()) : false;
+    if (marked) {
+      if (weak && kind(v.dtype) == Kind::Float)
+        for (auto& [s, k] : sentinels_)
+          if (std::memcmp(&s, &v.f, sizeof(double)) == 0) return graph_->scalar(k, DType::Float64);
+      throw StaticScalar("a float argument was used as a Python value");
+    }
+  }
+  if (weak && !a.is_traced()) return graph_->constant(a.item());
+  return node_of(a);
+}
+
+ndarray Context::new_value(ir::NodeRef n, Shape hint) {
+  auto b = std::make_shared<Buffer>();
+  b->current = n;
+  b->dtype = n->dtype;
+  b->shape = n->shape;
+  b->hint = hint;
+  all_buffers_.push_back(b);
+  auto tv = std::make_shared<TracedValue>();
+  tv->buf = b;
+  tv->shape = n->shape;
+  tv->dtype = n->dtype;
+  tv->ctx_id = id_;
+  return make_traced(tv, hint, 0, contiguous_strides(hint, itemsize(n->dtype)));
+}
+
+void Context::write(const ndarray& dst, ir::NodeRef value) {
+  TracedValue* tv = traced(dst);
+  if (!tv || tv->ctx_id != id_) throw ValueError("npc.compile: write into an array of another trace");
+  ir::NodeRef region = value_node(*tv);
+  value = graph_->cast(value, region->dtype);
+  // NumPy's setitem drops leading size-1 dims of the value.
+  while (value->ndim() > region->ndim() && value->shape[0] == ir::Dim::fixed(1)) {
+    ir::SymShape s(value->shape.begin() + 1, value->shape.end());
+    value = graph_->reshape(value, s);
+  }
+  value = graph_->broadcast(value, region->shape);
+  Buffer& b = *tv->buf;
+  b.current = graph_->write(b.current, region, value);
+  ++b.version;
+}
+
+std::shared_ptr<void> Context::view(const ndarray& src, const ndarray& r) {
+  TracedValue* tv = traced(src);
+  if (!tv || tv->ctx_id != id_) return nullptr;
+  const int64_t isz = static_cast<int64_t>(itemsize(tv->dtype));
+  auto derived = [&](ViewStep step, ir::SymShape shape) {
+    auto t = std::make_shared<TracedValue>();
+    t->buf = tv->buf;
+    t->chain = tv->chain;
+    t->chain.push_back(std::move(step));
+    t->shape = std::move(shape);
+    t->dtype = r.dtype();
+    t->ctx_id = id_;
+    return t;
+  };
+  if (r.dtype() == src.dtype() && r.offset() == src.offset()) {
+    if (r.shape() == src.shape() && r.strides() == src.strides()) {
+      auto t = std::make_shared<TracedValue>(*tv);
+      return t;
+    }
+    // A permutation of the axes (transpose): exact with symbolic sizes too.
+    if (r.ndim() == src.ndim()) {
+      std::vector<int64_t> perm;
+      std::vector<bool> used(src.ndim(), false);
+      for (int i = 0; i < r.ndim(); ++i)
+        for (int j = 0; j < src.ndim(); ++j)
+          if (!used[j] && src.shape()[j] == r.shape()[i] && src.strides()[j] == r.strides()[i]) {
+            used[j] = true;
+            perm.push_back(j);
+            break;
+          }
+      if (static_cast<int>(perm.size()) == r.ndim()) {
+        ir::SymShape s;
+        for (auto j : perm) s.push_back(tv->shape[j]);
+        return derived({ir::ViewKind::Permute, perm, s}, s);
+      }
+    }
+    // A reshape of a contiguous array: symbolic sizes carry over when only size-1 axes change.
+    if (src.is_c_contiguous() && r.is_c_contiguous() && r.size() == src.size()) {
+      ir::SymShape s;
+      if (all_static(tv->shape)) {
+        s = ir::static_shape(r.shape());
+      } else {
+        std::vector<ir::Dim> nonone;
+        for (size_t d = 0; d < tv->shape.size(); ++d)
+          if (src.shape()[d] != 1) nonone.push_back(tv->shape[d]);
+        size_t k = 0;
+        bool ok = true;
+        for (int d = 0; d < r.ndim(); ++d) {
+          if (r.shape()[d] == 1) { s.push_back(ir::Dim::fixed(1)); continue; }
+          if (k >= nonone.size() || (nonone[k].is_static() && nonone[k].value() != r.shape()[d])) { ok = false; break; }
+          if (!nonone[k].is_static() && src.shape()[d < src.ndim() ? d : 0] == 0) { ok = false; break; }
+          s.push_back(nonone[k++]);
+        }
+        if (!ok || k != nonone.size()) s.clear();
+      }
+      if (!s.empty() || r.ndim() == 0) return derived({ir::ViewKind::Reshape, {}, s}, s);
+    }
+  }
+  // Real/imaginary part.
+  if (is_complex(src.dtype()) && r.dtype() == real_dtype(src.dtype()) && r.shape() == src.shape() &&
+      r.strides() == src.strides() && (r.offset() == src.offset() || r.offset() == src.offset() + isz / 2)) {
+    int64_t imag = r.offset() != src.offset();
+    return derived({ir::ViewKind::Component, {imag}, tv->shape}, tv->shape);
+  }
+  // Anything else strided over the buffer (static shapes, same dtype as the buffer).
+  const Buffer& b = *tv->buf;
+  const int64_t bsz = static_cast<int64_t>(itemsize(b.dtype));
+  if (all_static(b.shape) && r.dtype() == b.dtype && r.offset() % bsz == 0) {
+    std::vector<int64_t> p{r.offset() / bsz};
+    for (auto st : r.strides()) {
+      if (st % bsz != 0) return nullptr;
+      p.push_back(st / bsz);
+    }
+    auto t = std::make_shared<TracedValue>();
+    t->buf = tv->buf;
+    t->shape = ir::static_shape(r.shape());
+    t->chain.push_back({ir::ViewKind::Strided, p, t->shape});
+    t->dtype = r.dtype();
+    t->ctx_id = id_;
+    return t;
+  }
+  return nullptr;
+}
+
+ir::SymShape Context::broadcast(const std::vector<ir::SymShape>& shapes, const std::vector<Shape>& hints, Shape& hint) {
+  size_t nd = 0;
+  for (auto& s : shapes) nd = std::max(nd, s.size());
+  ir::SymShape out(nd, ir::Dim::fixed(1));
+  hint.assign(nd, 1);
+  for (size_t d = 0; d < nd; ++d) {
+    std::optional<ir::Dim> pick;
+    int64_t h = 1;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const auto& s = shapes[i];
+      if (d + s.size() < nd) continue;
+      size_t k = d + s.size() - nd;
+      ir::Dim dim = s[k];
+      int64_t dh = hints[i][k];
+      if (dim.is_static() && dim.value() == 1) continue;
+      if (h != 1 && dh != h)
+        throw ValueError("operands could not be broadcast together (traced shapes)");
+      h = dh;
+      if (!pick) { pick = dim; continue; }
+      if (*pick == dim) continue;
+      // Two different dims of equal traced size: tracing assumed they are equal; record it
+      // so the compiled graph is only reused when they still are.
+      auto origin = [&](ir::Dim x) { return graph_->symbols().at(x.symbol()); };
+      if (pick->is_static() && !dim.is_static()) {
+        auto o = origin(dim);
+        constraints_.push_back({o.input, o.axis, -1, -1, pick->value()});
+      } else if (!pick->is_static() && dim.is_static()) {
+        auto o = origin(*pick);
+        constraints_.push_back({o.input, o.axis, -1, -1, dim.value()});
+        pick = dim;
+      } else if (!pick->is_static() && !dim.is_static()) {
+        auto a = origin(*pick), b = origin(dim);
+        constraints_.push_back({a.input, a.axis, b.input, b.axis, 0});
+      }
+    }
+    if (pick) out[d] = *pick;
+    hint[d] = h;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- segments
+void Context::start_segment() {
+  graph_ = std::make_unique<ir::Graph>();
+  bound_by_key_.clear();
+  for (size_t k = 0; k < scalar_values.size(); ++k) graph_->scalar(static_cast<int>(k), DType::Float64);
+  segment_start_size_ = graph_->nodes().size();
+}
+
+std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
+  ir::Graph& g = *graph_;
+  g.outputs = std::move(outputs);
+  g.writebacks.clear();
+  for (auto& b : input_buffers_)
+    if (b->input >= 0 && b->current != b->initial) g.writebacks.emplace_back(b->input, b->current);
+  ops_per_graph.push_back(0);
+  for (ir::NodeRef n : g.nodes())
+    if (n->kind != ir::NodeKind::Input && n->kind != ir::NodeKind::Scalar && n->kind != ir::NodeKind::Const &&
+        n->kind != ir::NodeKind::View)
+      ++ops_per_graph.back();
+  if (ir::verify_enabled()) ir::verify(g, "trace");
+  segment_graphs_raw.push_back(g.str());
+  ir::Graph pruned = ir::run_pass(std::move(g), ir::dce, "dce");
+  segment_graphs.push_back(pruned.str());
+  std::vector<Scalar> scalars;
+  for (double v : scalar_values) scalars.push_back(Scalar::from_double(v));
+  std::vector<ndarray> out;
+  {
+    Suspend s;
+    if (runner) out = runner(pruned, bound_, scalars);
+    else out = ir::interpret(pruned, ir::RunArgs{bound_, scalars});
+  }
+  *graph_ = std::move(pruned);
+  return out;
+}
+
+void Context::break_graph(const std::string& why) {
+  std::string reason = g_break_annotator ? g_break_annotator(why) : why;
+  if (g_fullgraph) throw GraphBreak(reason);
+  breaks_.push_back(reason);
+  // Live buffers carry their values into the next segment.
+  std::vector<std::shared_ptr<Buffer>> live;
+  std::unordered_set<Buffer*> seen;
+  for (auto& w : all_buffers_)
+    if (auto b = w.lock(); b && seen.insert(b.get()).second) live.push_back(b);
+  std::vector<ir::NodeRef> outs;
+  for (auto& b : live) outs.push_back(b->current);
+  std::vector<ndarray> vals = run_segment(outs);
+  std::vector<ndarray> old_bound = std::move(bound_);
+  bound_.clear();
+  input_buffers_.clear();
+  all_buffers_.clear();
+  start_segment();
+  for (size_t i = 0; i < live.size(); ++i) {
+    Buffer& b = *live[i];
+    // Inputs keep their caller's array (written back already), so aliasing with it stays.
+    ndarray v = b.input >= 0 ? old_bound[b.input] : vals[i];
+    b.input = static_cast<int>(bound_.size());
+    b.shape = ir::static_shape(v.shape());
+    b.current = b.initial = graph_->input(b.input, v.dtype(), b.shape);
+    ++b.version;
+    bound_.push_back(v);
+    input_buffers_.push_back(live[i]);
+    all_buffers_.push_back(live[i]);
+  }
+  segment_start_size_ = graph_->nodes().size();
+}
+
+ndarray Context::realize(const ndarray& a) {
+  TracedValue* tv = traced(a);
+  if (!tv || tv->ctx_id != id_)
+    throw ValueError("a traced array escaped the npc.compile call that created it (it has no value here)");
+  Buffer& b = *tv->buf;
+  // Every realization is a graph break (the function's Python must run again on each call
+  // to produce the value), except right after another break with nothing recorded since.
+  if (breaks_.empty() || graph_->nodes().size() != segment_start_size_ || b.input < 0 || b.current != b.initial)
+    break_graph("a concrete value was needed");
+  ndarray base = bound_.at(b.input);
+  if (!base.is_c_contiguous()) base = base.copy();
+  // The fabricated geometry is the position in a C-contiguous buffer: a true view.
+  return base.with_geometry(base.offset() + a.offset(), a.dtype(), a.shape(), a.strides());
+}
+
+std::vector<ndarray> Context::finish(const std::vector<ndarray>& outputs) {
+  // Concrete outputs are bound as inputs too, so a replay returns them without Python.
+  std::vector<ir::NodeRef> outs;
+  for (const auto& o : outputs) outs.push_back(node_of(o));
+  std::vector<ndarray> vals = run_segment(outs);
+  if (breaks_.empty()) final_graph_ = std::make_unique<ir::Graph>(std::move(*graph_));
+  return vals;
+}
+
+int Context::input_index(const ndarray& traced_arg) const {
+  TracedValue* tv = traced(traced_arg);
+  return tv ? tv->buf->input : -1;
+}
+
+// ---------------------------------------------------------------- hooks
+namespace {
+Context& ctx_or_throw() {
+  Context* c = current();
+  if (!c) throw ValueError("a traced array was used outside the npc.compile call that created it");
+  return *c;
+}
+
+// Runs a call that the graph does not capture: a graph break, then eager execution.
+std::vector<Operand> realized(std::span<const Operand> in) {
+  std::vector<Operand> r(in.begin(), in.end());
+  for (auto& o : r) o.array.realize();
+  return r;
+}
+
+// A node whose symbolic dims tracing assumed equal to the result's (a recorded constraint)
+// is renamed to them, so the broadcast that follows is exact.
+ir::NodeRef unify(ir::Graph& g, ir::NodeRef n, const ir::SymShape& shape) {
+  ir::SymShape aligned = n->shape;
+  size_t lead = shape.size() - aligned.size();
+  for (size_t d = 0; d < aligned.size(); ++d)
+    if (!(aligned[d].is_static() && aligned[d].value() == 1)) aligned[d] = shape[lead + d];
+  return aligned == n->shape ? n : g.reshape(n, aligned);
+}
+
+std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const UfuncOptions& opts, const LoopTypes& loop) {
+  Context& c = ctx_or_throw();
+  bool concrete_out = false;
+  for (auto& o : opts.out) concrete_out = concrete_out || (o && !o->is_traced());
+  if (opts.where || concrete_out) {
+    c.break_graph(std::string(ir::op_name(op)) + (opts.where ? " with where=" : " with out= a non-traced array"));
+    auto ops = realized(in);
+    UfuncOptions o2 = opts;
+    if (o2.where) o2.where->realize();
+    Suspend s;
+    return detail::eager_ufunc(op, ops, o2);
+  }
+  // A runtime float argument reaches here as a strong 0-d float64 (bindings take only exact
+  // Python floats as weak): resolve the loop again with it weak (Note [runtime scalars]).
+  std::vector<Operand> fixed(in.begin(), in.end());
+  LoopTypes fixed_loop;
+  bool refixed = false;
+  for (auto& o : fixed)
+    if (!o.weak && c.is_runtime_scalar(o.array)) o.weak = refixed = true;
+  if (refixed) {
+    std::vector<DType> dts;
+    std::unique_ptr<bool[]> weak(new bool[fixed.size()]);
+    for (size_t i = 0; i < fixed.size(); ++i) {
+      dts.push_back(fixed[i].array.dtype());
+      weak[i] = fixed[i].weak;
+    }
+    fixed_loop = resolve_loop(op, dts, std::span<const bool>(weak.get(), fixed.size()), opts.dtype);
+  }
+  const LoopTypes& lt = refixed ? fixed_loop : loop;
+  std::vector<ir::SymShape> shapes;
+  std::vector<Shape> hints;
+  std::vector<ir::NodeRef> nodes;
+  for (auto& o : fixed) {
+    ir::NodeRef n = c.node_of_operand(o.array, o.weak);
+    nodes.push_back(n);
+    shapes.push_back(n->shape);
+    hints.push_back(o.array.shape());
+  }
+  for (auto& o : opts.out)
+    if (o) { shapes.push_back(traced(*o)->shape); hints.push_back(o->shape()); }
+  Shape hint;
+  ir::SymShape shape = c.broadcast(shapes, hints, hint);
+  ir::Graph& g = c.graph();
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = g.broadcast(g.cast(unify(g, nodes[i], shape), lt.in.at(i)), shape);
+  std::vector<ndarray> result;
+  for (size_t k = 0; k < lt.out.size(); ++k) {
+    ir::NodeRef n = g.ufunc(op, nodes, lt.out[k], static_cast<int>(k));
+    if (k < opts.out.size() && opts.out[k]) {
+      c.write(*opts.out[k], n);
+      result.push_back(*opts.out[k]);
+    } else {
+      result.push_back(c.new_value(n, hint));
+    }
+  }
+  return result;
+}
+
+DType reduce_dtype(OpId op, DType t) {
+  if (op == OpId::add || op == OpId::multiply) {
+    if (t == DType::Bool || kind(t) == Kind::Signed) return itemsize(t) < 8 ? DType::Int64 : t;
+    if (kind(t) == Kind::Unsigned) return itemsize(t) < 8 ? DType::UInt64 : t;
+  }
+  if (op == OpId::logical_or || op == OpId::logical_and || op == OpId::logical_xor) return DType::Bool;
+  return t;
+}
+
+ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
+  Context& c = ctx_or_throw();
+  // Reduction rows (sum, max, ...) name their binary ufunc; graphs record the ufunc.
+  if (op_info(op).kind == OpKind::Reduce) op = *op_from_name(op_info(op).loops);
+  if (opts.where || (opts.out && !opts.out->is_traced())) {
+    c.break_graph("reduce " + std::string(ir::op_name(op)) + (opts.where ? " with where=" : " with out= a non-traced array"));
+    ndarray x = a;
+    x.realize();
+    ReduceOptions o2 = opts;
+    if (o2.where) o2.where->realize();
+    Suspend s;
+    return detail::eager_reduce(op, x, o2);
+  }
+  ir::NodeRef n = c.node_of(a);
+  std::vector<int64_t> axes;
+  if (opts.axes) {
+    for (auto ax : *opts.axes) axes.push_back(normalize_axis(ax, a.ndim()));
+  } else {
+    for (int d = 0; d < a.ndim(); ++d) axes.push_back(d);
+  }
+  DType t = opts.dtype ? *opts.dtype : reduce_dtype(op, a.dtype());
+  bool empty = false;
+  for (auto ax : axes) empty = empty || a.shape()[ax] == 0;
+  if (empty && !opts.initial && kIdentity[static_cast<int>(op)] == Identity::None_)
+    throw ValueError("zero-size array to reduction operation " + std::string(ir::op_name(op)) + " which has no identity");
+  ir::Graph& g = c.graph();
+  std::optional<Scalar> init;
+  if (opts.initial) init = opts.initial->cast(t);
+  ir::NodeRef r = g.reduce(op, g.cast(n, t), axes, opts.keepdims, t, init);
+  Shape hint;
+  std::sort(axes.begin(), axes.end());
+  for (int d = 0; d < a.ndim(); ++d) {
+    bool red = std::binary_search(axes.begin(), axes.end(), d);
+    if (!red) hint.push_back(a.shape()[d]);
+    else if (opts.keepdims) hint.push_back(1);
+  }
+  if (opts.out) {
+    c.write(*opts.out, r);
+    return *opts.out;
+  }
+  return c.new_value(r, hint);
+}
+
+ndarray realize_hook(const ndarray& a) { return ctx_or_throw().realize(a); }
+
+std::shared_ptr<void> view_hook(const ndarray& src, const ndarray& v) {
+  Context* c = current();
+  return c ? c->view(src, v) : nullptr;
+}
+
+ndarray copy_hook(const ndarray& src, DType t) {
+  Context& c = ctx_or_throw();
+  ir::NodeRef n = c.graph().cast(c.node_of(src), t);
+  return c.new_value(n, src.shape());
+}
+
+void write_hook(const ndarray& dst, const ndarray& src) {
+  Context& c = ctx_or_throw();
+  c.write(dst, c.node_of(src));
+}
+// Indexing (src/core/indexing.cpp's hooks). Basic indexing of a traced array is a view: the
+// index runs on an untraced twin with the same geometry and the view hook names the map.
+// Advanced indexing (integer/boolean arrays, data-dependent shapes) is a graph break.
+ndarray untraced_twin(const ndarray& a) { return ndarray(a.storage(), a.offset(), a.dtype(), a.shape(), a.strides()); }
+
+bool basic_on_traced(const ndarray& a, std::span<const IndexItem> idx) {
+  if (!a.is_traced()) return false;
+  for (const IndexItem& it : idx)
+    if (it.kind == IndexItem::Kind::Array) return false;
+  return true;
+}
+
+std::vector<IndexItem> realized_items(std::span<const IndexItem> idx) {
+  std::vector<IndexItem> r(idx.begin(), idx.end());
+  for (auto& it : r)
+    if (it.kind == IndexItem::Kind::Array) it.array.realize();
+  return r;
+}
+
+ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
+  Context& c = ctx_or_throw();
+  if (basic_on_traced(a, idx)) {
+    ndarray v = index(untraced_twin(a), idx);
+    if (auto t = c.view(a, v)) {
+      v.set_trace(std::move(t));
+      return v;
+    }
+  }
+  c.break_graph("advanced indexing of a traced array (integer/boolean index arrays)");
+  ndarray x = a;
+  x.realize();
+  auto items = realized_items(idx);
+  Suspend s;
+  return index(x, items);
+}
+
+void index_set_hook(const ndarray& a, std::span<const IndexItem> idx, const ndarray& value) {
+  Context& c = ctx_or_throw();
+  if (basic_on_traced(a, idx)) {
+    if (!a.writeable()) throw ValueError("assignment destination is read-only");
+    ndarray region = index(untraced_twin(a), idx);
+    if (auto t = c.view(a, region)) {
+      region.set_trace(std::move(t));
+      ir::NodeRef v = c.node_of(value);
+      // NumPy's setitem: the value broadcasts to the region (ValueError otherwise).
+      std::vector<Shape> sh{value.shape(), region.shape()};
+      Shape vs = value.shape();
+      while (vs.size() > region.shape().size() && vs.front() == 1) vs.erase(vs.begin());
+      std::vector<Shape> both{vs, region.shape()};
+      if (broadcast_shapes(both) != region.shape())
+        throw ValueError("could not broadcast input array from shape " + shape_str(value.shape()) +
+                         " into shape " + shape_str(region.shape()));
+      c.write(region, v);
+      return;
+    }
+  }
+  c.break_graph(a.is_traced() ? "advanced index assignment into a traced array"
+                              : "assignment of a traced value into a non-traced array");
+  ndarray x = a, v = value;
+  x.realize();
+  v.realize();
+  auto items = realized_items(idx);
+  Suspend s;
+  index_assign(x, items, v);
+}
+}  // namespace
+
+void install_hooks() {
+  static const bool once = [] {
+    ndarray::set_realize_hook(&realize_hook);
+    ndarray::TraceHooks h;
+    h.view = &view_hook;
+    h.copy = &copy_hook;
+    h.write = &write_hook;
+    ndarray::set_trace_hooks(h);
+    detail::install_op_hooks(&ufunc_hook, &reduce_hook);
+    set_index_trace_hooks(&index_get_hook, &index_set_hook);
+    return true;
+  }();
+  (void)once;
+}
+
+}  // namespace npc::tracer

@@ -1,0 +1,166 @@
+#pragma once
+// Recording: the trace context that the op hooks write into, buffers (aliasing and
+// functionalized writes), graph breaks (segments) and runtime scalars.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "npc/graph.hpp"
+
+namespace npc::tracer {
+
+// Note [buffers]
+// Each traced array is a view of a Buffer: one region of memory of the traced program
+// (an input array, the result of an op, a copy). A traced ndarray's fabricated geometry
+// (offset, strides) is its position in a C-contiguous layout of its buffer, exactly like
+// NumPy's memory model, so any strided view of it is expressible (ViewKind::Strided), and
+// realizing it at a graph break gives a true view of the buffer's concrete array. The
+// buffer's `current` node advances with each write; a traced array's node is its view
+// chain applied to the current value, rebuilt when the buffer's version changed.
+struct Buffer {
+  ir::NodeRef current = nullptr;
+  ir::NodeRef initial = nullptr;   // the Input node it started the segment as (or null)
+  int input = -1;                  // segment input index, when it is an input
+  int64_t version = 0;
+  DType dtype;
+  ir::SymShape shape;
+  Shape hint;                      // concrete sizes seen while tracing
+};
+
+// One step of a view chain (a View node's parameters).
+struct ViewStep {
+  ir::ViewKind kind;
+  std::vector<int64_t> params;     // without the leading kind
+  ir::SymShape shape;
+};
+
+// What ndarray::trace() points at.
+struct TracedValue {
+  std::shared_ptr<Buffer> buf;
+  std::vector<ViewStep> chain;
+  ir::SymShape shape;
+  DType dtype;
+  uint64_t ctx_id = 0;
+  // cache of node() for buf->version
+  int64_t version = -1;
+  ir::NodeRef node = nullptr;
+};
+
+// Why a segment ended.
+struct BreakInfo {
+  std::string reason;
+};
+
+// Runs a finished segment graph; returns its outputs (the hook the compile layer installs:
+// backend selection, caching of executables by structural hash, statistics).
+using SegmentRunner = std::function<std::vector<ndarray>(ir::Graph& g, const std::vector<ndarray>& inputs,
+                                                         const std::vector<Scalar>& scalars)>;
+
+// The recording state of one trace on this thread.
+class Context {
+ public:
+  Context();
+  ~Context();
+  uint64_t id() const { return id_; }
+
+  // ---- inputs of the traced function
+  // A traced stand-in for argument `a`; `dynamic` lists the axes that are symbolic.
+  ndarray add_input(const ndarray& a, const std::vector<int>& dynamic);
+  // Registers runtime scalar k: weak float operands equal to `sentinel` become Scalar nodes.
+  void add_scalar(double sentinel, double value);
+  // Equality constraints between symbolic dims that tracing assumed (broadcasting):
+  // (input, axis) pairs, or (input, axis) == size (other.first = -1).
+  struct Constraint { int in_a, ax_a, in_b, ax_b; int64_t size; };
+  const std::vector<Constraint>& constraints() const { return constraints_; }
+
+  // ---- recording (called by the hooks)
+  ir::NodeRef node_of(const ndarray& a);           // traced, or a concrete array bound as an input/constant
+  ir::NodeRef node_of_operand(const ndarray& a, bool weak);
+  bool is_runtime_scalar(const ndarray& a) const;  // a 0-d float64 holding a runtime scalar's marker
+  ndarray new_value(ir::NodeRef n, Shape hint);    // a fresh buffer holding n
+  void write(const ndarray& dst, ir::NodeRef value);
+  std::shared_ptr<void> view(const ndarray& src, const ndarray& view);
+  ir::SymShape broadcast(const std::vector<ir::SymShape>& shapes, const std::vector<Shape>& hints, Shape& hint_out);
+  ir::Graph& graph() { return *graph_; }
+
+  // ---- segments
+  // Runs the pending segment (graph break: `reason`) and rebinds live buffers to its results.
+  void break_graph(const std::string& reason);
+  // The concrete value of traced `a` (runs the pending segment).
+  ndarray realize(const ndarray& a);
+  // Ends tracing: the outputs' nodes become the last segment's outputs. With no break, the
+  // whole program is one graph, returned for caching (with the inputs it binds).
+  std::vector<ndarray> finish(const std::vector<ndarray>& outputs);
+  // The graph of a trace without breaks (valid after finish()).
+  std::unique_ptr<ir::Graph> take_graph() { return std::move(final_graph_); }
+  const std::vector<ndarray>& bound_inputs() const { return bound_; }
+  int num_breaks() const { return static_cast<int>(breaks_.size()); }
+  const std::vector<std::string>& breaks() const { return breaks_; }
+  std::vector<std::string> segment_graphs;  // str() of each segment after the passes
+  std::vector<std::string> segment_graphs_raw;  // ... and as traced, before them
+  std::vector<int> ops_per_graph;
+  SegmentRunner runner;
+  std::vector<double> scalar_values;        // actual values of the runtime scalars
+  int num_user_inputs = 0;
+  // The segment input a traced argument (from add_input) is bound to.
+  int input_index(const ndarray& traced_arg) const;                  // inputs bound by add_input (the rest: captured arrays)
+
+ private:
+  ir::NodeRef value_node(TracedValue& tv);
+  std::shared_ptr<Buffer> buffer_for_input(const ndarray& a, ir::SymShape shape);
+  std::vector<ndarray> run_segment(std::vector<ir::NodeRef> outputs);
+  void start_segment();
+
+  uint64_t id_;
+  std::unique_ptr<ir::Graph> graph_;
+  std::unique_ptr<ir::Graph> final_graph_;
+  std::vector<ndarray> bound_;                            // arrays bound to the segment's inputs
+  std::vector<std::shared_ptr<Buffer>> input_buffers_;    // kept alive: written inputs write back
+  std::vector<std::weak_ptr<Buffer>> all_buffers_;
+  std::unordered_map<std::string, std::shared_ptr<Buffer>> bound_by_key_;
+  std::vector<std::pair<double, int>> sentinels_;
+  std::vector<Constraint> constraints_;
+  std::vector<std::pair<int, int>> sym_origin_;           // symbol -> (user input, axis) of segment 0
+  std::vector<std::string> breaks_;
+  size_t segment_start_size_ = 0;  // nodes of a segment right after it started
+};
+
+// The active context on this thread (null outside tracing).
+Context* current();
+// Sets the active context (Python pairs it in try/finally); null deactivates.
+void set_current(Context* c);
+// RAII: makes `c` current.
+class Scope {
+ public:
+  explicit Scope(Context* c);
+  ~Scope();
+
+ private:
+  Context* prev_;
+};
+// RAII: suspends tracing (eager code while realizing).
+class Suspend {
+ public:
+  Suspend();
+  ~Suspend();
+
+ private:
+  Context* prev_;
+};
+
+// Installs the hooks into src/core and src/ops (idempotent).
+void install_hooks();
+
+// Thrown (with fullgraph) at a graph break; also what Python's GraphBreakError maps from.
+struct GraphBreak : std::runtime_error { using std::runtime_error::runtime_error; };
+// A runtime-scalar argument was used as a Python value: retrace with it static (Note [runtime scalars]).
+struct StaticScalar : std::runtime_error { using std::runtime_error::runtime_error; };
+// When set, a graph break throws GraphBreak instead of running the segment.
+extern thread_local bool g_fullgraph;
+// Called at each break with its reason (the Python layer adds the user's file:line).
+extern std::function<std::string(const std::string&)> g_break_annotator;
+
+}  // namespace npc::tracer

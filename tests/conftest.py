@@ -1,0 +1,14 @@
+"""Shared test configuration: derandomised hypothesis under CI, a fresh NPC_CACHE_DIR."""
+import os
+import tempfile
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", derandomize=True, deadline=None, max_examples=200,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", deadline=None, max_examples=100)
+settings.load_profile("ci" if os.environ.get("CI") or os.environ.get("HYPOTHESIS_PROFILE") == "ci" else "dev")
+
+if "NPC_CACHE_DIR" not in os.environ:
+    os.environ["NPC_CACHE_DIR"] = tempfile.mkdtemp(prefix="npc-test-cache-")
+os.environ.setdefault("NPC_VERIFY", "1")

@@ -1,0 +1,161 @@
+// Graph IR, recording and npc::compile (views, casts, writes, breaks, caching).
+#include <catch2/catch.hpp>
+
+#include "npc/compile.hpp"
+#include "npc/creation.hpp"
+#include "npc/graph.hpp"
+
+using namespace npc;
+
+namespace {
+std::vector<double> values(const ndarray& a) {
+  ndarray c = a.astype(DType::Float64).copy();
+  std::vector<double> v(static_cast<size_t>(c.size()));
+  for (int64_t i = 0; i < c.size(); ++i) v[i] = reinterpret_cast<const double*>(c.data())[i];
+  return v;
+}
+ndarray iota2(int64_t r, int64_t c) {
+  Shape s{r * c};
+  return arange(Scalar::from_int(0), Scalar::from_int(r * c), Scalar::from_int(1), DType::Float64).reshape(Shape{r, c});
+}
+}  // namespace
+
+TEST_CASE("graph: builders intern structurally equal nodes", "[tracer]") {
+  ir::Graph g;
+  auto x = g.input(0, DType::Float32, ir::static_shape(Shape{2, 3}));
+  auto c1 = g.constant(Scalar::from_double(2.0));
+  auto c2 = g.constant(Scalar::from_double(2.0));
+  REQUIRE(c1 == c2);
+  auto b1 = g.broadcast(g.cast(c1, DType::Float32), x->shape);
+  auto b2 = g.broadcast(g.cast(c2, DType::Float32), x->shape);
+  REQUIRE(b1 == b2);
+  std::vector<ir::NodeRef> args{x, b1};
+  auto m1 = g.ufunc(OpId::multiply, args, DType::Float32);
+  auto m2 = g.ufunc(OpId::multiply, args, DType::Float32);
+  REQUIRE(m1 == m2);
+  REQUIRE(m1->dtype == DType::Float32);
+  REQUIRE(m1->shape == x->shape);
+  // Identity views and same-dtype casts are the node itself.
+  REQUIRE(g.cast(x, DType::Float32) == x);
+  std::vector<int64_t> id{0, 1};
+  REQUIRE(g.permute(x, id) == x);
+  g.outputs = {m1};
+  ir::verify(g, "test");
+  auto text = g.str();
+  REQUIRE(text.find("multiply(%0, %3) : float32(2, 3)") != std::string::npos);
+  REQUIRE(text.find("return %4") != std::string::npos);
+}
+
+TEST_CASE("graph: verifier rejects missing casts and broadcasts", "[tracer]") {
+  ir::Graph g;
+  auto x = g.input(0, DType::Float32, ir::static_shape(Shape{3}));
+  auto y = g.input(1, DType::Float64, ir::static_shape(Shape{3}));
+  std::vector<ir::NodeRef> args{x, y};
+  g.ufunc(OpId::add, args, DType::Float64);
+  REQUIRE_THROWS_AS(ir::verify(g, "bad"), ir::VerifyError);
+  ir::Graph h;
+  auto a = h.input(0, DType::Float64, ir::static_shape(Shape{3}));
+  auto b = h.input(1, DType::Float64, ir::static_shape(Shape{1}));
+  std::vector<ir::NodeRef> ab{a, b};
+  h.ufunc(OpId::add, ab, DType::Float64);
+  try {
+    ir::verify(h, "mypass");
+    FAIL("no error");
+  } catch (const ir::VerifyError& e) {
+    REQUIRE(std::string(e.what()).find("mypass") != std::string::npos);
+  }
+}
+
+TEST_CASE("graph: dce keeps live nodes, symbolic shapes print", "[tracer]") {
+  ir::Graph g;
+  int32_t s0 = g.add_symbol(0, 0, 5);
+  ir::SymShape sh{ir::Dim::sym(s0), ir::Dim::fixed(3)};
+  auto x = g.input(0, DType::Float64, sh);
+  g.cast(x, DType::Float32);  // dead
+  std::vector<int64_t> perm{1, 0};
+  auto t = g.permute(x, perm);
+  g.outputs = {t};
+  auto before = g.nodes().size();
+  ir::Graph r = ir::run_pass(std::move(g), ir::dce, "dce");
+  REQUIRE(r.nodes().size() == before - 1);
+  REQUIRE(ir::sym_shape_str(r.outputs[0]->shape) == "(3, s0)");
+  ir::verify(r, "dce");
+}
+
+TEST_CASE("interpret: views, casts and functionalized writes", "[tracer]") {
+  ir::Graph g;
+  auto x = g.input(0, DType::Float64, ir::static_shape(Shape{2, 3}));
+  std::vector<int64_t> ss{1, 1, 0, 2};  // x[1:, ::2]
+  auto region = g.slice(x, ss, ir::static_shape(Shape{1, 2}));
+  auto v = g.broadcast(g.constant(Scalar::from_double(-1)), region->shape);
+  auto w = g.write(x, region, v);
+  std::vector<int64_t> perm{1, 0};
+  g.outputs = {g.cast(g.permute(w, perm), DType::Int32)};
+  g.writebacks = {{0, w}};
+  ir::verify(g, "test");
+  ndarray a = iota2(2, 3);
+  std::vector<ndarray> in{a};
+  auto out = ir::interpret(g, ir::RunArgs{in, {}});
+  REQUIRE(values(a) == std::vector<double>{0, 1, 2, -1, 4, -1});
+  REQUIRE(out[0].dtype() == DType::Int32);
+  REQUIRE(out[0].shape() == Shape{3, 2});
+  REQUIRE(values(out[0]) == std::vector<double>{0, -1, 1, 4, 2, -1});
+}
+
+TEST_CASE("compile: views, copies and writes replay like eager", "[tracer]") {
+  auto body = [](const std::vector<ndarray>& a) {
+    ndarray t = a[0].T();                    // a view
+    ndarray c = t.astype(DType::Float32);    // a copy
+    ndarray v = a[0].reshape(Shape{-1});     // a view of the input
+    ndarray row = v.with_geometry(v.offset() + 8, v.dtype(), Shape{2}, Strides{16});  // v[1::2]
+    row.fill(Scalar::from_double(7));        // writes through to the input
+    return std::vector<ndarray>{c, t};
+  };
+  auto f = npc::compile(body, {.backend = "eager"});
+  for (int call = 0; call < 3; ++call) {
+    ndarray a = iota2(2, 2), e = iota2(2, 2);
+    auto got = f({a});
+    auto want = body({e});
+    REQUIRE(values(a) == values(e));
+    REQUIRE(got[0].dtype() == want[0].dtype());
+    REQUIRE(got[0].shape() == want[0].shape());
+    REQUIRE(values(got[0]) == values(want[0]));
+    REQUIRE(values(got[1]) == values(want[1]));
+  }
+  REQUIRE(f.stats().traces == 1);
+  REQUIRE(f.stats().cache_hits == 2);
+  REQUIRE(f.graphs().size() == 1);
+  ir::verify(*f.graphs()[0], "test");
+}
+
+TEST_CASE("compile: a concrete value is a graph break; results equal eager", "[tracer]") {
+  auto body = [](const std::vector<ndarray>& a) {
+    ndarray t = a[0].T().copy();
+    double first = t.item(std::vector<int64_t>{0, 1}).as_double();  // needs data: break
+    ndarray u = t.astype(DType::Int64);
+    u.fill(Scalar::from_double(first));
+    return std::vector<ndarray>{u, t};
+  };
+  auto f = npc::compile(body, {.backend = "eager"});
+  ndarray a = iota2(2, 2);
+  auto got = f({a});
+  auto want = body({iota2(2, 2)});
+  REQUIRE(values(got[0]) == values(want[0]));
+  REQUIRE(values(got[1]) == values(want[1]));
+  REQUIRE(f.stats().graph_breaks == 1);
+  auto g = npc::compile(body, {.backend = "eager", .fullgraph = true});
+  REQUIRE_THROWS_AS(g({iota2(2, 2)}), GraphBreakError);
+}
+
+TEST_CASE("compile: shape changes recompile once, then dims are symbolic", "[tracer]") {
+  auto body = [](const std::vector<ndarray>& a) { return std::vector<ndarray>{a[0].T()}; };
+  auto f = npc::compile(body, {.backend = "eager"});
+  for (int64_t n : {3, 4, 5, 6}) {
+    auto out = f({iota2(n, 2)});
+    REQUIRE(out[0].shape() == Shape{2, n});
+    REQUIRE(values(out[0]) == values(iota2(n, 2).T()));
+  }
+  REQUIRE(f.stats().traces == 2);
+  REQUIRE(f.stats().recompiles == 1);
+  REQUIRE(f.graphs().back()->symbols().size() == 1);
+}
