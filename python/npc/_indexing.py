@@ -725,25 +725,26 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 
 def unique_values(x):
-    """numpy.unique_values: the unique values (sorted; NumPy may return them in hash order)."""
-    return _op("unique", _arr(x), True)[0]
+    """numpy.unique_values: the unique values, NaNs distinct (sorted; NumPy may return them
+    in hash order)."""
+    return _op("unique", _arr(x), False)[0]
 
 
 def unique_counts(x):
     """numpy.unique_counts: (values, counts)."""
-    v, _, _, c = _op("unique", _arr(x), True)
+    v, _, _, c = _op("unique", _arr(x), False)
     return UniqueCountsResult(v, c)
 
 
 def unique_inverse(x):
     """numpy.unique_inverse: (values, inverse_indices) with inverse in x's shape."""
-    v, _, i, _ = _op("unique", _arr(x), True)
+    v, _, i, _ = _op("unique", _arr(x), False)
     return UniqueInverseResult(v, i)
 
 
 def unique_all(x):
     """numpy.unique_all: (values, indices, inverse_indices, counts)."""
-    v, idx, i, c = _op("unique", _arr(x), True)
+    v, idx, i, c = _op("unique", _arr(x), False)
     return UniqueAllResult(v, idx, i, c)
 
 
@@ -835,14 +836,16 @@ def _edges(a, bins, range_, weights):
             first, last = _op("value_range", a)
             if not (_np.isfinite(first) and _np.isfinite(last)):
                 raise ValueError(f"autodetected range of [{first}, {last}] is not finite")
-            if a.dtype.kind in "iub":
-                first, last = int(first), int(last)
+            # NumPy takes a.min()/a.max() as scalars of a's dtype (strong under NEP 50).
+            first, last = a.dtype.type(first), a.dtype.type(last)
         if first == last:
             first, last = first - 0.5, last + 0.5
-        dt = _np.result_type(first, last, _np.asarray(memoryview(a)).dtype if a.size else a.dtype)
+        dt = _np.result_type(first, last, a.dtype)
         if dt.kind in "iub":
-            dt = _np.dtype(_np.float64)
-        return linspace(first, last, n + 1, endpoint=True, dtype=dt)
+            dt = _np.result_type(dt, float)
+        # The n + 1 edges follow numpy.linspace's arithmetic in the edge dtype (float32 data
+        # gives float32 arithmetic); NumPy computes these few values, npc counts the data.
+        return _from_numpy(_np.linspace(first, last, n + 1, endpoint=True, dtype=dt))
     e = _arr(bins)
     if e.ndim != 1:
         raise ValueError("`bins` must be 1d, when an array")
@@ -935,7 +938,7 @@ def digitize(x, bins, right=False):
     side_right = not right
     if mono == -1:
         rb = b[::-1]
-        pos = _op("searchsorted", rb, xs, not side_right, None)
+        pos = _op("searchsorted", rb, xs, side_right, None)
         return _from_numpy(b.size - _np.asarray(pos))
     r = _op("searchsorted", b, xs, side_right, None)
     return r

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -82,14 +83,32 @@ void sort_values(T* p, int64_t n) {
   if constexpr (std::is_same_v<T, int16_t> || std::is_same_v<T, uint16_t> || std::is_same_v<T, int32_t> ||
                 std::is_same_v<T, uint32_t> || std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t> ||
                 std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    int64_t m = n;
-    if constexpr (std::is_floating_point_v<T>) {
-      // vqsort's NaN order is unspecified: move NaNs to the end first (NumPy sorts them last).
-      T* end = std::partition(p, p + n, [](T v) { return v == v; });
-      m = end - p;
-    }
     static thread_local hwy::Sorter sorter;
-    sorter(p, static_cast<size_t>(m), hwy::SortAscending());
+    if constexpr (std::is_floating_point_v<T>) {
+      // Note [vqsort special values]
+      // vqsort (Highway 1.0) leaves NaN order unspecified and may return +-inf as the
+      // largest/lowest finite value (its padding sentinels). So NaNs move to the end first
+      // (NumPy sorts them last, keeping their bits), infinities are counted and taken out,
+      // only finite values are vector-sorted, and the infinities are written back around them.
+      T* end = std::partition(p, p + n, [](T v) { return v == v; });
+      const int64_t m = end - p;
+      int64_t neg = 0, pos = 0, k = 0;
+      const T inf = std::numeric_limits<T>::infinity();
+      for (int64_t i = 0; i < m; ++i) {
+        T v = p[i];
+        if (v == inf) ++pos;
+        else if (v == -inf) ++neg;
+        else p[k++] = v;
+      }
+      sorter(p, static_cast<size_t>(k), hwy::SortAscending());
+      if (neg) {
+        std::memmove(p + neg, p, static_cast<size_t>(k) * sizeof(T));
+        std::fill(p, p + neg, -inf);
+      }
+      std::fill(p + neg + k, p + m, inf);
+      return;
+    }
+    sorter(p, static_cast<size_t>(n), hwy::SortAscending());
     return;
   }
 #endif

@@ -21,7 +21,7 @@ def values(shape, dtype, seed=0, distinct=False, nan=False):
     rng = np.random.default_rng(seed)
     n = int(np.prod(shape))
     if distinct:
-        x = rng.permutation(n) - n // 3
+        x = rng.permutation(n) - (0 if np.dtype(dtype).kind == "u" else n // 3)
     else:
         x = rng.integers(-9, 10, size=n)
     if np.dtype(dtype).kind == "u":
