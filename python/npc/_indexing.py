@@ -102,6 +102,9 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 
 def _along_axis_key(arr, indices, axis):
+    if not -arr.ndim <= axis < max(arr.ndim, 0) or arr.ndim == 0:
+        raise _np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {arr.ndim}")
+    axis %= arr.ndim
     if indices.ndim != arr.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
     if indices.dtype.kind not in "iu":
@@ -125,7 +128,7 @@ def take_along_axis(arr, indices, axis=-1):
         if ind.ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
         x, axis = ravel(x), 0
-    axis = _operator.index(axis) % x.ndim if x.ndim else 0
+    axis = _operator.index(axis)
     return x[_along_axis_key(x, ind, axis)]
 
 
@@ -137,8 +140,7 @@ def put_along_axis(arr, indices, values, axis):
         if ind.ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
         x, axis = ravel(x), 0
-    axis = _operator.index(axis) % x.ndim
-    x[_along_axis_key(x, ind, axis)] = values
+    x[_along_axis_key(x, ind, _operator.index(axis))] = values
 
 
 def put(a, ind, v, mode="raise"):
@@ -325,6 +327,8 @@ def tril(m, k=0):
     """numpy.tril: a copy with the elements above the k-th diagonal zeroed (last two axes;
     1-d input is broadcast to a square)."""
     x = _arr(m)
+    if x.ndim == 0:
+        raise TypeError("tri() missing 1 required positional argument: 'N'")
     if x.ndim == 1:
         x = broadcast_to(x, (x.shape[0], x.shape[0]))
     return _op("tril", x, _operator.index(k))
@@ -333,6 +337,8 @@ def tril(m, k=0):
 def triu(m, k=0):
     """numpy.triu: a copy with the elements below the k-th diagonal zeroed."""
     x = _arr(m)
+    if x.ndim == 0:
+        raise TypeError("tri() missing 1 required positional argument: 'N'")
     if x.ndim == 1:
         x = broadcast_to(x, (x.shape[0], x.shape[0]))
     return _op("triu", x, _operator.index(k))

@@ -621,9 +621,9 @@ void check_take_indices(const ndarray& indices) {
 
 ndarray take(const ndarray& a, const ndarray& indices, std::optional<int64_t> axis, ClipMode mode) {
   check_take_indices(indices);
-  ndarray src = axis ? a : a.reshape(std::vector<int64_t>{-1});
-  int64_t ax = axis ? normalize_axis(*axis, a.ndim()) : 0;
-  if (src.ndim() == 0) throw AxisError("axis " + std::to_string(ax) + " is out of bounds for array of dimension 0");
+  // A 0-d array takes as a 1-d one (axis 0 or -1), as NumPy.
+  ndarray src = axis && a.ndim() > 0 ? a : a.reshape(std::vector<int64_t>{-1});
+  int64_t ax = axis ? normalize_axis(*axis, std::max(a.ndim(), 1)) : 0;
   int64_t n = src.shape()[ax];
   if (n == 0 && indices.size() > 0 && mode != ClipMode::Raise)
     throw IndexError("cannot do a non-empty take from an empty axes.");
@@ -648,7 +648,6 @@ ndarray take(const ndarray& a, const ndarray& indices, std::optional<int64_t> ax
 void put(const ndarray& a, const ndarray& indices, const ndarray& values, ClipMode mode) {
   check_take_indices(indices);
   if (!a.writeable()) throw ValueError("put: output array is read-only");
-  if (!a.is_c_contiguous()) throw ValueError("put: only contiguous arrays are supported here");
   const int64_t n = a.size();
   if (n == 0 && indices.size() > 0) throw IndexError("cannot replace in an empty array");
   if (indices.size() == 0 || values.size() == 0) return;
@@ -665,7 +664,17 @@ void put(const ndarray& a, const ndarray& indices, const ndarray& values, ClipMo
     int64_t w = i < 0 ? i + n : i;
     if (w < 0 || w >= n)
       throw IndexError("index " + std::to_string(i) + " is out of bounds for axis 0 with size " + std::to_string(n));
-    std::memcpy(base + w * static_cast<int64_t>(isz), vp + (k % nv) * static_cast<int64_t>(isz), isz);
+    // Flat (C-order) index -> byte offset; one multiply for contiguous arrays.
+    int64_t off = 0;
+    if (a.is_c_contiguous()) {
+      off = w * static_cast<int64_t>(isz);
+    } else {
+      for (int d = a.ndim() - 1; d >= 0; --d) {
+        off += (w % a.shape()[d]) * a.strides()[d];
+        w /= a.shape()[d];
+      }
+    }
+    std::memcpy(base + off, vp + (k % nv) * static_cast<int64_t>(isz), isz);
   }
 }
 

@@ -1,0 +1,123 @@
+"""Selection functions (take, choose, compress, select, nonzero, diag, tril, indices, grids,
+...) vs NumPy over every native dtype and the shape kinds."""
+import numpy as np
+import pytest
+
+import npc
+
+from _diff import DTYPES, LAYOUTS, check, pair, strict_fallback, values  # noqa: F401
+
+SHAPES = [(), (0,), (6,), (3, 4), (2, 0, 3), (2, 3, 4)]
+
+
+def _arr(m, x):
+    return m.asarray(np.asarray(x))
+
+
+CASES = {
+    "take": lambda m, a: m.take(a, _arr(m, [0, -1, 2, 2])),
+    "take_axis": lambda m, a: m.take(a, _arr(m, [[0, 1], [1, 0]]), axis=0),
+    "take_clip": lambda m, a: m.take(a, _arr(m, [-5, 0, 99]), mode="clip"),
+    "take_wrap": lambda m, a: m.take(a, _arr(m, [-5, 0, 99]), axis=-1, mode="wrap"),
+    "take_along_axis": lambda m, a: m.take_along_axis(a, m.argsort(a, axis=-1, kind="stable"), -1),
+    "take_along_none": lambda m, a: m.take_along_axis(a, _arr(m, [0, 0, 1]), None),
+    "compress": lambda m, a: m.compress(_arr(m, [True, False, True]), a, axis=0),
+    "compress_flat": lambda m, a: m.compress(_arr(m, [False, True]), a),
+    "extract": lambda m, a: m.extract(_arr(m, np.arange(a.size).reshape(a.shape) % 3 == 0), a),
+    "nonzero": lambda m, a: m.nonzero(a),
+    "method_nonzero": lambda m, a: a.nonzero(),
+    "argwhere": lambda m, a: m.argwhere(a),
+    "flatnonzero": lambda m, a: m.flatnonzero(a),
+    "diagonal": lambda m, a: m.diagonal(a, 1),
+    "diag": lambda m, a: m.diag(a),
+    "diag_k": lambda m, a: m.diag(a, -1),
+    "tril": lambda m, a: m.tril(a),
+    "triu": lambda m, a: m.triu(a, 1),
+    "tril_neg": lambda m, a: m.tril(a, -2),
+    "select": lambda m, a: m.select([_arr(m, np.arange(a.size).reshape(a.shape) % 2 == 0)], [a], default=1),
+    "choose": lambda m, a: m.choose(_arr(m, np.arange(a.size).reshape(a.shape) % 2), [a, m.flip(a)]),
+    "repeat_take": lambda m, a: a.take(_arr(m, [1, 0])),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_selection_functions(name, shape):
+    for layout in LAYOUTS:
+        check(CASES[name], values(shape, np.int16, seed=1), layout=layout)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_selection_every_dtype(dtype):
+    for name in ["take_axis", "take_along_axis", "compress", "nonzero", "argwhere", "diagonal", "diag", "tril",
+                 "triu", "select", "choose"]:
+        for layout in ("reversed", "strided"):
+            check(CASES[name], values((3, 4), dtype, seed=2), layout=layout)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_inplace_selection(dtype):
+    def put(m, a):
+        m.put(a, _arr(m, [0, -1, 3]), _arr(m, values((2,), dtype, seed=9)))
+        return a
+
+    def put_along(m, a):
+        m.put_along_axis(a, _arr(m, [[0], [1], [0]]), _arr(m, values((1,), dtype, seed=9)), axis=1)
+        return a
+
+    def place(m, a):
+        m.place(a, _arr(m, np.arange(12).reshape(3, 4) % 5 == 0), _arr(m, values((2,), dtype, seed=8)))
+        return a
+
+    def fill_diagonal(m, a):
+        m.fill_diagonal(a, _arr(m, values((2,), dtype, seed=7)))
+        return a
+
+    for fn in (put, put_along, place, fill_diagonal):
+        for layout in ("c", "f"):
+            check(fn, values((3, 4), dtype, seed=3), layout=layout, views=False)
+
+
+def test_index_grids():
+    check(lambda m: m.tril_indices(4))
+    check(lambda m: m.triu_indices(3, 1, 5))
+    check(lambda m: m.tril_indices_from(m.zeros((3, 5)), -1))
+    check(lambda m: m.indices((2, 3)))
+    check(lambda m: m.indices((2, 3), dtype=np.int16, sparse=True))
+    check(lambda m: m.meshgrid(m.arange(3), m.arange(4.0)))
+    check(lambda m: m.meshgrid(m.arange(3), m.arange(4), m.arange(2), indexing="ij", sparse=True))
+    check(lambda m: m.mgrid[0:3, 1:5:2])
+    check(lambda m: m.mgrid[0:1:5j])
+    check(lambda m: m.ogrid[0:3, 0:4])
+    check(lambda m: m.r_[1:4, 7, [8, 9]])
+    check(lambda m: m.r_[m.arange(3), m.zeros(2)])
+    check(lambda m: m.r_[-1:1:5j])
+    check(lambda m: m.c_[m.arange(3), m.arange(3.0)])
+    check(lambda m: m.r_["0,2", [1, 2], [3, 4]])
+    check(lambda m: m.ix_(m.asarray([0, 2]), m.asarray([True, False, True])))
+    check(lambda m: m.diag_indices(3))
+    check(lambda m: m.piecewise(m.arange(-3.0, 4.0), [m.arange(-3.0, 4.0) < 0], [lambda v: -v, lambda v: v * 2])
+          if m is np else m.piecewise(m.arange(-3.0, 4.0), [m.asarray(np.arange(-3.0, 4.0) < 0)],
+                                      [lambda v: m.asarray(-np.asarray(v)), lambda v: m.asarray(np.asarray(v) * 2)]))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.take(m.arange(3), m.asarray([3])),
+    lambda m: m.take(m.arange(3), m.asarray([1.0])),
+    lambda m: m.take(m.arange(3), m.asarray([0]), axis=1),
+    lambda m: m.choose(m.asarray([0, 2]), [m.arange(2), m.arange(2)]),
+    lambda m: m.compress(m.asarray([True] * 5), m.arange(3)),
+    lambda m: m.diag(m.zeros((2, 2, 2))),
+    lambda m: m.select([m.asarray([1, 0])], [m.arange(2)]),
+    lambda m: m.put(m.arange(3), m.asarray([5]), m.asarray([1])),
+    lambda m: m.nonzero(m.asarray(1)),
+    lambda m: m.take_along_axis(m.zeros((2, 2)), m.zeros(2, dtype=np.int64), 0),
+])
+def test_selection_errors(fn):
+    try:
+        fn(np)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)):
+            fn(npc)
+        return
+    pytest.fail("NumPy did not raise")
