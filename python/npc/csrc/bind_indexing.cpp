@@ -128,6 +128,26 @@ ClipMode clip_mode(const std::string& m) {
   throw ValueError("clipmode must be one of 'clip', 'raise', or 'wrap' (got '" + m + "')");
 }
 
+// numpy.broadcast_shapes' own message, naming the first two arguments that disagree.
+std::string broadcast_shapes_message(const std::vector<Shape>& shapes) {
+  size_t nd = 0;
+  for (const Shape& s : shapes) nd = std::max(nd, s.size());
+  for (size_t k = 1; k < shapes.size(); ++k) {
+    for (size_t j = 0; j < k; ++j) {
+      const Shape &a = shapes[j], &b = shapes[k];
+      for (size_t i = 0; i < nd; ++i) {
+        int64_t x = i + a.size() >= nd ? a[i + a.size() - nd] : 1;
+        int64_t y = i + b.size() >= nd ? b[i + b.size() - nd] : 1;
+        if (x != y && x != 1 && y != 1)
+          return "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between arg " +
+                 std::to_string(j) + " with shape " + shape_str(a) + " and arg " + std::to_string(k) +
+                 " with shape " + shape_str(b) + ".";
+      }
+    }
+  }
+  return "shape mismatch: objects cannot be broadcast to a single shape.";
+}
+
 const ndarray& arr(py::handle o) {
   if (!is_npc_array(o)) throw TypeError("expected an npc array");
   return o.cast<PyArray&>();
@@ -236,7 +256,12 @@ void bind_indexing(py::module_& m) {
         {"broadcast_shapes", +[](py::tuple& x) -> py::object {
            std::vector<Shape> shapes;
            for (auto s : x[1]) shapes.push_back(to_shape(s));
-           Shape r = broadcast_shapes(shapes);
+           Shape r;
+           try {
+             r = broadcast_shapes(shapes);
+           } catch (const ValueError&) {
+             throw ValueError(broadcast_shapes_message(shapes));
+           }
            py::tuple t(r.size());
            for (size_t i = 0; i < r.size(); ++i) t[i] = py::int_(r[i]);
            return py::object(t);
