@@ -121,3 +121,63 @@ def test_selection_errors(fn):
             fn(npc)
         return
     pytest.fail("NumPy did not raise")
+
+
+NUMERIC = [np.int8, np.uint16, np.int32, np.int64, np.float16, np.float32, np.float64, np.complex64, np.complex128]
+
+
+@pytest.mark.parametrize("dtype", NUMERIC + [np.bool_], ids=lambda d: np.dtype(d).name)
+def test_differences(dtype):
+    for layout in LAYOUTS:
+        for shape in [(7,), (3, 5), (2, 0, 4)]:
+            check(lambda m, a: m.diff(a), values(shape, dtype, seed=4), layout=layout, views=False)
+            check(lambda m, a: m.diff(a, n=2, axis=0), values(shape, dtype, seed=4), layout=layout, views=False)
+            check(lambda m, a: m.diff(a, prepend=a.dtype.type(1), append=a[..., :1]), values(shape, dtype, seed=4),
+                  layout=layout, views=False)
+        if dtype is not np.bool_:
+            check(lambda m, a: m.ediff1d(a, to_begin=a[:1], to_end=a[-2:]), values((6,), dtype, seed=2),
+                  layout=layout, views=False)
+    check(lambda m, a: m.diff(a), values((), dtype), views=False)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_gradient(dtype):
+    for layout in LAYOUTS:
+        check(lambda m, a: m.gradient(a), values((6,), dtype, seed=3), layout=layout, views=False)
+        check(lambda m, a: m.gradient(a, 2.0, edge_order=2), values((3, 6), dtype, seed=3), layout=layout,
+              views=False)
+        check(lambda m, a: m.gradient(a, axis=0), values((4, 6), dtype, seed=3), layout=layout, views=False)
+        check(lambda m, a: m.gradient(a, m.asarray(np.array([0.0, 1.0, 3.0, 4.0, 8.0, 9.0]))),
+              values((6,), dtype, seed=3), layout=layout, views=False)
+
+
+def test_interp():
+    xp = np.array([-2.0, 0.0, 1.0, 1.0, 4.0, 7.5])
+    fp = values((6,), np.float64, seed=3)
+    x = np.array([-5.0, -2.0, -1.0, 0.0, 0.5, 1.0, 2.0, 4.0, 7.5, 9.0, np.nan, np.inf])
+    check(lambda m, a, b, c: m.interp(a, b, c), x, xp, fp, views=False)
+    check(lambda m, a, b, c: m.interp(a, b, c, left=-1.0, right=99.0), x, xp, fp, views=False)
+    check(lambda m, a, b, c: m.interp(a, b, c), x, xp, fp.astype(np.complex128) * (1 + 2j), views=False)
+    check(lambda m, a, b, c: m.interp(a, b, c, period=3.0), x[:10], np.array([0.0, 1.0, 2.5]),
+          np.array([1.0, -1.0, 4.0]), views=False)
+    assert type(npc.interp(0.5, npc.asarray([0.0, 1.0]), npc.asarray([0.0, 2.0]))) is np.float64
+    with pytest.raises(ValueError):
+        npc.interp(npc.asarray([1.0]), npc.asarray([0.0, 1.0]), npc.asarray([1.0]))
+
+
+@pytest.mark.parametrize("dtype", NUMERIC + [np.bool_], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_convolve_correlate(dtype, mode):
+    for na, nv in [(7, 3), (3, 7), (4, 4), (1, 5)]:
+        a, v = values((na,), dtype, seed=na), values((nv,), dtype, seed=nv + 10)
+        check(lambda m, x, y: m.convolve(x, y, mode), a, v, views=False)
+        check(lambda m, x, y: m.correlate(x, y, mode), a, v, views=False)
+    with pytest.raises(ValueError):
+        npc.convolve(npc.zeros(0), npc.zeros(3))
+
+
+@pytest.mark.parametrize("dtype", NUMERIC, ids=lambda d: np.dtype(d).name)
+def test_trace(dtype):
+    for layout in LAYOUTS:
+        check(lambda m, a: m.trace(a), values((4, 5), dtype, seed=1), layout=layout, views=False)
+        check(lambda m, a: m.trace(a, 1, 0, 2), values((3, 2, 4), dtype, seed=1), layout=layout, views=False)

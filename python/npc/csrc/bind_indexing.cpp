@@ -17,7 +17,8 @@ constexpr const char* kValidIndices =
     "valid indices";
 
 py::object& numpy_module() {
-  static py::object np = py::module_::import("numpy");
+  // Leaked on purpose: destroying Python objects after interpreter shutdown crashes.
+  static py::object& np = *new py::object(py::module_::import("numpy"));
   return np;
 }
 
@@ -30,7 +31,7 @@ bool is_npc_array(py::handle o) { return py::isinstance<PyArray>(o); }
 
 // An npc array for a NumPy array or nested sequence used as an index.
 IndexItem array_item(py::handle o, bool from_sequence) {
-  static py::object conv = py_helper("_index_array");
+  static py::object& conv = *new py::object(py_helper("_index_array"));  // leaked, see numpy_module()
   py::object r = conv(o, from_sequence);
   if (!is_npc_array(r)) throw IndexError("arrays used as indices must be of integer (or boolean) type");
   return IndexItem(static_cast<ndarray>(r.cast<PyArray&>()));
@@ -82,7 +83,7 @@ std::vector<IndexItem> parse_key(py::handle key) {
 }
 
 void warn_complex_discard() {
-  static py::object cw = py::module_::import("numpy.exceptions").attr("ComplexWarning");
+  static py::object& cw = *new py::object(py::module_::import("numpy.exceptions").attr("ComplexWarning"));
   if (PyErr_WarnEx(cw.ptr(), "Casting complex values to real discards the imaginary part", 1) < 0)
     throw py::error_already_set();
 }
@@ -116,7 +117,7 @@ ndarray setitem_value(py::handle value, DType target) {
     Py_complex c = PyComplex_AsCComplex(p);
     return scalar_array(Scalar::from_complex({c.real, c.imag}));
   }
-  static py::object conv = py_helper("_setitem_value");
+  static py::object& conv = *new py::object(py_helper("_setitem_value"));
   py::object r = conv(value, static_cast<int>(target));
   return static_cast<ndarray>(r.cast<PyArray&>());
 }

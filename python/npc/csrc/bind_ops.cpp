@@ -14,16 +14,18 @@ namespace {
 // Arrays at least this big run their kernels with the GIL released.
 constexpr int64_t kReleaseGil = 4096;
 
+// These are leaked on purpose: a static py::object is destroyed after the interpreter has
+// shut down, and releasing a Python object then crashes the process at exit.
 py::object& py_from_numpy() {
-  static py::object f = py::module_::import("npc._array").attr("_from_numpy");
+  static py::object& f = *new py::object(py::module_::import("npc._array").attr("_from_numpy"));
   return f;
 }
 py::object& np_asarray() {
-  static py::object f = py::module_::import("numpy").attr("asarray");
+  static py::object& f = *new py::object(py::module_::import("numpy").attr("asarray"));
   return f;
 }
 py::object& np_generic() {
-  static py::object f = py::module_::import("numpy").attr("generic");
+  static py::object& f = *new py::object(py::module_::import("numpy").attr("generic"));
   return f;
 }
 
@@ -83,12 +85,12 @@ py::object result_object(ndarray r, bool unwrap) {
 void report_fpe(OpId op) {
   int f = take_fp_errors();
   if (!f) return;
-  static py::object handler = py::module_::import("npc._ufunc").attr("_fp_error");
+  static py::object& handler = *new py::object(py::module_::import("npc._ufunc").attr("_fp_error"));  // leaked, see above
   handler(f, std::string(op_info(op).name));
 }
 
 py::object not_native() {
-  static py::object sentinel = py::module_::import("npc._ufunc").attr("_NOT_NATIVE");
+  static py::object& sentinel = *new py::object(py::module_::import("npc._ufunc").attr("_NOT_NATIVE"));  // leaked
   return sentinel;
 }
 
