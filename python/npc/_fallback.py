@@ -47,8 +47,15 @@ _to_numpy_view = _core._to_numpy
 _from_numpy_view = _core._from_numpy
 _stats = {}
 # Every fallback object made here (wrappers and ufunc proxies), by id: the protocol routing
-# asks "is npc's object of this name native?" with one set lookup.
+# asks "is npc's object of this name native?" with one set lookup. _FALLBACK_OBJECTS keeps
+# them alive, so an id is never reused by a native object.
 _FALLBACK_IDS = set()
+_FALLBACK_OBJECTS = []
+
+
+def _mark_fallback(obj):
+    _FALLBACK_OBJECTS.append(obj)
+    _FALLBACK_IDS.add(id(obj))
 
 
 class FallbackError(RuntimeError):
@@ -134,7 +141,7 @@ def wrap_function(name, fn):
         return call(name, fn, args, kwargs)
     wrapper.__module__, _, wrapper.__qualname__ = name.rpartition(".")
     wrapper.__npc_fallback__ = fn
-    _FALLBACK_IDS.add(id(wrapper))
+    _mark_fallback(wrapper)
     return wrapper
 
 
@@ -153,7 +160,7 @@ class FallbackUfunc:
         self.__qualname__ = ufunc.__name__
         self.__doc__ = ufunc.__doc__
         self.__npc_fallback__ = ufunc
-        _FALLBACK_IDS.add(id(self))
+        _mark_fallback(self)
 
     def __call__(self, *args, **kwargs):
         uf = self._ufunc
@@ -344,7 +351,7 @@ def _make_method(name):
     method.__qualname__ = "ndarray." + name
     method.__doc__ = getattr(np_method, "__doc__", None)
     method.__npc_fallback__ = np_method
-    _FALLBACK_IDS.add(id(method))
+    _mark_fallback(method)
     return method
 
 
@@ -363,7 +370,7 @@ def _make_property(name, descr):
             record(qual)
             descr.__set__(_to_numpy_view(self), to_numpy(value))
     prop = property(fget, fset, doc=getattr(descr, "__doc__", None))
-    _FALLBACK_IDS.add(id(prop))
+    _mark_fallback(prop)
     return prop
 
 
