@@ -422,14 +422,15 @@ py::object import_tensor(py::handle cap, M* m, const DLTensor& t, bool writeable
     }
   }
   auto* data = static_cast<char*>(t.data) + t.byte_offset;
+  // From here the npc storage owns the tensor: the capsule must not free it (renamed
+  // first, so that no path can run the producer's deleter twice).
+  PyCapsule_SetName(cap.ptr(), used);
   ndarray a = from_memory(data, dt, std::move(shape), std::move(strides),
                           [m] {
                             py::gil_scoped_acquire g;
                             if (m->deleter) m->deleter(m);
                           },
                           writeable);
-  // The npc storage owns the tensor now: the capsule must not free it.
-  PyCapsule_SetName(cap.ptr(), used);
   PyArray r(std::move(a));
   r.base = py::reinterpret_borrow<py::object>(producer);
   return py::cast(std::move(r));
