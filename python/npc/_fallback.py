@@ -35,7 +35,7 @@ import types
 import numpy as _np
 
 from . import _core
-from ._array import _from_numpy as _from_numpy_py, ndarray
+from ._array import ndarray
 from ._config import config
 from ._logging import log_once
 
@@ -44,7 +44,6 @@ __all__ = ["FallbackError", "NotNative", "fallback_stats", "reset_fallback_stats
 _NP_NDARRAY = _np.ndarray
 _NP_UFUNC = _np.ufunc
 _to_numpy_view = _core._to_numpy
-_from_numpy_view = _core._from_numpy
 _stats = {}
 # Every fallback object made here (wrappers and ufunc proxies), by id: the protocol routing
 # asks "is npc's object of this name native?" with one set lookup. _FALLBACK_OBJECTS keeps
@@ -362,14 +361,13 @@ def _make_property(name, descr):
         record(qual)
         return from_numpy(descr.__get__(_to_numpy_view(self), _NP_NDARRAY))
 
-    fset = None
-    if name in ("shape", "strides", "dtype", "data", "real", "imag", "flat"):
-        pass  # natively read-only on npc (npc arrays do not change layout in place)
-    if name == "flat":
-        def fset(self, value):
-            record(qual)
-            descr.__set__(_to_numpy_view(self), to_numpy(value))
-    prop = property(fget, fset, doc=getattr(descr, "__doc__", None))
+    def fset(self, value):
+        record(qual)
+        descr.__set__(_to_numpy_view(self), to_numpy(value))
+
+    # Only `flat` is writable through a view; setting shape/strides/dtype would change a
+    # temporary NumPy view, not the npc array, so those stay read-only (AttributeError).
+    prop = property(fget, fset if name == "flat" else None, doc=getattr(descr, "__doc__", None))
     _mark_fallback(prop)
     return prop
 

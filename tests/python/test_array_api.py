@@ -164,7 +164,6 @@ def test_binary_matches_numpy(name):
 
 def test_structural_functions_match_numpy():
     x_np = numpy.arange(24.0).reshape(2, 3, 4)
-    x = npc.asarray(x_np)
     i_np = numpy.array([[0, 2], [1, 0], [3, 3]])
     cases = [
         ("concat", ([x_np, x_np],), {"axis": 1}), ("stack", ([x_np, x_np],), {"axis": -1}),
