@@ -157,6 +157,7 @@ py::object from_numpy(py::handle o) {
   Py_INCREF(raw);
   ndarray a = from_memory(const_cast<void*>(arr.data()), static_cast<DType>(code), std::move(shape), std::move(strides),
                           [raw] {
+                            if (!Py_IsInitialized()) return;  // storage outlived the interpreter
                             py::gil_scoped_acquire g;
                             Py_DECREF(raw);
                           },
@@ -427,6 +428,7 @@ py::object import_tensor(py::handle cap, M* m, const DLTensor& t, bool writeable
   PyCapsule_SetName(cap.ptr(), used);
   ndarray a = from_memory(data, dt, std::move(shape), std::move(strides),
                           [m] {
+                            if (!Py_IsInitialized()) return;  // storage outlived the interpreter
                             py::gil_scoped_acquire g;
                             if (m->deleter) m->deleter(m);
                           },
