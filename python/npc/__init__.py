@@ -4,7 +4,14 @@
 natively runs on real NumPy (see npc._fallback). dtypes, scalar types, error state and
 print options are NumPy's own objects.
 """
+import os as _os
+
 import numpy as _np
+
+# OpenMP threads of npc's kernels sleep when idle instead of spinning: on a machine shared
+# with other work (or with OpenBLAS's own threads) spinning threads delay every parallel
+# region's barrier by a scheduler time slice. Must be set before libgomp loads (with _core).
+_os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from . import _core
 from ._array import ndarray, flagsobj
@@ -31,10 +38,13 @@ from ._ufunc import *  # noqa: E402,F401,F403
 # --- indexing, shape manipulation, sorting, sets (python/npc/_indexing.py, _shape.py)
 from ._indexing import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
+# --- matrix products (python/npc/_linalg.py; npc.linalg and npc.random are subpackages)
+from ._linalg import *  # noqa: E402,F401,F403
 # --- protocols and interop (python/npc/_interop.py)
 from ._interop import *  # noqa: E402,F401,F403
 # --- compiler (src/tracer, src/fusion; python/npc/compiler)
 from . import compiler  # noqa: E402,F401
+from .compiler import compile, jit, explain  # noqa: E402,F401
 
 # --- settings, logs and the NumPy fallback (python/npc/_config.py, _logging.py, _fallback.py)
 from ._config import config  # noqa: E402
