@@ -137,9 +137,9 @@ class ufunc:
                 out = (out,)
             if len(out) != nout:
                 raise ValueError(f"The 'out' tuple must have exactly {nout} entries: one per ufunc output")
-            if all(o is None for o in out):
+            if builtins.all(o is None for o in out):
                 out = None
-            elif any(o is not None and not isinstance(o, ndarray) for o in out):
+            elif builtins.any(o is not None and not isinstance(o, ndarray) for o in out):
                 return self._fallback("__call__", args, {k: v for k, v in full_kw.items() if v is not None})
         code = -1
         if dtype is not None:

@@ -622,7 +622,13 @@ class _KeyBuilder:
         dyn = self.dyn.get(path)
         if dyn:
             shape = tuple(-1 if (i in dyn and s >= 2) else s for i, s in enumerate(shape))
-        self.key.append((code, shape, c))
+        # The same array passed twice is one graph input (aliasing is part of the key).
+        alias = -1
+        for k, (y, _) in enumerate(self.arrays):
+            if y is x:
+                alias = k
+                break
+        self.key.append((code, shape, c, alias))
         self.arrays.append((x, path))
         if self.labels is not None:
             self.labels.append((path, f"dtype {x.dtype}, shape {shape}, "
