@@ -52,7 +52,15 @@ _STAT_KEYS = ("traces", "cache_hits", "recompiles", "graph_breaks", "eager_runs"
 _stats = dict.fromkeys(_STAT_KEYS, 0)
 _times = {}  # function name -> list of dicts of seconds
 _all_compiled = []  # weakly useful for reset()
-_tls = threading.local()
+class _TLS(threading.local):
+    # Class-level defaults: a missing attribute on a threading.local costs an exception.
+    disabled = False
+    frozen = False
+    ctx = None
+    last_break = None
+
+
+_tls = _TLS()
 _epoch = [0]
 
 
@@ -159,7 +167,7 @@ def _run_outside(fn, reason, args, kwargs):
     _core._current_graph_break(reason)
     _realize_tree(args)
     _realize_tree(kwargs)
-    ctx = getattr(_tls, "ctx", None)
+    ctx = _tls.ctx
     _core._deactivate_trace()
     _tls.ctx = None
     try:
@@ -199,7 +207,7 @@ def disable(fn=None, recursive=True):
         if _core._is_tracing():
             return _run_outside(fn, f"call to {name}, wrapped in npc.compiler.disable", args, kwargs)
         if recursive:
-            prev = getattr(_tls, "disabled", False)
+            prev = _tls.disabled
             _tls.disabled = True
             try:
                 return fn(*args, **kwargs)
@@ -217,7 +225,7 @@ def run(fn):
 
     @functools.wraps(fn._fn)
     def frozen(*args, **kwargs):
-        prev = getattr(_tls, "frozen", False)
+        prev = _tls.frozen
         _tls.frozen = True
         try:
             return fn(*args, **kwargs)
@@ -689,7 +697,46 @@ def _free_key(free):
 # ---------------------------------------------------------------- compiled function
 class _Entry:
     __slots__ = ("graph", "arg_inputs", "captured", "out_tree", "constraints", "numpy_out", "labels",
-                 "ninputs", "nscalars")
+                 "ninputs", "nscalars", "template", "rebuild")
+
+
+_NDARRAY = _core.ndarray
+
+
+def _from_numpy(x):
+    from .._array import _from_numpy as f
+    globals()["_from_numpy"] = f  # resolved once (npc._array imports after this module loads)
+    return f(x)
+
+
+def _constraints_hold(constraints, arrays):
+    for ia, xa, ib, xb, size in constraints:
+        a = arrays[ia].shape[xa]
+        if (a != size) if ib < 0 else (a != arrays[ib].shape[xb]):
+            return False
+    return True
+
+
+def _make_rebuild(tree, numpy_out):
+    """A function from the graph's outputs to the result, specialised for the common shapes
+    (one array, a tuple of arrays) so that replays do little Python work."""
+    if tree[0] == "A" and not numpy_out:
+        if tree[2]:
+            return lambda outs: outs[0]._scalar()
+        return lambda outs: outs[0]
+    if tree[0] is tuple and not numpy_out and all(t[0] == "A" and not t[2] for t in tree[1]):
+        idx = [t[1] for t in tree[1]]
+        if idx == list(range(len(idx))):
+            return tuple
+    if numpy_out:
+        if tree[0] == "A":
+            flag = [tree[2]]
+            return lambda outs: _core._numpy_views(outs, flag)[0]
+        if tree[0] is tuple and all(t[0] == "A" for t in tree[1]) and \
+                [t[1] for t in tree[1]] == list(range(len(tree[1]))):
+            flags = [t[2] for t in tree[1]]
+            return lambda outs: tuple(_core._numpy_views(outs, flags))
+    return lambda outs: _rebuild(tree, outs, numpy_out)
 
 
 class CompiledFunction:
@@ -731,30 +778,35 @@ class CompiledFunction:
 
     # -- the hot path
     def __call__(self, *args, **kwargs):
-        if getattr(_tls, "disabled", False) or _core._is_tracing():
+        if _core._is_tracing() or _tls.disabled:
             # Nested compiled functions are inlined into the outer trace.
             return self._fn(*args, **kwargs)
         _epoch[0] += 1
-        kb = _KeyBuilder(self._dyn, self._static_floats)
-        for i, a in enumerate(args):
-            kb.add(a, i)
-        for k in sorted(kwargs):
-            kb.add(kwargs[k], k)
-        if kb.unsupported:
-            _logs.log("fallback", "%s: an argument cannot be traced (non-native dtype); running eagerly",
-                      self._name)
-            _stats["eager_runs"] += 1
-            return self._fn(*args, **kwargs)
-        key = (tuple(kb.key), _free_key(self._free), tuple(sorted(kwargs)))
+        free = _free_key(self._free) if self._free else ()
+        fast = None
+        if not kwargs and not self._dyn and not self._static_floats:
+            fast = _core._guard_key(args)
+        if fast is not None:
+            key = (fast[0], free, ())
+            arrays, floats = fast[1], fast[2]
+        else:
+            kb = self._key_builder(args, kwargs)
+            if kb.unsupported:
+                _logs.log("fallback", "%s: an argument cannot be traced (non-native dtype); running eagerly",
+                          self._name)
+                _stats["eager_runs"] += 1
+                return self._fn(*args, **kwargs)
+            key = (tuple(kb.key), free, tuple(sorted(kwargs)))
+            arrays, floats = [x for x, _ in kb.arrays], kb.floats
         if not self._breaks:
             cands = self._entries.get(key)
             if cands is not None:
                 for e in cands:
-                    if e.constraints and not self._check_constraints(e, kb):
+                    if e.constraints and not _constraints_hold(e.constraints, arrays):
                         continue
                     _stats["cache_hits"] += 1
-                    return self._replay(e, kb)
-        if getattr(_tls, "frozen", False) and not self._breaks:
+                    return self._replay(e, arrays, floats)
+        if _tls.frozen and not self._breaks:
             _stats["frozen_misses"] += 1
             _stats["eager_runs"] += 1
             return self._fn(*args, **kwargs)
@@ -762,27 +814,24 @@ class CompiledFunction:
             return self._limit_hit(args, kwargs, "recompile_limit", config.recompile_limit)
         if not self._breaks and _stats["traces"] >= config.accumulated_recompile_limit:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
-        return self._trace(args, kwargs, kb, key)
+        return self._trace(args, kwargs, self._key_builder(args, kwargs), key)
 
-    def _check_constraints(self, e, kb):
-        arrs = kb.arrays
-        for ia, xa, ib, xb, size in e.constraints:
-            a = arrs[ia][0].shape[xa]
-            if (a != size) if ib < 0 else (a != arrs[ib][0].shape[xb]):
-                return False
-        return True
+    def _key_builder(self, args, kwargs, want_labels=False):
+        kb = _KeyBuilder(self._dyn, self._static_floats, want_labels)
+        for i, a in enumerate(args):
+            kb.add(a, i)
+        for k in sorted(kwargs):
+            kb.add(kwargs[k], k)
+        return kb
 
-    def _replay(self, e, kb):
-        inputs = [None] * e.ninputs
-        from .._array import _from_numpy
-        for (x, _), slot in zip(kb.arrays, e.arg_inputs):
-            inputs[slot] = x if _is_npc(x) else _from_numpy(x)
-        for slot, arr in e.captured:
-            inputs[slot] = arr
-        floats = kb.floats + [0.0] * (e.nscalars - len(kb.floats))
-        outs = e.graph(inputs, floats)
-        _stats["graphs_run"] += 1
-        return _rebuild(e.out_tree, outs, e.numpy_out)
+    @staticmethod
+    def _replay(e, arrays, floats):
+        inputs = e.template[:]
+        for x, slot in zip(arrays, e.arg_inputs):
+            inputs[slot] = x if type(x) is _NDARRAY else _from_numpy(x)
+        if len(floats) < e.nscalars:
+            floats = floats + [0.0] * (e.nscalars - len(floats))
+        return e.rebuild(e.graph(inputs, floats))
 
     def _limit_hit(self, args, kwargs, which, limit):
         msg = (f"npc.compile: {self._name} hit config.{which} ({limit}); last guard failure: "
@@ -796,11 +845,7 @@ class CompiledFunction:
         return self._fn(*args, **kwargs)
 
     def _labels(self, args, kwargs):
-        kb = _KeyBuilder(self._dyn, self._static_floats, want_labels=True)
-        for i, a in enumerate(args):
-            kb.add(a, i)
-        for k in sorted(kwargs):
-            kb.add(kwargs[k], k)
+        kb = self._key_builder(args, kwargs, want_labels=True)
         labels = [(f"arg {p}" if isinstance(p, int) else f"arg {p!r}" if p == p else str(p), t)
                   for p, t in kb.labels]
         for item in _free_key(self._free):
@@ -845,27 +890,18 @@ class CompiledFunction:
         before = {k: set(v) for k, v in self._dyn.items()}
         self._update_dynamic(kb)
         if self._dyn != before:
-            kb = _KeyBuilder(self._dyn, self._static_floats)
-            for i, a in enumerate(args):
-                kb.add(a, i)
-            for k in sorted(kwargs):
-                kb.add(kwargs[k], k)
-            key = (tuple(kb.key), _free_key(self._free), tuple(sorted(kwargs)))
+            kb = self._key_builder(args, kwargs)
+            key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)))
         while True:
             try:
                 return self._trace_once(args, kwargs, kb, key)
             except _Retrace as r:
                 _stats["traces"] -= 1  # the aborted attempt does not count
                 self._static_floats.update(r.paths)
-                kb = _KeyBuilder(self._dyn, self._static_floats)
-                for i, a in enumerate(args):
-                    kb.add(a, i)
-                for k in sorted(kwargs):
-                    kb.add(kwargs[k], k)
-                key = (tuple(kb.key), _free_key(self._free), tuple(sorted(kwargs)))
+                kb = self._key_builder(args, kwargs)
+                key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)))
 
     def _trace_once(self, args, kwargs, kb, key):
-        from .._array import _from_numpy
         _stats["traces"] += 1
         t0 = time.perf_counter()
         backend = self._backend
@@ -925,7 +961,7 @@ class CompiledFunction:
                 except Exception:
                     # A break inside a protocol (buffer, number) can reach Python re-wrapped
                     # (BufferError...): the annotated reason says it was the break.
-                    reason = getattr(_tls, "last_break", None)
+                    reason = _tls.last_break
                     if self._fullgraph and reason:
                         raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {reason}") from None
                     raise
@@ -972,6 +1008,10 @@ class CompiledFunction:
             e.out_tree = tree
             e.numpy_out = numpy_out
             e.constraints = [tuple(c) for c in ctx.constraints]
+            e.template = [None] * e.ninputs
+            for slot, arr in e.captured:
+                e.template[slot] = arr
+            e.rebuild = _make_rebuild(tree, numpy_out)
             self._entries.setdefault(key, []).append(e)
         return _rebuild(tree, list(outs), numpy_out)
 
