@@ -86,6 +86,7 @@ void write_debug(const ir::Graph& g, const Lowered& l, const std::string& src, c
 }
 
 Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
+  current_config();
   Variant v;
   v.low = lower(g, contiguous);
   std::string tag = std::to_string(g.structural_hash() % 1000000007ull) + "_" + std::to_string(g_tag++);
