@@ -4,7 +4,14 @@
 natively runs on real NumPy (see npc._fallback). dtypes, scalar types, error state and
 print options are NumPy's own objects.
 """
+import os as _os
+
 import numpy as _np
+
+# OpenMP threads of npc's kernels sleep when idle instead of spinning: on a machine shared
+# with other work (or with OpenBLAS's own threads) spinning threads delay every parallel
+# region's barrier by a scheduler time slice. Must be set before libgomp loads (with _core).
+_os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from . import _core
 from ._array import ndarray, flagsobj
@@ -39,6 +46,8 @@ from .compiler import compile, jit, explain  # noqa: E402,F401
 
 # --- settings, logs and the NumPy fallback (python/npc/_config.py, _logging.py, _fallback.py)
 from ._config import config  # noqa: E402
+from . import _fusion  # noqa: E402,F401  (fused-backend settings in npc.config)
+from ._fusion import CodegenError  # noqa: E402,F401
 from ._logging import set_logs  # noqa: E402
 from ._fallback import FallbackError, NotNative, fallback_stats, reset_fallback_stats  # noqa: E402
 from . import linalg, fft, random, lib, char, ma, polynomial, testing  # noqa: E402,F401
