@@ -58,17 +58,31 @@ class _TLS(threading.local):
     frozen = False
     ctx = None
     last_break = None
+    side_effects = ()
 
 
 _tls = _TLS()
 _epoch = [0]
 
 
+_fusion_base = {}
+
+
+def _fusion_counters():
+    fs = getattr(_core, "_fusion_stats", None)
+    return fs() if fs is not None else {}
+
+
 def stats():
     """Counters since the last reset(): traces, cache_hits, recompiles, graph_breaks,
     eager_runs (calls run eagerly: recompile limit hit), frozen_misses (npc.compiler.run
-    misses), kernels_compiled, kernels_run (reported by the fused backend), graphs_run."""
-    return dict(_stats)
+    misses), graphs_run (replays), kernels_compiled and kernels_run (from the fused backend)."""
+    r = dict(_stats)
+    f = _fusion_counters()
+    if f:
+        r["kernels_compiled"] = f.get("compiles", 0) - _fusion_base.get("compiles", 0)
+        r["kernels_run"] = f.get("kernel_runs", 0) - _fusion_base.get("kernel_runs", 0)
+    return r
 
 
 def reset():
@@ -78,13 +92,15 @@ def reset():
     for k in _stats:
         _stats[k] = 0
     _times.clear()
+    _fusion_base.clear()
+    _fusion_base.update(_fusion_counters())
 
 
 def compile_times(repr="str", aggregate=False):
     """Per-function table of seconds spent tracing, in passes and execution of the first run,
     and in backend compilation. ``repr="csv"`` gives CSV; ``aggregate=True`` sums the runs
     (otherwise each compile is listed)."""
-    cols = ("trace", "passes_and_run", "backend_compile")
+    cols = ("trace", "passes_and_run", "backend_compile", "cxx_compile")
     rows = []
     for name, runs in _times.items():
         if aggregate:
@@ -93,12 +109,13 @@ def compile_times(repr="str", aggregate=False):
             rows.extend((name, *[r[c] for c in cols], 1) for r in runs)
     if repr == "csv":
         lines = ["function," + ",".join(cols) + ",compiles"]
-        lines += [f"{r[0]}," + ",".join(f"{x:.6f}" for x in r[1:4]) + f",{r[4]}" for r in rows]
+        lines += [f"{r[0]}," + ",".join(f"{x:.6f}" for x in r[1:5]) + f",{r[5]}" for r in rows]
         return "\n".join(lines)
     if repr != "str":
         raise ValueError("repr must be 'str' or 'csv'")
-    head = f"{'function':<40} {'trace (s)':>10} {'passes+run (s)':>15} {'backend (s)':>12} {'compiles':>8}"
-    body = [f"{r[0]:<40} {r[1]:>10.4f} {r[2]:>15.4f} {r[3]:>12.4f} {r[4]:>8}" for r in rows]
+    head = (f"{'function':<40} {'trace (s)':>10} {'passes+run (s)':>15} {'backend (s)':>12} "
+            f"{'c++ (s)':>9} {'compiles':>8}")
+    body = [f"{r[0]:<40} {r[1]:>10.4f} {r[2]:>15.4f} {r[3]:>12.4f} {r[4]:>9.4f} {r[5]:>8}" for r in rows]
     return "\n".join([head] + body)
 
 
@@ -349,7 +366,21 @@ class _Patches:
             else orig(*a, **k)))
         self._patch(_np.random, "seed", lambda orig: functools.wraps(orig)(
             lambda *a, **k: _run_outside(orig, "numpy.random.seed (global state)", a, k)))
+        import builtins
+        self._patch(builtins, "print", self._print_maker)
         return self
+
+    def _print_maker(self, orig):
+        ctx = self
+
+        @functools.wraps(orig)
+        def patched(*args, **kwargs):
+            if ctx._from_user() and not any(isinstance(a, (_core.ndarray, _np.ndarray)) for a in args):
+                f = sys._getframe(1)
+                _tls.side_effects.append(f"print() of non-array values at {f.f_code.co_filename}:{f.f_lineno} "
+                                         "runs while tracing only")
+            return orig(*args, **kwargs)
+        return patched
 
     def __exit__(self, *exc):
         for mod, name, orig in reversed(self.saved):
@@ -768,6 +799,7 @@ class CompiledFunction:
         self.last_breaks = []
         self.last_graphs = []
         self.last_ops_per_graph = []
+        self.last_side_effects = []
 
     def __get__(self, obj, objtype=None):
         # Methods: bind like a function.
@@ -831,6 +863,7 @@ class CompiledFunction:
             inputs[slot] = x if type(x) is _NDARRAY else _from_numpy(x)
         if len(floats) < e.nscalars:
             floats = floats + [0.0] * (e.nscalars - len(floats))
+        _stats["graphs_run"] += 1
         return e.rebuild(e.graph(inputs, floats))
 
     def _limit_hit(self, args, kwargs, which, limit):
@@ -945,6 +978,7 @@ class CompiledFunction:
         tkwargs = {k: subst(kwargs[k], k) for k in sorted(kwargs)}
         _tls.ctx = ctx
         _tls.last_break = None
+        _tls.side_effects = []
         ctx.activate()
         _core._set_break_annotator(_annotate)
         _core._set_fullgraph(bool(self._fullgraph))
@@ -967,6 +1001,7 @@ class CompiledFunction:
                     raise
             leaves, tree = _flatten(result, traced.values())
             t1 = time.perf_counter()
+            cxx0 = _fusion_counters().get("compile_seconds", 0.0)
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
             outs = ctx.finish(npc_leaves)
         finally:
@@ -981,12 +1016,15 @@ class CompiledFunction:
         self.last_breaks = list(ctx.breaks)
         self.last_graphs = list(ctx.segment_graphs)
         self.last_ops_per_graph = list(ctx.ops_per_graph)
+        self.last_side_effects = list(_tls.side_effects)
         self._ncompiles += 1
         self._last_labels = self._labels(args, kwargs)
         graph = ctx.take_graph(backend)
         t3 = time.perf_counter()
-        _times.setdefault(self._name, []).append({"trace": t1 - t0, "passes_and_run": t2 - t1,
-                                                  "backend_compile": t3 - t2})
+        cxx = _fusion_counters().get("compile_seconds", 0.0) - cxx0
+        # The first run compiles through the backend too: C++ compile time is reported apart.
+        _times.setdefault(self._name, []).append({"trace": t1 - t0, "passes_and_run": max(t2 - t1 - cxx, 0.0),
+                                                  "backend_compile": t3 - t2, "cxx_compile": cxx})
         self._debug_dump(ctx, graph)
         if _logs.enabled("guards"):
             _logs.log("guards", "%s guards:\n  %s", self._name,
@@ -1134,12 +1172,16 @@ class ExplainOutput:
         self.op_count = sum(self.ops_per_graph)
         self.guards = [f"{p}: {t}" for p, t in (f._last_labels or [])]
         self.graphs = f_graphs
+        self.side_effects = list(f.last_side_effects)
 
     def __str__(self):
         lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
                  f"Op Count: {self.op_count}", "Break Reasons:"]
         lines += [f"  {i + 1}. {r}" for i, r in enumerate(self.break_reasons)] or ["  (none)"]
         lines.append("Ops per Graph: " + ", ".join(map(str, self.ops_per_graph)))
+        if self.side_effects:
+            lines.append("Python side effects (not replayed):")
+            lines += [f"  {x}" for x in self.side_effects]
         lines.append("Guards:")
         lines += [f"  {g}" for g in self.guards]
         for i, g in enumerate(self.graphs):
@@ -1153,7 +1195,8 @@ class ExplainOutput:
 def explain(fn):
     """``npc.explain(fn)(*args)``: traces fn once (backend "eager") and returns an
     ExplainOutput with graph_count, graph_break_count, op_count, break_reasons, ops_per_graph,
-    guards and the graphs' text."""
+    guards, side_effects (the Python side effects it detected, which run while tracing only)
+    and the graphs' text."""
     inner = fn._fn if isinstance(fn, CompiledFunction) else fn
 
     def run_explain(*args, **kwargs):
