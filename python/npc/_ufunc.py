@@ -482,7 +482,7 @@ def _is_kind(a, kinds):
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """numpy.mean: sum / count along `axis`. Integers and bool average in float64, float16
-    accumulates in float32 (NumPy's rules). RuntimeWarning "Mean of empty slice." when
+    accumulates in float32 (NumPy's rules). RuntimeWarning "Mean of empty slice" when
     nothing is averaged; the result is then NaN."""
     x = _native(a)
     if x is None or (dtype is not None and code_of(dtype) is None) or (out is not None and not isinstance(out, ndarray)):
@@ -502,16 +502,15 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         w = _native(where)
         rcount = sum(broadcast_to(w, x.shape), axis=axis, dtype=_np.intp, keepdims=keepdims)
     if (rcount == 0 if where is True else builtins.any(_np.asarray(_to_numpy(rcount)).ravel() == 0)):
-        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=2)
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
     ret = sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     if isinstance(ret, ndarray):
         ret = divide(ret, rcount, out=ret, casting="unsafe")  # noqa: F821
         if f16 and out is None:
             ret = ret.astype(x.dtype)
     else:
-        with _np.errstate(**_np.geterr()):
-            q = divide(ret, rcount)  # noqa: F821
-        ret = ret.dtype.type(q)
+        # NumPy scalar arithmetic, as numpy.mean does ("... in scalar divide" warnings).
+        ret = ret.dtype.type(ret / rcount)
         if f16:
             ret = x.dtype.type(ret)
     return ret
@@ -543,7 +542,7 @@ def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
     if isinstance(ret, ndarray):
         ret = divide(ret, rc, out=ret, casting="unsafe")  # noqa: F821
     else:
-        ret = ret.dtype.type(divide(ret, rc))  # noqa: F821
+        ret = ret.dtype.type(ret / rc)
     return ret
 
 
@@ -583,7 +582,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     ret = _var(x, axis, dtype, out, ddof, keepdims, where, "std")
     if isinstance(ret, ndarray):
         return sqrt(ret, out=ret)  # noqa: F821
-    return ret.dtype.type(sqrt(ret))  # noqa: F821
+    return ret.dtype.type(_np.sqrt(ret))
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
@@ -602,8 +601,6 @@ def count_nonzero(a, axis=None, *, keepdims=False):
         _fallback.record("count_nonzero")
         return _np.count_nonzero(_to_numpy(a), axis=axis, keepdims=keepdims)
     nz = x if x.dtype == _np.bool_ else not_equal(x, 0)  # noqa: F821
-    if axis is None and not keepdims:
-        return int(sum(nz))
     return sum(nz, axis=axis, dtype=_np.intp, keepdims=keepdims)
 
 
@@ -724,11 +721,12 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     cnt = sum(logical_not(mask), axis=axis, dtype=_np.intp, keepdims=keepdims, where=where)  # noqa: F821
     tot = sum(arr, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     with _np.errstate(invalid="ignore", divide="ignore"):
-        avg = divide(tot, cnt, out=out) if out is not None else divide(tot, cnt)  # noqa: F821
+        if isinstance(tot, ndarray):
+            avg = divide(tot, cnt, out=tot, casting="unsafe")  # noqa: F821
+        else:
+            avg = tot.dtype.type(tot / cnt)
     if builtins.any(_np.atleast_1d(_to_numpy(cnt) == 0).ravel()):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
-    if not isinstance(avg, ndarray) and hasattr(tot, "dtype"):
-        avg = tot.dtype.type(avg)
     return avg
 
 
@@ -749,9 +747,9 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     if not isinstance(avg, ndarray):
         avg = _from_numpy(_np.asarray(avg))
     with _np.errstate(invalid="ignore", divide="ignore"):
-        avg = divide(avg, cnt)  # noqa: F821
+        avg = divide(avg, cnt, out=avg, casting="unsafe")  # noqa: F821
     arr = subtract(arr, avg)  # noqa: F821
-    arr = where(mask, arr.dtype.type(0), arr)
+    arr = _select(mask, arr.dtype.type(0), arr)
     if arr.dtype.kind == "c":
         sqr = add(multiply(arr.real, arr.real), multiply(arr.imag, arr.imag))  # noqa: F821
     else:
@@ -761,11 +759,14 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
         cnt = cnt.reshape(v.shape if isinstance(v, ndarray) else ())
     dof = subtract(cnt, ddof)  # noqa: F821
     with _np.errstate(invalid="ignore", divide="ignore"):
-        res = divide(v, dof)  # noqa: F821
+        if isinstance(v, ndarray):
+            res = divide(v, dof, out=v, casting="unsafe")  # noqa: F821
+        else:
+            res = v.dtype.type(v / _np.asarray(_to_numpy(dof)).reshape(()))
     isbad = _np.atleast_1d(_to_numpy(dof) <= 0)
     if builtins.any(isbad.ravel()):
         warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning, stacklevel=2)
-        res = where(_from_numpy(_np.asarray(_to_numpy(dof) <= 0)), _np.nan, res)
+        res = _select(_from_numpy(_np.asarray(_to_numpy(dof) <= 0)), _np.nan, res)
     if not isinstance(res, ndarray) and hasattr(v, "dtype"):
         res = v.dtype.type(res)
     elif isinstance(res, ndarray) and res.ndim == 0:
@@ -800,6 +801,9 @@ def where(condition, x=_np._NoValue, y=_np._NoValue, /):
         _fallback.record("where")
         return _fallback.from_numpy(_np.where(_to_numpy(condition), _to_numpy(x), _to_numpy(y)))
     return r
+
+
+_select = where
 
 
 def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValue, max=_np._NoValue, **kwargs):

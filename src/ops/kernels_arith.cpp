@@ -415,10 +415,21 @@ struct AbsolutePlain {
   template <class T> requires is_cplx<T> auto operator()(T a) const { return std::hypot(a.real(), a.imag()); }
 };
 
+// An input that overlaps the output without being it (accumulate, shifted views).
+inline bool partial_overlap(const std::byte* in, int64_t si, const std::byte* out, int64_t so, int64_t n) {
+  if (in == out || n <= 1) return false;
+  const std::byte* ilo = si < 0 ? in + (n - 1) * si : in;
+  const std::byte* ihi = si < 0 ? in : in + (n - 1) * si;
+  const std::byte* olo = so < 0 ? out + (n - 1) * so : out;
+  const std::byte* ohi = so < 0 ? out : out + (n - 1) * so;
+  return ilo <= ohi && olo <= ihi;
+}
+
 template <class Simd, class Plain, class T, int N>
 void by_stride_sign(std::byte* const* p, const int64_t* s, int64_t n) {
   bool neg = false;
   for (int k = 0; k < N; ++k) neg |= s[k] < 0;
+  for (int k = 0; k + 1 < N; ++k) neg |= partial_overlap(p[k], s[k], p[N - 1], s[N - 1], n);
   if constexpr (N == 3) {
     if (neg) binary_loop<Plain, T, T>(p, s, n);
     else binary_loop<Simd, T, T>(p, s, n);
@@ -430,11 +441,21 @@ void by_stride_sign(std::byte* const* p, const int64_t* s, int64_t n) {
 
 // Measured against NumPy 2.x on x86-64 (AVX512F): complex64 products and both absolute
 // values take the scalar loop for negative strides; complex128 products stay vectorised.
+template <class Simd, class Plain, class T>
+void by_overlap(std::byte* const* p, const int64_t* s, int64_t n) {
+  if (partial_overlap(p[0], s[0], p[2], s[2], n) || partial_overlap(p[1], s[1], p[2], s[2], n))
+    binary_loop<Plain, T, T>(p, s, n);
+  else
+    binary_loop<Simd, T, T>(p, s, n);
+}
+
 template <class T>
 void register_complex_variants(Registrar& r, DType t) {
   if constexpr (std::is_same_v<T, std::complex<float>>) {
     r.set(OpId::multiply, t, &by_stride_sign<Multiply, MultiplyPlain, T, 3>);
     r.set(OpId::square, t, &by_stride_sign<Square, SquarePlain, T, 2>);
+  } else {
+    r.set(OpId::multiply, t, &by_overlap<Multiply, MultiplyPlain, T>);
   }
   r.set(OpId::absolute, t, &by_stride_sign<Absolute, AbsolutePlain, T, 2>);
 }

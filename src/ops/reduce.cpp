@@ -52,13 +52,37 @@ A pairwise_sum(const std::byte* p, int64_t n, int64_t s) {
   return pairwise_sum<A, T>(p, n2, s) + pairwise_sum<A, T>(p + n2 * s, n - n2, s);
 }
 
-template <class T>
-T complex_pairwise(const std::byte* p, int64_t n, int64_t s) {
-  using R = typename T::value_type;
-  // NumPy sums real and imaginary parts as interleaved pairwise sums of the float arrays.
-  const int64_t rs = s;
-  R re = pairwise_sum<R, R>(p, n, rs), im = pairwise_sum<R, R>(p + sizeof(R), n, rs);
-  return T(re, im);
+// NumPy's complex pairwise sum: over the 2n interleaved floats, four accumulators per
+// component in blocks of up to 64 complex values.
+template <class R>
+void complex_pairwise(const std::byte* p, int64_t n2, int64_t s, R& rr, R& ri) {
+  // n2 counts floats (2 per element); element k sits at p + k * s.
+  auto re = [&](int64_t i) { return ops::load<R>(p + (i / 2) * s); };
+  auto im = [&](int64_t i) { return ops::load<R>(p + (i / 2) * s + sizeof(R)); };
+  if (n2 < 8) {
+    rr = -R(0);
+    ri = -R(0);
+    for (int64_t i = 0; i < n2; i += 2) { rr += re(i); ri += im(i); }
+    return;
+  }
+  if (n2 <= 128) {
+    R r[8];
+    for (int k = 0; k < 8; k += 2) { r[k] = re(k); r[k + 1] = im(k); }
+    int64_t i = 8;
+    for (; i < n2 - (n2 % 8); i += 8)
+      for (int k = 0; k < 8; k += 2) { r[k] += re(i + k); r[k + 1] += im(i + k); }
+    rr = (r[0] + r[2]) + (r[4] + r[6]);
+    ri = (r[1] + r[3]) + (r[5] + r[7]);
+    for (; i < n2; i += 2) { rr += re(i); ri += im(i); }
+    return;
+  }
+  int64_t h = n2 / 2;
+  h -= h % 8;
+  R rr1, ri1, rr2, ri2;
+  complex_pairwise<R>(p, h, s, rr1, ri1);
+  complex_pairwise<R>(p + (h / 2) * s, n2 - h, s, rr2, ri2);
+  rr = rr1 + rr2;
+  ri = ri1 + ri2;
 }
 
 // ---------------------------------------------------------------- helpers
@@ -135,7 +159,11 @@ void inner_sum(ops::LoopFn, const std::byte* p, int64_t s, int64_t n, std::byte*
   } else if constexpr (std::is_floating_point_v<T>) {
     ops::store<T>(acc, ops::load<T>(acc) + pairwise_sum<T, T>(p, n, s));
   } else if constexpr (ops::is_cplx<T>) {
-    ops::store<T>(acc, ops::load<T>(acc) + complex_pairwise<T>(p, n, s));
+    using R = typename T::value_type;
+    R rr, ri;
+    complex_pairwise<R>(p, 2 * n, s, rr, ri);
+    T a = ops::load<T>(acc);
+    ops::store<T>(acc, T(a.real() + rr, a.imag() + ri));
   } else if constexpr (std::is_same_v<T, bool>) {
     bool a = ops::load<bool>(acc);
     for (int64_t i = 0; i < n && !a; ++i) a = ops::load<bool>(p + i * s);
@@ -185,10 +213,31 @@ void inner_minmax(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std:
   }
 }
 
+// multiply.reduce: float16 accumulates in float within a run (NumPy's half reduce loop),
+// complex uses the plain product (NumPy's scalar reduce loop).
+template <class T>
+void inner_prod(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std::byte* acc) {
+  if constexpr (std::is_same_v<T, float16>) {
+    float a = half_to_float(ops::load<float16>(acc));
+    for (int64_t i = 0; i < n; ++i) a *= half_to_float(ops::load<float16>(p + i * s));
+    ops::store<float16>(acc, float_to_half(a));
+  } else if constexpr (ops::is_cplx<T>) {
+    T a = ops::load<T>(acc);
+    for (int64_t i = 0; i < n; ++i) {
+      T b = ops::load<T>(p + i * s);
+      a = T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+    }
+    ops::store<T>(acc, a);
+  } else {
+    inner_reduce_generic<T>(fn, p, s, n, acc);
+  }
+}
+
 InnerReduceFn inner_for(OpId op, DType t) {
   return detail::visit(t, [&](auto tag) -> InnerReduceFn {
     using T = typename decltype(tag)::type;
     if (op == OpId::add) return &inner_sum<T>;
+    if (op == OpId::multiply) return &inner_prod<T>;
     if (op == OpId::maximum) return &inner_minmax<T, true>;
     if (op == OpId::minimum) return &inner_minmax<T, false>;
     return &inner_reduce_generic<T>;
@@ -241,9 +290,12 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   }
   int64_t nout = shape_size(kept_shape);
 
+  // Note [reduction identity]: NumPy starts reductions of ops with an identity (add,
+  // multiply, logical and bitwise ops) from the identity, so np.sum([-0.0]) is 0.0; ops
+  // without one (maximum, minimum) start from the first element.
   std::optional<Scalar> init = opts.initial;
+  if (!init) init = identity_of(op, t);
   if (!init && (nred == 0 || opts.where)) {
-    init = identity_of(op, t);
     if (!init && opts.where)
       throw ValueError("reduction operation '" + std::string(info.name) +
                        "' does not have an identity, so to use a where mask one has to specify 'initial'");
@@ -274,6 +326,23 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           3, ptrs, st, a.shape(), 2, false);
     });
     src = filled;
+  }
+
+  // NumPy's iterator walks reduced axes with negative strides forwards in memory: flip them
+  // so sums accumulate in the same order.
+  const ndarray src_unflipped = src;
+  {
+    Strides st = src.strides();
+    int64_t off = src.offset();
+    bool flipped = false;
+    for (int d = 0; d < src.ndim(); ++d) {
+      if (red[d] && st[d] < 0 && src.shape()[d] > 1) {
+        off += (src.shape()[d] - 1) * st[d];
+        st[d] = -st[d];
+        flipped = true;
+      }
+    }
+    if (flipped) src = src.with_geometry(off, src.dtype(), src.shape(), st);
   }
 
   // Result array (kept dims in order) with the reduction's dtype.
@@ -318,6 +387,21 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         cst.push_back(rstr[i]);
       }
       if (cs.empty()) { cs.push_back(1); cst.push_back(0); }
+      // Note [buffered reductions]
+      // When a reduced block is not one memory run, NumPy's iterator copies it through a
+      // buffer (8192 elements) in the view's logical order and reduces each buffer. npc copies
+      // the view with the reduced axes last, in logical order, and reduces 8192-element chunks.
+      bool buffered = false;
+      if (cs.size() > 1) {
+        std::vector<int64_t> perm;
+        for (int d : kept_axes) perm.push_back(d);
+        for (int d : red_axes) perm.push_back(d);
+        src = src_unflipped.transpose(perm).copy(Order::C);
+        for (size_t d = 0; d < kshape.size(); ++d) kstr[d] = src.strides()[d];
+        cs.assign(1, nred);
+        cst.assign(1, static_cast<int64_t>(isz));
+        buffered = true;
+      }
       const int64_t run = cs.back(), run_s = cst.back();
       const int64_t nruns = nred / run;
       Strides rs_st = contiguous_strides(kshape, 1);
@@ -339,6 +423,8 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           if (first && seq_first) {
             std::memcpy(acc, p, isz);
             if (run > 1) inner(fn, p + run_s, run_s, run - 1, acc);
+          } else if (buffered) {
+            for (int64_t c = 0; c < run; c += 8192) inner(fn, p + c * run_s, run_s, std::min<int64_t>(8192, run - c), acc);
           } else {
             inner(fn, p, run_s, run, acc);
           }

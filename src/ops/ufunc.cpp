@@ -295,7 +295,8 @@ ndarray where(const ndarray& cond, const Operand& x, const Operand& y) {
   ndarray c = cond.dtype() == DType::Bool ? cond : cond.astype(DType::Bool);
   ndarray xv = x.array.dtype() == t ? x.array : x.array.astype(t);
   ndarray yv = y.array.dtype() == t ? y.array : y.array.astype(t);
-  ndarray out = empty(shape, t);
+  Operand layout[3] = {x, y, Operand{cond, false}};
+  ndarray out = new_output(shape, t, Order::K, layout);
   copy_into(out, broadcast_to(yv, shape));
   masked_copy(out, xv, c);
   return out;
