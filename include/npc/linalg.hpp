@@ -15,6 +15,10 @@ namespace npc {
 /// not broadcast (NumPy's messages).
 ndarray matmul(const ndarray& a, const ndarray& b);
 
+/// numpy.outer: the products a[i] * b[j] of the flattened inputs, shape (a.size, b.size),
+/// dtype promote_types(a, b); each element is exactly NumPy's multiply (bool: and).
+ndarray outer(const ndarray& a, const ndarray& b);
+
 /// Whether npc was built with a BLAS library (matmul of floats uses it when true).
 bool have_blas();
 

@@ -20,6 +20,8 @@ random::BitGen* bitgen_of(py::handle capsule) {
 void bind_linalg(py::module_& m) {
   m.def("_matmul", [](const PyArray& a, const PyArray& b) { return wrap(matmul(a, b)); },
         "numpy.matmul on two npc arrays (promotion, 1-D and batch rules); see npc/linalg.hpp.");
+  m.def("_outer", [](const PyArray& a, const PyArray& b) { return wrap(outer(a, b)); },
+        "numpy.outer on two npc arrays (exact elementwise products).");
   m.def("_have_blas", &have_blas);
   m.def("_random_available", &random::available);
   // Samplers: (capsule, ..., out) fill `out` in place with the GIL released; the caller holds
