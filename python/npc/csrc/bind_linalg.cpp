@@ -3,6 +3,7 @@
 
 #include "bindings.hpp"
 #include "npc/linalg.hpp"
+#include "npc/ops.hpp"
 #include "npc/random.hpp"
 
 namespace npc::py_bind {
@@ -28,6 +29,7 @@ void bind_linalg(py::module_& m) {
   });
   // numpy.linalg on LAPACKE: arrays arrive validated and of a LAPACK dtype (python/npc/linalg).
   m.def("_lapack_available", &lapack::available);
+  m.def("_la_broadcast_to", [](const PyArray& a, py::handle shape) { return wrap(broadcast_to(a, to_shape(shape))); });
   m.def("_la_solve", [](const PyArray& a, const PyArray& b) { return wrap(lapack::solve(a, b)); });
   m.def("_la_inv", [](const PyArray& a) { return wrap(lapack::inv(a)); });
   m.def("_la_det", [](const PyArray& a) { return wrap(lapack::det(a)); });

@@ -143,9 +143,8 @@ def solve(a, b):
         batch = tuple(_np.broadcast_shapes(a.shape[:-2], bb.shape[:-2]))
     except ValueError:
         raise _NotNative from None
-    from .. import broadcast_to
-    A = _as(broadcast_to(a, batch + a.shape[-2:]), t)
-    B = _as(broadcast_to(bb, batch + bb.shape[-2:]), t)
+    A = _as(_core._la_broadcast_to(a, batch + a.shape[-2:]), t)
+    B = _as(_core._la_broadcast_to(bb, batch + bb.shape[-2:]), t)
     x = _core._la_solve(A, B)
     if vec:
         x = x.reshape(x.shape[:-1])
@@ -222,37 +221,30 @@ def eigvalsh(a, UPLO="L"):
     return _out(_core._la_eigh(_as(a, t), lower, False), _real(rt))
 
 
-def _eig_result_types(w, t, rt):
-    if t.kind != "c" and not _np.any(_core._to_numpy(w).imag != 0):
-        return _real(rt), True
-    return (_C64 if rt in (_F32, _C64) else _C128), False
+def _complex(dt):
+    return _C64 if dt in (_F32, _C64) else _C128
 
 
 @_native("eig")
 def eig(a):
     """Eigenvalues and right eigenvectors of general square matrices (numpy.linalg.eig):
-    an EigResult; real dtypes when every eigenvalue of a real input is real."""
+    an EigResult of complex dtype (complex64 for single-precision inputs)."""
     a = _arr(a)
     _assert_stacked_square(a)
-    t, rt = _common_type(a)
     _assert_finite(a)
+    t, rt = _common_type(a)
     w, v = _core._la_eig(_as(a, t), True)
-    dt, real = _eig_result_types(w, t, rt)
-    if real:
-        w, v = w.real, v.real
-    return EigResult(_out(w, dt), _out(v, dt))
+    return EigResult(_out(w, _complex(rt)), _out(v, _complex(rt)))
 
 
 @_native("eigvals")
 def eigvals(a):
-    """Eigenvalues of general square matrices (numpy.linalg.eigvals)."""
+    """Eigenvalues of general square matrices (numpy.linalg.eigvals), complex dtype."""
     a = _arr(a)
     _assert_stacked_square(a)
-    t, rt = _common_type(a)
     _assert_finite(a)
-    w = _core._la_eig(_as(a, t), False)
-    dt, real = _eig_result_types(w, t, rt)
-    return _out(w.real if real else w, dt)
+    t, rt = _common_type(a)
+    return _out(_core._la_eig(_as(a, t), False), _complex(rt))
 
 
 @_native("svd")
@@ -308,9 +300,8 @@ def lstsq(a, b, rcond=None):
         rcond = _np.finfo(t).eps * max(n, m)
     x, resid, rank, s = _core._la_lstsq(_as(a, t), _as(bb, t), float(rcond))
     if vec:
-        x = x.reshape((n,))
-        resid = resid.reshape(resid.shape[:0] + ((1,) if resid.shape[0] else (0,)))
-    return _out(x, rt), _out(resid, _real(rt)) if resid.ndim else resid, int(rank), _out(s, _real(rt))
+        x = x.reshape((n,))  # residuals stay (1,) for a 1-D b, as NumPy's
+    return _out(x, rt), _out(resid, _real(rt)), _np.int32(rank), _out(s, _real(rt))
 
 
 # ---------------------------------------------------------------- products and composites
