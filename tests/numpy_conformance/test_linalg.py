@@ -248,3 +248,66 @@ def test_fft_returns_npc_arrays():
     assert type(r) is npc.ndarray
     np.testing.assert_array_equal(np.asarray(r), np.fft.fft(x))
     assert type(npc.fft.irfft(npc.fft.rfft(npc.asarray(x)))) is npc.ndarray
+
+
+NORM_INPUTS = {"real": ((3, 4), "float64"), "complex": ((2, 3, 3), "complex128"), "int": ((2, 3), "int64"),
+               "single": ((4, 4), "float32"), "empty": ((0, 3), "float64")}
+
+
+@pytest.mark.parametrize("name", list(NORM_INPUTS))
+def test_norms(name):
+    shape, dtype = NORM_INPUTS[name]
+    x = make(shape, dtype, "well", seed=5) if shape[-2] else np.zeros(shape, dtype)
+    X = npc.asarray(x)
+    cases = [dict(), dict(keepdims=True)]
+    if x.ndim == 2:
+        cases += [dict(ord=o) for o in ("fro", "nuc", np.inf, -np.inf, 1, -1, 2, -2)] if x.size else []
+    for o in (None, np.inf, -np.inf, 0, 1, 2, 3, -1.5, 0.5):
+        cases.append(dict(ord=o, axis=-1))
+        cases.append(dict(ord=o, axis=0, keepdims=True))
+    if x.size:
+        for o in (None, "fro", "nuc", np.inf, -np.inf, 1, -1, 2, -2):
+            cases.append(dict(ord=o, axis=(-2, -1)))
+            cases.append(dict(ord=o, axis=(-1, -2), keepdims=True))
+    for kw in cases:
+        with np.errstate(divide="ignore"):
+            try:
+                expected = np.linalg.norm(x, **kw)
+            except ValueError as e:  # e.g. min over an empty axis: the same error from npc
+                with pytest.raises(ValueError, match=str(e)):
+                    npc.linalg.norm(X, **kw)
+                continue
+            close(npc.linalg.norm(X, **kw), expected, "norm", COND["well"])
+    close(npc.linalg.vector_norm(X), np.linalg.vector_norm(x), "norm", COND["well"])
+    close(npc.linalg.vector_norm(X, axis=(0, 1), keepdims=True), np.linalg.vector_norm(x, axis=(0, 1), keepdims=True),
+          "norm", COND["well"])
+    if x.size:
+        close(npc.linalg.matrix_norm(X, ord="nuc"), np.linalg.matrix_norm(x, ord="nuc"), "norm", COND["well"])
+    for bad in (dict(ord="fro", axis=0), dict(ord=3, axis=(0, 1)), dict(axis=(0, 0))):
+        with pytest.raises(ValueError) as e_np:
+            np.linalg.norm(x, **bad)
+        with pytest.raises(ValueError) as e_npc:
+            npc.linalg.norm(X, **bad)
+        assert str(e_npc.value) == str(e_np.value)
+
+
+@pytest.mark.parametrize("kind", ["well", "ill"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_spectral_composites(dtype, kind):
+    a = make((2, 4, 4), dtype, kind, seed=6)
+    A = npc.asarray(a)
+    c = COND[kind] if np.dtype(dtype).kind != "i" else COND["well"]
+    close(npc.linalg.pinv(A), np.linalg.pinv(a), "pinv", c)
+    close(npc.linalg.pinv(A[0, :3]), np.linalg.pinv(a[0, :3]), "pinv", c)
+    np.testing.assert_array_equal(np.asarray(npc.linalg.matrix_rank(A)), np.linalg.matrix_rank(a), strict=True)
+    assert npc.linalg.matrix_rank(npc.asarray(np.ones(3))) == np.linalg.matrix_rank(np.ones(3))
+    for p in (None, 2, -2, "fro", "nuc", 1, -1, np.inf, -np.inf):
+        close(npc.linalg.cond(A, p), np.linalg.cond(a, p), "inv", c * c if p not in (None, 2, -2) else c)
+    close(npc.linalg.trace(A), np.linalg.trace(a), "solve", 1)
+    close(npc.linalg.diagonal(A, offset=1), np.linalg.diagonal(a, offset=1), "solve", 1)
+
+
+def test_cond_singular_is_inf():
+    a = np.array([[1.0, 2.0], [2.0, 4.0]])
+    assert npc.linalg.cond(npc.asarray(a), 1) == np.linalg.cond(a, 1)
+    assert npc.linalg.cond(npc.asarray(np.zeros((2, 2)))) == np.linalg.cond(np.zeros((2, 2)))

@@ -473,4 +473,260 @@ def tensorinv(a, ind=2):
     return ia.reshape(*invshape)
 
 
+# ---------------------------------------------------------------- norms and spectral composites
+# Note [linalg composites]
+# norm, cond, pinv and matrix_rank decompose into npc primitives (ufuncs, reductions,
+# products, svd) in the very order numpy.linalg computes them, so results agree with
+# NumPy's to the last bit wherever the primitives do.
+def _np_ns():
+    import npc
+    return npc
+
+
+def _float_input(x):
+    if x.dtype.kind not in "fc":
+        return x.astype(_F64)
+    return x
+
+
+def _norm_axis(axis, nd):
+    a = _operator.index(axis)
+    if not -nd <= a < nd:
+        raise _np.exceptions.AxisError(a, nd)
+    return a % nd
+
+
+def _svd_reduce(x, row_axis, col_axis, op, initial=None):
+    n = _np_ns()
+    y = n.moveaxis(x, (row_axis, col_axis), (-2, -1))
+    s = svd(y, compute_uv=False)
+    return op(s, axis=-1) if initial is None else op(s, axis=-1, initial=initial)
+
+
+@_native("norm")
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Matrix or vector norm (numpy.linalg.norm): every `ord` NumPy accepts (None, 'fro',
+    'nuc', inf, -inf, 0, 1, -1, 2, -2, other p for vectors), `axis` None, an int or a pair,
+    `keepdims`. Integer inputs are computed in float64."""
+    n = _np_ns()
+    x = _float_input(_arr(x))
+    inf = _np.inf
+    if axis is None:
+        nd = x.ndim
+        if ord is None or (isinstance(ord, str) and ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
+            v = x.reshape(-1)
+            if v.dtype.kind == "c":
+                re, im = v.real, v.imag
+                sq = _products.dot(re, re) + _products.dot(im, im)
+            else:
+                sq = _products.dot(v, v)
+            r = n.sqrt(sq)
+            if keepdims:
+                r = n.asarray(r).reshape((1,) * nd)
+            return r
+    nd = x.ndim
+    if axis is None:
+        axis = tuple(range(nd))
+    elif not isinstance(axis, tuple):
+        try:
+            axis = int(axis)
+        except Exception as e:
+            raise TypeError("'axis' must be None, an integer or a tuple of integers") from e
+        axis = (axis,)
+    if len(axis) == 1:
+        if isinstance(ord, str):
+            raise ValueError(f"Invalid norm order '{ord}' for vectors")
+        if ord == inf:
+            return n.abs(x).max(axis=axis, keepdims=keepdims, initial=0)
+        if ord == -inf:
+            return n.abs(x).min(axis=axis, keepdims=keepdims)
+        if ord == 0:
+            return (x != 0).astype(x.real.dtype).sum(axis=axis, keepdims=keepdims)
+        if ord == 1:
+            return n.add.reduce(n.abs(x), axis=axis, keepdims=keepdims)
+        if ord is None or ord == 2:
+            sq = (x.conj() * x).real
+            return n.sqrt(n.add.reduce(sq, axis=axis, keepdims=keepdims))
+        absx = n.abs(x)
+        absx **= ord
+        r = n.add.reduce(absx, axis=axis, keepdims=keepdims)
+        r **= n.reciprocal(ord, dtype=r.dtype)
+        return r
+    if len(axis) == 2:
+        row, col = (_norm_axis(a, nd) for a in axis)
+        if row == col:
+            raise ValueError("Duplicate axes given.")
+        if isinstance(ord, str) and ord not in ("fro", "f", "nuc"):
+            raise ValueError("Invalid norm order for matrices.")
+        if ord == 2:
+            r = _svd_reduce(x, row, col, n.amax, 0)
+        elif ord == -2:
+            r = _svd_reduce(x, row, col, n.amin)
+        elif ord == 1:
+            c = col - 1 if col > row else col
+            r = n.add.reduce(n.abs(x), axis=row).max(axis=c, initial=0)
+        elif ord == inf:
+            rr = row - 1 if row > col else row
+            r = n.add.reduce(n.abs(x), axis=col).max(axis=rr, initial=0)
+        elif ord == -1:
+            c = col - 1 if col > row else col
+            r = n.add.reduce(n.abs(x), axis=row).min(axis=c)
+        elif ord == -inf:
+            rr = row - 1 if row > col else row
+            r = n.add.reduce(n.abs(x), axis=col).min(axis=rr)
+        elif ord in (None, "fro", "f"):
+            r = n.sqrt(n.add.reduce((x.conj() * x).real, axis=axis))
+        elif ord == "nuc":
+            r = _svd_reduce(x, row, col, n.sum, 0)
+        else:
+            raise ValueError("Invalid norm order for matrices.")
+        if keepdims:
+            shape = list(x.shape)
+            shape[axis[0]] = 1
+            shape[axis[1]] = 1
+            r = n.asarray(r).reshape(shape)
+        return r
+    raise ValueError("Improper number of dimensions to norm.")
+
+
+@_native("vector_norm")
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """Vector norm over `axis` (None: all elements; an int; a tuple: those axes taken as
+    one vector) (numpy.linalg.vector_norm)."""
+    n = _np_ns()
+    x = _arr(x)
+    shape = list(x.shape)
+    if axis is None:
+        x = x.reshape(-1)
+        ax = 0
+    elif isinstance(axis, tuple):
+        norm_axes = tuple(_norm_axis(a, x.ndim) for a in axis)
+        rest = tuple(i for i in range(x.ndim) if i not in norm_axes)
+        size = 1
+        for i in axis:
+            size *= x.shape[i]
+        x = x.transpose(list(axis + rest)).reshape((size, *[x.shape[i] for i in rest]))
+        ax = 0
+    else:
+        ax = axis
+    r = norm(x, axis=ax, ord=ord)
+    if keepdims:
+        axes = range(len(shape)) if axis is None else ((axis,) if not isinstance(axis, tuple) else axis)
+        for i in axes:
+            shape[_norm_axis(i, len(shape))] = 1
+        r = n.asarray(r).reshape(tuple(shape))
+    return r
+
+
+@_native("matrix_norm")
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """Matrix norm over the last two axes (numpy.linalg.matrix_norm)."""
+    return norm(_arr(x), axis=(-2, -1), keepdims=keepdims, ord=ord)
+
+
+@_native("cond")
+def cond(x, p=None):
+    """Condition number (numpy.linalg.cond): p None/2/-2 from singular values; other p as
+    norm(x, p) * norm(inv(x), p). inf for singular matrices, as NumPy."""
+    n = _np_ns()
+    x = _arr(x)
+    if x.ndim >= 2 and x.size == 0:
+        raise LinAlgError("cond is not defined on empty arrays")
+    with _np.errstate(all="ignore"):
+        if p is None or (not isinstance(p, str) and p in (2, -2)):
+            _assert_stacked_2d(x)
+            s = svd(x, compute_uv=False)
+            s = n.asarray(s)
+            r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
+        else:
+            _assert_stacked_square(x)
+            t, rt = _common_type(x)
+            try:
+                ix = _core._la_inv(_as(x, t))
+            except LinAlgError:
+                raise _NotNative from None  # NumPy computes with inf/nan entries here
+            if p == "nuc":
+                r = n.sum(svd(x, compute_uv=False), axis=-1, initial=0) * n.sum(svd(ix, compute_uv=False),
+                                                                                 axis=-1, initial=0)
+            else:
+                r = norm(x, p, axis=(-2, -1)) * norm(ix, p, axis=(-2, -1))
+            r = n.asarray(r).astype(_real(rt))
+    r = n.asarray(r)
+    nan_mask = n.isnan(r)
+    if nan_mask.any():
+        nan_mask &= ~n.isnan(x).any(axis=(-2, -1))
+        if r.ndim > 0:
+            r[nan_mask] = _np.inf
+        elif nan_mask:
+            r = r.dtype.type(_np.inf)
+    return r[()] if r.ndim == 0 else r
+
+
+@_native("matrix_rank")
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    """Number of singular values above the tolerance (numpy.linalg.matrix_rank)."""
+    n = _np_ns()
+    if hermitian:
+        raise _NotNative
+    if rtol is not None and tol is not None:
+        raise ValueError("`tol` and `rtol` can't be both set.")
+    A = _arr(A)
+    if A.ndim < 2:
+        return int(not n.all(A == 0))
+    S = n.asarray(svd(A, compute_uv=False))
+    if tol is None:
+        rt = max(A.shape[-2:]) * _np.finfo(S.dtype).eps if rtol is None else n.asarray(rtol)[..., None]
+        tol = S.max(axis=-1, keepdims=True, initial=0) * rt
+    else:
+        tol = n.asarray(tol)[..., None]
+    return n.count_nonzero(S > tol, axis=-1)
+
+
+_NoValue = _np._NoValue
+
+
+@_native("pinv")
+def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
+    """Moore-Penrose pseudo-inverse from the SVD (numpy.linalg.pinv): singular values
+    below rcond * max(s) are dropped."""
+    n = _np_ns()
+    if hermitian:
+        raise _NotNative
+    a = _arr(a)
+    if rcond is None:
+        if rtol is _NoValue:
+            rcond = 1e-15
+        elif rtol is None:
+            rcond = max(a.shape[-2:]) * _np.finfo(a.dtype).eps
+        else:
+            rcond = rtol
+    elif rtol is not _NoValue:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    rcond = n.asarray(rcond)
+    if a.ndim >= 2 and a.size == 0:
+        m, k = a.shape[-2:]
+        return n.empty(a.shape[:-2] + (k, m), dtype=a.dtype)
+    a = a.conjugate()
+    u, s, vt = svd(a, full_matrices=False)
+    s = n.asarray(s)
+    cutoff = rcond[..., None] * n.amax(s, axis=-1, keepdims=True)
+    large = s > cutoff
+    s = n.divide(1, s, where=large, out=s)
+    s[~large] = 0
+    mt = _products.matrix_transpose
+    return n.matmul(mt(vt), n.multiply(s[..., None], mt(u)))
+
+
+@_native("trace")
+def trace(x, /, *, offset=0, dtype=None):
+    """Sum along the diagonals of the last two axes (numpy.linalg.trace)."""
+    return _np_ns().trace(_arr(x), offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+@_native("diagonal")
+def diagonal(x, /, *, offset=0):
+    """Diagonals of the last two axes (numpy.linalg.diagonal): a view."""
+    return _np_ns().diagonal(_arr(x), offset=offset, axis1=-2, axis2=-1)
+
+
 __getattr__, __dir__ = _install(globals())
