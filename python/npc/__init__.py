@@ -6,6 +6,7 @@ print options are NumPy's own objects.
 """
 import numpy as _np
 
+from . import _blas_env  # noqa: F401  (before _core loads OpenBLAS: Note [OpenBLAS core type])
 from . import _core
 from ._array import ndarray, flagsobj
 from ._dtypes import result_type, promote_types, can_cast
