@@ -21,14 +21,17 @@ import npc  # noqa: E402
 N_RANDOM = 10_000_000
 
 
-def median_time(fn, repeats):
-    fn()  # warm-up (page faults, thread pools)
-    times = []
+def median_times(f_np, f_npc, repeats):
+    """Medians of NumPy's and npc's times, measured alternately so that both see the same
+    machine load."""
+    f_np(), f_npc()  # warm-up (page faults, thread pools)
+    t_np, t_npc = [], []
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for fn, acc in ((f_np, t_np), (f_npc, t_npc)):
+            t0 = time.perf_counter()
+            fn()
+            acc.append(time.perf_counter() - t0)
+    return statistics.median(t_np), statistics.median(t_npc)
 
 
 def cases():
@@ -79,12 +82,11 @@ def cases():
 def main():
     rows = []
     for name, f_np, f_npc, reps in cases():
-        t_np = median_time(f_np, reps)
-        t_npc = median_time(f_npc, reps)
+        t_np, t_npc = median_times(f_np, f_npc, reps)
         rows.append((name, t_np, t_npc))
         print(f"{name:42s} numpy {t_np * 1e3:9.2f} ms   npc {t_npc * 1e3:9.2f} ms   x{t_np / t_npc:5.2f}", flush=True)
     lines = ["## Linear algebra and random (bench/bench_linalg.py)", "",
-             f"Median wall time; BLAS/LAPACK with OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']} "
+             f"Median wall time (NumPy and npc timed alternately); BLAS/LAPACK with OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']} "
              f"(NumPy {np.__version__}: its bundled OpenBLAS; npc: the system OpenBLAS); random: one thread, "
              "the same streams. Targets: matmul 1024 float64 about 1.0x, random/uniform/integers >= 1.0x, "
              "standard_normal >= 0.9x.", "",
