@@ -103,6 +103,37 @@ using UfuncTraceHook = std::vector<ndarray> (*)(OpId op, std::span<const Operand
 using ReduceTraceHook = ndarray (*)(OpId ufunc, const ndarray& a, const ReduceOptions& opts);
 void set_trace_hooks(UfuncTraceHook ufunc_hook, ReduceTraceHook reduce_hook);
 
+/// Floating-point error bits, as NumPy's error state categories.
+enum FpeFlags : int { FpeDivide = 1, FpeOverflow = 2, FpeUnderflow = 4, FpeInvalid = 8 };
+/// The floating-point errors (FpeFlags bits) raised by the calling thread's ops since the
+/// last call, and clears them. The Python layer turns them into NumPy's RuntimeWarnings or
+/// FloatingPointError according to numpy.geterr().
+int take_fp_errors();
+
+/// Threads used by eager kernels (numpy has none; like torch.set_num_threads). Default: all cores.
+void set_num_threads(int n);
+int get_num_threads();
+/// Element count below which kernels run on the calling thread only.
+void set_parallel_threshold(int64_t n);
+int64_t get_parallel_threshold();
+
+/// numpy.ufunc.accumulate along `axis` (cumsum = add.accumulate); `dtype` forces the loop
+/// dtype, `out` receives the result (same shape as `a`).
+ndarray accumulate(OpId ufunc, const ndarray& a, int64_t axis, std::optional<DType> dtype = std::nullopt,
+                   std::optional<ndarray> out = std::nullopt);
+/// numpy.argmax/argmin along `axis` (nullopt: the flattened array); the first occurrence
+/// wins and NaN counts as the extreme. ValueError "attempt to get argmax of an empty sequence".
+ndarray arg_reduce(OpId op, const ndarray& a, std::optional<int64_t> axis, bool keepdims = false);
+/// numpy.ufunc.outer: result[i..., j...] = op(a[i...], b[j...]).
+std::vector<ndarray> outer(OpId op, const Operand& a, const Operand& b, const UfuncOptions& opts = {});
+/// numpy.ufunc.at: unbuffered in-place op(a[indices], b) for flat int64 indices into `a`
+/// (the Python layer turns any NumPy index into flat positions).
+void ufunc_at(OpId op, const ndarray& a, const ndarray& flat_indices, const std::optional<Operand>& b);
+
+/// numpy.where(cond, x, y): `x` where `cond` is true else `y`, broadcast; dtype is
+/// result_type(x, y) (weak Python scalars per NEP 50).
+ndarray where(const ndarray& cond, const Operand& x, const Operand& y);
+
 /// Broadcast shape of several shapes (numpy.broadcast_shapes); ValueError when they do not broadcast.
 Shape broadcast_shapes(std::span<const Shape> shapes);
 /// A read-only view of `a` broadcast to `shape` (numpy.broadcast_to).

@@ -4,7 +4,14 @@
 natively runs on real NumPy (see npc._fallback). dtypes, scalar types, error state and
 print options are NumPy's own objects.
 """
+import os as _os
+
 import numpy as _np
+
+# OpenMP threads of npc's kernels sleep when idle instead of spinning: on a machine shared
+# with other work (or with OpenBLAS's own threads) spinning threads delay every parallel
+# region's barrier by a scheduler time slice. Must be set before libgomp loads (with _core).
+_os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from . import _blas_env  # noqa: F401  (before _core loads OpenBLAS: Note [OpenBLAS core type])
 from . import _core
@@ -38,6 +45,7 @@ from ._linalg import *  # noqa: E402,F401,F403
 from ._interop import *  # noqa: E402,F401,F403
 # --- compiler (src/tracer, src/fusion; python/npc/compiler)
 from . import compiler  # noqa: E402,F401
+from .compiler import compile, jit, explain  # noqa: E402,F401
 
 # --- settings, logs and the NumPy fallback (python/npc/_config.py, _logging.py, _fallback.py)
 from ._config import config  # noqa: E402

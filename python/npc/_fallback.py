@@ -90,51 +90,16 @@ def record(name):
 
 
 # ---------------------------------------------------------------- conversion
-def to_numpy(x):
-    """npc arrays in `x` (also inside lists, tuples, dicts) as zero-copy NumPy arrays.
-
-    Anything else is returned as is. Named tuples keep their type.
-    """
-    t = type(x)
-    if t is ndarray:
-        return _to_numpy_view(x)
-    if t is tuple or t is list:
-        for v in x:
-            if _needs_conversion(v):
-                return t(to_numpy(v) for v in x)
-        return x
-    if t is dict:
-        for v in x.values():
-            if _needs_conversion(v):
-                return {k: to_numpy(v) for k, v in x.items()}
-        return x
-    return x
-
-
-def _needs_conversion(v):
-    t = type(v)
-    if t is ndarray:
-        return True
-    if t is tuple or t is list:
-        return any(_needs_conversion(e) for e in v)
-    if t is dict:
-        return any(_needs_conversion(e) for e in v.values())
-    return False
-
-
-def from_numpy(x):
-    """NumPy arrays of native dtypes in `x` (also inside tuples, named tuples and lists) as
-    zero-copy npc arrays; everything else as is (NumPy scalars stay NumPy scalars, as
-    NumPy's eager results are)."""
-    t = type(x)
-    if t is _NP_NDARRAY:
-        r = _from_numpy_view(x)
-        return _from_numpy_py(x) if r is None else r
-    if t is tuple or t is list:
-        return t(from_numpy(v) for v in x)
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return t(*(from_numpy(v) for v in x))
-    return x
+# Conversions are C++ (npc/csrc/bind_interop.cpp): they run on every fallback call.
+# to_numpy(x): npc arrays in `x` (also inside lists, tuples, dicts) as zero-copy NumPy
+# arrays, anything else as is; a container is rebuilt only when it holds an npc array (so
+# NumPy functions that mutate a list argument still see the caller's list).
+# from_numpy(x): NumPy arrays of native dtypes in `x` (also inside tuples, named tuples
+# and lists) as zero-copy npc arrays; everything else as is (NumPy scalars stay NumPy
+# scalars, as NumPy's eager results are).
+to_numpy = _core._to_numpy_tree
+from_numpy = _core._from_numpy_tree
+_call_numpy = _core._call_numpy
 
 
 def _restore_outputs(result, out, out_np):
@@ -152,30 +117,22 @@ def _restore_outputs(result, out, out_np):
 def call(name, fn, args, kwargs):
     """Runs NumPy's `fn` on converted arguments (counted as a fallback of `name`)."""
     record(name)
-    np_args = to_numpy(args)
     if kwargs:
-        np_kwargs = to_numpy(kwargs)
         out = kwargs.get("out")
-        if out is not None and out is not np_kwargs.get("out"):
-            return _restore_outputs(fn(*np_args, **np_kwargs), out, np_kwargs["out"])
-        return from_numpy(fn(*np_args, **np_kwargs))
-    return from_numpy(fn(*np_args))
+        if out is not None:
+            # NumPy hands back its `out` views: return the caller's own objects.
+            np_kwargs = to_numpy(kwargs)
+            return _restore_outputs(fn(*to_numpy(args), **np_kwargs), out, np_kwargs["out"])
+    return _call_numpy(fn, args, kwargs)
 
 
 def wrap_function(name, fn):
     """A function with `fn`'s name, signature and docstring that runs it through the
-    fallback (counted as `name`)."""
+    fallback (counted as `name`, the qualified npc name: "npc.linalg.solve")."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        record(name)
-        np_args = to_numpy(args)
-        if kwargs:
-            np_kwargs = to_numpy(kwargs)
-            out = kwargs.get("out")
-            if out is not None and out is not np_kwargs.get("out"):
-                return _restore_outputs(fn(*np_args, **np_kwargs), out, np_kwargs["out"])
-            return from_numpy(fn(*np_args, **np_kwargs))
-        return from_numpy(fn(*np_args))
+        return call(name, fn, args, kwargs)
+    wrapper.__module__, _, wrapper.__qualname__ = name.rpartition(".")
     wrapper.__npc_fallback__ = fn
     _FALLBACK_IDS.add(id(wrapper))
     return wrapper
@@ -255,7 +212,7 @@ def fallback_value(npc_modname, np_obj, name):
         return FallbackUfunc(qual, np_obj)
     if isinstance(np_obj, types.ModuleType):
         sub = np_obj.__name__
-        if sub == "numpy" or (sub.startswith("numpy.") and not sub.startswith("numpy._")):
+        if sub == "numpy" or (sub.startswith("numpy.") and "._" not in sub):
             return importlib.import_module("npc" + sub[5:])
         return np_obj
     if callable(np_obj) and not isinstance(np_obj, type):
@@ -265,6 +222,10 @@ def fallback_value(npc_modname, np_obj, name):
 
 def _numpy_module_of(npc_modname):
     return importlib.import_module("numpy" + npc_modname[3:])
+
+
+# Dunder names of NumPy's namespace that are public API (everything else dunder is Python's).
+_DUNDER_FALLBACKS = frozenset({"__array_namespace_info__"})
 
 
 def install(namespace, npc_modname=None, numpy_module=None):
@@ -283,7 +244,7 @@ def install(namespace, npc_modname=None, numpy_module=None):
         numpy_module = _numpy_module_of(npc_modname)
 
     def __getattr__(name):
-        if name.startswith("__") and name.endswith("__"):
+        if name.startswith("__") and name.endswith("__") and name not in _DUNDER_FALLBACKS:
             raise AttributeError(f"module '{npc_modname}' has no attribute '{name}'")
         try:
             obj = getattr(numpy_module, name)
@@ -371,11 +332,14 @@ def _make_method(name):
             if kwargs:
                 np_kwargs = to_numpy(kwargs)
                 out = kwargs.get("out")
-                if out is not None and out is not np_kwargs.get("out"):
+                if out is not None:
                     return _restore_outputs(np_method(view, *to_numpy(args), **np_kwargs), out,
                                             np_kwargs["out"])
-                return from_numpy(np_method(view, *to_numpy(args), **np_kwargs))
-            return from_numpy(np_method(view, *to_numpy(args)))
+                r = np_method(view, *to_numpy(args), **np_kwargs)
+            else:
+                r = np_method(view, *to_numpy(args))
+            # NumPy returned the array itself (astype(copy=False), ...): so does npc.
+            return self if r is view else from_numpy(r)
     method.__name__ = name
     method.__qualname__ = "ndarray." + name
     method.__doc__ = getattr(np_method, "__doc__", None)

@@ -1,2 +1,1126 @@
-"""(filled in as this layer lands)"""
-__all__ = []
+"""ufuncs, array operators, reductions and statistics (numpy.ufunc, numpy.sum, numpy.mean, ...).
+
+Every ufunc is an :class:`ufunc` object built from a row of the op table
+(``include/npc/ops.def``); calls reach C++ through one generic binding
+(``_core.ufunc_call``). Composite functions (mean, var, std, ptp, average, isclose, nan*)
+are written with these primitives, following NumPy's own formulas so results and dtypes
+match. Anything with a non-native dtype runs on NumPy (npc._fallback).
+"""
+import builtins
+import operator as _operator
+import warnings
+
+import numpy as _np
+
+from . import _core
+from . import _fallback
+from ._array import _as_npc, _from_numpy, ndarray
+from ._dtypes import DTYPES, code_of
+
+_NOT_NATIVE = object()  # returned by the bindings when an operand is not native to npc
+_CASTING = {"no": 0, "equiv": 1, "safe": 2, "same_kind": 3, "unsafe": 4}
+_IDENTITY = {0: None, 1: 0, 2: 1, 3: -1, 4: True, 5: False, 6: -_np.inf}
+
+# ---------------------------------------------------------------- floating-point errors
+_FPE = ((1, "divide", "divide by zero"), (2, "over", "overflow"), (4, "under", "underflow"),
+        (8, "invalid", "invalid value"))
+
+
+def _fp_error(flags, name):
+    """Acts on floating-point error bits per numpy.geterr() (called by the bindings)."""
+    err = _np.geterr()
+    for bit, cat, text in _FPE:
+        if not flags & bit:
+            continue
+        mode = err[cat]
+        if mode == "ignore":
+            continue
+        msg = f"{text} encountered in {name}"
+        if mode == "warn":
+            warnings.warn(msg, RuntimeWarning, stacklevel=3)
+        elif mode == "raise":
+            raise FloatingPointError(msg)
+        elif mode == "call":
+            fn = _np.geterrcall()
+            if fn is None:
+                raise ValueError(f"No callback set for floating-point error '{cat}'")
+            fn(text, bit)
+        elif mode == "print":
+            print(f"Warning: {msg}")
+        elif mode == "log":
+            _np.geterrcall().write(f"Warning: {msg}\n")
+
+
+# ---------------------------------------------------------------- the op table
+_TABLE = _core.op_table()
+_OP_ID = {row[0]: i for i, row in enumerate(_TABLE)}
+
+
+def _to_numpy(x):
+    return _fallback.to_numpy(x)
+
+
+def _casting_code(casting):
+    try:
+        return _CASTING[casting]
+    except (KeyError, TypeError):
+        raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'") from None
+
+
+class ufunc:
+    """numpy.ufunc for npc arrays: elementwise op with broadcasting, NEP 50 promotion and
+    the keywords ``out``, ``where``, ``dtype``, ``casting``, ``order``.
+
+    Methods ``reduce``, ``accumulate``, ``outer`` and ``at`` mirror NumPy's. Attributes
+    ``nin``, ``nout``, ``nargs``, ``identity``, ``types``, ``signature``, ``ntypes`` and
+    ``__name__`` are NumPy's values for the same ufunc. Operands that are not native to npc
+    (object, string, datetime dtypes) run on NumPy.
+    """
+
+    def __init__(self, name, op=None):
+        row = _TABLE[_OP_ID[op or name]]
+        self._id = _OP_ID[op or name]
+        self.__name__ = name
+        self.nin = row[2]
+        self.nout = row[3]
+        self.nargs = self.nin + self.nout
+        self.identity = _IDENTITY[row[4]]
+        self._np = getattr(_np, name)
+        self.types = list(self._np.types)
+        self.ntypes = len(self.types)
+        self.signature = None
+        self.__doc__ = self._np.__doc__
+        self.__qualname__ = name
+
+    def __repr__(self):
+        return f"<ufunc '{self.__name__}'>"
+
+    def _fallback(self, method, args, kwargs):
+        _fallback.record(f"{self.__name__}.{method}" if method != "__call__" else self.__name__)
+        fn = self._np if method == "__call__" else getattr(self._np, method)
+        return _fallback.from_numpy(fn(*_to_numpy(args), **_to_numpy(kwargs)))
+
+    def __call__(self, *args, out=None, where=True, dtype=None, casting="same_kind", order="K",
+                 subok=True, signature=None, **kwargs):
+        nin = self.nin
+        if len(args) == nin and out is None and where is True and dtype is None and \
+                casting == "same_kind" and order == "K" and signature is None and not kwargs:
+            r = _core.ufunc_call(self._id, args, None, None, -1, 3, "K")
+            if r is _NOT_NATIVE:
+                return self._fallback("__call__", args, {})
+            return r
+        return self._call_slow(args, out, where, dtype, casting, order, signature, kwargs)
+
+    def _call_slow(self, args, out, where, dtype, casting, order, signature, kwargs):
+        nin, nout = self.nin, self.nout
+        kw = dict(kwargs)
+        if len(args) > nin:
+            if out is not None:
+                raise TypeError("cannot specify 'out' as both a positional and keyword argument")
+            out = args[nin:]
+            args = args[:nin]
+            if len(out) > nout:
+                raise TypeError(f"{self.__name__}() takes from {nin} to {nin + nout} positional arguments "
+                                f"but {len(args) + len(out)} were given")
+            if len(out) < nout:
+                out = tuple(out) + (None,) * (nout - len(out))
+        if len(args) < nin:
+            raise TypeError(f"{self.__name__}() takes from {nin} to {nin + nout} positional arguments "
+                            f"but {len(args)} were given")
+        full_kw = dict(out=out, where=where, dtype=dtype, casting=casting, order=order, **kw)
+        if signature is not None or kw:
+            if signature is not None:
+                full_kw["signature"] = signature
+            return self._fallback("__call__", args, {k: v for k, v in full_kw.items() if v is not None})
+        if out is not None:
+            if not isinstance(out, tuple):
+                out = (out,)
+            if len(out) != nout:
+                raise ValueError(f"The 'out' tuple must have exactly {nout} entries: one per ufunc output")
+            if builtins.all(o is None for o in out):
+                out = None
+            elif builtins.any(o is not None and not isinstance(o, ndarray) for o in out):
+                return self._fallback("__call__", args, {k: v for k, v in full_kw.items() if v is not None})
+        code = -1
+        if dtype is not None:
+            code = code_of(dtype)
+            if code is None:
+                return self._fallback("__call__", args, {k: v for k, v in full_kw.items() if v is not None})
+        if not isinstance(order, str) or order.upper() not in ("C", "F", "A", "K"):
+            raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+        w = None if where is True else where
+        r = _core.ufunc_call(self._id, args, out, w, code, _casting_code(casting), order.upper())
+        if r is _NOT_NATIVE:
+            return self._fallback("__call__", args, {k: v for k, v in full_kw.items() if v is not None})
+        return r
+
+    # ------------------------------------------------------------ methods
+    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_np._NoValue,
+               where=True):
+        """numpy.ufunc.reduce: reduces `array` along `axis` (int, tuple or None)."""
+        return _reduce(self, array, axis, dtype, out, keepdims, initial, where)
+
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        """numpy.ufunc.accumulate: running reduction along `axis`; same shape as `array`."""
+        if self.nin != 2:
+            raise ValueError("accumulate only supported for binary functions")
+        a = _as_npc(array)
+        if not isinstance(a, ndarray) or (dtype is not None and code_of(dtype) is None) or \
+                (out is not None and not isinstance(out, ndarray)):
+            return self._fallback("accumulate", (array,), dict(axis=axis, dtype=dtype, out=out))
+        if isinstance(out, tuple):
+            out = out[0]
+        if axis is None:
+            raise TypeError("'NoneType' object cannot be interpreted as an integer")
+        return _core.ufunc_accumulate(self._id, a, _operator.index(axis),
+                                      -1 if dtype is None else code_of(dtype), out)
+
+    def outer(self, A, B, /, **kwargs):
+        """numpy.ufunc.outer: op(a[i...], b[j...]) over all pairs; shape a.shape + b.shape."""
+        if self.nin != 2:
+            raise ValueError("method outer is only supported for binary functions")
+        dtype = kwargs.pop("dtype", None)
+        if kwargs or (dtype is not None and code_of(dtype) is None):
+            return self._fallback("outer", (A, B), dict(kwargs, dtype=dtype))
+        r = _core.ufunc_outer(self._id, A, B, -1 if dtype is None else code_of(dtype))
+        if r is _NOT_NATIVE:
+            return self._fallback("outer", (A, B), {})
+        return r
+
+    def at(self, a, indices, b=None, /):
+        """numpy.ufunc.at: unbuffered in-place op on `a[indices]` (repeated indices accumulate)."""
+        if not isinstance(a, ndarray):
+            return self._fallback("at", (a, indices) + (() if b is None else (b,)), {})
+        if self.nin == 2 and b is None:
+            raise ValueError("second operand needed for ufunc")
+        # Flat positions of the selected elements: index an array of positions like `a`.
+        pos = _np.arange(a.size, dtype=_np.int64).reshape(a.shape)
+        idx = _np.asarray(pos[_to_numpy(indices)]).ravel()
+        if b is not None:
+            bb = b if isinstance(b, (int, float, complex)) and not isinstance(b, bool) else \
+                _np.broadcast_to(_np.asarray(_to_numpy(b)), _np.asarray(pos[_to_numpy(indices)]).shape).ravel()
+            if not isinstance(bb, (int, float, complex)):
+                bb = _from_numpy(_np.ascontiguousarray(bb))
+            b = bb
+        _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
+
+    def reduceat(self, *args, **kwargs):
+        return self._fallback("reduceat", args, kwargs)
+
+    def resolve_dtypes(self, *args, **kwargs):
+        return self._np.resolve_dtypes(*args, **kwargs)
+
+
+# Every ufunc row of the op table becomes a module-level ufunc.
+_UFUNCS = {}
+for _row in _TABLE:
+    if _row[1] == 0:
+        _UFUNCS[_row[0]] = ufunc(_row[0])
+globals().update(_UFUNCS)
+
+# NumPy's aliases.
+true_divide = _UFUNCS["divide"]
+mod = _UFUNCS["remainder"]
+abs = _UFUNCS["absolute"]
+conj = _UFUNCS["conjugate"]
+bitwise_not = _UFUNCS["invert"]
+bitwise_invert = _UFUNCS["invert"]
+bitwise_left_shift = _UFUNCS["left_shift"]
+bitwise_right_shift = _UFUNCS["right_shift"]
+degrees = ufunc("degrees", "rad2deg")  # NumPy's own ufuncs with rad2deg's loops
+radians = ufunc("radians", "deg2rad")
+acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh  # noqa: F821
+atan, atanh, atan2 = arctan, arctanh, arctan2  # noqa: F821
+pow = _UFUNCS["power"]
+
+_ALIASES = ["true_divide", "mod", "abs", "conj", "bitwise_not", "bitwise_invert", "bitwise_left_shift",
+            "bitwise_right_shift", "degrees", "radians", "acos", "acosh", "asin", "asinh", "atan",
+            "atanh", "atan2", "pow"]
+
+
+# ---------------------------------------------------------------- operators on ndarray
+_call = _core.ufunc_call
+_SCALAR_TYPES = (int, float, complex, bool)
+
+
+def _defers(other):
+    """NumPy's binop deferral: objects that set __array_ufunc__ = None get NotImplemented."""
+    t = type(other)
+    if t in _SCALAR_TYPES or t is ndarray:
+        return False
+    return getattr(t, "__array_ufunc__", 0) is None
+
+
+def _make_binop(name):
+    oid = _OP_ID[name]
+    uf = _UFUNCS[name]
+
+    def forward(self, other):
+        if _defers(other):
+            return NotImplemented
+        r = _call(oid, (self, other), None, None, -1, 3, "K")
+        if r is _NOT_NATIVE:
+            return uf._fallback("__call__", (self, other), {})
+        return r
+
+    def reflected(self, other):
+        if _defers(other):
+            return NotImplemented
+        r = _call(oid, (other, self), None, None, -1, 3, "K")
+        if r is _NOT_NATIVE:
+            return uf._fallback("__call__", (other, self), {})
+        return r
+
+    def inplace(self, other):
+        if _defers(other):
+            return NotImplemented
+        r = _call(oid, (self, other), (self,), None, -1, 3, "K")
+        if r is _NOT_NATIVE:
+            uf._fallback("__call__", (self, other), {"out": (self,)})
+        return self
+
+    return forward, reflected, inplace
+
+
+def _make_unop(name):
+    oid = _OP_ID[name]
+
+    def op(self):
+        return _call(oid, (self,), None, None, -1, 3, "K")
+    return op
+
+
+for _dunder, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
+                       ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
+                       ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+                       ("lshift", "left_shift"), ("rshift", "right_shift"), ("divmod", "divmod")):
+    _f, _r, _i = _make_binop(_name)
+    setattr(ndarray, f"__{_dunder}__", _f)
+    setattr(ndarray, f"__r{_dunder}__", _r)
+    if _dunder != "divmod":
+        setattr(ndarray, f"__i{_dunder}__", _i)
+
+for _dunder, _name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
+                       ("gt", "greater"), ("ge", "greater_equal")):
+    setattr(ndarray, f"__{_dunder}__", _make_binop(_name)[0])
+
+ndarray.__neg__ = _make_unop("negative")
+ndarray.__pos__ = _make_unop("positive")
+ndarray.__abs__ = _make_unop("absolute")
+ndarray.__invert__ = _make_unop("invert")
+_pow_fwd, _pow_rev, _pow_inplace = _make_binop("power")
+
+
+def _pow(self, other, modulo=None):
+    if modulo is not None:
+        return NotImplemented
+    return _pow_fwd(self, other)
+
+
+ndarray.__pow__ = _pow
+
+
+# ---------------------------------------------------------------- reductions
+def _axis_arg(axis, ndim=None):
+    if axis is None:
+        return None
+    if isinstance(axis, tuple):
+        return [_operator.index(a) for a in axis]
+    return [_operator.index(axis)]
+
+
+def _native(a):
+    """npc array for `a`, or None when it is not native (then NumPy runs the call)."""
+    if isinstance(a, ndarray):
+        return a
+    r = _as_npc(a)
+    return r if isinstance(r, ndarray) else None
+
+
+def _where_arg(where):
+    if where is True:
+        return None
+    w = _native(where)
+    if w is None:
+        raise TypeError("where must be a boolean array")
+    return w
+
+
+def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
+    a = _native(array)
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise ValueError("The 'out' tuple must have exactly one entry")
+        out = out[0]
+    code = -1 if dtype is None else code_of(dtype)
+    if a is None or code is None or (out is not None and not isinstance(out, ndarray)):
+        kw = dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+        if initial is not _np._NoValue:
+            kw["initial"] = initial
+        if fname is not None:
+            _fallback.record(fname)
+            kw = {k: v for k, v in kw.items() if not (k == "dtype" and v is None)}
+            return _fallback.from_numpy(getattr(_np, fname)(_to_numpy(array), **_to_numpy(kw)))
+        return uf._fallback("reduce", (array,), kw)
+    init = None if initial is _np._NoValue or initial is None else initial
+    return _core.ufunc_reduce(uf._id, a, _axis_arg(axis), bool(keepdims), code, out, init, _where_arg(where))
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    """numpy.sum: sum over `axis` (None, int or tuple). Small integers and bool sum in
+    int64/uint64; floats use NumPy's pairwise summation. Returns a NumPy scalar for full
+    reductions, an npc array otherwise."""
+    return _reduce(add, a, axis, dtype, out, keepdims, initial, where, "sum")  # noqa: F821
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    """numpy.prod: product over `axis` (dtype rules as numpy.sum)."""
+    return _reduce(multiply, a, axis, dtype, out, keepdims, initial, where, "prod")  # noqa: F821
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    """numpy.max (amax): maximum over `axis`; NaN propagates. ValueError for an empty
+    reduction without `initial`."""
+    return _reduce(maximum, a, axis, None, out, keepdims, initial, where, "max")  # noqa: F821
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    """numpy.min (amin): minimum over `axis`; NaN propagates."""
+    return _reduce(minimum, a, axis, None, out, keepdims, initial, where, "min")  # noqa: F821
+
+
+amax, amin = max, min
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=True):
+    """numpy.any: whether any element along `axis` is true (bool result)."""
+    return _reduce(logical_or, a, axis, None, out, keepdims, _np._NoValue, where, "any")  # noqa: F821
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=True):
+    """numpy.all: whether all elements along `axis` are true (bool result)."""
+    return _reduce(logical_and, a, axis, None, out, keepdims, _np._NoValue, where, "all")  # noqa: F821
+
+
+def _arg(opname, a, axis, out, keepdims):
+    x = _native(a)
+    if x is None:
+        _fallback.record(opname)
+        return _fallback.from_numpy(getattr(_np, opname)(_to_numpy(a), axis=axis, out=_to_numpy(out),
+                                                         keepdims=keepdims))
+    r = _core.arg_reduce(_OP_ID[opname], x, None if axis is None else _operator.index(axis), bool(keepdims))
+    if out is not None:
+        copyto_(out, r)
+        return out
+    return r
+
+
+def argmax(a, axis=None, out=None, *, keepdims=False):
+    """numpy.argmax: index of the first maximum (NaN counts as maximum); int64 result.
+    ValueError "attempt to get argmax of an empty sequence" for empty input."""
+    return _arg("argmax", a, axis, out, keepdims)
+
+
+def argmin(a, axis=None, out=None, *, keepdims=False):
+    """numpy.argmin: index of the first minimum (NaN counts as minimum); int64 result."""
+    return _arg("argmin", a, axis, out, keepdims)
+
+
+def copyto_(dst, src):
+    """Copies `src` (broadcast) into npc array `dst` with an unsafe cast."""
+    s = _native(src)
+    s = _np.broadcast_to(_to_numpy(s), dst.shape)
+    _core._copy_into(dst, _from_numpy(_np.ascontiguousarray(s)) if not isinstance(src, ndarray) or
+                     src.shape != dst.shape else src)
+
+
+def _flat(a):
+    return a.reshape(-1) if a.ndim != 1 else a
+
+
+def _cum(uf, name, a, axis, dtype, out):
+    x = _native(a)
+    if x is None or (dtype is not None and code_of(dtype) is None) or (out is not None and not isinstance(out, ndarray)):
+        _fallback.record(name)
+        return _fallback.from_numpy(getattr(_np, name)(_to_numpy(a), axis=axis, dtype=dtype, out=_to_numpy(out)))
+    if axis is None:
+        x = _flat(x)
+        axis = 0
+    if x.ndim == 0:
+        x = x.reshape(1)
+    return _core.ufunc_accumulate(uf._id, x, _operator.index(axis), -1 if dtype is None else code_of(dtype), out)
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """numpy.cumsum: running sum along `axis` (flattened when None); int64 for small ints."""
+    return _cum(add, "cumsum", a, axis, dtype, out)  # noqa: F821
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """numpy.cumprod: running product along `axis` (flattened when None)."""
+    return _cum(multiply, "cumprod", a, axis, dtype, out)  # noqa: F821
+
+
+
+def _count(a, axis, keepdims=False):
+    """Number of elements reduced along `axis` (NumPy's _count_reduce_items)."""
+    if axis is None:
+        return a.size
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    n = 1
+    for ax in axes:
+        ax = _operator.index(ax)
+        if not -a.ndim <= ax < a.ndim:
+            raise _np.exceptions.AxisError(ax, a.ndim)
+        n *= a.shape[ax % a.ndim]
+    return n
+
+
+def _is_kind(a, kinds):
+    return a.dtype.kind in kinds
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """numpy.mean: sum / count along `axis`. Integers and bool average in float64, float16
+    accumulates in float32 (NumPy's rules). RuntimeWarning "Mean of empty slice" when
+    nothing is averaged; the result is then NaN."""
+    x = _native(a)
+    if x is None or (dtype is not None and code_of(dtype) is None) or (out is not None and not isinstance(out, ndarray)):
+        _fallback.record("mean")
+        return _fallback.from_numpy(_np.mean(_to_numpy(a), axis=axis, dtype=dtype, out=_to_numpy(out),
+                                             keepdims=keepdims, where=_to_numpy(where)))
+    f16 = False
+    if dtype is None:
+        if x.dtype.kind in "iub":
+            dtype = _np.float64
+        elif x.dtype == _np.float16:
+            dtype = _np.float32
+            f16 = True
+    if where is True:
+        rcount = _count(x, axis)
+    else:
+        w = _native(where)
+        rcount = sum(broadcast_to(w, x.shape), axis=axis, dtype=_np.intp, keepdims=keepdims)
+    if (rcount == 0 if where is True else builtins.any(_np.asarray(_to_numpy(rcount)).ravel() == 0)):
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
+    ret = sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    if isinstance(ret, ndarray):
+        ret = divide(ret, rcount, out=ret, casting="unsafe")  # noqa: F821
+        if f16 and out is None:
+            ret = ret.astype(x.dtype)
+    else:
+        # NumPy scalar arithmetic, as numpy.mean does ("... in scalar divide" warnings).
+        ret = ret.dtype.type(ret / rcount)
+        if f16:
+            ret = x.dtype.type(ret)
+    return ret
+
+
+def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
+    if dtype is None and x.dtype.kind in "iub":
+        dtype = _np.float64
+    if where is True:
+        rcount = _count(x, axis)
+        bad = rcount - ddof <= 0
+    else:
+        rcount = sum(broadcast_to(_native(where), x.shape), axis=axis, dtype=_np.intp, keepdims=True)
+        bad = builtins.any(_np.asarray(_to_numpy(rcount)).ravel() - ddof <= 0)
+    if bad:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
+    arrmean = sum(x, axis=axis, dtype=dtype, keepdims=True, where=where)
+    if arrmean.ndim == 0 and not isinstance(arrmean, ndarray):
+        arrmean = _from_numpy(_np.asarray(arrmean))
+    arrmean = divide(arrmean, rcount, out=arrmean, casting="unsafe")  # noqa: F821
+    d = subtract(x, arrmean)  # noqa: F821
+    if d.dtype.kind == "c":
+        re, im = d.real, d.imag
+        sq = add(multiply(re, re), multiply(im, im))  # noqa: F821
+    else:
+        sq = multiply(d, d, out=d)  # noqa: F821
+    ret = sum(sq, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    rc = maximum(subtract(rcount, ddof), 0)  # noqa: F821
+    if isinstance(ret, ndarray):
+        ret = divide(ret, rc, out=ret, casting="unsafe")  # noqa: F821
+    else:
+        ret = ret.dtype.type(ret / rc)
+    return ret
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
+        correction=_np._NoValue):
+    """numpy.var: mean of squared deviations, divided by N - ddof. float64 for integer
+    input; a real result for complex input. RuntimeWarning "Degrees of freedom <= 0 for
+    slice" when N - ddof <= 0."""
+    x = _native(a)
+    if correction is not _np._NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    if x is None or mean is not _np._NoValue or (dtype is not None and code_of(dtype) is None) or \
+            (out is not None and not isinstance(out, ndarray)):
+        _fallback.record("var")
+        kw = {} if mean is _np._NoValue else {"mean": _to_numpy(mean)}
+        return _fallback.from_numpy(_np.var(_to_numpy(a), axis=axis, dtype=dtype, out=_to_numpy(out), ddof=ddof,
+                                            keepdims=keepdims, where=_to_numpy(where), **kw))
+    return _var(x, axis, dtype, out, ddof, keepdims, where, "var")
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
+        correction=_np._NoValue):
+    """numpy.std: square root of numpy.var (same arguments, dtypes and warnings)."""
+    x = _native(a)
+    if correction is not _np._NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    if x is None or mean is not _np._NoValue or (dtype is not None and code_of(dtype) is None) or \
+            (out is not None and not isinstance(out, ndarray)):
+        _fallback.record("std")
+        kw = {} if mean is _np._NoValue else {"mean": _to_numpy(mean)}
+        return _fallback.from_numpy(_np.std(_to_numpy(a), axis=axis, dtype=dtype, out=_to_numpy(out), ddof=ddof,
+                                            keepdims=keepdims, where=_to_numpy(where), **kw))
+    ret = _var(x, axis, dtype, out, ddof, keepdims, where, "std")
+    if isinstance(ret, ndarray):
+        return sqrt(ret, out=ret)  # noqa: F821
+    return ret.dtype.type(_np.sqrt(ret))
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """numpy.ptp: max - min along `axis` (same dtype, wraps for integers like NumPy)."""
+    x = _native(a)
+    if x is None:
+        _fallback.record("ptp")
+        return _fallback.from_numpy(_np.ptp(_to_numpy(a), axis=axis, out=_to_numpy(out), keepdims=keepdims))
+    return subtract(max(x, axis=axis, keepdims=keepdims), min(x, axis=axis, keepdims=keepdims), out=out)  # noqa: F821
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    """numpy.count_nonzero: number of non-zero elements (int for axis=None, else an intp array)."""
+    x = _native(a)
+    if x is None:
+        _fallback.record("count_nonzero")
+        return _np.count_nonzero(_to_numpy(a), axis=axis, keepdims=keepdims)
+    nz = x if x.dtype == _np.bool_ else not_equal(x, 0)  # noqa: F821
+    return sum(nz, axis=axis, dtype=_np.intp, keepdims=keepdims)
+
+
+def broadcast_to(array, shape, subok=False):
+    """numpy.broadcast_to: a read-only view of `array` with `shape` (ValueError when it does
+    not broadcast)."""
+    x = _native(array)
+    if x is None:
+        return _np.broadcast_to(array, shape)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if x.shape == shape:
+        return x
+    return _from_numpy(_np.broadcast_to(_to_numpy(x), shape))
+
+
+# ---------------------------------------------------------------- nan-aware reductions
+def _replace_nan(a, val):
+    """(a with NaNs replaced by `val`, NaN mask or None), as numpy.lib._nanfunctions_impl."""
+    if a.dtype.kind in "fc":
+        mask = isnan(a)  # noqa: F821
+        return where(mask, a.dtype.type(val), a), mask
+    return a, None
+
+
+def _nan_fallback(name, a, **kw):
+    _fallback.record(name)
+    return _fallback.from_numpy(getattr(_np, name)(_to_numpy(a), **{k: _to_numpy(v) for k, v in kw.items()}))
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    """numpy.nansum: sum treating NaN as zero."""
+    x = _native(a)
+    if x is None:
+        return _nan_fallback("nansum", a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    x, _ = _replace_nan(x, 0)
+    return sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial, where=where)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    """numpy.nanprod: product treating NaN as one."""
+    x = _native(a)
+    if x is None:
+        return _nan_fallback("nanprod", a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    x, _ = _replace_nan(x, 1)
+    return prod(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial, where=where)
+
+
+def _nanminmax(name, fred, a, axis, out, keepdims, initial, where):
+    x = _native(a)
+    if x is None:
+        return _nan_fallback(name, a, axis=axis, out=out, keepdims=keepdims)
+    if x.dtype.kind not in "fc":
+        return _reduce(fred, x, axis, None, out, keepdims, initial, where, name)
+    res = _reduce(fred, x, axis, None, out, keepdims, initial, where, name)
+    if builtins.any(_np.atleast_1d(_np.isnan(_to_numpy(res))).ravel()):
+        warnings.warn("All-NaN slice encountered" if name in ("nanmax", "nanmin") else "All-NaN axis encountered",
+                      RuntimeWarning, stacklevel=3)
+    return res
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    """numpy.nanmax: maximum ignoring NaN (fmax.reduce); RuntimeWarning for all-NaN slices."""
+    return _nanminmax("nanmax", fmax, a, axis, out, keepdims, initial, where)  # noqa: F821
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    """numpy.nanmin: minimum ignoring NaN (fmin.reduce); RuntimeWarning for all-NaN slices."""
+    return _nanminmax("nanmin", fmin, a, axis, out, keepdims, initial, where)  # noqa: F821
+
+
+def _nanarg(name, fill, a, axis, out, keepdims):
+    x = _native(a)
+    if x is None:
+        return _nan_fallback(name, a, axis=axis, out=out, keepdims=keepdims)
+    if x.dtype.kind not in "fc":
+        return _arg(name[3:], x, axis, out, keepdims)
+    y, mask = _replace_nan(x, fill)
+    if builtins.any(_np.atleast_1d(_to_numpy(all(mask, axis=axis))).ravel()):
+        raise ValueError("All-NaN slice encountered")
+    return _arg(name[3:], y, axis, out, keepdims)
+
+
+def nanargmax(a, axis=None, out=None, *, keepdims=False):
+    """numpy.nanargmax: argmax ignoring NaN; ValueError "All-NaN slice encountered"."""
+    return _nanarg("nanargmax", -_np.inf, a, axis, out, keepdims)
+
+
+def nanargmin(a, axis=None, out=None, *, keepdims=False):
+    """numpy.nanargmin: argmin ignoring NaN; ValueError "All-NaN slice encountered"."""
+    return _nanarg("nanargmin", _np.inf, a, axis, out, keepdims)
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """numpy.nancumsum: cumsum treating NaN as zero."""
+    x = _native(a)
+    if x is None:
+        return _nan_fallback("nancumsum", a, axis=axis, dtype=dtype, out=out)
+    return cumsum(_replace_nan(x, 0)[0], axis=axis, dtype=dtype, out=out)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    """numpy.nancumprod: cumprod treating NaN as one."""
+    x = _native(a)
+    if x is None:
+        return _nan_fallback("nancumprod", a, axis=axis, dtype=dtype, out=out)
+    return cumprod(_replace_nan(x, 1)[0], axis=axis, dtype=dtype, out=out)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """numpy.nanmean: mean of the non-NaN elements; RuntimeWarning "Mean of empty slice"
+    where there are none (result NaN)."""
+    x = _native(a)
+    if x is None:
+        return _nan_fallback("nanmean", a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    arr, mask = _replace_nan(x, 0)
+    if mask is None:
+        return mean(arr, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    cnt = sum(logical_not(mask), axis=axis, dtype=_np.intp, keepdims=keepdims, where=where)  # noqa: F821
+    tot = sum(arr, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    with _np.errstate(invalid="ignore", divide="ignore"):
+        if isinstance(tot, ndarray):
+            avg = divide(tot, cnt, out=tot, casting="unsafe")  # noqa: F821
+        else:
+            avg = tot.dtype.type(tot / cnt)
+    if builtins.any(_np.atleast_1d(_to_numpy(cnt) == 0).ravel()):
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
+    return avg
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
+           correction=_np._NoValue):
+    """numpy.nanvar: variance of the non-NaN elements (NumPy's formula)."""
+    x = _native(a)
+    if correction is not _np._NoValue:
+        ddof = correction
+    if x is None or mean is not _np._NoValue:
+        return _nan_fallback("nanvar", a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+    arr, mask = _replace_nan(x, 0)
+    if mask is None:
+        return var(arr, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where)
+    notmask = logical_not(mask)  # noqa: F821
+    cnt = sum(notmask, axis=axis, dtype=_np.intp, keepdims=True, where=where)
+    avg = sum(arr, axis=axis, dtype=dtype, keepdims=True, where=where)
+    if not isinstance(avg, ndarray):
+        avg = _from_numpy(_np.asarray(avg))
+    with _np.errstate(invalid="ignore", divide="ignore"):
+        avg = divide(avg, cnt, out=avg, casting="unsafe")  # noqa: F821
+    arr = subtract(arr, avg)  # noqa: F821
+    arr = _select(mask, arr.dtype.type(0), arr)
+    if arr.dtype.kind == "c":
+        sqr = add(multiply(arr.real, arr.real), multiply(arr.imag, arr.imag))  # noqa: F821
+    else:
+        sqr = multiply(arr, arr)  # noqa: F821
+    v = sum(sqr, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    if not keepdims:
+        cnt = cnt.reshape(v.shape if isinstance(v, ndarray) else ())
+    dof = subtract(cnt, ddof)  # noqa: F821
+    with _np.errstate(invalid="ignore", divide="ignore"):
+        if isinstance(v, ndarray):
+            res = divide(v, dof, out=v, casting="unsafe")  # noqa: F821
+        else:
+            res = v.dtype.type(v / _np.asarray(_to_numpy(dof)).reshape(()))
+    isbad = _np.atleast_1d(_to_numpy(dof) <= 0)
+    if builtins.any(isbad.ravel()):
+        warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning, stacklevel=2)
+        res = _select(_from_numpy(_np.asarray(_to_numpy(dof) <= 0)), _np.nan, res)
+    if not isinstance(res, ndarray) and hasattr(v, "dtype"):
+        res = v.dtype.type(res)
+    elif isinstance(res, ndarray) and res.ndim == 0:
+        res = res[()] if hasattr(res, "__getitem__") else res.dtype.type(res.item())
+    if out is not None:
+        copyto_(out, res)
+        return out
+    return res
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
+           correction=_np._NoValue):
+    """numpy.nanstd: sqrt(nanvar)."""
+    v = nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
+               correction=correction)
+    if isinstance(v, ndarray):
+        return sqrt(v, out=v)  # noqa: F821
+    return v.dtype.type(sqrt(v))  # noqa: F821
+
+
+# ---------------------------------------------------------------- selection and composites
+def where(condition, x=_np._NoValue, y=_np._NoValue, /):
+    """numpy.where: `x` where `condition` else `y` (broadcast; dtype as result_type(x, y)
+    with weak Python scalars). With only `condition`: numpy.nonzero(condition)."""
+    if x is _np._NoValue and y is _np._NoValue:
+        import npc
+        return npc.nonzero(condition)
+    if x is _np._NoValue or y is _np._NoValue:
+        raise ValueError("either both or neither of x and y should be given")
+    r = _core.where3(condition, x, y)
+    if r is _NOT_NATIVE:
+        _fallback.record("where")
+        return _fallback.from_numpy(_np.where(_to_numpy(condition), _to_numpy(x), _to_numpy(y)))
+    return r
+
+
+_select = where
+
+
+def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValue, max=_np._NoValue, **kwargs):
+    """numpy.clip: minimum(maximum(a, a_min), a_max) with NumPy 2's promotion (NaN propagates)."""
+    if min is not _np._NoValue:
+        a_min = min
+    if max is not _np._NoValue:
+        a_max = max
+    if a_min is _np._NoValue:
+        a_min = None
+    if a_max is _np._NoValue:
+        a_max = None
+    if a_min is None and a_max is None:
+        return positive(a, out=out, **kwargs) if out is not None or kwargs else asarray_copy(a)  # noqa: F821
+    r = a
+    if a_min is not None:
+        r = maximum(r, a_min, **kwargs) if a_max is not None else maximum(r, a_min, out=out, **kwargs)  # noqa: F821
+    if a_max is not None:
+        r = minimum(r, a_max, out=out, **kwargs)  # noqa: F821
+    return r
+
+
+def asarray_copy(a):
+    x = _native(a)
+    return x.copy() if isinstance(x, ndarray) else _np.array(a)
+
+
+def round(a, decimals=0, out=None):
+    """numpy.round/around: round half to even to `decimals` places (NumPy's
+    multiply-rint-divide for floats; integers unchanged for decimals >= 0)."""
+    x = _native(a)
+    if x is None:
+        _fallback.record("round")
+        return _np.round(a, decimals, out)
+    decimals = _operator.index(decimals)
+    k = x.dtype.kind
+    if k in "biu":
+        if decimals >= 0:
+            return positive(x, out=out) if out is not None else x.copy()  # noqa: F821
+        _fallback.record("round")
+        return _fallback.from_numpy(_np.round(_to_numpy(x), decimals, _to_numpy(out)))
+    if decimals == 0:
+        return rint(x, out=out)  # noqa: F821
+    if decimals > 0:
+        f = x.real.dtype.type(10.0 ** decimals)
+        y = multiply(x, f)  # noqa: F821
+        rint(y, out=y)  # noqa: F821
+        return divide(y, f, out=out)  # noqa: F821
+    f = x.real.dtype.type(10.0 ** -decimals)
+    y = divide(x, f)  # noqa: F821
+    rint(y, out=y)  # noqa: F821
+    return multiply(y, f, out=out)  # noqa: F821
+
+
+around = round
+
+
+def fix(x, out=None):
+    """numpy.fix: round towards zero (ceil for negatives, floor otherwise)."""
+    return trunc(x, out=out) if out is not None else trunc(x)  # noqa: F821
+
+
+def real(val):
+    """numpy.real: real part (a view for complex arrays)."""
+    x = _native(val)
+    return x.real if x is not None else _np.real(val)
+
+
+def imag(val):
+    """numpy.imag: imaginary part (zeros for real input)."""
+    x = _native(val)
+    return x.imag if x is not None else _np.imag(val)
+
+
+def angle(z, deg=False):
+    """numpy.angle: arctan2(imag, real) in radians (degrees when `deg`)."""
+    x = _native(z)
+    if x is None:
+        _fallback.record("angle")
+        return _np.angle(z, deg)
+    if x.dtype.kind == "c":
+        a = arctan2(x.imag, x.real)  # noqa: F821
+    else:
+        a = arctan2(0, x)  # noqa: F821
+    if deg:
+        a = multiply(a, 180 / _np.pi)  # noqa: F821
+    return a
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """numpy.nan_to_num: NaN -> `nan`, +inf -> `posinf` (default: the dtype's max), -inf ->
+    `neginf` (default: the dtype's min); complex parts separately."""
+    a = _native(x)
+    if a is None:
+        _fallback.record("nan_to_num")
+        return _np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+    if a.dtype.kind not in "fc":
+        return a.copy() if copy else a
+    if a.dtype.kind == "c":
+        re = nan_to_num(a.real, True, nan, posinf, neginf)
+        im = nan_to_num(a.imag, True, nan, posinf, neginf)
+        r = a.copy() if copy else a
+        r.real = re
+        r.imag = im
+        return r
+    t = a.dtype.type
+    info = _np.finfo(a.dtype)
+    pi_ = t(info.max if posinf is None else posinf)
+    ni_ = t(info.min if neginf is None else neginf)
+    r = where(isnan(a), t(nan), a)  # noqa: F821
+    r = where(equal(r, t(_np.inf)), pi_, r)  # noqa: F821
+    r = where(equal(r, t(-_np.inf)), ni_, r)  # noqa: F821
+    if not copy:
+        _core._copy_into(a, r)
+        return a
+    return r
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """numpy.isclose: |a - b| <= atol + rtol * |b| elementwise (NaNs equal when
+    `equal_nan`); a bool array, or a NumPy bool for scalar input."""
+    x = a if isinstance(a, (int, float, complex)) else _native(a)
+    y = b if isinstance(b, (int, float, complex)) else _native(b)
+    if x is None or y is None:
+        _fallback.record("isclose")
+        return _np.isclose(_to_numpy(a), _to_numpy(b), rtol, atol, equal_nan)
+    if isinstance(y, ndarray):
+        dt = _np.result_type(y.dtype, 1.0)
+        if y.dtype != dt:
+            y = y.astype(dt)
+    elif isinstance(y, int):
+        y = float(y)
+    with _np.errstate(invalid="ignore"):
+        r = logical_or(logical_and(less_equal(absolute(subtract(x, y)),  # noqa: F821
+                                              add(atol, multiply(rtol, absolute(y)))), isfinite(y)),  # noqa: F821
+                       equal(x, y))  # noqa: F821
+        if equal_nan:
+            r = logical_or(r, logical_and(isnan(x), isnan(y)))  # noqa: F821
+    return r
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """numpy.allclose: all(isclose(...)) as a Python bool."""
+    return bool(all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+def array_equal(a1, a2, equal_nan=False):
+    """numpy.array_equal: same shape and all elements equal (NaNs equal when `equal_nan`)."""
+    x, y = _native(a1), _native(a2)
+    if x is None or y is None:
+        _fallback.record("array_equal")
+        return _np.array_equal(_to_numpy(a1), _to_numpy(a2), equal_nan)
+    if x.shape != y.shape:
+        return False
+    if not equal_nan:
+        return builtins.bool(all(equal(x, y)))  # noqa: F821
+    if x.dtype.kind not in "fc" and y.dtype.kind not in "fc":
+        return builtins.bool(all(equal(x, y)))  # noqa: F821
+    nx, ny = isnan(x), isnan(y)  # noqa: F821
+    if not builtins.bool(all(equal(nx, ny))):  # noqa: F821
+        return False
+    return builtins.bool(all(logical_or(equal(x, y), nx)))  # noqa: F821
+
+
+def array_equiv(a1, a2):
+    """numpy.array_equiv: broadcastable and all elements equal."""
+    x, y = _native(a1), _native(a2)
+    if x is None or y is None:
+        _fallback.record("array_equiv")
+        return _np.array_equiv(_to_numpy(a1), _to_numpy(a2))
+    try:
+        _np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        return False
+    return builtins.bool(all(equal(x, y)))  # noqa: F821
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """numpy.average: mean, or sum(a * w) / sum(w) with `weights` (NumPy's result dtype);
+    ZeroDivisionError when the weights sum to zero."""
+    x = _native(a)
+    if x is None or (weights is not None and _native(weights) is None):
+        _fallback.record("average")
+        return _fallback.from_numpy(_np.average(_to_numpy(a), axis, _to_numpy(weights), returned,
+                                                keepdims=keepdims))
+    if weights is None:
+        avg = mean(x, axis=axis, keepdims=keepdims)
+        scl = x.dtype.type(_count(x, axis)) if x.dtype.kind in "fc" else _np.float64(_count(x, axis))
+        if returned:
+            scl = _np.result_type(avg).type(scl)
+            if isinstance(avg, ndarray):
+                scl = broadcast_to(_from_numpy(_np.asarray(scl)), avg.shape).copy()
+            return avg, scl
+        return avg
+    w = _native(weights)
+    if x.shape != w.shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if w.ndim != 1:
+            raise TypeError("1D weights expected when shapes of a and weights differ.")
+        ax = _operator.index(axis) % x.ndim
+        if w.shape[0] != x.shape[ax]:
+            raise ValueError("Length of weights not compatible with specified axis.")
+        w = w.reshape((1,) * ax + (w.shape[0],) + (1,) * (x.ndim - ax - 1))
+        w = broadcast_to(w, x.shape)
+    rt = _np.result_type(x.dtype, w.dtype, "f8") if x.dtype.kind in "iub" else _np.result_type(x.dtype, w.dtype)
+    scl = sum(w, axis=axis, dtype=rt, keepdims=keepdims)
+    if builtins.any(_np.atleast_1d(_to_numpy(scl) == 0.0).ravel()):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    avg = divide(sum(multiply(x, w, dtype=rt), axis=axis, keepdims=keepdims), scl)  # noqa: F821
+    if returned:
+        if isinstance(avg, ndarray) and (not isinstance(scl, ndarray) or scl.shape != avg.shape):
+            scl = broadcast_to(_from_numpy(_np.asarray(_to_numpy(scl))), avg.shape).copy()
+        return avg, scl
+    return avg
+
+
+# ---------------------------------------------------------------- threads
+def set_num_threads(n):
+    """Number of threads npc's eager kernels use (default: all cores). NumPy has no such
+    setting; like torch.set_num_threads."""
+    _core.set_num_threads(_operator.index(n))
+
+
+def get_num_threads():
+    """Number of threads npc's eager kernels use."""
+    return _core.get_num_threads()
+
+
+def set_parallel_threshold(n):
+    """Work size (elements) below which kernels run on the calling thread only."""
+    _core.set_parallel_threshold(_operator.index(n))
+
+
+def get_parallel_threshold():
+    """Work size (elements) below which kernels run on the calling thread only."""
+    return _core.get_parallel_threshold()
+
+
+# ---------------------------------------------------------------- ndarray methods
+def _m_sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    return sum(self, axis, dtype, out, keepdims, initial, where)
+
+
+def _m_prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    return prod(self, axis, dtype, out, keepdims, initial, where)
+
+
+def _m_max(self, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    return max(self, axis, out, keepdims, initial, where)
+
+
+def _m_min(self, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    return min(self, axis, out, keepdims, initial, where)
+
+
+def _m_any(self, axis=None, out=None, keepdims=False, *, where=True):
+    return any(self, axis, out, keepdims, where=where)
+
+
+def _m_all(self, axis=None, out=None, keepdims=False, *, where=True):
+    return all(self, axis, out, keepdims, where=where)
+
+
+def _m_mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    return mean(self, axis, dtype, out, keepdims, where=where)
+
+
+def _m_var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
+           correction=_np._NoValue):
+    return var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
+
+
+def _m_std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
+           correction=_np._NoValue):
+    return std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
+
+
+def _m_argmax(self, axis=None, out=None, *, keepdims=False):
+    return argmax(self, axis, out, keepdims=keepdims)
+
+
+def _m_argmin(self, axis=None, out=None, *, keepdims=False):
+    return argmin(self, axis, out, keepdims=keepdims)
+
+
+def _m_cumsum(self, axis=None, dtype=None, out=None):
+    return cumsum(self, axis, dtype, out)
+
+
+def _m_cumprod(self, axis=None, dtype=None, out=None):
+    return cumprod(self, axis, dtype, out)
+
+
+def _m_round(self, decimals=0, out=None):
+    return round(self, decimals, out)
+
+
+def _m_clip(self, min=None, max=None, out=None, **kwargs):
+    return clip(self, min, max, out, **kwargs)
+
+
+def _m_conj(self):
+    return conjugate(self)  # noqa: F821
+
+
+for _name, _fn in (("sum", _m_sum), ("prod", _m_prod), ("max", _m_max), ("min", _m_min), ("any", _m_any),
+                   ("all", _m_all), ("mean", _m_mean), ("var", _m_var), ("std", _m_std),
+                   ("argmax", _m_argmax), ("argmin", _m_argmin), ("cumsum", _m_cumsum),
+                   ("cumprod", _m_cumprod), ("round", _m_round), ("clip", _m_clip), ("conj", _m_conj),
+                   ("conjugate", _m_conj)):
+    setattr(ndarray, _name, _fn)
+
+__all__ = (["ufunc"] + list(_UFUNCS) + _ALIASES +
+           ["sum", "prod", "max", "min", "amax", "amin", "any", "all", "argmax", "argmin", "cumsum", "cumprod",
+            "mean", "var", "std", "ptp", "count_nonzero", "nansum", "nanprod", "nanmax", "nanmin",
+            "nanargmax", "nanargmin", "nancumsum", "nancumprod", "nanmean", "nanvar", "nanstd", "where",
+            "clip", "round", "around", "fix", "real", "imag", "angle", "nan_to_num", "isclose", "allclose",
+            "array_equal", "array_equiv", "average", "set_num_threads", "get_num_threads",
+            "set_parallel_threshold", "get_parallel_threshold"])

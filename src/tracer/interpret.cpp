@@ -3,6 +3,7 @@
 
 #include "npc/creation.hpp"
 #include "npc/graph.hpp"
+#include "npc/indexing.hpp"
 #include "tracer/ops_link.hpp"
 
 namespace npc::ir {
@@ -129,7 +130,8 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
         break;
       }
       case NodeKind::Gather:
-        throw ValueError("backend 'eager': gather is not supported yet");
+        r = take(arg(0), arg(1), n->params[0]);
+        break;
     }
     val[n->id] = std::move(r);
     for (NodeRef a : n->args)

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "npc/creation.hpp"
+#include "npc/indexing.hpp"
 #include "tracer/ops_link.hpp"
 
 namespace npc::tracer {
@@ -55,6 +56,7 @@ bool all_static(const ir::SymShape& s) {
 }  // namespace
 
 Context* current() { return t_current; }
+void set_current(Context* c) { t_current = c; }
 Scope::Scope(Context* c) : prev_(t_current) { t_current = c; }
 Scope::~Scope() { t_current = prev_; }
 Suspend::Suspend() : prev_(t_current) { t_current = nullptr; }
@@ -138,14 +140,42 @@ ir::NodeRef Context::node_of(const ndarray& a) {
   return buffer_for_input(a, ir::static_shape(a.shape()))->current;
 }
 
+namespace {
+// Note [runtime scalars]
+// A Python float argument is traced as a float whose value is a NaN with a marker payload
+// (one per argument). Weak operands with exactly that value become Scalar nodes. A NaN that
+// carries the marker but is not exact was computed from the argument in Python (math.exp(lr)),
+// and a strong 0-d operand with the marker means a binding did not treat it as a weak Python
+// float: either way the value cannot be a runtime parameter, so tracing restarts with the
+// argument static (guarded by value).
+bool marked_nan(double d) {
+  uint64_t bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  return (bits & 0xFFF8000000000000ULL) == 0x7FF8000000000000ULL && ((bits >> 32) & 0xFFFF) == 0x5A5A;
+}
+}  // namespace
+
+bool Context::is_runtime_scalar(const ndarray& a) const {
+  if (a.is_traced() || a.ndim() != 0 || a.dtype() != DType::Float64 || sentinels_.empty()) return false;
+  double v = a.item().f;
+  for (auto& [s, k] : sentinels_)
+    if (std::memcmp(&s, &v, sizeof(double)) == 0) return true;
+  return false;
+}
+
 ir::NodeRef Context::node_of_operand(const ndarray& a, bool weak) {
-  if (weak && !a.is_traced()) {
+  if (!a.is_traced() && a.ndim() == 0 && !sentinels_.empty()) {
     Scalar v = a.item();
-    if (kind(v.dtype) == Kind::Float)
-      for (auto& [s, k] : sentinels_)
-        if (std::memcmp(&s, &v.f, sizeof(double)) == 0) return graph_->scalar(k, DType::Float64);
-    return graph_->constant(v);
+    bool marked = kind(v.dtype) == Kind::Float ? marked_nan(v.f)
+                  : kind(v.dtype) == Kind::Complex ? marked_nan(v.c.real()) || marked_nan(v.c.imag()) : false;
+    if (marked) {
+      if (weak && kind(v.dtype) == Kind::Float)
+        for (auto& [s, k] : sentinels_)
+          if (std::memcmp(&s, &v.f, sizeof(double)) == 0) return graph_->scalar(k, DType::Float64);
+      throw StaticScalar("a float argument was used as a Python value");
+    }
   }
+  if (weak && !a.is_traced()) return graph_->constant(a.item());
   return node_of(a);
 }
 
@@ -310,6 +340,7 @@ void Context::start_segment() {
   graph_ = std::make_unique<ir::Graph>();
   bound_by_key_.clear();
   for (size_t k = 0; k < scalar_values.size(); ++k) graph_->scalar(static_cast<int>(k), DType::Float64);
+  segment_start_size_ = graph_->nodes().size();
 }
 
 std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
@@ -324,6 +355,7 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
         n->kind != ir::NodeKind::View)
       ++ops_per_graph.back();
   if (ir::verify_enabled()) ir::verify(g, "trace");
+  segment_graphs_raw.push_back(g.str());
   ir::Graph pruned = ir::run_pass(std::move(g), ir::dce, "dce");
   segment_graphs.push_back(pruned.str());
   std::vector<Scalar> scalars;
@@ -367,6 +399,7 @@ void Context::break_graph(const std::string& why) {
     input_buffers_.push_back(live[i]);
     all_buffers_.push_back(live[i]);
   }
+  segment_start_size_ = graph_->nodes().size();
 }
 
 ndarray Context::realize(const ndarray& a) {
@@ -374,7 +407,10 @@ ndarray Context::realize(const ndarray& a) {
   if (!tv || tv->ctx_id != id_)
     throw ValueError("a traced array escaped the npc.compile call that created it (it has no value here)");
   Buffer& b = *tv->buf;
-  if (!(b.input >= 0 && b.current == b.initial)) break_graph("a concrete value was needed");
+  // Every realization is a graph break (the function's Python must run again on each call
+  // to produce the value), except right after another break with nothing recorded since.
+  if (breaks_.empty() || graph_->nodes().size() != segment_start_size_ || b.input < 0 || b.current != b.initial)
+    break_graph("a concrete value was needed");
   ndarray base = bound_.at(b.input);
   if (!base.is_c_contiguous()) base = base.copy();
   // The fabricated geometry is the position in a C-contiguous buffer: a true view.
@@ -410,6 +446,16 @@ std::vector<Operand> realized(std::span<const Operand> in) {
   return r;
 }
 
+// A node whose symbolic dims tracing assumed equal to the result's (a recorded constraint)
+// is renamed to them, so the broadcast that follows is exact.
+ir::NodeRef unify(ir::Graph& g, ir::NodeRef n, const ir::SymShape& shape) {
+  ir::SymShape aligned = n->shape;
+  size_t lead = shape.size() - aligned.size();
+  for (size_t d = 0; d < aligned.size(); ++d)
+    if (!(aligned[d].is_static() && aligned[d].value() == 1)) aligned[d] = shape[lead + d];
+  return aligned == n->shape ? n : g.reshape(n, aligned);
+}
+
 std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const UfuncOptions& opts, const LoopTypes& loop) {
   Context& c = ctx_or_throw();
   bool concrete_out = false;
@@ -422,10 +468,27 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
     Suspend s;
     return detail::eager_ufunc(op, ops, o2);
   }
+  // A runtime float argument reaches here as a strong 0-d float64 (bindings take only exact
+  // Python floats as weak): resolve the loop again with it weak (Note [runtime scalars]).
+  std::vector<Operand> fixed(in.begin(), in.end());
+  LoopTypes fixed_loop;
+  bool refixed = false;
+  for (auto& o : fixed)
+    if (!o.weak && c.is_runtime_scalar(o.array)) o.weak = refixed = true;
+  if (refixed) {
+    std::vector<DType> dts;
+    std::unique_ptr<bool[]> weak(new bool[fixed.size()]);
+    for (size_t i = 0; i < fixed.size(); ++i) {
+      dts.push_back(fixed[i].array.dtype());
+      weak[i] = fixed[i].weak;
+    }
+    fixed_loop = resolve_loop(op, dts, std::span<const bool>(weak.get(), fixed.size()), opts.dtype);
+  }
+  const LoopTypes& lt = refixed ? fixed_loop : loop;
   std::vector<ir::SymShape> shapes;
   std::vector<Shape> hints;
   std::vector<ir::NodeRef> nodes;
-  for (auto& o : in) {
+  for (auto& o : fixed) {
     ir::NodeRef n = c.node_of_operand(o.array, o.weak);
     nodes.push_back(n);
     shapes.push_back(n->shape);
@@ -436,10 +499,10 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   Shape hint;
   ir::SymShape shape = c.broadcast(shapes, hints, hint);
   ir::Graph& g = c.graph();
-  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = g.broadcast(g.cast(nodes[i], loop.in.at(i)), shape);
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = g.broadcast(g.cast(unify(g, nodes[i], shape), lt.in.at(i)), shape);
   std::vector<ndarray> result;
-  for (size_t k = 0; k < loop.out.size(); ++k) {
-    ir::NodeRef n = g.ufunc(op, nodes, loop.out[k], static_cast<int>(k));
+  for (size_t k = 0; k < lt.out.size(); ++k) {
+    ir::NodeRef n = g.ufunc(op, nodes, lt.out[k], static_cast<int>(k));
     if (k < opts.out.size() && opts.out[k]) {
       c.write(*opts.out[k], n);
       result.push_back(*opts.out[k]);
@@ -461,6 +524,8 @@ DType reduce_dtype(OpId op, DType t) {
 
 ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   Context& c = ctx_or_throw();
+  // Reduction rows (sum, max, ...) name their binary ufunc; graphs record the ufunc.
+  if (op_info(op).kind == OpKind::Reduce) op = *op_from_name(op_info(op).loops);
   if (opts.where || (opts.out && !opts.out->is_traced())) {
     c.break_graph("reduce " + std::string(ir::op_name(op)) + (opts.where ? " with where=" : " with out= a non-traced array"));
     ndarray x = a;
@@ -517,6 +582,71 @@ void write_hook(const ndarray& dst, const ndarray& src) {
   Context& c = ctx_or_throw();
   c.write(dst, c.node_of(src));
 }
+// Indexing (src/core/indexing.cpp's hooks). Basic indexing of a traced array is a view: the
+// index runs on an untraced twin with the same geometry and the view hook names the map.
+// Advanced indexing (integer/boolean arrays, data-dependent shapes) is a graph break.
+ndarray untraced_twin(const ndarray& a) { return ndarray(a.storage(), a.offset(), a.dtype(), a.shape(), a.strides()); }
+
+bool basic_on_traced(const ndarray& a, std::span<const IndexItem> idx) {
+  if (!a.is_traced()) return false;
+  for (const IndexItem& it : idx)
+    if (it.kind == IndexItem::Kind::Array) return false;
+  return true;
+}
+
+std::vector<IndexItem> realized_items(std::span<const IndexItem> idx) {
+  std::vector<IndexItem> r(idx.begin(), idx.end());
+  for (auto& it : r)
+    if (it.kind == IndexItem::Kind::Array) it.array.realize();
+  return r;
+}
+
+ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
+  Context& c = ctx_or_throw();
+  if (basic_on_traced(a, idx)) {
+    ndarray v = index(untraced_twin(a), idx);
+    if (auto t = c.view(a, v)) {
+      v.set_trace(std::move(t));
+      return v;
+    }
+  }
+  c.break_graph("advanced indexing of a traced array (integer/boolean index arrays)");
+  ndarray x = a;
+  x.realize();
+  auto items = realized_items(idx);
+  Suspend s;
+  return index(x, items);
+}
+
+void index_set_hook(const ndarray& a, std::span<const IndexItem> idx, const ndarray& value) {
+  Context& c = ctx_or_throw();
+  if (basic_on_traced(a, idx)) {
+    if (!a.writeable()) throw ValueError("assignment destination is read-only");
+    ndarray region = index(untraced_twin(a), idx);
+    if (auto t = c.view(a, region)) {
+      region.set_trace(std::move(t));
+      ir::NodeRef v = c.node_of(value);
+      // NumPy's setitem: the value broadcasts to the region (ValueError otherwise).
+      std::vector<Shape> sh{value.shape(), region.shape()};
+      Shape vs = value.shape();
+      while (vs.size() > region.shape().size() && vs.front() == 1) vs.erase(vs.begin());
+      std::vector<Shape> both{vs, region.shape()};
+      if (broadcast_shapes(both) != region.shape())
+        throw ValueError("could not broadcast input array from shape " + shape_str(value.shape()) +
+                         " into shape " + shape_str(region.shape()));
+      c.write(region, v);
+      return;
+    }
+  }
+  c.break_graph(a.is_traced() ? "advanced index assignment into a traced array"
+                              : "assignment of a traced value into a non-traced array");
+  ndarray x = a, v = value;
+  x.realize();
+  v.realize();
+  auto items = realized_items(idx);
+  Suspend s;
+  index_assign(x, items, v);
+}
 }  // namespace
 
 void install_hooks() {
@@ -528,6 +658,7 @@ void install_hooks() {
     h.write = &write_hook;
     ndarray::set_trace_hooks(h);
     detail::install_op_hooks(&ufunc_hook, &reduce_hook);
+    set_index_trace_hooks(&index_get_hook, &index_set_hook);
     return true;
   }();
   (void)once;

@@ -79,6 +79,7 @@ class Context {
   // ---- recording (called by the hooks)
   ir::NodeRef node_of(const ndarray& a);           // traced, or a concrete array bound as an input/constant
   ir::NodeRef node_of_operand(const ndarray& a, bool weak);
+  bool is_runtime_scalar(const ndarray& a) const;  // a 0-d float64 holding a runtime scalar's marker
   ndarray new_value(ir::NodeRef n, Shape hint);    // a fresh buffer holding n
   void write(const ndarray& dst, ir::NodeRef value);
   std::shared_ptr<void> view(const ndarray& src, const ndarray& view);
@@ -98,7 +99,8 @@ class Context {
   const std::vector<ndarray>& bound_inputs() const { return bound_; }
   int num_breaks() const { return static_cast<int>(breaks_.size()); }
   const std::vector<std::string>& breaks() const { return breaks_; }
-  std::vector<std::string> segment_graphs;  // str() of each segment, for debugging/explain
+  std::vector<std::string> segment_graphs;  // str() of each segment after the passes
+  std::vector<std::string> segment_graphs_raw;  // ... and as traced, before them
   std::vector<int> ops_per_graph;
   SegmentRunner runner;
   std::vector<double> scalar_values;        // actual values of the runtime scalars
@@ -123,10 +125,13 @@ class Context {
   std::vector<Constraint> constraints_;
   std::vector<std::pair<int, int>> sym_origin_;           // symbol -> (user input, axis) of segment 0
   std::vector<std::string> breaks_;
+  size_t segment_start_size_ = 0;  // nodes of a segment right after it started
 };
 
 // The active context on this thread (null outside tracing).
 Context* current();
+// Sets the active context (Python pairs it in try/finally); null deactivates.
+void set_current(Context* c);
 // RAII: makes `c` current.
 class Scope {
  public:
@@ -151,6 +156,8 @@ void install_hooks();
 
 // Thrown (with fullgraph) at a graph break; also what Python's GraphBreakError maps from.
 struct GraphBreak : std::runtime_error { using std::runtime_error::runtime_error; };
+// A runtime-scalar argument was used as a Python value: retrace with it static (Note [runtime scalars]).
+struct StaticScalar : std::runtime_error { using std::runtime_error::runtime_error; };
 // When set, a graph break throws GraphBreak instead of running the segment.
 extern thread_local bool g_fullgraph;
 // Called at each break with its reason (the Python layer adds the user's file:line).

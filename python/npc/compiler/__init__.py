@@ -1,1 +1,11 @@
-"""npc.compile and its tooling (filled in as the tracer lands)."""
+"""npc.compile and its tooling: capture (tracing into npc's graph IR), guards and caches,
+graph breaks, recompiles, dynamic shapes, explain/stats/compile_times, NPC_LOGS and
+NPC_COMPILE_DEBUG. See docs/compile.md and docs/ir.md."""
+from ._api import (CompiledFunction, ExplainOutput, GraphBreakError, compile, compile_times, config,
+                   disable, disallow_in_graph, explain, graph_break, jit, mark_dynamic, register_backend,
+                   reset, run, stats)
+from . import _logs as logs
+
+__all__ = ["compile", "jit", "explain", "reset", "stats", "compile_times", "run", "disable",
+           "disallow_in_graph", "graph_break", "mark_dynamic", "register_backend", "GraphBreakError",
+           "config", "CompiledFunction", "ExplainOutput", "logs"]

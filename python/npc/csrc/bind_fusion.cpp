@@ -1,6 +1,133 @@
-// Bindings of the fusion layer (owned by that layer; filled in as it lands).
+// Bindings of the fusion layer: the fused backend's settings, counters and JIT cache.
+// Importing npc registers the "fused" backend with the tracer.
+#include <pybind11/stl.h>
+
 #include "bindings.hpp"
+#include "npc/fusion.hpp"
 
 namespace npc::py_bind {
-void bind_fusion(py::module_& m) { (void)m; }
+
+namespace {
+OpId op_by_name(const std::string& n) {
+  for (int i = 0; i < kNumOps; ++i)
+    if (ir::op_name(static_cast<OpId>(i)) == n) return static_cast<OpId>(i);
+  throw py::value_error("unknown op '" + n + "'");
+}
+
+// A graph built directly from Python (tests and benchmarks of the fused backend without the
+// tracer): nodes are referred to by their position in `nodes`.
+struct PyGraph {
+  std::shared_ptr<ir::Graph> g = std::make_shared<ir::Graph>();
+  std::vector<ir::NodeRef> nodes;
+  int add(ir::NodeRef n) { nodes.push_back(n); return static_cast<int>(nodes.size()) - 1; }
+  ir::NodeRef at(int i) const { return nodes.at(i); }
+  std::vector<ir::NodeRef> many(const std::vector<int>& ids) const {
+    std::vector<ir::NodeRef> v;
+    for (int i : ids) v.push_back(at(i));
+    return v;
+  }
+};
+}  // namespace
+
+void bind_fusion(py::module_& m) {
+  fusion::register_backend();
+  py::register_exception<fusion::CodegenError>(m, "CodegenError", PyExc_RuntimeError);
+  m.def("_fusion_get_config", [] {
+    const auto& c = fusion::config();
+    py::dict d;
+    d["cxx"] = c.cxx;
+    d["cxxflags"] = c.flags;
+    d["cache_dir"] = c.cache_dir;
+    d["codegen_errors"] = c.raise_errors ? "raise" : "warn";
+    d["output_code"] = c.output_code;
+    d["compile_debug"] = c.debug;
+    d["debug_dir"] = c.debug_dir;
+    return d;
+  }, "Settings of the fused backend (dict).");
+  m.def("_fusion_set_config", [](py::dict d) {
+    auto& c = fusion::config();
+    for (auto [k, v] : d) {
+      std::string key = py::str(k);
+      if (key == "cxx") c.cxx = py::str(v);
+      else if (key == "cxxflags") c.flags = py::str(v);
+      else if (key == "cache_dir") c.cache_dir = py::str(v);
+      else if (key == "codegen_errors") {
+        std::string s = py::str(v);
+        if (s != "raise" && s != "warn") throw py::value_error("codegen_errors must be 'raise' or 'warn', got '" + s + "'");
+        c.raise_errors = s == "raise";
+      } else if (key == "output_code") c.output_code = v.cast<bool>();
+      else if (key == "compile_debug") c.debug = v.cast<bool>();
+      else if (key == "debug_dir") c.debug_dir = py::str(v);
+      else throw py::key_error("unknown fused-backend setting '" + key + "'");
+    }
+  }, "Updates settings of the fused backend from a dict (keys as _fusion_get_config).");
+  m.def("_fusion_stats", [] {
+    auto s = fusion::stats();
+    py::dict d;
+    d["graphs"] = s.graphs;
+    d["kernels"] = s.kernels;
+    d["compiles"] = s.compiles;
+    d["disk_hits"] = s.disk_hits;
+    d["memory_hits"] = s.memory_hits;
+    d["corrupt_entries"] = s.corrupt_entries;
+    d["kernel_runs"] = s.kernel_runs;
+    d["fallbacks"] = s.fallbacks;
+    d["compile_seconds"] = s.compile_seconds;
+    d["last_load_seconds"] = s.last_load_seconds;
+    return d;
+  }, "Counters of the fused backend (dict).");
+  m.def("_fusion_reset_stats", &fusion::reset_stats);
+  m.def("_fusion_jit", [](const std::string& src) {
+    py::gil_scoped_release r;
+    return fusion::jit(src)->path();
+  }, "Compiles (or loads from the cache) one translation unit; returns the shared object's path.");
+  m.def("_fusion_cache_key", &fusion::cache_key);
+
+  py::class_<PyGraph>(m, "_FusionGraph")
+      .def(py::init<>())
+      .def("input", [](PyGraph& p, int i, int code, Shape s) { return p.add(p.g->input(i, static_cast<DType>(code), ir::static_shape(s))); })
+      .def("scalar", [](PyGraph& p, int i, int code) { return p.add(p.g->scalar(i, static_cast<DType>(code))); })
+      .def("const", [](PyGraph& p, py::handle v, int code) { return p.add(p.g->constant(from_python(v).cast(static_cast<DType>(code)))); })
+      .def("ufunc", [](PyGraph& p, const std::string& op, std::vector<int> args, int code) {
+        return p.add(p.g->ufunc(op_by_name(op), p.many(args), static_cast<DType>(code)));
+      })
+      .def("cast", [](PyGraph& p, int a, int code) { return p.add(p.g->cast(p.at(a), static_cast<DType>(code))); })
+      .def("reduce", [](PyGraph& p, const std::string& op, int a, std::vector<int64_t> axes, bool keepdims, int code) {
+        return p.add(p.g->reduce(op_by_name(op), p.at(a), axes, keepdims, static_cast<DType>(code)));
+      })
+      .def("slice", [](PyGraph& p, int a, std::vector<int64_t> ss, Shape s) { return p.add(p.g->slice(p.at(a), ss, ir::static_shape(s))); })
+      .def("permute", [](PyGraph& p, int a, std::vector<int64_t> axes) { return p.add(p.g->permute(p.at(a), axes)); })
+      .def("broadcast", [](PyGraph& p, int a, Shape s) { return p.add(p.g->broadcast(p.at(a), ir::static_shape(s))); })
+      .def("reshape", [](PyGraph& p, int a, Shape s) { return p.add(p.g->reshape(p.at(a), ir::static_shape(s))); })
+      .def("prim", [](PyGraph& p, const std::string& op, std::vector<int> args, int code, Shape s, std::vector<int64_t> params) {
+        return p.add(p.g->prim(op_by_name(op), p.many(args), static_cast<DType>(code), ir::static_shape(s), params));
+      })
+      .def("write", [](PyGraph& p, int base, int region, int value) { return p.add(p.g->write(p.at(base), p.at(region), p.at(value))); })
+      .def("output", [](PyGraph& p, int a) { p.g->outputs.push_back(p.at(a)); })
+      .def("shape", [](PyGraph& p, int a) { return ir::concrete_shape(p.at(a)->shape, {}); })
+      .def("dtype", [](PyGraph& p, int a) { return static_cast<int>(p.at(a)->dtype); })
+      .def("__str__", [](PyGraph& p) { return p.g->str(); })
+      .def("compile", [](PyGraph& p) {
+        auto g = p.g;
+        ir::Executable exe;
+        {
+          py::gil_scoped_release r;
+          exe = fusion::compile_graph(*g);
+        }
+        return py::cpp_function([g, exe](std::vector<PyArray> inputs, std::vector<py::handle> scalars) {
+          std::vector<ndarray> in(inputs.begin(), inputs.end());
+          std::vector<Scalar> sc;
+          for (auto h : scalars) sc.push_back(from_python(h));
+          std::vector<ndarray> out;
+          {
+            py::gil_scoped_release r;
+            out = exe(ir::RunArgs{in, sc});
+          }
+          py::list l;
+          for (auto& o : out) l.append(wrap(std::move(o)));
+          return l;
+        });
+      }, "Lowers and compiles the graph with the fused backend; returns run(inputs, scalars) -> outputs.");
+}
+
 }  // namespace npc::py_bind

@@ -4,8 +4,10 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <unordered_map>
 
 #include "bindings.hpp"
+#include "npc/ops.hpp"
 
 namespace npc::py_bind {
 
@@ -126,6 +128,17 @@ ClipMode clip_mode(const std::string& m) {
   throw ValueError("clipmode must be one of 'clip', 'raise', or 'wrap' (got '" + m + "')");
 }
 
+const ndarray& arr(py::handle o) {
+  if (!is_npc_array(o)) throw TypeError("expected an npc array");
+  return o.cast<PyArray&>();
+}
+
+std::vector<ndarray> arrays(py::handle seq) {
+  std::vector<ndarray> r;
+  for (auto o : seq) r.push_back(arr(o));
+  return r;
+}
+
 std::optional<int64_t> opt_axis(py::handle axis) {
   if (axis.is_none()) return std::nullopt;
   return py::reinterpret_steal<py::object>(PyNumber_Index(axis.ptr())).cast<int64_t>();
@@ -163,6 +176,116 @@ void bind_indexing(py::module_& m) {
   });
   m.def("_compress", [](const PyArray& c, const PyArray& a, py::handle axis) {
     return wrap(compress(c, a, opt_axis(axis)));
+  });
+  // Note [shape dispatch]
+  // The functions of python/npc/_shape.py and _indexing.py reach C++ through one entry point,
+  // _core._shape_op(name, *args), keyed by name: one binding instead of one per function
+  // keeps the extension small and its build fast. Python normalises the arguments (axes as
+  // ints or lists, arrays as npc arrays, dtypes as codes) before the call.
+  m.def("_shape_op", [](const std::string& op, py::args args) -> py::object {
+    using Fn = py::object (*)(py::tuple&);
+    static const std::unordered_map<std::string, Fn> table = {
+        {"squeeze", +[](py::tuple& x) -> py::object {
+           std::optional<std::vector<int64_t>> ax;
+           if (!x[2].is_none()) ax = x[2].cast<std::vector<int64_t>>();
+           return wrap(squeeze(arr(x[1]), ax), x[1]);
+         }},
+        {"expand_dims", +[](py::tuple& x) -> py::object { return wrap(expand_dims(arr(x[1]), x[2].cast<std::vector<int64_t>>()), x[1]); }},
+        {"swapaxes", +[](py::tuple& x) -> py::object { return wrap(swapaxes(arr(x[1]), x[2].cast<int64_t>(), x[3].cast<int64_t>()), x[1]); }},
+        {"moveaxis", +[](py::tuple& x) -> py::object {
+           return wrap(moveaxis(arr(x[1]), x[2].cast<std::vector<int64_t>>(), x[3].cast<std::vector<int64_t>>()), x[1]);
+         }},
+        {"flip", +[](py::tuple& x) -> py::object {
+           std::optional<std::vector<int64_t>> ax;
+           if (!x[2].is_none()) ax = x[2].cast<std::vector<int64_t>>();
+           return wrap(flip(arr(x[1]), ax), x[1]);
+         }},
+        {"diagonal", +[](py::tuple& x) -> py::object {
+           return wrap(diagonal(arr(x[1]), x[2].cast<int64_t>(), x[3].cast<int64_t>(), x[4].cast<int64_t>()), x[1]);
+         }},
+        {"ravel", +[](py::tuple& x) -> py::object { return wrap(ravel(arr(x[1]), order_from_name(x[2].cast<std::string>())), x[1]); }},
+        {"concatenate", +[](py::tuple& x) -> py::object {
+           std::vector<ndarray> in = arrays(x[1]);
+           std::optional<DType> dt;
+           if (x[3].cast<int>() >= 0) dt = static_cast<DType>(x[3].cast<int>());
+           if (!x[5].is_none()) {
+             ndarray o = arr(x[5]);
+             concatenate(in, opt_axis(x[2]), dt, casting_from_name(x[4].cast<std::string>()), &o);
+             return py::reinterpret_borrow<py::object>(x[5]);
+           }
+           return wrap(concatenate(in, opt_axis(x[2]), dt, casting_from_name(x[4].cast<std::string>())));
+         }},
+        {"stack", +[](py::tuple& x) -> py::object {
+           std::vector<ndarray> in = arrays(x[1]);
+           std::optional<DType> dt;
+           if (x[3].cast<int>() >= 0) dt = static_cast<DType>(x[3].cast<int>());
+           if (!x[5].is_none()) {
+             ndarray o = arr(x[5]);
+             stack(in, x[2].cast<int64_t>(), dt, casting_from_name(x[4].cast<std::string>()), &o);
+             return py::reinterpret_borrow<py::object>(x[5]);
+           }
+           return wrap(stack(in, x[2].cast<int64_t>(), dt, casting_from_name(x[4].cast<std::string>())));
+         }},
+        {"repeat", +[](py::tuple& x) -> py::object { return wrap(repeat(arr(x[1]), arr(x[2]), opt_axis(x[3]))); }},
+        {"roll", +[](py::tuple& x) -> py::object {
+           return wrap(roll(arr(x[1]), x[2].cast<std::vector<int64_t>>(), x[3].cast<std::vector<int64_t>>()));
+         }},
+        {"tril", +[](py::tuple& x) -> py::object { return wrap(tril(arr(x[1]), x[2].cast<int64_t>())); }},
+        {"triu", +[](py::tuple& x) -> py::object { return wrap(triu(arr(x[1]), x[2].cast<int64_t>())); }},
+        {"broadcast_to", +[](py::tuple& x) -> py::object { return wrap(broadcast_to(arr(x[1]), to_shape(x[2])), x[1]); }},
+        {"broadcast_shapes", +[](py::tuple& x) -> py::object {
+           std::vector<Shape> shapes;
+           for (auto s : x[1]) shapes.push_back(to_shape(s));
+           Shape r = broadcast_shapes(shapes);
+           py::tuple t(r.size());
+           for (size_t i = 0; i < r.size(); ++i) t[i] = py::int_(r[i]);
+           return py::object(t);
+         }},
+        {"sort", +[](py::tuple& x) -> py::object { return wrap(sort(arr(x[1]), opt_axis(x[2]))); }},
+        {"argsort", +[](py::tuple& x) -> py::object { return wrap(argsort(arr(x[1]), opt_axis(x[2]))); }},
+        {"partition", +[](py::tuple& x) -> py::object {
+           return wrap(partition(arr(x[1]), x[2].cast<std::vector<int64_t>>(), opt_axis(x[3])));
+         }},
+        {"argpartition", +[](py::tuple& x) -> py::object {
+           return wrap(argpartition(arr(x[1]), x[2].cast<std::vector<int64_t>>(), opt_axis(x[3])));
+         }},
+        {"lexsort", +[](py::tuple& x) -> py::object { return wrap(lexsort(arrays(x[1]), x[2].cast<int64_t>())); }},
+        {"searchsorted", +[](py::tuple& x) -> py::object {
+           std::optional<ndarray> sorter;
+           if (!x[4].is_none()) sorter = arr(x[4]);
+           return wrap(searchsorted(arr(x[1]), arr(x[2]), x[3].cast<bool>(), sorter));
+         }},
+        {"unique", +[](py::tuple& x) -> py::object {
+           UniqueResult u = unique(arr(x[1]), x[2].cast<bool>());
+           return py::object(py::make_tuple(wrap(u.values), wrap(u.index), wrap(u.inverse), wrap(u.counts)));
+         }},
+        {"isin", +[](py::tuple& x) -> py::object { return wrap(isin(arr(x[1]), arr(x[2]), x[3].cast<bool>())); }},
+        {"bincount", +[](py::tuple& x) -> py::object {
+           std::optional<ndarray> w;
+           if (!x[2].is_none()) w = arr(x[2]);
+           return wrap(bincount(arr(x[1]), w, x[3].cast<int64_t>()));
+         }},
+        {"histogram", +[](py::tuple& x) -> py::object {
+           std::optional<ndarray> w;
+           if (!x[3].is_none()) w = arr(x[3]);
+           return wrap(histogram_counts(arrays(x[1]), arrays(x[2]), w, x[4].cast<bool>()));
+         }},
+        {"monotonic", +[](py::tuple& x) -> py::object { return py::int_(monotonic(arr(x[1]))); }},
+        {"value_range", +[](py::tuple& x) -> py::object {
+           auto [lo, hi] = value_range(arr(x[1]));
+           return py::make_tuple(lo, hi);
+         }},
+        {"assign", +[](py::tuple& x) -> py::object {
+           assign_array(arr(x[1]), arr(x[2]));
+           return py::object(py::none());
+         }},
+    };
+    auto it = table.find(op);
+    if (it == table.end()) throw ValueError("unknown shape op '" + op + "'");
+    py::tuple full(args.size() + 1);
+    full[0] = py::str(op);
+    for (size_t i = 0; i < args.size(); ++i) full[i + 1] = args[i];
+    return it->second(full);
   });
   m.def("_index", [](py::object self, py::handle key) {
     // a[key] as an array (never a scalar): used by functions that index internally.

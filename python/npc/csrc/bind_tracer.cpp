@@ -1,6 +1,197 @@
-// Bindings of the tracer layer (owned by that layer; filled in as it lands).
+// Bindings of the tracer layer: trace contexts, graphs, executables (python/npc/compiler).
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
 #include "bindings.hpp"
+#include "npc/graph.hpp"
+#include "tracer/trace.hpp"
 
 namespace npc::py_bind {
-void bind_tracer(py::module_& m) { (void)m; }
+
+namespace {
+std::vector<ndarray> to_arrays(py::handle seq) {
+  std::vector<ndarray> r;
+  for (py::handle h : seq) r.push_back(h.cast<PyArray&>());
+  return r;
+}
+py::list wrap_all(std::vector<ndarray> v) {
+  py::list l;
+  for (auto& a : v) l.append(wrap(std::move(a)));
+  return l;
+}
+std::vector<Scalar> to_scalars(py::handle seq) {
+  std::vector<Scalar> r;
+  for (py::handle h : seq) r.push_back(Scalar::from_double(h.cast<double>()));
+  return r;
+}
+
+// A graph (cached entry or segment) with the executable its backend made.
+struct PyGraph {
+  std::shared_ptr<ir::Graph> g;
+  ir::Executable exe;
+  std::string backend_used = "eager";
+};
+
+ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& backend, std::string& used,
+                        std::string& error) {
+  used = "eager";
+  if (backend != "eager") {
+    if (const ir::Backend* b = ir::find_backend(backend)) {
+      try {
+        ir::Executable e = (*b)(*g);
+        used = backend;
+        return e;
+      } catch (const std::exception& ex) {
+        error = ex.what();
+      }
+    } else {
+      error = "backend '" + backend + "' is not available";
+    }
+  }
+  return [g](const ir::RunArgs& a) { return ir::interpret(*g, a); };
+}
+
+py::list node_table(const ir::Graph& g) {
+  py::list l;
+  for (ir::NodeRef n : g.nodes()) {
+    std::string what = std::string(ir::kind_name(n->kind));
+    if (n->kind == ir::NodeKind::Ufunc || n->kind == ir::NodeKind::Reduce || n->kind == ir::NodeKind::Prim)
+      what += ":" + std::string(ir::op_name(n->op));
+    if (n->kind == ir::NodeKind::View) what += ":" + std::string(ir::view_kind_name(n->view_kind()));
+    py::list shape;
+    for (ir::Dim d : n->shape) {
+      if (d.is_static()) shape.append(d.value());
+      else shape.append(py::str("s" + std::to_string(d.symbol())));
+    }
+    py::list args;
+    for (ir::NodeRef a : n->args) args.append(a->id);
+    l.append(py::make_tuple(n->id, what, static_cast<int>(n->dtype), py::tuple(shape), args));
+  }
+  return l;
+}
+}  // namespace
+
+void bind_tracer(py::module_& m) {
+  static py::exception<tracer::GraphBreak> graph_break_exc(m, "_GraphBreak", PyExc_RuntimeError);
+  static py::exception<tracer::StaticScalar> static_scalar_exc(m, "_StaticScalar", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tracer::GraphBreak& e) {
+      PyErr_SetString(graph_break_exc.ptr(), e.what());
+    } catch (const tracer::StaticScalar& e) {
+      PyErr_SetString(static_scalar_exc.ptr(), e.what());
+    } catch (const ir::VerifyError& e) {
+      PyErr_SetString(PyExc_AssertionError, e.what());
+    }
+  });
+
+  py::class_<PyGraph, std::shared_ptr<PyGraph>>(m, "_Graph")
+      .def("__str__", [](const PyGraph& g) { return g.g->str(); })
+      .def_property_readonly("backend", [](const PyGraph& g) { return g.backend_used; })
+      .def_property_readonly("num_inputs", [](const PyGraph& g) { return g.g->num_inputs(); })
+      .def_property_readonly("structural_hash", [](const PyGraph& g) { return g.g->structural_hash(); })
+      .def("nodes", [](const PyGraph& g) { return node_table(*g.g); },
+           "(id, kind[:op], dtype code, shape, arg ids) for each node, in topological order")
+      .def("verify", [](const PyGraph& g, const std::string& pass) { ir::verify(*g.g, pass); })
+      .def("__call__", [](const PyGraph& g, py::handle inputs, py::handle scalars) {
+        std::vector<ndarray> in = to_arrays(inputs);
+        std::vector<Scalar> sc = to_scalars(scalars);
+        return wrap_all(g.exe(ir::RunArgs{in, sc}));
+      });
+
+  py::class_<tracer::Context>(m, "_TraceContext")
+      .def(py::init([](std::string backend) {
+             auto c = std::make_unique<tracer::Context>();
+             // Segments of functions with graph breaks run through the same backend choice.
+             c->runner = [backend](ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc) {
+               auto shared = std::make_shared<ir::Graph>(std::move(g));
+               std::string used, err;
+               auto exe = make_exe(shared, backend, used, err);
+               auto out = exe(ir::RunArgs{in, sc});
+               g = std::move(*shared);
+               return out;
+             };
+             return c;
+           }),
+           py::arg("backend") = "eager")
+      .def("add_input", [](tracer::Context& c, PyArray& a, std::vector<int> dyn) { return wrap(c.add_input(a, dyn)); })
+      .def("add_scalar", &tracer::Context::add_scalar)
+      .def("input_index", [](const tracer::Context& c, PyArray& a) { return c.input_index(a); })
+      .def("activate", [](tracer::Context& c) {
+        if (tracer::current()) throw ValueError("npc.compile: nested tracing is not supported");
+        tracer::set_current(&c);
+      })
+      .def("graph_break", [](tracer::Context& c, const std::string& reason) { c.break_graph(reason); })
+      .def("finish", [](tracer::Context& c, py::handle outs) { return wrap_all(c.finish(to_arrays(outs))); })
+      .def("take_graph", [](tracer::Context& c, const std::string& backend) -> py::object {
+        auto g = c.take_graph();
+        if (!g) return py::none();
+        auto pg = std::make_shared<PyGraph>();
+        pg->g = std::shared_ptr<ir::Graph>(std::move(g));
+        std::string err;
+        pg->exe = make_exe(pg->g, backend, pg->backend_used, err);
+        return py::cast(pg);
+      })
+      .def_property_readonly("bound_inputs", [](const tracer::Context& c) { return wrap_all(c.bound_inputs()); })
+      .def_readonly("num_user_inputs", &tracer::Context::num_user_inputs)
+      .def_property_readonly("breaks", [](const tracer::Context& c) { return c.breaks(); })
+      .def_readonly("segment_graphs", &tracer::Context::segment_graphs)
+      .def_readonly("segment_graphs_raw", &tracer::Context::segment_graphs_raw)
+      .def_readonly("ops_per_graph", &tracer::Context::ops_per_graph)
+      .def_property_readonly("constraints", [](const tracer::Context& c) {
+        py::list l;
+        for (auto& k : c.constraints()) l.append(py::make_tuple(k.in_a, k.ax_a, k.in_b, k.ax_b, k.size));
+        return l;
+      })
+      .def("fill", [](tracer::Context& c, py::handle shape, py::handle value, int code, int scalar_index) {
+        // numpy.full/zeros/ones inside a compiled function: a Fill node (never a constant array).
+        DType t = static_cast<DType>(code);
+        Shape s = to_shape(shape);
+        ir::NodeRef v = scalar_index >= 0 ? c.graph().scalar(scalar_index, DType::Float64)
+                                          : c.graph().constant(from_python(value));
+        std::vector<ir::NodeRef> args{c.graph().cast(v, t)};
+        ir::NodeRef n = c.graph().prim(OpId::fill, args, t, ir::static_shape(s));
+        return wrap(c.new_value(n, s));
+      })
+      .def("host_call", [](tracer::Context& c, py::function fn, std::string name, py::handle example) {
+        // A NumPy call with no array argument (numpy.random.*): runs again on every replay.
+        ndarray ex = example.cast<PyArray&>();
+        ir::HostCall call = [fn](std::span<const ndarray>) {
+          py::gil_scoped_acquire gil;
+          py::object r = fn();
+          return static_cast<ndarray>(r.cast<PyArray&>());
+        };
+        std::vector<ir::NodeRef> none;
+        ir::NodeRef n = c.graph().call(call, name, none, ex.dtype(), ir::static_shape(ex.shape()));
+        // `example` was drawn with the generator's state restored afterwards, so the stream
+        // advances once per call, when the graph runs the call, as in eager code.
+        return wrap(c.new_value(n, ex.shape()));
+      });
+  m.def("_deactivate_trace", [] { tracer::set_current(nullptr); });
+  m.def("_realize", [](PyArray& a) { a.realize(); });
+  m.def("_is_traced", [](const PyArray& a) { return a.is_traced(); });
+  m.def("_is_tracing", [] { return tracer::current() != nullptr; });
+  m.def("_set_break_annotator", [](py::object fn) {
+    if (fn.is_none()) {
+      tracer::g_break_annotator = nullptr;
+      return;
+    }
+    tracer::g_break_annotator = [fn](const std::string& r) {
+      py::gil_scoped_acquire gil;
+      return fn(r).cast<std::string>();
+    };
+  });
+  m.def("_set_fullgraph", [](bool on) { tracer::g_fullgraph = on; });
+  m.def("_current_graph_break", [](const std::string& reason) {
+    if (tracer::Context* c = tracer::current()) c->break_graph(reason);
+  });
+  m.def("_verify_enabled", &ir::verify_enabled);
+  m.def("_backends", [] {
+    std::vector<std::string> r{"eager"};
+    if (ir::find_backend("fused")) r.push_back("fused");
+    return r;
+  });
+}
+
 }  // namespace npc::py_bind

@@ -1,0 +1,242 @@
+"""Fused backend vs NumPy vs hand-written C++/OpenMP kernels on the five demo cases.
+
+    .venv/bin/python bench/bench_fusion.py          # full sizes (what bench/RESULTS.md records)
+    .venv/bin/python bench/bench_fusion.py --small  # quick run
+
+The hand-written kernels (bench/handwritten/kernels.cpp) are compiled with the fused
+backend's own flags, so the comparison measures code generation, not compiler settings.
+bench/demo.py (`make demo`) uses the same measurements.
+"""
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import fusion_cases as C  # noqa: E402
+
+FLAGS = ["-O3", "-march=native", "-fopenmp", "-ffp-contract=off", "-shared", "-fPIC"]
+
+
+def best_time(fn, repeat=7, min_total=0.2):
+    """Best wall time of fn() over `repeat` runs (more when each run is short)."""
+    fn()
+    times = []
+    t_end = time.perf_counter() + min_total
+    while len(times) < repeat or (time.perf_counter() < t_end and len(times) < 200):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+# ---------------------------------------------------------------- hand-written kernels
+_HW = None
+
+
+def handwritten():
+    """ctypes library of bench/handwritten/kernels.cpp (built into bench/out/), or None."""
+    global _HW
+    if _HW is not None:
+        return _HW or None
+    src = os.path.join(HERE, "handwritten", "kernels.cpp")
+    out_dir = os.path.join(HERE, "out")
+    os.makedirs(out_dir, exist_ok=True)
+    so = os.path.join(out_dir, "handwritten.so")
+    try:
+        if not os.path.exists(so) or os.path.getmtime(so) < os.path.getmtime(src):
+            cxx = os.environ.get("CXX", "c++").split()
+            subprocess.run(cxx + FLAGS + ["-o", so, src], check=True, capture_output=True)
+        _HW = ctypes.CDLL(so)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"hand-written kernels unavailable: {e}", file=sys.stderr)
+        _HW = False
+        return None
+    return _HW
+
+
+def _p(a):
+    return ctypes.c_void_p(a.ctypes.data)
+
+
+def handwritten_runner(case, args):
+    """A no-argument callable running the hand-written kernel on `args`, and its result getter."""
+    hw = handwritten()
+    if hw is None:
+        return None
+    i64 = ctypes.c_int64
+    if case == 1:
+        X, Y = args
+        out = np.empty(X.shape[0])
+        return (lambda: hw.hw_outer_sum(_p(X), _p(Y), _p(out), i64(X.shape[0]), i64(X.shape[1]))), lambda: out
+    if case == 2:
+        X, means = args
+        out = np.empty(X.shape[0], dtype=np.int64)
+        return (lambda: hw.hw_kmeans(_p(X), _p(means), _p(out), i64(X.shape[0]))), lambda: out
+    if case == 3:
+        a, b = args
+        out = np.empty(a.shape[0], dtype=bool)
+        return (lambda: hw.hw_chain(_p(a), _p(b), _p(out), i64(a.shape[0]))), lambda: out
+    if case == 4:
+        (x,) = args
+        out = np.empty_like(x)
+        cols = x.shape[-1]
+        return (lambda: hw.hw_softmax(_p(x), _p(out), i64(x.size // cols), i64(cols))), lambda: out
+    if case == 5:
+        (u0,) = args
+        u = u0.copy()
+        tmp = np.empty_like(u)
+
+        def run():
+            u[...] = u0
+            hw.hw_jacobi(_p(u), _p(tmp), i64(u.shape[0]), i64(50))
+        return run, lambda: u
+    return None
+
+
+# ---------------------------------------------------------------- npc
+def _to_numpy(a):
+    from npc._array import _numpy_view
+    return np.asarray(_numpy_view(a)) if not isinstance(a, np.ndarray) else a
+
+
+def npc_runner(case, args, mode):
+    """(run, result, compile_seconds, kernels, launches) for the case through npc.
+
+    mode "compile": npc.compile on the NumPy function (the tracer in front of the fused
+    backend); mode "graph": the case's graph built directly (fusion_cases.graph)."""
+    import npc
+    from npc import _core
+    from npc._array import _from_numpy
+    s0 = _core._fusion_stats()
+    t = time.perf_counter()
+    if mode == "compile":
+        f = npc.compile(C.NUMPY[case], backend="fused")
+        res = f(*args)
+        compile_s = time.perf_counter() - t
+        run = lambda: f(*args)  # noqa: E731
+        result = lambda: np.asarray(f(*args))  # noqa: E731
+    else:
+        g, scalars = C.graph(case, args)
+        exe = g.compile()
+        compile_s = time.perf_counter() - t
+        wrapped = [_from_numpy(np.ascontiguousarray(a)) for a in args]
+        run = lambda: exe(wrapped, scalars)  # noqa: E731
+        result = lambda: _to_numpy(exe(wrapped, scalars)[0])  # noqa: E731
+        res = None
+    s1 = _core._fusion_stats()
+    del res
+    return run, result, compile_s, s1["kernels"] - s0["kernels"], s1
+
+
+def npc_mode():
+    """"compile" when npc.compile with the fused backend runs the cases, else "graph"."""
+    try:
+        import npc
+        f = npc.compile(C.chain, backend="fused")
+        a, b = C.inputs(3, small=True)[0]
+        r = f(a, b)
+        if np.array_equal(np.asarray(r), C.chain(a, b)):
+            return "compile"
+    except Exception:  # noqa: BLE001 - any failure means the tracer front end is not ready
+        pass
+    return "graph"
+
+
+WARM_SCRIPT = r"""
+import sys, time, json
+sys.path.insert(0, {here!r})
+t0 = time.perf_counter()
+import numpy as np, npc
+from npc import _core
+import fusion_cases as C
+t_import = time.perf_counter() - t0
+case, mode = {case}, {mode!r}
+args, _ = C.inputs(case)
+t = time.perf_counter()
+if mode == "compile":
+    f = npc.compile(C.NUMPY[case], backend="fused")
+    f(*args)
+else:
+    g, s = C.graph(case, args)
+    g.compile()
+dt = time.perf_counter() - t
+print(json.dumps({{"seconds": dt, "stats": _core._fusion_stats(), "import": t_import}}))
+"""
+
+
+def warm_start(case, mode, cache_dir):
+    """Seconds to get the compiled case in a new process whose disk cache holds it."""
+    env = dict(os.environ, NPC_CACHE_DIR=cache_dir)
+    r = subprocess.run([sys.executable, "-c", WARM_SCRIPT.format(here=HERE, case=case, mode=mode)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    if r.returncode != 0:
+        return None, r.stderr.strip().splitlines()[-1:] or ["failed"]
+    d = json.loads(r.stdout.strip().splitlines()[-1])
+    return d, None
+
+
+def measure(case, mode, small=False, cache_dir=None):
+    """All figures of one case (dict)."""
+    from npc import _core
+    args, _ = C.inputs(case, small)
+    row = {"case": case, "name": C.NAMES[case], "mode": mode}
+    ref = C.NUMPY[case](*args)
+    row["numpy_s"] = best_time(lambda: C.NUMPY[case](*args))
+    cache_dir = cache_dir or tempfile.mkdtemp(prefix="npc-demo-cache-")
+    old = _core._fusion_get_config()
+    _core._fusion_set_config({"cache_dir": cache_dir, "codegen_errors": "raise"})
+    try:
+        run, result, compile_s, kernels, stats = npc_runner(case, args, mode)
+        row["cold_compile_s"] = compile_s
+        row["kernels"] = kernels
+        out = result()
+        row["dtype_ok"] = out.dtype == ref.dtype and out.shape == ref.shape
+        diff = np.abs(out.astype(np.float64) - ref.astype(np.float64))
+        row["max_abs_diff"] = float(diff.max()) if diff.size else 0.0
+        import npc
+        npc.reset_peak_memory_stats()
+        base = npc.memory_stats()["current_bytes"]
+        keep = run()
+        row["peak_extra_bytes"] = npc.memory_stats()["peak_bytes"] - base - (out.nbytes if mode == "graph" else 0)
+        del keep
+        row["npc_s"] = best_time(run)
+        hw = handwritten_runner(case, args)
+        if hw is not None:
+            hrun, hres = hw
+            hrun()
+            row["hw_diff"] = float(np.abs(hres().astype(np.float64) - ref.astype(np.float64)).max())
+            row["hw_s"] = best_time(hrun)
+        warm, err = warm_start(case, mode, cache_dir) if not small else (None, None)
+        if warm is not None:
+            row["warm_s"] = warm["seconds"]
+            row["warm_disk_hits"] = warm["stats"]["disk_hits"]
+            row["warm_compiles"] = warm["stats"]["compiles"]
+        elif err:
+            row["warm_error"] = err[0]
+    finally:
+        _core._fusion_set_config({"cache_dir": old["cache_dir"], "codegen_errors": old["codegen_errors"]})
+    return row
+
+
+def main():
+    small = "--small" in sys.argv
+    mode = npc_mode()
+    print(f"npc front end: {'npc.compile' if mode == 'compile' else 'graph built directly (npc.compile not ready)'}")
+    print(f"{'case':32} {'numpy ms':>9} {'npc ms':>8} {'hand ms':>8} {'vs numpy':>9} {'vs hand':>8}")
+    for case in range(1, 6):
+        r = measure(case, mode, small)
+        hw = r.get("hw_s")
+        print(f"{r['name']:32} {r['numpy_s'] * 1e3:9.2f} {r['npc_s'] * 1e3:8.2f} "
+              f"{(hw or float('nan')) * 1e3:8.2f} {r['numpy_s'] / r['npc_s']:8.1f}x "
+              f"{(hw / r['npc_s'] * 100 if hw else float('nan')):7.0f}%")
+
+
+if __name__ == "__main__":
+    main()

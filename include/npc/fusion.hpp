@@ -1,0 +1,77 @@
+#pragma once
+/// \file fusion.hpp
+/// The fused backend: groups a traced graph (npc/graph.hpp) into loop-nest kernels, emits
+/// C++/OpenMP, compiles it with the system compiler, caches the shared object on disk and
+/// runs it. docs/fusion.md describes the design.
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "npc/graph.hpp"
+
+namespace npc::fusion {
+
+/// Raised when code generation or the C++ compiler fails (with codegen_errors="raise"), or
+/// when a graph holds something the fused backend does not generate code for.
+struct CodegenError : std::runtime_error { using std::runtime_error::runtime_error; };
+
+/// Settings of the fused backend (npc.config in Python). Defaults come from the environment:
+/// CXX, NPC_CACHE_DIR, NPC_LOGS, NPC_COMPILE_DEBUG.
+struct Config {
+  std::string cxx;             ///< compiler command ($CXX, default "c++")
+  std::string flags;           ///< "-O3 -march=native -fopenmp -ffp-contract=off"
+  std::string cache_dir;       ///< $NPC_CACHE_DIR, default ~/.cache/npc
+  bool raise_errors = false;   ///< codegen_errors == "raise": failures throw instead of running eagerly
+  bool output_code = false;    ///< NPC_LOGS contains output_code: print generated source to stderr
+  bool debug = false;          ///< NPC_COMPILE_DEBUG=1: write IR, source and diagram to debug_dir
+  std::string debug_dir;       ///< $NPC_DEBUG_DIR, default ./npc_debug
+};
+/// The process-wide settings (mutable; read at each compile).
+Config& config();
+
+/// Counters of the fused backend since the last reset (npc.compiler.stats() reports them).
+struct Stats {
+  int64_t graphs = 0;          ///< graphs lowered
+  int64_t kernels = 0;         ///< loop nests generated (after merging identical ones)
+  int64_t compiles = 0;        ///< C++ compiler invocations
+  int64_t disk_hits = 0;       ///< shared objects loaded from the disk cache
+  int64_t memory_hits = 0;     ///< shared objects reused in this process
+  int64_t corrupt_entries = 0; ///< cache entries that failed verification and were rebuilt
+  int64_t kernel_runs = 0;     ///< generated kernels executed
+  int64_t fallbacks = 0;       ///< graphs that ran on the eager backend after a codegen failure
+  double compile_seconds = 0;  ///< time in the C++ compiler
+  double last_load_seconds = 0;///< time of the last source -> loaded module step
+};
+Stats stats();
+void reset_stats();
+
+/// A loaded shared object of generated code.
+class Module {
+ public:
+  ~Module();
+  /// Address of `name`; throws CodegenError when missing.
+  void* symbol(const std::string& name) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  friend std::shared_ptr<Module> jit(const std::string& source);
+  void* handle_ = nullptr;
+  std::string path_;
+};
+
+/// Compiles `source` (one translation unit) or loads it from the memory/disk cache.
+/// Throws CodegenError when no compiler is found or compilation fails.
+std::shared_ptr<Module> jit(const std::string& source);
+/// The cache key of `source` under the current configuration (hex).
+std::string cache_key(const std::string& source);
+
+/// Lowers `g` to kernels and returns an executable for it. Shapes may be symbolic; strides
+/// are specialised on each call (contiguous or general), compiling each variant once.
+/// Throws CodegenError when the graph has a node the backend does not support.
+ir::Executable compile_graph(const ir::Graph& g);
+
+/// Registers compile_graph as the tracer's "fused" backend (idempotent).
+void register_backend();
+
+}  // namespace npc::fusion

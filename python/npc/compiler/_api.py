@@ -1,0 +1,1122 @@
+"""npc.compile: capture a function's array program as a graph, cache it by guards, replay it.
+
+How it works (see docs/compile.md): calling a compiled function computes a guard key from
+its arguments (types, dtypes, shapes, contiguity, static Python values) and from the Python
+numbers and arrays it reads from globals and closure cells. A hit replays the cached graph
+without running Python. A miss calls the function with traced arrays: every npc op records
+a node of the graph IR (src/tracer); anything that needs a concrete value is a graph break,
+after which functions re-run their Python on every call.
+"""
+import atexit
+import functools
+import os
+import struct
+import sys
+import threading
+import time
+import types
+import warnings
+
+import numpy as _np
+import numpy.random  # noqa: F401  (imported before any patching of numpy functions)
+
+from .. import _core
+from . import _logs
+
+__all__ = ["compile", "jit", "explain", "reset", "stats", "compile_times", "run", "disable",
+           "disallow_in_graph", "graph_break", "mark_dynamic", "register_backend", "GraphBreakError",
+           "config"]
+
+_NPC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NUMPY_DIR = os.path.dirname(os.path.abspath(_np.__file__))
+
+
+class GraphBreakError(RuntimeError):
+    """Raised by a ``fullgraph=True`` compiled function at its first graph break; the message
+    names the reason and the user's file and line."""
+
+
+from .._config import config  # noqa: E402
+
+config.register("recompile_limit", 8,
+                "traces per compiled function before it warns and runs eagerly")
+config.register("accumulated_recompile_limit", 256,
+                "traces of all compiled functions before new misses run eagerly")
+config.register("fail_on_recompile_limit_hit", False,
+                "raise instead of warning and running eagerly when a recompile limit is hit")
+
+
+# ---------------------------------------------------------------- statistics
+_STAT_KEYS = ("traces", "cache_hits", "recompiles", "graph_breaks", "eager_runs", "frozen_misses",
+              "kernels_compiled", "kernels_run", "graphs_run")
+_stats = dict.fromkeys(_STAT_KEYS, 0)
+_times = {}  # function name -> list of dicts of seconds
+_all_compiled = []  # weakly useful for reset()
+_tls = threading.local()
+_epoch = [0]
+
+
+def stats():
+    """Counters since the last reset(): traces, cache_hits, recompiles, graph_breaks,
+    eager_runs (calls run eagerly: recompile limit hit), frozen_misses (npc.compiler.run
+    misses), kernels_compiled, kernels_run (reported by the fused backend), graphs_run."""
+    return dict(_stats)
+
+
+def reset():
+    """Clears every compiled function's cache, the counters and the compile-time table."""
+    for ref in list(_all_compiled):
+        ref._clear()
+    for k in _stats:
+        _stats[k] = 0
+    _times.clear()
+
+
+def compile_times(repr="str", aggregate=False):
+    """Per-function table of seconds spent tracing, in passes and execution of the first run,
+    and in backend compilation. ``repr="csv"`` gives CSV; ``aggregate=True`` sums the runs
+    (otherwise each compile is listed)."""
+    cols = ("trace", "passes_and_run", "backend_compile")
+    rows = []
+    for name, runs in _times.items():
+        if aggregate:
+            rows.append((name, *[sum(r[c] for r in runs) for c in cols], len(runs)))
+        else:
+            rows.extend((name, *[r[c] for c in cols], 1) for r in runs)
+    if repr == "csv":
+        lines = ["function," + ",".join(cols) + ",compiles"]
+        lines += [f"{r[0]}," + ",".join(f"{x:.6f}" for x in r[1:4]) + f",{r[4]}" for r in rows]
+        return "\n".join(lines)
+    if repr != "str":
+        raise ValueError("repr must be 'str' or 'csv'")
+    head = f"{'function':<40} {'trace (s)':>10} {'passes+run (s)':>15} {'backend (s)':>12} {'compiles':>8}"
+    body = [f"{r[0]:<40} {r[1]:>10.4f} {r[2]:>15.4f} {r[3]:>12.4f} {r[4]:>8}" for r in rows]
+    return "\n".join([head] + body)
+
+
+@atexit.register
+def _print_times_at_exit():
+    if _logs.enabled("compile_times") and _times:
+        print(compile_times(aggregate=True), file=sys.stderr)
+
+
+# ---------------------------------------------------------------- backends
+_backends = {}
+
+
+def register_backend(name, compile_graph=None):
+    """Registers a Python backend: ``compile_graph(graph) -> callable(inputs, scalars)``.
+
+    The fused backend registers itself in C++ (npc::ir::register_backend); a Python backend
+    of the same name takes precedence. Usable as a decorator."""
+    def deco(fn):
+        _backends[name] = fn
+        return fn
+    return deco if compile_graph is None else deco(compile_graph)
+
+
+def _available(backend):
+    return backend == "eager" or backend in _backends or backend in _core._backends()
+
+
+# ---------------------------------------------------------------- marks and modes
+_disallowed = set()
+_marked_dynamic = {}
+
+
+def mark_dynamic(x, dim):
+    """Marks axis `dim` (an int or a list) of array `x` as symbolic for npc.compile: calls
+    with other sizes of that axis reuse the same graph (torch._dynamo.mark_dynamic)."""
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    nd = _np.ndim(x)
+    for d in dims:
+        if not -nd <= d < nd:
+            raise IndexError(f"mark_dynamic: dim {d} out of range for an array of {nd} dims")
+    _marked_dynamic[id(x)] = (x, {d % nd for d in dims})
+    return x
+
+
+def graph_break():
+    """Inside a compiled function: ends the current graph here (no-op outside tracing)."""
+    if _core._is_tracing():
+        _core._current_graph_break("npc.compiler.graph_break()")
+
+
+def _realize_tree(obj):
+    if isinstance(obj, _core.ndarray):
+        if _core._is_traced(obj):
+            _core._realize(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _realize_tree(o)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _realize_tree(o)
+
+
+def _run_outside(fn, reason, args, kwargs):
+    """A graph break: run the pending graph, make the arguments concrete, call fn untraced."""
+    _core._current_graph_break(reason)
+    _realize_tree(args)
+    _realize_tree(kwargs)
+    ctx = getattr(_tls, "ctx", None)
+    _core._deactivate_trace()
+    _tls.ctx = None
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if ctx is not None:
+            _tls.ctx = ctx
+            ctx.activate()
+
+
+def disallow_in_graph(fn):
+    """Marks `fn` so that a compiled function calling it breaks the graph there and calls it
+    eagerly with concrete arrays. Returns a wrapper (use it, or decorate)."""
+    name = getattr(fn, "__qualname__", repr(fn))
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _core._is_tracing():
+            return _run_outside(fn, f"call to {name}, disallowed in graph", args, kwargs)
+        return fn(*args, **kwargs)
+    _disallowed.add(wrapper)
+    return wrapper
+
+
+def disable(fn=None, recursive=True):
+    """Runs `fn` without compilation: inside a compiled function it is a graph break and fn
+    runs eagerly. With recursive=False, compiled functions that fn calls still compile. On a
+    compiled function, returns the original function."""
+    if fn is None:
+        return lambda f: disable(f, recursive)
+    if isinstance(fn, CompiledFunction):
+        return fn._fn
+    name = getattr(fn, "__qualname__", repr(fn))
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _core._is_tracing():
+            return _run_outside(fn, f"call to {name}, wrapped in npc.compiler.disable", args, kwargs)
+        if recursive:
+            prev = getattr(_tls, "disabled", False)
+            _tls.disabled = True
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _tls.disabled = prev
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def run(fn):
+    """Frozen mode (torch._dynamo.run): calls compiled function `fn` reusing its cached graphs
+    and never compiling new ones; a miss runs the function eagerly."""
+    if not isinstance(fn, CompiledFunction):
+        raise TypeError("npc.compiler.run expects a function made by npc.compile")
+
+    @functools.wraps(fn._fn)
+    def frozen(*args, **kwargs):
+        prev = getattr(_tls, "frozen", False)
+        _tls.frozen = True
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _tls.frozen = prev
+    return frozen
+
+
+# ---------------------------------------------------------------- runtime scalars
+# Note [runtime scalars] in src/tracer/trace.cpp: a float argument is traced as a marked NaN.
+def _sentinel(k):
+    return struct.unpack("<d", struct.pack("<Q", 0x7FF8_5A5A_0000_0000 | (k & 0xFFFFFFFF)))[0]
+
+
+class _StaticUse(Exception):
+    pass
+
+
+def _static_use(*_a, **_k):
+    raise _StaticUse()
+
+
+class _RuntimeFloat(float):
+    """A float argument while tracing: any use as a Python value restarts tracing with the
+    argument static; use with arrays records a runtime scalar."""
+    __slots__ = ()
+
+
+def _arith(name):
+    def op(self, other=None, *rest):
+        if isinstance(other, (_core.ndarray, _np.ndarray)):
+            return NotImplemented
+        raise _StaticUse()
+    op.__name__ = name
+    return op
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+              "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
+              "__rpow__", "__divmod__", "__rdivmod__", "__lt__", "__le__", "__gt__", "__ge__",
+              "__eq__", "__ne__"):
+    setattr(_RuntimeFloat, _name, _arith(_name))
+for _name in ("__bool__", "__int__", "__neg__", "__pos__", "__abs__", "__round__",
+              "__trunc__", "__floor__", "__ceil__", "__hash__", "__repr__", "__str__", "__format__",
+              "is_integer", "as_integer_ratio", "hex", "conjugate", "__getnewargs__", "__reduce__",  # not __float__: numpy.asarray calls it
+              "__reduce_ex__", "__complex__"):
+    setattr(_RuntimeFloat, _name, _static_use)
+
+
+# ---------------------------------------------------------------- captured NumPy calls
+class _Patches:
+    """While tracing, array-free NumPy/npc creation and random calls made by user code record
+    graph nodes (Fill) or host calls (re-run on each replay), so nothing is frozen."""
+
+    def __init__(self, ctx, fn_name):
+        self.ctx = ctx
+        self.saved = []
+
+    @staticmethod
+    def _from_user(depth=2):
+        return not _internal_file(sys._getframe(depth).f_code.co_filename)
+
+    def _patch(self, mod, name, make):
+        orig = getattr(mod, name, None)
+        if orig is None:
+            return
+        self.saved.append((mod, name, orig))
+        setattr(mod, name, make(orig))
+
+    def _fill_maker(self, value_of):
+        ctx = self
+
+        def make(orig):
+            @functools.wraps(orig)
+            def patched(*args, **kwargs):
+                if not ctx._from_user():
+                    return orig(*args, **kwargs)
+                try:
+                    shape, value, dtype = value_of(*args, **kwargs)
+                    code = _code(dtype)
+                except _Unsupported:
+                    code = None
+                if code is None:
+                    return orig(*args, **kwargs)
+                sidx = -1
+                if isinstance(value, _RuntimeFloat):
+                    sidx = _sentinel_index(value)
+                    value = 0.0
+                return ctx.ctx.fill(shape, value, code, sidx)
+            return patched
+        return make
+
+    def _host_maker(self, label, state_of):
+        ctx = self
+
+        def make(orig):
+            @functools.wraps(orig)
+            def patched(*args, **kwargs):
+                if not ctx._from_user():
+                    return orig(*args, **kwargs)
+                return _host_call(ctx.ctx, lambda: orig(*args, **kwargs), f"{label}.{orig.__name__}", state_of())
+            return patched
+        return make
+
+    def __enter__(self):
+        import npc
+        for mod in (_np, npc):
+            self._patch(mod, "zeros", self._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype)))
+            self._patch(mod, "ones", self._fill_maker(lambda shape, dtype=None, order="C", **k: (shape, 1, dtype)))
+            self._patch(mod, "empty", self._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype)))
+            self._patch(mod, "full", self._fill_maker(_full_args))
+            for name in ("arange", "linspace", "logspace", "geomspace", "eye", "identity", "tri"):
+                self._patch(mod, name, self._host_maker(mod.__name__, lambda: None))
+        glob = lambda: _GlobalState()  # noqa: E731
+        for name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "randint",
+                     "standard_normal", "exponential", "poisson", "binomial", "permutation", "choice",
+                     "beta", "gamma"):
+            self._patch(_np.random, name, self._host_maker("numpy.random", glob))
+        self._patch(_np.random, "default_rng", lambda orig: functools.wraps(orig)(
+            lambda *a, **k: _GenProxy(self.ctx, lambda: orig(*a, **k), fresh=True) if self._from_user(2)
+            else orig(*a, **k)))
+        self._patch(_np.random, "seed", lambda orig: functools.wraps(orig)(
+            lambda *a, **k: _run_outside(orig, "numpy.random.seed (global state)", a, k)))
+        return self
+
+    def __exit__(self, *exc):
+        for mod, name, orig in reversed(self.saved):
+            setattr(mod, name, orig)
+        self.saved.clear()
+
+
+def _internal_file(fname):
+    """True for files of npc and NumPy (including Cython sources named relatively)."""
+    return (fname.startswith(_NPC_DIR) or fname.startswith(_NUMPY_DIR) or fname.startswith("numpy/")
+            or fname.endswith(".pyx"))
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _full_args(shape, fill_value, dtype=None, order="C", **k):
+    if dtype is None:
+        if isinstance(fill_value, bool):
+            dtype = _np.bool_
+        elif isinstance(fill_value, int):
+            dtype = _np.int64
+        elif isinstance(fill_value, float):
+            dtype = _np.float64
+        elif isinstance(fill_value, complex):
+            dtype = _np.complex128
+        elif isinstance(fill_value, _np.generic):
+            dtype = fill_value.dtype
+        else:
+            raise _Unsupported()
+    if not isinstance(fill_value, (bool, int, float, complex, _np.generic)):
+        raise _Unsupported()
+    return shape, fill_value, dtype
+
+
+def _code(dtype):
+    from .._dtypes import code_of
+    try:
+        return code_of(_np.dtype(dtype if dtype is not None else float))
+    except TypeError:
+        return None
+
+
+def _sentinel_index(v):
+    return struct.unpack("<Q", struct.pack("<d", float.__float__(v)))[0] & 0xFFFFFFFF
+
+
+class _GlobalState:
+    """Save/restore of numpy.random's global state around a trace-time draw."""
+
+    def save(self):
+        return _np.random.get_state()
+
+    def restore(self, st):
+        _np.random.set_state(st)
+
+
+class _GenState:
+    def __init__(self, gen):
+        self.gen = gen
+
+    def save(self):
+        return self.gen.bit_generator.state
+
+    def restore(self, st):
+        self.gen.bit_generator.state = st
+
+
+def _host_call(ctx, thunk, name, state):
+    """Records `thunk` (an array-free NumPy call) as a host call of the graph: it runs on every
+    replay. The trace-time example is drawn with the random state restored afterwards, so the
+    stream advances once per call, as in eager code."""
+    st = state.save() if state is not None else None
+    try:
+        example = thunk()
+    finally:
+        if st is not None:
+            state.restore(st)
+    if _np.ndim(example) == 0 and not isinstance(example, (_np.ndarray, _core.ndarray)):
+        # A scalar draw (np.random.rand() with no size): Python value, not captured.
+        return _run_outside(lambda: thunk(), f"{name} returning a Python scalar", (), {})
+    from .._array import _as_npc
+
+    def call():
+        return _as_npc(_np.asarray(thunk()))
+    return ctx.host_call(call, name, _as_npc(_np.asarray(example)))
+
+
+class _GenProxy:
+    """A numpy.random.Generator inside a compiled function: each draw is a host call. A
+    generator created inside the function (default_rng) is re-created on every call, as the
+    eager code does; one passed in is used by reference."""
+
+    _DRAWS = ("random", "normal", "uniform", "integers", "standard_normal", "exponential", "poisson",
+              "binomial", "choice", "permutation", "beta", "gamma", "standard_exponential", "lognormal")
+
+    def __init__(self, ctx, factory, fresh):
+        self._ctx, self._factory, self._fresh = ctx, factory, fresh
+        self._gen = factory() if not fresh else None
+        self._epoch = None
+
+    def _current(self):
+        if not self._fresh:
+            return self._gen
+        if self._epoch != _epoch[0] or self._gen is None:
+            self._gen = self._factory()
+            self._epoch = _epoch[0]
+        return self._gen
+
+    def __getattr__(self, name):
+        if name not in self._DRAWS:
+            return getattr(self._current(), name)
+
+        def draw(*args, **kwargs):
+            return _host_call(self._ctx, lambda: getattr(self._current(), name)(*args, **kwargs),
+                              f"Generator.{name}", _LazyGenState(self))
+        return draw
+
+
+class _LazyGenState:
+    def __init__(self, proxy):
+        self.proxy = proxy
+
+    def save(self):
+        return self.proxy._current().bit_generator.state
+
+    def restore(self, st):
+        self.proxy._current().bit_generator.state = st
+
+
+# ---------------------------------------------------------------- breaks: reasons + user line
+_REASONS = {
+    "__bool__": "bool() of a traced array", "__int__": "int() of a traced array",
+    "__float__": "float() of a traced array", "__complex__": "complex() of a traced array",
+    "__index__": "use of a traced array as an index", "__len__": "len() of a traced array",
+    "item": ".item() of a traced array", "_item": ".item() of a traced array",
+    "tolist": ".tolist() of a traced array", "_repr": "printing a traced array (repr)",
+    "_str": "printing a traced array (str)", "_format": "formatting a traced array",
+    "__iter__": "iterating over a traced array", "_array": "conversion of a traced array to numpy",
+    "_numpy_view": "conversion of a traced array to numpy",
+}
+
+
+def _opcode_reason(frame):
+    """What the user's bytecode was doing with the value (a condition, a call)."""
+    import dis
+    try:
+        for ins in dis.get_instructions(frame.f_code):
+            if ins.offset == frame.f_lasti:
+                op = ins.opname
+                if op.startswith("POP_JUMP") or op in ("TO_BOOL", "UNARY_NOT"):
+                    return "bool() of a traced array (a condition)"
+                if op.startswith("COMPARE"):
+                    return "comparison of a traced value in Python"
+                if op.startswith("FORMAT"):
+                    return "formatting a traced array"
+                if op in ("GET_ITER", "FOR_ITER"):
+                    return "iterating over a traced array"
+                return None
+    except Exception:
+        return None
+    return None
+
+
+def _annotate(reason):
+    """Adds the user's file:line (the innermost frame outside npc and NumPy) and, when the
+    break came from an npc method, what needed the value."""
+    f = sys._getframe(1)
+    detail = None
+    fallback = False
+    user = None
+    while f is not None:
+        fname = f.f_code.co_filename
+        inside = _internal_file(fname)
+        if inside:
+            name = f.f_code.co_name
+            if "fallback" in fname or "fallback" in name:
+                fallback = True
+            elif name in _REASONS:
+                detail = _REASONS[name]  # the outermost npc frame (closest to the user) wins
+        else:
+            if fname != "<frozen runpy>":
+                user = f
+                break
+        f = f.f_back
+    if fallback:
+        detail = "NumPy fallback call"
+    if detail is None and user is not None:
+        detail = _opcode_reason(user)
+    if detail and reason == "a concrete value was needed":
+        reason = detail
+    where = f" at {user.f_code.co_filename}:{user.f_lineno} in {user.f_code.co_name}" if user else ""
+    text = reason + where
+    _tls.last_break = text
+    _logs.log("graph_breaks", "graph break: %s", text)
+    return text
+
+
+# ---------------------------------------------------------------- guard keys
+def _contig(flags_c, flags_f):
+    return 2 if flags_c else (1 if flags_f else 0)
+
+
+def _is_npc(x):
+    return isinstance(x, _core.ndarray)
+
+
+class _KeyBuilder:
+    """Flattens arguments into a guard key (a hashable tuple), the arrays bound as graph
+    inputs, the float arguments (runtime scalars) and, with `labels`, a description."""
+    __slots__ = ("key", "arrays", "floats", "labels", "want_labels", "dyn", "static_floats", "numpy_in",
+                 "npc_in", "unsupported")
+
+    def __init__(self, dyn, static_floats, want_labels=False):
+        self.key = []
+        self.arrays = []
+        self.floats = []
+        self.labels = [] if want_labels else None
+        self.dyn = dyn
+        self.static_floats = static_floats
+        self.numpy_in = False
+        self.npc_in = False
+        self.unsupported = False
+
+    def add(self, x, path):
+        t = type(x)
+        if t is float:
+            if path in self.static_floats:
+                self._part(("f", x), path, f"== {x!r}")
+            else:
+                self.floats.append(x)
+                self._part("F", path, "float (runtime scalar)")
+            return
+        if isinstance(x, _core.ndarray) or isinstance(x, _np.ndarray):
+            self._array(x, path)
+            return
+        if t is tuple or t is list:
+            self._part((t.__name__, len(x)), path, f"{t.__name__} of length {len(x)}")
+            for i, v in enumerate(x):
+                self.add(v, f"{path}[{i}]")
+            return
+        if t is dict:
+            keys = tuple(x.keys())
+            self._part(("dict", keys), path, f"dict with keys {keys}")
+            for k, v in x.items():
+                self.add(v, f"{path}[{k!r}]")
+            return
+        if t in (int, bool, str, bytes, type(None), complex) or isinstance(x, _np.generic):
+            self._part((t, x), path, f"== {x!r}")
+            return
+        if isinstance(x, _np.random.Generator):
+            self._part(("gen", id(x)), path, "the same numpy Generator")
+            return
+        try:
+            hash(x)
+            self._part((t, id(x)), path, f"is the same {t.__name__} object")
+        except TypeError:
+            self._part((t, id(x)), path, f"is the same {t.__name__} object")
+
+    def _array(self, x, path):
+        if _is_npc(x):
+            if _core._is_traced(x):
+                self.unsupported = True
+            fl = x._flags
+            c = _contig(fl[0], fl[1])
+            code = x._code
+            self.npc_in = True
+        else:
+            from .._dtypes import code_of
+            code = code_of(x.dtype) if x.dtype.isnative else None
+            if code is None:
+                self.unsupported = True
+                code = -1
+            c = _contig(x.flags.c_contiguous, x.flags.f_contiguous)
+            self.numpy_in = True
+        shape = x.shape
+        dyn = self.dyn.get(path)
+        if dyn:
+            shape = tuple(-1 if (i in dyn and s >= 2) else s for i, s in enumerate(shape))
+        self.key.append((code, shape, c))
+        self.arrays.append((x, path))
+        if self.labels is not None:
+            self.labels.append((path, f"dtype {x.dtype}, shape {shape}, "
+                                      f"{['strided', 'F-contiguous', 'C-contiguous'][c]}"))
+
+    def _part(self, value, path, text):
+        self.key.append(value)
+        if self.labels is not None:
+            self.labels.append((path, text))
+
+
+def _free_values(fn):
+    """(name, getter) for the globals and closure cells fn's code reads (recursively into
+    nested code objects); their numbers and arrays are guarded."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    names = set()
+
+    def walk(c):
+        names.update(c.co_names)
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                walk(k)
+    walk(code)
+    g = getattr(fn, "__globals__", {})
+    out = [(f"global {n}", (lambda n=n: g.get(n, _MISSING))) for n in sorted(names)]
+    if fn.__closure__:
+        for name, cell in zip(code.co_freevars, fn.__closure__):
+            def get(cell=cell):
+                try:
+                    return cell.cell_contents
+                except ValueError:
+                    return _MISSING
+            out.append((f"closure {name}", get))
+    return out
+
+
+_MISSING = object()
+_GUARDED = (int, float, complex, bool, _np.generic)
+
+
+def _free_key(free):
+    key = []
+    for name, get in free:
+        v = get()
+        if v is _MISSING or isinstance(v, (types.ModuleType, types.FunctionType, type)):
+            continue
+        if isinstance(v, _GUARDED):
+            key.append((name, type(v), v))
+        elif isinstance(v, (_core.ndarray, _np.ndarray)):
+            # Captured arrays are graph inputs bound by reference: in-place changes between
+            # calls are seen; rebinding the name is a guard failure.
+            key.append((name, id(v), getattr(v, "dtype", None), v.shape))
+    return tuple(key)
+
+
+# ---------------------------------------------------------------- compiled function
+class _Entry:
+    __slots__ = ("graph", "arg_inputs", "captured", "out_tree", "constraints", "numpy_out", "labels",
+                 "ninputs", "nscalars")
+
+
+class CompiledFunction:
+    """The result of npc.compile(fn): call it like fn."""
+
+    def __init__(self, fn, fullgraph=False, backend="fused", dynamic=None):
+        if backend not in ("fused", "eager") and backend not in _backends:
+            raise ValueError(f"npc.compile: unknown backend {backend!r} (expected 'fused' or 'eager')")
+        if dynamic not in (None, True, False):
+            raise TypeError("npc.compile: dynamic must be None, True or False")
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._fullgraph = fullgraph
+        self._backend = backend
+        self._dynamic = dynamic
+        self._free = _free_values(fn)
+        self._name = getattr(fn, "__qualname__", repr(fn))
+        self._clear()
+        _all_compiled.append(self)
+
+    def _clear(self):
+        self._entries = {}
+        self._ncompiles = 0
+        self._breaks = False
+        self._dyn = {}          # path -> set of symbolic axes
+        self._last_shapes = {}  # path -> shape at the last trace
+        self._static_floats = set()
+        self._last_labels = None
+        self.last_breaks = []
+        self.last_graphs = []
+        self.last_ops_per_graph = []
+
+    def __get__(self, obj, objtype=None):
+        # Methods: bind like a function.
+        return self if obj is None else functools.partial(self.__call__, obj)
+
+    def __repr__(self):
+        return f"<npc compiled function {self._name}>"
+
+    # -- the hot path
+    def __call__(self, *args, **kwargs):
+        if getattr(_tls, "disabled", False) or _core._is_tracing():
+            # Nested compiled functions are inlined into the outer trace.
+            return self._fn(*args, **kwargs)
+        _epoch[0] += 1
+        kb = _KeyBuilder(self._dyn, self._static_floats)
+        for i, a in enumerate(args):
+            kb.add(a, i)
+        for k in sorted(kwargs):
+            kb.add(kwargs[k], k)
+        if kb.unsupported:
+            _logs.log("fallback", "%s: an argument cannot be traced (non-native dtype); running eagerly",
+                      self._name)
+            _stats["eager_runs"] += 1
+            return self._fn(*args, **kwargs)
+        key = (tuple(kb.key), _free_key(self._free), tuple(sorted(kwargs)))
+        if not self._breaks:
+            cands = self._entries.get(key)
+            if cands is not None:
+                for e in cands:
+                    if e.constraints and not self._check_constraints(e, kb):
+                        continue
+                    _stats["cache_hits"] += 1
+                    return self._replay(e, kb)
+        if getattr(_tls, "frozen", False) and not self._breaks:
+            _stats["frozen_misses"] += 1
+            _stats["eager_runs"] += 1
+            return self._fn(*args, **kwargs)
+        if not self._breaks and self._ncompiles >= config.recompile_limit:
+            return self._limit_hit(args, kwargs, "recompile_limit", config.recompile_limit)
+        if not self._breaks and _stats["traces"] >= config.accumulated_recompile_limit:
+            return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
+        return self._trace(args, kwargs, kb, key)
+
+    def _check_constraints(self, e, kb):
+        arrs = kb.arrays
+        for ia, xa, ib, xb, size in e.constraints:
+            a = arrs[ia][0].shape[xa]
+            if (a != size) if ib < 0 else (a != arrs[ib][0].shape[xb]):
+                return False
+        return True
+
+    def _replay(self, e, kb):
+        inputs = [None] * e.ninputs
+        from .._array import _from_numpy
+        for (x, _), slot in zip(kb.arrays, e.arg_inputs):
+            inputs[slot] = x if _is_npc(x) else _from_numpy(x)
+        for slot, arr in e.captured:
+            inputs[slot] = arr
+        floats = kb.floats + [0.0] * (e.nscalars - len(kb.floats))
+        outs = e.graph(inputs, floats)
+        _stats["graphs_run"] += 1
+        return _rebuild(e.out_tree, outs, e.numpy_out)
+
+    def _limit_hit(self, args, kwargs, which, limit):
+        msg = (f"npc.compile: {self._name} hit config.{which} ({limit}); last guard failure: "
+               f"{self._describe_failure(args, kwargs)}. Running it eagerly from now on.")
+        if config.fail_on_recompile_limit_hit:
+            raise RuntimeError(msg)
+        if not getattr(self, "_warned", False):
+            warnings.warn(msg, RuntimeWarning, stacklevel=3)
+            self._warned = True
+        _stats["eager_runs"] += 1
+        return self._fn(*args, **kwargs)
+
+    def _labels(self, args, kwargs):
+        kb = _KeyBuilder(self._dyn, self._static_floats, want_labels=True)
+        for i, a in enumerate(args):
+            kb.add(a, i)
+        for k in sorted(kwargs):
+            kb.add(kwargs[k], k)
+        labels = [(f"arg {p}" if isinstance(p, int) else f"arg {p!r}" if p == p else str(p), t)
+                  for p, t in kb.labels]
+        for item in _free_key(self._free):
+            labels.append((item[0], "is the same array object" if len(item) == 4 else f"== {item[2]!r}"))
+        return labels
+
+    def _describe_failure(self, args, kwargs):
+        new = self._labels(args, kwargs)
+        old = self._last_labels or []
+        for (pn, tn), (po, to) in zip(new, old):
+            if tn != to:
+                return f"{pn}: expected {to}, got {tn}"
+        if len(new) != len(old):
+            return "the number of arguments changed"
+        return "a symbolic size constraint or a captured global/closure value changed"
+
+    # -- tracing
+    def _update_dynamic(self, kb):
+        changed = False
+        for x, path in kb.arrays:
+            shape = x.shape
+            mark = _marked_dynamic.get(id(x))
+            if mark is not None and mark[0] is x:
+                self._dyn.setdefault(path, set()).update(mark[1])
+            if self._dynamic is True:
+                self._dyn.setdefault(path, set()).update(range(len(shape)))
+            elif self._dynamic is None:
+                last = self._last_shapes.get(path)
+                if last is not None and len(last) == len(shape):
+                    diff = {i for i, (a, b) in enumerate(zip(last, shape)) if a != b}
+                    if diff - self._dyn.get(path, set()):
+                        self._dyn.setdefault(path, set()).update(diff)
+                        changed = True
+            self._last_shapes[path] = shape
+        return changed
+
+    def _trace(self, args, kwargs, kb, key):
+        if self._ncompiles and not self._breaks:
+            _stats["recompiles"] += 1
+            if _logs.enabled("recompiles"):
+                _logs.log("recompiles", "recompiling %s: %s", self._name, self._describe_failure(args, kwargs))
+        before = {k: set(v) for k, v in self._dyn.items()}
+        self._update_dynamic(kb)
+        if self._dyn != before:
+            kb = _KeyBuilder(self._dyn, self._static_floats)
+            for i, a in enumerate(args):
+                kb.add(a, i)
+            for k in sorted(kwargs):
+                kb.add(kwargs[k], k)
+            key = (tuple(kb.key), _free_key(self._free), tuple(sorted(kwargs)))
+        while True:
+            try:
+                return self._trace_once(args, kwargs, kb, key)
+            except _Retrace as r:
+                _stats["traces"] -= 1  # the aborted attempt does not count
+                self._static_floats.update(r.paths)
+                kb = _KeyBuilder(self._dyn, self._static_floats)
+                for i, a in enumerate(args):
+                    kb.add(a, i)
+                for k in sorted(kwargs):
+                    kb.add(kwargs[k], k)
+                key = (tuple(kb.key), _free_key(self._free), tuple(sorted(kwargs)))
+
+    def _trace_once(self, args, kwargs, kb, key):
+        from .._array import _from_numpy
+        _stats["traces"] += 1
+        t0 = time.perf_counter()
+        backend = self._backend
+        if backend != "eager" and not _available(backend):
+            if not getattr(self, "_logged_backend", False):
+                _logs.log("backend", "backend %r is not available yet: running the graph eagerly", backend)
+                self._logged_backend = True
+            backend = "eager"
+        ctx = _core._TraceContext(backend if backend not in _backends else "eager")
+        # Traced stand-ins for the arguments.
+        traced = {}
+        arg_inputs = []
+        for x, path in kb.arrays:
+            npcx = x if _is_npc(x) else _from_numpy(x)
+            dyn = sorted(a for a in self._dyn.get(path, ()) if npcx.shape[a] >= 2)
+            t = ctx.add_input(npcx, dyn)
+            traced[id(x), path] = t
+            arg_inputs.append(ctx.input_index(t))
+        float_paths = []
+        counter = [0]
+
+        def subst(x, path):
+            t = type(x)
+            if t is float and path not in self._static_floats:
+                k = counter[0]
+                counter[0] += 1
+                s = _sentinel(k)
+                ctx.add_scalar(s, x)
+                float_paths.append(path)
+                return _RuntimeFloat(s)
+            if isinstance(x, (_core.ndarray, _np.ndarray)):
+                return traced[id(x), path]
+            if t is tuple or t is list:
+                return t(subst(v, f"{path}[{i}]") for i, v in enumerate(x))
+            if t is dict:
+                return {k: subst(v, f"{path}[{k!r}]") for k, v in x.items()}
+            if isinstance(x, _np.random.Generator):
+                return _GenProxy(ctx, lambda x=x: x, fresh=False)
+            return x
+        targs = [subst(a, i) for i, a in enumerate(args)]
+        tkwargs = {k: subst(kwargs[k], k) for k in sorted(kwargs)}
+        _tls.ctx = ctx
+        _tls.last_break = None
+        ctx.activate()
+        _core._set_break_annotator(_annotate)
+        _core._set_fullgraph(bool(self._fullgraph))
+        try:
+            with _Patches(ctx, self._name):
+                try:
+                    result = self._fn(*targs, **tkwargs)
+                except _StaticUse:
+                    raise _Retrace(float_paths)
+                except _core._StaticScalar:
+                    raise _Retrace(float_paths)
+                except _core._GraphBreak as e:
+                    raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {e}") from None
+                except Exception:
+                    # A break inside a protocol (buffer, number) can reach Python re-wrapped
+                    # (BufferError...): the annotated reason says it was the break.
+                    reason = getattr(_tls, "last_break", None)
+                    if self._fullgraph and reason:
+                        raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {reason}") from None
+                    raise
+            leaves, tree = _flatten(result, traced.values())
+            t1 = time.perf_counter()
+            npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
+            outs = ctx.finish(npc_leaves)
+        finally:
+            _core._deactivate_trace()
+            _tls.ctx = None
+            _core._set_fullgraph(False)
+            _core._set_break_annotator(None)
+        t2 = time.perf_counter()
+        numpy_out = kb.numpy_in and not kb.npc_in
+        nbreaks = len(ctx.breaks)
+        _stats["graph_breaks"] += nbreaks
+        self.last_breaks = list(ctx.breaks)
+        self.last_graphs = list(ctx.segment_graphs)
+        self.last_ops_per_graph = list(ctx.ops_per_graph)
+        self._ncompiles += 1
+        self._last_labels = self._labels(args, kwargs)
+        graph = ctx.take_graph(backend)
+        t3 = time.perf_counter()
+        _times.setdefault(self._name, []).append({"trace": t1 - t0, "passes_and_run": t2 - t1,
+                                                  "backend_compile": t3 - t2})
+        self._debug_dump(ctx, graph)
+        if _logs.enabled("guards"):
+            _logs.log("guards", "%s guards:\n  %s", self._name,
+                      "\n  ".join(f"{p}: {t}" for p, t in self._last_labels))
+        if _logs.enabled("output_code") and graph is not None:
+            _logs.log("output_code", "%s graph:\n%s", self._name, str(graph))
+        if nbreaks:
+            self._breaks = True
+        elif graph is not None:
+            e = _Entry()
+            e.graph = graph
+            if backend in _backends:
+                e.graph = _PyBackendGraph(graph, _backends[backend](graph))
+            e.arg_inputs = arg_inputs
+            bound = ctx.bound_inputs
+            e.captured = [(i, bound[i]) for i in range(ctx.num_user_inputs, len(bound))]
+            e.ninputs = len(bound)
+            e.nscalars = counter[0]
+            e.out_tree = tree
+            e.numpy_out = numpy_out
+            e.constraints = [tuple(c) for c in ctx.constraints]
+            self._entries.setdefault(key, []).append(e)
+        return _rebuild(tree, list(outs), numpy_out)
+
+    def _debug_dump(self, ctx, graph):
+        if os.environ.get("NPC_COMPILE_DEBUG", "0") in ("", "0"):
+            return
+        root = os.environ.get("NPC_COMPILE_DEBUG_DIR", os.path.join(os.getcwd(), "npc_debug"))
+        d = os.path.join(root, f"{self._name.replace('<', '').replace('>', '')}_{self._ncompiles}")
+        os.makedirs(d, exist_ok=True)
+        for i, (raw, done) in enumerate(zip(ctx.segment_graphs_raw, ctx.segment_graphs)):
+            with open(os.path.join(d, f"graph{i}_0_traced.txt"), "w") as f:
+                f.write(raw)
+            with open(os.path.join(d, f"graph{i}_1_after_dce.txt"), "w") as f:
+                f.write(done)
+        with open(os.path.join(d, "guards.txt"), "w") as f:
+            f.write("\n".join(f"{p}: {t}" for p, t in self._last_labels) + "\n")
+        with open(os.path.join(d, "breaks.txt"), "w") as f:
+            f.write("\n".join(ctx.breaks) + "\n")
+        _logs.log("output_code", "%s: debug files in %s", self._name, d)
+
+
+class _Retrace(Exception):
+    def __init__(self, paths):
+        super().__init__()
+        self.paths = paths
+
+
+class _PyBackendGraph:
+    def __init__(self, graph, run):
+        self._g, self._run = graph, run
+
+    def __call__(self, inputs, scalars):
+        return self._run(inputs, scalars)
+
+    def __str__(self):
+        return str(self._g)
+
+
+def _flatten(obj, inputs=()):
+    """Array leaves of a result and a tree to rebuild it (non-array leaves are static).
+    0-d results of operations become NumPy scalars, as eager npc/NumPy returns them; 0-d
+    arrays the function received and returns as they are stay arrays."""
+    leaves = []
+    ids = {id(i) for i in inputs}
+
+    def walk(x):
+        if isinstance(x, (_core.ndarray, _np.ndarray)):
+            leaves.append(x)
+            return ("A", len(leaves) - 1, x.ndim == 0 and id(x) not in ids)
+        t = type(x)
+        if t is tuple or t is list:
+            return (t, [walk(v) for v in x])
+        if t is dict:
+            return (dict, [(k, walk(v)) for k, v in x.items()])
+        return ("S", x)
+    return leaves, walk(obj)
+
+
+def _rebuild(tree, outs, numpy_out):
+    from .._array import _numpy_view
+
+    def build(t):
+        kind = t[0]
+        if kind == "A":
+            a = outs[t[1]]
+            if numpy_out:
+                v = _numpy_view(a)
+                return v[()] if t[2] else v
+            return a._scalar() if t[2] else a
+        if kind == "S":
+            return t[1]
+        if kind is dict:
+            return {k: build(v) for k, v in t[1]}
+        return kind(build(v) for v in t[1])
+    return build(tree)
+
+
+def compile(fn=None, *, fullgraph=False, backend="fused", dynamic=None):
+    """Compiles `fn` by tracing (npc's torch.compile / jax.jit).
+
+    Parameters
+    ----------
+    fn : callable
+        A function of arrays (npc or NumPy), Python scalars and containers of them.
+    fullgraph : bool
+        Raise GraphBreakError at the first graph break instead of splitting the graph.
+    backend : {"fused", "eager"}
+        "fused": fused kernels (falls back to "eager", logged, until that backend is
+        available); "eager": run the captured graph op by op with npc's eager kernels.
+    dynamic : bool or None
+        None: dims that change between calls become symbolic at the first recompile;
+        True: all dims (of size >= 2) are symbolic from the start; False: never.
+
+    Returns
+    -------
+    CompiledFunction
+        Called like `fn`; results equal `fn`'s (NumPy arrays in -> NumPy arrays out).
+    """
+    if fn is None:
+        return lambda f: compile(f, fullgraph=fullgraph, backend=backend, dynamic=dynamic)
+    if not callable(fn):
+        raise TypeError(f"npc.compile expects a callable, got {type(fn).__name__}")
+    return CompiledFunction(fn, fullgraph=fullgraph, backend=backend, dynamic=dynamic)
+
+
+jit = compile
+
+
+# ---------------------------------------------------------------- explain
+class ExplainOutput:
+    """What npc.explain found: graphs, breaks (with the user's line), ops, guards."""
+
+    def __init__(self, f):
+        keep = [i for i, g in enumerate(f.last_graphs) if g.strip() != "return"]
+        f_graphs = [f.last_graphs[i] for i in keep]
+        self.graph_count = len(f_graphs)
+        self.graph_break_count = len(f.last_breaks)
+        self.break_reasons = list(f.last_breaks)
+        self.ops_per_graph = [f.last_ops_per_graph[i] for i in keep]
+        self.op_count = sum(self.ops_per_graph)
+        self.guards = [f"{p}: {t}" for p, t in (f._last_labels or [])]
+        self.graphs = f_graphs
+
+    def __str__(self):
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}", "Break Reasons:"]
+        lines += [f"  {i + 1}. {r}" for i, r in enumerate(self.break_reasons)] or ["  (none)"]
+        lines.append("Ops per Graph: " + ", ".join(map(str, self.ops_per_graph)))
+        lines.append("Guards:")
+        lines += [f"  {g}" for g in self.guards]
+        for i, g in enumerate(self.graphs):
+            lines.append(f"Graph {i}:")
+            lines += ["  " + x for x in g.rstrip().splitlines()]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def explain(fn):
+    """``npc.explain(fn)(*args)``: traces fn once (backend "eager") and returns an
+    ExplainOutput with graph_count, graph_break_count, op_count, break_reasons, ops_per_graph,
+    guards and the graphs' text."""
+    inner = fn._fn if isinstance(fn, CompiledFunction) else fn
+
+    def run_explain(*args, **kwargs):
+        f = CompiledFunction(inner, backend="eager")
+        _all_compiled.remove(f)
+        saved = dict(_stats)
+        try:
+            f(*args, **kwargs)
+        finally:
+            _stats.update(saved)
+        return ExplainOutput(f)
+    return run_explain

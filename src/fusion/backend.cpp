@@ -1,0 +1,240 @@
+// The fused backend: lowers a graph per stride variant, compiles it once, and runs the
+// kernels with buffers planned by liveness.
+//
+// Note [memory planning]
+// Graph outputs and write-back values get their own arrays (they escape). Other
+// materialised values are temporaries: each is allocated just before the launch that
+// writes it, from a free list of storages released after their last reader ran (exact size
+// first, else the smallest that fits). A stencil time loop thus ping-pongs between two
+// buffers whatever the number of steps.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "fusion/lower.hpp"
+#include "npc/creation.hpp"
+
+// The tracer's backend registry and interpreter, resolved at link time when present.
+namespace npc::ir {
+__attribute__((weak)) void register_backend(std::string name, Backend backend);
+__attribute__((weak)) std::vector<ndarray> interpret(const Graph& g, const RunArgs& args);
+}  // namespace npc::ir
+
+namespace npc::fusion {
+namespace {
+
+using KernelFn = void (*)(char* const*, const int64_t*, const int64_t*);
+
+struct Variant {
+  bool eager = false;  // codegen failed: run the interpreter
+  std::string error;
+  Lowered low;
+  std::shared_ptr<Module> mod;
+  std::vector<KernelFn> fns;
+  std::vector<int> last_use;  // per buffer: index of the last launch reading it
+  std::vector<bool> escapes;  // per buffer: output or write-back value
+};
+
+std::atomic<uint64_t> g_tag{0};
+
+void warn(const std::string& msg) { std::cerr << "npc: warning: " << msg << std::endl; }
+
+std::string dot_diagram(const ir::Graph& g, const Lowered& l) {
+  std::ostringstream os;
+  os << "digraph fused {\n  rankdir=TB;\n  node [shape=box, fontname=monospace];\n";
+  std::map<NodeRef, int> kernel_of;
+  for (size_t i = 0; i < l.launches.size(); ++i)
+    for (NodeRef r : l.launches[i].roots) kernel_of[r] = static_cast<int>(i);
+  for (NodeRef n : g.nodes()) {
+    std::string label = std::string(ir::kind_name(n->kind));
+    if (n->kind == NodeKind::Ufunc || n->kind == NodeKind::Reduce || n->kind == NodeKind::Prim) label = std::string(ir::op_name(n->op));
+    label += " %" + std::to_string(n->id) + "\\n" + std::string(name(n->dtype)) + ir::sym_shape_str(n->shape);
+    auto it = kernel_of.find(n);
+    os << "  n" << n->id << " [label=\"" << label << "\"" << (it != kernel_of.end() ? ", style=bold, color=blue" : "")
+       << "];\n";
+    for (NodeRef a : n->args) os << "  n" << a->id << " -> n" << n->id << ";\n";
+  }
+  for (size_t i = 0; i < l.launches.size(); ++i) {
+    os << "  subgraph cluster_k" << i << " { label=\"kernel " << i << " (fn " << l.launches[i].fn << ")\";";
+    for (NodeRef r : l.launches[i].roots) os << " n" << r->id << ";";
+    os << " }\n";
+  }
+  os << "}\n";
+  return os.str();
+}
+
+void write_debug(const ir::Graph& g, const Lowered& l, const std::string& src, const std::string& tag) {
+  const Config& c = config();
+  std::string dir = c.debug_dir + "/graph-" + tag;
+  ::mkdir(c.debug_dir.c_str(), 0755);
+  ::mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/graph.txt") << g.str();
+  std::ofstream(dir + "/source.cpp") << src;
+  std::ofstream(dir + "/graph.dot") << dot_diagram(g, l);
+  std::ofstream ir(dir + "/kernels.txt");
+  for (size_t i = 0; i < l.kernels.size(); ++i) ir << "kernel " << i << ":\n" << dump_kernel(l.kernels[i]) << "\n";
+  for (size_t i = 0; i < l.launches.size(); ++i) {
+    ir << "launch " << i << ": fn " << l.launches[i].fn << " bufs";
+    for (int b : l.launches[i].bufs) ir << " " << b;
+    ir << "\n";
+  }
+}
+
+Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
+  Variant v;
+  v.low = lower(g, contiguous);
+  std::string tag = std::to_string(g.structural_hash() % 1000000007ull) + "_" + std::to_string(g_tag++);
+  std::vector<std::string> names;
+  // Kernel names do not depend on the tag, so identical graphs share one cache entry.
+  std::string src = translation_unit(v.low, names, "g");
+  if (config().output_code) std::cerr << "[npc output_code] graph with " << v.low.launches.size() << " launches:\n" << src << std::endl;
+  if (config().debug) write_debug(g, v.low, src, tag);
+  bump_stat(&Stats::graphs, 1);
+  bump_stat(&Stats::kernels, static_cast<int64_t>(v.low.kernels.size()));
+  v.mod = jit(src);
+  for (auto& n : names) v.fns.push_back(reinterpret_cast<KernelFn>(v.mod->symbol(n)));
+  v.last_use.assign(v.low.bufs.size(), -1);
+  v.escapes.assign(v.low.bufs.size(), false);
+  for (size_t i = 0; i < v.low.launches.size(); ++i)
+    for (int b : v.low.launches[i].bufs) v.last_use[b] = static_cast<int>(i);
+  for (NodeRef o : g.outputs) v.escapes[v.low.buffer_of.at(o)] = true;
+  for (auto& [i, n] : g.writebacks) v.escapes[v.low.buffer_of.at(n)] = true;
+  return v;
+}
+
+class FusedExecutable {
+ public:
+  explicit FusedExecutable(const ir::Graph& g) : g_(g) {
+    // Lower and compile the all-contiguous variant now, so errors surface at compile time.
+    std::vector<bool> contig(g.num_inputs(), true);
+    get(contig);
+  }
+
+  std::vector<ndarray> operator()(const ir::RunArgs& args) {
+    std::vector<bool> contig(args.inputs.size());
+    bool odd = false;
+    for (size_t i = 0; i < args.inputs.size(); ++i) {
+      const ndarray& a = args.inputs[i];
+      contig[i] = a.is_c_contiguous();
+      for (int64_t s : a.strides())
+        if (s % static_cast<int64_t>(a.itemsize()) != 0) odd = true;
+    }
+    const Variant& v = odd ? eager_variant() : get(contig);
+    if (v.eager) {
+      if (!ir::interpret) throw CodegenError("fused backend failed and no eager interpreter is linked: " + v.error);
+      bump_stat(&Stats::fallbacks, 1);
+      return ir::interpret(g_, args);
+    }
+    return run(v, args);
+  }
+
+ private:
+  const ir::Graph& g_;
+  std::mutex mu_;
+  std::map<std::vector<bool>, std::shared_ptr<Variant>> variants_;
+
+  const Variant& eager_variant() {
+    static Variant e = [] { Variant v; v.eager = true; v.error = "unaligned strides"; return v; }();
+    return e;
+  }
+
+  const Variant& get(const std::vector<bool>& contig) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = variants_.find(contig);
+    if (it != variants_.end()) return *it->second;
+    auto v = std::make_shared<Variant>();
+    try {
+      *v = build_variant(g_, contig);
+    } catch (const CodegenError& e) {
+      if (config().raise_errors) throw;
+      warn(std::string("fused code generation failed, running the graph eagerly: ") + e.what());
+      v->eager = true;
+      v->error = e.what();
+    }
+    variants_[contig] = v;
+    return *v;
+  }
+
+  std::vector<ndarray> run(const Variant& v, const ir::RunArgs& args) {
+    const Lowered& l = v.low;
+    std::vector<int64_t> sym;
+    for (auto& s : g_.symbols()) sym.push_back(args.inputs[s.input].shape(s.axis));
+    std::vector<int64_t> st(std::max(1, l.num_strides));
+    for (auto& b : l.bufs) {
+      if (b.kind != BufInfo::Input || b.contiguous || b.shape.empty()) continue;
+      const ndarray& a = args.inputs[b.index];
+      for (int d = 0; d < a.ndim(); ++d) st[b.stride_base + d] = a.strides()[d] / static_cast<int64_t>(a.itemsize());
+    }
+    alignas(16) std::vector<unsigned char> scal(16 * std::max<size_t>(1, args.scalars.size()) + 16);
+    std::vector<char*> ptr(l.bufs.size(), nullptr);
+    std::vector<ndarray> arrays(l.bufs.size());
+    for (size_t i = 0; i < l.bufs.size(); ++i) {
+      const BufInfo& b = l.bufs[i];
+      if (b.kind == BufInfo::Input) {
+        if (b.index < static_cast<int>(args.inputs.size())) ptr[i] = reinterpret_cast<char*>(args.inputs[b.index].data());
+      } else if (b.kind == BufInfo::Scalars) {
+        ptr[i] = reinterpret_cast<char*>(scal.data());
+        if (b.scalar_slot >= 0) args.scalars[b.scalar_slot].store(b.dtype, scal.data() + 16 * b.scalar_slot);
+      }
+    }
+    // Note [memory planning]
+    std::multimap<size_t, std::shared_ptr<Storage>> free_list;
+    for (size_t li = 0; li < l.launches.size(); ++li) {
+      const Launch& la = l.launches[li];
+      for (NodeRef r : la.roots) {
+        int b = l.buffer_of.at(r);
+        if (ptr[b]) continue;
+        Shape shape = ir::concrete_shape(r->shape, sym);
+        if (v.escapes[b]) {
+          arrays[b] = npc::empty(shape, r->dtype);
+        } else {
+          size_t nbytes = std::max<size_t>(1, static_cast<size_t>(shape_size(shape)) * itemsize(r->dtype));
+          std::shared_ptr<Storage> s;
+          auto it = free_list.lower_bound(nbytes);
+          if (it != free_list.end()) { s = it->second; free_list.erase(it); }
+          else s = Storage::allocate(nbytes);
+          arrays[b] = ndarray(s, 0, r->dtype, shape, contiguous_strides(shape, itemsize(r->dtype)));
+        }
+        ptr[b] = reinterpret_cast<char*>(arrays[b].data());
+      }
+      std::vector<char*> kb;
+      kb.reserve(la.bufs.size());
+      for (int b : la.bufs) kb.push_back(ptr[b]);
+      v.fns[la.fn](kb.data(), sym.data(), st.data());
+      for (int b : la.bufs) {
+        if (v.last_use[b] == static_cast<int>(li) && l.bufs[b].kind == BufInfo::Temp && !v.escapes[b] && arrays[b].size() >= 0) {
+          auto s = arrays[b].storage();
+          if (s) free_list.emplace(s->nbytes(), s);
+          arrays[b] = ndarray();
+          ptr[b] = nullptr;
+        }
+      }
+    }
+    bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()));
+    for (auto& [i, n] : g_.writebacks) copy_into(args.inputs[i], arrays[l.buffer_of.at(n)]);
+    std::vector<ndarray> outs;
+    for (NodeRef o : g_.outputs) outs.push_back(arrays[l.buffer_of.at(o)]);
+    return outs;
+  }
+};
+
+}  // namespace
+
+ir::Executable compile_graph(const ir::Graph& g) {
+  auto ex = std::make_shared<FusedExecutable>(g);
+  return [ex](const ir::RunArgs& args) { return (*ex)(args); };
+}
+
+void register_backend() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (ir::register_backend) ir::register_backend("fused", [](const ir::Graph& g) { return compile_graph(g); });
+  });
+}
+
+}  // namespace npc::fusion

@@ -1,0 +1,355 @@
+// The C++/OpenMP emitter: renders the kernel IR as C++ source.
+//
+// Note [emitter table]
+// Each op-table row maps to one C++ expression pattern ({0}, {1}: arguments, {T}: the loop's
+// C++ type) and the dtype kinds it supports (b: bool, i: integer, f: float, c: complex).
+// NumPy's exact semantics live in the prelude (prelude.inc), so most patterns just name a
+// helper. The CUDA emitter copies this table and overrides only the rows that differ
+// (STYLE.md 3). A row with no pattern, or a dtype kind outside its set, is "unsupported":
+// the graph then runs on the eager backend.
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <sstream>
+
+#include "fusion/kernel_ir.hpp"
+
+namespace npc::fusion {
+namespace {
+
+const char kPrelude[] =
+#include "fusion/prelude_str.inc"
+    ;
+
+struct Rule {
+  const char* pattern = nullptr;
+  const char* kinds = "";  ///< subset of "bifc"
+};
+
+char kind_letter(DType t) {
+  switch (kind(t)) {
+    case Kind::Bool: return 'b';
+    case Kind::Signed:
+    case Kind::Unsigned: return 'i';
+    case Kind::Float: return 'f';
+    default: return 'c';
+  }
+}
+
+using Table = std::array<Rule, kNumOps>;
+
+Table make_cpp_table() {
+  Table t{};
+  auto set = [&](OpId op, const char* pat, const char* kinds) { t[static_cast<int>(op)] = Rule{pat, kinds}; };
+  using O = OpId;
+  set(O::add, "npk::add<{T}>({0}, {1})", "bifc");
+  set(O::subtract, "npk::sub<{T}>({0}, {1})", "ifc");
+  set(O::multiply, "npk::mul<{T}>({0}, {1})", "bifc");
+  set(O::divide, "npk::div<{T}>({0}, {1})", "fc");
+  set(O::floor_divide, "npk::floordiv<{T}>({0}, {1})", "if");
+  set(O::remainder, "npk::rem<{T}>({0}, {1})", "if");
+  set(O::fmod, "npk::fmodv<{T}>({0}, {1})", "if");
+  set(O::power, "std::pow({0}, {1})", "f");
+  set(O::float_power, "std::pow({0}, {1})", "f");
+  set(O::negative, "npk::neg<{T}>({0})", "ifc");
+  set(O::positive, "{0}", "ifc");
+  set(O::absolute, "npk::absv<{T}>({0})", "bifc");
+  set(O::fabs, "std::fabs({0})", "f");
+  set(O::sign, "npk::signv<{T}>({0})", "if");
+  set(O::heaviside, "npk::heaviside<{T}>({0}, {1})", "f");
+  set(O::reciprocal, "(({T})1 / {0})", "f");
+  set(O::sqrt, "std::sqrt({0})", "f");
+  set(O::cbrt, "std::cbrt({0})", "f");
+  set(O::square, "npk::square<{T}>({0})", "ifc");
+  set(O::exp, "std::exp({0})", "f");
+  set(O::exp2, "std::exp2({0})", "f");
+  set(O::expm1, "std::expm1({0})", "f");
+  set(O::log, "std::log({0})", "f");
+  set(O::log2, "std::log2({0})", "f");
+  set(O::log10, "std::log10({0})", "f");
+  set(O::log1p, "std::log1p({0})", "f");
+  set(O::logaddexp, "npk::logaddexp<{T}>({0}, {1})", "f");
+  set(O::logaddexp2, "npk::logaddexp2<{T}>({0}, {1})", "f");
+  set(O::sin, "std::sin({0})", "f");
+  set(O::cos, "std::cos({0})", "f");
+  set(O::tan, "std::tan({0})", "f");
+  set(O::arcsin, "std::asin({0})", "f");
+  set(O::arccos, "std::acos({0})", "f");
+  set(O::arctan, "std::atan({0})", "f");
+  set(O::arctan2, "std::atan2({0}, {1})", "f");
+  set(O::hypot, "std::hypot({0}, {1})", "f");
+  set(O::sinh, "std::sinh({0})", "f");
+  set(O::cosh, "std::cosh({0})", "f");
+  set(O::tanh, "std::tanh({0})", "f");
+  set(O::arcsinh, "std::asinh({0})", "f");
+  set(O::arccosh, "std::acosh({0})", "f");
+  set(O::arctanh, "std::atanh({0})", "f");
+  set(O::deg2rad, "({0} * ({T})(3.141592653589793238462643383279502884 / 180.0))", "f");
+  set(O::rad2deg, "({0} * ({T})(180.0 / 3.141592653589793238462643383279502884))", "f");
+  set(O::floor, "npk::floorv<{T}>({0})", "bif");
+  set(O::ceil, "npk::ceilv<{T}>({0})", "bif");
+  set(O::trunc, "npk::truncv<{T}>({0})", "bif");
+  set(O::rint, "std::nearbyint({0})", "f");
+  set(O::conjugate, "npk::conj<{T}>({0})", "ifc");
+  set(O::maximum, "npk::maxv<{T}>({0}, {1})", "bif");
+  set(O::minimum, "npk::minv<{T}>({0}, {1})", "bif");
+  set(O::fmax, "npk::fmaxv<{T}>({0}, {1})", "bif");
+  set(O::fmin, "npk::fminv<{T}>({0}, {1})", "bif");
+  set(O::equal, "npk::eq<{T}>({0}, {1})", "bifc");
+  set(O::not_equal, "(!npk::eq<{T}>({0}, {1}))", "bifc");
+  set(O::less, "({0} < {1})", "bif");
+  set(O::less_equal, "({0} <= {1})", "bif");
+  set(O::greater, "({0} > {1})", "bif");
+  set(O::greater_equal, "({0} >= {1})", "bif");
+  set(O::logical_and, "(npk::truth<{T}>({0}) && npk::truth<{T}>({1}))", "bifc");
+  set(O::logical_or, "(npk::truth<{T}>({0}) || npk::truth<{T}>({1}))", "bifc");
+  set(O::logical_xor, "(npk::truth<{T}>({0}) != npk::truth<{T}>({1}))", "bifc");
+  set(O::logical_not, "(!npk::truth<{T}>({0}))", "bifc");
+  set(O::bitwise_and, "({T})({0} & {1})", "bi");
+  set(O::bitwise_or, "({T})({0} | {1})", "bi");
+  set(O::bitwise_xor, "({T})({0} ^ {1})", "bi");
+  set(O::invert, "npk::invert<{T}>({0})", "bi");
+  set(O::left_shift, "npk::lshift<{T}>({0}, {1})", "i");
+  set(O::right_shift, "npk::rshift<{T}>({0}, {1})", "i");
+  set(O::isnan, "npk::isnanv<{T}>({0})", "bifc");
+  set(O::isinf, "npk::isinfv<{T}>({0})", "bifc");
+  set(O::isfinite, "npk::isfinitev<{T}>({0})", "bifc");
+  set(O::signbit, "std::signbit({0})", "f");
+  set(O::copysign, "std::copysign({0}, {1})", "f");
+  return t;
+}
+
+// Per-dtype overrides of the table (op, loop dtype) -> pattern.
+const char* cpp_override(OpId op, DType in) {
+  if (op == OpId::exp && in == DType::Float32) return "npk::expf32({0})";
+  return nullptr;
+}
+
+const Table& cpp_table() {
+  static const Table t = make_cpp_table();
+  return t;
+}
+
+std::string subst(const char* pat, const std::vector<std::string>& args, const std::string& T) {
+  std::string out;
+  for (const char* p = pat; *p; ++p) {
+    if (*p == '{' && p[1] == 'T' && p[2] == '}') { out += T; p += 2; continue; }
+    if (*p == '{' && p[1] >= '0' && p[1] <= '9' && p[2] == '}') { out += args.at(p[1] - '0'); p += 2; continue; }
+    out += *p;
+  }
+  return out;
+}
+
+std::string mem_type(DType t) {
+  switch (t) {
+    case DType::Bool: return "uint8_t";
+    case DType::Float16: return "uint16_t";
+    default: return cpp_local_type(t);
+  }
+}
+
+void indent(std::ostringstream& os, int n) { for (int i = 0; i < n; ++i) os << "  "; }
+
+std::string render_expr(const Expr& e) {
+  std::vector<std::string> a;
+  for (auto& v : e.args) a.push_back(v.text);
+  switch (e.k) {
+    case Expr::K::Load: {
+      std::string ref = "p" + std::to_string(e.buf) + "[" + e.index.str() + "]";
+      if (e.dtype == DType::Float16) return "npk::h2f(" + ref + ")";
+      if (e.dtype == DType::Bool) return "(" + ref + " != 0)";
+      return ref;
+    }
+    case Expr::K::Apply: {
+      const Rule& r = cpp_table()[static_cast<int>(e.op)];
+      const char* ov = e.dtype == e.in ? cpp_override(e.op, e.in) : nullptr;
+      std::string s = subst(ov ? ov : r.pattern, a, cpp_local_type(e.in));
+      if (e.dtype == DType::Float16) s = "npk::r16(" + s + ")";
+      return s;
+    }
+    case Expr::K::Cast: {
+      if (e.dtype == DType::Float16) return "npk::h2f(npk::d2h(npk::cast<double, " + cpp_local_type(e.in) + ">(" + a[0] + ")))";
+      return "npk::cast<" + cpp_local_type(e.dtype) + ", " + cpp_local_type(e.in) + ">(" + a[0] + ")";
+    }
+    case Expr::K::Select: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    case Expr::K::Index: return e.index.str();
+    case Expr::K::InRange: {
+      // params: first, step, count; the index is in the region when first + k*step == index for 0 <= k < count.
+      std::string d = "(" + e.index.str() + " - (" + std::to_string(e.params[0]) + "))";
+      int64_t step = e.params[1], n = e.params[2];
+      if (step == 1) return "(" + d + " >= 0 && " + d + " < " + std::to_string(n) + ")";
+      return "(" + d + " % " + std::to_string(step) + " == 0 && " + d + " / " + std::to_string(step) + " >= 0 && " + d +
+             " / " + std::to_string(step) + " < " + std::to_string(n) + ")";
+    }
+    case Expr::K::Lit: return a.at(0);
+  }
+  return "";
+}
+
+void render_block(std::ostringstream& os, const Block& b, const Kernel& k, int ind);
+
+void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind) {
+  switch (s.k) {
+    case Stmt::K::Let:
+      indent(os, ind);
+      os << "const " << cpp_local_type(s.dtype) << " " << s.var << " = " << render_expr(s.expr) << ";\n";
+      break;
+    case Stmt::K::Decl:
+      indent(os, ind);
+      os << cpp_local_type(s.dtype) << " " << s.var << " = " << render_expr(s.expr) << ";\n";
+      break;
+    case Stmt::K::Assign:
+      indent(os, ind);
+      os << s.var << " = " << render_expr(s.expr) << ";\n";
+      break;
+    case Stmt::K::Store: {
+      indent(os, ind);
+      DType t = k.bufs.at(s.buf).dtype;
+      std::string v = s.val.text;
+      if (t == DType::Float16) v = "npk::d2h((double)" + v + ")";
+      else if (t == DType::Bool) v = "(uint8_t)(" + v + ")";
+      os << "p" << s.buf << "[" << s.index.str() << "] = " << v << ";\n";
+      break;
+    }
+    case Stmt::K::For:
+      if (s.parallel) {
+        // Dynamic chunks (about 64 per loop): on a loaded machine a descheduled thread
+        // does not hold the others at the barrier. Each iteration writes its own outputs,
+        // so results do not depend on the schedule.
+        std::string sched = "guided";
+        if (s.hi.is_const() && s.lo.is_const())
+          sched = "dynamic, " + std::to_string(std::max<int64_t>(1, (s.hi.c - s.lo.c) / 64));
+        indent(os, ind);
+        os << "#pragma omp parallel for" << (s.simd ? " simd" : "") << " schedule(" << sched << ")\n";
+      }
+      if (s.simd && !s.parallel) {
+        indent(os, ind);
+        os << "#pragma omp simd";
+        if (!s.reduction.empty()) os << " reduction(" << s.reduction << ")";
+        os << "\n";
+      }
+      indent(os, ind);
+      os << "for (int64_t " << s.var << " = " << s.lo.str() << "; " << s.var << " < " << s.hi.str() << "; "
+         << (s.step == 1 ? "++" + s.var : s.var + " += " + std::to_string(s.step)) << ") {\n";
+      render_block(os, s.body, k, ind + 1);
+      indent(os, ind);
+      os << "}\n";
+      break;
+    case Stmt::K::If:
+      indent(os, ind);
+      os << "if (" << s.val.text << ") {\n";
+      render_block(os, s.body, k, ind + 1);
+      indent(os, ind);
+      if (!s.orelse.empty()) {
+        os << "} else {\n";
+        render_block(os, s.orelse, k, ind + 1);
+        indent(os, ind);
+      }
+      os << "}\n";
+      break;
+    case Stmt::K::Break:
+      indent(os, ind);
+      os << "break;\n";
+      break;
+  }
+}
+
+void render_block(std::ostringstream& os, const Block& b, const Kernel& k, int ind) {
+  for (auto& s : b) render_stmt(os, s, k, ind);
+}
+
+void dump_block(std::ostringstream& os, const Block& b, int ind) {
+  for (auto& s : b) {
+    indent(os, ind);
+    switch (s.k) {
+      case Stmt::K::Let: os << "let " << s.var << ": " << name(s.dtype) << " = " << render_expr(s.expr) << "\n"; break;
+      case Stmt::K::Decl: os << "var " << s.var << ": " << name(s.dtype) << " = " << render_expr(s.expr) << "\n"; break;
+      case Stmt::K::Assign: os << s.var << " <- " << render_expr(s.expr) << "\n"; break;
+      case Stmt::K::Store: os << "store buf" << s.buf << "[" << s.index.str() << "] <- " << s.val.text << "\n"; break;
+      case Stmt::K::For:
+        os << "for " << s.var << " in [" << s.lo.str() << ", " << s.hi.str() << ")" << (s.parallel ? " parallel" : "")
+           << (s.simd ? " simd" : "") << (s.reduction.empty() ? "" : " reduce(" + s.reduction + ")") << "\n";
+        dump_block(os, s.body, ind + 1);
+        break;
+      case Stmt::K::If:
+        os << "if " << s.val.text << "\n";
+        dump_block(os, s.body, ind + 1);
+        if (!s.orelse.empty()) { indent(os, ind); os << "else\n"; dump_block(os, s.orelse, ind + 1); }
+        break;
+      case Stmt::K::Break: os << "break\n"; break;
+    }
+  }
+}
+
+}  // namespace
+
+std::string Lin::str() const {
+  std::string s;
+  for (auto& [a, k] : t) {
+    if (!s.empty()) s += " + ";
+    if (k == 1) s += a;
+    else s += "(int64_t)" + std::to_string(k) + "*" + a;
+  }
+  if (c || s.empty()) {
+    if (!s.empty()) s += " + ";
+    s += c == INT64_MIN ? "INT64_MIN" : "(int64_t)" + std::to_string(c);
+  }
+  return t.empty() ? s : "(" + s + ")";
+}
+
+std::string cpp_local_type(DType t) {
+  switch (t) {
+    case DType::Bool: return "bool";
+    case DType::Int8: return "int8_t";
+    case DType::UInt8: return "uint8_t";
+    case DType::Int16: return "int16_t";
+    case DType::UInt16: return "uint16_t";
+    case DType::Int32: return "int32_t";
+    case DType::UInt32: return "uint32_t";
+    case DType::Int64: return "int64_t";
+    case DType::UInt64: return "uint64_t";
+    case DType::Float16: return "float";
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+    case DType::Complex64: return "npk::c64";
+    case DType::Complex128: return "npk::c128";
+  }
+  return "double";
+}
+
+bool cpp_supports(OpId op, DType in) {
+  const Rule& r = cpp_table()[static_cast<int>(op)];
+  if (!r.pattern) return false;
+  if (op == OpId::nextafter) return false;
+  for (const char* p = r.kinds; *p; ++p)
+    if (*p == kind_letter(in)) return true;
+  return false;
+}
+
+const std::string& cpp_prelude() {
+  static const std::string s(kPrelude);
+  return s;
+}
+
+std::string emit_cpp_kernel(const Kernel& k, const std::string& name) {
+  std::ostringstream os;
+  os << "extern \"C\" void " << name << "(char* const* b, const int64_t* sym, const int64_t* st) {\n";
+  os << "  (void)sym; (void)st;\n";
+  for (size_t i = 0; i < k.bufs.size(); ++i) {
+    os << "  " << (k.bufs[i].written ? "" : "const ") << mem_type(k.bufs[i].dtype) << "* __restrict p" << i << " = ("
+       << (k.bufs[i].written ? "" : "const ") << mem_type(k.bufs[i].dtype) << "*)b[" << i << "];\n";
+  }
+  render_block(os, k.body, k, 1);
+  os << "}\n";
+  return os.str();
+}
+
+std::string dump_kernel(const Kernel& k) {
+  std::ostringstream os;
+  for (size_t i = 0; i < k.bufs.size(); ++i)
+    os << "buf" << i << ": " << name(k.bufs[i].dtype) << (k.bufs[i].written ? " (out)" : "") << "\n";
+  dump_block(os, k.body, 0);
+  return os.str();
+}
+
+}  // namespace npc::fusion

@@ -1,0 +1,69 @@
+#pragma once
+// Internal: fusion grouping and lowering of an ir::Graph into kernels (lower.cpp).
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fusion/kernel_ir.hpp"
+#include "npc/fusion.hpp"
+#include "npc/graph.hpp"
+
+namespace npc::fusion {
+
+using ir::NodeRef;
+using ir::NodeKind;
+using ir::ViewKind;
+using ir::Dim;
+using ir::SymShape;
+
+/// A buffer of a lowered program.
+struct BufInfo {
+  enum Kind { Input, Scalars, Temp } kind = Temp;
+  int index = -1;           ///< Input: graph input index
+  DType dtype = DType::Float64;
+  SymShape shape;
+  bool contiguous = true;   ///< C-contiguous (element strides known from the shape)
+  int stride_base = 0;      ///< non-contiguous inputs: first entry in the runtime stride table
+  int scalar_slot = -1;     ///< runtime scalars: 16-byte slot in the scalar block
+  NodeRef node = nullptr;   ///< Temp: the materialised value
+};
+
+/// Lowering state shared by the emitters of one graph.
+struct LowerState {
+  std::vector<BufInfo> bufs;
+  std::map<NodeRef, int> buffer_of;        ///< value -> buffer holding it
+  std::map<NodeRef, int> input_buffer_of;  ///< materialised inputs -> their input buffer
+  std::set<NodeRef> materialised;
+  int scalar_buffer = -1;
+  bool is_input(NodeRef n) const;
+  bool can_materialise(NodeRef n) const;
+};
+
+/// One kernel launch: function `fn` on global buffers `bufs`, computing `roots`.
+struct Launch {
+  int fn;
+  std::vector<int> bufs;
+  std::vector<NodeRef> roots;
+};
+
+/// A lowered graph: distinct kernels (structurally identical loop nests are emitted once)
+/// and the launches in program order.
+struct Lowered {
+  std::vector<Kernel> kernels;
+  std::vector<std::string> kernel_text;  ///< C++ of each kernel, function name "@NAME@"
+  std::vector<Launch> launches;
+  std::vector<BufInfo> bufs;
+  std::map<NodeRef, int> buffer_of, input_buffer_of;
+  int scalar_buffer = -1;
+  int num_strides = 0;
+};
+
+/// Lowers `g`; `contiguous[i]` says whether input i is C-contiguous on this call.
+Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous);
+/// The translation unit for `l`, kernel functions named npc_<tag>_k<i> (returned in `names`).
+std::string translation_unit(const Lowered& l, std::vector<std::string>& names, const std::string& tag);
+
+void bump_stat(int64_t Stats::*field, int64_t by);
+
+}  // namespace npc::fusion

@@ -1,0 +1,300 @@
+#pragma once
+// Internal: typed inner loops of the ufuncs and the registry that maps (op, loop) to them.
+//
+// Every ufunc is one functor (a struct with a templated call operator, constrained to the
+// element types it supports). The templates below turn a functor into 1-D strided inner
+// loops; the kernel .cpp files (one per op group) instantiate them for exactly the loops of
+// the op's row in ops.def (STYLE 10: no per-dtype copies of the code, no homemade templating).
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core/dispatch.hpp"
+#include "npc/ops.hpp"
+
+namespace npc {
+/// equal, not_equal, less, less_equal, greater, greater_equal.
+bool is_comparison_op(OpId op);
+/// NumPy's spelling of a casting rule ("same_kind").
+std::string casting_rule_name(Casting c);
+/// Broadcast shape of ufunc operands; ValueError with NumPy's ufunc text when they do not broadcast.
+Shape broadcast_operand_shapes(std::span<const Shape> shapes);
+/// The hooks the tracer installed (null when none).
+UfuncTraceHook ufunc_trace_hook();
+ReduceTraceHook reduce_trace_hook();
+
+/// Raised for a ufunc cast that `casting=` forbids; the Python layer raises NumPy's
+/// _UFuncInputCastingError / _UFuncOutputCastingError from it.
+struct UfuncCastingError : CastingError {
+  UfuncCastingError(OpId op, bool output, int index, DType from, DType to, Casting casting);
+  OpId op;
+  bool output;
+  int index;
+  DType from, to;
+  Casting casting;
+};
+
+/// Raised when no loop of a ufunc fits the input dtypes; the Python layer raises NumPy's
+/// _UFuncNoLoopError ("ufunc 'x' did not contain a loop with signature matching types ...").
+struct UfuncNoLoopError : TypeError {
+  UfuncNoLoopError(OpId op, std::vector<DType> in);
+  OpId op;
+  std::vector<DType> in;
+};
+}  // namespace npc
+
+namespace npc::ops {
+
+/// Inner loop: `p[k]` points at operand k's first element (inputs first, then outputs),
+/// `s[k]` is its byte stride, `n` the element count.
+using LoopFn = void (*)(std::byte* const* p, const int64_t* s, int64_t n);
+
+/// One loop of a ufunc: its dtypes (as in ops.def) and its inner loop (null when npc has no
+/// native kernel for it).
+struct Loop {
+  std::vector<DType> in, out;
+  LoopFn fn = nullptr;
+};
+
+/// The loops of `op` in ops.def's order, with their registered kernels.
+const std::vector<Loop>& loops_of(OpId op);
+/// Whether the op checks the floating-point status after its loop (false for comparisons,
+/// selections and predicates, whose C comparisons may raise spurious "invalid" on NaN).
+bool checks_fpe(OpId op);
+
+/// Parses one ops.def dtype character ('?', 'b', 'B', ... 'D').
+DType dtype_from_char(char c);
+char char_from_dtype(DType t);
+
+// ---------------------------------------------------------------- arithmetic helpers
+template <class T> inline constexpr bool is_cplx = detail::is_complex_v<T>;
+template <class T> inline constexpr bool is_real_float = std::is_floating_point_v<T>;
+template <class T> inline constexpr bool is_int = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <class T> inline constexpr bool is_num = std::is_arithmetic_v<T> || is_cplx<T>;
+
+/// The type a loop computes in: float16 is computed in float (as NumPy's half loops).
+template <class T> struct compute { using type = T; };
+template <> struct compute<float16> { using type = float; };
+template <class T> using compute_t = typename compute<T>::type;
+
+template <class T>
+inline T load(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <class T>
+inline void store(std::byte* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+
+/// Sets the hardware floating-point flags (integer loops report like NumPy's float status).
+void raise_overflow();
+void raise_divbyzero();
+void raise_invalid();
+
+/// Converts a computed value to the storage type (float -> float16, identity otherwise).
+template <class S, class R>
+inline S to_storage(R r) {
+  if constexpr (std::is_same_v<S, R>) {
+    return r;
+  } else if constexpr (std::is_same_v<S, float16> && std::is_same_v<R, float>) {
+    // NumPy's float -> half conversion raises "overflow" for finite values that round to inf.
+    float16 h = float_to_half(r);
+    if ((h.bits & 0x7fffu) == 0x7c00u && std::isfinite(r)) raise_overflow();
+    return h;
+  } else {
+    return detail::convert<S>(r);
+  }
+}
+/// Storage type of a computed result when the loop's element type is T: float results of a
+/// float16 loop are stored as float16.
+template <class T, class R>
+using storage_t = std::conditional_t<std::is_same_v<T, float16> && std::is_same_v<R, float>, float16, R>;
+
+// ---------------------------------------------------------------- loop templates
+// Note [inner loops]
+// Each template has a contiguous fast path (and, for binary ops, one with a scalar
+// operand: stride 0) written as plain indexed loops so the compiler vectorises them, and
+// a generic strided path. Values are read through memcpy-free pointers only on the fast
+// path, where alignment is guaranteed (npc's allocator aligns to 64 bytes and NumPy's
+// aligned arrays are adopted only when aligned).
+
+template <class F, class T>
+void unary_loop(std::byte* const* p, const int64_t* s, int64_t n) {
+  using C = compute_t<T>;
+  using R = decltype(F{}(C{}));
+  using S = storage_t<T, R>;
+  if (s[0] == sizeof(T) && s[1] == sizeof(S)) {
+    const T* a = reinterpret_cast<const T*>(p[0]);
+    S* o = reinterpret_cast<S*>(p[1]);
+    for (int64_t i = 0; i < n; ++i) o[i] = to_storage<S>(F{}(detail::convert<C>(a[i])));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    store<S>(p[1] + i * s[1], to_storage<S>(F{}(detail::convert<C>(load<T>(p[0] + i * s[0])))));
+}
+
+template <class F, class A, class B>
+void binary_loop(std::byte* const* p, const int64_t* s, int64_t n) {
+  using CA = compute_t<A>;
+  using CB = compute_t<B>;
+  using R = decltype(F{}(CA{}, CB{}));
+  using S = storage_t<A, R>;
+  constexpr int64_t sa = sizeof(A), sb = sizeof(B), so = sizeof(S);
+  if (s[2] == so) {
+    S* o = reinterpret_cast<S*>(p[2]);
+    if (s[0] == sa && s[1] == sb) {
+      const A* a = reinterpret_cast<const A*>(p[0]);
+      const B* b = reinterpret_cast<const B*>(p[1]);
+      for (int64_t i = 0; i < n; ++i) o[i] = to_storage<S>(F{}(detail::convert<CA>(a[i]), detail::convert<CB>(b[i])));
+      return;
+    }
+    if (s[0] == sa && s[1] == 0) {
+      const A* a = reinterpret_cast<const A*>(p[0]);
+      const CB b = detail::convert<CB>(load<B>(p[1]));
+      for (int64_t i = 0; i < n; ++i) o[i] = to_storage<S>(F{}(detail::convert<CA>(a[i]), b));
+      return;
+    }
+    if (s[0] == 0 && s[1] == sb) {
+      const CA a = detail::convert<CA>(load<A>(p[0]));
+      const B* b = reinterpret_cast<const B*>(p[1]);
+      for (int64_t i = 0; i < n; ++i) o[i] = to_storage<S>(F{}(a, detail::convert<CB>(b[i])));
+      return;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i)
+    store<S>(p[2] + i * s[2], to_storage<S>(F{}(detail::convert<CA>(load<A>(p[0] + i * s[0])),
+                                                detail::convert<CB>(load<B>(p[1] + i * s[1])))));
+}
+
+/// Unary op with two outputs (frexp, modf): F returns a std::pair.
+template <class F, class T>
+void unary2_loop(std::byte* const* p, const int64_t* s, int64_t n) {
+  using C = compute_t<T>;
+  using R = decltype(F{}(C{}));
+  using S1 = storage_t<T, typename R::first_type>;
+  using S2 = storage_t<T, typename R::second_type>;
+  for (int64_t i = 0; i < n; ++i) {
+    R r = F{}(detail::convert<C>(load<T>(p[0] + i * s[0])));
+    store<S1>(p[1] + i * s[1], to_storage<S1>(r.first));
+    store<S2>(p[2] + i * s[2], to_storage<S2>(r.second));
+  }
+}
+
+/// Binary op with two outputs (divmod).
+template <class F, class T>
+void binary2_loop(std::byte* const* p, const int64_t* s, int64_t n) {
+  using C = compute_t<T>;
+  using R = decltype(F{}(C{}, C{}));
+  using S1 = storage_t<T, typename R::first_type>;
+  using S2 = storage_t<T, typename R::second_type>;
+  for (int64_t i = 0; i < n; ++i) {
+    R r = F{}(detail::convert<C>(load<T>(p[0] + i * s[0])), detail::convert<C>(load<T>(p[1] + i * s[1])));
+    store<S1>(p[2] + i * s[2], to_storage<S1>(r.first));
+    store<S2>(p[3] + i * s[3], to_storage<S2>(r.second));
+  }
+}
+
+// ---------------------------------------------------------------- registration
+/// Collects kernels while the registry is built (see registry.cpp).
+struct Registrar {
+  std::vector<std::vector<Loop>>* table;
+
+  /// Registers functor F for every loop of `op` whose element types F accepts.
+  /// Sets the kernel of the loop of `op` whose first input is `in0` directly.
+  void set(OpId op, DType in0, LoopFn fn) {
+    for (Loop& l : (*table)[static_cast<int>(op)])
+      if (l.in[0] == in0) l.fn = fn;
+  }
+
+  template <class F>
+  void unary(OpId op) {
+    for (Loop& l : (*table)[static_cast<int>(op)]) {
+      l.fn = detail::visit(l.in[0], [&](auto tag) -> LoopFn {
+        using T = typename decltype(tag)::type;
+        if constexpr (requires { F{}(compute_t<T>{}); }) {
+          using R = decltype(F{}(compute_t<T>{}));
+          if constexpr (is_pair<R>::value) {
+            check_out<T, typename R::first_type>(op, l, 0);
+            check_out<T, typename R::second_type>(op, l, 1);
+            return &unary2_loop<F, T>;
+          } else {
+            check_out<T, R>(op, l, 0);
+            return &unary_loop<F, T>;
+          }
+        } else {
+          return nullptr;
+        }
+      });
+    }
+  }
+
+  /// Registers binary functor F; loops with two different input types (ldexp's "fi->f",
+  /// comparisons' "qQ->?") only when F declares `static constexpr bool kMixed = true`.
+  template <class F>
+  void binary(OpId op) {
+    for (Loop& l : (*table)[static_cast<int>(op)]) {
+      if constexpr (mixed<F>::value) {
+        l.fn = detail::visit(l.in[0], [&](auto ta) -> LoopFn {
+          using A = typename decltype(ta)::type;
+          return detail::visit(l.in[1], [&](auto tb) -> LoopFn {
+            using B = typename decltype(tb)::type;
+            return binary_for<F, A, B>(op, l);
+          });
+        });
+      } else {
+        if (l.in[0] != l.in[1]) continue;
+        l.fn = detail::visit(l.in[0], [&](auto ta) -> LoopFn {
+          using A = typename decltype(ta)::type;
+          return binary_for<F, A, A>(op, l);
+        });
+      }
+    }
+  }
+
+ private:
+  template <class F, class A, class B>
+  LoopFn binary_for(OpId op, const Loop& l) {
+    if constexpr (requires { F{}(compute_t<A>{}, compute_t<B>{}); }) {
+      using R = decltype(F{}(compute_t<A>{}, compute_t<B>{}));
+      if constexpr (is_pair<R>::value) {
+        check_out<A, typename R::first_type>(op, l, 0);
+        check_out<A, typename R::second_type>(op, l, 1);
+        if constexpr (std::is_same_v<A, B>) return &binary2_loop<F, A>;
+        else return nullptr;
+      } else {
+        check_out<A, R>(op, l, 0);
+        return &binary_loop<F, A, B>;
+      }
+    } else {
+      return nullptr;
+    }
+  }
+
+  /// The functor's result type must be the loop's output dtype in ops.def.
+  template <class T, class R>
+  static void check_out(OpId op, const Loop& l, size_t k) {
+    if (k >= l.out.size() || detail::dtype_of<storage_t<T, R>>::value != l.out[k])
+      throw std::logic_error("npc: kernel of '" + std::string(op_info(op).name) + "' returns the wrong dtype");
+  }
+
+  template <class T> struct is_pair : std::false_type {};
+  template <class X, class Y> struct is_pair<std::pair<X, Y>> : std::true_type {};
+  template <class F, class = void> struct mixed : std::false_type {};
+  template <class F> struct mixed<F, std::void_t<decltype(F::kMixed)>> : std::bool_constant<F::kMixed> {};
+};
+
+// The kernel files: each registers its op group.
+void register_arith(Registrar& r);
+void register_math(Registrar& r);
+void register_logic(Registrar& r);
+
+}  // namespace npc::ops

@@ -1,0 +1,711 @@
+// numpy.ufunc.reduce / accumulate / at and argmin/argmax.
+//
+// Note [reduction order]
+// NumPy's iterator walks memory in stride order. When the axis with the smallest stride is
+// reduced, every output element is reduced over its own block, the innermost run with
+// NumPy's pairwise summation for float add (so sums agree with NumPy to the last ULPs).
+// Otherwise the output is accumulated slice by slice with the binary ufunc's own loop
+// (out = op(out, a[..., i, ...])), which is what NumPy does for outer-axis reductions.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "npc/creation.hpp"
+#include "ops/exec.hpp"
+#include "ops/loops.hpp"
+
+#if NPC_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+namespace npc {
+namespace {
+
+// ---------------------------------------------------------------- pairwise summation
+// NumPy's pairwise_sum (loops_utils.h.src): 8 accumulators for blocks up to 128 elements,
+// recursive halves (rounded to a multiple of 8) above. Accumulates in A.
+template <class A, class T>
+A pairwise_sum(const std::byte* p, int64_t n, int64_t s) {
+  auto at = [&](int64_t i) { return detail::convert<A>(ops::load<T>(p + i * s)); };
+  if (n < 8) {
+    A r = A(0);
+    // NumPy starts from -0.0 so that a sum of -0.0 values stays -0.0.
+    if constexpr (std::is_floating_point_v<A>) r = -A(0);
+    for (int64_t i = 0; i < n; ++i) r += at(i);
+    return r;
+  }
+  if (n <= 128) {
+    A r[8];
+    for (int k = 0; k < 8; ++k) r[k] = at(k);
+    int64_t i = 8;
+    for (; i < n - (n % 8); i += 8)
+      for (int k = 0; k < 8; ++k) r[k] += at(i + k);
+    A res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += at(i);
+    return res;
+  }
+  int64_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise_sum<A, T>(p, n2, s) + pairwise_sum<A, T>(p + n2 * s, n - n2, s);
+}
+
+// NumPy's complex pairwise sum: over the 2n interleaved floats, four accumulators per
+// component in blocks of up to 64 complex values.
+template <class R>
+void complex_pairwise(const std::byte* p, int64_t n2, int64_t s, R& rr, R& ri) {
+  // n2 counts floats (2 per element); element k sits at p + k * s.
+  auto re = [&](int64_t i) { return ops::load<R>(p + (i / 2) * s); };
+  auto im = [&](int64_t i) { return ops::load<R>(p + (i / 2) * s + sizeof(R)); };
+  if (n2 < 8) {
+    rr = -R(0);
+    ri = -R(0);
+    for (int64_t i = 0; i < n2; i += 2) { rr += re(i); ri += im(i); }
+    return;
+  }
+  if (n2 <= 128) {
+    R r[8];
+    for (int k = 0; k < 8; k += 2) { r[k] = re(k); r[k + 1] = im(k); }
+    int64_t i = 8;
+    for (; i < n2 - (n2 % 8); i += 8)
+      for (int k = 0; k < 8; k += 2) { r[k] += re(i + k); r[k + 1] += im(i + k); }
+    rr = (r[0] + r[2]) + (r[4] + r[6]);
+    ri = (r[1] + r[3]) + (r[5] + r[7]);
+    for (; i < n2; i += 2) { rr += re(i); ri += im(i); }
+    return;
+  }
+  int64_t h = n2 / 2;
+  h -= h % 8;
+  R rr1, ri1, rr2, ri2;
+  complex_pairwise<R>(p, h, s, rr1, ri1);
+  complex_pairwise<R>(p + (h / 2) * s, n2 - h, s, rr2, ri2);
+  rr = rr1 + rr2;
+  ri = ri1 + ri2;
+}
+
+// ---------------------------------------------------------------- helpers
+std::vector<bool> axes_mask(const ndarray& a, const std::optional<std::vector<int64_t>>& axes) {
+  std::vector<bool> m(a.ndim(), !axes.has_value());
+  if (axes) {
+    for (int64_t ax : *axes) {
+      int64_t d = normalize_axis(ax, a.ndim());
+      if (m[d]) throw ValueError("duplicate value in 'axis'");
+      m[d] = true;
+    }
+  }
+  return m;
+}
+
+std::optional<Scalar> identity_of(OpId op, DType t) {
+  switch (op_info(op).identity) {
+    case Identity::Zero: return Scalar::from_int(0);
+    case Identity::One: return Scalar::from_int(1);
+    case Identity::AllOnes: return Scalar::from_int(-1);
+    case Identity::True_: return Scalar::from_bool(true);
+    case Identity::False_: return Scalar::from_bool(false);
+    case Identity::MinusInf: return Scalar::from_double(-std::numeric_limits<double>::infinity());
+    default: break;
+  }
+  (void)t;
+  return std::nullopt;
+}
+
+OpId ufunc_of(OpId op) {
+  const OpInfo& info = op_info(op);
+  if (info.kind == OpKind::Reduce) return *op_from_name(info.loops);
+  if (info.kind != OpKind::Ufunc) throw TypeError("'" + std::string(info.name) + "' is not a ufunc");
+  return op;
+}
+
+// The dtype NumPy reduces in: add/multiply widen small integers and bool to int64/uint64.
+DType reduce_dtype(OpId op, DType t, std::optional<DType> dtype) {
+  if (dtype) return *dtype;
+  if ((op == OpId::add || op == OpId::multiply) && (kind(t) == Kind::Bool || (is_integer(t) && itemsize(t) < 8)))
+    return kind(t) == Kind::Unsigned ? DType::UInt64 : DType::Int64;
+  return t;
+}
+
+ops::LoopFn loop_for(OpId op, DType t) {
+  for (const auto& l : ops::loops_of(op))
+    if (l.in.size() == 2 && l.in[0] == t && l.in[1] == t && l.out[0] == t) return l.fn;
+  return nullptr;
+}
+
+// Typed inner reduction of one strided run into *acc (acc already holds a value).
+using InnerReduceFn = void (*)(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std::byte* acc);
+
+template <class T>
+void inner_reduce_generic(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std::byte* acc) {
+  // acc = op(acc, p[i]) with the ufunc's own loop, in blocks, through a stack buffer.
+  std::byte* ptrs[3];
+  int64_t st[3] = {0, s, 0};
+  // Sequential dependency: run the loop one element at a time, reading and writing acc.
+  for (int64_t i = 0; i < n; ++i) {
+    ptrs[0] = acc;
+    ptrs[1] = const_cast<std::byte*>(p + i * s);
+    ptrs[2] = acc;
+    fn(ptrs, st, 1);
+  }
+}
+
+template <class T>
+void inner_sum(ops::LoopFn, const std::byte* p, int64_t s, int64_t n, std::byte* acc) {
+  if constexpr (std::is_same_v<T, float16>) {
+    float a = half_to_float(ops::load<float16>(acc));
+    float r = a + pairwise_sum<float, float16>(p, n, s);
+    ops::store<float16>(acc, float_to_half(r));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    ops::store<T>(acc, ops::load<T>(acc) + pairwise_sum<T, T>(p, n, s));
+  } else if constexpr (ops::is_cplx<T>) {
+    using R = typename T::value_type;
+    R rr, ri;
+    complex_pairwise<R>(p, 2 * n, s, rr, ri);
+    T a = ops::load<T>(acc);
+    ops::store<T>(acc, T(a.real() + rr, a.imag() + ri));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    bool a = ops::load<bool>(acc);
+    for (int64_t i = 0; i < n && !a; ++i) a = ops::load<bool>(p + i * s);
+    ops::store<bool>(acc, a);
+  } else {
+    using U = std::make_unsigned_t<T>;
+    U a = static_cast<U>(ops::load<T>(acc));
+    if (s == sizeof(T)) {
+      const T* q = reinterpret_cast<const T*>(p);
+      for (int64_t i = 0; i < n; ++i) a = static_cast<U>(a + static_cast<U>(q[i]));
+    } else {
+      for (int64_t i = 0; i < n; ++i) a = static_cast<U>(a + static_cast<U>(ops::load<T>(p + i * s)));
+    }
+    ops::store<T>(acc, static_cast<T>(a));
+  }
+}
+
+template <class T, bool kMax>
+void inner_minmax(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std::byte* acc) {
+  if constexpr (std::is_floating_point_v<T> || (std::is_integral_v<T> && !std::is_same_v<T, bool>)) {
+    T a = ops::load<T>(acc);
+    if constexpr (std::is_floating_point_v<T>) if (std::isnan(a)) return;
+    if (s == sizeof(T)) {
+      const T* q = reinterpret_cast<const T*>(p);
+      if constexpr (std::is_floating_point_v<T>) {
+        // Vectorisable pass, then NaN check: NaN anywhere wins (NumPy propagates it).
+        bool nan = false;
+        for (int64_t i = 0; i < n; ++i) {
+          T v = q[i];
+          nan |= (v != v);
+          a = kMax ? (a > v ? a : v) : (a < v ? a : v);
+        }
+        if (nan) a = std::numeric_limits<T>::quiet_NaN();
+      } else {
+        for (int64_t i = 0; i < n; ++i) a = kMax ? std::max(a, q[i]) : std::min(a, q[i]);
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        T v = ops::load<T>(p + i * s);
+        if constexpr (std::is_floating_point_v<T>) if (std::isnan(v)) { a = v; break; }
+        a = kMax ? (a > v ? a : v) : (a < v ? a : v);
+      }
+    }
+    ops::store<T>(acc, a);
+  } else {
+    inner_reduce_generic<T>(fn, p, s, n, acc);
+  }
+}
+
+// multiply.reduce: float16 accumulates in float within a run (NumPy's half reduce loop),
+// complex uses the plain product (NumPy's scalar reduce loop).
+template <class T>
+void inner_prod(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std::byte* acc) {
+  if constexpr (std::is_same_v<T, float16>) {
+    float a = half_to_float(ops::load<float16>(acc));
+    for (int64_t i = 0; i < n; ++i) a *= half_to_float(ops::load<float16>(p + i * s));
+    ops::store<float16>(acc, float_to_half(a));
+  } else if constexpr (ops::is_cplx<T>) {
+    T a = ops::load<T>(acc);
+    for (int64_t i = 0; i < n; ++i) {
+      T b = ops::load<T>(p + i * s);
+      a = T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+    }
+    ops::store<T>(acc, a);
+  } else {
+    inner_reduce_generic<T>(fn, p, s, n, acc);
+  }
+}
+
+InnerReduceFn inner_for(OpId op, DType t) {
+  return detail::visit(t, [&](auto tag) -> InnerReduceFn {
+    using T = typename decltype(tag)::type;
+    if (op == OpId::add) return &inner_sum<T>;
+    if (op == OpId::multiply) return &inner_prod<T>;
+    if (op == OpId::maximum) return &inner_minmax<T, true>;
+    if (op == OpId::minimum) return &inner_minmax<T, false>;
+    return &inner_reduce_generic<T>;
+  });
+}
+
+[[noreturn]] void no_identity(OpId op) {
+  throw ValueError("zero-size array to reduction operation " + std::string(op_info(op).name) +
+                   " which has no identity");
+}
+
+}  // namespace
+
+ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
+  if (a.is_traced()) {
+    auto hook = reduce_trace_hook();
+    if (!hook) throw TypeError("npc: traced array given to a reduction but no tracer is installed");
+    return hook(op_in, a, opts);
+  }
+  const OpId op = ufunc_of(op_in);
+  const OpInfo& info = op_info(op);
+  if (info.nin != 2 || info.nout != 1) throw ValueError("reduce only supported for binary functions");
+  std::vector<bool> red = axes_mask(a, opts.axes);
+
+  // Loop dtype: logical reductions run in bool, add/multiply widen small ints.
+  DType t = reduce_dtype(op, a.dtype(), opts.dtype);
+  if (op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor) t = DType::Bool;
+  else if (!opts.dtype) {
+    DType in2[2] = {t, t};
+    LoopTypes lt = resolve_loop(op, in2, {}, std::nullopt);
+    t = lt.out[0];
+  }
+  ops::LoopFn fn = loop_for(op, t);
+  if (!fn) {
+    throw TypeError("ufunc '" + std::string(info.name) + "' not supported for the input types, and the inputs "
+                    "could not be safely coerced to any supported types according to the casting rule ''safe''");
+  }
+  if (opts.dtype && !can_cast(a.dtype(), t, Casting::Unsafe)) throw TypeError("bad dtype");
+
+  Shape out_shape, kept_shape;
+  int64_t nred = 1;
+  for (int d = 0; d < a.ndim(); ++d) {
+    if (red[d]) {
+      nred *= a.shape()[d];
+      if (opts.keepdims) out_shape.push_back(1);
+    } else {
+      out_shape.push_back(a.shape()[d]);
+      kept_shape.push_back(a.shape()[d]);
+    }
+  }
+  int64_t nout = shape_size(kept_shape);
+
+  // Note [reduction identity]: NumPy starts reductions of ops with an identity (add,
+  // multiply, logical and bitwise ops) from the identity, so np.sum([-0.0]) is 0.0; ops
+  // without one (maximum, minimum) start from the first element.
+  std::optional<Scalar> init = opts.initial;
+  if (!init) init = identity_of(op, t);
+  if (!init && (nred == 0 || opts.where)) {
+    if (!init && opts.where)
+      throw ValueError("reduction operation '" + std::string(info.name) +
+                       "' does not have an identity, so to use a where mask one has to specify 'initial'");
+    if (!init && nout > 0) no_identity(op);
+  }
+  if (init && op == OpId::logical_and) init = Scalar::from_bool(init->as_bool());
+
+  ndarray src = a.dtype() == t ? a : a.astype(t, Order::K);
+  if (opts.where) {
+    // Masked-out elements become the initial value (the identity), so they do not count.
+    ndarray m = opts.where->dtype() == DType::Bool ? *opts.where : opts.where->astype(DType::Bool);
+    ndarray filled = full(a.shape(), *init, t);
+    // filled[m] = src via the where= path of a positive/copy: use copy_into with a mask.
+    std::vector<Shape> sh{a.shape(), m.shape()};
+    if (broadcast_shapes(sh) != a.shape())
+      throw ValueError("operands could not be broadcast together with shapes " + shape_str(a.shape()) + " " +
+                       shape_str(m.shape()));
+    ndarray mb = broadcast_to(m, a.shape());
+    detail::visit(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      std::byte* ptrs[3] = {src.data(), mb.data(), filled.data()};
+      std::vector<std::vector<int64_t>> st{src.strides(), mb.strides(), filled.strides()};
+      ops::run_elementwise(
+          [](std::byte* const* p, const int64_t* s, int64_t n) {
+            for (int64_t i = 0; i < n; ++i)
+              if (*reinterpret_cast<const bool*>(p[1] + i * s[1])) std::memcpy(p[2] + i * s[2], p[0] + i * s[0], sizeof(T));
+          },
+          3, ptrs, st, a.shape(), 2, false);
+    });
+    src = filled;
+  }
+
+  // NumPy's iterator walks reduced axes with negative strides forwards in memory: flip them
+  // so sums accumulate in the same order.
+  const ndarray src_unflipped = src;
+  {
+    Strides st = src.strides();
+    int64_t off = src.offset();
+    bool flipped = false;
+    for (int d = 0; d < src.ndim(); ++d) {
+      if (red[d] && st[d] < 0 && src.shape()[d] > 1) {
+        off += (src.shape()[d] - 1) * st[d];
+        st[d] = -st[d];
+        flipped = true;
+      }
+    }
+    if (flipped) src = src.with_geometry(off, src.dtype(), src.shape(), st);
+  }
+
+  // Result array (kept dims in order) with the reduction's dtype.
+  ndarray res = empty(kept_shape, t);
+  if (nout == 0) {
+    // nothing to compute
+  } else if (nred == 0) {
+    res.fill(*init);
+  } else {
+    // Geometry: kept axes (in order) then reduced axes.
+    std::vector<int> kept_axes, red_axes;
+    for (int d = 0; d < a.ndim(); ++d) (red[d] ? red_axes : kept_axes).push_back(d);
+    int64_t min_stride = std::numeric_limits<int64_t>::max();
+    bool inner_is_reduced = false;
+    for (int d = 0; d < a.ndim(); ++d) {
+      if (src.shape()[d] <= 1) continue;
+      int64_t s = std::abs(src.strides()[d]);
+      if (s < min_stride || (s == min_stride && red[d])) { min_stride = s; inner_is_reduced = red[d]; }
+    }
+    Shape rshape;
+    Strides rstr;
+    for (int d : red_axes) { rshape.push_back(src.shape()[d]); rstr.push_back(src.strides()[d]); }
+    Shape kshape;
+    Strides kstr;
+    for (int d : kept_axes) { kshape.push_back(src.shape()[d]); kstr.push_back(src.strides()[d]); }
+    const size_t isz = itemsize(t);
+
+    if (inner_is_reduced || kept_axes.empty()) {
+      // Per output element: initialise with the initial value or the first element, then
+      // reduce the block run by run (Note [reduction order]).
+      InnerReduceFn inner = inner_for(op, t);
+      // Coalesce the reduced block's axes (memory order, innermost last).
+      std::vector<int64_t> order(rshape.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return std::abs(rstr[x]) > std::abs(rstr[y]); });
+      Shape cs;
+      Strides cst;
+      for (int64_t i : order) {
+        if (rshape[i] == 1) continue;
+        if (!cs.empty() && cst.back() == rstr[i] * rshape[i]) { cs.back() *= rshape[i]; cst.back() = rstr[i]; continue; }
+        cs.push_back(rshape[i]);
+        cst.push_back(rstr[i]);
+      }
+      if (cs.empty()) { cs.push_back(1); cst.push_back(0); }
+      // Note [buffered reductions]
+      // When a reduced block is not one memory run, NumPy's iterator copies it through a
+      // buffer (8192 elements) in the view's logical order and reduces each buffer. npc copies
+      // the view with the reduced axes last, in logical order, and reduces 8192-element chunks.
+      bool buffered = false;
+      if (cs.size() > 1) {
+        std::vector<int64_t> perm;
+        for (int d : kept_axes) perm.push_back(d);
+        for (int d : red_axes) perm.push_back(d);
+        src = src_unflipped.transpose(perm).copy(Order::C);
+        for (size_t d = 0; d < kshape.size(); ++d) kstr[d] = src.strides()[d];
+        cs.assign(1, nred);
+        cst.assign(1, static_cast<int64_t>(isz));
+        buffered = true;
+      }
+      const int64_t run = cs.back(), run_s = cst.back();
+      const int64_t nruns = nred / run;
+      Strides rs_st = contiguous_strides(kshape, 1);
+      const bool seq_first = !init.has_value();
+      auto reduce_one = [&](int64_t j, std::byte* acc) {
+        // Offset of output element j in src.
+        const std::byte* base = src.data();
+        int64_t rem = j;
+        for (size_t d = 0; d < kshape.size(); ++d) {
+          int64_t idx = rem / rs_st[d];
+          rem %= rs_st[d];
+          base += idx * kstr[d];
+        }
+        std::vector<int64_t> idx(cs.size() - 1, 0);
+        bool first = true;
+        for (int64_t r = 0; r < nruns; ++r) {
+          const std::byte* p = base;
+          for (size_t d = 0; d + 1 < cs.size(); ++d) p += idx[d] * cst[d];
+          if (first && seq_first) {
+            std::memcpy(acc, p, isz);
+            if (run > 1) inner(fn, p + run_s, run_s, run - 1, acc);
+          } else if (buffered) {
+            for (int64_t c = 0; c < run; c += 8192) inner(fn, p + c * run_s, run_s, std::min<int64_t>(8192, run - c), acc);
+          } else {
+            inner(fn, p, run_s, run, acc);
+          }
+          first = false;
+          for (int d = static_cast<int>(cs.size()) - 2; d >= 0; --d) {
+            if (++idx[d] < cs[d]) break;
+            idx[d] = 0;
+          }
+        }
+      };
+      std::byte* out0 = res.data();
+      if (init) {
+        res.fill(*init);
+      }
+      int nt = ops::threads_for(nout * nred);
+      if (nout == 1 && nt > 1 && cs.size() == 1 && (op == OpId::add || op == OpId::maximum || op == OpId::minimum)) {
+        // One long run: split it among threads, combine the partial results in order.
+        std::vector<std::byte> parts(static_cast<size_t>(nt) * 16);
+        std::vector<char> has(nt, 0);
+        const int64_t chunk = ((run + nt - 1) / nt + 127) / 128 * 128;
+#if NPC_HAVE_OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#endif
+        for (int k = 0; k < nt; ++k) {
+          int64_t lo = k * chunk, hi = std::min(run, lo + chunk);
+          if (lo >= hi) continue;
+          const std::byte* p = src.data() + lo * run_s;
+          std::byte* acc = parts.data() + k * 16;
+          std::memcpy(acc, p, isz);
+          if (hi - lo > 1) inner(fn, p + run_s, run_s, hi - lo - 1, acc);
+          has[k] = 1;
+        }
+        bool first = !init.has_value();
+        for (int k = 0; k < nt; ++k) {
+          if (!has[k]) continue;
+          if (first) { std::memcpy(out0, parts.data() + k * 16, isz); first = false; }
+          else inner(fn, parts.data() + k * 16, 0, 1, out0);
+        }
+      } else {
+        const int64_t ostride = static_cast<int64_t>(isz);
+        nt = std::min<int64_t>(nt, nout);
+#if NPC_HAVE_OPENMP
+#pragma omp parallel for num_threads(std::max(nt, 1)) schedule(static) if (nt > 1)
+#endif
+        for (int64_t j = 0; j < nout; ++j) reduce_one(j, out0 + j * ostride);
+      }
+    } else {
+      // Outer reduction: res = first slice (or initial), then res = op(res, slice_i).
+      std::vector<std::vector<int64_t>> st{Strides(kshape.size()), kstr, Strides(kshape.size())};
+      Strides rcs = res.strides();
+      st[0] = rcs;
+      st[2] = rcs;
+      std::vector<int64_t> idx(rshape.size(), 0);
+      bool first = !init.has_value();
+      if (init) res.fill(*init);
+      int flags = 0;
+      for (int64_t r = 0; r < nred; ++r) {
+        std::byte* p = src.data();
+        for (size_t d = 0; d < rshape.size(); ++d) p += idx[d] * rstr[d];
+        if (first) {
+          ndarray slice = src.with_geometry(src.offset() + (p - src.data()), t, kshape, kstr);
+          copy_into(res, slice);
+          first = false;
+        } else {
+          std::byte* ptrs[3] = {res.data(), p, res.data()};
+          flags |= ops::run_elementwise(fn, 3, ptrs, st, kshape, 0, ops::checks_fpe(op));
+        }
+        for (int d = static_cast<int>(rshape.size()) - 1; d >= 0; --d) {
+          if (++idx[d] < rshape[d]) break;
+          idx[d] = 0;
+        }
+      }
+      if (flags) ops::note_fpe(flags);
+    }
+  }
+  if (opts.keepdims) res = res.reshape(out_shape);
+  if (opts.out) {
+    const ndarray& o = *opts.out;
+    if (o.shape() != res.shape()) {
+      throw ValueError("output parameter for reduction operation " + std::string(info.name) +
+                       " has the wrong number of dimensions: Found " + std::to_string(o.ndim()) + " but expected " +
+                       std::to_string(res.ndim()));
+    }
+    copy_into(o, res);
+    return o;
+  }
+  return res;
+}
+
+// ---------------------------------------------------------------- accumulate
+ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DType> dtype, std::optional<ndarray> out) {
+  const OpId op = ufunc_of(op_in);
+  if (op_info(op).nin != 2) throw ValueError("accumulate only supported for binary functions");
+  if (a.ndim() == 0) throw TypeError("cannot accumulate on a scalar");
+  int64_t ax = normalize_axis(axis, a.ndim());
+  DType t = reduce_dtype(op, a.dtype(), dtype);
+  if (op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor) t = DType::Bool;
+  else if (!dtype) {
+    DType in2[2] = {t, t};
+    t = resolve_loop(op, in2, {}, std::nullopt).out[0];
+  }
+  ops::LoopFn fn = loop_for(op, t);
+  if (!fn) throw TypeError("ufunc '" + std::string(op_info(op).name) + "' not supported for the input types");
+  ndarray res = empty(a.shape(), t);
+  copy_into(res, a);  // casts to t; the scan then runs in place
+  const int64_t n = a.shape()[ax];
+  if (n > 1 && res.size() > 0) {
+    // Other axes: iterate every position, scan along `ax` with the binary loop reading the
+    // element it wrote one step before (sequential by the C aliasing rules).
+    Shape os;
+    Strides ost;
+    for (int d = 0; d < a.ndim(); ++d)
+      if (d != ax) { os.push_back(a.shape()[d]); ost.push_back(res.strides()[d]); }
+    const int64_t s = res.strides()[ax];
+    int64_t cnt = shape_size(os);
+    std::vector<int64_t> idx(os.size(), 0);
+    int flags = 0;
+    ops::clear_fpe();
+    for (int64_t j = 0; j < cnt; ++j) {
+      std::byte* p = res.data();
+      for (size_t d = 0; d < os.size(); ++d) p += idx[d] * ost[d];
+      std::byte* ptrs[3] = {p, p + s, p + s};
+      int64_t st[3] = {s, s, s};
+      fn(ptrs, st, n - 1);
+      for (int d = static_cast<int>(os.size()) - 1; d >= 0; --d) {
+        if (++idx[d] < os[d]) break;
+        idx[d] = 0;
+      }
+    }
+    if (ops::checks_fpe(op)) flags = ops::read_fpe();
+    if (flags) ops::note_fpe(flags);
+  }
+  if (out) {
+    if (out->shape() != res.shape()) throw ValueError("output array has the wrong shape");
+    copy_into(*out, res);
+    return *out;
+  }
+  return res;
+}
+
+// ---------------------------------------------------------------- argmin / argmax
+namespace {
+template <class T, bool kMax>
+int64_t arg_run(const std::byte* p, int64_t s, int64_t n) {
+  T best = ops::load<T>(p);
+  int64_t bi = 0;
+  auto isnan_ = [](const T& v) {
+    if constexpr (ops::is_cplx<T>) return std::isnan(v.real()) || std::isnan(v.imag());
+    else if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+    else if constexpr (std::is_same_v<T, float16>) return (v.bits & 0x7c00u) == 0x7c00u && (v.bits & 0x3ffu);
+    else return false;
+  };
+  if (isnan_(best)) return 0;
+  for (int64_t i = 1; i < n; ++i) {
+    T v = ops::load<T>(p + i * s);
+    if (isnan_(v)) return i;
+    bool better;
+    if constexpr (ops::is_cplx<T>) {
+      better = kMax ? (v.real() > best.real() || (v.real() == best.real() && v.imag() > best.imag()))
+                    : (v.real() < best.real() || (v.real() == best.real() && v.imag() < best.imag()));
+    } else if constexpr (std::is_same_v<T, float16>) {
+      float fv = half_to_float(v), fb = half_to_float(best);
+      better = kMax ? fv > fb : fv < fb;
+    } else {
+      better = kMax ? v > best : v < best;
+    }
+    if (better) { best = v; bi = i; }
+  }
+  return bi;
+}
+}  // namespace
+
+ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bool keepdims) {
+  const bool is_max = op == OpId::argmax;
+  if (op != OpId::argmax && op != OpId::argmin) throw TypeError("arg_reduce: argmax or argmin expected");
+  ndarray a = a_in;
+  Shape keep_shape;
+  int64_t ax;
+  if (!axis) {
+    if (!a.is_c_contiguous()) a = a.copy(Order::C);
+    Shape flat{a.size()};
+    a = a.reshape(flat);
+    ax = 0;
+    if (keepdims) keep_shape.assign(a_in.ndim(), 1);
+  } else {
+    if (a.ndim() == 0) {
+      if (*axis != 0 && *axis != -1) normalize_axis(*axis, 0);
+      Shape one{1};
+      a = a.reshape(one);
+      ax = 0;
+    } else {
+      ax = normalize_axis(*axis, a.ndim());
+    }
+  }
+  const int64_t n = a.shape()[ax];
+  Shape os;
+  Strides ist;
+  for (int d = 0; d < a.ndim(); ++d)
+    if (d != ax) { os.push_back(a.shape()[d]); ist.push_back(a.strides()[d]); }
+  if (n == 0) {
+    throw ValueError(std::string("attempt to get ") + (is_max ? "argmax" : "argmin") + " of an empty sequence");
+  }
+  ndarray res = empty(os, DType::Int64);
+  const int64_t cnt = res.size();
+  const int64_t s = a.strides()[ax];
+  Strides rs = contiguous_strides(os, 1);
+  auto fnp = detail::visit(a.dtype(), [&](auto tag) -> int64_t (*)(const std::byte*, int64_t, int64_t) {
+    using T = typename decltype(tag)::type;
+    return is_max ? &arg_run<T, true> : &arg_run<T, false>;
+  });
+  int64_t* out = reinterpret_cast<int64_t*>(res.data());
+  const std::byte* base = a.data();
+  int nt = std::min<int64_t>(ops::threads_for(cnt * n), cnt);
+#if NPC_HAVE_OPENMP
+#pragma omp parallel for num_threads(std::max(nt, 1)) if (nt > 1)
+#endif
+  for (int64_t j = 0; j < cnt; ++j) {
+    const std::byte* p = base;
+    int64_t rem = j;
+    for (size_t d = 0; d < os.size(); ++d) {
+      p += (rem / rs[d]) * ist[d];
+      rem %= rs[d];
+    }
+    out[j] = fnp(p, s, n);
+  }
+  if (keepdims) {
+    if (axis) {
+      keep_shape = a_in.ndim() == 0 ? Shape{} : a_in.shape();
+      if (a_in.ndim() > 0) keep_shape[ax] = 1;
+    }
+    res = res.reshape(keep_shape);
+  }
+  return res;
+}
+
+// ---------------------------------------------------------------- at
+void ufunc_at(OpId op, const ndarray& a, const ndarray& flat_indices, const std::optional<Operand>& b) {
+  const OpInfo& info = op_info(op);
+  if (!a.writeable()) throw ValueError("output array is read-only");
+  if (!a.is_c_contiguous()) throw ValueError("ufunc.at: npc needs a C-contiguous target");
+  ndarray idx = flat_indices.dtype() == DType::Int64 ? flat_indices : flat_indices.astype(DType::Int64);
+  idx = idx.copy(Order::C);
+  const int64_t m = idx.size();
+  DType ins[2] = {a.dtype(), b ? b->array.dtype() : a.dtype()};
+  bool weak[2] = {false, b ? b->weak : false};
+  LoopTypes lt = resolve_loop(op, std::span<const DType>(ins, info.nin), std::span<const bool>(weak, info.nin));
+  if (!can_cast(lt.out[0], a.dtype(), Casting::SameKind) || lt.in[0] != a.dtype())
+    throw UfuncCastingError(op, true, 0, lt.out[0], a.dtype(), Casting::SameKind);
+  ops::LoopFn fn = nullptr;
+  for (const auto& l : ops::loops_of(op))
+    if (l.in == lt.in && l.out == lt.out) fn = l.fn;
+  if (!fn) throw TypeError("npc: no kernel for ufunc.at");
+  ndarray bv;
+  if (b) {
+    bv = b->array.dtype() == lt.in[1] ? b->array : b->array.astype(lt.in[1]);
+    Shape sh{m};
+    bv = broadcast_to(bv, sh);
+  }
+  const int64_t* ip = reinterpret_cast<const int64_t*>(idx.data());
+  const int64_t n = a.size();
+  const int64_t isz = static_cast<int64_t>(a.itemsize());
+  ops::clear_fpe();
+  for (int64_t k = 0; k < m; ++k) {
+    int64_t i = ip[k];
+    if (i < -n || i >= n) throw IndexError("index " + std::to_string(i) + " is out of bounds for axis 0 with size " + std::to_string(n));
+    if (i < 0) i += n;
+    std::byte* p = a.data() + i * isz;
+    if (info.nin == 2) {
+      std::byte* ptrs[3] = {p, bv.data() + k * bv.strides()[0], p};
+      int64_t st[3] = {0, 0, 0};
+      fn(ptrs, st, 1);
+    } else {
+      std::byte* ptrs[2] = {p, p};
+      int64_t st[2] = {0, 0};
+      fn(ptrs, st, 1);
+    }
+  }
+  if (ops::checks_fpe(op)) {
+    int f = ops::read_fpe();
+    if (f) ops::note_fpe(f);
+  }
+}
+
+}  // namespace npc

@@ -1,0 +1,489 @@
+// The op table as data (op_info), the per-loop kernel registry, NumPy's ufunc type
+// resolution (resolve_loop), broadcasting, thread settings and the elementwise executor.
+#include <algorithm>
+#include <atomic>
+#include <cfenv>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include <pthread.h>
+#include <unistd.h>
+#if NPC_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+#include "ops/exec.hpp"
+#include "ops/loops.hpp"
+
+namespace npc {
+
+// ---------------------------------------------------------------- op table
+namespace {
+constexpr OpInfo kOps[] = {
+#define NPC_UFUNC(n, nin, nout, id, diff, loops) \
+  OpInfo{#n, OpKind::Ufunc, nin, nout, Identity::id, std::string_view(#diff) == "Diff", loops},
+#define NPC_REDUCE(n, uf) OpInfo{#n, OpKind::Reduce, 1, 1, Identity::None_, true, #uf},
+#define NPC_PRIM(n, nin, diff) OpInfo{#n, OpKind::Prim, nin, 1, Identity::None_, std::string_view(#diff) == "Diff", ""},
+#include "npc/ops.def"
+};
+static_assert(sizeof(kOps) / sizeof(kOps[0]) == kNumOps);
+}  // namespace
+
+const OpInfo& op_info(OpId op) { return kOps[static_cast<int>(op)]; }
+
+std::optional<OpId> op_from_name(std::string_view name) {
+  for (int i = 0; i < kNumOps; ++i)
+    if (kOps[i].name == name) return static_cast<OpId>(i);
+  return std::nullopt;
+}
+
+namespace ops {
+
+DType dtype_from_char(char c) {
+  switch (c) {
+    case '?': return DType::Bool;
+    case 'b': return DType::Int8;
+    case 'B': return DType::UInt8;
+    case 'h': return DType::Int16;
+    case 'H': return DType::UInt16;
+    case 'i': return DType::Int32;
+    case 'I': return DType::UInt32;
+    case 'l': case 'q': return DType::Int64;
+    case 'L': case 'Q': return DType::UInt64;
+    case 'e': return DType::Float16;
+    case 'f': return DType::Float32;
+    case 'd': return DType::Float64;
+    case 'F': return DType::Complex64;
+    case 'D': return DType::Complex128;
+  }
+  throw std::logic_error(std::string("npc: bad loop character '") + c + "' in ops.def");
+}
+
+char char_from_dtype(DType t) { return "?bBhHiIlLefdFD"[static_cast<int>(t)]; }
+
+namespace {
+// Comparisons get NumPy 2's exact mixed int64/uint64 loops ("qQ->?", "Qq->?"), which the
+// ops.def rows (restricted to one loop per dtype) do not spell.
+bool is_comparison(OpId op) {
+  return op == OpId::equal || op == OpId::not_equal || op == OpId::less || op == OpId::less_equal ||
+         op == OpId::greater || op == OpId::greater_equal;
+}
+
+struct Registry {
+  std::vector<std::vector<Loop>> loops;
+  std::vector<bool> uniform;  // every loop has equal input dtypes
+  Registry() : loops(kNumOps), uniform(kNumOps, true) {
+    for (int i = 0; i < kNumOps; ++i) {
+      const OpInfo& info = kOps[i];
+      if (info.kind != OpKind::Ufunc) continue;
+      std::string_view s = info.loops;
+      size_t pos = 0;
+      while (pos < s.size()) {
+        size_t end = s.find(' ', pos);
+        if (end == std::string_view::npos) end = s.size();
+        std::string_view sig = s.substr(pos, end - pos);
+        pos = end + 1;
+        if (sig.empty()) continue;
+        size_t arrow = sig.find("->");
+        Loop l;
+        for (char c : sig.substr(0, arrow)) l.in.push_back(dtype_from_char(c));
+        for (char c : sig.substr(arrow + 2)) l.out.push_back(dtype_from_char(c));
+        for (DType t : l.in) if (t != l.in[0]) uniform[i] = false;
+        loops[i].push_back(std::move(l));
+      }
+      if (is_comparison(static_cast<OpId>(i))) {
+        loops[i].push_back(Loop{{DType::Int64, DType::UInt64}, {DType::Bool}, nullptr});
+        loops[i].push_back(Loop{{DType::UInt64, DType::Int64}, {DType::Bool}, nullptr});
+      }
+    }
+    Registrar r{&loops};
+    register_arith(r);
+    register_math(r);
+    register_logic(r);
+  }
+};
+
+const Registry& registry() {
+  static const Registry reg;
+  return reg;
+}
+}  // namespace
+
+const std::vector<Loop>& loops_of(OpId op) { return registry().loops[static_cast<int>(op)]; }
+
+bool checks_fpe(OpId op) {
+  switch (op) {
+    case OpId::equal: case OpId::not_equal: case OpId::less: case OpId::less_equal: case OpId::greater:
+    case OpId::greater_equal: case OpId::maximum: case OpId::minimum: case OpId::fmax: case OpId::fmin:
+    case OpId::logical_and: case OpId::logical_or: case OpId::logical_xor: case OpId::logical_not:
+    case OpId::isnan: case OpId::isinf: case OpId::isfinite: case OpId::signbit: case OpId::copysign:
+    case OpId::sign: case OpId::floor: case OpId::ceil: case OpId::trunc: case OpId::rint:
+    case OpId::absolute: case OpId::fabs: case OpId::negative: case OpId::positive: case OpId::conjugate:
+    case OpId::nextafter:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// ---------------------------------------------------------------- threads
+// Note [fork]
+// GNU OpenMP's thread pool does not survive fork(): a child that enters a parallel region
+// after its parent used one can hang. A pthread_atfork child handler turns threading off in
+// the child (as PyTorch does), so multiprocessing workers run kernels single-threaded.
+namespace {
+std::atomic<int> g_threads{0};  // 0: not yet initialised
+std::atomic<int64_t> g_threshold{1 << 15};
+std::atomic<bool> g_forked_child{false};
+
+void on_fork_child() { g_forked_child.store(true); }
+
+int default_threads() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    pthread_atfork(nullptr, nullptr, &on_fork_child);
+#if NPC_HAVE_OPENMP
+    g_threads.store(std::max(1, omp_get_max_threads()));
+#else
+    g_threads.store(1);
+#endif
+  });
+  return g_threads.load();
+}
+}  // namespace
+
+bool threads_allowed() { return !g_forked_child.load(std::memory_order_relaxed); }
+
+int threads_for(int64_t n, int64_t cost) {
+  int t = default_threads();
+  if (t <= 1 || !threads_allowed()) return 1;
+  int64_t thr = g_threshold.load(std::memory_order_relaxed);
+  if (n * cost < thr) return 1;
+  // At least `thr` units of work per thread.
+  int64_t by_work = std::max<int64_t>(1, n * cost / std::max<int64_t>(thr, 1));
+  return static_cast<int>(std::min<int64_t>(t, by_work));
+}
+
+// ---------------------------------------------------------------- floating-point status
+namespace {
+thread_local int t_fpe = 0;
+}
+
+void clear_fpe() { std::feclearexcept(FE_ALL_EXCEPT); }
+
+int read_fpe() {
+  int e = std::fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID);
+  int f = 0;
+  if (e & FE_DIVBYZERO) f |= FpeDivide;
+  if (e & FE_OVERFLOW) f |= FpeOverflow;
+  if (e & FE_UNDERFLOW) f |= FpeUnderflow;
+  if (e & FE_INVALID) f |= FpeInvalid;
+  return f;
+}
+
+void note_fpe(int flags) { t_fpe |= flags; }
+
+void raise_overflow() { std::feraiseexcept(FE_OVERFLOW); }
+void raise_divbyzero() { std::feraiseexcept(FE_DIVBYZERO); }
+void raise_invalid() { std::feraiseexcept(FE_INVALID); }
+
+// ---------------------------------------------------------------- executor
+namespace {
+struct Geometry {
+  std::vector<int64_t> shape;                     // outermost first
+  std::vector<std::vector<int64_t>> strides;      // [operand][axis]
+  bool empty = false;
+};
+
+Geometry make_geometry(int nops, const std::vector<std::vector<int64_t>>& strides, std::span<const int64_t> shape,
+                       int order_by) {
+  Geometry g;
+  g.strides.resize(nops);
+  std::vector<int> axes;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) { g.empty = true; return g; }
+    if (shape[d] != 1) axes.push_back(static_cast<int>(d));
+  }
+  const auto& key = strides[order_by];
+  std::stable_sort(axes.begin(), axes.end(), [&](int a, int b) { return std::abs(key[a]) > std::abs(key[b]); });
+  for (int a : axes) {
+    if (!g.shape.empty()) {
+      bool merge = true;
+      for (int k = 0; k < nops; ++k)
+        if (g.strides[k].back() != strides[k][a] * shape[a]) { merge = false; break; }
+      if (merge) {
+        g.shape.back() *= shape[a];
+        for (int k = 0; k < nops; ++k) g.strides[k].back() = strides[k][a];
+        continue;
+      }
+    }
+    g.shape.push_back(shape[a]);
+    for (int k = 0; k < nops; ++k) g.strides[k].push_back(strides[k][a]);
+  }
+  return g;
+}
+
+// Runs the loop nest of `g` restricted to outer-axis range [lo, hi) of axis 0 (or the inner
+// range when g is 1-D).
+void run_range(LoopFn fn, int nops, std::byte* const* base, const Geometry& g, int64_t lo, int64_t hi) {
+  std::byte* p[kMaxOperands];
+  int64_t is[kMaxOperands];
+  const size_t nd = g.shape.size();
+  if (nd == 0) {
+    for (int k = 0; k < nops; ++k) { p[k] = base[k]; is[k] = 0; }
+    fn(p, is, 1);
+    return;
+  }
+  for (int k = 0; k < nops; ++k) is[k] = g.strides[k][nd - 1];
+  if (nd == 1) {
+    for (int k = 0; k < nops; ++k) p[k] = base[k] + lo * is[k];
+    fn(p, is, hi - lo);
+    return;
+  }
+  const int64_t n = g.shape[nd - 1];
+  std::vector<int64_t> idx(nd - 1, 0);
+  idx[0] = lo;
+  for (int k = 0; k < nops; ++k) p[k] = base[k] + lo * g.strides[k][0];
+  for (;;) {
+    fn(p, is, n);
+    int d = static_cast<int>(nd) - 2;
+    for (; d >= 0; --d) {
+      for (int k = 0; k < nops; ++k) p[k] += g.strides[k][d];
+      if (++idx[d] < (d == 0 ? hi : g.shape[d])) break;
+      if (d == 0) return;
+      for (int k = 0; k < nops; ++k) p[k] -= g.strides[k][d] * g.shape[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+}  // namespace
+
+int run_elementwise(LoopFn fn, int nops, std::byte* const* ptrs, const std::vector<std::vector<int64_t>>& strides,
+                    std::span<const int64_t> shape, int order_by, bool check_fpe, int64_t cost) {
+  Geometry g = make_geometry(nops, strides, shape, order_by);
+  if (g.empty) return 0;
+  int64_t total = 1;
+  for (int64_t d : g.shape) total *= d;
+  const int64_t outer = g.shape.empty() ? 1 : g.shape[0];
+  int nt = g.shape.empty() ? 1 : threads_for(total, cost);
+  if (nt > outer) nt = static_cast<int>(outer);
+  if (nt <= 1) {
+    if (check_fpe) clear_fpe();
+    run_range(fn, nops, ptrs, g, 0, outer);
+    return check_fpe ? read_fpe() : 0;
+  }
+  std::atomic<int> flags{0};
+#if NPC_HAVE_OPENMP
+#pragma omp parallel num_threads(nt)
+  {
+    const int t = omp_get_thread_num(), T = omp_get_num_threads();
+    // Chunks of the outer range, aligned to 64 elements so threads do not share cache lines.
+    int64_t chunk = (outer + T - 1) / T;
+    if (g.shape.size() == 1) chunk = (chunk + 63) / 64 * 64;
+    const int64_t lo = std::min<int64_t>(outer, t * chunk), hi = std::min<int64_t>(outer, lo + chunk);
+    if (check_fpe) clear_fpe();
+    if (lo < hi) run_range(fn, nops, ptrs, g, lo, hi);
+    if (check_fpe) flags.fetch_or(read_fpe());
+  }
+#else
+  if (check_fpe) clear_fpe();
+  run_range(fn, nops, ptrs, g, 0, outer);
+  if (check_fpe) flags = read_fpe();
+#endif
+  return flags.load();
+}
+
+}  // namespace ops
+
+int take_fp_errors() {
+  int f = ops::t_fpe;
+  ops::t_fpe = 0;
+  return f;
+}
+
+void set_num_threads(int n) {
+  ops::default_threads();
+  if (n < 1) throw ValueError("number of threads must be >= 1");
+  ops::g_threads.store(n);
+}
+int get_num_threads() { return ops::default_threads(); }
+void set_parallel_threshold(int64_t n) { ops::g_threshold.store(std::max<int64_t>(n, 1)); }
+int64_t get_parallel_threshold() { return ops::g_threshold.load(); }
+
+// ---------------------------------------------------------------- type resolution
+namespace {
+std::string casting_name(Casting c) {
+  switch (c) {
+    case Casting::No: return "no";
+    case Casting::Equiv: return "equiv";
+    case Casting::Safe: return "safe";
+    case Casting::SameKind: return "same_kind";
+    default: return "unsafe";
+  }
+}
+
+WeakKind weak_kind_of(DType t) {
+  return is_complex(t) ? WeakKind::Complex : kind(t) == Kind::Float ? WeakKind::Float : WeakKind::Int;
+}
+
+// Whether a weak Python scalar of kind `k` can take dtype `t` (NEP 50: its kind must not be higher).
+bool weak_fits(WeakKind k, DType t) {
+  switch (k) {
+    case WeakKind::Int: return kind(t) != Kind::Bool;
+    case WeakKind::Float: return kind(t) == Kind::Float || kind(t) == Kind::Complex;
+    default: return kind(t) == Kind::Complex;
+  }
+}
+
+std::string dtype_class(DType t) {
+  static const char* names[] = {"Bool", "Int8", "UInt8", "Int16", "UInt16", "Int32", "UInt32", "Int64",
+                                "UInt64", "Float16", "Float32", "Float64", "Complex64", "Complex128"};
+  return std::string("<class 'numpy.dtypes.") + names[static_cast<int>(t)] + "DType'>";
+}
+
+[[noreturn]] void no_loop(OpId op, std::span<const DType> in) {
+  throw UfuncNoLoopError(op, std::vector<DType>(in.begin(), in.end()));
+}
+}  // namespace
+
+UfuncNoLoopError::UfuncNoLoopError(OpId op_, std::vector<DType> in_)
+    : TypeError([&] {
+        std::string types;
+        if (in_.size() == 1) types = dtype_class(in_[0]);
+        else {
+          types = "(";
+          for (size_t i = 0; i < in_.size(); ++i) types += (i ? ", " : "") + dtype_class(in_[i]);
+          types += ")";
+        }
+        return "ufunc '" + std::string(op_info(op_).name) + "' did not contain a loop with signature matching types " +
+               types + " -> None";
+      }()),
+      op(op_), in(std::move(in_)) {}
+
+LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool> weak, std::optional<DType> dtype) {
+  const OpInfo& info = op_info(op);
+  if (info.kind != OpKind::Ufunc) throw TypeError("'" + std::string(info.name) + "' is not a ufunc");
+  if (static_cast<int>(in.size()) != info.nin)
+    throw TypeError(std::string(info.name) + "() takes " + std::to_string(info.nin) + " input arguments");
+  const auto& loops = ops::loops_of(op);
+  auto is_weak = [&](size_t i) { return i < weak.size() && weak[i]; };
+
+  if (dtype) {
+    // dtype= fixes the output dtype (NumPy: signature (None, ..., dtype)).
+    const ops::Loop* fallback = nullptr;
+    for (const auto& l : loops) {
+      if (l.out[0] != *dtype) continue;
+      bool ok = true;
+      for (size_t i = 0; i < in.size(); ++i)
+        if (!(is_weak(i) ? weak_fits(weak_kind_of(in[i]), l.in[i]) : can_cast(in[i], l.in[i], Casting::SameKind)))
+          ok = false;
+      if (ok) return {l.in, l.out};
+      if (!fallback) fallback = &l;
+    }
+    // Comparisons and predicates: dtype= names the inputs' loop.
+    for (const auto& l : loops)
+      if (l.in[0] == *dtype && l.out[0] == DType::Bool && *dtype != DType::Bool) return {l.in, l.out};
+    if (fallback) return {fallback->in, fallback->out};
+    throw TypeError("No loop matching the specified signature and casting was found for ufunc " +
+                    std::string(info.name));
+  }
+
+  bool uniform = true;
+  for (const auto& l : loops)
+    for (DType t : l.in) if (t != l.in[0]) uniform = false;
+
+  std::vector<DType> strong;
+  std::vector<WeakKind> weak_kinds;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (is_weak(i)) weak_kinds.push_back(weak_kind_of(in[i]));
+    else strong.push_back(in[i]);
+  }
+
+  if (in.size() == 2 && !is_weak(0) && !is_weak(1) && is_comparison_op(op)) {
+    // NumPy 2: exact int64 <-> uint64 comparisons (promotion would give float64).
+    bool s0 = kind(in[0]) == Kind::Signed, s1 = kind(in[1]) == Kind::Signed;
+    bool u0 = kind(in[0]) == Kind::Unsigned, u1 = kind(in[1]) == Kind::Unsigned;
+    if ((s0 && in[1] == DType::UInt64) || (in[0] == DType::UInt64 && s1))
+      return {{s0 ? DType::Int64 : DType::UInt64, s1 ? DType::Int64 : DType::UInt64}, {DType::Bool}};
+    (void)u0; (void)u1;
+  }
+
+  if (uniform) {
+    DType common = result_type(strong, weak_kinds);
+    if (common == DType::Bool) {
+      // NumPy has no boolean loops for these and refuses to promote bool to int8.
+      if (op == OpId::subtract)
+        throw TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
+                        "operator, or the logical_xor function instead.");
+      if (op == OpId::negative)
+        throw TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or "
+                        "the logical_not function instead.");
+      if (op == OpId::positive || op == OpId::sign || op == OpId::gcd || op == OpId::lcm) no_loop(op, in);
+    }
+    if (op == OpId::divide && !is_inexact(common)) common = DType::Float64;  // true division of ints
+    for (const auto& l : loops) {
+      bool ok = true;
+      for (DType t : l.in) if (!can_cast(common, t, Casting::Safe)) { ok = false; break; }
+      if (ok) return {l.in, l.out};
+    }
+    no_loop(op, in);
+  }
+  // Loops with mixed input dtypes (ldexp): each input must cast safely to its slot; a weak
+  // Python int fits any integer slot, other weak scalars take their default dtype.
+  for (const auto& l : loops) {
+    bool ok = true;
+    for (size_t i = 0; i < in.size() && ok; ++i) {
+      if (is_weak(i) && weak_kind_of(in[i]) == WeakKind::Int && is_integer(l.in[i])) continue;
+      DType t = is_weak(i) ? default_dtype(weak_kind_of(in[i])) : in[i];
+      if (!can_cast(t, l.in[i], Casting::Safe)) ok = false;
+    }
+    if (ok) return {l.in, l.out};
+  }
+  no_loop(op, in);
+}
+
+bool is_comparison_op(OpId op) {
+  return op == OpId::equal || op == OpId::not_equal || op == OpId::less || op == OpId::less_equal ||
+         op == OpId::greater || op == OpId::greater_equal;
+}
+
+std::string casting_rule_name(Casting c) { return casting_name(c); }
+
+// ---------------------------------------------------------------- broadcasting
+// The operands' broadcast shape with the ufunc error text ("operands could not be broadcast
+// together with shapes ..."); numpy.broadcast_shapes itself is in src/core/broadcast.cpp.
+Shape broadcast_operand_shapes(std::span<const Shape> shapes) {
+  size_t nd = 0;
+  for (const auto& s : shapes) nd = std::max(nd, s.size());
+  Shape r(nd, 1);
+  for (const auto& s : shapes) {
+    size_t off = nd - s.size();
+    for (size_t d = 0; d < s.size(); ++d) {
+      int64_t a = r[off + d], b = s[d];
+      if (a == b || b == 1) continue;
+      if (a == 1) { r[off + d] = b; continue; }
+      std::string msg = "operands could not be broadcast together with shapes";
+      for (const auto& t : shapes) msg += " " + shape_str(t);
+      msg += " ";
+      throw ValueError(msg);
+    }
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------- trace hooks
+namespace {
+UfuncTraceHook g_ufunc_hook = nullptr;
+ReduceTraceHook g_reduce_hook = nullptr;
+}  // namespace
+void set_trace_hooks(UfuncTraceHook ufunc_hook, ReduceTraceHook reduce_hook) {
+  g_ufunc_hook = ufunc_hook;
+  g_reduce_hook = reduce_hook;
+}
+UfuncTraceHook ufunc_trace_hook() { return g_ufunc_hook; }
+ReduceTraceHook reduce_trace_hook() { return g_reduce_hook; }
+
+}  // namespace npc

@@ -1,0 +1,316 @@
+// numpy.ufunc.__call__, outer and at: promotion at the boundary, broadcasting, input casts,
+// output allocation, out=/where=, overlap handling, then one typed inner loop.
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "core/strided.hpp"
+#include "npc/creation.hpp"
+#include "ops/exec.hpp"
+#include "ops/loops.hpp"
+
+namespace npc {
+
+UfuncCastingError::UfuncCastingError(OpId op_, bool output_, int index_, DType from_, DType to_, Casting casting_)
+    : CastingError("Cannot cast ufunc '" + std::string(op_info(op_).name) + "' " + (output_ ? "output" : "input " + std::to_string(index_)) +
+                   " from dtype('" + std::string(name(from_)) + "') to dtype('" + std::string(name(to_)) +
+                   "') with casting rule '" + casting_rule_name(casting_) + "'"),
+      op(op_), output(output_), index(index_), from(from_), to(to_), casting(casting_) {}
+
+namespace {
+
+bool same_view(const ndarray& a, const ndarray& b) {
+  return a.storage() == b.storage() && a.offset() == b.offset() && a.strides() == b.strides() &&
+         a.dtype() == b.dtype() && a.shape() == b.shape();
+}
+
+// Note [weak integers]
+// A Python int operand (NEP 50 "weak") takes the loop's dtype; a value outside that dtype's
+// range raises OverflowError ("Python integer 300 out of bounds for uint8"), except in
+// comparisons, where NumPy 2 answers exactly (uint8 array < 300 is all True).
+enum class WeakRange { Fits, Above, Below };
+
+WeakRange weak_int_range(const ndarray& v, DType t) {
+  if (!is_integer(t)) return WeakRange::Fits;
+  Scalar s = Scalar::load(v.dtype(), v.data());
+  bool neg = v.dtype() == DType::Int64 && s.i < 0;
+  if (neg) {
+    int64_t lo = kind(t) == Kind::Unsigned ? 0 : -(int64_t{1} << (itemsize(t) * 8 - 1));
+    return s.i < lo ? WeakRange::Below : WeakRange::Fits;
+  }
+  uint64_t u = v.dtype() == DType::UInt64 ? s.u : static_cast<uint64_t>(s.i);
+  uint64_t hi = kind(t) == Kind::Unsigned ? (itemsize(t) == 8 ? ~uint64_t{0} : (uint64_t{1} << (itemsize(t) * 8)) - 1)
+                                          : (uint64_t{1} << (itemsize(t) * 8 - 1)) - 1;
+  return u > hi ? WeakRange::Above : WeakRange::Fits;
+}
+
+std::string weak_int_str(const ndarray& v) {
+  Scalar s = Scalar::load(v.dtype(), v.data());
+  return v.dtype() == DType::UInt64 ? std::to_string(s.u) : std::to_string(s.i);
+}
+
+// Result of a comparison between an integer array and an out-of-range Python int.
+bool compare_out_of_range(OpId op, WeakRange r, bool scalar_on_right) {
+  bool above = (r == WeakRange::Above) == scalar_on_right;  // "the other side is larger"
+  switch (op) {
+    case OpId::equal: return false;
+    case OpId::not_equal: return true;
+    case OpId::less: case OpId::less_equal: return above;
+    default: return !above;
+  }
+}
+
+// Allocates a new output of `shape`: Order::K follows the layout of the first input that
+// already has the full shape (NumPy keeps Fortran/transposed layouts).
+ndarray new_output(const Shape& shape, DType t, Order order, std::span<const Operand> inputs) {
+  if (order == Order::K || order == Order::A) {
+    for (const auto& in : inputs) {
+      if (in.weak || in.array.shape() != shape || in.array.ndim() < 2) continue;
+      if (order == Order::A) return empty(shape, t, in.array.is_f_contiguous() && !in.array.is_c_contiguous() ? Order::F : Order::C);
+      if (in.array.is_c_contiguous()) break;
+      return empty_like(in.array, t, Order::K);
+    }
+  }
+  return empty(shape, t, order == Order::F ? Order::F : Order::C);
+}
+
+Strides broadcast_strides(const ndarray& a, const Shape& shape) {
+  Strides st(shape.size(), 0);
+  size_t off = shape.size() - a.ndim();
+  for (int d = 0; d < a.ndim(); ++d)
+    st[off + d] = a.shape()[d] == 1 ? 0 : a.strides()[d];
+  return st;
+}
+
+template <size_t N>
+void masked_copy_loop(std::byte* const* p, const int64_t* s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (*reinterpret_cast<const bool*>(p[1] + i * s[1])) std::memcpy(p[2] + i * s[2], p[0] + i * s[0], N);
+}
+
+// dst[mask] = src (same dtype; src and mask broadcast to dst's shape).
+void masked_copy(const ndarray& dst, const ndarray& src, const ndarray& mask) {
+  ops::LoopFn fn = nullptr;
+  switch (dst.itemsize()) {
+    case 1: fn = &masked_copy_loop<1>; break;
+    case 2: fn = &masked_copy_loop<2>; break;
+    case 4: fn = &masked_copy_loop<4>; break;
+    case 8: fn = &masked_copy_loop<8>; break;
+    default: fn = &masked_copy_loop<16>; break;
+  }
+  std::byte* ptrs[3] = {src.data(), mask.data(), dst.data()};
+  std::vector<std::vector<int64_t>> st{broadcast_strides(src, dst.shape()), broadcast_strides(mask, dst.shape()),
+                                       dst.strides()};
+  ops::run_elementwise(fn, 3, ptrs, st, dst.shape(), 2, false);
+}
+
+bool any_negative(const ndarray& a) {
+  return detail::visit(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bool neg = false;
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      std::array<std::span<const int64_t>, 1> st{std::span<const int64_t>(a.strides())};
+      detail::strided_loop<1>(a.shape(), {a.data()}, st, [&](auto p, auto s, int64_t n) {
+        for (int64_t i = 0; i < n && !neg; ++i) neg = ops::load<T>(p[0] + i * s[0]) < 0;
+      });
+    }
+    return neg;
+  });
+}
+
+}  // namespace
+
+std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const UfuncOptions& opts) {
+  const OpInfo& info = op_info(op);
+  if (info.kind != OpKind::Ufunc) throw TypeError("'" + std::string(info.name) + "' is not a ufunc");
+  const int nin = info.nin, nout = info.nout;
+  if (static_cast<int>(inputs.size()) != nin)
+    throw TypeError(std::string(info.name) + "() takes from " + std::to_string(nin) + " to " +
+                    std::to_string(nin + nout) + " positional arguments but " + std::to_string(inputs.size()) +
+                    " were given");
+  if (!opts.out.empty() && static_cast<int>(opts.out.size()) != nout)
+    throw ValueError("The 'out' tuple must have exactly " + std::to_string(nout) + " entries: one per ufunc output");
+
+  DType dts[ops::kMaxOperands];
+  bool weak[ops::kMaxOperands];
+  bool traced = false;
+  for (int i = 0; i < nin; ++i) {
+    dts[i] = inputs[i].array.dtype();
+    weak[i] = inputs[i].weak;
+    traced |= inputs[i].array.is_traced();
+  }
+  LoopTypes loop = resolve_loop(op, std::span<const DType>(dts, nin), std::span<const bool>(weak, nin), opts.dtype);
+
+  if (traced) {
+    auto hook = ufunc_trace_hook();
+    if (!hook) throw TypeError("npc: traced array given to '" + std::string(info.name) + "' but no tracer is installed");
+    return hook(op, inputs, opts, loop);
+  }
+
+  // Broadcast shape; out= arrays take part but are never broadcast themselves.
+  std::vector<Shape> shapes;
+  for (const auto& in : inputs) shapes.push_back(in.array.shape());
+  Shape shape = broadcast_operand_shapes(shapes);
+  for (int k = 0; k < static_cast<int>(opts.out.size()); ++k) {
+    if (!opts.out[k]) continue;
+    const ndarray& o = *opts.out[k];
+    Shape both = broadcast_operand_shapes(std::vector<Shape>{shape, o.shape()});
+    if (both != o.shape())
+      throw ValueError("non-broadcastable output operand with shape " + shape_str(o.shape()) +
+                       " doesn't match the broadcast shape " + shape_str(both));
+    shape = both;
+    if (!o.writeable()) throw ValueError("output array is read-only");
+  }
+  std::optional<ndarray> mask;
+  if (opts.where) {
+    mask = opts.where->dtype() == DType::Bool ? *opts.where : opts.where->astype(DType::Bool);
+    Shape both = broadcast_operand_shapes(std::vector<Shape>{shape, mask->shape()});
+    if (both != shape) {
+      bool has_out = !opts.out.empty() && opts.out[0];
+      if (has_out) throw ValueError("non-broadcastable output operand with shape " + shape_str(shape) +
+                                    " doesn't match the broadcast shape " + shape_str(both));
+      shape = both;
+    }
+  }
+
+  // Inputs in the loop's dtypes.
+  std::vector<ndarray> args;
+  args.reserve(nin + nout);
+  for (int i = 0; i < nin; ++i) {
+    const ndarray& a = inputs[i].array;
+    DType t = loop.in[i];
+    if (inputs[i].weak) {
+      if (a.dtype() != t && kind(a.dtype()) != Kind::Float && kind(a.dtype()) != Kind::Complex) {
+        WeakRange r = weak_int_range(a, t);
+        if (r != WeakRange::Fits) {
+          if (is_comparison_op(op) && nin == 2) {
+            bool v = compare_out_of_range(op, r, i == 1);
+            std::vector<ndarray> res;
+            ndarray o = (!opts.out.empty() && opts.out[0]) ? *opts.out[0] : empty(shape, DType::Bool);
+            o.fill(Scalar::from_bool(v));
+            res.push_back(o);
+            return res;
+          }
+          throw OverflowError("Python integer " + weak_int_str(a) + " out of bounds for " + std::string(name(t)));
+        }
+      }
+      args.push_back(a.dtype() == t ? a : a.astype(t));
+      continue;
+    }
+    if (a.dtype() != t) {
+      if (!can_cast(a.dtype(), t, opts.casting)) throw UfuncCastingError(op, false, i, a.dtype(), t, opts.casting);
+      args.push_back(a.astype(t, Order::K));
+    } else {
+      args.push_back(a);
+    }
+  }
+
+  if (op == OpId::power && kind(loop.in[1]) == Kind::Signed && any_negative(args[1]))
+    throw ValueError("Integers to negative integer powers are not allowed.");
+
+  // Outputs: write straight into out= when its dtype is the loop's and there is no mask.
+  std::vector<ndarray> targets, results;
+  for (int k = 0; k < nout; ++k) {
+    const bool has_out = k < static_cast<int>(opts.out.size()) && opts.out[k].has_value();
+    if (has_out) {
+      const ndarray& o = *opts.out[k];
+      if (!can_cast(loop.out[k], o.dtype(), opts.casting))
+        throw UfuncCastingError(op, true, k, loop.out[k], o.dtype(), opts.casting);
+      results.push_back(o);
+      if (o.dtype() == loop.out[k] && !mask) {
+        targets.push_back(o);
+        continue;
+      }
+    }
+    ndarray t = new_output(shape, loop.out[k], opts.order, inputs);
+    targets.push_back(t);
+    if (!has_out) results.push_back(t);
+  }
+  // Inputs that share memory with an output other than element-for-element are copied
+  // first, so results equal NumPy's (which buffers such overlaps).
+  for (int i = 0; i < nin; ++i) {
+    for (const ndarray& t : targets) {
+      if (args[i].storage() != t.storage() || args[i].size() == 0) continue;
+      Strides bs = broadcast_strides(args[i], shape);
+      if (args[i].offset() == t.offset() && bs == t.strides()) continue;
+      args[i] = args[i].copy(Order::K);
+      break;
+    }
+  }
+
+  const auto& loops = ops::loops_of(op);
+  ops::LoopFn fn = nullptr;
+  for (const auto& l : loops)
+    if (l.in == loop.in && l.out == loop.out) { fn = l.fn; break; }
+  if (!fn) throw TypeError("npc: no kernel for ufunc '" + std::string(info.name) + "' with this loop");
+
+  std::byte* ptrs[ops::kMaxOperands];
+  std::vector<std::vector<int64_t>> strides;
+  for (int i = 0; i < nin; ++i) {
+    ptrs[i] = args[i].data();
+    strides.push_back(broadcast_strides(args[i], shape));
+  }
+  for (int k = 0; k < nout; ++k) {
+    ptrs[nin + k] = targets[k].data();
+    strides.push_back(targets[k].strides());
+  }
+  int cost = (is_inexact(loop.in[0]) && op != OpId::add && op != OpId::subtract && op != OpId::multiply) ? 8 : 1;
+  // Complex comparisons use C's ordered comparisons, which raise "invalid" on NaN as NumPy's do.
+  const bool fpe = ops::checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
+  int flags = ops::run_elementwise(fn, nin + nout, ptrs, strides, shape, nin, fpe, cost);
+  if (flags) ops::note_fpe(flags);
+
+  for (int k = 0; k < nout; ++k) {
+    const bool has_out = k < static_cast<int>(opts.out.size()) && opts.out[k].has_value();
+    if (has_out && !same_view(targets[k], results[k])) {
+      const ndarray& o = results[k];
+      if (mask) {
+        ndarray src = targets[k].dtype() == o.dtype() ? targets[k] : targets[k].astype(o.dtype());
+        masked_copy(o, src, *mask);
+      } else {
+        copy_into(o, targets[k]);
+      }
+    }
+  }
+  return results;
+}
+
+// ---------------------------------------------------------------- where
+ndarray where(const ndarray& cond, const Operand& x, const Operand& y) {
+  std::vector<DType> strong;
+  std::vector<WeakKind> weak;
+  for (const Operand* o : {&x, &y}) {
+    if (o->weak) {
+      DType t = o->array.dtype();
+      weak.push_back(is_complex(t) ? WeakKind::Complex : kind(t) == Kind::Float ? WeakKind::Float : WeakKind::Int);
+    } else {
+      strong.push_back(o->array.dtype());
+    }
+  }
+  DType t = result_type(strong, weak);
+  for (const Operand* o : {&x, &y})
+    if (o->weak && weak_int_range(o->array, t) != WeakRange::Fits)
+      throw OverflowError("Python integer " + weak_int_str(o->array) + " out of bounds for " + std::string(name(t)));
+  Shape shape = broadcast_operand_shapes(std::vector<Shape>{cond.shape(), x.array.shape(), y.array.shape()});
+  ndarray c = cond.dtype() == DType::Bool ? cond : cond.astype(DType::Bool);
+  ndarray xv = x.array.dtype() == t ? x.array : x.array.astype(t);
+  ndarray yv = y.array.dtype() == t ? y.array : y.array.astype(t);
+  Operand layout[3] = {x, y, Operand{cond, false}};
+  ndarray out = new_output(shape, t, Order::K, layout);
+  copy_into(out, broadcast_to(yv, shape));
+  masked_copy(out, xv, c);
+  return out;
+}
+
+// ---------------------------------------------------------------- outer
+std::vector<ndarray> outer(OpId op, const Operand& a, const Operand& b, const UfuncOptions& opts) {
+  if (op_info(op).nin != 2) throw ValueError("method outer is only supported for binary functions");
+  // a[..., None, None, ...] op b: reshape a to a.shape + (1,) * b.ndim.
+  Shape sa = a.array.shape();
+  for (int d = 0; d < b.array.ndim(); ++d) sa.push_back(1);
+  Operand a2{a.array.reshape(sa), a.weak};
+  Operand ins[2] = {a2, b};
+  return call_ufunc(op, ins, opts);
+}
+
+}  // namespace npc

@@ -1,0 +1,34 @@
+"""The real-style NumPy programs of tests/python/programs, run once with NumPy and once with
+npc bound to ``np``: printed output, warnings and final values must be identical."""
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent / "programs"))
+import runner  # noqa: E402
+
+
+def test_there_are_at_least_20_programs():
+    assert len(runner.PROGRAMS) >= 20
+
+
+@pytest.mark.parametrize("path", runner.PROGRAMS, ids=[p.stem for p in runner.PROGRAMS])
+def test_program_matches_numpy(path):
+    diffs = runner.check(path)
+    assert not diffs, "\n".join(diffs)
+
+
+def test_import_rewrite():
+    src = "import numpy as np\nfrom numpy.lib.stride_tricks import as_strided\nfrom numpy import pi\n"
+    assert runner.npc_source(src) == ("import npc as np\nfrom npc.lib.stride_tricks import as_strided\n"
+                                      "from npc import pi\n")
+
+
+def test_compare_detects_differences():
+    import numpy
+    import npc
+    assert runner.compare({"a": numpy.arange(3.0)}, {"a": npc.arange(3.0)}) == []
+    assert runner.compare({"a": numpy.arange(3.0)}, {"a": npc.arange(3)})  # dtype differs
+    assert runner.compare({"a": numpy.array([0.0])}, {"a": npc.array([-0.0])})  # bits differ
+    assert runner.compare(numpy.float64(1), 1.0)  # scalar type differs
