@@ -520,7 +520,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
                 sq = _products.dot(re, re) + _products.dot(im, im)
             else:
                 sq = _products.dot(v, v)
-            r = n.sqrt(sq)
+            # sqrt of a 0-d npc array (not of the NumPy scalar dot returns): the same value,
+            # and it keeps npc's ufunc off its NumPy-scalar path.
+            r = n.sqrt(n.asarray(sq))
             if keepdims:
                 r = n.asarray(r).reshape((1,) * nd)
             return r
@@ -550,7 +552,8 @@ def norm(x, ord=None, axis=None, keepdims=False):
         absx = n.abs(x)
         absx **= ord
         r = n.add.reduce(absx, axis=axis, keepdims=keepdims)
-        r **= n.reciprocal(ord, dtype=r.dtype)
+        # 1/ord rounded in r's dtype, passed as a Python float (weak: it stays in that dtype).
+        r **= float(n.reciprocal(ord, dtype=r.dtype))
         return r
     if len(axis) == 2:
         row, col = (_norm_axis(a, nd) for a in axis)
@@ -675,7 +678,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
         return int(not n.all(A == 0))
     S = n.asarray(svd(A, compute_uv=False))
     if tol is None:
-        rt = max(A.shape[-2:]) * _np.finfo(S.dtype).eps if rtol is None else n.asarray(rtol)[..., None]
+        rt = float(max(A.shape[-2:]) * _np.finfo(S.dtype).eps) if rtol is None else n.asarray(rtol)[..., None]
         tol = S.max(axis=-1, keepdims=True, initial=0) * rt
     else:
         tol = n.asarray(tol)[..., None]
