@@ -549,6 +549,8 @@ def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
         arrmean = _from_numpy(_np.asarray(arrmean))
     arrmean = divide(arrmean, rcount, out=arrmean, casting="unsafe")  # noqa: F821
     d = subtract(x, arrmean)  # noqa: F821
+    if not isinstance(d, ndarray):
+        d = _from_numpy(_np.asarray(d))
     if d.dtype.kind == "c":
         re, im = d.real, d.imag
         sq = add(multiply(re, re), multiply(im, im))  # noqa: F821
@@ -857,22 +859,22 @@ def round(a, decimals=0, out=None):
         return _np.round(a, decimals, out)
     decimals = _operator.index(decimals)
     k = x.dtype.kind
-    if k in "biu":
+    if k in "iu":
         if decimals >= 0:
-            return positive(x, out=out) if out is not None else x.copy()  # noqa: F821
+            if out is not None:
+                return positive(x, out=out)  # noqa: F821
+            return x.copy() if x.ndim else x._scalar()
         _fallback.record("round")
         return _fallback.from_numpy(_np.round(_to_numpy(x), decimals, _to_numpy(out)))
     if decimals == 0:
         return rint(x, out=out)  # noqa: F821
     if decimals > 0:
         f = x.real.dtype.type(10.0 ** decimals)
-        y = multiply(x, f)  # noqa: F821
-        rint(y, out=y)  # noqa: F821
-        return divide(y, f, out=out)  # noqa: F821
+        y = rint(multiply(x, f))  # noqa: F821
+        return divide(y, f, out=out) if out is not None else divide(y, f)  # noqa: F821
     f = x.real.dtype.type(10.0 ** -decimals)
-    y = divide(x, f)  # noqa: F821
-    rint(y, out=y)  # noqa: F821
-    return multiply(y, f, out=out)  # noqa: F821
+    y = rint(divide(x, f))  # noqa: F821
+    return multiply(y, f, out=out) if out is not None else multiply(y, f)  # noqa: F821
 
 
 around = round
@@ -1133,6 +1135,9 @@ def _m_clip(self, min=None, max=None, out=None, **kwargs):
 
 
 def _m_conj(self):
+    # numpy.ndarray.conj returns the array itself for real dtypes.
+    if self.dtype.kind != "c":
+        return self
     return conjugate(self)  # noqa: F821
 
 
