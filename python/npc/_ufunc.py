@@ -1040,6 +1040,44 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return avg
 
 
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """numpy.median: the middle value (mean of the two middle values for even counts) along
+    one `axis` (None: all); float64 for integer input; NaN where a slice holds NaN. Tuple
+    axes and `out=` run on NumPy."""
+    x = _native(a)
+    if x is None or isinstance(axis, tuple) or out is not None:
+        _fallback.record("median")
+        return _fallback.from_numpy(_np.median(_to_numpy(a), axis=axis, out=_to_numpy(out),
+                                               overwrite_input=overwrite_input, keepdims=keepdims))
+    import npc
+    nd = x.ndim
+    if axis is None:
+        y, ax = x.reshape(-1), 0
+    else:
+        ax = _operator.index(axis)
+        if not -nd <= ax < nd:
+            raise _np.exceptions.AxisError(ax, nd)
+        ax %= nd
+        y = x
+    n = y.shape[ax]
+    if n == 0:
+        return mean(x, axis=axis, keepdims=keepdims)
+    s = npc.sort(y, axis=ax)
+    mid = n // 2
+    part = npc.take(s, [mid - 1, mid] if n % 2 == 0 else [mid], axis=ax)
+    r = mean(part, axis=ax, keepdims=True)
+    if y.dtype.kind in "fc":
+        bad = any(isnan(y), axis=ax, keepdims=True)  # noqa: F821
+        r = _select(bad, r.dtype.type(_np.nan), r)
+    if axis is None:
+        r = r.reshape((1,) * nd if keepdims else ())
+    elif not keepdims:
+        r = r.reshape(r.shape[:ax] + r.shape[ax + 1:])
+    if isinstance(r, ndarray) and r.ndim == 0:
+        return r._scalar()
+    return r
+
+
 # ---------------------------------------------------------------- threads
 def set_num_threads(n):
     """Number of threads npc's eager kernels use (default: all cores). NumPy has no such
@@ -1153,5 +1191,5 @@ __all__ = (["ufunc"] + list(_UFUNCS) + _ALIASES +
             "mean", "var", "std", "ptp", "count_nonzero", "nansum", "nanprod", "nanmax", "nanmin",
             "nanargmax", "nanargmin", "nancumsum", "nancumprod", "nanmean", "nanvar", "nanstd", "where",
             "clip", "round", "around", "fix", "real", "imag", "angle", "nan_to_num", "isclose", "allclose",
-            "array_equal", "array_equiv", "average", "set_num_threads", "get_num_threads",
+            "array_equal", "array_equiv", "average", "median", "set_num_threads", "get_num_threads",
             "set_parallel_threshold", "get_parallel_threshold"])

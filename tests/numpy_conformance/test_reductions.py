@@ -246,3 +246,18 @@ def test_pairwise_sum_bits():
                 np.sum(a.reshape(7, -1)[:, :1000], axis=1).tolist()
         finally:
             npc.set_num_threads(old)
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d.kind != "c"], ids=str)
+def test_median(dtype):
+    a = data(dtype, (4, 5, 6))
+    if dtype.kind == "f":
+        a = a.copy()
+        a[0, 1, 2] = np.nan
+    b = npc.asarray(a)
+    for axis in (None, 0, 1, 2, -1):
+        for keepdims in (False, True):
+            e, g, _, _ = run_both(np.median, npc.median, [a], [b], {"axis": axis, "keepdims": keepdims})
+            if check_exceptions(e, g, f"median {dtype} {axis}"):
+                continue
+            assert_same(g, e, "median", 0, f"median {dtype} axis={axis} keepdims={keepdims}")
