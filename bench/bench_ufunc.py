@@ -29,6 +29,15 @@ def median_time(fn, number, repeat):
     return statistics.median(ts)
 
 
+def _one_thread(fn):
+    old = npc.get_num_threads()
+    npc.set_num_threads(1)
+    try:
+        return fn()
+    finally:
+        npc.set_num_threads(old)
+
+
 def large_cases(n):
     rng = np.random.default_rng(0)
     a, b = rng.random(n), rng.random(n)
@@ -39,6 +48,8 @@ def large_cases(n):
     bt, yt = b[::2], npc.asarray(b[::2])
     return [
         ("add 10M float64", lambda: a + b, lambda: x + y),
+        ("add 10M float64, npc 1 thread", lambda: a + b, lambda: _one_thread(lambda: x + y)),
+        ("sum 10M float64, npc 1 thread", lambda: a.sum(), lambda: _one_thread(lambda: x.sum())),
         ("add 10M float64 out=", lambda: np.add(a, b, out=o_np), lambda: npc.add(x, y, out=o_npc)),
         ("add 5M float64 strided", lambda: at + bt, lambda: xt + yt),
         ("add 10M + scalar (broadcast)", lambda: a + 1.5, lambda: x + 1.5),

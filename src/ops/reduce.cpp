@@ -116,6 +116,7 @@ std::vector<bool> axes_mask(const ndarray& a, const std::optional<std::vector<in
   std::vector<bool> m(a.ndim(), !axes.has_value());
   if (axes) {
     for (int64_t ax : *axes) {
+      if (a.ndim() == 0 && (ax == 0 || ax == -1)) continue;  // NumPy accepts axis 0/-1 on 0-d arrays
       int64_t d = normalize_axis(ax, a.ndim());
       if (m[d]) throw ValueError("duplicate value in 'axis'");
       m[d] = true;

@@ -246,3 +246,42 @@ def test_pairwise_sum_bits():
                 np.sum(a.reshape(7, -1)[:, :1000], axis=1).tolist()
         finally:
             npc.set_num_threads(old)
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d.kind != "c"], ids=str)
+def test_median(dtype):
+    a = data(dtype, (4, 5, 6))
+    if dtype.kind == "f":
+        a = a.copy()
+        a[0, 1, 2] = np.nan
+    b = npc.asarray(a)
+    for axis in (None, 0, 1, 2, -1):
+        for keepdims in (False, True):
+            e, g, _, _ = run_both(np.median, npc.median, [a], [b], {"axis": axis, "keepdims": keepdims})
+            if check_exceptions(e, g, f"median {dtype} {axis}"):
+                continue
+            assert_same(g, e, "median", 0, f"median {dtype} axis={axis} keepdims={keepdims}")
+
+
+@pytest.mark.parametrize("fn", ["quantile", "percentile"])
+@pytest.mark.parametrize("dtype", [np.dtype(t) for t in ("int16", "uint8", "float16", "float32", "float64")],
+                         ids=str)
+def test_quantile_percentile_linear(fn, dtype):
+    a = data(dtype, (4, 5, 6))
+    if dtype.kind == "f":
+        a = a.copy()
+        a[0, 1, 2] = np.nan
+    b = npc.asarray(a)
+    scale = 1 if fn == "quantile" else 100
+    for q in (0.5, 0.25, 0.0, 1.0, [0.1, 0.9]):
+        qq = [v * scale for v in q] if isinstance(q, list) else q * scale
+        for axis in (None, 0, 1, -1):
+            for keepdims in (False, True):
+                what = f"{fn} {dtype} q={q} axis={axis} keepdims={keepdims}"
+                e, g, _, _ = run_both(getattr(np, fn), getattr(npc, fn), [a, qq], [b, qq],
+                                      {"axis": axis, "keepdims": keepdims})
+                if check_exceptions(e, g, what):
+                    continue
+                assert_same(g, e, fn, 0, what)
+    with pytest.raises(ValueError):
+        getattr(npc, fn)(b, 2 * scale)
