@@ -453,7 +453,9 @@ bool is_comparison_op(OpId op) {
 std::string casting_rule_name(Casting c) { return casting_name(c); }
 
 // ---------------------------------------------------------------- broadcasting
-Shape broadcast_shapes(std::span<const Shape> shapes) {
+// The operands' broadcast shape with the ufunc error text ("operands could not be broadcast
+// together with shapes ..."); numpy.broadcast_shapes itself is in src/core/broadcast.cpp.
+Shape broadcast_operand_shapes(std::span<const Shape> shapes) {
   size_t nd = 0;
   for (const auto& s : shapes) nd = std::max(nd, s.size());
   Shape r(nd, 1);
@@ -469,26 +471,6 @@ Shape broadcast_shapes(std::span<const Shape> shapes) {
       throw ValueError(msg);
     }
   }
-  return r;
-}
-
-ndarray broadcast_to(const ndarray& a, std::span<const int64_t> shape) {
-  if (shape.size() < static_cast<size_t>(a.ndim()))
-    throw ValueError("input operand has more dimensions than allowed by the axis remapping");
-  size_t off = shape.size() - a.ndim();
-  Strides st(shape.size(), 0);
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] < 0) throw ValueError("all elements of broadcast shape must be non-negative");
-    if (d < off) continue;
-    int64_t s = a.shape()[d - off];
-    if (s == shape[d]) st[d] = a.strides()[d - off];
-    else if (s == 1) st[d] = 0;
-    else
-      throw ValueError("operands could not be broadcast together with remapped shapes [original->remapped]: " +
-                       shape_str(a.shape()) + "  and requested shape " + shape_str(shape));
-  }
-  ndarray r = a.with_geometry(a.offset(), a.dtype(), Shape(shape.begin(), shape.end()), st);
-  r.set_writeable(false);
   return r;
 }
 
