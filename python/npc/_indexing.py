@@ -60,7 +60,7 @@ from collections import namedtuple as _namedtuple  # noqa: E402
 
 from . import _fallback  # noqa: E402
 from ._dtypes import code_of, result_type as _result_type  # noqa: E402
-from ._shape import (_arr, _axes, _numpy, broadcast_arrays, broadcast_to, concatenate, moveaxis,  # noqa: E402
+from ._shape import (_arr, _axes, _numpy, _wrap_all, broadcast_arrays, broadcast_to, concatenate, moveaxis,  # noqa: E402
                      ravel, stack)
 
 _op = _core._shape_op
@@ -92,8 +92,6 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     indices with mode='raise'; 'wrap' and 'clip' map them into range.
     """
     x = _arr(a)
-    if x is None:
-        return _numpy("take", a, indices, axis=axis, out=out, mode=mode)
     r = _core._take(x, _int_array(indices), _axis(axis), mode)
     if out is not None:
         out[...] = r
@@ -275,8 +273,6 @@ def nonzero(a):
     ValueError for 0-d input (as NumPy 2).
     """
     x = _arr(a)
-    if x is None:
-        return _numpy("nonzero", a)
     return _core._nonzero(x)
 
 
@@ -602,7 +598,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     lexicographic. Structured `order=` runs on NumPy."""
     _check_kind(kind, stable)
     x = _arr(a)
-    if x is None or order is not None:
+    if order is not None:
         return _numpy("sort", a, axis=axis, kind=kind, order=order)
     return _op("sort", x, _axis(axis))
 
@@ -612,7 +608,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     so ties keep their input order (NumPy's kind='stable' result exactly)."""
     _check_kind(kind, stable)
     x = _arr(a)
-    if x is None or order is not None:
+    if order is not None:
         return _numpy("argsort", a, axis=axis, kind=kind, order=order)
     return _op("argsort", x, _axis(axis))
 
@@ -638,7 +634,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     elements before it and greater or equal after (the order within each side differs from
     NumPy's, which NumPy leaves unspecified)."""
     x = _arr(a)
-    if x is None or order is not None:
+    if order is not None:
         return _numpy("partition", a, kth, axis=axis, kind=kind, order=order)
     if kind != "introselect":
         raise ValueError(f"Unknown selection kind: {kind!r}")
@@ -648,7 +644,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     """numpy.argpartition: int64 indices that partition `a` (see partition)."""
     x = _arr(a)
-    if x is None or order is not None:
+    if order is not None:
         return _numpy("argpartition", a, kth, axis=axis, kind=kind, order=order)
     return _op("argpartition", x, _kth(kth), _axis(axis))
 
@@ -715,8 +711,6 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     """numpy.unique: sorted unique values, optionally with first indices, inverse (input's
     shape when axis is None) and counts; with `axis`, unique sub-arrays along it."""
     x = _arr(ar)
-    if x is None:
-        return _numpy("unique", ar, return_index, return_inverse, return_counts, axis, equal_nan=equal_nan)
     if axis is not None:
         return _unique_rows(x, axis, return_index, return_inverse, return_counts, equal_nan)
     vals, idx, inv, cnt = _op("unique", x, bool(equal_nan))
@@ -1308,3 +1302,5 @@ def gradient(f, *varargs, axis=None, edge_order=1):
                                             u.multiply(c, f[s(slice(-1, None))]))
         outvals.append(out)
     return outvals[0] if len_axes == 1 else tuple(outvals)
+
+_wrap_all(globals())

@@ -5,7 +5,9 @@ expand_dims, squeeze, broadcast_to, flip, diagonal), copies where NumPy copies. 
 are in C++ (src/core/shape.cpp, reached through ``_core._shape_op``, see Note [shape
 dispatch] in csrc/bind_indexing.cpp); this module parses arguments like NumPy.
 """
+import functools
 import operator
+import types
 
 import numpy as _np
 
@@ -24,10 +26,35 @@ _op = _core._shape_op
 
 
 def _arr(a):
-    """npc array for an array-like (zero-copy for NumPy arrays), or None when its dtype is
-    not native (the caller then runs NumPy, recorded as a fallback)."""
+    """npc array for an array-like (zero-copy for NumPy arrays); raises NotNative when its
+    dtype is not native, and the public function then runs on NumPy (see _native)."""
     r = _as_npc(a)
-    return r if isinstance(r, ndarray) else None
+    if not isinstance(r, ndarray):
+        raise _fallback.NotNative
+    return r
+
+
+def _native(fn):
+    """Runs the native `fn`, or numpy.<name> (a counted fallback, an error under
+    strict_fallback) when an argument is not native to npc (datetime64, strings, objects)."""
+    np_fn = getattr(_np, fn.__name__)
+    name = "npc." + fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except _fallback.NotNative:
+            return _fallback.call(name, np_fn, args, kwargs)
+    return wrapper
+
+
+def _wrap_all(namespace):
+    """Applies _native to every public function of a module that NumPy also has."""
+    for n in namespace["__all__"]:
+        obj = namespace.get(n)
+        if isinstance(obj, types.FunctionType) and hasattr(_np, n):
+            namespace[n] = _native(obj)
 
 
 def _numpy(name, *args, **kwargs):
@@ -56,24 +83,18 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
     if newshape is not None:
         shape = newshape
     x = _arr(a)
-    if x is None:
-        return _numpy("reshape", a, shape, order=order)
     return x.reshape(shape, order=order, copy=copy)
 
 
 def ravel(a, order="C"):
     """numpy.ravel: 1-d view when the layout allows (order C/F/A/K), else a copy."""
     x = _arr(a)
-    if x is None:
-        return _numpy("ravel", a, order)
     return _op("ravel", x, "C" if order is None else order)
 
 
 def transpose(a, axes=None):
     """numpy.transpose: axes reversed, or permuted by `axes` (view)."""
     x = _arr(a)
-    if x is None:
-        return _numpy("transpose", a, axes)
     return x.transpose() if axes is None else x.transpose(axes)
 
 
@@ -126,24 +147,18 @@ def rollaxis(a, axis, start=0):
 def expand_dims(a, axis):
     """numpy.expand_dims: length-1 axes inserted at `axis` (view)."""
     x = _arr(a)
-    if x is None:
-        return _numpy("expand_dims", a, axis)
     return _op("expand_dims", x, _axes(axis))
 
 
 def squeeze(a, axis=None):
     """numpy.squeeze: length-1 axes removed (view). ValueError for axes not of length 1."""
     x = _arr(a)
-    if x is None:
-        return _numpy("squeeze", a, axis)
     return _op("squeeze", x, None if axis is None else _axes(axis))
 
 
 def broadcast_to(array, shape, subok=False):
     """numpy.broadcast_to: a read-only view with the given shape (ValueError if impossible)."""
     x = _arr(array)
-    if x is None:
-        return _numpy("broadcast_to", array, shape)
     if isinstance(shape, int) or hasattr(shape, "__index__"):
         shape = (operator.index(shape),)
     return _op("broadcast_to", x, tuple(shape))
@@ -195,8 +210,6 @@ def atleast_3d(*arys):
 def flip(m, axis=None):
     """numpy.flip: a view with reversed order along `axis` (all axes when None)."""
     x = _arr(m)
-    if x is None:
-        return _numpy("flip", m, axis)
     if axis is None and x.ndim == 0:
         return x[()]  # NumPy indexes with an empty tuple: a scalar
     return _op("flip", x, None if axis is None else _axes(axis))
@@ -238,8 +251,6 @@ def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind")
     if out is not None and dtype is not None:
         raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both were provided.")
     xs = [_arr(a) for a in arrays]
-    if any(x is None for x in xs):
-        return _numpy("concatenate", arrays, axis=axis, out=out, dtype=dtype, casting=casting)
     return _op("concatenate", xs, _axis_or_none(axis), _dtype_code(dtype), casting,
                None if out is None else _arr(out))
 
@@ -478,7 +489,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
     modes run on NumPy (a recorded fallback)."""
     x = _arr(array)
     native = ("constant", "edge", "reflect", "symmetric", "wrap")
-    if x is None or not isinstance(mode, str) or mode not in native or kwargs.get("reflect_type", "even") != "even":
+    if not isinstance(mode, str) or mode not in native or kwargs.get("reflect_type", "even") != "even":
         return _numpy("pad", array, pad_width, mode, **kwargs)
     allowed = {"constant": {"constant_values"}, "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}}
     bad = set(kwargs) - allowed.get(mode, set())
@@ -764,3 +775,5 @@ for _name, _fn in {"ravel": _m_ravel, "flatten": _m_flatten, "squeeze": _m_squee
                    "repeat": _m_repeat}.items():
     setattr(ndarray, _name, _fn)
 ndarray.mT = property(matrix_transpose, doc="numpy.ndarray.mT: transpose of the last two axes.")
+
+_wrap_all(globals())
