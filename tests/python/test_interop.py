@@ -210,9 +210,8 @@ def test_array_ufunc_routes_to_native_by_name(monkeypatch):
     a = npc.arange(3.0)
     assert numpy.hypot(a, 1.0) == "native"
     assert numpy.hypot(numpy.arange(3.0), a) == "native"
-    # NumPy arrays of native dtypes reach the native ufunc as they are (its contract is to
-    # take npc arrays, NumPy arrays and scalars); others go to NumPy.
-    assert type(calls[-1][1][0]) is numpy.ndarray and type(calls[-1][1][1]) is npc.ndarray
+    # NumPy arrays of native dtypes reach the native ufunc as npc views; others go to NumPy.
+    assert type(calls[-1][1][0]) is npc.ndarray and type(calls[-1][1][1]) is npc.ndarray
     n = len(calls)
     r = numpy.hypot(numpy.arange(3, dtype=numpy.longdouble), a)
     assert len(calls) == n and r.dtype == numpy.longdouble
