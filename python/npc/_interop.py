@@ -134,6 +134,13 @@ def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         else:
             fn = getattr(impl, method, None)
             if fn is not None:
+                if not kwargs and method != "at":
+                    args = _native_args(inputs)
+                    if args is not None:
+                        try:
+                            return fn(*args)
+                        except NotNative:
+                            return _ufunc_fallback(ufunc, method, inputs, kwargs)
                 r = _call_native(fn, ufunc, inputs, kwargs)
                 if r is not NotImplemented:
                     return r
