@@ -198,12 +198,20 @@ def test_out_argument_returns_the_npc_object():
 
 
 def test_fallback_ufunc_proxy():
-    uf = npc.ldexp if _fallback.is_fallback(npc.ldexp) else None
-    if uf is None:
-        pytest.skip("npc.ldexp is native")
-    assert uf.nin == 2 and uf.nout == 1 and uf.__name__ == "ldexp"
-    same(numpy.ldexp([1.0, 2.0], [1, 2]), uf(npc.array([1.0, 2.0]), npc.array([1, 2])))
+    # A ufunc npc does not run natively (datetime-only isnat always falls back), and a
+    # proxy made for a numeric one.
+    assert isinstance(npc.isnat, _fallback.FallbackUfunc)
+    d = npc.array(["2024-01-01", "NaT"], dtype="datetime64[D]")
+    assert npc.isnat(d).tolist() == [False, True]
+    uf = _fallback.FallbackUfunc("npc.ldexp", numpy.ldexp)
+    assert uf.nin == 2 and uf.nout == 1 and uf.__name__ == "ldexp" and uf.types == numpy.ldexp.types
+    got = uf(npc.array([1.0, 2.0]), npc.array([1, 2]))
+    assert type(got) is npc.ndarray
+    same(numpy.ldexp([1.0, 2.0], [1, 2]), got)
     assert repr(uf) == "<ufunc 'ldexp'>"
+    out = npc.empty(2)
+    assert uf(npc.array([1.0, 2.0]), npc.array([1, 2]), out) is out
+    same(numpy.array([2.0, 8.0]), out)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int32", "complex64", "uint8", "bool"])
