@@ -13,6 +13,7 @@ import numpy as _np
 # region's barrier by a scheduler time slice. Must be set before libgomp loads (with _core).
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
+from . import _blas_env  # noqa: F401  (before _core loads OpenBLAS: Note [OpenBLAS core type])
 from . import _core
 from ._array import ndarray, flagsobj
 from ._dtypes import result_type, promote_types, can_cast
@@ -48,6 +49,8 @@ from .compiler import compile, jit, explain  # noqa: E402,F401
 
 # --- settings, logs and the NumPy fallback (python/npc/_config.py, _logging.py, _fallback.py)
 from ._config import config  # noqa: E402
+from . import _fusion  # noqa: E402,F401  (fused-backend settings in npc.config)
+from ._fusion import CodegenError  # noqa: E402,F401
 from ._logging import set_logs  # noqa: E402
 from ._fallback import FallbackError, NotNative, fallback_stats, reset_fallback_stats  # noqa: E402
 from . import linalg, fft, random, lib, char, ma, polynomial, testing  # noqa: E402,F401
