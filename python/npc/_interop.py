@@ -15,9 +15,9 @@ Note [routing by name]
 Routing looks the name up in the npc module's ``__dict__`` at each call (one dict lookup),
 so a function another layer defines natively is used from the moment it exists, with no
 registration, and a fallback wrapper (recognised by one set lookup of its id) sends the
-call to NumPy directly. Native functions take npc arrays, NumPy arrays of native dtypes
-and scalars as they are (as when users call them directly); operands of other dtypes and
-ndarray subclasses never reach them. A native function that meets arguments it does not handle raises
+call to NumPy directly. Native ufuncs get npc arrays and scalars; NumPy arrays of native
+dtypes arrive as zero-copy npc views; operands of other dtypes and ndarray subclasses
+never reach them. A native function that meets arguments it does not handle raises
 ``npc.NotNative`` and the call runs on NumPy. Other array types that implement these
 protocols (neither npc nor NumPy arrays) get ``NotImplemented``, as NEP 13/18 ask.
 """
@@ -46,9 +46,8 @@ _SCALARS = frozenset({int, float, complex, bool, type(None)})
 _PLAIN_TYPES = frozenset({ndarray, _np.ndarray, int, float, complex, bool} |
                          {_np.dtype(c).type for c in "?bBhHiIlLqQefdgFDG"})
 _call_numpy = _core._call_numpy
-_NATIVE_NP_DTYPES = frozenset(_np.dtype(c) for c in "?bBhHiIlLqQefdFD")
 # Types a native npc function takes as they are: npc arrays, Python and NumPy scalars.
-_PASS_TYPES = frozenset({ndarray, int, float, complex, bool} | {d.type for d in _NATIVE_NP_DTYPES})
+_PASS_TYPES = frozenset({ndarray, int, float, complex, bool} | {_np.dtype(c).type for c in "?bBhHiIlLqQefdFD"})
 _ns = None  # npc's module dict, set by install()
 
 
@@ -65,6 +64,24 @@ def _native_input(x):
     if t in _PASS_TYPES:  # NumPy scalars of native dtypes
         return x
     raise NotNative
+
+
+def _native_args(inputs):
+    """Operands for a native ufunc (NumPy arrays of native dtypes as npc views), or None
+    when one of them must run on NumPy."""
+    args = []
+    for x in inputs:
+        t = type(x)
+        if t in _PASS_TYPES:
+            args.append(x)
+        elif t is _NP_NDARRAY:
+            v = _from_numpy_view(x)
+            if v is None:
+                return None
+            args.append(v)
+        else:
+            return None
+    return args
 
 
 def _foreign(objs):
@@ -96,18 +113,18 @@ def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
     if impl is not None and type(impl) is not FallbackUfunc and id(impl) not in _FALLBACK_IDS:
         if method == "__call__":
             if not kwargs:
-                # Hot path: npc arrays, NumPy arrays of native dtypes and scalars go to the
-                # native ufunc as they are (native functions accept NumPy arrays).
+                # Hot path: npc arrays and scalars go to the native ufunc as they are; NumPy
+                # arrays of native dtypes become npc views first (one C++ call, cheaper than
+                # any Python-level conversion inside the ufunc); anything else goes to NumPy.
                 for x in inputs:
-                    tx = type(x)
-                    if tx not in _PASS_TYPES and (tx is not _NP_NDARRAY or x.dtype not in _NATIVE_NP_DTYPES):
-                        r = _call_native(impl, ufunc, inputs, kwargs)
-                        if r is not NotImplemented:
-                            return r
+                    if type(x) not in _PASS_TYPES:
+                        args = _native_args(inputs)
                         break
                 else:
+                    args = inputs
+                if args is not None:
                     try:
-                        return impl(*inputs)
+                        return impl(*args)
                     except NotNative:
                         pass
             elif _CALL_KWARGS.issuperset(kwargs):
@@ -117,6 +134,13 @@ def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         else:
             fn = getattr(impl, method, None)
             if fn is not None:
+                if not kwargs and method != "at":
+                    args = _native_args(inputs)
+                    if args is not None:
+                        try:
+                            return fn(*args)
+                        except NotNative:
+                            return _ufunc_fallback(ufunc, method, inputs, kwargs)
                 r = _call_native(fn, ufunc, inputs, kwargs)
                 if r is not NotImplemented:
                     return r

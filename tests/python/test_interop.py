@@ -210,9 +210,8 @@ def test_array_ufunc_routes_to_native_by_name(monkeypatch):
     a = npc.arange(3.0)
     assert numpy.hypot(a, 1.0) == "native"
     assert numpy.hypot(numpy.arange(3.0), a) == "native"
-    # NumPy arrays of native dtypes reach the native ufunc as they are (its contract is to
-    # take npc arrays, NumPy arrays and scalars); others go to NumPy.
-    assert type(calls[-1][1][0]) is numpy.ndarray and type(calls[-1][1][1]) is npc.ndarray
+    # NumPy arrays of native dtypes reach the native ufunc as npc views; others go to NumPy.
+    assert type(calls[-1][1][0]) is npc.ndarray and type(calls[-1][1][1]) is npc.ndarray
     n = len(calls)
     r = numpy.hypot(numpy.arange(3, dtype=numpy.longdouble), a)
     assert len(calls) == n and r.dtype == numpy.longdouble
@@ -245,7 +244,7 @@ def test_array_function_routes_to_native_by_name(monkeypatch):
 def test_array_function_fallback_results():
     x = numpy.arange(6.0).reshape(2, 3)
     a = npc.asarray(x)
-    for fn, args in [(numpy.concatenate, ([a, a],)), (numpy.stack, ([a, a],)), (numpy.linalg.pinv, (a,)),
+    for fn, args in [(numpy.concatenate, ([a, a],)), (numpy.stack, ([a, a],)), (numpy.linalg.matrix_transpose, (a,)),
                      (numpy.fft.rfft, (a,)), (numpy.einsum, ("ij,kj->ik", a, a)), (numpy.where, (a > 2, a, -a)),
                      (numpy.sort, (a[:, ::-1],)), (numpy.unique, (a,)), (numpy.lib.stride_tricks.sliding_window_view, (a, (2, 2)))]:
         np_args = tuple(numpy.asarray(v) if isinstance(v, npc.ndarray) else
@@ -360,7 +359,7 @@ def test_pickle_and_copies(dtype):
 
 def test_pickle_of_fallback_objects():
     assert pickle.loads(pickle.dumps(npc.ldexp)).__name__ == "ldexp"
-    assert pickle.loads(pickle.dumps(npc.linalg.norm)) is not None
+    assert pickle.loads(pickle.dumps(npc.char.upper)) is npc.char.upper
 
 
 def test_deepcopy_in_containers():
@@ -398,7 +397,7 @@ def test_matplotlib_plots_npc_arrays():
 
 
 def test_fallback_wrappers_are_marked():
-    assert _fallback.is_fallback(npc.linalg.norm)
+    assert _fallback.is_fallback(npc.char.upper)
     assert not _fallback.is_fallback(npc.array)
 
 
