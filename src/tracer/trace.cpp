@@ -363,7 +363,7 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
   std::vector<ndarray> out;
   {
     Suspend s;
-    if (runner) out = runner(pruned, bound_, scalars);
+    if (runner) out = runner(pruned, bound_, scalars, !breaks_.empty());
     else out = ir::interpret(pruned, ir::RunArgs{bound_, scalars});
   }
   *graph_ = std::move(pruned);

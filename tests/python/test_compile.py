@@ -648,3 +648,21 @@ def test_fused_backend_falls_back_or_runs():
     x, y = np.linspace(0, 1, 5), np.arange(5.0)
     same(cf(x, y), np.sin(x) * y + 1)
     same(cf(x, y), np.sin(x) * y + 1)
+
+
+def test_segments_of_breaking_functions_are_reused():
+    def f(x):
+        y = np.sin(x) * 2
+        if y.sum() > 0:
+            y = y + 1
+        return y * 3
+    cf = npc.compile(f)
+    x = np.linspace(0, 1, 5)
+    fstats = getattr(npc._core, "_fusion_stats", None)
+    same(cf(x), f(x))
+    before = fstats()["graphs"] if fstats else None
+    for _ in range(3):
+        same(cf(x), f(x))
+    assert compiler.stats()["graph_breaks"] == 4
+    if fstats:
+        assert fstats()["graphs"] == before  # each segment was lowered and compiled once

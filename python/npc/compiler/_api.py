@@ -89,6 +89,7 @@ def reset():
     """Clears every compiled function's cache, the counters and the compile-time table."""
     for ref in list(_all_compiled):
         ref._clear()
+    _core._clear_segment_cache()
     for k in _stats:
         _stats[k] = 0
     _times.clear()
