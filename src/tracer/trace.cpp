@@ -371,6 +371,10 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
 }
 
 void Context::break_graph(const std::string& why) {
+  // After a break, concrete arrays meet Python values in eager ops, where a runtime scalar's
+  // marker value would be computed with: functions with breaks take their floats static
+  // (they run their Python on every call anyway). Note [runtime scalars].
+  if (!sentinels_.empty()) throw StaticScalar("a graph break with runtime scalars");
   std::string reason = g_break_annotator ? g_break_annotator(why) : why;
   if (g_fullgraph) throw GraphBreak(reason);
   breaks_.push_back(reason);

@@ -301,10 +301,13 @@ class _Patches:
     def __init__(self, ctx, fn_name):
         self.ctx = ctx
         self.saved = []
+        _Patches.thread = threading.get_ident()
 
     @staticmethod
     def _from_user(depth=2):
-        return not _internal_file(sys._getframe(depth).f_code.co_filename)
+        # Only calls made by the traced function itself, on the tracing thread, are captured.
+        return threading.get_ident() == _Patches.thread and \
+            not _internal_file(sys._getframe(depth).f_code.co_filename)
 
     def _patch(self, mod, name, make):
         orig = getattr(mod, name, None)
@@ -424,6 +427,21 @@ def _code(dtype):
         return code_of(_np.dtype(dtype if dtype is not None else float))
     except TypeError:
         return None
+
+
+def _marked(arrays):
+    """True when a concrete float64/complex128 array holds a runtime scalar's marker NaN
+    (it was computed eagerly from a float argument while tracing)."""
+    for a in arrays:
+        if _is_npc(a) and _core._is_traced(a):
+            continue
+        a = _np.asarray(a)
+        if a.dtype not in (_np.float64, _np.complex128) or a.size > (1 << 20):
+            continue
+        bits = _np.ascontiguousarray(a).view(_np.uint64)
+        if _np.any(((bits >> 51) & 0xFFF) == 0xFFF) and _np.any((bits >> 32) & 0xFFFF == 0x5A5A):
+            return True
+    return False
 
 
 def _sentinel_index(v):
@@ -1004,7 +1022,11 @@ class CompiledFunction:
             t1 = time.perf_counter()
             cxx0 = _fusion_counters().get("compile_seconds", 0.0)
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
+            if counter[0] and _marked(leaves):
+                raise _Retrace(float_paths)  # a runtime scalar reached an eager op: make it static
             outs = ctx.finish(npc_leaves)
+            if counter[0] and _marked(ctx.bound_inputs[ctx.num_user_inputs:]):
+                raise _Retrace(float_paths)
         finally:
             _core._deactivate_trace()
             _tls.ctx = None
