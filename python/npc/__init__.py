@@ -13,6 +13,7 @@ import numpy as _np
 # region's barrier by a scheduler time slice. Must be set before libgomp loads (with _core).
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
+from . import _blas_env  # noqa: F401  (before _core loads OpenBLAS: Note [OpenBLAS core type])
 from . import _core
 from ._array import ndarray, flagsobj
 from ._dtypes import result_type, promote_types, can_cast

@@ -214,10 +214,7 @@ def inner(a, b, /):
 def outer(a, b, out=None):
     """Outer product of the flattened inputs (numpy.outer): shape ``(a.size, b.size)``,
     dtype ``promote_types`` (bool: logical and)."""
-    a = _arr(a).reshape(-1)
-    b = _arr(b).reshape(-1)
-    r = _mm(a.reshape(-1, 1), b.reshape(1, -1))
-    return _result(r, out)
+    return _result(_core._outer(_arr(a), _arr(b)), out)
 
 
 def _tensordot(a, b, axes):
@@ -287,7 +284,7 @@ def kron(a, b):
     nd = max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + a.shape
     sb = (1,) * (nd - b.ndim) + b.shape
-    r = _mm(a.reshape(-1, 1), b.reshape(1, -1)).reshape(sa + sb)
+    r = _core._outer(a, b).reshape(sa + sb)
     perm = [p for i in range(nd) for p in (i, nd + i)]
     r = r.transpose(perm).reshape(tuple(x * y for x, y in zip(sa, sb)))
     return _result(r)

@@ -179,7 +179,46 @@ ndarray blas_ready(const ndarray& x) {
   return ok ? x : x.copy();
 }
 
+template <class T>
+void outer_loop(const ndarray& a, const ndarray& b, const ndarray& out) {
+  const int64_t n = a.shape()[0], m = b.shape()[0];
+  const int64_t sa = a.strides()[0], sb = b.strides()[0];
+  const std::byte* pa = a.data();
+  const std::byte* pb = b.data();
+  T* o = reinterpret_cast<T*>(out.data());
+  for (int64_t i = 0; i < n; ++i) {
+    const T x = *reinterpret_cast<const T*>(pa + i * sa);
+    for (int64_t j = 0; j < m; ++j) {
+      const T y = *reinterpret_cast<const T*>(pb + j * sb);
+      if constexpr (std::is_same_v<T, bool>) {
+        o[i * m + j] = x && y;
+      } else if constexpr (std::is_same_v<T, float16>) {
+        o[i * m + j] = float_to_half(half_to_float(x) * half_to_float(y));
+      } else if constexpr (std::is_integral_v<T>) {
+        using U = std::make_unsigned_t<T>;
+        o[i * m + j] = static_cast<T>(static_cast<U>(static_cast<U>(x) * static_cast<U>(y)));
+      } else {
+        o[i * m + j] = x * y;
+      }
+    }
+  }
+}
+
 }  // namespace
+
+ndarray outer(const ndarray& a0, const ndarray& b0) {
+  const DType t = promote_types(a0.dtype(), b0.dtype());
+  ndarray a = a0.reshape(std::vector<int64_t>{-1});
+  ndarray b = b0.reshape(std::vector<int64_t>{-1});
+  if (a.dtype() != t) a = a.astype(t);
+  if (b.dtype() != t) b = b.astype(t);
+  ndarray out = empty(std::vector<int64_t>{a.size(), b.size()}, t);
+  detail::visit(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    outer_loop<T>(a, b, out);
+  });
+  return out;
+}
 
 bool have_blas() { return NPC_HAVE_CBLAS != 0; }
 
@@ -209,9 +248,18 @@ ndarray matmul(const ndarray& a0, const ndarray& b0) {
     try {
       batch = broadcast_shapes(shapes);
     } catch (const ValueError&) {
-      throw ValueError("matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature " +
-                       std::string(kSig) + " (size " + std::to_string(k2) + " is different from " +
-                       std::to_string(k) + ")");
+      // NumPy's iterator message: each operand's shape, its batch dims, newaxis for the core.
+      auto compact = [](const Shape& sh, const Shape* batch_only) {
+        std::string r = "(";
+        const size_t n = batch_only ? batch_only->size() : sh.size();
+        for (size_t i = 0; i < n; ++i) r += (i ? "," : "") + std::to_string(sh[i]);
+        if (batch_only) r += std::string(n ? "," : "") + "newaxis,newaxis";
+        return r + ")";
+      };
+      throw ValueError("operands could not be broadcast together with remapped shapes [original->remapped]: " +
+                       compact(a.shape(), nullptr) + "->" + compact(a.shape(), &ba) + " " + compact(b.shape(), nullptr) +
+                       "->" + compact(b.shape(), &bb) + "  and requested shape (" + std::to_string(n) + "," +
+                       std::to_string(m) + ")");
     }
   }
   Shape full = batch;

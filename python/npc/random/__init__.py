@@ -281,12 +281,12 @@ class Generator(_NPGen):
         """A shuffled copy of `x`, or of arange(x) for an int (numpy.random.Generator.permutation)."""
         if isinstance(x, (int, _np.integer)) and not isinstance(x, bool):
             arr = _core.arange(0, int(x), 1, _code(_np.int64)) if int(x) > 0 else _empty((0,), _np.int64)
-            self.shuffle(arr)
+            Generator.shuffle(self, arr)
             return arr
         if type(x) is not _ndarray or x.ndim != 1 or axis not in (0, -1):
             raise _NotNative
         arr = x._copy("C")
-        self.shuffle(arr)
+        Generator.shuffle(self, arr)
         return arr
 
 
@@ -317,7 +317,7 @@ def _choice(self, a, size, axis, draw, holder):
             raise _NotNative
         holder[0] = pop
         idx = draw(() if shape is None else shape)
-        return idx[()] if shape is None else idx
+        return int(idx[()]) if shape is None else idx
     if type(a) is not _ndarray or a.ndim != 1 or axis not in (0, -1):
         raise _NotNative
     pop = a.shape[0]
@@ -372,7 +372,7 @@ class RandomState(_NPRS):
     @_native_method("RandomState", _NPRS)
     def rand(self, *args):
         """Uniform floats in [0, 1) of shape `args` (numpy.random.RandomState.rand)."""
-        return self.random_sample(None if not args else args)
+        return RandomState.random_sample(self, None if not args else args)
 
     @_native_method("RandomState", _NPRS)
     def randn(self, *args):
@@ -444,12 +444,12 @@ class RandomState(_NPRS):
         if isinstance(x, (int, _np.integer)) and not isinstance(x, bool):
             n = int(x)
             arr = _core.arange(0, n, 1, _code(_np.int64)) if n > 0 else _empty((0,), _np.int64)
-            self.shuffle(arr)
+            RandomState.shuffle(self, arr)
             return arr
         if type(x) is not _ndarray or x.ndim != 1:
             raise _NotNative
         arr = x._copy("C")
-        self.shuffle(arr)
+        RandomState.shuffle(self, arr)
         return arr
 
 
