@@ -5,7 +5,7 @@
 #include "npc/creation.hpp"
 #include "npc/graph.hpp"
 #include "npc/indexing.hpp"
-#include "tracer/ops_link.hpp"
+#include "npc/ops.hpp"
 
 namespace npc::ir {
 
@@ -78,7 +78,7 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
       case NodeKind::Ufunc: {
         std::vector<Operand> ops;
         for (size_t i = 0; i < n->args.size(); ++i) ops.push_back({arg(i), false});
-        r = detail::eager_ufunc(n->op, ops, {}).at(n->params[0]);
+        r = call_ufunc(n->op, ops, {}).at(n->params[0]);
         break;
       }
       case NodeKind::Cast: r = arg(0).astype(n->dtype, Order::K, Casting::Unsafe, true); break;
@@ -88,7 +88,7 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
         o.keepdims = n->params[0] != 0;
         o.dtype = n->dtype;
         o.initial = n->value;
-        r = detail::eager_reduce(n->op, arg(0), o);
+        r = reduce(n->op, arg(0), o);
         break;
       }
       case NodeKind::View: r = apply_view(n, arg(0), shape); break;

@@ -8,7 +8,7 @@
 
 #include "npc/creation.hpp"
 #include "npc/indexing.hpp"
-#include "tracer/ops_link.hpp"
+#include "npc/ops.hpp"
 
 namespace npc::tracer {
 
@@ -363,7 +363,7 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
   std::vector<ndarray> out;
   {
     Suspend s;
-    if (runner) out = runner(pruned, bound_, scalars);
+    if (runner) out = runner(pruned, bound_, scalars, !breaks_.empty());
     else out = ir::interpret(pruned, ir::RunArgs{bound_, scalars});
   }
   *graph_ = std::move(pruned);
@@ -371,6 +371,10 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
 }
 
 void Context::break_graph(const std::string& why) {
+  // After a break, concrete arrays meet Python values in eager ops, where a runtime scalar's
+  // marker value would be computed with: functions with breaks take their floats static
+  // (they run their Python on every call anyway). Note [runtime scalars].
+  if (!sentinels_.empty()) throw StaticScalar("a graph break with runtime scalars");
   std::string reason = g_break_annotator ? g_break_annotator(why) : why;
   if (g_fullgraph) throw GraphBreak(reason);
   breaks_.push_back(reason);
@@ -466,7 +470,7 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
     UfuncOptions o2 = opts;
     if (o2.where) o2.where->realize();
     Suspend s;
-    return detail::eager_ufunc(op, ops, o2);
+    return call_ufunc(op, ops, o2);
   }
   // A runtime float argument reaches here as a strong 0-d float64 (bindings take only exact
   // Python floats as weak): resolve the loop again with it weak (Note [runtime scalars]).
@@ -533,7 +537,7 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
     ReduceOptions o2 = opts;
     if (o2.where) o2.where->realize();
     Suspend s;
-    return detail::eager_reduce(op, x, o2);
+    return reduce(op, x, o2);
   }
   ir::NodeRef n = c.node_of(a);
   std::vector<int64_t> axes;
@@ -657,7 +661,7 @@ void install_hooks() {
     h.copy = &copy_hook;
     h.write = &write_hook;
     ndarray::set_trace_hooks(h);
-    detail::install_op_hooks(&ufunc_hook, &reduce_hook);
+    set_trace_hooks(&ufunc_hook, &reduce_hook);
     set_index_trace_hooks(&index_get_hook, &index_set_hook);
     return true;
   }();

@@ -56,8 +56,10 @@ struct BreakInfo {
 
 // Runs a finished segment graph; returns its outputs (the hook the compile layer installs:
 // backend selection, caching of executables by structural hash, statistics).
+// `reusable`: the graph is a segment of a function with graph breaks; the runner may keep
+// it (and its executable) to reuse for structurally equal segments of later calls.
 using SegmentRunner = std::function<std::vector<ndarray>(ir::Graph& g, const std::vector<ndarray>& inputs,
-                                                         const std::vector<Scalar>& scalars)>;
+                                                         const std::vector<Scalar>& scalars, bool reusable)>;
 
 // The recording state of one trace on this thread.
 class Context {

@@ -4,6 +4,7 @@
 #include "npc/compile.hpp"
 #include "npc/creation.hpp"
 #include "npc/graph.hpp"
+#include "npc/ops.hpp"
 
 using namespace npc;
 
@@ -158,4 +159,50 @@ TEST_CASE("compile: shape changes recompile once, then dims are symbolic", "[tra
   REQUIRE(f.stats().traces == 2);
   REQUIRE(f.stats().recompiles == 1);
   REQUIRE(f.graphs().back()->symbols().size() == 1);
+}
+
+TEST_CASE("compile: ufuncs, reductions and out= record explicit casts and equal eager", "[tracer]") {
+  auto body = [](const std::vector<ndarray>& a) {
+    std::vector<Operand> in{{a[0], false}, {scalar_array(Scalar::from_double(0.5)), true}};
+    ndarray y = call_ufunc(OpId::multiply, in).at(0);          // float32 * weak float -> float32
+    std::vector<Operand> in2{{y, false}, {a[1], false}};       // float32 + int16 -> float32
+    ndarray z = call_ufunc(OpId::add, in2).at(0);
+    ReduceOptions ro;
+    ro.axes = std::vector<int64_t>{0};
+    ndarray s = reduce(OpId::add, z, ro);
+    UfuncOptions uo;
+    uo.out = {a[0]};                                           // in place into the input
+    std::vector<Operand> in3{{a[0], false}, {z, false}};
+    call_ufunc(OpId::subtract, in3, uo);
+    return std::vector<ndarray>{z, s};
+  };
+  auto make = [] {
+    ndarray x = arange(Scalar::from_int(0), Scalar::from_int(6), Scalar::from_int(1), DType::Float32).reshape(Shape{2, 3});
+    ndarray k = arange(Scalar::from_int(1), Scalar::from_int(4), Scalar::from_int(1), DType::Int16);
+    return std::vector<ndarray>{x, k};
+  };
+  auto f = npc::compile(body, {.backend = "eager"});
+  for (int call = 0; call < 2; ++call) {
+    auto a = make(), b = make();
+    auto got = f(a);
+    auto want = body(b);
+    for (size_t i = 0; i < got.size(); ++i) {
+      REQUIRE(got[i].dtype() == want[i].dtype());
+      REQUIRE(got[i].shape() == want[i].shape());
+      REQUIRE(values(got[i]) == values(want[i]));
+    }
+    REQUIRE(values(a[0]) == values(b[0]));  // the write-back into the input
+  }
+  REQUIRE(f.stats().traces == 1);
+  const ir::Graph& g = *f.graphs().at(0);
+  ir::verify(g, "test");
+  // Every ufunc node's operands share its loop dtype; the int16 input was cast explicitly.
+  bool cast_int16 = false;
+  for (ir::NodeRef n : g.nodes()) {
+    if (n->kind == ir::NodeKind::Cast && n->args[0]->dtype == DType::Int16 && n->dtype == DType::Float32) cast_int16 = true;
+    if (n->kind == ir::NodeKind::Ufunc)
+      for (ir::NodeRef a : n->args) REQUIRE(a->dtype == DType::Float32);
+  }
+  REQUIRE(cast_int16);
+  REQUIRE(g.writebacks.size() == 1);
 }

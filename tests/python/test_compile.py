@@ -648,3 +648,44 @@ def test_fused_backend_falls_back_or_runs():
     x, y = np.linspace(0, 1, 5), np.arange(5.0)
     same(cf(x, y), np.sin(x) * y + 1)
     same(cf(x, y), np.sin(x) * y + 1)
+
+
+def test_segments_of_breaking_functions_are_reused():
+    def f(x):
+        y = np.sin(x) * 2
+        if y.sum() > 0:
+            y = y + 1
+        return y * 3
+    cf = npc.compile(f)
+    x = np.linspace(0, 1, 5)
+    fstats = getattr(npc._core, "_fusion_stats", None)
+    same(cf(x), f(x))
+    before = fstats()["graphs"] if fstats else None
+    for _ in range(3):
+        same(cf(x), f(x))
+    assert compiler.stats()["graph_breaks"] == 4
+    if fstats:
+        assert fstats()["graphs"] == before  # each segment was lowered and compiled once
+
+
+def test_float_meeting_only_concrete_arrays_is_static():
+    c = npc.arange(3.0)
+
+    def f(x, lr):
+        return x + c * lr  # c * lr runs eagerly while tracing: lr cannot be a runtime scalar
+
+    cf = npc.compile(f)
+    for lr in (0.5, 2.0, 0.5):
+        same(cf(npc.ones(3), lr), f(npc.ones(3), lr))
+
+
+def test_float_with_graph_break():
+    def f(w, x, lr):
+        w -= lr * np.convolve(x, x)[:3]  # a fallback call: graph break
+        return w.sum()
+    cf = npc.compile(f)
+    x = np.arange(3.0)
+    for lr in (0.1, 0.3):
+        a, b = np.ones(3), np.ones(3)
+        same(cf(b, x, lr), f(a, x, lr))
+        same(b, a)

@@ -89,6 +89,7 @@ def reset():
     """Clears every compiled function's cache, the counters and the compile-time table."""
     for ref in list(_all_compiled):
         ref._clear()
+    _core._clear_segment_cache()
     for k in _stats:
         _stats[k] = 0
     _times.clear()
@@ -300,10 +301,13 @@ class _Patches:
     def __init__(self, ctx, fn_name):
         self.ctx = ctx
         self.saved = []
+        _Patches.thread = threading.get_ident()
 
     @staticmethod
     def _from_user(depth=2):
-        return not _internal_file(sys._getframe(depth).f_code.co_filename)
+        # Only calls made by the traced function itself, on the tracing thread, are captured.
+        return threading.get_ident() == _Patches.thread and \
+            not _internal_file(sys._getframe(depth).f_code.co_filename)
 
     def _patch(self, mod, name, make):
         orig = getattr(mod, name, None)
@@ -423,6 +427,21 @@ def _code(dtype):
         return code_of(_np.dtype(dtype if dtype is not None else float))
     except TypeError:
         return None
+
+
+def _marked(arrays):
+    """True when a concrete float64/complex128 array holds a runtime scalar's marker NaN
+    (it was computed eagerly from a float argument while tracing)."""
+    for a in arrays:
+        if _is_npc(a) and _core._is_traced(a):
+            continue
+        a = _np.asarray(a)
+        if a.dtype not in (_np.float64, _np.complex128) or a.size > (1 << 20):
+            continue
+        bits = _np.ascontiguousarray(a).view(_np.uint64)
+        if _np.any(((bits >> 51) & 0xFFF) == 0xFFF) and _np.any((bits >> 32) & 0xFFFF == 0x5A5A):
+            return True
+    return False
 
 
 def _sentinel_index(v):
@@ -937,6 +956,7 @@ class CompiledFunction:
     def _trace_once(self, args, kwargs, kb, key):
         _stats["traces"] += 1
         t0 = time.perf_counter()
+        cxx_start = _fusion_counters().get("compile_seconds", 0.0)
         backend = self._backend
         if backend != "eager" and not _available(backend):
             if not getattr(self, "_logged_backend", False):
@@ -1003,7 +1023,11 @@ class CompiledFunction:
             t1 = time.perf_counter()
             cxx0 = _fusion_counters().get("compile_seconds", 0.0)
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
+            if counter[0] and _marked(leaves):
+                raise _Retrace(float_paths)  # a runtime scalar reached an eager op: make it static
             outs = ctx.finish(npc_leaves)
+            if counter[0] and _marked(ctx.bound_inputs[ctx.num_user_inputs:]):
+                raise _Retrace(float_paths)
         finally:
             _core._deactivate_trace()
             _tls.ctx = None
@@ -1023,8 +1047,10 @@ class CompiledFunction:
         t3 = time.perf_counter()
         cxx = _fusion_counters().get("compile_seconds", 0.0) - cxx0
         # The first run compiles through the backend too: C++ compile time is reported apart.
-        _times.setdefault(self._name, []).append({"trace": t1 - t0, "passes_and_run": max(t2 - t1 - cxx, 0.0),
-                                                  "backend_compile": t3 - t2, "cxx_compile": cxx})
+        cxx_trace = cxx0 - cxx_start  # segments of graph breaks compile while tracing
+        _times.setdefault(self._name, []).append({"trace": max(t1 - t0 - cxx_trace, 0.0),
+                                                  "passes_and_run": max(t2 - t1 - cxx, 0.0),
+                                                  "backend_compile": t3 - t2, "cxx_compile": cxx + cxx_trace})
         self._debug_dump(ctx, graph)
         if _logs.enabled("guards"):
             _logs.log("guards", "%s guards:\n  %s", self._name,

@@ -3,6 +3,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <mutex>
+#include <unordered_map>
+
 #include "bindings.hpp"
 #include "npc/graph.hpp"
 #include "tracer/trace.hpp"
@@ -101,6 +104,57 @@ ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& 
   return [g](const ir::RunArgs& a) { return ir::interpret(*g, a); };
 }
 
+// Note [segment cache]
+// Functions with graph breaks run their Python on every call; each segment's graph is looked
+// up here by structural hash (and text, against collisions) so that its executable (for the
+// fused backend: its compiled kernels) is built once. Graphs with host calls are not reused:
+// their calls close over the Python arguments of the trace that made them.
+struct CachedSegment {
+  std::string text, backend;
+  std::shared_ptr<ir::Graph> graph;
+  ir::Executable exe;
+};
+std::mutex g_seg_mu;
+std::unordered_map<size_t, std::vector<CachedSegment>> g_segments;
+size_t g_segment_count = 0;
+constexpr size_t kMaxSegments = 512;
+
+std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc,
+                                        const std::string& backend, bool reusable) {
+  bool cacheable = reusable;
+  for (ir::NodeRef n : g.nodes()) cacheable = cacheable && n->kind != ir::NodeKind::Call;
+  size_t h = 0;
+  std::string text;
+  if (cacheable) {
+    h = g.structural_hash();
+    text = g.str();
+    ir::Executable exe;
+    {
+      std::lock_guard lk(g_seg_mu);
+      if (auto it = g_segments.find(h); it != g_segments.end())
+        for (auto& c : it->second)
+          if (c.backend == backend && c.text == text) exe = c.exe;
+    }
+    if (exe) return exe(ir::RunArgs{in, sc});
+  }
+  auto shared = std::make_shared<ir::Graph>(std::move(g));
+  std::string used, err;
+  auto exe = make_exe(shared, backend, used, err);
+  auto out = exe(ir::RunArgs{in, sc});
+  if (cacheable) {
+    std::lock_guard lk(g_seg_mu);
+    if (g_segment_count >= kMaxSegments) {
+      g_segments.clear();
+      g_segment_count = 0;
+    }
+    g_segments[h].push_back({std::move(text), backend, shared, exe});
+    ++g_segment_count;
+  } else {
+    g = std::move(*shared);
+  }
+  return out;
+}
+
 py::list node_table(const ir::Graph& g) {
   py::list l;
   for (ir::NodeRef n : g.nodes()) {
@@ -154,13 +208,9 @@ void bind_tracer(py::module_& m) {
       .def(py::init([](std::string backend) {
              auto c = std::make_unique<tracer::Context>();
              // Segments of functions with graph breaks run through the same backend choice.
-             c->runner = [backend](ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc) {
-               auto shared = std::make_shared<ir::Graph>(std::move(g));
-               std::string used, err;
-               auto exe = make_exe(shared, backend, used, err);
-               auto out = exe(ir::RunArgs{in, sc});
-               g = std::move(*shared);
-               return out;
+             c->runner = [backend](ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc,
+                                   bool reusable) {
+               return run_segment_cached(g, in, sc, backend, reusable);
              };
              return c;
            }),
@@ -304,6 +354,11 @@ void bind_tracer(py::module_& m) {
     if (tracer::Context* c = tracer::current()) c->break_graph(reason);
   });
   m.def("_verify_enabled", &ir::verify_enabled);
+  m.def("_clear_segment_cache", [] {
+    std::lock_guard lk(g_seg_mu);
+    g_segments.clear();
+    g_segment_count = 0;
+  });
   m.def("_backends", [] {
     std::vector<std::string> r{"eager"};
     if (ir::find_backend("fused")) r.push_back("fused");
