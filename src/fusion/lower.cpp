@@ -10,6 +10,13 @@
 // the grouping retries. Materialised nodes of one shape with no dependency between them
 // share one loop nest (several outputs from one iteration space).
 //
+// Note [summation]
+// Float sums are deterministic for a given build and accurate: the innermost reduced loop
+// runs in blocks (256 elements for float32, 2048 for float64), each summed in SIMD lanes (an omp simd reduction), and
+// the block sums are added in order (in double for float32), so the error grows with the
+// number of blocks, not the number of elements. float16 sums accumulate in float and
+// round once, as NumPy's half reductions do.
+//
 // Note [placement]
 // Emission places every statement at the outermost loop level where its operands are
 // defined (loop-invariant code motion): a reduction whose kept indices are bound by the
@@ -566,10 +573,13 @@ class Emitter {
       s.expr.args = {Val{"0", DType::Int32}};
       stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
     }
+    // Long float32 sums add their blocks in double (Note [summation]).
+    int64_t last_ext = axes.empty() ? 1 : static_extent(src->shape[*axes.rbegin()]);
+    bool wide_acc = float_add && t == DType::Float32 && (last_ext < 0 || last_ext > 256);
     {
       Stmt s{Stmt::K::Decl};
       s.var = acc;
-      s.dtype = t;
+      s.dtype = wide_acc ? DType::Float64 : t;
       s.expr = Expr{Expr::K::Lit, t};
       s.expr.args = {Val{init_text, t}};
       stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
@@ -594,7 +604,8 @@ class Emitter {
     Val v = value(src, sidx);
     std::string target = acc;
     int64_t inner_ext = static_extent(src->shape[reduced.back()]);
-    if (float_add && (inner_ext < 0 || inner_ext > 4096)) blocked = true;
+    const int64_t block = t == DType::Float64 ? 2048 : 256;
+    if (float_add && (inner_ext < 0 || inner_ext > block)) blocked = true;
     if (blocked) target = part = fresh("part");
     {
       Stmt s{Stmt::K::Assign};
@@ -632,10 +643,10 @@ class Emitter {
       loop.lo = Lin::constant(0);
       loop.hi = hi;
       if (innermost && blocked) {
-        // Blocked summation: for (rb = 0; rb < n; rb += 4096) { part = 0; for (r in block) part += v; acc += part; }
+        // Blocked summation: for (rb = 0; rb < n; rb += block) { part = 0; for (r in block) part += v; acc += part; }
         std::string rb = fresh("rb");
         loop.lo = Lin::atom(rb);
-        loop.hi = Lin::atom("std::min<int64_t>(" + hi.str() + ", " + rb + " + 4096)");
+        loop.hi = Lin::atom("std::min<int64_t>(" + hi.str() + ", " + rb + " + " + std::to_string(block) + ")");
         loop.simd = true;
         loop.reduction = "+:" + part;
         loop.body = std::move(inner);
@@ -656,7 +667,7 @@ class Emitter {
         ob.var = rb;
         ob.lo = Lin::constant(0);
         ob.hi = hi;
-        ob.step = 4096;
+        ob.step = block;
         ob.body = std::move(blk);
         loop = std::move(ob);
       } else {
@@ -682,6 +693,11 @@ class Emitter {
     for (auto& r : rvars) level_.erase(r);
     level_[acc] = lv;
     Val result{acc, t};
+    if (wide_acc) {
+      Expr e{Expr::K::Lit, t};
+      e.args = {Val{"(float)" + acc, t}};
+      result = let(t, e, lv);
+    }
     if (t == DType::Float16) {
       Expr e{Expr::K::Lit, t};
       e.args = {Val{"npk::r16(" + acc + ")", t}};
