@@ -85,6 +85,10 @@ bool reduce_supported(OpId op, DType t) {
   }
 }
 
+void coalesce(Block& top);
+void schedule(Block& top, bool has_reduction_inside);
+bool contains_loops(const Block& b);
+
 // The kernel emitter for one group of roots (Note [placement]).
 class Emitter {
  public:
@@ -92,40 +96,129 @@ class Emitter {
       : st_(st), space_(space), roots_(std::move(roots)) {}
 
   Kernel run(const std::vector<NodeRef>& roots) {
-    // Main nest: scope 0 (kernel entry), scope d+1 inside loop d.
-    for (size_t d = 0; d <= space_.size(); ++d) {
+    Kernel k;
+    std::vector<Block> nests;
+    if (roots.size() == 1 && roots[0]->kind == NodeKind::Write && split_write(roots[0], nests)) {
+      // Note [writes as nests]
+    } else {
+      nests.push_back(nest(space_, [&](const std::vector<Lin>& idx) {
+        for (NodeRef r : roots) store(r, idx, value(r, idx, /*as_root=*/true));
+      }));
+    }
+    for (auto& b : nests) {
+      bool inner_loops = contains_loops(b);
+      coalesce(b);
+      schedule(b, inner_loops);
+      for (auto& st : b) k.body.push_back(std::move(st));
+    }
+    k.bufs = bufs_;
+    return k;
+  }
+
+  // One loop nest over `space`: scope 0 (its entry), scope d+1 inside loop d; `body(idx)`
+  // emits the stores into the innermost scope.
+  Block nest(const SymShape& space, const std::function<void(const std::vector<Lin>&)>& body) {
+    stack_.clear();
+    std::vector<Scope*> own;
+    for (size_t d = 0; d <= space.size(); ++d) {
       scopes_.emplace_back();
       stack_.push_back(&scopes_.back());
+      own.push_back(&scopes_.back());
       if (d > 0) {
         scopes_.back().var = "i" + std::to_string(d - 1);
         level_[scopes_.back().var] = static_cast<int>(d);
       }
     }
     std::vector<Lin> idx;
-    for (size_t d = 0; d < space_.size(); ++d) idx.push_back(Lin::atom("i" + std::to_string(d)));
-    for (NodeRef r : roots) {
-      Val v = value(r, idx, /*as_root=*/true);
-      Stmt s{Stmt::K::Store};
-      s.buf = local_buf(st_.buffer_of.at(r), r->dtype, true);
-      s.index = offset(st_.buffer_of.at(r), r, idx);
-      s.val = v;
-      stack_.back()->stmts.push_back(std::move(s));
-    }
-    // Close the main nest from the inside out.
-    Block inner = std::move(stack_.back()->stmts);
-    for (int d = static_cast<int>(space_.size()) - 1; d >= 0; --d) {
+    for (size_t d = 0; d < space.size(); ++d) idx.push_back(Lin::atom("i" + std::to_string(d)));
+    body(idx);
+    Block inner = std::move(own.back()->stmts);
+    for (int d = static_cast<int>(space.size()) - 1; d >= 0; --d) {
       Stmt f{Stmt::K::For};
       f.var = "i" + std::to_string(d);
       f.lo = Lin::constant(0);
-      f.hi = dim_lin(space_[d]);
+      f.hi = dim_lin(space[d]);
       f.body = std::move(inner);
-      inner = std::move(scopes_[d].stmts);
+      inner = std::move(own[d]->stmts);
       inner.push_back(std::move(f));
     }
-    Kernel k;
-    k.bufs = bufs_;
-    k.body = std::move(inner);
-    return k;
+    stack_.clear();
+    return inner;
+  }
+
+  void store(NodeRef r, const std::vector<Lin>& idx, const Val& v) {
+    Stmt s{Stmt::K::Store};
+    s.buf = local_buf(st_.buffer_of.at(r), r->dtype, true);
+    s.index = offset(st_.buffer_of.at(r), r, idx);
+    s.val = v;
+    stack_.back()->stmts.push_back(std::move(s));
+  }
+
+  // Note [writes as nests]
+  // A Write whose region is a box of unit-step slices and integer indices (a stencil's
+  // interior) is emitted as loop nests without per-element branches: the slabs of the
+  // base outside the box are copied (two per axis; corners are copied twice, harmlessly),
+  // then the box is computed from the old value. Other writes are selects (write()).
+  bool split_write(NodeRef n, std::vector<Block>& nests) {
+    NodeRef base = n->args[0], region = n->args[1], val = n->args[2];
+    std::vector<Lin> fwd;
+    if (!region_map(n, fwd)) return false;
+    std::vector<int64_t> lo, hi, shape;
+    for (int d = 0; d < base->ndim(); ++d) {
+      if (!base->shape[d].is_static()) return false;
+      shape.push_back(base->shape[d].value());
+      const Lin& f = fwd[d];
+      if (f.t.empty()) { lo.push_back(f.c); hi.push_back(f.c + 1); continue; }
+      if (f.t.size() != 1 || f.t.begin()->second != 1) return false;
+      int j = std::stoi(f.t.begin()->first.substr(1));
+      if (!region->shape[j].is_static()) return false;
+      lo.push_back(f.c);
+      hi.push_back(f.c + region->shape[j].value());
+    }
+    for (int d = 0; d < base->ndim(); ++d) {
+      for (int side = 0; side < 2; ++side) {
+        int64_t ext = side == 0 ? lo[d] : shape[d] - hi[d];
+        if (ext <= 0) continue;
+        SymShape sp = base->shape;
+        sp[d] = Dim::fixed(ext);
+        int64_t shift = side == 0 ? 0 : hi[d];
+        nests.push_back(nest(sp, [&](const std::vector<Lin>& idx) {
+          std::vector<Lin> b = idx;
+          b[d] = b[d] + Lin::constant(shift);
+          store(n, b, value(base, b));
+        }));
+      }
+    }
+    nests.push_back(nest(region->shape, [&](const std::vector<Lin>& idx) {
+      std::vector<Lin> b;
+      for (auto& f : fwd) {
+        Lin l = Lin::constant(f.c);
+        for (auto& [a, k] : f.t) l += Lin::atom("i" + a.substr(1), k);
+        b.push_back(l);
+      }
+      store(n, b, value(val, idx));
+    }));
+    return true;
+  }
+
+  // Forward index map of a Write's region: one Lin per base axis over atoms R<j> (region
+  // axes); false when the region is not a chain of index-map views of the base.
+  bool region_map(NodeRef n, std::vector<Lin>& fwd) {
+    NodeRef base = n->args[0], region = n->args[1];
+    std::vector<Lin> cur;
+    for (int j = 0; j < region->ndim(); ++j) cur.push_back(Lin::atom("R" + std::to_string(j)));
+    NodeRef v = region;
+    while (v != base) {
+      if (v->kind != NodeKind::View || v->view_kind() == ViewKind::Broadcast || v->view_kind() == ViewKind::Component)
+        return false;
+      std::vector<Lin> s = view_source_index(v, cur);
+      if (s.empty() && v->args[0]->ndim() > 0) return false;
+      cur = s;
+      v = v->args[0];
+    }
+    for (auto& l : cur) if (l.t.size() > 1) return false;
+    fwd = cur;
+    return true;
   }
 
   const std::vector<int>& global_bufs() const { return global_; }
@@ -1157,9 +1250,6 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
         std::set<NodeRef> rs(grp.begin(), grp.end());
         Emitter em(st, grp.front()->shape, rs);
         Kernel k = em.run(grp);
-        bool inner_loops = contains_loops(k.body);
-        coalesce(k.body);
-        schedule(k.body, inner_loops);
         std::string body = emit_cpp_kernel(k, "@NAME@");
         auto it = fn_by_text.find(body);
         int fn;
