@@ -6,3 +6,5 @@
 #include "npc/errors.hpp"
 #include "npc/indexing.hpp"
 #include "npc/ndarray.hpp"
+#include "npc/shape.hpp"
+#include "npc/sorting.hpp"

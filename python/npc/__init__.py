@@ -13,6 +13,7 @@ import numpy as _np
 # region's barrier by a scheduler time slice. Must be set before libgomp loads (with _core).
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
+from . import _blas_env  # noqa: F401  (before _core loads OpenBLAS: Note [OpenBLAS core type])
 from . import _core
 from ._array import ndarray, flagsobj
 from ._dtypes import result_type, promote_types, can_cast
@@ -38,6 +39,8 @@ from ._ufunc import *  # noqa: E402,F401,F403
 # --- indexing, shape manipulation, sorting, sets (python/npc/_indexing.py, _shape.py)
 from ._indexing import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
+# --- matrix products (python/npc/_linalg.py; npc.linalg and npc.random are subpackages)
+from ._linalg import *  # noqa: E402,F401,F403
 # --- protocols and interop (python/npc/_interop.py)
 from ._interop import *  # noqa: E402,F401,F403
 # --- compiler (src/tracer, src/fusion; python/npc/compiler)

@@ -6,6 +6,7 @@ set them as attributes (``npc.config.strict_fallback = True``) or for a block of
 a typo never passes silently.
 """
 import contextlib
+import os
 
 __all__ = ["config"]
 
@@ -15,32 +16,34 @@ class Config:
 
     Settings
     --------
-    strict_fallback : bool, default False
+    strict_fallback : bool, default False (True when NPC_STRICT_FALLBACK=1)
         Raise :class:`npc.FallbackError` instead of running an operation on NumPy (the
         conformance tests of the native ops run this way).
     """
 
-    __slots__ = ("_values", "_docs")
+    # Settings live in the instance __dict__, so reading one is a plain attribute lookup
+    # (the fallback reads strict_fallback on every call).
 
     def __init__(self):
-        object.__setattr__(self, "_values", {})
         object.__setattr__(self, "_docs", {})
+
+    @property
+    def _values(self):
+        return {k: v for k, v in vars(self).items() if k in self._docs}
 
     def register(self, name, default, doc=""):
         """Adds a setting (used by npc's layers; registering twice keeps the first value)."""
-        self._values.setdefault(name, default)
+        if name not in self._docs:
+            object.__setattr__(self, name, default)
         self._docs[name] = doc
 
     def __getattr__(self, name):
-        try:
-            return self._values[name]
-        except KeyError:
-            raise AttributeError(f"npc.config has no setting '{name}'") from None
+        raise AttributeError(f"npc.config has no setting '{name}'")
 
     def __setattr__(self, name, value):
-        if name not in self._values:
+        if name not in self._docs:
             raise AttributeError(f"npc.config has no setting '{name}'")
-        self._values[name] = value
+        object.__setattr__(self, name, value)
 
     def __dir__(self):
         return sorted(set(self._values) | {"register", "patch", "describe", "as_dict"})
@@ -64,12 +67,13 @@ class Config:
             yield self
         finally:
             for k, v in old.items():
-                self._values[k] = v
+                object.__setattr__(self, k, v)
 
     def __repr__(self):
         return "npc.config(" + ", ".join(f"{k}={v!r}" for k, v in sorted(self._values.items())) + ")"
 
 
 config = Config()
-config.register("strict_fallback", False,
-                "raise npc.FallbackError instead of running an operation on NumPy")
+config.register("strict_fallback", os.environ.get("NPC_STRICT_FALLBACK", "") not in ("", "0"),
+                "raise npc.FallbackError instead of running an operation on NumPy "
+                "(default from the NPC_STRICT_FALLBACK environment variable)")

@@ -35,7 +35,7 @@ import types
 import numpy as _np
 
 from . import _core
-from ._array import _from_numpy as _from_numpy_py, ndarray
+from ._array import ndarray
 from ._config import config
 from ._logging import log_once
 
@@ -44,11 +44,17 @@ __all__ = ["FallbackError", "NotNative", "fallback_stats", "reset_fallback_stats
 _NP_NDARRAY = _np.ndarray
 _NP_UFUNC = _np.ufunc
 _to_numpy_view = _core._to_numpy
-_from_numpy_view = _core._from_numpy
 _stats = {}
 # Every fallback object made here (wrappers and ufunc proxies), by id: the protocol routing
-# asks "is npc's object of this name native?" with one set lookup.
+# asks "is npc's object of this name native?" with one set lookup. _FALLBACK_OBJECTS keeps
+# them alive, so an id is never reused by a native object.
 _FALLBACK_IDS = set()
+_FALLBACK_OBJECTS = []
+
+
+def _mark_fallback(obj):
+    _FALLBACK_OBJECTS.append(obj)
+    _FALLBACK_IDS.add(id(obj))
 
 
 class FallbackError(RuntimeError):
@@ -90,51 +96,16 @@ def record(name):
 
 
 # ---------------------------------------------------------------- conversion
-def to_numpy(x):
-    """npc arrays in `x` (also inside lists, tuples, dicts) as zero-copy NumPy arrays.
-
-    Anything else is returned as is. Named tuples keep their type.
-    """
-    t = type(x)
-    if t is ndarray:
-        return _to_numpy_view(x)
-    if t is tuple or t is list:
-        for v in x:
-            if _needs_conversion(v):
-                return t(to_numpy(v) for v in x)
-        return x
-    if t is dict:
-        for v in x.values():
-            if _needs_conversion(v):
-                return {k: to_numpy(v) for k, v in x.items()}
-        return x
-    return x
-
-
-def _needs_conversion(v):
-    t = type(v)
-    if t is ndarray:
-        return True
-    if t is tuple or t is list:
-        return any(_needs_conversion(e) for e in v)
-    if t is dict:
-        return any(_needs_conversion(e) for e in v.values())
-    return False
-
-
-def from_numpy(x):
-    """NumPy arrays of native dtypes in `x` (also inside tuples, named tuples and lists) as
-    zero-copy npc arrays; everything else as is (NumPy scalars stay NumPy scalars, as
-    NumPy's eager results are)."""
-    t = type(x)
-    if t is _NP_NDARRAY:
-        r = _from_numpy_view(x)
-        return _from_numpy_py(x) if r is None else r
-    if t is tuple or t is list:
-        return t(from_numpy(v) for v in x)
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return t(*(from_numpy(v) for v in x))
-    return x
+# Conversions are C++ (npc/csrc/bind_interop.cpp): they run on every fallback call.
+# to_numpy(x): npc arrays in `x` (also inside lists, tuples, dicts) as zero-copy NumPy
+# arrays, anything else as is; a container is rebuilt only when it holds an npc array (so
+# NumPy functions that mutate a list argument still see the caller's list).
+# from_numpy(x): NumPy arrays of native dtypes in `x` (also inside tuples, named tuples
+# and lists) as zero-copy npc arrays; everything else as is (NumPy scalars stay NumPy
+# scalars, as NumPy's eager results are).
+to_numpy = _core._to_numpy_tree
+from_numpy = _core._from_numpy_tree
+_call_numpy = _core._call_numpy
 
 
 def _restore_outputs(result, out, out_np):
@@ -152,32 +123,24 @@ def _restore_outputs(result, out, out_np):
 def call(name, fn, args, kwargs):
     """Runs NumPy's `fn` on converted arguments (counted as a fallback of `name`)."""
     record(name)
-    np_args = to_numpy(args)
     if kwargs:
-        np_kwargs = to_numpy(kwargs)
         out = kwargs.get("out")
-        if out is not None and out is not np_kwargs.get("out"):
-            return _restore_outputs(fn(*np_args, **np_kwargs), out, np_kwargs["out"])
-        return from_numpy(fn(*np_args, **np_kwargs))
-    return from_numpy(fn(*np_args))
+        if out is not None:
+            # NumPy hands back its `out` views: return the caller's own objects.
+            np_kwargs = to_numpy(kwargs)
+            return _restore_outputs(fn(*to_numpy(args), **np_kwargs), out, np_kwargs["out"])
+    return _call_numpy(fn, args, kwargs)
 
 
 def wrap_function(name, fn):
     """A function with `fn`'s name, signature and docstring that runs it through the
-    fallback (counted as `name`)."""
+    fallback (counted as `name`, the qualified npc name: "npc.linalg.solve")."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        record(name)
-        np_args = to_numpy(args)
-        if kwargs:
-            np_kwargs = to_numpy(kwargs)
-            out = kwargs.get("out")
-            if out is not None and out is not np_kwargs.get("out"):
-                return _restore_outputs(fn(*np_args, **np_kwargs), out, np_kwargs["out"])
-            return from_numpy(fn(*np_args, **np_kwargs))
-        return from_numpy(fn(*np_args))
+        return call(name, fn, args, kwargs)
+    wrapper.__module__, _, wrapper.__qualname__ = name.rpartition(".")
     wrapper.__npc_fallback__ = fn
-    _FALLBACK_IDS.add(id(wrapper))
+    _mark_fallback(wrapper)
     return wrapper
 
 
@@ -196,7 +159,7 @@ class FallbackUfunc:
         self.__qualname__ = ufunc.__name__
         self.__doc__ = ufunc.__doc__
         self.__npc_fallback__ = ufunc
-        _FALLBACK_IDS.add(id(self))
+        _mark_fallback(self)
 
     def __call__(self, *args, **kwargs):
         uf = self._ufunc
@@ -255,7 +218,7 @@ def fallback_value(npc_modname, np_obj, name):
         return FallbackUfunc(qual, np_obj)
     if isinstance(np_obj, types.ModuleType):
         sub = np_obj.__name__
-        if sub == "numpy" or (sub.startswith("numpy.") and not sub.startswith("numpy._")):
+        if sub == "numpy" or (sub.startswith("numpy.") and "._" not in sub):
             return importlib.import_module("npc" + sub[5:])
         return np_obj
     if callable(np_obj) and not isinstance(np_obj, type):
@@ -265,6 +228,10 @@ def fallback_value(npc_modname, np_obj, name):
 
 def _numpy_module_of(npc_modname):
     return importlib.import_module("numpy" + npc_modname[3:])
+
+
+# Dunder names of NumPy's namespace that are public API (everything else dunder is Python's).
+_DUNDER_FALLBACKS = frozenset({"__array_namespace_info__"})
 
 
 def install(namespace, npc_modname=None, numpy_module=None):
@@ -283,7 +250,7 @@ def install(namespace, npc_modname=None, numpy_module=None):
         numpy_module = _numpy_module_of(npc_modname)
 
     def __getattr__(name):
-        if name.startswith("__") and name.endswith("__"):
+        if name.startswith("__") and name.endswith("__") and name not in _DUNDER_FALLBACKS:
             raise AttributeError(f"module '{npc_modname}' has no attribute '{name}'")
         try:
             obj = getattr(numpy_module, name)
@@ -371,16 +338,19 @@ def _make_method(name):
             if kwargs:
                 np_kwargs = to_numpy(kwargs)
                 out = kwargs.get("out")
-                if out is not None and out is not np_kwargs.get("out"):
+                if out is not None:
                     return _restore_outputs(np_method(view, *to_numpy(args), **np_kwargs), out,
                                             np_kwargs["out"])
-                return from_numpy(np_method(view, *to_numpy(args), **np_kwargs))
-            return from_numpy(np_method(view, *to_numpy(args)))
+                r = np_method(view, *to_numpy(args), **np_kwargs)
+            else:
+                r = np_method(view, *to_numpy(args))
+            # NumPy returned the array itself (astype(copy=False), ...): so does npc.
+            return self if r is view else from_numpy(r)
     method.__name__ = name
     method.__qualname__ = "ndarray." + name
     method.__doc__ = getattr(np_method, "__doc__", None)
     method.__npc_fallback__ = np_method
-    _FALLBACK_IDS.add(id(method))
+    _mark_fallback(method)
     return method
 
 
@@ -391,15 +361,14 @@ def _make_property(name, descr):
         record(qual)
         return from_numpy(descr.__get__(_to_numpy_view(self), _NP_NDARRAY))
 
-    fset = None
-    if name in ("shape", "strides", "dtype", "data", "real", "imag", "flat"):
-        pass  # natively read-only on npc (npc arrays do not change layout in place)
-    if name == "flat":
-        def fset(self, value):
-            record(qual)
-            descr.__set__(_to_numpy_view(self), to_numpy(value))
-    prop = property(fget, fset, doc=getattr(descr, "__doc__", None))
-    _FALLBACK_IDS.add(id(prop))
+    def fset(self, value):
+        record(qual)
+        descr.__set__(_to_numpy_view(self), to_numpy(value))
+
+    # Only `flat` is writable through a view; setting shape/strides/dtype would change a
+    # temporary NumPy view, not the npc array, so those stay read-only (AttributeError).
+    prop = property(fget, fset if name == "flat" else None, doc=getattr(descr, "__doc__", None))
+    _mark_fallback(prop)
     return prop
 
 

@@ -15,18 +15,22 @@ Note [routing by name]
 Routing looks the name up in the npc module's ``__dict__`` at each call (one dict lookup),
 so a function another layer defines natively is used from the moment it exists, with no
 registration, and a fallback wrapper (recognised by one set lookup of its id) sends the
-call to NumPy directly. A native function that meets arguments it does not handle raises
+call to NumPy directly. Native functions take npc arrays, NumPy arrays of native dtypes
+and scalars as they are (as when users call them directly); operands of other dtypes and
+ndarray subclasses never reach them. A native function that meets arguments it does not handle raises
 ``npc.NotNative`` and the call runs on NumPy. Other array types that implement these
 protocols (neither npc nor NumPy arrays) get ``NotImplemented``, as NEP 13/18 ask.
 """
 import importlib
 import sys
+import types
 
 import numpy as _np
 
 from . import _core
 from ._array import ndarray
-from ._fallback import (_FALLBACK_IDS, NotNative, _restore_outputs, from_numpy, record, to_numpy)
+from ._fallback import (_FALLBACK_IDS, FallbackUfunc, NotNative, _restore_outputs, from_numpy, record,
+                        to_numpy)
 
 __all__ = ["from_dlpack", "__array_api_version__"]
 
@@ -38,7 +42,13 @@ _NP_NDARRAY = _np.ndarray
 _to_numpy_view = _core._to_numpy
 _from_numpy_view = _core._from_numpy
 _SCALARS = frozenset({int, float, complex, bool, type(None)})
-_NATIVE_KINDS = frozenset("biufc")
+# Argument types that need no NEP 13 deferral check.
+_PLAIN_TYPES = frozenset({ndarray, _np.ndarray, int, float, complex, bool} |
+                         {_np.dtype(c).type for c in "?bBhHiIlLqQefdgFDG"})
+_call_numpy = _core._call_numpy
+_NATIVE_NP_DTYPES = frozenset(_np.dtype(c) for c in "?bBhHiIlLqQefdFD")
+# Types a native npc function takes as they are: npc arrays, Python and NumPy scalars.
+_PASS_TYPES = frozenset({ndarray, int, float, complex, bool} | {d.type for d in _NATIVE_NP_DTYPES})
 _ns = None  # npc's module dict, set by install()
 
 
@@ -52,8 +62,7 @@ def _native_input(x):
         if r is None:
             raise NotNative
         return r
-    if isinstance(x, _np.generic) and x.dtype.kind in _NATIVE_KINDS and x.dtype.itemsize <= 16 \
-            and x.dtype != _np.longdouble:
+    if t in _PASS_TYPES:  # NumPy scalars of native dtypes
         return x
     raise NotNative
 
@@ -84,15 +93,24 @@ _CALL_KWARGS = frozenset({"out", "where", "dtype", "casting"})
 def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
     """NEP 13 hook: a NumPy ufunc called with npc arrays (see the module docstring)."""
     impl = _ns.get(ufunc.__name__)
-    if impl is not None and id(impl) not in _FALLBACK_IDS:
+    if impl is not None and type(impl) is not FallbackUfunc and id(impl) not in _FALLBACK_IDS:
         if method == "__call__":
             if not kwargs:
-                try:
-                    return impl(*[_native_input(x) for x in inputs])
-                except NotNative:
-                    pass
-            elif _CALL_KWARGS.issuperset(kwargs) and kwargs.get("casting", "same_kind") in (
-                    "same_kind", "safe", "unsafe", "no", "equiv"):
+                # Hot path: npc arrays, NumPy arrays of native dtypes and scalars go to the
+                # native ufunc as they are (native functions accept NumPy arrays).
+                for x in inputs:
+                    tx = type(x)
+                    if tx not in _PASS_TYPES and (tx is not _NP_NDARRAY or x.dtype not in _NATIVE_NP_DTYPES):
+                        r = _call_native(impl, ufunc, inputs, kwargs)
+                        if r is not NotImplemented:
+                            return r
+                        break
+                else:
+                    try:
+                        return impl(*inputs)
+                    except NotNative:
+                        pass
+            elif _CALL_KWARGS.issuperset(kwargs):
                 r = _call_native(impl, ufunc, inputs, kwargs)
                 if r is not NotImplemented:
                     return r
@@ -125,16 +143,31 @@ def _call_native(fn, ufunc, inputs, kwargs):
     return out[0] if len(out) == 1 else tuple(out)
 
 
+_UFUNC_NAMES = {}  # (ufunc, method) -> name counted in fallback_stats
+
+
 def _ufunc_fallback(ufunc, method, inputs, kwargs):
+    name = _UFUNC_NAMES.get((ufunc, method))
+    if name is None:
+        name = "npc." + ufunc.__name__ if method == "__call__" else f"npc.{ufunc.__name__}.{method}"
+        _UFUNC_NAMES[(ufunc, method)] = name
+    if not kwargs and method == "__call__":
+        # Hot path: a plain call with arrays and scalars.
+        for x in inputs:
+            if type(x) not in _PLAIN_TYPES:
+                break
+        else:
+            record(name)
+            return _call_numpy(ufunc, inputs)
     out = kwargs.get("out")
     if _foreign(inputs) or (out is not None and _foreign(out)):
         return NotImplemented
-    record("npc." + ufunc.__name__ if method == "__call__" else f"npc.{ufunc.__name__}.{method}")
+    record(name)
     np_inputs = to_numpy(inputs)
     fn = ufunc if method == "__call__" else getattr(ufunc, method)
     if kwargs:
         np_kwargs = to_numpy(kwargs)
-        if out is not None and out is not np_kwargs["out"]:
+        if out is not None:
             r = fn(*np_inputs, **np_kwargs)
             if method == "at":
                 return None
@@ -163,6 +196,15 @@ def _route(func):
     return route
 
 
+def _signature_mismatch(err, impl):
+    """True when `err` says `impl` was called with arguments its signature lacks."""
+    msg = str(err)
+    name = getattr(impl, "__name__", "")
+    return (("unexpected keyword argument" in msg or "positional argument" in msg)
+            and (name + "()") in msg and err.__traceback__ is not None
+            and err.__traceback__.tb_next is None)
+
+
 def __array_function__(self, func, types, args, kwargs):
     """NEP 18 hook: a NumPy function called with npc arrays (see the module docstring)."""
     route = _FUNC_ROUTES.get(func) or _route(func)
@@ -176,6 +218,10 @@ def __array_function__(self, func, types, args, kwargs):
                 return impl(*args, **kwargs)
             except NotNative:
                 pass
+            except TypeError as e:
+                # npc's function lacks an argument NumPy's has: run NumPy's.
+                if not _signature_mismatch(e, impl):
+                    raise
     plain = True
     for t in types:
         if t is not ndarray and t is not _NP_NDARRAY:
@@ -190,7 +236,7 @@ def __array_function__(self, func, types, args, kwargs):
     if kwargs:
         np_kwargs = to_numpy(kwargs)
         out = kwargs.get("out")
-        if out is not None and out is not np_kwargs.get("out"):
+        if out is not None:
             return _restore_outputs(fn(*np_args, **np_kwargs), out, np_kwargs["out"])
         return from_numpy(fn(*np_args, **np_kwargs))
     return from_numpy(fn(*np_args))
@@ -303,6 +349,18 @@ def to_device(self, device, /, *, stream=None):
     return self
 
 
+def setflags(self, write=None, align=None, uic=None):
+    """numpy.ndarray.setflags: WRITEABLE can be changed (ValueError when the base forbids
+    it); ALIGNED and WRITEBACKIFCOPY only to their current values."""
+    if write is not None:
+        self.flags.writeable = write
+    if align is not None:
+        self.flags.aligned = align
+    if uic is not None:
+        if uic:
+            raise ValueError("cannot set WRITEBACKIFCOPY flag to True")
+
+
 def install(namespace):
     """Installs the protocols on npc.ndarray (namespace: npc's module dict)."""
     global _ns
@@ -317,3 +375,8 @@ def install(namespace):
         ndarray.device = property(_device)
     if "to_device" not in vars(ndarray):
         ndarray.to_device = to_device
+    if "setflags" not in vars(ndarray):
+        ndarray.setflags = setflags  # a NumPy view's flags would not reach the npc array
+    if "__class_getitem__" not in vars(ndarray):
+        # Typing: npc.ndarray[Any, npc.dtype[npc.float64]], as numpy.ndarray[...].
+        ndarray.__class_getitem__ = classmethod(lambda cls, item: types.GenericAlias(cls, item))

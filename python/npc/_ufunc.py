@@ -18,6 +18,8 @@ from ._array import _as_npc, _from_numpy, ndarray
 from ._dtypes import DTYPES, code_of
 
 _NOT_NATIVE = object()  # returned by the bindings when an operand is not native to npc
+_call_simple = _core.ufunc_call_simple
+_reduce_all = _core.reduce_all
 _CASTING = {"no": 0, "equiv": 1, "safe": 2, "same_kind": 3, "unsafe": 4}
 _IDENTITY = {0: None, 1: 0, 2: 1, 3: -1, 4: True, 5: False, 6: -_np.inf}
 
@@ -77,9 +79,9 @@ class ufunc:
     (object, string, datetime dtypes) run on NumPy.
     """
 
-    def __init__(self, name):
-        row = _TABLE[_OP_ID[name]]
-        self._id = _OP_ID[name]
+    def __init__(self, name, op=None):
+        row = _TABLE[_OP_ID[op or name]]
+        self._id = _OP_ID[op or name]
         self.__name__ = name
         self.nin = row[2]
         self.nout = row[3]
@@ -105,7 +107,7 @@ class ufunc:
         nin = self.nin
         if len(args) == nin and out is None and where is True and dtype is None and \
                 casting == "same_kind" and order == "K" and signature is None and not kwargs:
-            r = _core.ufunc_call(self._id, args, None, None, -1, 3, "K")
+            r = _call_simple(self._id, args)
             if r is _NOT_NATIVE:
                 return self._fallback("__call__", args, {})
             return r
@@ -137,9 +139,9 @@ class ufunc:
                 out = (out,)
             if len(out) != nout:
                 raise ValueError(f"The 'out' tuple must have exactly {nout} entries: one per ufunc output")
-            if all(o is None for o in out):
+            if builtins.all(o is None for o in out):
                 out = None
-            elif any(o is not None and not isinstance(o, ndarray) for o in out):
+            elif builtins.any(o is not None and not isinstance(o, ndarray) for o in out):
                 return self._fallback("__call__", args, {k: v for k, v in full_kw.items() if v is not None})
         code = -1
         if dtype is not None:
@@ -227,8 +229,8 @@ bitwise_not = _UFUNCS["invert"]
 bitwise_invert = _UFUNCS["invert"]
 bitwise_left_shift = _UFUNCS["left_shift"]
 bitwise_right_shift = _UFUNCS["right_shift"]
-degrees = _UFUNCS["rad2deg"]
-radians = _UFUNCS["deg2rad"]
+degrees = ufunc("degrees", "rad2deg")  # NumPy's own ufuncs with rad2deg's loops
+radians = ufunc("radians", "deg2rad")
 acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh  # noqa: F821
 atan, atanh, atan2 = arctan, arctanh, arctan2  # noqa: F821
 pow = _UFUNCS["power"]
@@ -290,30 +292,42 @@ def _make_unop(name):
     return op
 
 
+def _operator_fallback(op_id, args, out):
+    """Operators whose operands are not native to npc run on NumPy (called from C++)."""
+    uf = _UFUNCS[_TABLE[op_id][0]]
+    return uf._fallback("__call__", args, {} if out is None else {"out": out})
+
+
+_BINARY = {}
+_REFLECTED = {}
+_INPLACE = {}
 for _dunder, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
                        ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
                        ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
                        ("lshift", "left_shift"), ("rshift", "right_shift"), ("divmod", "divmod")):
-    _f, _r, _i = _make_binop(_name)
-    setattr(ndarray, f"__{_dunder}__", _f)
-    setattr(ndarray, f"__r{_dunder}__", _r)
+    _BINARY[f"__{_dunder}__"] = _OP_ID[_name]
+    _REFLECTED[f"__r{_dunder}__"] = _OP_ID[_name]
     if _dunder != "divmod":
-        setattr(ndarray, f"__i{_dunder}__", _i)
-
+        _INPLACE[f"__i{_dunder}__"] = _OP_ID[_name]
 for _dunder, _name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
                        ("gt", "greater"), ("ge", "greater_equal")):
-    setattr(ndarray, f"__{_dunder}__", _make_binop(_name)[0])
-
-ndarray.__neg__ = _make_unop("negative")
-ndarray.__pos__ = _make_unop("positive")
-ndarray.__abs__ = _make_unop("absolute")
-ndarray.__invert__ = _make_unop("invert")
-_pow_fwd, _pow_rev, _pow_inplace = _make_binop("power")
+    _BINARY[f"__{_dunder}__"] = _OP_ID[_name]
+_UNARY = {"__neg__": _OP_ID["negative"], "__pos__": _OP_ID["positive"], "__abs__": _OP_ID["absolute"],
+          "__invert__": _OP_ID["invert"]}
+_core._install_operators(ndarray, _BINARY, _REFLECTED, _INPLACE, _UNARY)
+_pow_fwd = ndarray.__pow__
 
 
 def _pow(self, other, modulo=None):
+    """ndarray ** other with NumPy's fast scalar powers: ** 2 is square (bool ** 2 is int8),
+    ** 0.5 is sqrt for inexact arrays."""
     if modulo is not None:
         return NotImplemented
+    t = type(other)
+    if t is int and other == 2:
+        return square(self)  # noqa: F821
+    if t is float and other == 0.5 and self.dtype.kind in "fc":
+        return sqrt(self)  # noqa: F821
     return _pow_fwd(self, other)
 
 
@@ -370,6 +384,9 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue
     """numpy.sum: sum over `axis` (None, int or tuple). Small integers and bool sum in
     int64/uint64; floats use NumPy's pairwise summation. Returns a NumPy scalar for full
     reductions, an npc array otherwise."""
+    if type(a) is ndarray and axis is None and dtype is None and out is None and not keepdims and \
+            initial is _np._NoValue and where is True:
+        return _reduce_all(_OP_ID["add"], a)
     return _reduce(add, a, axis, dtype, out, keepdims, initial, where, "sum")  # noqa: F821
 
 
@@ -482,7 +499,7 @@ def _is_kind(a, kinds):
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """numpy.mean: sum / count along `axis`. Integers and bool average in float64, float16
-    accumulates in float32 (NumPy's rules). RuntimeWarning "Mean of empty slice." when
+    accumulates in float32 (NumPy's rules). RuntimeWarning "Mean of empty slice" when
     nothing is averaged; the result is then NaN."""
     x = _native(a)
     if x is None or (dtype is not None and code_of(dtype) is None) or (out is not None and not isinstance(out, ndarray)):
@@ -502,16 +519,15 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         w = _native(where)
         rcount = sum(broadcast_to(w, x.shape), axis=axis, dtype=_np.intp, keepdims=keepdims)
     if (rcount == 0 if where is True else builtins.any(_np.asarray(_to_numpy(rcount)).ravel() == 0)):
-        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=2)
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
     ret = sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     if isinstance(ret, ndarray):
         ret = divide(ret, rcount, out=ret, casting="unsafe")  # noqa: F821
         if f16 and out is None:
             ret = ret.astype(x.dtype)
     else:
-        with _np.errstate(**_np.geterr()):
-            q = divide(ret, rcount)  # noqa: F821
-        ret = ret.dtype.type(q)
+        # NumPy scalar arithmetic, as numpy.mean does ("... in scalar divide" warnings).
+        ret = ret.dtype.type(ret / rcount)
         if f16:
             ret = x.dtype.type(ret)
     return ret
@@ -543,7 +559,7 @@ def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
     if isinstance(ret, ndarray):
         ret = divide(ret, rc, out=ret, casting="unsafe")  # noqa: F821
     else:
-        ret = ret.dtype.type(divide(ret, rc))  # noqa: F821
+        ret = ret.dtype.type(ret / rc)
     return ret
 
 
@@ -583,7 +599,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     ret = _var(x, axis, dtype, out, ddof, keepdims, where, "std")
     if isinstance(ret, ndarray):
         return sqrt(ret, out=ret)  # noqa: F821
-    return ret.dtype.type(sqrt(ret))  # noqa: F821
+    return ret.dtype.type(_np.sqrt(ret))
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
@@ -602,8 +618,6 @@ def count_nonzero(a, axis=None, *, keepdims=False):
         _fallback.record("count_nonzero")
         return _np.count_nonzero(_to_numpy(a), axis=axis, keepdims=keepdims)
     nz = x if x.dtype == _np.bool_ else not_equal(x, 0)  # noqa: F821
-    if axis is None and not keepdims:
-        return int(sum(nz))
     return sum(nz, axis=axis, dtype=_np.intp, keepdims=keepdims)
 
 
@@ -724,11 +738,12 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     cnt = sum(logical_not(mask), axis=axis, dtype=_np.intp, keepdims=keepdims, where=where)  # noqa: F821
     tot = sum(arr, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     with _np.errstate(invalid="ignore", divide="ignore"):
-        avg = divide(tot, cnt, out=out) if out is not None else divide(tot, cnt)  # noqa: F821
+        if isinstance(tot, ndarray):
+            avg = divide(tot, cnt, out=tot, casting="unsafe")  # noqa: F821
+        else:
+            avg = tot.dtype.type(tot / cnt)
     if builtins.any(_np.atleast_1d(_to_numpy(cnt) == 0).ravel()):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
-    if not isinstance(avg, ndarray) and hasattr(tot, "dtype"):
-        avg = tot.dtype.type(avg)
     return avg
 
 
@@ -749,9 +764,9 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     if not isinstance(avg, ndarray):
         avg = _from_numpy(_np.asarray(avg))
     with _np.errstate(invalid="ignore", divide="ignore"):
-        avg = divide(avg, cnt)  # noqa: F821
+        avg = divide(avg, cnt, out=avg, casting="unsafe")  # noqa: F821
     arr = subtract(arr, avg)  # noqa: F821
-    arr = where(mask, arr.dtype.type(0), arr)
+    arr = _select(mask, arr.dtype.type(0), arr)
     if arr.dtype.kind == "c":
         sqr = add(multiply(arr.real, arr.real), multiply(arr.imag, arr.imag))  # noqa: F821
     else:
@@ -761,11 +776,14 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
         cnt = cnt.reshape(v.shape if isinstance(v, ndarray) else ())
     dof = subtract(cnt, ddof)  # noqa: F821
     with _np.errstate(invalid="ignore", divide="ignore"):
-        res = divide(v, dof)  # noqa: F821
+        if isinstance(v, ndarray):
+            res = divide(v, dof, out=v, casting="unsafe")  # noqa: F821
+        else:
+            res = v.dtype.type(v / _np.asarray(_to_numpy(dof)).reshape(()))
     isbad = _np.atleast_1d(_to_numpy(dof) <= 0)
     if builtins.any(isbad.ravel()):
         warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning, stacklevel=2)
-        res = where(_from_numpy(_np.asarray(_to_numpy(dof) <= 0)), _np.nan, res)
+        res = _select(_from_numpy(_np.asarray(_to_numpy(dof) <= 0)), _np.nan, res)
     if not isinstance(res, ndarray) and hasattr(v, "dtype"):
         res = v.dtype.type(res)
     elif isinstance(res, ndarray) and res.ndim == 0:
@@ -800,6 +818,9 @@ def where(condition, x=_np._NoValue, y=_np._NoValue, /):
         _fallback.record("where")
         return _fallback.from_numpy(_np.where(_to_numpy(condition), _to_numpy(x), _to_numpy(y)))
     return r
+
+
+_select = where
 
 
 def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValue, max=_np._NoValue, **kwargs):
@@ -1040,7 +1061,12 @@ def get_parallel_threshold():
 
 
 # ---------------------------------------------------------------- ndarray methods
+_ADD_ID, _MUL_ID, _MAX_ID, _MIN_ID = (_OP_ID[n] for n in ("add", "multiply", "maximum", "minimum"))
+
+
 def _m_sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    if axis is None and dtype is None and out is None and not keepdims and initial is _np._NoValue and where is True:
+        return _reduce_all(_ADD_ID, self)
     return sum(self, axis, dtype, out, keepdims, initial, where)
 
 
@@ -1049,10 +1075,14 @@ def _m_prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_np._
 
 
 def _m_max(self, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    if axis is None and out is None and not keepdims and initial is _np._NoValue and where is True:
+        return _reduce_all(_MAX_ID, self)
     return max(self, axis, out, keepdims, initial, where)
 
 
 def _m_min(self, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    if axis is None and out is None and not keepdims and initial is _np._NoValue and where is True:
+        return _reduce_all(_MIN_ID, self)
     return min(self, axis, out, keepdims, initial, where)
 
 

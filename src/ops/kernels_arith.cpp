@@ -38,10 +38,25 @@ inline T wrap_mul(T a, T b) {
   }
 }
 
-// NumPy's complex product and quotient (npy_math: plain product, Smith's division).
+// Note [complex product]
+// NumPy's SIMD complex multiply (x86-64 with FMA) computes re = fma(ar, br, -(ai*bi)) and
+// im = fma(ar, bi, ai*br); npc uses the same expression so products agree bit for bit.
+// Division is Smith's algorithm, as npy_math.
 template <class R>
 inline std::complex<R> cmul(std::complex<R> a, std::complex<R> b) {
-  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+  return {std::fma(a.real(), b.real(), -(a.imag() * b.imag())), std::fma(a.real(), b.imag(), a.imag() * b.real())};
+}
+
+// NumPy's SIMD complex absolute value: larger * sqrt(fma(r, r, 1)) with r = smaller / larger.
+template <class R>
+inline R cabs(std::complex<R> z) {
+  R re = std::fabs(z.real()), im = std::fabs(z.imag());
+  if (std::isinf(re) || std::isinf(im)) return std::numeric_limits<R>::infinity();
+  if (std::isnan(re) || std::isnan(im)) return std::numeric_limits<R>::quiet_NaN();
+  R larger = re > im ? re : im, smaller = re > im ? im : re;
+  if (larger == 0) return 0;
+  R r = smaller / larger;
+  return larger * std::sqrt(std::fma(r, r, R(1)));
 }
 template <class R>
 inline std::complex<R> cdiv(std::complex<R> a, std::complex<R> b) {
@@ -192,7 +207,7 @@ inline std::complex<R> complex_pow(std::complex<R> a, std::complex<R> b) {
   const R br = b.real(), bi = b.imag();
   if (br == 0 && bi == 0) return {1, 0};
   if (a.real() == 0 && a.imag() == 0) {
-    if (br > 0 && bi == 0) return {0, 0};
+    if (br > 0) return {0, 0};
     raise_invalid();
     return {std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN()};
   }
@@ -236,7 +251,7 @@ struct Positive {
 };
 struct Absolute {
   template <class T> requires is_num<T> auto operator()(T a) const {
-    if constexpr (is_cplx<T>) return std::hypot(a.real(), a.imag());
+    if constexpr (is_cplx<T>) return cabs(a);
     else if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) return a;
     else if constexpr (is_int<T>) return a < 0 ? wrap_sub(T(0), a) : a;
     else return std::fabs(a);
@@ -271,7 +286,7 @@ struct Sign {
 struct Heaviside {
   template <class T> requires is_real_float<T> T operator()(T x, T h0) const {
     if (std::isnan(x)) return x;
-    return x < 0 ? T(0) : x == 0 ? h0 : T(1);
+    return std::isless(x, T(0)) ? T(0) : x == 0 ? h0 : T(1);
   }
 };
 struct Reciprocal {
@@ -328,14 +343,14 @@ inline bool any_nan(T a) {
 struct Maximum {
   template <class T> requires is_num<T> T operator()(T a, T b) const {
     if constexpr (is_cplx<T>) return (any_nan(a) || cge(a, b)) ? a : b;
-    else if constexpr (is_real_float<T>) return (std::isgreaterequal(a, b) || std::isnan(a)) ? a : b;
+    else if constexpr (is_real_float<T>) return (std::isgreater(a, b) || std::isnan(a)) ? a : b;
     else return a >= b ? a : b;
   }
 };
 struct Minimum {
   template <class T> requires is_num<T> T operator()(T a, T b) const {
     if constexpr (is_cplx<T>) return (any_nan(a) || cle(a, b)) ? a : b;
-    else if constexpr (is_real_float<T>) return (std::islessequal(a, b) || std::isnan(a)) ? a : b;
+    else if constexpr (is_real_float<T>) return (std::isless(a, b) || std::isnan(a)) ? a : b;
     else return a <= b ? a : b;
   }
 };
@@ -376,9 +391,84 @@ struct Gcd {
 };
 struct Lcm {
   template <class T> requires is_int<T> T operator()(T a, T b) const {
+    // npy_lcm: |a / gcd * b| computed in C's promoted type (int for narrow types), then
+    // converted back, so narrow results wrap after the absolute value like NumPy's.
     T g = int_gcd(a, b);
     if (g == 0) return 0;
-    return uabs(wrap_mul(static_cast<T>(a / g), b));
+    using W = std::conditional_t<(sizeof(T) < sizeof(int)), int, T>;
+    W v = static_cast<W>(wrap_mul(static_cast<W>(a / g), static_cast<W>(b)));
+    return static_cast<T>(uabs(v));
+  }
+};
+
+// NumPy's scalar (non-SIMD) complex loops, which it runs when an operand has a negative
+// stride: the plain product and npy_hypot. See Note [complex product].
+struct MultiplyPlain {
+  template <class T> requires is_cplx<T> T operator()(T a, T b) const {
+    return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+  }
+};
+struct SquarePlain {
+  template <class T> requires is_cplx<T> T operator()(T a) const { return MultiplyPlain{}(a, a); }
+};
+struct AbsolutePlain {
+  template <class T> requires is_cplx<T> auto operator()(T a) const { return std::hypot(a.real(), a.imag()); }
+};
+
+// An input that overlaps the output without being it (accumulate, shifted views).
+inline bool partial_overlap(const std::byte* in, int64_t si, const std::byte* out, int64_t so, int64_t n) {
+  if (in == out || n <= 1) return false;
+  const std::byte* ilo = si < 0 ? in + (n - 1) * si : in;
+  const std::byte* ihi = si < 0 ? in : in + (n - 1) * si;
+  const std::byte* olo = so < 0 ? out + (n - 1) * so : out;
+  const std::byte* ohi = so < 0 ? out : out + (n - 1) * so;
+  return ilo <= ohi && olo <= ihi;
+}
+
+template <class Simd, class Plain, class T, int N>
+void by_stride_sign(std::byte* const* p, const int64_t* s, int64_t n) {
+  bool neg = false;
+  for (int k = 0; k < N; ++k) neg |= s[k] < 0;
+  for (int k = 0; k + 1 < N; ++k) neg |= partial_overlap(p[k], s[k], p[N - 1], s[N - 1], n);
+  if constexpr (N == 3) {
+    if (neg) binary_loop<Plain, T, T>(p, s, n);
+    else binary_loop<Simd, T, T>(p, s, n);
+  } else {
+    if (neg) unary_loop<Plain, T>(p, s, n);
+    else unary_loop<Simd, T>(p, s, n);
+  }
+}
+
+// Measured against NumPy 2.x on x86-64 (AVX512F): complex64 products and both absolute
+// values take the scalar loop for negative strides; complex128 products stay vectorised.
+template <class Simd, class Plain, class T>
+void by_overlap(std::byte* const* p, const int64_t* s, int64_t n) {
+  if (partial_overlap(p[0], s[0], p[2], s[2], n) || partial_overlap(p[1], s[1], p[2], s[2], n))
+    binary_loop<Plain, T, T>(p, s, n);
+  else
+    binary_loop<Simd, T, T>(p, s, n);
+}
+
+template <class T>
+void register_complex_variants(Registrar& r, DType t) {
+  if constexpr (std::is_same_v<T, std::complex<float>>) {
+    r.set(OpId::multiply, t, &by_stride_sign<Multiply, MultiplyPlain, T, 3>);
+    r.set(OpId::square, t, &by_stride_sign<Square, SquarePlain, T, 2>);
+  } else {
+    r.set(OpId::multiply, t, &by_overlap<Multiply, MultiplyPlain, T>);
+  }
+  r.set(OpId::absolute, t, &by_stride_sign<Absolute, AbsolutePlain, T, 2>);
+}
+
+// float16 maximum/minimum are NumPy's scalar loops: ties return the first operand.
+struct MaximumHalf {
+  template <class T> requires is_real_float<T> T operator()(T a, T b) const {
+    return (std::isgreaterequal(a, b) || std::isnan(a)) ? a : b;
+  }
+};
+struct MinimumHalf {
+  template <class T> requires is_real_float<T> T operator()(T a, T b) const {
+    return (std::islessequal(a, b) || std::isnan(a)) ? a : b;
   }
 };
 
@@ -410,6 +500,10 @@ void register_arith(Registrar& r) {
   r.binary<Fmin>(OpId::fmin);
   r.binary<Gcd>(OpId::gcd);
   r.binary<Lcm>(OpId::lcm);
+  register_complex_variants<std::complex<float>>(r, DType::Complex64);
+  register_complex_variants<std::complex<double>>(r, DType::Complex128);
+  r.set(OpId::maximum, DType::Float16, &binary_loop<MaximumHalf, float16, float16>);
+  r.set(OpId::minimum, DType::Float16, &binary_loop<MinimumHalf, float16, float16>);
 }
 
 }  // namespace npc::ops

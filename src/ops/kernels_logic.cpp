@@ -147,11 +147,13 @@ struct Copysign {
 struct Nextafter {
   template <class T> requires is_real_float<T> T operator()(T a, T b) const { return std::nextafter(a, b); }
 };
-// npy_spacing: distance to the next value towards +inf; NaN for infinities.
+// npy_spacing: signed distance to the next value away from zero (-0.0 counts as positive);
+// NaN for infinities.
 struct Spacing {
   template <class T> requires is_real_float<T> T operator()(T a) const {
     if (std::isinf(a)) return std::numeric_limits<T>::quiet_NaN();
-    return std::nextafter(a, std::numeric_limits<T>::infinity()) - a;
+    const T inf = std::numeric_limits<T>::infinity();
+    return std::nextafter(a, std::isless(a, T(0)) ? -inf : inf) - a;
   }
 };
 struct Ldexp {
@@ -184,7 +186,7 @@ inline uint16_t half_nextafter(uint16_t x, uint16_t y) {
   auto isnan = [](uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x03ffu) != 0; };
   uint16_t r;
   if (isnan(x) || isnan(y)) r = 0x7e00u;
-  else if (x == y || ((x | y) & 0x7fffu) == 0) r = x;
+  else if (x == y || ((x | y) & 0x7fffu) == 0) r = y;
   else if ((x & 0x7fffu) == 0) r = static_cast<uint16_t>((y & 0x8000u) + 1);
   else if (!(x & 0x8000u)) r = (static_cast<int16_t>(x) > static_cast<int16_t>(y)) ? x - 1 : x + 1;
   else r = (!(y & 0x8000u) || (x & 0x7fffu) > (y & 0x7fffu)) ? x - 1 : x + 1;

@@ -119,10 +119,10 @@ struct Hypot {
   template <Flt T> T operator()(T x, T y) const { return std::hypot(x, y); }
 };
 struct Deg2rad {
-  template <Flt T> T operator()(T x) const { return x * static_cast<T>(std::numbers::pi / 180.0); }
+  template <Flt T> T operator()(T x) const { return x * (std::numbers::pi_v<T> / T(180)); }
 };
 struct Rad2deg {
-  template <Flt T> T operator()(T x) const { return x * static_cast<T>(180.0 / std::numbers::pi); }
+  template <Flt T> T operator()(T x) const { return x * (T(180) / std::numbers::pi_v<T>); }
 };
 
 }  // namespace

@@ -24,6 +24,8 @@ namespace npc {
 bool is_comparison_op(OpId op);
 /// NumPy's spelling of a casting rule ("same_kind").
 std::string casting_rule_name(Casting c);
+/// Broadcast shape of ufunc operands; ValueError with NumPy's ufunc text when they do not broadcast.
+Shape broadcast_operand_shapes(std::span<const Shape> shapes);
 /// The hooks the tracer installed (null when none).
 UfuncTraceHook ufunc_trace_hook();
 ReduceTraceHook reduce_trace_hook();
@@ -38,6 +40,29 @@ struct UfuncCastingError : CastingError {
   DType from, to;
   Casting casting;
 };
+
+/// Raised when no loop of a ufunc fits the input dtypes; the Python layer raises NumPy's
+/// _UFuncNoLoopError ("ufunc 'x' did not contain a loop with signature matching types ...").
+struct UfuncNoLoopError : TypeError {
+  UfuncNoLoopError(OpId op, std::vector<DType> in);
+  OpId op;
+  std::vector<DType> in;
+};
+
+namespace ops {
+/// One input of the fast path: an array, or a weak Python scalar's value.
+struct FastInput {
+  const ndarray* array = nullptr;  ///< null for a weak scalar
+  Scalar scalar;                   ///< value when weak (int64/uint64/float64/complex128 carrier)
+};
+/// The common case of ufunc.__call__ without copies: one output, no out=/where=/dtype=,
+/// inputs C-contiguous arrays of one shape already in the loop's dtype, or weak scalars
+/// that fit it. Returns nullopt when the general path (call_ufunc) must run.
+std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin);
+/// Asks the kernel for transparent huge pages on a large new output (NumPy does the same),
+/// which halves the page-fault cost of first touch.
+void advise_huge(const ndarray& a);
+}  // namespace ops
 }  // namespace npc
 
 namespace npc::ops {

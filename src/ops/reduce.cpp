@@ -27,8 +27,34 @@ namespace {
 // ---------------------------------------------------------------- pairwise summation
 // NumPy's pairwise_sum (loops_utils.h.src): 8 accumulators for blocks up to 128 elements,
 // recursive halves (rounded to a multiple of 8) above. Accumulates in A.
+// Contiguous version of pairwise_sum below (same association, vectorisable loads).
+template <class T>
+T pairwise_sum_contig(const T* x, int64_t n) {
+  if (n < 8) {
+    T r = -T(0);
+    for (int64_t i = 0; i < n; ++i) r += x[i];
+    return r;
+  }
+  if (n <= 128) {
+    T r[8];
+    for (int k = 0; k < 8; ++k) r[k] = x[k];
+    int64_t i = 8;
+    for (; i < n - (n % 8); i += 8)
+      for (int k = 0; k < 8; ++k) r[k] += x[i + k];
+    T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += x[i];
+    return res;
+  }
+  int64_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise_sum_contig(x, n2) + pairwise_sum_contig(x + n2, n - n2);
+}
+
 template <class A, class T>
 A pairwise_sum(const std::byte* p, int64_t n, int64_t s) {
+  if constexpr (std::is_same_v<A, T>) {
+    if (s == static_cast<int64_t>(sizeof(T))) return pairwise_sum_contig(reinterpret_cast<const T*>(p), n);
+  }
   auto at = [&](int64_t i) { return detail::convert<A>(ops::load<T>(p + i * s)); };
   if (n < 8) {
     A r = A(0);
@@ -52,13 +78,37 @@ A pairwise_sum(const std::byte* p, int64_t n, int64_t s) {
   return pairwise_sum<A, T>(p, n2, s) + pairwise_sum<A, T>(p + n2 * s, n - n2, s);
 }
 
-template <class T>
-T complex_pairwise(const std::byte* p, int64_t n, int64_t s) {
-  using R = typename T::value_type;
-  // NumPy sums real and imaginary parts as interleaved pairwise sums of the float arrays.
-  const int64_t rs = s;
-  R re = pairwise_sum<R, R>(p, n, rs), im = pairwise_sum<R, R>(p + sizeof(R), n, rs);
-  return T(re, im);
+// NumPy's complex pairwise sum: over the 2n interleaved floats, four accumulators per
+// component in blocks of up to 64 complex values.
+template <class R>
+void complex_pairwise(const std::byte* p, int64_t n2, int64_t s, R& rr, R& ri) {
+  // n2 counts floats (2 per element); element k sits at p + k * s.
+  auto re = [&](int64_t i) { return ops::load<R>(p + (i / 2) * s); };
+  auto im = [&](int64_t i) { return ops::load<R>(p + (i / 2) * s + sizeof(R)); };
+  if (n2 < 8) {
+    rr = -R(0);
+    ri = -R(0);
+    for (int64_t i = 0; i < n2; i += 2) { rr += re(i); ri += im(i); }
+    return;
+  }
+  if (n2 <= 128) {
+    R r[8];
+    for (int k = 0; k < 8; k += 2) { r[k] = re(k); r[k + 1] = im(k); }
+    int64_t i = 8;
+    for (; i < n2 - (n2 % 8); i += 8)
+      for (int k = 0; k < 8; k += 2) { r[k] += re(i + k); r[k + 1] += im(i + k); }
+    rr = (r[0] + r[2]) + (r[4] + r[6]);
+    ri = (r[1] + r[3]) + (r[5] + r[7]);
+    for (; i < n2; i += 2) { rr += re(i); ri += im(i); }
+    return;
+  }
+  int64_t h = n2 / 2;
+  h -= h % 8;
+  R rr1, ri1, rr2, ri2;
+  complex_pairwise<R>(p, h, s, rr1, ri1);
+  complex_pairwise<R>(p + (h / 2) * s, n2 - h, s, rr2, ri2);
+  rr = rr1 + rr2;
+  ri = ri1 + ri2;
 }
 
 // ---------------------------------------------------------------- helpers
@@ -135,7 +185,11 @@ void inner_sum(ops::LoopFn, const std::byte* p, int64_t s, int64_t n, std::byte*
   } else if constexpr (std::is_floating_point_v<T>) {
     ops::store<T>(acc, ops::load<T>(acc) + pairwise_sum<T, T>(p, n, s));
   } else if constexpr (ops::is_cplx<T>) {
-    ops::store<T>(acc, ops::load<T>(acc) + complex_pairwise<T>(p, n, s));
+    using R = typename T::value_type;
+    R rr, ri;
+    complex_pairwise<R>(p, 2 * n, s, rr, ri);
+    T a = ops::load<T>(acc);
+    ops::store<T>(acc, T(a.real() + rr, a.imag() + ri));
   } else if constexpr (std::is_same_v<T, bool>) {
     bool a = ops::load<bool>(acc);
     for (int64_t i = 0; i < n && !a; ++i) a = ops::load<bool>(p + i * s);
@@ -161,14 +215,31 @@ void inner_minmax(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std:
     if (s == sizeof(T)) {
       const T* q = reinterpret_cast<const T*>(p);
       if constexpr (std::is_floating_point_v<T>) {
-        // Vectorisable pass, then NaN check: NaN anywhere wins (NumPy propagates it).
-        bool nan = false;
-        for (int64_t i = 0; i < n; ++i) {
-          T v = q[i];
-          nan |= (v != v);
-          a = kMax ? (v > a ? v : a) : (v < a ? v : a);
+        // Eight independent lanes (vectorisable). NaN screening rides along as z += v * 0,
+        // which turns NaN for NaN and inf inputs; only then an exact scan decides (NaN anywhere
+        // wins, as NumPy propagates it).
+        T lane[8], z[8];
+        for (int k = 0; k < 8; ++k) { lane[k] = a; z[k] = 0; }
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+          for (int k = 0; k < 8; ++k) {
+            T v = q[i + k];
+            z[k] += v * T(0);
+            lane[k] = kMax ? (lane[k] > v ? lane[k] : v) : (lane[k] < v ? lane[k] : v);
+          }
         }
-        if (nan) a = std::numeric_limits<T>::quiet_NaN();
+        bool maybe_nan = false;
+        for (int k = 0; k < 8; ++k) maybe_nan |= std::isunordered(z[k], z[k]);
+        for (; i < n; ++i) {
+          T v = q[i];
+          maybe_nan |= std::isunordered(v, v);
+          lane[0] = kMax ? (lane[0] > v ? lane[0] : v) : (lane[0] < v ? lane[0] : v);
+        }
+        for (int k = 0; k < 8; ++k) a = kMax ? (a > lane[k] ? a : lane[k]) : (a < lane[k] ? a : lane[k]);
+        if (maybe_nan) {
+          for (int64_t j = 0; j < n; ++j)
+            if (std::isunordered(q[j], q[j])) { a = q[j]; break; }
+        }
       } else {
         for (int64_t i = 0; i < n; ++i) a = kMax ? std::max(a, q[i]) : std::min(a, q[i]);
       }
@@ -176,8 +247,28 @@ void inner_minmax(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std:
       for (int64_t i = 0; i < n; ++i) {
         T v = ops::load<T>(p + i * s);
         if constexpr (std::is_floating_point_v<T>) if (std::isnan(v)) { a = v; break; }
-        a = kMax ? (v > a ? v : a) : (v < a ? v : a);
+        a = kMax ? (a > v ? a : v) : (a < v ? a : v);
       }
+    }
+    ops::store<T>(acc, a);
+  } else {
+    inner_reduce_generic<T>(fn, p, s, n, acc);
+  }
+}
+
+// multiply.reduce: float16 accumulates in float within a run (NumPy's half reduce loop),
+// complex uses the plain product (NumPy's scalar reduce loop).
+template <class T>
+void inner_prod(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std::byte* acc) {
+  if constexpr (std::is_same_v<T, float16>) {
+    float a = half_to_float(ops::load<float16>(acc));
+    for (int64_t i = 0; i < n; ++i) a *= half_to_float(ops::load<float16>(p + i * s));
+    ops::store<float16>(acc, float_to_half(a));
+  } else if constexpr (ops::is_cplx<T>) {
+    T a = ops::load<T>(acc);
+    for (int64_t i = 0; i < n; ++i) {
+      T b = ops::load<T>(p + i * s);
+      a = T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
     }
     ops::store<T>(acc, a);
   } else {
@@ -189,6 +280,7 @@ InnerReduceFn inner_for(OpId op, DType t) {
   return detail::visit(t, [&](auto tag) -> InnerReduceFn {
     using T = typename decltype(tag)::type;
     if (op == OpId::add) return &inner_sum<T>;
+    if (op == OpId::multiply) return &inner_prod<T>;
     if (op == OpId::maximum) return &inner_minmax<T, true>;
     if (op == OpId::minimum) return &inner_minmax<T, false>;
     return &inner_reduce_generic<T>;
@@ -241,9 +333,12 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   }
   int64_t nout = shape_size(kept_shape);
 
+  // Note [reduction identity]: NumPy starts reductions of ops with an identity (add,
+  // multiply, logical and bitwise ops) from the identity, so np.sum([-0.0]) is 0.0; ops
+  // without one (maximum, minimum) start from the first element.
   std::optional<Scalar> init = opts.initial;
+  if (!init) init = identity_of(op, t);
   if (!init && (nred == 0 || opts.where)) {
-    init = identity_of(op, t);
     if (!init && opts.where)
       throw ValueError("reduction operation '" + std::string(info.name) +
                        "' does not have an identity, so to use a where mask one has to specify 'initial'");
@@ -274,6 +369,23 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           3, ptrs, st, a.shape(), 2, false);
     });
     src = filled;
+  }
+
+  // NumPy's iterator walks reduced axes with negative strides forwards in memory: flip them
+  // so sums accumulate in the same order.
+  const ndarray src_unflipped = src;
+  {
+    Strides st = src.strides();
+    int64_t off = src.offset();
+    bool flipped = false;
+    for (int d = 0; d < src.ndim(); ++d) {
+      if (red[d] && st[d] < 0 && src.shape()[d] > 1) {
+        off += (src.shape()[d] - 1) * st[d];
+        st[d] = -st[d];
+        flipped = true;
+      }
+    }
+    if (flipped) src = src.with_geometry(off, src.dtype(), src.shape(), st);
   }
 
   // Result array (kept dims in order) with the reduction's dtype.
@@ -318,6 +430,21 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         cst.push_back(rstr[i]);
       }
       if (cs.empty()) { cs.push_back(1); cst.push_back(0); }
+      // Note [buffered reductions]
+      // When a reduced block is not one memory run, NumPy's iterator copies it through a
+      // buffer (8192 elements) in the view's logical order and reduces each buffer. npc copies
+      // the view with the reduced axes last, in logical order, and reduces 8192-element chunks.
+      bool buffered = false;
+      if (cs.size() > 1) {
+        std::vector<int64_t> perm;
+        for (int d : kept_axes) perm.push_back(d);
+        for (int d : red_axes) perm.push_back(d);
+        src = src_unflipped.transpose(perm).copy(Order::C);
+        for (size_t d = 0; d < kshape.size(); ++d) kstr[d] = src.strides()[d];
+        cs.assign(1, nred);
+        cst.assign(1, static_cast<int64_t>(isz));
+        buffered = true;
+      }
       const int64_t run = cs.back(), run_s = cst.back();
       const int64_t nruns = nred / run;
       Strides rs_st = contiguous_strides(kshape, 1);
@@ -339,6 +466,8 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           if (first && seq_first) {
             std::memcpy(acc, p, isz);
             if (run > 1) inner(fn, p + run_s, run_s, run - 1, acc);
+          } else if (buffered) {
+            for (int64_t c = 0; c < run; c += 8192) inner(fn, p + c * run_s, run_s, std::min<int64_t>(8192, run - c), acc);
           } else {
             inner(fn, p, run_s, run, acc);
           }

@@ -121,7 +121,7 @@ bool checks_fpe(OpId op) {
     case OpId::isnan: case OpId::isinf: case OpId::isfinite: case OpId::signbit: case OpId::copysign:
     case OpId::sign: case OpId::floor: case OpId::ceil: case OpId::trunc: case OpId::rint:
     case OpId::absolute: case OpId::fabs: case OpId::negative: case OpId::positive: case OpId::conjugate:
-    case OpId::spacing: case OpId::nextafter:
+    case OpId::nextafter:
       return false;
     default:
       return true;
@@ -338,12 +338,30 @@ bool weak_fits(WeakKind k, DType t) {
   }
 }
 
-[[noreturn]] void no_loop(OpId op) {
-  throw TypeError("ufunc '" + std::string(op_info(op).name) +
-                  "' not supported for the input types, and the inputs could not be safely coerced to any "
-                  "supported types according to the casting rule ''safe''");
+std::string dtype_class(DType t) {
+  static const char* names[] = {"Bool", "Int8", "UInt8", "Int16", "UInt16", "Int32", "UInt32", "Int64",
+                                "UInt64", "Float16", "Float32", "Float64", "Complex64", "Complex128"};
+  return std::string("<class 'numpy.dtypes.") + names[static_cast<int>(t)] + "DType'>";
+}
+
+[[noreturn]] void no_loop(OpId op, std::span<const DType> in) {
+  throw UfuncNoLoopError(op, std::vector<DType>(in.begin(), in.end()));
 }
 }  // namespace
+
+UfuncNoLoopError::UfuncNoLoopError(OpId op_, std::vector<DType> in_)
+    : TypeError([&] {
+        std::string types;
+        if (in_.size() == 1) types = dtype_class(in_[0]);
+        else {
+          types = "(";
+          for (size_t i = 0; i < in_.size(); ++i) types += (i ? ", " : "") + dtype_class(in_[i]);
+          types += ")";
+        }
+        return "ufunc '" + std::string(op_info(op_).name) + "' did not contain a loop with signature matching types " +
+               types + " -> None";
+      }()),
+      op(op_), in(std::move(in_)) {}
 
 LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool> weak, std::optional<DType> dtype) {
   const OpInfo& info = op_info(op);
@@ -403,9 +421,7 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
       if (op == OpId::negative)
         throw TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or "
                         "the logical_not function instead.");
-      if (op == OpId::positive || op == OpId::sign || op == OpId::gcd || op == OpId::lcm)
-        throw TypeError("ufunc '" + std::string(info.name) +
-                        "' did not contain a loop with signature matching types <class 'numpy.dtypes.BoolDType'> -> None");
+      if (op == OpId::positive || op == OpId::sign || op == OpId::gcd || op == OpId::lcm) no_loop(op, in);
     }
     if (op == OpId::divide && !is_inexact(common)) common = DType::Float64;  // true division of ints
     for (const auto& l : loops) {
@@ -413,7 +429,7 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
       for (DType t : l.in) if (!can_cast(common, t, Casting::Safe)) { ok = false; break; }
       if (ok) return {l.in, l.out};
     }
-    no_loop(op);
+    no_loop(op, in);
   }
   // Loops with mixed input dtypes (ldexp): each input must cast safely to its slot; a weak
   // Python int fits any integer slot, other weak scalars take their default dtype.
@@ -426,7 +442,7 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
     }
     if (ok) return {l.in, l.out};
   }
-  no_loop(op);
+  no_loop(op, in);
 }
 
 bool is_comparison_op(OpId op) {
@@ -437,7 +453,9 @@ bool is_comparison_op(OpId op) {
 std::string casting_rule_name(Casting c) { return casting_name(c); }
 
 // ---------------------------------------------------------------- broadcasting
-Shape broadcast_shapes(std::span<const Shape> shapes) {
+// The operands' broadcast shape with the ufunc error text ("operands could not be broadcast
+// together with shapes ..."); numpy.broadcast_shapes itself is in src/core/broadcast.cpp.
+Shape broadcast_operand_shapes(std::span<const Shape> shapes) {
   size_t nd = 0;
   for (const auto& s : shapes) nd = std::max(nd, s.size());
   Shape r(nd, 1);
@@ -453,26 +471,6 @@ Shape broadcast_shapes(std::span<const Shape> shapes) {
       throw ValueError(msg);
     }
   }
-  return r;
-}
-
-ndarray broadcast_to(const ndarray& a, std::span<const int64_t> shape) {
-  if (shape.size() < static_cast<size_t>(a.ndim()))
-    throw ValueError("input operand has more dimensions than allowed by the axis remapping");
-  size_t off = shape.size() - a.ndim();
-  Strides st(shape.size(), 0);
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] < 0) throw ValueError("all elements of broadcast shape must be non-negative");
-    if (d < off) continue;
-    int64_t s = a.shape()[d - off];
-    if (s == shape[d]) st[d] = a.strides()[d - off];
-    else if (s == 1) st[d] = 0;
-    else
-      throw ValueError("operands could not be broadcast together with remapped shapes [original->remapped]: " +
-                       shape_str(a.shape()) + "  and requested shape " + shape_str(shape));
-  }
-  ndarray r = a.with_geometry(a.offset(), a.dtype(), Shape(shape.begin(), shape.end()), st);
-  r.set_writeable(false);
   return r;
 }
 

@@ -446,6 +446,16 @@ std::vector<Operand> realized(std::span<const Operand> in) {
   return r;
 }
 
+// A node whose symbolic dims tracing assumed equal to the result's (a recorded constraint)
+// is renamed to them, so the broadcast that follows is exact.
+ir::NodeRef unify(ir::Graph& g, ir::NodeRef n, const ir::SymShape& shape) {
+  ir::SymShape aligned = n->shape;
+  size_t lead = shape.size() - aligned.size();
+  for (size_t d = 0; d < aligned.size(); ++d)
+    if (!(aligned[d].is_static() && aligned[d].value() == 1)) aligned[d] = shape[lead + d];
+  return aligned == n->shape ? n : g.reshape(n, aligned);
+}
+
 std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const UfuncOptions& opts, const LoopTypes& loop) {
   Context& c = ctx_or_throw();
   bool concrete_out = false;
@@ -489,7 +499,7 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   Shape hint;
   ir::SymShape shape = c.broadcast(shapes, hints, hint);
   ir::Graph& g = c.graph();
-  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = g.broadcast(g.cast(nodes[i], lt.in.at(i)), shape);
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = g.broadcast(g.cast(unify(g, nodes[i], shape), lt.in.at(i)), shape);
   std::vector<ndarray> result;
   for (size_t k = 0; k < lt.out.size(); ++k) {
     ir::NodeRef n = g.ufunc(op, nodes, lt.out[k], static_cast<int>(k));

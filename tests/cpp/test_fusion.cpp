@@ -2,6 +2,8 @@
 // checked against plain loops. The JIT cache is tested on its own.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -208,9 +210,12 @@ TEST_CASE("fusion: JIT cache hit, corrupt entry, missing compiler", "[fusion][ji
   std::string src2 = "extern \"C\" int npc_test_fn2() { return 7; }\n";
   std::string path = fusion::jit(src2)->path();
   {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    // Replace the file the way another process would (write + rename): truncating it in
+    // place would pull the pages out from under this process's own mapping (SIGBUS).
+    std::ofstream f(path + ".corrupt", std::ios::binary | std::ios::trunc);
     f << "garbage";
   }
+  REQUIRE(std::rename((path + ".corrupt").c_str(), path.c_str()) == 0);
   // A different process would see the corrupt file; simulate with a different flag set
   // (a new key), then restore and check the entry for the original key is verified.
   REQUIRE(::access(path.c_str(), F_OK) == 0);

@@ -4,8 +4,10 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <unordered_map>
 
 #include "bindings.hpp"
+#include "npc/ops.hpp"
 
 namespace npc::py_bind {
 
@@ -15,7 +17,8 @@ constexpr const char* kValidIndices =
     "valid indices";
 
 py::object& numpy_module() {
-  static py::object np = py::module_::import("numpy");
+  // Leaked on purpose: destroying Python objects after interpreter shutdown crashes.
+  static py::object& np = *new py::object(py::module_::import("numpy"));
   return np;
 }
 
@@ -28,7 +31,7 @@ bool is_npc_array(py::handle o) { return py::isinstance<PyArray>(o); }
 
 // An npc array for a NumPy array or nested sequence used as an index.
 IndexItem array_item(py::handle o, bool from_sequence) {
-  static py::object conv = py_helper("_index_array");
+  static py::object& conv = *new py::object(py_helper("_index_array"));  // leaked, see numpy_module()
   py::object r = conv(o, from_sequence);
   if (!is_npc_array(r)) throw IndexError("arrays used as indices must be of integer (or boolean) type");
   return IndexItem(static_cast<ndarray>(r.cast<PyArray&>()));
@@ -80,7 +83,7 @@ std::vector<IndexItem> parse_key(py::handle key) {
 }
 
 void warn_complex_discard() {
-  static py::object cw = py::module_::import("numpy.exceptions").attr("ComplexWarning");
+  static py::object& cw = *new py::object(py::module_::import("numpy.exceptions").attr("ComplexWarning"));
   if (PyErr_WarnEx(cw.ptr(), "Casting complex values to real discards the imaginary part", 1) < 0)
     throw py::error_already_set();
 }
@@ -114,7 +117,7 @@ ndarray setitem_value(py::handle value, DType target) {
     Py_complex c = PyComplex_AsCComplex(p);
     return scalar_array(Scalar::from_complex({c.real, c.imag}));
   }
-  static py::object conv = py_helper("_setitem_value");
+  static py::object& conv = *new py::object(py_helper("_setitem_value"));
   py::object r = conv(value, static_cast<int>(target));
   return static_cast<ndarray>(r.cast<PyArray&>());
 }
@@ -124,6 +127,37 @@ ClipMode clip_mode(const std::string& m) {
   if (m == "wrap") return ClipMode::Wrap;
   if (m == "clip") return ClipMode::Clip;
   throw ValueError("clipmode must be one of 'clip', 'raise', or 'wrap' (got '" + m + "')");
+}
+
+// numpy.broadcast_shapes' own message, naming the first two arguments that disagree.
+std::string broadcast_shapes_message(const std::vector<Shape>& shapes) {
+  size_t nd = 0;
+  for (const Shape& s : shapes) nd = std::max(nd, s.size());
+  for (size_t k = 1; k < shapes.size(); ++k) {
+    for (size_t j = 0; j < k; ++j) {
+      const Shape &a = shapes[j], &b = shapes[k];
+      for (size_t i = 0; i < nd; ++i) {
+        int64_t x = i + a.size() >= nd ? a[i + a.size() - nd] : 1;
+        int64_t y = i + b.size() >= nd ? b[i + b.size() - nd] : 1;
+        if (x != y && x != 1 && y != 1)
+          return "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between arg " +
+                 std::to_string(j) + " with shape " + shape_str(a) + " and arg " + std::to_string(k) +
+                 " with shape " + shape_str(b) + ".";
+      }
+    }
+  }
+  return "shape mismatch: objects cannot be broadcast to a single shape.";
+}
+
+const ndarray& arr(py::handle o) {
+  if (!is_npc_array(o)) throw TypeError("expected an npc array");
+  return o.cast<PyArray&>();
+}
+
+std::vector<ndarray> arrays(py::handle seq) {
+  std::vector<ndarray> r;
+  for (auto o : seq) r.push_back(arr(o));
+  return r;
 }
 
 std::optional<int64_t> opt_axis(py::handle axis) {
@@ -163,6 +197,121 @@ void bind_indexing(py::module_& m) {
   });
   m.def("_compress", [](const PyArray& c, const PyArray& a, py::handle axis) {
     return wrap(compress(c, a, opt_axis(axis)));
+  });
+  // Note [shape dispatch]
+  // The functions of python/npc/_shape.py and _indexing.py reach C++ through one entry point,
+  // _core._shape_op(name, *args), keyed by name: one binding instead of one per function
+  // keeps the extension small and its build fast. Python normalises the arguments (axes as
+  // ints or lists, arrays as npc arrays, dtypes as codes) before the call.
+  m.def("_shape_op", [](const std::string& op, py::args args) -> py::object {
+    using Fn = py::object (*)(py::tuple&);
+    static const std::unordered_map<std::string, Fn> table = {
+        {"squeeze", +[](py::tuple& x) -> py::object {
+           std::optional<std::vector<int64_t>> ax;
+           if (!x[2].is_none()) ax = x[2].cast<std::vector<int64_t>>();
+           return wrap(squeeze(arr(x[1]), ax), x[1]);
+         }},
+        {"expand_dims", +[](py::tuple& x) -> py::object { return wrap(expand_dims(arr(x[1]), x[2].cast<std::vector<int64_t>>()), x[1]); }},
+        {"swapaxes", +[](py::tuple& x) -> py::object { return wrap(swapaxes(arr(x[1]), x[2].cast<int64_t>(), x[3].cast<int64_t>()), x[1]); }},
+        {"moveaxis", +[](py::tuple& x) -> py::object {
+           return wrap(moveaxis(arr(x[1]), x[2].cast<std::vector<int64_t>>(), x[3].cast<std::vector<int64_t>>()), x[1]);
+         }},
+        {"flip", +[](py::tuple& x) -> py::object {
+           std::optional<std::vector<int64_t>> ax;
+           if (!x[2].is_none()) ax = x[2].cast<std::vector<int64_t>>();
+           return wrap(flip(arr(x[1]), ax), x[1]);
+         }},
+        {"diagonal", +[](py::tuple& x) -> py::object {
+           return wrap(diagonal(arr(x[1]), x[2].cast<int64_t>(), x[3].cast<int64_t>(), x[4].cast<int64_t>()), x[1]);
+         }},
+        {"ravel", +[](py::tuple& x) -> py::object { return wrap(ravel(arr(x[1]), order_from_name(x[2].cast<std::string>())), x[1]); }},
+        {"concatenate", +[](py::tuple& x) -> py::object {
+           std::vector<ndarray> in = arrays(x[1]);
+           std::optional<DType> dt;
+           if (x[3].cast<int>() >= 0) dt = static_cast<DType>(x[3].cast<int>());
+           if (!x[5].is_none()) {
+             ndarray o = arr(x[5]);
+             concatenate(in, opt_axis(x[2]), dt, casting_from_name(x[4].cast<std::string>()), &o);
+             return py::reinterpret_borrow<py::object>(x[5]);
+           }
+           return wrap(concatenate(in, opt_axis(x[2]), dt, casting_from_name(x[4].cast<std::string>())));
+         }},
+        {"stack", +[](py::tuple& x) -> py::object {
+           std::vector<ndarray> in = arrays(x[1]);
+           std::optional<DType> dt;
+           if (x[3].cast<int>() >= 0) dt = static_cast<DType>(x[3].cast<int>());
+           if (!x[5].is_none()) {
+             ndarray o = arr(x[5]);
+             stack(in, x[2].cast<int64_t>(), dt, casting_from_name(x[4].cast<std::string>()), &o);
+             return py::reinterpret_borrow<py::object>(x[5]);
+           }
+           return wrap(stack(in, x[2].cast<int64_t>(), dt, casting_from_name(x[4].cast<std::string>())));
+         }},
+        {"repeat", +[](py::tuple& x) -> py::object { return wrap(repeat(arr(x[1]), arr(x[2]), opt_axis(x[3]))); }},
+        {"roll", +[](py::tuple& x) -> py::object {
+           return wrap(roll(arr(x[1]), x[2].cast<std::vector<int64_t>>(), x[3].cast<std::vector<int64_t>>()));
+         }},
+        {"tril", +[](py::tuple& x) -> py::object { return wrap(tril(arr(x[1]), x[2].cast<int64_t>())); }},
+        {"triu", +[](py::tuple& x) -> py::object { return wrap(triu(arr(x[1]), x[2].cast<int64_t>())); }},
+        {"broadcast_to", +[](py::tuple& x) -> py::object { return wrap(broadcast_to(arr(x[1]), to_shape(x[2])), x[1]); }},
+        {"broadcast_shapes", +[](py::tuple& x) -> py::object {
+           std::vector<Shape> shapes;
+           for (auto s : x[1]) shapes.push_back(to_shape(s));
+           Shape r;
+           try {
+             r = broadcast_shapes(shapes);
+           } catch (const ValueError&) {
+             throw ValueError(broadcast_shapes_message(shapes));
+           }
+           py::tuple t(r.size());
+           for (size_t i = 0; i < r.size(); ++i) t[i] = py::int_(r[i]);
+           return py::object(t);
+         }},
+        {"sort", +[](py::tuple& x) -> py::object { return wrap(sort(arr(x[1]), opt_axis(x[2]))); }},
+        {"argsort", +[](py::tuple& x) -> py::object { return wrap(argsort(arr(x[1]), opt_axis(x[2]))); }},
+        {"partition", +[](py::tuple& x) -> py::object {
+           return wrap(partition(arr(x[1]), x[2].cast<std::vector<int64_t>>(), opt_axis(x[3])));
+         }},
+        {"argpartition", +[](py::tuple& x) -> py::object {
+           return wrap(argpartition(arr(x[1]), x[2].cast<std::vector<int64_t>>(), opt_axis(x[3])));
+         }},
+        {"lexsort", +[](py::tuple& x) -> py::object { return wrap(lexsort(arrays(x[1]), x[2].cast<int64_t>())); }},
+        {"searchsorted", +[](py::tuple& x) -> py::object {
+           std::optional<ndarray> sorter;
+           if (!x[4].is_none()) sorter = arr(x[4]);
+           return wrap(searchsorted(arr(x[1]), arr(x[2]), x[3].cast<bool>(), sorter));
+         }},
+        {"unique", +[](py::tuple& x) -> py::object {
+           UniqueResult u = unique(arr(x[1]), x[2].cast<bool>());
+           return py::object(py::make_tuple(wrap(u.values), wrap(u.index), wrap(u.inverse), wrap(u.counts)));
+         }},
+        {"isin", +[](py::tuple& x) -> py::object { return wrap(isin(arr(x[1]), arr(x[2]), x[3].cast<bool>())); }},
+        {"bincount", +[](py::tuple& x) -> py::object {
+           std::optional<ndarray> w;
+           if (!x[2].is_none()) w = arr(x[2]);
+           return wrap(bincount(arr(x[1]), w, x[3].cast<int64_t>()));
+         }},
+        {"histogram", +[](py::tuple& x) -> py::object {
+           std::optional<ndarray> w;
+           if (!x[3].is_none()) w = arr(x[3]);
+           return wrap(histogram_counts(arrays(x[1]), arrays(x[2]), w, x[4].cast<bool>()));
+         }},
+        {"monotonic", +[](py::tuple& x) -> py::object { return py::int_(monotonic(arr(x[1]))); }},
+        {"value_range", +[](py::tuple& x) -> py::object {
+           auto [lo, hi] = value_range(arr(x[1]));
+           return py::make_tuple(lo, hi);
+         }},
+        {"assign", +[](py::tuple& x) -> py::object {
+           assign_array(arr(x[1]), arr(x[2]));
+           return py::object(py::none());
+         }},
+    };
+    auto it = table.find(op);
+    if (it == table.end()) throw ValueError("unknown shape op '" + op + "'");
+    py::tuple full(args.size() + 1);
+    full[0] = py::str(op);
+    for (size_t i = 0; i < args.size(); ++i) full[i + 1] = args[i];
+    return it->second(full);
   });
   m.def("_index", [](py::object self, py::handle key) {
     // a[key] as an array (never a scalar): used by functions that index internally.

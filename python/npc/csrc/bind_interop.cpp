@@ -128,11 +128,20 @@ int dtype_code(const py::dtype& dt) {
 
 py::object to_numpy(py::handle self) {
   auto& a = self.cast<PyArray&>();
-  std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
-  std::vector<py::ssize_t> strides(a.strides().begin(), a.strides().end());
-  py::array r(numpy_dtype(a.dtype()), std::move(shape), std::move(strides), a.data(), self);
-  if (!a.writeable()) py::detail::array_proxy(r.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-  return std::move(r);
+  auto& api = py::detail::npy_api::get();
+  static_assert(sizeof(int64_t) == sizeof(Py_intptr_t), "npc shapes are passed to NumPy as they are");
+  void* data = a.data();  // realises a traced array first (a graph break)
+  // NumPy's C API directly (no shape/stride vectors): this runs on every fallback call.
+  const py::dtype& dt = numpy_dtype(a.dtype());
+  PyObject* r = api.PyArray_NewFromDescr_(
+      api.PyArray_Type_, dt.inc_ref().ptr(), static_cast<int>(a.ndim()),
+      reinterpret_cast<Py_intptr_t*>(const_cast<int64_t*>(a.shape().data())),
+      reinterpret_cast<Py_intptr_t*>(const_cast<int64_t*>(a.strides().data())), data,
+      a.writeable() ? py::detail::npy_api::NPY_ARRAY_WRITEABLE_ : 0, nullptr);
+  if (!r) throw py::error_already_set();
+  auto result = py::reinterpret_steal<py::object>(r);
+  if (api.PyArray_SetBaseObject_(r, self.inc_ref().ptr()) != 0) throw py::error_already_set();
+  return result;
 }
 
 py::object from_numpy(py::handle o) {
@@ -148,6 +157,7 @@ py::object from_numpy(py::handle o) {
   Py_INCREF(raw);
   ndarray a = from_memory(const_cast<void*>(arr.data()), static_cast<DType>(code), std::move(shape), std::move(strides),
                           [raw] {
+                            if (!Py_IsInitialized()) return;  // storage outlived the interpreter
                             py::gil_scoped_acquire g;
                             Py_DECREF(raw);
                           },
@@ -155,6 +165,115 @@ py::object from_numpy(py::handle o) {
   PyArray r(std::move(a));
   r.base = py::reinterpret_borrow<py::object>(o);
   return py::cast(std::move(r));
+}
+
+// ---- conversion of argument trees (the fallback's hot path; see npc/_fallback.py)
+PyTypeObject* npc_type() {
+  static PyTypeObject* t = reinterpret_cast<PyTypeObject*>(py::type::of<PyArray>().ptr());
+  return t;
+}
+
+/// `o` with npc arrays (also inside tuples, lists and dicts) replaced by NumPy views; the
+/// very same object when it holds none (so NumPy can still mutate a caller's list).
+py::object to_numpy_tree(py::handle o) {
+  PyTypeObject* t = Py_TYPE(o.ptr());
+  if (t == npc_type()) return to_numpy(o);
+  if (t == &PyTuple_Type || t == &PyList_Type) {
+    bool is_tuple = t == &PyTuple_Type;
+    Py_ssize_t n = is_tuple ? PyTuple_GET_SIZE(o.ptr()) : PyList_GET_SIZE(o.ptr());
+    py::object result;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* item = is_tuple ? PyTuple_GET_ITEM(o.ptr(), i) : PyList_GET_ITEM(o.ptr(), i);
+      py::object conv = to_numpy_tree(item);
+      if (!result && conv.ptr() != item) {
+        result = py::reinterpret_steal<py::object>(is_tuple ? PyTuple_New(n) : PyList_New(n));
+        for (Py_ssize_t j = 0; j < i; ++j) {
+          PyObject* prev = is_tuple ? PyTuple_GET_ITEM(o.ptr(), j) : PyList_GET_ITEM(o.ptr(), j);
+          Py_INCREF(prev);
+          if (is_tuple) PyTuple_SET_ITEM(result.ptr(), j, prev);
+          else PyList_SET_ITEM(result.ptr(), j, prev);
+        }
+      }
+      if (result) {
+        if (is_tuple) PyTuple_SET_ITEM(result.ptr(), i, conv.release().ptr());
+        else PyList_SET_ITEM(result.ptr(), i, conv.release().ptr());
+      }
+    }
+    return result ? result : py::reinterpret_borrow<py::object>(o);
+  }
+  if (t == &PyDict_Type) {
+    py::object result;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(o.ptr(), &pos, &key, &value)) {
+      py::object conv = to_numpy_tree(value);
+      if (conv.ptr() != value) {
+        if (!result) result = py::reinterpret_steal<py::object>(PyDict_Copy(o.ptr()));
+        PyDict_SetItem(result.ptr(), key, conv.ptr());
+      }
+    }
+    return result ? result : py::reinterpret_borrow<py::object>(o);
+  }
+  return py::reinterpret_borrow<py::object>(o);
+}
+
+/// `o` with NumPy arrays of native dtypes (also inside tuples, named tuples and lists)
+/// replaced by npc arrays over the same memory. Unaligned or byte-swapped arrays go to
+/// npc._array._from_numpy (which copies them).
+py::object from_numpy_tree(py::handle o) {
+  auto& api = py::detail::npy_api::get();
+  PyTypeObject* t = Py_TYPE(o.ptr());
+  if (reinterpret_cast<PyObject*>(t) == reinterpret_cast<PyObject*>(api.PyArray_Type_)) {
+    py::object r = from_numpy(o);
+    if (!r.is_none()) return r;
+    // Non-native dtypes (byte-swapped ones included: '>i4' is not int32) stay NumPy;
+    // unaligned arrays of native dtypes are copied into npc memory.
+    if (dtype_code(py::reinterpret_borrow<py::array>(o).dtype()) < 0) return py::reinterpret_borrow<py::object>(o);
+    static py::handle slow = py::object(py::module_::import("npc._array").attr("_from_numpy")).release();
+    return slow(o);
+  }
+  if (t == &PyTuple_Type || t == &PyList_Type) {
+    bool is_tuple = t == &PyTuple_Type;
+    Py_ssize_t n = is_tuple ? PyTuple_GET_SIZE(o.ptr()) : PyList_GET_SIZE(o.ptr());
+    py::object result = py::reinterpret_steal<py::object>(is_tuple ? PyTuple_New(n) : PyList_New(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* item = is_tuple ? PyTuple_GET_ITEM(o.ptr(), i) : PyList_GET_ITEM(o.ptr(), i);
+      py::object conv = from_numpy_tree(item);
+      if (is_tuple) PyTuple_SET_ITEM(result.ptr(), i, conv.release().ptr());
+      else PyList_SET_ITEM(result.ptr(), i, conv.release().ptr());
+    }
+    return result;
+  }
+  if (PyTuple_Check(o.ptr()) && PyObject_HasAttrString(o.ptr(), "_fields")) {  // named tuple
+    py::tuple items(PyTuple_GET_SIZE(o.ptr()));
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o.ptr()); ++i) items[i] = from_numpy_tree(PyTuple_GET_ITEM(o.ptr(), i));
+    return py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(t))(*items);
+  }
+  return py::reinterpret_borrow<py::object>(o);
+}
+
+/// fn(*to_numpy_tree(args), **to_numpy_tree(kwargs)) with the result through from_numpy_tree.
+/// When NumPy returns one of the views made for a top-level argument unchanged (e.g.
+/// numpy.astype(x, x.dtype, copy=False) returns x), the caller's npc array itself is
+/// returned, as NumPy would return the caller's object.
+py::object call_numpy(py::handle fn, py::handle args, py::handle kwargs) {
+  py::object a = to_numpy_tree(args);
+  PyObject* r;
+  if (kwargs.is_none() || PyDict_GET_SIZE(kwargs.ptr()) == 0) {
+    r = PyObject_Call(fn.ptr(), a.ptr(), nullptr);
+  } else {
+    py::object k = to_numpy_tree(kwargs);
+    r = PyObject_Call(fn.ptr(), a.ptr(), k.ptr());
+  }
+  if (!r) throw py::error_already_set();
+  py::object result = py::reinterpret_steal<py::object>(r);
+  if (a.ptr() != args.ptr() && PyTuple_Check(a.ptr())) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a.ptr()); ++i) {
+      if (PyTuple_GET_ITEM(a.ptr(), i) == r && PyTuple_GET_ITEM(args.ptr(), i) != r)
+        return py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(args.ptr(), i));
+    }
+  }
+  return from_numpy_tree(result);
 }
 
 // ---- DLPack export
@@ -304,14 +423,16 @@ py::object import_tensor(py::handle cap, M* m, const DLTensor& t, bool writeable
     }
   }
   auto* data = static_cast<char*>(t.data) + t.byte_offset;
+  // From here the npc storage owns the tensor: the capsule must not free it (renamed
+  // first, so that no path can run the producer's deleter twice).
+  PyCapsule_SetName(cap.ptr(), used);
   ndarray a = from_memory(data, dt, std::move(shape), std::move(strides),
                           [m] {
+                            if (!Py_IsInitialized()) return;  // storage outlived the interpreter
                             py::gil_scoped_acquire g;
                             if (m->deleter) m->deleter(m);
                           },
                           writeable);
-  // The npc storage owns the tensor now: the capsule must not free it.
-  PyCapsule_SetName(cap.ptr(), used);
   PyArray r(std::move(a));
   r.base = py::reinterpret_borrow<py::object>(producer);
   return py::cast(std::move(r));
@@ -338,6 +459,10 @@ void bind_interop(py::module_& m) {
   m.def("_to_numpy", &to_numpy, "Zero-copy numpy.ndarray view of an npc array (its base is the npc array).");
   m.def("_from_numpy", &from_numpy,
         "Zero-copy npc array over a numpy.ndarray of a native dtype (aligned, native byte order), else None.");
+  m.def("_to_numpy_tree", &to_numpy_tree, "npc arrays in nested tuples/lists/dicts as NumPy views.");
+  m.def("_from_numpy_tree", &from_numpy_tree, "NumPy arrays of native dtypes in nested tuples/lists as npc arrays.");
+  m.def("_call_numpy", &call_numpy, py::arg("fn"), py::arg("args"), py::arg("kwargs") = py::none(),
+        "fn(*args, **kwargs) on NumPy views of npc arguments, NumPy results of native dtypes as npc arrays.");
   m.def("_to_dlpack", &to_dlpack, py::arg("a"), py::arg("versioned"), py::arg("copy"),
         "DLPack capsule ('dltensor' or 'dltensor_versioned') sharing the array's memory (a copy when copy).");
   m.def("_from_dlpack", &from_dlpack_capsule, py::arg("capsule"), py::arg("producer"),

@@ -38,4 +38,5 @@ void bind_indexing(py::module_& m);  // indexing, shapes, sorting
 void bind_interop(py::module_& m);   // DLPack and other protocols
 void bind_tracer(py::module_& m);    // src/tracer: graph IR, capture
 void bind_fusion(py::module_& m);    // src/fusion: codegen, JIT
+void bind_linalg(py::module_& m);    // src/ops linalg, matmul, random
 }  // namespace npc::py_bind

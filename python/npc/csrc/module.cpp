@@ -17,4 +17,5 @@ PYBIND11_MODULE(_core, m) {
   npc::py_bind::bind_interop(m);
   npc::py_bind::bind_tracer(m);
   npc::py_bind::bind_fusion(m);
+  npc::py_bind::bind_linalg(m);
 }

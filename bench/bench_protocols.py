@@ -1,0 +1,116 @@
+"""Per-call overhead of ``numpy.*`` on npc arrays through the protocols, against NumPy on
+NumPy arrays, for a 10-element float64 array (target: at most 3x NumPy).
+
+``numpy.sin(npc_array)`` goes NumPy's ufunc override check -> npc.ndarray.__array_ufunc__
+-> npc's native ufunc (or the fallback: zero-copy NumPy views); ``numpy.concatenate`` goes
+through __array_function__. Run: ``python bench/bench_protocols.py [--json] [--no-write]``; updates its section of
+bench/RESULTS.md.
+"""
+import json
+import pathlib
+import sys
+import time
+import timeit
+
+import numpy as np
+
+import npc
+
+N = 10
+
+
+def cases():
+    x, y = np.linspace(0.1, 1.0, N), np.linspace(1.0, 2.0, N)
+    a, b = npc.asarray(x.copy()), npc.asarray(y.copy())
+    # (label, npc name that serves the call, NumPy call, same call on npc arrays)
+    return [
+        ("numpy.sin(x)", "sin", lambda: np.sin(x), lambda: np.sin(a)),
+        ("numpy.add(x, y)", "add", lambda: np.add(x, y), lambda: np.add(a, b)),
+        ("numpy_array + x", "add", lambda: y + x, lambda: y + a),
+        ("numpy.add.reduce(x)", "add", lambda: np.add.reduce(x), lambda: np.add.reduce(a)),
+        ("numpy.sum(x)", "sum", lambda: np.sum(x), lambda: np.sum(a)),
+        ("numpy.concatenate([x, y])", "concatenate", lambda: np.concatenate([x, y]), lambda: np.concatenate([a, b])),
+        ("numpy.where(x > 0.5, x, y)", "where", lambda: np.where(x > 0.5, x, y), lambda: np.where(a > 0.5, a, b)),
+        ("numpy.asarray(x)", "asarray", lambda: np.asarray(x), lambda: np.asarray(a)),
+    ]
+
+
+def best_ns(fn, number=2000, repeat=7):
+    # CPU time of this process: steadier than wall time on a shared machine.
+    return min(timeit.repeat(fn, number=number, repeat=repeat, timer=time.process_time)) / number * 1e9
+
+
+def routing_only():
+    """Cost of the protocols alone: npc's native implementation replaced by a stand-in that
+    returns its first argument, so what remains is NumPy's override dispatch plus npc's
+    routing by name (what a native kernel adds comes on top)."""
+    x, y = np.linspace(0.1, 1.0, N), np.linspace(1.0, 2.0, N)
+    a, b = npc.asarray(x.copy()), npc.asarray(y.copy())
+    ns = vars(npc)
+    saved = {k: ns.get(k) for k in ("sin", "add", "concatenate")}
+
+    class StandIn:
+        def __call__(self, first, *args, **kwargs):
+            return first
+
+        def reduce(self, first, *args, **kwargs):
+            return first
+
+    try:
+        ns["sin"], ns["add"] = StandIn(), StandIn()
+        ns["concatenate"] = lambda arrays, *args, **kwargs: arrays[0]
+        rows = [("routing: numpy.sin(x)", lambda: np.sin(x), lambda: np.sin(a)),
+                ("routing: numpy.add(x, y)", lambda: np.add(x, y), lambda: np.add(a, b)),
+                ("routing: numpy_array + x", lambda: y + x, lambda: y + a),
+                ("routing: numpy.add.reduce(x)", lambda: np.add.reduce(x), lambda: np.add.reduce(a)),
+                ("routing: numpy.concatenate", lambda: np.concatenate([x, y]), lambda: np.concatenate([a, b]))]
+        return [(name, best_ns(f_np), best_ns(f_npc)) for name, f_np, f_npc in rows]
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                ns.pop(k, None)
+            else:
+                ns[k] = v
+
+
+def main():
+    rows = []
+    for name, npc_name, f_np, f_npc in cases():
+        native = not npc._fallback.is_fallback(getattr(npc, npc_name))
+        t_np, t_npc = best_ns(f_np), best_ns(f_npc)
+        rows.append({"call": name + ("" if native else " [fallback]"), "numpy_ns": round(t_np),
+                     "npc_ns": round(t_npc), "ratio": round(t_npc / t_np, 2)})
+    for name, t_np, t_npc in routing_only():
+        rows.append({"call": name, "numpy_ns": round(t_np), "npc_ns": round(t_npc), "ratio": round(t_npc / t_np, 2)})
+    if "--json" in sys.argv:
+        print(json.dumps(rows, indent=1))
+        return
+    print(f"{'call (10 float64)':44s} {'numpy ns':>9s} {'npc ns':>9s} {'ratio':>6s}")
+    for r in rows:
+        print(f"{r['call']:44s} {r['numpy_ns']:9d} {r['npc_ns']:9d} {r['ratio']:6.2f}")
+    if "--no-write" not in sys.argv:
+        write_results(rows)
+
+
+def write_results(rows):
+    """Replaces this script's section of bench/RESULTS.md."""
+    path = pathlib.Path(__file__).with_name("RESULTS.md")
+    begin, end = "<!-- bench_protocols -->", "<!-- /bench_protocols -->"
+    lines = [begin, "## Protocol overhead (bench/bench_protocols.py)", "",
+             "Per call, 10-element float64 arrays, CPU time, best of 7 (target: npc <= 3x NumPy). "
+             "[fallback] rows run NumPy on zero-copy views; routing rows isolate the protocols "
+             "(native implementation replaced by a stand-in returning its input).", "",
+             "| call | NumPy ns | npc ns | ratio |", "| --- | ---: | ---: | ---: |"]
+    lines += [f"| `{r['call']}` | {r['numpy_ns']} | {r['npc_ns']} | {r['ratio']:.2f} |" for r in rows]
+    lines.append(end)
+    text = path.read_text() if path.exists() else "# Benchmark results\n"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + "\n".join(lines) + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
+    path.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+#pragma once
+/// \file linalg.hpp
+/// Matrix products on OpenBLAS (float32/64, complex64/128) and exact native loops
+/// (bool, integers, float16). Mirrors numpy.matmul; the other products of numpy
+/// (dot, inner, tensordot, einsum, ...) are built on it in python/npc/_linalg.py.
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "npc/ndarray.hpp"
+
+namespace npc {
+
+/// numpy.matmul(a, b): (..., n, k) @ (..., k, m) -> (..., n, m) with the batch dimensions
+/// broadcast; a 1-D `a` is a row (its dimension is removed from the result), a 1-D `b` a
+/// column. The result dtype is promote_types(a, b); bool products are logical or-of-ands,
+/// integer products wrap like NumPy's, float16 accumulates in float32.
+/// Throws ValueError for 0-d operands, mismatched core dimensions and batch shapes that do
+/// not broadcast (NumPy's messages).
+ndarray matmul(const ndarray& a, const ndarray& b);
+
+/// numpy.outer: the products a[i] * b[j] of the flattened inputs, shape (a.size, b.size),
+/// dtype promote_types(a, b); each element is exactly NumPy's multiply (bool: and).
+ndarray outer(const ndarray& a, const ndarray& b);
+
+/// Whether npc was built with a BLAS library (matmul of floats uses it when true).
+bool have_blas();
+
+}  // namespace npc
+
+namespace npc {
+/// Raised where numpy.linalg raises numpy.linalg.LinAlgError ("Singular matrix", ...).
+struct LinAlgError : std::runtime_error { using std::runtime_error::runtime_error; };
+}  // namespace npc
+
+namespace npc::lapack {
+
+// Note [linalg stacks]
+// The LAPACK-backed functions below take stacks of matrices (..., m, n) that are already
+// of a LAPACK dtype (float32, float64, complex64, complex128: python/npc/linalg chooses it as
+// numpy.linalg does) and loop over the stack. Each matrix is copied into a column-major
+// buffer (LAPACK overwrites its input); matrix results are returned as views whose last
+// two axes are column-major. A failure anywhere in the stack throws LinAlgError with
+// NumPy's message, as numpy.linalg does for the whole call.
+
+/// Whether npc was built with LAPACKE; when false these functions throw RuntimeError.
+bool available();
+/// numpy.linalg.solve on a (..., n, n) and b (..., n, k) of one batch shape; "Singular matrix".
+ndarray solve(const ndarray& a, const ndarray& b);
+/// numpy.linalg.inv of a (..., n, n); "Singular matrix".
+ndarray inv(const ndarray& a);
+/// numpy.linalg.slogdet: (sign, logabsdet) of a (..., n, n); logabsdet is real.
+std::pair<ndarray, ndarray> slogdet(const ndarray& a);
+/// numpy.linalg.det of a (..., n, n) (product of the LU diagonal with the pivot sign).
+ndarray det(const ndarray& a);
+/// numpy.linalg.cholesky: lower (or upper) factor; "Matrix is not positive definite".
+ndarray cholesky(const ndarray& a, bool upper);
+/// numpy.linalg.eigh / eigvalsh: ascending real eigenvalues (..., n) and, when `vectors`,
+/// eigenvectors (..., n, n) in columns; reads the `lower` or upper triangle.
+std::pair<ndarray, ndarray> eigh(const ndarray& a, bool lower, bool vectors);
+/// numpy.linalg.svd / svdvals via gesdd: (U, S, Vh) or only S (U, Vh empty) when !vectors.
+std::tuple<ndarray, ndarray, ndarray> svd(const ndarray& a, bool full_matrices, bool vectors);
+/// numpy.linalg.qr, modes "reduced", "complete" and "r": (Q, R) (Q empty for "r").
+std::pair<ndarray, ndarray> qr(const ndarray& a, const std::string& mode);
+/// numpy.linalg.eig / eigvals via geev: complex eigenvalues (..., n) (and right
+/// eigenvectors (..., n, n), normalised as LAPACK does), always of the complex dtype.
+std::pair<ndarray, ndarray> eig(const ndarray& a, bool vectors);
+/// numpy.linalg.lstsq via gelsd on 2-D a (m, n) and b (m, k): solution (n, k), residual
+/// sums of squares (k, or empty unless rank == n < m), singular values (min(m, n)), rank.
+std::tuple<ndarray, ndarray, ndarray, int64_t> lstsq(const ndarray& a, const ndarray& b, double rcond);
+
+}  // namespace npc::lapack

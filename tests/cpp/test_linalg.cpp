@@ -1,0 +1,89 @@
+// Catch2 tests of npc::matmul, npc::outer and the LAPACK drivers (npc/linalg.hpp).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include <npc/linalg.hpp>
+#include <npc/npc.hpp>
+
+using namespace npc;
+
+namespace {
+ndarray mat(std::vector<double> v, int64_t r, int64_t c, DType t = DType::Float64) {
+  std::vector<int64_t> shape{r, c};
+  return array(std::span<const double>(v), DType::Float64).reshape(shape).astype(t);
+}
+double at(const ndarray& a, std::vector<int64_t> i) { return a.item(i).as_double(); }
+}  // namespace
+
+TEST_CASE("matmul: 2-D, dtypes and promotion", "[linalg]") {
+  ndarray a = mat({1, 2, 3, 4, 5, 6}, 2, 3);
+  ndarray b = mat({1, 0, 0, 1, 1, 1}, 3, 2);
+  for (DType t : {DType::Float64, DType::Float32, DType::Int64, DType::Int8, DType::Complex128, DType::Float16}) {
+    ndarray r = matmul(a.astype(t), b.astype(t));
+    REQUIRE(r.dtype() == t);
+    REQUIRE(r.shape() == Shape{2, 2});
+    CHECK(at(r, {0, 0}) == 4);
+    CHECK(at(r, {0, 1}) == 5);
+    CHECK(at(r, {1, 0}) == 10);
+    CHECK(at(r, {1, 1}) == 11);
+  }
+  CHECK(matmul(a.astype(DType::Int32), b.astype(DType::Float32)).dtype() == DType::Float64);
+  ndarray bb = matmul(mat({1, 0, 1, 1}, 2, 2, DType::Bool), mat({0, 1, 1, 0}, 2, 2, DType::Bool));
+  CHECK(bb.dtype() == DType::Bool);
+  CHECK(!bb.item(std::vector<int64_t>{0, 0}).as_bool());
+  CHECK(bb.item(std::vector<int64_t>{0, 1}).as_bool());
+}
+
+TEST_CASE("matmul: 1-D operands, batches, transposed views, errors", "[linalg]") {
+  ndarray v = mat({1, 2, 3}, 1, 3).reshape(std::vector<int64_t>{3});
+  ndarray a = mat({1, 2, 3, 4, 5, 6}, 2, 3);
+  CHECK(matmul(v, v).ndim() == 0);
+  CHECK(matmul(v, v).item().as_double() == 14);
+  CHECK(matmul(a, v).shape() == Shape{2});
+  ndarray at_ = a.T();  // (3, 2), not C-contiguous
+  ndarray r = matmul(at_, a);
+  CHECK(r.shape() == Shape{3, 3});
+  CHECK(at(r, {2, 2}) == 45);
+  ndarray batch = a.reshape(std::vector<int64_t>{1, 2, 3});
+  CHECK(matmul(batch, at_).shape() == Shape{1, 2, 2});
+  CHECK_THROWS_AS(matmul(a, a), ValueError);
+  CHECK_THROWS_AS(matmul(zeros(std::vector<int64_t>{}), v), ValueError);
+  ndarray z = matmul(zeros(std::vector<int64_t>{2, 0}), zeros(std::vector<int64_t>{0, 3}));
+  CHECK(z.shape() == Shape{2, 3});
+  CHECK(at(z, {1, 2}) == 0);
+}
+
+TEST_CASE("outer keeps signed zeros like multiply", "[linalg]") {
+  ndarray r = outer(mat({-1, 2}, 1, 2), mat({0, 3}, 1, 2));
+  REQUIRE(r.shape() == Shape{2, 2});
+  CHECK(std::signbit(at(r, {0, 0})));
+  CHECK(at(r, {1, 1}) == 6);
+}
+
+TEST_CASE("LAPACK drivers: solve, inv, det, cholesky, eigh, svd, qr", "[linalg]") {
+  if (!lapack::available()) return;
+  ndarray a = mat({4, 1, 1, 3}, 2, 2);
+  ndarray b = mat({1, 2}, 2, 1);
+  ndarray x = lapack::solve(a, b);
+  CHECK(at(x, {0, 0}) == Approx(1.0 / 11));
+  CHECK(at(x, {1, 0}) == Approx(7.0 / 11));
+  ndarray ai = lapack::inv(a);
+  CHECK(at(ai, {0, 0}) == Approx(3.0 / 11));
+  CHECK(lapack::det(a).item().as_double() == Approx(11));
+  CHECK_THROWS_AS(lapack::inv(mat({1, 2, 2, 4}, 2, 2)), LinAlgError);
+  ndarray l = lapack::cholesky(a, false);
+  CHECK(at(l, {0, 1}) == 0);
+  CHECK(at(l, {0, 0}) == Approx(2));
+  CHECK_THROWS_AS(lapack::cholesky(mat({-1, 0, 0, 1}, 2, 2), false), LinAlgError);
+  auto [w, v] = lapack::eigh(a, true, true);
+  CHECK(at(w, {0}) < at(w, {1}));
+  CHECK(at(w, {0}) + at(w, {1}) == Approx(7));
+  auto [u, s, vh] = lapack::svd(a, true, true);
+  CHECK(at(s, {0}) * at(s, {1}) == Approx(11));
+  auto [q, r] = lapack::qr(mat({1, 2, 3, 4, 5, 6}, 3, 2), "reduced");
+  CHECK(q.shape() == Shape{3, 2});
+  CHECK(r.shape() == Shape{2, 2});
+  CHECK(at(r, {1, 0}) == 0);
+}

@@ -1,0 +1,248 @@
+"""Reductions and statistics against NumPy: every native dtype, every axis combination of a
+3-d array (with keepdims), empty arrays, NaN handling, result dtypes, errors and warnings.
+npc's NumPy fallback is an error here, so nothing passes through NumPy."""
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+import npc
+from npc import _fallback
+
+from _ufunc_helpers import NATIVE, assert_same, check_exceptions, run_both, ulp_bound
+
+
+@pytest.fixture(autouse=True)
+def strict_fallback():
+    old = _fallback.config.strict_fallback
+    _fallback.config.strict_fallback = True
+    yield
+    _fallback.config.strict_fallback = old
+
+
+DTYPES = [NATIVE[c] for c in "?bBhHiIlLefdFD"]
+AXES = [None, 0, 1, 2, -1, (0, 1), (0, 2), (1, 2), (0, 1, 2), ()]
+
+
+def data(dtype, shape=(2, 3, 4), seed=0):
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape))
+    if dtype.kind == "b":
+        v = rng.integers(0, 2, n).astype(bool)
+    elif dtype.kind in "iu":
+        v = rng.integers(0 if dtype.kind == "u" else -5, 6, n).astype(dtype)
+    elif dtype.kind == "f":
+        v = rng.uniform(-3, 3, n).astype(dtype)
+    else:
+        v = (rng.uniform(-3, 3, n) + 1j * rng.uniform(-3, 3, n)).astype(dtype)
+    return v.reshape(shape)
+
+
+# (name, kwargs, dtype kinds it applies to)
+REDUCTIONS = [
+    ("sum", {}, "?biufc"), ("prod", {}, "?biufc"), ("max", {}, "?biufc"), ("min", {}, "?biufc"),
+    ("any", {}, "?biufc"), ("all", {}, "?biufc"), ("mean", {}, "?biufc"), ("var", {}, "?biufc"),
+    ("std", {}, "?biufc"), ("var", {"ddof": 1}, "fc"), ("ptp", {}, "biuf"),
+    ("nansum", {}, "biufc"), ("nanprod", {}, "fc"), ("nanmax", {}, "if"), ("nanmin", {}, "if"),
+    ("nanmean", {}, "fc"), ("nanvar", {}, "f"), ("nanstd", {}, "f"), ("count_nonzero", {}, "?biufc"),
+]
+
+
+def _kinds_match(dtype, kinds):
+    return ("?" if dtype.kind == "b" else dtype.kind) in kinds
+
+
+VIEWS = ("c", "transposed", "negstride")
+# NumPy's buffered iterator order for some reversed/transposed views is not reproduced:
+# sums and products then differ by more than the reductions' ULP bound.
+_ORDER = pytest.mark.xfail(strict=True, reason="NumPy's buffered reduction order over reversed or "
+                           "transposed views is not reproduced (differences of 5-28 ULP after cancellation)")
+_ORDER_CASES = {("sum", "complex64", "negstride"), ("sum", "complex128", "negstride"),
+                ("prod", "complex64", "transposed"), ("prod", "complex128", "transposed"),
+                ("prod", "complex64", "negstride"), ("prod", "complex128", "negstride"),
+                ("mean", "float64", "negstride"), ("mean", "complex64", "negstride"),
+                ("mean", "complex128", "negstride")}
+RED_CASES = [pytest.param(n, kw, d, v, marks=[_ORDER] if (n, str(d), v) in _ORDER_CASES and not kw else [],
+                          id=f"{n}{'-' + str(kw) if kw else ''}-{d}-{v}")
+             for n, kw, kinds in REDUCTIONS for d in DTYPES if _kinds_match(d, kinds) for v in VIEWS]
+
+
+def _view(a, b, v):
+    if v == "c":
+        return a, b
+    if v == "transposed":
+        return a.transpose(2, 0, 1), b.transpose(2, 0, 1)
+    return a[::-1, :, ::-1], npc.asarray(a[::-1, :, ::-1])
+
+
+@pytest.mark.parametrize("name,kw,dtype,view", RED_CASES)
+def test_reduction_all_axes(name, kw, dtype, view):
+    a = data(dtype)
+    if name.startswith("nan") and dtype.kind in "fc":
+        a = a.copy()
+        a.flat[[1, 5, 7]] = np.nan
+    b = npc.asarray(a)
+    for vname, x, y in [(view,) + _view(a, b, view)]:
+        for axis in AXES:
+            if name == "count_nonzero" and axis == ():
+                continue
+            for keepdims in (False, True):
+                what = f"{name} {dtype} {vname} axis={axis} keepdims={keepdims}"
+                with np.errstate(all="ignore"):
+                    e, g, _, _ = run_both(getattr(np, name), getattr(npc, name), [x], [y],
+                                          dict(kw, axis=axis, keepdims=keepdims))
+                if check_exceptions(e, g, what):
+                    continue
+                assert_same(g, e, name, ulp_bound(name, np.asarray(e).dtype), what)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_methods_match_functions(dtype):
+    a = data(dtype)
+    b = npc.asarray(a)
+    with np.errstate(all="ignore"):
+        for m in ("sum", "prod", "max", "min", "any", "all", "mean", "var", "std", "argmax", "argmin",
+                  "cumsum", "cumprod"):
+            for axis in (None, 1):
+                e, g, _, _ = run_both(getattr(np.ndarray, m), getattr(npc.ndarray, m), [a], [b], {"axis": axis})
+                if check_exceptions(e, g, f"{m} {dtype}"):
+                    continue
+                assert_same(g, e, m, ulp_bound(m, np.asarray(e).dtype), f"ndarray.{m} {dtype} axis={axis}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_arg_and_scan(dtype):
+    a = data(dtype)
+    b = npc.asarray(a)
+    for name in ("argmax", "argmin", "cumsum", "cumprod", "nancumsum", "nancumprod", "nanargmax", "nanargmin"):
+        for axis in (None, 0, 1, 2, -1):
+            kwargs = {"axis": axis}
+            with np.errstate(all="ignore"):
+                e, g, _, _ = run_both(getattr(np, name), getattr(npc, name), [a], [b], kwargs)
+            if check_exceptions(e, g, f"{name} {dtype} axis={axis}"):
+                continue
+            assert_same(g, e, name, 0, f"{name} {dtype} axis={axis}")
+
+
+def test_result_dtypes():
+    for dt in DTYPES:
+        a = np.ones(3, dt)
+        for name in ("sum", "prod", "cumsum", "cumprod", "mean", "var", "std"):
+            e = getattr(np, name)(a)
+            g = getattr(npc, name)(npc.asarray(a))
+            assert np.asarray(g).dtype == np.asarray(e).dtype, (name, dt)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "any", "all", "mean", "argmax", "argmin",
+                                  "var", "std", "ptp"])
+def test_empty_arrays(name):
+    for shape in ((0,), (0, 3), (3, 0), (2, 0, 4)):
+        a = np.zeros(shape, np.float64)
+        b = npc.asarray(a)
+        for axis in [None] + list(range(len(shape))):
+            e, g, we, wg = run_both(getattr(np, name), getattr(npc, name), [a], [b], {"axis": axis})
+            what = f"{name} {shape} axis={axis}"
+            if check_exceptions(e, g, what):
+                assert str(g) == str(e), what
+                continue
+            assert_same(g, e, name, 0, what)
+            assert wg == we, f"{what}: npc warned {wg}, NumPy {we}"
+
+
+def test_nan_propagation_and_first_occurrence():
+    a = np.array([1.0, np.nan, 3.0, np.nan, 3.0])
+    b = npc.asarray(a)
+    for name in ("max", "min", "argmax", "argmin", "sum", "nanmax", "nanmin", "nanargmax", "nanargmin",
+                 "nansum", "nanmean"):
+        assert_same(getattr(npc, name)(b), getattr(np, name)(a), name, 0, name)
+    c = np.array([3, 1, 3, 1])
+    assert npc.argmax(npc.asarray(c)) == 0 and npc.argmin(npc.asarray(c)) == 1
+
+
+def test_reduce_keywords_initial_where_out_dtype():
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    b = npc.asarray(a)
+    mask = np.array([True, False, True, True])
+    assert_same(npc.sum(b, axis=1, where=npc.asarray(mask)), np.sum(a, axis=1, where=mask), "sum", 0, "where")
+    assert_same(npc.max(b, axis=0, initial=100.0), np.max(a, axis=0, initial=100.0), "max", 0, "initial")
+    assert_same(npc.sum(b, dtype=np.float32), np.sum(a, dtype=np.float32), "sum", 0, "dtype")
+    out = npc.zeros(4)
+    r = npc.sum(b, axis=0, out=out)
+    assert r is out
+    assert_same(out, np.sum(a, axis=0), "sum", 0, "out")
+    assert_same(npc.add.reduce(b, axis=None), np.add.reduce(a, axis=None), "add", 0, "ufunc.reduce")
+    assert_same(npc.multiply.reduce(b, axis=(0, 1)), np.multiply.reduce(a, axis=(0, 1)), "multiply", 0, "tuple")
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        npc.sum(b, axis=(0, 0))
+    with pytest.raises(np.exceptions.AxisError):
+        npc.sum(b, axis=2)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum which has no identity"):
+        npc.max(npc.zeros((0, 3)), axis=0)
+    with pytest.raises(ValueError, match="to use a where mask one has to specify 'initial'"):
+        npc.max(b, where=npc.asarray(mask))
+
+
+@pytest.mark.parametrize("uf", ["add", "subtract", "multiply", "divide", "maximum", "minimum", "logical_and",
+                                "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"])
+def test_ufunc_methods(uf):
+    dt = np.int64 if uf.startswith("bitwise") else np.float64
+    a = np.arange(1, 13, dtype=dt).reshape(3, 4)
+    b = npc.asarray(a)
+    np_f, npc_f = getattr(np, uf), getattr(npc, uf)
+    for axis in (0, 1):
+        e, g, _, _ = run_both(np_f.reduce, npc_f.reduce, [a], [b], {"axis": axis})
+        if not check_exceptions(e, g, f"{uf}.reduce"):
+            assert_same(g, e, uf, 0, f"{uf}.reduce axis={axis}")
+        e, g, _, _ = run_both(np_f.accumulate, npc_f.accumulate, [a], [b], {"axis": axis})
+        if not check_exceptions(e, g, f"{uf}.accumulate"):
+            assert_same(g, e, uf, 0, f"{uf}.accumulate axis={axis}")
+    x, y = np.arange(1, 4, dtype=dt), np.arange(1, 5, dtype=dt)
+    assert_same(npc_f.outer(npc.asarray(x), npc.asarray(y)), np_f.outer(x, y), uf, 0, f"{uf}.outer")
+
+
+@pytest.mark.parametrize("uf", ["add", "subtract", "multiply", "minimum", "maximum"])
+def test_ufunc_at(uf):
+    a = np.arange(6, dtype=np.float64)
+    b = npc.asarray(a.copy())
+    idx = [0, 1, 1, 4]
+    getattr(np, uf).at(a, idx, 3.0)
+    getattr(npc, uf).at(b, idx, 3.0)
+    assert_same(b, a, uf, 0, f"{uf}.at")
+
+
+def test_statistics_composites():
+    a = np.arange(24, dtype=np.float64).reshape(4, 6) / 7
+    b = npc.asarray(a)
+    w = np.arange(1, 7, dtype=np.float64)
+    assert_same(npc.average(b, axis=1, weights=npc.asarray(w)), np.average(a, axis=1, weights=w), "avg", 0, "avg")
+    assert_same(npc.average(b), np.average(a), "avg", 0, "avg none")
+    i = np.arange(24).reshape(4, 6)
+    assert_same(npc.average(npc.asarray(i), axis=0), np.average(i, axis=0), "avg", 0, "avg int")
+    assert npc.count_nonzero(npc.asarray(i)) == np.count_nonzero(i)
+    assert_same(npc.count_nonzero(npc.asarray(i), axis=1), np.count_nonzero(i, axis=1), "cnz", 0, "cnz")
+
+
+def test_mean_warnings_and_float16():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = npc.mean(npc.zeros(0))
+    assert np.isnan(r) and any("Mean of empty slice" in str(x.message) for x in w)
+    h = np.linspace(0, 100, 1000).astype(np.float16)
+    assert_same(npc.mean(npc.asarray(h)), np.mean(h), "mean", 0, "float16 mean")
+    assert_same(npc.sum(npc.asarray(h)), np.sum(h), "sum", 0, "float16 sum")
+
+
+def test_pairwise_sum_bits():
+    """Float sums use NumPy's pairwise summation: identical bits on a long contiguous array."""
+    rng = np.random.default_rng(5)
+    for dt in (np.float32, np.float64):
+        a = rng.standard_normal(100002).astype(dt)
+        old = npc.get_num_threads()
+        npc.set_num_threads(1)
+        try:
+            assert npc.sum(npc.asarray(a)) == np.sum(a)
+            assert npc.sum(npc.asarray(a.reshape(7, -1)[:, :1000]), axis=1).tolist() == \
+                np.sum(a.reshape(7, -1)[:, :1000], axis=1).tolist()
+        finally:
+            npc.set_num_threads(old)
