@@ -286,7 +286,6 @@ def test_setitem_and_out():
     assert_same(Fused(f)(a), f(a))
 
 
-@pytest.mark.xfail(strict=True, reason="the tracer drops out= into a view of a traced array (eager backend too)")
 def test_out_into_view():
     a = np.arange(20.0)
 
