@@ -54,6 +54,9 @@ def run_cases(cases, small):
               f"{(hw * 1e3 if hw else float('nan')):8.2f} {(hw / r['npc_s'] * 100 if hw else float('nan')):7.0f}% "
               f"{r['cold_compile_s'] * 1e3:9.0f} ms {(f'{warm * 1e3:7.1f} ms' if warm is not None else r.get('warm_error', '-')[:10]):>10}")
     print()
+    if not small and len(rows) == 5:
+        B.write_results(rows, "make demo")
+        print("figures recorded in bench/RESULTS.md (section fusion)")
     for r in rows:
         if r.get("note"):
             print(f"case {r['case']}: {r['note']}")

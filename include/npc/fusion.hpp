@@ -76,6 +76,9 @@ std::string cache_key(const std::string& source);
 /// Throws CodegenError when the graph has a node the backend does not support.
 ir::Executable compile_graph(const ir::Graph& g);
 
+/// Whether generated code supports ufunc `op` on loop dtype `t` (the emitter table's row).
+bool supports(OpId op, DType t);
+
 /// Registers compile_graph as the tracer's "fused" backend (idempotent).
 void register_backend();
 

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "fusion/kernel_ir.hpp"
+#include "npc/fusion.hpp"
 
 namespace npc::fusion {
 namespace {
@@ -84,8 +85,9 @@ Table make_cpp_table() {
   set(O::arcsinh, "std::asinh({0})", "f");
   set(O::arccosh, "std::acosh({0})", "f");
   set(O::arctanh, "std::atanh({0})", "f");
-  set(O::deg2rad, "({0} * ({T})(3.141592653589793238462643383279502884 / 180.0))", "f");
-  set(O::rad2deg, "({0} * ({T})(180.0 / 3.141592653589793238462643383279502884))", "f");
+  // NumPy computes the factor in the loop's precision: NPY_PIf / 180.0f for float32.
+  set(O::deg2rad, "({0} * (({T})3.141592653589793238462643383279502884 / ({T})180.0))", "f");
+  set(O::rad2deg, "({0} * (({T})180.0 / ({T})3.141592653589793238462643383279502884))", "f");
   set(O::floor, "npk::floorv<{T}>({0})", "bif");
   set(O::ceil, "npk::ceilv<{T}>({0})", "bif");
   set(O::trunc, "npk::truncv<{T}>({0})", "bif");
@@ -169,6 +171,8 @@ std::string render_expr(const Expr& e) {
     }
     case Expr::K::Cast: {
       if (e.dtype == DType::Float16) return "npk::h2f(npk::d2h(npk::cast<double, " + cpp_local_type(e.in) + ">(" + a[0] + ")))";
+      // NumPy's float16 -> uint32 loop converts through int64 (unlike float32/float64).
+      if (e.in == DType::Float16 && e.dtype == DType::UInt32) return "(uint32_t)(uint64_t)npk::cvt64(" + a[0] + ")";
       return "npk::cast<" + cpp_local_type(e.dtype) + ", " + cpp_local_type(e.in) + ">(" + a[0] + ")";
     }
     case Expr::K::Select: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
@@ -325,6 +329,8 @@ bool cpp_supports(OpId op, DType in) {
     if (*p == kind_letter(in)) return true;
   return false;
 }
+
+bool supports(OpId op, DType t) { return cpp_supports(op, t); }
 
 const std::string& cpp_prelude() {
   static const std::string s(kPrelude);

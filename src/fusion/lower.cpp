@@ -10,6 +10,13 @@
 // the grouping retries. Materialised nodes of one shape with no dependency between them
 // share one loop nest (several outputs from one iteration space).
 //
+// Note [summation]
+// Float sums are deterministic for a given build and accurate: the innermost reduced loop
+// runs in blocks (256 elements for float32, 2048 for float64), each summed in SIMD lanes (an omp simd reduction), and
+// the block sums are added in order (in double for float32), so the error grows with the
+// number of blocks, not the number of elements. float16 sums accumulate in float and
+// round once, as NumPy's half reductions do.
+//
 // Note [placement]
 // Emission places every statement at the outermost loop level where its operands are
 // defined (loop-invariant code motion): a reduction whose kept indices are bound by the
@@ -78,6 +85,10 @@ bool reduce_supported(OpId op, DType t) {
   }
 }
 
+void coalesce(Block& top);
+void schedule(Block& top, bool has_reduction_inside);
+bool contains_loops(const Block& b);
+
 // The kernel emitter for one group of roots (Note [placement]).
 class Emitter {
  public:
@@ -85,40 +96,129 @@ class Emitter {
       : st_(st), space_(space), roots_(std::move(roots)) {}
 
   Kernel run(const std::vector<NodeRef>& roots) {
-    // Main nest: scope 0 (kernel entry), scope d+1 inside loop d.
-    for (size_t d = 0; d <= space_.size(); ++d) {
+    Kernel k;
+    std::vector<Block> nests;
+    if (roots.size() == 1 && roots[0]->kind == NodeKind::Write && split_write(roots[0], nests)) {
+      // Note [writes as nests]
+    } else {
+      nests.push_back(nest(space_, [&](const std::vector<Lin>& idx) {
+        for (NodeRef r : roots) store(r, idx, value(r, idx, /*as_root=*/true));
+      }));
+    }
+    for (auto& b : nests) {
+      bool inner_loops = contains_loops(b);
+      coalesce(b);
+      schedule(b, inner_loops);
+      for (auto& st : b) k.body.push_back(std::move(st));
+    }
+    k.bufs = bufs_;
+    return k;
+  }
+
+  // One loop nest over `space`: scope 0 (its entry), scope d+1 inside loop d; `body(idx)`
+  // emits the stores into the innermost scope.
+  Block nest(const SymShape& space, const std::function<void(const std::vector<Lin>&)>& body) {
+    stack_.clear();
+    std::vector<Scope*> own;
+    for (size_t d = 0; d <= space.size(); ++d) {
       scopes_.emplace_back();
       stack_.push_back(&scopes_.back());
+      own.push_back(&scopes_.back());
       if (d > 0) {
         scopes_.back().var = "i" + std::to_string(d - 1);
         level_[scopes_.back().var] = static_cast<int>(d);
       }
     }
     std::vector<Lin> idx;
-    for (size_t d = 0; d < space_.size(); ++d) idx.push_back(Lin::atom("i" + std::to_string(d)));
-    for (NodeRef r : roots) {
-      Val v = value(r, idx, /*as_root=*/true);
-      Stmt s{Stmt::K::Store};
-      s.buf = local_buf(st_.buffer_of.at(r), r->dtype, true);
-      s.index = offset(st_.buffer_of.at(r), r, idx);
-      s.val = v;
-      stack_.back()->stmts.push_back(std::move(s));
-    }
-    // Close the main nest from the inside out.
-    Block inner = std::move(stack_.back()->stmts);
-    for (int d = static_cast<int>(space_.size()) - 1; d >= 0; --d) {
+    for (size_t d = 0; d < space.size(); ++d) idx.push_back(Lin::atom("i" + std::to_string(d)));
+    body(idx);
+    Block inner = std::move(own.back()->stmts);
+    for (int d = static_cast<int>(space.size()) - 1; d >= 0; --d) {
       Stmt f{Stmt::K::For};
       f.var = "i" + std::to_string(d);
       f.lo = Lin::constant(0);
-      f.hi = dim_lin(space_[d]);
+      f.hi = dim_lin(space[d]);
       f.body = std::move(inner);
-      inner = std::move(scopes_[d].stmts);
+      inner = std::move(own[d]->stmts);
       inner.push_back(std::move(f));
     }
-    Kernel k;
-    k.bufs = bufs_;
-    k.body = std::move(inner);
-    return k;
+    stack_.clear();
+    return inner;
+  }
+
+  void store(NodeRef r, const std::vector<Lin>& idx, const Val& v) {
+    Stmt s{Stmt::K::Store};
+    s.buf = local_buf(st_.buffer_of.at(r), r->dtype, true);
+    s.index = offset(st_.buffer_of.at(r), r, idx);
+    s.val = v;
+    stack_.back()->stmts.push_back(std::move(s));
+  }
+
+  // Note [writes as nests]
+  // A Write whose region is a box of unit-step slices and integer indices (a stencil's
+  // interior) is emitted as loop nests without per-element branches: the slabs of the
+  // base outside the box are copied (two per axis; corners are copied twice, harmlessly),
+  // then the box is computed from the old value. Other writes are selects (write()).
+  bool split_write(NodeRef n, std::vector<Block>& nests) {
+    NodeRef base = n->args[0], region = n->args[1], val = n->args[2];
+    std::vector<Lin> fwd;
+    if (!region_map(n, fwd)) return false;
+    std::vector<int64_t> lo, hi, shape;
+    for (int d = 0; d < base->ndim(); ++d) {
+      if (!base->shape[d].is_static()) return false;
+      shape.push_back(base->shape[d].value());
+      const Lin& f = fwd[d];
+      if (f.t.empty()) { lo.push_back(f.c); hi.push_back(f.c + 1); continue; }
+      if (f.t.size() != 1 || f.t.begin()->second != 1) return false;
+      int j = std::stoi(f.t.begin()->first.substr(1));
+      if (!region->shape[j].is_static()) return false;
+      lo.push_back(f.c);
+      hi.push_back(f.c + region->shape[j].value());
+    }
+    for (int d = 0; d < base->ndim(); ++d) {
+      for (int side = 0; side < 2; ++side) {
+        int64_t ext = side == 0 ? lo[d] : shape[d] - hi[d];
+        if (ext <= 0) continue;
+        SymShape sp = base->shape;
+        sp[d] = Dim::fixed(ext);
+        int64_t shift = side == 0 ? 0 : hi[d];
+        nests.push_back(nest(sp, [&](const std::vector<Lin>& idx) {
+          std::vector<Lin> b = idx;
+          b[d] = b[d] + Lin::constant(shift);
+          store(n, b, value(base, b));
+        }));
+      }
+    }
+    nests.push_back(nest(region->shape, [&](const std::vector<Lin>& idx) {
+      std::vector<Lin> b;
+      for (auto& f : fwd) {
+        Lin l = Lin::constant(f.c);
+        for (auto& [a, k] : f.t) l += Lin::atom("i" + a.substr(1), k);
+        b.push_back(l);
+      }
+      store(n, b, value(val, idx));
+    }));
+    return true;
+  }
+
+  // Forward index map of a Write's region: one Lin per base axis over atoms R<j> (region
+  // axes); false when the region is not a chain of index-map views of the base.
+  bool region_map(NodeRef n, std::vector<Lin>& fwd) {
+    NodeRef base = n->args[0], region = n->args[1];
+    std::vector<Lin> cur;
+    for (int j = 0; j < region->ndim(); ++j) cur.push_back(Lin::atom("R" + std::to_string(j)));
+    NodeRef v = region;
+    while (v != base) {
+      if (v->kind != NodeKind::View || v->view_kind() == ViewKind::Broadcast || v->view_kind() == ViewKind::Component)
+        return false;
+      std::vector<Lin> s = view_source_index(v, cur);
+      if (s.empty() && v->args[0]->ndim() > 0) return false;
+      cur = s;
+      v = v->args[0];
+    }
+    for (auto& l : cur) if (l.t.size() > 1) return false;
+    fwd = cur;
+    return true;
   }
 
   const std::vector<int>& global_bufs() const { return global_; }
@@ -566,10 +666,13 @@ class Emitter {
       s.expr.args = {Val{"0", DType::Int32}};
       stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
     }
+    // Long float32 sums add their blocks in double (Note [summation]).
+    int64_t last_ext = axes.empty() ? 1 : static_extent(src->shape[*axes.rbegin()]);
+    bool wide_acc = float_add && t == DType::Float32 && (last_ext < 0 || last_ext > 256);
     {
       Stmt s{Stmt::K::Decl};
       s.var = acc;
-      s.dtype = t;
+      s.dtype = wide_acc ? DType::Float64 : t;
       s.expr = Expr{Expr::K::Lit, t};
       s.expr.args = {Val{init_text, t}};
       stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
@@ -594,7 +697,8 @@ class Emitter {
     Val v = value(src, sidx);
     std::string target = acc;
     int64_t inner_ext = static_extent(src->shape[reduced.back()]);
-    if (float_add && (inner_ext < 0 || inner_ext > 4096)) blocked = true;
+    const int64_t block = t == DType::Float64 ? 2048 : 256;
+    if (float_add && (inner_ext < 0 || inner_ext > block)) blocked = true;
     if (blocked) target = part = fresh("part");
     {
       Stmt s{Stmt::K::Assign};
@@ -632,10 +736,10 @@ class Emitter {
       loop.lo = Lin::constant(0);
       loop.hi = hi;
       if (innermost && blocked) {
-        // Blocked summation: for (rb = 0; rb < n; rb += 4096) { part = 0; for (r in block) part += v; acc += part; }
+        // Blocked summation: for (rb = 0; rb < n; rb += block) { part = 0; for (r in block) part += v; acc += part; }
         std::string rb = fresh("rb");
         loop.lo = Lin::atom(rb);
-        loop.hi = Lin::atom("std::min<int64_t>(" + hi.str() + ", " + rb + " + 4096)");
+        loop.hi = Lin::atom("std::min<int64_t>(" + hi.str() + ", " + rb + " + " + std::to_string(block) + ")");
         loop.simd = true;
         loop.reduction = "+:" + part;
         loop.body = std::move(inner);
@@ -656,7 +760,7 @@ class Emitter {
         ob.var = rb;
         ob.lo = Lin::constant(0);
         ob.hi = hi;
-        ob.step = 4096;
+        ob.step = block;
         ob.body = std::move(blk);
         loop = std::move(ob);
       } else {
@@ -682,6 +786,11 @@ class Emitter {
     for (auto& r : rvars) level_.erase(r);
     level_[acc] = lv;
     Val result{acc, t};
+    if (wide_acc) {
+      Expr e{Expr::K::Lit, t};
+      e.args = {Val{"(float)" + acc, t}};
+      result = let(t, e, lv);
+    }
     if (t == DType::Float16) {
       Expr e{Expr::K::Lit, t};
       e.args = {Val{"npk::r16(" + acc + ")", t}};
@@ -1141,9 +1250,6 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
         std::set<NodeRef> rs(grp.begin(), grp.end());
         Emitter em(st, grp.front()->shape, rs);
         Kernel k = em.run(grp);
-        bool inner_loops = contains_loops(k.body);
-        coalesce(k.body);
-        schedule(k.body, inner_loops);
         std::string body = emit_cpp_kernel(k, "@NAME@");
         auto it = fn_by_text.find(body);
         int fn;

@@ -99,6 +99,8 @@ void bind_fusion(py::module_& m) {
     return fusion::jit(src)->path();
   }, "Compiles (or loads from the cache) one translation unit; returns the shared object's path.");
   m.def("_fusion_cache_key", &fusion::cache_key);
+  m.def("_fusion_supports", [](const std::string& op, int code) { return fusion::supports(op_by_name(op), static_cast<DType>(code)); },
+        "Whether the C++ emitter has a rule for ufunc `op` on loop dtype `code` (else the graph runs eagerly).");
 
   py::class_<PyGraph>(m, "_FusionGraph")
       .def(py::init<>())
@@ -119,6 +121,7 @@ void bind_fusion(py::module_& m) {
       .def("prim", [](PyGraph& p, const std::string& op, std::vector<int> args, int code, Shape s, std::vector<int64_t> params) {
         return p.add(p.g->prim(op_by_name(op), p.many(args), static_cast<DType>(code), ir::static_shape(s), params));
       })
+      .def("gather", [](PyGraph& p, int a, int idx, int64_t axis) { return p.add(p.g->gather(p.at(a), p.at(idx), axis)); })
       .def("write", [](PyGraph& p, int base, int region, int value) { return p.add(p.g->write(p.at(base), p.at(region), p.at(value))); })
       .def("output", [](PyGraph& p, int a) { p.g->outputs.push_back(p.at(a)); })
       .def("shape", [](PyGraph& p, int a) { return ir::concrete_shape(p.at(a)->shape, {}); })
