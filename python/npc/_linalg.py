@@ -17,7 +17,7 @@ from ._array import ndarray
 from ._creation import asarray, ones
 from ._fallback import NotNative, call as _fallback_call
 
-__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron",
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cross",
            "matrix_transpose", "vecdot", "matvec", "vecmat"]
 
 
@@ -288,6 +288,57 @@ def kron(a, b):
     perm = [p for i in range(nd) for p in (i, nd + i)]
     r = r.transpose(perm).reshape(tuple(x * y for x, y in zip(sa, sb)))
     return _result(r)
+
+
+def _normalize_axis(axis, ndim, prefix):
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise _np.exceptions.AxisError(axis, ndim, msg_prefix=prefix)
+    return axis % ndim
+
+
+def _moveaxis(a, src, dst):
+    perm = [i for i in range(a.ndim) if i != src]
+    perm.insert(dst % a.ndim if dst >= 0 else a.ndim + dst, src)
+    return a.transpose(perm)
+
+
+@_native(_np.cross)
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross product of 3-vectors along an axis (numpy.cross), with broadcasting of the
+    other dimensions: (a1*b2 - a2*b1, a2*b0 - a0*b2, a0*b1 - a1*b0), computed with npc's
+    multiply and subtract in NumPy's order. ValueError for vectors of another length."""
+    from . import _ufunc
+    if axis is not None:
+        axisa, axisb, axisc = (axis,) * 3
+    a = _arr(a)
+    b = _arr(b)
+    if a.ndim < 1 or b.ndim < 1:
+        raise ValueError("At least one array has zero dimension")
+    a = _moveaxis(a, _normalize_axis(axisa, a.ndim, "axisa"), -1)
+    b = _moveaxis(b, _normalize_axis(axisb, b.ndim, "axisb"), -1)
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they are "
+                         f"{a.shape[-1]} and {b.shape[-1]} dimensional instead.")
+    shape = (*_np.broadcast_shapes(a.shape[:-1], b.shape[:-1]), 3)
+    axisc = _normalize_axis(axisc, len(shape), "axisc")
+    dt = _np.promote_types(a.dtype, b.dtype)
+    if dt == _np.bool_:
+        raise NotNative  # NumPy's subtract of booleans raises its own TypeError
+    from ._creation import empty
+    # A leading unit axis keeps every component an array (1-D inputs would give scalars).
+    cp_full = empty((1,) + shape, dtype=dt)
+    cp = cp_full[0]
+    a = (a if a.dtype == dt else a.astype(dt)).reshape((1,) + a.shape)
+    b = (b if b.dtype == dt else b.astype(dt)).reshape((1,) + b.shape)
+    mul, sub = _ufunc.multiply, _ufunc.subtract
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    for k, (x, y, u, v) in enumerate(((a1, b2, a2, b1), (a2, b0, a0, b2), (a0, b1, a1, b0))):
+        ck = cp_full[..., k]
+        mul(x, y, out=ck)
+        sub(ck, mul(u, v), out=ck)
+    return _moveaxis(cp, cp.ndim - 1, axisc) if axisc != cp.ndim - 1 else cp
 
 
 @_native(_np.matrix_transpose)

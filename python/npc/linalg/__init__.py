@@ -409,6 +409,17 @@ def outer(x1, x2, /):
     return _core._outer(a, b)
 
 
+@_native("cross")
+def cross(x1, x2, /, *, axis=-1):
+    """Cross product of 3-element vectors along `axis` (numpy.linalg.cross)."""
+    a, b = _arr(x1), _arr(x2)
+    if a.ndim < 1 or b.ndim < 1 or a.shape[axis] != 3 or b.shape[axis] != 3:
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they are "
+                         f"{a.shape[axis] if a.ndim else 0} and {b.shape[axis] if b.ndim else 0} "
+                         "dimensional instead.")
+    return _products.cross(a, b, axis=axis)
+
+
 @_native("matmul")
 def matmul(x1, x2, /):
     """numpy.linalg.matmul: npc.matmul."""
