@@ -17,6 +17,8 @@ from ._array import ndarray
 from ._creation import asarray, ones
 from ._fallback import NotNative, call as _fallback_call
 
+_linalg_call = _core._linalg
+
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cross",
            "matrix_transpose", "vecdot", "matvec", "vecmat"]
 
@@ -78,7 +80,7 @@ def _result(r, out=None, dtype=None):
 
 
 def _mm(a, b):
-    return _core._matmul(a, b)
+    return _linalg_call("matmul", a, b)
 
 
 def _conj(a):
@@ -214,7 +216,7 @@ def inner(a, b, /):
 def outer(a, b, out=None):
     """Outer product of the flattened inputs (numpy.outer): shape ``(a.size, b.size)``,
     dtype ``promote_types`` (bool: logical and)."""
-    return _result(_core._outer(_arr(a), _arr(b)), out)
+    return _result(_core._linalg("outer", _arr(a), _arr(b)), out)
 
 
 def _tensordot(a, b, axes):
@@ -284,7 +286,7 @@ def kron(a, b):
     nd = max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + a.shape
     sb = (1,) * (nd - b.ndim) + b.shape
-    r = _core._outer(a, b).reshape(sa + sb)
+    r = _core._linalg("outer", a, b).reshape(sa + sb)
     perm = [p for i in range(nd) for p in (i, nd + i)]
     r = r.transpose(perm).reshape(tuple(x * y for x, y in zip(sa, sb)))
     return _result(r)
