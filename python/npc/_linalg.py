@@ -508,6 +508,25 @@ def _contract(a, la, b, lb, keep):
     return r, "".join(batch + fa + fb)
 
 
+def _take_diagonals(ops, labels):
+    """A label repeated within one operand ("ii") selects its diagonal: a strided view
+    (npc.diagonal), the label then appearing once, last."""
+    from ._indexing import diagonal
+    out_ops, out_labels = [], []
+    for x, lab in zip(ops, labels):
+        while len(set(lab)) != len(lab):
+            c = next(c for c in lab if lab.count(c) > 1)
+            i = lab.index(c)
+            j = lab.index(c, i + 1)
+            if x.shape[i] != x.shape[j]:
+                raise NotNative  # NumPy's dimension-mismatch error
+            x = diagonal(x, 0, i, j)
+            lab = "".join(ch for k, ch in enumerate(lab) if k not in (i, j)) + c
+        out_ops.append(x)
+        out_labels.append(lab)
+    return out_ops, out_labels
+
+
 def _squeeze_broadcast(ops, labels):
     """Size-1 dimensions whose label has a larger size elsewhere are constant along that
     label: drop them (einsum broadcasting)."""
@@ -553,8 +572,8 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     ValueError
         Mismatched dimensions or invalid subscripts (NumPy's messages, NumPy's check).
 
-    Repeated labels within one operand (diagonals), the interleaved (operand, sublist)
-    form and the `dtype`/`order`/`casting` keywords run on NumPy.
+    A label repeated within one operand takes that operand's diagonal. The interleaved
+    (operand, sublist) form and the `dtype`/`order`/`casting` keywords run on NumPy.
     """
     if not isinstance(subscripts, str) or dtype is not None or order != "K" or casting != "safe":
         raise NotNative
@@ -562,8 +581,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if not ops:
         raise NotNative
     labels, outs = _parse_einsum(subscripts, [x.shape for x in ops])
-    if any(len(set(t)) != len(t) for t in labels):
-        raise NotNative  # diagonals
+    ops, labels = _take_diagonals(ops, labels)
     dt = _np.result_type(*[x.dtype for x in ops])
     ops = [x if x.dtype == dt else x.astype(dt) for x in ops]
     ops, labels, _ = _squeeze_broadcast(ops, labels)
