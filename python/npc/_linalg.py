@@ -165,7 +165,10 @@ def dot(a, b, out=None):
     a = _arr(a)
     b = _arr(b)
     if a.ndim == 0 or b.ndim == 0:
-        raise NotNative  # elementwise multiply: NumPy's (or npc's ufunc) semantics
+        if out is not None:
+            raise NotNative
+        from ._ufunc import multiply
+        return multiply(a, b)
     ka = a.shape[-1]
     kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
     if ka != kb:
@@ -203,7 +206,8 @@ def inner(a, b, /):
     a = _arr(a)
     b = _arr(b)
     if a.ndim == 0 or b.ndim == 0:
-        raise NotNative
+        from ._ufunc import multiply
+        return multiply(a, b)
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
                          f"{b.shape[-1]} (dim {b.ndim - 1})")
