@@ -21,6 +21,23 @@ random::BitGen* bitgen_of(py::handle capsule) {
   return static_cast<random::BitGen*>(p);
 }
 
+py::object uniform01(py::args& x, bool pcg64) {
+  auto* bg = bitgen_of(x[1]);
+  auto& out = x[2].cast<PyArray&>();
+  py::gil_scoped_release nogil;
+  random::standard_uniform(bg, out, pcg64);
+  return py::none();
+}
+
+py::object uniform(py::args& x, bool pcg64) {
+  auto* bg = bitgen_of(x[1]);
+  const double lo = x[2].cast<double>(), hi = x[3].cast<double>();
+  auto& out = x[4].cast<PyArray&>();
+  py::gil_scoped_release nogil;
+  random::uniform(bg, lo, hi, out, pcg64);
+  return py::none();
+}
+
 }  // namespace
 
 void bind_linalg(py::module_& m) {
@@ -86,21 +103,11 @@ void bind_linalg(py::module_& m) {
   // Samplers: _random(name, capsule, *params, out) fills `out` in place with the GIL released;
   // the caller holds the bit generator's lock, as NumPy does.
   static const std::unordered_map<std::string, Fn> random_ops = {
-      {"uniform01", +[](py::args& x) -> py::object {
-         auto* bg = bitgen_of(x[1]);
-         auto& out = x[2].cast<PyArray&>();
-         py::gil_scoped_release nogil;
-         random::standard_uniform(bg, out);
-         return py::none();
-       }},
-      {"uniform", +[](py::args& x) -> py::object {
-         auto* bg = bitgen_of(x[1]);
-         const double lo = x[2].cast<double>(), hi = x[3].cast<double>();
-         auto& out = x[4].cast<PyArray&>();
-         py::gil_scoped_release nogil;
-         random::uniform(bg, lo, hi, out);
-         return py::none();
-       }},
+      // "*_pcg64": the caller checked that the bit generator is NumPy's PCG64 (Note [inline PCG64]).
+      {"uniform01", +[](py::args& x) -> py::object { return uniform01(x, false); }},
+      {"uniform01_pcg64", +[](py::args& x) -> py::object { return uniform01(x, true); }},
+      {"uniform", +[](py::args& x) -> py::object { return uniform(x, false); }},
+      {"uniform_pcg64", +[](py::args& x) -> py::object { return uniform(x, true); }},
       {"standard_normal", +[](py::args& x) -> py::object {
          auto* bg = bitgen_of(x[1]);
          auto& out = x[2].cast<PyArray&>();

@@ -125,6 +125,8 @@ def _bitgen(obj):
 
 
 _random = _core._random
+_PCG64 = _np.random.PCG64
+_PCG64_SAMPLERS = {"uniform01", "uniform"}
 
 
 def _fill(self, sampler, shape, dtype, *params):
@@ -133,6 +135,8 @@ def _fill(self, sampler, shape, dtype, *params):
     out = _empty(() if shape is None else shape, dtype)
     if out.size:
         bg = _bitgen(self)
+        if type(bg) is _PCG64 and sampler in _PCG64_SAMPLERS:
+            sampler += "_pcg64"  # NumPy's PCG64 exactly (not a subclass): its step is inlined
         with bg.lock:
             _random(sampler, bg.capsule, *params, out)
     return out
