@@ -49,12 +49,14 @@ def run_cases(cases, small):
         rows.append(r)
         hw = r.get("hw_s")
         warm = r.get("warm_s")
-        print(f"{r['name']:31} {r['kernels']:7d} {r['max_abs_diff']:10.2e} {r['numpy_s'] * 1e3:9.2f} "
+        print(f"{r['name'][:30] + ('*' if r['mode'] == 'graph' and mode == 'compile' else ''):31} {r['kernels']:7d} {r['max_abs_diff']:10.2e} {r['numpy_s'] * 1e3:9.2f} "
               f"{r['npc_s'] * 1e3:8.2f} {r['numpy_s'] / r['npc_s']:7.1f}x "
               f"{(hw * 1e3 if hw else float('nan')):8.2f} {(hw / r['npc_s'] * 100 if hw else float('nan')):7.0f}% "
               f"{r['cold_compile_s'] * 1e3:9.0f} ms {(f'{warm * 1e3:7.1f} ms' if warm is not None else r.get('warm_error', '-')[:10]):>10}")
     print()
     for r in rows:
+        if r.get("note"):
+            print(f"case {r['case']}: {r['note']}")
         if r["case"] == 1:
             print(f"case 1 peak npc memory beyond inputs and output: {r['peak_extra_bytes'] / 1e6:.3f} MB "
                   f"(the (1024, 64, 64) float64 intermediate NumPy builds is {1024 * 64 * 64 * 8 / 1e6:.1f} MB)")
@@ -69,7 +71,7 @@ def explain_case():
 
     def f(x):
         y = np.sin(x) * 2.0
-        print("tracing f")          # a Python side effect: graph break
+        print("y.max() =", y.max())  # printing an array value needs it: graph break
         if y.sum() > 0:             # needs a concrete value: graph break
             y = y + 1.0
         return np.cos(y)

@@ -29,6 +29,11 @@ struct Config {
 };
 /// The process-wide settings (mutable; read at each compile).
 Config& config();
+/// Installs a function that refreshes config() from another source (npc.config in Python)
+/// before each compile; null to stop.
+void set_config_refresh(void (*refresh)(Config&));
+/// config() after running the refresh function, if any (what a compile uses).
+Config current_config();
 
 /// Counters of the fused backend since the last reset (npc.compiler.stats() reports them).
 struct Stats {

@@ -49,6 +49,8 @@ from .compiler import compile, jit, explain  # noqa: E402,F401
 
 # --- settings, logs and the NumPy fallback (python/npc/_config.py, _logging.py, _fallback.py)
 from ._config import config  # noqa: E402
+from . import _fusion  # noqa: E402,F401  (fused-backend settings in npc.config)
+from ._fusion import CodegenError  # noqa: E402,F401
 from ._logging import set_logs  # noqa: E402
 from ._fallback import FallbackError, NotNative, fallback_stats, reset_fallback_stats  # noqa: E402
 from . import linalg, fft, random, lib, char, ma, polynomial, testing  # noqa: E402,F401

@@ -35,7 +35,7 @@ import types
 import numpy as _np
 
 from . import _core
-from ._array import _from_numpy as _from_numpy_py, ndarray
+from ._array import ndarray
 from ._config import config
 from ._logging import log_once
 
@@ -44,11 +44,17 @@ __all__ = ["FallbackError", "NotNative", "fallback_stats", "reset_fallback_stats
 _NP_NDARRAY = _np.ndarray
 _NP_UFUNC = _np.ufunc
 _to_numpy_view = _core._to_numpy
-_from_numpy_view = _core._from_numpy
 _stats = {}
 # Every fallback object made here (wrappers and ufunc proxies), by id: the protocol routing
-# asks "is npc's object of this name native?" with one set lookup.
+# asks "is npc's object of this name native?" with one set lookup. _FALLBACK_OBJECTS keeps
+# them alive, so an id is never reused by a native object.
 _FALLBACK_IDS = set()
+_FALLBACK_OBJECTS = []
+
+
+def _mark_fallback(obj):
+    _FALLBACK_OBJECTS.append(obj)
+    _FALLBACK_IDS.add(id(obj))
 
 
 class FallbackError(RuntimeError):
@@ -134,7 +140,7 @@ def wrap_function(name, fn):
         return call(name, fn, args, kwargs)
     wrapper.__module__, _, wrapper.__qualname__ = name.rpartition(".")
     wrapper.__npc_fallback__ = fn
-    _FALLBACK_IDS.add(id(wrapper))
+    _mark_fallback(wrapper)
     return wrapper
 
 
@@ -153,7 +159,7 @@ class FallbackUfunc:
         self.__qualname__ = ufunc.__name__
         self.__doc__ = ufunc.__doc__
         self.__npc_fallback__ = ufunc
-        _FALLBACK_IDS.add(id(self))
+        _mark_fallback(self)
 
     def __call__(self, *args, **kwargs):
         uf = self._ufunc
@@ -344,7 +350,7 @@ def _make_method(name):
     method.__qualname__ = "ndarray." + name
     method.__doc__ = getattr(np_method, "__doc__", None)
     method.__npc_fallback__ = np_method
-    _FALLBACK_IDS.add(id(method))
+    _mark_fallback(method)
     return method
 
 
@@ -355,15 +361,14 @@ def _make_property(name, descr):
         record(qual)
         return from_numpy(descr.__get__(_to_numpy_view(self), _NP_NDARRAY))
 
-    fset = None
-    if name in ("shape", "strides", "dtype", "data", "real", "imag", "flat"):
-        pass  # natively read-only on npc (npc arrays do not change layout in place)
-    if name == "flat":
-        def fset(self, value):
-            record(qual)
-            descr.__set__(_to_numpy_view(self), to_numpy(value))
-    prop = property(fget, fset, doc=getattr(descr, "__doc__", None))
-    _FALLBACK_IDS.add(id(prop))
+    def fset(self, value):
+        record(qual)
+        descr.__set__(_to_numpy_view(self), to_numpy(value))
+
+    # Only `flat` is writable through a view; setting shape/strides/dtype would change a
+    # temporary NumPy view, not the npc array, so those stay read-only (AttributeError).
+    prop = property(fget, fset if name == "flat" else None, doc=getattr(descr, "__doc__", None))
+    _mark_fallback(prop)
     return prop
 
 

@@ -102,6 +102,9 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 
 def _along_axis_key(arr, indices, axis):
+    if not -arr.ndim <= axis < max(arr.ndim, 0) or arr.ndim == 0:
+        raise _np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {arr.ndim}")
+    axis %= arr.ndim
     if indices.ndim != arr.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
     if indices.dtype.kind not in "iu":
@@ -125,7 +128,7 @@ def take_along_axis(arr, indices, axis=-1):
         if ind.ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
         x, axis = ravel(x), 0
-    axis = _operator.index(axis) % x.ndim if x.ndim else 0
+    axis = _operator.index(axis)
     return x[_along_axis_key(x, ind, axis)]
 
 
@@ -137,8 +140,7 @@ def put_along_axis(arr, indices, values, axis):
         if ind.ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
         x, axis = ravel(x), 0
-    axis = _operator.index(axis) % x.ndim
-    x[_along_axis_key(x, ind, axis)] = values
+    x[_along_axis_key(x, ind, _operator.index(axis))] = values
 
 
 def put(a, ind, v, mode="raise"):
@@ -325,6 +327,8 @@ def tril(m, k=0):
     """numpy.tril: a copy with the elements above the k-th diagonal zeroed (last two axes;
     1-d input is broadcast to a square)."""
     x = _arr(m)
+    if x.ndim == 0:
+        raise TypeError("tri() missing 1 required positional argument: 'N'")
     if x.ndim == 1:
         x = broadcast_to(x, (x.shape[0], x.shape[0]))
     return _op("tril", x, _operator.index(k))
@@ -333,6 +337,8 @@ def tril(m, k=0):
 def triu(m, k=0):
     """numpy.triu: a copy with the elements below the k-th diagonal zeroed."""
     x = _arr(m)
+    if x.ndim == 0:
+        raise TypeError("tri() missing 1 required positional argument: 'N'")
     if x.ndim == 1:
         x = broadcast_to(x, (x.shape[0], x.shape[0]))
     return _op("triu", x, _operator.index(k))
@@ -725,25 +731,26 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 
 def unique_values(x):
-    """numpy.unique_values: the unique values (sorted; NumPy may return them in hash order)."""
-    return _op("unique", _arr(x), True)[0]
+    """numpy.unique_values: the unique values, NaNs distinct (sorted; NumPy may return them
+    in hash order)."""
+    return _op("unique", _arr(x), False)[0]
 
 
 def unique_counts(x):
     """numpy.unique_counts: (values, counts)."""
-    v, _, _, c = _op("unique", _arr(x), True)
+    v, _, _, c = _op("unique", _arr(x), False)
     return UniqueCountsResult(v, c)
 
 
 def unique_inverse(x):
     """numpy.unique_inverse: (values, inverse_indices) with inverse in x's shape."""
-    v, _, i, _ = _op("unique", _arr(x), True)
+    v, _, i, _ = _op("unique", _arr(x), False)
     return UniqueInverseResult(v, i)
 
 
 def unique_all(x):
     """numpy.unique_all: (values, indices, inverse_indices, counts)."""
-    v, idx, i, c = _op("unique", _arr(x), True)
+    v, idx, i, c = _op("unique", _arr(x), False)
     return UniqueAllResult(v, idx, i, c)
 
 
@@ -835,14 +842,16 @@ def _edges(a, bins, range_, weights):
             first, last = _op("value_range", a)
             if not (_np.isfinite(first) and _np.isfinite(last)):
                 raise ValueError(f"autodetected range of [{first}, {last}] is not finite")
-            if a.dtype.kind in "iub":
-                first, last = int(first), int(last)
+            # NumPy takes a.min()/a.max() as scalars of a's dtype (strong under NEP 50).
+            first, last = a.dtype.type(first), a.dtype.type(last)
         if first == last:
             first, last = first - 0.5, last + 0.5
-        dt = _np.result_type(first, last, _np.asarray(memoryview(a)).dtype if a.size else a.dtype)
+        dt = _np.result_type(first, last, a.dtype)
         if dt.kind in "iub":
-            dt = _np.dtype(_np.float64)
-        return linspace(first, last, n + 1, endpoint=True, dtype=dt)
+            dt = _np.result_type(dt, float)
+        # The n + 1 edges follow numpy.linspace's arithmetic in the edge dtype (float32 data
+        # gives float32 arithmetic); NumPy computes these few values, npc counts the data.
+        return _from_numpy(_np.linspace(first, last, n + 1, endpoint=True, dtype=dt))
     e = _arr(bins)
     if e.ndim != 1:
         raise ValueError("`bins` must be 1d, when an array")
@@ -935,7 +944,7 @@ def digitize(x, bins, right=False):
     side_right = not right
     if mono == -1:
         rb = b[::-1]
-        pos = _op("searchsorted", rb, xs, not side_right, None)
+        pos = _op("searchsorted", rb, xs, side_right, None)
         return _from_numpy(b.size - _np.asarray(pos))
     r = _op("searchsorted", b, xs, side_right, None)
     return r
@@ -1005,3 +1014,297 @@ for _name, _fn in {"sort": _m_sort, "partition": _m_partition, "argsort": _m_arg
                    "take": _m_take, "put": _m_put, "compress": _m_compress, "diagonal": _m_diagonal,
                    "choose": _m_choose, "trace": _m_trace}.items():
     setattr(ndarray, _name, _fn)
+
+
+# ---------------------------------------------------------------- differences, interpolation, correlation
+# These need arithmetic: they are compositions of npc's ufuncs over views, following
+# NumPy's formulas and evaluation order so results match bit for bit where NumPy's do.
+__all__ += ["diff", "ediff1d", "interp", "convolve", "correlate", "gradient"]
+
+_NoValue = _np._NoValue
+
+
+def _ufuncs():
+    import npc
+    return npc
+
+
+def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
+    """numpy.diff: n-th discrete difference along `axis` (not_equal for booleans).
+
+    ValueError for 0-d input or negative n; AxisError for bad axes.
+    """
+    u = _ufuncs()
+    if n == 0:
+        return _arr(a)
+    if n < 0:
+        raise ValueError("order must be non-negative but got " + repr(n))
+    x = _arr(a)
+    nd = x.ndim
+    if nd == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = _operator.index(axis)
+    if not -nd <= axis < nd:
+        raise _np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {nd}")
+    axis %= nd
+    combined = []
+    for extra, where in ((prepend, "pre"), (append, "post")):
+        if extra is _NoValue:
+            combined.append(None)
+            continue
+        e = _arr(extra)
+        if e.ndim == 0:
+            shape = list(x.shape)
+            shape[axis] = 1
+            e = broadcast_to(e, tuple(shape))
+        combined.append(e)
+    parts = [p for p in (combined[0], x, combined[1]) if p is not None]
+    if len(parts) > 1:
+        x = concatenate(parts, axis)
+    sl1 = (slice(None),) * axis + (slice(1, None),)
+    sl2 = (slice(None),) * axis + (slice(None, -1),)
+    op = u.not_equal if x.dtype == _np.bool_ else u.subtract
+    for _ in builtins_range(n):
+        x = op(x[sl1], x[sl2])
+    return x
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """numpy.ediff1d: differences of the flattened array, with optional ends."""
+    u = _ufuncs()
+    x = ravel(_arr(ary))
+    dtype_req = x.dtype
+    parts = []
+    for extra, name in ((to_begin, "to_begin"), (None, None), (to_end, "to_end")):
+        if name is None:
+            parts.append(u.subtract(x[1:], x[:-1]))
+            continue
+        if extra is None:
+            continue
+        e = _arr(extra)
+        if not _np.can_cast(e.dtype, dtype_req, casting="same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the `same_kind` rule.")
+        parts.append(ravel(e).astype(dtype_req))
+    return concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """numpy.interp: 1-d piecewise-linear interpolation (float64, or complex128 for complex fp),
+    NumPy's formula slope * (x - xp[j]) + fp[j] with its NaN and exact-hit rules."""
+    u = _ufuncs()
+    fpa = _arr(fp)
+    dt = _np.complex128 if fpa.dtype.kind == "c" else _np.float64
+    xa = _arr(x).astype(_np.float64)
+    xpa = _arr(xp).astype(_np.float64)
+    fpa = fpa.astype(dt)
+    if period is not None:
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        period = abs(period)
+        left = right = None
+        if xpa.ndim != 1 or fpa.ndim != 1:
+            raise ValueError("Data points must be 1-D sequences")
+        if xpa.shape[0] != fpa.shape[0]:
+            raise ValueError("fp and xp are not of the same length")
+        xa = u.remainder(xa, period)
+        xpa = u.remainder(xpa, period)
+        order = argsort(xpa)
+        xpa, fpa = xpa[order], fpa[order]
+        xpa = concatenate((u.subtract(xpa[-1:], period), xpa, u.add(xpa[0:1], period)))
+        fpa = concatenate((fpa[-1:], fpa, fpa[0:1]))
+    if xpa.ndim != 1 or fpa.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    if fpa.shape[0] != xpa.shape[0]:
+        raise ValueError("fp and xp are not of the same length.")
+    if xpa.shape[0] == 0:
+        raise ValueError("array of sample points is empty")
+    n = xpa.shape[0]
+    lval = fpa[0] if left is None else _np.asarray(left, dtype=dt)[()]
+    rval = fpa[-1] if right is None else _np.asarray(right, dtype=dt)[()]
+    j = u.subtract(_op("searchsorted", xpa, xa, True, None), 1)  # last j with xp[j] <= x
+    jc = u.clip(j, 0, max(n - 2, 0))
+    x0, x1 = xpa[jc], xpa[u.minimum(jc + 1, n - 1)]
+    f0, f1 = fpa[jc], fpa[u.minimum(jc + 1, n - 1)]
+    with _np.errstate(all="ignore"):
+        slope = u.divide(u.subtract(f1, f0), u.subtract(x1, x0))
+        res = u.add(u.multiply(slope, u.subtract(xa, x0)), f0)
+        nan = u.isnan(res)
+        res = u.where(nan, u.add(u.multiply(slope, u.subtract(xa, x1)), f1), res)
+        res = u.where(u.isnan(res) & u.equal(f0, f1), f0, res)
+    jfull = j
+    res = u.where(u.equal(xa, xpa[u.clip(jfull, 0, n - 1)]) & (jfull >= 0), fpa[u.clip(jfull, 0, n - 1)], res)
+    res = u.where(jfull == n - 1, fpa[n - 1], res)
+    res = u.where(jfull < 0, lval, res)
+    res = u.where(u.greater(xa, xpa[n - 1]), rval, res)
+    res = u.where(u.isnan(xa), xa.astype(dt), res)
+    res = res.astype(dt)
+    return res[()] if res.ndim == 0 else res
+
+
+def _correlate(a, v, mode, conj):
+    u = _ufuncs()
+    x = _arr(a)
+    y = _arr(v)
+    if x.ndim != 1 or y.ndim != 1:
+        x, y = ravel(x) if x.ndim == 0 else x, ravel(y) if y.ndim == 0 else y
+        if x.ndim != 1 or y.ndim != 1:
+            raise ValueError("object too deep for desired array")
+    modes = {"valid": 0, "same": 1, "full": 2, 0: 0, 1: 1, 2: 2, "v": 0, "s": 1, "f": 2}
+    if mode not in modes:
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    m = modes[mode]
+    dt = _result_type(x, y)
+    x, y = x.astype(dt), y.astype(dt)
+    if conj and dt.kind == "c":
+        y = u.conjugate(y)
+    n1, n2 = x.shape[0], y.shape[0]
+    if n1 == 0:
+        raise ValueError("first array argument cannot be empty")
+    if n2 == 0:
+        raise ValueError("second array argument cannot be empty")
+    inverted = n1 < n2
+    if inverted:
+        x, y, n1, n2 = y, x, n2, n1
+    if m == 0:
+        length, n_left = n1 - n2 + 1, 0
+    elif m == 1:
+        length, n_left = n1, n2 // 2
+    else:
+        length, n_left = n1 + n2 - 1, n2 - 1
+    # out[i] = sum_j x[i - n_left + j] * y[j] over the j in range, in ascending j (NumPy's
+    # dot order); float16 accumulates in float32 as NumPy's half dot does.
+    acc_dt = _np.float32 if dt == _np.float16 else dt
+    out = _core.zeros((length,), code_of(acc_dt), "C")
+    xs = x.astype(acc_dt)
+    ys = y.astype(acc_dt)
+    for j in builtins_range(n2):
+        lo = max(0, n_left - j)
+        hi = min(length, n1 + n_left - j)
+        if hi <= lo:
+            continue
+        seg = xs[lo - n_left + j:hi - n_left + j]
+        if dt == _np.bool_:
+            out[lo:hi] = u.logical_or(out[lo:hi], u.logical_and(seg, ys[j]))
+        else:
+            out[lo:hi] = u.add(out[lo:hi], u.multiply(seg, ys[j]))
+    out = out.astype(dt)
+    return out[::-1].copy() if inverted else out
+
+
+def correlate(a, v, mode="valid"):
+    """numpy.correlate: c[k] = sum_n a[n + k] * conj(v[n]) ('valid', 'same' or 'full')."""
+    return _correlate(a, v, mode, True)
+
+
+def convolve(a, v, mode="full"):
+    """numpy.convolve: discrete linear convolution ('full', 'same' or 'valid')."""
+    x, y = _arr(a), _arr(v)
+    if x.ndim == 0:
+        x = ravel(x)
+    if y.ndim == 0:
+        y = ravel(y)
+    if x.shape[0] == 0:
+        raise ValueError("a cannot be empty")
+    if y.shape[0] == 0:
+        raise ValueError("v cannot be empty")
+    if y.shape[0] > x.shape[0]:
+        x, y = y, x
+    return _correlate(x, y[::-1], mode, False)
+
+
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """numpy.gradient: second-order central differences inside, first or second order
+    one-sided differences at the edges; scalar or coordinate-array spacings per axis."""
+    u = _ufuncs()
+    f = _arr(f)
+    N = f.ndim
+    if axis is None:
+        axes = tuple(builtins_range(N))
+    else:
+        axes = tuple(_operator.index(a) % N if -N <= _operator.index(a) < N else
+                     (_ for _ in ()).throw(_np.exceptions.AxisError(
+                         f"axis {a} is out of bounds for array of dimension {N}")) for a in _axes(axis))
+    len_axes = len(axes)
+    n = len(varargs)
+    if n == 0:
+        dx = [1.0] * len_axes
+    elif n == 1 and _np.ndim(varargs[0]) == 0:
+        dx = list(varargs) * len_axes
+    elif n == len_axes:
+        dx = list(varargs)
+        for i, distances in enumerate(dx):
+            d = _arr(distances) if not type(distances) in (int, float) else distances
+            if isinstance(d, ndarray) and d.ndim == 0:
+                continue
+            if isinstance(d, ndarray):
+                if d.ndim != 1:
+                    raise ValueError("distances must be either scalars or 1d")
+                if len(d) != f.shape[axes[i]]:
+                    raise ValueError("when 1d, distances must match the length of the corresponding dimension")
+                if d.dtype.kind in "iu":
+                    d = d.astype(_np.float64)
+                diffx = u.subtract(d[1:], d[:-1])
+                if bool(u.all(u.equal(diffx, diffx[0]))):
+                    diffx = diffx[0]
+                dx[i] = diffx
+    else:
+        raise TypeError("invalid number of arguments")
+    if edge_order > 2:
+        raise ValueError("'edge_order' greater than 2 not supported")
+    outvals = []
+    otype = f.dtype
+    if otype.kind in "iu" or otype == _np.bool_:
+        otype = _np.dtype(_np.float64)
+    if f.dtype.kind in "iub":
+        f = f.astype(_np.float64)
+    for ax, ax_dx in zip(axes, dx):
+        if f.shape[ax] < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, at least "
+                             "(edge_order + 1) elements are required.")
+        out = _core.empty(f.shape, code_of(otype), "C")
+
+        def s(sl):
+            return (slice(None),) * ax + (sl,)
+        uniform = not isinstance(ax_dx, ndarray) or ax_dx.ndim == 0
+        if uniform:
+            out[s(slice(1, -1))] = u.divide(u.subtract(f[s(slice(2, None))], f[s(slice(None, -2))]),
+                                            u.multiply(2.0, ax_dx))
+        else:
+            dx1 = ax_dx[0:-1]
+            dx2 = ax_dx[1:]
+            a = u.divide(u.negative(dx2), u.multiply(dx1, u.add(dx1, dx2)))
+            b = u.divide(u.subtract(dx2, dx1), u.multiply(dx1, dx2))
+            c = u.divide(dx1, u.multiply(dx2, u.add(dx1, dx2)))
+            shape = [1] * N
+            shape[ax] = -1
+            a, b, c = a.reshape(shape), b.reshape(shape), c.reshape(shape)
+            out[s(slice(1, -1))] = u.add(u.add(u.multiply(a, f[s(slice(None, -2))]),
+                                               u.multiply(b, f[s(slice(1, -1))])),
+                                         u.multiply(c, f[s(slice(2, None))]))
+        if edge_order == 1:
+            d0 = ax_dx if uniform else ax_dx[0]
+            out[s(slice(0, 1))] = u.divide(u.subtract(f[s(slice(1, 2))], f[s(slice(0, 1))]), d0)
+            dn = ax_dx if uniform else ax_dx[-1]
+            out[s(slice(-1, None))] = u.divide(u.subtract(f[s(slice(-1, None))], f[s(slice(-2, -1))]), dn)
+        else:
+            if uniform:
+                a, b, c = -1.5 / ax_dx, 2.0 / ax_dx, -0.5 / ax_dx
+            else:
+                dx1, dx2 = float(ax_dx[0]), float(ax_dx[1])
+                a = -(2. * dx1 + dx2) / (dx1 * (dx1 + dx2))
+                b = (dx1 + dx2) / (dx1 * dx2)
+                c = - dx1 / (dx2 * (dx1 + dx2))
+            out[s(slice(0, 1))] = u.add(u.add(u.multiply(a, f[s(slice(0, 1))]), u.multiply(b, f[s(slice(1, 2))])),
+                                        u.multiply(c, f[s(slice(2, 3))]))
+            if uniform:
+                a, b, c = 0.5 / ax_dx, -2.0 / ax_dx, 1.5 / ax_dx
+            else:
+                dx1, dx2 = float(ax_dx[-2]), float(ax_dx[-1])
+                a = (dx2) / (dx1 * (dx1 + dx2))
+                b = - (dx2 + dx1) / (dx1 * dx2)
+                c = (2. * dx2 + dx1) / (dx2 * (dx1 + dx2))
+            out[s(slice(-1, None))] = u.add(u.add(u.multiply(a, f[s(slice(-3, -2))]),
+                                                  u.multiply(b, f[s(slice(-2, -1))])),
+                                            u.multiply(c, f[s(slice(-1, None))]))
+        outvals.append(out)
+    return outvals[0] if len_axes == 1 else tuple(outvals)

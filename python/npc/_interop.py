@@ -49,7 +49,6 @@ _call_numpy = _core._call_numpy
 _NATIVE_NP_DTYPES = frozenset(_np.dtype(c) for c in "?bBhHiIlLqQefdFD")
 # Types a native npc function takes as they are: npc arrays, Python and NumPy scalars.
 _PASS_TYPES = frozenset({ndarray, int, float, complex, bool} | {d.type for d in _NATIVE_NP_DTYPES})
-_NATIVE_KINDS = frozenset("biufc")
 _ns = None  # npc's module dict, set by install()
 
 
@@ -63,8 +62,7 @@ def _native_input(x):
         if r is None:
             raise NotNative
         return r
-    if isinstance(x, _np.generic) and x.dtype.kind in _NATIVE_KINDS and x.dtype.itemsize <= 16 \
-            and x.dtype != _np.longdouble:
+    if t in _PASS_TYPES:  # NumPy scalars of native dtypes
         return x
     raise NotNative
 

@@ -197,6 +197,8 @@ def flip(m, axis=None):
     x = _arr(m)
     if x is None:
         return _numpy("flip", m, axis)
+    if axis is None and x.ndim == 0:
+        return x[()]  # NumPy indexes with an empty tuple: a scalar
     return _op("flip", x, None if axis is None else _axes(axis))
 
 
@@ -405,7 +407,8 @@ def tile(A, reps):
     # Broadcast a new repetition axis before each axis, then fold it in.
     exp = x.reshape(tuple(v for s in x.shape for v in (1, s)))
     shape = tuple(v for t, s in zip(tup, x.shape) for v in (t, s))
-    return _op("broadcast_to", exp, shape).reshape(tuple(t * s for t, s in zip(tup, x.shape)))
+    r = _op("broadcast_to", exp, shape).reshape(tuple(t * s for t, s in zip(tup, x.shape)))
+    return r.copy() if r._storage_id == x._storage_id else r
 
 
 def repeat(a, repeats, axis=None):
@@ -637,6 +640,8 @@ def insert(arr, obj, values, axis=None):
 def trim_zeros(filt, trim="fb", axis=None):
     """numpy.trim_zeros: leading ('f') and/or trailing ('b') zeros removed (a view)."""
     x = _arr(filt)
+    if x.ndim == 0:
+        return x[...]
     trim = trim.lower()
     if any(c not in "fb" for c in trim):
         raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")

@@ -18,6 +18,8 @@ from ._array import _as_npc, _from_numpy, ndarray
 from ._dtypes import DTYPES, code_of
 
 _NOT_NATIVE = object()  # returned by the bindings when an operand is not native to npc
+_call_simple = _core.ufunc_call_simple
+_reduce_all = _core.reduce_all
 _CASTING = {"no": 0, "equiv": 1, "safe": 2, "same_kind": 3, "unsafe": 4}
 _IDENTITY = {0: None, 1: 0, 2: 1, 3: -1, 4: True, 5: False, 6: -_np.inf}
 
@@ -105,7 +107,7 @@ class ufunc:
         nin = self.nin
         if len(args) == nin and out is None and where is True and dtype is None and \
                 casting == "same_kind" and order == "K" and signature is None and not kwargs:
-            r = _core.ufunc_call(self._id, args, None, None, -1, 3, "K")
+            r = _call_simple(self._id, args)
             if r is _NOT_NATIVE:
                 return self._fallback("__call__", args, {})
             return r
@@ -290,30 +292,42 @@ def _make_unop(name):
     return op
 
 
+def _operator_fallback(op_id, args, out):
+    """Operators whose operands are not native to npc run on NumPy (called from C++)."""
+    uf = _UFUNCS[_TABLE[op_id][0]]
+    return uf._fallback("__call__", args, {} if out is None else {"out": out})
+
+
+_BINARY = {}
+_REFLECTED = {}
+_INPLACE = {}
 for _dunder, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
                        ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
                        ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
                        ("lshift", "left_shift"), ("rshift", "right_shift"), ("divmod", "divmod")):
-    _f, _r, _i = _make_binop(_name)
-    setattr(ndarray, f"__{_dunder}__", _f)
-    setattr(ndarray, f"__r{_dunder}__", _r)
+    _BINARY[f"__{_dunder}__"] = _OP_ID[_name]
+    _REFLECTED[f"__r{_dunder}__"] = _OP_ID[_name]
     if _dunder != "divmod":
-        setattr(ndarray, f"__i{_dunder}__", _i)
-
+        _INPLACE[f"__i{_dunder}__"] = _OP_ID[_name]
 for _dunder, _name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
                        ("gt", "greater"), ("ge", "greater_equal")):
-    setattr(ndarray, f"__{_dunder}__", _make_binop(_name)[0])
-
-ndarray.__neg__ = _make_unop("negative")
-ndarray.__pos__ = _make_unop("positive")
-ndarray.__abs__ = _make_unop("absolute")
-ndarray.__invert__ = _make_unop("invert")
-_pow_fwd, _pow_rev, _pow_inplace = _make_binop("power")
+    _BINARY[f"__{_dunder}__"] = _OP_ID[_name]
+_UNARY = {"__neg__": _OP_ID["negative"], "__pos__": _OP_ID["positive"], "__abs__": _OP_ID["absolute"],
+          "__invert__": _OP_ID["invert"]}
+_core._install_operators(ndarray, _BINARY, _REFLECTED, _INPLACE, _UNARY)
+_pow_fwd = ndarray.__pow__
 
 
 def _pow(self, other, modulo=None):
+    """ndarray ** other with NumPy's fast scalar powers: ** 2 is square (bool ** 2 is int8),
+    ** 0.5 is sqrt for inexact arrays."""
     if modulo is not None:
         return NotImplemented
+    t = type(other)
+    if t is int and other == 2:
+        return square(self)  # noqa: F821
+    if t is float and other == 0.5 and self.dtype.kind in "fc":
+        return sqrt(self)  # noqa: F821
     return _pow_fwd(self, other)
 
 
@@ -370,6 +384,9 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue
     """numpy.sum: sum over `axis` (None, int or tuple). Small integers and bool sum in
     int64/uint64; floats use NumPy's pairwise summation. Returns a NumPy scalar for full
     reductions, an npc array otherwise."""
+    if type(a) is ndarray and axis is None and dtype is None and out is None and not keepdims and \
+            initial is _np._NoValue and where is True:
+        return _reduce_all(_OP_ID["add"], a)
     return _reduce(add, a, axis, dtype, out, keepdims, initial, where, "sum")  # noqa: F821
 
 
@@ -1044,7 +1061,12 @@ def get_parallel_threshold():
 
 
 # ---------------------------------------------------------------- ndarray methods
+_ADD_ID, _MUL_ID, _MAX_ID, _MIN_ID = (_OP_ID[n] for n in ("add", "multiply", "maximum", "minimum"))
+
+
 def _m_sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    if axis is None and dtype is None and out is None and not keepdims and initial is _np._NoValue and where is True:
+        return _reduce_all(_ADD_ID, self)
     return sum(self, axis, dtype, out, keepdims, initial, where)
 
 
@@ -1053,10 +1075,14 @@ def _m_prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_np._
 
 
 def _m_max(self, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    if axis is None and out is None and not keepdims and initial is _np._NoValue and where is True:
+        return _reduce_all(_MAX_ID, self)
     return max(self, axis, out, keepdims, initial, where)
 
 
 def _m_min(self, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
+    if axis is None and out is None and not keepdims and initial is _np._NoValue and where is True:
+        return _reduce_all(_MIN_ID, self)
     return min(self, axis, out, keepdims, initial, where)
 
 

@@ -402,6 +402,92 @@ bool try_mask_select(const ndarray& a, std::span<const IndexItem> idx, ndarray& 
   return true;
 }
 
+// a[idx] with one index array over a 1-d view (take, a[idx]): bounds check and gather in
+// one parallel pass, without the offset table of the general path.
+template <size_t N>
+struct SingleGatherF {
+  static void run(std::byte* dst, const std::byte* src, const int64_t* idx, int64_t m, int64_t n, int64_t stride,
+                  int64_t* bad) {
+    int64_t first_bad = -1;
+#pragma omp parallel for if (m > (1 << 16)) schedule(static)
+    for (int64_t j = 0; j < m; ++j) {
+      int64_t i = idx[j];
+      int64_t w = i < 0 ? i + n : i;
+      if (static_cast<uint64_t>(w) >= static_cast<uint64_t>(n)) [[unlikely]] {
+#pragma omp critical(npc_index_bad)
+        if (first_bad < 0 || j < first_bad) first_bad = j;
+        continue;
+      }
+      std::memcpy(dst + j * static_cast<int64_t>(N), src + w * stride, N);
+    }
+    *bad = first_bad;
+  }
+};
+
+bool try_single_gather(const ndarray& a, const Prepared& p, ndarray& out) {
+  if (p.arrays.size() != 1 || p.shape.size() != 1) return false;
+  const ndarray& ind = p.arrays[0];
+  if (ind.dtype() != DType::Int64 || !ind.is_c_contiguous()) return false;
+  out = empty(ind.shape(), a.dtype());
+  const int64_t m = ind.size();
+  if (m == 0) return true;
+  int64_t bad = -1;
+  const int64_t* iv = reinterpret_cast<const int64_t*>(ind.data());
+  const std::byte* src = a.storage()->data() + p.offset;
+  std::byte* dst = out.data();
+  switch (a.itemsize()) {
+    case 1: SingleGatherF<1>::run(dst, src, iv, m, p.shape[0], p.strides[0], &bad); break;
+    case 2: SingleGatherF<2>::run(dst, src, iv, m, p.shape[0], p.strides[0], &bad); break;
+    case 4: SingleGatherF<4>::run(dst, src, iv, m, p.shape[0], p.strides[0], &bad); break;
+    case 8: SingleGatherF<8>::run(dst, src, iv, m, p.shape[0], p.strides[0], &bad); break;
+    default: SingleGatherF<16>::run(dst, src, iv, m, p.shape[0], p.strides[0], &bad); break;
+  }
+  if (bad >= 0)
+    throw IndexError("index " + std::to_string(iv[bad]) + " is out of bounds for axis " +
+                     std::to_string(p.array_axis[0]) + " with size " + std::to_string(p.shape[0]));
+  return true;
+}
+
+// a[mask] = value for a C-contiguous `a`, a C-contiguous mask of a's shape and a value that is
+// one element or one per selected element (already in a's dtype, contiguous).
+bool try_mask_assign(const ndarray& a, std::span<const IndexItem> idx, const ndarray& value) {
+  if (idx.size() != 1 || !is_bool_array(idx[0])) return false;
+  const ndarray& m = idx[0].array;
+  if (m.shape() != a.shape() || !a.is_c_contiguous() || !m.is_c_contiguous() || a.ndim() == 0) return false;
+  if (value.dtype() != a.dtype() || !value.is_c_contiguous() || value.ndim() > 1) return false;
+  if (value.storage() == a.storage()) return false;
+  const int64_t n = a.size();
+  const uint8_t* mk = reinterpret_cast<const uint8_t*>(m.data());
+  const size_t isz = a.itemsize();
+  std::byte* dst = a.data();
+  const std::byte* v = value.data();
+  if (value.size() == 1) {
+    auto fill = [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T x;
+      std::memcpy(&x, v, sizeof(T));
+      T* d = reinterpret_cast<T*>(dst);
+#pragma omp parallel for simd if (n > (1 << 18)) schedule(static)
+      for (int64_t i = 0; i < n; ++i)
+        if (mk[i]) d[i] = x;
+    };
+    switch (isz) {
+      case 1: fill(detail::TypeTag<uint8_t>{}); break;
+      case 2: fill(detail::TypeTag<uint16_t>{}); break;
+      case 4: fill(detail::TypeTag<uint32_t>{}); break;
+      case 8: fill(detail::TypeTag<uint64_t>{}); break;
+      default:
+        for (int64_t i = 0; i < n; ++i)
+          if (mk[i]) std::memcpy(dst + i * static_cast<int64_t>(isz), v, isz);
+    }
+    return true;
+  }
+  int64_t j = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (mk[i]) std::memcpy(dst + i * static_cast<int64_t>(isz), v + (j++) * static_cast<int64_t>(isz), isz);
+  return true;
+}
+
 }  // namespace
 
 // Note [assignment overlap]
@@ -481,6 +567,8 @@ ndarray index(const ndarray& a, std::span<const IndexItem> idx) {
     for (const IndexItem& it : idx) has_array = has_array || it.kind == IndexItem::Kind::Array;
     return has_array && !p.scalar ? view.copy() : view;
   }
+  ndarray direct;
+  if (try_single_gather(a, p, direct)) return direct;
   Gather g = plan_gather(a, p);
   ndarray out = empty(g.out_shape, a.dtype());
   if (out.size() == 0) return out;
@@ -509,6 +597,9 @@ void index_assign(const ndarray& a, std::span<const IndexItem> idx, const ndarra
                          " input values to the " + std::to_string(cnt) + " output values where the mask is true");
     }
   }
+  if (value.dtype() == a.dtype() && try_mask_assign(a, idx, value)) return;
+  if (value.size() == 1 && value.dtype() != a.dtype() && idx.size() == 1 && is_bool_array(idx[0]) &&
+      try_mask_assign(a, idx, value.astype(a.dtype()))) return;
   Prepared p = prepare(a, idx);
   Shape target;
   Gather g;
@@ -621,9 +712,9 @@ void check_take_indices(const ndarray& indices) {
 
 ndarray take(const ndarray& a, const ndarray& indices, std::optional<int64_t> axis, ClipMode mode) {
   check_take_indices(indices);
-  ndarray src = axis ? a : a.reshape(std::vector<int64_t>{-1});
-  int64_t ax = axis ? normalize_axis(*axis, a.ndim()) : 0;
-  if (src.ndim() == 0) throw AxisError("axis " + std::to_string(ax) + " is out of bounds for array of dimension 0");
+  // A 0-d array takes as a 1-d one (axis 0 or -1), as NumPy.
+  ndarray src = axis && a.ndim() > 0 ? a : a.reshape(std::vector<int64_t>{-1});
+  int64_t ax = axis ? normalize_axis(*axis, std::max(a.ndim(), 1)) : 0;
   int64_t n = src.shape()[ax];
   if (n == 0 && indices.size() > 0 && mode != ClipMode::Raise)
     throw IndexError("cannot do a non-empty take from an empty axes.");
@@ -648,7 +739,6 @@ ndarray take(const ndarray& a, const ndarray& indices, std::optional<int64_t> ax
 void put(const ndarray& a, const ndarray& indices, const ndarray& values, ClipMode mode) {
   check_take_indices(indices);
   if (!a.writeable()) throw ValueError("put: output array is read-only");
-  if (!a.is_c_contiguous()) throw ValueError("put: only contiguous arrays are supported here");
   const int64_t n = a.size();
   if (n == 0 && indices.size() > 0) throw IndexError("cannot replace in an empty array");
   if (indices.size() == 0 || values.size() == 0) return;
@@ -665,7 +755,17 @@ void put(const ndarray& a, const ndarray& indices, const ndarray& values, ClipMo
     int64_t w = i < 0 ? i + n : i;
     if (w < 0 || w >= n)
       throw IndexError("index " + std::to_string(i) + " is out of bounds for axis 0 with size " + std::to_string(n));
-    std::memcpy(base + w * static_cast<int64_t>(isz), vp + (k % nv) * static_cast<int64_t>(isz), isz);
+    // Flat (C-order) index -> byte offset; one multiply for contiguous arrays.
+    int64_t off = 0;
+    if (a.is_c_contiguous()) {
+      off = w * static_cast<int64_t>(isz);
+    } else {
+      for (int d = a.ndim() - 1; d >= 0; --d) {
+        off += (w % a.shape()[d]) * a.strides()[d];
+        w /= a.shape()[d];
+      }
+    }
+    std::memcpy(base + off, vp + (k % nv) * static_cast<int64_t>(isz), isz);
   }
 }
 

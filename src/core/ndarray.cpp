@@ -440,8 +440,11 @@ ndarray ndarray::reshape(std::span<const int64_t> newshape_in, Order order) cons
     }
   }
   auto fail = [&] {
-    std::string s = shape_str(newshape_in);
-    std::erase(s, ' ');  // NumPy spells this one "(5,5)"
+    // NumPy spells this one "(5,5)", the unknown dimension as "newaxis".
+    std::string s = "(";
+    for (size_t i = 0; i < newshape_in.size(); ++i)
+      s += (i ? "," : "") + (newshape_in[i] < 0 ? std::string("newaxis") : std::to_string(newshape_in[i]));
+    s += newshape_in.size() == 1 ? ",)" : ")";
     throw ValueError("cannot reshape array of size " + std::to_string(size_) + " into shape " + s);
   };
   if (unknown >= 0) {

@@ -44,7 +44,9 @@ void check_cast(DType from, DType to, Casting casting) {
 
 ndarray squeeze(const ndarray& a, std::optional<std::vector<int64_t>> axes) {
   std::vector<bool> drop(a.ndim(), false);
-  if (axes) {
+  if (axes && a.ndim() == 0) {
+    normalize_axes(*axes, 1, "");  // a 0-d array accepts axis 0 and -1
+  } else if (axes) {
     for (int64_t ax : normalize_axes(*axes, a.ndim(), "")) {
       if (a.shape()[ax] != 1) throw ValueError("cannot select an axis to squeeze out which has size not equal to one");
       drop[ax] = true;
@@ -138,8 +140,12 @@ ndarray diagonal(const ndarray& a, int64_t offset, int64_t axis1, int64_t axis2)
 }
 
 ndarray ravel(const ndarray& a, Order order) {
+  // NumPy's ravel returns a view only of arrays contiguous in the requested order (unlike
+  // reshape(-1), which also views uniformly strided arrays).
   std::vector<int64_t> flat{-1};
   if (order == Order::A) order = a.is_f_contiguous() && !a.is_c_contiguous() ? Order::F : Order::C;
+  if (order == Order::C && !a.is_c_contiguous()) return a.copy(Order::C).reshape(flat);
+  if (order == Order::F && !a.is_f_contiguous()) return a.copy(Order::F).reshape(flat, Order::F);
   if (order == Order::K) {
     // Memory order: a view when the strides (sorted, made positive) describe one run.
     std::vector<int> axes;
@@ -156,7 +162,16 @@ ndarray ravel(const ndarray& a, Order order) {
       ndarray t = a.with_geometry(a.offset(), a.dtype(), sh, st);
       if (t.is_c_contiguous()) return t.reshape(flat);
     }
-    order = Order::C;
+    // Not contiguous in any axis order: a copy in memory order.
+    ndarray c = a.copy(Order::K);
+    Shape sh;
+    Strides st;
+    std::vector<int> axes2;
+    for (int d = 0; d < a.ndim(); ++d) axes2.push_back(d);
+    std::stable_sort(axes2.begin(), axes2.end(),
+                     [&](int p, int q) { return std::abs(c.strides()[p]) > std::abs(c.strides()[q]); });
+    for (int d : axes2) { sh.push_back(c.shape()[d]); st.push_back(c.strides()[d]); }
+    return c.with_geometry(c.offset(), c.dtype(), sh, st).reshape(flat);
   }
   return a.reshape(flat, order);
 }
@@ -251,9 +266,9 @@ ndarray stack(std::span<const ndarray> arrays, int64_t axis, std::optional<DType
 }
 
 ndarray repeat(const ndarray& a, const ndarray& repeats, std::optional<int64_t> axis) {
-  ndarray src = axis ? a : a.reshape(std::vector<int64_t>{-1});
-  const int64_t ax = axis ? normalize_axis(*axis, a.ndim()) : 0;
-  if (src.ndim() == 0) src = src.reshape(std::vector<int64_t>{1});
+  // A 0-d array repeats as a 1-d one (axis 0 or -1 allowed, as NumPy).
+  ndarray src = axis && a.ndim() > 0 ? a : a.reshape(std::vector<int64_t>{-1});
+  const int64_t ax = axis ? normalize_axis(*axis, std::max(a.ndim(), 1)) : 0;
   const int64_t n = src.shape()[ax];
   if (!is_integer(repeats.dtype()) && repeats.dtype() != DType::Bool)
     throw TypeError("Cannot cast array data from dtype('" + std::string(name(repeats.dtype())) +

@@ -86,6 +86,7 @@ void write_debug(const ir::Graph& g, const Lowered& l, const std::string& src, c
 }
 
 Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
+  current_config();
   Variant v;
   v.low = lower(g, contiguous);
   std::string tag = std::to_string(g.structural_hash() % 1000000007ull) + "_" + std::to_string(g_tag++);
@@ -116,9 +117,9 @@ class FusedExecutable {
   }
 
   std::vector<ndarray> operator()(const ir::RunArgs& args) {
-    std::vector<bool> contig(args.inputs.size());
+    std::vector<bool> contig(g_.num_inputs(), true);
     bool odd = false;
-    for (size_t i = 0; i < args.inputs.size(); ++i) {
+    for (size_t i = 0; i < std::min<size_t>(args.inputs.size(), contig.size()); ++i) {
       const ndarray& a = args.inputs[i];
       contig[i] = a.is_c_contiguous();
       for (int64_t s : a.strides())

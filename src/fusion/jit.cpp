@@ -169,6 +169,15 @@ Config& config() {
   return c;
 }
 
+namespace {
+std::atomic<void (*)(Config&)> g_refresh{nullptr};
+}
+void set_config_refresh(void (*refresh)(Config&)) { g_refresh = refresh; }
+Config current_config() {
+  if (auto f = g_refresh.load()) f(config());
+  return config();
+}
+
 Stats stats() {
   std::lock_guard<std::mutex> l(g_mu);
   return g_stats;
@@ -200,7 +209,7 @@ std::string cache_key(const std::string& source) {
 
 std::shared_ptr<Module> jit(const std::string& source) {
   auto t0 = std::chrono::steady_clock::now();
-  const Config cfg = config();
+  const Config cfg = current_config();
   std::string id = compiler_identity(cfg.cxx);
   if (id.empty()) throw CodegenError("no C++ compiler found (CXX=" + cfg.cxx + "); the fused backend needs one");
   std::string key = cache_key(source);

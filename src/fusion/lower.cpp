@@ -283,7 +283,49 @@ class Emitter {
         return {};  // not an index map: caller loads linearly from the materialised source
       }
       case ViewKind::Component: return idx;
-      case ViewKind::Strided: return {};
+      case ViewKind::Strided: return strided_as_dims(v, idx);
+    }
+    return out;
+  }
+
+  // A Strided view (offset and element strides over the source's C-order flattening) as
+  // one affine index per source axis, when each result axis walks one source axis without
+  // wrapping; {} otherwise (then it is read linearly from the contiguous source).
+  std::vector<Lin> strided_as_dims(NodeRef v, const std::vector<Lin>& idx) {
+    NodeRef src = v->args[0];
+    int sn = src->ndim();
+    std::vector<int64_t> S(sn), cs(sn);
+    int64_t c = 1;
+    for (int k = sn - 1; k >= 0; --k) {
+      if (!src->shape[k].is_static()) return {};
+      S[k] = src->shape[k].value();
+      cs[k] = c;
+      c *= std::max<int64_t>(S[k], 1);
+    }
+    int64_t off = v->params.at(1);
+    std::vector<int64_t> start(sn);
+    for (int k = 0; k < sn; ++k) start[k] = (off / cs[k]) % std::max<int64_t>(S[k], 1);
+    std::vector<Lin> out;
+    for (int k = 0; k < sn; ++k) out.push_back(Lin::constant(start[k]));
+    std::vector<bool> used(sn, false);
+    for (int d = 0; d < v->ndim(); ++d) {
+      if (!v->shape[d].is_static()) return {};
+      int64_t n = v->shape[d].value(), st = v->params.at(2 + d);
+      if (n <= 1 || st == 0) {
+        if (st == 0 && n > 1) continue;  // broadcast axis: contributes nothing
+        continue;
+      }
+      bool found = false;
+      for (int k = 0; k < sn && !found; ++k) {
+        if (used[k] || st % cs[k] != 0) continue;
+        int64_t step = st / cs[k];
+        int64_t last = start[k] + step * (n - 1);
+        if (last < 0 || last >= S[k]) continue;
+        used[k] = true;
+        out[k] += idx[d].scaled(step);
+        found = true;
+      }
+      if (!found) return {};
     }
     return out;
   }
@@ -367,7 +409,7 @@ class Emitter {
           return let(n->dtype, e, val_level(a), key);
         }
         std::vector<Lin> sidx = view_source_index(n, idx);
-        if (n->view_kind() == ViewKind::Strided || (sidx.empty() && src->ndim() > 0)) {
+        if (sidx.empty() && src->ndim() > 0) {
           // Reshape that is not an index map: linear index into the C-contiguous source.
           bool linear = st_.buffer_of.count(src) && st_.bufs.at(st_.buffer_of.at(src)).contiguous &&
                         st_.bufs.at(st_.buffer_of.at(src)).scalar_slot < 0;

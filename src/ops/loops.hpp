@@ -48,6 +48,21 @@ struct UfuncNoLoopError : TypeError {
   OpId op;
   std::vector<DType> in;
 };
+
+namespace ops {
+/// One input of the fast path: an array, or a weak Python scalar's value.
+struct FastInput {
+  const ndarray* array = nullptr;  ///< null for a weak scalar
+  Scalar scalar;                   ///< value when weak (int64/uint64/float64/complex128 carrier)
+};
+/// The common case of ufunc.__call__ without copies: one output, no out=/where=/dtype=,
+/// inputs C-contiguous arrays of one shape already in the loop's dtype, or weak scalars
+/// that fit it. Returns nullopt when the general path (call_ufunc) must run.
+std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin);
+/// Asks the kernel for transparent huge pages on a large new output (NumPy does the same),
+/// which halves the page-fault cost of first touch.
+void advise_huge(const ndarray& a);
+}  // namespace ops
 }  // namespace npc
 
 namespace npc::ops {

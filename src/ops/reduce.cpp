@@ -27,8 +27,34 @@ namespace {
 // ---------------------------------------------------------------- pairwise summation
 // NumPy's pairwise_sum (loops_utils.h.src): 8 accumulators for blocks up to 128 elements,
 // recursive halves (rounded to a multiple of 8) above. Accumulates in A.
+// Contiguous version of pairwise_sum below (same association, vectorisable loads).
+template <class T>
+T pairwise_sum_contig(const T* x, int64_t n) {
+  if (n < 8) {
+    T r = -T(0);
+    for (int64_t i = 0; i < n; ++i) r += x[i];
+    return r;
+  }
+  if (n <= 128) {
+    T r[8];
+    for (int k = 0; k < 8; ++k) r[k] = x[k];
+    int64_t i = 8;
+    for (; i < n - (n % 8); i += 8)
+      for (int k = 0; k < 8; ++k) r[k] += x[i + k];
+    T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += x[i];
+    return res;
+  }
+  int64_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise_sum_contig(x, n2) + pairwise_sum_contig(x + n2, n - n2);
+}
+
 template <class A, class T>
 A pairwise_sum(const std::byte* p, int64_t n, int64_t s) {
+  if constexpr (std::is_same_v<A, T>) {
+    if (s == static_cast<int64_t>(sizeof(T))) return pairwise_sum_contig(reinterpret_cast<const T*>(p), n);
+  }
   auto at = [&](int64_t i) { return detail::convert<A>(ops::load<T>(p + i * s)); };
   if (n < 8) {
     A r = A(0);
@@ -189,14 +215,31 @@ void inner_minmax(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std:
     if (s == sizeof(T)) {
       const T* q = reinterpret_cast<const T*>(p);
       if constexpr (std::is_floating_point_v<T>) {
-        // Vectorisable pass, then NaN check: NaN anywhere wins (NumPy propagates it).
-        bool nan = false;
-        for (int64_t i = 0; i < n; ++i) {
-          T v = q[i];
-          nan |= (v != v);
-          a = kMax ? (a > v ? a : v) : (a < v ? a : v);
+        // Eight independent lanes (vectorisable). NaN screening rides along as z += v * 0,
+        // which turns NaN for NaN and inf inputs; only then an exact scan decides (NaN anywhere
+        // wins, as NumPy propagates it).
+        T lane[8], z[8];
+        for (int k = 0; k < 8; ++k) { lane[k] = a; z[k] = 0; }
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+          for (int k = 0; k < 8; ++k) {
+            T v = q[i + k];
+            z[k] += v * T(0);
+            lane[k] = kMax ? (lane[k] > v ? lane[k] : v) : (lane[k] < v ? lane[k] : v);
+          }
         }
-        if (nan) a = std::numeric_limits<T>::quiet_NaN();
+        bool maybe_nan = false;
+        for (int k = 0; k < 8; ++k) maybe_nan |= std::isunordered(z[k], z[k]);
+        for (; i < n; ++i) {
+          T v = q[i];
+          maybe_nan |= std::isunordered(v, v);
+          lane[0] = kMax ? (lane[0] > v ? lane[0] : v) : (lane[0] < v ? lane[0] : v);
+        }
+        for (int k = 0; k < 8; ++k) a = kMax ? (a > lane[k] ? a : lane[k]) : (a < lane[k] ? a : lane[k]);
+        if (maybe_nan) {
+          for (int64_t j = 0; j < n; ++j)
+            if (std::isunordered(q[j], q[j])) { a = q[j]; break; }
+        }
       } else {
         for (int64_t i = 0; i < n; ++i) a = kMax ? std::max(a, q[i]) : std::min(a, q[i]);
       }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -82,22 +83,119 @@ void sort_values(T* p, int64_t n) {
   if constexpr (std::is_same_v<T, int16_t> || std::is_same_v<T, uint16_t> || std::is_same_v<T, int32_t> ||
                 std::is_same_v<T, uint32_t> || std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t> ||
                 std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    int64_t m = n;
-    if constexpr (std::is_floating_point_v<T>) {
-      // vqsort's NaN order is unspecified: move NaNs to the end first (NumPy sorts them last).
-      T* end = std::partition(p, p + n, [](T v) { return v == v; });
-      m = end - p;
-    }
     static thread_local hwy::Sorter sorter;
-    sorter(p, static_cast<size_t>(m), hwy::SortAscending());
+    if constexpr (std::is_floating_point_v<T>) {
+      // Note [vqsort special values]
+      // vqsort (Highway 1.0) leaves NaN order unspecified and may return +-inf as the
+      // largest/lowest finite value (its padding sentinels). So NaNs move to the end first
+      // (NumPy sorts them last, keeping their bits), infinities are counted and taken out,
+      // only finite values are vector-sorted, and the infinities are written back around them.
+      T* end = std::partition(p, p + n, [](T v) { return v == v; });
+      const int64_t m = end - p;
+      int64_t neg = 0, pos = 0, k = 0;
+      const T inf = std::numeric_limits<T>::infinity();
+      for (int64_t i = 0; i < m; ++i) {
+        T v = p[i];
+        if (v == inf) ++pos;
+        else if (v == -inf) ++neg;
+        else p[k++] = v;
+      }
+      sorter(p, static_cast<size_t>(k), hwy::SortAscending());
+      if (neg) {
+        std::memmove(p + neg, p, static_cast<size_t>(k) * sizeof(T));
+        std::fill(p, p + neg, -inf);
+      }
+      std::fill(p + neg + k, p + m, inf);
+      return;
+    }
+    sorter(p, static_cast<size_t>(n), hwy::SortAscending());
     return;
   }
 #endif
   std::sort(p, p + n, Less<T>());
 }
 
+// Note [radix argsort]
+// argsort is stable (ties keep input order). For numbers whose order is that of an unsigned
+// key (integers: sign bit flipped; floats: sign-magnitude mapped to two's order, -0.0 as
+// +0.0, every NaN as the largest key so NaNs stay last in input order) an LSD radix sort of
+// (key, index) pairs is stable by construction and much faster than a comparison sort.
+template <class T>
+auto radix_key(T v) {
+  if constexpr (std::is_same_v<T, float16>) {
+    return radix_key(half_to_float(v));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    if (v != v) return std::numeric_limits<U>::max();
+    if (v == 0) v = 0;  // -0.0 sorts with +0.0
+    U b;
+    std::memcpy(&b, &v, sizeof(T));
+    const U sign = U{1} << (sizeof(U) * 8 - 1);
+    return (b & sign) ? static_cast<U>(~b) : static_cast<U>(b | sign);
+  } else if constexpr (std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<U>(static_cast<U>(v) ^ (U{1} << (sizeof(U) * 8 - 1)));
+  } else {
+    return v;
+  }
+}
+
+template <class T>
+constexpr bool radix_sortable = std::is_integral_v<T> && !std::is_same_v<T, bool> ||
+                                std::is_floating_point_v<T> || std::is_same_v<T, float16>;
+
 template <class T>
 void argsort_values(const T* v, int64_t* idx, int64_t n) {
+  if constexpr (radix_sortable<T>) {
+#ifdef NPC_HAVE_VQSORT
+    // (key, index) packed into one unsigned integer: vqsort orders by key, ties by index,
+    // which is exactly a stable argsort.
+    if (n >= 256) {
+      using K = decltype(radix_key(v[0]));
+      static thread_local hwy::Sorter sorter;
+      if constexpr (sizeof(K) == 8) {
+        std::vector<hwy::uint128_t> kv(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) kv[i] = {static_cast<uint64_t>(i), static_cast<uint64_t>(radix_key(v[i]))};
+        sorter(kv.data(), static_cast<size_t>(n), hwy::SortAscending());
+        for (int64_t i = 0; i < n; ++i) idx[i] = static_cast<int64_t>(kv[i].lo);
+        return;
+      } else if (n < (int64_t{1} << 32)) {
+        std::vector<uint64_t> kv(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) kv[i] = (static_cast<uint64_t>(radix_key(v[i])) << 32) | static_cast<uint64_t>(i);
+        sorter(kv.data(), static_cast<size_t>(n), hwy::SortAscending());
+        for (int64_t i = 0; i < n; ++i) idx[i] = static_cast<int64_t>(kv[i] & 0xFFFFFFFFu);
+        return;
+      }
+    }
+#endif
+    if (n >= 256) {
+      using K = decltype(radix_key(v[0]));
+      std::vector<K> keys(n), keys2(n);
+      std::vector<int64_t> tmp(n);
+      for (int64_t i = 0; i < n; ++i) { keys[i] = radix_key(v[i]); idx[i] = i; }
+      K* kin = keys.data();
+      K* kout = keys2.data();
+      int64_t* iin = idx;
+      int64_t* iout = tmp.data();
+      for (size_t shift = 0; shift < sizeof(K) * 8; shift += 8) {
+        int64_t count[257] = {};
+        for (int64_t i = 0; i < n; ++i) ++count[((kin[i] >> shift) & 0xFF) + 1];
+        bool trivial = false;
+        for (int b = 1; b <= 256; ++b) trivial = trivial || count[b] == n;
+        if (trivial) continue;  // every key has the same byte here
+        for (int b = 0; b < 256; ++b) count[b + 1] += count[b];
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t pos = count[(kin[i] >> shift) & 0xFF]++;
+          kout[pos] = kin[i];
+          iout[pos] = iin[i];
+        }
+        std::swap(kin, kout);
+        std::swap(iin, iout);
+      }
+      if (iin != idx) std::memcpy(idx, iin, static_cast<size_t>(n) * sizeof(int64_t));
+      return;
+    }
+  }
   std::iota(idx, idx + n, int64_t{0});
   Less<T> lt;
   std::stable_sort(idx, idx + n, [&](int64_t a, int64_t b) { return lt(v[a], v[b]); });

@@ -4,6 +4,8 @@
 #include <limits>
 #include <string>
 
+#include <sys/mman.h>
+
 #include "core/strided.hpp"
 #include "npc/creation.hpp"
 #include "ops/exec.hpp"
@@ -62,7 +64,7 @@ bool compare_out_of_range(OpId op, WeakRange r, bool scalar_on_right) {
 
 // Allocates a new output of `shape`: Order::K follows the layout of the first input that
 // already has the full shape (NumPy keeps Fortran/transposed layouts).
-ndarray new_output(const Shape& shape, DType t, Order order, std::span<const Operand> inputs) {
+ndarray new_output_impl(const Shape& shape, DType t, Order order, std::span<const Operand> inputs) {
   if (order == Order::K || order == Order::A) {
     for (const auto& in : inputs) {
       if (in.weak || in.array.shape() != shape || in.array.ndim() < 2) continue;
@@ -72,6 +74,12 @@ ndarray new_output(const Shape& shape, DType t, Order order, std::span<const Ope
     }
   }
   return empty(shape, t, order == Order::F ? Order::F : Order::C);
+}
+
+ndarray new_output(const Shape& shape, DType t, Order order, std::span<const Operand> inputs) {
+  ndarray r = new_output_impl(shape, t, order, inputs);
+  ops::advise_huge(r);
+  return r;
 }
 
 Strides broadcast_strides(const ndarray& a, const Shape& shape) {
@@ -104,6 +112,23 @@ void masked_copy(const ndarray& dst, const ndarray& src, const ndarray& mask) {
   ops::run_elementwise(fn, 3, ptrs, st, dst.shape(), 2, false);
 }
 
+void extent(const ndarray& x, const std::byte*& lo, const std::byte*& hi) {
+  lo = hi = x.storage()->data() + x.offset();
+  for (int d = 0; d < x.ndim(); ++d) {
+    int64_t span = (x.shape()[d] - 1) * x.strides()[d];
+    if (span < 0) lo += span; else hi += span;
+  }
+  hi += x.itemsize();
+}
+
+bool ranges_overlap(const ndarray& a, const ndarray& b) {
+  if (a.size() == 0 || b.size() == 0) return false;
+  const std::byte *alo, *ahi, *blo, *bhi;
+  extent(a, alo, ahi);
+  extent(b, blo, bhi);
+  return alo < bhi && blo < ahi;
+}
+
 bool any_negative(const ndarray& a) {
   return detail::visit(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -119,6 +144,116 @@ bool any_negative(const ndarray& a) {
 }
 
 }  // namespace
+
+namespace ops {
+void advise_huge(const ndarray& a) {
+#ifdef MADV_HUGEPAGE
+  constexpr int64_t kMin = int64_t{4} << 20;
+  if (a.nbytes() < kMin) return;
+  auto lo = reinterpret_cast<uintptr_t>(a.storage()->data());
+  uintptr_t hi = lo + a.storage()->nbytes();
+  lo = (lo + 4095) & ~uintptr_t{4095};
+  hi &= ~uintptr_t{4095};
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#else
+  (void)a;
+#endif
+}
+
+std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin) {
+  const OpInfo& info = op_info(op);
+  if (info.kind != OpKind::Ufunc || info.nout != 1 || info.nin != nin) return std::nullopt;
+  const ndarray* shape_of = nullptr;
+  DType dts[kMaxOperands];
+  bool weak[kMaxOperands];
+  for (int i = 0; i < nin; ++i) {
+    const FastInput& in = inputs[i];
+    weak[i] = in.array == nullptr;
+    if (weak[i]) {
+      dts[i] = in.scalar.dtype;
+      continue;
+    }
+    const ndarray& a = *in.array;
+    if (a.is_traced() || !a.is_c_contiguous()) return std::nullopt;
+    if (shape_of && shape_of->shape() != a.shape()) return std::nullopt;
+    shape_of = &a;
+    dts[i] = a.dtype();
+  }
+  if (!shape_of) return std::nullopt;
+  // A small per-thread cache of resolved loops: resolution is pure in (op, dtypes, weakness).
+  // The key packs op, nin and (dtype, weak) per input exactly: no collisions.
+  struct CacheEntry {
+    uint64_t key = ~uint64_t{0};
+    const Loop* loop = nullptr;
+  };
+  thread_local CacheEntry cache[64];
+  uint64_t key = (static_cast<uint64_t>(op) << 20) | static_cast<uint64_t>(nin);
+  for (int i = 0; i < nin; ++i) key |= (static_cast<uint64_t>(dts[i]) * 2 + (weak[i] ? 1 : 0)) << (2 + 5 * i);
+  CacheEntry& ce = cache[((key * 0x9E3779B97F4A7C15ull) >> 58)];
+  const Loop* lp = nullptr;
+  if (ce.key == key) {
+    lp = ce.loop;
+  } else {
+    LoopTypes lt = resolve_loop(op, std::span<const DType>(dts, nin), std::span<const bool>(weak, nin));
+    for (const auto& l : loops_of(op))
+      if (l.in == lt.in && l.out == lt.out) { lp = &l; break; }
+    if (!lp) return std::nullopt;
+    ce.key = key;
+    ce.loop = lp;
+  }
+  const Loop& loop = *lp;
+  alignas(16) std::byte scalar_buf[kMaxOperands][16];
+  std::byte* ptrs[kMaxOperands];
+  int64_t strides[kMaxOperands];
+  for (int i = 0; i < nin; ++i) {
+    if (weak[i]) {
+      const Scalar& v = inputs[i].scalar;
+      DType t = loop.in[i];
+      if (is_integer(t) && (v.dtype == DType::Int64 || v.dtype == DType::UInt64)) {
+        // Out-of-range Python ints take the general path (OverflowError or exact comparison).
+        const int bits = static_cast<int>(itemsize(t)) * 8;
+        bool fits;
+        if (v.dtype == DType::UInt64) fits = t == DType::UInt64;
+        else if (kind(t) == Kind::Unsigned) fits = v.i >= 0 && (bits == 64 || v.i < (int64_t{1} << bits));
+        else fits = bits == 64 || (v.i >= -(int64_t{1} << (bits - 1)) && v.i < (int64_t{1} << (bits - 1)));
+        if (!fits) return std::nullopt;
+      }
+      v.store(t, scalar_buf[i]);
+      ptrs[i] = scalar_buf[i];
+      strides[i] = 0;
+    } else {
+      if (inputs[i].array->dtype() != loop.in[i]) return std::nullopt;
+      ptrs[i] = inputs[i].array->data();
+      strides[i] = static_cast<int64_t>(itemsize(loop.in[i]));
+    }
+  }
+  if (op == OpId::power && kind(loop.in[1]) == Kind::Signed) return std::nullopt;  // negative-exponent check
+  LoopFn fn = loop.fn;
+  if (!fn) return std::nullopt;
+  ndarray out = empty(shape_of->shape(), loop.out[0]);
+  advise_huge(out);
+  ptrs[nin] = out.data();
+  strides[nin] = static_cast<int64_t>(itemsize(loop.out[0]));
+  const int64_t n = out.size();
+  const bool fpe = checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
+  int cost = (is_inexact(loop.in[0]) && op != OpId::add && op != OpId::subtract && op != OpId::multiply) ? 8 : 1;
+  const int nt = threads_for(n, cost);
+  int flags = 0;
+  if (n == 0) {
+  } else if (nt <= 1) {
+    if (fpe) clear_fpe();
+    fn(ptrs, strides, n);
+    if (fpe) flags = read_fpe();
+  } else {
+    std::vector<std::vector<int64_t>> st(nin + 1);
+    for (int k = 0; k <= nin; ++k) st[k].assign(1, strides[k]);
+    int64_t flat[1] = {n};
+    flags = run_elementwise(fn, nin + 1, ptrs, st, flat, nin, fpe, cost);
+  }
+  if (flags) note_fpe(flags);
+  return out;
+}
+}  // namespace ops
 
 std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const UfuncOptions& opts) {
   const OpInfo& info = op_info(op);
@@ -227,12 +362,15 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     if (!has_out) results.push_back(t);
   }
   // Inputs that share memory with an output other than element-for-element are copied
-  // first, so results equal NumPy's (which buffers such overlaps).
+  // first, so results equal NumPy's (which buffers such overlaps). Memory ranges are
+  // compared, not storages: two NumPy views of one buffer are different npc storages.
   for (int i = 0; i < nin; ++i) {
     for (const ndarray& t : targets) {
-      if (args[i].storage() != t.storage() || args[i].size() == 0) continue;
+      if (args[i].size() == 0 || !ranges_overlap(args[i], t)) continue;
       Strides bs = broadcast_strides(args[i], shape);
-      if (args[i].offset() == t.offset() && bs == t.strides()) continue;
+      if (args[i].storage()->data() + args[i].offset() == t.storage()->data() + t.offset() && bs == t.strides() &&
+          args[i].dtype() == t.dtype())
+        continue;
       args[i] = args[i].copy(Order::K);
       break;
     }

@@ -1,5 +1,6 @@
 // backend="eager": runs a graph node by node with the eager kernels.
 #include <algorithm>
+#include <optional>
 
 #include "npc/creation.hpp"
 #include "npc/graph.hpp"
@@ -63,11 +64,12 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
   for (NodeRef o : g.outputs) keep[o->id] = true;
   for (auto& [i, n] : g.writebacks) keep[n->id] = true;
 
-  std::vector<ndarray> val(nodes.size());
+  // optional: a default-constructed ndarray allocates, and replays of tiny graphs are hot.
+  std::vector<std::optional<ndarray>> val(nodes.size());
   for (NodeRef n : nodes) {
     const Shape shape = concrete_shape(n->shape, syms);
-    auto arg = [&](size_t i) -> const ndarray& { return val[n->args[i]->id]; };
-    ndarray r;
+    auto arg = [&](size_t i) -> const ndarray& { return *val[n->args[i]->id]; };
+    std::optional<ndarray> r;
     switch (n->kind) {
       case NodeKind::Input: r = args.inputs[n->params[0]]; break;
       case NodeKind::Scalar: r = scalar_array(args.scalars[n->params[0]].cast(n->dtype)); break;
@@ -114,7 +116,7 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
           npc::Scalar stop = npc::Scalar::from_double(start.as_double() + step.as_double() * static_cast<double>(len));
           if (!is_inexact(n->dtype)) stop = npc::Scalar::from_int(start.as_int() + step.as_int() * len);
           r = arange(start, stop, step, n->dtype);
-          if (r.size() != len) r = r.reshape(Shape{len});
+          if (r->size() != len) r = r->reshape(Shape{len});
         } else {
           throw ValueError("backend 'eager': primitive " + std::string(op_name(n->op)) + " is not supported yet");
         }
@@ -123,9 +125,9 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
         std::vector<ndarray> in;
         for (size_t i = 0; i < n->args.size(); ++i) in.push_back(arg(i));
         r = g.calls.at(n->params[0]).first(in);
-        if (r.dtype() != n->dtype || r.shape() != shape)
+        if (r->dtype() != n->dtype || r->shape() != shape)
           throw ValueError("graph: host call '" + g.calls.at(n->params[0]).second + "' returned " +
-                           std::string(name(r.dtype())) + shape_str(r.shape()) + ", traced " +
+                           std::string(name(r->dtype())) + shape_str(r->shape()) + ", traced " +
                            std::string(name(n->dtype)) + shape_str(shape));
         break;
       }
@@ -135,16 +137,16 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
     }
     val[n->id] = std::move(r);
     for (NodeRef a : n->args)
-      if (last_use[a->id] == n->id && !keep[a->id]) val[a->id] = ndarray();
+      if (last_use[a->id] == n->id && !keep[a->id]) val[a->id].reset();
   }
   // Write-backs: the caller's arrays get their final values; an output that is a written
   // input's final value is the caller's array itself, as in eager code (`x += 1; return x`).
   std::vector<ndarray> outs;
-  for (NodeRef o : g.outputs) outs.push_back(val[o->id]);
+  for (NodeRef o : g.outputs) outs.push_back(*val[o->id]);
   for (auto& [i, n] : g.writebacks) {
     const ndarray& dst = args.inputs[i];
     if (n->kind == NodeKind::Input && n->params[0] == i) continue;
-    copy_into(dst, val[n->id]);
+    copy_into(dst, *val[n->id]);
     for (size_t k = 0; k < outs.size(); ++k)
       if (g.outputs[k] == n) outs[k] = dst;
   }

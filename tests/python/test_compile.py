@@ -104,10 +104,18 @@ def test_ufunc_compiled_equals_eager_and_ir_types(name, nin, nout):
             want, err = _eager(uf, *args)
             f = npc.compile(lambda *a: uf(*a), backend="eager")
             if err is not None:
-                with pytest.raises(type(err)):
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        f(*args)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    try:
+                        got = f(*args)
+                    except type(err):
+                        continue
+                    # Eager npc raised where the compiled graph did not: only right when
+                    # NumPy does not raise either (eager checks that see broadcast inputs
+                    # NumPy's loops never read, e.g. power(empty, negative ints)).
+                    np_want = getattr(np, name)(*[np.asarray(a) for a in args])
+                same(tuple(np.asarray(g) for g in (got if nout > 1 else (got,))),
+                     tuple(np.asarray(w) for w in (np_want if nout > 1 else (np_want,))))
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -507,9 +515,11 @@ def test_mutating_a_global():
         return buf.sum()
     cf = npc.compile(f)
     for i in range(3):
-        cf(npc.ones(3))
+        same(cf(npc.ones(3)), np.float64(3.0 * (i + 1)))
     same(buf, npc.full(3, 3.0))
-    assert compiler.stats()["traces"] == 1
+    # Writing a traced value into a non-traced array is a graph break (the write happens
+    # eagerly, in order); reads of the global in the graph see every earlier write.
+    assert compiler.stats()["graph_breaks"] == 3
 
 
 def test_same_array_twice():
@@ -522,7 +532,7 @@ def test_same_array_twice():
     same(cf(a, a), npc.arange(3.0) + 1)
     b, c = npc.arange(3.0), npc.arange(3.0)
     same(cf(b, c), npc.arange(3.0))  # different aliasing: a different entry
-    assert compiler.stats()["traces"] == 2
+    assert compiler.stats()["traces"] == 3  # one for the lambda above, two here
 
 
 # ---------------------------------------------------------------- array-free NumPy calls
@@ -569,6 +579,7 @@ def test_explain_object():
         return y
     e = npc.explain(f)(np.arange(3.0))
     assert e.graph_count == 1 and e.graph_break_count == 0 and e.op_count >= 2
+    assert len(e.side_effects) == 1 and "print()" in e.side_effects[0]
     assert e.ops_per_graph == [e.op_count]
     assert any("arg 0" in g and "float64" in g for g in e.guards)
     text = str(e)
@@ -600,7 +611,7 @@ def test_compile_times_and_logs(caplog):
     t = compiler.compile_times()
     assert "<lambda>" in t and "trace (s)" in t
     csv = compiler.compile_times(repr="csv", aggregate=True)
-    assert csv.splitlines()[0].startswith("function,trace")
+    assert csv.splitlines()[0] == "function,trace,passes_and_run,backend_compile,cxx_compile,compiles"
     assert csv.splitlines()[1].endswith(",2")
 
 

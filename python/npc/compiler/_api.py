@@ -52,15 +52,37 @@ _STAT_KEYS = ("traces", "cache_hits", "recompiles", "graph_breaks", "eager_runs"
 _stats = dict.fromkeys(_STAT_KEYS, 0)
 _times = {}  # function name -> list of dicts of seconds
 _all_compiled = []  # weakly useful for reset()
-_tls = threading.local()
+class _TLS(threading.local):
+    # Class-level defaults: a missing attribute on a threading.local costs an exception.
+    disabled = False
+    frozen = False
+    ctx = None
+    last_break = None
+    side_effects = ()
+
+
+_tls = _TLS()
 _epoch = [0]
+
+
+_fusion_base = {}
+
+
+def _fusion_counters():
+    fs = getattr(_core, "_fusion_stats", None)
+    return fs() if fs is not None else {}
 
 
 def stats():
     """Counters since the last reset(): traces, cache_hits, recompiles, graph_breaks,
     eager_runs (calls run eagerly: recompile limit hit), frozen_misses (npc.compiler.run
-    misses), kernels_compiled, kernels_run (reported by the fused backend), graphs_run."""
-    return dict(_stats)
+    misses), graphs_run (replays), kernels_compiled and kernels_run (from the fused backend)."""
+    r = dict(_stats)
+    f = _fusion_counters()
+    if f:
+        r["kernels_compiled"] = f.get("compiles", 0) - _fusion_base.get("compiles", 0)
+        r["kernels_run"] = f.get("kernel_runs", 0) - _fusion_base.get("kernel_runs", 0)
+    return r
 
 
 def reset():
@@ -70,13 +92,15 @@ def reset():
     for k in _stats:
         _stats[k] = 0
     _times.clear()
+    _fusion_base.clear()
+    _fusion_base.update(_fusion_counters())
 
 
 def compile_times(repr="str", aggregate=False):
     """Per-function table of seconds spent tracing, in passes and execution of the first run,
     and in backend compilation. ``repr="csv"`` gives CSV; ``aggregate=True`` sums the runs
     (otherwise each compile is listed)."""
-    cols = ("trace", "passes_and_run", "backend_compile")
+    cols = ("trace", "passes_and_run", "backend_compile", "cxx_compile")
     rows = []
     for name, runs in _times.items():
         if aggregate:
@@ -85,12 +109,13 @@ def compile_times(repr="str", aggregate=False):
             rows.extend((name, *[r[c] for c in cols], 1) for r in runs)
     if repr == "csv":
         lines = ["function," + ",".join(cols) + ",compiles"]
-        lines += [f"{r[0]}," + ",".join(f"{x:.6f}" for x in r[1:4]) + f",{r[4]}" for r in rows]
+        lines += [f"{r[0]}," + ",".join(f"{x:.6f}" for x in r[1:5]) + f",{r[5]}" for r in rows]
         return "\n".join(lines)
     if repr != "str":
         raise ValueError("repr must be 'str' or 'csv'")
-    head = f"{'function':<40} {'trace (s)':>10} {'passes+run (s)':>15} {'backend (s)':>12} {'compiles':>8}"
-    body = [f"{r[0]:<40} {r[1]:>10.4f} {r[2]:>15.4f} {r[3]:>12.4f} {r[4]:>8}" for r in rows]
+    head = (f"{'function':<40} {'trace (s)':>10} {'passes+run (s)':>15} {'backend (s)':>12} "
+            f"{'c++ (s)':>9} {'compiles':>8}")
+    body = [f"{r[0]:<40} {r[1]:>10.4f} {r[2]:>15.4f} {r[3]:>12.4f} {r[4]:>9.4f} {r[5]:>8}" for r in rows]
     return "\n".join([head] + body)
 
 
@@ -159,7 +184,7 @@ def _run_outside(fn, reason, args, kwargs):
     _core._current_graph_break(reason)
     _realize_tree(args)
     _realize_tree(kwargs)
-    ctx = getattr(_tls, "ctx", None)
+    ctx = _tls.ctx
     _core._deactivate_trace()
     _tls.ctx = None
     try:
@@ -199,7 +224,7 @@ def disable(fn=None, recursive=True):
         if _core._is_tracing():
             return _run_outside(fn, f"call to {name}, wrapped in npc.compiler.disable", args, kwargs)
         if recursive:
-            prev = getattr(_tls, "disabled", False)
+            prev = _tls.disabled
             _tls.disabled = True
             try:
                 return fn(*args, **kwargs)
@@ -217,7 +242,7 @@ def run(fn):
 
     @functools.wraps(fn._fn)
     def frozen(*args, **kwargs):
-        prev = getattr(_tls, "frozen", False)
+        prev = _tls.frozen
         _tls.frozen = True
         try:
             return fn(*args, **kwargs)
@@ -341,7 +366,21 @@ class _Patches:
             else orig(*a, **k)))
         self._patch(_np.random, "seed", lambda orig: functools.wraps(orig)(
             lambda *a, **k: _run_outside(orig, "numpy.random.seed (global state)", a, k)))
+        import builtins
+        self._patch(builtins, "print", self._print_maker)
         return self
+
+    def _print_maker(self, orig):
+        ctx = self
+
+        @functools.wraps(orig)
+        def patched(*args, **kwargs):
+            if ctx._from_user() and not any(isinstance(a, (_core.ndarray, _np.ndarray)) for a in args):
+                f = sys._getframe(1)
+                _tls.side_effects.append(f"print() of non-array values at {f.f_code.co_filename}:{f.f_lineno} "
+                                         "runs while tracing only")
+            return orig(*args, **kwargs)
+        return patched
 
     def __exit__(self, *exc):
         for mod, name, orig in reversed(self.saved):
@@ -622,7 +661,13 @@ class _KeyBuilder:
         dyn = self.dyn.get(path)
         if dyn:
             shape = tuple(-1 if (i in dyn and s >= 2) else s for i, s in enumerate(shape))
-        self.key.append((code, shape, c))
+        # The same array passed twice is one graph input (aliasing is part of the key).
+        alias = -1
+        for k, (y, _) in enumerate(self.arrays):
+            if y is x:
+                alias = k
+                break
+        self.key.append((code, shape, c, alias))
         self.arrays.append((x, path))
         if self.labels is not None:
             self.labels.append((path, f"dtype {x.dtype}, shape {shape}, "
@@ -683,7 +728,46 @@ def _free_key(free):
 # ---------------------------------------------------------------- compiled function
 class _Entry:
     __slots__ = ("graph", "arg_inputs", "captured", "out_tree", "constraints", "numpy_out", "labels",
-                 "ninputs", "nscalars")
+                 "ninputs", "nscalars", "template", "rebuild")
+
+
+_NDARRAY = _core.ndarray
+
+
+def _from_numpy(x):
+    from .._array import _from_numpy as f
+    globals()["_from_numpy"] = f  # resolved once (npc._array imports after this module loads)
+    return f(x)
+
+
+def _constraints_hold(constraints, arrays):
+    for ia, xa, ib, xb, size in constraints:
+        a = arrays[ia].shape[xa]
+        if (a != size) if ib < 0 else (a != arrays[ib].shape[xb]):
+            return False
+    return True
+
+
+def _make_rebuild(tree, numpy_out):
+    """A function from the graph's outputs to the result, specialised for the common shapes
+    (one array, a tuple of arrays) so that replays do little Python work."""
+    if tree[0] == "A" and not numpy_out:
+        if tree[2]:
+            return lambda outs: outs[0]._scalar()
+        return lambda outs: outs[0]
+    if tree[0] is tuple and not numpy_out and all(t[0] == "A" and not t[2] for t in tree[1]):
+        idx = [t[1] for t in tree[1]]
+        if idx == list(range(len(idx))):
+            return tuple
+    if numpy_out:
+        if tree[0] == "A":
+            flag = [tree[2]]
+            return lambda outs: _core._numpy_views(outs, flag)[0]
+        if tree[0] is tuple and all(t[0] == "A" for t in tree[1]) and \
+                [t[1] for t in tree[1]] == list(range(len(tree[1]))):
+            flags = [t[2] for t in tree[1]]
+            return lambda outs: tuple(_core._numpy_views(outs, flags))
+    return lambda outs: _rebuild(tree, outs, numpy_out)
 
 
 class CompiledFunction:
@@ -715,6 +799,7 @@ class CompiledFunction:
         self.last_breaks = []
         self.last_graphs = []
         self.last_ops_per_graph = []
+        self.last_side_effects = []
 
     def __get__(self, obj, objtype=None):
         # Methods: bind like a function.
@@ -725,30 +810,35 @@ class CompiledFunction:
 
     # -- the hot path
     def __call__(self, *args, **kwargs):
-        if getattr(_tls, "disabled", False) or _core._is_tracing():
+        if _core._is_tracing() or _tls.disabled:
             # Nested compiled functions are inlined into the outer trace.
             return self._fn(*args, **kwargs)
         _epoch[0] += 1
-        kb = _KeyBuilder(self._dyn, self._static_floats)
-        for i, a in enumerate(args):
-            kb.add(a, i)
-        for k in sorted(kwargs):
-            kb.add(kwargs[k], k)
-        if kb.unsupported:
-            _logs.log("fallback", "%s: an argument cannot be traced (non-native dtype); running eagerly",
-                      self._name)
-            _stats["eager_runs"] += 1
-            return self._fn(*args, **kwargs)
-        key = (tuple(kb.key), _free_key(self._free), tuple(sorted(kwargs)))
+        free = _free_key(self._free) if self._free else ()
+        fast = None
+        if not kwargs and not self._dyn and not self._static_floats:
+            fast = _core._guard_key(args)
+        if fast is not None:
+            key = (fast[0], free, ())
+            arrays, floats = fast[1], fast[2]
+        else:
+            kb = self._key_builder(args, kwargs)
+            if kb.unsupported:
+                _logs.log("fallback", "%s: an argument cannot be traced (non-native dtype); running eagerly",
+                          self._name)
+                _stats["eager_runs"] += 1
+                return self._fn(*args, **kwargs)
+            key = (tuple(kb.key), free, tuple(sorted(kwargs)))
+            arrays, floats = [x for x, _ in kb.arrays], kb.floats
         if not self._breaks:
             cands = self._entries.get(key)
             if cands is not None:
                 for e in cands:
-                    if e.constraints and not self._check_constraints(e, kb):
+                    if e.constraints and not _constraints_hold(e.constraints, arrays):
                         continue
                     _stats["cache_hits"] += 1
-                    return self._replay(e, kb)
-        if getattr(_tls, "frozen", False) and not self._breaks:
+                    return self._replay(e, arrays, floats)
+        if _tls.frozen and not self._breaks:
             _stats["frozen_misses"] += 1
             _stats["eager_runs"] += 1
             return self._fn(*args, **kwargs)
@@ -756,27 +846,25 @@ class CompiledFunction:
             return self._limit_hit(args, kwargs, "recompile_limit", config.recompile_limit)
         if not self._breaks and _stats["traces"] >= config.accumulated_recompile_limit:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
-        return self._trace(args, kwargs, kb, key)
+        return self._trace(args, kwargs, self._key_builder(args, kwargs), key)
 
-    def _check_constraints(self, e, kb):
-        arrs = kb.arrays
-        for ia, xa, ib, xb, size in e.constraints:
-            a = arrs[ia][0].shape[xa]
-            if (a != size) if ib < 0 else (a != arrs[ib][0].shape[xb]):
-                return False
-        return True
+    def _key_builder(self, args, kwargs, want_labels=False):
+        kb = _KeyBuilder(self._dyn, self._static_floats, want_labels)
+        for i, a in enumerate(args):
+            kb.add(a, i)
+        for k in sorted(kwargs):
+            kb.add(kwargs[k], k)
+        return kb
 
-    def _replay(self, e, kb):
-        inputs = [None] * e.ninputs
-        from .._array import _from_numpy
-        for (x, _), slot in zip(kb.arrays, e.arg_inputs):
-            inputs[slot] = x if _is_npc(x) else _from_numpy(x)
-        for slot, arr in e.captured:
-            inputs[slot] = arr
-        floats = kb.floats + [0.0] * (e.nscalars - len(kb.floats))
-        outs = e.graph(inputs, floats)
+    @staticmethod
+    def _replay(e, arrays, floats):
+        inputs = e.template[:]
+        for x, slot in zip(arrays, e.arg_inputs):
+            inputs[slot] = x if type(x) is _NDARRAY else _from_numpy(x)
+        if len(floats) < e.nscalars:
+            floats = floats + [0.0] * (e.nscalars - len(floats))
         _stats["graphs_run"] += 1
-        return _rebuild(e.out_tree, outs, e.numpy_out)
+        return e.rebuild(e.graph(inputs, floats))
 
     def _limit_hit(self, args, kwargs, which, limit):
         msg = (f"npc.compile: {self._name} hit config.{which} ({limit}); last guard failure: "
@@ -790,11 +878,7 @@ class CompiledFunction:
         return self._fn(*args, **kwargs)
 
     def _labels(self, args, kwargs):
-        kb = _KeyBuilder(self._dyn, self._static_floats, want_labels=True)
-        for i, a in enumerate(args):
-            kb.add(a, i)
-        for k in sorted(kwargs):
-            kb.add(kwargs[k], k)
+        kb = self._key_builder(args, kwargs, want_labels=True)
         labels = [(f"arg {p}" if isinstance(p, int) else f"arg {p!r}" if p == p else str(p), t)
                   for p, t in kb.labels]
         for item in _free_key(self._free):
@@ -839,27 +923,18 @@ class CompiledFunction:
         before = {k: set(v) for k, v in self._dyn.items()}
         self._update_dynamic(kb)
         if self._dyn != before:
-            kb = _KeyBuilder(self._dyn, self._static_floats)
-            for i, a in enumerate(args):
-                kb.add(a, i)
-            for k in sorted(kwargs):
-                kb.add(kwargs[k], k)
-            key = (tuple(kb.key), _free_key(self._free), tuple(sorted(kwargs)))
+            kb = self._key_builder(args, kwargs)
+            key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)))
         while True:
             try:
                 return self._trace_once(args, kwargs, kb, key)
             except _Retrace as r:
                 _stats["traces"] -= 1  # the aborted attempt does not count
                 self._static_floats.update(r.paths)
-                kb = _KeyBuilder(self._dyn, self._static_floats)
-                for i, a in enumerate(args):
-                    kb.add(a, i)
-                for k in sorted(kwargs):
-                    kb.add(kwargs[k], k)
-                key = (tuple(kb.key), _free_key(self._free), tuple(sorted(kwargs)))
+                kb = self._key_builder(args, kwargs)
+                key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)))
 
     def _trace_once(self, args, kwargs, kb, key):
-        from .._array import _from_numpy
         _stats["traces"] += 1
         t0 = time.perf_counter()
         backend = self._backend
@@ -903,6 +978,7 @@ class CompiledFunction:
         tkwargs = {k: subst(kwargs[k], k) for k in sorted(kwargs)}
         _tls.ctx = ctx
         _tls.last_break = None
+        _tls.side_effects = []
         ctx.activate()
         _core._set_break_annotator(_annotate)
         _core._set_fullgraph(bool(self._fullgraph))
@@ -919,12 +995,13 @@ class CompiledFunction:
                 except Exception:
                     # A break inside a protocol (buffer, number) can reach Python re-wrapped
                     # (BufferError...): the annotated reason says it was the break.
-                    reason = getattr(_tls, "last_break", None)
+                    reason = _tls.last_break
                     if self._fullgraph and reason:
                         raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {reason}") from None
                     raise
             leaves, tree = _flatten(result, traced.values())
             t1 = time.perf_counter()
+            cxx0 = _fusion_counters().get("compile_seconds", 0.0)
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
             outs = ctx.finish(npc_leaves)
         finally:
@@ -939,12 +1016,15 @@ class CompiledFunction:
         self.last_breaks = list(ctx.breaks)
         self.last_graphs = list(ctx.segment_graphs)
         self.last_ops_per_graph = list(ctx.ops_per_graph)
+        self.last_side_effects = list(_tls.side_effects)
         self._ncompiles += 1
         self._last_labels = self._labels(args, kwargs)
         graph = ctx.take_graph(backend)
         t3 = time.perf_counter()
-        _times.setdefault(self._name, []).append({"trace": t1 - t0, "passes_and_run": t2 - t1,
-                                                  "backend_compile": t3 - t2})
+        cxx = _fusion_counters().get("compile_seconds", 0.0) - cxx0
+        # The first run compiles through the backend too: C++ compile time is reported apart.
+        _times.setdefault(self._name, []).append({"trace": t1 - t0, "passes_and_run": max(t2 - t1 - cxx, 0.0),
+                                                  "backend_compile": t3 - t2, "cxx_compile": cxx})
         self._debug_dump(ctx, graph)
         if _logs.enabled("guards"):
             _logs.log("guards", "%s guards:\n  %s", self._name,
@@ -966,6 +1046,10 @@ class CompiledFunction:
             e.out_tree = tree
             e.numpy_out = numpy_out
             e.constraints = [tuple(c) for c in ctx.constraints]
+            e.template = [None] * e.ninputs
+            for slot, arr in e.captured:
+                e.template[slot] = arr
+            e.rebuild = _make_rebuild(tree, numpy_out)
             self._entries.setdefault(key, []).append(e)
         return _rebuild(tree, list(outs), numpy_out)
 
@@ -1088,12 +1172,16 @@ class ExplainOutput:
         self.op_count = sum(self.ops_per_graph)
         self.guards = [f"{p}: {t}" for p, t in (f._last_labels or [])]
         self.graphs = f_graphs
+        self.side_effects = list(f.last_side_effects)
 
     def __str__(self):
         lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
                  f"Op Count: {self.op_count}", "Break Reasons:"]
         lines += [f"  {i + 1}. {r}" for i, r in enumerate(self.break_reasons)] or ["  (none)"]
         lines.append("Ops per Graph: " + ", ".join(map(str, self.ops_per_graph)))
+        if self.side_effects:
+            lines.append("Python side effects (not replayed):")
+            lines += [f"  {x}" for x in self.side_effects]
         lines.append("Guards:")
         lines += [f"  {g}" for g in self.guards]
         for i, g in enumerate(self.graphs):
@@ -1107,7 +1195,8 @@ class ExplainOutput:
 def explain(fn):
     """``npc.explain(fn)(*args)``: traces fn once (backend "eager") and returns an
     ExplainOutput with graph_count, graph_break_count, op_count, break_reasons, ops_per_graph,
-    guards and the graphs' text."""
+    guards, side_effects (the Python side effects it detected, which run while tracing only)
+    and the graphs' text."""
     inner = fn._fn if isinstance(fn, CompiledFunction) else fn
 
     def run_explain(*args, **kwargs):

@@ -27,10 +27,27 @@ struct PyGraph {
     return v;
   }
 };
+// Reads the fused backend's settings from npc.config (python/npc/_fusion.py registers them).
+void refresh_from_npc_config(fusion::Config& c) {
+  if (!Py_IsInitialized()) return;
+  py::gil_scoped_acquire gil;
+  try {
+    py::object cfg = py::module_::import("npc._config").attr("config");
+    if (!py::hasattr(cfg, "codegen_errors")) return;
+    c.cxx = py::str(cfg.attr("cxx"));
+    c.flags = py::str(cfg.attr("cxxflags"));
+    c.cache_dir = py::str(cfg.attr("cache_dir"));
+    c.raise_errors = std::string(py::str(cfg.attr("codegen_errors"))) == "raise";
+  } catch (py::error_already_set& e) {
+    e.restore();
+    PyErr_Clear();
+  }
+}
 }  // namespace
 
 void bind_fusion(py::module_& m) {
   fusion::register_backend();
+  fusion::set_config_refresh(&refresh_from_npc_config);
   py::register_exception<fusion::CodegenError>(m, "CodegenError", PyExc_RuntimeError);
   m.def("_fusion_get_config", [] {
     const auto& c = fusion::config();

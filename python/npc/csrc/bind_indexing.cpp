@@ -17,7 +17,8 @@ constexpr const char* kValidIndices =
     "valid indices";
 
 py::object& numpy_module() {
-  static py::object np = py::module_::import("numpy");
+  // Leaked on purpose: destroying Python objects after interpreter shutdown crashes.
+  static py::object& np = *new py::object(py::module_::import("numpy"));
   return np;
 }
 
@@ -30,7 +31,7 @@ bool is_npc_array(py::handle o) { return py::isinstance<PyArray>(o); }
 
 // An npc array for a NumPy array or nested sequence used as an index.
 IndexItem array_item(py::handle o, bool from_sequence) {
-  static py::object conv = py_helper("_index_array");
+  static py::object& conv = *new py::object(py_helper("_index_array"));  // leaked, see numpy_module()
   py::object r = conv(o, from_sequence);
   if (!is_npc_array(r)) throw IndexError("arrays used as indices must be of integer (or boolean) type");
   return IndexItem(static_cast<ndarray>(r.cast<PyArray&>()));
@@ -82,7 +83,7 @@ std::vector<IndexItem> parse_key(py::handle key) {
 }
 
 void warn_complex_discard() {
-  static py::object cw = py::module_::import("numpy.exceptions").attr("ComplexWarning");
+  static py::object& cw = *new py::object(py::module_::import("numpy.exceptions").attr("ComplexWarning"));
   if (PyErr_WarnEx(cw.ptr(), "Casting complex values to real discards the imaginary part", 1) < 0)
     throw py::error_already_set();
 }
@@ -116,7 +117,7 @@ ndarray setitem_value(py::handle value, DType target) {
     Py_complex c = PyComplex_AsCComplex(p);
     return scalar_array(Scalar::from_complex({c.real, c.imag}));
   }
-  static py::object conv = py_helper("_setitem_value");
+  static py::object& conv = *new py::object(py_helper("_setitem_value"));
   py::object r = conv(value, static_cast<int>(target));
   return static_cast<ndarray>(r.cast<PyArray&>());
 }
@@ -126,6 +127,26 @@ ClipMode clip_mode(const std::string& m) {
   if (m == "wrap") return ClipMode::Wrap;
   if (m == "clip") return ClipMode::Clip;
   throw ValueError("clipmode must be one of 'clip', 'raise', or 'wrap' (got '" + m + "')");
+}
+
+// numpy.broadcast_shapes' own message, naming the first two arguments that disagree.
+std::string broadcast_shapes_message(const std::vector<Shape>& shapes) {
+  size_t nd = 0;
+  for (const Shape& s : shapes) nd = std::max(nd, s.size());
+  for (size_t k = 1; k < shapes.size(); ++k) {
+    for (size_t j = 0; j < k; ++j) {
+      const Shape &a = shapes[j], &b = shapes[k];
+      for (size_t i = 0; i < nd; ++i) {
+        int64_t x = i + a.size() >= nd ? a[i + a.size() - nd] : 1;
+        int64_t y = i + b.size() >= nd ? b[i + b.size() - nd] : 1;
+        if (x != y && x != 1 && y != 1)
+          return "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between arg " +
+                 std::to_string(j) + " with shape " + shape_str(a) + " and arg " + std::to_string(k) +
+                 " with shape " + shape_str(b) + ".";
+      }
+    }
+  }
+  return "shape mismatch: objects cannot be broadcast to a single shape.";
 }
 
 const ndarray& arr(py::handle o) {
@@ -236,7 +257,12 @@ void bind_indexing(py::module_& m) {
         {"broadcast_shapes", +[](py::tuple& x) -> py::object {
            std::vector<Shape> shapes;
            for (auto s : x[1]) shapes.push_back(to_shape(s));
-           Shape r = broadcast_shapes(shapes);
+           Shape r;
+           try {
+             r = broadcast_shapes(shapes);
+           } catch (const ValueError&) {
+             throw ValueError(broadcast_shapes_message(shapes));
+           }
            py::tuple t(r.size());
            for (size_t i = 0; i < r.size(); ++i) t[i] = py::int_(r[i]);
            return py::object(t);

@@ -157,6 +157,7 @@ py::object from_numpy(py::handle o) {
   Py_INCREF(raw);
   ndarray a = from_memory(const_cast<void*>(arr.data()), static_cast<DType>(code), std::move(shape), std::move(strides),
                           [raw] {
+                            if (!Py_IsInitialized()) return;  // storage outlived the interpreter
                             py::gil_scoped_acquire g;
                             Py_DECREF(raw);
                           },
@@ -422,14 +423,16 @@ py::object import_tensor(py::handle cap, M* m, const DLTensor& t, bool writeable
     }
   }
   auto* data = static_cast<char*>(t.data) + t.byte_offset;
+  // From here the npc storage owns the tensor: the capsule must not free it (renamed
+  // first, so that no path can run the producer's deleter twice).
+  PyCapsule_SetName(cap.ptr(), used);
   ndarray a = from_memory(data, dt, std::move(shape), std::move(strides),
                           [m] {
+                            if (!Py_IsInitialized()) return;  // storage outlived the interpreter
                             py::gil_scoped_acquire g;
                             if (m->deleter) m->deleter(m);
                           },
                           writeable);
-  // The npc storage owns the tensor now: the capsule must not free it.
-  PyCapsule_SetName(cap.ptr(), used);
   PyArray r(std::move(a));
   r.base = py::reinterpret_borrow<py::object>(producer);
   return py::cast(std::move(r));

@@ -5,6 +5,7 @@
 #include "bindings.hpp"
 #include "npc/creation.hpp"
 #include "npc/ops.hpp"
+#include "ops/exec.hpp"
 #include "ops/loops.hpp"
 
 namespace npc::py_bind {
@@ -15,16 +16,16 @@ namespace {
 constexpr int64_t kReleaseGil = 4096;
 
 py::object& py_from_numpy() {
-  static py::object f = py::module_::import("npc._array").attr("_from_numpy");
-  return f;
+  static py::object* f = new py::object(py::module_::import("npc._array").attr("_from_numpy"));  // leaked: outlives interpreter shutdown
+  return *f;
 }
 py::object& np_asarray() {
-  static py::object f = py::module_::import("numpy").attr("asarray");
-  return f;
+  static py::object* f = new py::object(py::module_::import("numpy").attr("asarray"));  // leaked: outlives interpreter shutdown
+  return *f;
 }
 py::object& np_generic() {
-  static py::object f = py::module_::import("numpy").attr("generic");
-  return f;
+  static py::object* f = new py::object(py::module_::import("numpy").attr("generic"));  // leaked: outlives interpreter shutdown
+  return *f;
 }
 
 // Raised (as a Python exception) when an operand is not native to npc: the Python layer
@@ -83,13 +84,137 @@ py::object result_object(ndarray r, bool unwrap) {
 void report_fpe(OpId op) {
   int f = take_fp_errors();
   if (!f) return;
-  static py::object handler = py::module_::import("npc._ufunc").attr("_fp_error");
-  handler(f, std::string(op_info(op).name));
+  static py::object* handler = new py::object(py::module_::import("npc._ufunc").attr("_fp_error"));
+  (*handler)(f, std::string(op_info(op).name));
 }
 
 py::object not_native() {
-  static py::object sentinel = py::module_::import("npc._ufunc").attr("_NOT_NATIVE");
-  return sentinel;
+  static py::object* sentinel = new py::object(py::module_::import("npc._ufunc").attr("_NOT_NATIVE"));
+  return *sentinel;
+}
+
+// ufunc.__call__ for the bindings and the operators.
+py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object where, int dtype, int casting,
+                           const std::string& order) {
+    OpId op = static_cast<OpId>(op_id);
+    if (out.is_none() && where.is_none() && dtype < 0 && casting == 3 && order == "K" && args.size() <= 3) {
+      // Fast path: arrays and Python scalars, no keywords (Note [weak integers] applies).
+      ops::FastInput fin[ops::kMaxOperands];
+      bool ok = true;
+      int64_t size = 0;
+      for (size_t i = 0; i < args.size() && ok; ++i) {
+        PyObject* p = args[i].ptr();
+        if (PyArray* a = as_array(p)) {
+          fin[i].array = a;
+          size = std::max(size, a->size());
+        } else if (PyFloat_CheckExact(p)) {
+          fin[i].scalar = Scalar::from_double(PyFloat_AS_DOUBLE(p));
+        } else if (PyLong_CheckExact(p)) {
+          int overflow = 0;
+          long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+          if (overflow) ok = false;
+          else fin[i].scalar = Scalar::from_int(v);
+        } else if (PyComplex_CheckExact(p)) {
+          Py_complex c = PyComplex_AsCComplex(p);
+          fin[i].scalar = Scalar::from_complex({c.real, c.imag});
+        } else {
+          ok = false;
+        }
+      }
+      if (ok) {
+        std::optional<ndarray> r;
+        if (size >= kReleaseGil) {
+          py::gil_scoped_release nogil;
+          r = ops::call_ufunc_fast(op, fin, static_cast<int>(args.size()));
+        } else {
+          r = ops::call_ufunc_fast(op, fin, static_cast<int>(args.size()));
+        }
+        if (r) {
+          report_fpe(op);
+          return result_object(std::move(*r), true);
+        }
+      }
+    }
+    std::vector<py::object> keep;
+    std::vector<Operand> ins;
+    UfuncOptions opts;
+    bool unwrap = true;
+    try {
+      ins.reserve(args.size());
+      for (auto a : args) ins.push_back(to_operand(a, keep));
+      if (!out.is_none()) {
+        for (auto o : py::reinterpret_borrow<py::tuple>(out)) {
+          if (o.is_none()) { opts.out.emplace_back(); continue; }
+          PyArray* oa = as_array(o);
+          if (!oa) throw NotNative{};
+          opts.out.emplace_back(*oa);
+          unwrap = false;
+        }
+      }
+      if (!where.is_none() && !(PyBool_Check(where.ptr()) && where.ptr() == Py_True)) {
+        std::vector<py::object> k2;
+        Operand w = to_operand(where, k2);
+        keep.insert(keep.end(), k2.begin(), k2.end());
+        opts.where = w.array;
+      }
+    } catch (const NotNative&) {
+      return not_native();
+    }
+    opts.dtype = dtype_arg(dtype);
+    opts.casting = static_cast<Casting>(casting);
+    opts.order = order_from_name(order);
+    int64_t size = 0;
+    for (const auto& o : ins) size = std::max(size, o.array.size());
+    std::vector<ndarray> res;
+    if (size >= kReleaseGil) {
+      py::gil_scoped_release nogil;
+      res = call_ufunc(op, ins, opts);
+    } else {
+      res = call_ufunc(op, ins, opts);
+    }
+    report_fpe(op);
+    if (res.size() == 1) {
+      if (!opts.out.empty() && opts.out[0]) return py::reinterpret_borrow<py::object>(py::tuple(out)[0]);
+      return result_object(std::move(res[0]), unwrap);
+    }
+    py::tuple t(res.size());
+    for (size_t k = 0; k < res.size(); ++k) {
+      if (k < opts.out.size() && opts.out[k]) t[k] = py::tuple(out)[k];
+      else t[k] = result_object(std::move(res[k]), unwrap && (opts.out.empty()));
+    }
+    return t;
+}
+
+// NumPy's binop deferral: operands whose type sets __array_ufunc__ = None get NotImplemented.
+bool defers(py::handle other) {
+  PyObject* o = other.ptr();
+  if (PyFloat_CheckExact(o) || PyLong_CheckExact(o) || PyComplex_CheckExact(o) || PyBool_Check(o) ||
+      py::isinstance<PyArray>(other))
+    return false;
+  PyObject* au = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), "__array_ufunc__");
+  if (!au) {
+    PyErr_Clear();
+    return false;
+  }
+  bool none = au == Py_None;
+  Py_DECREF(au);
+  return none;
+}
+
+py::object operator_fallback(int op_id, py::tuple args, py::object out) {
+  static py::object* fb = new py::object(py::module_::import("npc._ufunc").attr("_operator_fallback"));
+  return (*fb)(op_id, args, out);
+}
+
+// a <op> b as an ndarray operator: fast path, then the general ufunc call.
+py::object binary_operator(int op_id, py::handle a, py::handle b, bool inplace) {
+  if (defers(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  py::tuple args = py::make_tuple(a, b);
+  py::object out = inplace ? py::object(py::make_tuple(a)) : py::object(py::none());
+  py::object r = ufunc_call_impl(op_id, args, out, py::none(), -1, 3, "K");
+  if (r.is(not_native())) r = operator_fallback(op_id, args, out);
+  if (inplace) return py::reinterpret_borrow<py::object>(a);
+  return r;
 }
 
 }  // namespace
@@ -154,58 +279,22 @@ void bind_ops(py::module_& m) {
     return py::make_tuple(a, b);
   });
 
-  m.def("ufunc_call", [](int op_id, py::tuple args, py::object out, py::object where, int dtype, int casting,
-                         const std::string& order) -> py::object {
-    OpId op = static_cast<OpId>(op_id);
-    std::vector<py::object> keep;
-    std::vector<Operand> ins;
-    UfuncOptions opts;
-    bool unwrap = true;
-    try {
-      ins.reserve(args.size());
-      for (auto a : args) ins.push_back(to_operand(a, keep));
-      if (!out.is_none()) {
-        for (auto o : py::reinterpret_borrow<py::tuple>(out)) {
-          if (o.is_none()) { opts.out.emplace_back(); continue; }
-          PyArray* oa = as_array(o);
-          if (!oa) throw NotNative{};
-          opts.out.emplace_back(*oa);
-          unwrap = false;
-        }
-      }
-      if (!where.is_none() && !(PyBool_Check(where.ptr()) && where.ptr() == Py_True)) {
-        std::vector<py::object> k2;
-        Operand w = to_operand(where, k2);
-        keep.insert(keep.end(), k2.begin(), k2.end());
-        opts.where = w.array;
-      }
-    } catch (const NotNative&) {
-      return not_native();
-    }
-    opts.dtype = dtype_arg(dtype);
-    opts.casting = static_cast<Casting>(casting);
-    opts.order = order_from_name(order);
-    int64_t size = 0;
-    for (const auto& o : ins) size = std::max(size, o.array.size());
-    std::vector<ndarray> res;
-    if (size >= kReleaseGil) {
+  m.def("ufunc_call_simple", [](int op_id, py::tuple args) {
+    return ufunc_call_impl(op_id, std::move(args), py::none(), py::none(), -1, 3, "K");
+  }, "ufunc.__call__ without keywords: (op, inputs).");
+  m.def("reduce_all", [](int op_id, const PyArray& a) -> py::object {
+    ndarray r;
+    if (a.size() >= kReleaseGil) {
       py::gil_scoped_release nogil;
-      res = call_ufunc(op, ins, opts);
+      r = reduce(static_cast<OpId>(op_id), a);
     } else {
-      res = call_ufunc(op, ins, opts);
+      r = reduce(static_cast<OpId>(op_id), a);
     }
-    report_fpe(op);
-    if (res.size() == 1) {
-      if (!opts.out.empty() && opts.out[0]) return py::reinterpret_borrow<py::object>(py::tuple(out)[0]);
-      return result_object(std::move(res[0]), unwrap);
-    }
-    py::tuple t(res.size());
-    for (size_t k = 0; k < res.size(); ++k) {
-      if (k < opts.out.size() && opts.out[k]) t[k] = py::tuple(out)[k];
-      else t[k] = result_object(std::move(res[k]), unwrap && (opts.out.empty()));
-    }
-    return t;
-  }, "Generic ufunc.__call__: (op, inputs, out tuple|None, where|None, dtype code|-1, casting code, order).");
+    report_fpe(static_cast<OpId>(op_id));
+    return result_object(std::move(r), true);
+  }, "Full reduction with default options (a.sum(), a.max(), ...).");
+  m.def("ufunc_call", &ufunc_call_impl,
+        "Generic ufunc.__call__: (op, inputs, out tuple|None, where|None, dtype code|-1, casting code, order).");
 
   m.def("ufunc_outer", [](int op_id, py::object a, py::object b, int dtype) -> py::object {
     std::vector<py::object> keep;
@@ -292,6 +381,40 @@ void bind_ops(py::module_& m) {
     // numpy.where treats a Python bool condition as an array, and returns an array (never a scalar).
     return wrap(where(oc.array, ox, oy));
   }, "numpy.where(cond, x, y).");
+
+  // Installs the arithmetic operators of npc.ndarray as C++ methods (no Python frame per call).
+  m.def("_install_operators", [](py::object cls, py::dict binary, py::dict reflected, py::dict inplace, py::dict unary) {
+    for (auto item : binary) {
+      int op = item.second.cast<int>();
+      cls.attr(item.first) = py::cpp_function(
+          [op](py::handle self, py::handle other) { return binary_operator(op, self, other, false); },
+          py::is_method(cls), py::name(item.first.cast<std::string>().c_str()));
+    }
+    for (auto item : reflected) {
+      int op = item.second.cast<int>();
+      cls.attr(item.first) = py::cpp_function(
+          [op](py::handle self, py::handle other) -> py::object {
+            if (defers(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+            py::tuple args = py::make_tuple(other, self);
+            py::object r = ufunc_call_impl(op, args, py::none(), py::none(), -1, 3, "K");
+            if (r.is(not_native())) r = operator_fallback(op, args, py::none());
+            return r;
+          },
+          py::is_method(cls), py::name(item.first.cast<std::string>().c_str()));
+    }
+    for (auto item : inplace) {
+      int op = item.second.cast<int>();
+      cls.attr(item.first) = py::cpp_function(
+          [op](py::handle self, py::handle other) { return binary_operator(op, self, other, true); },
+          py::is_method(cls), py::name(item.first.cast<std::string>().c_str()));
+    }
+    for (auto item : unary) {
+      int op = item.second.cast<int>();
+      cls.attr(item.first) = py::cpp_function(
+          [op](py::handle self) { return ufunc_call_impl(op, py::make_tuple(self), py::none(), py::none(), -1, 3, "K"); },
+          py::is_method(cls), py::name(item.first.cast<std::string>().c_str()));
+    }
+  });
 
   m.def("set_num_threads", &set_num_threads, py::arg("n"),
         "Number of threads npc's eager kernels use (default: all cores).");

@@ -1,5 +1,6 @@
 // Bindings of the tracer layer: trace contexts, graphs, executables (python/npc/compiler).
 #include <pybind11/functional.h>
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
@@ -9,6 +10,55 @@
 namespace npc::py_bind {
 
 namespace {
+// NumPy type number -> npc dtype code (-1: not native to npc). On LP64 long and longlong
+// are both int64.
+int code_of_numpy(int num) {
+  switch (num) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2: return 2;
+    case 3: return 3;
+    case 4: return 4;
+    case 5: return 5;
+    case 6: return 6;
+    case 7: case 9: return 7;
+    case 8: case 10: return 8;
+    case 23: return 9;
+    case 11: return 10;
+    case 12: return 11;
+    case 14: return 12;
+    case 15: return 13;
+    default: return -1;
+  }
+}
+
+// A zero-copy npc view of an exact numpy.ndarray with a native, aligned dtype of npc (the
+// fast path of npc._array._from_numpy); null otherwise.
+py::object numpy_view_as_npc(PyObject* p, int& code, int& contig) {
+  auto& api = py::detail::npy_api::get();
+  if (Py_TYPE(p) != reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) return py::object();
+  auto* arr = py::detail::array_proxy(p);
+  auto* descr = py::detail::array_descriptor_proxy(arr->descr);
+  code = code_of_numpy(descr->type_num);
+  const bool native = descr->byteorder == '=' || descr->byteorder == '|' ||
+                      (descr->byteorder == '<' && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+  if (code < 0 || !native || !(arr->flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_)) return py::object();
+  Shape sh(arr->dimensions, arr->dimensions + arr->nd);
+  Strides st(arr->strides, arr->strides + arr->nd);
+  contig = (arr->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) ? 2
+           : (arr->flags & py::detail::npy_api::NPY_ARRAY_F_CONTIGUOUS_) ? 1 : 0;
+  Py_INCREF(p);
+  ndarray a = from_memory(arr->data, static_cast<DType>(code), std::move(sh), std::move(st),
+                          [p] {
+                            py::gil_scoped_acquire g;
+                            Py_DECREF(p);
+                          },
+                          (arr->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0);
+  PyArray r(std::move(a));
+  r.base = py::reinterpret_borrow<py::object>(p);
+  return py::cast(std::move(r));
+}
+
 std::vector<ndarray> to_arrays(py::handle seq) {
   std::vector<ndarray> r;
   for (py::handle h : seq) r.push_back(h.cast<PyArray&>());
@@ -171,7 +221,74 @@ void bind_tracer(py::module_& m) {
   m.def("_deactivate_trace", [] { tracer::set_current(nullptr); });
   m.def("_realize", [](PyArray& a) { a.realize(); });
   m.def("_is_traced", [](const PyArray& a) { return a.is_traced(); });
+  m.def("_numpy_views", [](py::list outs, py::list unwrap) {
+    // NumPy views of npc results (NumPy arrays in -> NumPy arrays out); 0-d results whose
+    // unwrap flag is set become NumPy scalars.
+    py::list r;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      py::handle h = outs[i];
+      const PyArray& a = h.cast<const PyArray&>();
+      std::vector<py::ssize_t> sh(a.shape().begin(), a.shape().end()), st(a.strides().begin(), a.strides().end());
+      static const int nums[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 23, 11, 12, 14, 15};
+      py::dtype dt(nums[static_cast<int>(a.dtype())]);
+      py::array v(dt, sh, st, a.data(), h);
+      if (!a.writeable()) py::detail::array_proxy(v.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+      if (unwrap[i].cast<bool>()) r.append(v[py::tuple()]);
+      else r.append(v);
+    }
+    return r;
+  });
   m.def("_is_tracing", [] { return tracer::current() != nullptr; });
+  // The guard key of a flat argument tuple on the hot path of a compiled call: for npc
+  // arrays (dtype code, shape, contiguity class, index of an identical earlier argument),
+  // "F" for Python floats (runtime scalars), (type, value) for ints, bools, str and None.
+  // Returns (key, arrays, floats), or None when an argument needs the general Python path.
+  m.def("_guard_key", [](py::tuple args) -> py::object {
+    const size_t n = args.size();
+    py::tuple key(n);
+    py::list arrays, floats;
+    std::vector<PyObject*> seen;
+    static py::str F("F"), N("N");
+    for (size_t i = 0; i < n; ++i) {
+      PyObject* p = PyTuple_GET_ITEM(args.ptr(), i);
+      py::handle h(p);
+      int code = -1, contig = 0;
+      if (py::object v = numpy_view_as_npc(p, code, contig)) {
+        // NumPy arrays: converted here, zero-copy; "N" marks NumPy-in (NumPy arrays out).
+        int alias = -1;
+        for (size_t k = 0; k < seen.size(); ++k)
+          if (seen[k] == p) { alias = static_cast<int>(k); break; }
+        seen.push_back(p);
+        const PyArray& a = v.cast<const PyArray&>();
+        py::tuple shape(a.ndim());
+        for (int d = 0; d < a.ndim(); ++d) shape[d] = py::int_(a.shape()[d]);
+        key[i] = py::make_tuple(code, shape, contig, alias, N);
+        arrays.append(v);
+        continue;
+      }
+      if (py::isinstance<PyArray>(h)) {
+        const PyArray& a = h.cast<const PyArray&>();
+        if (a.is_traced()) return py::none();
+        int alias = -1;
+        for (size_t k = 0; k < seen.size(); ++k)
+          if (seen[k] == p) { alias = static_cast<int>(k); break; }
+        seen.push_back(p);
+        py::tuple shape(a.ndim());
+        for (int d = 0; d < a.ndim(); ++d) shape[d] = py::int_(a.shape()[d]);
+        int contig = a.is_c_contiguous() ? 2 : a.is_f_contiguous() ? 1 : 0;
+        key[i] = py::make_tuple(static_cast<int>(a.dtype()), shape, contig, alias);
+        arrays.append(h);
+      } else if (PyFloat_CheckExact(p)) {
+        key[i] = F;
+        floats.append(h);
+      } else if (PyLong_CheckExact(p) || PyBool_Check(p) || p == Py_None || PyUnicode_CheckExact(p)) {
+        key[i] = py::make_tuple(py::handle(reinterpret_cast<PyObject*>(Py_TYPE(p))), h);
+      } else {
+        return py::none();
+      }
+    }
+    return py::make_tuple(key, arrays, floats);
+  });
   m.def("_set_break_annotator", [](py::object fn) {
     if (fn.is_none()) {
       tracer::g_break_annotator = nullptr;
