@@ -48,6 +48,8 @@ def _native(name):
                     pass
             return _fallback_call("npc.linalg." + name, np_func, args, kwargs)
         wrapper.__doc__ = (fn.__doc__ or "") + "\n\nNumPy's documentation:\n" + (np_func.__doc__ or "")
+        wrapper.__module__ = __name__  # pickles as npc.linalg.<name>
+        wrapper.__qualname__ = name
         return wrapper
     return deco
 
