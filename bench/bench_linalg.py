@@ -89,7 +89,9 @@ def main():
              f"Median wall time (NumPy and npc timed alternately); BLAS/LAPACK with OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']} "
              f"(NumPy {np.__version__}: its bundled OpenBLAS; npc: the system OpenBLAS); random: one thread, "
              "the same streams. Targets: matmul 1024 float64 about 1.0x, random/uniform/integers >= 1.0x, "
-             "standard_normal >= 0.9x.", "",
+             "standard_normal >= 0.9x. "
+             f"Load average at the end of the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
+             "(a shared machine: ratios of single runs vary by tens of percent).", "",
              "| case | NumPy ms | npc ms | NumPy time / npc time |", "| --- | ---: | ---: | ---: |"]
     for name, t_np, t_npc in rows:
         lines.append(f"| {name} | {t_np * 1e3:.2f} | {t_npc * 1e3:.2f} | {t_np / t_npc:.2f} |")

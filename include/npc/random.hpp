@@ -24,9 +24,11 @@ struct BitGen {
 bool available();
 
 /// Generator.random: uniform [0, 1) into `out` (float32 or float64, C-contiguous).
-void standard_uniform(BitGen* bg, const ndarray& out);
+/// `pcg64`: the caller guarantees `bg` is NumPy's PCG64 (its state is then stepped inline,
+/// Note [inline PCG64]).
+void standard_uniform(BitGen* bg, const ndarray& out, bool pcg64 = false);
 /// Generator.uniform with scalar bounds: low + (high - low) * U, float64 `out`.
-void uniform(BitGen* bg, double low, double high, const ndarray& out);
+void uniform(BitGen* bg, double low, double high, const ndarray& out, bool pcg64 = false);
 /// Generator.standard_normal (ziggurat): float32 or float64 `out`.
 void standard_normal(BitGen* bg, const ndarray& out);
 /// Generator.normal with scalar loc/scale: loc + scale * Z, float64 `out`.

@@ -17,7 +17,9 @@ from ._array import ndarray
 from ._creation import asarray, ones
 from ._fallback import NotNative, call as _fallback_call
 
-__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron",
+_linalg_call = _core._linalg
+
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cross",
            "matrix_transpose", "vecdot", "matvec", "vecmat"]
 
 
@@ -78,7 +80,7 @@ def _result(r, out=None, dtype=None):
 
 
 def _mm(a, b):
-    return _core._matmul(a, b)
+    return _linalg_call("matmul", a, b)
 
 
 def _conj(a):
@@ -163,7 +165,10 @@ def dot(a, b, out=None):
     a = _arr(a)
     b = _arr(b)
     if a.ndim == 0 or b.ndim == 0:
-        raise NotNative  # elementwise multiply: NumPy's (or npc's ufunc) semantics
+        if out is not None:
+            raise NotNative
+        from ._ufunc import multiply
+        return multiply(a, b)
     ka = a.shape[-1]
     kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
     if ka != kb:
@@ -201,7 +206,8 @@ def inner(a, b, /):
     a = _arr(a)
     b = _arr(b)
     if a.ndim == 0 or b.ndim == 0:
-        raise NotNative
+        from ._ufunc import multiply
+        return multiply(a, b)
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
                          f"{b.shape[-1]} (dim {b.ndim - 1})")
@@ -214,7 +220,7 @@ def inner(a, b, /):
 def outer(a, b, out=None):
     """Outer product of the flattened inputs (numpy.outer): shape ``(a.size, b.size)``,
     dtype ``promote_types`` (bool: logical and)."""
-    return _result(_core._outer(_arr(a), _arr(b)), out)
+    return _result(_core._linalg("outer", _arr(a), _arr(b)), out)
 
 
 def _tensordot(a, b, axes):
@@ -284,10 +290,61 @@ def kron(a, b):
     nd = max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + a.shape
     sb = (1,) * (nd - b.ndim) + b.shape
-    r = _core._outer(a, b).reshape(sa + sb)
+    r = _core._linalg("outer", a, b).reshape(sa + sb)
     perm = [p for i in range(nd) for p in (i, nd + i)]
     r = r.transpose(perm).reshape(tuple(x * y for x, y in zip(sa, sb)))
     return _result(r)
+
+
+def _normalize_axis(axis, ndim, prefix):
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise _np.exceptions.AxisError(axis, ndim, msg_prefix=prefix)
+    return axis % ndim
+
+
+def _moveaxis(a, src, dst):
+    perm = [i for i in range(a.ndim) if i != src]
+    perm.insert(dst % a.ndim if dst >= 0 else a.ndim + dst, src)
+    return a.transpose(perm)
+
+
+@_native(_np.cross)
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross product of 3-vectors along an axis (numpy.cross), with broadcasting of the
+    other dimensions: (a1*b2 - a2*b1, a2*b0 - a0*b2, a0*b1 - a1*b0), computed with npc's
+    multiply and subtract in NumPy's order. ValueError for vectors of another length."""
+    from . import _ufunc
+    if axis is not None:
+        axisa, axisb, axisc = (axis,) * 3
+    a = _arr(a)
+    b = _arr(b)
+    if a.ndim < 1 or b.ndim < 1:
+        raise ValueError("At least one array has zero dimension")
+    a = _moveaxis(a, _normalize_axis(axisa, a.ndim, "axisa"), -1)
+    b = _moveaxis(b, _normalize_axis(axisb, b.ndim, "axisb"), -1)
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they are "
+                         f"{a.shape[-1]} and {b.shape[-1]} dimensional instead.")
+    shape = (*_np.broadcast_shapes(a.shape[:-1], b.shape[:-1]), 3)
+    axisc = _normalize_axis(axisc, len(shape), "axisc")
+    dt = _np.promote_types(a.dtype, b.dtype)
+    if dt == _np.bool_:
+        raise NotNative  # NumPy's subtract of booleans raises its own TypeError
+    from ._creation import empty
+    # A leading unit axis keeps every component an array (1-D inputs would give scalars).
+    cp_full = empty((1,) + shape, dtype=dt)
+    cp = cp_full[0]
+    a = (a if a.dtype == dt else a.astype(dt)).reshape((1,) + a.shape)
+    b = (b if b.dtype == dt else b.astype(dt)).reshape((1,) + b.shape)
+    mul, sub = _ufunc.multiply, _ufunc.subtract
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    for k, (x, y, u, v) in enumerate(((a1, b2, a2, b1), (a2, b0, a0, b2), (a0, b1, a1, b0))):
+        ck = cp_full[..., k]
+        mul(x, y, out=ck)
+        sub(ck, mul(u, v), out=ck)
+    return _moveaxis(cp, cp.ndim - 1, axisc) if axisc != cp.ndim - 1 else cp
 
 
 @_native(_np.matrix_transpose)
@@ -455,6 +512,25 @@ def _contract(a, la, b, lb, keep):
     return r, "".join(batch + fa + fb)
 
 
+def _take_diagonals(ops, labels):
+    """A label repeated within one operand ("ii") selects its diagonal: a strided view
+    (npc.diagonal), the label then appearing once, last."""
+    from ._indexing import diagonal
+    out_ops, out_labels = [], []
+    for x, lab in zip(ops, labels):
+        while len(set(lab)) != len(lab):
+            c = next(c for c in lab if lab.count(c) > 1)
+            i = lab.index(c)
+            j = lab.index(c, i + 1)
+            if x.shape[i] != x.shape[j]:
+                raise NotNative  # NumPy's dimension-mismatch error
+            x = diagonal(x, 0, i, j)
+            lab = "".join(ch for k, ch in enumerate(lab) if k not in (i, j)) + c
+        out_ops.append(x)
+        out_labels.append(lab)
+    return out_ops, out_labels
+
+
 def _squeeze_broadcast(ops, labels):
     """Size-1 dimensions whose label has a larger size elsewhere are constant along that
     label: drop them (einsum broadcasting)."""
@@ -500,8 +576,8 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     ValueError
         Mismatched dimensions or invalid subscripts (NumPy's messages, NumPy's check).
 
-    Repeated labels within one operand (diagonals), the interleaved (operand, sublist)
-    form and the `dtype`/`order`/`casting` keywords run on NumPy.
+    A label repeated within one operand takes that operand's diagonal. The interleaved
+    (operand, sublist) form and the `dtype`/`order`/`casting` keywords run on NumPy.
     """
     if not isinstance(subscripts, str) or dtype is not None or order != "K" or casting != "safe":
         raise NotNative
@@ -509,8 +585,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if not ops:
         raise NotNative
     labels, outs = _parse_einsum(subscripts, [x.shape for x in ops])
-    if any(len(set(t)) != len(t) for t in labels):
-        raise NotNative  # diagonals
+    ops, labels = _take_diagonals(ops, labels)
     dt = _np.result_type(*[x.dtype for x in ops])
     ops = [x if x.dtype == dt else x.astype(dt) for x in ops]
     ops, labels, _ = _squeeze_broadcast(ops, labels)

@@ -46,6 +46,43 @@ void random_bounded_bool_fill(npc::random::BitGen*, bool off, bool rng, intptr_t
 namespace npc::random {
 namespace {
 
+// Note [inline PCG64]
+// NumPy's samplers fetch each word through the bit generator's function pointer. For
+// NumPy's PCG64 (the default_rng generator) the doubles of random/uniform are produced here
+// with the generator's step inlined: the state (NumPy's pcg64_state, whose first member
+// points at the 128-bit LCG state and increment) is loaded, advanced per word exactly as
+// PCG64 does (state = state * multiplier + increment; XSL-RR output), and stored back, so
+// the stream and the final state are NumPy's. The buffered 32-bit half (has_uint32) is not
+// used by 64-bit draws and stays as it is.
+#if defined(__SIZEOF_INT128__)
+struct Pcg128 {
+  unsigned __int128 state, inc;
+};
+struct Pcg64State {
+  Pcg128* pcg;
+  int has_uint32;
+  uint32_t uinteger;
+};
+constexpr unsigned __int128 kPcgMult =
+    (static_cast<unsigned __int128>(2549297995355413924ULL) << 64) | 4865540595714422341ULL;
+
+template <class F>
+void pcg64_doubles(BitGen* bg, int64_t n, F&& store) {
+  Pcg128* p = static_cast<Pcg64State*>(bg->state)->pcg;
+  unsigned __int128 st = p->state;
+  const unsigned __int128 inc = p->inc;
+  for (int64_t i = 0; i < n; ++i) {
+    st = st * kPcgMult + inc;
+    const uint64_t x = static_cast<uint64_t>(st >> 64) ^ static_cast<uint64_t>(st);
+    const unsigned rot = static_cast<unsigned>(st >> 122);
+    const uint64_t w = (x >> rot) | (x << ((64 - rot) & 63));
+    store(i, static_cast<double>(w >> 11) * (1.0 / 9007199254740992.0));
+  }
+  p->state = st;
+}
+#define NPC_HAVE_INLINE_PCG64 1
+#endif
+
 void require(const ndarray& out, bool ok_dtype) {
   if (!ok_dtype) throw TypeError("npc.random: unsupported output dtype " + std::string(name(out.dtype())));
   if (!out.is_c_contiguous() || !out.writeable())
@@ -60,19 +97,32 @@ void require(const ndarray& out, bool ok_dtype) {
 bool available() { return NPC_HAVE_NPYRANDOM != 0; }
 
 #if NPC_HAVE_NPYRANDOM
-void standard_uniform(BitGen* bg, const ndarray& out) {
+void standard_uniform(BitGen* bg, const ndarray& out, bool pcg64) {
   require(out, out.dtype() == DType::Float64 || out.dtype() == DType::Float32);
+#ifdef NPC_HAVE_INLINE_PCG64
+  if (pcg64 && out.dtype() == DType::Float64) {
+    double* p = reinterpret_cast<double*>(out.data());
+    pcg64_doubles(bg, out.size(), [p](int64_t i, double u) { p[i] = u; });
+    return;
+  }
+#endif
   if (out.dtype() == DType::Float64)
     random_standard_uniform_fill(bg, out.size(), reinterpret_cast<double*>(out.data()));
   else
     random_standard_uniform_fill_f(bg, out.size(), reinterpret_cast<float*>(out.data()));
 }
 
-void uniform(BitGen* bg, double low, double high, const ndarray& out) {
+void uniform(BitGen* bg, double low, double high, const ndarray& out, bool pcg64) {
   require(out, out.dtype() == DType::Float64);
   // NumPy's random_uniform: off + scale * U with scale = high - low computed once.
   const double scale = high - low;
   double* p = reinterpret_cast<double*>(out.data());
+#ifdef NPC_HAVE_INLINE_PCG64
+  if (pcg64) {
+    pcg64_doubles(bg, out.size(), [p, low, scale](int64_t i, double u) { p[i] = low + scale * u; });
+    return;
+  }
+#endif
   for (int64_t i = 0, n = out.size(); i < n; ++i) p[i] = low + scale * bg->next_double(bg->state);
 }
 
@@ -201,8 +251,8 @@ void legacy_normal(BitGen* bg, double loc, double scale, int& has_gauss, double&
   }
 }
 #else
-void standard_uniform(BitGen*, const ndarray& out) { require(out, true); }
-void uniform(BitGen*, double, double, const ndarray& out) { require(out, true); }
+void standard_uniform(BitGen*, const ndarray& out, bool) { require(out, true); }
+void uniform(BitGen*, double, double, const ndarray& out, bool) { require(out, true); }
 void standard_normal(BitGen*, const ndarray& out) { require(out, true); }
 void normal(BitGen*, double, double, const ndarray& out) { require(out, true); }
 void standard_exponential(BitGen*, bool, const ndarray& out) { require(out, true); }

@@ -202,7 +202,8 @@ EINSUM = [
     ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]), ("abc,cd,bd->a", [(2, 3, 4), (4, 5), (3, 5)]),
     ("ij,ij->ij", [(2, 3), (2, 3)]), ("ij,kj->ik", [(2, 3), (4, 3)]), ("i,j,k->ijk", [(2,), (3,), (4,)]),
     ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("ij,jk->ik", [(2, 0), (0, 4)]), ("ik,k->i", [(2, 1), (5,)]),
-    ("Ab,bC->AC", [(2, 3), (3, 4)]),
+    ("Ab,bC->AC", [(2, 3), (3, 4)]), ("iij->j", [(3, 3, 2)]), ("ij,jj->i", [(2, 3), (3, 3)]),
+    ("iji->j", [(3, 2, 3)]), ("ii,ij->j", [(3, 3), (3, 2)]),
 ]
 
 
@@ -236,8 +237,30 @@ def test_matrix_transpose_vecdot_matvec_vecmat(dtype):
 def test_products_are_native():
     npc.reset_fallback_stats()
     a = npc.asarray(small((3, 3), "float64"))
-    for f in (lambda: a @ a, lambda: npc.dot(a, a), lambda: npc.inner(a, a), lambda: npc.outer(a, a),
+    for f in (lambda: a @ a, lambda: npc.dot(a, a), lambda: npc.einsum("ii,ij->j", a, a), lambda: npc.inner(a, a), lambda: npc.outer(a, a),
               lambda: npc.tensordot(a, a), lambda: npc.kron(a, a), lambda: npc.einsum("ij,jk", a, a),
               lambda: npc.vdot(a, a), lambda: npc.vecdot(a, a), lambda: npc.matvec(a, a[0])):
         f()
     assert npc.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("sa,sb,kw", [((3,), (3,), {}), ((4, 3), (3,), {}), ((2, 1, 3), (5, 3), {}),
+                                      ((3, 4), (4, 3), {"axisa": 0}), ((3, 4), (3, 4), {"axis": 0}),
+                                      ((4, 3), (4, 3), {"axisc": 0}), ((0, 3), (3,), {})], ids=str)
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "float16", "float64", "complex64"])
+def test_cross(sa, sb, kw, dtype):
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(sa) * 4).astype(dtype)
+    b = (rng.standard_normal(sb) * 4).astype(dtype)
+    assert_same(npc.cross(npc.asarray(a), npc.asarray(b), **kw), np.cross(a, b, **kw))
+    if not kw:
+        assert_same(npc.linalg.cross(npc.asarray(a), npc.asarray(b)), np.linalg.cross(a, b))
+
+
+def test_cross_errors():
+    for a, b in ((np.ones(2), np.ones(3)), (np.ones((3, 2)), np.ones((3, 2)))):
+        with pytest.raises(ValueError) as e_np:
+            np.cross(a, b)
+        with pytest.raises(ValueError) as e_npc:
+            npc.cross(npc.asarray(a), npc.asarray(b))
+        assert str(e_npc.value) == str(e_np.value)

@@ -1,6 +1,9 @@
 // Bindings of the linear algebra and random layers (npc/linalg.hpp, npc/random.hpp).
 #include <pybind11/pybind11.h>
 
+#include <string>
+#include <unordered_map>
+
 #include "bindings.hpp"
 #include "npc/linalg.hpp"
 #include "npc/ops.hpp"
@@ -10,10 +13,29 @@ namespace npc::py_bind {
 namespace {
 
 // The bitgen_t* of a NumPy BitGenerator's `capsule` attribute.
+const PyArray& arr(py::handle h) { return h.cast<const PyArray&>(); }
+
 random::BitGen* bitgen_of(py::handle capsule) {
   void* p = PyCapsule_GetPointer(capsule.ptr(), "BitGenerator");
   if (!p) throw py::error_already_set();
   return static_cast<random::BitGen*>(p);
+}
+
+py::object uniform01(py::args& x, bool pcg64) {
+  auto* bg = bitgen_of(x[1]);
+  auto& out = x[2].cast<PyArray&>();
+  py::gil_scoped_release nogil;
+  random::standard_uniform(bg, out, pcg64);
+  return py::none();
+}
+
+py::object uniform(py::args& x, bool pcg64) {
+  auto* bg = bitgen_of(x[1]);
+  const double lo = x[2].cast<double>(), hi = x[3].cast<double>();
+  auto& out = x[4].cast<PyArray&>();
+  py::gil_scoped_release nogil;
+  random::uniform(bg, lo, hi, out, pcg64);
+  return py::none();
 }
 
 }  // namespace
@@ -27,93 +49,130 @@ void bind_linalg(py::module_& m) {
       PyErr_SetString(cls.ptr(), e.what());
     }
   });
-  // numpy.linalg on LAPACKE: arrays arrive validated and of a LAPACK dtype (python/npc/linalg).
-  m.def("_lapack_available", &lapack::available);
-  m.def("_la_broadcast_to", [](const PyArray& a, py::handle shape) { return wrap(broadcast_to(a, to_shape(shape))); });
-  m.def("_la_solve", [](const PyArray& a, const PyArray& b) { return wrap(lapack::solve(a, b)); });
-  m.def("_la_inv", [](const PyArray& a) { return wrap(lapack::inv(a)); });
-  m.def("_la_det", [](const PyArray& a) { return wrap(lapack::det(a)); });
-  m.def("_la_slogdet", [](const PyArray& a) {
-    auto [s, l] = lapack::slogdet(a);
-    return py::make_tuple(wrap(s), wrap(l));
-  });
-  m.def("_la_cholesky", [](const PyArray& a, bool upper) { return wrap(lapack::cholesky(a, upper)); });
-  m.def("_la_eigh", [](const PyArray& a, bool lower, bool vectors) {
-    auto [w, v] = lapack::eigh(a, lower, vectors);
-    return vectors ? py::object(py::make_tuple(wrap(w), wrap(v))) : wrap(w);
-  });
-  m.def("_la_svd", [](const PyArray& a, bool full, bool vectors) {
-    auto [u, s, vh] = lapack::svd(a, full, vectors);
-    return vectors ? py::object(py::make_tuple(wrap(u), wrap(s), wrap(vh))) : wrap(s);
-  });
-  m.def("_la_qr", [](const PyArray& a, const std::string& mode) {
-    auto [q, r] = lapack::qr(a, mode);
-    return mode == "r" ? wrap(r) : py::object(py::make_tuple(wrap(q), wrap(r)));
-  });
-  m.def("_la_eig", [](const PyArray& a, bool vectors) {
-    auto [w, v] = lapack::eig(a, vectors);
-    return vectors ? py::object(py::make_tuple(wrap(w), wrap(v))) : wrap(w);
-  });
-  m.def("_la_lstsq", [](const PyArray& a, const PyArray& b, double rcond) {
-    auto [x, resid, s, rank] = lapack::lstsq(a, b, rcond);
-    return py::make_tuple(wrap(x), wrap(resid), rank, wrap(s));
-  });
-  m.def("_matmul", [](const PyArray& a, const PyArray& b) { return wrap(matmul(a, b)); },
-        "numpy.matmul on two npc arrays (promotion, 1-D and batch rules); see npc/linalg.hpp.");
-  m.def("_outer", [](const PyArray& a, const PyArray& b) { return wrap(outer(a, b)); },
-        "numpy.outer on two npc arrays (exact elementwise products).");
   m.def("_have_blas", &have_blas);
+  m.def("_lapack_available", &lapack::available);
   m.def("_random_available", &random::available);
-  // Samplers: (capsule, ..., out) fill `out` in place with the GIL released; the caller holds
-  // the bit generator's lock, as NumPy does.
-  m.def("_rand_uniform01", [](py::handle cap, PyArray& out) {
-    auto* bg = bitgen_of(cap);
-    py::gil_scoped_release nogil;
-    random::standard_uniform(bg, out);
-  });
-  m.def("_rand_uniform", [](py::handle cap, double low, double high, PyArray& out) {
-    auto* bg = bitgen_of(cap);
-    py::gil_scoped_release nogil;
-    random::uniform(bg, low, high, out);
-  });
-  m.def("_rand_standard_normal", [](py::handle cap, PyArray& out) {
-    auto* bg = bitgen_of(cap);
-    py::gil_scoped_release nogil;
-    random::standard_normal(bg, out);
-  });
-  m.def("_rand_normal", [](py::handle cap, double loc, double scale, PyArray& out) {
-    auto* bg = bitgen_of(cap);
-    py::gil_scoped_release nogil;
-    random::normal(bg, loc, scale, out);
-  });
-  m.def("_rand_standard_exponential", [](py::handle cap, bool inverse, PyArray& out) {
-    auto* bg = bitgen_of(cap);
-    py::gil_scoped_release nogil;
-    random::standard_exponential(bg, inverse, out);
-  });
-  m.def("_rand_exponential", [](py::handle cap, double scale, PyArray& out) {
-    auto* bg = bitgen_of(cap);
-    py::gil_scoped_release nogil;
-    random::exponential(bg, scale, out);
-  });
-  m.def("_rand_bounded", [](py::handle cap, uint64_t off, uint64_t rng, bool masked, PyArray& out) {
-    auto* bg = bitgen_of(cap);
-    py::gil_scoped_release nogil;
-    random::bounded_integers(bg, off, rng, masked, out);
-  });
-  m.def("_rand_shuffle", [](py::handle cap, PyArray& x) {
-    auto* bg = bitgen_of(cap);
-    py::gil_scoped_release nogil;
-    random::shuffle(bg, x);
-  });
-  m.def("_rand_legacy_normal", [](py::handle cap, double loc, double scale, int has_gauss, double gauss, PyArray& out) {
-    auto* bg = bitgen_of(cap);
-    {
-      py::gil_scoped_release nogil;
-      random::legacy_normal(bg, loc, scale, has_gauss, gauss, out);
-    }
-    return py::make_tuple(has_gauss, gauss);
-  });
+
+  // One generic entry point per layer: _linalg(name, *args). Arrays arrive validated and,
+  // for the LAPACK drivers, of a LAPACK dtype (python/npc/linalg chooses it).
+  using Fn = py::object (*)(py::args&);
+  static const std::unordered_map<std::string, Fn> linalg_ops = {
+      {"matmul", +[](py::args& x) -> py::object { return wrap(matmul(arr(x[1]), arr(x[2]))); }},
+      {"outer", +[](py::args& x) -> py::object { return wrap(outer(arr(x[1]), arr(x[2]))); }},
+      {"broadcast_to",
+       +[](py::args& x) -> py::object { return wrap(broadcast_to(arr(x[1]), to_shape(x[2])), x[1]); }},
+      {"solve", +[](py::args& x) -> py::object { return wrap(lapack::solve(arr(x[1]), arr(x[2]))); }},
+      {"inv", +[](py::args& x) -> py::object { return wrap(lapack::inv(arr(x[1]))); }},
+      {"det", +[](py::args& x) -> py::object { return wrap(lapack::det(arr(x[1]))); }},
+      {"slogdet", +[](py::args& x) -> py::object {
+         auto [s, l] = lapack::slogdet(arr(x[1]));
+         return py::make_tuple(wrap(s), wrap(l));
+       }},
+      {"cholesky", +[](py::args& x) -> py::object { return wrap(lapack::cholesky(arr(x[1]), x[2].cast<bool>())); }},
+      {"eigh", +[](py::args& x) -> py::object {
+         const bool vectors = x[3].cast<bool>();
+         auto [w, v] = lapack::eigh(arr(x[1]), x[2].cast<bool>(), vectors);
+         return vectors ? py::object(py::make_tuple(wrap(w), wrap(v))) : wrap(w);
+       }},
+      {"svd", +[](py::args& x) -> py::object {
+         const bool vectors = x[3].cast<bool>();
+         auto [u, s, vh] = lapack::svd(arr(x[1]), x[2].cast<bool>(), vectors);
+         return vectors ? py::object(py::make_tuple(wrap(u), wrap(s), wrap(vh))) : wrap(s);
+       }},
+      {"qr", +[](py::args& x) -> py::object {
+         const std::string mode = x[2].cast<std::string>();
+         auto [q, r] = lapack::qr(arr(x[1]), mode);
+         return mode == "r" ? wrap(r) : py::object(py::make_tuple(wrap(q), wrap(r)));
+       }},
+      {"eig", +[](py::args& x) -> py::object {
+         const bool vectors = x[2].cast<bool>();
+         auto [w, v] = lapack::eig(arr(x[1]), vectors);
+         return vectors ? py::object(py::make_tuple(wrap(w), wrap(v))) : wrap(w);
+       }},
+      {"lstsq", +[](py::args& x) -> py::object {
+         auto [sol, resid, s, rank] = lapack::lstsq(arr(x[1]), arr(x[2]), x[3].cast<double>());
+         return py::make_tuple(wrap(sol), wrap(resid), rank, wrap(s));
+       }},
+  };
+  m.def("_linalg", [](py::args args) -> py::object {
+    auto it = linalg_ops.find(args[0].cast<std::string>());
+    if (it == linalg_ops.end()) throw ValueError("npc._core._linalg: unknown operation");
+    return it->second(args);
+  }, "_linalg(name, *args): products and LAPACK drivers of npc/linalg.hpp (see python/npc/_linalg.py).");
+
+  // Samplers: _random(name, capsule, *params, out) fills `out` in place with the GIL released;
+  // the caller holds the bit generator's lock, as NumPy does.
+  static const std::unordered_map<std::string, Fn> random_ops = {
+      // "*_pcg64": the caller checked that the bit generator is NumPy's PCG64 (Note [inline PCG64]).
+      {"uniform01", +[](py::args& x) -> py::object { return uniform01(x, false); }},
+      {"uniform01_pcg64", +[](py::args& x) -> py::object { return uniform01(x, true); }},
+      {"uniform", +[](py::args& x) -> py::object { return uniform(x, false); }},
+      {"uniform_pcg64", +[](py::args& x) -> py::object { return uniform(x, true); }},
+      {"standard_normal", +[](py::args& x) -> py::object {
+         auto* bg = bitgen_of(x[1]);
+         auto& out = x[2].cast<PyArray&>();
+         py::gil_scoped_release nogil;
+         random::standard_normal(bg, out);
+         return py::none();
+       }},
+      {"normal", +[](py::args& x) -> py::object {
+         auto* bg = bitgen_of(x[1]);
+         const double loc = x[2].cast<double>(), scale = x[3].cast<double>();
+         auto& out = x[4].cast<PyArray&>();
+         py::gil_scoped_release nogil;
+         random::normal(bg, loc, scale, out);
+         return py::none();
+       }},
+      {"standard_exponential", +[](py::args& x) -> py::object {
+         auto* bg = bitgen_of(x[1]);
+         const bool inverse = x[2].cast<bool>();
+         auto& out = x[3].cast<PyArray&>();
+         py::gil_scoped_release nogil;
+         random::standard_exponential(bg, inverse, out);
+         return py::none();
+       }},
+      {"exponential", +[](py::args& x) -> py::object {
+         auto* bg = bitgen_of(x[1]);
+         const double scale = x[2].cast<double>();
+         auto& out = x[3].cast<PyArray&>();
+         py::gil_scoped_release nogil;
+         random::exponential(bg, scale, out);
+         return py::none();
+       }},
+      {"bounded", +[](py::args& x) -> py::object {
+         auto* bg = bitgen_of(x[1]);
+         const uint64_t off = x[2].cast<uint64_t>(), rng = x[3].cast<uint64_t>();
+         const bool masked = x[4].cast<bool>();
+         auto& out = x[5].cast<PyArray&>();
+         py::gil_scoped_release nogil;
+         random::bounded_integers(bg, off, rng, masked, out);
+         return py::none();
+       }},
+      {"shuffle", +[](py::args& x) -> py::object {
+         auto* bg = bitgen_of(x[1]);
+         auto& a = x[2].cast<PyArray&>();
+         py::gil_scoped_release nogil;
+         random::shuffle(bg, a);
+         return py::none();
+       }},
+      {"legacy_normal", +[](py::args& x) -> py::object {
+         auto* bg = bitgen_of(x[1]);
+         const double loc = x[2].cast<double>(), scale = x[3].cast<double>();
+         int has_gauss = x[4].cast<int>();
+         double gauss = x[5].cast<double>();
+         auto& out = x[6].cast<PyArray&>();
+         {
+           py::gil_scoped_release nogil;
+           random::legacy_normal(bg, loc, scale, has_gauss, gauss, out);
+         }
+         return py::make_tuple(has_gauss, gauss);
+       }},
+  };
+  m.def("_random", [](py::args args) -> py::object {
+    auto it = random_ops.find(args[0].cast<std::string>());
+    if (it == random_ops.end()) throw ValueError("npc._core._random: unknown sampler");
+    return it->second(args);
+  }, "_random(name, bit_generator_capsule, *params, out): samplers of npc/random.hpp (python/npc/random).");
 }
 
 }  // namespace npc::py_bind

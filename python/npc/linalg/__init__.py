@@ -48,6 +48,8 @@ def _native(name):
                     pass
             return _fallback_call("npc.linalg." + name, np_func, args, kwargs)
         wrapper.__doc__ = (fn.__doc__ or "") + "\n\nNumPy's documentation:\n" + (np_func.__doc__ or "")
+        wrapper.__module__ = __name__  # pickles as npc.linalg.<name>
+        wrapper.__qualname__ = name
         return wrapper
     return deco
 
@@ -143,9 +145,9 @@ def solve(a, b):
         batch = tuple(_np.broadcast_shapes(a.shape[:-2], bb.shape[:-2]))
     except ValueError:
         raise _NotNative from None
-    A = _as(_core._la_broadcast_to(a, batch + a.shape[-2:]), t)
-    B = _as(_core._la_broadcast_to(bb, batch + bb.shape[-2:]), t)
-    x = _core._la_solve(A, B)
+    A = _as(_core._linalg("broadcast_to", a, batch + a.shape[-2:]), t)
+    B = _as(_core._linalg("broadcast_to", bb, batch + bb.shape[-2:]), t)
+    x = _core._linalg("solve", A, B)
     if vec:
         x = x.reshape(x.shape[:-1])
     return _out(x, rt)
@@ -158,7 +160,7 @@ def inv(a):
     a = _arr(a)
     _assert_stacked_square(a)
     t, rt = _common_type(a)
-    return _out(_core._la_inv(_as(a, t)), rt)
+    return _out(_core._linalg("inv", _as(a, t)), rt)
 
 
 @_native("det")
@@ -168,7 +170,7 @@ def det(a):
     a = _arr(a)
     _assert_stacked_square(a)
     t, rt = _common_type(a)
-    return _out(_core._la_det(_as(a, t)), rt)
+    return _out(_core._linalg("det", _as(a, t)), rt)
 
 
 @_native("slogdet")
@@ -178,7 +180,7 @@ def slogdet(a):
     a = _arr(a)
     _assert_stacked_square(a)
     t, rt = _common_type(a)
-    s, l = _core._la_slogdet(_as(a, t))
+    s, l = _core._linalg("slogdet", _as(a, t))
     return SlogdetResult(_out(s, rt), _out(l, _real(rt)))
 
 
@@ -189,7 +191,7 @@ def cholesky(a, /, *, upper=False):
     a = _arr(a)
     _assert_stacked_square(a)
     t, rt = _common_type(a)
-    return _out(_core._la_cholesky(_as(a, t), bool(upper)), rt)
+    return _out(_core._linalg("cholesky", _as(a, t), bool(upper)), rt)
 
 
 def _uplo(UPLO):
@@ -207,7 +209,7 @@ def eigh(a, UPLO="L"):
     a = _arr(a)
     _assert_stacked_square(a)
     t, rt = _common_type(a)
-    w, v = _core._la_eigh(_as(a, t), lower, True)
+    w, v = _core._linalg("eigh", _as(a, t), lower, True)
     return EighResult(_out(w, _real(rt)), _out(v, rt))
 
 
@@ -218,7 +220,7 @@ def eigvalsh(a, UPLO="L"):
     a = _arr(a)
     _assert_stacked_square(a)
     t, rt = _common_type(a)
-    return _out(_core._la_eigh(_as(a, t), lower, False), _real(rt))
+    return _out(_core._linalg("eigh", _as(a, t), lower, False), _real(rt))
 
 
 def _complex(dt):
@@ -233,7 +235,7 @@ def eig(a):
     _assert_stacked_square(a)
     _assert_finite(a)
     t, rt = _common_type(a)
-    w, v = _core._la_eig(_as(a, t), True)
+    w, v = _core._linalg("eig", _as(a, t), True)
     return EigResult(_out(w, _complex(rt)), _out(v, _complex(rt)))
 
 
@@ -244,7 +246,7 @@ def eigvals(a):
     _assert_stacked_square(a)
     _assert_finite(a)
     t, rt = _common_type(a)
-    return _out(_core._la_eig(_as(a, t), False), _complex(rt))
+    return _out(_core._linalg("eig", _as(a, t), False), _complex(rt))
 
 
 @_native("svd")
@@ -257,9 +259,9 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     _assert_stacked_2d(a)
     t, rt = _common_type(a)
     if compute_uv:
-        u, s, vh = _core._la_svd(_as(a, t), bool(full_matrices), True)
+        u, s, vh = _core._linalg("svd", _as(a, t), bool(full_matrices), True)
         return SVDResult(_out(u, rt), _out(s, _real(rt)), _out(vh, rt))
-    return _out(_core._la_svd(_as(a, t), False, False), _real(rt))
+    return _out(_core._linalg("svd", _as(a, t), False, False), _real(rt))
 
 
 @_native("svdvals")
@@ -278,8 +280,8 @@ def qr(a, mode="reduced"):
     _assert_stacked_2d(a)
     t, rt = _common_type(a)
     if mode == "r":
-        return _out(_core._la_qr(_as(a, t), "r"), rt)
-    q, r = _core._la_qr(_as(a, t), mode)
+        return _out(_core._linalg("qr", _as(a, t), "r"), rt)
+    q, r = _core._linalg("qr", _as(a, t), mode)
     return QRResult(_out(q, rt), _out(r, rt))
 
 
@@ -298,7 +300,7 @@ def lstsq(a, b, rcond=None):
     t, rt = _common_type(a, b)
     if rcond is None:
         rcond = _np.finfo(t).eps * max(n, m)
-    x, resid, rank, s = _core._la_lstsq(_as(a, t), _as(bb, t), float(rcond))
+    x, resid, rank, s = _core._linalg("lstsq", _as(a, t), _as(bb, t), float(rcond))
     if vec:
         x = x.reshape((n,))  # residuals stay (1,) for a 1-D b, as NumPy's
     return _out(x, rt), _out(resid, _real(rt)), _np.int32(rank), _out(s, _real(rt))
@@ -315,7 +317,7 @@ def matrix_power(a, n):
         n = _operator.index(n)
     except TypeError as e:
         raise TypeError("exponent must be an integer") from e
-    mm = _core._matmul
+    mm = _products._mm
     if n == 0:
         r = _empty(a.shape, dtype=a.dtype)
         r[...] = _eye(a.shape[-2], dtype=a.dtype)
@@ -374,7 +376,7 @@ def multi_dot(arrays, *, out=None):
     for x in arrs:
         if x.ndim != 2:
             raise LinAlgError(f"{x.ndim}-dimensional array given. Array must be two-dimensional")
-    mm = _core._matmul
+    mm = _products._mm
     if n == 3:
         a, b, c = arrs
         a0, a1b0 = a.shape
@@ -406,7 +408,18 @@ def outer(x1, x2, /):
     a, b = _arr(x1), _arr(x2)
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={a.ndim} and x2.ndim={b.ndim}.")
-    return _core._outer(a, b)
+    return _core._linalg("outer", a, b)
+
+
+@_native("cross")
+def cross(x1, x2, /, *, axis=-1):
+    """Cross product of 3-element vectors along `axis` (numpy.linalg.cross)."""
+    a, b = _arr(x1), _arr(x2)
+    if a.ndim < 1 or b.ndim < 1 or a.shape[axis] != 3 or b.shape[axis] != 3:
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they are "
+                         f"{a.shape[axis] if a.ndim else 0} and {b.shape[axis] if b.ndim else 0} "
+                         "dimensional instead.")
+    return _products.cross(a, b, axis=axis)
 
 
 @_native("matmul")
@@ -645,7 +658,7 @@ def cond(x, p=None):
             _assert_stacked_square(x)
             t, rt = _common_type(x)
             try:
-                ix = _core._la_inv(_as(x, t))
+                ix = _core._linalg("inv", _as(x, t))
             except LinAlgError:
                 raise _NotNative from None  # NumPy computes with inf/nan entries here
             if p == "nuc":

@@ -124,13 +124,21 @@ def _bitgen(obj):
     return obj.bit_generator if isinstance(obj, _NPGen) else obj._bit_generator
 
 
-def _fill(self, fn, shape, dtype, *params):
-    """Runs sampler `fn(capsule, *params, out)` under the bit generator's lock."""
+_random = _core._random
+_PCG64 = _np.random.PCG64
+_PCG64_SAMPLERS = {"uniform01", "uniform"}
+
+
+def _fill(self, sampler, shape, dtype, *params):
+    """Runs the C++ sampler named `sampler` (capsule, *params, out) under the bit
+    generator's lock."""
     out = _empty(() if shape is None else shape, dtype)
     if out.size:
         bg = _bitgen(self)
+        if type(bg) is _PCG64 and sampler in _PCG64_SAMPLERS:
+            sampler += "_pcg64"  # NumPy's PCG64 exactly (not a subclass): its step is inlined
         with bg.lock:
-            fn(bg.capsule, *params, out)
+            _random(sampler, bg.capsule, *params, out)
     return out
 
 
@@ -178,7 +186,7 @@ class Generator(_NPGen):
         if out is not None or dt not in _FLOATS:
             raise _NotNative
         shape = _shape_of(size)
-        r = _fill(self, _core._rand_uniform01, shape, dt)
+        r = _fill(self, "uniform01", shape, dt)
         return float(r[()]) if shape is None else r
 
     @_native_method("Generator", _NPGen)
@@ -188,7 +196,7 @@ class Generator(_NPGen):
         if out is not None or dt not in _FLOATS:
             raise _NotNative
         shape = _shape_of(size)
-        r = _fill(self, _core._rand_standard_normal, shape, dt)
+        r = _fill(self, "standard_normal", shape, dt)
         return float(r[()]) if shape is None else r
 
     @_native_method("Generator", _NPGen)
@@ -198,7 +206,7 @@ class Generator(_NPGen):
         if out is not None or dt not in _FLOATS or method not in ("zig", "inv"):
             raise _NotNative
         shape = _shape_of(size)
-        r = _fill(self, _core._rand_standard_exponential, shape, dt, method == "inv")
+        r = _fill(self, "standard_exponential", shape, dt, method == "inv")
         return float(r[()]) if shape is None else r
 
     @_native_method("Generator", _NPGen)
@@ -209,7 +217,7 @@ class Generator(_NPGen):
         if not scale >= 0:
             raise _NotNative  # NumPy: "scale < 0" (and NaN)
         shape = _shape_of(size)
-        r = _fill(self, _core._rand_normal, shape, _np.float64, loc, scale)
+        r = _fill(self, "normal", shape, _np.float64, loc, scale)
         return float(r[()]) if shape is None else r
 
     @_native_method("Generator", _NPGen)
@@ -220,7 +228,7 @@ class Generator(_NPGen):
         if not _np.isfinite(high - low):
             raise _NotNative  # NumPy: OverflowError "Range exceeds valid bounds"
         shape = _shape_of(size)
-        r = _fill(self, _core._rand_uniform, shape, _np.float64, low, high)
+        r = _fill(self, "uniform", shape, _np.float64, low, high)
         return float(r[()]) if shape is None else r
 
     @_native_method("Generator", _NPGen)
@@ -230,7 +238,7 @@ class Generator(_NPGen):
         if not scale >= 0:
             raise _NotNative
         shape = _shape_of(size)
-        r = _fill(self, _core._rand_exponential, shape, _np.float64, scale)
+        r = _fill(self, "exponential", shape, _np.float64, scale)
         return float(r[()]) if shape is None else r
 
     @_native_method("Generator", _NPGen)
@@ -273,7 +281,7 @@ class Generator(_NPGen):
             x = x.transpose(perm)
         bg = _bitgen(self)
         with bg.lock:
-            _core._rand_shuffle(bg.capsule, x)
+            _random("shuffle", bg.capsule, x)
         return None
 
     @_native_method("Generator", _NPGen)
@@ -300,7 +308,7 @@ def _integers(self, low, high, size, dtype, endpoint, masked):
     if shape is not None and 0 in shape:
         return _empty(shape, dt)
     off, rng = _bounds(low, high, dt, endpoint)
-    r = _fill(self, _core._rand_bounded, shape, dt, off, rng, masked)
+    r = _fill(self, "bounded", shape, dt, off, rng, masked)
     if shape is None:
         v = r[()]
         if dtype is bool or dtype is int:
@@ -359,14 +367,14 @@ class RandomState(_NPRS):
     def random_sample(self, size=None):
         """Uniform floats in [0, 1) (numpy.random.RandomState.random_sample)."""
         shape = _shape_of(size)
-        r = _fill(self, _core._rand_uniform01, shape, _np.float64)
+        r = _fill(self, "uniform01", shape, _np.float64)
         return float(r[()]) if shape is None else r
 
     @_native_method("RandomState", _NPRS)
     def random(self, size=None):
         """Uniform floats in [0, 1) (numpy.random.RandomState.random)."""
         shape = _shape_of(size)
-        r = _fill(self, _core._rand_uniform01, shape, _np.float64)
+        r = _fill(self, "uniform01", shape, _np.float64)
         return float(r[()]) if shape is None else r
 
     @_native_method("RandomState", _NPRS)
@@ -401,7 +409,7 @@ class RandomState(_NPRS):
         if not _np.isfinite(high - low):
             raise _NotNative
         shape = _shape_of(size)
-        r = _fill(self, _core._rand_uniform, shape, _np.float64, low, high)
+        r = _fill(self, "uniform", shape, _np.float64, low, high)
         return float(r[()]) if shape is None else r
 
     @_native_method("RandomState", _NPRS)
@@ -435,7 +443,7 @@ class RandomState(_NPRS):
             return None
         bg = _bitgen(self)
         with bg.lock:
-            _core._rand_shuffle(bg.capsule, x)
+            _random("shuffle", bg.capsule, x)
         return None
 
     @_native_method("RandomState", _NPRS)
@@ -462,7 +470,7 @@ def _legacy_normal(self, loc, scale, size):
             # The cached second normal of the polar method lives in NumPy's RandomState;
             # read it, draw, and write it back with the bit generator's new state.
             st = _NPRS.get_state(self, legacy=False)
-            has, g = _core._rand_legacy_normal(bg.capsule, loc, scale, st["has_gauss"], st["gauss"], out)
+            has, g = _random("legacy_normal", bg.capsule, loc, scale, st["has_gauss"], st["gauss"], out)
             if has != st["has_gauss"] or g != st["gauss"]:
                 st = bg.state
                 _NPRS.set_state(self, {"bit_generator": st["bit_generator"], "state": st["state"],
