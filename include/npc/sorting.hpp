@@ -14,10 +14,12 @@ namespace npc {
 
 /// numpy.sort(a, axis): a sorted copy (C order); axis nullopt sorts the flattened array.
 /// Uses Highway's vqsort where available (values only; equal values are indistinguishable).
-ndarray sort(const ndarray& a, std::optional<int64_t> axis = -1);
+/// `descending` reverses the order but keeps NaNs last, as NumPy.
+ndarray sort(const ndarray& a, std::optional<int64_t> axis = -1, bool descending = false);
 /// numpy.argsort(a, axis, kind="stable"): int64 indices; always stable (ties keep input order),
 /// which is one of the orders NumPy's default kind may return and exactly kind="stable".
-ndarray argsort(const ndarray& a, std::optional<int64_t> axis = -1);
+/// With `descending`, largest first, ties in input order, NaNs last (NumPy's descending=True).
+ndarray argsort(const ndarray& a, std::optional<int64_t> axis = -1, bool descending = false);
 /// numpy.lexsort(keys): indices sorting by the last key first; keys must share one shape;
 /// sorts along `axis` of that shape.
 ndarray lexsort(std::span<const ndarray> keys, int64_t axis = -1);

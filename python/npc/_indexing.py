@@ -593,24 +593,25 @@ def _check_kind(kind, stable):
         raise ValueError("`kind` and `stable` parameters can't be provided at the same time. Use only one of them.")
 
 
-def sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    """numpy.sort: a sorted copy along `axis` (flattened when None); NaN last, complex
-    lexicographic. Structured `order=` runs on NumPy."""
+def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """numpy.sort: a sorted copy along `axis` (flattened when None); NaN last (also when
+    `descending`), complex lexicographic. Structured `order=` runs on NumPy."""
     _check_kind(kind, stable)
     x = _arr(a)
     if order is not None:
         return _numpy("sort", a, axis=axis, kind=kind, order=order)
-    return _op("sort", x, _axis(axis))
+    return _op("sort", x, _axis(axis), bool(descending))
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """numpy.argsort: int64 indices that sort `a` along `axis`. npc's sort is always stable,
-    so ties keep their input order (NumPy's kind='stable' result exactly)."""
+    so ties keep their input order (NumPy's kind='stable' result exactly); `descending`
+    puts the largest first, ties still in input order, NaNs last."""
     _check_kind(kind, stable)
     x = _arr(a)
     if order is not None:
         return _numpy("argsort", a, axis=axis, kind=kind, order=order)
-    return _op("argsort", x, _axis(axis))
+    return _op("argsort", x, _axis(axis), bool(descending))
 
 
 def lexsort(keys, axis=-1):

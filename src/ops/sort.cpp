@@ -269,17 +269,48 @@ std::vector<int64_t> normalize_kth(std::span<const int64_t> kth, int64_t n) {
 }
 }  // namespace
 
-ndarray sort(const ndarray& a, std::optional<int64_t> axis) {
+ndarray sort(const ndarray& a, std::optional<int64_t> axis, bool descending) {
   auto [src, ax] = prepare_axis(a, axis);
   ndarray r = src.copy();
   detail::visit(r.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    for_each_lane<T>(r, ax, [](T* p, int64_t n) { sort_values(p, n); });
+    for_each_lane<T>(r, ax, [&](T* p, int64_t n) {
+      sort_values(p, n);
+      if (descending) {
+        // NumPy keeps NaNs last when sorting in descending order too.
+        int64_t m = n;
+        while (m > 0 && is_nan(p[m - 1])) --m;
+        std::reverse(p, p + m);
+      }
+    });
   });
   return r;
 }
 
-ndarray argsort(const ndarray& a, std::optional<int64_t> axis) {
+ndarray argsort(const ndarray& a, std::optional<int64_t> axis, bool descending) {
+  if (descending) {
+    // Stable descending order with NaNs last: an ascending stable argsort of the reversed
+    // lane gives equal values in decreasing input order; reversing it and mapping indices
+    // back gives them in increasing order. NaNs (first after that reversal) move to the end.
+    auto [src, ax] = prepare_axis(a.ndim() == 0 ? a.reshape(std::vector<int64_t>{1}) : a,
+                                  a.ndim() == 0 ? std::optional<int64_t>(0) : axis);
+    ndarray out = empty(src.shape(), DType::Int64);
+    detail::visit(src.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for_each_index_lane<T>(src, out, ax, [](const T* v, int64_t* idx, int64_t n) {
+        std::unique_ptr<T[]> rev(new T[n]);  // not std::vector: vector<bool> has no data()
+        for (int64_t i = 0; i < n; ++i) rev[i] = v[n - 1 - i];
+        std::vector<int64_t> tmp(static_cast<size_t>(n));
+        argsort_values(rev.get(), tmp.data(), n);
+        int64_t nn = 0;
+        while (nn < n && is_nan(rev[tmp[n - 1 - nn]])) ++nn;  // NaNs: the tail of tmp
+        int64_t k = 0;
+        for (int64_t i = n - 1 - nn; i >= 0; --i) idx[k++] = n - 1 - tmp[i];
+        for (int64_t i = n - 1; i >= n - nn; --i) idx[k++] = n - 1 - tmp[i];  // NaNs in input order
+      });
+    });
+    return out;
+  }
   auto [src, ax] = prepare_axis(a.ndim() == 0 ? a.reshape(std::vector<int64_t>{1}) : a, a.ndim() == 0 ? std::optional<int64_t>(0) : axis);
   ndarray out = empty(src.shape(), DType::Int64);
   detail::visit(src.dtype(), [&](auto tag) {

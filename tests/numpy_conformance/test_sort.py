@@ -7,7 +7,7 @@ import npc
 from _diff import DTYPES, LAYOUTS, check, pair, strict_fallback, values  # noqa: F401
 
 SHAPES = [(0,), (7,), (3, 5), (2, 0, 3), (2, 3, 4)]
-NAN_OK = {"sort", "sort0", "sort_none", "argsort_stable", "unique", "unique_all", "searchsorted", "isin",
+NAN_OK = {"sort", "sort0", "sort_descending", "argsort_descending", "sort_none", "argsort_stable", "unique", "unique_all", "searchsorted", "isin",
           "lexsort", "unique_counts"}
 
 CASES = {
@@ -16,6 +16,8 @@ CASES = {
     "sort_none": lambda m, a: m.sort(a, axis=None),
     "argsort_stable": lambda m, a: m.argsort(a, kind="stable"),
     "argsort0_stable": lambda m, a: m.argsort(a, axis=0, stable=True),
+    "sort_descending": lambda m, a: m.sort(a, axis=0, descending=True),
+    "argsort_descending": lambda m, a: m.argsort(a, stable=True, descending=True),
     "method_sort": lambda m, a: (a.sort(axis=0), a)[1],
     "lexsort": lambda m, a: m.lexsort([a, m.flip(a, -1)]) if a.ndim else m.lexsort([a]),
     "searchsorted": lambda m, a: m.searchsorted(m.sort(a, axis=None), a),

@@ -199,8 +199,6 @@ def test_structural_functions_match_numpy():
         same(expected, got)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="indexing layer: npc.sort/argsort lack the array API's "
-                   "`descending` keyword")
 def test_sort_descending():
     x_np = numpy.array([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
     same(numpy.sort(x_np, axis=1, descending=True), npc.sort(npc.asarray(x_np), axis=1, descending=True))

@@ -267,8 +267,12 @@ void bind_indexing(py::module_& m) {
            for (size_t i = 0; i < r.size(); ++i) t[i] = py::int_(r[i]);
            return py::object(t);
          }},
-        {"sort", +[](py::tuple& x) -> py::object { return wrap(sort(arr(x[1]), opt_axis(x[2]))); }},
-        {"argsort", +[](py::tuple& x) -> py::object { return wrap(argsort(arr(x[1]), opt_axis(x[2]))); }},
+        {"sort", +[](py::tuple& x) -> py::object {
+           return wrap(sort(arr(x[1]), opt_axis(x[2]), x.size() > 3 && x[3].cast<bool>()));
+         }},
+        {"argsort", +[](py::tuple& x) -> py::object {
+           return wrap(argsort(arr(x[1]), opt_axis(x[2]), x.size() > 3 && x[3].cast<bool>()));
+         }},
         {"partition", +[](py::tuple& x) -> py::object {
            return wrap(partition(arr(x[1]), x[2].cast<std::vector<int64_t>>(), opt_axis(x[3])));
          }},
