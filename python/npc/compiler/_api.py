@@ -572,12 +572,15 @@ def _annotate(reason):
     detail = None
     fallback = False
     user = None
+    outer = None  # the outermost npc/NumPy frame: the library call the user made
     while f is not None:
         fname = f.f_code.co_filename
         inside = _internal_file(fname)
         if inside:
+            outer = f
             name = f.f_code.co_name
-            if "fallback" in fname or "fallback" in name:
+            if "fallback" in fname or "fallback" in name or name in ("__array_function__", "__array_ufunc__"):
+                # The protocols only need concrete values when they hand the call to NumPy.
                 fallback = True
             elif name in _REASONS:
                 detail = _REASONS[name]  # the outermost npc frame (closest to the user) wins
@@ -588,6 +591,12 @@ def _annotate(reason):
         f = f.f_back
     if fallback:
         detail = "NumPy fallback call"
+    if detail is None and outer is not None and outer.f_code.co_filename.startswith(_NPC_DIR) is False:
+        mod = outer.f_globals.get("__name__", "numpy")
+        detail = f"NumPy fallback call ({mod}.{outer.f_code.co_name})"
+    elif detail is None and outer is not None and reason == "a concrete value was needed":
+        mod = outer.f_globals.get("__name__", "npc")
+        detail = f"{mod}.{outer.f_code.co_name} needs a concrete value"
     if detail is None and user is not None:
         detail = _opcode_reason(user)
     if detail and reason == "a concrete value was needed":
