@@ -282,8 +282,6 @@ def test_string_array_behaves_like_numpys():
     assert (a == "a").tolist() == [True, False]
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="indexing layer: npc.diff of a datetime64 array fails (no NumPy fallback)")
 def test_datetime_arithmetic_stays_numpy():
     d = npc.array(["2024-01-01", "2024-01-31"], dtype="datetime64[D]")
     delta = npc.diff(d)
@@ -375,20 +373,7 @@ def _applicable(name, dtype, arr):
 
 # NumPy differences of the native methods other layers install (ufunc layer), by
 # (METHOD_CALLS index, dtype): strict xfails, so a fix shows up as an unexpected pass.
-_REDUCE_0D = "ufunc layer: reductions reject axis=0/-1 on 0-d arrays, which NumPy accepts"
-_STAT_0D = ("ufunc layer: std/var of 0-d and zero-stride (broadcast) arrays raise "
-            "'return arrays must be of ArrayType'")
-_METHOD_XFAILS = {
-    1: (NATIVE_DTYPES, _REDUCE_0D), 4: (NATIVE_DTYPES, _REDUCE_0D),
-    10: ([d for d in NATIVE_DTYPES if not d.startswith("complex")], _STAT_0D),
-    11: ([d for d in NATIVE_DTYPES if not d.startswith("complex")], _STAT_0D),
-    19: (["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"],
-         "ufunc layer: ndarray.round keeps bool (NumPy: float16) and gives 0-d arrays for 0-d "
-         "integer input (NumPy: scalars)"),
-    20: ([d for d in NATIVE_DTYPES if not d.startswith("complex")],
-         "ufunc layer: conj of real input gives int8 for bool and scalars for 0-d arrays (NumPy: "
-         "bool, and the 0-d array itself)"),
-}
+_METHOD_XFAILS = {}  # every difference listed here has been fixed in the ufunc layer
 
 
 def _method_params():

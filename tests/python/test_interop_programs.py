@@ -14,11 +14,11 @@ def test_there_are_at_least_20_programs():
 
 
 # Programs that show a NumPy difference of another layer (strict: a fix shows as XPASS).
-_ROUND_SCALAR = "ufunc layer: npc.round of a NumPy scalar raises 'return arrays must be of ArrayType'"
+_BLAS_BITS = ("linalg layer: Debian's OpenBLAS/LAPACK and einsum's pairwise contraction differ from "
+              "NumPy's bundled OpenBLAS in the last bits (values agree within the linalg tolerances)")
 XFAILS = {
-    "p06_polynomial_fit": _ROUND_SCALAR, "p09_einsum_paths": _ROUND_SCALAR,
-    "p12_linear_regression": _ROUND_SCALAR, "p19_financial_timeseries": _ROUND_SCALAR,
-    "p22_heat_equation": _ROUND_SCALAR,
+    "p09_einsum_paths": _BLAS_BITS, "p12_linear_regression": _BLAS_BITS,
+    "p19_financial_timeseries": _BLAS_BITS, "p20_markov_chain": _BLAS_BITS,
     "p23_mandelbrot": "ufunc layer: npc.round of complex64 differs from NumPy in the last digit",
 }
 
