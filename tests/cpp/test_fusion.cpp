@@ -35,7 +35,9 @@ double at(const ndarray& a, int64_t i) {
 struct TempCache {
   std::string dir;
   std::string saved;
+  bool saved_raise;
   TempCache() {
+    saved_raise = fusion::config().raise_errors;
     char tmpl[] = "/tmp/npc-fusion-test-XXXXXX";
     dir = ::mkdtemp(tmpl);
     saved = fusion::config().cache_dir;
@@ -44,6 +46,7 @@ struct TempCache {
   }
   ~TempCache() {
     fusion::config().cache_dir = saved;
+    fusion::config().raise_errors = saved_raise;
     std::system(("rm -rf '" + dir + "'").c_str());
   }
 };

@@ -65,19 +65,14 @@ void bind_fusion(py::module_& m) {
     auto& c = fusion::config();
     for (auto [k, v] : d) {
       std::string key = py::str(k);
-      if (key == "cxx") c.cxx = py::str(v);
-      else if (key == "cxxflags") c.flags = py::str(v);
-      else if (key == "cache_dir") c.cache_dir = py::str(v);
-      else if (key == "codegen_errors") {
-        std::string s = py::str(v);
-        if (s != "raise" && s != "warn") throw py::value_error("codegen_errors must be 'raise' or 'warn', got '" + s + "'");
-        c.raise_errors = s == "raise";
-      } else if (key == "output_code") c.output_code = v.cast<bool>();
+      if (key == "cxx" || key == "cxxflags" || key == "cache_dir" || key == "codegen_errors")
+        throw py::key_error("'" + key + "' is set through npc.config." + key);
+      if (key == "output_code") c.output_code = v.cast<bool>();
       else if (key == "compile_debug") c.debug = v.cast<bool>();
       else if (key == "debug_dir") c.debug_dir = py::str(v);
       else throw py::key_error("unknown fused-backend setting '" + key + "'");
     }
-  }, "Updates settings of the fused backend from a dict (keys as _fusion_get_config).");
+  }, "Updates the fused backend's debug settings (output_code, compile_debug, debug_dir); the others live in npc.config.");
   m.def("_fusion_stats", [] {
     auto s = fusion::stats();
     py::dict d;
