@@ -176,8 +176,9 @@ py::list node_table(const ir::Graph& g) {
 }  // namespace
 
 void bind_tracer(py::module_& m) {
-  static py::exception<tracer::GraphBreak> graph_break_exc(m, "_GraphBreak", PyExc_RuntimeError);
-  static py::exception<tracer::StaticScalar> static_scalar_exc(m, "_StaticScalar", PyExc_RuntimeError);
+  // Leaked on purpose (released after interpreter shutdown otherwise).
+  static auto& graph_break_exc = *new py::exception<tracer::GraphBreak>(m, "_GraphBreak", PyExc_RuntimeError);
+  static auto& static_scalar_exc = *new py::exception<tracer::StaticScalar>(m, "_StaticScalar", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -298,7 +299,9 @@ void bind_tracer(py::module_& m) {
     py::tuple key(n);
     py::list arrays, floats;
     std::vector<PyObject*> seen;
-    static py::str F("F"), N("N");
+    // Leaked on purpose: a static py::object would be released after interpreter shutdown.
+    static py::str& F = *new py::str("F");
+    static py::str& N = *new py::str("N");
     for (size_t i = 0; i < n; ++i) {
       PyObject* p = PyTuple_GET_ITEM(args.ptr(), i);
       py::handle h(p);
