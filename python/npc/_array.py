@@ -152,8 +152,31 @@ def _copy(self, order="C"):
 def _fill(self, value):
     if not self.flags.writeable:
         raise ValueError("assignment destination is read-only")
-    _check_python_int(value, self.dtype)
-    self._fill(value)
+    self._fill(_coerce_scalar(value, self.dtype))
+
+
+def _coerce_scalar(value, dtype):
+    """A Python scalar as NumPy's ndarray.fill/setitem converts it for `dtype`: integers go
+    through Python's int() (ValueError for NaN, OverflowError for infinities and values
+    beyond C long, TypeError for complex), then the NEP 50 range check; complex values are
+    a TypeError for real dtypes."""
+    kind, t = dtype.kind, type(value)
+    if kind in "iu" and t is float:
+        if value != value:
+            raise ValueError("cannot convert float NaN to integer")
+        if value in (float("inf"), float("-inf")):
+            raise OverflowError("cannot convert float infinity to integer")
+        value = int(value)
+        if not -2 ** 63 <= value < (2 ** 64 if dtype.itemsize == 8 and kind == "u" else 2 ** 63):
+            raise OverflowError("Python int too large to convert to C long")
+        t = int
+    if t is complex and kind in "iu":
+        raise TypeError("int() argument must be a string, a bytes-like object or a real number, not 'complex'")
+    if t is complex and kind == "f":
+        raise TypeError("float() argument must be a string or a real number, not 'complex'")
+    if t is int:
+        _check_python_int(value, dtype)
+    return value
 
 
 def _check_python_int(value, dtype):
@@ -244,14 +267,10 @@ def _bool(self):
 
 def _scalar_conv(kind):
     def conv(self):
-        if self.size != 1:
-            raise TypeError("only length-1 arrays can be converted to Python scalars")
+        # NumPy 2.5 (after the 1.25 deprecation): only 0-d arrays convert to Python scalars.
         if self.ndim > 0:
-            warnings.warn("Conversion of an array with ndim > 0 to a scalar is deprecated, and will "
-                          "error in future. Ensure you extract a single element from your array before "
-                          "performing this operation. (Deprecated NumPy 1.25.)", DeprecationWarning,
-                          stacklevel=2)
-        return kind(_numpy_view(self).reshape(())[()])
+            raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+        return kind(_numpy_view(self)[()])
     return conv
 
 
@@ -288,7 +307,8 @@ def _broadcast_value(value, like):
 
 
 def _reduce(self):
-    return (_reconstruct, (_numpy_view(self).copy(),))
+    # order="K" keeps a Fortran-ordered array Fortran-ordered through pickling, as NumPy does.
+    return (_reconstruct, (_numpy_view(self).copy(order="K"),))
 
 
 def _reconstruct(arr):

@@ -38,7 +38,9 @@ def _check_order(order, allowed=("C", "F")):
 
 
 def _wrap_numpy_result(r):
-    return _from_numpy(r) if isinstance(r, _np.ndarray) else r
+    if type(r) is _np.ndarray and r.dtype.isnative and r.flags.aligned:
+        return _from_numpy(r)
+    return r
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
@@ -70,6 +72,10 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
         _check_python_int(object, _np.dtype(dtype))
     arr = _np.array(object, dtype=dtype, copy=copy, order=order, subok=subok, ndmin=ndmin)
     if isinstance(arr, _np.ma.MaskedArray) or type(arr) is not _np.ndarray:
+        return arr
+    if not arr.dtype.isnative or not arr.flags.aligned:
+        # Byte-swapped and unaligned memory stays a NumPy array (its dtype and layout are not
+        # npc's); npc operations convert such operands on entry.
         return arr
     return _from_numpy(arr)
 
@@ -198,15 +204,19 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
 _REAL_SCALARS = (bool, int, float, _np.bool_, _np.integer, _np.floating)
 
 
-def arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, like=None):
+def arange(start_or_stop=None, /, stop=None, step=None, *, dtype=None, device=None, like=None):
     """numpy.arange: evenly spaced values in [start, stop) (length ceil((stop - start)/step)).
 
     The dtype is NumPy's: int64 for Python ints, float64 when any argument is a float, the
     NumPy scalar's own dtype otherwise. ValueError for a zero step ("Maximum allowed size
     exceeded"), TypeError for non-numbers.
     """
+    if start_or_stop is None and stop is None:
+        raise TypeError("arange() requires stop to be specified.")
     if stop is None:
         start, stop = 0, start_or_stop
+    elif start_or_stop is None:
+        start = 0
     else:
         start = start_or_stop
     args = [a for a in (start, stop, step) if a is not None]
@@ -231,7 +241,15 @@ def arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, l
         return _wrap_numpy_result(_np.arange(start, stop, step, dtype=dtype))
     if step == 0:
         raise ZeroDivisionError("division by zero")
+    if type(start) is int:
+        _check_python_int(start, _np.dtype(dtype))  # NEP 50: arange(-3, 1, dtype=uint8) raises
     return _core.arange(start, stop, step, code)
+
+
+def _numpy_arg(x):
+    """An argument for NumPy: npc arrays as zero-copy views; scalars unchanged (so NEP 50
+    weak-scalar rules still apply to Python numbers)."""
+    return _np.asarray(memoryview(x)) if isinstance(x, ndarray) else x
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
@@ -245,7 +263,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     native = (type(start) in (int, float) and type(stop) in (int, float) and axis == 0 and
               (dtype is None or code is not None) and not retstep)
     if not native:
-        return _wrap_tuple(_np.linspace(_np.asarray(start), _np.asarray(stop), num, endpoint, retstep, dtype, axis))
+        return _wrap_tuple(_np.linspace(_numpy_arg(start), _numpy_arg(stop), num, endpoint, retstep, dtype, axis))
     return _core.linspace(float(start), float(stop), num, endpoint, FLOAT64 if code is None else code)
 
 
@@ -256,8 +274,8 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     native = (type(start) in (int, float) and type(stop) in (int, float) and type(base) in (int, float)
               and axis == 0 and (dtype is None or code is not None))
     if not native:
-        return _wrap_tuple(_np.logspace(_np.asarray(start), _np.asarray(stop), num, endpoint,
-                                        _np.asarray(base), dtype, axis))
+        return _wrap_tuple(_np.logspace(_numpy_arg(start), _numpy_arg(stop), num, endpoint,
+                                        _numpy_arg(base), dtype, axis))
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     return _core.logspace(float(start), float(stop), num, endpoint, float(base), FLOAT64 if code is None else code)
@@ -265,7 +283,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """numpy.geomspace (computed by NumPy, returned as an npc array)."""
-    return _wrap_tuple(_np.geomspace(_np.asarray(start), _np.asarray(stop), num, endpoint, dtype, axis))
+    return _wrap_tuple(_np.geomspace(_numpy_arg(start), _numpy_arg(stop), num, endpoint, dtype, axis))
 
 
 def _wrap_tuple(r):

@@ -62,9 +62,9 @@ def _operand(x, strong, weak):
         dt = getattr(x, "dtype", None)
         if dt is None or isinstance(x, type) and issubclass(x, _np.generic):
             dt = x
-        if not isinstance(dt, _np.dtype):
-            if isinstance(x, (list, tuple)):
-                dt = _np.asarray(x).dtype
+        if isinstance(x, (list, tuple)) or x is None:
+            # NumPy's result_type takes arrays, dtypes and scalars, not sequences or None.
+            raise TypeError(f"Cannot interpret '{x!r}' as a data type")
         code = code_of(dt)
         if code is None:
             return False
@@ -122,6 +122,8 @@ def can_cast(from_, to, casting="safe"):
         raise TypeError("can_cast() does not support Python ints, floats, and complex because "
                         "the result used to depend on the value.\nThis change was part of adopting "
                         "NEP 50, we may explicitly allow them again in the future.")
+    if from_ is None or to is None:
+        raise TypeError("did not understand one of the input arguments")
     src = from_ if isinstance(from_, (type, str, _np.dtype)) else getattr(from_, "dtype", from_)
     a, b = code_of(src), code_of(to)
     if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):

@@ -99,11 +99,13 @@ Order order_from_name(std::string_view s) {
 }
 
 int64_t shape_size(std::span<const int64_t> shape, size_t itemsize) {
-  int64_t n = 1;
+  int64_t n = 1, nonzero = 1;
   bool overflow = false;
   for (int64_t d : shape) {
     if (d < 0) throw ValueError("negative dimensions are not allowed");
     if (__builtin_mul_overflow(n, d, &n)) overflow = true;
+    // NumPy rejects shapes whose nonzero dims overflow even when another dim is 0.
+    if (d != 0 && __builtin_mul_overflow(nonzero, d, &nonzero)) overflow = true;
   }
   int64_t bytes;
   if (overflow || __builtin_mul_overflow(n, static_cast<int64_t>(std::max<size_t>(itemsize, 1)), &bytes))
@@ -355,7 +357,7 @@ ndarray ndarray::view(DType t) const {
   if (ndim() == 0)
     throw ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged");
   int last = ndim() - 1;
-  if (strides_[last] != static_cast<int64_t>(old_size) && shape_[last] != 1)
+  if (strides_[last] != static_cast<int64_t>(old_size) && shape_[last] != 1 && size_ != 0)
     throw ValueError("To change to a dtype of a different size, the last axis must be contiguous");
   int64_t bytes = shape_[last] * static_cast<int64_t>(old_size);
   if (bytes % static_cast<int64_t>(new_size) != 0)

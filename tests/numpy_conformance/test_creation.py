@@ -174,11 +174,19 @@ def test_asarray_is_zero_copy_for_numpy():
 def test_noncontiguous_and_byteswapped_numpy_inputs():
     src = np.arange(20.0).reshape(4, 5)[::-1, ::2]
     assert_same(npc.asarray(src), src)
+    # Byte-swapped and unaligned memory stays NumPy's (dtype, layout and writes preserved);
+    # npc operations convert such operands on entry.
     be = np.arange(6, dtype=">i4").reshape(2, 3)
-    assert_same(npc.asarray(be), be.astype("<i4"))
+    a = npc.asarray(be)
+    assert a is be and a.dtype == np.dtype(">i4")
+    assert_same(npc.add(be, 1), np.add(be, 1))
     raw = np.zeros(8 * 5 + 1, np.uint8)[1:].view(np.float64)  # unaligned
     raw[:] = np.arange(5)
-    assert_same(npc.asarray(raw), np.arange(5.0))
+    u = npc.asarray(raw)
+    u[0] = 7
+    assert raw[0] == 7 and not u.flags.aligned
+    assert_same(npc.multiply(raw, 2), np.multiply(raw, 2))
+    assert npc.frombuffer(b"\x00\x01", dtype=">i2").dtype == np.dtype(">i2")
 
 
 def test_ascontiguous_fortran():

@@ -97,6 +97,19 @@ def test_fill_view_item():
         assert a.item(1, 0) == e.item(1, 0)
     with pytest.raises(OverflowError):
         npc.zeros(3, np.uint8).fill(-1)
+    for value, dt in [(1e300, np.int8), (float("nan"), np.int16), (float("inf"), np.uint8), (1j, np.int32),
+                      (1 + 2j, np.float64), (2.7, np.int8), (-1.0, np.uint8), (1e300, np.float32)]:
+        outcomes = []
+        for lib in (np, npc):
+            a = lib.zeros(2, dt)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    a.fill(value)
+                outcomes.append(np.asarray(a).tolist())
+            except Exception as exc:  # noqa: BLE001 - comparing with NumPy's exception
+                outcomes.append((type(exc), str(exc)))
+        assert outcomes[0] == outcomes[1], (value, dt, outcomes)
     with pytest.raises(ValueError):
         npc.zeros(3).item()
     with pytest.raises(IndexError):
@@ -144,6 +157,8 @@ def test_python_conversions():
         [1, 2][npc.array(1.0)]
     with pytest.raises(TypeError):
         int(npc.zeros(3))
+    with pytest.raises(TypeError):  # NumPy 2.5: only 0-d arrays convert to Python scalars
+        float(npc.array([2.5]))
     with pytest.raises(TypeError):
         len(npc.array(1.0))
     assert operator_index(npc.array(5, np.uint8)) == 5

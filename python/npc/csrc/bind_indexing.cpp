@@ -180,6 +180,7 @@ void bind_indexing(py::module_& m) {
     std::vector<IndexItem> idx = parse_key(key);
     if (!a.writeable()) throw ValueError("assignment destination is read-only");
     index_assign(a, idx, setitem_value(value, a.dtype()));
+    report_fp("cast");  // a cast in the assignment warns here, not at the next operation
   }, "numpy.ndarray.__setitem__: broadcasting, unsafe casting, overlap-safe.");
 
   m.def("_nonzero", [](const PyArray& a) {
