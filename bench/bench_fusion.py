@@ -260,7 +260,7 @@ def write_results(rows, command):
              "(the machine is shared, so ratios move between runs). Times are the best of several "
              "runs; hand = bench/handwritten/kernels.cpp built with the same flags; cold compile = "
              "trace + codegen + C++ compile with an empty cache; warm start = the same in a new "
-             "process that finds the kernels in the disk cache (first call minus a replay).", "",
+             "process that finds the kernels in the disk cache (first call minus the best of 3 replays).", "",
              "| case | front end | kernels | max abs diff | NumPy ms | npc ms | speedup | hand ms | npc vs hand "
              "| cold compile ms | warm start ms |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
