@@ -102,6 +102,11 @@ using UfuncTraceHook = std::vector<ndarray> (*)(OpId op, std::span<const Operand
 /// Hook for reduce on traced inputs.
 using ReduceTraceHook = ndarray (*)(OpId ufunc, const ndarray& a, const ReduceOptions& opts);
 void set_trace_hooks(UfuncTraceHook ufunc_hook, ReduceTraceHook reduce_hook);
+/// Hook for arg_reduce on a traced input (after the eager argument checks).
+using ArgReduceTraceHook = ndarray (*)(OpId op, const ndarray& a, std::optional<int64_t> axis, bool keepdims);
+/// Hook for where on traced operands: `t` is the result dtype, `shape` the broadcast shape.
+using WhereTraceHook = ndarray (*)(const ndarray& cond, const Operand& x, const Operand& y, DType t, const Shape& shape);
+void set_prim_trace_hooks(ArgReduceTraceHook arg_hook, WhereTraceHook where_hook);
 
 /// Floating-point error bits, as NumPy's error state categories.
 enum FpeFlags : int { FpeDivide = 1, FpeOverflow = 2, FpeUnderflow = 4, FpeInvalid = 8 };

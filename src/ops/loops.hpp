@@ -29,6 +29,8 @@ Shape broadcast_operand_shapes(std::span<const Shape> shapes);
 /// The hooks the tracer installed (null when none).
 UfuncTraceHook ufunc_trace_hook();
 ReduceTraceHook reduce_trace_hook();
+ArgReduceTraceHook arg_reduce_trace_hook();
+WhereTraceHook where_trace_hook();
 
 /// Raised for a ufunc cast that `casting=` forbids; the Python layer raises NumPy's
 /// _UFuncInputCastingError / _UFuncOutputCastingError from it.

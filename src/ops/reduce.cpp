@@ -671,6 +671,8 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
   if (n == 0) {
     throw ValueError(std::string("attempt to get ") + (is_max ? "argmax" : "argmin") + " of an empty sequence");
   }
+  if (a_in.is_traced())
+    if (auto hook = arg_reduce_trace_hook()) return hook(op, a_in, axis, keepdims);
   ndarray res = empty(os, DType::Int64);
   const int64_t cnt = res.size();
   const int64_t s = a.strides()[ax];

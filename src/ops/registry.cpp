@@ -483,6 +483,16 @@ void set_trace_hooks(UfuncTraceHook ufunc_hook, ReduceTraceHook reduce_hook) {
   g_ufunc_hook = ufunc_hook;
   g_reduce_hook = reduce_hook;
 }
+namespace {
+ArgReduceTraceHook g_arg_hook = nullptr;
+WhereTraceHook g_where_hook = nullptr;
+}  // namespace
+void set_prim_trace_hooks(ArgReduceTraceHook arg_hook, WhereTraceHook where_hook) {
+  g_arg_hook = arg_hook;
+  g_where_hook = where_hook;
+}
+ArgReduceTraceHook arg_reduce_trace_hook() { return g_arg_hook; }
+WhereTraceHook where_trace_hook() { return g_where_hook; }
 UfuncTraceHook ufunc_trace_hook() { return g_ufunc_hook; }
 ReduceTraceHook reduce_trace_hook() { return g_reduce_hook; }
 

@@ -430,6 +430,8 @@ ndarray where(const ndarray& cond, const Operand& x, const Operand& y) {
     if (o->weak && weak_int_range(o->array, t) != WeakRange::Fits)
       throw OverflowError("Python integer " + weak_int_str(o->array) + " out of bounds for " + std::string(name(t)));
   Shape shape = broadcast_operand_shapes(std::vector<Shape>{cond.shape(), x.array.shape(), y.array.shape()});
+  if (cond.is_traced() || x.array.is_traced() || y.array.is_traced())
+    if (auto hook = where_trace_hook()) return hook(cond, x, y, t, shape);
   ndarray c = cond.dtype() == DType::Bool ? cond : cond.astype(DType::Bool);
   ndarray xv = x.array.dtype() == t ? x.array : x.array.astype(t);
   ndarray yv = y.array.dtype() == t ? y.array : y.array.astype(t);

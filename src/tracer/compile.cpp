@@ -13,21 +13,25 @@ struct Entry {
   std::vector<ndarray> captured;          // inputs bound during tracing (not arguments)
   int num_user = 0;                       // graph inputs bound to arguments
   std::vector<tracer::Context::Constraint> constraints;
-  std::unique_ptr<ir::Graph> graph;
+  std::shared_ptr<ir::Graph> graph;
   ir::Executable exe;
 };
 
-ir::Executable make_executable(const ir::Graph& g, const std::string& backend) {
+ir::Executable make_executable(const std::shared_ptr<ir::Graph>& g, const std::string& backend) {
   if (backend != "eager") {
     if (const ir::Backend* b = ir::find_backend(backend)) {
-      try {
-        return (*b)(g);
-      } catch (const std::exception&) {
-        // A failed compile runs the graph eagerly: a program never fails because codegen did.
+      // The backend handles its own code generation failures (a warning and an eager run,
+      // or an exception with codegen_errors="raise"): what it throws reaches the caller.
+      // Graphs with host calls are fusion barriers: they run eagerly.
+      bool calls = false;
+      for (ir::NodeRef n : g->nodes()) calls = calls || n->kind == ir::NodeKind::Call;
+      if (!calls) {
+        ir::Executable e = (*b)(*g);
+        return [g, e](const ir::RunArgs& a) { return e(a); };  // keeps the graph alive
       }
     }
   }
-  return [&g](const ir::RunArgs& a) { return ir::interpret(g, a); };
+  return [g](const ir::RunArgs& a) { return ir::interpret(*g, a); };
 }
 }  // namespace
 
@@ -76,6 +80,17 @@ struct CompiledFunction::Impl {
           if (last_shapes[i][d] != args[i].shape()[d]) dy[d] = true;
     }
     tracer::Context ctx;
+    // The first run of a graph without breaks goes through the backend: its executable
+    // becomes the cache entry's, so each graph is lowered once. Segments of functions with
+    // breaks run on the interpreter.
+    std::shared_ptr<ir::Graph> first_graph;
+    ir::Executable first_exe;
+    ctx.runner = [&](ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc, bool reusable) {
+      if (reusable) return ir::interpret(g, ir::RunArgs{in, sc});
+      first_graph = std::make_shared<ir::Graph>(std::move(g));
+      first_exe = make_executable(first_graph, opts.backend);
+      return first_exe(ir::RunArgs{in, sc});
+    };
     tracer::Scope scope(&ctx);
     tracer::g_fullgraph = opts.fullgraph;
     std::vector<ndarray> targs;
@@ -104,11 +119,11 @@ struct CompiledFunction::Impl {
       broke = true;
       return outs;
     }
-    e->graph = ctx.take_graph();
+    e->graph = first_graph;
     e->num_user = ctx.num_user_inputs;
     for (size_t k = ctx.num_user_inputs; k < ctx.bound_inputs().size(); ++k) e->captured.push_back(ctx.bound_inputs()[k]);
     e->constraints = ctx.constraints();
-    e->exe = make_executable(*e->graph, opts.backend);
+    e->exe = first_exe;
     entries.push_back(std::move(e));
     return outs;
   }

@@ -117,6 +117,10 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
           if (!is_inexact(n->dtype)) stop = npc::Scalar::from_int(start.as_int() + step.as_int() * len);
           r = arange(start, stop, step, n->dtype);
           if (r->size() != len) r = r->reshape(Shape{len});
+        } else if (n->op == OpId::where) {
+          r = where(arg(0), Operand{arg(1), false}, Operand{arg(2), false});
+        } else if (n->op == OpId::argmin || n->op == OpId::argmax) {
+          r = arg_reduce(n->op, arg(0), n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
         } else {
           throw ValueError("backend 'eager': primitive " + std::string(op_name(n->op)) + " is not supported yet");
         }

@@ -569,6 +569,59 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   return c.new_value(r, hint);
 }
 
+
+// argmin/argmax: a Prim node with params [axis, keepdims] (the fused backend's argreduce).
+// axis=None reduces the C-order flattening: a reshape to one axis first.
+ndarray arg_hook(OpId op, const ndarray& a, std::optional<int64_t> axis, bool keepdims) {
+  Context& c = ctx_or_throw();
+  ir::Graph& g = c.graph();
+  ir::NodeRef n = c.node_of(a);
+  if (!axis || a.ndim() == 0) {
+    if (!all_static(n->shape)) {
+      c.break_graph(std::string(ir::op_name(op)) + " of a flattened array with symbolic sizes");
+      ndarray x = a;
+      x.realize();
+      Suspend s;
+      return arg_reduce(op, x, axis, keepdims);
+    }
+    ir::NodeRef flat = g.reshape(n, ir::SymShape{ir::Dim::fixed(a.size())});
+    std::vector<int64_t> p{0, 0};
+    ir::NodeRef r = g.prim(op, std::span<const ir::NodeRef>(&flat, 1), DType::Int64, ir::SymShape{}, p);
+    Shape hint;
+    if (keepdims) {
+      hint.assign(a.ndim(), 1);
+      r = g.reshape(r, ir::static_shape(hint));
+    }
+    return c.new_value(r, hint);
+  }
+  int64_t ax = normalize_axis(*axis, a.ndim());
+  ir::SymShape shape;
+  Shape hint;
+  for (int d = 0; d < a.ndim(); ++d) {
+    if (d != ax) { shape.push_back(n->shape[d]); hint.push_back(a.shape()[d]); }
+    else if (keepdims) { shape.push_back(ir::Dim::fixed(1)); hint.push_back(1); }
+  }
+  std::vector<int64_t> p{ax, keepdims ? 1 : 0};
+  ir::NodeRef r = g.prim(op, std::span<const ir::NodeRef>(&n, 1), DType::Int64, shape, p);
+  return c.new_value(r, hint);
+}
+
+// where(cond, x, y): a Prim node over operands cast to the result dtype and broadcast.
+ndarray where_hook(const ndarray& cond, const Operand& x, const Operand& y, DType t, const Shape&) {
+  Context& c = ctx_or_throw();
+  ir::Graph& g = c.graph();
+  std::vector<ir::NodeRef> nodes{c.node_of_operand(cond, false), c.node_of_operand(x.array, x.weak),
+                                 c.node_of_operand(y.array, y.weak)};
+  std::vector<ir::SymShape> shapes;
+  std::vector<Shape> hints{cond.shape(), x.array.shape(), y.array.shape()};
+  for (auto n : nodes) shapes.push_back(n->shape);
+  Shape hint;
+  ir::SymShape shape = c.broadcast(shapes, hints, hint);
+  DType types[3] = {DType::Bool, t, t};
+  for (size_t i = 0; i < 3; ++i) nodes[i] = g.broadcast(g.cast(unify(g, nodes[i], shape), types[i]), shape);
+  return c.new_value(g.prim(OpId::where, nodes, t, shape), hint);
+}
+
 ndarray realize_hook(const ndarray& a) { return ctx_or_throw().realize(a); }
 
 std::shared_ptr<void> view_hook(const ndarray& src, const ndarray& v) {
@@ -605,6 +658,73 @@ std::vector<IndexItem> realized_items(std::span<const IndexItem> idx) {
   return r;
 }
 
+// Note [traced gathers]
+// `a[:, idx]` / take with one integer index array along one axis (full slices before it,
+// full slices or `...` after) is a Gather node: the fused backend reads it as a load. Its
+// contract is an int64 index already inside [-n, n). A concrete index array is checked
+// now and bound as a private int64 copy (later writes to the caller's array cannot move it
+// out of range). A traced index is checked on every run by a host call in front of the
+// gather (a Call node, so such graphs run on the eager backend).
+std::optional<ndarray> gather_on_traced(Context& c, const ndarray& a, std::span<const IndexItem> idx) {
+  if (!a.is_traced() && !std::any_of(idx.begin(), idx.end(), [](const IndexItem& it) {
+        return it.kind == IndexItem::Kind::Array && it.array.is_traced();
+      }))
+    return std::nullopt;
+  int arr = -1;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    const IndexItem& it = idx[i];
+    if (it.kind == IndexItem::Kind::Array) {
+      if (arr >= 0) return std::nullopt;
+      arr = static_cast<int>(i);
+      if (!is_integer(it.array.dtype()) || it.array.ndim() == 0) return std::nullopt;
+    } else if (it.kind == IndexItem::Kind::Slice) {
+      // Only `:` (the bindings spell it start 0, stop PY_SSIZE_T_MAX, step 1). Items after
+      // the index array sit on axis i too (one array item replaces one axis).
+      if (static_cast<int>(i) >= a.ndim()) return std::nullopt;
+      if (it.slice.start.value_or(0) != 0 || it.slice.step.value_or(1) != 1 ||
+          it.slice.stop.value_or(a.shape()[i]) < a.shape()[i])
+        return std::nullopt;
+    } else if (it.kind == IndexItem::Kind::Ellipsis) {
+      if (arr < 0 || i + 1 != idx.size()) return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (arr < 0 || arr >= a.ndim()) return std::nullopt;
+  const int64_t axis = arr;
+  const int64_t n = a.shape()[axis];
+  ir::Graph& g = c.graph();
+  ir::NodeRef src = c.node_of(a);
+  if (!src->shape[axis].is_static()) return std::nullopt;
+  const ndarray& ind = idx[arr].array;
+  auto check = [n, axis](const ndarray& i64) {
+    const int64_t* p = reinterpret_cast<const int64_t*>(i64.data());
+    for (int64_t k = 0; k < i64.size(); ++k)
+      if (p[k] < -n || p[k] >= n)
+        throw IndexError("index " + std::to_string(p[k]) + " is out of bounds for axis " + std::to_string(axis) +
+                         " with size " + std::to_string(n));
+  };
+  ir::NodeRef in;
+  if (!ind.is_traced()) {
+    ndarray i64 = ind.astype(DType::Int64).copy();
+    check(i64);
+    in = c.node_of(i64);
+  } else {
+    ir::NodeRef raw = g.cast(c.node_of(ind), DType::Int64);
+    ir::HostCall fn = [check](std::span<const ndarray> args) {
+      ndarray i64 = args[0].is_c_contiguous() ? args[0] : args[0].copy();
+      check(i64);
+      return i64;
+    };
+    in = g.call(std::move(fn), "index bounds check", std::span<const ir::NodeRef>(&raw, 1), DType::Int64, raw->shape);
+  }
+  Shape hint;
+  for (int64_t d = 0; d < axis; ++d) hint.push_back(a.shape()[d]);
+  for (auto s : ind.shape()) hint.push_back(s);
+  for (int64_t d = axis + 1; d < a.ndim(); ++d) hint.push_back(a.shape()[d]);
+  return c.new_value(g.gather(src, in, axis), hint);
+}
+
 ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
   Context& c = ctx_or_throw();
   if (basic_on_traced(a, idx)) {
@@ -614,6 +734,7 @@ ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
       return v;
     }
   }
+  if (auto r = gather_on_traced(c, a, idx)) return *r;
   c.break_graph("advanced indexing of a traced array (integer/boolean index arrays)");
   ndarray x = a;
   x.realize();
@@ -663,6 +784,7 @@ void install_hooks() {
     ndarray::set_trace_hooks(h);
     set_trace_hooks(&ufunc_hook, &reduce_hook);
     set_index_trace_hooks(&index_get_hook, &index_set_hook);
+    set_prim_trace_hooks(&arg_hook, &where_hook);
     return true;
   }();
   (void)once;

@@ -10,9 +10,11 @@
 #include <random>
 #include <unistd.h>
 
+#include "npc/compile.hpp"
 #include "npc/creation.hpp"
 #include "npc/fusion.hpp"
 #include "npc/graph.hpp"
+#include "npc/ops.hpp"
 
 using namespace npc;
 
@@ -227,4 +229,38 @@ TEST_CASE("fusion: JIT cache hit, corrupt entry, missing compiler", "[fusion][ji
   REQUIRE_THROWS_AS(fusion::jit("extern \"C\" int npc_other() { return 1; }\n"), fusion::CodegenError);
   fusion::config().cxx = saved;
   REQUIRE_THROWS_AS(fusion::jit("this is not C++"), fusion::CodegenError);
+}
+
+TEST_CASE("fusion: npc::compile records argmin and where as nodes; codegen errors reach the caller",
+          "[fusion][compile]") {
+  TempCache cache;
+  fusion::register_backend();
+  ndarray x = random_array({6, 5}, DType::Float64, 3);
+  auto body = [](const std::vector<ndarray>& a) {
+    ndarray m = arg_reduce(OpId::argmax, a[0], 1);
+    ndarray zero = zeros(Shape{1}, DType::Float64);
+    std::vector<Operand> cmp{Operand{a[0], false}, Operand{zero, false}};
+    ndarray w = where(call_ufunc(OpId::greater, cmp)[0], Operand{a[0], false}, Operand{zero, false});
+    return std::vector<ndarray>{m, w};
+  };
+  CompileOptions opts;
+  opts.backend = "fused";
+  auto f = npc::compile(body, opts);
+  auto s0 = fusion::stats();
+  auto got = f({x});
+  auto s1 = fusion::stats();
+  CHECK(s1.graphs - s0.graphs == 1);
+  CHECK(s1.kernel_runs > s0.kernel_runs);
+  CHECK(s1.fallbacks == s0.fallbacks);
+  ndarray want_m = arg_reduce(OpId::argmax, x, 1);
+  REQUIRE(got[0].dtype() == DType::Int64);
+  REQUIRE(got[0].shape() == want_m.shape());
+  for (int64_t i = 0; i < want_m.size(); ++i) CHECK(at(got[0], i) == at(want_m, i));
+  for (int64_t i = 0; i < x.size(); ++i) CHECK(at(got[1], i) == std::max(at(x, i), 0.0));
+  // Complex argmax has no generated code: with raise_errors the CodegenError reaches the caller.
+  auto complex_body = [](const std::vector<ndarray>& a) {
+    return std::vector<ndarray>{arg_reduce(OpId::argmax, a[0], 0)};
+  };
+  auto g = npc::compile(complex_body, opts);
+  CHECK_THROWS_AS(g({x.astype(DType::Complex128)}), fusion::CodegenError);
 }

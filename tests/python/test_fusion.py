@@ -243,7 +243,7 @@ def test_nan_handling_in_reductions():
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int16", "uint8", "bool"])
 def test_argmin_argmax_graphs(dtype):
     """argmin/argmax primitives (first occurrence, NaN wins) on graphs built directly
-    (npc.compile records them once the eager argmin/argmax are traced)."""
+    (npc.compile records the same nodes: tests/python/test_compile_fused.py)."""
     from npc._array import _from_numpy, _numpy_view
     a = values(dtype, n=60, seed=9).reshape(3, 4, 5)
     if np.dtype(dtype).kind == "f":
@@ -298,8 +298,8 @@ def test_out_into_view():
 
 
 def test_gather_graphs():
-    """take / integer-array indexing as loads (graphs built directly: npc.compile treats
-    advanced indexing of traced arrays as a graph break in this build)."""
+    """take / integer-array indexing as loads (graphs built directly; npc.compile records
+    the same Gather nodes: tests/python/test_compile_fused.py)."""
     from npc._array import _from_numpy, _numpy_view
     a = np.arange(24.0).reshape(4, 6)
     idx = np.array([[3, -1], [0, 5]], dtype=np.int64)
@@ -326,17 +326,8 @@ def test_mixed_dtypes_nep50():
 
 
 @pytest.mark.parametrize("case", [1, 2, 3, 4, 5])
-def test_demo_case(case, monkeypatch):
+def test_demo_case(case):
     """Each `make demo` case compiled by npc.compile (small sizes), one fused kernel."""
-    if case == 2:
-        # npc.linalg.norm comes from npc._linalg_native (the lead wires it into npc.linalg).
-        import importlib
-        from npc._linalg_native import norm
-        monkeypatch.setattr(importlib.import_module("npc.linalg"), "norm", norm, raising=False)
-        try:
-            Fused(C.NUMPY[2])(*C.inputs(2, small=True)[0])
-        except AssertionError as e:
-            pytest.xfail(f"argmin is a graph break in this build: {e}")
     args, _ = C.inputs(case, small=True)
     s0 = npc._fusion.stats()
     got = Fused(C.NUMPY[case])(*args)

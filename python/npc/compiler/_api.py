@@ -80,8 +80,15 @@ def stats():
     r = dict(_stats)
     f = _fusion_counters()
     if f:
-        r["kernels_compiled"] = f.get("compiles", 0) - _fusion_base.get("compiles", 0)
-        r["kernels_run"] = f.get("kernel_runs", 0) - _fusion_base.get("kernel_runs", 0)
+        # kernels_compiled: loop nests the fused backend generated (whether the C++ compiler
+        # ran or the disk cache had them); kernels_run: generated kernels executed. A reset
+        # of the backend's own counters (npc._fusion.reset_stats) restarts from zero.
+        for key, src in (("kernels_compiled", "kernels"), ("kernels_run", "kernel_runs")):
+            now, base = f.get(src, 0), _fusion_base.get(src, 0)
+            if now < base:
+                _fusion_base.clear()
+                base = 0
+            r[key] = now - base
     return r
 
 
@@ -1052,7 +1059,7 @@ class CompiledFunction:
         self.last_side_effects = list(_tls.side_effects)
         self._ncompiles += 1
         self._last_labels = self._labels(args, kwargs)
-        graph = ctx.take_graph(backend)
+        graph = ctx.take_graph(backend if backend not in _backends else "eager")
         t3 = time.perf_counter()
         cxx = _fusion_counters().get("compile_seconds", 0.0) - cxx0
         # The first run compiles through the backend too: C++ compile time is reported apart.

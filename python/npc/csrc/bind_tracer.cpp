@@ -85,24 +85,58 @@ struct PyGraph {
   std::string backend_used = "eager";
 };
 
+// npc.config.codegen_errors == "raise": backend failures reach the caller of npc.compile.
+bool codegen_errors_raise() {
+  try {
+    py::object cfg = py::module_::import("npc").attr("config");
+    return py::hasattr(cfg, "codegen_errors") && std::string(py::str(cfg.attr("codegen_errors"))) == "raise";
+  } catch (const py::error_already_set&) {
+    return false;
+  }
+}
+
+bool has_host_calls(const ir::Graph& g) {
+  for (ir::NodeRef n : g.nodes())
+    if (n->kind == ir::NodeKind::Call) return true;
+  return false;
+}
+
+// Note [backend failures]
+// A backend that cannot build an executable for a graph: with codegen_errors="raise" the
+// exception reaches the npc.compile caller; with "warn" a RuntimeWarning names the cause and
+// the graph runs on the eager interpreter. Graphs with host calls (Call nodes: numpy.random,
+// index bounds checks) are fusion barriers: they run eagerly without asking the backend, so
+// no failure is reported for them.
 ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& backend, std::string& used,
                         std::string& error) {
   used = "eager";
-  if (backend != "eager") {
+  if (backend != "eager" && !has_host_calls(*g)) {
     if (const ir::Backend* b = ir::find_backend(backend)) {
       try {
         ir::Executable e = (*b)(*g);
         used = backend;
         return e;
       } catch (const std::exception& ex) {
+        if (codegen_errors_raise()) throw;
         error = ex.what();
       }
     } else {
       error = "backend '" + backend + "' is not available";
+      if (codegen_errors_raise()) throw ValueError("npc.compile: " + error);
     }
+    if (PyErr_WarnEx(PyExc_RuntimeWarning,
+                     ("npc.compile: backend '" + backend + "' failed, running the graph eagerly: " + error).c_str(),
+                     1) != 0)
+      throw py::error_already_set();
   }
   return [g](const ir::RunArgs& a) { return ir::interpret(*g, a); };
 }
+
+// The executable the first run of a graph without breaks made, handed to take_graph so
+// that the graph is lowered and compiled once.
+struct LastGraph {
+  std::shared_ptr<PyGraph> graph;
+};
 
 // Note [segment cache]
 // Functions with graph breaks run their Python on every call; each segment's graph is looked
@@ -154,6 +188,25 @@ std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>
   }
   return out;
 }
+
+// The segment runner of Python trace contexts (a named type, so take_graph can reach the
+// executable of the last run).
+struct SegmentRunner {
+  std::string backend;
+  std::shared_ptr<LastGraph> last;
+  std::vector<ndarray> operator()(ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc,
+                                  bool reusable) const {
+    if (reusable) return run_segment_cached(g, in, sc, backend, reusable);
+    // The whole program as one graph: its executable is kept for take_graph (the trace
+    // context's copy of the graph is left empty; take_graph returns this one).
+    auto pg = std::make_shared<PyGraph>();
+    pg->g = std::make_shared<ir::Graph>(std::move(g));
+    std::string err;
+    pg->exe = make_exe(pg->g, backend, pg->backend_used, err);
+    last->graph = pg;
+    return pg->exe(ir::RunArgs{in, sc});
+  }
+};
 
 py::list node_table(const ir::Graph& g) {
   py::list l;
@@ -209,10 +262,7 @@ void bind_tracer(py::module_& m) {
       .def(py::init([](std::string backend) {
              auto c = std::make_unique<tracer::Context>();
              // Segments of functions with graph breaks run through the same backend choice.
-             c->runner = [backend](ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc,
-                                   bool reusable) {
-               return run_segment_cached(g, in, sc, backend, reusable);
-             };
+             c->runner = SegmentRunner{backend, std::make_shared<LastGraph>()};
              return c;
            }),
            py::arg("backend") = "eager")
@@ -228,6 +278,10 @@ void bind_tracer(py::module_& m) {
       .def("take_graph", [](tracer::Context& c, const std::string& backend) -> py::object {
         auto g = c.take_graph();
         if (!g) return py::none();
+        if (auto* r = c.runner.target<SegmentRunner>(); r && r->last->graph && r->backend == backend) {
+          auto pg = std::move(r->last->graph);
+          return py::cast(pg);
+        }
         auto pg = std::make_shared<PyGraph>();
         pg->g = std::shared_ptr<ir::Graph>(std::move(g));
         std::string err;
