@@ -687,9 +687,17 @@ def insert(arr, obj, values, axis=None):
     out[pre + (_from_numpy(old_mask),)] = x
     vshape = list(x.shape)
     vshape[ax] = k
-    if v.ndim == 1 and x.ndim > 1 and v.shape[0] == k and ax != x.ndim - 1:
-        v = v.reshape((k,) + (1,) * (x.ndim - 1 - ax))
-    vb = broadcast_to(v, tuple(vshape))
+    # NumPy: values get at least x.ndim dimensions and are assigned to the k new slots, so
+    # they broadcast there (leading length-1 dimensions dropped).
+    if v.ndim < x.ndim:
+        v = v.reshape((1,) * (x.ndim - v.ndim) + v.shape)
+    while v.ndim > x.ndim and v.shape[0] == 1:
+        v = v[0]
+    try:
+        vb = broadcast_to(v, tuple(vshape))
+    except ValueError:
+        raise ValueError(f"shape mismatch: value array of shape {v.shape} could not be broadcast to indexing "
+                         f"result of shape {tuple(vshape)}") from None
     out[pre + (_from_numpy(new_pos[_np.argsort(order, kind="stable")].astype(_np.int64)),)] = vb
     return out
 

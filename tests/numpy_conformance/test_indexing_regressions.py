@@ -28,14 +28,15 @@ def _set(dtype, key, value, shape=(3,)):
 
 FLOAT_VALUES = [1e20, -1e20, float("nan"), float("inf"), -float("inf"), 3e9, -1.0, 2.7, 2.0**63, 2.0**64,
                 np.float64(1e20), np.float64(np.nan), np.float32(1e20), np.float16(np.inf), np.float64(3e9),
-                np.float64(-1.0), np.float16(1e4)]
+                np.float64(-1.0), np.float16(1e4), np.int64(300), np.uint8(200), np.uint64(2**64 - 1),
+                np.int64(-1), np.bool_(True), np.int16(-129)]
 INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES + [np.bool_])
 @pytest.mark.parametrize("value", FLOAT_VALUES, ids=repr)
 @pytest.mark.parametrize("key", [0, slice(None)], ids=["element", "slice"])
-def test_float_into_integer_setitem(dtype, value, key):
+def test_scalar_into_integer_setitem(dtype, value, key):
     with np.errstate(invalid="ignore", over="ignore"):
         try:
             exp = _set(dtype, key, value)(np)

@@ -118,6 +118,18 @@ ndarray setitem_value(py::handle value, DType target) {
   // into an integer array through int(value): NaN raises ValueError, infinities and values
   // beyond a C long raise OverflowError, and the integer must then fit the dtype. NumPy float
   // scalars into unsigned arrays are cast unsafely (handled by the generic path below).
+  // The same int() path takes NumPy integer scalars into signed integer arrays.
+  if (kind(target) == Kind::Signed && !PyBool_Check(p) && py::isinstance(value, numpy_module().attr("integer"))) {
+    int overflow = 0;
+    py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(p));
+    if (!i) throw py::error_already_set();
+    const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+    if (overflow) throw OverflowError("Python int too large to convert to C long");
+    Scalar s = Scalar::from_int(v);
+    if (s.cast(target).as_int() != v)
+      throw OverflowError("Python integer " + std::to_string(v) + " out of bounds for " + std::string(name(target)));
+    return scalar_array(s);
+  }
   if (is_integer(target) &&
       (PyFloat_CheckExact(p) ||
        (kind(target) == Kind::Signed && py::isinstance(value, numpy_module().attr("floating"))))) {
