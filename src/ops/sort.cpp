@@ -430,11 +430,43 @@ ndarray searchsorted(const ndarray& a, const ndarray& v, bool right, const std::
     if (sorter->size() != a.size()) throw ValueError("sorter.size must equal a.size");
     if (!is_integer(sorter->dtype()) && sorter->dtype() != DType::Bool)
       throw TypeError("sorter must only contain integers");
+    // Note [searchsorted sorter range]
+    // NumPy checks only the sorter entries its bisection reads, so an out-of-range entry the
+    // search never reaches is no error. The same bisection is run here through the sorter:
+    // each key starts from the bracket left by the previous one (reset when keys decrease).
     ndarray s = sorter->astype(DType::Int64, Order::C);
     const int64_t* sp = reinterpret_cast<const int64_t*>(s.data());
-    for (int64_t i = 0; i < s.size(); ++i)
-      if (sp[i] < 0 || sp[i] >= a.size()) throw ValueError("Sorter index out of range.");
-    base = take(a, s);
+    ndarray sa = a.astype(t, Order::C, Casting::Unsafe, false);
+    ndarray sv = v.astype(t, Order::C, Casting::Unsafe, false);
+    ndarray out = empty(v.shape(), DType::Int64);
+    detail::visit(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* ap = reinterpret_cast<const T*>(sa.data());
+      const T* vp = reinterpret_cast<const T*>(sv.data());
+      int64_t* op = reinterpret_cast<int64_t*>(out.data());
+      const int64_t n = sa.size(), m = sv.size();
+      Less<T> lt;
+      // left: x < key moves right; right: x <= key does.
+      auto before = [&](const T& x, const T& key) { return right ? !lt(key, x) : lt(x, key); };
+      int64_t lo = 0, hi = n;
+      for (int64_t i = 0; i < m; ++i) {
+        if (i > 0 && before(vp[i - 1], vp[i])) {
+          hi = n;
+        } else {
+          lo = 0;
+          hi = hi < n ? hi + 1 : n;
+        }
+        while (lo < hi) {
+          const int64_t mid = lo + ((hi - lo) >> 1);
+          const int64_t k = sp[mid];
+          if (k < 0 || k >= n) throw ValueError("Sorter index out of range.");
+          if (before(ap[k], vp[i])) lo = mid + 1;
+          else hi = mid;
+        }
+        op[i] = lo;
+      }
+    });
+    return out;
   }
   ndarray sa = base.astype(t, Order::C, Casting::Unsafe, false);
   ndarray sv = v.astype(t, Order::C, Casting::Unsafe, false);

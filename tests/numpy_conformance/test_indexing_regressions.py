@@ -147,3 +147,21 @@ def test_isin_table_rejects_floats():
     same_error(lambda lib: lib.isin(lib.array([1.5, 2]), lib.array([2]), kind="table"))
     same_error(lambda lib: lib.isin(lib.array([1, 2]), lib.array([2.5]), kind="table"))
     check(lambda lib: lib.isin(lib.array([1, 2]), lib.array([2]), kind="table"))
+
+
+@pytest.mark.parametrize("sorter", [[0, 1, 5], [0, 1, -1], [5, 1, 2], [0, 1], [2, 1, 0], [0, 1, 2]], ids=str)
+@pytest.mark.parametrize("v", [2, 0, 4, [3, 1, 2, 2], [1, 5, 0]], ids=str)
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_sorter_range(sorter, v, side):
+    # NumPy checks only the sorter entries its bisection reads.
+    check(lambda lib: lib.searchsorted(lib.array([1, 2, 3]), v, side=side, sorter=sorter))
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_sorter_values(side):
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 20, 50).astype(np.float64)
+    a[::7] = np.nan
+    v = rng.integers(-2, 22, 40).astype(np.float64)
+    v[::5] = np.nan
+    check(lambda lib: lib.searchsorted(lib.array(a), lib.array(v), side=side, sorter=lib.argsort(lib.array(a))))
