@@ -154,6 +154,8 @@ def choose(a, choices, out=None, mode="raise"):
     ValueError "invalid entry in choice array" for out-of-range entries with mode='raise'.
     """
     idx = _int_array(a)
+    if not _np.can_cast(idx.dtype, _np.intp, "safe"):
+        raise TypeError(f"Cannot cast array data from {idx.dtype!r} to dtype('int64') according to the rule 'safe'")
     chs = [_arr(c) for c in choices]
     n = len(chs)
     if n == 0:
@@ -242,8 +244,12 @@ def piecewise(x, condlist, funclist, *args, **kw):
     """numpy.piecewise: funclist[i] (callable or constant) applied where condlist[i] holds."""
     x = _arr(x)
     n2 = len(funclist)
+    # NumPy's rule: a scalar, or a condlist whose first entry is not itself a list or an
+    # array (a list of bools, a 1-d bool array), is a single condition.
     if isinstance(condlist, (bool, _np.bool_)) or not isinstance(condlist, (list, tuple)) and \
             _arr(condlist).ndim == 0:
+        condlist = [condlist]
+    elif x.ndim != 0 and not isinstance(condlist[0], (list, ndarray, _np.ndarray)):
         condlist = [condlist]
     conds = [_arr(c) for c in condlist]
     n = len(conds)
@@ -639,6 +645,8 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
         return _numpy("partition", a, kth, axis=axis, kind=kind, order=order)
     if kind != "introselect":
         raise ValueError(f"Unknown selection kind: {kind!r}")
+    if x.size == 0:  # NumPy returns empty input unchanged, whatever kth
+        return ravel(x).copy() if axis is None else x.copy()
     return _op("partition", x, _kth(kth), _axis(axis))
 
 
@@ -658,8 +666,12 @@ def searchsorted(a, v, side="left", sorter=None):
     right = side[:1].lower() == "r"
     x = _arr(a)
     scalar = not isinstance(v, (ndarray, _np.ndarray, list, tuple))
-    vv = _arr(v) if not scalar or not type(v) in (int, float, complex, bool) else \
-        _from_numpy(_np.asarray(v, dtype=_result_type(x, v)))
+    try:
+        vv = _arr(v) if not scalar or not type(v) in (int, float, complex, bool) else \
+            _from_numpy(_np.asarray(v, dtype=_result_type(x, v)))
+    except OverflowError:
+        # A Python int outside a's integer range still has a place: before or after all.
+        vv = _arr(v)
     r = _op("searchsorted", x, vv, right, None if sorter is None else _int_array(sorter))
     if r.ndim == 0:
         return r[()]
@@ -687,8 +699,9 @@ def _unique_rows(x, axis, return_index, return_inverse, return_counts, equal_nan
     prev = None
     for p in perm.tolist():
         r = rl[p]
-        same = prev is not None and (r == prev or (equal_nan and all(
-            a == b or (a != a and b != b) for a, b in zip(r, prev))))
+        # Rows compare field by field as NumPy's structured view does: NaN never equals NaN
+        # (equal_nan does not apply along an axis), -0.0 equals 0.0.
+        same = prev is not None and all(a == b for a, b in zip(r, prev))
         if not same:
             first.append(p)
             counts.append(0)
@@ -753,6 +766,11 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     """numpy.isin: bool array of element's shape, True where the element is in test_elements."""
     if kind not in (None, "sort", "table"):
         raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
+    if kind == "table":
+        e, t = _arr(element), _arr(test_elements)
+        if e.dtype.kind not in "iub" or t.dtype.kind not in "iub":
+            raise ValueError("The 'table' method is only supported for boolean or integer arrays. "
+                             "Please select 'sort' or None for kind.")
     return _op("isin", _arr(element), ravel(_arr(test_elements)), bool(invert))
 
 
@@ -810,10 +828,17 @@ def setxor1d(ar1, ar2, assume_unique=False):
 # ---------------------------------------------------------------- counting
 def bincount(x, /, weights=None, minlength=0):
     """numpy.bincount: occurrences of each non-negative integer (sums of weights, float64)."""
+    if isinstance(x, (list, tuple)) and _np.size(x) == 0:
+        x = _np.zeros(0, _np.int64)  # an empty sequence is an empty intp array for NumPy
     xs = _arr(x)
     w = None if weights is None else _arr(weights)
     if minlength is None:
         raise TypeError("use 0 instead of None for minlength")
+    m = _operator.index(minlength)
+    if xs.size == 0 and xs.dtype.kind in "iub" and m >= 0:
+        return _from_numpy(_np.zeros(m, _np.int64))  # NumPy ignores the weights of empty input
+    if w is not None and xs.size and not _np.can_cast(w.dtype, _np.float64, "safe"):
+        raise TypeError(f"Cannot cast array data from {w.dtype!r} to dtype('float64') according to the rule 'safe'")
     return _op("bincount", xs, w, _operator.index(minlength))
 
 
@@ -846,7 +871,10 @@ def _edges(a, bins, range_, weights):
             dt = _np.result_type(dt, float)
         # The n + 1 edges follow numpy.linspace's arithmetic in the edge dtype (float32 data
         # gives float32 arithmetic); NumPy computes these few values, npc counts the data.
-        return _from_numpy(_np.linspace(first, last, n + 1, endpoint=True, dtype=dt))
+        edges = _np.linspace(first, last, n + 1, endpoint=True, dtype=dt)
+        if _np.any(edges[:-1] >= edges[1:]):
+            raise ValueError(f"Too many bins for data range. Cannot create {n} finite-sized bins.")
+        return _from_numpy(edges)
     e = _arr(bins)
     if e.ndim != 1:
         raise ValueError("`bins` must be 1d, when an array")

@@ -262,6 +262,8 @@ def concat(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """numpy.stack: joins equal-shaped arrays along a new axis."""
+    if not hasattr(arrays, "__getitem__"):
+        raise TypeError('arrays to stack must be passed as a "sequence" type such as list or tuple.')
     xs = [_arr(a) for a in arrays]
     if not xs:
         raise ValueError("need at least one array to stack")
@@ -331,8 +333,17 @@ def _split_points(n, indices_or_sections, equal):
     try:
         sections = operator.index(indices_or_sections)
     except TypeError:
-        pts = [operator.index(i) for i in indices_or_sections]
-        return [0] + pts + [n]
+        try:
+            len(indices_or_sections)
+        except TypeError:
+            # NumPy: a non-sequence (a float, a 0-d array) is a section count: split checks
+            # divisibility with the value itself, then both take int() of it.
+            if equal and n % indices_or_sections:
+                raise ValueError("array split does not result in an equal division") from None
+            sections = int(indices_or_sections)
+        else:
+            pts = [operator.index(i) for i in indices_or_sections]
+            return [0] + pts + [n]
     if sections <= 0:
         raise ValueError("number sections must be larger than 0.")
     if equal and n % sections:
@@ -425,12 +436,30 @@ def tile(A, reps):
 def repeat(a, repeats, axis=None):
     """numpy.repeat: each element (along `axis`, flattened when None) repeated."""
     x = _arr(a)
-    return _op("repeat", x, _arr(repeats), _axis_or_none(axis))
+    if isinstance(repeats, (ndarray, _np.ndarray)):
+        r = _arr(repeats)
+        if not _np.can_cast(r.dtype, _np.intp, "safe"):
+            raise TypeError(f"Cannot cast array data from {r.dtype!r} to dtype('int64') according to the rule 'safe'")
+    else:
+        # Python and NumPy scalars and sequences are converted to intp as int() does.
+        r = _np.asarray(repeats)
+        r = _from_numpy(r.astype(_np.intp) if r.dtype.kind in "fb" and r.size else r)
+    counts = _np.asarray(r)
+    if counts.size and counts.dtype.kind in "iu":
+        ax = _axis_or_none(axis)
+        n = x.size if ax is None or not -x.ndim <= ax < x.ndim else x.shape[ax]
+        total = float(counts.sum(dtype=_np.float64)) if counts.ndim else int(counts) * n
+        if total * max(x.itemsize, 1) >= 2**63:
+            raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
+                             "possible size.")
+    return _op("repeat", x, r, _axis_or_none(axis))
 
 
 def roll(a, shift, axis=None):
     """numpy.roll: elements shifted cyclically along `axis` (flattened when None)."""
     x = _arr(a)
+    if not isinstance(shift, (int, ndarray)) and _np.asarray(shift).dtype.kind in "fb":
+        shift = [int(s) for s in _np.ravel(shift)] if _np.ndim(shift) else int(shift)  # NumPy: int(shift)
     if axis is None:
         return _op("roll", x, _axes(shift), [])
     return _op("roll", x, _axes(shift), _axes(axis))
@@ -497,7 +526,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {bad}")
     pw = _pad_widths(pad_width, x.ndim)
     if mode == "constant":
-        cv = _np.broadcast_to(_np.asarray(kwargs.get("constant_values", 0)), (x.ndim, 2)).tolist()
+        # NumPy scalars, not Python ones: NumPy assigns them, so they cast unsafely (uint8 -1 -> 255).
+        cv = _np.broadcast_to(_np.asarray(kwargs.get("constant_values", 0)), (x.ndim, 2))
         shape = tuple(s + b + a for s, (b, a) in zip(x.shape, pw))
         out = _core.empty(shape, x._code, "C")
         for ax, ((b, a), (cb, ca)) in enumerate(zip(pw, cv)):
@@ -603,8 +633,24 @@ def insert(arr, obj, values, axis=None):
     idx, scalar = _normalize_obj(obj, n + 1)
     if isinstance(obj, slice):
         idx, scalar = _np.arange(*obj.indices(n)), False
+    if not scalar and _np.ndim(idx) > 1:
+        raise ValueError("index array argument obj to insert must be one dimensional or scalar")
     v = _as_npc(_np.asarray(values, dtype=x.dtype) if not isinstance(values, ndarray) else values)
     v = v.astype(x.dtype) if v.dtype != x.dtype else v
+    if not scalar and _np.size(idx) == 1 and not isinstance(obj, slice):
+        # NumPy inserts all of `values` (at least x.ndim dimensions, not moved) at a
+        # one-element index array: insert(arange(5), [1], [9, 8]) inserts two values.
+        i = int(_np.ravel(idx)[0])
+        if not -n <= i <= n:
+            raise IndexError(f"index {i} is out of bounds for axis {ax} with size {n}")
+        i = i + n if i < 0 else i
+        if v.ndim < x.ndim:
+            v = v.reshape((1,) * (x.ndim - v.ndim) + v.shape)
+        shp = list(x.shape)
+        shp[ax] = v.shape[ax]
+        v = broadcast_to(v, tuple(shp))
+        pre = (slice(None),) * ax
+        return concatenate([x[pre + (slice(0, i),)], v, x[pre + (slice(i, None),)]], axis=ax)
     if scalar:
         i = int(idx)
         if not -n <= i <= n:
@@ -641,9 +687,17 @@ def insert(arr, obj, values, axis=None):
     out[pre + (_from_numpy(old_mask),)] = x
     vshape = list(x.shape)
     vshape[ax] = k
-    if v.ndim == 1 and x.ndim > 1 and v.shape[0] == k and ax != x.ndim - 1:
-        v = v.reshape((k,) + (1,) * (x.ndim - 1 - ax))
-    vb = broadcast_to(v, tuple(vshape))
+    # NumPy: values get at least x.ndim dimensions and are assigned to the k new slots, so
+    # they broadcast there (leading length-1 dimensions dropped).
+    if v.ndim < x.ndim:
+        v = v.reshape((1,) * (x.ndim - v.ndim) + v.shape)
+    while v.ndim > x.ndim and v.shape[0] == 1:
+        v = v[0]
+    try:
+        vb = broadcast_to(v, tuple(vshape))
+    except ValueError:
+        raise ValueError(f"shape mismatch: value array of shape {v.shape} could not be broadcast to indexing "
+                         f"result of shape {tuple(vshape)}") from None
     out[pre + (_from_numpy(new_pos[_np.argsort(order, kind="stable")].astype(_np.int64)),)] = vb
     return out
 

@@ -94,13 +94,13 @@ int64_t item_int(const ndarray& arr) { return arr.item().as_int(); }
 Prepared prepare(const ndarray& a, std::span<const IndexItem> idx) {
   Prepared p;
   const int nd = a.ndim();
-  int ellipses = 0, consumed = 0;
+  int ellipses = 0, consumed = 0, new_axes = 0, ints = 0;
   bool only_ints = true;
   for (const IndexItem& it : idx) {
     switch (it.kind) {
       case IndexItem::Kind::Ellipsis: ++ellipses; only_ints = false; break;
-      case IndexItem::Kind::NewAxis: only_ints = false; break;
-      case IndexItem::Kind::Integer: ++consumed; break;
+      case IndexItem::Kind::NewAxis: ++new_axes; only_ints = false; break;
+      case IndexItem::Kind::Integer: ++consumed; ++ints; break;
       case IndexItem::Kind::Slice: ++consumed; only_ints = false; break;
       case IndexItem::Kind::Array:
         check_index_array_dtype(it.array);
@@ -115,6 +115,10 @@ Prepared prepare(const ndarray& a, std::span<const IndexItem> idx) {
   if (consumed > nd)
     throw IndexError("too many indices for array: array is " + std::to_string(nd) + "-dimensional, but " +
                      std::to_string(consumed) + " were indexed");
+  // NumPy's NPY_MAXDIMS, checked before any view is made.
+  if (nd - ints + new_axes > 64)
+    throw IndexError("number of dimensions must be within [0, 64], indexing result would have " +
+                     std::to_string(nd - ints + new_axes));
   p.scalar = only_ints && consumed == nd;
   p.offset = a.offset();
   int d = 0;                     // next axis of `a`

@@ -99,6 +99,10 @@ Order order_from_name(std::string_view s) {
 }
 
 int64_t shape_size(std::span<const int64_t> shape, size_t itemsize) {
+  // NumPy's NPY_MAXDIMS; every array goes through here (ndarray's constructor).
+  if (shape.size() > 64)
+    throw ValueError("maximum supported dimension for an ndarray is currently 64, found " +
+                     std::to_string(shape.size()));
   int64_t n = 1, nonzero = 1;
   bool overflow = false;
   for (int64_t d : shape) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <vector>
 
 #include "core/dispatch.hpp"
 #include "npc/creation.hpp"
@@ -90,7 +91,22 @@ void sort_values(T* p, int64_t n) {
       // largest/lowest finite value (its padding sentinels). So NaNs move to the end first
       // (NumPy sorts them last, keeping their bits), infinities are counted and taken out,
       // only finite values are vector-sorted, and the infinities are written back around them.
-      T* end = std::partition(p, p + n, [](T v) { return v == v; });
+      // Note [signed zeros and NaN payloads in sort]
+      // -0.0 == +0.0 and NaNs compare equal among themselves, yet their bits differ; the
+      // vector sorter may rewrite one zero as the other. NumPy's sort keeps the values and,
+      // for stable sorts, their input order. So the zero signs are recorded in input order
+      // and written back over the (contiguous) run of zeros after sorting, and NaNs are
+      // moved last with a stable partition.
+      std::vector<bool> zero_signs;
+      bool any_neg_zero = false, any_nan = false;
+      for (int64_t i = 0; i < n; ++i) {
+        any_neg_zero |= (p[i] == 0 && std::signbit(p[i]));
+        any_nan |= (p[i] != p[i]);
+      }
+      if (any_neg_zero)
+        for (int64_t i = 0; i < n; ++i)
+          if (p[i] == 0) zero_signs.push_back(std::signbit(p[i]));
+      T* end = any_nan ? std::stable_partition(p, p + n, [](T v) { return v == v; }) : p + n;
       const int64_t m = end - p;
       int64_t neg = 0, pos = 0, k = 0;
       const T inf = std::numeric_limits<T>::infinity();
@@ -106,13 +122,22 @@ void sort_values(T* p, int64_t n) {
         std::fill(p, p + neg, -inf);
       }
       std::fill(p + neg + k, p + m, inf);
+      if (any_neg_zero) {
+        T* z = std::lower_bound(p, p + m, T(0));
+        for (bool neg_sign : zero_signs) *z++ = neg_sign ? T(-0.0) : T(0.0);
+      }
       return;
     }
     sorter(p, static_cast<size_t>(n), hwy::SortAscending());
     return;
   }
 #endif
-  std::sort(p, p + n, Less<T>());
+  // Floats and complex values have equal-comparing elements with different bits (signed
+  // zeros, NaN payloads): a stable sort keeps them as NumPy does.
+  if constexpr (std::is_same_v<T, float16> || std::is_floating_point_v<T> || detail::is_complex_v<T>)
+    std::stable_sort(p, p + n, Less<T>());
+  else
+    std::sort(p, p + n, Less<T>());
 }
 
 // Note [radix argsort]
@@ -405,11 +430,43 @@ ndarray searchsorted(const ndarray& a, const ndarray& v, bool right, const std::
     if (sorter->size() != a.size()) throw ValueError("sorter.size must equal a.size");
     if (!is_integer(sorter->dtype()) && sorter->dtype() != DType::Bool)
       throw TypeError("sorter must only contain integers");
+    // Note [searchsorted sorter range]
+    // NumPy checks only the sorter entries its bisection reads, so an out-of-range entry the
+    // search never reaches is no error. The same bisection is run here through the sorter:
+    // each key starts from the bracket left by the previous one (reset when keys decrease).
     ndarray s = sorter->astype(DType::Int64, Order::C);
     const int64_t* sp = reinterpret_cast<const int64_t*>(s.data());
-    for (int64_t i = 0; i < s.size(); ++i)
-      if (sp[i] < 0 || sp[i] >= a.size()) throw ValueError("Sorter index out of range.");
-    base = take(a, s);
+    ndarray sa = a.astype(t, Order::C, Casting::Unsafe, false);
+    ndarray sv = v.astype(t, Order::C, Casting::Unsafe, false);
+    ndarray out = empty(v.shape(), DType::Int64);
+    detail::visit(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* ap = reinterpret_cast<const T*>(sa.data());
+      const T* vp = reinterpret_cast<const T*>(sv.data());
+      int64_t* op = reinterpret_cast<int64_t*>(out.data());
+      const int64_t n = sa.size(), m = sv.size();
+      Less<T> lt;
+      // left: x < key moves right; right: x <= key does.
+      auto before = [&](const T& x, const T& key) { return right ? !lt(key, x) : lt(x, key); };
+      int64_t lo = 0, hi = n;
+      for (int64_t i = 0; i < m; ++i) {
+        if (i > 0 && before(vp[i - 1], vp[i])) {
+          hi = n;
+        } else {
+          lo = 0;
+          hi = hi < n ? hi + 1 : n;
+        }
+        while (lo < hi) {
+          const int64_t mid = lo + ((hi - lo) >> 1);
+          const int64_t k = sp[mid];
+          if (k < 0 || k >= n) throw ValueError("Sorter index out of range.");
+          if (before(ap[k], vp[i])) lo = mid + 1;
+          else hi = mid;
+        }
+        op[i] = lo;
+      }
+    });
+    return out;
   }
   ndarray sa = base.astype(t, Order::C, Casting::Unsafe, false);
   ndarray sv = v.astype(t, Order::C, Casting::Unsafe, false);

@@ -308,8 +308,6 @@ def test_readonly_assignment_raises():
         p[[0]] = 1
 
 
-@pytest.mark.xfail(strict=True, reason="NumPy coerces a nested list assigned to a basic view with at most "
-                   "view.ndim dimensions (ValueError); npc coerces it first and broadcasts (drops leading 1s)")
 def test_nested_list_into_basic_view():
     with pytest.raises(ValueError):
         npc.zeros(3)[:] = [[1, 2, 3]]

@@ -51,13 +51,15 @@ IndexItem parse_item(py::handle o) {
   if (PyLong_Check(p)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
-    if (overflow) throw IndexError("cannot fit 'int' into an index-sized integer");
+    // NumPy: OverflowError above the C long range, the invalid-index IndexError below it.
+    if (overflow > 0) throw OverflowError("Python int too large to convert to C long");
+    if (overflow < 0) throw IndexError(kValidIndices);
     return IndexItem(static_cast<int64_t>(v));
   }
   if (is_npc_array(o)) return IndexItem(static_cast<ndarray>(o.cast<PyArray&>()));
   if (py::isinstance(o, numpy_module().attr("ndarray")) || py::isinstance(o, numpy_module().attr("bool_")))
     return array_item(o, false);
-  if (PyList_Check(p) || PyTuple_Check(p)) return array_item(o, true);
+  if (PyList_Check(p) || PyTuple_Check(p) || PyRange_Check(p)) return array_item(o, true);
   if (PyIndex_Check(p) && !PyFloat_Check(p)) {
     py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(p));
     if (!i) throw py::error_already_set();
@@ -111,6 +113,43 @@ ndarray setitem_value(py::handle value, DType target) {
       return scalar_array(Scalar::from_int(v));
     }
   }
+  // Note [float into integer setitem]
+  // NumPy stores a Python float (and, for signed integer arrays, any NumPy float scalar)
+  // into an integer array through int(value): NaN raises ValueError, infinities and values
+  // beyond a C long raise OverflowError, and the integer must then fit the dtype. NumPy float
+  // scalars into unsigned arrays are cast unsafely (handled by the generic path below).
+  // The same int() path takes NumPy integer scalars into signed integer arrays.
+  if (kind(target) == Kind::Signed && !PyBool_Check(p) && py::isinstance(value, numpy_module().attr("integer"))) {
+    int overflow = 0;
+    py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(p));
+    if (!i) throw py::error_already_set();
+    const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+    if (overflow) throw OverflowError("Python int too large to convert to C long");
+    Scalar s = Scalar::from_int(v);
+    if (s.cast(target).as_int() != v)
+      throw OverflowError("Python integer " + std::to_string(v) + " out of bounds for " + std::string(name(target)));
+    return scalar_array(s);
+  }
+  if (is_integer(target) &&
+      (PyFloat_CheckExact(p) ||
+       (kind(target) == Kind::Signed && py::isinstance(value, numpy_module().attr("floating"))))) {
+    const double d = PyFloat_AsDouble(p);
+    if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    if (std::isnan(d)) throw ValueError("cannot convert float NaN to integer");
+    if (std::isinf(d)) throw OverflowError("cannot convert float infinity to integer");
+    const double t = std::trunc(d);
+    if (target == DType::UInt64 && t >= 9223372036854775808.0 && t < 18446744073709551616.0)
+      return scalar_array(Scalar::from_uint(static_cast<uint64_t>(t)));
+    if (target == DType::UInt32 && t >= 9223372036854775808.0 && t < 18446744073709551616.0)
+      throw OverflowError("Python integer " + std::to_string(static_cast<uint64_t>(t)) + " out of bounds for uint32");
+    if (t >= 9223372036854775808.0 || t < -9223372036854775808.0)
+      throw OverflowError("Python int too large to convert to C long");
+    const auto v = static_cast<long long>(t);
+    Scalar s = Scalar::from_int(v);
+    if (s.cast(target).as_int() != v || (v < 0 && kind(target) == Kind::Unsigned))
+      throw OverflowError("Python integer " + std::to_string(v) + " out of bounds for " + std::string(name(target)));
+    return scalar_array(s);
+  }
   if (PyFloat_CheckExact(p) && (is_inexact(target) || std::isfinite(PyFloat_AS_DOUBLE(p))))
     return scalar_array(Scalar::from_double(PyFloat_AS_DOUBLE(p)));
   if (PyComplex_CheckExact(p) && is_complex(target)) {
@@ -120,6 +159,64 @@ ndarray setitem_value(py::handle value, DType target) {
   static py::object& conv = *new py::object(py_helper("_setitem_value"));
   py::object r = conv(value, static_cast<int>(target));
   return static_cast<ndarray>(r.cast<PyArray&>());
+}
+
+// Note [setitem value shapes]
+// NumPy stores into a single element (an all-integer index) through the dtype's scalar
+// setter, so a sequence there is an error: TypeError from int()/complex() for integer and
+// complex arrays, ValueError for floats, ValueError for any array with dimensions. For a
+// basic (view) index, a nested sequence deeper than the destination is a ValueError before
+// any broadcasting (arrays may still drop leading length-1 dimensions).
+// Returns the value to store: `value` itself, or its truth value for a bool element.
+py::object check_setitem_shape(const ndarray& a, const std::vector<IndexItem>& idx, py::handle value) {
+  PyObject* p = value.ptr();
+  const bool seq = PyList_Check(p) || PyTuple_Check(p);
+  const bool array = is_npc_array(value) || py::isinstance(value, numpy_module().attr("ndarray"));
+  py::object same = py::reinterpret_borrow<py::object>(value);
+  if (!seq && !array) return same;
+  bool basic = true;
+  int64_t nd = a.ndim();
+  for (const IndexItem& it : idx) {
+    if (it.kind == IndexItem::Kind::Array) basic = false;
+    else if (it.kind == IndexItem::Kind::Integer) --nd;
+    else if (it.kind == IndexItem::Kind::NewAxis) ++nd;
+  }
+  if (!basic || nd < 0) return same;  // index errors are reported by index_assign
+  const std::string seq_msg = "setting an array element with a sequence.";
+  const bool element = nd == 0 && index_is_scalar(a, idx);
+  if (element && a.dtype() == DType::Bool) {
+    // NumPy's bool setter takes the truth value of whatever it is given.
+    const int truth = PyObject_IsTrue(p);
+    if (truth < 0) throw py::error_already_set();
+    return py::bool_(truth != 0);
+  }
+  if (array) {
+    if (element && py::len(value.attr("shape")) > 0) {
+      if (is_complex(a.dtype())) throw TypeError("only 0-dimensional arrays can be converted to Python scalars");
+      throw ValueError(seq_msg);
+    }
+    return same;
+  }
+  if (element) {
+    const std::string tname = Py_TYPE(p)->tp_name;
+    const Kind k = kind(a.dtype());
+    if (k == Kind::Signed || k == Kind::Unsigned)
+      throw TypeError("int() argument must be a string, a bytes-like object or a real number, not '" + tname + "'");
+    if (k == Kind::Complex) throw TypeError("must be real number, not " + tname);
+    throw ValueError(seq_msg);  // floats
+  }
+  // Nesting depth of the sequence (first elements only; ragged input fails later anyway).
+  int64_t depth = 0;
+  py::handle cur = value;
+  while (PyList_Check(cur.ptr()) || PyTuple_Check(cur.ptr())) {
+    ++depth;
+    if (PySequence_Size(cur.ptr()) == 0) break;
+    cur = PyList_Check(cur.ptr()) ? PyList_GET_ITEM(cur.ptr(), 0) : PyTuple_GET_ITEM(cur.ptr(), 0);
+  }
+  if (depth > nd)
+    throw ValueError(seq_msg + " The requested array would exceed the maximum number of dimension of " +
+                     std::to_string(nd) + ".");
+  return same;
 }
 
 ClipMode clip_mode(const std::string& m) {
@@ -179,7 +276,8 @@ void bind_indexing(py::module_& m) {
     auto& a = self.cast<PyArray&>();
     std::vector<IndexItem> idx = parse_key(key);
     if (!a.writeable()) throw ValueError("assignment destination is read-only");
-    index_assign(a, idx, setitem_value(value, a.dtype()));
+    py::object v = check_setitem_shape(a, idx, value);
+    index_assign(a, idx, setitem_value(v, a.dtype()));
     report_fp("cast");  // a cast in the assignment warns here, not at the next operation
   }, "numpy.ndarray.__setitem__: broadcasting, unsafe casting, overlap-safe.");
 
