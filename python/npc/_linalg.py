@@ -183,7 +183,21 @@ def dot(a, b, out=None):
             r = r.reshape(lead + b.shape[1:])
     else:
         r = _tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
+    if out is not None:
+        _check_dot_out(out, r)
     return _result(r, out)
+
+
+def _check_dot_out(out, r):
+    """numpy.dot's rule for `out`: exactly the result's dtype and number of dimensions, C
+    contiguous and writeable (no casting, unlike the ufuncs), then the same shape."""
+    if type(out) is not ndarray:
+        raise NotNative
+    if out.ndim != r.ndim or out.dtype != r.dtype or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("output array is not acceptable (must have the right datatype, number of dimensions, "
+                         "and be a C-Array)")
+    if out.shape != r.shape:
+        raise ValueError("output array has wrong dimensions")
 
 
 @_native(_np.vdot)

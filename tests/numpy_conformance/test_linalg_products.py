@@ -264,3 +264,26 @@ def test_cross_errors():
         with pytest.raises(ValueError) as e_npc:
             npc.cross(npc.asarray(a), npc.asarray(b))
         assert str(e_npc.value) == str(e_np.value)
+
+
+@pytest.mark.parametrize("sa, sb, out", [
+    ((2, 3), (3,), lambda m: m.zeros(2, m.float32)), ((2, 3), (3,), lambda m: m.zeros(3)),
+    ((2, 3), (3,), lambda m: m.zeros((2, 1))), ((2, 3), (3,), lambda m: m.zeros(4)[::2]),
+    ((2, 3), (3,), lambda m: m.zeros(2)), ((2, 3), (3, 2), lambda m: m.zeros((2, 2), m.float32)),
+    ((2, 3), (3, 2), lambda m: m.zeros((2, 2)).T), ((2, 3), (3, 2), lambda m: m.zeros((2, 2))),
+    ((2, 3), (3, 2), lambda m: m.zeros((2, 2), m.complex128)), ((3,), (3,), lambda m: m.zeros(())),
+    ((3,), (3,), lambda m: m.zeros((), m.float32))], ids=lambda v: str(v) if isinstance(v, tuple) else "out")
+def test_dot_out_must_match_exactly(sa, sb, out):
+    """numpy.dot's out= takes no cast: exactly the result dtype, ndim and shape, C order."""
+    a, b = small(sa, "float64"), small(sb, "float64", 1)
+    o_np, o_npc = out(np), out(npc)
+    try:
+        want = np.dot(a, b, out=o_np)
+    except ValueError as e_np:
+        with pytest.raises(ValueError) as e_npc:
+            npc.dot(npc.asarray(a), npc.asarray(b), out=o_npc)
+        assert str(e_npc.value) == str(e_np)
+        return
+    got = npc.dot(npc.asarray(a), npc.asarray(b), out=o_npc)
+    assert got is o_npc
+    assert_same(got, want)
