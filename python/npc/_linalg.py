@@ -538,7 +538,11 @@ def _take_diagonals(ops, labels):
             j = lab.index(c, i + 1)
             if x.shape[i] != x.shape[j]:
                 raise NotNative  # NumPy's dimension-mismatch error
+            w = x.flags.writeable
             x = diagonal(x, 0, i, j)
+            if w:
+                # numpy.einsum's diagonal ("ii->i") is a writeable view, unlike numpy.diagonal.
+                x.flags.writeable = True
             lab = "".join(ch for k, ch in enumerate(lab) if k not in (i, j)) + c
         out_ops.append(x)
         out_labels.append(lab)
@@ -598,6 +602,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     ops = [_arr(x) for x in operands]
     if not ops:
         raise NotNative
+    first = list(ops)
     labels, outs = _parse_einsum(subscripts, [x.shape for x in ops])
     ops, labels = _take_diagonals(ops, labels)
     dt = _np.result_type(*[x.dtype for x in ops])
@@ -633,4 +638,6 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if missing:
         raise NotNative  # an output label only seen with size 1 and squeezed: NumPy handles
     r = x.transpose([lab.index(c) for c in outs]) if lab != outs else x
+    if any(r is o for o in operands) or any(r is o for o in first):
+        r = r.view()  # a new view even when nothing changes ("ij"), as NumPy
     return _result(r, out)

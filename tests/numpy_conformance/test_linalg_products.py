@@ -287,3 +287,23 @@ def test_dot_out_must_match_exactly(sa, sb, out):
     got = npc.dot(npc.asarray(a), npc.asarray(b), out=o_npc)
     assert got is o_npc
     assert_same(got, want)
+
+
+@pytest.mark.parametrize("sub", ["ii->i", "ij", "ji", "ij->ji", "iij->ji", "...ii->...i"])
+@pytest.mark.parametrize("writeable", [True, False])
+def test_einsum_single_operand_views(sub, writeable):
+    """One operand and nothing summed: NumPy returns a new view of the input (writeable when
+    the input is, the diagonal of "ii" included); writes through it show in the input."""
+    shape = (3, 3, 3) if sub.startswith(("iij", "...")) else (3, 3)
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    b = npc.asarray(a.copy())
+    a.flags.writeable = b.flags.writeable = writeable
+    e, g = np.einsum(sub, a), npc.einsum(sub, b)
+    assert g is not b and e is not a
+    assert_same(g, e)
+    assert npc.shares_memory(g, b) == np.shares_memory(e, a)
+    assert g.flags.writeable == e.flags.writeable
+    if e.flags.writeable:
+        e[...] = -1
+        g[...] = -1
+        assert_same(b, a)
