@@ -126,7 +126,10 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
     if casting != "same_kind" or order != "K" or not subok or signature is not None \
             or axes is not None or axis is not None:
         raise NotNative
-    return _result(_mm(_arr(x1), _arr(x2)), out, dtype)
+    a, b = _arr(x1), _arr(x2)
+    r = _mm(a, b)
+    _report_product_fp(r, a, b, "matmul")
+    return _result(r, out, dtype)
 
 
 def _matmul_op(self, other):
@@ -185,7 +188,32 @@ def dot(a, b, out=None):
         r = _tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
     if out is not None:
         _check_dot_out(out, r)
+    _report_product_fp(r, a, b, "dot")
     return _result(r, out)
+
+
+# Note [product FP errors]: NumPy reports the floating-point flags its BLAS call or loop
+# raised as "overflow/invalid value encountered in matmul" (or dot). npc's products run in
+# BLAS worker threads and blocked kernels whose flags never reach the caller, so the flags
+# are read back from the values: overflow when the result holds an inf that no input holds,
+# invalid when it holds a NaN that no input holds (inf * 0, inf - inf). Only non-finite
+# results cost the scan of the inputs.
+def _report_product_fp(r, a, b, where):
+    if r.dtype.kind not in "fc" or r.size == 0 or _np.isfinite(_core._to_numpy(r)).all():
+        return
+    state = _np.geterr()
+    if state["over"] == "ignore" and state["invalid"] == "ignore":
+        return
+    from ._ufunc import isinf, isnan
+    flags = 0
+    ins = [x for x in (a, b) if x.dtype.kind in "fc"]
+    if bool(isinf(r).any()) and not any(bool(isinf(x).any()) for x in ins):
+        flags |= 2
+    if bool(isnan(r).any()) and not any(bool(isnan(x).any()) for x in ins):
+        flags |= 8
+    if flags:
+        from ._errstate import report
+        report(flags, where)
 
 
 def _check_dot_out(out, r):

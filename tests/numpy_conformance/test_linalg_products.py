@@ -307,3 +307,42 @@ def test_einsum_single_operand_views(sub, writeable):
         e[...] = -1
         g[...] = -1
         assert_same(b, a)
+
+
+_FP_CASES = {
+    "norm_overflow": lambda m: m.linalg.norm(m.array([1e200, 1e200])),
+    "norm_f32_overflow": lambda m: m.linalg.norm(m.array([1e30, 1e30], m.float32)),
+    "dot_f16_overflow": lambda m: m.dot(m.full((2, 2), 300.0, m.float16), m.full((2, 2), 300.0, m.float16)),
+    "dot_f16_vec": lambda m: m.dot(m.full(2, 300.0, m.float16), m.full(2, 300.0, m.float16)),
+    "matmul_f16_overflow": lambda m: m.matmul(m.full((2, 2), 300.0, m.float16), m.full((2, 2), 300.0, m.float16)),
+    "matmul_f64_overflow": lambda m: m.full((3, 3), 1e200) @ m.full((3, 3), 1e200),
+    "matmul_inf_times_zero": lambda m: m.matmul(m.array([[m.inf, 0.0]]), m.array([[0.0], [1.0]])),
+    "dot_inf_times_zero": lambda m: m.dot(m.array([[m.inf, 0.0]]), m.array([[0.0], [1.0]])),
+    "matmul_inf_finite": lambda m: m.matmul(m.array([[m.inf, 1.0]]), m.array([[2.0], [1.0]])),
+    "matmul_nan_input": lambda m: m.matmul(m.array([[m.nan, 1.0]]), m.array([[2.0], [1.0]])),
+    "matmul_finite": lambda m: m.matmul(m.ones((2, 2)), m.ones((2, 2))),
+    "matmul_int": lambda m: m.matmul(m.full((2, 2), 2**62), m.full((2, 2), 4)),
+}
+
+
+@pytest.mark.parametrize("case", list(_FP_CASES))
+@pytest.mark.parametrize("mode", ["warn", "raise", "ignore"])
+def test_product_floating_point_errors(case, mode):
+    """Products report overflow and invalid values as NumPy does, under numpy.errstate."""
+    import warnings
+
+    def run(m):
+        with warnings.catch_warnings(record=True) as w, np.errstate(all=mode):
+            warnings.simplefilter("always")
+            try:
+                r = _FP_CASES[case](m)
+            except FloatingPointError as e:
+                return None, str(e), []
+        return r, None, [(x.category, str(x.message)) for x in w]
+
+    r_np, e_np, w_np = run(np)
+    r_npc, e_npc, w_npc = run(npc)
+    assert e_npc == e_np
+    assert w_npc == w_np
+    if e_np is None:
+        assert_same(r_npc, r_np)
