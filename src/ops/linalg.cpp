@@ -457,6 +457,11 @@ std::tuple<ndarray, ndarray, ndarray, int64_t> lstsq(const ndarray& a, const nda
     for (int64_t c = 0; c < k; ++c)
       for (int64_t r = 0; r < m; ++r) ptr<T>(B)[r + c * ldb] = ptr<T>(bc)[r + c * m];
     lapack_int rk = 0;
+    // As Note [SVD of non-finite input]: gelsd fails on a non-finite `a` in NumPy's LAPACK;
+    // older builds also print xerbla complaints to stderr on the way. (A non-finite `b`
+    // runs and gives NaN, in both.)
+    for (int64_t e = 0; e < m * n; ++e)
+      if (!std::isfinite(std::abs(ptr<T>(A)[e]))) throw LinAlgError("SVD did not converge in Linear Least Squares");
     if (m && n && k) {
       if (gelsd(li(m), li(n), li(k), ptr<T>(A), ptr<T>(B), li(ldb), ptr<R>(s), static_cast<R>(rcond), &rk) != 0)
         throw LinAlgError("SVD did not converge in Linear Least Squares");

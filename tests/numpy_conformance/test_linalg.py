@@ -358,8 +358,14 @@ def test_lu_family_nonfinite(name, kind, dtype, request):
         request.applymarker(pytest.mark.xfail(strict=True, reason="NaN pattern of the LAPACK build"))
     a = _nonfinite(kind, dtype)
     args = (a, np.ones(2, dtype)) if name == "solve" else (a,)
-    want = _np_quiet(getattr(np.linalg, name), *args)
-    got = getattr(npc.linalg, name)(*[npc.asarray(x) for x in args])
+    import warnings
+    with warnings.catch_warnings(record=True) as w_np:
+        warnings.simplefilter("always")
+        want = getattr(np.linalg, name)(*args)
+    with warnings.catch_warnings(record=True) as w_npc:
+        warnings.simplefilter("always")
+        got = getattr(npc.linalg, name)(*[npc.asarray(x) for x in args])
+    assert [(x.category, str(x.message)) for x in w_npc] == [(x.category, str(x.message)) for x in w_np]
     if name == "slogdet":
         _same_nonfinite(got.sign, want.sign)
         _same_nonfinite(got.logabsdet, want.logabsdet)
@@ -373,7 +379,8 @@ def test_lu_family_nonfinite(name, kind, dtype, request):
     lambda m, a: m.linalg.svd(a), lambda m, a: m.linalg.svd(a, compute_uv=False), lambda m, a: m.linalg.norm(a, 2),
     lambda m, a: m.linalg.norm(a, "nuc"), lambda m, a: m.linalg.matrix_rank(a), lambda m, a: m.linalg.pinv(a),
     lambda m, a: m.linalg.lstsq(a, m.ones(2, a.dtype)), lambda m, a: m.linalg.svdvals(a),
-    lambda m, a: m.linalg.eig(a)], ids=["svd", "svd_n", "norm2", "nuc", "rank", "pinv", "lstsq", "svdvals", "eig"])
+    lambda m, a: m.linalg.eig(a), lambda m, a: m.linalg.lstsq(m.concatenate([a, a]), m.ones(4, a.dtype))],
+    ids=["svd", "svd_n", "norm2", "nuc", "rank", "pinv", "lstsq", "svdvals", "eig", "lstsq_tall"])
 def test_svd_family_nonfinite_raises(call, kind, dtype):
     """gesdd/gelsd fail on NaN and inf: LinAlgError with NumPy's message, never garbage."""
     a = _nonfinite(kind, dtype)
@@ -412,3 +419,15 @@ def test_nan_factorisations_give_nan(case, dtype):
             _same_nonfinite(g_, w_)
     else:
         _same_nonfinite(got, want)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_lstsq_nonfinite_b_gives_nan(bad):
+    """A non-finite right-hand side is no error: NaN solution and residuals, as NumPy."""
+    a = np.array([[1.0, 0], [0, 1], [1, 1]])
+    b = np.array([bad, 1, 1])
+    want = np.linalg.lstsq(a, b)
+    got = npc.linalg.lstsq(npc.asarray(a), npc.asarray(b))
+    for g_, w_ in zip(got[:2], want[:2]):
+        _same_nonfinite(g_, w_)
+    assert int(got[2]) == int(want[2])

@@ -170,7 +170,17 @@ def det(a):
     a = _arr(a)
     _assert_stacked_square(a)
     t, rt = _common_type(a)
-    return _out(_core._linalg("det", _as(a, t)), rt)
+    r = _core._linalg("det", _as(a, t))
+    _report_nan(r, "det")
+    return _out(r, rt)
+
+
+def _report_nan(r, where):
+    """NumPy's det/slogdet loops compare NaN entries of the LU factors, which raises the
+    invalid flag: "invalid value encountered in det" whenever a result is NaN."""
+    if any(x.size and _np.isnan(_core._to_numpy(x)).any() for x in (r if isinstance(r, tuple) else (r,))):
+        from .._errstate import report
+        report(8, where)
 
 
 @_native("slogdet")
@@ -181,6 +191,7 @@ def slogdet(a):
     _assert_stacked_square(a)
     t, rt = _common_type(a)
     s, l = _core._linalg("slogdet", _as(a, t))
+    _report_nan((l, s), "slogdet")
     return SlogdetResult(_out(s, rt), _out(l, _real(rt)))
 
 
