@@ -205,6 +205,10 @@ class ufunc:
             bb = _np.broadcast_to(_np.asarray(_to_numpy(b)), _np.asarray(pos[_to_numpy(indices)]).shape).ravel()
             b = _from_numpy(_np.ascontiguousarray(bb))
         _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
+        if b is not None and b.dtype.kind == "c" and a.dtype.kind not in "cb":  # (to bool: no warning)
+            import warnings
+            warnings.warn("Casting complex values to real discards the imaginary part", _np.exceptions.ComplexWarning,
+                          stacklevel=2)
 
     def reduceat(self, *args, **kwargs):
         return self._fallback("reduceat", args, kwargs)
