@@ -744,15 +744,16 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
   const int64_t n = a_in.size();
   for (int64_t k = 0; k < m; ++k)
     if (ip[k] < -n || ip[k] >= n)
-      throw IndexError("index " + std::to_string(ip[k]) + " is out of bounds for axis 0 with size " + std::to_string(n));
+      throw IndexError("index " + std::to_string(ip[k]) + " is out of bounds for axis 0 with size " +
+                       std::to_string(n));
   const int64_t isz = static_cast<int64_t>(a_in.itemsize());
   ops::clear_fpe();
   for (int64_t k = 0; k < m; ++k) {
     int64_t i = ip[k];
     if (i < 0) i += n;
     // The element in the loop's dtype: `a` itself, or a one-element copy cast each time.
-    ndarray tmp = cast ? a_in.with_geometry(a_in.offset() + i * isz, a_in.dtype(), Shape{1}, Strides{isz}).astype(lt.in[0])
-                       : ndarray();
+    ndarray tmp;
+    if (cast) tmp = a_in.with_geometry(a_in.offset() + i * isz, a_in.dtype(), Shape{1}, Strides{isz}).astype(lt.in[0]);
     std::byte* p = cast ? tmp.data() : a_in.data() + i * isz;
     if (info.nin == 2) {
       std::byte* ptrs[3] = {p, bv.data() + k * bv.strides()[0], p};
