@@ -406,12 +406,13 @@ def test_cond_nonfinite(p, kind, dtype):
 
 
 @pytest.mark.parametrize("dtype", NF_DTYPES)
+@pytest.mark.parametrize("kind", NONFINITE)
 @pytest.mark.parametrize("case", [("cholesky", (2, 2)), ("qr", (3, 2)), ("qr", (2, 2)), ("qr", (2, 3)),
                                   ("eigvalsh", (2, 2)), ("eigh", (2, 2))], ids=str)
-def test_nan_factorisations_give_nan(case, dtype):
-    """All-NaN input: cholesky, qr and eigh return NaN factors (no error), as NumPy."""
+def test_nonfinite_factorisations(case, kind, dtype):
+    """NaN/inf input: cholesky, qr and eigh return NumPy's (NaN) factors, no error."""
     name, shape = case
-    a = _nonfinite("allnan", dtype, shape)
+    a = _nonfinite(kind, dtype, shape)
     want = _np_quiet(getattr(np.linalg, name), a)
     got = getattr(npc.linalg, name)(npc.asarray(a))
     if isinstance(want, tuple):
