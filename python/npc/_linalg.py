@@ -126,7 +126,10 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
     if casting != "same_kind" or order != "K" or not subok or signature is not None \
             or axes is not None or axis is not None:
         raise NotNative
-    return _result(_mm(_arr(x1), _arr(x2)), out, dtype)
+    a, b = _arr(x1), _arr(x2)
+    r = _mm(a, b)
+    _report_product_fp(r, a, b, "matmul")
+    return _result(r, out, dtype)
 
 
 def _matmul_op(self, other):
@@ -183,7 +186,46 @@ def dot(a, b, out=None):
             r = r.reshape(lead + b.shape[1:])
     else:
         r = _tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
+    if out is not None:
+        _check_dot_out(out, r)
+    _report_product_fp(r, a, b, "dot")
     return _result(r, out)
+
+
+# Note [product FP errors]: NumPy reports the floating-point flags its BLAS call or loop
+# raised as "overflow/invalid value encountered in matmul" (or dot). npc's products run in
+# BLAS worker threads and blocked kernels whose flags never reach the caller, so the flags
+# are read back from the values: overflow when the result holds an inf that no input holds,
+# invalid when it holds a NaN that no input holds (inf * 0, inf - inf). Only non-finite
+# results cost the scan of the inputs.
+def _report_product_fp(r, a, b, where):
+    if r.dtype.kind not in "fc" or r.size == 0 or _np.isfinite(_core._to_numpy(r)).all():
+        return
+    state = _np.geterr()
+    if state["over"] == "ignore" and state["invalid"] == "ignore":
+        return
+    from ._ufunc import isinf, isnan
+    flags = 0
+    ins = [x for x in (a, b) if x.dtype.kind in "fc"]
+    if bool(isinf(r).any()) and not any(bool(isinf(x).any()) for x in ins):
+        flags |= 2
+    if bool(isnan(r).any()) and not any(bool(isnan(x).any()) for x in ins):
+        flags |= 8
+    if flags:
+        from ._errstate import report
+        report(flags, where)
+
+
+def _check_dot_out(out, r):
+    """numpy.dot's rule for `out`: exactly the result's dtype and number of dimensions, C
+    contiguous and writeable (no casting, unlike the ufuncs), then the same shape."""
+    if type(out) is not ndarray:
+        raise NotNative
+    if out.ndim != r.ndim or out.dtype != r.dtype or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("output array is not acceptable (must have the right datatype, number of dimensions, "
+                         "and be a C-Array)")
+    if out.shape != r.shape:
+        raise ValueError("output array has wrong dimensions")
 
 
 @_native(_np.vdot)
@@ -524,7 +566,11 @@ def _take_diagonals(ops, labels):
             j = lab.index(c, i + 1)
             if x.shape[i] != x.shape[j]:
                 raise NotNative  # NumPy's dimension-mismatch error
+            w = x.flags.writeable
             x = diagonal(x, 0, i, j)
+            if w:
+                # numpy.einsum's diagonal ("ii->i") is a writeable view, unlike numpy.diagonal.
+                x.flags.writeable = True
             lab = "".join(ch for k, ch in enumerate(lab) if k not in (i, j)) + c
         out_ops.append(x)
         out_labels.append(lab)
@@ -584,6 +630,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     ops = [_arr(x) for x in operands]
     if not ops:
         raise NotNative
+    first = list(ops)
     labels, outs = _parse_einsum(subscripts, [x.shape for x in ops])
     ops, labels = _take_diagonals(ops, labels)
     dt = _np.result_type(*[x.dtype for x in ops])
@@ -619,4 +666,6 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     if missing:
         raise NotNative  # an output label only seen with size 1 and squeezed: NumPy handles
     r = x.transpose([lab.index(c) for c in outs]) if lab != outs else x
+    if any(r is o for o in operands) or any(r is o for o in first):
+        r = r.view()  # a new view even when nothing changes ("ij"), as NumPy
     return _result(r, out)

@@ -199,12 +199,16 @@ class ufunc:
         pos = _np.arange(a.size, dtype=_np.int64).reshape(a.shape)
         idx = _np.asarray(pos[_to_numpy(indices)]).ravel()
         if b is not None:
-            bb = b if isinstance(b, (int, float, complex)) and not isinstance(b, bool) else \
-                _np.broadcast_to(_np.asarray(_to_numpy(b)), _np.asarray(pos[_to_numpy(indices)]).shape).ravel()
-            if not isinstance(bb, (int, float, complex)):
-                bb = _from_numpy(_np.ascontiguousarray(bb))
-            b = bb
+            # NumPy's ufunc.at converts the values to an array first: a Python scalar is not
+            # weak there (np.add.at(uint8_array, i, -3) runs the int64 loop, complex64 / 1.5
+            # the complex128 one), and each result is cast back into `a` unsafely.
+            bb = _np.broadcast_to(_np.asarray(_to_numpy(b)), _np.asarray(pos[_to_numpy(indices)]).shape).ravel()
+            b = _from_numpy(_np.ascontiguousarray(bb))
         _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
+        if b is not None and b.dtype.kind == "c" and a.dtype.kind not in "cb":  # (to bool: no warning)
+            import warnings
+            warnings.warn("Casting complex values to real discards the imaginary part", _np.exceptions.ComplexWarning,
+                          stacklevel=2)
 
     def reduceat(self, *args, **kwargs):
         return self._fallback("reduceat", args, kwargs)

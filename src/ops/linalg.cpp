@@ -186,9 +186,22 @@ void visit_lapack(DType t, F&& f) {
 
 lapack_int li(int64_t v) { return static_cast<lapack_int>(v); }
 
+// Note [LAPACKE NaN checks]: LAPACKE by default scans its inputs for NaN and, finding one,
+// returns a negative info without running the routine, which left npc's outputs
+// uninitialised. NumPy calls the Fortran drivers directly: NaN and inf flow through them
+// and only the drivers' own info codes decide between a result and a LinAlgError (inv of a
+// NaN matrix gives NaNs, cholesky and qr give NaN factors, gesdd reports failure). Turning
+// the scan off once gives npc the same behaviour; every call below then treats any nonzero
+// info as a failure, as NumPy's gufuncs do.
+void raw_lapack() {
+  static const bool done = (LAPACKE_set_nancheck(0), true);
+  (void)done;
+}
+
 }  // namespace
 
 ndarray solve(const ndarray& a, const ndarray& b) {
+  raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t n = a.shape()[a.ndim() - 1], k = b.shape()[b.ndim() - 1];
   ndarray A = colmajor(a);
@@ -199,7 +212,7 @@ ndarray solve(const ndarray& a, const ndarray& b) {
     const int64_t nb = count(batch);
     if (n == 0) return;
     for (int64_t i = 0; i < nb; ++i)
-      if (gesv(li(n), li(k), ptr<T>(A) + i * n * n, ip.data(), ptr<T>(X) + i * n * k) > 0) throw LinAlgError("Singular matrix");
+      if (gesv(li(n), li(k), ptr<T>(A) + i * n * n, ip.data(), ptr<T>(X) + i * n * k) != 0) throw LinAlgError("Singular matrix");
   });
   std::vector<int64_t> perm(X.ndim());
   for (int i = 0; i < X.ndim(); ++i) perm[i] = i;
@@ -208,6 +221,7 @@ ndarray solve(const ndarray& a, const ndarray& b) {
 }
 
 ndarray inv(const ndarray& a) {
+  raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t n = a.shape()[a.ndim() - 1];
   ndarray A = colmajor(a);
@@ -220,13 +234,14 @@ ndarray inv(const ndarray& a) {
     for (int64_t i = 0; i < nb; ++i) {
       T* xi = x + i * n * n;
       for (int64_t d = 0; d < n; ++d) xi[d + d * n] = T(1);
-      if (n && gesv(li(n), li(n), ptr<T>(A) + i * n * n, ip.data(), xi) > 0) throw LinAlgError("Singular matrix");
+      if (n && gesv(li(n), li(n), ptr<T>(A) + i * n * n, ip.data(), xi) != 0) throw LinAlgError("Singular matrix");
     }
   });
   return X;
 }
 
 std::pair<ndarray, ndarray> slogdet(const ndarray& a) {
+  raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t n = a.shape()[a.ndim() - 1];
   ndarray A = colmajor(a);
@@ -242,7 +257,7 @@ std::pair<ndarray, ndarray> slogdet(const ndarray& a) {
       lapack_int info = n ? getrf(li(n), m, ip.data()) : 0;
       T s(1);
       R l(0);
-      if (info > 0) {
+      if (info != 0) {
         s = T(0);
         l = -std::numeric_limits<R>::infinity();
       } else {
@@ -253,7 +268,9 @@ std::pair<ndarray, ndarray> slogdet(const ndarray& a) {
         for (int64_t d = 0; d < n; ++d) {
           T e = m[d + d * n];
           R ae = std::abs(e);
-          s *= e / ae;
+          // Real: only the sign bit counts (e / |e| would make inf / inf = NaN).
+          if constexpr (detail::is_complex_v<T>) s *= e / ae;
+          else if (e < 0) s = -s;
           l += std::log(ae);
         }
       }
@@ -278,6 +295,7 @@ ndarray det(const ndarray& a) {
 }
 
 ndarray cholesky(const ndarray& a, bool upper) {
+  raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t n = a.shape()[a.ndim() - 1];
   ndarray A = colmajor(a);
@@ -300,6 +318,7 @@ ndarray cholesky(const ndarray& a, bool upper) {
 }
 
 std::pair<ndarray, ndarray> eigh(const ndarray& a, bool lower, bool vectors) {
+  raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t n = a.shape()[a.ndim() - 1];
   ndarray A = colmajor(a);
@@ -309,7 +328,7 @@ std::pair<ndarray, ndarray> eigh(const ndarray& a, bool lower, bool vectors) {
     using R = real_t<T>;
     const int64_t nb = count(batch);
     for (int64_t i = 0; i < nb; ++i)
-      if (n && heevd(vectors ? 'V' : 'N', lower ? 'L' : 'U', li(n), ptr<T>(A) + i * n * n, ptr<R>(w) + i * n) > 0)
+      if (n && heevd(vectors ? 'V' : 'N', lower ? 'L' : 'U', li(n), ptr<T>(A) + i * n * n, ptr<R>(w) + i * n) != 0)
         throw LinAlgError("Eigenvalues did not converge");
   });
   if (!vectors) return {w, ndarray()};
@@ -320,6 +339,7 @@ std::pair<ndarray, ndarray> eigh(const ndarray& a, bool lower, bool vectors) {
 }
 
 std::tuple<ndarray, ndarray, ndarray> svd(const ndarray& a, bool full_matrices, bool vectors) {
+  raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t m = a.shape()[a.ndim() - 2], n = a.shape()[a.ndim() - 1], k = std::min(m, n);
   ndarray A = colmajor(a);
@@ -346,10 +366,17 @@ std::tuple<ndarray, ndarray, ndarray> svd(const ndarray& a, bool full_matrices, 
         }
         continue;
       }
+      // Note [SVD of non-finite input]: NumPy's LAPACK fails gesdd on any NaN or inf entry
+      // (NaN through its norm check, inf through the scaling that follows), so NumPy raises
+      // "SVD did not converge"; older LAPACK builds instead return NaN singular values with
+      // info 0. Checking the entries first gives NumPy's error whichever build npc links.
+      const T* ai = ptr<T>(A) + i * m * n;
+      for (int64_t e = 0; e < m * n; ++e)
+        if (!std::isfinite(std::abs(ai[e]))) throw LinAlgError("SVD did not converge");
       T* u = vectors ? ptr<T>(U) + i * m * ucols : dummy;
       T* vt = vectors ? ptr<T>(Vh) + i * vrows * n : dummy;
       if (gesdd(job, li(m), li(n), ptr<T>(A) + i * m * n, ptr<R>(s) + i * k, u, li(std::max<int64_t>(m, 1)), vt,
-                li(std::max<int64_t>(vrows, 1))) > 0)
+                li(std::max<int64_t>(vrows, 1))) != 0)
         throw LinAlgError("SVD did not converge");
     }
   });
@@ -357,6 +384,7 @@ std::tuple<ndarray, ndarray, ndarray> svd(const ndarray& a, bool full_matrices, 
 }
 
 std::pair<ndarray, ndarray> qr(const ndarray& a, const std::string& mode) {
+  raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t m = a.shape()[a.ndim() - 2], n = a.shape()[a.ndim() - 1], k = std::min(m, n);
   const bool complete = mode == "complete";
@@ -392,6 +420,7 @@ std::pair<ndarray, ndarray> qr(const ndarray& a, const std::string& mode) {
 }
 
 std::pair<ndarray, ndarray> eig(const ndarray& a, bool vectors) {
+  raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t n = a.shape()[a.ndim() - 1];
   const DType ct = complex_dtype(a.dtype());
@@ -406,13 +435,14 @@ std::pair<ndarray, ndarray> eig(const ndarray& a, bool vectors) {
     C dummy[1];
     for (int64_t i = 0; i < nb; ++i)
       if (n && geev(vectors ? 'V' : 'N', li(n), ptr<T>(A) + i * n * n, ptr<C>(w) + i * n,
-                    vectors ? ptr<C>(V) + i * n * n : dummy) > 0)
+                    vectors ? ptr<C>(V) + i * n * n : dummy) != 0)
         throw LinAlgError("Eigenvalues did not converge");
   });
   return {w, V};
 }
 
 std::tuple<ndarray, ndarray, ndarray, int64_t> lstsq(const ndarray& a, const ndarray& b, double rcond) {
+  raw_lapack();
   const int64_t m = a.shape()[0], n = a.shape()[1], k = b.shape()[1];
   const int64_t ldb = std::max<int64_t>({m, n, 1});
   ndarray A = colmajor(a);
@@ -427,12 +457,17 @@ std::tuple<ndarray, ndarray, ndarray, int64_t> lstsq(const ndarray& a, const nda
     for (int64_t c = 0; c < k; ++c)
       for (int64_t r = 0; r < m; ++r) ptr<T>(B)[r + c * ldb] = ptr<T>(bc)[r + c * m];
     lapack_int rk = 0;
+    // As Note [SVD of non-finite input]: gelsd fails on a non-finite `a` in NumPy's LAPACK;
+    // older builds also print xerbla complaints to stderr on the way. (A non-finite `b`
+    // runs and gives NaN, in both.)
+    for (int64_t e = 0; e < m * n; ++e)
+      if (!std::isfinite(std::abs(ptr<T>(A)[e]))) throw LinAlgError("SVD did not converge in Linear Least Squares");
     if (m && n && k) {
-      if (gelsd(li(m), li(n), li(k), ptr<T>(A), ptr<T>(B), li(ldb), ptr<R>(s), static_cast<R>(rcond), &rk) > 0)
+      if (gelsd(li(m), li(n), li(k), ptr<T>(A), ptr<T>(B), li(ldb), ptr<R>(s), static_cast<R>(rcond), &rk) != 0)
         throw LinAlgError("SVD did not converge in Linear Least Squares");
     } else if (m && n) {
       std::vector<T> one(static_cast<size_t>(ldb), T(0));
-      if (gelsd(li(m), li(n), 1, ptr<T>(A), one.data(), li(ldb), ptr<R>(s), static_cast<R>(rcond), &rk) > 0)
+      if (gelsd(li(m), li(n), 1, ptr<T>(A), one.data(), li(ldb), ptr<R>(s), static_cast<R>(rcond), &rk) != 0)
         throw LinAlgError("SVD did not converge in Linear Least Squares");
     }
     rank = rk;

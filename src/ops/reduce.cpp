@@ -707,18 +707,24 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
 }
 
 // ---------------------------------------------------------------- at
-void ufunc_at(OpId op, const ndarray& a, const ndarray& flat_indices, const std::optional<Operand>& b) {
+// Note [ufunc.at casting]: NumPy's ufunc.at resolves the loop from (a.dtype, b.dtype) and
+// casts each result back into `a` unsafely (np.add.at(int_array, i, 1.5) truncates). When the
+// loop's dtype differs from a's, each element is cast to the loop's dtype, updated and cast
+// back before the next index (a repeated index sees the truncated value, as in NumPy), and
+// untouched elements never round-trip through another dtype.
+void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const std::optional<Operand>& b) {
   const OpInfo& info = op_info(op);
-  if (!a.writeable()) throw ValueError("output array is read-only");
-  if (!a.is_c_contiguous()) throw ValueError("ufunc.at: npc needs a C-contiguous target");
+  if (!a_in.writeable()) throw ValueError("output array is read-only");
+  if (!a_in.is_c_contiguous()) throw ValueError("ufunc.at: npc needs a C-contiguous target");
   ndarray idx = flat_indices.dtype() == DType::Int64 ? flat_indices : flat_indices.astype(DType::Int64);
   idx = idx.copy(Order::C);
   const int64_t m = idx.size();
-  DType ins[2] = {a.dtype(), b ? b->array.dtype() : a.dtype()};
+  DType ins[2] = {a_in.dtype(), b ? b->array.dtype() : a_in.dtype()};
   bool weak[2] = {false, b ? b->weak : false};
   LoopTypes lt = resolve_loop(op, std::span<const DType>(ins, info.nin), std::span<const bool>(weak, info.nin));
-  if (!can_cast(lt.out[0], a.dtype(), Casting::SameKind) || lt.in[0] != a.dtype())
-    throw UfuncCastingError(op, true, 0, lt.out[0], a.dtype(), Casting::SameKind);
+  const bool cast = lt.in[0] != a_in.dtype() || lt.out[0] != a_in.dtype();
+  // The loop writes its output over its first input in place: both need one dtype.
+  if (cast && lt.out[0] != lt.in[0]) throw UfuncCastingError(op, true, 0, lt.out[0], a_in.dtype(), Casting::SameKind);
   ops::LoopFn fn = nullptr;
   for (const auto& l : ops::loops_of(op))
     if (l.in == lt.in && l.out == lt.out) fn = l.fn;
@@ -728,16 +734,29 @@ void ufunc_at(OpId op, const ndarray& a, const ndarray& flat_indices, const std:
     bv = b->array.dtype() == lt.in[1] ? b->array : b->array.astype(lt.in[1]);
     Shape sh{m};
     bv = broadcast_to(bv, sh);
+    if (op == OpId::power && kind(lt.in[1]) == Kind::Signed) {
+      // As the ufunc call: integer loops reject negative exponents before any write.
+      ndarray e = bv.astype(DType::Int64, Order::C);
+      const int64_t* ep = reinterpret_cast<const int64_t*>(e.data());
+      for (int64_t k = 0; k < e.size(); ++k)
+        if (ep[k] < 0) throw ValueError("Integers to negative integer powers are not allowed.");
+    }
   }
   const int64_t* ip = reinterpret_cast<const int64_t*>(idx.data());
-  const int64_t n = a.size();
-  const int64_t isz = static_cast<int64_t>(a.itemsize());
+  const int64_t n = a_in.size();
+  for (int64_t k = 0; k < m; ++k)
+    if (ip[k] < -n || ip[k] >= n)
+      throw IndexError("index " + std::to_string(ip[k]) + " is out of bounds for axis 0 with size " +
+                       std::to_string(n));
+  const int64_t isz = static_cast<int64_t>(a_in.itemsize());
   ops::clear_fpe();
   for (int64_t k = 0; k < m; ++k) {
     int64_t i = ip[k];
-    if (i < -n || i >= n) throw IndexError("index " + std::to_string(i) + " is out of bounds for axis 0 with size " + std::to_string(n));
     if (i < 0) i += n;
-    std::byte* p = a.data() + i * isz;
+    // The element in the loop's dtype: `a` itself, or a one-element copy cast each time.
+    ndarray tmp;
+    if (cast) tmp = a_in.with_geometry(a_in.offset() + i * isz, a_in.dtype(), Shape{1}, Strides{isz}).astype(lt.in[0]);
+    std::byte* p = cast ? tmp.data() : a_in.data() + i * isz;
     if (info.nin == 2) {
       std::byte* ptrs[3] = {p, bv.data() + k * bv.strides()[0], p};
       int64_t st[3] = {0, 0, 0};
@@ -747,11 +766,13 @@ void ufunc_at(OpId op, const ndarray& a, const ndarray& flat_indices, const std:
       int64_t st[2] = {0, 0};
       fn(ptrs, st, 1);
     }
+    if (cast) {
+      ndarray back = tmp.astype(a_in.dtype());
+      std::memcpy(a_in.data() + i * isz, back.data(), static_cast<size_t>(isz));
+    }
   }
-  if (ops::checks_fpe(op)) {
-    int f = ops::read_fpe();
-    if (f) ops::note_fpe(f);
-  }
+  int f = ops::checks_fpe(op) ? ops::read_fpe() : 0;
+  if (f) ops::note_fpe(f);
 }
 
 }  // namespace npc

@@ -264,3 +264,85 @@ def test_cross_errors():
         with pytest.raises(ValueError) as e_npc:
             npc.cross(npc.asarray(a), npc.asarray(b))
         assert str(e_npc.value) == str(e_np.value)
+
+
+@pytest.mark.parametrize("sa, sb, out", [
+    ((2, 3), (3,), lambda m: m.zeros(2, m.float32)), ((2, 3), (3,), lambda m: m.zeros(3)),
+    ((2, 3), (3,), lambda m: m.zeros((2, 1))), ((2, 3), (3,), lambda m: m.zeros(4)[::2]),
+    ((2, 3), (3,), lambda m: m.zeros(2)), ((2, 3), (3, 2), lambda m: m.zeros((2, 2), m.float32)),
+    ((2, 3), (3, 2), lambda m: m.zeros((2, 2)).T), ((2, 3), (3, 2), lambda m: m.zeros((2, 2))),
+    ((2, 3), (3, 2), lambda m: m.zeros((2, 2), m.complex128)), ((3,), (3,), lambda m: m.zeros(())),
+    ((3,), (3,), lambda m: m.zeros((), m.float32))], ids=lambda v: str(v) if isinstance(v, tuple) else "out")
+def test_dot_out_must_match_exactly(sa, sb, out):
+    """numpy.dot's out= takes no cast: exactly the result dtype, ndim and shape, C order."""
+    a, b = small(sa, "float64"), small(sb, "float64", 1)
+    o_np, o_npc = out(np), out(npc)
+    try:
+        want = np.dot(a, b, out=o_np)
+    except ValueError as e_np:
+        with pytest.raises(ValueError) as e_npc:
+            npc.dot(npc.asarray(a), npc.asarray(b), out=o_npc)
+        assert str(e_npc.value) == str(e_np)
+        return
+    got = npc.dot(npc.asarray(a), npc.asarray(b), out=o_npc)
+    assert got is o_npc
+    assert_same(got, want)
+
+
+@pytest.mark.parametrize("sub", ["ii->i", "ij", "ji", "ij->ji", "iij->ji", "...ii->...i"])
+@pytest.mark.parametrize("writeable", [True, False])
+def test_einsum_single_operand_views(sub, writeable):
+    """One operand and nothing summed: NumPy returns a new view of the input (writeable when
+    the input is, the diagonal of "ii" included); writes through it show in the input."""
+    shape = (3, 3, 3) if sub.startswith(("iij", "...")) else (3, 3)
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    b = npc.asarray(a.copy())
+    a.flags.writeable = b.flags.writeable = writeable
+    e, g = np.einsum(sub, a), npc.einsum(sub, b)
+    assert g is not b and e is not a
+    assert_same(g, e)
+    assert npc.shares_memory(g, b) == np.shares_memory(e, a)
+    assert g.flags.writeable == e.flags.writeable
+    if e.flags.writeable:
+        e[...] = -1
+        g[...] = -1
+        assert_same(b, a)
+
+
+_FP_CASES = {
+    "norm_overflow": lambda m: m.linalg.norm(m.array([1e200, 1e200])),
+    "norm_f32_overflow": lambda m: m.linalg.norm(m.array([1e30, 1e30], m.float32)),
+    "dot_f16_overflow": lambda m: m.dot(m.full((2, 2), 300.0, m.float16), m.full((2, 2), 300.0, m.float16)),
+    "dot_f16_vec": lambda m: m.dot(m.full(2, 300.0, m.float16), m.full(2, 300.0, m.float16)),
+    "matmul_f16_overflow": lambda m: m.matmul(m.full((2, 2), 300.0, m.float16), m.full((2, 2), 300.0, m.float16)),
+    "matmul_f64_overflow": lambda m: m.full((3, 3), 1e200) @ m.full((3, 3), 1e200),
+    "matmul_inf_times_zero": lambda m: m.matmul(m.array([[m.inf, 0.0]]), m.array([[0.0], [1.0]])),
+    "dot_inf_times_zero": lambda m: m.dot(m.array([[m.inf, 0.0]]), m.array([[0.0], [1.0]])),
+    "matmul_inf_finite": lambda m: m.matmul(m.array([[m.inf, 1.0]]), m.array([[2.0], [1.0]])),
+    "matmul_nan_input": lambda m: m.matmul(m.array([[m.nan, 1.0]]), m.array([[2.0], [1.0]])),
+    "matmul_finite": lambda m: m.matmul(m.ones((2, 2)), m.ones((2, 2))),
+    "matmul_int": lambda m: m.matmul(m.full((2, 2), 2**62), m.full((2, 2), 4)),
+}
+
+
+@pytest.mark.parametrize("case", list(_FP_CASES))
+@pytest.mark.parametrize("mode", ["warn", "raise", "ignore"])
+def test_product_floating_point_errors(case, mode):
+    """Products report overflow and invalid values as NumPy does, under numpy.errstate."""
+    import warnings
+
+    def run(m):
+        with warnings.catch_warnings(record=True) as w, np.errstate(all=mode):
+            warnings.simplefilter("always")
+            try:
+                r = _FP_CASES[case](m)
+            except FloatingPointError as e:
+                return None, str(e), []
+        return r, None, [(x.category, str(x.message)) for x in w]
+
+    r_np, e_np, w_np = run(np)
+    r_npc, e_npc, w_npc = run(npc)
+    assert e_npc == e_np
+    assert w_npc == w_np
+    if e_np is None:
+        assert_same(r_npc, r_np)

@@ -234,3 +234,61 @@ def test_errors_match_numpy():
             call(g)
         assert str(e_npc.value) == str(e_np.value)
     assert state_eq(g.bit_generator.state, n.bit_generator.state)
+
+
+@pytest.mark.parametrize("name, args", [("uniform", (5, 1, 3)), ("uniform", (1.0, -1.0)), ("normal", (0, -1.0, 3)),
+                                        ("exponential", (-2.0,)), ("exponential", (-1.0, 4)),
+                                        ("integers", (5, 5)), ("integers", (5, 2, 3))])
+def test_generator_parameter_errors(name, args):
+    """Invalid scalar parameters raise NumPy's exception and message, and draw nothing."""
+    g, n = pair(3)
+    with pytest.raises(Exception) as e_np:
+        getattr(n, name)(*args)
+    with pytest.raises(type(e_np.value)) as e_npc:
+        getattr(g, name)(*args)
+    assert str(e_npc.value) == str(e_np.value)
+    assert state_eq(g.bit_generator.state, n.bit_generator.state)
+    same(g.random(3), n.random(3))
+
+
+@pytest.mark.parametrize("name, args", [("uniform", (5, 1, 3)), ("normal", (0, -1.0, 3)), ("randint", (5, 5))])
+def test_randomstate_parameter_errors_and_reversed_uniform(name, args):
+    """RandomState keeps its legacy rules: uniform accepts high < low; the others raise."""
+    r, n = npc.random.RandomState(4), np.random.RandomState(4)
+    try:
+        want = getattr(n, name)(*args)
+    except Exception as e_np:
+        with pytest.raises(type(e_np)) as e_npc:
+            getattr(r, name)(*args)
+        assert str(e_npc.value) == str(e_np)
+    else:
+        same(getattr(r, name)(*args), want)
+    same(r.random_sample(3), n.random_sample(3))
+
+
+@pytest.mark.parametrize("make", [lambda: (npc.random.default_rng(1), np.random.default_rng(1)),
+                                  lambda: (npc.random.RandomState(3), np.random.RandomState(3))])
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_pickle_and_deepcopy_keep_npc_classes(make, how):
+    """Pickled and deep-copied generators are npc's classes on the same state: their draws
+    are npc arrays equal to NumPy's (the RandomState Gaussian cache included)."""
+    import copy
+    g, n = make()
+    g.standard_normal(), n.standard_normal()  # a cached Gaussian for RandomState
+    h = pickle.loads(pickle.dumps(g)) if how == "pickle" else copy.deepcopy(g)
+    assert type(h) is type(g)
+    same(h.standard_normal(5), n.standard_normal(5))
+    same(h.random(4), n.random(4))
+    m = make()[1]  # the original is untouched by the copy: its stream goes on from the same point
+    m.standard_normal()
+    same(g.standard_normal(5), m.standard_normal(5))
+
+
+@pytest.mark.parametrize("ctor", [lambda: npc.random.default_rng(1), lambda: npc.random.RandomState(1)])
+@pytest.mark.parametrize("a", [lambda m: m.array(5), lambda m: m.array(5, dtype=m.uint8), lambda m: m.int64(5)])
+def test_choice_zero_d_integer_population(ctor, a):
+    """choice(0-d integer array) draws from arange(a) and returns a Python int, as NumPy."""
+    nctor = {npc.random.Generator: lambda: np.random.default_rng(1)}.get(type(ctor()), lambda: np.random.RandomState(1))
+    g, n = ctor(), nctor()
+    same(g.choice(a(npc)), n.choice(a(np)))
+    same(g.choice(a(npc), 3), n.choice(a(np), 3))

@@ -285,3 +285,38 @@ def test_quantile_percentile_linear(fn, dtype):
                 assert_same(g, e, fn, 0, what)
     with pytest.raises(ValueError):
         getattr(npc, fn)(b, 2 * scale)
+
+
+@pytest.mark.parametrize("uf", ["add", "subtract", "multiply", "true_divide", "floor_divide", "maximum", "negative",
+                                "sqrt", "power"])
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8", "float32", "float64", "complex64", "bool"])
+@pytest.mark.parametrize("val", [1.5, 2, -3, 2.5 + 1j, "f64_array", "f32_scalar", "i16_array"])
+def test_ufunc_at_casts_unsafely_like_numpy(uf, dtype, val):
+    """ufunc.at resolves the loop from both operands and casts each result back into `a`
+    unsafely (np.add.at(arange(5), [0, 1], 1.5) truncates); repeated indices accumulate, each
+    step cast back; Python scalars are converted to arrays first (not weak)."""
+    import warnings
+    idx = [0, 1, 1, 4, -1]
+    a = (np.arange(6) % 3).astype(dtype) if dtype == "bool" else np.arange(6).astype(dtype)
+    b = npc.asarray(a.copy())
+    v = {"f64_array": np.array([1.5, -2.25, 3.0, 0.5, 7.75]), "f32_scalar": np.float32(1.5),
+         "i16_array": np.array([3, -1, 2, 5, 1], np.int16)}.get(val, val) if isinstance(val, str) else val
+    f_np, f_npc = getattr(np, uf), getattr(npc, uf)
+    args_np = (a, idx) if f_np.nin == 1 else (a, idx, v)
+    args_npc = (b, idx) if f_np.nin == 1 else (b, idx, npc.asarray(v) if isinstance(v, np.ndarray) else v)
+    with warnings.catch_warnings(record=True) as w_np:
+        warnings.simplefilter("always")
+        try:
+            f_np.at(*args_np)
+        except Exception as e_np:
+            with pytest.raises(type(e_np)):
+                f_npc.at(*args_npc)
+            return
+    with warnings.catch_warnings(record=True) as w_npc:
+        warnings.simplefilter("always")
+        f_npc.at(*args_npc)
+    # The ComplexWarning of the complex -> real cast back (FP warnings aside: npc's ufunc.at
+    # reports its loop's flags as the ufunc does, not its casts').
+    assert [str(x.message) for x in w_npc if x.category is np.exceptions.ComplexWarning] == \
+        [str(x.message) for x in w_np if x.category is np.exceptions.ComplexWarning]
+    assert_same(b, a, uf, ulp_bound(uf, b.dtype), f"{uf}.at {dtype} {val!r}")

@@ -170,7 +170,17 @@ def det(a):
     a = _arr(a)
     _assert_stacked_square(a)
     t, rt = _common_type(a)
-    return _out(_core._linalg("det", _as(a, t)), rt)
+    r = _core._linalg("det", _as(a, t))
+    _report_nan(r, "det")
+    return _out(r, rt)
+
+
+def _report_nan(r, where):
+    """NumPy's det/slogdet loops compare NaN entries of the LU factors, which raises the
+    invalid flag: "invalid value encountered in det" whenever a result is NaN."""
+    if any(x.size and _np.isnan(_core._to_numpy(x)).any() for x in (r if isinstance(r, tuple) else (r,))):
+        from .._errstate import report
+        report(8, where)
 
 
 @_native("slogdet")
@@ -181,6 +191,7 @@ def slogdet(a):
     _assert_stacked_square(a)
     t, rt = _common_type(a)
     s, l = _core._linalg("slogdet", _as(a, t))
+    _report_nan((l, s), "slogdet")
     return SlogdetResult(_out(s, rt), _out(l, _real(rt)))
 
 
@@ -640,6 +651,26 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return norm(_arr(x), axis=(-2, -1), keepdims=keepdims, ord=ord)
 
 
+def _cond_svdvals(x):
+    """Singular values of each matrix of x as a NumPy array, NaN for the matrices whose SVD
+    fails (non-finite entries) instead of a LinAlgError: NumPy's cond reads its svd gufunc
+    with errors ignored, which fills a failed matrix's outputs with NaN."""
+    n = _np_ns()
+    try:
+        return n.asarray(svd(x, compute_uv=False))
+    except LinAlgError:
+        pass
+    xs = x.reshape((-1,) + tuple(x.shape[-2:]))
+    k = min(x.shape[-2:])
+    rows = []
+    for i in range(xs.shape[0]):
+        try:
+            rows.append(_np.asarray(_core._to_numpy(n.asarray(svd(xs[i], compute_uv=False)))))
+        except LinAlgError:
+            rows.append(_np.full(k, _np.nan, dtype=_np.dtype(_real(_common_type(x)[1]))))
+    return n.asarray(_np.stack(rows).reshape(tuple(x.shape[:-2]) + (k,)))
+
+
 @_native("cond")
 def cond(x, p=None):
     """Condition number (numpy.linalg.cond): p None/2/-2 from singular values; other p as
@@ -651,8 +682,7 @@ def cond(x, p=None):
     with _np.errstate(all="ignore"):
         if p is None or (not isinstance(p, str) and p in (2, -2)):
             _assert_stacked_2d(x)
-            s = svd(x, compute_uv=False)
-            s = n.asarray(s)
+            s = _cond_svdvals(x)
             r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
         else:
             _assert_stacked_square(x)
@@ -662,8 +692,7 @@ def cond(x, p=None):
             except LinAlgError:
                 raise _NotNative from None  # NumPy computes with inf/nan entries here
             if p == "nuc":
-                r = n.sum(svd(x, compute_uv=False), axis=-1, initial=0) * n.sum(svd(ix, compute_uv=False),
-                                                                                 axis=-1, initial=0)
+                r = n.sum(_cond_svdvals(x), axis=-1, initial=0) * n.sum(_cond_svdvals(ix), axis=-1, initial=0)
             else:
                 r = norm(x, p, axis=(-2, -1)) * norm(ix, p, axis=(-2, -1))
             r = n.asarray(r).astype(_real(rt))

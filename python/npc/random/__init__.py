@@ -179,6 +179,12 @@ class Generator(_NPGen):
     parameters, ``out=`` and every other method run NumPy's code on the same state).
     """
 
+    def __reduce__(self):
+        # NumPy's reduce names its own constructor; npc's class keeps draws npc arrays after
+        # pickle.loads and copy.deepcopy. The bit generator (with its state) is pickled as is.
+        _, args, state = super().__reduce__()
+        return (Generator, args, state)
+
     @_native_method("Generator", _NPGen)
     def random(self, size=None, dtype=_np.float64, out=None):
         """Uniform floats in [0, 1) (numpy.random.Generator.random)."""
@@ -214,8 +220,10 @@ class Generator(_NPGen):
         """Normal samples loc + scale * Z (numpy.random.Generator.normal)."""
         loc = _scalar_float(loc)
         scale = _scalar_float(scale)
+        if scale < 0:
+            raise ValueError("scale < 0")
         if not scale >= 0:
-            raise _NotNative  # NumPy: "scale < 0" (and NaN)
+            raise _NotNative  # NaN: NumPy's sampler returns NaN
         shape = _shape_of(size)
         r = _fill(self, "normal", shape, _np.float64, loc, scale)
         return float(r[()]) if shape is None else r
@@ -227,6 +235,8 @@ class Generator(_NPGen):
         high = _scalar_float(high)
         if not _np.isfinite(high - low):
             raise _NotNative  # NumPy: OverflowError "Range exceeds valid bounds"
+        if high - low < 0:
+            raise ValueError("high - low < 0")
         shape = _shape_of(size)
         r = _fill(self, "uniform", shape, _np.float64, low, high)
         return float(r[()]) if shape is None else r
@@ -235,6 +245,8 @@ class Generator(_NPGen):
     def exponential(self, scale=1.0, size=None):
         """Exponential samples scale * E (numpy.random.Generator.exponential)."""
         scale = _scalar_float(scale)
+        if scale < 0:
+            raise ValueError("scale < 0")
         if not scale >= 0:
             raise _NotNative
         shape = _shape_of(size)
@@ -319,6 +331,8 @@ def _integers(self, low, high, size, dtype, endpoint, masked):
 
 def _choice(self, a, size, axis, draw, holder):
     shape = _shape_of(size)
+    if (type(a) is _ndarray or isinstance(a, _np.ndarray)) and a.ndim == 0 and a.dtype.kind in "iu":
+        a = int(a[()])  # NumPy: a 0-d integer array is the population size, as an int
     if isinstance(a, (int, _np.integer)) and not isinstance(a, bool):
         pop = int(a)
         if pop <= 0:
@@ -363,6 +377,12 @@ class RandomState(_NPRS):
     NumPy's code on the same state.
     """
 
+    def __reduce__(self):
+        # As Generator.__reduce__: npc's class, NumPy's arguments and state (the state
+        # dictionary carries the cached Gaussian, restored by NumPy's __setstate__).
+        _, args, state = super().__reduce__()
+        return (RandomState, args, state)
+
     @_native_method("RandomState", _NPRS)
     def random_sample(self, size=None):
         """Uniform floats in [0, 1) (numpy.random.RandomState.random_sample)."""
@@ -397,6 +417,8 @@ class RandomState(_NPRS):
         """Normal samples loc + scale * Z (numpy.random.RandomState.normal)."""
         loc = _scalar_float(loc)
         scale = _scalar_float(scale)
+        if scale < 0:
+            raise ValueError("scale < 0")
         if not scale >= 0:
             raise _NotNative
         return _legacy_normal(self, loc, scale, size)
