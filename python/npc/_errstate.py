@@ -4,9 +4,21 @@ Kernels collect NumPy's four error kinds as flags; ``report`` turns them into ex
 NumPy does for the same state: a RuntimeWarning "divide by zero encountered in <where>", a
 FloatingPointError, a call to the errcall function, a print, or a log write.
 """
+import os
 import warnings
 
 import numpy as _np
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _warn(msg):
+    """RuntimeWarning attributed to the user's line (the first frame outside npc), as NumPy's is."""
+    try:
+        warnings.warn(msg, RuntimeWarning, skip_file_prefixes=(_PKG_DIR,))
+    except TypeError:  # Python < 3.12: the caller of the binding
+        warnings.warn(msg, RuntimeWarning, stacklevel=2)
+
 
 _KINDS = ((1, "divide", "divide by zero"), (2, "over", "overflow"), (4, "under", "underflow"),
           (8, "invalid", "invalid value"))
@@ -23,12 +35,15 @@ def report(flags, where):
             continue
         msg = f"{text} encountered in {where}"
         if mode == "warn":
-            warnings.warn(msg, RuntimeWarning, stacklevel=3)
+            _warn(msg)
         elif mode == "raise":
             raise FloatingPointError(msg)
         elif mode == "print":
             print(f"Warning: {msg}")
         elif mode == "call":
-            _np.geterrcall()(msg, bit)
+            fn = _np.geterrcall()
+            if fn is None:
+                raise ValueError(f"No callback set for floating-point error '{key}'")
+            fn(text, bit)  # NumPy passes the bare kind ("divide by zero") and its bit
         elif mode == "log":
             _np.geterrcall().write(f"Warning: {msg}\n")

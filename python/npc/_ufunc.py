@@ -24,33 +24,8 @@ _CASTING = {"no": 0, "equiv": 1, "safe": 2, "same_kind": 3, "unsafe": 4}
 _IDENTITY = {0: None, 1: 0, 2: 1, 3: -1, 4: True, 5: False, 6: -_np.inf}
 
 # ---------------------------------------------------------------- floating-point errors
-_FPE = ((1, "divide", "divide by zero"), (2, "over", "overflow"), (4, "under", "underflow"),
-        (8, "invalid", "invalid value"))
-
-
-def _fp_error(flags, name):
-    """Acts on floating-point error bits per numpy.geterr() (called by the bindings)."""
-    err = _np.geterr()
-    for bit, cat, text in _FPE:
-        if not flags & bit:
-            continue
-        mode = err[cat]
-        if mode == "ignore":
-            continue
-        msg = f"{text} encountered in {name}"
-        if mode == "warn":
-            warnings.warn(msg, RuntimeWarning, stacklevel=3)
-        elif mode == "raise":
-            raise FloatingPointError(msg)
-        elif mode == "call":
-            fn = _np.geterrcall()
-            if fn is None:
-                raise ValueError(f"No callback set for floating-point error '{cat}'")
-            fn(text, bit)
-        elif mode == "print":
-            print(f"Warning: {msg}")
-        elif mode == "log":
-            _np.geterrcall().write(f"Warning: {msg}\n")
+# One implementation for every layer (called by the bindings with the flags and the op name).
+from ._errstate import report as _fp_error  # noqa: E402
 
 
 # ---------------------------------------------------------------- the op table
