@@ -24,7 +24,7 @@ random::BitGen* bitgen_of(py::handle capsule) {
 py::object uniform01(py::args& x, bool pcg64) {
   auto* bg = bitgen_of(x[1]);
   auto& out = x[2].cast<PyArray&>();
-  py::gil_scoped_release nogil;
+  ReleaseGil nogil;
   random::standard_uniform(bg, out, pcg64);
   return py::none();
 }
@@ -33,7 +33,7 @@ py::object uniform(py::args& x, bool pcg64) {
   auto* bg = bitgen_of(x[1]);
   const double lo = x[2].cast<double>(), hi = x[3].cast<double>();
   auto& out = x[4].cast<PyArray&>();
-  py::gil_scoped_release nogil;
+  ReleaseGil nogil;
   random::uniform(bg, lo, hi, out, pcg64);
   return py::none();
 }
@@ -111,7 +111,7 @@ void bind_linalg(py::module_& m) {
       {"standard_normal", +[](py::args& x) -> py::object {
          auto* bg = bitgen_of(x[1]);
          auto& out = x[2].cast<PyArray&>();
-         py::gil_scoped_release nogil;
+         ReleaseGil nogil;
          random::standard_normal(bg, out);
          return py::none();
        }},
@@ -119,7 +119,7 @@ void bind_linalg(py::module_& m) {
          auto* bg = bitgen_of(x[1]);
          const double loc = x[2].cast<double>(), scale = x[3].cast<double>();
          auto& out = x[4].cast<PyArray&>();
-         py::gil_scoped_release nogil;
+         ReleaseGil nogil;
          random::normal(bg, loc, scale, out);
          return py::none();
        }},
@@ -127,7 +127,7 @@ void bind_linalg(py::module_& m) {
          auto* bg = bitgen_of(x[1]);
          const bool inverse = x[2].cast<bool>();
          auto& out = x[3].cast<PyArray&>();
-         py::gil_scoped_release nogil;
+         ReleaseGil nogil;
          random::standard_exponential(bg, inverse, out);
          return py::none();
        }},
@@ -135,7 +135,7 @@ void bind_linalg(py::module_& m) {
          auto* bg = bitgen_of(x[1]);
          const double scale = x[2].cast<double>();
          auto& out = x[3].cast<PyArray&>();
-         py::gil_scoped_release nogil;
+         ReleaseGil nogil;
          random::exponential(bg, scale, out);
          return py::none();
        }},
@@ -144,14 +144,14 @@ void bind_linalg(py::module_& m) {
          const uint64_t off = x[2].cast<uint64_t>(), rng = x[3].cast<uint64_t>();
          const bool masked = x[4].cast<bool>();
          auto& out = x[5].cast<PyArray&>();
-         py::gil_scoped_release nogil;
+         ReleaseGil nogil;
          random::bounded_integers(bg, off, rng, masked, out);
          return py::none();
        }},
       {"shuffle", +[](py::args& x) -> py::object {
          auto* bg = bitgen_of(x[1]);
          auto& a = x[2].cast<PyArray&>();
-         py::gil_scoped_release nogil;
+         ReleaseGil nogil;
          random::shuffle(bg, a);
          return py::none();
        }},
@@ -162,7 +162,7 @@ void bind_linalg(py::module_& m) {
          double gauss = x[5].cast<double>();
          auto& out = x[6].cast<PyArray&>();
          {
-           py::gil_scoped_release nogil;
+           ReleaseGil nogil;
            random::legacy_normal(bg, loc, scale, has_gauss, gauss, out);
          }
          return py::make_tuple(has_gauss, gauss);

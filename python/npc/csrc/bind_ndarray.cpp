@@ -1,7 +1,9 @@
 // Binding of npc::ndarray as npc._core.ndarray (Python's npc.ndarray).
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "bindings.hpp"
 
@@ -46,6 +48,17 @@ std::string typestr(DType t) {
   return std::string(t == DType::Bool || itemsize(t) == 1 ? "|" : "<") + kind_char(t) + std::to_string(itemsize(t));
 }
 }  // namespace
+
+ReleaseGil::~ReleaseGil() {
+#if PY_VERSION_HEX >= 0x030D0000
+  const bool finalizing = Py_IsFinalizing();
+#else
+  const bool finalizing = _Py_IsFinalizing();
+#endif
+  if (finalizing)
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  PyEval_RestoreThread(state_);
+}
 
 void report_fp(const char* where) {
   int flags = take_fp_flags();

@@ -124,7 +124,7 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
       if (ok) {
         std::optional<ndarray> r;
         if (size >= kReleaseGil) {
-          py::gil_scoped_release nogil;
+          ReleaseGil nogil;
           r = ops::call_ufunc_fast(op, fin, static_cast<int>(args.size()));
         } else {
           r = ops::call_ufunc_fast(op, fin, static_cast<int>(args.size()));
@@ -167,7 +167,7 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
     for (const auto& o : ins) size = std::max(size, o.array.size());
     std::vector<ndarray> res;
     if (size >= kReleaseGil) {
-      py::gil_scoped_release nogil;
+      ReleaseGil nogil;
       res = call_ufunc(op, ins, opts);
     } else {
       res = call_ufunc(op, ins, opts);
@@ -285,7 +285,7 @@ void bind_ops(py::module_& m) {
   m.def("reduce_all", [](int op_id, const PyArray& a) -> py::object {
     ndarray r;
     if (a.size() >= kReleaseGil) {
-      py::gil_scoped_release nogil;
+      ReleaseGil nogil;
       r = reduce(static_cast<OpId>(op_id), a);
     } else {
       r = reduce(static_cast<OpId>(op_id), a);
@@ -326,7 +326,7 @@ void bind_ops(py::module_& m) {
     if (!where.is_none()) o.where = where.cast<PyArray&>();
     ndarray r;
     if (a.size() >= kReleaseGil) {
-      py::gil_scoped_release nogil;
+      ReleaseGil nogil;
       r = reduce(static_cast<OpId>(op_id), a, o);
     } else {
       r = reduce(static_cast<OpId>(op_id), a, o);
@@ -341,7 +341,7 @@ void bind_ops(py::module_& m) {
     if (!out.is_none()) o = out.cast<PyArray&>();
     ndarray r;
     {
-      py::gil_scoped_release nogil;
+      ReleaseGil nogil;
       r = accumulate(static_cast<OpId>(op_id), a, axis, dtype_arg(dtype), o);
     }
     report_fpe(static_cast<OpId>(op_id));
@@ -354,7 +354,7 @@ void bind_ops(py::module_& m) {
     if (!axis.is_none()) ax = axis.cast<int64_t>();
     ndarray r;
     {
-      py::gil_scoped_release nogil;
+      ReleaseGil nogil;
       r = arg_reduce(static_cast<OpId>(op_id), a, ax, keepdims);
     }
     return result_object(std::move(r), true);

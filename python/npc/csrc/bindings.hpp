@@ -15,6 +15,22 @@ struct PyArray : ndarray {
   py::object base = py::none();
 };
 
+/// Releases the GIL around a kernel, like py::gil_scoped_release, except that a daemon
+/// thread finishing its kernel while the interpreter is finalizing parks for good instead of
+/// re-acquiring the GIL. (CPython would end such a thread by unwinding through this
+/// destructor, which is noexcept, and the process would abort with "terminate called without
+/// an active exception".)
+class ReleaseGil {
+ public:
+  ReleaseGil() : state_(PyEval_SaveThread()) {}
+  ~ReleaseGil();
+  ReleaseGil(const ReleaseGil&) = delete;
+  ReleaseGil& operator=(const ReleaseGil&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
 /// Wraps `result` as a Python object; when it views the memory of `self`, its base is
 /// self's base (or self, when self owns its memory), as NumPy collapses bases.
 py::object wrap(ndarray result, py::handle self = py::handle());
