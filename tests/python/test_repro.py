@@ -96,7 +96,7 @@ def test_mismatch_warns_bisects_and_writes_a_repro(accuracy_mode):
     r = subprocess.run([sys.executable, os.path.join(d, "repro.py")], capture_output=True, text=True,
                        timeout=120, env={**os.environ, "NPC_REPRO": ""})
     assert r.returncode == 0, r.stderr
-    assert "max abs difference:" in r.stdout and "numpy: float64 (30, 20)" in r.stdout, r.stdout
+    assert "max abs difference:" in r.stdout and "numpy float64 (30, 20) npc float64 (30, 20)" in r.stdout, r.stdout
     assert float(r.stdout.split("max abs difference:")[1].split()[0]) < 1e-12
 
 
@@ -106,3 +106,27 @@ def test_mode_is_validated():
         with pytest.raises(ValueError, match="repro"):
             f(np.arange(3.0))
             f(np.arange(3.0))
+
+
+def test_mismatch_in_a_graph_that_writes_its_input(accuracy_mode):
+    # The check runs on copies of the inputs; on a mismatch the caller's array receives the
+    # eager values.
+    rng = np.random.default_rng(2)
+    b = rng.random(40)
+
+    def step(a, b):
+        a[1:-1] = 0.5 * (a[:-2] + a[2:]) + np.exp(b[1:-1])
+        return a.sum()
+
+    f = npc.compile(step, backend="test_perturb_exp")
+    a0 = rng.random(40)
+    a, ref = a0.copy(), a0.copy()
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        f(a0.copy(), b)  # the first run (eager for a Python backend)
+        got = f(a, b)    # a checked replay
+    want = step(ref, b)
+    np.testing.assert_array_equal(a, ref)
+    np.testing.assert_allclose(float(got), want, rtol=1e-13)
+    assert len(_repro._reports) == 1
+    assert os.path.exists(os.path.join(_repro._reports[0][1], "repro.py"))

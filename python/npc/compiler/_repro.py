@@ -74,9 +74,9 @@ def _cone(table, out_id):
     return sorted(live)
 
 
-def _tolerance(table, cone, kind):
-    """(ulps, accumulation length) for an output of dtype kind `kind` whose value depends
-    on the nodes `cone`; ulps None means "exact"."""
+def _tolerance(table, cone):
+    """(ulps, accumulation length) for a float output whose value depends on the nodes
+    `cone`; ulps None means "exact"."""
     bounds = _ulp_bounds()
     ulps, n_acc, inexact = 0, 0, False
     for nid in cone:
@@ -143,7 +143,7 @@ def _compare(graph, outs, refs):
     for k, (o, r) in enumerate(zip(outs, refs)):
         got, ref = _to_numpy(o), _to_numpy(r)
         cone = _cone(table, ids[k])
-        ulps, n_acc = _tolerance(table, cone, ref.dtype.kind)
+        ulps, n_acc = _tolerance(table, cone)
         if ulps is not None and ref.dtype.kind not in "fc":
             # An integer or bool result of inexact float ops (a comparison of exp(x)) may
             # flip where the two float values straddle the threshold: not compared.
@@ -186,15 +186,15 @@ def _subgraph(graph, g, backend, ids):
     return g.subgraph(ids, backend)
 
 
-def _fails(graph, g, backend, nid, inputs, scalars):
+def _fails(graph, g, backend, ids, inputs, scalars):
     try:
-        sub = _subgraph(graph, g, backend, [nid])
+        sub = _subgraph(graph, g, backend, ids)
         sg = _graph_of(sub)
         outs = sub([_from_numpy(x.copy()) for x in inputs], scalars)
         refs = sg.run_eager([_from_numpy(x.copy()) for x in inputs], scalars)
         return _compare(sg, outs, refs)[0] is not None
     except Exception as e:  # a candidate the backend cannot build is not a failing one
-        _logs.log("output_code", "accuracy bisection: candidate %%%d failed to run: %s", nid, e)
+        _logs.log("output_code", "accuracy bisection: candidate %s failed to run: %s", ids, e)
         return False
 
 
@@ -207,20 +207,27 @@ _SKIP = ("input", "scalar", "const", "symval")
 
 
 def _bisect(graph, g, backend, out_id, inputs, scalars):
-    """The smallest node of the failing output's cone whose subgraph still fails: binary
-    search over the cone in topological order (the output itself fails)."""
+    """Node ids of the smallest failing subgraph for output `out_id`.
+
+    Candidates are the nodes the output depends on, in topological order. The subgraph
+    whose outputs are the first i candidates fails for every i past the first failing
+    node (a prefix holds all earlier results), so a binary search over prefixes finds the
+    first candidate whose result is wrong; its own subgraph is the report. When no prefix
+    short of the whole cone fails alone, the whole graph is reported (None)."""
     table = g.nodes()
     cand = [n for n in _cone(table, out_id) if not table[n][1].startswith(_SKIP)]
-    if not cand or not _fails(graph, g, backend, cand[-1], inputs, scalars):
+    if not cand or not _fails(graph, g, backend, cand, inputs, scalars):
         return None  # fails only together with the rest of the graph: report it whole
-    lo, hi = 0, len(cand) - 1  # cand[hi] fails
+    lo, hi = 0, len(cand) - 1  # the prefix cand[:hi + 1] fails
     while lo < hi:
         mid = (lo + hi) // 2
-        if _fails(graph, g, backend, cand[mid], inputs, scalars):
+        if _fails(graph, g, backend, cand[:mid + 1], inputs, scalars):
             hi = mid
         else:
             lo = mid + 1
-    return cand[hi]
+    if _fails(graph, g, backend, [cand[hi]], inputs, scalars):
+        return [cand[hi]]
+    return cand[:hi + 1]
 
 
 def _debug_root():
@@ -229,12 +236,12 @@ def _debug_root():
 
 def _report(name, graph, g, backend, inputs, scalars, k, why):
     out_id = g.output_ids[k]
-    np_inputs = inputs
     warnings.warn(f"npc.compile accuracy check (NPC_REPRO=accuracy): {name}: graph output {k} (%{out_id}) "
                   f"of the {backend!r} backend differs from the eager backend: {why}; bisecting and "
                   f"returning the eager result", RuntimeWarning, stacklevel=4)
-    nid = _bisect(graph, g, backend, out_id, np_inputs, scalars)
-    sub = g.subgraph([nid] if nid is not None else list(g.output_ids), "eager")
+    nid = _bisect(graph, g, backend, out_id, inputs, scalars)
+    ids = nid if nid is not None else list(g.output_ids)
+    sub = g.subgraph(ids, "eager")
     base = re.sub(r"[^A-Za-z0-9_.]", "", name) or "graph"
     root = _debug_root()
     i = 0
@@ -244,7 +251,7 @@ def _report(name, graph, g, backend, inputs, scalars, k, why):
     os.makedirs(d)
     used = sorted({int(m) for m in re.findall(r"input\[(\d+)\]", str(sub))})
     for j in used:
-        _np.save(os.path.join(d, f"input{j}.npy"), np_inputs[j])
+        _np.save(os.path.join(d, f"input{j}.npy"), inputs[j])
     with open(os.path.join(d, "graph.txt"), "w") as f:
         f.write(str(g))
     with open(os.path.join(d, "subgraph.txt"), "w") as f:
@@ -252,7 +259,8 @@ def _report(name, graph, g, backend, inputs, scalars, k, why):
     with open(os.path.join(d, "repro.py"), "w") as f:
         f.write(_script(name, backend, str(sub), used, scalars, why))
     warnings.warn(f"npc.compile accuracy check: {name}: smallest failing subgraph ends at "
-                  f"{'%' + str(nid) if nid is not None else 'the whole graph'} ({len(sub.nodes())} nodes); reproduction script: {os.path.join(d, 'repro.py')}",
+                  f"{', '.join('%' + str(i) for i in ids) if nid is not None else 'the whole graph'} "
+                  f"({len(sub.nodes())} nodes); reproduction script: {os.path.join(d, 'repro.py')}",
                   RuntimeWarning, stacklevel=4)
     return d
 
@@ -280,7 +288,7 @@ def _program(sub_text):
             symbols["s" + m.group(1)] = f"inputs[{m.group(2)}].shape[{m.group(3)}]"
             continue
         if raw.startswith("return"):
-            ret = raw.split()[1].lstrip("%")
+            ret = [r.strip().lstrip("%") for r in raw[len("return"):].split(",")]
             continue
         mc = re.match(r"^%(\d+) = const (.*) : (\w+)\(\)$", raw)
         if mc:
@@ -322,6 +330,8 @@ def _program(sub_text):
             e = f"xp.broadcast_to({a[0]}, {sh})"
         elif what == "view.reshape":
             e = f"xp.reshape({a[0]}, {sh})"
+        elif what == "view.strided":
+            e = f"xp.take(xp.reshape({a[0]}, (-1,)), xp.asarray(strided_index({p[0]}, {tuple(p[1:])!r}, {sh})))"
         elif what == "view.component":
             e = f"{a[0]}.{'imag' if p and p[-1] else 'real'}"
         elif what == "gather":
@@ -336,7 +346,7 @@ def _program(sub_text):
         else:
             raise NotImplementedError(raw)
         lines.append(f"    v{nid} = {e}")
-    lines.append(f"    return v{ret}")
+    lines.append("    return [" + ", ".join(f"v{r}" for r in ret) + "]")
     return "\n".join(lines) + "\n"
 
 
@@ -374,6 +384,14 @@ def xp_slice(start, step, n):
     return slice(start, None if stop < 0 else stop, step)
 
 
+def strided_index(offset, strides, shape):
+    """Flat source indices of an as_strided view (IR view kind "strided")."""
+    idx = numpy.full(shape, offset, dtype=numpy.int64)
+    for d, (st, n) in enumerate(zip(strides, shape)):
+        idx += (numpy.arange(n, dtype=numpy.int64) * st).reshape((n,) + (1,) * (len(shape) - d - 1))
+    return idx
+
+
 {program}
 
 inputs = [None] * {n}
@@ -387,24 +405,24 @@ def main():
     # is not available here: the fused backend runs instead.
     backend = {backend!r} if {backend!r} in ("fused", "eager") else "fused"
     with npc.config.patch(repro=None):
-        got = numpy.asarray(npc.compile(lambda *ins: program(npc, list(ins), scalars),
-                                        backend=backend)(*inputs))
-    expected = numpy.asarray(expected)
+        got = npc.compile(lambda *ins: program(npc, list(ins), scalars), backend=backend)(*inputs)
     print("subgraph:", SUBGRAPH)
-    print("numpy:", expected.dtype, expected.shape)
-    print("npc:  ", got.dtype, got.shape)
-    if expected.shape == got.shape:
+    for k, (e, g) in enumerate(zip(expected, got)):
+        e, g = numpy.asarray(e), numpy.asarray(g)
+        print(f"output {{k}}: numpy", e.dtype, e.shape, "npc", g.dtype, g.shape)
+        if e.shape != g.shape:
+            print("  shapes differ")
+            continue
         with numpy.errstate(all="ignore"):
-            diff = numpy.abs(expected.astype(numpy.complex128) - got.astype(numpy.complex128))
-        print("max abs difference:", numpy.nanmax(diff) if diff.size else 0.0)
-        bad = ~((expected == got) | ((expected != expected) & (got != got)))
-        print("elements that differ:", int(bad.sum()), "of", bad.size)
-        if expected.dtype.kind == "f" and bad.any():
-            ulps = diff.real / numpy.spacing(numpy.abs(expected).astype(expected.dtype))
-            print("max difference in ULPs of NumPy's result:", numpy.nanmax(ulps[bad]))
-        return 0
-    print("shapes differ")
-    return 1
+            diff = numpy.abs(e.astype(numpy.complex128) - g.astype(numpy.complex128))
+        print("  max abs difference:", numpy.nanmax(diff) if diff.size else 0.0)
+        bad = ~((e == g) | ((e != e) & (g != g)))
+        print("  elements that differ:", int(bad.sum()), "of", bad.size)
+        if e.dtype.kind == "f" and bad.any():
+            with numpy.errstate(all="ignore"):
+                ulps = diff.real / numpy.spacing(numpy.abs(e).astype(e.dtype))
+            print("  max difference in ULPs of NumPy's result:", numpy.nanmax(ulps[bad]))
+    return 0
 
 
 if __name__ == "__main__":
