@@ -210,6 +210,7 @@ class Graph {
   std::vector<Symbol> symbols_;
   int num_inputs_ = 0, num_scalars_ = 0;
   friend Graph dce(Graph&&);
+  friend Graph subgraph(const Graph&, std::span<const NodeRef>);
 };
 
 /// Thrown by verify(): names the pass and the offending node.
@@ -226,6 +227,10 @@ using Pass = Graph (*)(Graph&&);
 /// Dead-code elimination: keeps the nodes reachable from outputs and write-backs,
 /// renumbered in the same order (CSE is free: builders intern).
 Graph dce(Graph&& g);
+/// A new graph with the same inputs, scalars and symbols whose outputs are `outputs` (nodes
+/// of `g`), holding only the nodes they depend on and no write-backs (what npc's accuracy
+/// check compiles when it bisects a mismatch to the smallest failing subgraph).
+Graph subgraph(const Graph& g, std::span<const NodeRef> outputs);
 /// Runs `pass` and, when verification is enabled, verifies its result.
 Graph run_pass(Graph&& g, Pass pass, std::string_view name);
 

@@ -538,6 +538,30 @@ Graph dce(Graph&& g) {
   return r;
 }
 
+Graph subgraph(const Graph& g, std::span<const NodeRef> outputs) {
+  std::vector<char> live(g.order_.size(), 0);
+  for (NodeRef o : outputs) live[o->id] = 1;
+  // Ids are a topological order: one backward sweep marks everything the outputs read.
+  for (size_t i = g.order_.size(); i-- > 0;) {
+    if (!live[i]) continue;
+    for (NodeRef a : g.order_[i]->args) live[a->id] = 1;
+  }
+  Graph r;
+  r.symbols_ = g.symbols_;
+  r.num_inputs_ = g.num_inputs_;
+  r.num_scalars_ = g.num_scalars_;
+  r.calls = g.calls;
+  std::vector<NodeRef> map(g.order_.size(), nullptr);
+  for (NodeRef n : g.order_) {
+    if (!live[n->id]) continue;
+    Node c = *n;
+    for (auto& a : c.args) a = map[a->id];
+    map[n->id] = r.intern(std::move(c));
+  }
+  for (NodeRef o : outputs) r.outputs.push_back(map[o->id]);
+  return r;
+}
+
 Graph run_pass(Graph&& g, Pass pass, std::string_view name) {
   Graph r = pass(std::move(g));
   if (verify_enabled()) verify(r, name);

@@ -22,6 +22,7 @@ import numpy.random  # noqa: F401  (imported before any patching of numpy functi
 
 from .. import _core
 from . import _logs
+from . import _repro
 
 __all__ = ["compile", "jit", "explain", "reset", "stats", "compile_times", "run", "disable",
            "disallow_in_graph", "graph_break", "mark_dynamic", "register_backend", "GraphBreakError",
@@ -762,7 +763,7 @@ def _free_key(free):
 
 # ---------------------------------------------------------------- compiled function
 class _Entry:
-    __slots__ = ("graph", "arg_inputs", "captured", "out_tree", "constraints", "numpy_out", "labels",
+    __slots__ = ("name", "backend", "graph", "arg_inputs", "captured", "out_tree", "constraints", "numpy_out", "labels",
                  "ninputs", "nscalars", "template", "rebuild")
 
 
@@ -899,6 +900,8 @@ class CompiledFunction:
         if len(floats) < e.nscalars:
             floats = floats + [0.0] * (e.nscalars - len(floats))
         _stats["graphs_run"] += 1
+        if config.repro and e.backend != "eager" and _repro.enabled():
+            return e.rebuild(_repro.run_checked(e.name, e.graph, e.backend, inputs, floats))
         return e.rebuild(e.graph(inputs, floats))
 
     def _limit_hit(self, args, kwargs, which, limit):
@@ -990,6 +993,7 @@ class CompiledFunction:
             traced[id(x), path] = t
             arg_inputs.append(ctx.input_index(t))
         float_paths = []
+        scalar_values = []
         counter = [0]
 
         def subst(x, path):
@@ -999,6 +1003,7 @@ class CompiledFunction:
                 counter[0] += 1
                 s = _sentinel(k)
                 ctx.add_scalar(s, x)
+                scalar_values.append(x)
                 float_paths.append(path)
                 return _RuntimeFloat(s)
             if isinstance(x, (_core.ndarray, _np.ndarray)):
@@ -1077,6 +1082,8 @@ class CompiledFunction:
             self._breaks = True
         elif graph is not None:
             e = _Entry()
+            e.name = self._name
+            e.backend = backend
             e.graph = graph
             if backend in _backends:
                 e.graph = _PyBackendGraph(graph, _backends[backend](graph))
@@ -1093,6 +1100,10 @@ class CompiledFunction:
                 e.template[slot] = arr
             e.rebuild = _make_rebuild(tree, numpy_out)
             self._entries.setdefault(key, []).append(e)
+            if config.repro and backend != "eager" and backend not in _backends and _repro.enabled():
+                # The first run already ran on the backend: check it against the eager one.
+                outs = _repro.run_checked(e.name, graph, backend, ctx.bound_inputs, scalar_values,
+                                          outs=list(outs))
         return _rebuild(tree, list(outs), numpy_out)
 
     def _debug_dump(self, ctx, graph):

@@ -256,7 +256,32 @@ void bind_tracer(py::module_& m) {
         std::vector<ndarray> in = to_arrays(inputs);
         std::vector<Scalar> sc = to_scalars(scalars);
         return wrap_all(g.exe(ir::RunArgs{in, sc}));
-      });
+      })
+      // Accuracy checking (NPC_REPRO=accuracy, python/npc/compiler/_repro.py).
+      .def_property_readonly("output_ids", [](const PyGraph& g) {
+        std::vector<uint32_t> r;
+        for (ir::NodeRef o : g.g->outputs) r.push_back(o->id);
+        return r;
+      })
+      .def_property_readonly("writes_inputs", [](const PyGraph& g) { return !g.g->writebacks.empty(); })
+      .def("run_eager", [](const PyGraph& g, py::handle inputs, py::handle scalars) {
+        std::vector<ndarray> in = to_arrays(inputs);
+        std::vector<Scalar> sc = to_scalars(scalars);
+        return wrap_all(ir::interpret(*g.g, ir::RunArgs{in, sc}));
+      }, "runs the graph on the eager interpreter (write-backs go into `inputs`)")
+      .def("subgraph", [](const PyGraph& g, std::vector<uint32_t> ids, const std::string& backend) {
+        std::vector<ir::NodeRef> outs;
+        const auto& nodes = g.g->nodes();
+        for (uint32_t i : ids) {
+          if (i >= nodes.size()) throw IndexError("npc: node id out of range");
+          outs.push_back(nodes[i]);
+        }
+        auto pg = std::make_shared<PyGraph>();
+        pg->g = std::make_shared<ir::Graph>(ir::subgraph(*g.g, outs));
+        std::string err;
+        pg->exe = make_exe(pg->g, backend, pg->backend_used, err);
+        return pg;
+      }, "the graph computing only the nodes `ids`, compiled with `backend`");
 
   py::class_<tracer::Context>(m, "_TraceContext")
       .def(py::init([](std::string backend) {
