@@ -3,6 +3,10 @@
 /// Floating-point error flags raised by kernels, reported the way numpy.errstate says
 /// (the Python layer turns them into NumPy's RuntimeWarning / FloatingPointError).
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace npc {
 
 /// NumPy's four floating-point error kinds, as bits.
@@ -17,5 +21,12 @@ int take_fp_flags();
 int read_and_clear_hw_fp_flags();
 /// Clears the hardware floating-point exception flags (before a kernel runs).
 void clear_hw_fp_flags();
+
+/// Records errors raised by a compiled graph on this thread: each bit of `flags` (FpFlag)
+/// with the name NumPy's message gives for it, `where[k]` for bit 1 << k (divide, overflow,
+/// underflow, invalid). A kind already pending keeps its first name.
+void add_named_fp_flags(int flags, const std::string (&where)[4]);
+/// Returns and clears this thread's named errors as (FpFlag bit, name) pairs, lowest bit first.
+std::vector<std::pair<int, std::string>> take_named_fp_flags();
 
 }  // namespace npc

@@ -7,6 +7,8 @@ namespace npc {
 
 namespace {
 thread_local int t_pending = 0;
+thread_local int t_named = 0;
+thread_local std::string t_where[4];
 }
 
 void add_fp_flags(int flags) { t_pending |= flags; }
@@ -29,5 +31,23 @@ int read_and_clear_hw_fp_flags() {
 }
 
 void clear_hw_fp_flags() { std::feclearexcept(FE_ALL_EXCEPT); }
+
+void add_named_fp_flags(int flags, const std::string (&where)[4]) {
+  for (int k = 0; k < 4; ++k) {
+    int bit = 1 << k;
+    if ((flags & bit) && !(t_named & bit)) {
+      t_named |= bit;
+      t_where[k] = where[k];
+    }
+  }
+}
+
+std::vector<std::pair<int, std::string>> take_named_fp_flags() {
+  std::vector<std::pair<int, std::string>> r;
+  for (int k = 0; k < 4; ++k)
+    if (t_named & (1 << k)) r.emplace_back(1 << k, std::move(t_where[k]));
+  t_named = 0;
+  return r;
+}
 
 }  // namespace npc

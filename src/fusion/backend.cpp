@@ -14,10 +14,16 @@
 #include <iostream>
 #include <mutex>
 #include <sstream>
+#include <pthread.h>
 #include <sys/stat.h>
+
+#if NPC_HAVE_OPENMP
+#include <omp.h>
+#endif
 
 #include "fusion/lower.hpp"
 #include "npc/creation.hpp"
+#include "npc/fperror.hpp"
 
 // The tracer's backend registry and interpreter, resolved at link time when present.
 namespace npc::ir {
@@ -28,7 +34,8 @@ __attribute__((weak)) std::vector<ndarray> interpret(const Graph& g, const RunAr
 namespace npc::fusion {
 namespace {
 
-using KernelFn = void (*)(char* const*, const int64_t*, const int64_t*);
+// A generated kernel returns the floating-point error flags (FpFlag bits) its threads raised.
+using KernelFn = int (*)(char* const*, const int64_t*, const int64_t*);
 
 struct Variant {
   bool eager = false;  // codegen failed: run the interpreter
@@ -41,6 +48,93 @@ struct Variant {
 };
 
 std::atomic<uint64_t> g_tag{0};
+
+// Note [fork in kernels]
+// GNU OpenMP's thread pool does not survive fork(): a child entering a parallel region
+// with more than one thread after its parent ran one hangs. As eager kernels do (Note
+// [fork] in src/ops/registry.cpp), a forked child runs generated kernels on one thread:
+// its calling threads ask OpenMP for teams of one before each run.
+std::atomic<bool> g_forked_child{false};
+void on_fork_child() { g_forked_child.store(true); }
+void register_fork_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, &on_fork_child); });
+}
+void single_thread_if_forked() {
+#if NPC_HAVE_OPENMP
+  if (g_forked_child.load(std::memory_order_relaxed)) omp_set_num_threads(1);
+#endif
+}
+
+// Note [naming fp errors]
+// NumPy's warning names the ufunc that raised ("divide by zero encountered in divide"); a
+// fused kernel holds several ops and its threads only report which kinds were raised. Each
+// raised kind is reported once per call, naming the first node in program order that can
+// raise that kind from finite operands (sqrt, log, divide... for "invalid value"); only
+// when there is none, the first that can raise it at all (inf - inf in subtract, 0 * inf
+// in multiply). A ufunc is named by its name, a sum/prod reduction "reduce" and a
+// narrowing cast "cast" (NumPy's names for those). When no node qualifies (it should not
+// happen), the first computing node is named.
+//
+// fp_rank: 0 cannot raise the kind `bit`, 1 can from finite operands, 2 only from inf/NaN.
+int fp_rank(ir::NodeRef n, int bit) {
+  using ir::NodeKind;
+  if (n->kind == NodeKind::Cast) {
+    DType from = n->args.at(0)->dtype, to = n->dtype;
+    bool fl = kind(from) == Kind::Float || is_complex(from);
+    bool narrowing = !(kind(to) == Kind::Float || is_complex(to)) || itemsize(to) < itemsize(from);
+    return fl && narrowing && (bit == kFpOverflow || bit == kFpInvalid) ? 1 : 0;
+  }
+  if (n->kind == NodeKind::Reduce) {
+    if (n->op != OpId::add && n->op != OpId::multiply) return 0;
+    return bit == kFpDivide ? 0 : bit == kFpInvalid ? 2 : 1;
+  }
+  if (n->kind != NodeKind::Ufunc && n->kind != NodeKind::Prim) return 0;
+  constexpr int D = kFpDivide, O = kFpOverflow, U = kFpUnderflow, I = kFpInvalid;
+  // Kinds each op can raise; `I` only where finite operands can give an invalid value.
+  static const std::map<std::string_view, int> finite = {
+      {"add", O}, {"subtract", O}, {"multiply", O | U}, {"divide", D | O | U | I},
+      {"true_divide", D | O | U | I}, {"floor_divide", D | O | U | I}, {"remainder", D | I}, {"fmod", D | I},
+      {"divmod", D | O | U | I}, {"reciprocal", D | O | U}, {"power", D | O | U | I},
+      {"float_power", D | O | U | I}, {"square", O | U}, {"sqrt", I}, {"exp", O | U}, {"exp2", O | U},
+      {"expm1", O | U}, {"log", D | I}, {"log2", D | I}, {"log10", D | I}, {"log1p", D | I},
+      {"tan", O}, {"arcsin", I}, {"arccos", I}, {"arccosh", I}, {"arctanh", D | I}, {"sinh", O},
+      {"cosh", O}, {"ldexp", O | U}, {"hypot", O | U}, {"logaddexp", O}, {"logaddexp2", O},
+      {"matmul", O | U}, {"dot", O | U}, {"cumsum", O}, {"cumprod", O | U}, {"arctan2", U},
+      {"spacing", O}, {"deg2rad", U}, {"rad2deg", O}, {"radians", U}, {"degrees", O}, {"absolute", O}};
+  // Ops whose invalid value needs an inf or NaN operand.
+  static const std::map<std::string_view, int> nonfinite = {
+      {"add", I}, {"subtract", I}, {"multiply", I}, {"square", I}, {"sin", I}, {"cos", I}, {"tan", I},
+      {"exp", I}, {"exp2", I}, {"expm1", I}, {"sinh", I}, {"cosh", I}, {"ldexp", I}, {"hypot", I},
+      {"logaddexp", I}, {"logaddexp2", I}, {"matmul", I}, {"dot", I}, {"cumsum", I}, {"cumprod", I},
+      {"arctan2", I}, {"spacing", I}, {"sign", I}, {"reciprocal", I}};
+  std::string_view name = ir::op_name(n->op);
+  if (auto it = finite.find(name); it != finite.end() && (it->second & bit)) return 1;
+  if (auto it = nonfinite.find(name); it != nonfinite.end() && (it->second & bit)) return 2;
+  return 0;
+}
+
+std::string node_label(ir::NodeRef n) {
+  if (n->kind == ir::NodeKind::Cast) return "cast";
+  if (n->kind == ir::NodeKind::Reduce) return "reduce";
+  return std::string(ir::op_name(n->op));
+}
+
+void fp_names(const ir::Graph& g, std::string (&where)[4]) {
+  std::string first, fallback[4];
+  for (ir::NodeRef n : g.nodes()) {
+    if (first.empty() && (n->kind == ir::NodeKind::Ufunc || n->kind == ir::NodeKind::Reduce ||
+                          n->kind == ir::NodeKind::Cast || n->kind == ir::NodeKind::Prim))
+      first = node_label(n);
+    for (int k = 0; k < 4; ++k) {
+      int r = fp_rank(n, 1 << k);
+      if (r == 1 && where[k].empty()) where[k] = node_label(n);
+      if (r == 2 && fallback[k].empty()) fallback[k] = node_label(n);
+    }
+  }
+  for (int k = 0; k < 4; ++k)
+    if (where[k].empty()) where[k] = !fallback[k].empty() ? fallback[k] : !first.empty() ? first : "compiled function";
+}
 
 void warn(const std::string& msg) { std::cerr << "npc: warning: " << msg << std::endl; }
 
@@ -111,6 +205,8 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
 class FusedExecutable {
  public:
   explicit FusedExecutable(const ir::Graph& g) : g_(g) {
+    fp_names(g, fp_where_);  // Note [naming fp errors]
+    register_fork_handler();
     // Lower and compile the all-contiguous variant now, so errors surface at compile time.
     std::vector<bool> contig(g.num_inputs(), true);
     get(contig);
@@ -136,6 +232,7 @@ class FusedExecutable {
 
  private:
   const ir::Graph& g_;
+  std::string fp_where_[4];
   std::mutex mu_;
   std::map<std::vector<bool>, std::shared_ptr<Variant>> variants_;
 
@@ -185,6 +282,8 @@ class FusedExecutable {
     }
     // Note [memory planning]
     std::multimap<size_t, std::shared_ptr<Storage>> free_list;
+    int fpe = 0;  // FpFlag bits raised by the kernels, reported by the caller (bind_tracer)
+    single_thread_if_forked();
     for (size_t li = 0; li < l.launches.size(); ++li) {
       const Launch& la = l.launches[li];
       for (NodeRef r : la.roots) {
@@ -206,7 +305,7 @@ class FusedExecutable {
       std::vector<char*> kb;
       kb.reserve(la.bufs.size());
       for (int b : la.bufs) kb.push_back(ptr[b]);
-      v.fns[la.fn](kb.data(), sym.data(), st.data());
+      fpe |= v.fns[la.fn](kb.data(), sym.data(), st.data());
       for (int b : la.bufs) {
         if (v.last_use[b] == static_cast<int>(li) && l.bufs[b].kind == BufInfo::Temp && !v.escapes[b] && arrays[b].size() >= 0) {
           auto s = arrays[b].storage();
@@ -217,6 +316,7 @@ class FusedExecutable {
       }
     }
     bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()));
+    if (fpe) add_named_fp_flags(fpe, fp_where_);
     for (auto& [i, n] : g_.writebacks) copy_into(args.inputs[i], arrays[l.buffer_of.at(n)]);
     std::vector<ndarray> outs;
     for (NodeRef o : g_.outputs) outs.push_back(arrays[l.buffer_of.at(o)]);

@@ -7,6 +7,18 @@
 // helper. The CUDA emitter copies this table and overrides only the rows that differ
 // (STYLE.md 3). A row with no pattern, or a dtype kind outside its set, is "unsupported":
 // the graph then runs on the eager backend.
+//
+// Note [fp errors in kernels]
+// A kernel returns the floating-point error kinds it raised (FpFlag bits) so the caller can
+// warn under numpy.errstate as eager ufuncs do. FE flags are per thread: the kernel clears
+// the calling thread's flags on entry; each parallel loop becomes an omp parallel region
+// whose threads clear their flags, run their share of the iterations and OR what
+// fetestexcept says into npk_fpe (an OpenMP | reduction); flags raised outside parallel
+// loops are read on the calling thread before each region and at the end. Only lanes NumPy
+// computes raise: loops run exactly the iteration space (no padded or speculative lanes;
+// the vectorizer's remainder is scalar or masked), writes with a region guard compute the
+// new value only inside the guard, and -ffp-contract=off keeps every rounding (and so every
+// overflow/underflow) where NumPy has it.
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -99,10 +111,10 @@ Table make_cpp_table() {
   set(O::fmin, "npk::fminv<{T}>({0}, {1})", "bif");
   set(O::equal, "npk::eq<{T}>({0}, {1})", "bifc");
   set(O::not_equal, "(!npk::eq<{T}>({0}, {1}))", "bifc");
-  set(O::less, "({0} < {1})", "bif");
-  set(O::less_equal, "({0} <= {1})", "bif");
-  set(O::greater, "({0} > {1})", "bif");
-  set(O::greater_equal, "({0} >= {1})", "bif");
+  set(O::less, "npk::lt<{T}>({0}, {1})", "bif");
+  set(O::less_equal, "npk::le<{T}>({0}, {1})", "bif");
+  set(O::greater, "npk::lt<{T}>({1}, {0})", "bif");
+  set(O::greater_equal, "npk::le<{T}>({1}, {0})", "bif");
   set(O::logical_and, "(npk::truth<{T}>({0}) && npk::truth<{T}>({1}))", "bifc");
   set(O::logical_or, "(npk::truth<{T}>({0}) || npk::truth<{T}>({1}))", "bifc");
   set(O::logical_xor, "(npk::truth<{T}>({0}) != npk::truth<{T}>({1}))", "bifc");
@@ -223,8 +235,20 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
         std::string sched = "guided";
         if (s.hi.is_const() && s.lo.is_const())
           sched = "dynamic, " + std::to_string(std::max<int64_t>(1, (s.hi.c - s.lo.c) / 64));
+        // Note [fp errors in kernels]: each thread of the team clears its FE flags before its
+        // share of the loop and ORs what it raised into npk_fpe (the caller's flags were taken
+        // just before, so the master thread's clear loses nothing).
         indent(os, ind);
-        os << "#pragma omp parallel for" << (s.simd ? " simd" : "") << " schedule(" << sched << ")\n";
+        os << "npk_fpe |= npk::fpe_take();\n";
+        indent(os, ind);
+        os << "#pragma omp parallel reduction(|: npk_fpe)\n";
+        indent(os, ind);
+        os << "{\n";
+        indent(os, ind + 1);
+        os << "npk::fpe_clear();\n";
+        indent(os, ind + 1);
+        os << "#pragma omp for" << (s.simd ? " simd" : "") << " schedule(" << sched << ") nowait\n";
+        ind += 1;
       }
       if (s.simd && !s.parallel) {
         indent(os, ind);
@@ -238,6 +262,12 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
       render_block(os, s.body, k, ind + 1);
       indent(os, ind);
       os << "}\n";
+      if (s.parallel) {
+        indent(os, ind);
+        os << "npk_fpe |= npk::fpe_take();\n";
+        indent(os, ind - 1);
+        os << "}\n";
+      }
       break;
     case Stmt::K::If:
       indent(os, ind);
@@ -339,13 +369,16 @@ const std::string& cpp_prelude() {
 
 std::string emit_cpp_kernel(const Kernel& k, const std::string& name) {
   std::ostringstream os;
-  os << "extern \"C\" void " << name << "(char* const* b, const int64_t* sym, const int64_t* st) {\n";
+  os << "extern \"C\" int " << name << "(char* const* b, const int64_t* sym, const int64_t* st) {\n";
   os << "  (void)sym; (void)st;\n";
+  os << "  int npk_fpe = 0;\n";
+  os << "  npk::fpe_clear();\n";
   for (size_t i = 0; i < k.bufs.size(); ++i) {
     os << "  " << (k.bufs[i].written ? "" : "const ") << mem_type(k.bufs[i].dtype) << "* __restrict p" << i << " = ("
        << (k.bufs[i].written ? "" : "const ") << mem_type(k.bufs[i].dtype) << "*)b[" << i << "];\n";
   }
   render_block(os, k.body, k, 1);
+  os << "  return npk_fpe | npk::fpe_take();\n";
   os << "}\n";
   return os.str();
 }

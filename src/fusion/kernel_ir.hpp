@@ -112,8 +112,9 @@ struct Kernel {
   Block body;
 };
 
-/// Renders a kernel as a C++ function `extern "C" void name(char* const* b, const int64_t* sym,
-/// const int64_t* st)`; `st` holds the element strides of non-contiguous buffers.
+/// Renders a kernel as a C++ function `extern "C" int name(char* const* b, const int64_t* sym,
+/// const int64_t* st)`; `st` holds the element strides of non-contiguous buffers. It returns
+/// the floating-point error kinds its threads raised (FpFlag bits, Note [fp errors in kernels]).
 std::string emit_cpp_kernel(const Kernel& k, const std::string& name);
 /// The prelude every translation unit starts with (NumPy-exact helpers).
 const std::string& cpp_prelude();

@@ -706,8 +706,8 @@ class Emitter {
       s.expr = Expr{Expr::K::Lit, t};
       if (float_add) s.expr.args = {Val{"(" + target + " + " + v.text + ")", t}};
       else if (float_minmax) {
-        std::string cmp = op == OpId::maximum ? " > " : " < ";
-        s.expr.args = {Val{"(" + v.text + cmp + target + " ? " + v.text + " : " + target + ")", t}};
+        // Quiet comparison: a NaN element raises no "invalid" flag (it sets the NaN flag).
+        s.expr.args = {Val{std::string(op == OpId::maximum ? "npk::qmax(" : "npk::qmin(") + target + ", " + v.text + ")", t}};
         Stmt nf{Stmt::K::Assign};
         nf.var = nanflag;
         nf.expr = Expr{Expr::K::Lit, DType::Int32};
@@ -879,9 +879,10 @@ class Emitter {
     stack_.push_back(&scopes_.back());
     level_[rvars[0]] = static_cast<int>(stack_.size()) - 1;
     Val v = value(src, sidx);
-    std::string cmp = mn ? "<" : ">";
+    // npk::lt: a quiet comparison, a NaN element raises no "invalid" flag (NumPy's argmin).
+    std::string cmp = mn ? "npk::lt(" + v.text + ", " + best + ")" : "npk::lt(" + best + ", " + v.text + ")";
     bool fl = kind(t) == Kind::Float;
-    std::string cond = "(" + v.text + " " + cmp + " " + best + (fl ? " || std::isnan(" + v.text + "))" : ")");
+    std::string cond = "(" + cmp + (fl ? " || std::isnan(" + v.text + "))" : ")");
     Stmt upd{Stmt::K::If};
     upd.val = Val{cond, DType::Bool};
     Stmt a1{Stmt::K::Assign};

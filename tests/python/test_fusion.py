@@ -466,10 +466,3 @@ def test_generated_integer_code_is_free_of_undefined_behaviour(tmp_path):
     assert "runtime error" not in r.stderr, r.stderr[-3000:]
     assert r.returncode == 0, r.stderr[-3000:]
     assert "BAD []" in r.stdout, r.stdout
-
-
-@pytest.mark.xfail(strict=True, reason="compiled kernels do not raise NumPy's floating-point RuntimeWarnings yet")
-def test_fp_warnings_in_compiled_kernels():
-    with pytest.warns(RuntimeWarning):
-        with np.errstate(divide="warn"):
-            Fused(lambda a: a / 0.0)(np.ones(4))

@@ -67,6 +67,16 @@ std::vector<ndarray> to_arrays(py::handle seq) {
   for (py::handle h : seq) r.push_back(h.cast<PyArray&>());
   return r;
 }
+// Reports the floating-point errors that compiled kernels raised on this thread
+// (npc/fperror.hpp, Note [naming fp errors] in src/fusion/backend.cpp) through numpy.errstate,
+// as eager ufuncs do: one report per kind, divide first.
+void report_compiled_fp() {
+  auto errs = take_named_fp_flags();
+  if (errs.empty()) return;
+  py::object report = py::module_::import("npc._errstate").attr("report");
+  for (auto& [bit, where] : errs) report(bit, where);
+}
+
 py::list wrap_all(std::vector<ndarray> v) {
   py::list l;
   for (auto& a : v) l.append(wrap(std::move(a)));
@@ -255,7 +265,9 @@ void bind_tracer(py::module_& m) {
       .def("__call__", [](const PyGraph& g, py::handle inputs, py::handle scalars) {
         std::vector<ndarray> in = to_arrays(inputs);
         std::vector<Scalar> sc = to_scalars(scalars);
-        return wrap_all(g.exe(ir::RunArgs{in, sc}));
+        auto out = g.exe(ir::RunArgs{in, sc});
+        report_compiled_fp();
+        return wrap_all(std::move(out));
       })
       // Accuracy checking (NPC_REPRO=accuracy, python/npc/compiler/_repro.py).
       .def_property_readonly("output_ids", [](const PyGraph& g) {
@@ -298,8 +310,15 @@ void bind_tracer(py::module_& m) {
         if (tracer::current()) throw ValueError("npc.compile: nested tracing is not supported");
         tracer::set_current(&c);
       })
-      .def("graph_break", [](tracer::Context& c, const std::string& reason) { c.break_graph(reason); })
-      .def("finish", [](tracer::Context& c, py::handle outs) { return wrap_all(c.finish(to_arrays(outs))); })
+      .def("graph_break", [](tracer::Context& c, const std::string& reason) {
+        c.break_graph(reason);
+        report_compiled_fp();
+      })
+      .def("finish", [](tracer::Context& c, py::handle outs) {
+        auto out = c.finish(to_arrays(outs));
+        report_compiled_fp();
+        return wrap_all(std::move(out));
+      })
       .def("take_graph", [](tracer::Context& c, const std::string& backend) -> py::object {
         auto g = c.take_graph();
         if (!g) return py::none();
