@@ -45,6 +45,16 @@ struct CastTable {
 
 }  // namespace
 
+std::string casting_name(Casting c) {
+  switch (c) {
+    case Casting::No: return "no";
+    case Casting::Equiv: return "equiv";
+    case Casting::Safe: return "safe";
+    case Casting::SameKind: return "same_kind";
+    default: return "unsafe";
+  }
+}
+
 CastFn get_cast(DType from, DType to) {
   static const CastTable table;
   return table.fn[static_cast<int>(from)][static_cast<int>(to)];

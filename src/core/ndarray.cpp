@@ -337,9 +337,7 @@ ndarray ndarray::copy(Order order) const {
 ndarray ndarray::astype(DType t, Order order, Casting casting, bool copy) const {
   if (!can_cast(dtype_, t, casting))
     throw TypeError("Cannot cast array data from dtype('" + std::string(name(dtype_)) + "') to dtype('" +
-                    std::string(name(t)) + "') according to the rule '" +
-                    std::string(casting == Casting::No ? "no" : casting == Casting::Equiv ? "equiv"
-                                : casting == Casting::Safe ? "safe" : "same_kind") + "'");
+                    std::string(name(t)) + "') according to the rule '" + detail::casting_name(casting) + "'");
   if (trace_ && g_trace_hooks.copy) [[unlikely]] {  // Note [traced views and writes]
     if (!copy && t == dtype_) return *this;
     return g_trace_hooks.copy(*this, t);

@@ -1,4 +1,5 @@
 // Shape manipulation (views) and joining (copies) with NumPy's rules.
+#include "core/cast.hpp"
 #include "npc/shape.hpp"
 
 #include <algorithm>
@@ -25,15 +26,7 @@ std::vector<int64_t> normalize_axes(std::span<const int64_t> axes, int64_t ndim,
   return r;
 }
 
-std::string casting_name(Casting c) {
-  switch (c) {
-    case Casting::No: return "no";
-    case Casting::Equiv: return "equiv";
-    case Casting::Safe: return "safe";
-    case Casting::SameKind: return "same_kind";
-    default: return "unsafe";
-  }
-}
+using detail::casting_name;
 
 void check_cast(DType from, DType to, Casting casting) {
   if (!can_cast(from, to, casting))

@@ -14,6 +14,7 @@
 #include <omp.h>
 #endif
 
+#include "core/cast.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
 
@@ -315,15 +316,7 @@ int64_t get_parallel_threshold() { return ops::g_threshold.load(); }
 
 // ---------------------------------------------------------------- type resolution
 namespace {
-std::string casting_name(Casting c) {
-  switch (c) {
-    case Casting::No: return "no";
-    case Casting::Equiv: return "equiv";
-    case Casting::Safe: return "safe";
-    case Casting::SameKind: return "same_kind";
-    default: return "unsafe";
-  }
-}
+using detail::casting_name;
 
 WeakKind weak_kind_of(DType t) {
   return is_complex(t) ? WeakKind::Complex : kind(t) == Kind::Float ? WeakKind::Float : WeakKind::Int;
