@@ -15,9 +15,113 @@ std::optional<DType> opt_dtype(int code) {
   if (code < 0) return std::nullopt;
   return static_cast<DType>(code);
 }
+
+// Byte extent [lo, hi) of the elements of (shape, strides) relative to the first element;
+// empty arrays span nothing (numpy's offset_bounds_from_strides).
+std::pair<int64_t, int64_t> extent(const Shape& shape, const Strides& strides, int64_t itemsize) {
+  int64_t lo = 0, hi = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) return {0, 0};
+    (strides[d] < 0 ? lo : hi) += strides[d] * (shape[d] - 1);
+  }
+  return {lo, hi + itemsize};
+}
+
+[[noreturn]] void bad_strides() {
+  throw ValueError("strides is incompatible with shape of requested array and size of buffer");
+}
+
+// numpy.ndarray(shape, dtype, buffer, offset, strides, order) for a native dtype (Note
+// [ndarray constructor] in python/npc/_ndarray_ext.py). Returns None when the requested
+// view of the buffer is unaligned (the caller makes a NumPy array then).
+py::object ndarray_new(py::handle shape_in, int code, py::handle buffer, int64_t offset, py::handle strides_in,
+                       const std::string& order_name) {
+  const auto dtype = static_cast<DType>(code);
+  const auto isz = static_cast<int64_t>(itemsize(dtype));
+  Order order = order_from_name(order_name);
+  order = order == Order::F ? Order::F : Order::C;
+  Shape shape = to_shape(shape_in);
+  std::optional<Strides> strides;
+  if (!strides_in.is_none()) {
+    strides = to_shape(strides_in);
+    if (strides->size() != shape.size()) throw ValueError("strides, if given, must be the same length as shape");
+  }
+  if (buffer.is_none()) {
+    int64_t n = shape_size(shape, isz);
+    if (!strides) return wrap(empty(shape, dtype, order));
+    // Without a buffer NumPy allocates size * itemsize bytes and checks the strides against them.
+    auto [lo, hi] = extent(shape, *strides, isz);
+    if (n > 0 && (lo < 0 || hi > n * isz)) bad_strides();
+    return wrap(ndarray(Storage::allocate(static_cast<size_t>(n * isz)), 0, dtype, shape, *strides));
+  }
+  // The buffer stays exported (and its owner alive) while any view of it exists, so a
+  // bytearray cannot be reallocated under the array (NumPy releases it at once).
+  auto view = std::make_unique<Py_buffer>();
+  bool readonly = false;
+  if (PyObject_GetBuffer(buffer.ptr(), view.get(), PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) != 0) {
+    PyErr_Clear();
+    readonly = true;
+    if (PyObject_GetBuffer(buffer.ptr(), view.get(), PyBUF_ANY_CONTIGUOUS) != 0) throw py::error_already_set();
+  }
+  Py_buffer* held = view.release();
+  auto release_now = [held] {
+    PyBuffer_Release(held);
+    delete held;
+  };
+  try {
+    // Some exporters (pybind11's) ignore the contiguity request.
+    if (!PyBuffer_IsContiguous(held, 'A')) throw ValueError("ndarray is not contiguous");
+    const int64_t len = held->len;
+    if (offset < 0 || offset > len)
+      throw ValueError("offset must be non-negative and no greater than buffer length (" + std::to_string(len) + ")");
+    if (strides) {
+      for (int64_t d : shape)
+        if (d < 0) bad_strides();
+      shape_size(shape, isz);
+      auto [lo, hi] = extent(shape, *strides, isz);
+      if (offset + lo < 0 || offset + hi > len) bad_strides();
+    } else {
+      if (shape.size() == 1 && shape[0] == -1) shape[0] = (len - offset) / isz;
+      int64_t n = shape_size(shape, isz);
+      if (n * isz > len - offset) throw TypeError("buffer is too small for requested array");
+      strides = contiguous_strides(shape, static_cast<size_t>(isz), order);
+    }
+    auto storage = Storage::borrow(held->buf, static_cast<size_t>(len), [held] {
+      py::gil_scoped_acquire gil;
+      PyBuffer_Release(held);
+      delete held;
+    });
+    PyArray r(ndarray(std::move(storage), offset, dtype, std::move(shape), std::move(*strides), !readonly));
+    if (!r.flags().aligned) return py::none();
+    // NumPy's base: the buffer's exporter (a memoryview's underlying object).
+    r.base = PyMemoryView_Check(buffer.ptr()) ? py::reinterpret_borrow<py::object>(buffer).attr("obj")
+                                              : py::reinterpret_borrow<py::object>(buffer);
+    return py::cast(std::move(r));
+  } catch (...) {
+    release_now();
+    throw;
+  }
+}
 }  // namespace
 
 void bind_creation(py::module_& m) {
+  m.def("_ndarray_new", &ndarray_new);
+  // A NumPy array nothing else references, taken over by npc: OWNDATA, no base.
+  m.def("_adopt_numpy", [](py::object arr, int code, uintptr_t ptr, py::handle shape, py::handle strides, bool readonly) {
+    Shape sh = to_shape(shape);
+    Strides st = to_shape(strides);
+    const auto dtype = static_cast<DType>(code);
+    const int64_t n = shape_size(sh, itemsize(dtype));
+    PyObject* raw = arr.release().ptr();
+    auto storage = Storage::adopt(reinterpret_cast<void*>(ptr), static_cast<size_t>(n) * itemsize(dtype), [raw] {
+      py::gil_scoped_acquire gil;
+      Py_DECREF(raw);
+    });
+    return wrap(ndarray(std::move(storage), 0, dtype, std::move(sh), std::move(st), !readonly));
+  });
+  m.def("_assign_geometry", [](PyArray& a, const PyArray& view) { a.assign_geometry(view); });
+  m.def("_set_strides", [](PyArray& a, py::handle strides) { a.set_strides(to_shape(strides)); });
+  m.def("_resize", [](PyArray& a, py::handle shape) { a.resize(to_shape(shape)); });
   m.def("promote_types", [](int a, int b) {
     return static_cast<int>(promote_types(static_cast<DType>(a), static_cast<DType>(b)));
   });
