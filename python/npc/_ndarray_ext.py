@@ -11,8 +11,8 @@ buffer's memory, keeps the buffer exported while it lives, and has the exporter 
 are numpy.ndarray objects, as everywhere else in npc.
 """
 import operator
-import sys
 import warnings
+import weakref
 
 import numpy as _np
 
@@ -61,6 +61,8 @@ def _new(cls, shape, dtype=float, buffer=None, offset=0, strides=None, order=Non
     offset = operator.index(offset)
     if order is None:
         order = "C"
+    if isinstance(buffer, ndarray) and not (buffer.flags.c_contiguous or buffer.flags.f_contiguous):
+        raise ValueError("ndarray is not contiguous")  # NumPy's exporter's error, not pybind11's
     if code is not None:
         r = _core._ndarray_new(shape_t, code, buffer, offset, strides_t, order)
         if r is not None:
@@ -130,7 +132,7 @@ def _no_delete(name):
     return deleter
 
 
-def _resize(self, *new_shape, **kwargs):
+def _resize_impl(self, refs, *new_shape, **kwargs):
     """numpy.ndarray.resize(new_shape, refcheck=True): changes shape and size in place.
 
     The data keeps its memory order (C, or Fortran for Fortran-ordered arrays); new elements
@@ -150,11 +152,10 @@ def _resize(self, *new_shape, **kwargs):
     if not new_shape or (len(new_shape) == 1 and new_shape[0] is None):
         return None
     shape = _int_tuple(new_shape[0] if len(new_shape) == 1 else new_shape, "shape")
-    if refcheck and _changes_size(self, shape):
-        # Referrers of `self` here: the caller's name, this frame's argument and
-        # getrefcount's own; anything beyond refers to the array (views hold it as base).
-        import weakref
-        if sys.getrefcount(self) > 3 or weakref.getweakrefcount(self):
+    if _changes_size(self, shape) and self.flags.owndata:
+        # `refs`: references to self when the method was entered (Note [resize refcheck]);
+        # two are the caller's and the call's, views hold the array as their base.
+        if (refcheck and refs > 2) or weakref.getweakrefcount(self):
             raise ValueError("cannot resize an array that references or is referenced\n"
                              "by another object in this way.\n"
                              "Use the np.resize function to get a new resized copy or\n"
@@ -180,4 +181,4 @@ def install():
                                doc="numpy.ndarray.strides: byte steps per axis (settable, deprecated).")
     ndarray.dtype = property(ndarray.dtype.fget, _set_dtype, _no_delete("dtype"),
                              doc="numpy.ndarray.dtype: element type (settable in place, deprecated).")
-    ndarray.resize = _resize
+    _core._install_resize(ndarray, _resize_impl, _resize_impl.__doc__)

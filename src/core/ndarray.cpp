@@ -277,6 +277,7 @@ void ndarray::update_flags() {
   aligned_ = reinterpret_cast<uintptr_t>(data()) % align == 0;
   for (int d = 0; d < ndim() && aligned_; ++d)
     if (shape_[d] > 1 && strides_[d] % static_cast<int64_t>(align) != 0) aligned_ = false;
+  if (size_ == 0) aligned_ = true;  // NumPy: an empty array is aligned, whatever its pointer
 }
 
 Flags ndarray::flags() const { return {c_contig_, f_contig_, aligned_, writeable_, owndata_}; }

@@ -27,6 +27,19 @@ std::pair<int64_t, int64_t> extent(const Shape& shape, const Strides& strides, i
   return {lo, hi + itemsize};
 }
 
+// Contiguous strides as NumPy computes them for memory it is given: zero-length axes are
+// skipped in the running product (a new allocation gets all-zero strides instead).
+Strides given_memory_strides(const Shape& shape, int64_t itemsize, Order order) {
+  Strides st(shape.size());
+  int64_t acc = itemsize;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    size_t d = order == Order::F ? k : shape.size() - 1 - k;
+    st[d] = acc;
+    if (shape[d]) acc *= shape[d];
+  }
+  return st;
+}
+
 [[noreturn]] void bad_strides() {
   throw ValueError("strides is incompatible with shape of requested array and size of buffer");
 }
@@ -72,7 +85,7 @@ py::object ndarray_new(py::handle shape_in, int code, py::handle buffer, int64_t
     // Some exporters (pybind11's) ignore the contiguity request.
     if (!PyBuffer_IsContiguous(held, 'A')) throw ValueError("ndarray is not contiguous");
     const int64_t len = held->len;
-    if (offset < 0 || offset > len)
+    if (offset < 0)
       throw ValueError("offset must be non-negative and no greater than buffer length (" + std::to_string(len) + ")");
     if (strides) {
       for (int64_t d : shape)
@@ -83,8 +96,8 @@ py::object ndarray_new(py::handle shape_in, int code, py::handle buffer, int64_t
     } else {
       if (shape.size() == 1 && shape[0] == -1) shape[0] = (len - offset) / isz;
       int64_t n = shape_size(shape, isz);
-      if (n * isz > len - offset) throw TypeError("buffer is too small for requested array");
-      strides = contiguous_strides(shape, static_cast<size_t>(isz), order);
+      if (offset > len || n * isz > len - offset) throw TypeError("buffer is too small for requested array");
+      strides = given_memory_strides(shape, isz, order);
     }
     auto storage = Storage::borrow(held->buf, static_cast<size_t>(len), [held] {
       py::gil_scoped_acquire gil;
@@ -92,7 +105,7 @@ py::object ndarray_new(py::handle shape_in, int code, py::handle buffer, int64_t
       delete held;
     });
     PyArray r(ndarray(std::move(storage), offset, dtype, std::move(shape), std::move(*strides), !readonly));
-    if (!r.flags().aligned) return py::none();
+    if (!r.flags().aligned && r.size() > 0) return py::none();
     // NumPy's base: the buffer's exporter (a memoryview's underlying object).
     r.base = PyMemoryView_Check(buffer.ptr()) ? py::reinterpret_borrow<py::object>(buffer).attr("obj")
                                               : py::reinterpret_borrow<py::object>(buffer);
@@ -102,9 +115,43 @@ py::object ndarray_new(py::handle shape_in, int code, py::handle buffer, int64_t
     throw;
   }
 }
+// Note [resize refcheck]
+// numpy.ndarray.resize refuses (refcheck=True) when more than two references to the array
+// exist: the caller's and the one the call itself holds. That count depends on how the
+// method is called (a bound-method object holds one more), so npc's resize is a true
+// method descriptor taking `self` the same way NumPy's does; it reads the count on entry
+// and hands it to the Python implementation (npc._ndarray_ext._resize_impl).
+PyObject* g_resize_impl = nullptr;  // owned; never released (lives until exit)
+
+PyObject* resize_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  const Py_ssize_t refs = Py_REFCNT(self);
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  PyObject* count = PyLong_FromSsize_t(refs);
+  if (!count) return nullptr;
+  std::vector<PyObject*> v(static_cast<size_t>(2 + nargs + nkw));
+  v[0] = self;
+  v[1] = count;
+  for (Py_ssize_t i = 0; i < nargs + nkw; ++i) v[static_cast<size_t>(2 + i)] = args[i];
+  PyObject* r = PyObject_Vectorcall(g_resize_impl, v.data(), static_cast<size_t>(2 + nargs), kwnames);
+  Py_DECREF(count);
+  return r;
+}
+
+PyMethodDef g_resize_def = {"resize", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&resize_entry)),
+                            METH_FASTCALL | METH_KEYWORDS, nullptr};
 }  // namespace
 
 void bind_creation(py::module_& m) {
+  m.def("_install_resize", [](py::object cls, py::object impl, py::object doc) {
+    if (!g_resize_impl) g_resize_impl = impl.release().ptr();
+    static std::string doc_text = doc.cast<std::string>();
+    g_resize_def.ml_doc = doc_text.c_str();
+    py::object descr = py::reinterpret_steal<py::object>(
+        PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &g_resize_def));
+    if (!descr) throw py::error_already_set();
+    cls.attr("resize") = descr;
+  });
   m.def("_ndarray_new", &ndarray_new);
   // A NumPy array nothing else references, taken over by npc: OWNDATA, no base.
   m.def("_adopt_numpy", [](py::object arr, int code, uintptr_t ptr, py::handle shape, py::handle strides, bool readonly) {
