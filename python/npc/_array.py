@@ -72,7 +72,12 @@ class flagsobj:
 
     @property
     def writeable(self):
-        return self._arr._flags[3]
+        a = self._arr
+        w = a._flags[3]
+        if w and _core._warn_on_write(a):
+            _warn_future("future versions will not create a writeable array from broadcast_array. Set the "
+                         "writable flag explicitly to avoid this warning.")
+        return w
 
     @writeable.setter
     def writeable(self, value):
@@ -104,9 +109,20 @@ class flagsobj:
         return isinstance(other, flagsobj) and self.num == other.num
 
     def __repr__(self):
-        return "\n".join(f"  {k} : {getattr(self, v)}" for k, v in (
+        warn = "  (with WARN_ON_WRITE=True)" if _core._warn_on_write(self._arr) else ""
+        return "\n".join(f"  {k} : {self._arr._flags[3] if v == 'writeable' else getattr(self, v)}"
+                         + (warn if v == "writeable" else "") for k, v in (
             ("C_CONTIGUOUS", "c_contiguous"), ("F_CONTIGUOUS", "f_contiguous"), ("OWNDATA", "owndata"),
             ("WRITEABLE", "writeable"), ("ALIGNED", "aligned"), ("WRITEBACKIFCOPY", "writebackifcopy"))) + "\n"
+
+
+def _warn_future(msg):
+    """FutureWarning attributed to the user's line (the first frame outside npc)."""
+    import os
+    try:
+        warnings.warn(msg, FutureWarning, skip_file_prefixes=(os.path.dirname(__file__) + os.sep,))
+    except TypeError:  # Python < 3.12
+        warnings.warn(msg, FutureWarning, stacklevel=3)
 
 
 # ---------------------------------------------------------------- methods
@@ -150,7 +166,7 @@ def _copy(self, order="C"):
 
 
 def _fill(self, value):
-    if not self.flags.writeable:
+    if not self._flags[3]:
         raise ValueError("assignment destination is read-only")
     self._fill(_coerce_scalar(value, self.dtype))
 

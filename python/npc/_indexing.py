@@ -979,7 +979,7 @@ def _m_sort(self, axis=-1, kind=None, order=None, *, stable=None):
     if order is not None:
         return _fallback.wrap_function("ndarray.sort", _np.ndarray.sort)(self, axis, kind, order)
     _check_kind(kind, stable)
-    if not self.flags.writeable:
+    if not self._flags[3]:
         raise ValueError("assignment destination is read-only")
     _op("assign", self, _op("sort", self, _operator.index(axis))) if self.ndim == 1 else \
         self.__setitem__(Ellipsis, _op("sort", self, _operator.index(axis)))
@@ -987,7 +987,7 @@ def _m_sort(self, axis=-1, kind=None, order=None, *, stable=None):
 
 def _m_partition(self, kth, axis=-1, kind="introselect", order=None):
     """numpy.ndarray.partition: partitions in place."""
-    if not self.flags.writeable:
+    if not self._flags[3]:
         raise ValueError("assignment destination is read-only")
     self[...] = partition(self, kth, axis, kind, order)
 

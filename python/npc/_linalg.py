@@ -566,7 +566,7 @@ def _take_diagonals(ops, labels):
             j = lab.index(c, i + 1)
             if x.shape[i] != x.shape[j]:
                 raise NotNative  # NumPy's dimension-mismatch error
-            w = x.flags.writeable
+            w = x._flags[3]
             x = diagonal(x, 0, i, j)
             if w:
                 # numpy.einsum's diagonal ("ii->i") is a writeable view, unlike numpy.diagonal.

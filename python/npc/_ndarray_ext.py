@@ -126,6 +126,21 @@ def _set_dtype(self, value):
     _core._assign_geometry(self, self._view(code))
 
 
+_PKG_DIR = __import__("os").path.dirname(__file__) + __import__("os").sep
+
+
+def _warn_write():
+    """The DeprecationWarning of a first write to a broadcast_arrays view (NumPy's
+    WARN_ON_WRITE flag), attributed to the user's line."""
+    msg = ("Numpy has detected that you (may be) writing to an array with\n"
+           "overlapping memory from np.broadcast_arrays. If this is intentional\n"
+           "set the WRITEABLE flag True or make a copy immediately before writing.")
+    try:
+        warnings.warn(msg, DeprecationWarning, skip_file_prefixes=(_PKG_DIR,))
+    except TypeError:  # Python < 3.12
+        warnings.warn(msg, DeprecationWarning, stacklevel=3)
+
+
 def _no_delete(name):
     def deleter(self):
         raise AttributeError(f"Cannot delete array {name}")

@@ -171,10 +171,26 @@ def broadcast_shapes(*args):
 
 
 def broadcast_arrays(*args, subok=False):
-    """numpy.broadcast_arrays: read-only views of the inputs broadcast to one shape (a tuple)."""
+    """numpy.broadcast_arrays: the inputs broadcast to one shape (a tuple).
+
+    Inputs that already have the shape are returned as they are; the others become views
+    that, as in NumPy 2.5, are writeable when the input is but carry NumPy's WARN_ON_WRITE
+    flag: the first write through one (or a view of it) gives a DeprecationWarning, and
+    reading its ``flags.writeable`` a FutureWarning, until the flag is set explicitly.
+    ValueError when the shapes do not broadcast.
+    """
     xs = [_arr(a) for a in args]
     shape = _op("broadcast_shapes", [x.shape for x in xs])
-    return tuple(x if x.shape == shape else _op("broadcast_to", x, shape) for x in xs)
+    out = []
+    for x in xs:
+        if x.shape == shape:
+            out.append(x)
+            continue
+        v = _op("broadcast_to", x, shape)
+        if x._flags[3]:
+            _core._set_warn_on_write(v)
+        out.append(v)
+    return tuple(out)
 
 
 def _atleast(arys, n):

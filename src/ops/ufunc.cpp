@@ -368,8 +368,12 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     for (const ndarray& t : targets) {
       if (args[i].size() == 0 || !ranges_overlap(args[i], t)) continue;
       Strides bs = broadcast_strides(args[i], shape);
+      // An output with internal overlap (a writeable broadcast view: stride 0 on a longer
+      // axis) is written more than once per element: its input must be buffered too.
+      bool internal_overlap = false;
+      for (int d = 0; d < t.ndim(); ++d) internal_overlap |= t.strides()[d] == 0 && t.shape()[d] > 1;
       if (args[i].storage()->data() + args[i].offset() == t.storage()->data() + t.offset() && bs == t.strides() &&
-          args[i].dtype() == t.dtype())
+          args[i].dtype() == t.dtype() && !internal_overlap)
         continue;
       args[i] = args[i].copy(Order::K);
       break;

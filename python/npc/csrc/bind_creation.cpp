@@ -100,7 +100,7 @@ py::object ndarray_new(py::handle shape_in, int code, py::handle buffer, int64_t
       strides = given_memory_strides(shape, isz, order);
     }
     auto storage = Storage::borrow(held->buf, static_cast<size_t>(len), [held] {
-      py::gil_scoped_acquire gil;
+      AcquireGil gil;
       PyBuffer_Release(held);
       delete held;
     });
@@ -161,11 +161,17 @@ void bind_creation(py::module_& m) {
     const int64_t n = shape_size(sh, itemsize(dtype));
     PyObject* raw = arr.release().ptr();
     auto storage = Storage::adopt(reinterpret_cast<void*>(ptr), static_cast<size_t>(n) * itemsize(dtype), [raw] {
-      py::gil_scoped_acquire gil;
+      AcquireGil gil;
       Py_DECREF(raw);
     });
     return wrap(ndarray(std::move(storage), 0, dtype, std::move(sh), std::move(st), !readonly));
   });
+  // NumPy's WARN_ON_WRITE flag of broadcast_arrays' views (Note in python/npc/_shape.py).
+  m.def("_set_warn_on_write", [](PyArray& a) {
+    a.set_writeable(true);
+    a.warn_on_write = true;
+  });
+  m.def("_warn_on_write", [](const PyArray& a) { return a.warn_on_write; });
   m.def("_assign_geometry", [](PyArray& a, const PyArray& view) { a.assign_geometry(view); });
   m.def("_set_strides", [](PyArray& a, py::handle strides) { a.set_strides(to_shape(strides)); });
   m.def("_resize", [](PyArray& a, py::handle shape) { a.resize(to_shape(shape)); });

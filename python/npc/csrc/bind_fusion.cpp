@@ -30,7 +30,7 @@ struct PyGraph {
 // Reads the fused backend's settings from npc.config (python/npc/_fusion.py registers them).
 void refresh_from_npc_config(fusion::Config& c) {
   if (!Py_IsInitialized()) return;
-  py::gil_scoped_acquire gil;
+  AcquireGil gil;
   try {
     py::object cfg = py::module_::import("npc._config").attr("config");
     if (!py::hasattr(cfg, "codegen_errors")) return;
@@ -90,7 +90,7 @@ void bind_fusion(py::module_& m) {
   }, "Counters of the fused backend (dict).");
   m.def("_fusion_reset_stats", &fusion::reset_stats);
   m.def("_fusion_jit", [](const std::string& src) {
-    py::gil_scoped_release r;
+    ReleaseGil r;
     return fusion::jit(src)->path();
   }, "Compiles (or loads from the cache) one translation unit; returns the shared object's path.");
   m.def("_fusion_cache_key", &fusion::cache_key);
@@ -126,7 +126,7 @@ void bind_fusion(py::module_& m) {
         auto g = p.g;
         ir::Executable exe;
         {
-          py::gil_scoped_release r;
+          ReleaseGil r;
           exe = fusion::compile_graph(*g);
         }
         return py::cpp_function([g, exe](std::vector<PyArray> inputs, std::vector<py::handle> scalars) {
@@ -135,7 +135,7 @@ void bind_fusion(py::module_& m) {
           for (auto h : scalars) sc.push_back(from_python(h));
           std::vector<ndarray> out;
           {
-            py::gil_scoped_release r;
+            ReleaseGil r;
             out = exe(ir::RunArgs{in, sc});
           }
           py::list l;

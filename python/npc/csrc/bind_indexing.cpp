@@ -276,6 +276,7 @@ void bind_indexing(py::module_& m) {
     auto& a = self.cast<PyArray&>();
     std::vector<IndexItem> idx = parse_key(key);
     if (!a.writeable()) throw ValueError("assignment destination is read-only");
+    if (a.warn_on_write) warn_write(a);
     py::object v = check_setitem_shape(a, idx, value);
     index_assign(a, idx, setitem_value(v, a.dtype()));
     report_fp("cast");  // a cast in the assignment warns here, not at the next operation

@@ -158,7 +158,7 @@ py::object from_numpy(py::handle o) {
   ndarray a = from_memory(const_cast<void*>(arr.data()), static_cast<DType>(code), std::move(shape), std::move(strides),
                           [raw] {
                             if (!Py_IsInitialized()) return;  // storage outlived the interpreter
-                            py::gil_scoped_acquire g;
+                            AcquireGil g;
                             Py_DECREF(raw);
                           },
                           (flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0);
@@ -429,7 +429,7 @@ py::object import_tensor(py::handle cap, M* m, const DLTensor& t, bool writeable
   ndarray a = from_memory(data, dt, std::move(shape), std::move(strides),
                           [m] {
                             if (!Py_IsInitialized()) return;  // storage outlived the interpreter
-                            py::gil_scoped_acquire g;
+                            AcquireGil g;
                             if (m->deleter) m->deleter(m);
                           },
                           writeable);

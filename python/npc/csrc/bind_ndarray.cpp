@@ -1,9 +1,7 @@
 // Binding of npc::ndarray as npc._core.ndarray (Python's npc.ndarray).
 #include <pybind11/stl.h>
 
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "bindings.hpp"
 
@@ -49,17 +47,6 @@ std::string typestr(DType t) {
 }
 }  // namespace
 
-ReleaseGil::~ReleaseGil() {
-#if PY_VERSION_HEX >= 0x030D0000
-  const bool finalizing = Py_IsFinalizing();
-#else
-  const bool finalizing = _Py_IsFinalizing();
-#endif
-  if (finalizing)
-    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
-  PyEval_RestoreThread(state_);
-}
-
 void report_fp(const char* where) {
   int flags = take_fp_flags();
   if (flags) py::module_::import("npc._errstate").attr("report")(flags, where);
@@ -70,7 +57,10 @@ py::object wrap(ndarray result, py::handle self) {
   PyArray r(std::move(result));
   if (self && !self.is_none()) {
     auto& s = self.cast<PyArray&>();
-    if (s.storage() == r.storage()) r.base = s.base.is_none() ? py::reinterpret_borrow<py::object>(self) : s.base;
+    if (s.storage() == r.storage()) {
+      r.base = s.base.is_none() ? py::reinterpret_borrow<py::object>(self) : s.base;
+      r.warn_on_write = s.warn_on_write;
+    }
   }
   return py::cast(std::move(r));
 }
@@ -181,7 +171,7 @@ void bind_ndarray(py::module_& m) {
         std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
         std::vector<py::ssize_t> strides(a.strides().begin(), a.strides().end());
         return py::buffer_info(a.data(), static_cast<py::ssize_t>(a.itemsize()), buffer_format(a.dtype()),
-                               a.ndim(), shape, strides, !a.writeable());
+                               a.ndim(), shape, strides, !a.writeable() || a.warn_on_write);
       })
       .def_property_readonly("shape", [](const PyArray& a) { return to_tuple(a.shape()); })
       .def_property_readonly("strides", [](const PyArray& a) { return to_tuple(a.strides()); })
@@ -206,6 +196,7 @@ void bind_ndarray(py::module_& m) {
             throw ValueError("cannot set WRITEABLE flag to True of this array");
         }
         a.set_writeable(w);
+        a.warn_on_write = false;
       })
       .def_property_readonly("__array_interface__", [](py::object self) {
         auto& a = self.cast<PyArray&>();
@@ -229,6 +220,7 @@ void bind_ndarray(py::module_& m) {
       })
       .def("_copy", [](const PyArray& a, const std::string& order) { return wrap(a.copy(order_from_name(order))); })
       .def("_fill", [](PyArray& a, py::handle v) {
+        if (a.warn_on_write) warn_write(a);
         a.fill(from_python(v));
         report_fp("cast");
       })
@@ -248,6 +240,7 @@ void bind_ndarray(py::module_& m) {
       .def("_item_at", [](const PyArray& a, std::vector<int64_t> idx) { return to_python(a.item(idx)); })
       .def("_scalar", [](const PyArray& a) { return to_numpy_scalar(a.item()); })
       .def("_copy_from", [](PyArray& a, const PyArray& src) {
+        if (a.warn_on_write) warn_write(a);
         copy_into(a, src);
         report_fp("cast");
       });
@@ -260,7 +253,7 @@ void bind_ndarray(py::module_& m) {
     Py_INCREF(raw);
     ndarray a = from_memory(reinterpret_cast<void*>(ptr), static_cast<DType>(code), sh, st,
                             [raw] {
-                              py::gil_scoped_acquire g;
+                              AcquireGil g;
                               Py_DECREF(raw);
                             },
                             !readonly);
@@ -269,6 +262,7 @@ void bind_ndarray(py::module_& m) {
     return py::cast(std::move(r));
   });
   m.def("_copy_into", [](PyArray& dst, const PyArray& src) {
+    if (dst.warn_on_write) warn_write(dst);
     copy_into(dst, src);
     report_fp("cast");
   });

@@ -147,6 +147,7 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
           if (o.is_none()) { opts.out.emplace_back(); continue; }
           PyArray* oa = as_array(o);
           if (!oa) throw NotNative{};
+          if (oa->warn_on_write) warn_write(*oa);
           opts.out.emplace_back(*oa);
           unwrap = false;
         }

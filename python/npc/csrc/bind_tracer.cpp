@@ -53,7 +53,7 @@ py::object numpy_view_as_npc(PyObject* p, int& code, int& contig) {
   Py_INCREF(p);
   ndarray a = from_memory(arr->data, static_cast<DType>(code), std::move(sh), std::move(st),
                           [p] {
-                            py::gil_scoped_acquire g;
+                            AcquireGil g;
                             Py_DECREF(p);
                           },
                           (arr->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0);
@@ -357,7 +357,7 @@ void bind_tracer(py::module_& m) {
         // A NumPy call with no array argument (numpy.random.*): runs again on every replay.
         ndarray ex = example.cast<PyArray&>();
         ir::HostCall call = [fn](std::span<const ndarray>) {
-          py::gil_scoped_acquire gil;
+          AcquireGil gil;
           py::object r = fn();
           return static_cast<ndarray>(r.cast<PyArray&>());
         };
@@ -446,7 +446,7 @@ void bind_tracer(py::module_& m) {
       return;
     }
     tracer::g_break_annotator = [fn](const std::string& r) {
-      py::gil_scoped_acquire gil;
+      AcquireGil gil;
       return fn(r).cast<std::string>();
     };
   });

@@ -13,13 +13,19 @@ struct PyArray : ndarray {
   using ndarray::ndarray;
   PyArray(ndarray a) : ndarray(std::move(a)) {}
   py::object base = py::none();
+  /// NumPy's WARN_ON_WRITE flag (views made by broadcast_arrays): writeable, but the first
+  /// write warns (warn_write). Views inherit it (wrap); setting WRITEABLE clears it.
+  bool warn_on_write = false;
 };
 
+/// The DeprecationWarning NumPy gives on the first write to a WARN_ON_WRITE array ("Numpy has
+/// detected that you (may be) writing to an array with overlapping memory from
+/// np.broadcast_arrays. ..."); clears the flag. Throws py::error_already_set when warnings are errors.
+void warn_write(PyArray& a);
+
 /// Releases the GIL around a kernel, like py::gil_scoped_release, except that a daemon
-/// thread finishing its kernel while the interpreter is finalizing parks for good instead of
-/// re-acquiring the GIL. (CPython would end such a thread by unwinding through this
-/// destructor, which is noexcept, and the process would abort with "terminate called without
-/// an active exception".)
+/// thread that would re-acquire the GIL while the interpreter finalizes parks for good
+/// instead (Note [GIL at exit] in gil.cpp).
 class ReleaseGil {
  public:
   ReleaseGil() : state_(PyEval_SaveThread()) {}
@@ -29,6 +35,20 @@ class ReleaseGil {
 
  private:
   PyThreadState* state_;
+};
+
+/// Holds the GIL on any thread (storage release callbacks, hooks called from kernels), like
+/// py::gil_scoped_acquire, parking a daemon thread that would have to wait for it while the
+/// interpreter finalizes (Note [GIL at exit] in gil.cpp).
+class AcquireGil {
+ public:
+  AcquireGil();
+  ~AcquireGil() { PyGILState_Release(state_); }
+  AcquireGil(const AcquireGil&) = delete;
+  AcquireGil& operator=(const AcquireGil&) = delete;
+
+ private:
+  PyGILState_STATE state_;
 };
 
 /// Wraps `result` as a Python object; when it views the memory of `self`, its base is
