@@ -16,6 +16,15 @@ void cast_loop(const std::byte* src, int64_t ss, std::byte* dst, int64_t ds, int
       return;
     }
   }
+  if constexpr (std::is_same_v<From, bool> && !std::is_same_v<To, bool>) {
+    // A bool array viewing other bytes (x.view(bool)) may hold any byte value; NumPy reads
+    // every nonzero byte as True when casting, so bytes are read as bytes, never as bool.
+    for (int64_t i = 0; i < n; ++i) {
+      To r = convert<To>(static_cast<uint8_t>(src[i * ss]) != 0);
+      std::memcpy(dst + i * ds, &r, sizeof(To));
+    }
+    return;
+  }
   if (ss == static_cast<int64_t>(sizeof(From)) && ds == static_cast<int64_t>(sizeof(To))) {
     const From* s = reinterpret_cast<const From*>(src);
     To* d = reinterpret_cast<To*>(dst);
