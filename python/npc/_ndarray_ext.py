@@ -93,7 +93,9 @@ def _set_shape(self, value):
         raise TypeError("Use () not None as shape arguments")
     shape = _int_tuple(value, "shape")
     view = self._reshape(shape, "C")
-    if not _core._shares_storage(self, view) or view._data_ptr != self._data_ptr:
+    # A reshape keeps the offset, so sharing the storage means viewing the same memory
+    # (and reading no data pointer keeps a traced array traced).
+    if not _core._shares_storage(self, view):
         raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a copy "
                              "with the desired shape.")
     _core._assign_geometry(self, view)
