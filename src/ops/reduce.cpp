@@ -22,6 +22,10 @@
 #endif
 
 namespace npc {
+namespace ops {
+// False for a bool array holding bytes other than 0/1 (Note [bool bytes] in ufunc.cpp).
+bool bool_bytes_normal(const ndarray& a);
+}  // namespace ops
 namespace {
 
 // ---------------------------------------------------------------- pairwise summation
@@ -301,6 +305,8 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     if (!hook) throw TypeError("npc: traced array given to a reduction but no tracer is installed");
     return hook(op_in, a, opts);
   }
+  if (!ops::bool_bytes_normal(a))  // Note [bool bytes]: nonzero bytes reduce as True
+    return reduce(op_in, a.astype(DType::UInt8).view(DType::Bool), opts);
   const OpId op = ufunc_of(op_in);
   const OpInfo& info = op_info(op);
   if (info.nin != 2 || info.nout != 1) throw ValueError("reduce only supported for binary functions");
@@ -645,6 +651,7 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
   const bool is_max = op == OpId::argmax;
   if (op != OpId::argmax && op != OpId::argmin) throw TypeError("arg_reduce: argmax or argmin expected");
   ndarray a = a_in;
+  if (!ops::bool_bytes_normal(a)) a = a.astype(DType::UInt8).view(DType::Bool);  // Note [bool bytes]
   Shape keep_shape;
   int64_t ax;
   if (!axis) {

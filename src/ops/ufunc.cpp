@@ -121,25 +121,6 @@ void extent(const ndarray& x, const std::byte*& lo, const std::byte*& hi) {
   hi += x.itemsize();
 }
 
-// Note [bool bytes]
-// A bool array can view bytes other than 0 and 1 (x.view(bool), a buffer). NumPy reads
-// any nonzero byte as True in its ufuncs; npc's bool loops assume 0/1 (so do C++'s bool
-// loads). So a bool input holding other bytes is first normalised into a 0/1 copy (casts
-// from bool read bytes, core/cast.cpp). The check is one pass over the input's bytes.
-bool bool_bytes_normal(const ndarray& a) {
-  if (a.dtype() != DType::Bool || a.is_traced() || a.size() == 0) return true;
-  unsigned acc = 0;
-  std::array<std::span<const int64_t>, 1> st{a.strides()};
-  detail::strided_loop<1>(a.shape(), {a.data()}, st, [&](auto p, auto s, int64_t n) {
-    const auto* b = reinterpret_cast<const uint8_t*>(p[0]);
-    if (s[0] == 1)
-      for (int64_t i = 0; i < n; ++i) acc |= b[i];
-    else
-      for (int64_t i = 0; i < n; ++i) acc |= b[i * s[0]];
-  });
-  return (acc & ~1u) == 0;
-}
-
 bool ranges_overlap(const ndarray& a, const ndarray& b) {
   if (a.size() == 0 || b.size() == 0) return false;
   const std::byte *alo, *ahi, *blo, *bhi;
@@ -165,6 +146,26 @@ bool any_negative(const ndarray& a) {
 }  // namespace
 
 namespace ops {
+
+// Note [bool bytes]
+// A bool array can view bytes other than 0 and 1 (x.view(bool), a buffer). NumPy reads
+// any nonzero byte as True in its ufuncs; npc's bool loops assume 0/1 (so do C++'s bool
+// loads). So a bool input holding other bytes is first normalised into a 0/1 copy (casts
+// from bool read bytes, core/cast.cpp). The check is one pass over the input's bytes.
+bool bool_bytes_normal(const ndarray& a) {
+  if (a.dtype() != DType::Bool || a.is_traced() || a.size() == 0) return true;
+  unsigned acc = 0;
+  std::array<std::span<const int64_t>, 1> st{a.strides()};
+  detail::strided_loop<1>(a.shape(), {a.data()}, st, [&](auto p, auto s, int64_t n) {
+    const auto* b = reinterpret_cast<const uint8_t*>(p[0]);
+    if (s[0] == 1)
+      for (int64_t i = 0; i < n; ++i) acc |= b[i];
+    else
+      for (int64_t i = 0; i < n; ++i) acc |= b[i * s[0]];
+  });
+  return (acc & ~1u) == 0;
+}
+
 void advise_huge(const ndarray& a) {
 #ifdef MADV_HUGEPAGE
   constexpr int64_t kMin = int64_t{4} << 20;
@@ -194,7 +195,7 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
     }
     const ndarray& a = *in.array;
     if (a.is_traced() || !a.is_c_contiguous()) return std::nullopt;
-    if (!bool_bytes_normal(a)) return std::nullopt;  // Note [bool bytes]: the general path
+    if (!ops::bool_bytes_normal(a)) return std::nullopt;  // Note [bool bytes]: the general path
     if (shape_of && shape_of->shape() != a.shape()) return std::nullopt;
     shape_of = &a;
     dts[i] = a.dtype();
@@ -382,7 +383,7 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     if (!has_out) results.push_back(t);
   }
   for (int i = 0; i < nin; ++i)  // Note [bool bytes]
-    if (!bool_bytes_normal(args[i])) args[i] = args[i].astype(DType::UInt8).view(DType::Bool);
+    if (!ops::bool_bytes_normal(args[i])) args[i] = args[i].astype(DType::UInt8).view(DType::Bool);
   // Inputs that share memory with an output other than element-for-element are copied
   // first, so results equal NumPy's (which buffers such overlaps). Memory ranges are
   // compared, not storages: two NumPy views of one buffer are different npc storages.

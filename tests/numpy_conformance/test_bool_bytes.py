@@ -1,6 +1,6 @@
 """Bool arrays viewing bytes other than 0 and 1 (``x.view(bool)``): NumPy reads every
 nonzero byte as True in ufuncs, comparisons, casts and reductions; so must npc
-(Note [bool bytes] in src/ops/ufunc.cpp, casts from bool in src/core/cast.cpp)."""
+(Note [bool bytes] in src/ops/ufunc.cpp, casts from bool in src/core/cast.cpp, reductions in src/ops/reduce.cpp)."""
 import warnings
 
 import numpy as np
@@ -79,12 +79,12 @@ def test_nonzero_bytes_are_true(name, layout):
                                   exp.view(np.uint8) if exp.dtype == bool else exp)
 
 
-@pytest.mark.xfail(strict=True, reason="argmax/argmin of a bool view compare raw bytes (reductions "
-                                       "in src/ops/reduce.cpp do not normalise bool bytes)")
-def test_argmax_of_bool_view():
-    a, _ = views(npc, "contiguous")
-    e, _ = views(np, "contiguous")
-    assert int(a.argmax()) == int(e.argmax())
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "reversed"])
+def test_argmax_argmin_of_bool_view(layout):
+    a, _ = views(npc, layout)
+    e, _ = views(np, layout)
+    assert int(a.argmax()) == int(e.argmax()) and int(a.argmin()) == int(e.argmin())
+    assert np.asarray(a.reshape(4, 4).argmax(axis=1)).tolist() == e.reshape(4, 4).argmax(axis=1).tolist()
 
 
 @pytest.mark.xfail(strict=True, reason="sort/unique of a bool view order raw bytes (NumPy's unique "
@@ -95,10 +95,13 @@ def test_unique_of_bool_view():
     assert np.asarray(npc.unique(a)).view(np.uint8).tolist() == np.unique(e).view(np.uint8).tolist()
 
 
-@pytest.mark.xfail(strict=True, reason="equal.reduce and bitwise_and.reduce of a bool view run on raw bytes "
-                                       "(reductions in src/ops/reduce.cpp do not normalise bool bytes)")
-@pytest.mark.parametrize("ufunc", ["equal", "bitwise_and"])
-def test_bool_loop_reductions_of_bool_view(ufunc):
-    a = npc.array([2, 255], npc.uint8).view(bool)
-    e = np.array([2, 255], np.uint8).view(bool)
-    assert bool(getattr(npc, ufunc).reduce(a)) == bool(getattr(np, ufunc).reduce(e))
+@pytest.mark.parametrize("ufunc", ["equal", "bitwise_and", "bitwise_or", "logical_xor", "maximum", "minimum",
+                                   "multiply", "add"])
+def test_reductions_of_bool_view(ufunc):
+    a = npc.array([2, 255, 0, 1, 4, 4], npc.uint8).view(bool)
+    e = np.array([2, 255, 0, 1, 4, 4], np.uint8).view(bool)
+    for sl in (slice(0, 2), slice(None), slice(None, None, -1)):
+        got = np.asarray(getattr(npc, ufunc).reduce(a[sl]))
+        exp = np.asarray(getattr(np, ufunc).reduce(e[sl]))
+        assert got.dtype == exp.dtype and got.view(np.uint8 if exp.dtype == bool else exp.dtype) == \
+            exp.view(np.uint8 if exp.dtype == bool else exp.dtype)
