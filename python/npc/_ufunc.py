@@ -501,7 +501,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
     ret = sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     if isinstance(ret, ndarray):
-        ret = divide(ret, rcount, out=ret, casting="unsafe")  # noqa: F821
+        # An intp count, not a weak int: complex64 / intp runs the complex128 loop, as in NumPy.
+        ret = divide(ret, _np.intp(rcount) if isinstance(rcount, int) else rcount, out=ret,  # noqa: F821
+                     casting="unsafe")
         if f16 and out is None:
             ret = ret.astype(x.dtype)
     else:
@@ -526,15 +528,16 @@ def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
     arrmean = sum(x, axis=axis, dtype=dtype, keepdims=True, where=where)
     if arrmean.ndim == 0 and not isinstance(arrmean, ndarray):
         arrmean = _from_numpy(_np.asarray(arrmean))
-    arrmean = divide(arrmean, rcount, out=arrmean, casting="unsafe")  # noqa: F821
+    arrmean = divide(arrmean, _np.intp(rcount) if isinstance(rcount, int) else rcount, out=arrmean,  # noqa: F821
+                     casting="unsafe")
     d = subtract(x, arrmean)  # noqa: F821
     if not isinstance(d, ndarray):
         d = _from_numpy(_np.asarray(d))
     if d.dtype.kind == "c":
         re, im = d.real, d.imag
-        sq = add(multiply(re, re), multiply(im, im))  # noqa: F821
+        sq = add(square(re), square(im))  # noqa: F821
     else:
-        sq = multiply(d, d, out=d)  # noqa: F821
+        sq = square(d, out=d)  # noqa: F821  (NumPy squares: "overflow encountered in square")
     ret = sum(sq, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     rc = maximum(subtract(rcount, ddof), 0)  # noqa: F821
     if isinstance(ret, ndarray):
