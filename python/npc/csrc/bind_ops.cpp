@@ -88,6 +88,15 @@ void report_fpe(OpId op) {
   (*handler)(f, std::string(op_info(op).name));
 }
 
+// Floating-point errors of a ufunc method, reported where NumPy names them ("reduce",
+// "accumulate") instead of under the ufunc's name.
+void report_fpe_in(const char* where) {
+  int f = take_fp_errors();
+  if (!f) return;
+  static py::object* handler = new py::object(py::module_::import("npc._ufunc").attr("_fp_error"));
+  (*handler)(f, std::string(where));
+}
+
 py::object not_native() {
   static py::object* sentinel = new py::object(py::module_::import("npc._ufunc").attr("_NOT_NATIVE"));
   return *sentinel;
@@ -290,7 +299,7 @@ void bind_ops(py::module_& m) {
     } else {
       r = reduce(static_cast<OpId>(op_id), a);
     }
-    report_fpe(static_cast<OpId>(op_id));
+    report_fpe_in("reduce");
     return result_object(std::move(r), true);
   }, "Full reduction with default options (a.sum(), a.max(), ...).");
   m.def("ufunc_call", &ufunc_call_impl,
@@ -331,7 +340,7 @@ void bind_ops(py::module_& m) {
     } else {
       r = reduce(static_cast<OpId>(op_id), a, o);
     }
-    report_fpe(static_cast<OpId>(op_id));
+    report_fpe_in("reduce");
     if (!out.is_none()) return out;
     return result_object(std::move(r), true);
   });
@@ -344,7 +353,7 @@ void bind_ops(py::module_& m) {
       ReleaseGil nogil;
       r = accumulate(static_cast<OpId>(op_id), a, axis, dtype_arg(dtype), o);
     }
-    report_fpe(static_cast<OpId>(op_id));
+    report_fpe_in("accumulate");
     if (!out.is_none()) return out;
     return wrap(std::move(r));
   });
