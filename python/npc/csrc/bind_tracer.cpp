@@ -152,6 +152,8 @@ ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& 
       try {
         ir::Executable e = (*b)(*g);
         used = backend;
+        if (!g->index_checks.empty())  // Note [gathers] in include/npc/graph.hpp
+          e = [g, e](const ir::RunArgs& a) { ir::check_index_inputs(*g, a.inputs); return e(a); };
         return e;
       } catch (const std::exception& ex) {
         if (codegen_errors_raise()) throw;
