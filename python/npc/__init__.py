@@ -39,6 +39,8 @@ from ._ufunc import *  # noqa: E402,F401,F403
 # --- indexing, shape manipulation, sorting, sets (python/npc/_indexing.py, _shape.py)
 from ._indexing import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
+# --- median and quantiles (python/npc/_quantile.py)
+from ._quantile import *  # noqa: E402,F401,F403
 # --- matrix products (python/npc/_linalg.py; npc.linalg and npc.random are subpackages)
 from ._linalg import *  # noqa: E402,F401,F403
 from ._vectorize import vectorize  # noqa: E402
@@ -62,3 +64,6 @@ from . import _fallback, _interop  # noqa: E402
 _interop.install(globals())
 _fallback.install_methods(ndarray)
 __getattr__, __dir__ = _fallback.install(globals(), "npc", _np)
+# Type slots of npc.ndarray's hot paths (operators, indexing, len, shape/dtype/...), installed
+# once every layer has set its methods (Note [fast slots] in python/npc/csrc/bindings.hpp).
+_core._install_fast_paths(ndarray)

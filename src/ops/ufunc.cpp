@@ -1,5 +1,6 @@
 // numpy.ufunc.__call__, outer and at: promotion at the boundary, broadcasting, input casts,
 // output allocation, out=/where=, overlap handling, then one typed inner loop.
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -112,6 +113,31 @@ void masked_copy(const ndarray& dst, const ndarray& src, const ndarray& mask) {
   ops::run_elementwise(fn, 3, ptrs, st, dst.shape(), 2, false);
 }
 
+// The where= kernel wrapper: operand 0 is a MaskedCtx (stride 0), operand 1 the bool mask,
+// the rest the ufunc's own operands; the ufunc's loop runs on each run of true mask values.
+struct MaskedCtx {
+  ops::LoopFn fn;
+  int nops;
+};
+
+void masked_loop(std::byte* const* p, const int64_t* s, int64_t n) {
+  const MaskedCtx& c = *reinterpret_cast<const MaskedCtx*>(p[0]);
+  const std::byte* m = p[1];
+  const int64_t ms = s[1];
+  std::byte* q[ops::kMaxOperands];
+  int64_t i = 0;
+  while (i < n) {
+    while (i < n && !*reinterpret_cast<const bool*>(m + i * ms)) ++i;
+    int64_t j = i;
+    while (j < n && *reinterpret_cast<const bool*>(m + j * ms)) ++j;
+    if (j > i) {
+      for (int k = 0; k < c.nops; ++k) q[k] = p[2 + k] + i * s[2 + k];
+      c.fn(q, s + 2, j - i);
+    }
+    i = j;
+  }
+}
+
 void extent(const ndarray& x, const std::byte*& lo, const std::byte*& hi) {
   lo = hi = x.storage()->data() + x.offset();
   for (int d = 0; d < x.ndim(); ++d) {
@@ -180,7 +206,7 @@ void advise_huge(const ndarray& a) {
 #endif
 }
 
-std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin) {
+std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags) {
   const OpInfo& info = op_info(op);
   if (info.kind != OpKind::Ufunc || info.nout != 1 || info.nin != nin) return std::nullopt;
   const ndarray* shape_of = nullptr;
@@ -201,26 +227,26 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
     dts[i] = a.dtype();
   }
   if (!shape_of) return std::nullopt;
-  // A small per-thread cache of resolved loops: resolution is pure in (op, dtypes, weakness).
-  // The key packs op, nin and (dtype, weak) per input exactly: no collisions.
-  struct CacheEntry {
-    uint64_t key = ~uint64_t{0};
-    const Loop* loop = nullptr;
-  };
-  thread_local CacheEntry cache[64];
+  // Note [loop cache]
+  // Resolution is pure in (op, dtypes, weakness), so resolved loops are cached in a small
+  // global table. Each entry is one atomic word (key << 8 | loop index + 1): readers on any
+  // thread see either a whole entry or another key, never a torn one, and no thread-local
+  // storage is touched (a TLS access from a shared library is a function call).
+  static std::atomic<uint64_t> cache[256];
   uint64_t key = (static_cast<uint64_t>(op) << 20) | static_cast<uint64_t>(nin);
   for (int i = 0; i < nin; ++i) key |= (static_cast<uint64_t>(dts[i]) * 2 + (weak[i] ? 1 : 0)) << (2 + 5 * i);
-  CacheEntry& ce = cache[((key * 0x9E3779B97F4A7C15ull) >> 58)];
+  std::atomic<uint64_t>& ce = cache[(key * 0x9E3779B97F4A7C15ull) >> 56];
+  const auto& loops = loops_of(op);
   const Loop* lp = nullptr;
-  if (ce.key == key) {
-    lp = ce.loop;
+  const uint64_t entry = ce.load(std::memory_order_relaxed);
+  if ((entry >> 8) == key && (entry & 0xff) != 0) {
+    lp = &loops[(entry & 0xff) - 1];
   } else {
     LoopTypes lt = resolve_loop(op, std::span<const DType>(dts, nin), std::span<const bool>(weak, nin));
-    for (const auto& l : loops_of(op))
-      if (l.in == lt.in && l.out == lt.out) { lp = &l; break; }
+    for (size_t k = 0; k < loops.size() && k < 255; ++k)
+      if (loops[k].in == lt.in && loops[k].out == lt.out) { lp = &loops[k]; break; }
     if (!lp) return std::nullopt;
-    ce.key = key;
-    ce.loop = lp;
+    ce.store((key << 8) | static_cast<uint64_t>(lp - loops.data() + 1), std::memory_order_relaxed);
   }
   const Loop& loop = *lp;
   alignas(16) std::byte scalar_buf[kMaxOperands][16];
@@ -271,7 +297,8 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
     int64_t flat[1] = {n};
     flags = run_elementwise(fn, nin + 1, ptrs, st, flat, nin, fpe, cost);
   }
-  if (flags) note_fpe(flags);
+  if (fpe_flags) *fpe_flags = flags;
+  else if (flags) note_fpe(flags);
   return out;
 }
 }  // namespace ops
@@ -373,12 +400,13 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
       if (!can_cast(loop.out[k], o.dtype(), opts.casting))
         throw UfuncCastingError(op, true, k, loop.out[k], o.dtype(), opts.casting);
       results.push_back(o);
-      if (o.dtype() == loop.out[k] && !mask) {
+      if (o.dtype() == loop.out[k]) {  // masked lanes are left as they are (Note [where= lanes])
         targets.push_back(o);
         continue;
       }
     }
     ndarray t = new_output(shape, loop.out[k], opts.order, inputs);
+    if (mask && has_out) t.fill(Scalar::from_int(0));  // masked lanes are cast into nothing but stay defined
     targets.push_back(t);
     if (!has_out) results.push_back(t);
   }
@@ -422,7 +450,26 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   int cost = (is_inexact(loop.in[0]) && op != OpId::add && op != OpId::subtract && op != OpId::multiply) ? 8 : 1;
   // Complex comparisons use C's ordered comparisons, which raise "invalid" on NaN as NumPy's do.
   const bool fpe = ops::checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
-  int flags = ops::run_elementwise(fn, nin + nout, ptrs, strides, shape, nin, fpe, cost);
+  int flags;
+  if (mask) {
+    // Note [where= lanes]: NumPy neither computes nor writes the lanes where `where` is
+    // False, so their floating-point errors are never raised. The kernel runs on the
+    // masked-in runs only: the mask and a context (stride 0) ride along as two extra operands.
+    MaskedCtx ctx{fn, nin + nout};
+    std::byte* mptrs[ops::kMaxOperands + 2];
+    std::vector<std::vector<int64_t>> mst;
+    mptrs[0] = reinterpret_cast<std::byte*>(&ctx);
+    mst.emplace_back(shape.size(), 0);
+    mptrs[1] = mask->data();
+    mst.push_back(broadcast_strides(*mask, shape));
+    for (int k = 0; k < nin + nout; ++k) {
+      mptrs[2 + k] = ptrs[k];
+      mst.push_back(strides[k]);
+    }
+    flags = ops::run_elementwise(&masked_loop, nin + nout + 2, mptrs, mst, shape, nin + 2, fpe, cost);
+  } else {
+    flags = ops::run_elementwise(fn, nin + nout, ptrs, strides, shape, nin, fpe, cost);
+  }
   if (flags) ops::note_fpe(flags);
 
   for (int k = 0; k < nout; ++k) {
