@@ -55,11 +55,11 @@ def _adopt(arr):
     zero-copy, with OWNDATA set and no base, as the array NumPy made would have. Other
     NumPy arrays are wrapped as views of their owner (_from_numpy)."""
     code = code_of(arr.dtype)
-    if code is None or arr.base is not None or not arr.flags.owndata or not arr.flags.aligned \
-            or not (arr.flags.c_contiguous or arr.flags.f_contiguous):
+    f = arr.flags
+    if code is None or arr.base is not None or not (f.owndata and f.aligned and (f.c_contiguous or f.f_contiguous)):
         return _from_numpy(arr)
     return _core._adopt_numpy(arr, code, arr.__array_interface__["data"][0], arr.shape, arr.strides,
-                              not arr.flags.writeable)
+                              not f.writeable)
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
