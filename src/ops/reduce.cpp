@@ -15,6 +15,7 @@
 #include <string>
 
 #include "npc/creation.hpp"
+#include "npc/fperror.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
 
@@ -751,8 +752,6 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
   bool weak[2] = {false, b ? b->weak : false};
   LoopTypes lt = resolve_loop(op, std::span<const DType>(ins, info.nin), std::span<const bool>(weak, info.nin));
   const bool cast = lt.in[0] != a_in.dtype() || lt.out[0] != a_in.dtype();
-  // The loop writes its output over its first input in place: both need one dtype.
-  if (cast && lt.out[0] != lt.in[0]) throw UfuncCastingError(op, true, 0, lt.out[0], a_in.dtype(), Casting::SameKind);
   ops::LoopFn fn = nullptr;
   for (const auto& l : ops::loops_of(op))
     if (l.in == lt.in && l.out == lt.out) fn = l.fn;
@@ -782,24 +781,31 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
     int64_t i = ip[k];
     if (i < 0) i += n;
     // The element in the loop's dtype: `a` itself, or a one-element copy cast each time.
-    ndarray tmp;
-    if (cast) tmp = a_in.with_geometry(a_in.offset() + i * isz, a_in.dtype(), Shape{1}, Strides{isz}).astype(lt.in[0]);
+    // With a cast, the loop reads a copy in its input dtype and writes a one-element output
+    // of its output dtype (logical_and on uint8 runs ll->?), cast back into `a`.
+    ndarray tmp, tout;
+    if (cast) {
+      tmp = a_in.with_geometry(a_in.offset() + i * isz, a_in.dtype(), Shape{1}, Strides{isz}).astype(lt.in[0]);
+      tout = lt.out[0] == lt.in[0] ? tmp : empty(Shape{1}, lt.out[0]);
+    }
     std::byte* p = cast ? tmp.data() : a_in.data() + i * isz;
+    std::byte* po = cast ? tout.data() : p;
     if (info.nin == 2) {
-      std::byte* ptrs[3] = {p, bv.data() + k * bv.strides()[0], p};
+      std::byte* ptrs[3] = {p, bv.data() + k * bv.strides()[0], po};
       int64_t st[3] = {0, 0, 0};
       fn(ptrs, st, 1);
     } else {
-      std::byte* ptrs[2] = {p, p};
+      std::byte* ptrs[2] = {p, po};
       int64_t st[2] = {0, 0};
       fn(ptrs, st, 1);
     }
     if (cast) {
-      ndarray back = tmp.astype(a_in.dtype());
+      ndarray back = tout.astype(a_in.dtype());
       std::memcpy(a_in.data() + i * isz, back.data(), static_cast<size_t>(isz));
     }
   }
-  int f = ops::checks_fpe(op) ? ops::read_fpe() : 0;
+  // NumPy reports the flags of the loop and of the casts around it as raised "in at".
+  int f = (ops::checks_fpe(op) ? ops::read_fpe() : 0) | (cast ? take_fp_flags() : 0);
   if (f) ops::note_fpe(f);
 }
 

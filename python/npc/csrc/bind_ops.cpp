@@ -383,7 +383,7 @@ void bind_ops(py::module_& m) {
     std::vector<py::object> keep;
     if (!b.is_none()) ob = to_operand(b, keep);
     ufunc_at(static_cast<OpId>(op_id), a, idx, ob);
-    report_fpe(static_cast<OpId>(op_id));
+    report_fpe_in("at");
   });
 
   m.def("where3", [](py::object c, py::object x, py::object y) -> py::object {
