@@ -177,34 +177,18 @@ class ufunc:
             raise ValueError("second operand provided when ufunc is unary")
         if not a.flags.writeable:
             raise ValueError("output array is read-only")
-        # Note [ufunc.at targets]: the kernel updates a C-contiguous 1-d array at flat
-        # positions. Any view is reached through the 1-d contiguous view of the memory its
-        # elements span, at each element's offset (in items) from the lowest one.
-        isz = a.itemsize
-        if builtins.any(st % isz for st in a.strides):
-            return self._fallback("at", (a, indices) + (() if b is None else (b,)), {})
-        pos = _np.zeros(a.shape, dtype=_np.int64)
-        for d, (n, st) in enumerate(zip(a.shape, a.strides)):
-            pos += (_np.arange(n, dtype=_np.int64) * (st // isz)).reshape((n,) + (1,) * (a.ndim - d - 1))
-        low = int(pos.min()) if pos.size else 0
-        pos -= low
+        # C-order positions of the selected elements (the kernel maps them to offsets in any
+        # view: Note [ufunc.at targets] in src/ops/reduce.cpp).
+        pos = _np.arange(a.size, dtype=_np.int64).reshape(a.shape)
         sel = _np.asarray(pos[_to_numpy(indices)])
         idx = sel.ravel()
-        if a.flags.c_contiguous:
-            target = a.reshape(-1) if a.ndim != 1 else a
-        else:
-            npa = _to_numpy(a)
-            first = npa[tuple(slice(n - 1, n) if st < 0 else slice(0, 1) for n, st in zip(a.shape, a.strides))] \
-                if a.size else npa
-            span = int(pos.max()) + 1 if pos.size else 0
-            target = _from_numpy(_np.lib.stride_tricks.as_strided(first, shape=(span,), strides=(isz,)))
         if b is not None:
             # NumPy's ufunc.at converts the values to an array first: a Python scalar is not
             # weak there (np.add.at(uint8_array, i, -3) runs the int64 loop, complex64 / 1.5
             # the complex128 one), and each result is cast back into `a` unsafely.
             bb = _np.broadcast_to(_np.asarray(_to_numpy(b)), sel.shape).ravel()
             b = _from_numpy(_np.ascontiguousarray(bb))
-        _core.ufunc_at(self._id, target, _from_numpy(_np.ascontiguousarray(idx)), b)
+        _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
         if b is not None and b.dtype.kind == "c" and a.dtype.kind not in "cb":  # (to bool: no warning)
             warnings.warn("Casting complex values to real discards the imaginary part", _np.exceptions.ComplexWarning,
                           stacklevel=2)

@@ -744,7 +744,20 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
 void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const std::optional<Operand>& b) {
   const OpInfo& info = op_info(op);
   if (!a_in.writeable()) throw ValueError("output array is read-only");
-  if (!a_in.is_c_contiguous()) throw ValueError("ufunc.at: npc needs a C-contiguous target");
+  // Note [ufunc.at targets]: `flat_indices` are C-order positions in `a`, which may be any
+  // view (strided, transposed, negative strides): each maps to its element's byte offset.
+  const Shape& ashape = a_in.shape();
+  const Strides& astr = a_in.strides();
+  const bool contiguous = a_in.is_c_contiguous();
+  auto byte_offset = [&](int64_t i) {
+    if (contiguous) return i * static_cast<int64_t>(a_in.itemsize());
+    int64_t off = 0;
+    for (int d = a_in.ndim() - 1; d >= 0; --d) {
+      off += (i % ashape[d]) * astr[d];
+      i /= ashape[d];
+    }
+    return off;
+  };
   ndarray idx = flat_indices.dtype() == DType::Int64 ? flat_indices : flat_indices.astype(DType::Int64);
   idx = idx.copy(Order::C);
   const int64_t m = idx.size();
@@ -785,10 +798,10 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
     // of its output dtype (logical_and on uint8 runs ll->?), cast back into `a`.
     ndarray tmp, tout;
     if (cast) {
-      tmp = a_in.with_geometry(a_in.offset() + i * isz, a_in.dtype(), Shape{1}, Strides{isz}).astype(lt.in[0]);
+      tmp = a_in.with_geometry(a_in.offset() + byte_offset(i), a_in.dtype(), Shape{1}, Strides{isz}).astype(lt.in[0]);
       tout = lt.out[0] == lt.in[0] ? tmp : empty(Shape{1}, lt.out[0]);
     }
-    std::byte* p = cast ? tmp.data() : a_in.data() + i * isz;
+    std::byte* p = cast ? tmp.data() : a_in.data() + byte_offset(i);
     std::byte* po = cast ? tout.data() : p;
     if (info.nin == 2) {
       std::byte* ptrs[3] = {p, bv.data() + k * bv.strides()[0], po};
@@ -801,7 +814,7 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
     }
     if (cast) {
       ndarray back = tout.astype(a_in.dtype());
-      std::memcpy(a_in.data() + i * isz, back.data(), static_cast<size_t>(isz));
+      std::memcpy(a_in.data() + byte_offset(i), back.data(), static_cast<size_t>(isz));
     }
   }
   // NumPy reports the flags of the loop and of the casts around it as raised "in at".
