@@ -22,7 +22,6 @@ read "... in scalar subtract" / "scalar multiply", and an integer `b - a` that w
 and reports their flags under NumPy's names (_Flags below).
 """
 import builtins
-import operator as _operator
 import warnings
 
 import numpy as _np

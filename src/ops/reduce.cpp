@@ -1,10 +1,12 @@
 // numpy.ufunc.reduce / accumulate / at and argmin/argmax.
 //
 // Note [reduction order]
-// NumPy's iterator walks memory in stride order. When the axis with the smallest stride is
-// reduced, every output element is reduced over its own block, the innermost run with
-// NumPy's pairwise summation for float add (so sums agree with NumPy to the last ULPs).
-// Otherwise the output is accumulated slice by slice with the binary ufunc's own loop
+// NumPy's iterator walks memory in stride order (axes with negative strides as they are,
+// backwards). When the axis with the smallest stride is reduced, every output element is
+// reduced over its own block run by run in memory order, each run with NumPy's pairwise
+// summation for float add, added to the output (so sums agree with NumPy to the last bit;
+// Note [buffered reductions] for the exception). Otherwise the output is accumulated slice
+// by slice, the reduced axes in memory order, with the binary ufunc's own loop
 // (out = op(out, a[..., i, ...])), which is what NumPy does for outer-axis reductions.
 #include <algorithm>
 #include <atomic>
