@@ -43,6 +43,7 @@ from ._shape import *  # noqa: E402,F401,F403
 from ._quantile import *  # noqa: E402,F401,F403
 # --- matrix products (python/npc/_linalg.py; npc.linalg and npc.random are subpackages)
 from ._linalg import *  # noqa: E402,F401,F403
+from ._vectorize import vectorize  # noqa: E402
 # --- protocols and interop (python/npc/_interop.py)
 from ._interop import *  # noqa: E402,F401,F403
 # --- compiler (src/tracer, src/fusion; python/npc/compiler)
@@ -63,3 +64,6 @@ from . import _fallback, _interop  # noqa: E402
 _interop.install(globals())
 _fallback.install_methods(ndarray)
 __getattr__, __dir__ = _fallback.install(globals(), "npc", _np)
+# Type slots of npc.ndarray's hot paths (operators, indexing, len, shape/dtype/...), installed
+# once every layer has set its methods (Note [fast slots] in python/npc/csrc/bindings.hpp).
+_core._install_fast_paths(ndarray)

@@ -44,7 +44,13 @@ def _casting_code(casting):
         raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'") from None
 
 
-class ufunc:
+def _ufunc_by_name(name):
+    """Unpickles an npc ufunc (pickled by name, as NumPy pickles its ufuncs)."""
+    import npc
+    return getattr(npc, name)
+
+
+class ufunc(_core._UfuncBase):
     """numpy.ufunc for npc arrays: elementwise op with broadcasting, NEP 50 promotion and
     the keywords ``out``, ``where``, ``dtype``, ``casting``, ``order``.
 
@@ -68,17 +74,23 @@ class ufunc:
         self.signature = None
         self.__doc__ = self._np.__doc__
         self.__qualname__ = name
+        # A call without keywords runs in C++ (_core._UfuncBase); the rest in _call below.
+        self._bind(self._id, self.nin)
 
     def __repr__(self):
         return f"<ufunc '{self.__name__}'>"
+
+    def __reduce__(self):
+        return (_ufunc_by_name, (self.__name__,))
 
     def _fallback(self, method, args, kwargs):
         _fallback.record(f"{self.__name__}.{method}" if method != "__call__" else self.__name__)
         fn = self._np if method == "__call__" else getattr(self._np, method)
         return _fallback.from_numpy(fn(*_to_numpy(args), **_to_numpy(kwargs)))
 
-    def __call__(self, *args, out=None, where=True, dtype=None, casting="same_kind", order="K",
-                 subok=True, signature=None, **kwargs):
+    def _call(self, *args, out=None, where=True, dtype=None, casting="same_kind", order="K",
+              subok=True, signature=None, **kwargs):
+        """ufunc.__call__ with keywords (the keyword-free call never gets here)."""
         nin = self.nin
         if len(args) == nin and out is None and where is True and dtype is None and \
                 casting == "same_kind" and order == "K" and signature is None and not kwargs:

@@ -59,8 +59,9 @@ struct FastInput {
 };
 /// The common case of ufunc.__call__ without copies: one output, no out=/where=/dtype=,
 /// inputs C-contiguous arrays of one shape already in the loop's dtype, or weak scalars
-/// that fit it. Returns nullopt when the general path (call_ufunc) must run.
-std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin);
+/// that fit it. Returns nullopt when the general path (call_ufunc) must run. The raised
+/// floating-point flags go to `*fpe_flags` when given, else to the pending set (note_fpe).
+std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags = nullptr);
 /// Asks the kernel for transparent huge pages on a large new output (NumPy does the same),
 /// which halves the page-fault cost of first touch.
 void advise_huge(const ndarray& a);

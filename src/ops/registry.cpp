@@ -9,6 +9,9 @@
 #include <string>
 
 #include <pthread.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 #include <unistd.h>
 #if NPC_HAVE_OPENMP
 #include <omp.h>
@@ -172,6 +175,42 @@ namespace {
 thread_local int t_fpe = 0;
 }
 
+// Note [cheap floating-point status]
+// glibc's feclearexcept saves and reloads the whole x87 environment (fnstenv/fldenv) on
+// every call, which costs more than a 10-element kernel. On x86-64 the status lives in
+// MXCSR (SSE, where double and float math runs) and the x87 status word: both are read
+// directly, and written only when a flag is actually set, so a call without errors never
+// writes the floating-point control state.
+#if defined(__x86_64__) || defined(__i386__)
+namespace {
+// IE ZE OE UE (invalid, divide, overflow, underflow): the same bits in MXCSR and the x87
+// status word. Inexact and denormal are never reported, so they may stay set.
+constexpr unsigned kX86Flags = 0x1d;
+inline unsigned x86_status() {
+  unsigned short sw;
+  __asm__ volatile("fnstsw %0" : "=am"(sw));
+  return (_mm_getcsr() | sw) & kX86Flags;
+}
+}  // namespace
+
+void clear_fpe() {
+  const unsigned csr = _mm_getcsr();
+  if (csr & kX86Flags) _mm_setcsr(csr & ~kX86Flags);
+  unsigned short sw;
+  __asm__ volatile("fnstsw %0" : "=am"(sw));
+  if (sw & kX86Flags) __asm__ volatile("fnclex");
+}
+
+int read_fpe() {
+  const unsigned e = x86_status();
+  int f = 0;
+  if (e & 0x04) f |= FpeDivide;
+  if (e & 0x08) f |= FpeOverflow;
+  if (e & 0x10) f |= FpeUnderflow;
+  if (e & 0x01) f |= FpeInvalid;
+  return f;
+}
+#else
 void clear_fpe() { std::feclearexcept(FE_ALL_EXCEPT); }
 
 int read_fpe() {
@@ -183,6 +222,7 @@ int read_fpe() {
   if (e & FE_INVALID) f |= FpeInvalid;
   return f;
 }
+#endif
 
 void note_fpe(int flags) { t_fpe |= flags; }
 

@@ -1,5 +1,6 @@
 // numpy.ufunc.__call__, outer and at: promotion at the boundary, broadcasting, input casts,
 // output allocation, out=/where=, overlap handling, then one typed inner loop.
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -185,7 +186,7 @@ void advise_huge(const ndarray& a) {
 #endif
 }
 
-std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin) {
+std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags) {
   const OpInfo& info = op_info(op);
   if (info.kind != OpKind::Ufunc || info.nout != 1 || info.nin != nin) return std::nullopt;
   const ndarray* shape_of = nullptr;
@@ -205,26 +206,26 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
     dts[i] = a.dtype();
   }
   if (!shape_of) return std::nullopt;
-  // A small per-thread cache of resolved loops: resolution is pure in (op, dtypes, weakness).
-  // The key packs op, nin and (dtype, weak) per input exactly: no collisions.
-  struct CacheEntry {
-    uint64_t key = ~uint64_t{0};
-    const Loop* loop = nullptr;
-  };
-  thread_local CacheEntry cache[64];
+  // Note [loop cache]
+  // Resolution is pure in (op, dtypes, weakness), so resolved loops are cached in a small
+  // global table. Each entry is one atomic word (key << 8 | loop index + 1): readers on any
+  // thread see either a whole entry or another key, never a torn one, and no thread-local
+  // storage is touched (a TLS access from a shared library is a function call).
+  static std::atomic<uint64_t> cache[256];
   uint64_t key = (static_cast<uint64_t>(op) << 20) | static_cast<uint64_t>(nin);
   for (int i = 0; i < nin; ++i) key |= (static_cast<uint64_t>(dts[i]) * 2 + (weak[i] ? 1 : 0)) << (2 + 5 * i);
-  CacheEntry& ce = cache[((key * 0x9E3779B97F4A7C15ull) >> 58)];
+  std::atomic<uint64_t>& ce = cache[(key * 0x9E3779B97F4A7C15ull) >> 56];
+  const auto& loops = loops_of(op);
   const Loop* lp = nullptr;
-  if (ce.key == key) {
-    lp = ce.loop;
+  const uint64_t entry = ce.load(std::memory_order_relaxed);
+  if ((entry >> 8) == key && (entry & 0xff) != 0) {
+    lp = &loops[(entry & 0xff) - 1];
   } else {
     LoopTypes lt = resolve_loop(op, std::span<const DType>(dts, nin), std::span<const bool>(weak, nin));
-    for (const auto& l : loops_of(op))
-      if (l.in == lt.in && l.out == lt.out) { lp = &l; break; }
+    for (size_t k = 0; k < loops.size() && k < 255; ++k)
+      if (loops[k].in == lt.in && loops[k].out == lt.out) { lp = &loops[k]; break; }
     if (!lp) return std::nullopt;
-    ce.key = key;
-    ce.loop = lp;
+    ce.store((key << 8) | static_cast<uint64_t>(lp - loops.data() + 1), std::memory_order_relaxed);
   }
   const Loop& loop = *lp;
   alignas(16) std::byte scalar_buf[kMaxOperands][16];
@@ -275,7 +276,8 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
     int64_t flat[1] = {n};
     flags = run_elementwise(fn, nin + 1, ptrs, st, flat, nin, fpe, cost);
   }
-  if (flags) note_fpe(flags);
+  if (fpe_flags) *fpe_flags = flags;
+  else if (flags) note_fpe(flags);
   return out;
 }
 }  // namespace ops

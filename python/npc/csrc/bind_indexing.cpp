@@ -263,23 +263,135 @@ std::optional<int64_t> opt_axis(py::handle axis) {
 }
 }  // namespace
 
+namespace {
+py::object getitem(py::object self, py::handle key) {
+  auto& a = self.cast<PyArray&>();
+  std::vector<IndexItem> idx = parse_key(key);
+  ndarray r = index(a, idx);
+  if (!r.is_traced() && r.ndim() == 0 && index_is_scalar(a, idx)) return numpy_scalar(r.dtype(), r.data());
+  return wrap(std::move(r), self);
+}
+
+void setitem(py::object self, py::handle key, py::handle value) {
+  auto& a = self.cast<PyArray&>();
+  std::vector<IndexItem> idx = parse_key(key);
+  if (!a.writeable()) throw ValueError("assignment destination is read-only");
+  py::object v = check_setitem_shape(a, idx, value);
+  index_assign(a, idx, setitem_value(v, a.dtype()));
+  report_fp("cast");  // a cast in the assignment warns here, not at the next operation
+}
+
+// ---------------------------------------------------------------- fast slots (Note [fast slots])
+// a[i] with a Python int, a[i] = x with a Python number stored exactly (float64, int64,
+// complex128 arrays), and a[start:stop:step]; everything else (and every error) goes through
+// getitem/setitem above.
+PyObject* fast_getitem(PyObject* self, PyObject* key) {
+  return guarded([&]() -> PyObject* {
+    PyArray* a = array_ptr(self);
+    if (a && !a->is_traced() && a->ndim() >= 1) {
+      if (PyLong_CheckExact(key) && a->ndim() == 1) {
+        int overflow = 0;
+        long long i = PyLong_AsLongLongAndOverflow(key, &overflow);
+        const int64_t n = a->shape()[0];
+        if (!overflow && i >= -n && i < n) {
+          if (i < 0) i += n;
+          return numpy_scalar(a->dtype(), a->data() + i * a->strides()[0]).release().ptr();
+        }
+      } else if (PySlice_Check(key)) {
+        Py_ssize_t start, stop, step;
+        if (PySlice_Unpack(key, &start, &stop, &step) < 0) return nullptr;
+        const Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(a->shape()[0]), &start, &stop, step);
+        Shape shape = a->shape();
+        Strides strides = a->strides();
+        const int64_t offset = a->offset() + (len > 0 ? start * strides[0] : 0);
+        shape[0] = len;
+        strides[0] *= step;
+        return wrap(a->with_geometry(offset, a->dtype(), std::move(shape), std::move(strides)), self).release().ptr();
+      }
+    }
+    return getitem(py::reinterpret_borrow<py::object>(self), key).release().ptr();
+  });
+}
+
+bool fast_store(PyArray& a, PyObject* key, PyObject* value) {
+  if (!PyLong_CheckExact(key) || a.ndim() != 1 || !a.writeable() || a.is_traced()) return false;
+  int overflow = 0;
+  long long i = PyLong_AsLongLongAndOverflow(key, &overflow);
+  const int64_t n = a.shape()[0];
+  if (overflow || i < -n || i >= n) return false;
+  if (i < 0) i += n;
+  std::byte* p = a.data() + i * a.strides()[0];
+  switch (a.dtype()) {
+    case DType::Float64:
+      if (PyFloat_CheckExact(value)) {
+        const double v = PyFloat_AS_DOUBLE(value);
+        std::memcpy(p, &v, sizeof v);
+        return true;
+      }
+      if (PyLong_CheckExact(value)) {
+        long long iv = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow) return false;
+        const auto v = static_cast<double>(iv);
+        std::memcpy(p, &v, sizeof v);
+        return true;
+      }
+      return false;
+    case DType::Int64:
+      if (PyLong_CheckExact(value)) {
+        const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow) return false;
+        const auto v64 = static_cast<int64_t>(v);
+        std::memcpy(p, &v64, sizeof v64);
+        return true;
+      }
+      return false;
+    case DType::Complex128:
+      if (PyComplex_CheckExact(value) || PyFloat_CheckExact(value)) {
+        const Py_complex c = PyComplex_AsCComplex(value);
+        const double v[2] = {c.real, c.imag};
+        std::memcpy(p, v, sizeof v);
+        return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
+int fast_setitem(PyObject* self, PyObject* key, PyObject* value) {
+  if (!value) {
+    PyErr_SetString(PyExc_ValueError, "cannot delete array elements");
+    return -1;
+  }
+  PyObject* r = guarded([&]() -> PyObject* {
+    PyArray* a = array_ptr(self);
+    if (!(a && fast_store(*a, key, value))) setitem(py::reinterpret_borrow<py::object>(self), key, value);
+    return Py_NewRef(Py_None);
+  });
+  if (!r) return -1;
+  Py_DECREF(r);
+  return 0;
+}
+
+PyObject* fast_sq_item(PyObject* self, Py_ssize_t i) {
+  PyObject* key = PyLong_FromSsize_t(i);
+  if (!key) return nullptr;
+  PyObject* r = fast_getitem(self, key);
+  Py_DECREF(key);
+  return r;
+}
+}  // namespace
+
+void install_fast_indexing(PyTypeObject* type) {
+  type->tp_as_mapping->mp_subscript = fast_getitem;
+  type->tp_as_mapping->mp_ass_subscript = fast_setitem;
+  type->tp_as_sequence->sq_item = fast_sq_item;
+}
+
 void bind_indexing(py::module_& m) {
   auto cls = py::reinterpret_borrow<py::class_<PyArray>>(m.attr("ndarray"));
-  cls.def("__getitem__", [](py::object self, py::handle key) -> py::object {
-    auto& a = self.cast<PyArray&>();
-    std::vector<IndexItem> idx = parse_key(key);
-    ndarray r = index(a, idx);
-    if (!r.is_traced() && r.ndim() == 0 && index_is_scalar(a, idx)) return to_numpy_scalar(r.item());
-    return wrap(std::move(r), self);
-  }, "numpy.ndarray.__getitem__: views for basic indices, copies for index arrays.");
-  cls.def("__setitem__", [](py::object self, py::handle key, py::handle value) {
-    auto& a = self.cast<PyArray&>();
-    std::vector<IndexItem> idx = parse_key(key);
-    if (!a.writeable()) throw ValueError("assignment destination is read-only");
-    py::object v = check_setitem_shape(a, idx, value);
-    index_assign(a, idx, setitem_value(v, a.dtype()));
-    report_fp("cast");  // a cast in the assignment warns here, not at the next operation
-  }, "numpy.ndarray.__setitem__: broadcasting, unsafe casting, overlap-safe.");
+  cls.def("__getitem__", &getitem, "numpy.ndarray.__getitem__: views for basic indices, copies for index arrays.");
+  cls.def("__setitem__", &setitem, "numpy.ndarray.__setitem__: broadcasting, unsafe casting, overlap-safe.");
 
   m.def("_nonzero", [](const PyArray& a) {
     py::tuple t(a.ndim());

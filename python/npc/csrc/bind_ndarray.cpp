@@ -60,6 +60,78 @@ ReleaseGil::~ReleaseGil() {
   PyEval_RestoreThread(state_);
 }
 
+PyTypeObject* g_array_type = nullptr;
+
+namespace {
+const py::detail::type_info* g_array_tinfo = nullptr;
+
+// Note [fast NumPy scalars]
+// NumPy's scalar objects of the native dtypes are laid out as {PyObject_HEAD; T obval}
+// (numpy/arrayscalars.h), so a scalar is made by the type's tp_alloc and a copy of the
+// element, instead of a call to the type with a Python number (which parses arguments and
+// goes through a Python int/float first). Each dtype's layout is checked against NumPy's own
+// constructor once at import; a dtype that fails the check is made through the constructor.
+// numpy.bool_ values are NumPy's two singletons.
+constexpr size_t kScalarValueOffset = sizeof(PyObject);
+bool g_fast_scalar[kNumDTypes] = {};
+PyObject* g_bool_scalars[2] = {nullptr, nullptr};
+
+void check_fast_scalars() {
+  for (int c = 0; c < kNumDTypes; ++c) {
+    g_fast_scalar[c] = false;
+    if (c >= static_cast<int>(scalar_types().size())) continue;
+    auto t = static_cast<DType>(c);
+    py::object type = scalar_types()[c];
+    if (t == DType::Bool) {
+      g_bool_scalars[0] = type(false).release().ptr();  // leaked: NumPy's immortal singletons
+      g_bool_scalars[1] = type(true).release().ptr();
+      continue;
+    }
+    auto* tp = reinterpret_cast<PyTypeObject*>(type.ptr());
+    if (tp->tp_itemsize != 0 || tp->tp_basicsize < static_cast<Py_ssize_t>(kScalarValueOffset + itemsize(t)) ||
+        !tp->tp_alloc)
+      continue;
+    // One value per kind, made both ways.
+    const Kind k = kind(t);
+    Scalar v = k == Kind::Signed ? Scalar::from_int(-2) : k == Kind::Unsigned ? Scalar::from_int(3) : Scalar::from_double(-2.5);
+    py::object ref = k == Kind::Signed ? type(py::int_(-2)) : k == Kind::Unsigned ? type(py::int_(3)) : type(py::float_(-2.5));
+    alignas(16) std::byte buf[16] = {};
+    v.store(t, buf);
+    PyObject* fast = tp->tp_alloc(tp, 0);
+    if (!fast) { PyErr_Clear(); continue; }
+    std::memcpy(reinterpret_cast<char*>(fast) + kScalarValueOffset, buf, itemsize(t));
+    py::object fast_obj = py::reinterpret_steal<py::object>(fast);
+    int eq = PyObject_RichCompareBool(fast_obj.ptr(), ref.ptr(), Py_EQ);
+    if (eq < 0) { PyErr_Clear(); continue; }
+    g_fast_scalar[c] = eq == 1 && Py_TYPE(fast_obj.ptr()) == Py_TYPE(ref.ptr()) &&
+                       py::repr(fast_obj).cast<std::string>() == py::repr(ref).cast<std::string>();
+  }
+}
+}  // namespace
+
+py::object numpy_scalar(DType t, const void* p) {
+  const int c = static_cast<int>(t);
+  if (t == DType::Bool && g_bool_scalars[0])
+    return py::reinterpret_borrow<py::object>(g_bool_scalars[*static_cast<const unsigned char*>(p) != 0 ? 1 : 0]);
+  if (g_fast_scalar[c]) {
+    auto* tp = reinterpret_cast<PyTypeObject*>(scalar_types()[c].ptr());
+    PyObject* o = tp->tp_alloc(tp, 0);
+    if (!o) throw py::error_already_set();
+    std::memcpy(reinterpret_cast<char*>(o) + kScalarValueOffset, p, itemsize(t));
+    return py::reinterpret_steal<py::object>(o);
+  }
+  return scalar_types().at(c)(to_python(Scalar::load(t, p)));
+}
+
+py::object new_array_object(ndarray a, py::object base) {
+  auto* heap = new PyArray(std::move(a));
+  heap->base = std::move(base);
+  py::handle h = py::detail::type_caster_generic::cast(heap, py::return_value_policy::take_ownership, py::handle(),
+                                                       g_array_tinfo, nullptr, nullptr);
+  if (!h) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(h);
+}
+
 void report_fp(const char* where) {
   int flags = take_fp_flags();
   if (flags) py::module_::import("npc._errstate").attr("report")(flags, where);
@@ -67,12 +139,13 @@ void report_fp(const char* where) {
 
 py::object wrap(ndarray result, py::handle self) {
   report_fp("cast");
-  PyArray r(std::move(result));
+  py::object base = py::none();
   if (self && !self.is_none()) {
-    auto& s = self.cast<PyArray&>();
-    if (s.storage() == r.storage()) r.base = s.base.is_none() ? py::reinterpret_borrow<py::object>(self) : s.base;
+    PyArray* s = array_ptr(self);
+    if (!s) s = &self.cast<PyArray&>();
+    if (s->storage() == result.storage()) base = s->base.is_none() ? py::reinterpret_borrow<py::object>(self) : s->base;
   }
-  return py::cast(std::move(r));
+  return new_array_object(std::move(result), std::move(base));
 }
 
 py::object to_python(const Scalar& s) {
@@ -86,7 +159,9 @@ py::object to_python(const Scalar& s) {
 }
 
 py::object to_numpy_scalar(const Scalar& s) {
-  return scalar_types().at(static_cast<int>(s.dtype))(to_python(s));
+  alignas(16) std::byte buf[16];
+  s.store(s.dtype, buf);
+  return numpy_scalar(s.dtype, buf);
 }
 
 Scalar from_python(py::handle o) {
@@ -174,9 +249,13 @@ void bind_ndarray(py::module_& m) {
     scalar_types().clear();
     for (auto d : dtypes) dtype_objects().push_back(py::reinterpret_borrow<py::object>(d));
     for (auto t : types) scalar_types().push_back(py::reinterpret_borrow<py::object>(t));
+    check_fast_scalars();
   });
 
-  py::class_<PyArray>(m, "ndarray", py::buffer_protocol(), py::module_local(false))
+  auto cls = py::class_<PyArray>(m, "ndarray", py::buffer_protocol(), py::module_local(false));
+  g_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  g_array_tinfo = py::detail::get_type_info(typeid(PyArray));
+  cls
       .def_buffer([](PyArray& a) -> py::buffer_info {
         std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
         std::vector<py::ssize_t> strides(a.strides().begin(), a.strides().end());
@@ -281,6 +360,98 @@ void bind_ndarray(py::module_& m) {
     return d;
   }, "Bytes held by npc's allocator now and at peak (dict: current_bytes, peak_bytes).");
   m.def("reset_peak_memory_stats", &reset_peak_memory_stats, "Resets the peak of memory_stats() to the current value.");
+}
+
+// ---------------------------------------------------------------- fast slots (Note [fast slots])
+namespace {
+PyObject* tuple_of(const std::vector<int64_t>& v) {
+  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(v.size()));
+  if (!t) return nullptr;
+  for (size_t i = 0; i < v.size(); ++i) {
+    PyObject* x = PyLong_FromLongLong(v[i]);
+    if (!x) { Py_DECREF(t); return nullptr; }
+    PyTuple_SET_ITEM(t, static_cast<Py_ssize_t>(i), x);
+  }
+  return t;
+}
+
+// The attributes served by getset descriptors; the descriptors they replace stay reachable
+// for setting (a property another layer gives a setter keeps it).
+enum FastAttr { kShape, kDtype, kNdim, kSize, kStrides, kItemsize, kNbytes, kNumFastAttrs };
+PyObject* g_replaced_attr[kNumFastAttrs] = {};
+
+PyObject* fast_get(PyObject* self, void* closure) {
+  PyArray* a = array_ptr(self);
+  if (!a) {  // not reachable through the type's own descriptors; kept for safety
+    PyErr_SetString(PyExc_TypeError, "expected an npc.ndarray");
+    return nullptr;
+  }
+  switch (static_cast<FastAttr>(reinterpret_cast<intptr_t>(closure))) {
+    case kShape: return tuple_of(a->shape());
+    case kDtype: return py::object(dtype_objects().at(static_cast<int>(a->dtype()))).release().ptr();
+    case kNdim: return PyLong_FromLong(a->ndim());
+    case kSize: return PyLong_FromLongLong(a->size());
+    case kStrides: return tuple_of(a->strides());
+    case kItemsize: return PyLong_FromSize_t(a->itemsize());
+    case kNbytes: return PyLong_FromLongLong(a->nbytes());
+    default: break;
+  }
+  PyErr_SetString(PyExc_SystemError, "npc: unknown fast attribute");
+  return nullptr;
+}
+
+int fast_set(PyObject* self, PyObject* value, void* closure) {
+  PyObject* old = g_replaced_attr[reinterpret_cast<intptr_t>(closure)];
+  descrsetfunc set = old ? Py_TYPE(old)->tp_descr_set : nullptr;
+  if (!set) {
+    PyErr_SetString(PyExc_AttributeError, "attribute is not writable");
+    return -1;
+  }
+  return set(old, self, value);
+}
+
+PyGetSetDef g_fast_getsets[] = {
+    {"shape", fast_get, fast_set, "Tuple of array dimensions (numpy.ndarray.shape).", reinterpret_cast<void*>(kShape)},
+    {"dtype", fast_get, fast_set, "Data type of the elements (numpy.ndarray.dtype).", reinterpret_cast<void*>(kDtype)},
+    {"ndim", fast_get, fast_set, "Number of dimensions (numpy.ndarray.ndim).", reinterpret_cast<void*>(kNdim)},
+    {"size", fast_get, fast_set, "Number of elements (numpy.ndarray.size).", reinterpret_cast<void*>(kSize)},
+    {"strides", fast_get, fast_set, "Byte steps per dimension (numpy.ndarray.strides).", reinterpret_cast<void*>(kStrides)},
+    {"itemsize", fast_get, fast_set, "Bytes per element (numpy.ndarray.itemsize).", reinterpret_cast<void*>(kItemsize)},
+    {"nbytes", fast_get, fast_set, "Bytes of all elements (numpy.ndarray.nbytes).", reinterpret_cast<void*>(kNbytes)},
+};
+
+Py_ssize_t fast_len(PyObject* self) {
+  PyArray* a = array_ptr(self);
+  if (!a) {
+    PyErr_SetString(PyExc_TypeError, "expected an npc.ndarray");
+    return -1;
+  }
+  if (a->ndim() == 0) {
+    PyErr_SetString(PyExc_TypeError, "len() of unsized object");
+    return -1;
+  }
+  return static_cast<Py_ssize_t>(a->shape()[0]);
+}
+}  // namespace
+
+void install_fast_ndarray(PyTypeObject* type) {
+  PyObject* dict = type->tp_dict;
+  for (auto& def : g_fast_getsets) {
+    const auto idx = reinterpret_cast<intptr_t>(def.closure);
+    PyObject* old = PyDict_GetItemString(dict, def.name);  // borrowed
+    if (old && Py_TYPE(old) == &PyGetSetDescr_Type) continue;  // installed already
+    Py_XINCREF(old);
+    Py_XDECREF(g_replaced_attr[idx]);
+    g_replaced_attr[idx] = old;
+    PyObject* d = PyDescr_NewGetSet(type, &def);
+    if (!d) throw py::error_already_set();
+    int rc = PyDict_SetItemString(dict, def.name, d);
+    Py_DECREF(d);
+    if (rc < 0) throw py::error_already_set();
+  }
+  type->tp_as_mapping->mp_length = fast_len;
+  type->tp_as_sequence->sq_length = fast_len;
+  PyType_Modified(type);
 }
 
 }  // namespace npc::py_bind

@@ -1,6 +1,7 @@
 // Bindings of the ops layer: one generic entry point per ufunc method (call, reduce,
 // accumulate, outer, at) keyed by op id, not one function per op.
 #include <pybind11/stl.h>
+#include <structmember.h>
 
 #include "bindings.hpp"
 #include "npc/creation.hpp"
@@ -38,10 +39,7 @@ struct BigPyInt : OverflowError {
   BigPyInt() : OverflowError("Python int too large to convert to C long") {}
 };
 
-PyArray* as_array(py::handle o) {
-  if (py::isinstance<PyArray>(o)) return &o.cast<PyArray&>();
-  return nullptr;
-}
+PyArray* as_array(py::handle o) { return array_ptr(o.ptr()); }
 
 // One ufunc operand: npc arrays as they are, Python scalars weak (NEP 50), NumPy scalars
 // and array-likes strong.
@@ -82,14 +80,15 @@ std::optional<DType> dtype_arg(int code) {
 
 py::object result_object(ndarray r, bool unwrap) {
   // Traced results stay 0-d arrays (DESIGN.md: results of tracing are not unwrapped).
-  if (unwrap && r.ndim() == 0 && !r.is_traced()) return to_numpy_scalar(r.item());
+  if (unwrap && r.ndim() == 0 && !r.is_traced()) {
+    report_fp("cast");
+    return numpy_scalar(r.dtype(), r.data());
+  }
   return wrap(std::move(r));
 }
 
-// Floating-point errors of the last call: NumPy's error state decides (Python side).
-void report_fpe(OpId op) {
-  int f = take_fp_errors();
-  if (!f) return;
+// Floating-point error flags `f` raised by `op`: NumPy's error state decides (Python side).
+void report_flags(OpId op, int f) {
   static py::object* handler = new py::object(py::module_::import("npc._ufunc").attr("_fp_error"));
   (*handler)(f, std::string(op_info(op).name));
 }
@@ -103,6 +102,52 @@ void report_fpe_in(const char* where) {
   (*handler)(f, std::string(where));
 }
 
+// Floating-point errors of the last call.
+void report_fpe(OpId op) {
+  int f = take_fp_errors();
+  if (f) report_flags(op, f);
+}
+
+// The fast path of ufunc.__call__ and the operators: arrays and weak Python scalars (Note
+// [weak integers] applies), no keywords, one output, no copies (ops::call_ufunc_fast says
+// when). Returns a null object when the general path must run.
+py::object fast_ufunc_call(OpId op, PyObject* const* args, Py_ssize_t n) {
+  if (n > 3) return {};
+  ops::FastInput fin[ops::kMaxOperands];
+  int64_t size = 0;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* p = args[i];
+    if (PyArray* a = array_ptr(p)) {
+      fin[i].array = a;
+      size = std::max(size, a->size());
+    } else if (PyFloat_CheckExact(p)) {
+      fin[i].scalar = Scalar::from_double(PyFloat_AS_DOUBLE(p));
+    } else if (PyLong_CheckExact(p)) {
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+      if (overflow) return {};
+      fin[i].scalar = Scalar::from_int(v);
+    } else if (PyComplex_CheckExact(p)) {
+      Py_complex c = PyComplex_AsCComplex(p);
+      fin[i].scalar = Scalar::from_complex({c.real, c.imag});
+    } else {
+      return {};
+    }
+  }
+  int flags = 0;
+  std::optional<ndarray> r;
+  if (size >= kReleaseGil) {
+    ReleaseGil nogil;
+    r = ops::call_ufunc_fast(op, fin, static_cast<int>(n), &flags);
+  } else {
+    r = ops::call_ufunc_fast(op, fin, static_cast<int>(n), &flags);
+  }
+  if (!r) return {};
+  if (flags) report_flags(op, flags);
+  if (r->ndim() == 0) return numpy_scalar(r->dtype(), r->data());
+  return new_array_object(std::move(*r));
+}
+
 py::object not_native() {
   static py::object* sentinel = new py::object(py::module_::import("npc._ufunc").attr("_NOT_NATIVE"));
   return *sentinel;
@@ -112,43 +157,9 @@ py::object not_native() {
 py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object where, int dtype, int casting,
                            const std::string& order) {
     OpId op = static_cast<OpId>(op_id);
-    if (out.is_none() && where.is_none() && dtype < 0 && casting == 3 && order == "K" && args.size() <= 3) {
-      // Fast path: arrays and Python scalars, no keywords (Note [weak integers] applies).
-      ops::FastInput fin[ops::kMaxOperands];
-      bool ok = true;
-      int64_t size = 0;
-      for (size_t i = 0; i < args.size() && ok; ++i) {
-        PyObject* p = args[i].ptr();
-        if (PyArray* a = as_array(p)) {
-          fin[i].array = a;
-          size = std::max(size, a->size());
-        } else if (PyFloat_CheckExact(p)) {
-          fin[i].scalar = Scalar::from_double(PyFloat_AS_DOUBLE(p));
-        } else if (PyLong_CheckExact(p)) {
-          int overflow = 0;
-          long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
-          if (overflow) ok = false;
-          else fin[i].scalar = Scalar::from_int(v);
-        } else if (PyComplex_CheckExact(p)) {
-          Py_complex c = PyComplex_AsCComplex(p);
-          fin[i].scalar = Scalar::from_complex({c.real, c.imag});
-        } else {
-          ok = false;
-        }
-      }
-      if (ok) {
-        std::optional<ndarray> r;
-        if (size >= kReleaseGil) {
-          ReleaseGil nogil;
-          r = ops::call_ufunc_fast(op, fin, static_cast<int>(args.size()));
-        } else {
-          r = ops::call_ufunc_fast(op, fin, static_cast<int>(args.size()));
-        }
-        if (r) {
-          report_fpe(op);
-          return result_object(std::move(*r), true);
-        }
-      }
+    if (out.is_none() && where.is_none() && dtype < 0 && casting == 3 && order == "K") {
+      py::object r = fast_ufunc_call(op, &PySequence_Fast_ITEMS(args.ptr())[0], PyTuple_GET_SIZE(args.ptr()));
+      if (r) return r;
     }
     std::vector<py::object> keep;
     std::vector<Operand> ins;
@@ -206,8 +217,7 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
 // NumPy's binop deferral: operands whose type sets __array_ufunc__ = None get NotImplemented.
 bool defers(py::handle other) {
   PyObject* o = other.ptr();
-  if (PyFloat_CheckExact(o) || PyLong_CheckExact(o) || PyComplex_CheckExact(o) || PyBool_Check(o) ||
-      py::isinstance<PyArray>(other))
+  if (PyFloat_CheckExact(o) || PyLong_CheckExact(o) || PyComplex_CheckExact(o) || PyBool_Check(o) || array_ptr(o))
     return false;
   PyObject* au = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), "__array_ufunc__");
   if (!au) {
@@ -233,6 +243,148 @@ py::object binary_operator(int op_id, py::handle a, py::handle b, bool inplace) 
   if (r.is(not_native())) r = operator_fallback(op_id, args, out);
   if (inplace) return py::reinterpret_borrow<py::object>(a);
   return r;
+}
+
+// ---------------------------------------------------------------- fast slots (Note [fast slots])
+// a <op> b from the interpreter: the type's number slots call this with the operands in
+// expression order, whichever of them is the npc array (a reflected operation has the array
+// on the right), so the ufunc always sees (a, b).
+PyObject* binary_slot(OpId op, PyObject* a, PyObject* b) {
+  return guarded([&]() -> PyObject* {
+    if (defers(array_ptr(a) ? b : a)) return Py_NewRef(Py_NotImplemented);
+    PyObject* args[2] = {a, b};
+    if (py::object r = fast_ufunc_call(op, args, 2)) return r.release().ptr();
+    py::tuple t = py::make_tuple(py::handle(a), py::handle(b));
+    py::object r = ufunc_call_impl(static_cast<int>(op), t, py::none(), py::none(), -1, 3, "K");
+    if (r.is(not_native())) r = operator_fallback(static_cast<int>(op), t, py::none());
+    return r.release().ptr();
+  });
+}
+
+template <OpId Op>
+PyObject* nb_binary(PyObject* a, PyObject* b) { return binary_slot(Op, a, b); }
+
+template <OpId Op>
+PyObject* nb_inplace(PyObject* a, PyObject* b) {
+  return guarded([&]() -> PyObject* { return binary_operator(static_cast<int>(Op), a, b, true).release().ptr(); });
+}
+
+template <OpId Op>
+PyObject* nb_unary(PyObject* a) {
+  return guarded([&]() -> PyObject* {
+    if (py::object r = fast_ufunc_call(Op, &a, 1)) return r.release().ptr();
+    return ufunc_call_impl(static_cast<int>(Op), py::make_tuple(py::handle(a)), py::none(), py::none(), -1, 3, "K")
+        .release().ptr();
+  });
+}
+
+PyObject* richcompare(PyObject* a, PyObject* b, int cmp) {
+  static constexpr OpId kCompare[] = {OpId::less, OpId::less_equal, OpId::equal, OpId::not_equal, OpId::greater,
+                                      OpId::greater_equal};  // Py_LT .. Py_GE
+  if (cmp < Py_LT || cmp > Py_GE) return Py_NewRef(Py_NotImplemented);
+  return binary_slot(kCompare[cmp], a, b);
+}
+
+// npc.ufunc's base type: __call__ without keywords runs here (vectorcall), everything else
+// in the Python subclass's `_call` (python/npc/_ufunc.py).
+struct UfuncObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  int op;   // OpId, -1 until _bind
+  int nin;
+};
+
+PyObject* ufunc_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* u = reinterpret_cast<UfuncObject*>(self);
+  const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (u->op >= 0 && n == u->nin && nkw == 0) {
+    return guarded([&]() -> PyObject* {
+      const auto op = static_cast<OpId>(u->op);
+      if (py::object r = fast_ufunc_call(op, args, n)) return r.release().ptr();
+      py::tuple t(n);
+      for (Py_ssize_t i = 0; i < n; ++i) t[i] = py::handle(args[i]);
+      py::object r = ufunc_call_impl(u->op, t, py::none(), py::none(), -1, 3, "K");
+      if (r.is(not_native())) r = py::handle(self).attr("_fallback")("__call__", t, py::dict());
+      return r.release().ptr();
+    });
+  }
+  // self._call(*args, **kwargs): the keyword handling of python/npc/_ufunc.py.
+  static PyObject* name = PyUnicode_InternFromString("_call");
+  std::vector<PyObject*> full(static_cast<size_t>(n + nkw + 1));
+  full[0] = self;
+  for (Py_ssize_t i = 0; i < n + nkw; ++i) full[static_cast<size_t>(i + 1)] = args[i];
+  return PyObject_VectorcallMethod(name, full.data(), static_cast<size_t>(n + 1), kwnames);
+}
+
+PyObject* ufunc_new(PyTypeObject* type, PyObject*, PyObject*) {
+  auto* u = reinterpret_cast<UfuncObject*>(type->tp_alloc(type, 0));
+  if (!u) return nullptr;
+  u->vectorcall = ufunc_vectorcall;
+  u->op = -1;
+  u->nin = 0;
+  return reinterpret_cast<PyObject*>(u);
+}
+
+PyObject* ufunc_bind(PyObject* self, PyObject* args) {
+  int op = 0, nin = 0;
+  if (!PyArg_ParseTuple(args, "ii", &op, &nin)) return nullptr;
+  if (op < 0 || op >= kNumOps || op_info(static_cast<OpId>(op)).nin != nin) {
+    PyErr_SetString(PyExc_ValueError, "npc: bad ufunc binding");
+    return nullptr;
+  }
+  auto* u = reinterpret_cast<UfuncObject*>(self);
+  u->op = op;
+  u->nin = nin;
+  Py_RETURN_NONE;
+}
+
+PyMemberDef g_ufunc_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, static_cast<Py_ssize_t>(offsetof(UfuncObject, vectorcall)), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+PyMethodDef g_ufunc_methods[] = {
+    {"_bind", ufunc_bind, METH_VARARGS, "_bind(op_id, nin): the op table row this ufunc calls."},
+    {nullptr, nullptr, 0, nullptr}};
+PyType_Slot g_ufunc_slots[] = {
+    {Py_tp_new, reinterpret_cast<void*>(ufunc_new)},
+    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+    {Py_tp_members, g_ufunc_members},
+    {Py_tp_methods, g_ufunc_methods},
+    {Py_tp_doc, const_cast<char*>("Base of npc.ufunc: the keyword-free call path in C++.")},
+    {0, nullptr}};
+PyType_Spec g_ufunc_spec = {"npc._core._UfuncBase", sizeof(UfuncObject), 0,
+                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL, g_ufunc_slots};
+
+void install_fast_operators(PyTypeObject* type) {
+  PyNumberMethods* nb = type->tp_as_number;
+  nb->nb_add = nb_binary<OpId::add>;
+  nb->nb_subtract = nb_binary<OpId::subtract>;
+  nb->nb_multiply = nb_binary<OpId::multiply>;
+  nb->nb_true_divide = nb_binary<OpId::divide>;
+  nb->nb_floor_divide = nb_binary<OpId::floor_divide>;
+  nb->nb_remainder = nb_binary<OpId::remainder>;
+  nb->nb_divmod = nb_binary<OpId::divmod>;
+  nb->nb_and = nb_binary<OpId::bitwise_and>;
+  nb->nb_or = nb_binary<OpId::bitwise_or>;
+  nb->nb_xor = nb_binary<OpId::bitwise_xor>;
+  nb->nb_lshift = nb_binary<OpId::left_shift>;
+  nb->nb_rshift = nb_binary<OpId::right_shift>;
+  nb->nb_inplace_add = nb_inplace<OpId::add>;
+  nb->nb_inplace_subtract = nb_inplace<OpId::subtract>;
+  nb->nb_inplace_multiply = nb_inplace<OpId::multiply>;
+  nb->nb_inplace_true_divide = nb_inplace<OpId::divide>;
+  nb->nb_inplace_floor_divide = nb_inplace<OpId::floor_divide>;
+  nb->nb_inplace_remainder = nb_inplace<OpId::remainder>;
+  nb->nb_inplace_and = nb_inplace<OpId::bitwise_and>;
+  nb->nb_inplace_or = nb_inplace<OpId::bitwise_or>;
+  nb->nb_inplace_xor = nb_inplace<OpId::bitwise_xor>;
+  nb->nb_inplace_lshift = nb_inplace<OpId::left_shift>;
+  nb->nb_inplace_rshift = nb_inplace<OpId::right_shift>;
+  nb->nb_negative = nb_unary<OpId::negative>;
+  nb->nb_positive = nb_unary<OpId::positive>;
+  nb->nb_absolute = nb_unary<OpId::absolute>;
+  nb->nb_invert = nb_unary<OpId::invert>;
+  type->tp_richcompare = richcompare;
 }
 
 }  // namespace
@@ -436,6 +588,18 @@ void bind_ops(py::module_& m) {
           py::is_method(cls), py::name(item.first.cast<std::string>().c_str()));
     }
   });
+
+  PyObject* ufunc_base = PyType_FromSpec(&g_ufunc_spec);
+  if (!ufunc_base) throw py::error_already_set();
+  m.attr("_UfuncBase") = py::reinterpret_steal<py::object>(ufunc_base);
+
+  m.def("_install_fast_paths", [](py::object cls) {
+    auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    install_fast_operators(type);
+    install_fast_ndarray(type);
+    install_fast_indexing(type);
+    PyType_Modified(type);
+  }, "Installs npc.ndarray's type slots and descriptors (Note [fast slots]); call once, last.");
 
   m.def("set_num_threads", &set_num_threads, py::arg("n"),
         "Number of threads npc's eager kernels use (default: all cores).");

@@ -31,6 +31,41 @@ class ReleaseGil {
   PyThreadState* state_;
 };
 
+/// npc.ndarray's Python type object (set when the class is bound).
+extern PyTypeObject* g_array_type;
+
+/// The PyArray held by an npc.ndarray object (or an instance of a subclass), or null for any
+/// other object. No pybind11 type lookup: this runs on every operator and ufunc call.
+inline PyArray* array_ptr(PyObject* o) {
+  PyTypeObject* t = Py_TYPE(o);
+  if (t != g_array_type && (!g_array_type || !PyType_IsSubtype(t, g_array_type))) return nullptr;
+  auto* inst = reinterpret_cast<py::detail::instance*>(o);
+  void* v = inst->simple_layout ? inst->simple_value_holder[0] : inst->get_value_and_holder().value_ptr();
+  return static_cast<PyArray*>(v);
+}
+inline PyArray* array_ptr(py::handle o) { return array_ptr(o.ptr()); }
+
+/// A new npc.ndarray object owning `a` (its `base` set to `base`), made without pybind11's
+/// per-call type lookups.
+py::object new_array_object(ndarray a, py::object base = py::none());
+
+/// The NumPy scalar (numpy.float64(...) etc.) for the element of dtype `t` at `p`.
+py::object numpy_scalar(DType t, const void* p);
+
+/// Runs `f` (which returns a new reference or null with a Python error set) for a raw
+/// CPython slot: C++ exceptions become Python exceptions exactly as in pybind11's dispatcher.
+template <class F>
+PyObject* guarded(F&& f) noexcept {
+  try {
+    return f();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+  }
+  return nullptr;
+}
+
 /// Wraps `result` as a Python object; when it views the memory of `self`, its base is
 /// self's base (or self, when self owns its memory), as NumPy collapses bases.
 py::object wrap(ndarray result, py::handle self = py::handle());
@@ -45,6 +80,16 @@ py::object to_numpy_scalar(const Scalar& s);
 Scalar from_python(py::handle o);
 /// Shape from an int or a sequence of ints (TypeError otherwise).
 Shape to_shape(py::handle o);
+
+// Note [fast slots]
+// The hottest entry points (operators, ufunc calls, scalar indexing, shape/dtype/ndim/size,
+// len, a.sum()/max()/min()) are installed as CPython type slots and getset/method
+// descriptors at the end of `import npc` (_core._install_fast_paths), so a call goes from the
+// interpreter straight to C++ instead of through a bound method and pybind11's dispatcher.
+// Each one handles the common case itself and otherwise runs the same code as the
+// pybind11-bound method of the same name, which stays in the class for explicit calls.
+void install_fast_ndarray(PyTypeObject* type);   // bind_ndarray.cpp: attributes, len
+void install_fast_indexing(PyTypeObject* type);  // bind_indexing.cpp: __getitem__/__setitem__
 
 void register_errors(py::module_& m);
 void bind_ndarray(py::module_& m);
