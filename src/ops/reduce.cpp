@@ -1,10 +1,12 @@
 // numpy.ufunc.reduce / accumulate / at and argmin/argmax.
 //
 // Note [reduction order]
-// NumPy's iterator walks memory in stride order. When the axis with the smallest stride is
-// reduced, every output element is reduced over its own block, the innermost run with
-// NumPy's pairwise summation for float add (so sums agree with NumPy to the last ULPs).
-// Otherwise the output is accumulated slice by slice with the binary ufunc's own loop
+// NumPy's iterator walks memory in stride order (axes with negative strides as they are,
+// backwards). When the axis with the smallest stride is reduced, every output element is
+// reduced over its own block run by run in memory order, each run with NumPy's pairwise
+// summation for float add, added to the output (so sums agree with NumPy to the last bit;
+// Note [buffered reductions] for the exception). Otherwise the output is accumulated slice
+// by slice, the reduced axes in memory order, with the binary ufunc's own loop
 // (out = op(out, a[..., i, ...])), which is what NumPy does for outer-axis reductions.
 #include <algorithm>
 #include <atomic>
@@ -15,6 +17,7 @@
 #include <string>
 
 #include "npc/creation.hpp"
+#include "npc/fperror.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
 
@@ -750,7 +753,20 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
 void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const std::optional<Operand>& b) {
   const OpInfo& info = op_info(op);
   if (!a_in.writeable()) throw ValueError("output array is read-only");
-  if (!a_in.is_c_contiguous()) throw ValueError("ufunc.at: npc needs a C-contiguous target");
+  // Note [ufunc.at targets]: `flat_indices` are C-order positions in `a`, which may be any
+  // view (strided, transposed, negative strides): each maps to its element's byte offset.
+  const Shape& ashape = a_in.shape();
+  const Strides& astr = a_in.strides();
+  const bool contiguous = a_in.is_c_contiguous();
+  auto byte_offset = [&](int64_t i) {
+    if (contiguous) return i * static_cast<int64_t>(a_in.itemsize());
+    int64_t off = 0;
+    for (int d = a_in.ndim() - 1; d >= 0; --d) {
+      off += (i % ashape[d]) * astr[d];
+      i /= ashape[d];
+    }
+    return off;
+  };
   ndarray idx = flat_indices.dtype() == DType::Int64 ? flat_indices : flat_indices.astype(DType::Int64);
   idx = idx.copy(Order::C);
   const int64_t m = idx.size();
@@ -758,8 +774,6 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
   bool weak[2] = {false, b ? b->weak : false};
   LoopTypes lt = resolve_loop(op, std::span<const DType>(ins, info.nin), std::span<const bool>(weak, info.nin));
   const bool cast = lt.in[0] != a_in.dtype() || lt.out[0] != a_in.dtype();
-  // The loop writes its output over its first input in place: both need one dtype.
-  if (cast && lt.out[0] != lt.in[0]) throw UfuncCastingError(op, true, 0, lt.out[0], a_in.dtype(), Casting::SameKind);
   ops::LoopFn fn = nullptr;
   for (const auto& l : ops::loops_of(op))
     if (l.in == lt.in && l.out == lt.out) fn = l.fn;
@@ -789,24 +803,31 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
     int64_t i = ip[k];
     if (i < 0) i += n;
     // The element in the loop's dtype: `a` itself, or a one-element copy cast each time.
-    ndarray tmp;
-    if (cast) tmp = a_in.with_geometry(a_in.offset() + i * isz, a_in.dtype(), Shape{1}, Strides{isz}).astype(lt.in[0]);
-    std::byte* p = cast ? tmp.data() : a_in.data() + i * isz;
+    // With a cast, the loop reads a copy in its input dtype and writes a one-element output
+    // of its output dtype (logical_and on uint8 runs ll->?), cast back into `a`.
+    ndarray tmp, tout;
+    if (cast) {
+      tmp = a_in.with_geometry(a_in.offset() + byte_offset(i), a_in.dtype(), Shape{1}, Strides{isz}).astype(lt.in[0]);
+      tout = lt.out[0] == lt.in[0] ? tmp : empty(Shape{1}, lt.out[0]);
+    }
+    std::byte* p = cast ? tmp.data() : a_in.data() + byte_offset(i);
+    std::byte* po = cast ? tout.data() : p;
     if (info.nin == 2) {
-      std::byte* ptrs[3] = {p, bv.data() + k * bv.strides()[0], p};
+      std::byte* ptrs[3] = {p, bv.data() + k * bv.strides()[0], po};
       int64_t st[3] = {0, 0, 0};
       fn(ptrs, st, 1);
     } else {
-      std::byte* ptrs[2] = {p, p};
+      std::byte* ptrs[2] = {p, po};
       int64_t st[2] = {0, 0};
       fn(ptrs, st, 1);
     }
     if (cast) {
-      ndarray back = tmp.astype(a_in.dtype());
-      std::memcpy(a_in.data() + i * isz, back.data(), static_cast<size_t>(isz));
+      ndarray back = tout.astype(a_in.dtype());
+      std::memcpy(a_in.data() + byte_offset(i), back.data(), static_cast<size_t>(isz));
     }
   }
-  int f = ops::checks_fpe(op) ? ops::read_fpe() : 0;
+  // NumPy reports the flags of the loop and of the casts around it as raised "in at".
+  int f = (ops::checks_fpe(op) ? ops::read_fpe() : 0) | (cast ? take_fp_flags() : 0);
   if (f) ops::note_fpe(f);
 }
 

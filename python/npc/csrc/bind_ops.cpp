@@ -33,6 +33,12 @@ py::object& np_generic() {
 // then runs the call on NumPy.
 struct NotNative {};
 
+// A Python int outside int64 and uint64 (Note [big Python ints]): the call runs in Python
+// (npc._ufunc._big_int_call), which converts it as NumPy does for the loop chosen.
+struct BigPyInt : OverflowError {
+  BigPyInt() : OverflowError("Python int too large to convert to C long") {}
+};
+
 PyArray* as_array(py::handle o) { return array_ptr(o.ptr()); }
 
 // One ufunc operand: npc arrays as they are, Python scalars weak (NEP 50), NumPy scalars
@@ -48,7 +54,7 @@ Operand to_operand(py::handle o, std::vector<py::object>& keep) {
     unsigned long long u = PyLong_AsUnsignedLongLong(p);
     if (PyErr_Occurred()) {
       PyErr_Clear();
-      throw OverflowError("Python integer " + py::str(o).cast<std::string>() + " out of bounds for int64");
+      throw BigPyInt{};
     }
     return {scalar_array(Scalar::from_uint(u)), true};
   }
@@ -180,6 +186,9 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
       }
     } catch (const NotNative&) {
       return not_native();
+    } catch (const BigPyInt&) {
+      static py::object* big = new py::object(py::module_::import("npc._ufunc").attr("_big_int_call"));
+      return (*big)(op_id, args, out, where, dtype, casting, order);
     }
     opts.dtype = dtype_arg(dtype);
     opts.casting = static_cast<Casting>(casting);
@@ -527,7 +536,7 @@ void bind_ops(py::module_& m) {
     std::vector<py::object> keep;
     if (!b.is_none()) ob = to_operand(b, keep);
     ufunc_at(static_cast<OpId>(op_id), a, idx, ob);
-    report_fpe(static_cast<OpId>(op_id));
+    report_fpe_in("at");
   });
 
   m.def("where3", [](py::object c, py::object x, py::object y) -> py::object {
@@ -539,6 +548,9 @@ void bind_ops(py::module_& m) {
       oy = to_operand(y, keep);
     } catch (const NotNative&) {
       return not_native();
+    } catch (const BigPyInt&) {
+      static py::object* big = new py::object(py::module_::import("npc._ufunc").attr("_big_int_where"));
+      return (*big)(c, x, y);
     }
     // numpy.where treats a Python bool condition as an array, and returns an array (never a scalar).
     return wrap(where(oc.array, ox, oy));
