@@ -309,7 +309,10 @@ PyObject* fast_getitem(PyObject* self, PyObject* key) {
         const int64_t offset = a->offset() + (len > 0 ? start * strides[0] : 0);
         shape[0] = len;
         strides[0] *= step;
-        return wrap(a->with_geometry(offset, a->dtype(), std::move(shape), std::move(strides)), self).release().ptr();
+        // A view: its base is self's base, or self when self owns its memory (as wrap()).
+        py::object base = a->base.is_none() ? py::reinterpret_borrow<py::object>(self) : a->base;
+        return new_array_object(a->with_geometry(offset, a->dtype(), std::move(shape), std::move(strides)),
+                                std::move(base)).release().ptr();
       }
     }
     return getitem(py::reinterpret_borrow<py::object>(self), key).release().ptr();

@@ -442,6 +442,81 @@ PyMethodDef g_array_ufunc_def = {"__array_ufunc__", reinterpret_cast<PyCFunction
                                  "NEP 13 hook: a NumPy ufunc called with npc arrays runs npc's native ufunc of the "
                                  "same name (python/npc/_interop.py)."};
 
+// ---- ndarray.__array_function__ (NEP 18): numpy.concatenate([...]), numpy.where(...) on
+// npc arrays call npc's function of the same name here when the routing of
+// python/npc/_interop.py finds a native one (Note [routing by name] there); errors that
+// mean "not native after all" and every other case go back to Python.
+PyObject* g_array_function_py = nullptr;  // _interop.__array_function__
+PyObject* g_func_routes = nullptr;        // func -> (module dict, name, qualified name)
+PyObject* g_route_fn = nullptr;           // _interop._route
+PyObject* g_fallback_ids = nullptr;       // ids of fallback wrappers (a set)
+PyObject* g_function_failed = nullptr;    // _interop._array_function_failed
+
+PyObject* fast_array_function(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs == 4 && !kwnames && g_func_routes && PyTuple_CheckExact(args[2]) && PyDict_CheckExact(args[3])) {
+    PyObject *func = args[0], *types = args[1], *fargs = args[2], *fkwargs = args[3];
+    PyObject* route = PyDict_GetItemWithError(g_func_routes, func);  // borrowed
+    if (!route && !PyErr_Occurred()) {
+      PyObject* r = PyObject_CallOneArg(g_route_fn, func);
+      if (!r) return nullptr;
+      Py_DECREF(r);  // held by the routes dict
+      route = PyDict_GetItemWithError(g_func_routes, func);
+    }
+    if (!route) return nullptr;
+    PyObject* impl = PyTuple_Check(route) && PyTuple_GET_SIZE(route) >= 2
+                         ? PyDict_GetItemWithError(PyTuple_GET_ITEM(route, 0), PyTuple_GET_ITEM(route, 1))
+                         : nullptr;
+    if (!impl && PyErr_Occurred()) return nullptr;
+    bool plain = impl && impl != func && (PyTuple_Check(types) || PyList_Check(types));
+    if (plain) {
+      PyObject* id = PyLong_FromVoidPtr(impl);
+      if (!id) return nullptr;
+      const int fb = PySet_Contains(g_fallback_ids, id);
+      Py_DECREF(id);
+      if (fb < 0) return nullptr;
+      plain = fb == 0;
+    }
+    if (plain) {
+      PyObject* seq = PySequence_Fast(types, "types");
+      if (!seq) return nullptr;
+      auto* np_type = reinterpret_cast<PyObject*>(py::detail::npy_api::get().PyArray_Type_);
+      for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq) && plain; ++i) {
+        PyObject* t = PySequence_Fast_GET_ITEM(seq, i);
+        plain = t == reinterpret_cast<PyObject*>(g_array_type) || t == np_type;
+      }
+      Py_DECREF(seq);
+    }
+    if (plain) {
+      PyObject* r = PyObject_Call(impl, fargs, PyDict_GET_SIZE(fkwargs) ? fkwargs : nullptr);
+      if (r) return r;
+#if PY_VERSION_HEX >= 0x030C0000
+      PyObject* err = PyErr_GetRaisedException();
+#else
+      PyObject *etype, *err, *etb;
+      PyErr_Fetch(&etype, &err, &etb);
+      PyErr_NormalizeException(&etype, &err, &etb);
+      if (etb) PyException_SetTraceback(err, etb);
+      Py_XDECREF(etype);
+      Py_XDECREF(etb);
+#endif
+      PyObject* call[8] = {self, func, types, fargs, fkwargs, route, impl, err};
+      r = PyObject_Vectorcall(g_function_failed, call, 8, nullptr);
+      Py_DECREF(err);
+      return r;
+    }
+  }
+  std::vector<PyObject*> full(static_cast<size_t>(nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0) + 1));
+  full[0] = self;
+  for (size_t i = 1; i < full.size(); ++i) full[i] = args[i - 1];
+  return PyObject_Vectorcall(g_array_function_py, full.data(), static_cast<size_t>(nargs + 1), kwnames);
+}
+
+PyMethodDef g_array_function_def = {
+    "__array_function__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_array_function)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "NEP 18 hook: a NumPy function called with npc arrays runs npc's function of the same name "
+    "(python/npc/_interop.py)."};
+
 // ---- a.sum(), a.max(), ... without arguments: the full reduction in C++; with arguments,
 // the Python method they replace (python/npc/_ufunc.py).
 struct FastReduction {
@@ -512,6 +587,7 @@ void install_fast_methods(PyTypeObject* type, py::dict ns) {
   g_ns = ns.inc_ref().ptr();
   if (!g_ufunc_names) g_ufunc_names = PyDict_New();
   install_method(type, g_array_ufunc_def, &g_array_ufunc_py);
+  install_method(type, g_array_function_def, &g_array_function_py);
 }
 
 void install_fast_operators(PyTypeObject* type) {
@@ -749,6 +825,15 @@ void bind_ops(py::module_& m) {
   if (!ufunc_base) throw py::error_already_set();
   g_ufunc_base = reinterpret_cast<PyTypeObject*>(ufunc_base);
   m.attr("_UfuncBase") = py::reinterpret_steal<py::object>(ufunc_base);
+
+  m.def("_set_array_function_helpers", [](py::dict routes, py::object route, py::object fallback_ids,
+                                          py::object failed) {
+    for (PyObject** slot : {&g_func_routes, &g_route_fn, &g_fallback_ids, &g_function_failed}) Py_XDECREF(*slot);
+    g_func_routes = routes.inc_ref().ptr();
+    g_route_fn = route.inc_ref().ptr();
+    g_fallback_ids = fallback_ids.inc_ref().ptr();
+    g_function_failed = failed.inc_ref().ptr();
+  }, "Shares python/npc/_interop.py's routing state with the C++ __array_function__.");
 
   m.def("_install_fast_paths", [](py::object cls, py::dict ns) {
     auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
