@@ -51,10 +51,7 @@ build: venv
 
 test: setup
 	cd build && ctest --output-on-failure -j$(JOBS)
-	NPC_CACHE_DIR=$$(mktemp -d) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider --ignore=tests/python/test_fusion_fperrors.py
-	@# Known defect: an errstate(raise) error inside a compiled call leaves traced state behind
-	@# that breaks later tests in the same process, so these tests run in a process of their own.
-	NPC_CACHE_DIR=$$(mktemp -d) $(PY) -m pytest -p no:cacheprovider tests/python/test_fusion_fperrors.py
+	NPC_CACHE_DIR=$$(mktemp -d) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
 
 demo: setup
 	$(PY) bench/demo.py

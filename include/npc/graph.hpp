@@ -67,7 +67,8 @@ enum class NodeKind : uint8_t {
   Cast,    ///< args[0] cast to `dtype` with NumPy's unsafe rules (explicit promotion casts)
   Reduce,  ///< op.reduce(args[0]); params = [keepdims, axis...]; `value` = initial, if any
   View,    ///< an index map over args[0]: params[0] is a ViewKind, the rest its parameters
-  Gather,  ///< take(args[0], args[1], axis=params[0]); args[1] is int64, already bounds-checked
+  Gather,  ///< a[..., i_0, ..., i_{k-1}, ...]: args = (a, i_0..i_{k-1}) index axes params[0]..params[0]+k-1;
+           ///< the i_j are int64 of one (broadcast) shape, already bounds-checked (Note [gathers])
   Write,   ///< functionalized write: args = (base, region, value), see Note [writes]
   Prim,    ///< another primitive of ops.def (where, argmax, cumsum, matmul, iota, fill)
   Call,    ///< opaque host call params[0] of Graph::calls (e.g. numpy.random), a fusion barrier
@@ -94,6 +95,17 @@ enum class ViewKind : uint8_t {
   Strided,
 };
 std::string_view view_kind_name(ViewKind k);
+
+// Note [gathers]
+// Advanced indexing of a traced array by integer arrays (`a[i, j]`, `a[:, idx]`, `a[[0, 2]]`,
+// mixed with slices and integers) is one Gather node over the consecutive axes it indexes:
+// the tracer applies the basic part (slices) as views first and, when the index arrays are
+// not adjacent, permutes the indexed axes to the front, exactly NumPy's placement rule. Its
+// index operands are int64 and in [-n, n) (negative values count from the end): a constant
+// index is checked while tracing; an index that is a graph input (an argument, or a global
+// or closure array bound by reference so later changes are seen) is checked before every
+// run (Graph::index_checks, so the graph stays fusable); any other traced index goes
+// through a host call that checks it (a Call node, so such graphs run eagerly).
 
 // Note [writes]
 // Mutation is functionalized: `x[1:3] = v`, `np.add(a, b, out=x)` and `x += y` produce a
@@ -175,6 +187,10 @@ class Graph {
   NodeRef strided(NodeRef a, int64_t offset, std::span<const int64_t> strides, SymShape shape);
   /// take(a, idx, axis) along one axis; idx int64 of any shape.
   NodeRef gather(NodeRef a, NodeRef idx, int64_t axis);
+  /// NumPy's advanced indexing by k >= 1 int64 arrays of one shape on the consecutive axes
+  /// axis..axis+k-1 of `a`: result shape a.shape[:axis] + idx.shape + a.shape[axis+k:]
+  /// (Note [gathers]). The indexed axes must be static.
+  NodeRef gather(NodeRef a, std::span<const NodeRef> idx, int64_t axis);
   /// Functionalized write (Note [writes]).
   NodeRef write(NodeRef base, NodeRef region, NodeRef value);
   /// Another primitive (where, argmax, argmin, cumsum, cumprod, matmul, iota, fill).
@@ -190,6 +206,15 @@ class Graph {
   std::vector<NodeRef> outputs;                       ///< results, in order
   std::vector<std::pair<int, NodeRef>> writebacks;    ///< (input index, final value)
   std::vector<std::pair<HostCall, std::string>> calls;///< host calls of Call nodes
+  /// Run-time bounds checks of integer index arrays that are graph inputs (Note [gathers]):
+  /// before a run, every value of `inputs[input]` must lie in [-extent, extent).
+  struct IndexCheck {
+    int input;
+    int64_t extent;
+    int64_t axis;   ///< the indexed axis, for the IndexError message
+    bool operator==(const IndexCheck&) const = default;
+  };
+  std::vector<IndexCheck> index_checks;
   int num_inputs() const { return num_inputs_; }
   int num_scalars() const { return num_scalars_; }
 
@@ -239,6 +264,12 @@ struct RunArgs {
   std::span<const ndarray> inputs;     ///< one per Graph input (their shapes bind the symbols)
   std::span<const npc::Scalar> scalars;///< one per runtime scalar
 };
+
+/// Raises IndexError (NumPy's "index 5 is out of bounds for axis 0 with size 3") when an
+/// input named by `g.index_checks` holds an out-of-range index. Every executable runs it first.
+void check_index_inputs(const Graph& g, std::span<const ndarray> inputs);
+/// Raises that IndexError when integer array `x` holds a value outside [-extent, extent).
+void check_index_values(const ndarray& x, int64_t extent, int64_t axis);
 
 /// Runs `g` op by op with the eager kernels of src/ops (backend="eager"), performs the
 /// write-backs into `args.inputs`, and returns the outputs.

@@ -31,18 +31,23 @@ class Storage {
   static std::shared_ptr<Storage> allocate(size_t nbytes, bool zero = false);
   /// Wraps external memory; `release` runs when the storage dies.
   static std::shared_ptr<Storage> borrow(void* data, size_t nbytes, std::function<void()> release);
+  /// Wraps external memory that nothing else uses any more (a private NumPy buffer npc
+  /// takes over): released like borrowed memory, but arrays covering it own it (OWNDATA).
+  static std::shared_ptr<Storage> adopt(void* data, size_t nbytes, std::function<void()> release);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   std::byte* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
-  bool owned() const { return !release_; }
+  /// True for npc-allocated and adopted memory: an array covering all of it owns its data.
+  bool owned() const { return owns_; }
 
  private:
   Storage() = default;
   std::byte* data_ = nullptr;
   size_t nbytes_ = 0;
   std::function<void()> release_;
+  bool owns_ = false;
 };
 
 /// Bytes currently held and the peak since the last reset, for npc-owned storage.
@@ -170,6 +175,22 @@ class ndarray {
 
   /// Same storage, new geometry (no checks; the caller keeps the view in bounds).
   ndarray with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const;
+
+  // In-place changes of an array's own geometry (numpy's shape/strides/dtype setters and
+  // ndarray.resize). Other views of the memory are unaffected: they keep the storage alive.
+  /// Takes the geometry of `view` (a view of this array's storage), keeping OWNDATA and
+  /// WRITEABLE: numpy's `a.shape = ...` (with view = a.reshape(...)) and `a.dtype = ...`.
+  void assign_geometry(const ndarray& view);
+  /// numpy's `a.strides = ...`: ValueError "strides must be  same length as shape (n)" or
+  /// "strides is not compatible with available memory" when an element would fall outside
+  /// the storage.
+  void set_strides(std::span<const int64_t> strides);
+  /// numpy.ndarray.resize(shape) after the Python layer's reference checks: a new
+  /// zero-filled buffer of the new size holding the leading bytes of the old one, C order
+  /// (F order for F- but not C-contiguous arrays). ValueError for non-contiguous arrays
+  /// ("resize only works on single-segment arrays"), negative dimensions, and a change of
+  /// size on an array that does not own its data; MemoryError when too big.
+  void resize(std::span<const int64_t> shape);
 
  private:
   void update_flags();

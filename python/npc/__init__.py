@@ -39,8 +39,11 @@ from ._ufunc import *  # noqa: E402,F401,F403
 # --- indexing, shape manipulation, sorting, sets (python/npc/_indexing.py, _shape.py)
 from ._indexing import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
+# --- median and quantiles (python/npc/_quantile.py)
+from ._quantile import *  # noqa: E402,F401,F403
 # --- matrix products (python/npc/_linalg.py; npc.linalg and npc.random are subpackages)
 from ._linalg import *  # noqa: E402,F401,F403
+from ._vectorize import vectorize  # noqa: E402
 # --- protocols and interop (python/npc/_interop.py)
 from ._interop import *  # noqa: E402,F401,F403
 # --- compiler (src/tracer, src/fusion; python/npc/compiler)

@@ -17,7 +17,15 @@ ndarray = _core.ndarray
 
 def _numpy_view(a):
     """Zero-copy numpy.ndarray over an npc array's memory (read-only stays read-only)."""
-    return _np.asarray(memoryview(a))
+    try:
+        return _np.asarray(memoryview(a))
+    except BufferError as e:
+        # A traced array is made concrete here (a graph break runs the pending segment): a
+        # floating-point error that segment raised under numpy.errstate reaches the caller as
+        # itself, not wrapped by the buffer protocol.
+        if isinstance(e.__cause__, (ArithmeticError, Warning)):
+            raise e.__cause__ from None
+        raise
 
 
 def _from_numpy(arr):

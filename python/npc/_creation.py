@@ -5,12 +5,16 @@ other array-likes) uses NumPy's own array coercion, whose result npc adopts with
 Non-native dtypes stay NumPy arrays.
 """
 import operator
+import sys as _sys
 
 import numpy as _np
 
 from . import _core
 from ._array import _as_npc, _check_python_int, _from_numpy, ndarray
 from ._dtypes import BOOL, COMPLEX128, DTYPES, FLOAT64, INT64, code_of
+from . import _ndarray_ext
+
+_ndarray_ext.install()
 
 _ORDERS = ("C", "F", "A", "K")
 
@@ -39,8 +43,23 @@ def _check_order(order, allowed=("C", "F")):
 
 def _wrap_numpy_result(r):
     if type(r) is _np.ndarray and r.dtype.isnative and r.flags.aligned:
+        # Referrers: the caller's temporary (now this frame's argument) and getrefcount's.
+        if _sys.getrefcount(r) == 2:
+            return _adopt(r)
         return _from_numpy(r)
     return r
+
+
+def _adopt(arr):
+    """npc array taking over a NumPy array that nothing else refers to (the caller checks):
+    zero-copy, with OWNDATA set and no base, as the array NumPy made would have. Other
+    NumPy arrays are wrapped as views of their owner (_from_numpy)."""
+    code = code_of(arr.dtype)
+    if code is None or arr.base is not None or not arr.flags.owndata or not arr.flags.aligned \
+            or not (arr.flags.c_contiguous or arr.flags.f_contiguous):
+        return _from_numpy(arr)
+    return _core._adopt_numpy(arr, code, arr.__array_interface__["data"][0], arr.shape, arr.strides,
+                              not arr.flags.writeable)
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
@@ -77,6 +96,8 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
         # Byte-swapped and unaligned memory stays a NumPy array (its dtype and layout are not
         # npc's); npc operations convert such operands on entry.
         return arr
+    if _sys.getrefcount(arr) == 2:  # NumPy made it for us (from a list, a scalar, ...)
+        return _adopt(arr)
     return _from_numpy(arr)
 
 

@@ -513,14 +513,16 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
     ret = sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     if isinstance(ret, ndarray):
-        ret = divide(ret, rcount, out=ret, casting="unsafe")  # noqa: F821
+        # An intp count, not a weak int: complex64 / intp runs the complex128 loop, as in NumPy.
+        ret = divide(ret, _np.intp(rcount) if isinstance(rcount, int) else rcount, out=ret,  # noqa: F821
+                     casting="unsafe")
         if f16 and out is None:
             ret = ret.astype(x.dtype)
     else:
-        # NumPy scalar arithmetic, as numpy.mean does ("... in scalar divide" warnings).
-        ret = ret.dtype.type(ret / rcount)
-        if f16:
-            ret = x.dtype.type(ret)
+        # NumPy scalar arithmetic with an intp count, as numpy.mean does (float32 / intp is
+        # a float64 division, "... in divide"; float64 / intp "... in scalar divide").
+        rc = _np.intp(rcount) if isinstance(rcount, int) else rcount
+        ret = x.dtype.type(ret / rc) if f16 else ret.dtype.type(ret / rc)
     return ret
 
 
@@ -538,15 +540,16 @@ def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
     arrmean = sum(x, axis=axis, dtype=dtype, keepdims=True, where=where)
     if arrmean.ndim == 0 and not isinstance(arrmean, ndarray):
         arrmean = _from_numpy(_np.asarray(arrmean))
-    arrmean = divide(arrmean, rcount, out=arrmean, casting="unsafe")  # noqa: F821
+    arrmean = divide(arrmean, _np.intp(rcount) if isinstance(rcount, int) else rcount, out=arrmean,  # noqa: F821
+                     casting="unsafe")
     d = subtract(x, arrmean)  # noqa: F821
     if not isinstance(d, ndarray):
         d = _from_numpy(_np.asarray(d))
     if d.dtype.kind == "c":
         re, im = d.real, d.imag
-        sq = add(multiply(re, re), multiply(im, im))  # noqa: F821
+        sq = add(square(re), square(im))  # noqa: F821
     else:
-        sq = multiply(d, d, out=d)  # noqa: F821
+        sq = square(d, out=d)  # noqa: F821  (NumPy squares: "overflow encountered in square")
     ret = sum(sq, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     rc = maximum(subtract(rcount, ddof), 0)  # noqa: F821
     if isinstance(ret, ndarray):
@@ -1031,131 +1034,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return avg
 
 
-def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """numpy.median: the middle value (mean of the two middle values for even counts) along
-    one `axis` (None: all); float64 for integer input; NaN where a slice holds NaN. Tuple
-    axes and `out=` run on NumPy."""
-    x = _native(a)
-    if x is None or isinstance(axis, tuple) or out is not None:
-        _fallback.record("median")
-        return _fallback.from_numpy(_np.median(_to_numpy(a), axis=axis, out=_to_numpy(out),
-                                               overwrite_input=overwrite_input, keepdims=keepdims))
-    import npc
-    nd = x.ndim
-    if axis is None:
-        y, ax = x.reshape(-1), 0
-    else:
-        ax = _operator.index(axis)
-        if not -nd <= ax < nd:
-            raise _np.exceptions.AxisError(ax, nd)
-        ax %= nd
-        y = x
-    n = y.shape[ax]
-    if n == 0:
-        return mean(x, axis=axis, keepdims=keepdims)
-    s = npc.sort(y, axis=ax)
-    mid = n // 2
-    part = npc.take(s, [mid - 1, mid] if n % 2 == 0 else [mid], axis=ax)
-    r = mean(part, axis=ax, keepdims=True)
-    if y.dtype.kind in "fc":
-        bad = any(isnan(y), axis=ax, keepdims=True)  # noqa: F821
-        r = _select(bad, r.dtype.type(_np.nan), r)
-    if axis is None:
-        r = r.reshape((1,) * nd if keepdims else ())
-    elif not keepdims:
-        r = r.reshape(r.shape[:ax] + r.shape[ax + 1:])
-    if isinstance(r, ndarray) and r.ndim == 0:
-        return r._scalar()
-    return r
-
-
-def _lerp(a, b, t):
-    """NumPy's _lerp: a + (b - a) * t, computed from b for t >= 0.5 (monotone, exact ends)."""
-    diff_b_a = subtract(b, a)  # noqa: F821
-    r = add(a, multiply(diff_b_a, t))  # noqa: F821
-    if not isinstance(r, ndarray):
-        r = _from_numpy(_np.asarray(r))
-    subtract(b, multiply(diff_b_a, subtract(1, t)), out=r, where=greater_equal(t, 0.5), casting="unsafe",  # noqa: F821
-             dtype=r.dtype)
-    return r._scalar() if r.ndim == 0 else r
-
-
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-             weights=None, interpolation=None):
-    """numpy.quantile with method="linear" along one `axis` (None: all): sorted values
-    interpolated with NumPy's _lerp; NaN where a slice holds NaN; float64 for integer input,
-    the input's float dtype for a Python-number `q`. ValueError for q outside [0, 1]. Other
-    methods, weights, tuple axes and `out=` run on NumPy."""
-    x = _native(a)
-    if x is None or method != "linear" or weights is not None or interpolation is not None or out is not None \
-            or isinstance(axis, tuple):
-        _fallback.record("quantile")
-        return _fallback.from_numpy(_np.quantile(_to_numpy(a), _to_numpy(q), axis=axis, out=_to_numpy(out),
-                                                 overwrite_input=overwrite_input, method=method,
-                                                 keepdims=keepdims, weights=_to_numpy(weights),
-                                                 interpolation=interpolation))
-    if x.dtype.kind == "c":
-        raise TypeError("a must be an array of real numbers")
-    qa = _np.asarray(q, dtype=x.dtype) if isinstance(q, (int, float)) and x.dtype.kind == "f" else \
-        _np.asarray(_to_numpy(q))
-    if not (qa.ndim == 0 and 0 <= qa <= 1 or qa.ndim > 0 and (qa >= 0).all() and (qa <= 1).all()):
-        raise ValueError("Quantiles must be in the range [0, 1]")
-    import npc
-    nd = x.ndim
-    if axis is None:
-        y = x.reshape(-1)
-    else:
-        ax = _operator.index(axis)
-        if not -nd <= ax < nd:
-            raise _np.exceptions.AxisError(ax, nd)
-        ax %= nd
-        y = x.transpose([ax] + [d for d in range(nd) if d != ax])
-    n = y.shape[0]
-    s = npc.sort(y, axis=0)
-    vi = _np.asarray((n - 1) * qa)
-    prev = _np.asarray(_np.floor(vi))
-    gamma = _np.asarray(vi - prev, dtype=vi.dtype)
-    prev_i = _np.array(prev, dtype=_np.intp)
-    next_i = _np.array(prev_i + 1, dtype=_np.intp)
-    above = vi >= n - 1
-    prev_i[above] = -1
-    next_i[above] = -1
-    below = vi < 0
-    prev_i[below] = 0
-    next_i[below] = 0
-    lo = npc.take(s, prev_i.reshape(-1), axis=0)
-    hi = npc.take(s, next_i.reshape(-1), axis=0)
-    rest = y.shape[1:]
-    lo = lo.reshape(qa.shape + rest)
-    hi = hi.reshape(qa.shape + rest)
-    t = npc.asarray(gamma.reshape(qa.shape + (1,) * len(rest)))
-    r = _lerp(lo, hi, t)
-    if s.dtype.kind == "f" and n > 0:
-        last = npc.take(s, [n - 1], axis=0).reshape(rest)
-        bad = isnan(last)  # noqa: F821
-        if builtins.any(_np.atleast_1d(_to_numpy(bad)).ravel()):
-            r = _select(broadcast_to(bad, _np.shape(r)) if rest else bad, last if rest else last, r)
-    if keepdims:
-        kshape = (1,) * nd if axis is None else tuple(1 if d == ax else x.shape[d] for d in range(nd))
-        r = npc.asarray(r).reshape(qa.shape + kshape)
-    if isinstance(r, ndarray) and r.ndim == 0:
-        return r._scalar()
-    return r
-
-
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-               weights=None, interpolation=None):
-    """numpy.percentile: quantile(a, q / 100) (same rules; ValueError for q outside [0, 100])."""
-    qa = _np.true_divide(_to_numpy(q), 100)
-    if isinstance(q, (int, float)) and not isinstance(q, bool):
-        x = _native(a)
-        if x is not None and x.dtype.kind == "f":
-            qa = _np.asarray(q, dtype=x.dtype) / x.dtype.type(100)
-    qa = _np.asanyarray(qa)
-    if not ((qa >= 0).all() and (qa <= 1).all()):
-        raise ValueError("Percentiles must be in the range [0, 100]")
-    return quantile(a, qa if qa.ndim else qa[()], axis=axis, out=out, overwrite_input=overwrite_input,
-                    method=method, keepdims=keepdims, weights=weights, interpolation=interpolation)
+# median, quantile, percentile and their nan- forms: python/npc/_quantile.py
 
 
 # ---------------------------------------------------------------- threads
@@ -1271,5 +1150,5 @@ __all__ = (["ufunc"] + list(_UFUNCS) + _ALIASES +
             "mean", "var", "std", "ptp", "count_nonzero", "nansum", "nanprod", "nanmax", "nanmin",
             "nanargmax", "nanargmin", "nancumsum", "nancumprod", "nanmean", "nanvar", "nanstd", "where",
             "clip", "round", "around", "fix", "real", "imag", "angle", "nan_to_num", "isclose", "allclose",
-            "array_equal", "array_equiv", "average", "median", "quantile", "percentile", "set_num_threads", "get_num_threads",
+            "array_equal", "array_equiv", "average", "set_num_threads", "get_num_threads",
             "set_parallel_threshold", "get_parallel_threshold"])

@@ -131,6 +131,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, bool zero) {
   }
   s->data_ = static_cast<std::byte*>(p);
   s->nbytes_ = nbytes;
+  s->owns_ = true;
   account(static_cast<int64_t>(nbytes));
   return s;
 }
@@ -140,6 +141,12 @@ std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes, std::functio
   s->data_ = static_cast<std::byte*>(data);
   s->nbytes_ = nbytes;
   s->release_ = release ? std::move(release) : [] {};
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::adopt(void* data, size_t nbytes, std::function<void()> release) {
+  auto s = borrow(data, nbytes, std::move(release));
+  s->owns_ = true;
   return s;
 }
 
@@ -340,11 +347,68 @@ void ndarray::update_flags() {
   aligned_ = reinterpret_cast<uintptr_t>(data()) % align == 0;
   for (int d = 0; d < ndim() && aligned_; ++d)
     if (shape_[d] > 1 && strides_[d] % static_cast<int64_t>(align) != 0) aligned_ = false;
+  if (size_ == 0) aligned_ = true;  // NumPy: an empty array is aligned, whatever its pointer
 }
 
 Flags ndarray::flags() const { return {c_contig_, f_contig_, aligned_, writeable_, owndata_}; }
 
 void ndarray::set_writeable(bool w) { writeable_ = w; }
+
+void ndarray::assign_geometry(const ndarray& view) {
+  const bool own = owndata_, writeable = writeable_;
+  *this = view;
+  owndata_ = own;
+  writeable_ = writeable;
+}
+
+void ndarray::set_strides(std::span<const int64_t> strides) {
+  if (static_cast<int>(strides.size()) != ndim())
+    throw ValueError("strides must be  same length as shape (" + std::to_string(ndim()) + ")");
+  if (trace_) realize();
+  // Every element must lie inside the storage (NumPy checks against its base's memory).
+  if (size_ > 0) {
+    int64_t lo = 0, hi = static_cast<int64_t>(itemsize());
+    for (int d = 0; d < ndim(); ++d) (strides[d] < 0 ? lo : hi) += strides[d] * (shape_[d] - 1);
+    if (offset_ + lo < 0 || offset_ + hi > static_cast<int64_t>(storage_->nbytes()))
+      throw ValueError("strides is not compatible with available memory");
+  }
+  assign_geometry(with_geometry(offset_, dtype_, shape_, Strides(strides.begin(), strides.end())));
+}
+
+void ndarray::resize(std::span<const int64_t> shape) {
+  if (trace_) realize();
+  if (!c_contig_ && !f_contig_) throw ValueError("resize only works on single-segment arrays");
+  Shape ns(shape.begin(), shape.end());
+  for (int64_t d : ns)
+    if (d < 0) throw ValueError("negative dimensions not allowed");
+  int64_t n;
+  try {
+    n = shape_size(ns, itemsize());
+  } catch (const ValueError&) {
+    throw MemoryError("");  // NumPy reports a size overflow here as a bare MemoryError
+  }
+  // NumPy's strides for a resized array: contiguous, zero-length axes skipped in the product
+  // (unlike a new empty array's all-zero strides).
+  const bool fortran = f_contig_ && !c_contig_;
+  Strides st(ns.size());
+  int64_t acc = static_cast<int64_t>(itemsize());
+  for (size_t k = 0; k < ns.size(); ++k) {
+    size_t d = fortran ? k : ns.size() - 1 - k;
+    st[d] = acc;
+    if (ns[d]) acc *= ns[d];
+  }
+  if (n == size_) {
+    assign_geometry(with_geometry(offset_, dtype_, ns, st));
+    return;
+  }
+  if (!owndata_) throw ValueError("cannot resize this array: it does not own its data");
+  const size_t nbytes = static_cast<size_t>(n) * itemsize();
+  auto storage = Storage::allocate(nbytes, true);
+  // A contiguous array's first element is its lowest address: the kept bytes are a prefix.
+  if (const size_t keep = std::min(nbytes, static_cast<size_t>(this->nbytes())))
+    std::memcpy(storage->data(), data(), keep);
+  *this = ndarray(std::move(storage), 0, dtype_, std::move(ns), std::move(st), writeable_);
+}
 
 ndarray ndarray::with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const {
   ndarray r(storage_, offset, dtype, std::move(shape), std::move(strides), writeable_);

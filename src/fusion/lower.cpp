@@ -546,17 +546,22 @@ class Emitter {
       case NodeKind::Reduce: return reduce(n, idx, key);
       case NodeKind::Prim: return prim(n, idx, key);
       case NodeKind::Gather: {
-        NodeRef a = n->args[0], ind = n->args[1];
-        int64_t axis = n->params[0];
-        std::vector<Lin> iidx(idx.begin() + axis, idx.begin() + axis + ind->ndim());
-        Val iv = value(ind, iidx);
-        Lin extent = dim_lin(a->shape[axis]);
-        Expr e{Expr::K::Lit, DType::Int64};
-        e.args = {Val{"(" + iv.text + " < 0 ? " + iv.text + " + " + extent.str() + " : " + iv.text + ")", DType::Int64}};
-        Val norm = let(DType::Int64, e, val_level(iv));
+        // k index operands of one shape on source axes axis..axis+k-1 (Note [gathers] in
+        // include/npc/graph.hpp): each one a normalised load index of its axis.
+        NodeRef a = n->args[0];
+        const int64_t axis = n->params[0], k = static_cast<int64_t>(n->args.size()) - 1;
+        const size_t ind_nd = static_cast<size_t>(n->args[1]->ndim());
+        std::vector<Lin> iidx(idx.begin() + axis, idx.begin() + axis + ind_nd);
         std::vector<Lin> sidx(idx.begin(), idx.begin() + axis);
-        sidx.push_back(Lin::atom(norm.text));
-        for (size_t d = axis + ind->ndim(); d < idx.size(); ++d) sidx.push_back(idx[d]);
+        for (int64_t j = 0; j < k; ++j) {
+          Val iv = value(n->args[1 + j], iidx);
+          Lin extent = dim_lin(a->shape[axis + j]);
+          Expr e{Expr::K::Lit, DType::Int64};
+          e.args = {Val{"(" + iv.text + " < 0 ? " + iv.text + " + " + extent.str() + " : " + iv.text + ")", DType::Int64}};
+          Val norm = let(DType::Int64, e, val_level(iv));
+          sidx.push_back(Lin::atom(norm.text));
+        }
+        for (size_t d = axis + ind_nd; d < idx.size(); ++d) sidx.push_back(idx[d]);
         return value(a, sidx);
       }
       case NodeKind::Write: return write(n, idx);

@@ -12,6 +12,8 @@ namespace npc::ops {
 
 /// Up to 4 operands (nin + nout <= 4 for every row of ops.def).
 inline constexpr int kMaxOperands = 4;
+/// Operands run_elementwise takes: a ufunc's plus two (the where= mask and its context).
+inline constexpr int kMaxExecOperands = kMaxOperands + 2;
 
 /// Runs `fn` over `shape` for `nops` operands (kernel order: inputs then outputs) with byte
 /// strides `strides[k]` (ndim entries each, 0 on broadcast axes). Iterates in the memory

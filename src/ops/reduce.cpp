@@ -7,6 +7,7 @@
 // Otherwise the output is accumulated slice by slice with the binary ufunc's own loop
 // (out = op(out, a[..., i, ...])), which is what NumPy does for outer-axis reductions.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -310,13 +311,18 @@ std::optional<ndarray> reduce_small_contiguous(OpId op, const ndarray& a, const 
   ndarray res = empty(Shape{}, t);
   std::byte* acc = res.data();
   const std::byte* p = a.data();
-  if (std::optional<Scalar> init = identity_of(op, t)) {
-    init->store(t, acc);
+  std::optional<Scalar> init = identity_of(op, t);
+  if (init) init->store(t, acc);
+  const bool fpe = ops::checks_fpe(op);
+  if (fpe) ops::clear_fpe();
+  if (init) {
     inner(fn, p, isz, n, acc);
   } else {
     std::memcpy(acc, p, static_cast<size_t>(isz));
     if (n > 1) inner(fn, p + isz, isz, n - 1, acc);
   }
+  if (fpe)
+    if (int f = ops::read_fpe()) ops::note_fpe(f);
   return res;
 }
 
@@ -405,22 +411,12 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     src = filled;
   }
 
-  // NumPy's iterator walks reduced axes with negative strides forwards in memory: flip them
-  // so sums accumulate in the same order.
+  // A reduced axis with a negative stride makes NumPy buffer non-contiguous reduced blocks
+  // (Note [buffered reductions]); otherwise it walks such an axis as it is, backwards.
   const ndarray src_unflipped = src;
-  {
-    Strides st = src.strides();
-    int64_t off = src.offset();
-    bool flipped = false;
-    for (int d = 0; d < src.ndim(); ++d) {
-      if (red[d] && st[d] < 0 && src.shape()[d] > 1) {
-        off += (src.shape()[d] - 1) * st[d];
-        st[d] = -st[d];
-        flipped = true;
-      }
-    }
-    if (flipped) src = src.with_geometry(off, src.dtype(), src.shape(), st);
-  }
+  bool neg_reduced = false;
+  for (int d = 0; d < src.ndim(); ++d)
+    if (red[d] && src.strides()[d] < 0 && src.shape()[d] > 1) neg_reduced = true;
 
   // Result array (kept dims in order) with the reduction's dtype.
   ndarray res = empty(kept_shape, t);
@@ -465,11 +461,15 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       }
       if (cs.empty()) { cs.push_back(1); cst.push_back(0); }
       // Note [buffered reductions]
-      // When a reduced block is not one memory run, NumPy's iterator copies it through a
-      // buffer (8192 elements) in the view's logical order and reduces each buffer. npc copies
-      // the view with the reduced axes last, in logical order, and reduces 8192-element chunks.
+      // When a reduced block is not one memory run and one of its axes runs backwards,
+      // NumPy's iterator copies it through a buffer (8192 elements) in the view's logical
+      // order and reduces each buffer. npc copies the view with the reduced axes last, in
+      // logical order, and reduces 8192-element chunks. Without a backwards axis NumPy walks
+      // the block run by run in memory order (out = out + pairwise(run)), as npc does below.
+      // (Found by comparing sums of order-sensitive data over C, F, transposed, strided and
+      // reversed views with every axis combination: tests/numpy_conformance/test_reductions.py.)
       bool buffered = false;
-      if (cs.size() > 1) {
+      if (cs.size() > 1 && neg_reduced) {
         std::vector<int64_t> perm;
         for (int d : kept_axes) perm.push_back(d);
         for (int d : red_axes) perm.push_back(d);
@@ -517,47 +517,82 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         res.fill(*init);
       }
       int nt = ops::threads_for(nout * nred);
+      // Note [reduction FP errors]: NumPy reports the flags its reduce loops raise as
+      // "... encountered in reduce"; each thread collects its own.
+      const bool fpe = ops::checks_fpe(op);
+      std::atomic<int> fl{0};
       if (nout == 1 && nt > 1 && cs.size() == 1 && (op == OpId::add || op == OpId::maximum || op == OpId::minimum)) {
         // One long run: split it among threads, combine the partial results in order.
         std::vector<std::byte> parts(static_cast<size_t>(nt) * 16);
         std::vector<char> has(nt, 0);
         const int64_t chunk = ((run + nt - 1) / nt + 127) / 128 * 128;
 #if NPC_HAVE_OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#pragma omp parallel num_threads(nt)
 #endif
-        for (int k = 0; k < nt; ++k) {
-          int64_t lo = k * chunk, hi = std::min(run, lo + chunk);
-          if (lo >= hi) continue;
-          const std::byte* p = src.data() + lo * run_s;
-          std::byte* acc = parts.data() + k * 16;
-          std::memcpy(acc, p, isz);
-          if (hi - lo > 1) inner(fn, p + run_s, run_s, hi - lo - 1, acc);
-          has[k] = 1;
+        {
+          if (fpe) ops::clear_fpe();
+#if NPC_HAVE_OPENMP
+#pragma omp for schedule(static, 1)
+#endif
+          for (int k = 0; k < nt; ++k) {
+            int64_t lo = k * chunk, hi = std::min(run, lo + chunk);
+            if (lo >= hi) continue;
+            const std::byte* p = src.data() + lo * run_s;
+            std::byte* acc = parts.data() + k * 16;
+            std::memcpy(acc, p, isz);
+            if (hi - lo > 1) inner(fn, p + run_s, run_s, hi - lo - 1, acc);
+            has[k] = 1;
+          }
+          if (fpe) fl.fetch_or(ops::read_fpe());
         }
+        if (fpe) ops::clear_fpe();
         bool first = !init.has_value();
         for (int k = 0; k < nt; ++k) {
           if (!has[k]) continue;
           if (first) { std::memcpy(out0, parts.data() + k * 16, isz); first = false; }
           else inner(fn, parts.data() + k * 16, 0, 1, out0);
         }
+        if (fpe) fl.fetch_or(ops::read_fpe());
       } else {
         const int64_t ostride = static_cast<int64_t>(isz);
         nt = std::min<int64_t>(nt, nout);
         if (nt > 1) {  // Note [no idle parallel regions] in registry.cpp
 #if NPC_HAVE_OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
+#pragma omp parallel num_threads(nt)
 #endif
-          for (int64_t j = 0; j < nout; ++j) reduce_one(j, out0 + j * ostride);
+          {
+            if (fpe) ops::clear_fpe();
+#if NPC_HAVE_OPENMP
+#pragma omp for schedule(static)
+#endif
+            for (int64_t j = 0; j < nout; ++j) reduce_one(j, out0 + j * ostride);
+            if (fpe) fl.fetch_or(ops::read_fpe());
+          }
         } else {
+          if (fpe) ops::clear_fpe();
           for (int64_t j = 0; j < nout; ++j) reduce_one(j, out0 + j * ostride);
+          if (fpe) fl.fetch_or(ops::read_fpe());
         }
       }
+      if (int f = fl.load()) ops::note_fpe(f);
     } else {
       // Outer reduction: res = first slice (or initial), then res = op(res, slice_i).
       std::vector<std::vector<int64_t>> st{Strides(kshape.size()), kstr, Strides(kshape.size())};
       Strides rcs = res.strides();
       st[0] = rcs;
       st[2] = rcs;
+      // The reduced axes are walked in memory order (largest stride outermost), as NumPy's
+      // iterator does.
+      {
+        std::vector<size_t> ord(rshape.size());
+        for (size_t i = 0; i < ord.size(); ++i) ord[i] = i;
+        std::stable_sort(ord.begin(), ord.end(), [&](size_t x, size_t y) { return std::abs(rstr[x]) > std::abs(rstr[y]); });
+        Shape rs2;
+        Strides rt2;
+        for (size_t i : ord) { rs2.push_back(rshape[i]); rt2.push_back(rstr[i]); }
+        rshape = rs2;
+        rstr = rt2;
+      }
       std::vector<int64_t> idx(rshape.size(), 0);
       bool first = !init.has_value();
       if (init) res.fill(*init);

@@ -269,8 +269,8 @@ Geometry make_geometry(int nops, const std::vector<std::vector<int64_t>>& stride
 // Runs the loop nest of `g` restricted to outer-axis range [lo, hi) of axis 0 (or the inner
 // range when g is 1-D).
 void run_range(LoopFn fn, int nops, std::byte* const* base, const Geometry& g, int64_t lo, int64_t hi) {
-  std::byte* p[kMaxOperands];
-  int64_t is[kMaxOperands];
+  std::byte* p[kMaxExecOperands];
+  int64_t is[kMaxExecOperands];
   const size_t nd = g.shape.size();
   if (nd == 0) {
     for (int k = 0; k < nops; ++k) { p[k] = base[k]; is[k] = 0; }

@@ -114,6 +114,31 @@ void masked_copy(const ndarray& dst, const ndarray& src, const ndarray& mask) {
   ops::run_elementwise(fn, 3, ptrs, st, dst.shape(), 2, false);
 }
 
+// The where= kernel wrapper: operand 0 is a MaskedCtx (stride 0), operand 1 the bool mask,
+// the rest the ufunc's own operands; the ufunc's loop runs on each run of true mask values.
+struct MaskedCtx {
+  ops::LoopFn fn;
+  int nops;
+};
+
+void masked_loop(std::byte* const* p, const int64_t* s, int64_t n) {
+  const MaskedCtx& c = *reinterpret_cast<const MaskedCtx*>(p[0]);
+  const std::byte* m = p[1];
+  const int64_t ms = s[1];
+  std::byte* q[ops::kMaxOperands];
+  int64_t i = 0;
+  while (i < n) {
+    while (i < n && !*reinterpret_cast<const bool*>(m + i * ms)) ++i;
+    int64_t j = i;
+    while (j < n && *reinterpret_cast<const bool*>(m + j * ms)) ++j;
+    if (j > i) {
+      for (int k = 0; k < c.nops; ++k) q[k] = p[2 + k] + i * s[2 + k];
+      c.fn(q, s + 2, j - i);
+    }
+    i = j;
+  }
+}
+
 void extent(const ndarray& x, const std::byte*& lo, const std::byte*& hi) {
   lo = hi = x.storage()->data() + x.offset();
   for (int d = 0; d < x.ndim(); ++d) {
@@ -355,12 +380,13 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
       if (!can_cast(loop.out[k], o.dtype(), opts.casting))
         throw UfuncCastingError(op, true, k, loop.out[k], o.dtype(), opts.casting);
       results.push_back(o);
-      if (o.dtype() == loop.out[k] && !mask) {
+      if (o.dtype() == loop.out[k]) {  // masked lanes are left as they are (Note [where= lanes])
         targets.push_back(o);
         continue;
       }
     }
     ndarray t = new_output(shape, loop.out[k], opts.order, inputs);
+    if (mask && has_out) t.fill(Scalar::from_int(0));  // masked lanes are cast into nothing but stay defined
     targets.push_back(t);
     if (!has_out) results.push_back(t);
   }
@@ -398,7 +424,26 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   int cost = (is_inexact(loop.in[0]) && op != OpId::add && op != OpId::subtract && op != OpId::multiply) ? 8 : 1;
   // Complex comparisons use C's ordered comparisons, which raise "invalid" on NaN as NumPy's do.
   const bool fpe = ops::checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
-  int flags = ops::run_elementwise(fn, nin + nout, ptrs, strides, shape, nin, fpe, cost);
+  int flags;
+  if (mask) {
+    // Note [where= lanes]: NumPy neither computes nor writes the lanes where `where` is
+    // False, so their floating-point errors are never raised. The kernel runs on the
+    // masked-in runs only: the mask and a context (stride 0) ride along as two extra operands.
+    MaskedCtx ctx{fn, nin + nout};
+    std::byte* mptrs[ops::kMaxOperands + 2];
+    std::vector<std::vector<int64_t>> mst;
+    mptrs[0] = reinterpret_cast<std::byte*>(&ctx);
+    mst.emplace_back(shape.size(), 0);
+    mptrs[1] = mask->data();
+    mst.push_back(broadcast_strides(*mask, shape));
+    for (int k = 0; k < nin + nout; ++k) {
+      mptrs[2 + k] = ptrs[k];
+      mst.push_back(strides[k]);
+    }
+    flags = ops::run_elementwise(&masked_loop, nin + nout + 2, mptrs, mst, shape, nin + 2, fpe, cost);
+  } else {
+    flags = ops::run_elementwise(fn, nin + nout, ptrs, strides, shape, nin, fpe, cost);
+  }
   if (flags) ops::note_fpe(flags);
 
   for (int k = 0; k < nout; ++k) {

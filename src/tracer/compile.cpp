@@ -27,7 +27,10 @@ ir::Executable make_executable(const std::shared_ptr<ir::Graph>& g, const std::s
       for (ir::NodeRef n : g->nodes()) calls = calls || n->kind == ir::NodeKind::Call;
       if (!calls) {
         ir::Executable e = (*b)(*g);
-        return [g, e](const ir::RunArgs& a) { return e(a); };  // keeps the graph alive
+        return [g, e](const ir::RunArgs& a) {  // keeps the graph alive
+          ir::check_index_inputs(*g, a.inputs);  // Note [gathers] in include/npc/graph.hpp
+          return e(a);
+        };
       }
     }
   }

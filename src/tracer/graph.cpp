@@ -279,13 +279,50 @@ NodeRef Graph::strided(NodeRef a, int64_t offset, std::span<const int64_t> strid
 }
 
 NodeRef Graph::gather(NodeRef a, NodeRef idx, int64_t axis) {
+  return gather(a, std::span<const NodeRef>(&idx, 1), axis);
+}
+
+NodeRef Graph::gather(NodeRef a, std::span<const NodeRef> idx, int64_t axis) {
+  const int64_t k = static_cast<int64_t>(idx.size());
+  if (k < 1) bad("gather needs at least one index");
   axis = normalize_axis(axis, a->ndim());
-  if (idx->dtype != DType::Int64) bad("gather index must be int64");
+  if (axis + k > a->ndim()) bad("gather: more index arrays than axes");
+  for (NodeRef i : idx) {
+    if (i->dtype != DType::Int64) bad("gather index must be int64");
+    if (i->shape != idx[0]->shape) bad("gather indices must have one shape");
+  }
   SymShape shape;
   for (int64_t d = 0; d < axis; ++d) shape.push_back(a->shape[d]);
-  shape.insert(shape.end(), idx->shape.begin(), idx->shape.end());
-  for (int64_t d = axis + 1; d < a->ndim(); ++d) shape.push_back(a->shape[d]);
-  return intern(Node{NodeKind::Gather, OpId::take, a->dtype, std::move(shape), {a, idx}, {axis}});
+  shape.insert(shape.end(), idx[0]->shape.begin(), idx[0]->shape.end());
+  for (int64_t d = axis + k; d < a->ndim(); ++d) shape.push_back(a->shape[d]);
+  std::vector<NodeRef> args{a};
+  args.insert(args.end(), idx.begin(), idx.end());
+  return intern(Node{NodeKind::Gather, OpId::take, a->dtype, std::move(shape), std::move(args), {axis}});
+}
+
+void check_index_values(const ndarray& x, int64_t extent, int64_t axis) {
+  if (x.size() == 0) return;
+  if (!is_integer(x.dtype())) throw IndexError("arrays used as indices must be of integer (or boolean) type");
+  auto fail = [&](const std::string& v) {
+    throw IndexError("index " + v + " is out of bounds for axis " + std::to_string(axis) + " with size " +
+                     std::to_string(extent));
+  };
+  if (x.dtype() == DType::UInt64) {
+    // uint64 values past int64's range would wrap negative in a cast: compare unsigned.
+    ndarray u = x.is_c_contiguous() ? x : x.copy();
+    const uint64_t* p = reinterpret_cast<const uint64_t*>(u.data());
+    for (int64_t e = 0; e < u.size(); ++e)
+      if (p[e] >= static_cast<uint64_t>(extent)) fail(std::to_string(p[e]));
+    return;
+  }
+  ndarray i64 = x.dtype() == DType::Int64 && x.is_c_contiguous() ? x : x.astype(DType::Int64);
+  const int64_t* p = reinterpret_cast<const int64_t*>(i64.data());
+  for (int64_t e = 0; e < i64.size(); ++e)
+    if (p[e] < -extent || p[e] >= extent) fail(std::to_string(p[e]));
+}
+
+void check_index_inputs(const Graph& g, std::span<const ndarray> inputs) {
+  for (const auto& c : g.index_checks) check_index_values(inputs[c.input], c.extent, c.axis);
 }
 
 NodeRef Graph::write(NodeRef base, NodeRef region, NodeRef value) {
@@ -340,6 +377,7 @@ size_t Graph::structural_hash() const {
   for (NodeRef o : outputs) hash_mix(h, o->id);
   for (auto& [i, n] : writebacks) { hash_mix(h, static_cast<uint64_t>(i)); hash_mix(h, n->id); }
   for (auto& s : symbols_) { hash_mix(h, static_cast<uint64_t>(s.input)); hash_mix(h, static_cast<uint64_t>(s.axis)); }
+  for (auto& c : index_checks) { hash_mix(h, static_cast<uint64_t>(c.input)); hash_mix(h, static_cast<uint64_t>(c.extent)); }
   return h;
 }
 
@@ -397,6 +435,8 @@ std::string Graph::str() const {
   for (auto& s : symbols_)
     os << "# s" << (&s - symbols_.data()) << " = input[" << s.input << "].shape[" << s.axis << "] (traced " << s.hint
        << ")\n";
+  for (auto& c : index_checks)
+    os << "# check input[" << c.input << "] in [-" << c.extent << ", " << c.extent << ") (axis " << c.axis << ")\n";
   for (NodeRef n : order_) os << node_str(*this, n) << "\n";
   for (auto& [i, n] : writebacks) os << "writeback input[" << i << "] <- %" << n->id << "\n";
   os << "return";
@@ -492,9 +532,19 @@ void verify(const Graph& g, std::string_view after_pass) {
         }
         break;
       }
-      case NodeKind::Gather:
-        if (n->args.at(1)->dtype != DType::Int64 || n->dtype != n->args[0]->dtype) fail(n, "gather dtypes");
+      case NodeKind::Gather: {
+        if (n->args.size() < 2 || n->dtype != n->args[0]->dtype) fail(n, "gather operands");
+        const int64_t k = static_cast<int64_t>(n->args.size()) - 1, axis = n->params.at(0);
+        NodeRef a = n->args[0], i0 = n->args[1];
+        if (axis < 0 || axis + k > a->ndim()) fail(n, "gather axis");
+        for (size_t j = 1; j < n->args.size(); ++j)
+          if (n->args[j]->dtype != DType::Int64 || n->args[j]->shape != i0->shape) fail(n, "gather indices");
+        SymShape s(a->shape.begin(), a->shape.begin() + axis);
+        s.insert(s.end(), i0->shape.begin(), i0->shape.end());
+        s.insert(s.end(), a->shape.begin() + axis + k, a->shape.end());
+        if (s != n->shape) fail(n, "gather shape");
         break;
+      }
       case NodeKind::Write: {
         NodeRef base = n->args.at(0), region = n->args.at(1), value = n->args.at(2);
         if (value->dtype != region->dtype || n->dtype != base->dtype) fail(n, "write dtypes");
@@ -516,6 +566,9 @@ void verify(const Graph& g, std::string_view after_pass) {
   }
   for (auto& [i, v] : g.writebacks)
     if (i < 0 || i >= g.num_inputs()) throw VerifyError("write-back to a missing input after pass " + std::string(after_pass));
+  for (auto& c : g.index_checks)
+    if (c.input < 0 || c.input >= g.num_inputs() || c.extent < 0)
+      throw VerifyError("index check of a missing input after pass " + std::string(after_pass));
 }
 
 // ---------------------------------------------------------------- passes
@@ -526,6 +579,7 @@ Graph dce(Graph&& g) {
   r.num_inputs_ = g.num_inputs_;
   r.num_scalars_ = g.num_scalars_;
   r.calls = std::move(g.calls);
+  r.index_checks = g.index_checks;
   std::vector<NodeRef> map(g.order_.size(), nullptr);
   for (NodeRef n : g.order_) {
     if (!live[n->id]) continue;
@@ -551,6 +605,7 @@ Graph subgraph(const Graph& g, std::span<const NodeRef> outputs) {
   r.num_inputs_ = g.num_inputs_;
   r.num_scalars_ = g.num_scalars_;
   r.calls = g.calls;
+  r.index_checks = g.index_checks;
   std::vector<NodeRef> map(g.order_.size(), nullptr);
   for (NodeRef n : g.order_) {
     if (!live[n->id]) continue;

@@ -47,11 +47,40 @@ ndarray apply_view(NodeRef n, const ndarray& src, const Shape& shape) {
   }
   throw ValueError("unknown view kind");
 }
+
+// Gather node (Note [gathers]) with k index arrays of one shape on axes axis..axis+k-1: the
+// indexed axes merge into one (C order) and the k indices into its linear index, then take.
+ndarray gather_nd(const ndarray& a, std::span<const ndarray> idx, int64_t axis) {
+  if (idx.size() == 1) return take(a, idx[0], axis);
+  const int64_t k = static_cast<int64_t>(idx.size());
+  Shape merged(a.shape().begin(), a.shape().begin() + axis);
+  int64_t n = 1;
+  for (int64_t j = 0; j < k; ++j) n *= a.shape()[axis + j];
+  merged.push_back(n);
+  merged.insert(merged.end(), a.shape().begin() + axis + k, a.shape().end());
+  std::vector<ndarray> c;
+  for (const ndarray& i : idx) c.push_back(i.is_c_contiguous() ? i : i.copy());
+  ndarray lin = empty(idx[0].shape(), DType::Int64);
+  int64_t* out = reinterpret_cast<int64_t*>(lin.data());
+  for (int64_t e = 0; e < lin.size(); ++e) {
+    int64_t l = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t ext = a.shape()[axis + j];
+      int64_t v = reinterpret_cast<const int64_t*>(c[j].data())[e];
+      if (v < 0) v += ext;
+      l = l * ext + v;
+    }
+    out[e] = l;
+  }
+  return take(a.reshape(merged), lin, axis);
+}
 }  // namespace
+
 
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
   if (static_cast<int>(args.inputs.size()) != g.num_inputs() || static_cast<int>(args.scalars.size()) < g.num_scalars())
     throw ValueError("graph: wrong number of inputs");
+  if (!g.index_checks.empty()) check_index_inputs(g, args.inputs);
   std::vector<int64_t> syms;
   for (auto& s : g.symbols()) syms.push_back(args.inputs[s.input].shape()[s.axis]);
 
@@ -135,9 +164,12 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
                            std::string(name(n->dtype)) + shape_str(shape));
         break;
       }
-      case NodeKind::Gather:
-        r = take(arg(0), arg(1), n->params[0]);
+      case NodeKind::Gather: {
+        std::vector<ndarray> idx;
+        for (size_t i = 1; i < n->args.size(); ++i) idx.push_back(arg(i));
+        r = gather_nd(arg(0), idx, n->params[0]);
         break;
+      }
     }
     val[n->id] = std::move(r);
     for (NodeRef a : n->args)

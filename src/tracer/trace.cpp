@@ -194,6 +194,12 @@ ndarray Context::new_value(ir::NodeRef n, Shape hint) {
   return make_traced(tv, hint, 0, contiguous_strides(hint, itemsize(n->dtype)));
 }
 
+void Context::add_index_check(int input, int64_t extent, int64_t axis) {
+  ir::Graph::IndexCheck chk{input, extent, axis};
+  auto& v = graph_->index_checks;
+  if (std::find(v.begin(), v.end(), chk) == v.end()) v.push_back(chk);
+}
+
 void Context::write(const ndarray& dst, ir::NodeRef value) {
   TracedValue* tv = traced(dst);
   if (!tv || tv->ctx_id != id_) throw ValueError("npc.compile: write into an array of another trace");
@@ -659,70 +665,145 @@ std::vector<IndexItem> realized_items(std::span<const IndexItem> idx) {
 }
 
 // Note [traced gathers]
-// `a[:, idx]` / take with one integer index array along one axis (full slices before it,
-// full slices or `...` after) is a Gather node: the fused backend reads it as a load. Its
-// contract is an int64 index already inside [-n, n). A concrete index array is checked
-// now and bound as a private int64 copy (later writes to the caller's array cannot move it
-// out of range). A traced index is checked on every run by a host call in front of the
-// gather (a Call node, so such graphs run on the eager backend).
+// Advanced indexing by integer arrays (Note [gathers] in include/npc/graph.hpp): `a[i, j]`,
+// `a[:, idx]`, `a[[0, 2]]`, mixed with slices, integers and `...`. The basic part (slices)
+// is a view; integers next to index arrays are 0-d index arrays, as in NumPy; the index
+// arrays broadcast together and index the consecutive axes they name, or, when slices
+// separate them, the axes are moved to the front first (NumPy's placement rule). Boolean
+// arrays and newaxis with index arrays are left to the caller (a graph break).
+ir::NodeRef index_operand(Context& c, const ndarray& ind, int64_t extent, int64_t axis) {
+  ir::Graph& g = c.graph();
+  if (!ind.is_traced()) ir::check_index_values(ind, extent, axis);  // eager raises here too
+  ir::NodeRef raw = c.node_of(ind);
+  // Views that keep every element (reshape, transpose, broadcast to a non-empty shape) of an
+  // input: checking the whole input is checking them.
+  ir::NodeRef root = raw;
+  auto keeps_all = [](ir::NodeRef v) {
+    if (v->kind != ir::NodeKind::View) return false;
+    auto k = v->view_kind();
+    if (k == ir::ViewKind::Reshape || k == ir::ViewKind::Permute) return true;
+    return k == ir::ViewKind::Broadcast &&
+           std::none_of(v->shape.begin(), v->shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(0); });
+  };
+  while (keeps_all(root)) root = root->args[0];
+  if (root->kind == ir::NodeKind::Input) {
+    // A graph input (an argument, or a captured array bound by reference): checked before
+    // every run, so later changes to a captured index array are seen and checked.
+    c.add_index_check(static_cast<int>(root->params[0]), extent, axis);
+    return g.cast(raw, DType::Int64);
+  }
+  if (raw->kind == ir::NodeKind::Const) {
+    return g.cast(raw, DType::Int64);
+  }
+  ir::NodeRef cast = g.cast(raw, DType::Int64);
+  ir::HostCall fn = [extent, axis](std::span<const ndarray> args) {
+    ndarray i64 = args[0].is_c_contiguous() ? args[0] : args[0].copy();
+    ir::check_index_values(i64, extent, axis);
+    return i64;
+  };
+  return g.call(std::move(fn), "index bounds check", std::span<const ir::NodeRef>(&cast, 1), DType::Int64,
+                cast->shape);
+}
+
 std::optional<ndarray> gather_on_traced(Context& c, const ndarray& a, std::span<const IndexItem> idx) {
-  if (!a.is_traced() && !std::any_of(idx.begin(), idx.end(), [](const IndexItem& it) {
-        return it.kind == IndexItem::Kind::Array && it.array.is_traced();
-      }))
-    return std::nullopt;
-  int arr = -1;
-  for (size_t i = 0; i < idx.size(); ++i) {
-    const IndexItem& it = idx[i];
-    if (it.kind == IndexItem::Kind::Array) {
-      if (arr >= 0) return std::nullopt;
-      arr = static_cast<int>(i);
-      if (!is_integer(it.array.dtype()) || it.array.ndim() == 0) return std::nullopt;
-    } else if (it.kind == IndexItem::Kind::Slice) {
-      // Only `:` (the bindings spell it start 0, stop PY_SSIZE_T_MAX, step 1). Items after
-      // the index array sit on axis i too (one array item replaces one axis).
-      if (static_cast<int>(i) >= a.ndim()) return std::nullopt;
-      if (it.slice.start.value_or(0) != 0 || it.slice.step.value_or(1) != 1 ||
-          it.slice.stop.value_or(a.shape()[i]) < a.shape()[i])
-        return std::nullopt;
-    } else if (it.kind == IndexItem::Kind::Ellipsis) {
-      if (arr < 0 || i + 1 != idx.size()) return std::nullopt;
-    } else {
-      return std::nullopt;
+  bool traced_index = false;
+  int consumed = 0, ellipses = 0;
+  bool has_array = false;
+  for (const IndexItem& it : idx) {
+    switch (it.kind) {
+      case IndexItem::Kind::Integer:
+      case IndexItem::Kind::Slice: ++consumed; break;
+      case IndexItem::Kind::Ellipsis: ++ellipses; break;
+      case IndexItem::Kind::NewAxis: return std::nullopt;
+      case IndexItem::Kind::Array:
+        if (!is_integer(it.array.dtype())) return std::nullopt;  // boolean masks; floats raise eagerly
+        traced_index = traced_index || it.array.is_traced();
+        has_array = has_array || it.array.ndim() > 0;
+        ++consumed;
+        break;
     }
   }
-  if (arr < 0 || arr >= a.ndim()) return std::nullopt;
-  const int64_t axis = arr;
-  const int64_t n = a.shape()[axis];
-  ir::Graph& g = c.graph();
-  ir::NodeRef src = c.node_of(a);
-  if (!src->shape[axis].is_static()) return std::nullopt;
-  const ndarray& ind = idx[arr].array;
-  auto check = [n, axis](const ndarray& i64) {
-    const int64_t* p = reinterpret_cast<const int64_t*>(i64.data());
-    for (int64_t k = 0; k < i64.size(); ++k)
-      if (p[k] < -n || p[k] >= n)
-        throw IndexError("index " + std::to_string(p[k]) + " is out of bounds for axis " + std::to_string(axis) +
-                         " with size " + std::to_string(n));
-  };
-  ir::NodeRef in;
-  if (!ind.is_traced()) {
-    ndarray i64 = ind.astype(DType::Int64).copy();
-    check(i64);
-    in = c.node_of(i64);
-  } else {
-    ir::NodeRef raw = g.cast(c.node_of(ind), DType::Int64);
-    ir::HostCall fn = [check](std::span<const ndarray> args) {
-      ndarray i64 = args[0].is_c_contiguous() ? args[0] : args[0].copy();
-      check(i64);
-      return i64;
-    };
-    in = g.call(std::move(fn), "index bounds check", std::span<const ir::NodeRef>(&raw, 1), DType::Int64, raw->shape);
+  if ((!a.is_traced() && !traced_index) || !has_array || ellipses > 1 || consumed > a.ndim()) return std::nullopt;
+  // The basic part: index arrays and integers become full slices; the view keeps every axis.
+  std::vector<IndexItem> basic;
+  std::vector<int64_t> adv_axes;
+  std::vector<const IndexItem*> adv;
+  int64_t axis = 0;
+  for (const IndexItem& it : idx) {
+    if (it.kind == IndexItem::Kind::Ellipsis) {
+      for (int e = 0; e < a.ndim() - consumed; ++e, ++axis) basic.emplace_back(Slice{});
+    } else if (it.kind == IndexItem::Kind::Slice) {
+      basic.push_back(it);
+      ++axis;
+    } else {
+      basic.emplace_back(Slice{});
+      adv_axes.push_back(axis++);
+      adv.push_back(&it);
+    }
   }
+  ndarray b;
+  if (a.is_traced()) {
+    b = index(untraced_twin(a), basic);
+    auto t = c.view(a, b);
+    if (!t) return std::nullopt;
+    b.set_trace(std::move(t));
+  } else {
+    Suspend s;
+    b = index(a, basic);
+  }
+  ir::Graph& g = c.graph();
+  ir::NodeRef src = c.node_of(b);
+  for (auto ax : adv_axes)
+    if (!src->shape[ax].is_static()) return std::nullopt;
+  std::vector<ir::NodeRef> nodes;
+  std::vector<ir::SymShape> shapes;
+  std::vector<Shape> hints;
+  for (size_t k = 0; k < adv.size(); ++k) {
+    const IndexItem& it = *adv[k];
+    const int64_t n = b.shape()[adv_axes[k]];
+    ir::NodeRef node;
+    if (it.kind == IndexItem::Kind::Integer || (it.array.ndim() == 0 && !it.array.is_traced())) {
+      int64_t v = it.kind == IndexItem::Kind::Integer ? it.integer : it.array.item().as_int();
+      if (v < -n || v >= n)
+        throw IndexError("index " + std::to_string(v) + " is out of bounds for axis " + std::to_string(adv_axes[k]) +
+                         " with size " + std::to_string(n));
+      node = g.constant(Scalar::from_int(v));
+      hints.emplace_back();
+    } else {
+      node = index_operand(c, it.array, n, adv_axes[k]);
+      hints.push_back(it.array.shape());
+    }
+    nodes.push_back(node);
+    shapes.push_back(node->shape);
+  }
+  Shape bhint;
+  ir::SymShape bshape;
+  try {
+    bshape = c.broadcast(shapes, hints, bhint);
+  } catch (const ValueError&) {
+    std::string msg = "shape mismatch: indexing arrays could not be broadcast together with shapes";
+    for (auto& h : hints) msg += " " + shape_str(h);
+    throw IndexError(msg);
+  }
+  for (auto& n : nodes) n = g.broadcast(unify(g, n, bshape), bshape);
+  bool adjacent = true;
+  for (size_t k = 1; k < adv_axes.size(); ++k) adjacent = adjacent && adv_axes[k] == adv_axes[k - 1] + 1;
   Shape hint;
-  for (int64_t d = 0; d < axis; ++d) hint.push_back(a.shape()[d]);
-  for (auto s : ind.shape()) hint.push_back(s);
-  for (int64_t d = axis + 1; d < a.ndim(); ++d) hint.push_back(a.shape()[d]);
-  return c.new_value(g.gather(src, in, axis), hint);
+  if (adjacent) {
+    const int64_t p0 = adv_axes[0], k = static_cast<int64_t>(adv_axes.size());
+    for (int64_t d = 0; d < p0; ++d) hint.push_back(b.shape()[d]);
+    hint.insert(hint.end(), bhint.begin(), bhint.end());
+    for (int64_t d = p0 + k; d < b.ndim(); ++d) hint.push_back(b.shape()[d]);
+    return c.new_value(g.gather(src, nodes, p0), hint);
+  }
+  std::vector<int64_t> perm(adv_axes.begin(), adv_axes.end());
+  hint = bhint;
+  for (int64_t d = 0; d < b.ndim(); ++d)
+    if (std::find(adv_axes.begin(), adv_axes.end(), d) == adv_axes.end()) {
+      perm.push_back(d);
+      hint.push_back(b.shape()[d]);
+    }
+  return c.new_value(g.gather(g.permute(src, perm), nodes, 0), hint);
 }
 
 ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
@@ -735,7 +816,10 @@ ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
     }
   }
   if (auto r = gather_on_traced(c, a, idx)) return *r;
-  c.break_graph("advanced indexing of a traced array (integer/boolean index arrays)");
+  bool mask = false;
+  for (const IndexItem& it : idx) mask = mask || (it.kind == IndexItem::Kind::Array && it.array.dtype() == DType::Bool);
+  c.break_graph(mask ? "advanced indexing by a boolean mask (its result has a data-dependent shape)"
+                     : "advanced indexing of a traced array that is not captured (newaxis or symbolic sizes with index arrays)");
   ndarray x = a;
   x.realize();
   auto items = realized_items(idx);

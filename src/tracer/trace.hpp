@@ -83,6 +83,8 @@ class Context {
   ir::NodeRef node_of_operand(const ndarray& a, bool weak);
   bool is_runtime_scalar(const ndarray& a) const;  // a 0-d float64 holding a runtime scalar's marker
   ndarray new_value(ir::NodeRef n, Shape hint);    // a fresh buffer holding n
+  // A run-time bounds check of graph input `input` as an index of an axis of size `extent`.
+  void add_index_check(int input, int64_t extent, int64_t axis);
   void write(const ndarray& dst, ir::NodeRef value);
   std::shared_ptr<void> view(const ndarray& src, const ndarray& view);
   ir::SymShape broadcast(const std::vector<ir::SymShape>& shapes, const std::vector<Shape>& hints, Shape& hint_out);

@@ -60,6 +60,7 @@ class _TLS(threading.local):
     ctx = None
     last_break = None
     side_effects = ()
+    patches = None  # the _Patches of this thread's trace
 
 
 _tls = _TLS()
@@ -194,11 +195,14 @@ def _run_outside(fn, reason, args, kwargs):
     _realize_tree(args)
     _realize_tree(kwargs)
     ctx = _tls.ctx
+    patches = _tls.patches
     _core._deactivate_trace()
     _tls.ctx = None
+    _tls.patches = None  # fn runs untraced: its NumPy calls are the real ones
     try:
         return fn(*args, **kwargs)
     finally:
+        _tls.patches = patches
         if ctx is not None:
             _tls.ctx = ctx
             ctx.activate()
@@ -304,33 +308,44 @@ for _name in ("__bool__", "__int__", "__neg__", "__pos__", "__abs__", "__round__
 # ---------------------------------------------------------------- captured NumPy calls
 class _Patches:
     """While tracing, array-free NumPy/npc creation and random calls made by user code record
-    graph nodes (Fill) or host calls (re-run on each replay), so nothing is frozen."""
+    graph nodes (Fill) or host calls (re-run on each replay), so nothing is frozen.
+
+    The module attributes are patched once for all threads that trace at the same time (a
+    count under a lock: threads entering and leaving in any order restore the originals when
+    the last one leaves); a patched function acts for the calling thread's own trace
+    (``_tls.patches``) and calls the original on every other thread."""
+
+    _lock = threading.Lock()
+    _users = 0
+    _saved = []
 
     def __init__(self, ctx, fn_name):
         self.ctx = ctx
-        self.saved = []
-        _Patches.thread = threading.get_ident()
+        self._prev = None
 
     @staticmethod
-    def _from_user(depth=2):
-        # Only calls made by the traced function itself, on the tracing thread, are captured.
-        return threading.get_ident() == _Patches.thread and \
-            not _internal_file(sys._getframe(depth).f_code.co_filename)
+    def _current(depth=2):
+        # The calling thread's patches, for calls made by the traced function itself.
+        p = _tls.patches
+        if p is None or _internal_file(sys._getframe(depth).f_code.co_filename):
+            return None
+        return p
 
-    def _patch(self, mod, name, make):
+    @staticmethod
+    def _patch(mod, name, make):
         orig = getattr(mod, name, None)
         if orig is None:
             return
-        self.saved.append((mod, name, orig))
+        _Patches._saved.append((mod, name, orig))
         setattr(mod, name, make(orig))
 
-    def _fill_maker(self, value_of):
-        ctx = self
-
+    @staticmethod
+    def _fill_maker(value_of):
         def make(orig):
             @functools.wraps(orig)
             def patched(*args, **kwargs):
-                if not ctx._from_user():
+                p = _Patches._current()
+                if p is None:
                     return orig(*args, **kwargs)
                 try:
                     shape, value, dtype = value_of(*args, **kwargs)
@@ -343,61 +358,89 @@ class _Patches:
                 if isinstance(value, _RuntimeFloat):
                     sidx = _sentinel_index(value)
                     value = 0.0
-                return ctx.ctx.fill(shape, value, code, sidx)
+                return p.ctx.fill(shape, value, code, sidx)
             return patched
         return make
 
-    def _host_maker(self, label, state_of):
-        ctx = self
-
+    @staticmethod
+    def _host_maker(label, state_of):
         def make(orig):
             @functools.wraps(orig)
             def patched(*args, **kwargs):
-                if not ctx._from_user():
+                p = _Patches._current()
+                if p is None:
                     return orig(*args, **kwargs)
-                return _host_call(ctx.ctx, lambda: orig(*args, **kwargs), f"{label}.{orig.__name__}", state_of())
+                return _host_call(p.ctx, lambda: orig(*args, **kwargs), f"{label}.{orig.__name__}", state_of())
             return patched
         return make
 
-    def __enter__(self):
+    @staticmethod
+    def _rng_maker(orig):
+        @functools.wraps(orig)
+        def patched(*a, **k):
+            p = _Patches._current()
+            return _GenProxy(p.ctx, lambda: orig(*a, **k), fresh=True) if p is not None else orig(*a, **k)
+        return patched
+
+    @staticmethod
+    def _install():
         import npc
+        P = _Patches
         for mod in (_np, npc):
-            self._patch(mod, "zeros", self._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype)))
-            self._patch(mod, "ones", self._fill_maker(lambda shape, dtype=None, order="C", **k: (shape, 1, dtype)))
-            self._patch(mod, "empty", self._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype)))
-            self._patch(mod, "full", self._fill_maker(_full_args))
+            P._patch(mod, "zeros", P._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype)))
+            P._patch(mod, "ones", P._fill_maker(lambda shape, dtype=None, order="C", **k: (shape, 1, dtype)))
+            P._patch(mod, "empty", P._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype)))
+            P._patch(mod, "full", P._fill_maker(_full_args))
             for name in ("arange", "linspace", "logspace", "geomspace", "eye", "identity", "tri"):
-                self._patch(mod, name, self._host_maker(mod.__name__, lambda: None))
+                P._patch(mod, name, P._host_maker(mod.__name__, lambda: None))
         glob = lambda: _GlobalState()  # noqa: E731
         for name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "randint",
                      "standard_normal", "exponential", "poisson", "binomial", "permutation", "choice",
                      "beta", "gamma"):
-            self._patch(_np.random, name, self._host_maker("numpy.random", glob))
-        self._patch(_np.random, "default_rng", lambda orig: functools.wraps(orig)(
-            lambda *a, **k: _GenProxy(self.ctx, lambda: orig(*a, **k), fresh=True) if self._from_user(2)
-            else orig(*a, **k)))
-        self._patch(_np.random, "seed", lambda orig: functools.wraps(orig)(
-            lambda *a, **k: _run_outside(orig, "numpy.random.seed (global state)", a, k)))
+            P._patch(_np.random, name, P._host_maker("numpy.random", glob))
+        P._patch(_np.random, "default_rng", P._rng_maker)
+        P._patch(_np.random, "seed", lambda orig: functools.wraps(orig)(
+            lambda *a, **k: _run_outside(orig, "numpy.random.seed (global state)", a, k)
+            if _Patches._current() is not None else orig(*a, **k)))
         import builtins
-        self._patch(builtins, "print", self._print_maker)
+        P._patch(builtins, "print", P._print_maker)
+
+    def __enter__(self):
+        with _Patches._lock:
+            if _Patches._users == 0:
+                try:
+                    _Patches._install()
+                except BaseException:
+                    _Patches._restore()
+                    raise
+            _Patches._users += 1
+        self._prev = _tls.patches
+        _tls.patches = self
         return self
 
-    def _print_maker(self, orig):
-        ctx = self
-
+    @staticmethod
+    def _print_maker(orig):
         @functools.wraps(orig)
         def patched(*args, **kwargs):
-            if ctx._from_user() and not any(isinstance(a, (_core.ndarray, _np.ndarray)) for a in args):
+            if _Patches._current() is not None and not any(isinstance(a, (_core.ndarray, _np.ndarray)) for a in args):
                 f = sys._getframe(1)
                 _tls.side_effects.append(f"print() of non-array values at {f.f_code.co_filename}:{f.f_lineno} "
                                          "runs while tracing only")
             return orig(*args, **kwargs)
         return patched
 
-    def __exit__(self, *exc):
-        for mod, name, orig in reversed(self.saved):
+    @staticmethod
+    def _restore():
+        for mod, name, orig in reversed(_Patches._saved):
             setattr(mod, name, orig)
-        self.saved.clear()
+        _Patches._saved.clear()
+
+    def __exit__(self, *exc):
+        _tls.patches = self._prev
+        with _Patches._lock:
+            _Patches._users -= 1
+            if _Patches._users == 0:
+                _Patches._restore()
 
 
 def _internal_file(fname):

