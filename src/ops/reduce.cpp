@@ -14,6 +14,7 @@
 #include <complex>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "npc/creation.hpp"
@@ -296,6 +297,42 @@ InnerReduceFn inner_for(OpId op, DType t) {
   });
 }
 
+// Note [small reductions]
+// a.sum(), a.max(), ... of a small C-contiguous array with no options: the same arithmetic
+// as the general path below (identity or first element, then the typed inner reduction over
+// one run; below the parallel threshold there is no split), without its bookkeeping.
+std::optional<ndarray> reduce_small_contiguous(OpId op, const ndarray& a, const ReduceOptions& opts) {
+  if (opts.keepdims || opts.dtype || opts.out || opts.initial || opts.where) return std::nullopt;
+  // axis=0 (or -1) of a 1-d array (ufunc.reduce's default) is the full reduction.
+  if (opts.axes && !(a.ndim() == 1 && opts.axes->size() == 1 && ((*opts.axes)[0] == 0 || (*opts.axes)[0] == -1)))
+    return std::nullopt;
+  if (op != OpId::add && op != OpId::multiply && op != OpId::maximum && op != OpId::minimum) return std::nullopt;
+  const DType t = a.dtype();
+  if (t != DType::Float64 && t != DType::Float32 && t != DType::Int64 && t != DType::UInt64) return std::nullopt;
+  const int64_t n = a.size();
+  if (n == 0 || !a.is_c_contiguous() || ops::threads_for(n) > 1) return std::nullopt;
+  ops::LoopFn fn = loop_for(op, t);
+  if (!fn) return std::nullopt;
+  const InnerReduceFn inner = inner_for(op, t);
+  const auto isz = static_cast<int64_t>(itemsize(t));
+  ndarray res = empty(Shape{}, t);
+  std::byte* acc = res.data();
+  const std::byte* p = a.data();
+  std::optional<Scalar> init = identity_of(op, t);
+  if (init) init->store(t, acc);
+  const bool fpe = ops::checks_fpe(op);
+  if (fpe) ops::clear_fpe();
+  if (init) {
+    inner(fn, p, isz, n, acc);
+  } else {
+    std::memcpy(acc, p, static_cast<size_t>(isz));
+    if (n > 1) inner(fn, p + isz, isz, n - 1, acc);
+  }
+  if (fpe)
+    if (int f = ops::read_fpe()) ops::note_fpe(f);
+  return res;
+}
+
 [[noreturn]] void no_identity(OpId op) {
   throw ValueError("zero-size array to reduction operation " + std::string(op_info(op).name) +
                    " which has no identity");
@@ -314,6 +351,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   const OpId op = ufunc_of(op_in);
   const OpInfo& info = op_info(op);
   if (info.nin != 2 || info.nout != 1) throw ValueError("reduce only supported for binary functions");
+  if (auto r = reduce_small_contiguous(op, a, opts)) return std::move(*r);  // Note [small reductions]
   std::vector<bool> red = axes_mask(a, opts.axes);
 
   // Loop dtype: logical reductions run in bool, add/multiply widen small ints.
@@ -527,14 +565,20 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       } else {
         const int64_t ostride = static_cast<int64_t>(isz);
         nt = std::min<int64_t>(nt, nout);
+        if (nt > 1) {  // Note [no idle parallel regions] in registry.cpp
 #if NPC_HAVE_OPENMP
-#pragma omp parallel num_threads(std::max(nt, 1)) if (nt > 1)
+#pragma omp parallel num_threads(nt)
 #endif
-        {
-          if (fpe) ops::clear_fpe();
+          {
+            if (fpe) ops::clear_fpe();
 #if NPC_HAVE_OPENMP
 #pragma omp for schedule(static)
 #endif
+            for (int64_t j = 0; j < nout; ++j) reduce_one(j, out0 + j * ostride);
+            if (fpe) fl.fetch_or(ops::read_fpe());
+          }
+        } else {
+          if (fpe) ops::clear_fpe();
           for (int64_t j = 0; j < nout; ++j) reduce_one(j, out0 + j * ostride);
           if (fpe) fl.fetch_or(ops::read_fpe());
         }
@@ -722,10 +766,7 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
   int64_t* out = reinterpret_cast<int64_t*>(res.data());
   const std::byte* base = a.data();
   int nt = std::min<int64_t>(ops::threads_for(cnt * n), cnt);
-#if NPC_HAVE_OPENMP
-#pragma omp parallel for num_threads(std::max(nt, 1)) if (nt > 1)
-#endif
-  for (int64_t j = 0; j < cnt; ++j) {
+  auto one = [&](int64_t j) {
     const std::byte* p = base;
     int64_t rem = j;
     for (size_t d = 0; d < os.size(); ++d) {
@@ -733,6 +774,14 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
       rem %= rs[d];
     }
     out[j] = fnp(p, s, n);
+  };
+  if (nt > 1) {  // Note [no idle parallel regions] in registry.cpp
+#if NPC_HAVE_OPENMP
+#pragma omp parallel for num_threads(nt)
+#endif
+    for (int64_t j = 0; j < cnt; ++j) one(j);
+  } else {
+    for (int64_t j = 0; j < cnt; ++j) one(j);
   }
   if (keepdims) {
     if (axis) {
