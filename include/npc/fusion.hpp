@@ -44,6 +44,7 @@ struct Stats {
   int64_t memory_hits = 0;     ///< shared objects reused in this process
   int64_t corrupt_entries = 0; ///< cache entries that failed verification and were rebuilt
   int64_t kernel_runs = 0;     ///< generated kernels executed
+  int64_t library_calls = 0;   ///< library calls (matmul) run between generated kernels
   int64_t fallbacks = 0;       ///< graphs that ran on the eager backend after a codegen failure
   double compile_seconds = 0;  ///< time in the C++ compiler
   double last_load_seconds = 0;///< time of the last source -> loaded module step

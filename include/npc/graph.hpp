@@ -243,6 +243,9 @@ struct RunArgs {
 /// Runs `g` op by op with the eager kernels of src/ops (backend="eager"), performs the
 /// write-backs into `args.inputs`, and returns the outputs.
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args);
+/// The value of View node `n` (concrete result shape `shape`) over the concrete array `src`:
+/// a view sharing its memory (a Reshape or Strided view of a non-contiguous `src` copies).
+ndarray apply_view(NodeRef n, const ndarray& src, const Shape& shape);
 
 /// A compiled graph: runs it on arguments.
 using Executable = std::function<std::vector<ndarray>(const RunArgs& args)>;

@@ -23,6 +23,17 @@
 // outer loops is computed once per outer iteration (softmax: max and sum once per row),
 // a load of X[i, j] inside a k loop is hoisted out of it. Branches of a Write are barriers:
 // nothing computed inside them moves out (their loads may be out of bounds otherwise).
+//
+// Note [library calls]
+// Matmul stays a library call (npc::matmul: CBLAS for floats, exact loops otherwise) inside
+// a fused graph. The call node is materialised by a launch of its own (fn -1) that the
+// backend runs between the kernels; its operands are read as strided views: an operand that
+// is a chain of View nodes (a transpose, a slice, a broadcast) over a graph input or a
+// materialised value is passed as that view, anything else (an elementwise chain, a cast)
+// is materialised by the fused kernel that produces it. Consumers of the result (an
+// epilogue such as `np.maximum(X @ W + b, 0)`) load it from its buffer, and the backend lets
+// an elementwise epilogue that is the result's last reader write into that buffer (Note
+// [in-place epilogues] in backend.cpp), so the epilogue adds no full-size temporary.
 #include <algorithm>
 #include <deque>
 #include <functional>
@@ -1125,6 +1136,13 @@ bool contains_loops(const Block& b) {
 
 }  // namespace
 
+bool is_library_call(NodeRef n) { return n->kind == NodeKind::Prim && n->op == OpId::matmul; }
+
+NodeRef library_operand_base(NodeRef a) {
+  while (a->kind == NodeKind::View) a = a->args[0];
+  return a;
+}
+
 bool LowerState::is_input(NodeRef n) const { return n->kind == NodeKind::Input || n->kind == NodeKind::Scalar; }
 
 bool LowerState::can_materialise(NodeRef n) const { return !materialised.count(n); }
@@ -1152,7 +1170,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
         break;
       case NodeKind::Prim:
         if (n->op != OpId::where && n->op != OpId::argmin && n->op != OpId::argmax && n->op != OpId::iota &&
-            n->op != OpId::fill)
+            n->op != OpId::fill && !is_library_call(n))
           throw CodegenError("primitive " + std::string(ir::op_name(n->op)) + " is not fused");
         break;
       case NodeKind::Call: throw CodegenError("host call (" + g.calls.at(n->params[0]).second + ") in the graph");
@@ -1163,6 +1181,15 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
   for (NodeRef o : g.outputs) materialised.insert(o);
   for (auto& [i, v] : g.writebacks) materialised.insert(v);
   for (NodeRef n : live) if (n->kind == NodeKind::Write) materialised.insert(n);
+  // Note [library calls]: the call and the values its operands view are materialised.
+  for (NodeRef n : live) {
+    if (!is_library_call(n)) continue;
+    materialised.insert(n);
+    for (NodeRef a : n->args) {
+      NodeRef base = library_operand_base(a);
+      if (base->kind != NodeKind::Input) materialised.insert(base);
+    }
+  }
 
   for (int attempt = 0; attempt < 10000; ++attempt) {
     Lowered out;
@@ -1239,7 +1266,8 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     for (NodeRef r : roots) {
       if (!groups.empty()) {
         auto& last = groups.back();
-        bool ok = last.front()->shape == r->shape && r->kind != NodeKind::Write && last.front()->kind != NodeKind::Write;
+        bool ok = last.front()->shape == r->shape && r->kind != NodeKind::Write && last.front()->kind != NodeKind::Write &&
+                  !is_library_call(r) && !is_library_call(last.front());
         for (NodeRef m : last) if (deps[r].count(m)) ok = false;
         if (ok) { last.push_back(r); continue; }
       }
@@ -1248,6 +1276,16 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     try {
       std::map<std::string, int> fn_by_text;
       for (auto& grp : groups) {
+        if (is_library_call(grp.front())) {
+          // Note [library calls]: result buffer first, then the buffers its operands view.
+          std::vector<int> bufs{st.buffer_of.at(grp.front())};
+          for (NodeRef a : grp.front()->args) {
+            NodeRef base = library_operand_base(a);
+            bufs.push_back(st.input_buffer_of.count(base) ? st.input_buffer_of.at(base) : st.buffer_of.at(base));
+          }
+          out.launches.push_back(Launch{-1, bufs, grp});
+          continue;
+        }
         std::set<NodeRef> rs(grp.begin(), grp.end());
         Emitter em(st, grp.front()->shape, rs);
         Kernel k = em.run(grp);

@@ -5,6 +5,7 @@
 #include "npc/creation.hpp"
 #include "npc/graph.hpp"
 #include "npc/indexing.hpp"
+#include "npc/linalg.hpp"
 #include "npc/ops.hpp"
 
 namespace npc::ir {
@@ -16,6 +17,8 @@ ndarray broadcast_view(const ndarray& a, const Shape& shape) {
   for (int d = 0; d < a.ndim(); ++d) st[lead + d] = a.shape()[d] == 1 && shape[lead + d] != 1 ? 0 : a.strides()[d];
   return a.with_geometry(a.offset(), a.dtype(), shape, st);
 }
+
+}  // namespace
 
 // The value of View node `n` applied to `src`.
 ndarray apply_view(NodeRef n, const ndarray& src, const Shape& shape) {
@@ -47,7 +50,6 @@ ndarray apply_view(NodeRef n, const ndarray& src, const Shape& shape) {
   }
   throw ValueError("unknown view kind");
 }
-}  // namespace
 
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
   if (static_cast<int>(args.inputs.size()) != g.num_inputs() || static_cast<int>(args.scalars.size()) < g.num_scalars())
@@ -119,6 +121,8 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
           if (r->size() != len) r = r->reshape(Shape{len});
         } else if (n->op == OpId::where) {
           r = where(arg(0), Operand{arg(1), false}, Operand{arg(2), false});
+        } else if (n->op == OpId::matmul) {
+          r = matmul(arg(0), arg(1));
         } else if (n->op == OpId::argmin || n->op == OpId::argmax) {
           r = arg_reduce(n->op, arg(0), n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
         } else {
