@@ -83,7 +83,10 @@ int in_place_buffer(const Lowered& l, size_t li, const std::vector<int>& last_us
   for (size_t i = 0; i < la.bufs.size(); ++i) {
     int b = la.bufs[i];
     const BufInfo& bi = l.bufs[b];
-    if (bi.kind != BufInfo::Temp || !bi.node || !is_library_call(bi.node) || last_use[b] != static_cast<int>(li)) continue;
+    // Only results the backend owns: a host call (Call node) may return an array it keeps.
+    if (bi.kind != BufInfo::Temp || !bi.node || !is_library_call(bi.node) || bi.node->kind == NodeKind::Call ||
+        last_use[b] != static_cast<int>(li))
+      continue;
     if (bi.dtype != r->dtype || bi.shape != r->shape || static_cast<int>(i) == out_local) continue;
     auto it = loads.find(static_cast<int>(i));
     if (it == loads.end()) continue;
@@ -135,11 +138,37 @@ int product_fp_flags(const ndarray& r, const std::vector<ndarray>& ops) {
   return flags;
 }
 
-// Runs library call `n` on its operand arrays (Note [library calls]).
-ndarray run_library_call(NodeRef n, const std::vector<ndarray>& ops) {
-  switch (n->op) {
-    case OpId::matmul: return matmul(ops.at(0), ops.at(1));
-    default: throw CodegenError("no library call for " + std::string(ir::op_name(n->op)));
+// Runs library or host call `n` on its operand arrays with npc's eager ops (Note [library
+// calls]): the same calls the eager interpreter makes for the node.
+ndarray run_library_call(const ir::Graph& g, NodeRef n, const std::vector<ndarray>& ops, const Shape& shape) {
+  switch (n->kind) {
+    case NodeKind::Ufunc: {
+      std::vector<Operand> in;
+      for (auto& a : ops) in.push_back(Operand{a, false});
+      return call_ufunc(n->op, in).at(n->params.at(0));
+    }
+    case NodeKind::Reduce: {
+      ReduceOptions o;
+      o.axes = std::vector<int64_t>(n->params.begin() + 1, n->params.end());
+      o.keepdims = n->params[0] != 0;
+      o.dtype = n->dtype;
+      o.initial = n->value;
+      return reduce(n->op, ops.at(0), o);
+    }
+    case NodeKind::Call: {
+      ndarray r = g.calls.at(n->params[0]).first(ops);
+      if (r.dtype() != n->dtype || r.shape() != shape)
+        throw ValueError("graph: host call '" + g.calls.at(n->params[0]).second + "' returned " +
+                         std::string(name(r.dtype())) + shape_str(r.shape()) + ", traced " +
+                         std::string(name(n->dtype)) + shape_str(shape));
+      return r;
+    }
+    case NodeKind::Prim:
+      if (n->op == OpId::matmul) return matmul(ops.at(0), ops.at(1));
+      if (n->op == OpId::argmin || n->op == OpId::argmax)
+        return arg_reduce(n->op, ops.at(0), n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
+      [[fallthrough]];
+    default: throw CodegenError("no host call for " + std::string(ir::op_name(n->op)));
   }
 }
 
@@ -416,11 +445,15 @@ class FusedExecutable {
           ops.push_back(std::move(a));
         }
         single_thread_if_forked();
-        ndarray r = run_library_call(n, ops);
-        if (int f = n->op == OpId::matmul ? product_fp_flags(r, ops) : 0) {
-          const std::string name(ir::op_name(n->op));
+        take_fp_errors();  // stale flags of earlier eager calls are not this node's
+        ndarray r = run_library_call(g_, n, ops, ir::concrete_shape(n->shape, sym));
+        // Errors of the eager ops a host call ran, and of a BLAS product (Note [library call fp errors]).
+        int f = take_fp_errors();
+        if (n->kind == NodeKind::Prim && n->op == OpId::matmul) f |= product_fp_flags(r, ops);
+        if (f) {
+          const std::string name = node_label(n);
           const std::string where[4] = {name, name, name, name};
-          add_named_fp_flags(f, where);  // Note [library call fp errors]
+          add_named_fp_flags(f, where);
         }
         if (!r.is_c_contiguous() || r.offset() != 0) r = r.copy();
         int b = la.bufs[0];

@@ -136,6 +136,26 @@ Table make_cpp_table() {
 // Per-dtype overrides of the table (op, loop dtype) -> pattern.
 const char* cpp_override(OpId op, DType in) {
   if (op == OpId::exp && in == DType::Float32) return "npk::expf32({0})";
+  if (is_complex(in)) {
+    switch (op) {
+      case OpId::exp: return "npk::cexpv({0})";
+      case OpId::log: return "npk::clogv({0})";
+      case OpId::sqrt: return "npk::csqrtv({0})";
+      case OpId::sin: return "npk::csinv({0})";
+      case OpId::cos: return "npk::ccosv({0})";
+      case OpId::tan: return "npk::ctanv({0})";
+      case OpId::sinh: return "npk::csinhv({0})";
+      case OpId::cosh: return "npk::ccoshv({0})";
+      case OpId::tanh: return "npk::ctanhv({0})";
+      case OpId::arcsin: return "npk::casinv({0})";
+      case OpId::arccos: return "npk::cacosv({0})";
+      case OpId::arctan: return "npk::catanv({0})";
+      case OpId::arcsinh: return "npk::casinhv({0})";
+      case OpId::arccosh: return "npk::cacoshv({0})";
+      case OpId::arctanh: return "npk::catanhv({0})";
+      default: break;
+    }
+  }
   return nullptr;
 }
 
@@ -355,6 +375,7 @@ bool cpp_supports(OpId op, DType in) {
   const Rule& r = cpp_table()[static_cast<int>(op)];
   if (!r.pattern) return false;
   if (op == OpId::nextafter) return false;
+  if (is_complex(in) && cpp_override(op, in)) return true;
   for (const char* p = r.kinds; *p; ++p)
     if (*p == kind_letter(in)) return true;
   return false;

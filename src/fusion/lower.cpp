@@ -45,6 +45,8 @@
 
 namespace npc::fusion {
 
+OpId generated_as(NodeRef n);
+
 namespace {
 
 struct NeedMaterialize { NodeRef node; };
@@ -494,12 +496,13 @@ class Emitter {
       }
       case NodeKind::Const: return Val{literal(*n->value, n->dtype), n->dtype};
       case NodeKind::Ufunc: {
-        if (n->params.size() && n->params[0] != 0) throw CodegenError("multi-output ufunc");
+        OpId op = generated_as(n);
+        if (op == OpId::kCount) throw CodegenError("multi-output ufunc");
         std::vector<Val> args;
         int lv = 0;
         for (NodeRef a : n->args) { args.push_back(value(a, idx)); lv = std::max(lv, val_level(args.back())); }
         Expr e{Expr::K::Apply, n->dtype};
-        e.op = n->op;
+        e.op = op;
         e.in = n->args[0]->dtype;
         e.args = args;
         return let(n->dtype, e, lv, key);
@@ -1136,7 +1139,39 @@ bool contains_loops(const Block& b) {
 
 }  // namespace
 
-bool is_library_call(NodeRef n) { return n->kind == NodeKind::Prim && n->op == OpId::matmul; }
+// A multi-output ufunc output the emitter generates as another row: divmod's quotient and
+// remainder are floor_divide and remainder (NumPy computes all three with npy_divmod).
+OpId generated_as(NodeRef n) {
+  if (n->op == OpId::divmod) return n->params.at(0) == 0 ? OpId::floor_divide : OpId::remainder;
+  return n->params.empty() || n->params[0] == 0 ? n->op : OpId::kCount;
+}
+
+bool static_empty_axis(NodeRef src, const std::vector<int64_t>& axes) {
+  for (int64_t a : axes)
+    if (src->shape.at(a).is_static() && src->shape[a].value() == 0) return true;
+  return false;
+}
+
+bool is_library_call(NodeRef n) {
+  switch (n->kind) {
+    case NodeKind::Call: return true;
+    case NodeKind::Ufunc: {
+      OpId op = generated_as(n);
+      return op == OpId::kCount || !cpp_supports(op, n->args[0]->dtype);
+    }
+    case NodeKind::Reduce: {
+      if (!reduce_supported(n->op, n->dtype)) return true;
+      // max/min of an empty axis has no identity: the eager reduction raises NumPy's error.
+      return (n->op == OpId::maximum || n->op == OpId::minimum) && !n->value &&
+             static_empty_axis(n->args[0], std::vector<int64_t>(n->params.begin() + 1, n->params.end()));
+    }
+    case NodeKind::Prim:
+      if (n->op == OpId::argmin || n->op == OpId::argmax)
+        return is_complex(n->args[0]->dtype) || static_empty_axis(n->args[0], {n->params.at(0)});
+      return n->op != OpId::where && n->op != OpId::iota && n->op != OpId::fill;
+    default: return false;
+  }
+}
 
 NodeRef library_operand_base(NodeRef a) {
   while (a->kind == NodeKind::View) a = a->args[0];
@@ -1157,26 +1192,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
   };
   for (NodeRef o : g.outputs) mark(o);
   for (auto& [i, v] : g.writebacks) mark(v);
-  // Support check (Note [emitter table]).
-  for (NodeRef n : live) {
-    switch (n->kind) {
-      case NodeKind::Ufunc:
-        if (!cpp_supports(n->op, n->args[0]->dtype))
-          throw CodegenError("no C++ rule for " + std::string(ir::op_name(n->op)) + " on " +
-                             std::string(name(n->args[0]->dtype)));
-        break;
-      case NodeKind::Reduce:
-        if (!reduce_supported(n->op, n->dtype)) throw CodegenError("reduction " + std::string(ir::op_name(n->op)) + " on " + std::string(name(n->dtype)));
-        break;
-      case NodeKind::Prim:
-        if (n->op != OpId::where && n->op != OpId::argmin && n->op != OpId::argmax && n->op != OpId::iota &&
-            n->op != OpId::fill && !is_library_call(n))
-          throw CodegenError("primitive " + std::string(ir::op_name(n->op)) + " is not fused");
-        break;
-      case NodeKind::Call: throw CodegenError("host call (" + g.calls.at(n->params[0]).second + ") in the graph");
-      default: break;
-    }
-  }
+  // Nodes the emitter cannot generate run as host calls (Note [library calls]).
   std::set<NodeRef> materialised;
   for (NodeRef o : g.outputs) materialised.insert(o);
   for (auto& [i, v] : g.writebacks) materialised.insert(v);
@@ -1187,7 +1203,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     materialised.insert(n);
     for (NodeRef a : n->args) {
       NodeRef base = library_operand_base(a);
-      if (base->kind != NodeKind::Input) materialised.insert(base);
+      if (base->kind != NodeKind::Input || base->ndim() == 0) materialised.insert(base);
     }
   }
 
@@ -1234,7 +1250,8 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
         sb.scalar_slot = static_cast<int>(n->params[0]);
         sb.dtype = n->dtype;
         st.bufs.push_back(sb);
-        st.buffer_of[n] = static_cast<int>(st.bufs.size()) - 1;
+        // A materialised scalar (a host call's operand) is copied from its slot by a kernel.
+        (materialised.count(n) ? st.input_buffer_of : st.buffer_of)[n] = static_cast<int>(st.bufs.size()) - 1;
       }
     }
     // Materialised values in topological order.

@@ -132,22 +132,15 @@ bool codegen_errors_raise() {
   }
 }
 
-bool has_host_calls(const ir::Graph& g) {
-  for (ir::NodeRef n : g.nodes())
-    if (n->kind == ir::NodeKind::Call) return true;
-  return false;
-}
-
 // Note [backend failures]
 // A backend that cannot build an executable for a graph: with codegen_errors="raise" the
 // exception reaches the npc.compile caller; with "warn" a RuntimeWarning names the cause and
-// the graph runs on the eager interpreter. Graphs with host calls (Call nodes: numpy.random,
-// index bounds checks) are fusion barriers: they run eagerly without asking the backend, so
-// no failure is reported for them.
+// the graph runs on the eager interpreter. Host calls (Call nodes: numpy.random, index bounds
+// checks) run between the fused kernels (Note [library calls] in src/fusion/lower.cpp).
 ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& backend, std::string& used,
                         std::string& error) {
   used = "eager";
-  if (backend != "eager" && !has_host_calls(*g)) {
+  if (backend != "eager") {
     if (const ir::Backend* b = ir::find_backend(backend)) {
       try {
         ir::Executable e = (*b)(*g);
