@@ -80,6 +80,11 @@ ir::Executable compile_graph(const ir::Graph& g);
 /// Whether generated code supports ufunc `op` on loop dtype `t` (the emitter table's row).
 bool supports(OpId op, DType t);
 
+/// Runs `g` on the eager interpreter (ir::interpret) and leaves the floating-point errors its
+/// ops raised pending on this thread as NumPy reports them: one entry per op and kind, in
+/// program order (npc/fperror.hpp); with `report` false they are discarded instead.
+std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunArgs& args, bool report = true);
+
 /// Registers compile_graph as the tracer's "fused" backend (idempotent).
 void register_backend();
 

@@ -28,10 +28,9 @@
 #include "npc/fperror.hpp"
 #include "npc/linalg.hpp"
 
-// The tracer's backend registry and interpreter, resolved at link time when present.
+// The tracer's backend registry, resolved at link time when present.
 namespace npc::ir {
 __attribute__((weak)) void register_backend(std::string name, Backend backend);
-__attribute__((weak)) std::vector<ndarray> interpret(const Graph& g, const RunArgs& args);
 }  // namespace npc::ir
 
 namespace npc::fusion {
@@ -335,6 +334,7 @@ class FusedExecutable {
  public:
   explicit FusedExecutable(const ir::Graph& g) : g_(g) {
     fp_names(g, fp_where_);  // Note [naming fp errors]
+    for (NodeRef n : g.nodes()) has_calls_ = has_calls_ || n->kind == NodeKind::Call;
     register_fork_handler();
     // Lower and compile the all-contiguous variant now, so errors surface at compile time.
     std::vector<bool> contig(g.num_inputs(), true);
@@ -352,9 +352,8 @@ class FusedExecutable {
     }
     const Variant& v = odd ? eager_variant() : get(contig);
     if (v.eager) {
-      if (!ir::interpret) throw CodegenError("fused backend failed and no eager interpreter is linked: " + v.error);
       bump_stat(&Stats::fallbacks, 1);
-      return ir::interpret(g_, args);
+      return interpret_with_fp_errors(g_, args);
     }
     return run(v, args);
   }
@@ -362,8 +361,36 @@ class FusedExecutable {
  private:
   const ir::Graph& g_;
   std::string fp_where_[4];
+  bool has_calls_ = false;  // Call nodes (Note [fp error attribution])
   std::mutex mu_;
   std::map<std::vector<bool>, std::shared_ptr<Variant>> variants_;
+
+  // Note [fp error attribution]
+  // NumPy warns once per op that raised (np.log(x) + 1/y with zeros: "divide by zero
+  // encountered in log", then "... in divide"); a fused kernel only knows which kinds its
+  // threads raised. Errors are rare, so a call that raised any runs the graph again on the
+  // eager interpreter with the same inputs (those the graph writes are copied first: the
+  // caller's arrays and the results already computed do not change) and reads the flags
+  // after each op, so the report is eager NumPy's. Graphs with host calls (running
+  // numpy.random again would advance its stream), and calls whose eager run raises nothing,
+  // keep the naming rule (Note [naming fp errors]).
+  void record_fp_errors(int kernel_flags, const std::vector<std::pair<int, std::string>>& host_errors,
+                        const ir::RunArgs& args) {
+    if (!has_calls_) {
+      auto pending = take_named_fp_flags();
+      std::vector<ndarray> in(args.inputs.begin(), args.inputs.end());
+      for (auto& [i, n] : g_.writebacks) in[i] = in[i].copy();
+      interpret_with_fp_errors(g_, ir::RunArgs{in, args.scalars});
+      auto found = take_named_fp_flags();
+      for (auto& [bit, where] : pending) add_fp_report(bit, where);
+      if (!found.empty()) {
+        for (auto& [bit, where] : found) add_fp_report(bit, where);
+        return;
+      }
+    }
+    for (auto& [f, where] : host_errors) add_fp_report(f, where);
+    if (kernel_flags) add_named_fp_flags(kernel_flags, fp_where_);
+  }
 
   const Variant& eager_variant() {
     static Variant e = [] { Variant v; v.eager = true; v.error = "unaligned strides"; return v; }();
@@ -427,6 +454,7 @@ class FusedExecutable {
     std::multimap<size_t, std::shared_ptr<Storage>> free_list;
     std::vector<bool> stolen(l.bufs.size(), false);  // Note [in-place epilogues]
     int fpe = 0;  // FpFlag bits raised by the kernels, reported by the caller (bind_tracer)
+    std::vector<std::pair<int, std::string>> host_errors;  // (FpFlag bits, op) of host calls
     single_thread_if_forked();
     for (size_t li = 0; li < l.launches.size(); ++li) {
       const Launch& la = l.launches[li];
@@ -448,13 +476,9 @@ class FusedExecutable {
         take_fp_errors();  // stale flags of earlier eager calls are not this node's
         ndarray r = run_library_call(g_, n, ops, ir::concrete_shape(n->shape, sym));
         // Errors of the eager ops a host call ran, and of a BLAS product (Note [library call fp errors]).
-        int f = take_fp_errors();
+        int f = take_fp_errors() | take_fp_flags();
         if (n->kind == NodeKind::Prim && n->op == OpId::matmul) f |= product_fp_flags(r, ops);
-        if (f) {
-          const std::string name = node_label(n);
-          const std::string where[4] = {name, name, name, name};
-          add_named_fp_flags(f, where);
-        }
+        if (f) host_errors.emplace_back(f, node_label(n));
         if (!r.is_c_contiguous() || r.offset() != 0) r = r.copy();
         int b = la.bufs[0];
         arrays[b] = std::move(r);
@@ -498,7 +522,7 @@ class FusedExecutable {
     for (auto& la : l.launches) lib += la.fn < 0;
     bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()) - lib);
     if (lib) bump_stat(&Stats::library_calls, lib);
-    if (fpe) add_named_fp_flags(fpe, fp_where_);
+    if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args);
     for (auto& [i, n] : g_.writebacks) copy_into(args.inputs[i], arrays[l.buffer_of.at(n)]);
     std::vector<ndarray> outs;
     for (NodeRef o : g_.outputs) outs.push_back(arrays[l.buffer_of.at(o)]);
@@ -507,6 +531,17 @@ class FusedExecutable {
 };
 
 }  // namespace
+
+std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunArgs& args, bool report) {
+  take_fp_errors();  // stale flags of earlier eager calls are not this graph's
+  take_fp_flags();
+  return ir::interpret(g, args, [&](NodeRef n, const ndarray& value, std::span<const ndarray> in) {
+    int f = take_fp_errors() | take_fp_flags();
+    if (n->kind == NodeKind::Prim && n->op == OpId::matmul)
+      f |= product_fp_flags(value, std::vector<ndarray>(in.begin(), in.end()));
+    if (f && report) add_fp_report(f, node_label(n));
+  });
+}
 
 ir::Executable compile_graph(const ir::Graph& g) {
   auto ex = std::make_shared<FusedExecutable>(g);

@@ -51,7 +51,9 @@ ndarray apply_view(NodeRef n, const ndarray& src, const Shape& shape) {
   throw ValueError("unknown view kind");
 }
 
-std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
+std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) { return interpret(g, args, NodeObserver{}); }
+
+std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeObserver& after_node) {
   if (static_cast<int>(args.inputs.size()) != g.num_inputs() || static_cast<int>(args.scalars.size()) < g.num_scalars())
     throw ValueError("graph: wrong number of inputs");
   std::vector<int64_t> syms;
@@ -144,6 +146,11 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
         break;
     }
     val[n->id] = std::move(r);
+    if (after_node) {
+      std::vector<ndarray> in;
+      for (size_t i = 0; i < n->args.size(); ++i) in.push_back(arg(i));
+      after_node(n, *val[n->id], in);
+    }
     for (NodeRef a : n->args)
       if (last_use[a->id] == n->id && !keep[a->id]) val[a->id].reset();
   }
