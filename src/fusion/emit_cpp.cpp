@@ -224,6 +224,39 @@ std::string render_expr(const Expr& e) {
 
 void render_block(std::ostringstream& os, const Block& b, const Kernel& k, int ind);
 
+void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind);
+
+// Note [parallel scalar reductions] (lower.cpp): one contiguous range of the loop's
+// iterations per thread, partials added in thread order.
+void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind) {
+  const std::string T = cpp_local_type(s.par_dtype), acc = s.par_acc, parts = "npk_parts_" + acc;
+  const std::string lo = s.lo.str(), hi = s.hi.str(), step = std::to_string(s.step);
+  auto line = [&](int i, const std::string& text) { indent(os, i); os << text << "\n"; };
+  line(ind, "{");
+  line(ind + 1, T + " " + parts + "[256];");
+  line(ind + 1, "int npk_np_" + acc + " = 1;");
+  line(ind + 1, "npk_fpe |= npk::fpe_take();");
+  line(ind + 1, "#pragma omp parallel reduction(|: npk_fpe)");
+  line(ind + 1, "{");
+  line(ind + 2, "npk::fpe_clear();");
+  line(ind + 2, "const int64_t npk_t = npk::thread_id(), npk_n = std::min(npk::thread_count(), 256);");
+  line(ind + 2, "const int64_t npk_iters = ((" + hi + ") - (" + lo + ") + " + step + " - 1) / " + step + ";");
+  line(ind + 2, T + " " + acc + " = 0;");
+  line(ind + 2, "if (npk_t < npk_n) {");
+  Stmt loop = s;
+  loop.par_acc.clear();
+  loop.lo = Lin::atom("(" + lo + ") + " + step + " * (npk_iters * npk_t / npk_n)");
+  loop.hi = Lin::atom("std::min<int64_t>(" + hi + ", (" + lo + ") + " + step + " * (npk_iters * (npk_t + 1) / npk_n))");
+  render_stmt(os, loop, k, ind + 3);
+  line(ind + 3, parts + "[npk_t] = " + acc + ";");
+  line(ind + 2, "}");
+  line(ind + 2, "if (npk_t == 0) npk_np_" + acc + " = (int)npk_n;");
+  line(ind + 2, "npk_fpe |= npk::fpe_take();");
+  line(ind + 1, "}");
+  line(ind + 1, "for (int npk_p = 0; npk_p < npk_np_" + acc + "; ++npk_p) " + acc + " = " + acc + " + " + parts + "[npk_p];");
+  line(ind, "}");
+}
+
 void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind) {
   switch (s.k) {
     case Stmt::K::Let:
@@ -248,6 +281,10 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
       break;
     }
     case Stmt::K::For:
+      if (!s.par_acc.empty()) {
+        render_parallel_sum(os, s, k, ind);
+        break;
+      }
       if (s.parallel) {
         // Dynamic chunks (about 64 per loop): on a loaded machine a descheduled thread
         // does not hold the others at the barrier. Each iteration writes its own outputs,

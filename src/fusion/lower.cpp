@@ -100,6 +100,7 @@ bool reduce_supported(OpId op, DType t) {
 
 void coalesce(Block& top);
 void schedule(Block& top, bool has_reduction_inside);
+void parallel_scalar_sums(Block& top);
 bool contains_loops(const Block& b);
 
 // The kernel emitter for one group of roots (Note [placement]).
@@ -122,6 +123,7 @@ class Emitter {
       bool inner_loops = contains_loops(b);
       coalesce(b);
       schedule(b, inner_loops);
+      parallel_scalar_sums(b);
       for (auto& st : b) k.body.push_back(std::move(st));
     }
     k.bufs = bufs_;
@@ -1127,6 +1129,34 @@ void schedule(Block& top, bool has_reduction_inside) {
     innermost = &innermost->body.back();
   if (!has_control(innermost->body) && !innermost->parallel) innermost->simd = true;
   else if (!has_control(innermost->body) && innermost->parallel) innermost->simd = true;  // "parallel for simd"
+}
+
+// Note [parallel scalar reductions]
+// A sum placed outside every parallel loop (a reduction to one value: np.sum(a * b)) would
+// run on one thread. When such a loop is long, its iterations (blocks of the blocked float
+// sum, Note [summation], or elements) are split into one contiguous range per thread; each
+// thread sums its range from zero into a partial, and the partials are added to the
+// accumulator in thread order after the parallel region: the result is deterministic for a
+// given thread count. Only float sums (blocked, or simd "+:" reductions) are split.
+void parallel_scalar_sums(Block& top) {
+  for (size_t j = 0; j + 1 < top.size(); ++j) {
+    Stmt& d = top[j];
+    size_t k = j + 1;
+    while (k < top.size() && top[k].k == Stmt::K::Let) ++k;  // hoisted invariants between them
+    if (k == top.size()) continue;
+    Stmt& f = top[k];
+    if (d.k != Stmt::K::Decl || f.k != Stmt::K::For || f.parallel || f.var[0] != 'r') continue;
+    if (kind(d.dtype) != Kind::Float) continue;
+    bool blocked = f.step > 1 && !f.body.empty() && f.body.back().k == Stmt::K::Assign && f.body.back().var == d.var &&
+                   f.body.back().expr.k == Expr::K::Lit && f.body.back().expr.args.size() == 1 &&
+                   f.body.back().expr.args[0].text.rfind("(" + d.var + " + ", 0) == 0;
+    bool simd_sum = f.step == 1 && f.simd && f.reduction == "+:" + d.var;
+    if (!blocked && !simd_sum) continue;
+    // Long enough to pay for a parallel region: 64k elements, or a runtime size.
+    if (f.hi.is_const() && f.lo.is_const() && f.hi.c - f.lo.c < 65536) continue;
+    f.par_acc = d.var;
+    f.par_dtype = d.dtype;
+  }
 }
 
 bool contains_loops(const Block& b) {
