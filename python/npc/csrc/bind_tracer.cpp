@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "bindings.hpp"
+#include "npc/fusion.hpp"
 #include "npc/graph.hpp"
 #include "tracer/trace.hpp"
 
@@ -132,22 +133,15 @@ bool codegen_errors_raise() {
   }
 }
 
-bool has_host_calls(const ir::Graph& g) {
-  for (ir::NodeRef n : g.nodes())
-    if (n->kind == ir::NodeKind::Call) return true;
-  return false;
-}
-
 // Note [backend failures]
 // A backend that cannot build an executable for a graph: with codegen_errors="raise" the
 // exception reaches the npc.compile caller; with "warn" a RuntimeWarning names the cause and
-// the graph runs on the eager interpreter. Graphs with host calls (Call nodes: numpy.random,
-// index bounds checks) are fusion barriers: they run eagerly without asking the backend, so
-// no failure is reported for them.
+// the graph runs on the eager interpreter. Host calls (Call nodes: numpy.random, index bounds
+// checks) run between the fused kernels (Note [library calls] in src/fusion/lower.cpp).
 ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& backend, std::string& used,
                         std::string& error) {
   used = "eager";
-  if (backend != "eager" && !has_host_calls(*g)) {
+  if (backend != "eager") {
     if (const ir::Backend* b = ir::find_backend(backend)) {
       try {
         ir::Executable e = (*b)(*g);
@@ -168,7 +162,8 @@ ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& 
                      1) != 0)
       throw py::error_already_set();
   }
-  return [g](const ir::RunArgs& a) { return ir::interpret(*g, a); };
+  // The eager interpreter reports the errors of its ops as eager NumPy does.
+  return [g](const ir::RunArgs& a) { return fusion::interpret_with_fp_errors(*g, a); };
 }
 
 // The executable the first run of a graph without breaks made, handed to take_graph so
@@ -307,7 +302,8 @@ void bind_tracer(py::module_& m) {
       .def("run_eager", [](const PyGraph& g, py::handle inputs, py::handle scalars) {
         std::vector<ndarray> in = to_arrays(inputs);
         std::vector<Scalar> sc = to_scalars(scalars);
-        return wrap_all(ir::interpret(*g.g, ir::RunArgs{in, sc}));
+        // A reference run: its floating-point errors are not reported (the compiled run's are).
+        return wrap_all(fusion::interpret_with_fp_errors(*g.g, ir::RunArgs{in, sc}, false));
       }, "runs the graph on the eager interpreter (write-backs go into `inputs`)")
       .def("subgraph", [](const PyGraph& g, std::vector<uint32_t> ids, const std::string& backend) {
         std::vector<ir::NodeRef> outs;
