@@ -212,6 +212,9 @@ ndarray concatenate(std::span<const ndarray> arrays, std::optional<int64_t> axis
   if (out) {
     if (out->shape() != shape) throw ValueError("Output array is the wrong shape");
     r = *out;
+  } else if (ndarray::trace_hooks().empty &&
+             std::any_of(in.begin(), in.end(), [](const ndarray& x) { return x.is_traced(); })) {
+    r = ndarray::trace_hooks().empty(shape, rt);  // Note [traced views and writes]
   } else {
     r = empty(shape, rt);
   }
@@ -224,7 +227,7 @@ ndarray concatenate(std::span<const ndarray> arrays, std::optional<int64_t> axis
     if (n > 0) {
       key.back() = IndexItem(Slice{pos, pos + n, 1});
       ndarray dst = index(r, key);
-      if (ax == 0 && dst.is_c_contiguous() && x.is_c_contiguous() && x.dtype() == rt &&
+      if (ax == 0 && !r.is_traced() && dst.is_c_contiguous() && x.is_c_contiguous() && x.dtype() == rt &&
           x.storage() != r.storage()) {
         const size_t bytes = static_cast<size_t>(x.nbytes());
         std::byte* d = dst.data();

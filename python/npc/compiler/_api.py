@@ -742,6 +742,68 @@ def _free_values(fn):
     return out
 
 
+def _free_slots(fn):
+    """(getter, setter) of each global and closure cell fn's code reads (those of
+    _free_values): while tracing, the arrays among them are replaced by traced stand-ins
+    (Note [captured arrays])."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    names = set()
+
+    def walk(c):
+        names.update(c.co_names)
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                walk(k)
+    walk(code)
+    g = getattr(fn, "__globals__", {})
+    out = [((lambda n=n: g.get(n, _MISSING)), (lambda v, n=n: g.__setitem__(n, v))) for n in sorted(names)]
+    if fn.__closure__:
+        for cell in fn.__closure__:
+            def get(cell=cell):
+                try:
+                    return cell.cell_contents
+                except ValueError:
+                    return _MISSING
+
+            def put(v, cell=cell):
+                cell.cell_contents = v
+            out.append((get, put))
+    return out
+
+
+# Note [captured arrays]
+# Arrays the function reads from its globals and closure cells are graph inputs bound by
+# reference (guarded by identity, dtype and shape), so changes between calls are seen. While
+# tracing, each such name is rebound to a traced stand-in of the array (restored right
+# after), exactly like an array argument: every read, every NumPy call on it and every write
+# into it (`BUF[:] = x`, `out=BUF`) is recorded, writes are functionalized and written back
+# into the caller's array, and expressions of captured arrays alone are never frozen into
+# constants. Other threads that read the same global while a trace runs see the stand-in.
+def _swap_in_captured(ctx, slots, by_id):
+    swapped = []
+    for get, put in slots:
+        v = get()
+        if not isinstance(v, (_core.ndarray, _np.ndarray)):
+            continue
+        if _is_npc(v):
+            if _core._is_traced(v):
+                continue
+            npcx = v
+        else:
+            from .._dtypes import code_of
+            if not v.dtype.isnative or code_of(v.dtype) is None:
+                continue
+            npcx = _from_numpy(v)
+        t = by_id.get(id(v))
+        if t is None:
+            t = by_id[id(v)] = ctx.add_input(npcx, [])
+        put(t)
+        swapped.append((put, v))
+    return swapped
+
+
 _MISSING = object()
 _GUARDED = (int, float, complex, bool, _np.generic)
 
@@ -820,6 +882,7 @@ class CompiledFunction:
         self._backend = backend
         self._dynamic = dynamic
         self._free = _free_values(fn)
+        self._free_slots = _free_slots(fn)
         self._name = getattr(fn, "__qualname__", repr(fn))
         self._clear()
         _all_compiled.append(self)
@@ -1017,6 +1080,8 @@ class CompiledFunction:
             return x
         targs = [subst(a, i) for i, a in enumerate(args)]
         tkwargs = {k: subst(kwargs[k], k) for k in sorted(kwargs)}
+        n_user = ctx.num_user_inputs
+        swapped = []
         _tls.ctx = ctx
         _tls.last_break = None
         _tls.side_effects = []
@@ -1024,6 +1089,7 @@ class CompiledFunction:
         _core._set_break_annotator(_annotate)
         _core._set_fullgraph(bool(self._fullgraph))
         try:
+            swapped = _swap_in_captured(ctx, self._free_slots, {k[0]: t for k, t in traced.items()})
             with _Patches(ctx, self._name):
                 try:
                     result = self._fn(*targs, **tkwargs)
@@ -1050,6 +1116,8 @@ class CompiledFunction:
             if counter[0] and _marked(ctx.bound_inputs[ctx.num_user_inputs:]):
                 raise _Retrace(float_paths)
         finally:
+            for put, v in reversed(swapped):
+                put(v)
             _core._deactivate_trace()
             _tls.ctx = None
             _core._set_fullgraph(False)
@@ -1089,7 +1157,7 @@ class CompiledFunction:
                 e.graph = _PyBackendGraph(graph, _backends[backend](graph))
             e.arg_inputs = arg_inputs
             bound = ctx.bound_inputs
-            e.captured = [(i, bound[i]) for i in range(ctx.num_user_inputs, len(bound))]
+            e.captured = [(i, bound[i]) for i in range(n_user, len(bound))]
             e.ninputs = len(bound)
             e.nscalars = counter[0]
             e.out_tree = tree
