@@ -9,6 +9,7 @@
 #include "npc/creation.hpp"
 #include "npc/indexing.hpp"
 #include "npc/ops.hpp"
+#include "ops/loops.hpp"  // UfuncCastingError (the eager path's casting errors)
 
 namespace npc::tracer {
 
@@ -529,6 +530,14 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
     fixed_loop = resolve_loop(op, dts, std::span<const bool>(weak.get(), fixed.size()), opts.dtype);
   }
   const LoopTypes& lt = refixed ? fixed_loop : loop;
+  // The eager path's casting checks (they come after the trace hook there): `x += 1.5` on
+  // an integer array raises as eagerly.
+  for (size_t i = 0; i < fixed.size() && i < lt.in.size(); ++i)
+    if (!fixed[i].weak && fixed[i].array.dtype() != lt.in[i] && !can_cast(fixed[i].array.dtype(), lt.in[i], opts.casting))
+      throw UfuncCastingError(op, false, static_cast<int>(i), fixed[i].array.dtype(), lt.in[i], opts.casting);
+  for (size_t k = 0; k < opts.out.size() && k < lt.out.size(); ++k)
+    if (opts.out[k] && !can_cast(lt.out[k], opts.out[k]->dtype(), opts.casting))
+      throw UfuncCastingError(op, true, static_cast<int>(k), lt.out[k], opts.out[k]->dtype(), opts.casting);
   std::vector<ir::SymShape> shapes;
   std::vector<Shape> hints;
   std::vector<ir::NodeRef> nodes;

@@ -380,6 +380,8 @@ class _Patches:
             lambda *a, **k: _run_outside(orig, "numpy.random.seed (global state)", a, k)))
         import builtins
         self._patch(builtins, "print", self._print_maker)
+        self._patch(_core.ndarray, "__getitem__", _masked_getitem_maker)
+        self._patch(_core.ndarray, "__setitem__", _masked_setitem_maker)
         return self
 
     def _print_maker(self, orig):
@@ -398,6 +400,115 @@ class _Patches:
         for mod, name, orig in reversed(self.saved):
             setattr(mod, name, orig)
         self.saved.clear()
+
+
+# Note [masked read-modify-write]
+# `a[mask] += v` is `t = a[mask]; t += v; a[mask] = t`: the middle value has a data-dependent
+# shape, but the statement as a whole does not. While tracing, a boolean-mask __getitem__
+# whose caller is exactly that statement (the bytecode `COPY 2; COPY 2; BINARY_SUBSCR` that
+# only augmented subscript assignment emits) returns a _MaskedRMW; its in-place operator
+# with a value whose broadcast does not depend on the number of selected elements computes
+# over all of `a` (unselected elements replaced by a value that raises no floating-point
+# warning: 0 for + - and bitwise ops, 1 for the others) with the in-place casting rules, and
+# the store writes where(mask, result, a). Any other value falls back to eager semantics
+# (the mask read is then a graph break).
+_RMW_OPS = {"__iadd__": ("add", 0), "__isub__": ("subtract", 0), "__imul__": ("multiply", 1),
+            "__itruediv__": ("true_divide", 1), "__ifloordiv__": ("floor_divide", 1),
+            "__imod__": ("remainder", 1), "__ipow__": ("power", 1), "__iand__": ("bitwise_and", 0),
+            "__ior__": ("bitwise_or", 0), "__ixor__": ("bitwise_xor", 0), "__ilshift__": ("left_shift", 0),
+            "__irshift__": ("right_shift", 0)}
+_rmw_sites = {}
+
+
+def _is_augmented_subscript(frame):
+    code = frame.f_code
+    sites = _rmw_sites.get(code)
+    if sites is None:
+        import dis
+        ins = list(dis.get_instructions(code))
+        sites = set()
+        for k in range(2, len(ins) - 1):
+            if ins[k].opname == "BINARY_SUBSCR" and all(
+                    ins[k - j].opname == "COPY" and ins[k - j].arg == 2 for j in (1, 2)):
+                # f_lasti may point into the instruction's inline cache once it is specialised.
+                sites.update(range(ins[k].offset, ins[k + 1].offset))
+        _rmw_sites[code] = sites
+    return frame.f_lasti in sites
+
+
+def _bool_mask(key):
+    if isinstance(key, (_core.ndarray, _np.ndarray)) and key.dtype == _np.bool_ and key.ndim >= 1:
+        return key
+    return None
+
+
+def _masked_getitem_maker(orig):
+    def getitem(self, key):
+        m = _bool_mask(key)
+        if m is not None and threading.get_ident() == _Patches.thread and \
+                m.ndim <= self.ndim and tuple(m.shape) == tuple(self.shape[:m.ndim]) and \
+                (_core._is_traced(self) or (_is_npc(m) and _core._is_traced(m))) and \
+                _is_augmented_subscript(sys._getframe(1)):
+            return _MaskedRMW(self, m, orig)
+        return orig(self, key)
+    return getitem
+
+
+def _masked_setitem_maker(orig):
+    def setitem(self, key, value):
+        if type(value) is _MaskedResult and value.base is self and value.mask is key:
+            import npc
+            m = value.mask
+            mb = npc.reshape(m, tuple(m.shape) + (1,) * (self.ndim - m.ndim))
+            return orig(self, Ellipsis, npc.where(mb, value.full, self))
+        return orig(self, key, value)
+    return setitem
+
+
+class _MaskedResult:
+    __slots__ = ("base", "mask", "full")
+
+    def __init__(self, base, mask, full):
+        self.base, self.mask, self.full = base, mask, full
+
+
+class _MaskedRMW:
+    """`a[mask]` inside `a[mask] op= v` while tracing (Note [masked read-modify-write])."""
+    __slots__ = ("base", "mask", "getitem")
+
+    def __init__(self, base, mask, getitem):
+        self.base, self.mask, self.getitem = base, mask, getitem
+
+    def _independent(self, v):
+        vs = list(_np.shape(v))
+        while vs and vs[0] == 1:
+            vs.pop(0)
+        rest = tuple(self.base.shape[self.mask.ndim:])
+        if len(vs) > len(rest) or (not rest and vs):
+            return False
+        return all(a == 1 or a == b for a, b in zip(reversed(vs), reversed(rest)))
+
+
+def _rmw_method(name, ufunc_name, neutral):
+    import operator
+    inplace = getattr(operator, name.strip("_"))  # operator.iadd, ...
+
+    def method(self, v):
+        import npc
+        if isinstance(v, (_MaskedRMW, _MaskedResult)) or not self._independent(v):
+            tmp = self.getitem(self.base, self.mask)
+            return inplace(tmp, v)
+        m = self.mask
+        mb = npc.reshape(m, tuple(m.shape) + (1,) * (self.base.ndim - m.ndim))
+        full = npc.where(mb, self.base, npc.asarray(neutral, dtype=self.base.dtype))
+        getattr(npc, ufunc_name)(full, v, out=full)
+        return _MaskedResult(self.base, m, full)
+    method.__name__ = name
+    return method
+
+
+for _name, (_uf, _neutral) in _RMW_OPS.items():
+    setattr(_MaskedRMW, _name, _rmw_method(_name, _uf, _neutral))
 
 
 def _internal_file(fname):
