@@ -367,3 +367,38 @@ def test_joins_are_captured(name, backend):
 def test_join_errors_like_eager():
     with pytest.raises(ValueError, match="must match exactly"):
         npc.compile(lambda x, y: np.concatenate([x, y], axis=1))(np.ones((2, 2)), np.ones((3, 2)))
+
+
+# ---------------------------------------------------------------- 8. device and requires_grad
+class _OnDevice(np.ndarray):
+    """A stand-in for a device array: a NumPy array whose `device` is not the CPU."""
+    device = property(lambda self: "cuda:0")
+
+
+class _WithGrad(np.ndarray):
+    requires_grad = property(lambda self: True)
+
+
+def test_guards_include_device_and_requires_grad():
+    f = npc.compile(lambda x: x * 2)
+    x = np.arange(3.0)
+    same(f(x), x * 2)
+    f(x)
+    assert compiler.stats() == {**compiler.stats(), "traces": 1, "cache_hits": 1}
+    e = npc.explain(lambda x: x * 2)(x)
+    assert any("device cpu" in g and "requires_grad False" in g for g in e.guards), e.guards
+    dev = x.view(_OnDevice)
+    np.testing.assert_array_equal(np.asarray(f(dev)), x * 2)
+    assert compiler.stats()["traces"] == 2   # a different device misses the guard
+    e = npc.explain(lambda x: x * 2)(dev)
+    assert any("device cuda:0" in g for g in e.guards), e.guards
+    f(dev)
+    assert compiler.stats()["traces"] == 2 and compiler.stats()["cache_hits"] == 2
+    np.testing.assert_array_equal(np.asarray(f(x.view(_WithGrad))), x * 2)
+    assert compiler.stats()["traces"] == 3   # requires_grad=True misses the guard too
+    e = npc.explain(lambda x: x * 2)(x.view(_WithGrad))
+    assert any("requires_grad True" in g for g in e.guards), e.guards
+    y = npc.arange(3.0)
+    f(y)
+    f(y)
+    assert compiler.stats()["traces"] == 4 and compiler.stats()["cache_hits"] == 3

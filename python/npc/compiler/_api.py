@@ -814,11 +814,16 @@ class _KeyBuilder:
             if y is x:
                 alias = k
                 break
-        self.key.append((code, shape, c, alias))
+        # Device and requires_grad (all npc arrays are on "cpu" without gradients today) are
+        # part of the key so that device arrays and autodiff get their own entries.
+        dev = str(getattr(x, "device", "cpu"))
+        rg = bool(getattr(x, "requires_grad", False))
+        self.key.append((code, shape, c, alias, dev, rg))
         self.arrays.append((x, path))
         if self.labels is not None:
             self.labels.append((path, f"dtype {x.dtype}, shape {shape}, "
-                                      f"{['strided', 'F-contiguous', 'C-contiguous'][c]}"))
+                                      f"{['strided', 'F-contiguous', 'C-contiguous'][c]}, "
+                                      f"device {dev}, requires_grad {rg}"))
 
     def _part(self, value, path, text):
         self.key.append(value)
