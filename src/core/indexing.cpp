@@ -515,7 +515,7 @@ bool try_mask_assign(const ndarray& a, std::span<const IndexItem> idx, const nda
 // strided data). With different strides that differs from a buffered copy
 // (a[::2] = a[:3] reads a[2] after writing it), and npc reproduces it.
 void assign_array(const ndarray& dst, const ndarray& src) {
-  if (dst.ndim() != 1 || src.ndim() != 1 || dst.storage() != src.storage() || dst.size() <= 1 ||
+  if (dst.is_traced() || src.is_traced() || dst.ndim() != 1 || src.ndim() != 1 || dst.storage() != src.storage() || dst.size() <= 1 ||
       dst.strides()[0] * src.strides()[0] < 0) {
     copy_into(dst, src);
     return;

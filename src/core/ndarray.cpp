@@ -648,7 +648,8 @@ void copy_into(const ndarray& dst, const ndarray& src) {
     throw ValueError("could not broadcast input array from shape " + shape_str(src.shape()) + " into shape " +
                      shape_str(dst.shape()));
   if (!dst.writeable()) throw ValueError("assignment destination is read-only");
-  if (dst.is_traced() && ndarray::trace_hooks().write) [[unlikely]] {  // Note [traced views and writes]
+  // A traced value written into a concrete array too: the tracer makes it a graph input.
+  if ((dst.is_traced() || src.is_traced()) && ndarray::trace_hooks().write) [[unlikely]] {  // Note [traced views and writes]
     ndarray::trace_hooks().write(dst, src);
     return;
   }

@@ -208,8 +208,16 @@ ndarray concatenate(std::span<const ndarray> arrays, std::optional<int64_t> axis
     rt = result_type(ts);
   }
   for (const ndarray& x : in) check_cast(x.dtype(), rt, casting);
-  if (out && out->shape() != shape) throw ValueError("Output array is the wrong shape");
-  ndarray r = out ? *out : empty(shape, rt);
+  ndarray r;
+  if (out) {
+    if (out->shape() != shape) throw ValueError("Output array is the wrong shape");
+    r = *out;
+  } else if (ndarray::trace_hooks().empty &&
+             std::any_of(in.begin(), in.end(), [](const ndarray& x) { return x.is_traced(); })) {
+    r = ndarray::trace_hooks().empty(shape, rt);  // Note [traced views and writes]
+  } else {
+    r = empty(shape, rt);
+  }
   // Contiguous same-dtype pieces along axis 0 of a C-contiguous result are single memcpys.
   int64_t pos = 0;
   std::vector<IndexItem> key;  // built on first use: each IndexItem allocates

@@ -421,6 +421,7 @@ void bind_tracer(py::module_& m) {
     // Leaked on purpose: a static py::object would be released after interpreter shutdown.
     static py::str& F = *new py::str("F");
     static py::str& N = *new py::str("N");
+    static py::str& CPU = *new py::str("cpu");
     for (size_t i = 0; i < n; ++i) {
       PyObject* p = PyTuple_GET_ITEM(args.ptr(), i);
       py::handle h(p);
@@ -434,7 +435,7 @@ void bind_tracer(py::module_& m) {
         const PyArray& a = v.cast<const PyArray&>();
         py::tuple shape(a.ndim());
         for (int d = 0; d < a.ndim(); ++d) shape[d] = py::int_(a.shape()[d]);
-        key[i] = py::make_tuple(code, shape, contig, alias, N);
+        key[i] = py::make_tuple(code, shape, contig, alias, CPU, false, N);  // NumPy arrays are on the CPU
         arrays.append(v);
         continue;
       }
@@ -448,7 +449,15 @@ void bind_tracer(py::module_& m) {
         py::tuple shape(a.ndim());
         for (int d = 0; d < a.ndim(); ++d) shape[d] = py::int_(a.shape()[d]);
         int contig = a.is_c_contiguous() ? 2 : a.is_f_contiguous() ? 1 : 0;
-        key[i] = py::make_tuple(static_cast<int>(a.dtype()), shape, contig, alias);
+        // Device and requires_grad, read as the Python key builder reads them; subclasses
+        // (which may override them) take the general path. npc arrays have no
+        // requires_grad attribute yet: looked up once per type, not per call.
+        if (Py_TYPE(p) != reinterpret_cast<PyTypeObject*>(py::type::of<PyArray>().ptr())) return py::none();
+        static const bool has_rg = py::hasattr(py::type::of<PyArray>(), "requires_grad");
+        py::object dev = py::str(h.attr("device"));
+        py::object rg = has_rg ? py::object(py::bool_(py::getattr(h, "requires_grad", py::bool_(false))))
+                               : py::object(py::bool_(false));
+        key[i] = py::make_tuple(static_cast<int>(a.dtype()), shape, contig, alias, dev, rg);
         arrays.append(h);
       } else if (PyFloat_CheckExact(p)) {
         key[i] = F;
