@@ -7,6 +7,7 @@ through __array_function__. Run: ``python bench/bench_protocols.py [--json] [--n
 bench/RESULTS.md.
 """
 import json
+import os
 import pathlib
 import sys
 import time
@@ -97,6 +98,8 @@ def write_results(rows):
     path = pathlib.Path(__file__).with_name("RESULTS.md")
     begin, end = "<!-- bench_protocols -->", "<!-- /bench_protocols -->"
     lines = [begin, "## Protocol overhead (bench/bench_protocols.py)", "",
+             f"Command: `python bench/bench_protocols.py` (2 shared cores, load average "
+             f"{os.getloadavg()[0]:.1f} at the end; NumPy {np.__version__}). "
              "Per call, 10-element float64 arrays, CPU time, best of 7 (target: npc <= 3x NumPy). "
              "[fallback] rows run NumPy on zero-copy views; routing rows isolate the protocols "
              "(native implementation replaced by a stand-in returning its input).", "",

@@ -128,7 +128,11 @@ def main():
         t_np, t_npc = small_ns(f_np, f_npc)
         lines.append(f"| {name} | {t_np:.0f} | {t_npc:.0f} | {t_npc / t_np:.2f} |")
         print(lines[-1], flush=True)
-    lines.append(f"\nLoad average at the end: {os.getloadavg()[0]:.1f}.")
+    lines.append(f"\nLoad average at the end: {os.getloadavg()[0]:.1f}. The machine is shared (2 cores, other "
+                 "builds running), so large-array rows move by tens of percent between runs; small-call rows "
+                 "alternate NumPy and npc and keep the best CPU time of each, which is steadier. `c = a + b` "
+                 "on large arrays reuses freed blocks (Note [large block cache] in src/core/ndarray.cpp), "
+                 "so npc's result pages are already mapped while NumPy's fault in.")
     if args.write:
         write_results(lines)
     return 0

@@ -145,13 +145,13 @@ py::object to_numpy(py::handle self) {
   return result;
 }
 
-py::object from_numpy(py::handle o) {
+std::optional<ndarray> ndarray_of_numpy(py::handle o) {
   auto& api = py::detail::npy_api::get();
-  if (!api.PyArray_Check_(o.ptr())) return py::none();
+  if (!api.PyArray_Check_(o.ptr())) return std::nullopt;
   auto arr = py::reinterpret_borrow<py::array>(o);
   int code = dtype_code(arr.dtype());
   int flags = arr.flags();
-  if (code < 0 || !(flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_)) return py::none();
+  if (code < 0 || !(flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_)) return std::nullopt;
   Shape shape(arr.shape(), arr.shape() + arr.ndim());
   Strides strides(arr.strides(), arr.strides() + arr.ndim());
   PyObject* raw = o.ptr();
@@ -167,7 +167,13 @@ py::object from_numpy(py::handle o) {
                             Py_DECREF(raw);
                           },
                           (flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0);
-  return new_array_object(std::move(a), py::reinterpret_borrow<py::object>(o));
+  return a;
+}
+
+py::object from_numpy(py::handle o) {
+  std::optional<ndarray> a = ndarray_of_numpy(o);
+  if (!a) return py::none();
+  return new_array_object(std::move(*a), py::reinterpret_borrow<py::object>(o));
 }
 
 // ---- conversion of argument trees (the fallback's hot path; see npc/_fallback.py)
@@ -459,6 +465,7 @@ py::object from_dlpack_capsule(py::handle cap, py::handle producer) {
 }  // namespace
 
 py::object npc_view_of_numpy(py::handle o) { return from_numpy(o); }
+std::optional<ndarray> ndarray_view_of_numpy(py::handle o) { return ndarray_of_numpy(o); }
 
 void bind_interop(py::module_& m) {
   m.def("_to_numpy", &to_numpy, "Zero-copy numpy.ndarray view of an npc array (its base is the npc array).");

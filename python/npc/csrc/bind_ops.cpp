@@ -112,15 +112,23 @@ void report_fpe(OpId op) {
 // The fast path of ufunc.__call__ and the operators: arrays and weak Python scalars (Note
 // [weak integers] applies), no keywords, one output, no copies (ops::call_ufunc_fast says
 // when). Returns a null object when the general path must run.
-py::object fast_ufunc_call(OpId op, PyObject* const* args, Py_ssize_t n) {
+// With `numpy_views`, numpy.ndarray operands of native dtypes are taken as zero-copy views
+// (the __array_ufunc__ path: numpy_array + npc_array).
+py::object fast_ufunc_call(OpId op, PyObject* const* args, Py_ssize_t n, bool numpy_views = false) {
   if (n > 3) return {};
   ops::FastInput fin[ops::kMaxOperands];
+  std::optional<ndarray> views[ops::kMaxOperands];
   int64_t size = 0;
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* p = args[i];
     if (PyArray* a = array_ptr(p)) {
       fin[i].array = a;
       size = std::max(size, a->size());
+    } else if (numpy_views && Py_TYPE(p) == reinterpret_cast<PyTypeObject*>(py::detail::npy_api::get().PyArray_Type_)) {
+      views[i] = ndarray_view_of_numpy(p);
+      if (!views[i]) return {};
+      fin[i].array = &*views[i];
+      size = std::max(size, views[i]->size());
     } else if (PyFloat_CheckExact(p)) {
       fin[i].scalar = Scalar::from_double(PyFloat_AS_DOUBLE(p));
     } else if (PyLong_CheckExact(p)) {
@@ -405,6 +413,13 @@ PyObject* fast_array_ufunc(PyObject* self, PyObject* const* args, Py_ssize_t nar
     if (method_is(method, "__call__")) {
       u = native_ufunc_for(args[0]);
       if (u && u->nin == nin && nin <= 3) {
+        PyObject* fast = guarded([&]() -> PyObject* {
+          py::object r = fast_ufunc_call(static_cast<OpId>(u->op), inputs, nin, true);
+          return r ? r.release().ptr() : Py_NewRef(Py_None);
+        });
+        if (!fast) return nullptr;
+        if (fast != Py_None) return fast;
+        Py_DECREF(fast);
         // Operands a native ufunc takes as they are; NumPy arrays of native dtypes as npc views.
         py::object keep[3];
         PyObject* conv[3];

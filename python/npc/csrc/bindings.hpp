@@ -72,6 +72,8 @@ py::object new_array_object(ndarray a, py::object base = py::none());
 /// Zero-copy npc array over a numpy.ndarray of a native dtype (aligned, native byte order),
 /// else None (bind_interop.cpp).
 py::object npc_view_of_numpy(py::handle o);
+/// The same view as a bare ndarray (no Python object), or nullopt.
+std::optional<ndarray> ndarray_view_of_numpy(py::handle o);
 
 /// The NumPy scalar (numpy.float64(...) etc.) for the element of dtype `t` at `p`.
 py::object numpy_scalar(DType t, const void* p);
