@@ -1034,8 +1034,11 @@ class CompiledFunction:
         if not kwargs and not self._dyn and not self._static_floats:
             fast = _core._guard_key(args)
         if fast is not None:
-            key = (fast[0], free, ())
             arrays, floats = fast[1], fast[2]
+            ov = self._overlaps(args, len(arrays))
+            if ov is None:
+                return self._run_aliased(args, kwargs)
+            key = (fast[0], free, (), ov)
         else:
             kb = self._key_builder(args, kwargs)
             if kb.unsupported:
@@ -1043,8 +1046,11 @@ class CompiledFunction:
                           self._name)
                 _stats["eager_runs"] += 1
                 return self._fn(*args, **kwargs)
-            key = (tuple(kb.key), free, tuple(sorted(kwargs)))
             arrays, floats = [x for x, _ in kb.arrays], kb.floats
+            ov = self._overlaps(arrays, len(arrays))
+            if ov is None:
+                return self._run_aliased(args, kwargs)
+            key = (tuple(kb.key), free, tuple(sorted(kwargs)), ov)
         if not self._breaks:
             cands = self._entries.get(key)
             if cands is not None:
@@ -1062,6 +1068,34 @@ class CompiledFunction:
         if not self._breaks and _stats["traces"] >= config.accumulated_recompile_limit:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
         return self._trace(args, kwargs, self._key_builder(args, kwargs), key)
+
+    def _overlaps(self, objs, narrays):
+        """The memory-sharing pairs among the arrays in `objs` and the captured arrays (part of
+        the guard key), or None when two different arrays overlap (Note [aliasing inputs])."""
+        free = self._free_arrays() if self._free else ()
+        if narrays + len(free) < 2:
+            return ()
+        ov = _core._overlaps(list(objs) + list(free) if free else objs)
+        for _, _, same in ov:
+            if not same:
+                return None
+        return ov
+
+    def _free_arrays(self):
+        out = []
+        for _, get in self._free:
+            v = get()
+            if isinstance(v, (_core.ndarray, _np.ndarray)):
+                out.append(v)
+        return out
+
+    def _run_aliased(self, args, kwargs):
+        # Note [aliasing inputs]: different arrays over overlapping memory (x and x[1:], or an
+        # argument viewing a captured global) are separate graph inputs, so a write through one
+        # would not be seen through the other: such calls run eagerly, with eager results.
+        _logs.log("fallback", "%s: arguments or captured arrays share memory; running eagerly", self._name)
+        _stats["eager_runs"] += 1
+        return self._fn(*args, **kwargs)
 
     def _key_builder(self, args, kwargs, want_labels=False):
         kb = _KeyBuilder(self._dyn, self._static_floats, want_labels)
@@ -1141,7 +1175,8 @@ class CompiledFunction:
         self._update_dynamic(kb)
         if self._dyn != before:
             kb = self._key_builder(args, kwargs)
-            key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)))
+            key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)),
+                   self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
         while True:
             try:
                 return self._trace_once(args, kwargs, kb, key)
@@ -1149,7 +1184,8 @@ class CompiledFunction:
                 _stats["traces"] -= 1  # the aborted attempt does not count
                 self._static_floats.update(r.paths)
                 kb = self._key_builder(args, kwargs)
-                key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)))
+                key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)),
+                       self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
 
     def _trace_once(self, args, kwargs, kb, key):
         _stats["traces"] += 1
