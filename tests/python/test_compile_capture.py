@@ -472,3 +472,44 @@ def test_argument_aliasing_a_captured_global():
         assert compiler.stats()["traces"] == 2
     finally:
         GALIAS[:] = np.arange(5.0)
+
+
+# ---------------------------------------------------------------- 6. traced geometry
+def _geometry(x):
+    return (np.array(x.strides), np.array(x.T.strides), np.array(x[::2].strides),
+            np.array([x.flags.c_contiguous, x.flags.f_contiguous, x[::2].flags.c_contiguous,
+                      x.T.flags.c_contiguous]))
+
+
+@pytest.mark.parametrize("make", [lambda: np.ones((4, 3)), lambda: np.ones((3, 4)).T,
+                                  lambda: np.ones((2, 3, 4)).transpose(2, 1, 0), lambda: np.ones(5)])
+def test_traced_strides_and_flags_match_eager(make):
+    check(_geometry, make())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reshape_of_f_ordered_input_copies_as_eager(backend):
+    def w(x):
+        y = x.reshape(-1)
+        y[0] = 100.0
+        return y + x.sum()
+    check(w, np.arange(12.0).reshape(3, 4).T, backend=backend)
+
+
+@pytest.mark.xfail(strict=True, reason="a strided (non-contiguous, not F-ordered) argument is traced "
+                                       "with C-contiguous strides")
+def test_strided_argument_strides():
+    x = np.ones((8, 3))[::2]
+    same(npc.compile(_geometry)(x), _geometry(x))
+
+
+@pytest.mark.xfail(strict=True, reason="a reshape of a strided (not F-ordered) argument traces as a "
+                                       "view: a write through it reaches the caller's array")
+def test_reshape_of_strided_argument_copies():
+    def w(x):
+        y = x.reshape(-1)
+        y[0] = 100.0
+        return y
+    a, b = np.arange(24.0).reshape(4, 6), np.arange(24.0).reshape(4, 6)
+    same(npc.compile(w)(a[:, :3]), w(b[:, :3]))
+    same(a, b)

@@ -914,7 +914,7 @@ def _swap_in_captured(ctx, slots, by_id):
             npcx = _from_numpy(v)
         t = by_id.get(id(v))
         if t is None:
-            t = by_id[id(v)] = ctx.add_input(npcx, [])
+            t = by_id[id(v)] = ctx.add_input(npcx, [], True)
         put(t)
         swapped.append((put, v))
     return swapped
@@ -941,7 +941,7 @@ def _free_key(free):
 
 # ---------------------------------------------------------------- compiled function
 class _Entry:
-    __slots__ = ("name", "backend", "graph", "arg_inputs", "captured", "out_tree", "constraints", "numpy_out", "labels",
+    __slots__ = ("name", "backend", "graph", "arg_inputs", "transposed", "captured", "out_tree", "constraints", "numpy_out", "labels",
                  "ninputs", "nscalars", "template", "rebuild")
 
 
@@ -1110,6 +1110,9 @@ class CompiledFunction:
         inputs = e.template[:]
         for x, slot in zip(arrays, e.arg_inputs):
             inputs[slot] = x if type(x) is _NDARRAY else _from_numpy(x)
+        if e.transposed:
+            for slot in e.transposed:
+                inputs[slot] = inputs[slot].T
         if len(floats) < e.nscalars:
             floats = floats + [0.0] * (e.nscalars - len(floats))
         _stats["graphs_run"] += 1
@@ -1201,12 +1204,16 @@ class CompiledFunction:
         # Traced stand-ins for the arguments.
         traced = {}
         arg_inputs = []
+        transposed = set()
         for x, path in kb.arrays:
             npcx = x if _is_npc(x) else _from_numpy(x)
             dyn = sorted(a for a in self._dyn.get(path, ()) if npcx.shape[a] >= 2)
-            t = ctx.add_input(npcx, dyn)
+            t = ctx.add_input(npcx, dyn, True)
             traced[id(x), path] = t
             arg_inputs.append(ctx.input_index(t))
+            fl = npcx._flags
+            if npcx.ndim >= 2 and not fl[0] and fl[1]:
+                transposed.add(arg_inputs[-1])  # Note [F-ordered inputs] in src/tracer/trace.cpp
         float_paths = []
         scalar_values = []
         counter = [0]
@@ -1308,6 +1315,7 @@ class CompiledFunction:
             if backend in _backends:
                 e.graph = _PyBackendGraph(graph, _backends[backend](graph))
             e.arg_inputs = arg_inputs
+            e.transposed = sorted(transposed)
             bound = ctx.bound_inputs
             e.captured = [(i, bound[i]) for i in range(n_user, len(bound))]
             e.ninputs = len(bound)

@@ -305,7 +305,9 @@ void bind_tracer(py::module_& m) {
              return c;
            }),
            py::arg("backend") = "eager")
-      .def("add_input", [](tracer::Context& c, PyArray& a, std::vector<int> dyn) { return wrap(c.add_input(a, dyn)); })
+      .def("add_input", [](tracer::Context& c, PyArray& a, std::vector<int> dyn, bool f_order) {
+        return wrap(c.add_input(a, dyn, f_order));
+      }, py::arg("a"), py::arg("dynamic"), py::arg("f_order") = false)
       .def("add_scalar", &tracer::Context::add_scalar)
       .def("input_index", [](const tracer::Context& c, PyArray& a) { return c.input_index(a); })
       .def("activate", [](tracer::Context& c) {
