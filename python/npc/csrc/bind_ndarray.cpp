@@ -478,7 +478,9 @@ int fast_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     PyErr_SetString(PyExc_BufferError, "expected an npc.ndarray");
     return -1;
   }
-  if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && !a->writeable()) {
+  // A broadcast_arrays view with WARN_ON_WRITE exports read-only, as NumPy does.
+  const bool readonly = !a->writeable() || a->warn_on_write;
+  if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && readonly) {
     PyErr_SetString(PyExc_BufferError, "Writable buffer requested for readonly storage");
     return -1;
   }
@@ -507,7 +509,7 @@ int fast_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   view->obj = Py_NewRef(self);
   view->len = static_cast<Py_ssize_t>(a->nbytes());
   view->itemsize = static_cast<Py_ssize_t>(a->itemsize());
-  view->readonly = !a->writeable();
+  view->readonly = readonly;
   view->ndim = nd;
   view->format = (flags & PyBUF_FORMAT) == PyBUF_FORMAT ? const_cast<char*>(buffer_format(a->dtype())) : nullptr;
   view->shape = (flags & PyBUF_ND) == PyBUF_ND ? geometry : nullptr;
