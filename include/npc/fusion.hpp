@@ -69,8 +69,13 @@ class Module {
 /// Compiles `source` (one translation unit) or loads it from the memory/disk cache.
 /// Throws CodegenError when no compiler is found or compilation fails.
 std::shared_ptr<Module> jit(const std::string& source);
-/// The cache key of `source` under the current configuration (hex).
+/// The cache key of `source` under the current configuration (hex): a hash of the source,
+/// compiler identity, flags, CPU features, npc version and npc_build_id().
 std::string cache_key(const std::string& source);
+/// The GNU build-id (hex) of the binary that contains npc (the Python extension or a C++
+/// program linking npc_core); "" when the linker wrote none. Part of every cache key, so
+/// kernels cached by another build of npc are never loaded.
+std::string npc_build_id();
 
 /// Lowers `g` to kernels and returns an executable for it. Shapes may be symbolic; strides
 /// are specialised on each call (contiguous or general), compiling each variant once.

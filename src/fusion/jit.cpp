@@ -3,12 +3,16 @@
 //
 // Note [disk cache]
 // An entry is <cache_dir>/<key>.so, key = hash(source, compiler identity, flags, CPU
-// features, npc version). The file is the shared object followed by a 24-byte trailer
+// features, npc version, build id of the binary that holds npc). The build id (the linker's
+// GNU build-id note) changes with every rebuild of npc, so a kernel compiled against another
+// build's calling convention is never loaded, even when its source text is the same. The file is the shared object followed by a 24-byte trailer
 // ("NPCSO001", payload size, payload hash), so a truncated or corrupt entry is detected
 // before dlopen (the dynamic loader ignores bytes after the ELF image). Writers compile to a
 // unique temporary name and rename() it into place, so concurrent processes never see a
 // partial file; two writers racing both install a valid entry.
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -200,10 +204,57 @@ void* Module::symbol(const std::string& name) const {
   return p;
 }
 
+// The GNU build-id of the loaded object that contains this function, as hex ("" if the
+// linker wrote none): read from the PT_NOTE segments already mapped in memory.
+std::string npc_build_id() {
+  static const std::string id = [] {
+    struct Search {
+      uintptr_t addr;
+      std::string out;
+    } s{reinterpret_cast<uintptr_t>(&npc_build_id), {}};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) -> int {
+          auto* q = static_cast<Search*>(data);
+          bool mine = false;
+          for (int i = 0; i < info->dlpi_phnum && !mine; ++i) {
+            const auto& ph = info->dlpi_phdr[i];
+            const uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+            mine = ph.p_type == PT_LOAD && q->addr >= lo && q->addr < lo + ph.p_memsz;
+          }
+          if (!mine) return 0;
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            const auto& ph = info->dlpi_phdr[i];
+            if (ph.p_type != PT_NOTE) continue;
+            auto* p = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
+            const unsigned char* end = p + ph.p_memsz;
+            while (p + sizeof(ElfW(Nhdr)) <= end) {
+              auto* nh = reinterpret_cast<const ElfW(Nhdr)*>(p);
+              const unsigned char* name = p + sizeof(ElfW(Nhdr));
+              const unsigned char* desc = name + ((nh->n_namesz + 3) & ~3u);
+              if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+                for (unsigned k = 0; k < nh->n_descsz; ++k) {
+                  char b[3];
+                  std::snprintf(b, sizeof b, "%02x", desc[k]);
+                  q->out += b;
+                }
+                return 1;
+              }
+              p = desc + ((nh->n_descsz + 3) & ~3u);
+            }
+          }
+          return 1;
+        },
+        &s);
+    return s.out;
+  }();
+  return id;
+}
+
 std::string cache_key(const std::string& source) {
   const Config& c = config();
   std::string id = compiler_identity(c.cxx);
-  std::string all = source + "\n--\n" + id + "\n" + c.flags + "\n" + cpu_features() + "\n" NPC_VERSION;
+  std::string all = source + "\n--\n" + id + "\n" + c.flags + "\n" + cpu_features() + "\n" NPC_VERSION "\n" +
+                    npc_build_id();
   return hex(fnv1a(all.data(), all.size())) + hex(mix64(all.data(), all.size()));
 }
 

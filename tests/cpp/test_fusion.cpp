@@ -281,3 +281,11 @@ TEST_CASE("fusion: npc::compile records argmin and where as nodes; codegen error
   CHECK_THROWS_AS(h({x}), fusion::CodegenError);
   fusion::config().cxx = cxx;
 }
+
+TEST_CASE("fusion: cache keys carry the build id of the npc binary", "[fusion]") {
+  const std::string id = npc::fusion::npc_build_id();
+  REQUIRE(id.size() >= 16);  // GNU ld writes a 20-byte SHA-1 note by default
+  REQUIRE(id.find_first_not_of("0123456789abcdef") == std::string::npos);
+  REQUIRE(npc::fusion::cache_key("int x;") == npc::fusion::cache_key("int x;"));
+  REQUIRE(npc::fusion::cache_key("int x;") != npc::fusion::cache_key("int y;"));
+}
