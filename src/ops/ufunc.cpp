@@ -52,6 +52,15 @@ std::string weak_int_str(const ndarray& v) {
   return v.dtype() == DType::UInt64 ? std::to_string(s.u) : std::to_string(s.i);
 }
 
+// The OverflowError of a weak Python int that does not fit the loop dtype `t`. NumPy first
+// converts the int to a C long for signed loops, so values above int64 get CPython's message.
+[[noreturn]] void throw_weak_overflow(const ndarray& v, DType t) {
+  if (v.dtype() == DType::UInt64 && kind(t) != Kind::Unsigned &&
+      Scalar::load(v.dtype(), v.data()).u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    throw OverflowError("Python int too large to convert to C long");
+  throw OverflowError("Python integer " + weak_int_str(v) + " out of bounds for " + std::string(name(t)));
+}
+
 // Result of a comparison between an integer array and an out-of-range Python int.
 bool compare_out_of_range(OpId op, WeakRange r, bool scalar_on_right) {
   bool above = (r == WeakRange::Above) == scalar_on_right;  // "the other side is larger"
@@ -374,7 +383,7 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
             res.push_back(o);
             return res;
           }
-          throw OverflowError("Python integer " + weak_int_str(a) + " out of bounds for " + std::string(name(t)));
+          throw_weak_overflow(a, t);
         }
       }
       args.push_back(a.dtype() == t ? a : a.astype(t));
@@ -502,7 +511,7 @@ ndarray where(const ndarray& cond, const Operand& x, const Operand& y) {
   DType t = result_type(strong, weak);
   for (const Operand* o : {&x, &y})
     if (o->weak && weak_int_range(o->array, t) != WeakRange::Fits)
-      throw OverflowError("Python integer " + weak_int_str(o->array) + " out of bounds for " + std::string(name(t)));
+      throw_weak_overflow(o->array, t);
   Shape shape = broadcast_operand_shapes(std::vector<Shape>{cond.shape(), x.array.shape(), y.array.shape()});
   if (cond.is_traced() || x.array.is_traced() || y.array.is_traced())
     if (auto hook = where_trace_hook()) return hook(cond, x, y, t, shape);

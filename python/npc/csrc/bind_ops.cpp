@@ -47,8 +47,11 @@ Operand to_operand(py::handle o, std::vector<py::object>& keep) {
     if (!overflow) return {scalar_array(Scalar::from_int(v)), true};
     unsigned long long u = PyLong_AsUnsignedLongLong(p);
     if (PyErr_Occurred()) {
+      // Note [huge Python ints]: beyond both int64 and uint64 NumPy still takes the int as
+      // a weak scalar (float arrays take its float value, comparisons of integer arrays
+      // are constant, other integer loops raise OverflowError). Rare: NumPy runs it.
       PyErr_Clear();
-      throw OverflowError("Python integer " + py::str(o).cast<std::string>() + " out of bounds for int64");
+      throw NotNative{};
     }
     return {scalar_array(Scalar::from_uint(u)), true};
   }
