@@ -35,6 +35,15 @@ def ident(x):
     return x
 
 
+def gather2(x, i, j):
+    return x[i, j] * 2
+
+
+def masked_add(x, m):
+    x[m] += 1.5
+    return x
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--markdown", action="store_true")
@@ -57,6 +66,22 @@ def main():
     ci = npc.compile(ident, backend="eager")
     ci(xc)
     rows.append(("npc.compile replay of `return x` (guards + call)", best_us(lambda: ci(xc))))
+
+    # Newly captured forms: a two-array gather (bounds-checked index inputs) and a masked
+    # read-modify-write, NumPy in -> NumPy out, on 4x4 inputs.
+    a = np.arange(16.0).reshape(4, 4)
+    i, j = np.array([3, 0, 1]), np.array([1, 2, -1])
+    rows.append(("numpy eager  x[i, j] * 2 (4x4, 3 indices)", best_us(lambda: gather2(a, i, j))))
+    for backend in ("eager", "fused"):
+        cg = npc.compile(gather2, backend=backend)
+        cg(a, i, j)
+        rows.append((f"npc.compile replay x[i, j] * 2, backend={backend}", best_us(lambda: cg(a, i, j))))
+    m = a > 7
+    rows.append(("numpy eager  x[m] += 1.5; x (4x4)", best_us(lambda: masked_add(a, m))))
+    for backend in ("eager", "fused"):
+        cm = npc.compile(masked_add, backend=backend)
+        cm(a, m)
+        rows.append((f"npc.compile replay x[m] += 1.5, backend={backend}", best_us(lambda: cm(a, m))))
 
     # Tracing cost per op: a chain of N ops, traced afresh each time.
     n = 200

@@ -1,4 +1,6 @@
-"""The five computational cases of `make demo` (bench/demo.py) and bench/bench_fusion.py.
+"""The computational cases of `make demo` (bench/demo.py) and bench/bench_fusion.py: the five
+fused-kernel cases of the issue, and case 7, an MLP layer (a matmul library call with a fused
+epilogue).
 
 Each case has the NumPy function (what a user writes), its inputs, and the same program
 as an npc graph built directly with ``npc._core._FusionGraph`` (what the tracer records for
@@ -38,6 +40,10 @@ def jacobi(u0, steps=50):
     return u
 
 
+def mlp_layer(X, W, b):
+    return np.maximum(X @ W + b, 0)
+
+
 # ---------------------------------------------------------------- inputs
 def inputs(case, small=False):
     rng = np.random.default_rng(case)
@@ -61,12 +67,17 @@ def inputs(case, small=False):
         u[0, :] = 1.0
         u[:, 0] = 0.5
         return [u], []
+    if case == 7:
+        n, k, m = (64, 32, 16) if small else (8192, 64, 512)
+        return [rng.standard_normal((n, k)), rng.standard_normal((k, m)) / np.sqrt(k), rng.standard_normal(m)], []
     raise ValueError(case)
 
 
-NUMPY = {1: outer_sum, 2: kmeans_assign, 3: chain, 4: softmax, 5: jacobi}
+NUMPY = {1: outer_sum, 2: kmeans_assign, 3: chain, 4: softmax, 5: jacobi, 7: mlp_layer}
 NAMES = {1: "sum(X[:,:,None]*Y[:,None,:])", 2: "k-means assignment", 3: "a*b - 4.1*a > 2.5*b",
-         4: "softmax (16,16,128,128) f4", 5: "Jacobi 1000^2 x 50 steps"}
+         4: "softmax (16,16,128,128) f4", 5: "Jacobi 1000^2 x 50 steps", 7: "MLP relu(X@W+b) 8192x64x512"}
+# Library calls (matmul) per call of a case, besides its fused kernels.
+LIBRARY_CALLS = {7: 1}
 
 
 # ---------------------------------------------------------------- graphs (what the tracer records)

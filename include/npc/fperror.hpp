@@ -26,7 +26,11 @@ void clear_hw_fp_flags();
 /// with the name NumPy's message gives for it, `where[k]` for bit 1 << k (divide, overflow,
 /// underflow, invalid). A kind already pending keeps its first name.
 void add_named_fp_flags(int flags, const std::string (&where)[4]);
-/// Returns and clears this thread's named errors as (FpFlag bit, name) pairs, lowest bit first.
+/// Records that op `where` raised the kinds `flags` (FpFlag bits; reported lowest bit
+/// first), after the errors already pending: NumPy reports each op that raised, in order.
+void add_fp_report(int flags, const std::string& where);
+/// Returns and clears this thread's named errors as (FpFlag bit, name) pairs, in the order
+/// they were recorded.
 std::vector<std::pair<int, std::string>> take_named_fp_flags();
 
 }  // namespace npc

@@ -44,6 +44,7 @@ struct Stats {
   int64_t memory_hits = 0;     ///< shared objects reused in this process
   int64_t corrupt_entries = 0; ///< cache entries that failed verification and were rebuilt
   int64_t kernel_runs = 0;     ///< generated kernels executed
+  int64_t library_calls = 0;   ///< library calls (matmul) run between generated kernels
   int64_t fallbacks = 0;       ///< graphs that ran on the eager backend after a codegen failure
   double compile_seconds = 0;  ///< time in the C++ compiler
   double last_load_seconds = 0;///< time of the last source -> loaded module step
@@ -78,6 +79,11 @@ ir::Executable compile_graph(const ir::Graph& g);
 
 /// Whether generated code supports ufunc `op` on loop dtype `t` (the emitter table's row).
 bool supports(OpId op, DType t);
+
+/// Runs `g` on the eager interpreter (ir::interpret) and leaves the floating-point errors its
+/// ops raised pending on this thread as NumPy reports them: one entry per op and kind, in
+/// program order (npc/fperror.hpp); with `report` false they are discarded instead.
+std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunArgs& args, bool report = true);
 
 /// Registers compile_graph as the tracer's "fused" backend (idempotent).
 void register_backend();

@@ -274,6 +274,14 @@ void check_index_values(const ndarray& x, int64_t extent, int64_t axis);
 /// Runs `g` op by op with the eager kernels of src/ops (backend="eager"), performs the
 /// write-backs into `args.inputs`, and returns the outputs.
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args);
+/// Called by interpret() after each node ran, with its value and its arguments' values
+/// (floating-point error attribution, docs/fusion.md).
+using NodeObserver = std::function<void(NodeRef n, const ndarray& value, std::span<const ndarray> args)>;
+/// interpret() calling `after_node` after each node.
+std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeObserver& after_node);
+/// The value of View node `n` (concrete result shape `shape`) over the concrete array `src`:
+/// a view sharing its memory (a Reshape or Strided view of a non-contiguous `src` copies).
+ndarray apply_view(NodeRef n, const ndarray& src, const Shape& shape);
 
 /// A compiled graph: runs it on arguments.
 using Executable = std::function<std::vector<ndarray>(const RunArgs& args)>;

@@ -169,6 +169,9 @@ class ndarray {
     std::shared_ptr<void> (*view)(const ndarray& src, const ndarray& view) = nullptr;
     ndarray (*copy)(const ndarray& src, DType t) = nullptr;
     void (*write)(const ndarray& dst, const ndarray& src) = nullptr;
+    /// A fresh traced array of `shape` and `t` for functions that fill new outputs from
+    /// traced inputs (concatenate): its writes are recorded instead of breaking the graph.
+    ndarray (*empty)(const Shape& shape, DType t) = nullptr;
   };
   static void set_trace_hooks(const TraceHooks& hooks);
   static const TraceHooks& trace_hooks();

@@ -131,8 +131,9 @@ ndarray accumulate(OpId ufunc, const ndarray& a, int64_t axis, std::optional<DTy
 ndarray arg_reduce(OpId op, const ndarray& a, std::optional<int64_t> axis, bool keepdims = false);
 /// numpy.ufunc.outer: result[i..., j...] = op(a[i...], b[j...]).
 std::vector<ndarray> outer(OpId op, const Operand& a, const Operand& b, const UfuncOptions& opts = {});
-/// numpy.ufunc.at: unbuffered in-place op(a[indices], b) for flat int64 indices into `a`
-/// (the Python layer turns any NumPy index into flat positions).
+/// numpy.ufunc.at: unbuffered in-place op(a[indices], b) for flat int64 indices (C-order
+/// positions) into `a`, which may be any writeable view (the Python layer turns any NumPy
+/// index into flat positions). Each result is cast back into `a` unsafely.
 void ufunc_at(OpId op, const ndarray& a, const ndarray& flat_indices, const std::optional<Operand>& b);
 
 /// numpy.where(cond, x, y): `x` where `cond` is true else `y`, broadcast; dtype is

@@ -66,4 +66,4 @@ _fallback.install_methods(ndarray)
 __getattr__, __dir__ = _fallback.install(globals(), "npc", _np)
 # Type slots of npc.ndarray's hot paths (operators, indexing, len, shape/dtype/...), installed
 # once every layer has set its methods (Note [fast slots] in python/npc/csrc/bindings.hpp).
-_core._install_fast_paths(ndarray)
+_core._install_fast_paths(ndarray, globals())

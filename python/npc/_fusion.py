@@ -14,7 +14,7 @@ codegen_errors : {"warn", "raise"}, default "warn"
     graph on the eager backend; "raise" raises ``npc.CodegenError`` (the tests run so).
 
 ``stats()`` returns the backend's counters (graphs, kernels, compiles, disk_hits,
-memory_hits, corrupt_entries, kernel_runs, fallbacks, compile_seconds).
+memory_hits, corrupt_entries, kernel_runs, library_calls, fallbacks, compile_seconds).
 """
 import os
 

@@ -220,13 +220,24 @@ def _route(func):
     return route
 
 
-def _signature_mismatch(err, impl):
-    """True when `err` says `impl` was called with arguments its signature lacks."""
+def _signature_mismatch(err, impl, from_c=False):
+    """True when `err` says `impl` was called with arguments its signature lacks (raised by
+    the call itself, not inside `impl`: from Python the traceback then ends at the caller's
+    frame, from C (`from_c`, the C++ hook) it has no entry at all)."""
     msg = str(err)
     name = getattr(impl, "__name__", "")
+    tb = err.__traceback__
     return (("unexpected keyword argument" in msg or "positional argument" in msg)
-            and (name + "()") in msg and err.__traceback__ is not None
-            and err.__traceback__.tb_next is None)
+            and (name + "()") in msg and (tb is None if from_c else tb is not None and tb.tb_next is None))
+
+
+def _array_function_failed(self, func, types, args, kwargs, route, impl, err):
+    """The C++ hook's native call of `impl` raised `err`: NumPy runs the call when npc's
+    function does not handle these arguments (NotNative, or a signature NumPy's has and npc's
+    lacks); any other error is the call's own."""
+    if isinstance(err, NotNative) or (isinstance(err, TypeError) and _signature_mismatch(err, impl, True)):
+        return _array_function_numpy(func, types, args, kwargs, route)
+    raise err
 
 
 def __array_function__(self, func, types, args, kwargs):
@@ -246,6 +257,11 @@ def __array_function__(self, func, types, args, kwargs):
                 # npc's function lacks an argument NumPy's has: run NumPy's.
                 if not _signature_mismatch(e, impl):
                     raise
+    return _array_function_numpy(func, types, args, kwargs, route)
+
+
+def _array_function_numpy(func, types, args, kwargs, route):
+    """NumPy's `func` on zero-copy views of the npc arguments (a counted fallback)."""
     plain = True
     for t in types:
         if t is not ndarray and t is not _NP_NDARRAY:
@@ -389,6 +405,8 @@ def install(namespace):
     """Installs the protocols on npc.ndarray (namespace: npc's module dict)."""
     global _ns
     _ns = namespace
+    # The C++ fast path of __array_function__ (python/npc/csrc/bind_ops.cpp) shares the routes.
+    _core._set_array_function_helpers(_FUNC_ROUTES, _route, _FALLBACK_IDS, _array_function_failed)
     ndarray.__array_ufunc__ = __array_ufunc__
     ndarray.__array_function__ = __array_function__
     ndarray.__array__ = __array__

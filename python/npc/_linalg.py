@@ -199,7 +199,7 @@ def dot(a, b, out=None):
 # invalid when it holds a NaN that no input holds (inf * 0, inf - inf). Only non-finite
 # results cost the scan of the inputs.
 def _report_product_fp(r, a, b, where):
-    if r.dtype.kind not in "fc" or r.size == 0 or _np.isfinite(_core._to_numpy(r)).all():
+    if r.dtype.kind not in "fc" or r.size == 0 or _core._is_traced(r) or _np.isfinite(_core._to_numpy(r)).all():
         return
     state = _np.geterr()
     if state["over"] == "ignore" and state["invalid"] == "ignore":

@@ -22,7 +22,6 @@ read "... in scalar subtract" / "scalar multiply", and an integer `b - a` that w
 and reports their flags under NumPy's names (_Flags below).
 """
 import builtins
-import operator as _operator
 import warnings
 
 import numpy as _np
@@ -483,7 +482,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     mid = n // 2
     part = s[:, mid - 1:mid + 1] if n % 2 == 0 else s[:, mid:mid + 1]
     r = npc.mean(part, axis=1)
-    if s.dtype.kind == "f":
+    if s.dtype.kind in "fc":
         lastv = s[:, n - 1]
         nanl = _u.isnan(lastv)
         if _u.any(nanl):

@@ -23,6 +23,7 @@ __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", 
            "delete", "trim_zeros", "copyto", "shares_memory", "may_share_memory", "shape", "ndim", "size"]
 
 _op = _core._shape_op
+_concatenate_fast = _core._concatenate_fast
 
 
 def _arr(a):
@@ -264,6 +265,10 @@ def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind")
     `casting`. Raises ValueError for no input, 0-d inputs or mismatched shapes, AxisError
     for bad axes, TypeError for forbidden casts.
     """
+    if out is None and dtype is None and casting == "same_kind":
+        r = _concatenate_fast(arrays, axis)  # npc arrays in a list or tuple, an int axis
+        if r is not None:
+            return r
     if out is not None and dtype is not None:
         raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both were provided.")
     xs = [_arr(a) for a in arrays]

@@ -177,23 +177,31 @@ class ufunc(_core._UfuncBase):
         return r
 
     def at(self, a, indices, b=None, /):
-        """numpy.ufunc.at: unbuffered in-place op on `a[indices]` (repeated indices accumulate)."""
+        """numpy.ufunc.at: unbuffered in-place op on `a[indices]` (repeated indices
+        accumulate). `a` may be any writeable view (strided, transposed, negative strides);
+        `indices` is anything a[indices] accepts (integers, slices, tuples, integer and
+        boolean arrays, Ellipsis); `b` broadcasts to the shape of a[indices]."""
         if not isinstance(a, ndarray):
             return self._fallback("at", (a, indices) + (() if b is None else (b,)), {})
         if self.nin == 2 and b is None:
             raise ValueError("second operand needed for ufunc")
-        # Flat positions of the selected elements: index an array of positions like `a`.
+        if self.nin == 1 and b is not None:
+            raise ValueError("second operand provided when ufunc is unary")
+        if not a.flags.writeable:
+            raise ValueError("output array is read-only")
+        # C-order positions of the selected elements (the kernel maps them to offsets in any
+        # view: Note [ufunc.at targets] in src/ops/reduce.cpp).
         pos = _np.arange(a.size, dtype=_np.int64).reshape(a.shape)
-        idx = _np.asarray(pos[_to_numpy(indices)]).ravel()
+        sel = _np.asarray(pos[_to_numpy(indices)])
+        idx = sel.ravel()
         if b is not None:
             # NumPy's ufunc.at converts the values to an array first: a Python scalar is not
             # weak there (np.add.at(uint8_array, i, -3) runs the int64 loop, complex64 / 1.5
             # the complex128 one), and each result is cast back into `a` unsafely.
-            bb = _np.broadcast_to(_np.asarray(_to_numpy(b)), _np.asarray(pos[_to_numpy(indices)]).shape).ravel()
+            bb = _np.broadcast_to(_np.asarray(_to_numpy(b)), sel.shape).ravel()
             b = _from_numpy(_np.ascontiguousarray(bb))
         _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
         if b is not None and b.dtype.kind == "c" and a.dtype.kind not in "cb":  # (to bool: no warning)
-            import warnings
             warnings.warn("Casting complex values to real discards the imaginary part", _np.exceptions.ComplexWarning,
                           stacklevel=2)
 
@@ -287,6 +295,107 @@ def _operator_fallback(op_id, args, out):
     """Operators whose operands are not native to npc run on NumPy (called from C++)."""
     uf = _UFUNCS[_TABLE[op_id][0]]
     return uf._fallback("__call__", args, {} if out is None else {"out": out})
+
+
+# Note [big Python ints]
+# NEP 50 resolves a ufunc's loop without looking at a Python int's value; NumPy converts the
+# int to the loop's dtype afterwards. Beyond int64/uint64 that means: a float or complex loop
+# gets float(int) (OverflowError "int too large to convert to float" past the float range; a
+# float32/float16 loop rounds it, to inf with "overflow encountered in cast"); an integer
+# comparison has an exact answer (every element is below 2**70); any other integer loop
+# raises OverflowError. The bindings send such calls here.
+_CASTING_NAMES = {v: k for k, v in _CASTING.items()}
+_COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+
+
+def _is_big_int(v):
+    return type(v) is int and not -2**63 <= v < 2**64
+
+
+def _loop_codes(op_id, args, dtype):
+    codes, weak = [], []
+    for v in args:
+        if isinstance(v, ndarray):
+            codes.append(code_of(v.dtype))
+            weak.append(False)
+        elif type(v) is int:
+            codes.append(code_of(_np.int64))
+            weak.append(True)
+        elif type(v) is float:
+            codes.append(code_of(_np.float64))
+            weak.append(True)
+        elif type(v) is complex:
+            codes.append(code_of(_np.complex128))
+            weak.append(True)
+        else:
+            c = code_of(_np.asarray(_to_numpy(v)).dtype)
+            if c is None:
+                return None
+            codes.append(c)
+            weak.append(False)
+    return _core.resolve_loop(op_id, codes, weak, dtype)
+
+
+def _big_int_call(op_id, args, out, where, dtype, casting, order):
+    """A ufunc call with a Python int beyond int64/uint64 (Note [big Python ints])."""
+    name = _TABLE[op_id][0]
+    uf = _UFUNCS[name]
+    kw = dict(casting=_CASTING_NAMES[casting], order=order)
+    if out is not None:
+        kw["out"] = out
+    if where is not None:
+        kw["where"] = where
+    if dtype >= 0:
+        kw["dtype"] = DTYPES[dtype]
+    loop = _loop_codes(op_id, args, dtype)
+    if loop is None:
+        return uf._fallback("__call__", args, kw)
+    big = [i for i, v in enumerate(args) if _is_big_int(v)]
+    new = list(args)
+    cmp = name in _COMPARISONS and len(big) == 1 and len(args) == 2
+    if cmp:
+        other = args[1 - big[0]]
+        odt = other.dtype if isinstance(other, ndarray) else _np.asarray(_to_numpy(other)).dtype
+        if odt.kind == "b":
+            raise OverflowError("Python int too large to convert to C long")
+        if odt.kind in "fc":
+            # NEP 50: the weak int takes the float array's dtype (to inf, with NumPy's cast warning).
+            new[big[0]] = odt.type(float(args[big[0]]))
+            return uf(*new, **kw)
+    for i in big:
+        t = DTYPES[loop[0][i]]
+        if t.kind in "fc":
+            # The value in the loop's dtype (NumPy's "overflow encountered in cast" to float16/32);
+            # with every operand in its loop dtype, resolution picks the same loop.
+            new[i] = t.type(float(args[i]))
+    if builtins.all(DTYPES[loop[0][i]].kind in "fc" for i in big):
+        return uf(*new, **kw)
+    if cmp:
+        i = big[0]
+        above = (args[i] > 0) == (i == 1)  # the right-hand side is the larger one
+        value = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
+                 "greater": not above, "greater_equal": not above}[name]
+        other = args[1 - i]
+        shape = _np.shape(other) if not isinstance(other, ndarray) else other.shape
+        if where is not None:
+            shape = _np.broadcast_shapes(shape, _np.shape(where) if not isinstance(where, ndarray) else where.shape)
+        r = _from_numpy(_np.full(shape, value))
+        if out is not None or where is not None:
+            return logical_and(r, True, **{k: v for k, v in kw.items() if k in ("out", "where")})  # noqa: F821
+        return r if r.ndim else r._scalar()
+    raise OverflowError("Python int too large to convert to C long")
+
+
+def _big_int_where(condition, x, y):
+    """numpy.where(condition, x, y) with a Python int beyond int64/uint64 as x or y."""
+    vals = [x, y]
+    codes = [v for v in vals if not _is_big_int(v)]
+    dts = [v.dtype if isinstance(v, ndarray) else (type(v) if type(v) in (int, float, complex) else
+                                                   _np.asarray(_to_numpy(v)).dtype) for v in codes]
+    rt = _np.result_type(*[d if not isinstance(d, type) else d(0) for d in dts], 0) if dts else _np.dtype(int)
+    if rt.kind not in "fc":
+        raise OverflowError("Python int too large to convert to C long")
+    return where(condition, *[float(v) if _is_big_int(v) else v for v in vals])
 
 
 _BINARY = {}

@@ -22,7 +22,8 @@ ndarray allocate(std::span<const int64_t> shape, DType dtype, Order order, bool 
                                " and data type " + std::string(name(dtype)),
                            sh, static_cast<int>(dtype));
   }
-  return ndarray(std::move(st), 0, dtype, sh, contiguous_strides(sh, itemsize(dtype), order == Order::F ? Order::F : Order::C));
+  Strides strides = contiguous_strides(sh, itemsize(dtype), order == Order::F ? Order::F : Order::C);
+  return ndarray(std::move(st), 0, dtype, std::move(sh), std::move(strides));
 }
 
 // Layout of `proto` kept for a new array (NumPy's order='K'): axes ranked by |stride|,

@@ -7,8 +7,8 @@ namespace npc {
 
 namespace {
 thread_local int t_pending = 0;
-thread_local int t_named = 0;
-thread_local std::string t_where[4];
+// Named errors of compiled graphs: (FpFlag bit, op name) in the order they were raised.
+thread_local std::vector<std::pair<int, std::string>> t_named;
 }
 
 void add_fp_flags(int flags) { t_pending |= flags; }
@@ -35,18 +35,21 @@ void clear_hw_fp_flags() { std::feclearexcept(FE_ALL_EXCEPT); }
 void add_named_fp_flags(int flags, const std::string (&where)[4]) {
   for (int k = 0; k < 4; ++k) {
     int bit = 1 << k;
-    if ((flags & bit) && !(t_named & bit)) {
-      t_named |= bit;
-      t_where[k] = where[k];
-    }
+    if (!(flags & bit)) continue;
+    bool pending = false;
+    for (auto& e : t_named) pending = pending || e.first == bit;
+    if (!pending) t_named.emplace_back(bit, where[k]);
   }
+}
+
+void add_fp_report(int flags, const std::string& where) {
+  for (int k = 0; k < 4; ++k)
+    if (flags & (1 << k)) t_named.emplace_back(1 << k, where);
 }
 
 std::vector<std::pair<int, std::string>> take_named_fp_flags() {
   std::vector<std::pair<int, std::string>> r;
-  for (int k = 0; k < 4; ++k)
-    if (t_named & (1 << k)) r.emplace_back(1 << k, std::move(t_where[k]));
-  t_named = 0;
+  r.swap(t_named);
   return r;
 }
 

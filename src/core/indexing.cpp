@@ -316,8 +316,12 @@ void gather_loop(std::byte* dst, const std::byte* base, const Gather& g) {
     const int64_t q0 = g.qoff.empty() ? 0 : g.qoff[0];
     for (int64_t p : g.poff) {
       const std::byte* src = base + p + q0;
-#pragma omp parallel for if (nb > (1 << 16)) schedule(static)
-      for (int64_t j = 0; j < nb; ++j) std::memcpy(dst + j * N, src + boff[j], N);
+      if (nb > (1 << 16)) {  // Note [no idle parallel regions] in src/ops/registry.cpp
+#pragma omp parallel for schedule(static)
+        for (int64_t j = 0; j < nb; ++j) std::memcpy(dst + j * N, src + boff[j], N);
+      } else {
+        for (int64_t j = 0; j < nb; ++j) std::memcpy(dst + j * N, src + boff[j], N);
+      }
       dst += nb * N;
     }
     return;
@@ -413,16 +417,21 @@ struct SingleGatherF {
   static void run(std::byte* dst, const std::byte* src, const int64_t* idx, int64_t m, int64_t n, int64_t stride,
                   int64_t* bad) {
     int64_t first_bad = -1;
-#pragma omp parallel for if (m > (1 << 16)) schedule(static)
-    for (int64_t j = 0; j < m; ++j) {
+    auto one = [&](int64_t j) {
       int64_t i = idx[j];
       int64_t w = i < 0 ? i + n : i;
       if (static_cast<uint64_t>(w) >= static_cast<uint64_t>(n)) [[unlikely]] {
 #pragma omp critical(npc_index_bad)
         if (first_bad < 0 || j < first_bad) first_bad = j;
-        continue;
+        return;
       }
       std::memcpy(dst + j * static_cast<int64_t>(N), src + w * stride, N);
+    };
+    if (m > (1 << 16)) {  // Note [no idle parallel regions] in src/ops/registry.cpp
+#pragma omp parallel for schedule(static)
+      for (int64_t j = 0; j < m; ++j) one(j);
+    } else {
+      for (int64_t j = 0; j < m; ++j) one(j);
     }
     *bad = first_bad;
   }
@@ -471,9 +480,14 @@ bool try_mask_assign(const ndarray& a, std::span<const IndexItem> idx, const nda
       T x;
       std::memcpy(&x, v, sizeof(T));
       T* d = reinterpret_cast<T*>(dst);
-#pragma omp parallel for simd if (n > (1 << 18)) schedule(static)
-      for (int64_t i = 0; i < n; ++i)
-        if (mk[i]) d[i] = x;
+      if (n > (1 << 18)) {  // Note [no idle parallel regions] in src/ops/registry.cpp
+#pragma omp parallel for simd schedule(static)
+        for (int64_t i = 0; i < n; ++i)
+          if (mk[i]) d[i] = x;
+      } else {
+        for (int64_t i = 0; i < n; ++i)
+          if (mk[i]) d[i] = x;
+      }
     };
     switch (isz) {
       case 1: fill(detail::TypeTag<uint8_t>{}); break;
@@ -501,7 +515,7 @@ bool try_mask_assign(const ndarray& a, std::span<const IndexItem> idx, const nda
 // strided data). With different strides that differs from a buffered copy
 // (a[::2] = a[:3] reads a[2] after writing it), and npc reproduces it.
 void assign_array(const ndarray& dst, const ndarray& src) {
-  if (dst.ndim() != 1 || src.ndim() != 1 || dst.storage() != src.storage() || dst.size() <= 1 ||
+  if (dst.is_traced() || src.is_traced() || dst.ndim() != 1 || src.ndim() != 1 || dst.storage() != src.storage() || dst.size() <= 1 ||
       dst.strides()[0] * src.strides()[0] < 0) {
     copy_into(dst, src);
     return;

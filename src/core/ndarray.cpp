@@ -5,8 +5,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <numeric>
 #include <sstream>
+#include <vector>
 
 #include <sys/mman.h>
 
@@ -43,11 +45,76 @@ std::string human_bytes(size_t n) {
 MemoryStats memory_stats() { return {g_current.load(), g_peak.load()}; }
 void reset_peak_memory_stats() { g_peak.store(g_current.load()); }
 
+// Note [large block cache]
+// A new large array costs page faults on first touch (the kernel maps and zeroes every page),
+// which for a 10M-element float64 result is about as much work as the arithmetic itself.
+// Freed npc-owned blocks of at least kCacheMin bytes are kept (up to kCacheMaxBlocks blocks
+// and kCacheMaxBytes bytes, oldest dropped first) and handed to the next allocation of the
+// same rounded size, already mapped: the common `c = a + b` in a loop then writes into warm
+// memory, as a caching allocator (PyTorch's, for instance) does. Zeroed allocations (calloc)
+// never use it. memory_stats() counts live arrays only, not the cache.
+namespace {
+constexpr size_t kCacheMin = size_t{1} << 22;
+constexpr size_t kCacheMaxBlocks = 8;
+constexpr size_t kCacheMaxBytes = size_t{1} << 30;
+
+struct BlockCache {
+  std::mutex mu;
+  std::vector<std::pair<size_t, void*>> blocks;  // (rounded size, block), oldest first
+  size_t bytes = 0;
+
+  void* take(size_t rounded) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (size_t i = blocks.size(); i-- > 0;) {
+      if (blocks[i].first != rounded) continue;
+      void* p = blocks[i].second;
+      bytes -= rounded;
+      blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(i));
+      return p;
+    }
+    return nullptr;
+  }
+  // Keeps `p` (false when it does not fit: the caller frees it).
+  bool put(size_t rounded, void* p) {
+    if (rounded > kCacheMaxBytes) return false;
+    std::vector<void*> drop;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      while (!blocks.empty() && (blocks.size() >= kCacheMaxBlocks || bytes + rounded > kCacheMaxBytes)) {
+        drop.push_back(blocks.front().second);
+        bytes -= blocks.front().first;
+        blocks.erase(blocks.begin());
+      }
+      blocks.emplace_back(rounded, p);
+      bytes += rounded;
+    }
+    for (void* d : drop) std::free(d);
+    return true;
+  }
+  ~BlockCache() {
+    for (auto& b : blocks) std::free(b.second);
+  }
+};
+
+BlockCache& block_cache() {
+  static BlockCache* cache = new BlockCache();  // leaked: storages may die after static destructors
+  return *cache;
+}
+}  // namespace
+
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, bool zero) {
   auto s = std::shared_ptr<Storage>(new Storage());
   size_t n = std::max<size_t>(nbytes, 1);
   size_t rounded = (n + 63) / 64 * 64;
   void* p = nullptr;
+  if (!zero && rounded >= kCacheMin) {
+    if (void* cached = block_cache().take(rounded)) {
+      s->data_ = static_cast<std::byte*>(cached);
+      s->nbytes_ = nbytes;
+      account(static_cast<int64_t>(nbytes));
+      return s;
+    }
+  }
   if (zero) {
     // calloc lets the kernel hand out zero pages lazily, as NumPy's zeros does.
     p = std::calloc(rounded, 1);
@@ -87,7 +154,10 @@ Storage::~Storage() {
   if (release_) {
     release_();
   } else {
-    std::free(data_);
+    const size_t rounded = (std::max<size_t>(nbytes_, 1) + 63) / 64 * 64;
+    // Only blocks that allocate() made with aligned_alloc (calloc'd ones may be less aligned).
+    const bool cacheable = rounded >= kCacheMin && reinterpret_cast<uintptr_t>(data_) % 64 == 0;
+    if (!(cacheable && block_cache().put(rounded, data_))) std::free(data_);
     account(-static_cast<int64_t>(nbytes_));
   }
 }
@@ -578,7 +648,8 @@ void copy_into(const ndarray& dst, const ndarray& src) {
     throw ValueError("could not broadcast input array from shape " + shape_str(src.shape()) + " into shape " +
                      shape_str(dst.shape()));
   if (!dst.writeable()) throw ValueError("assignment destination is read-only");
-  if (dst.is_traced() && ndarray::trace_hooks().write) [[unlikely]] {  // Note [traced views and writes]
+  // A traced value written into a concrete array too: the tracer makes it a graph input.
+  if ((dst.is_traced() || src.is_traced()) && ndarray::trace_hooks().write) [[unlikely]] {  // Note [traced views and writes]
     ndarray::trace_hooks().write(dst, src);
     return;
   }

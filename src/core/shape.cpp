@@ -212,33 +212,48 @@ ndarray concatenate(std::span<const ndarray> arrays, std::optional<int64_t> axis
   if (out) {
     if (out->shape() != shape) throw ValueError("Output array is the wrong shape");
     r = *out;
+  } else if (ndarray::trace_hooks().empty &&
+             std::any_of(in.begin(), in.end(), [](const ndarray& x) { return x.is_traced(); })) {
+    r = ndarray::trace_hooks().empty(shape, rt);  // Note [traced views and writes]
   } else {
     r = empty(shape, rt);
   }
   // Contiguous same-dtype pieces along axis 0 of a C-contiguous result are single memcpys.
   int64_t pos = 0;
-  std::vector<IndexItem> key(static_cast<size_t>(ax), IndexItem(Slice{}));
-  key.emplace_back(Slice{});
+  std::vector<IndexItem> key;  // built on first use: each IndexItem allocates
   for (const ndarray& x : in) {
     int64_t n = x.shape()[ax];
     if (n > 0) {
-      key.back() = IndexItem(Slice{pos, pos + n, 1});
-      ndarray dst = index(r, key);
-      if (ax == 0 && dst.is_c_contiguous() && x.is_c_contiguous() && x.dtype() == rt &&
-          x.storage() != r.storage()) {
+      // Along axis 0 of a C-contiguous result each piece is one contiguous block.
+      const bool block = ax == 0 && r.is_c_contiguous() && x.is_c_contiguous() && x.dtype() == rt &&
+                         x.storage() != r.storage() && !r.is_traced() && !x.is_traced();
+      std::optional<ndarray> dst;
+      if (!block) {
+        if (key.empty()) {
+          key.assign(static_cast<size_t>(ax), IndexItem(Slice{}));
+          key.emplace_back(Slice{});
+        }
+        key.back() = IndexItem(Slice{pos, pos + n, 1});
+        dst = index(r, key);
+      }
+      if (block) {
         const size_t bytes = static_cast<size_t>(x.nbytes());
-        std::byte* d = dst.data();
+        std::byte* d = r.data() + pos * (r.ndim() > 0 ? r.strides()[0] : 0);
         const std::byte* s = x.data();
         // Large copies in parallel chunks: one core cannot saturate memory bandwidth.
         const int64_t chunk = 1 << 22;
         const int64_t nchunks = static_cast<int64_t>((bytes + chunk - 1) / chunk);
-#pragma omp parallel for if (nchunks > 4) schedule(static)
-        for (int64_t c = 0; c < nchunks; ++c) {
-          size_t b0 = static_cast<size_t>(c * chunk);
-          std::memcpy(d + b0, s + b0, std::min<size_t>(chunk, bytes - b0));
+        if (nchunks > 4) {  // Note [no idle parallel regions] in src/ops/registry.cpp
+#pragma omp parallel for schedule(static)
+          for (int64_t c = 0; c < nchunks; ++c) {
+            size_t b0 = static_cast<size_t>(c * chunk);
+            std::memcpy(d + b0, s + b0, std::min<size_t>(chunk, bytes - b0));
+          }
+        } else {
+          std::memcpy(d, s, bytes);
         }
       } else {
-        assign_array(dst, x);
+        assign_array(*dst, x);
       }
     }
     pos += n;

@@ -8,9 +8,11 @@
 // first, else the smallest that fits). A stencil time loop thus ping-pongs between two
 // buffers whatever the number of steps.
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -24,11 +26,11 @@
 #include "fusion/lower.hpp"
 #include "npc/creation.hpp"
 #include "npc/fperror.hpp"
+#include "npc/linalg.hpp"
 
-// The tracer's backend registry and interpreter, resolved at link time when present.
+// The tracer's backend registry, resolved at link time when present.
 namespace npc::ir {
 __attribute__((weak)) void register_backend(std::string name, Backend backend);
-__attribute__((weak)) std::vector<ndarray> interpret(const Graph& g, const RunArgs& args);
 }  // namespace npc::ir
 
 namespace npc::fusion {
@@ -45,7 +47,129 @@ struct Variant {
   std::vector<KernelFn> fns;
   std::vector<int> last_use;  // per buffer: index of the last launch reading it
   std::vector<bool> escapes;  // per buffer: output or write-back value
+  std::vector<int> in_place;  // per launch: the buffer its root may take over, or -1
 };
+
+// Note [in-place epilogues]
+// The result of a library call (Note [library calls] in lower.cpp) is a temporary that an
+// epilogue kernel reads (`np.maximum(X @ W + b, 0)`). When that kernel has one root of the
+// same dtype and shape, is the result's last reader, and reads it only at the very element
+// it stores (every load of the buffer has the index of the root's store), the root is
+// written into the result's buffer: each element is loaded before it is overwritten and no
+// other element reads it, so the epilogue needs no full-size temporary of its own.
+int in_place_buffer(const Lowered& l, size_t li, const std::vector<int>& last_use) {
+  const Launch& la = l.launches[li];
+  if (la.fn < 0 || la.roots.size() != 1) return -1;
+  NodeRef r = la.roots[0];
+  const Kernel& k = l.kernels[la.fn];
+  int out_local = -1;
+  for (size_t i = 0; i < la.bufs.size(); ++i)
+    if (la.bufs[i] == l.buffer_of.at(r)) out_local = static_cast<int>(i);
+  if (out_local < 0) return -1;
+  std::vector<std::string> stores;
+  std::map<int, std::vector<std::string>> loads;
+  std::function<void(const Block&)> walk = [&](const Block& b) {
+    for (const Stmt& s : b) {
+      if (s.k == Stmt::K::Store && s.buf == out_local) stores.push_back(s.index.str());
+      if ((s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::Assign) && s.expr.k == Expr::K::Load)
+        loads[s.expr.buf].push_back(s.expr.index.str());
+      walk(s.body);
+      walk(s.orelse);
+    }
+  };
+  walk(k.body);
+  if (stores.size() != 1) return -1;
+  for (size_t i = 0; i < la.bufs.size(); ++i) {
+    int b = la.bufs[i];
+    const BufInfo& bi = l.bufs[b];
+    // Only results the backend owns: a host call (Call node) may return an array it keeps.
+    if (bi.kind != BufInfo::Temp || !bi.node || !is_library_call(bi.node) || bi.node->kind == NodeKind::Call ||
+        last_use[b] != static_cast<int>(li))
+      continue;
+    if (bi.dtype != r->dtype || bi.shape != r->shape || static_cast<int>(i) == out_local) continue;
+    auto it = loads.find(static_cast<int>(i));
+    if (it == loads.end()) continue;
+    bool same = true;
+    for (auto& idx : it->second) same = same && idx == stores[0];
+    if (same) return b;
+  }
+  return -1;
+}
+
+// Note [library call fp errors]
+// BLAS runs in threads whose floating-point flags never reach the caller, so (as eager npc
+// does, Note [product FP errors] in python/npc/_linalg.py) the flags of a product are read
+// back from the values: overflow when the result holds an inf that no operand holds,
+// invalid when it holds a NaN that no operand holds. Only a non-finite result costs the
+// scan of the operands.
+template <class T>
+bool all_finite(const void* data, int64_t n) {
+  const T* p = static_cast<const T*>(data);
+  bool ok = true;
+  for (int64_t i = 0; i < n; ++i) ok &= std::isfinite(p[i]);  // no FP flags, no temporary
+  return ok;
+}
+
+int product_fp_flags(const ndarray& r, const std::vector<ndarray>& ops) {
+  if (!is_inexact(r.dtype()) || r.size() == 0) return 0;
+  auto any = [](OpId test, const ndarray& a) {
+    std::vector<Operand> in{Operand{a, false}};
+    return reduce(OpId::logical_or, call_ufunc(test, in).at(0)).item().b;
+  };
+  const int64_t n = r.size() * (is_complex(r.dtype()) ? 2 : 1);
+  const DType t = r.dtype();
+  if (r.is_c_contiguous() && (t == DType::Float64 || t == DType::Complex128)) {
+    if (all_finite<double>(r.data(), n)) return 0;
+  } else if (r.is_c_contiguous() && (t == DType::Float32 || t == DType::Complex64)) {
+    if (all_finite<float>(r.data(), n)) return 0;
+  } else {
+    std::vector<Operand> in{Operand{r, false}};
+    if (reduce(OpId::logical_and, call_ufunc(OpId::isfinite, in).at(0)).item().b) return 0;
+  }
+  int flags = 0;
+  auto operand_has = [&](OpId test) {
+    for (auto& a : ops)
+      if (is_inexact(a.dtype()) && any(test, a)) return true;
+    return false;
+  };
+  if (any(OpId::isinf, r) && !operand_has(OpId::isinf)) flags |= kFpOverflow;
+  if (any(OpId::isnan, r) && !operand_has(OpId::isnan)) flags |= kFpInvalid;
+  return flags;
+}
+
+// Runs library or host call `n` on its operand arrays with npc's eager ops (Note [library
+// calls]): the same calls the eager interpreter makes for the node.
+ndarray run_library_call(const ir::Graph& g, NodeRef n, const std::vector<ndarray>& ops, const Shape& shape) {
+  switch (n->kind) {
+    case NodeKind::Ufunc: {
+      std::vector<Operand> in;
+      for (auto& a : ops) in.push_back(Operand{a, false});
+      return call_ufunc(n->op, in).at(n->params.at(0));
+    }
+    case NodeKind::Reduce: {
+      ReduceOptions o;
+      o.axes = std::vector<int64_t>(n->params.begin() + 1, n->params.end());
+      o.keepdims = n->params[0] != 0;
+      o.dtype = n->dtype;
+      o.initial = n->value;
+      return reduce(n->op, ops.at(0), o);
+    }
+    case NodeKind::Call: {
+      ndarray r = g.calls.at(n->params[0]).first(ops);
+      if (r.dtype() != n->dtype || r.shape() != shape)
+        throw ValueError("graph: host call '" + g.calls.at(n->params[0]).second + "' returned " +
+                         std::string(name(r.dtype())) + shape_str(r.shape()) + ", traced " +
+                         std::string(name(n->dtype)) + shape_str(shape));
+      return r;
+    }
+    case NodeKind::Prim:
+      if (n->op == OpId::matmul) return matmul(ops.at(0), ops.at(1));
+      if (n->op == OpId::argmin || n->op == OpId::argmax)
+        return arg_reduce(n->op, ops.at(0), n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
+      [[fallthrough]];
+    default: throw CodegenError("no host call for " + std::string(ir::op_name(n->op)));
+  }
+}
 
 std::atomic<uint64_t> g_tag{0};
 
@@ -191,7 +315,7 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
   if (config().debug) write_debug(g, v.low, src, tag);
   bump_stat(&Stats::graphs, 1);
   bump_stat(&Stats::kernels, static_cast<int64_t>(v.low.kernels.size()));
-  v.mod = jit(src);
+  if (!names.empty()) v.mod = jit(src);  // a graph of library calls only compiles nothing
   for (auto& n : names) v.fns.push_back(reinterpret_cast<KernelFn>(v.mod->symbol(n)));
   v.last_use.assign(v.low.bufs.size(), -1);
   v.escapes.assign(v.low.bufs.size(), false);
@@ -199,6 +323,10 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
     for (int b : v.low.launches[i].bufs) v.last_use[b] = static_cast<int>(i);
   for (NodeRef o : g.outputs) v.escapes[v.low.buffer_of.at(o)] = true;
   for (auto& [i, n] : g.writebacks) v.escapes[v.low.buffer_of.at(n)] = true;
+  for (size_t i = 0; i < v.low.launches.size(); ++i) {
+    int b = in_place_buffer(v.low, i, v.last_use);
+    v.in_place.push_back(b >= 0 && !v.escapes[b] ? b : -1);
+  }
   return v;
 }
 
@@ -206,6 +334,7 @@ class FusedExecutable {
  public:
   explicit FusedExecutable(const ir::Graph& g) : g_(g) {
     fp_names(g, fp_where_);  // Note [naming fp errors]
+    for (NodeRef n : g.nodes()) has_calls_ = has_calls_ || n->kind == NodeKind::Call;
     register_fork_handler();
     // Lower and compile the all-contiguous variant now, so errors surface at compile time.
     std::vector<bool> contig(g.num_inputs(), true);
@@ -223,9 +352,8 @@ class FusedExecutable {
     }
     const Variant& v = odd ? eager_variant() : get(contig);
     if (v.eager) {
-      if (!ir::interpret) throw CodegenError("fused backend failed and no eager interpreter is linked: " + v.error);
       bump_stat(&Stats::fallbacks, 1);
-      return ir::interpret(g_, args);
+      return interpret_with_fp_errors(g_, args);
     }
     return run(v, args);
   }
@@ -233,8 +361,36 @@ class FusedExecutable {
  private:
   const ir::Graph& g_;
   std::string fp_where_[4];
+  bool has_calls_ = false;  // Call nodes (Note [fp error attribution])
   std::mutex mu_;
   std::map<std::vector<bool>, std::shared_ptr<Variant>> variants_;
+
+  // Note [fp error attribution]
+  // NumPy warns once per op that raised (np.log(x) + 1/y with zeros: "divide by zero
+  // encountered in log", then "... in divide"); a fused kernel only knows which kinds its
+  // threads raised. Errors are rare, so a call that raised any runs the graph again on the
+  // eager interpreter with the same inputs (those the graph writes are copied first: the
+  // caller's arrays and the results already computed do not change) and reads the flags
+  // after each op, so the report is eager NumPy's. Graphs with host calls (running
+  // numpy.random again would advance its stream), and calls whose eager run raises nothing,
+  // keep the naming rule (Note [naming fp errors]).
+  void record_fp_errors(int kernel_flags, const std::vector<std::pair<int, std::string>>& host_errors,
+                        const ir::RunArgs& args) {
+    if (!has_calls_) {
+      auto pending = take_named_fp_flags();
+      std::vector<ndarray> in(args.inputs.begin(), args.inputs.end());
+      for (auto& [i, n] : g_.writebacks) in[i] = in[i].copy();
+      interpret_with_fp_errors(g_, ir::RunArgs{in, args.scalars});
+      auto found = take_named_fp_flags();
+      for (auto& [bit, where] : pending) add_fp_report(bit, where);
+      if (!found.empty()) {
+        for (auto& [bit, where] : found) add_fp_report(bit, where);
+        return;
+      }
+    }
+    for (auto& [f, where] : host_errors) add_fp_report(f, where);
+    if (kernel_flags) add_named_fp_flags(kernel_flags, fp_where_);
+  }
 
   const Variant& eager_variant() {
     static Variant e = [] { Variant v; v.eager = true; v.error = "unaligned strides"; return v; }();
@@ -256,6 +412,20 @@ class FusedExecutable {
     }
     variants_[contig] = v;
     return *v;
+  }
+
+  // Temporaries whose last reader was launch `li` go back to the free list (Note [memory planning]).
+  static void release_after(const Variant& v, size_t li, const Launch& la, std::vector<ndarray>& arrays,
+                            std::vector<char*>& ptr, const std::vector<bool>& stolen,
+                            std::multimap<size_t, std::shared_ptr<Storage>>& free_list) {
+    for (int b : la.bufs) {
+      if (v.last_use[b] == static_cast<int>(li) && v.low.bufs[b].kind == BufInfo::Temp && !v.escapes[b]) {
+        auto s = arrays[b].storage();
+        if (s && ptr[b] && !stolen[b]) free_list.emplace(s->nbytes(), s);
+        arrays[b] = ndarray();
+        ptr[b] = nullptr;
+      }
+    }
   }
 
   std::vector<ndarray> run(const Variant& v, const ir::RunArgs& args) {
@@ -282,14 +452,54 @@ class FusedExecutable {
     }
     // Note [memory planning]
     std::multimap<size_t, std::shared_ptr<Storage>> free_list;
+    std::vector<bool> stolen(l.bufs.size(), false);  // Note [in-place epilogues]
     int fpe = 0;  // FpFlag bits raised by the kernels, reported by the caller (bind_tracer)
+    std::vector<std::pair<int, std::string>> host_errors;  // (FpFlag bits, op) of host calls
     single_thread_if_forked();
     for (size_t li = 0; li < l.launches.size(); ++li) {
       const Launch& la = l.launches[li];
+      if (la.fn < 0) {
+        // Note [library calls]: operands are views over their buffers; the result is the
+        // (C-contiguous) array the library returns.
+        NodeRef n = la.roots[0];
+        std::vector<ndarray> ops;
+        for (size_t k = 0; k < n->args.size(); ++k) {
+          int b = la.bufs[1 + k];
+          ndarray a = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : arrays[b];
+          std::vector<NodeRef> chain;
+          for (NodeRef x = n->args[k]; x->kind == NodeKind::View; x = x->args[0]) chain.push_back(x);
+          for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+            a = ir::apply_view(*it, a, ir::concrete_shape((*it)->shape, sym));
+          ops.push_back(std::move(a));
+        }
+        single_thread_if_forked();
+        take_fp_errors();  // stale flags of earlier eager calls are not this node's
+        ndarray r = run_library_call(g_, n, ops, ir::concrete_shape(n->shape, sym));
+        // Errors of the eager ops a host call ran, and of a BLAS product (Note [library call fp errors]).
+        int f = take_fp_errors() | take_fp_flags();
+        if (n->kind == NodeKind::Prim && n->op == OpId::matmul) f |= product_fp_flags(r, ops);
+        if (f) host_errors.emplace_back(f, node_label(n));
+        if (!r.is_c_contiguous() || r.offset() != 0) r = r.copy();
+        int b = la.bufs[0];
+        arrays[b] = std::move(r);
+        ptr[b] = reinterpret_cast<char*>(arrays[b].data());
+        release_after(v, li, la, arrays, ptr, stolen, free_list);
+        continue;
+      }
       for (NodeRef r : la.roots) {
         int b = l.buffer_of.at(r);
         if (ptr[b]) continue;
         Shape shape = ir::concrete_shape(r->shape, sym);
+        if (int src = v.in_place[li]; src >= 0 && arrays[src].is_c_contiguous() && arrays[src].offset() == 0 &&
+                                      arrays[src].size() == shape_size(shape)) {
+          // Note [in-place epilogues]
+          arrays[b] = arrays[src].storage() ? ndarray(arrays[src].storage(), 0, r->dtype, shape,
+                                                      contiguous_strides(shape, itemsize(r->dtype)))
+                                            : arrays[src];
+          stolen[src] = true;  // its storage now belongs to the root: not freed after the launch
+          ptr[b] = reinterpret_cast<char*>(arrays[b].data());
+          continue;
+        }
         if (v.escapes[b]) {
           arrays[b] = npc::empty(shape, r->dtype);
         } else {
@@ -306,17 +516,13 @@ class FusedExecutable {
       kb.reserve(la.bufs.size());
       for (int b : la.bufs) kb.push_back(ptr[b]);
       fpe |= v.fns[la.fn](kb.data(), sym.data(), st.data());
-      for (int b : la.bufs) {
-        if (v.last_use[b] == static_cast<int>(li) && l.bufs[b].kind == BufInfo::Temp && !v.escapes[b] && arrays[b].size() >= 0) {
-          auto s = arrays[b].storage();
-          if (s) free_list.emplace(s->nbytes(), s);
-          arrays[b] = ndarray();
-          ptr[b] = nullptr;
-        }
-      }
+      release_after(v, li, la, arrays, ptr, stolen, free_list);
     }
-    bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()));
-    if (fpe) add_named_fp_flags(fpe, fp_where_);
+    int64_t lib = 0;
+    for (auto& la : l.launches) lib += la.fn < 0;
+    bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()) - lib);
+    if (lib) bump_stat(&Stats::library_calls, lib);
+    if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args);
     for (auto& [i, n] : g_.writebacks) copy_into(args.inputs[i], arrays[l.buffer_of.at(n)]);
     std::vector<ndarray> outs;
     for (NodeRef o : g_.outputs) outs.push_back(arrays[l.buffer_of.at(o)]);
@@ -325,6 +531,17 @@ class FusedExecutable {
 };
 
 }  // namespace
+
+std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunArgs& args, bool report) {
+  take_fp_errors();  // stale flags of earlier eager calls are not this graph's
+  take_fp_flags();
+  return ir::interpret(g, args, [&](NodeRef n, const ndarray& value, std::span<const ndarray> in) {
+    int f = take_fp_errors() | take_fp_flags();
+    if (n->kind == NodeKind::Prim && n->op == OpId::matmul)
+      f |= product_fp_flags(value, std::vector<ndarray>(in.begin(), in.end()));
+    if (f && report) add_fp_report(f, node_label(n));
+  });
+}
 
 ir::Executable compile_graph(const ir::Graph& g) {
   auto ex = std::make_shared<FusedExecutable>(g);

@@ -136,6 +136,26 @@ Table make_cpp_table() {
 // Per-dtype overrides of the table (op, loop dtype) -> pattern.
 const char* cpp_override(OpId op, DType in) {
   if (op == OpId::exp && in == DType::Float32) return "npk::expf32({0})";
+  if (is_complex(in)) {
+    switch (op) {
+      case OpId::exp: return "npk::cexpv({0})";
+      case OpId::log: return "npk::clogv({0})";
+      case OpId::sqrt: return "npk::csqrtv({0})";
+      case OpId::sin: return "npk::csinv({0})";
+      case OpId::cos: return "npk::ccosv({0})";
+      case OpId::tan: return "npk::ctanv({0})";
+      case OpId::sinh: return "npk::csinhv({0})";
+      case OpId::cosh: return "npk::ccoshv({0})";
+      case OpId::tanh: return "npk::ctanhv({0})";
+      case OpId::arcsin: return "npk::casinv({0})";
+      case OpId::arccos: return "npk::cacosv({0})";
+      case OpId::arctan: return "npk::catanv({0})";
+      case OpId::arcsinh: return "npk::casinhv({0})";
+      case OpId::arccosh: return "npk::cacoshv({0})";
+      case OpId::arctanh: return "npk::catanhv({0})";
+      default: break;
+    }
+  }
   return nullptr;
 }
 
@@ -204,6 +224,39 @@ std::string render_expr(const Expr& e) {
 
 void render_block(std::ostringstream& os, const Block& b, const Kernel& k, int ind);
 
+void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind);
+
+// Note [parallel scalar reductions] (lower.cpp): one contiguous range of the loop's
+// iterations per thread, partials added in thread order.
+void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind) {
+  const std::string T = cpp_local_type(s.par_dtype), acc = s.par_acc, parts = "npk_parts_" + acc;
+  const std::string lo = s.lo.str(), hi = s.hi.str(), step = std::to_string(s.step);
+  auto line = [&](int i, const std::string& text) { indent(os, i); os << text << "\n"; };
+  line(ind, "{");
+  line(ind + 1, T + " " + parts + "[256];");
+  line(ind + 1, "int npk_np_" + acc + " = 1;");
+  line(ind + 1, "npk_fpe |= npk::fpe_take();");
+  line(ind + 1, "#pragma omp parallel reduction(|: npk_fpe)");
+  line(ind + 1, "{");
+  line(ind + 2, "npk::fpe_clear();");
+  line(ind + 2, "const int64_t npk_t = npk::thread_id(), npk_n = std::min(npk::thread_count(), 256);");
+  line(ind + 2, "const int64_t npk_iters = ((" + hi + ") - (" + lo + ") + " + step + " - 1) / " + step + ";");
+  line(ind + 2, T + " " + acc + " = 0;");
+  line(ind + 2, "if (npk_t < npk_n) {");
+  Stmt loop = s;
+  loop.par_acc.clear();
+  loop.lo = Lin::atom("(" + lo + ") + " + step + " * (npk_iters * npk_t / npk_n)");
+  loop.hi = Lin::atom("std::min<int64_t>(" + hi + ", (" + lo + ") + " + step + " * (npk_iters * (npk_t + 1) / npk_n))");
+  render_stmt(os, loop, k, ind + 3);
+  line(ind + 3, parts + "[npk_t] = " + acc + ";");
+  line(ind + 2, "}");
+  line(ind + 2, "if (npk_t == 0) npk_np_" + acc + " = (int)npk_n;");
+  line(ind + 2, "npk_fpe |= npk::fpe_take();");
+  line(ind + 1, "}");
+  line(ind + 1, "for (int npk_p = 0; npk_p < npk_np_" + acc + "; ++npk_p) " + acc + " = " + acc + " + " + parts + "[npk_p];");
+  line(ind, "}");
+}
+
 void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind) {
   switch (s.k) {
     case Stmt::K::Let:
@@ -228,6 +281,10 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
       break;
     }
     case Stmt::K::For:
+      if (!s.par_acc.empty()) {
+        render_parallel_sum(os, s, k, ind);
+        break;
+      }
       if (s.parallel) {
         // Dynamic chunks (about 64 per loop): on a loaded machine a descheduled thread
         // does not hold the others at the barrier. Each iteration writes its own outputs,
@@ -355,6 +412,7 @@ bool cpp_supports(OpId op, DType in) {
   const Rule& r = cpp_table()[static_cast<int>(op)];
   if (!r.pattern) return false;
   if (op == OpId::nextafter) return false;
+  if (is_complex(in) && cpp_override(op, in)) return true;
   for (const char* p = r.kinds; *p; ++p)
     if (*p == kind_letter(in)) return true;
   return false;

@@ -97,6 +97,10 @@ struct Stmt {
   int64_t step = 1;
   bool parallel = false, simd = false;
   std::string reduction;  ///< "+:acc" for an omp simd reduction clause
+  /// Note [parallel scalar reductions]: a top-level loop summing into accumulator
+  /// `par_acc` (of `par_dtype`) whose iterations are split over the threads.
+  std::string par_acc;
+  DType par_dtype = DType::Float64;
   Block body, orelse;
 };
 

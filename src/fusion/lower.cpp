@@ -23,6 +23,17 @@
 // outer loops is computed once per outer iteration (softmax: max and sum once per row),
 // a load of X[i, j] inside a k loop is hoisted out of it. Branches of a Write are barriers:
 // nothing computed inside them moves out (their loads may be out of bounds otherwise).
+//
+// Note [library calls]
+// Matmul stays a library call (npc::matmul: CBLAS for floats, exact loops otherwise) inside
+// a fused graph. The call node is materialised by a launch of its own (fn -1) that the
+// backend runs between the kernels; its operands are read as strided views: an operand that
+// is a chain of View nodes (a transpose, a slice, a broadcast) over a graph input or a
+// materialised value is passed as that view, anything else (an elementwise chain, a cast)
+// is materialised by the fused kernel that produces it. Consumers of the result (an
+// epilogue such as `np.maximum(X @ W + b, 0)`) load it from its buffer, and the backend lets
+// an elementwise epilogue that is the result's last reader write into that buffer (Note
+// [in-place epilogues] in backend.cpp), so the epilogue adds no full-size temporary.
 #include <algorithm>
 #include <deque>
 #include <functional>
@@ -33,6 +44,8 @@
 #include "fusion/lower.hpp"
 
 namespace npc::fusion {
+
+OpId generated_as(NodeRef n);
 
 namespace {
 
@@ -87,6 +100,7 @@ bool reduce_supported(OpId op, DType t) {
 
 void coalesce(Block& top);
 void schedule(Block& top, bool has_reduction_inside);
+void parallel_scalar_sums(Block& top);
 bool contains_loops(const Block& b);
 
 // The kernel emitter for one group of roots (Note [placement]).
@@ -109,6 +123,7 @@ class Emitter {
       bool inner_loops = contains_loops(b);
       coalesce(b);
       schedule(b, inner_loops);
+      parallel_scalar_sums(b);
       for (auto& st : b) k.body.push_back(std::move(st));
     }
     k.bufs = bufs_;
@@ -483,12 +498,13 @@ class Emitter {
       }
       case NodeKind::Const: return Val{literal(*n->value, n->dtype), n->dtype};
       case NodeKind::Ufunc: {
-        if (n->params.size() && n->params[0] != 0) throw CodegenError("multi-output ufunc");
+        OpId op = generated_as(n);
+        if (op == OpId::kCount) throw CodegenError("multi-output ufunc");
         std::vector<Val> args;
         int lv = 0;
         for (NodeRef a : n->args) { args.push_back(value(a, idx)); lv = std::max(lv, val_level(args.back())); }
         Expr e{Expr::K::Apply, n->dtype};
-        e.op = n->op;
+        e.op = op;
         e.in = n->args[0]->dtype;
         e.args = args;
         return let(n->dtype, e, lv, key);
@@ -1120,6 +1136,34 @@ void schedule(Block& top, bool has_reduction_inside) {
   else if (!has_control(innermost->body) && innermost->parallel) innermost->simd = true;  // "parallel for simd"
 }
 
+// Note [parallel scalar reductions]
+// A sum placed outside every parallel loop (a reduction to one value: np.sum(a * b)) would
+// run on one thread. When such a loop is long, its iterations (blocks of the blocked float
+// sum, Note [summation], or elements) are split into one contiguous range per thread; each
+// thread sums its range from zero into a partial, and the partials are added to the
+// accumulator in thread order after the parallel region: the result is deterministic for a
+// given thread count. Only float sums (blocked, or simd "+:" reductions) are split.
+void parallel_scalar_sums(Block& top) {
+  for (size_t j = 0; j + 1 < top.size(); ++j) {
+    Stmt& d = top[j];
+    size_t k = j + 1;
+    while (k < top.size() && top[k].k == Stmt::K::Let) ++k;  // hoisted invariants between them
+    if (k == top.size()) continue;
+    Stmt& f = top[k];
+    if (d.k != Stmt::K::Decl || f.k != Stmt::K::For || f.parallel || f.var[0] != 'r') continue;
+    if (kind(d.dtype) != Kind::Float) continue;
+    bool blocked = f.step > 1 && !f.body.empty() && f.body.back().k == Stmt::K::Assign && f.body.back().var == d.var &&
+                   f.body.back().expr.k == Expr::K::Lit && f.body.back().expr.args.size() == 1 &&
+                   f.body.back().expr.args[0].text.rfind("(" + d.var + " + ", 0) == 0;
+    bool simd_sum = f.step == 1 && f.simd && f.reduction == "+:" + d.var;
+    if (!blocked && !simd_sum) continue;
+    // Long enough to pay for a parallel region: 64k elements, or a runtime size.
+    if (f.hi.is_const() && f.lo.is_const() && f.hi.c - f.lo.c < 65536) continue;
+    f.par_acc = d.var;
+    f.par_dtype = d.dtype;
+  }
+}
+
 bool contains_loops(const Block& b) {
   for (auto& s : b) {
     if (s.k == Stmt::K::For && s.var[0] != 'i') return true;
@@ -1129,6 +1173,45 @@ bool contains_loops(const Block& b) {
 }
 
 }  // namespace
+
+// A multi-output ufunc output the emitter generates as another row: divmod's quotient and
+// remainder are floor_divide and remainder (NumPy computes all three with npy_divmod).
+OpId generated_as(NodeRef n) {
+  if (n->op == OpId::divmod) return n->params.at(0) == 0 ? OpId::floor_divide : OpId::remainder;
+  return n->params.empty() || n->params[0] == 0 ? n->op : OpId::kCount;
+}
+
+bool static_empty_axis(NodeRef src, const std::vector<int64_t>& axes) {
+  for (int64_t a : axes)
+    if (src->shape.at(a).is_static() && src->shape[a].value() == 0) return true;
+  return false;
+}
+
+bool is_library_call(NodeRef n) {
+  switch (n->kind) {
+    case NodeKind::Call: return true;
+    case NodeKind::Ufunc: {
+      OpId op = generated_as(n);
+      return op == OpId::kCount || !cpp_supports(op, n->args[0]->dtype);
+    }
+    case NodeKind::Reduce: {
+      if (!reduce_supported(n->op, n->dtype)) return true;
+      // max/min of an empty axis has no identity: the eager reduction raises NumPy's error.
+      return (n->op == OpId::maximum || n->op == OpId::minimum) && !n->value &&
+             static_empty_axis(n->args[0], std::vector<int64_t>(n->params.begin() + 1, n->params.end()));
+    }
+    case NodeKind::Prim:
+      if (n->op == OpId::argmin || n->op == OpId::argmax)
+        return is_complex(n->args[0]->dtype) || static_empty_axis(n->args[0], {n->params.at(0)});
+      return n->op != OpId::where && n->op != OpId::iota && n->op != OpId::fill;
+    default: return false;
+  }
+}
+
+NodeRef library_operand_base(NodeRef a) {
+  while (a->kind == NodeKind::View) a = a->args[0];
+  return a;
+}
 
 bool LowerState::is_input(NodeRef n) const { return n->kind == NodeKind::Input || n->kind == NodeKind::Scalar; }
 
@@ -1144,30 +1227,20 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
   };
   for (NodeRef o : g.outputs) mark(o);
   for (auto& [i, v] : g.writebacks) mark(v);
-  // Support check (Note [emitter table]).
-  for (NodeRef n : live) {
-    switch (n->kind) {
-      case NodeKind::Ufunc:
-        if (!cpp_supports(n->op, n->args[0]->dtype))
-          throw CodegenError("no C++ rule for " + std::string(ir::op_name(n->op)) + " on " +
-                             std::string(name(n->args[0]->dtype)));
-        break;
-      case NodeKind::Reduce:
-        if (!reduce_supported(n->op, n->dtype)) throw CodegenError("reduction " + std::string(ir::op_name(n->op)) + " on " + std::string(name(n->dtype)));
-        break;
-      case NodeKind::Prim:
-        if (n->op != OpId::where && n->op != OpId::argmin && n->op != OpId::argmax && n->op != OpId::iota &&
-            n->op != OpId::fill)
-          throw CodegenError("primitive " + std::string(ir::op_name(n->op)) + " is not fused");
-        break;
-      case NodeKind::Call: throw CodegenError("host call (" + g.calls.at(n->params[0]).second + ") in the graph");
-      default: break;
-    }
-  }
+  // Nodes the emitter cannot generate run as host calls (Note [library calls]).
   std::set<NodeRef> materialised;
   for (NodeRef o : g.outputs) materialised.insert(o);
   for (auto& [i, v] : g.writebacks) materialised.insert(v);
   for (NodeRef n : live) if (n->kind == NodeKind::Write) materialised.insert(n);
+  // Note [library calls]: the call and the values its operands view are materialised.
+  for (NodeRef n : live) {
+    if (!is_library_call(n)) continue;
+    materialised.insert(n);
+    for (NodeRef a : n->args) {
+      NodeRef base = library_operand_base(a);
+      if (base->kind != NodeKind::Input || base->ndim() == 0) materialised.insert(base);
+    }
+  }
 
   for (int attempt = 0; attempt < 10000; ++attempt) {
     Lowered out;
@@ -1212,7 +1285,8 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
         sb.scalar_slot = static_cast<int>(n->params[0]);
         sb.dtype = n->dtype;
         st.bufs.push_back(sb);
-        st.buffer_of[n] = static_cast<int>(st.bufs.size()) - 1;
+        // A materialised scalar (a host call's operand) is copied from its slot by a kernel.
+        (materialised.count(n) ? st.input_buffer_of : st.buffer_of)[n] = static_cast<int>(st.bufs.size()) - 1;
       }
     }
     // Materialised values in topological order.
@@ -1244,7 +1318,8 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     for (NodeRef r : roots) {
       if (!groups.empty()) {
         auto& last = groups.back();
-        bool ok = last.front()->shape == r->shape && r->kind != NodeKind::Write && last.front()->kind != NodeKind::Write;
+        bool ok = last.front()->shape == r->shape && r->kind != NodeKind::Write && last.front()->kind != NodeKind::Write &&
+                  !is_library_call(r) && !is_library_call(last.front());
         for (NodeRef m : last) if (deps[r].count(m)) ok = false;
         if (ok) { last.push_back(r); continue; }
       }
@@ -1253,6 +1328,16 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     try {
       std::map<std::string, int> fn_by_text;
       for (auto& grp : groups) {
+        if (is_library_call(grp.front())) {
+          // Note [library calls]: result buffer first, then the buffers its operands view.
+          std::vector<int> bufs{st.buffer_of.at(grp.front())};
+          for (NodeRef a : grp.front()->args) {
+            NodeRef base = library_operand_base(a);
+            bufs.push_back(st.input_buffer_of.count(base) ? st.input_buffer_of.at(base) : st.buffer_of.at(base));
+          }
+          out.launches.push_back(Launch{-1, bufs, grp});
+          continue;
+        }
         std::set<NodeRef> rs(grp.begin(), grp.end());
         Emitter em(st, grp.front()->shape, rs);
         Kernel k = em.run(grp);

@@ -40,12 +40,19 @@ struct LowerState {
   bool can_materialise(NodeRef n) const;
 };
 
-/// One kernel launch: function `fn` on global buffers `bufs`, computing `roots`.
+/// One kernel launch: function `fn` on global buffers `bufs`, computing `roots`. A library
+/// call (Note [library calls]) has fn == -1 and one root, the library node; its operands
+/// are views (args[k]: a chain of View nodes) over the buffers in `bufs`.
 struct Launch {
   int fn;
   std::vector<int> bufs;
   std::vector<NodeRef> roots;
 };
+
+/// Whether `n` runs as a library call (matmul: BLAS) rather than in a generated kernel.
+bool is_library_call(NodeRef n);
+/// The node whose buffer a library operand reads: `a` without its View chain.
+NodeRef library_operand_base(NodeRef a);
 
 /// A lowered graph: distinct kernels (structurally identical loop nests are emitted once)
 /// and the launches in program order.

@@ -285,8 +285,10 @@ struct Sign {
 };
 struct Heaviside {
   template <class T> requires is_real_float<T> T operator()(T x, T h0) const {
+    // Quiet operations only: a vectorised `x < 0` may compile to a signalling compare that
+    // raises "invalid" on NaN, which NumPy's heaviside does not report.
     if (std::isnan(x)) return x;
-    return std::isless(x, T(0)) ? T(0) : x == 0 ? h0 : T(1);
+    return x == 0 ? h0 : std::signbit(x) ? T(0) : T(1);
   }
 };
 struct Reciprocal {
@@ -301,8 +303,9 @@ struct Reciprocal {
       const R r = ar / ai, d = ar * r + ai;
       return {r / d, -1 / d};
     } else if constexpr (is_int<T>) {
-      // NumPy computes 1.0 / x in double and converts; 0 raises "divide".
-      if (a == 0) { raise_divbyzero(); return std::is_signed_v<T> && sizeof(T) == 8 ? std::numeric_limits<T>::min() : T(0); }
+      // NumPy computes 1.0 / x in double and converts: 0 raises "divide" (1 / 0) and
+      // "invalid" (inf to an integer).
+      if (a == 0) { raise_divbyzero(); raise_invalid(); return std::is_signed_v<T> && sizeof(T) >= 4 ? std::numeric_limits<T>::min() : T(0); }
       return static_cast<T>(1.0 / static_cast<double>(a));
     } else {
       return T(1) / a;

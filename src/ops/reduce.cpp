@@ -1,10 +1,12 @@
 // numpy.ufunc.reduce / accumulate / at and argmin/argmax.
 //
 // Note [reduction order]
-// NumPy's iterator walks memory in stride order. When the axis with the smallest stride is
-// reduced, every output element is reduced over its own block, the innermost run with
-// NumPy's pairwise summation for float add (so sums agree with NumPy to the last ULPs).
-// Otherwise the output is accumulated slice by slice with the binary ufunc's own loop
+// NumPy's iterator walks memory in stride order (axes with negative strides as they are,
+// backwards). When the axis with the smallest stride is reduced, every output element is
+// reduced over its own block run by run in memory order, each run with NumPy's pairwise
+// summation for float add, added to the output (so sums agree with NumPy to the last bit;
+// Note [buffered reductions] for the exception). Otherwise the output is accumulated slice
+// by slice, the reduced axes in memory order, with the binary ufunc's own loop
 // (out = op(out, a[..., i, ...])), which is what NumPy does for outer-axis reductions.
 #include <algorithm>
 #include <atomic>
@@ -12,9 +14,11 @@
 #include <complex>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "npc/creation.hpp"
+#include "npc/fperror.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
 
@@ -293,6 +297,42 @@ InnerReduceFn inner_for(OpId op, DType t) {
   });
 }
 
+// Note [small reductions]
+// a.sum(), a.max(), ... of a small C-contiguous array with no options: the same arithmetic
+// as the general path below (identity or first element, then the typed inner reduction over
+// one run; below the parallel threshold there is no split), without its bookkeeping.
+std::optional<ndarray> reduce_small_contiguous(OpId op, const ndarray& a, const ReduceOptions& opts) {
+  if (opts.keepdims || opts.dtype || opts.out || opts.initial || opts.where) return std::nullopt;
+  // axis=0 (or -1) of a 1-d array (ufunc.reduce's default) is the full reduction.
+  if (opts.axes && !(a.ndim() == 1 && opts.axes->size() == 1 && ((*opts.axes)[0] == 0 || (*opts.axes)[0] == -1)))
+    return std::nullopt;
+  if (op != OpId::add && op != OpId::multiply && op != OpId::maximum && op != OpId::minimum) return std::nullopt;
+  const DType t = a.dtype();
+  if (t != DType::Float64 && t != DType::Float32 && t != DType::Int64 && t != DType::UInt64) return std::nullopt;
+  const int64_t n = a.size();
+  if (n == 0 || !a.is_c_contiguous() || ops::threads_for(n) > 1) return std::nullopt;
+  ops::LoopFn fn = loop_for(op, t);
+  if (!fn) return std::nullopt;
+  const InnerReduceFn inner = inner_for(op, t);
+  const auto isz = static_cast<int64_t>(itemsize(t));
+  ndarray res = empty(Shape{}, t);
+  std::byte* acc = res.data();
+  const std::byte* p = a.data();
+  std::optional<Scalar> init = identity_of(op, t);
+  if (init) init->store(t, acc);
+  const bool fpe = ops::checks_fpe(op);
+  if (fpe) ops::clear_fpe();
+  if (init) {
+    inner(fn, p, isz, n, acc);
+  } else {
+    std::memcpy(acc, p, static_cast<size_t>(isz));
+    if (n > 1) inner(fn, p + isz, isz, n - 1, acc);
+  }
+  if (fpe)
+    if (int f = ops::read_fpe()) ops::note_fpe(f);
+  return res;
+}
+
 [[noreturn]] void no_identity(OpId op) {
   throw ValueError("zero-size array to reduction operation " + std::string(op_info(op).name) +
                    " which has no identity");
@@ -311,6 +351,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   const OpId op = ufunc_of(op_in);
   const OpInfo& info = op_info(op);
   if (info.nin != 2 || info.nout != 1) throw ValueError("reduce only supported for binary functions");
+  if (auto r = reduce_small_contiguous(op, a, opts)) return std::move(*r);  // Note [small reductions]
   std::vector<bool> red = axes_mask(a, opts.axes);
 
   // Loop dtype: logical reductions run in bool, add/multiply widen small ints.
@@ -524,14 +565,20 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       } else {
         const int64_t ostride = static_cast<int64_t>(isz);
         nt = std::min<int64_t>(nt, nout);
+        if (nt > 1) {  // Note [no idle parallel regions] in registry.cpp
 #if NPC_HAVE_OPENMP
-#pragma omp parallel num_threads(std::max(nt, 1)) if (nt > 1)
+#pragma omp parallel num_threads(nt)
 #endif
-        {
-          if (fpe) ops::clear_fpe();
+          {
+            if (fpe) ops::clear_fpe();
 #if NPC_HAVE_OPENMP
 #pragma omp for schedule(static)
 #endif
+            for (int64_t j = 0; j < nout; ++j) reduce_one(j, out0 + j * ostride);
+            if (fpe) fl.fetch_or(ops::read_fpe());
+          }
+        } else {
+          if (fpe) ops::clear_fpe();
           for (int64_t j = 0; j < nout; ++j) reduce_one(j, out0 + j * ostride);
           if (fpe) fl.fetch_or(ops::read_fpe());
         }
@@ -719,10 +766,7 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
   int64_t* out = reinterpret_cast<int64_t*>(res.data());
   const std::byte* base = a.data();
   int nt = std::min<int64_t>(ops::threads_for(cnt * n), cnt);
-#if NPC_HAVE_OPENMP
-#pragma omp parallel for num_threads(std::max(nt, 1)) if (nt > 1)
-#endif
-  for (int64_t j = 0; j < cnt; ++j) {
+  auto one = [&](int64_t j) {
     const std::byte* p = base;
     int64_t rem = j;
     for (size_t d = 0; d < os.size(); ++d) {
@@ -730,6 +774,14 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
       rem %= rs[d];
     }
     out[j] = fnp(p, s, n);
+  };
+  if (nt > 1) {  // Note [no idle parallel regions] in registry.cpp
+#if NPC_HAVE_OPENMP
+#pragma omp parallel for num_threads(nt)
+#endif
+    for (int64_t j = 0; j < cnt; ++j) one(j);
+  } else {
+    for (int64_t j = 0; j < cnt; ++j) one(j);
   }
   if (keepdims) {
     if (axis) {
@@ -750,7 +802,20 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
 void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const std::optional<Operand>& b) {
   const OpInfo& info = op_info(op);
   if (!a_in.writeable()) throw ValueError("output array is read-only");
-  if (!a_in.is_c_contiguous()) throw ValueError("ufunc.at: npc needs a C-contiguous target");
+  // Note [ufunc.at targets]: `flat_indices` are C-order positions in `a`, which may be any
+  // view (strided, transposed, negative strides): each maps to its element's byte offset.
+  const Shape& ashape = a_in.shape();
+  const Strides& astr = a_in.strides();
+  const bool contiguous = a_in.is_c_contiguous();
+  auto byte_offset = [&](int64_t i) {
+    if (contiguous) return i * static_cast<int64_t>(a_in.itemsize());
+    int64_t off = 0;
+    for (int d = a_in.ndim() - 1; d >= 0; --d) {
+      off += (i % ashape[d]) * astr[d];
+      i /= ashape[d];
+    }
+    return off;
+  };
   ndarray idx = flat_indices.dtype() == DType::Int64 ? flat_indices : flat_indices.astype(DType::Int64);
   idx = idx.copy(Order::C);
   const int64_t m = idx.size();
@@ -758,8 +823,6 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
   bool weak[2] = {false, b ? b->weak : false};
   LoopTypes lt = resolve_loop(op, std::span<const DType>(ins, info.nin), std::span<const bool>(weak, info.nin));
   const bool cast = lt.in[0] != a_in.dtype() || lt.out[0] != a_in.dtype();
-  // The loop writes its output over its first input in place: both need one dtype.
-  if (cast && lt.out[0] != lt.in[0]) throw UfuncCastingError(op, true, 0, lt.out[0], a_in.dtype(), Casting::SameKind);
   ops::LoopFn fn = nullptr;
   for (const auto& l : ops::loops_of(op))
     if (l.in == lt.in && l.out == lt.out) fn = l.fn;
@@ -789,24 +852,31 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
     int64_t i = ip[k];
     if (i < 0) i += n;
     // The element in the loop's dtype: `a` itself, or a one-element copy cast each time.
-    ndarray tmp;
-    if (cast) tmp = a_in.with_geometry(a_in.offset() + i * isz, a_in.dtype(), Shape{1}, Strides{isz}).astype(lt.in[0]);
-    std::byte* p = cast ? tmp.data() : a_in.data() + i * isz;
+    // With a cast, the loop reads a copy in its input dtype and writes a one-element output
+    // of its output dtype (logical_and on uint8 runs ll->?), cast back into `a`.
+    ndarray tmp, tout;
+    if (cast) {
+      tmp = a_in.with_geometry(a_in.offset() + byte_offset(i), a_in.dtype(), Shape{1}, Strides{isz}).astype(lt.in[0]);
+      tout = lt.out[0] == lt.in[0] ? tmp : empty(Shape{1}, lt.out[0]);
+    }
+    std::byte* p = cast ? tmp.data() : a_in.data() + byte_offset(i);
+    std::byte* po = cast ? tout.data() : p;
     if (info.nin == 2) {
-      std::byte* ptrs[3] = {p, bv.data() + k * bv.strides()[0], p};
+      std::byte* ptrs[3] = {p, bv.data() + k * bv.strides()[0], po};
       int64_t st[3] = {0, 0, 0};
       fn(ptrs, st, 1);
     } else {
-      std::byte* ptrs[2] = {p, p};
+      std::byte* ptrs[2] = {p, po};
       int64_t st[2] = {0, 0};
       fn(ptrs, st, 1);
     }
     if (cast) {
-      ndarray back = tmp.astype(a_in.dtype());
-      std::memcpy(a_in.data() + i * isz, back.data(), static_cast<size_t>(isz));
+      ndarray back = tout.astype(a_in.dtype());
+      std::memcpy(a_in.data() + byte_offset(i), back.data(), static_cast<size_t>(isz));
     }
   }
-  int f = ops::checks_fpe(op) ? ops::read_fpe() : 0;
+  // NumPy reports the flags of the loop and of the casts around it as raised "in at".
+  int f = (ops::checks_fpe(op) ? ops::read_fpe() : 0) | (cast ? take_fp_flags() : 0);
   if (f) ops::note_fpe(f);
 }
 

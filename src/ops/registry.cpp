@@ -302,6 +302,10 @@ void run_range(LoopFn fn, int nops, std::byte* const* base, const Geometry& g, i
 }
 }  // namespace
 
+// Note [no idle parallel regions]
+// Entering an OpenMP region costs about a microsecond even when its if() clause keeps it on
+// one thread (GNU OpenMP still sets up a team), which is more than a small kernel itself.
+// Code that may run single-threaded tests the thread count first and runs the plain loop.
 int run_elementwise(LoopFn fn, int nops, std::byte* const* ptrs, const std::vector<std::vector<int64_t>>& strides,
                     std::span<const int64_t> shape, int order_by, bool check_fpe, int64_t cost) {
   Geometry g = make_geometry(nops, strides, shape, order_by);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include <sys/mman.h>
@@ -497,7 +498,38 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
 }
 
 // ---------------------------------------------------------------- where
+namespace {
+template <size_t N>
+void select_contiguous(const bool* c, const std::byte* x, const std::byte* y, std::byte* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) std::memcpy(o + i * N, c[i] ? x + i * N : y + i * N, N);
+}
+
+// numpy.where(cond, x, y) for a bool condition and two arrays of one dtype, all C-contiguous
+// with one shape: a single select loop, no broadcasting or casting.
+std::optional<ndarray> where_contiguous(const ndarray& cond, const Operand& x, const Operand& y) {
+  const ndarray &a = x.array, &b = y.array;
+  if (x.weak || y.weak || cond.dtype() != DType::Bool || a.dtype() != b.dtype()) return std::nullopt;
+  if (cond.is_traced() || a.is_traced() || b.is_traced()) return std::nullopt;
+  if (!cond.is_c_contiguous() || !a.is_c_contiguous() || !b.is_c_contiguous()) return std::nullopt;
+  if (a.shape() != b.shape() || cond.shape() != a.shape()) return std::nullopt;
+  ndarray out = empty(a.shape(), a.dtype());
+  const int64_t n = out.size();
+  if (n == 0) return out;
+  const auto* c = reinterpret_cast<const bool*>(cond.data());
+  switch (a.itemsize()) {
+    case 1: select_contiguous<1>(c, a.data(), b.data(), out.data(), n); break;
+    case 2: select_contiguous<2>(c, a.data(), b.data(), out.data(), n); break;
+    case 4: select_contiguous<4>(c, a.data(), b.data(), out.data(), n); break;
+    case 8: select_contiguous<8>(c, a.data(), b.data(), out.data(), n); break;
+    case 16: select_contiguous<16>(c, a.data(), b.data(), out.data(), n); break;
+    default: return std::nullopt;
+  }
+  return out;
+}
+}  // namespace
+
 ndarray where(const ndarray& cond, const Operand& x, const Operand& y) {
+  if (auto r = where_contiguous(cond, x, y)) return std::move(*r);
   std::vector<DType> strong;
   std::vector<WeakKind> weak;
   for (const Operand* o : {&x, &y}) {

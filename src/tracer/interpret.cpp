@@ -5,6 +5,7 @@
 #include "npc/creation.hpp"
 #include "npc/graph.hpp"
 #include "npc/indexing.hpp"
+#include "npc/linalg.hpp"
 #include "npc/ops.hpp"
 
 namespace npc::ir {
@@ -16,6 +17,8 @@ ndarray broadcast_view(const ndarray& a, const Shape& shape) {
   for (int d = 0; d < a.ndim(); ++d) st[lead + d] = a.shape()[d] == 1 && shape[lead + d] != 1 ? 0 : a.strides()[d];
   return a.with_geometry(a.offset(), a.dtype(), shape, st);
 }
+
+}  // namespace
 
 // The value of View node `n` applied to `src`.
 ndarray apply_view(NodeRef n, const ndarray& src, const Shape& shape) {
@@ -48,6 +51,7 @@ ndarray apply_view(NodeRef n, const ndarray& src, const Shape& shape) {
   throw ValueError("unknown view kind");
 }
 
+namespace {
 // Gather node (Note [gathers]) with k index arrays of one shape on axes axis..axis+k-1: the
 // indexed axes merge into one (C order) and the k indices into its linear index, then take.
 ndarray gather_nd(const ndarray& a, std::span<const ndarray> idx, int64_t axis) {
@@ -76,8 +80,9 @@ ndarray gather_nd(const ndarray& a, std::span<const ndarray> idx, int64_t axis) 
 }
 }  // namespace
 
+std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) { return interpret(g, args, NodeObserver{}); }
 
-std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
+std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeObserver& after_node) {
   if (static_cast<int>(args.inputs.size()) != g.num_inputs() || static_cast<int>(args.scalars.size()) < g.num_scalars())
     throw ValueError("graph: wrong number of inputs");
   if (!g.index_checks.empty()) check_index_inputs(g, args.inputs);
@@ -148,6 +153,8 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
           if (r->size() != len) r = r->reshape(Shape{len});
         } else if (n->op == OpId::where) {
           r = where(arg(0), Operand{arg(1), false}, Operand{arg(2), false});
+        } else if (n->op == OpId::matmul) {
+          r = matmul(arg(0), arg(1));
         } else if (n->op == OpId::argmin || n->op == OpId::argmax) {
           r = arg_reduce(n->op, arg(0), n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
         } else {
@@ -172,6 +179,11 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) {
       }
     }
     val[n->id] = std::move(r);
+    if (after_node) {
+      std::vector<ndarray> in;
+      for (size_t i = 0; i < n->args.size(); ++i) in.push_back(arg(i));
+      after_node(n, *val[n->id], in);
+    }
     for (NodeRef a : n->args)
       if (last_use[a->id] == n->id && !keep[a->id]) val[a->id].reset();
   }

@@ -9,6 +9,7 @@
 #include "npc/creation.hpp"
 #include "npc/indexing.hpp"
 #include "npc/ops.hpp"
+#include "ops/loops.hpp"  // UfuncCastingError (the eager path's casting errors)
 
 namespace npc::tracer {
 
@@ -192,6 +193,22 @@ ndarray Context::new_value(ir::NodeRef n, Shape hint) {
   tv->dtype = n->dtype;
   tv->ctx_id = id_;
   return make_traced(tv, hint, 0, contiguous_strides(hint, itemsize(n->dtype)));
+}
+
+// Note [writes into captured arrays]
+// A traced value written into an array that is not traced (a global or closure array, the
+// `out=` of a non-input, `buf[:] = x`) makes that array a graph input bound by reference,
+// like an array the function reads: the write is functionalized on its buffer and the final
+// value is written back into it after the graph ran (Graph::writebacks), on every replay.
+ndarray Context::traced_alias(const ndarray& a) {
+  if (!a.writeable()) throw ValueError("assignment destination is read-only");
+  auto b = buffer_for_input(a, ir::static_shape(a.shape()));
+  auto tv = std::make_shared<TracedValue>();
+  tv->buf = b;
+  tv->shape = b->shape;
+  tv->dtype = a.dtype();
+  tv->ctx_id = id_;
+  return make_traced(tv, a.shape(), 0, contiguous_strides(a.shape(), itemsize(a.dtype())));
 }
 
 void Context::add_index_check(int input, int64_t extent, int64_t axis) {
@@ -468,15 +485,33 @@ ir::NodeRef unify(ir::Graph& g, ir::NodeRef n, const ir::SymShape& shape) {
 
 std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const UfuncOptions& opts, const LoopTypes& loop) {
   Context& c = ctx_or_throw();
-  bool concrete_out = false;
-  for (auto& o : opts.out) concrete_out = concrete_out || (o && !o->is_traced());
-  if (opts.where || concrete_out) {
-    c.break_graph(std::string(ir::op_name(op)) + (opts.where ? " with where=" : " with out= a non-traced array"));
+  bool all_out = !opts.out.empty();
+  for (auto& o : opts.out) all_out = all_out && o.has_value();
+  if (opts.where && !all_out) {
+    // Elements outside where= keep the output's prior content: uninitialized without out=.
+    c.break_graph(std::string(ir::op_name(op)) + " with where= and no out=");
     auto ops = realized(in);
     UfuncOptions o2 = opts;
     if (o2.where) o2.where->realize();
     Suspend s;
     return call_ufunc(op, ops, o2);
+  }
+  // out= arrays that are not traced become graph inputs (Note [writes into captured arrays]);
+  // the caller gets them back, as eagerly.
+  std::vector<std::optional<ndarray>> concrete_outs(opts.out.size());
+  UfuncOptions aliased;
+  const UfuncOptions* use = &opts;
+  for (size_t k = 0; k < opts.out.size(); ++k)
+    if (opts.out[k] && !opts.out[k]->is_traced()) {
+      if (use == &opts) { aliased = opts; use = &aliased; }
+      concrete_outs[k] = *opts.out[k];
+      aliased.out[k] = c.traced_alias(*opts.out[k]);
+    }
+  if (use != &opts) {
+    auto r = ufunc_hook(op, in, *use, loop);
+    for (size_t k = 0; k < r.size() && k < concrete_outs.size(); ++k)
+      if (concrete_outs[k]) r[k] = *concrete_outs[k];
+    return r;
   }
   // A runtime float argument reaches here as a strong 0-d float64 (bindings take only exact
   // Python floats as weak): resolve the loop again with it weak (Note [runtime scalars]).
@@ -495,6 +530,14 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
     fixed_loop = resolve_loop(op, dts, std::span<const bool>(weak.get(), fixed.size()), opts.dtype);
   }
   const LoopTypes& lt = refixed ? fixed_loop : loop;
+  // The eager path's casting checks (they come after the trace hook there): `x += 1.5` on
+  // an integer array raises as eagerly.
+  for (size_t i = 0; i < fixed.size() && i < lt.in.size(); ++i)
+    if (!fixed[i].weak && fixed[i].array.dtype() != lt.in[i] && !can_cast(fixed[i].array.dtype(), lt.in[i], opts.casting))
+      throw UfuncCastingError(op, false, static_cast<int>(i), fixed[i].array.dtype(), lt.in[i], opts.casting);
+  for (size_t k = 0; k < opts.out.size() && k < lt.out.size(); ++k)
+    if (opts.out[k] && !can_cast(lt.out[k], opts.out[k]->dtype(), opts.casting))
+      throw UfuncCastingError(op, true, static_cast<int>(k), lt.out[k], opts.out[k]->dtype(), opts.casting);
   std::vector<ir::SymShape> shapes;
   std::vector<Shape> hints;
   std::vector<ir::NodeRef> nodes;
@@ -511,8 +554,25 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   ir::Graph& g = c.graph();
   for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = g.broadcast(g.cast(unify(g, nodes[i], shape), lt.in.at(i)), shape);
   std::vector<ndarray> result;
+  ir::NodeRef mask = nullptr;
+  if (opts.where) {
+    // where=: a select between the result and the output's current value.
+    mask = c.node_of_operand(*opts.where, false);
+    ir::SymShape ms = mask->shape;
+    std::vector<ir::SymShape> both{ms, shape};
+    std::vector<Shape> bh{opts.where->shape(), hint};
+    Shape h2;
+    if (c.broadcast(both, bh, h2) != shape)
+      throw ValueError("operands could not be broadcast together (where= mask)");
+    mask = g.broadcast(g.cast(unify(g, mask, shape), DType::Bool), shape);
+  }
   for (size_t k = 0; k < lt.out.size(); ++k) {
     ir::NodeRef n = g.ufunc(op, nodes, lt.out[k], static_cast<int>(k));
+    if (mask) {
+      ir::NodeRef cur = g.broadcast(g.cast(c.node_of(*opts.out[k]), lt.out[k]), shape);
+      std::vector<ir::NodeRef> sel{mask, n, cur};
+      n = g.prim(OpId::where, sel, lt.out[k], shape);
+    }
     if (k < opts.out.size() && opts.out[k]) {
       c.write(*opts.out[k], n);
       result.push_back(*opts.out[k]);
@@ -536,8 +596,14 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   Context& c = ctx_or_throw();
   // Reduction rows (sum, max, ...) name their binary ufunc; graphs record the ufunc.
   if (op_info(op).kind == OpKind::Reduce) op = *op_from_name(op_info(op).loops);
-  if (opts.where || (opts.out && !opts.out->is_traced())) {
-    c.break_graph("reduce " + std::string(ir::op_name(op)) + (opts.where ? " with where=" : " with out= a non-traced array"));
+  if (opts.out && !opts.out->is_traced() && !opts.where) {
+    ReduceOptions o2 = opts;
+    o2.out = c.traced_alias(*opts.out);  // Note [writes into captured arrays]
+    reduce_hook(op, a, o2);
+    return *opts.out;
+  }
+  if (opts.where) {
+    c.break_graph("reduce " + std::string(ir::op_name(op)) + " with where=");
     ndarray x = a;
     x.realize();
     ReduceOptions o2 = opts;
@@ -643,7 +709,16 @@ ndarray copy_hook(const ndarray& src, DType t) {
 
 void write_hook(const ndarray& dst, const ndarray& src) {
   Context& c = ctx_or_throw();
-  c.write(dst, c.node_of(src));
+  c.write(dst.is_traced() ? dst : c.traced_alias(dst), c.node_of(src));
+}
+
+// The fresh output of a function that fills it from traced inputs (concatenate): a traced
+// buffer whose pieces are recorded writes. Its initial value is never read.
+ndarray empty_hook(const Shape& shape, DType t) {
+  Context& c = ctx_or_throw();
+  ir::Graph& g = c.graph();
+  std::vector<ir::NodeRef> args{g.constant(Scalar::from_int(0).cast(t))};
+  return c.new_value(g.prim(OpId::fill, args, t, ir::static_shape(shape)), shape);
 }
 // Indexing (src/core/indexing.cpp's hooks). Basic indexing of a traced array is a view: the
 // index runs on an untraced twin with the same geometry and the view hook names the map.
@@ -827,8 +902,54 @@ ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
   return index(x, items);
 }
 
+// `a[mask] = v` with a boolean mask over the leading axes and a value whose broadcast does
+// not depend on how many elements the mask selects: where(mask, v, a) written over all of
+// `a` (no data-dependent shape). Returns false when the assignment is not of that form.
+bool mask_assign(Context& c, const ndarray& a, std::span<const IndexItem> idx, const ndarray& value) {
+  if (idx.size() != 1 || idx[0].kind != IndexItem::Kind::Array || idx[0].array.dtype() != DType::Bool) return false;
+  const ndarray& m = idx[0].array;
+  const int mk = m.ndim();
+  if (mk == 0 || mk > a.ndim()) return false;
+  for (int d = 0; d < mk; ++d)
+    if (m.shape()[d] != a.shape()[d]) return false;  // eager raises IndexError
+  if (mk == a.ndim() && value.ndim() > 1) return false;  // eager raises TypeError
+  Shape vs = value.shape();
+  while (!vs.empty() && vs.front() == 1) vs.erase(vs.begin());
+  const Shape rest(a.shape().begin() + mk, a.shape().end());
+  if (vs.size() > rest.size()) return false;
+  for (size_t d = 0; d < vs.size(); ++d)
+    if (vs[vs.size() - 1 - d] != 1 && vs[vs.size() - 1 - d] != rest[rest.size() - 1 - d]) return false;
+  if (!a.writeable()) throw ValueError("assignment destination is read-only");
+  ndarray t = a.is_traced() ? a : c.traced_alias(a);
+  ir::Graph& g = c.graph();
+  ir::NodeRef base = c.node_of(t);
+  ir::NodeRef mn = c.node_of_operand(m, false);
+  ir::SymShape ms = mn->shape;
+  for (size_t d = 0; d < rest.size(); ++d) ms.push_back(ir::Dim::fixed(1));
+  mn = g.broadcast(g.reshape(unify(g, mn, ir::SymShape(base->shape.begin(), base->shape.begin() + mk)), ms),
+                   base->shape);
+  ir::NodeRef v = c.node_of_operand(value, false);
+  v = g.cast(v, a.dtype());
+  ir::SymShape vshape;
+  for (auto d : vs) vshape.push_back(ir::Dim::fixed(d));
+  if (v->shape != vshape) v = g.reshape(v, vshape);
+  v = g.broadcast(v, base->shape);
+  std::vector<ir::NodeRef> sel{mn, v, base};
+  c.write(t, g.prim(OpId::where, sel, a.dtype(), base->shape));
+  return true;
+}
+
 void index_set_hook(const ndarray& a, std::span<const IndexItem> idx, const ndarray& value) {
   Context& c = ctx_or_throw();
+  if (mask_assign(c, a, idx, value)) return;
+  if (!a.is_traced() && std::none_of(idx.begin(), idx.end(), [](const IndexItem& it) {
+        return it.kind == IndexItem::Kind::Array && it.array.is_traced();
+      })) {
+    // A traced value into a concrete array (Note [writes into captured arrays]).
+    if (!a.writeable()) throw ValueError("assignment destination is read-only");
+    index_set_hook(c.traced_alias(a), idx, value);
+    return;
+  }
   if (basic_on_traced(a, idx)) {
     if (!a.writeable()) throw ValueError("assignment destination is read-only");
     ndarray region = index(untraced_twin(a), idx);
@@ -847,8 +968,10 @@ void index_set_hook(const ndarray& a, std::span<const IndexItem> idx, const ndar
       return;
     }
   }
-  c.break_graph(a.is_traced() ? "advanced index assignment into a traced array"
-                              : "assignment of a traced value into a non-traced array");
+  bool mask = false;
+  for (const IndexItem& it : idx) mask = mask || (it.kind == IndexItem::Kind::Array && it.array.dtype() == DType::Bool);
+  c.break_graph(mask ? "boolean mask assignment whose value depends on the number of selected elements"
+                     : "advanced index assignment (integer index arrays) into a traced array");
   ndarray x = a, v = value;
   x.realize();
   v.realize();
@@ -865,6 +988,7 @@ void install_hooks() {
     h.view = &view_hook;
     h.copy = &copy_hook;
     h.write = &write_hook;
+    h.empty = &empty_hook;
     ndarray::set_trace_hooks(h);
     set_trace_hooks(&ufunc_hook, &reduce_hook);
     set_index_trace_hooks(&index_get_hook, &index_set_hook);

@@ -83,6 +83,10 @@ class Context {
   ir::NodeRef node_of_operand(const ndarray& a, bool weak);
   bool is_runtime_scalar(const ndarray& a) const;  // a 0-d float64 holding a runtime scalar's marker
   ndarray new_value(ir::NodeRef n, Shape hint);    // a fresh buffer holding n
+  // A traced alias of concrete array `a` (Note [writes into captured arrays]): `a` becomes a
+  // graph input bound by reference, so writes through the alias are functionalized and
+  // written back into `a` when the graph ran.
+  ndarray traced_alias(const ndarray& a);
   // A run-time bounds check of graph input `input` as an index of an axis of size `extent`.
   void add_index_check(int input, int64_t extent, int64_t axis);
   void write(const ndarray& dst, ir::NodeRef value);

@@ -257,10 +257,27 @@ TEST_CASE("fusion: npc::compile records argmin and where as nodes; codegen error
   REQUIRE(got[0].shape() == want_m.shape());
   for (int64_t i = 0; i < want_m.size(); ++i) CHECK(at(got[0], i) == at(want_m, i));
   for (int64_t i = 0; i < x.size(); ++i) CHECK(at(got[1], i) == std::max(at(x, i), 0.0));
-  // Complex argmax has no generated code: with raise_errors the CodegenError reaches the caller.
+  // Complex argmax has no generated code: it runs as a host call between the kernels.
   auto complex_body = [](const std::vector<ndarray>& a) {
     return std::vector<ndarray>{arg_reduce(OpId::argmax, a[0], 0)};
   };
   auto g = npc::compile(complex_body, opts);
-  CHECK_THROWS_AS(g({x.astype(DType::Complex128)}), fusion::CodegenError);
+  ndarray xc = x.astype(DType::Complex128);
+  auto s2 = fusion::stats();
+  auto gc = g({xc});
+  auto s3 = fusion::stats();
+  CHECK(s3.library_calls - s2.library_calls == 1);
+  CHECK(s3.fallbacks == s2.fallbacks);
+  ndarray want_c = arg_reduce(OpId::argmax, xc, 0);
+  for (int64_t i = 0; i < want_c.size(); ++i)
+    CHECK(reinterpret_cast<const int64_t*>(gc[0].data())[i] == reinterpret_cast<const int64_t*>(want_c.data())[i]);
+  // A failed C++ compile: with raise_errors the CodegenError reaches the caller.
+  std::string cxx = fusion::config().cxx;
+  fusion::config().cxx = "/nonexistent/c++";
+  auto h = npc::compile([](const std::vector<ndarray>& a) {
+    std::vector<Operand> in{Operand{a[0], false}, Operand{a[0], false}};
+    return std::vector<ndarray>{call_ufunc(OpId::hypot, in)[0]};
+  }, opts);
+  CHECK_THROWS_AS(h({x}), fusion::CodegenError);
+  fusion::config().cxx = cxx;
 }

@@ -30,6 +30,11 @@ QFUNCS = ["quantile", "percentile", "nanquantile", "nanpercentile"]
 def data(dtype, shape, seed=0, nans=True):
     rng = np.random.default_rng(seed)
     n = int(np.prod(shape))
+    if dtype.kind == "c":
+        v = (rng.uniform(-50, 50, n) + 1j * rng.integers(-2, 3, n)).astype(dtype)
+        if nans and n > 6:
+            v[[3, 6]] = np.nan
+        return v.reshape(shape)
     if dtype.kind == "b":
         v = rng.integers(0, 2, n).astype(bool)
     elif dtype.kind in "iu":
@@ -104,12 +109,15 @@ def test_shape_kinds(fn, dtype, view):
                     _check(fn, a, b, q, what, axis=axis, keepdims=keepdims)
 
 
-@pytest.mark.parametrize("fn", ["median", "nanmedian"])
-@pytest.mark.parametrize("dtype", REAL[1:], ids=str)
+MEDIAN_CASES = [(fn, d) for fn in ("median", "nanmedian") for d in REAL[1:]] + \
+    [("median", np.dtype(t)) for t in ("complex64", "complex128")]
+
+
+@pytest.mark.parametrize("fn,dtype", MEDIAN_CASES, ids=[f"{f}-{d}" for f, d in MEDIAN_CASES])
 def test_median_axes(fn, dtype):
     for shape in ((4, 5, 6), (3, 601)):  # nanmedian takes another path for slices of 600+
         a = data(dtype, shape)
-        if dtype.kind == "f":
+        if dtype.kind in "fc":
             a[1] = np.nan  # an all-NaN slice along the last axes
         b = npc.asarray(a)
         for axis in (None, 0, 1, -1, (0, 1), (0, -1)) if len(shape) == 3 else (None, 0, 1, (0, 1)):

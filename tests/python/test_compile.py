@@ -517,9 +517,9 @@ def test_mutating_a_global():
     for i in range(3):
         same(cf(npc.ones(3)), np.float64(3.0 * (i + 1)))
     same(buf, npc.full(3, 3.0))
-    # Writing a traced value into a non-traced array is a graph break (the write happens
-    # eagerly, in order); reads of the global in the graph see every earlier write.
-    assert compiler.stats()["graph_breaks"] == 3
+    # The captured array is a graph input: the write is functionalized and written back on
+    # every replay (tests/python/test_compile_capture.py has more).
+    assert compiler.stats()["graph_breaks"] == 0 and compiler.stats()["cache_hits"] == 2
 
 
 def test_same_array_twice():

@@ -205,3 +205,200 @@ def test_closure_index_array_mutation_is_seen():
     idx[2] = 2
     same(g(x), f(x))
     assert compiler.stats()["traces"] == 1
+
+
+# ---------------------------------------------------------------- 2. boolean masks
+def _mask_args(dtype="float64"):
+    a = (np.arange(12) - 5).astype(dtype).reshape(3, 4)
+    return a, (np.arange(12) % 3 == 0).reshape(3, 4)
+
+
+MASK_WRITES = {
+    "scalar": lambda a, m: (a.__setitem__(m, 7), a)[1],
+    "zero_d": lambda a, m: (a.__setitem__(m, np.float32(-2.5)), a)[1],
+    "iadd": lambda a, m: _iop(a, m, "+=", 3),
+    "isub_array0d": lambda a, m: _iop(a, m, "-=", np.array(2, dtype=a.dtype)),
+    "imul": lambda a, m: _iop(a, m, "*=", 2),
+    "ifloordiv": lambda a, m: _iop(a, m, "//=", 2),
+    "self_mask": lambda a, m: _iop(a, a > 2, "+=", 1),
+    "rows": lambda a, m: (a.__setitem__(m[:, 0], a[0] * 2), a)[1],
+    "rows_iadd": lambda a, m: _iop(a, m[:, 1], "+=", a[1] - 1),
+    "where_stays": lambda a, m: np.where(m, a, -a) + a * m,
+}
+
+
+def _iop(a, m, op, v):
+    if op == "+=":
+        a[m] += v
+    elif op == "-=":
+        a[m] -= v
+    elif op == "*=":
+        a[m] *= v
+    elif op == "//=":
+        a[m] //= v
+    return a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(MASK_WRITES))
+def test_mask_writes_are_captured(name, backend):
+    a, m = _mask_args()
+    check(MASK_WRITES[name], a, m, backend=backend)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "int64", "float16", "float32", "complex128"])
+def test_mask_writes_dtypes(dtype):
+    a, m = _mask_args(dtype)
+    check(MASK_WRITES["scalar"], a, m)
+    if dtype != "bool":
+        check(MASK_WRITES["iadd"], a, m, backend="fused")
+
+
+def test_mask_iadd_casting_error_like_eager():
+    a, m = _mask_args("int64")
+    with pytest.raises(np._core._exceptions._UFuncOutputCastingError):
+        _iop(a.copy(), m, "+=", 1.5)
+    f = npc.compile(lambda a, m: _iop(a, m, "+=", 1.5))
+    with pytest.raises(np._core._exceptions._UFuncOutputCastingError):
+        f(a.copy(), m)
+    g = npc.compile(lambda a: a.__iadd__(1.5))
+    with pytest.raises(np._core._exceptions._UFuncOutputCastingError):
+        g(a.copy())
+
+
+def test_mask_value_of_data_dependent_size_breaks_with_reason():
+    a, m = _mask_args()
+    f, e = check(lambda a, m: (a.__setitem__(m, np.arange(4.0)), a)[1], a, m, breaks=1)
+    assert "number of selected elements" in e.break_reasons[0]
+    f, e = check(lambda a, m: a[m] * 2, a, m, breaks=1)
+    assert "boolean mask" in e.break_reasons[0] and "data-dependent" in e.break_reasons[0]
+    # a[mask] += a[mask]: the value is itself a mask read (eager semantics, breaks)
+    f, e = check(lambda a, m: _iop(a, m, "+=", a[m]), a, m, breaks=3)
+
+
+def test_mask_errors_like_eager():
+    a, m = _mask_args()
+    with pytest.raises(IndexError):
+        npc.compile(lambda a, m: a.__setitem__(m[:2], 1))(a, m)
+    with pytest.raises(TypeError):
+        npc.compile(lambda a, m: a.__setitem__(m, np.ones((1, 1))))(a, m)
+
+
+# ---------------------------------------------------------------- 4. writes into non-inputs
+GBUF = npc.zeros(4)
+GNP = np.zeros(4)
+GOUT = np.zeros((2, 4))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_writes_into_globals_are_captured(backend):
+    def f(x):
+        GBUF[:] = x * 2
+        np.add(x, 1, out=GNP)
+        GNP[1:3] += GBUF[:2]
+        np.sum(x.reshape(2, 2), axis=1, out=GOUT[0, :2])
+        return GBUF + GNP
+    g = npc.compile(f, backend=backend)
+    assert npc.explain(f)(np.arange(4.0)).graph_break_count == 0
+    for k in range(3):
+        x = npc.arange(4.0) * (k + 1)
+        got = g(x)
+        got_state = [np.asarray(GBUF).copy(), GNP.copy(), GOUT.copy()]
+        want = f(x)
+        same(got, want)
+        same(got_state[0], np.asarray(GBUF))
+        same(got_state[1], GNP)
+        same(got_state[2], GOUT)
+    s = compiler.stats()
+    assert s["traces"] == 1 and s["cache_hits"] == 2 and s["graph_breaks"] == 0, s
+
+
+def test_closure_out_and_where_with_out():
+    acc = np.zeros(3)
+
+    def f(x, m):
+        np.multiply(x, 3, out=acc, where=m)
+        return acc * 1
+    g = npc.compile(f)
+    x, m = np.arange(3.0), np.array([True, False, True])
+    same(g(x, m), f(x, m))
+    acc[:] = 5
+    want = f(x, m)
+    acc[:] = 5
+    same(g(x, m), want)
+    assert compiler.stats()["graph_breaks"] == 0
+
+
+def test_write_into_read_only_raises():
+    ro = np.zeros(3)
+    ro.flags.writeable = False
+
+    def f(x):
+        np.add(x, 1, out=ro)
+        return x
+    with pytest.raises(ValueError, match="read-only"):
+        npc.compile(f)(np.arange(3.0))
+
+
+# ---------------------------------------------------------------- 5. joins
+JOINS = {
+    "concatenate": lambda x, y: np.concatenate([x, y, x]),
+    "concatenate_ax1": lambda x, y: np.concatenate([x.reshape(2, 3), y.reshape(2, 3)], axis=1),
+    "concatenate_none": lambda x, y: np.concatenate([x.reshape(2, 3), y], axis=None),
+    "promote": lambda x, y: np.concatenate([x, y.astype(np.int32)]),
+    "stack": lambda x, y: np.stack([x, y], axis=1),
+    "hstack": lambda x, y: np.hstack([x, y]) * 2,
+    "vstack": lambda x, y: np.vstack([x, y]).sum(axis=0),
+    "column_stack": lambda x, y: np.column_stack([x, y]),
+    "with_concrete": lambda x, y: np.concatenate([x, np.ones(3)]),
+    "with_host_call": lambda x, y: np.concatenate([x, np.arange(3.0)]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(JOINS))
+def test_joins_are_captured(name, backend):
+    x, y = np.arange(6.0), np.arange(6.0) + 10
+    if name == "with_host_call" and backend == "fused":
+        backend = "eager"   # np.arange is a host call: such graphs run eagerly
+    check(JOINS[name], x, y, backend=backend)
+
+
+def test_join_errors_like_eager():
+    with pytest.raises(ValueError, match="must match exactly"):
+        npc.compile(lambda x, y: np.concatenate([x, y], axis=1))(np.ones((2, 2)), np.ones((3, 2)))
+
+
+# ---------------------------------------------------------------- 8. device and requires_grad
+class _OnDevice(np.ndarray):
+    """A stand-in for a device array: a NumPy array whose `device` is not the CPU."""
+    device = property(lambda self: "cuda:0")
+
+
+class _WithGrad(np.ndarray):
+    requires_grad = property(lambda self: True)
+
+
+def test_guards_include_device_and_requires_grad():
+    f = npc.compile(lambda x: x * 2)
+    x = np.arange(3.0)
+    same(f(x), x * 2)
+    f(x)
+    assert compiler.stats() == {**compiler.stats(), "traces": 1, "cache_hits": 1}
+    e = npc.explain(lambda x: x * 2)(x)
+    assert any("device cpu" in g and "requires_grad False" in g for g in e.guards), e.guards
+    dev = x.view(_OnDevice)
+    np.testing.assert_array_equal(np.asarray(f(dev)), x * 2)
+    assert compiler.stats()["traces"] == 2   # a different device misses the guard
+    e = npc.explain(lambda x: x * 2)(dev)
+    assert any("device cuda:0" in g for g in e.guards), e.guards
+    f(dev)
+    assert compiler.stats()["traces"] == 2 and compiler.stats()["cache_hits"] == 2
+    np.testing.assert_array_equal(np.asarray(f(x.view(_WithGrad))), x * 2)
+    assert compiler.stats()["traces"] == 3   # requires_grad=True misses the guard too
+    e = npc.explain(lambda x: x * 2)(x.view(_WithGrad))
+    assert any("requires_grad True" in g for g in e.guards), e.guards
+    y = npc.arange(3.0)
+    f(y)
+    f(y)
+    assert compiler.stats()["traces"] == 4 and compiler.stats()["cache_hits"] == 3

@@ -220,19 +220,26 @@ def test_each_graph_is_lowered_once():
 
 
 # ---------------------------------------------------------------- codegen_errors
+def _write_through_reshape(x):
+    # A write whose region is a reshape that is not an index map: not lowered (yet).
+    y = x * 2
+    y.reshape(-1)[::2] = 0
+    return y
+
+
 def test_codegen_errors_raise_reaches_the_caller():
-    a = (np.arange(6.0) + 1j).reshape(2, 3)
-    f = npc.compile(lambda x: np.argmin(x * 2, axis=1), backend="fused")
-    with pytest.raises(npc.CodegenError, match="complex argmin"):
+    a = np.arange(6.0).reshape(2, 3)
+    f = npc.compile(_write_through_reshape, backend="fused")
+    with pytest.raises(npc.CodegenError, match="write through a reshape"):
         f(a)
 
 
 def test_codegen_errors_warn_runs_eagerly(capfd):
-    a = (np.arange(6.0) + 1j).reshape(2, 3)
+    a = np.arange(6.0).reshape(2, 3)
     with npc.config.patch(codegen_errors="warn"):
-        f = npc.compile(lambda x: np.argmin(x * 2, axis=1), backend="fused")
-        same(f(a), np.argmin(a * 2, axis=1))
-        same(f(a), np.argmin(a * 2, axis=1))
+        f = npc.compile(_write_through_reshape, backend="fused")
+        same(f(a), _write_through_reshape(a))
+        same(f(a), _write_through_reshape(a))
     err = capfd.readouterr().err
     assert err.count("fused code generation failed") == 1
 

@@ -4,10 +4,8 @@ none for lanes NumPy does not compute or for quiet NaN comparisons; and compiled
 called from several Python threads at once and in a child process after os.fork.
 
 Every compiled call is checked to have run generated kernels (not the eager backend). A
-fused kernel reports each raised kind once, naming the first op that can raise it from
-finite operands (docs/fusion.md, "Floating-point errors"), so the cases here have one op
-per kind, as NumPy then names the same op; the difference for several ops of one kind is
-an xfail below.
+call whose kernels raised errors names the ops that raised them as NumPy does (docs/fusion.md,
+"Floating-point errors"; exact lists and order: tests/python/test_fusion_fpwarn_per_op.py).
 """
 import os
 import subprocess
@@ -166,9 +164,8 @@ def test_no_spurious_flags(fn, args):
         assert got == [] and exc is None
 
 
-@pytest.mark.xfail(strict=True, reason="a fused kernel reports each kind once, naming the first op that can "
-                                       "raise it; NumPy names every op that raised (invalid in divide and sqrt)")
 def test_one_kind_raised_by_two_ops():
+    # Invalid in divide and in sqrt: each op that raised is named (Note [fp error attribution]).
     check(lambda a: a / 0.0 + np.sqrt(-a), (F64,), all="warn")
 
 

@@ -404,6 +404,8 @@ class _Patches:
             if _Patches._current() is not None else orig(*a, **k)))
         import builtins
         P._patch(builtins, "print", P._print_maker)
+        P._patch(_core.ndarray, "__getitem__", _masked_getitem_maker)
+        P._patch(_core.ndarray, "__setitem__", _masked_setitem_maker)
 
     def __enter__(self):
         with _Patches._lock:
@@ -441,6 +443,115 @@ class _Patches:
             _Patches._users -= 1
             if _Patches._users == 0:
                 _Patches._restore()
+
+
+# Note [masked read-modify-write]
+# `a[mask] += v` is `t = a[mask]; t += v; a[mask] = t`: the middle value has a data-dependent
+# shape, but the statement as a whole does not. While tracing, a boolean-mask __getitem__
+# whose caller is exactly that statement (the bytecode `COPY 2; COPY 2; BINARY_SUBSCR` that
+# only augmented subscript assignment emits) returns a _MaskedRMW; its in-place operator
+# with a value whose broadcast does not depend on the number of selected elements computes
+# over all of `a` (unselected elements replaced by a value that raises no floating-point
+# warning: 0 for + - and bitwise ops, 1 for the others) with the in-place casting rules, and
+# the store writes where(mask, result, a). Any other value falls back to eager semantics
+# (the mask read is then a graph break).
+_RMW_OPS = {"__iadd__": ("add", 0), "__isub__": ("subtract", 0), "__imul__": ("multiply", 1),
+            "__itruediv__": ("true_divide", 1), "__ifloordiv__": ("floor_divide", 1),
+            "__imod__": ("remainder", 1), "__ipow__": ("power", 1), "__iand__": ("bitwise_and", 0),
+            "__ior__": ("bitwise_or", 0), "__ixor__": ("bitwise_xor", 0), "__ilshift__": ("left_shift", 0),
+            "__irshift__": ("right_shift", 0)}
+_rmw_sites = {}
+
+
+def _is_augmented_subscript(frame):
+    code = frame.f_code
+    sites = _rmw_sites.get(code)
+    if sites is None:
+        import dis
+        ins = list(dis.get_instructions(code))
+        sites = set()
+        for k in range(2, len(ins) - 1):
+            if ins[k].opname == "BINARY_SUBSCR" and all(
+                    ins[k - j].opname == "COPY" and ins[k - j].arg == 2 for j in (1, 2)):
+                # f_lasti may point into the instruction's inline cache once it is specialised.
+                sites.update(range(ins[k].offset, ins[k + 1].offset))
+        _rmw_sites[code] = sites
+    return frame.f_lasti in sites
+
+
+def _bool_mask(key):
+    if isinstance(key, (_core.ndarray, _np.ndarray)) and key.dtype == _np.bool_ and key.ndim >= 1:
+        return key
+    return None
+
+
+def _masked_getitem_maker(orig):
+    def getitem(self, key):
+        m = _bool_mask(key)
+        if m is not None and _tls.patches is not None and \
+                m.ndim <= self.ndim and tuple(m.shape) == tuple(self.shape[:m.ndim]) and \
+                (_core._is_traced(self) or (_is_npc(m) and _core._is_traced(m))) and \
+                _is_augmented_subscript(sys._getframe(1)):
+            return _MaskedRMW(self, m, orig)
+        return orig(self, key)
+    return getitem
+
+
+def _masked_setitem_maker(orig):
+    def setitem(self, key, value):
+        if type(value) is _MaskedResult and value.base is self and value.mask is key:
+            import npc
+            m = value.mask
+            mb = npc.reshape(m, tuple(m.shape) + (1,) * (self.ndim - m.ndim))
+            return orig(self, Ellipsis, npc.where(mb, value.full, self))
+        return orig(self, key, value)
+    return setitem
+
+
+class _MaskedResult:
+    __slots__ = ("base", "mask", "full")
+
+    def __init__(self, base, mask, full):
+        self.base, self.mask, self.full = base, mask, full
+
+
+class _MaskedRMW:
+    """`a[mask]` inside `a[mask] op= v` while tracing (Note [masked read-modify-write])."""
+    __slots__ = ("base", "mask", "getitem")
+
+    def __init__(self, base, mask, getitem):
+        self.base, self.mask, self.getitem = base, mask, getitem
+
+    def _independent(self, v):
+        vs = list(_np.shape(v))
+        while vs and vs[0] == 1:
+            vs.pop(0)
+        rest = tuple(self.base.shape[self.mask.ndim:])
+        if len(vs) > len(rest) or (not rest and vs):
+            return False
+        return all(a == 1 or a == b for a, b in zip(reversed(vs), reversed(rest)))
+
+
+def _rmw_method(name, ufunc_name, neutral):
+    import operator
+    inplace = getattr(operator, name.strip("_"))  # operator.iadd, ...
+
+    def method(self, v):
+        import npc
+        if isinstance(v, (_MaskedRMW, _MaskedResult)) or not self._independent(v):
+            tmp = self.getitem(self.base, self.mask)
+            return inplace(tmp, v)
+        m = self.mask
+        mb = npc.reshape(m, tuple(m.shape) + (1,) * (self.base.ndim - m.ndim))
+        full = npc.where(mb, self.base, npc.asarray(neutral, dtype=self.base.dtype))
+        getattr(npc, ufunc_name)(full, v, out=full)
+        return _MaskedResult(self.base, m, full)
+    method.__name__ = name
+    return method
+
+
+for _name, (_uf, _neutral) in _RMW_OPS.items():
+    setattr(_MaskedRMW, _name, _rmw_method(_name, _uf, _neutral))
 
 
 def _internal_file(fname):
@@ -746,11 +857,16 @@ class _KeyBuilder:
             if y is x:
                 alias = k
                 break
-        self.key.append((code, shape, c, alias))
+        # Device and requires_grad (all npc arrays are on "cpu" without gradients today) are
+        # part of the key so that device arrays and autodiff get their own entries.
+        dev = str(getattr(x, "device", "cpu"))
+        rg = bool(getattr(x, "requires_grad", False))
+        self.key.append((code, shape, c, alias, dev, rg))
         self.arrays.append((x, path))
         if self.labels is not None:
             self.labels.append((path, f"dtype {x.dtype}, shape {shape}, "
-                                      f"{['strided', 'F-contiguous', 'C-contiguous'][c]}"))
+                                      f"{['strided', 'F-contiguous', 'C-contiguous'][c]}, "
+                                      f"device {dev}, requires_grad {rg}"))
 
     def _part(self, value, path, text):
         self.key.append(value)
@@ -783,6 +899,68 @@ def _free_values(fn):
                     return _MISSING
             out.append((f"closure {name}", get))
     return out
+
+
+def _free_slots(fn):
+    """(getter, setter) of each global and closure cell fn's code reads (those of
+    _free_values): while tracing, the arrays among them are replaced by traced stand-ins
+    (Note [captured arrays])."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    names = set()
+
+    def walk(c):
+        names.update(c.co_names)
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                walk(k)
+    walk(code)
+    g = getattr(fn, "__globals__", {})
+    out = [((lambda n=n: g.get(n, _MISSING)), (lambda v, n=n: g.__setitem__(n, v))) for n in sorted(names)]
+    if fn.__closure__:
+        for cell in fn.__closure__:
+            def get(cell=cell):
+                try:
+                    return cell.cell_contents
+                except ValueError:
+                    return _MISSING
+
+            def put(v, cell=cell):
+                cell.cell_contents = v
+            out.append((get, put))
+    return out
+
+
+# Note [captured arrays]
+# Arrays the function reads from its globals and closure cells are graph inputs bound by
+# reference (guarded by identity, dtype and shape), so changes between calls are seen. While
+# tracing, each such name is rebound to a traced stand-in of the array (restored right
+# after), exactly like an array argument: every read, every NumPy call on it and every write
+# into it (`BUF[:] = x`, `out=BUF`) is recorded, writes are functionalized and written back
+# into the caller's array, and expressions of captured arrays alone are never frozen into
+# constants. Other threads that read the same global while a trace runs see the stand-in.
+def _swap_in_captured(ctx, slots, by_id):
+    swapped = []
+    for get, put in slots:
+        v = get()
+        if not isinstance(v, (_core.ndarray, _np.ndarray)):
+            continue
+        if _is_npc(v):
+            if _core._is_traced(v):
+                continue
+            npcx = v
+        else:
+            from .._dtypes import code_of
+            if not v.dtype.isnative or code_of(v.dtype) is None:
+                continue
+            npcx = _from_numpy(v)
+        t = by_id.get(id(v))
+        if t is None:
+            t = by_id[id(v)] = ctx.add_input(npcx, [])
+        put(t)
+        swapped.append((put, v))
+    return swapped
 
 
 _MISSING = object()
@@ -863,6 +1041,7 @@ class CompiledFunction:
         self._backend = backend
         self._dynamic = dynamic
         self._free = _free_values(fn)
+        self._free_slots = _free_slots(fn)
         self._name = getattr(fn, "__qualname__", repr(fn))
         self._clear()
         _all_compiled.append(self)
@@ -1060,6 +1239,8 @@ class CompiledFunction:
             return x
         targs = [subst(a, i) for i, a in enumerate(args)]
         tkwargs = {k: subst(kwargs[k], k) for k in sorted(kwargs)}
+        n_user = ctx.num_user_inputs
+        swapped = []
         _tls.ctx = ctx
         _tls.last_break = None
         _tls.side_effects = []
@@ -1067,6 +1248,7 @@ class CompiledFunction:
         _core._set_break_annotator(_annotate)
         _core._set_fullgraph(bool(self._fullgraph))
         try:
+            swapped = _swap_in_captured(ctx, self._free_slots, {k[0]: t for k, t in traced.items()})
             with _Patches(ctx, self._name):
                 try:
                     result = self._fn(*targs, **tkwargs)
@@ -1093,6 +1275,8 @@ class CompiledFunction:
             if counter[0] and _marked(ctx.bound_inputs[ctx.num_user_inputs:]):
                 raise _Retrace(float_paths)
         finally:
+            for put, v in reversed(swapped):
+                put(v)
             _core._deactivate_trace()
             _tls.ctx = None
             _core._set_fullgraph(False)
@@ -1132,7 +1316,7 @@ class CompiledFunction:
                 e.graph = _PyBackendGraph(graph, _backends[backend](graph))
             e.arg_inputs = arg_inputs
             bound = ctx.bound_inputs
-            e.captured = [(i, bound[i]) for i in range(ctx.num_user_inputs, len(bound))]
+            e.captured = [(i, bound[i]) for i in range(n_user, len(bound))]
             e.ninputs = len(bound)
             e.nscalars = counter[0]
             e.out_tree = tree

@@ -83,6 +83,7 @@ void bind_fusion(py::module_& m) {
     d["memory_hits"] = s.memory_hits;
     d["corrupt_entries"] = s.corrupt_entries;
     d["kernel_runs"] = s.kernel_runs;
+    d["library_calls"] = s.library_calls;
     d["fallbacks"] = s.fallbacks;
     d["compile_seconds"] = s.compile_seconds;
     d["last_load_seconds"] = s.last_load_seconds;

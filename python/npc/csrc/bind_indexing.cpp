@@ -27,7 +27,7 @@ py::object py_helper(const char* name) {
   return py::module_::import("npc._indexing").attr(name);
 }
 
-bool is_npc_array(py::handle o) { return py::isinstance<PyArray>(o); }
+bool is_npc_array(py::handle o) { return array_ptr(o) != nullptr; }
 
 // An npc array for a NumPy array or nested sequence used as an index.
 IndexItem array_item(py::handle o, bool from_sequence) {
@@ -56,7 +56,7 @@ IndexItem parse_item(py::handle o) {
     if (overflow < 0) throw IndexError(kValidIndices);
     return IndexItem(static_cast<int64_t>(v));
   }
-  if (is_npc_array(o)) return IndexItem(static_cast<ndarray>(o.cast<PyArray&>()));
+  if (PyArray* ia = array_ptr(o)) return IndexItem(static_cast<const ndarray&>(*ia));
   if (py::isinstance(o, numpy_module().attr("ndarray")) || py::isinstance(o, numpy_module().attr("bool_")))
     return array_item(o, false);
   if (PyList_Check(p) || PyTuple_Check(p) || PyRange_Check(p)) return array_item(o, true);
@@ -94,7 +94,7 @@ void warn_complex_discard() {
 ndarray setitem_value(py::handle value, DType target) {
   PyObject* p = value.ptr();
   if (is_npc_array(value)) {
-    const ndarray& v = value.cast<PyArray&>();
+    const ndarray& v = *array_ptr(value);
     if (is_complex(v.dtype()) && !is_complex(target) && target != DType::Bool) warn_complex_discard();
     return v;
   }
@@ -247,8 +247,9 @@ std::string broadcast_shapes_message(const std::vector<Shape>& shapes) {
 }
 
 const ndarray& arr(py::handle o) {
-  if (!is_npc_array(o)) throw TypeError("expected an npc array");
-  return o.cast<PyArray&>();
+  PyArray* a = array_ptr(o);
+  if (!a) throw TypeError("expected an npc array");
+  return *a;
 }
 
 std::vector<ndarray> arrays(py::handle seq) {
@@ -265,7 +266,8 @@ std::optional<int64_t> opt_axis(py::handle axis) {
 
 namespace {
 py::object getitem(py::object self, py::handle key) {
-  auto& a = self.cast<PyArray&>();
+  PyArray* ap = array_ptr(self);
+  auto& a = ap ? *ap : self.cast<PyArray&>();
   std::vector<IndexItem> idx = parse_key(key);
   ndarray r = index(a, idx);
   if (!r.is_traced() && r.ndim() == 0 && index_is_scalar(a, idx)) return numpy_scalar(r.dtype(), r.data());
@@ -273,7 +275,8 @@ py::object getitem(py::object self, py::handle key) {
 }
 
 void setitem(py::object self, py::handle key, py::handle value) {
-  auto& a = self.cast<PyArray&>();
+  PyArray* ap = array_ptr(self);
+  auto& a = ap ? *ap : self.cast<PyArray&>();
   std::vector<IndexItem> idx = parse_key(key);
   if (!a.writeable()) throw ValueError("assignment destination is read-only");
   if (a.warn_on_write) warn_write(a);
@@ -307,7 +310,10 @@ PyObject* fast_getitem(PyObject* self, PyObject* key) {
         const int64_t offset = a->offset() + (len > 0 ? start * strides[0] : 0);
         shape[0] = len;
         strides[0] *= step;
-        return wrap(a->with_geometry(offset, a->dtype(), std::move(shape), std::move(strides)), self).release().ptr();
+        // A view: its base is self's base, or self when self owns its memory (as wrap()).
+        py::object base = a->base.is_none() ? py::reinterpret_borrow<py::object>(self) : a->base;
+        return new_array_object(a->with_geometry(offset, a->dtype(), std::move(shape), std::move(strides)),
+                                std::move(base)).release().ptr();
       }
     }
     return getitem(py::reinterpret_borrow<py::object>(self), key).release().ptr();
@@ -529,6 +535,26 @@ void bind_indexing(py::module_& m) {
     for (size_t i = 0; i < args.size(); ++i) full[i + 1] = args[i];
     return it->second(full);
   });
+  m.def("_concatenate_fast", [](py::handle arrays, py::handle axis) -> py::object {
+    // numpy.concatenate(arrays, axis) without out/dtype/casting for a list or tuple of npc
+    // arrays; None for anything else (python/npc/_shape.py then takes the general path).
+    PyObject* seq = arrays.ptr();
+    if (!PyList_CheckExact(seq) && !PyTuple_CheckExact(seq)) return py::none();
+    std::optional<int64_t> ax;
+    if (!axis.is_none()) {
+      if (!PyLong_CheckExact(axis.ptr())) return py::none();
+      ax = axis.cast<int64_t>();
+    }
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    std::vector<ndarray> in;
+    in.reserve(static_cast<size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyArray* a = array_ptr(PySequence_Fast_GET_ITEM(seq, i));
+      if (!a) return py::none();
+      in.push_back(*a);
+    }
+    return wrap(concatenate(in, ax, std::nullopt, Casting::SameKind));
+  }, "numpy.concatenate for a list/tuple of npc arrays with default options; None otherwise.");
   m.def("_index", [](py::object self, py::handle key) {
     // a[key] as an array (never a scalar): used by functions that index internally.
     auto& a = self.cast<PyArray&>();

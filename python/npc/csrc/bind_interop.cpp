@@ -127,7 +127,8 @@ int dtype_code(const py::dtype& dt) {
 }
 
 py::object to_numpy(py::handle self) {
-  auto& a = self.cast<PyArray&>();
+  PyArray* ap = array_ptr(self);
+  auto& a = ap ? *ap : self.cast<PyArray&>();
   auto& api = py::detail::npy_api::get();
   static_assert(sizeof(int64_t) == sizeof(Py_intptr_t), "npc shapes are passed to NumPy as they are");
   void* data = a.data();  // realises a traced array first (a graph break)
@@ -158,13 +159,15 @@ py::object from_numpy(py::handle o) {
   ndarray a = from_memory(const_cast<void*>(arr.data()), static_cast<DType>(code), std::move(shape), std::move(strides),
                           [raw] {
                             if (!Py_IsInitialized()) return;  // storage outlived the interpreter
+                            if (PyGILState_Check()) {  // the common case: no GIL round trip
+                              Py_DECREF(raw);
+                              return;
+                            }
                             AcquireGil g;
                             Py_DECREF(raw);
                           },
                           (flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0);
-  PyArray r(std::move(a));
-  r.base = py::reinterpret_borrow<py::object>(o);
-  return py::cast(std::move(r));
+  return new_array_object(std::move(a), py::reinterpret_borrow<py::object>(o));
 }
 
 // ---- conversion of argument trees (the fallback's hot path; see npc/_fallback.py)
@@ -454,6 +457,8 @@ py::object from_dlpack_capsule(py::handle cap, py::handle producer) {
 }
 
 }  // namespace
+
+py::object npc_view_of_numpy(py::handle o) { return from_numpy(o); }
 
 void bind_interop(py::module_& m) {
   m.def("_to_numpy", &to_numpy, "Zero-copy numpy.ndarray view of an npc array (its base is the npc array).");

@@ -8,6 +8,8 @@
 #include "npc/linalg.hpp"
 #include "npc/ops.hpp"
 #include "npc/random.hpp"
+#include "npc/graph.hpp"
+#include "tracer/trace.hpp"
 
 namespace npc::py_bind {
 namespace {
@@ -38,6 +40,34 @@ py::object uniform(py::args& x, bool pcg64) {
   return py::none();
 }
 
+// Note [matmul in traces]
+// Inside npc.compile a product with a traced operand is recorded as a Prim matmul node (the
+// operands cast to the result dtype first: promotion at the boundary) instead of breaking
+// the graph, so the fused backend runs it as a library call between fused producer and
+// epilogue kernels (docs/fusion.md, "Library calls"). Shapes that cannot be checked while
+// tracing (core dimensions that are not the same Dim, batch shapes that differ) are not
+// recorded: the eager call runs and raises NumPy's error, or breaks the graph.
+py::object traced_matmul(const ndarray& a, const ndarray& b) {
+  tracer::Context* c = tracer::current();
+  if (!c || !(a.is_traced() || b.is_traced()) || a.ndim() == 0 || b.ndim() == 0) return py::none();
+  ir::NodeRef na = c->node_of(a), nb = c->node_of(b);
+  const ir::SymShape &sa = na->shape, &sb = nb->shape;
+  const bool va = sa.size() == 1, vb = sb.size() == 1;
+  if (!(sa.back() == (vb ? sb[0] : sb[sb.size() - 2]))) return py::none();
+  ir::SymShape ba(sa.begin(), sa.end() - (va ? 1 : 2)), bb(sb.begin(), sb.end() - (vb ? 1 : 2));
+  if (!ba.empty() && !bb.empty() && ba != bb) return py::none();
+  const Shape &ha = a.shape(), &hb = b.shape();
+  ir::SymShape out = ba.size() >= bb.size() ? ba : bb;
+  Shape hint(ba.size() >= bb.size() ? ha.begin() : hb.begin(),
+             ba.size() >= bb.size() ? ha.end() - (va ? 1 : 2) : hb.end() - (vb ? 1 : 2));
+  if (!va) { out.push_back(sa[sa.size() - 2]); hint.push_back(ha[ha.size() - 2]); }
+  if (!vb) { out.push_back(sb.back()); hint.push_back(hb.back()); }
+  const DType t = promote_types(a.dtype(), b.dtype());
+  ir::Graph& g = c->graph();
+  std::vector<ir::NodeRef> args{g.cast(na, t), g.cast(nb, t)};
+  return wrap(c->new_value(g.prim(OpId::matmul, args, t, std::move(out)), std::move(hint)));
+}
+
 }  // namespace
 
 void bind_linalg(py::module_& m) {
@@ -57,7 +87,11 @@ void bind_linalg(py::module_& m) {
   // for the LAPACK drivers, of a LAPACK dtype (python/npc/linalg chooses it).
   using Fn = py::object (*)(py::args&);
   static const std::unordered_map<std::string, Fn> linalg_ops = {
-      {"matmul", +[](py::args& x) -> py::object { return wrap(matmul(arr(x[1]), arr(x[2]))); }},
+      {"matmul", +[](py::args& x) -> py::object {
+         if (tracer::current())
+           if (py::object t = traced_matmul(arr(x[1]), arr(x[2])); !t.is_none()) return t;
+         return wrap(matmul(arr(x[1]), arr(x[2])));
+       }},
       {"outer", +[](py::args& x) -> py::object { return wrap(outer(arr(x[1]), arr(x[2]))); }},
       {"broadcast_to",
        +[](py::args& x) -> py::object { return wrap(broadcast_to(arr(x[1]), to_shape(x[2])), x[1]); }},

@@ -110,12 +110,49 @@ py::object numpy_scalar(DType t, const void* p) {
   return scalar_types().at(c)(to_python(Scalar::load(t, p)));
 }
 
+bool is_native_numpy_scalar_type(PyTypeObject* t) {
+  for (const auto& st : scalar_types())
+    if (reinterpret_cast<PyObject*>(t) == st.ptr()) return true;
+  return false;
+}
+
+// Note [unregistered instances]
+// pybind11 registers every instance it creates in a global pointer -> object map, which it
+// consults only to return the existing Python object when C++ hands back a reference to an
+// already-wrapped object. npc's bindings return arrays by value (a new object each time), so
+// new result arrays skip the map (and the per-call type lookups around it): the object is
+// allocated by the type, given pybind11's simple layout (value pointer + unique_ptr holder),
+// and left unregistered, which pybind11's deallocation handles. Whether the bound type has
+// that simple layout is checked once at import (else the ordinary pybind11 cast runs).
+bool g_fast_instances = false;
+
+void check_fast_instances() {
+  PyObject* probe = py::detail::make_new_instance(g_array_type);
+  if (!probe) { PyErr_Clear(); return; }
+  auto* inst = reinterpret_cast<py::detail::instance*>(probe);
+  g_fast_instances = inst->simple_layout && g_array_tinfo && g_array_tinfo->simple_type &&
+                     g_array_tinfo->holder_size_in_ptrs <= py::detail::instance_simple_holder_in_ptrs();
+  Py_DECREF(probe);
+}
+
 py::object new_array_object(ndarray a, py::object base) {
-  auto* heap = new PyArray(std::move(a));
+  auto heap = std::make_unique<PyArray>(std::move(a));
   heap->base = std::move(base);
-  py::handle h = py::detail::type_caster_generic::cast(heap, py::return_value_policy::take_ownership, py::handle(),
-                                                       g_array_tinfo, nullptr, nullptr);
+  if (g_fast_instances) {
+    PyObject* o = g_array_type->tp_alloc(g_array_type, 0);  // zero-filled
+    if (!o) throw py::error_already_set();
+    auto* inst = reinterpret_cast<py::detail::instance*>(o);
+    inst->simple_layout = true;
+    inst->owned = true;
+    inst->simple_value_holder[0] = heap.get();
+    new (&inst->simple_value_holder[1]) std::unique_ptr<PyArray>(heap.release());
+    inst->simple_holder_constructed = true;
+    return py::reinterpret_steal<py::object>(o);
+  }
+  py::handle h = py::detail::type_caster_generic::cast(heap.get(), py::return_value_policy::take_ownership,
+                                                       py::handle(), g_array_tinfo, nullptr, nullptr);
   if (!h) throw py::error_already_set();
+  heap.release();
   return py::reinterpret_steal<py::object>(h);
 }
 
@@ -249,6 +286,7 @@ void bind_ndarray(py::module_& m) {
   auto cls = py::class_<PyArray>(m, "ndarray", py::buffer_protocol(), py::module_local(false));
   g_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   g_array_tinfo = py::detail::get_type_info(typeid(PyArray));
+  check_fast_instances();
   cls
       .def_buffer([](PyArray& a) -> py::buffer_info {
         std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
@@ -430,6 +468,56 @@ Py_ssize_t fast_len(PyObject* self) {
   }
   return static_cast<Py_ssize_t>(a->shape()[0]);
 }
+// The buffer protocol (numpy.asarray(npc_array) goes through it first, before __array__):
+// shape and strides live in one block that the buffer owns, since the array's own geometry
+// may change (reshape in place) while a buffer is held.
+int fast_getbuffer(PyObject* self, Py_buffer* view, int flags) {
+  view->obj = nullptr;
+  PyArray* a = array_ptr(self);
+  if (!a) {
+    PyErr_SetString(PyExc_BufferError, "expected an npc.ndarray");
+    return -1;
+  }
+  if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && !a->writeable()) {
+    PyErr_SetString(PyExc_BufferError, "Writable buffer requested for readonly storage");
+    return -1;
+  }
+  const bool c = a->is_c_contiguous(), f = a->is_f_contiguous();
+  if (((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c) ||
+      ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f) ||
+      ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c && !f) ||
+      ((flags & PyBUF_STRIDES) != PyBUF_STRIDES && !c)) {
+    PyErr_SetString(PyExc_BufferError, "the requested buffer layout does not match the array's (non-contiguous)");
+    return -1;
+  }
+  std::byte* data = nullptr;
+  PyObject* ok = guarded([&]() -> PyObject* {
+    data = a->data();  // realises a traced array first (a graph break)
+    return Py_NewRef(Py_None);
+  });
+  if (!ok) return -1;
+  Py_DECREF(ok);
+  const int nd = a->ndim();
+  auto* geometry = new Py_ssize_t[static_cast<size_t>(2 * nd + 1)];
+  for (int d = 0; d < nd; ++d) {
+    geometry[d] = static_cast<Py_ssize_t>(a->shape()[d]);
+    geometry[nd + d] = static_cast<Py_ssize_t>(a->strides()[d]);
+  }
+  view->buf = data;
+  view->obj = Py_NewRef(self);
+  view->len = static_cast<Py_ssize_t>(a->nbytes());
+  view->itemsize = static_cast<Py_ssize_t>(a->itemsize());
+  view->readonly = !a->writeable();
+  view->ndim = nd;
+  view->format = (flags & PyBUF_FORMAT) == PyBUF_FORMAT ? const_cast<char*>(buffer_format(a->dtype())) : nullptr;
+  view->shape = (flags & PyBUF_ND) == PyBUF_ND ? geometry : nullptr;
+  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? geometry + nd : nullptr;
+  view->suboffsets = nullptr;
+  view->internal = geometry;
+  return 0;
+}
+
+void fast_releasebuffer(PyObject*, Py_buffer* view) { delete[] static_cast<Py_ssize_t*>(view->internal); }
 }  // namespace
 
 void install_fast_ndarray(PyTypeObject* type) {
@@ -447,6 +535,8 @@ void install_fast_ndarray(PyTypeObject* type) {
     Py_DECREF(d);
     if (rc < 0) throw py::error_already_set();
   }
+  type->tp_as_buffer->bf_getbuffer = fast_getbuffer;
+  type->tp_as_buffer->bf_releasebuffer = fast_releasebuffer;
   type->tp_as_mapping->mp_length = fast_len;
   type->tp_as_sequence->sq_length = fast_len;
   PyType_Modified(type);

@@ -1,5 +1,6 @@
 // Bindings of the ops layer: one generic entry point per ufunc method (call, reduce,
 // accumulate, outer, at) keyed by op id, not one function per op.
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 #include <structmember.h>
 
@@ -33,6 +34,12 @@ py::object& np_generic() {
 // then runs the call on NumPy.
 struct NotNative {};
 
+// A Python int outside int64 and uint64 (Note [big Python ints]): the call runs in Python
+// (npc._ufunc._big_int_call), which converts it as NumPy does for the loop chosen.
+struct BigPyInt : OverflowError {
+  BigPyInt() : OverflowError("Python int too large to convert to C long") {}
+};
+
 PyArray* as_array(py::handle o) { return array_ptr(o.ptr()); }
 
 // One ufunc operand: npc arrays as they are, Python scalars weak (NEP 50), NumPy scalars
@@ -47,11 +54,8 @@ Operand to_operand(py::handle o, std::vector<py::object>& keep) {
     if (!overflow) return {scalar_array(Scalar::from_int(v)), true};
     unsigned long long u = PyLong_AsUnsignedLongLong(p);
     if (PyErr_Occurred()) {
-      // Note [huge Python ints]: beyond both int64 and uint64 NumPy still takes the int as
-      // a weak scalar (float arrays take its float value, comparisons of integer arrays
-      // are constant, other integer loops raise OverflowError). Rare: NumPy runs it.
       PyErr_Clear();
-      throw NotNative{};
+      throw BigPyInt{};
     }
     return {scalar_array(Scalar::from_uint(u)), true};
   }
@@ -183,6 +187,9 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
       }
     } catch (const NotNative&) {
       return not_native();
+    } catch (const BigPyInt&) {
+      static py::object* big = new py::object(py::module_::import("npc._ufunc").attr("_big_int_call"));
+      return (*big)(op_id, args, out, where, dtype, casting, order);
     }
     opts.dtype = dtype_arg(dtype);
     opts.casting = static_cast<Casting>(casting);
@@ -349,6 +356,258 @@ PyType_Slot g_ufunc_slots[] = {
     {0, nullptr}};
 PyType_Spec g_ufunc_spec = {"npc._core._UfuncBase", sizeof(UfuncObject), 0,
                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL, g_ufunc_slots};
+
+PyTypeObject* g_ufunc_base = nullptr;
+
+// ---- ndarray.__array_ufunc__ (NEP 13): numpy.sin(npc_array), numpy_array + npc_array,
+// numpy.add.reduce(npc_array) reach npc's native ufunc here; everything else (keywords,
+// other methods, operands of other types) goes to the Python hook in python/npc/_interop.py,
+// which routes the same way (Note [routing by name] there).
+PyObject* g_ns = nullptr;               // npc's module dict
+PyObject* g_array_ufunc_py = nullptr;   // _interop.__array_ufunc__
+PyObject* g_ufunc_names = nullptr;      // numpy ufunc -> its __name__ (immutable)
+
+// The native npc ufunc that npc's namespace binds to NumPy ufunc `uf`'s name, or null.
+UfuncObject* native_ufunc_for(PyObject* uf) {
+  PyObject* name = PyDict_GetItemWithError(g_ufunc_names, uf);
+  if (!name) {
+    if (PyErr_Occurred()) return nullptr;
+    PyObject* n = PyObject_GetAttrString(uf, "__name__");
+    if (!n || !PyUnicode_Check(n) || PyDict_SetItem(g_ufunc_names, uf, n) < 0) {
+      Py_XDECREF(n);
+      PyErr_Clear();
+      return nullptr;
+    }
+    Py_DECREF(n);
+    name = n;  // held by the cache
+  }
+  PyObject* impl = PyDict_GetItemWithError(g_ns, name);
+  if (!impl) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  if (!PyObject_TypeCheck(impl, g_ufunc_base)) return nullptr;
+  auto* u = reinterpret_cast<UfuncObject*>(impl);
+  return u->op >= 0 ? u : nullptr;
+}
+
+bool method_is(PyObject* method, const char* name) {
+  return PyUnicode_Check(method) && PyUnicode_CompareWithASCIIString(method, name) == 0;
+}
+
+PyObject* fast_array_ufunc(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (nargs >= 2 && nkw == 0) {
+    PyObject* method = args[1];
+    const Py_ssize_t nin = nargs - 2;
+    PyObject* const* inputs = args + 2;
+    UfuncObject* u = nullptr;
+    if (method_is(method, "__call__")) {
+      u = native_ufunc_for(args[0]);
+      if (u && u->nin == nin && nin <= 3) {
+        // Operands a native ufunc takes as they are; NumPy arrays of native dtypes as npc views.
+        py::object keep[3];
+        PyObject* conv[3];
+        bool ok = true;
+        for (Py_ssize_t i = 0; i < nin && ok; ++i) {
+          PyObject* x = inputs[i];
+          PyTypeObject* t = Py_TYPE(x);
+          if (array_ptr(x) || t == &PyFloat_Type || t == &PyLong_Type || t == &PyComplex_Type || t == &PyBool_Type ||
+              is_native_numpy_scalar_type(t)) {
+            conv[i] = x;
+          } else if (t == reinterpret_cast<PyTypeObject*>(py::detail::npy_api::get().PyArray_Type_)) {
+            PyObject* r = guarded([&]() -> PyObject* { return npc_view_of_numpy(x).release().ptr(); });
+            if (!r) return nullptr;
+            keep[i] = py::reinterpret_steal<py::object>(r);
+            if (r == Py_None) ok = false;
+            conv[i] = r;
+          } else {
+            ok = false;
+          }
+        }
+        if (ok) return ufunc_vectorcall(reinterpret_cast<PyObject*>(u), conv, static_cast<size_t>(nin), nullptr);
+      }
+    } else if (method_is(method, "reduce") && nin == 1) {
+      u = native_ufunc_for(args[0]);
+      PyArray* a = array_ptr(inputs[0]);
+      if (u && a && op_info(static_cast<OpId>(u->op)).nin == 2 && op_info(static_cast<OpId>(u->op)).nout == 1) {
+        // ufunc.reduce(a): axis 0, no other options (as npc.<ufunc>.reduce with its defaults).
+        const auto op = static_cast<OpId>(u->op);
+        return guarded([&]() -> PyObject* {
+          ReduceOptions o;
+          o.axes = std::vector<int64_t>{0};
+          ndarray r;
+          if (a->size() >= kReleaseGil) {
+            ReleaseGil nogil;
+            r = reduce(op, *a, o);
+          } else {
+            r = reduce(op, *a, o);
+          }
+          report_fpe_in("reduce");
+          return result_object(std::move(r), true).release().ptr();
+        });
+      }
+    }
+  }
+  // The general hook: __array_ufunc__(self, ufunc, method, *inputs, **kwargs).
+  std::vector<PyObject*> full(static_cast<size_t>(nargs + nkw + 1));
+  full[0] = self;
+  for (Py_ssize_t i = 0; i < nargs + nkw; ++i) full[static_cast<size_t>(i + 1)] = args[i];
+  return PyObject_Vectorcall(g_array_ufunc_py, full.data(), static_cast<size_t>(nargs + 1), kwnames);
+}
+
+PyMethodDef g_array_ufunc_def = {"__array_ufunc__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_array_ufunc)),
+                                 METH_FASTCALL | METH_KEYWORDS,
+                                 "NEP 13 hook: a NumPy ufunc called with npc arrays runs npc's native ufunc of the "
+                                 "same name (python/npc/_interop.py)."};
+
+// ---- ndarray.__array_function__ (NEP 18): numpy.concatenate([...]), numpy.where(...) on
+// npc arrays call npc's function of the same name here when the routing of
+// python/npc/_interop.py finds a native one (Note [routing by name] there); errors that
+// mean "not native after all" and every other case go back to Python.
+PyObject* g_array_function_py = nullptr;  // _interop.__array_function__
+PyObject* g_func_routes = nullptr;        // func -> (module dict, name, qualified name)
+PyObject* g_route_fn = nullptr;           // _interop._route
+PyObject* g_fallback_ids = nullptr;       // ids of fallback wrappers (a set)
+PyObject* g_function_failed = nullptr;    // _interop._array_function_failed
+
+PyObject* fast_array_function(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs == 4 && !kwnames && g_func_routes && PyTuple_CheckExact(args[2]) && PyDict_CheckExact(args[3])) {
+    PyObject *func = args[0], *types = args[1], *fargs = args[2], *fkwargs = args[3];
+    PyObject* route = PyDict_GetItemWithError(g_func_routes, func);  // borrowed
+    if (!route && !PyErr_Occurred()) {
+      PyObject* r = PyObject_CallOneArg(g_route_fn, func);
+      if (!r) return nullptr;
+      Py_DECREF(r);  // held by the routes dict
+      route = PyDict_GetItemWithError(g_func_routes, func);
+    }
+    if (!route) return nullptr;
+    PyObject* impl = PyTuple_Check(route) && PyTuple_GET_SIZE(route) >= 2
+                         ? PyDict_GetItemWithError(PyTuple_GET_ITEM(route, 0), PyTuple_GET_ITEM(route, 1))
+                         : nullptr;
+    if (!impl && PyErr_Occurred()) return nullptr;
+    bool plain = impl && impl != func && (PyTuple_Check(types) || PyList_Check(types));
+    if (plain) {
+      PyObject* id = PyLong_FromVoidPtr(impl);
+      if (!id) return nullptr;
+      const int fb = PySet_Contains(g_fallback_ids, id);
+      Py_DECREF(id);
+      if (fb < 0) return nullptr;
+      plain = fb == 0;
+    }
+    if (plain) {
+      PyObject* seq = PySequence_Fast(types, "types");
+      if (!seq) return nullptr;
+      auto* np_type = reinterpret_cast<PyObject*>(py::detail::npy_api::get().PyArray_Type_);
+      for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq) && plain; ++i) {
+        PyObject* t = PySequence_Fast_GET_ITEM(seq, i);
+        plain = t == reinterpret_cast<PyObject*>(g_array_type) || t == np_type;
+      }
+      Py_DECREF(seq);
+    }
+    if (plain) {
+      PyObject* r = PyObject_Call(impl, fargs, PyDict_GET_SIZE(fkwargs) ? fkwargs : nullptr);
+      if (r) return r;
+#if PY_VERSION_HEX >= 0x030C0000
+      PyObject* err = PyErr_GetRaisedException();
+#else
+      PyObject *etype, *err, *etb;
+      PyErr_Fetch(&etype, &err, &etb);
+      PyErr_NormalizeException(&etype, &err, &etb);
+      if (etb) PyException_SetTraceback(err, etb);
+      Py_XDECREF(etype);
+      Py_XDECREF(etb);
+#endif
+      PyObject* call[8] = {self, func, types, fargs, fkwargs, route, impl, err};
+      r = PyObject_Vectorcall(g_function_failed, call, 8, nullptr);
+      Py_DECREF(err);
+      return r;
+    }
+  }
+  std::vector<PyObject*> full(static_cast<size_t>(nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0) + 1));
+  full[0] = self;
+  for (size_t i = 1; i < full.size(); ++i) full[i] = args[i - 1];
+  return PyObject_Vectorcall(g_array_function_py, full.data(), static_cast<size_t>(nargs + 1), kwnames);
+}
+
+PyMethodDef g_array_function_def = {
+    "__array_function__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_array_function)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "NEP 18 hook: a NumPy function called with npc arrays runs npc's function of the same name "
+    "(python/npc/_interop.py)."};
+
+// ---- a.sum(), a.max(), ... without arguments: the full reduction in C++; with arguments,
+// the Python method they replace (python/npc/_ufunc.py).
+struct FastReduction {
+  const char* name;
+  OpId op;
+  PyObject* python = nullptr;  // the replaced method
+};
+FastReduction g_reductions[] = {{"sum", OpId::add}, {"prod", OpId::multiply}, {"max", OpId::maximum},
+                                {"min", OpId::minimum}, {"any", OpId::logical_or}, {"all", OpId::logical_and}};
+
+template <int K>
+PyObject* fast_reduction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  FastReduction& fr = g_reductions[K];
+  PyArray* a = array_ptr(self);
+  if (a && nargs == 0 && (!kwnames || PyTuple_GET_SIZE(kwnames) == 0)) {
+    return guarded([&]() -> PyObject* {
+      ndarray r;
+      if (a->size() >= kReleaseGil) {
+        ReleaseGil nogil;
+        r = reduce(fr.op, *a);
+      } else {
+        r = reduce(fr.op, *a);
+      }
+      report_fpe_in("reduce");
+      return result_object(std::move(r), true).release().ptr();
+    });
+  }
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  std::vector<PyObject*> full(static_cast<size_t>(nargs + nkw + 1));
+  full[0] = self;
+  for (Py_ssize_t i = 0; i < nargs + nkw; ++i) full[static_cast<size_t>(i + 1)] = args[i];
+  return PyObject_Vectorcall(fr.python, full.data(), static_cast<size_t>(nargs + 1), kwnames);
+}
+
+PyMethodDef g_reduction_defs[] = {
+    {"sum", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<0>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
+    {"prod", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<1>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
+    {"max", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<2>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
+    {"min", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<3>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
+    {"any", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<4>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
+    {"all", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<5>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
+};
+
+// Replaces type.<def.name> (a Python function, kept in *saved) by a method descriptor for def.
+void install_method(PyTypeObject* type, PyMethodDef& def, PyObject** saved) {
+  PyObject* old = PyDict_GetItemString(type->tp_dict, def.ml_name);
+  if (!old || Py_TYPE(old) == &PyMethodDescr_Type) return;  // missing, or installed already
+  Py_INCREF(old);
+  Py_XDECREF(*saved);
+  *saved = old;
+  if (!def.ml_doc) {
+    PyObject* doc = PyObject_GetAttrString(old, "__doc__");
+    if (doc && PyUnicode_Check(doc)) def.ml_doc = PyUnicode_AsUTF8(doc);  // kept alive by `old`
+    Py_XDECREF(doc);
+    PyErr_Clear();
+  }
+  PyObject* d = PyDescr_NewMethod(type, &def);
+  if (!d || PyDict_SetItemString(type->tp_dict, def.ml_name, d) < 0) {
+    Py_XDECREF(d);
+    throw py::error_already_set();
+  }
+  Py_DECREF(d);
+}
+
+void install_fast_methods(PyTypeObject* type, py::dict ns) {
+  for (size_t k = 0; k < std::size(g_reductions); ++k) install_method(type, g_reduction_defs[k], &g_reductions[k].python);
+  Py_XDECREF(g_ns);
+  g_ns = ns.inc_ref().ptr();
+  if (!g_ufunc_names) g_ufunc_names = PyDict_New();
+  install_method(type, g_array_ufunc_def, &g_array_ufunc_py);
+  install_method(type, g_array_function_def, &g_array_function_py);
+}
 
 void install_fast_operators(PyTypeObject* type) {
   PyNumberMethods* nb = type->tp_as_number;
@@ -530,7 +789,7 @@ void bind_ops(py::module_& m) {
     std::vector<py::object> keep;
     if (!b.is_none()) ob = to_operand(b, keep);
     ufunc_at(static_cast<OpId>(op_id), a, idx, ob);
-    report_fpe(static_cast<OpId>(op_id));
+    report_fpe_in("at");
   });
 
   m.def("where3", [](py::object c, py::object x, py::object y) -> py::object {
@@ -542,6 +801,9 @@ void bind_ops(py::module_& m) {
       oy = to_operand(y, keep);
     } catch (const NotNative&) {
       return not_native();
+    } catch (const BigPyInt&) {
+      static py::object* big = new py::object(py::module_::import("npc._ufunc").attr("_big_int_where"));
+      return (*big)(c, x, y);
     }
     // numpy.where treats a Python bool condition as an array, and returns an array (never a scalar).
     return wrap(where(oc.array, ox, oy));
@@ -583,11 +845,22 @@ void bind_ops(py::module_& m) {
 
   PyObject* ufunc_base = PyType_FromSpec(&g_ufunc_spec);
   if (!ufunc_base) throw py::error_already_set();
+  g_ufunc_base = reinterpret_cast<PyTypeObject*>(ufunc_base);
   m.attr("_UfuncBase") = py::reinterpret_steal<py::object>(ufunc_base);
 
-  m.def("_install_fast_paths", [](py::object cls) {
+  m.def("_set_array_function_helpers", [](py::dict routes, py::object route, py::object fallback_ids,
+                                          py::object failed) {
+    for (PyObject** slot : {&g_func_routes, &g_route_fn, &g_fallback_ids, &g_function_failed}) Py_XDECREF(*slot);
+    g_func_routes = routes.inc_ref().ptr();
+    g_route_fn = route.inc_ref().ptr();
+    g_fallback_ids = fallback_ids.inc_ref().ptr();
+    g_function_failed = failed.inc_ref().ptr();
+  }, "Shares python/npc/_interop.py's routing state with the C++ __array_function__.");
+
+  m.def("_install_fast_paths", [](py::object cls, py::dict ns) {
     auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
     install_fast_operators(type);
+    install_fast_methods(type, ns);
     install_fast_ndarray(type);
     install_fast_indexing(type);
     PyType_Modified(type);

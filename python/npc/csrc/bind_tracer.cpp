@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "bindings.hpp"
+#include "npc/fusion.hpp"
 #include "npc/graph.hpp"
 #include "tracer/trace.hpp"
 
@@ -132,22 +133,15 @@ bool codegen_errors_raise() {
   }
 }
 
-bool has_host_calls(const ir::Graph& g) {
-  for (ir::NodeRef n : g.nodes())
-    if (n->kind == ir::NodeKind::Call) return true;
-  return false;
-}
-
 // Note [backend failures]
 // A backend that cannot build an executable for a graph: with codegen_errors="raise" the
 // exception reaches the npc.compile caller; with "warn" a RuntimeWarning names the cause and
-// the graph runs on the eager interpreter. Graphs with host calls (Call nodes: numpy.random,
-// index bounds checks) are fusion barriers: they run eagerly without asking the backend, so
-// no failure is reported for them.
+// the graph runs on the eager interpreter. Host calls (Call nodes: numpy.random, index bounds
+// checks) run between the fused kernels (Note [library calls] in src/fusion/lower.cpp).
 ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& backend, std::string& used,
                         std::string& error) {
   used = "eager";
-  if (backend != "eager" && !has_host_calls(*g)) {
+  if (backend != "eager") {
     if (const ir::Backend* b = ir::find_backend(backend)) {
       try {
         ir::Executable e = (*b)(*g);
@@ -168,7 +162,8 @@ ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& 
                      1) != 0)
       throw py::error_already_set();
   }
-  return [g](const ir::RunArgs& a) { return ir::interpret(*g, a); };
+  // The eager interpreter reports the errors of its ops as eager NumPy does.
+  return [g](const ir::RunArgs& a) { return fusion::interpret_with_fp_errors(*g, a); };
 }
 
 // The executable the first run of a graph without breaks made, handed to take_graph so
@@ -307,7 +302,8 @@ void bind_tracer(py::module_& m) {
       .def("run_eager", [](const PyGraph& g, py::handle inputs, py::handle scalars) {
         std::vector<ndarray> in = to_arrays(inputs);
         std::vector<Scalar> sc = to_scalars(scalars);
-        return wrap_all(ir::interpret(*g.g, ir::RunArgs{in, sc}));
+        // A reference run: its floating-point errors are not reported (the compiled run's are).
+        return wrap_all(fusion::interpret_with_fp_errors(*g.g, ir::RunArgs{in, sc}, false));
       }, "runs the graph on the eager interpreter (write-backs go into `inputs`)")
       .def("subgraph", [](const PyGraph& g, std::vector<uint32_t> ids, const std::string& backend) {
         std::vector<ir::NodeRef> outs;
@@ -425,6 +421,7 @@ void bind_tracer(py::module_& m) {
     // Leaked on purpose: a static py::object would be released after interpreter shutdown.
     static py::str& F = *new py::str("F");
     static py::str& N = *new py::str("N");
+    static py::str& CPU = *new py::str("cpu");
     for (size_t i = 0; i < n; ++i) {
       PyObject* p = PyTuple_GET_ITEM(args.ptr(), i);
       py::handle h(p);
@@ -438,7 +435,7 @@ void bind_tracer(py::module_& m) {
         const PyArray& a = v.cast<const PyArray&>();
         py::tuple shape(a.ndim());
         for (int d = 0; d < a.ndim(); ++d) shape[d] = py::int_(a.shape()[d]);
-        key[i] = py::make_tuple(code, shape, contig, alias, N);
+        key[i] = py::make_tuple(code, shape, contig, alias, CPU, false, N);  // NumPy arrays are on the CPU
         arrays.append(v);
         continue;
       }
@@ -452,7 +449,15 @@ void bind_tracer(py::module_& m) {
         py::tuple shape(a.ndim());
         for (int d = 0; d < a.ndim(); ++d) shape[d] = py::int_(a.shape()[d]);
         int contig = a.is_c_contiguous() ? 2 : a.is_f_contiguous() ? 1 : 0;
-        key[i] = py::make_tuple(static_cast<int>(a.dtype()), shape, contig, alias);
+        // Device and requires_grad, read as the Python key builder reads them; subclasses
+        // (which may override them) take the general path. npc arrays have no
+        // requires_grad attribute yet: looked up once per type, not per call.
+        if (Py_TYPE(p) != reinterpret_cast<PyTypeObject*>(py::type::of<PyArray>().ptr())) return py::none();
+        static const bool has_rg = py::hasattr(py::type::of<PyArray>(), "requires_grad");
+        py::object dev = py::str(h.attr("device"));
+        py::object rg = has_rg ? py::object(py::bool_(py::getattr(h, "requires_grad", py::bool_(false))))
+                               : py::object(py::bool_(false));
+        key[i] = py::make_tuple(static_cast<int>(a.dtype()), shape, contig, alias, dev, rg);
         arrays.append(h);
       } else if (PyFloat_CheckExact(p)) {
         key[i] = F;

@@ -69,6 +69,10 @@ inline PyArray* array_ptr(py::handle o) { return array_ptr(o.ptr()); }
 /// per-call type lookups.
 py::object new_array_object(ndarray a, py::object base = py::none());
 
+/// Zero-copy npc array over a numpy.ndarray of a native dtype (aligned, native byte order),
+/// else None (bind_interop.cpp).
+py::object npc_view_of_numpy(py::handle o);
+
 /// The NumPy scalar (numpy.float64(...) etc.) for the element of dtype `t` at `p`.
 py::object numpy_scalar(DType t, const void* p);
 
@@ -110,6 +114,8 @@ Shape to_shape(py::handle o);
 // pybind11-bound method of the same name, which stays in the class for explicit calls.
 void install_fast_ndarray(PyTypeObject* type);   // bind_ndarray.cpp: attributes, len
 void install_fast_indexing(PyTypeObject* type);  // bind_indexing.cpp: __getitem__/__setitem__
+/// numpy.bool_, numpy.int8, ... numpy.complex128 (the scalar types of the native dtypes).
+bool is_native_numpy_scalar_type(PyTypeObject* t);
 
 void register_errors(py::module_& m);
 void bind_ndarray(py::module_& m);
