@@ -373,6 +373,14 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     const ndarray& a = inputs[i].array;
     DType t = loop.in[i];
     if (inputs[i].weak) {
+      // A loop fixed by dtype= may be of another kind than a weak scalar: NumPy casts the
+      // scalar's default dtype (float64, complex128; int64 into bool) under `casting`.
+      const Kind wk = kind(a.dtype());
+      const DType wd = wk == Kind::Complex ? DType::Complex128 : wk == Kind::Float ? DType::Float64 : DType::Int64;
+      const bool cross = wk == Kind::Complex ? !is_complex(t)
+                         : wk == Kind::Float ? !is_inexact(t)
+                                             : (wk == Kind::Signed || wk == Kind::Unsigned) && t == DType::Bool;
+      if (cross && !can_cast(wd, t, opts.casting)) throw UfuncCastingError(op, false, i, wd, t, opts.casting);
       if (a.dtype() != t && kind(a.dtype()) != Kind::Float && kind(a.dtype()) != Kind::Complex) {
         WeakRange r = weak_int_range(a, t);
         if (r != WeakRange::Fits) {

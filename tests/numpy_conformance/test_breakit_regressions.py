@@ -17,10 +17,15 @@ def outcome(fn, lib):
         except Exception as e:  # noqa: BLE001 -- the exception is what is compared
             res = ("raise", type(e).__name__, str(e))
         else:
-            scalar = not isinstance(r, (np.ndarray, npc.ndarray))
-            a = np.asarray(r)
-            res = ("value", scalar, a.dtype, a.shape, a.tolist())
+            res = ("value", describe(r))
     return res, [(x.category, str(x.message)) for x in w]
+
+
+def describe(r):
+    if isinstance(r, tuple):
+        return tuple(describe(x) for x in r)
+    a = np.asarray(r)
+    return (not isinstance(r, (np.ndarray, npc.ndarray)), a.dtype, a.shape, a.tolist())
 
 
 def check(fn):
@@ -83,3 +88,90 @@ def test_huge_python_int_inplace():
     b = a
     a += 2 ** 70
     assert a is b and isinstance(a, npc.ndarray)
+
+
+# Bool views of bytes other than 0/1 in set routines: groups are truth values.
+def _bool_view(lib, raw=(2, 0, 1, 2, 1, 4), step=1):
+    return lib.array(list(raw), lib.uint8)[::step].view(bool)
+
+
+BOOL_SETS = [
+    lambda m: m.unique(_bool_view(m)),
+    lambda m: m.unique(_bool_view(m), return_index=True, return_inverse=True, return_counts=True),
+    lambda m: m.unique(_bool_view(m, step=-1), return_index=True, return_counts=True),
+    lambda m: m.unique(_bool_view(m)).view(m.uint8),
+    lambda m: m.unique_values(_bool_view(m)),
+    lambda m: m.unique_counts(_bool_view(m)),
+    lambda m: m.unique_inverse(_bool_view(m)),
+    lambda m: m.isin(_bool_view(m), [True]),
+    lambda m: m.isin(_bool_view(m), [True], invert=True),
+    lambda m: m.isin(m.array([True, False]), _bool_view(m, (2, 4))),
+    lambda m: m.isin(_bool_view(m), _bool_view(m, (2,))),
+    lambda m: m.isin(_bool_view(m), [1, 7]),
+    # Sorting by raw bytes (was a crash: the comparison sort met an inconsistent order).
+    lambda m: m.argsort(_bool_view(m, (2, 0, 1, 2, 1, 4)[::-1])),
+    lambda m: m.argsort(_bool_view(m, (2, 0, 1, 2, 1, 4)[::-1]), kind="stable"),
+    lambda m: m.argsort(_bool_view(m, step=-1), kind="stable"),
+    lambda m: m.argsort(_bool_view(m, (2, 0, 1, 2, 1, 4) * 60), kind="stable"),
+    lambda m: m.sort(_bool_view(m, step=-1)).view(m.uint8),
+    lambda m: m.lexsort((_bool_view(m), m.zeros(6, m.int8))),
+    lambda m: m.unique(_bool_view(m, (2, 0, 1, 2, 1, 4) * 60), return_index=True, return_counts=True),
+]
+
+
+@pytest.mark.parametrize("fn", BOOL_SETS, ids=range(len(BOOL_SETS)))
+def test_bool_bytes_set_routines(fn):
+    check(fn)
+
+
+# dtype= fixing a loop of another kind than a weak Python scalar: NumPy casts the scalar's
+# default dtype under the casting rule.
+DTYPE_WEAK = [
+    lambda m: m.add(m.arange(4), 1.5, dtype=m.int8),
+    lambda m: m.add(m.arange(4), 1.5, dtype=m.int8, casting="unsafe"),
+    lambda m: m.add(m.arange(4), 1.5, dtype=m.uint16),
+    lambda m: m.multiply(m.arange(4.0), 2j, dtype=m.float64),
+    lambda m: m.add(m.arange(4), 1, dtype=m.int8),
+    lambda m: m.add(m.arange(4), 1, dtype=m.float32),
+    lambda m: m.add(m.arange(4), 1.5, dtype=m.float32),
+    lambda m: m.add(m.array([True, False]), 1, dtype=bool),
+    lambda m: m.add(m.array([True, False]), True, dtype=bool),
+    lambda m: m.add(m.arange(4.0), 1.5, dtype=m.complex64),
+    lambda m: m.subtract(2.5, m.arange(3), dtype=m.int64),
+]
+
+
+@pytest.mark.parametrize("fn", DTYPE_WEAK, ids=range(len(DTYPE_WEAK)))
+def test_dtype_keyword_with_weak_scalars(fn):
+    check(fn)
+
+
+@pytest.mark.xfail(strict=True, reason="ufunc input casts from complex to real (casting='unsafe') "
+                   "do not emit NumPy's ComplexWarning")
+def test_dtype_keyword_complex_to_real_warns():
+    check(lambda m: m.multiply(m.arange(4.0), 2j, dtype=m.float32, casting="unsafe"))
+
+
+# where= of a ufunc call: arrays must cast to bool safely; a where without out warns.
+WHERE = [
+    lambda m: m.add(m.arange(2.0), 1, where=m.array([1, 0]), out=m.zeros(2)),
+    lambda m: m.add(m.arange(2.0), 1, where=m.array([1.0, 0.0]), out=m.zeros(2)),
+    lambda m: m.add(m.arange(2.0), 1, where=m.array([1, 0], m.uint8), out=m.zeros(2)),
+    lambda m: m.add(m.arange(2.0), 1, where=[1, 0], out=m.zeros(2)),
+    lambda m: m.add(m.arange(2.0), 1, where=1, out=m.zeros(2)),
+    lambda m: m.add(m.arange(2.0), 1, where=m.array(True), out=m.zeros(2)),
+    lambda m: m.add(m.arange(2.0), 1, where=m.array([True, False]))[0],
+    lambda m: m.add(m.arange(2.0), 1, where=m.True_)[0],
+    lambda m: m.add(m.arange(2.0), 1, where=m.array([True, True]), out=None),
+    lambda m: m.sqrt(m.array([4.0, -1.0]), where=m.array([True, False]), out=m.zeros(2)),
+]
+
+
+@pytest.mark.parametrize("fn", WHERE, ids=range(len(WHERE)))
+def test_where_keyword(fn):
+    check(fn)
+
+
+@pytest.mark.parametrize("casting", ["bogus", 3, None])
+def test_bad_casting_keyword(casting):
+    check(lambda m: m.add(m.arange(3.0), 1, casting=casting))
