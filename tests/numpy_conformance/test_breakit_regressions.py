@@ -238,3 +238,47 @@ def test_weak_scalar_cast_overflow_raises_under_errstate():
                 x + 1e300
         with lib.errstate(over="raise"):
             lib.sin(x)  # nothing left pending
+
+
+def _q2(m):
+    return m.array([[1, 2, 3.0], [4, 5, 6]])
+
+
+# out= of median (NumPy: through numpy.mean, unsafe casting) and quantiles (ufuncs: same_kind,
+# broadcast into out).
+QUANTILE_OUT = [
+    lambda m: m.median(_q2(m), axis=1, out=m.zeros(2, m.int64)),
+    lambda m: m.median(_q2(m), axis=1, out=m.zeros(2, m.float32)),
+    lambda m: m.median(_q2(m), axis=1, out=m.zeros(2, bool)),
+    lambda m: m.median(_q2(m).astype(m.int64), axis=1, out=m.zeros(2, m.int8)),
+    lambda m: m.nanmedian(_q2(m), axis=1, out=m.zeros(2, m.int64)),
+    lambda m: m.quantile(_q2(m), 0.5, axis=1, out=m.zeros((3, 2))),
+    lambda m: m.quantile(_q2(m), 0.5, out=m.zeros(2)),
+    lambda m: m.quantile(m.array([1, 2, 3.0]), [0.5], out=m.zeros(2)),
+    lambda m: m.nanquantile(_q2(m), 0.5, out=m.zeros(2)),
+    lambda m: m.percentile(_q2(m), 50, out=m.zeros(2)),
+    lambda m: m.quantile(_q2(m), 0.5, axis=1, out=m.zeros(2, m.int64)),
+    lambda m: m.quantile(_q2(m), 0.5, axis=1, out=m.zeros(2, m.float32)),
+]
+
+
+@pytest.mark.parametrize("fn", QUANTILE_OUT, ids=range(len(QUANTILE_OUT)))
+def test_quantile_out(fn):
+    check(fn)
+
+
+@pytest.mark.xfail(strict=True, reason="quantile(method='lower'/'higher'/'nearest') writes out= through numpy.take "
+                                       "in NumPy (unsafe casting); npc checks same_kind")
+def test_quantile_discrete_method_int_out():
+    check(lambda m: m.quantile(_q2(m), 0.5, axis=1, method="lower", out=m.zeros(2, m.int64)))
+
+
+@pytest.mark.xfail(strict=True, reason="median with a wrongly shaped out= raises ValueError with the ufunc "
+                                       "broadcast message, not numpy.mean's 'wrong number of dimensions'")
+def test_median_out_shape_message():
+    check(lambda m: m.median(_q2(m), axis=1, out=m.zeros((3, 2))))
+
+
+def test_median_int_out_with_nan():
+    check(lambda m: m.median(m.array([[1, m.nan, 3.0], [4, 5, 6]]), axis=1, out=m.zeros(2, m.int64)))
+    check(lambda m: m.nanmedian(m.array([[1, m.nan, 3.0], [4, 5, 6]]), axis=1, out=m.zeros(2, m.int64)))
