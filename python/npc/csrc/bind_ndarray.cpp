@@ -507,7 +507,8 @@ int fast_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   view->obj = Py_NewRef(self);
   view->len = static_cast<Py_ssize_t>(a->nbytes());
   view->itemsize = static_cast<Py_ssize_t>(a->itemsize());
-  view->readonly = !a->writeable();
+  // NumPy exports broadcast_arrays' warn-on-write views read-only.
+  view->readonly = !a->writeable() || a->warn_on_write;
   view->ndim = nd;
   view->format = (flags & PyBUF_FORMAT) == PyBUF_FORMAT ? const_cast<char*>(buffer_format(a->dtype())) : nullptr;
   view->shape = (flags & PyBUF_ND) == PyBUF_ND ? geometry : nullptr;
