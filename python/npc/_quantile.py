@@ -149,26 +149,34 @@ def _lanes(x, axis):
     return y.reshape(L, n), kept, kdims
 
 
-def _finish(r, qshape, kept, kdims, keepdims, out, scalar_ok=True):
-    """Reshape (nq, L) results to q.shape + kept (or + kdims), write `out`."""
+def _finish(r, qshape, kept, kdims, keepdims, out, scalar_ok=True, median=False):
+    """Reshape (nq, L) results to q.shape + kept (or + kdims), write `out`. NumPy's median
+    writes `out` through numpy.mean (unsafe casting, no broadcasting); its quantiles through
+    ufuncs (same_kind casting, broadcast into `out`)."""
     npc = _npc()
     if not isinstance(r, ndarray):
         r = npc.asarray(r)
     r = r.reshape(qshape + (kdims if keepdims else kept))
     if out is not None:
-        return _write_out(out, r)
+        return _write_out(out, r, median)
     # keepdims indexes NumPy's result with (..., newaxis, ...): an array even when 0-d.
     return _scalar_or_array(r) if scalar_ok and not keepdims else r
 
 
-def _write_out(out, r):
+def _write_out(out, r, median=False):
     if not isinstance(out, ndarray):
         raise TypeError("out must be an npc array")
     r = _arr(r)
     if out.shape != r.shape:
-        raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the "
-                         f"broadcast shape {r.shape}")
-    if not _np.can_cast(r.dtype, out.dtype, "same_kind"):
+        try:
+            fits = not median and _np.broadcast_shapes(r.shape, out.shape) == out.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the "
+                             f"broadcast shape {r.shape}")
+        r = _npc().broadcast_to(r, out.shape)
+    if not median and not _np.can_cast(r.dtype, out.dtype, "same_kind"):
         raise _np._core._exceptions._UFuncOutputCastingError(_np.add, "same_kind", r.dtype, out.dtype, 0)
     _u.copyto_(out, r)
     return out
@@ -472,7 +480,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     if n == 0:
         # A full reduction divides NumPy scalars ("... in scalar divide"), as NumPy's mean.
         r = npc.mean(y.reshape(-1)) if len(kept) == 0 else npc.mean(y, axis=1)
-        return _finish(r, (), kept, kdims, keepdims, out)
+        return _finish(r, (), kept, kdims, keepdims, out, median=True)
     if overwrite_input and x.flags.writeable:
         if axis is None and x.flags.c_contiguous:
             x.reshape(-1).sort()
@@ -488,8 +496,12 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         if _u.any(nanl):
             if len(kept) == 0 and out is None and not keepdims:
                 return lastv[0]
+            if out is not None and not _np.can_cast(r.dtype, out.dtype, "same_kind"):
+                # NumPy copies the NaNs into out= with numpy.copyto (same_kind).
+                raise TypeError(f"Cannot cast array data from {r.dtype!r} to {out.dtype!r} according to the "
+                                "rule 'same_kind'")
             r = _u.where(nanl, lastv.astype(r.dtype), r)
-    return _finish(r, (), kept, kdims, keepdims, out)
+    return _finish(r, (), kept, kdims, keepdims, out, median=True)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
@@ -529,10 +541,10 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         # numpy.median of each lane's valid values: the mean of its middle value(s).
         if one_d:
             if nbad:
-                return _finish(s[:, n - 1], (), kept, kdims, keepdims, out)
+                return _finish(s[:, n - 1], (), kept, kdims, keepdims, out, median=True)
             c = int(cnt[0])
             part = pair if c % 2 == 0 else pair[:, 1:]
-            return _finish(npc.mean(part, axis=1), (), kept, kdims, keepdims, out)
+            return _finish(npc.mean(part, axis=1), (), kept, kdims, keepdims, out, median=True)
         f16 = x.dtype == _np.float16
         acc = pair.astype(_np.float32) if f16 else pair
         both = _u.add(acc[:, 0], acc[:, 1])
@@ -544,7 +556,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         r = _u.divide(npc.sum(pair, axis=1), 2.0)
     if nbad:
         r = _u.where(allnan, r.dtype.type(_np.nan), r)
-    return _finish(r, (), kept, kdims, keepdims, out)
+    return _finish(r, (), kept, kdims, keepdims, out, median=True)
 
 
 __all__ = ["median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile"]

@@ -38,10 +38,13 @@ def _to_numpy(x):
 
 
 def _casting_code(casting):
+    if not isinstance(casting, str):
+        raise TypeError(f"casting must be str, not {type(casting).__name__}")
     try:
         return _CASTING[casting]
-    except (KeyError, TypeError):
-        raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'") from None
+    except KeyError:
+        raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe' "
+                         f"(got '{casting}')") from None
 
 
 def _ufunc_by_name(name):
@@ -88,11 +91,11 @@ class ufunc(_core._UfuncBase):
         fn = self._np if method == "__call__" else getattr(self._np, method)
         return _fallback.from_numpy(fn(*_to_numpy(args), **_to_numpy(kwargs)))
 
-    def _call(self, *args, out=None, where=True, dtype=None, casting="same_kind", order="K",
+    def _call(self, *args, out=_np._NoValue, where=True, dtype=None, casting="same_kind", order="K",
               subok=True, signature=None, **kwargs):
         """ufunc.__call__ with keywords (the keyword-free call never gets here)."""
         nin = self.nin
-        if len(args) == nin and out is None and where is True and dtype is None and \
+        if len(args) == nin and (out is None or out is _np._NoValue) and where is True and dtype is None and \
                 casting == "same_kind" and order == "K" and signature is None and not kwargs:
             r = _call_simple(self._id, args)
             if r is _NOT_NATIVE:
@@ -102,6 +105,9 @@ class ufunc(_core._UfuncBase):
 
     def _call_slow(self, args, out, where, dtype, casting, order, signature, kwargs):
         nin, nout = self.nin, self.nout
+        out_given = out is not _np._NoValue or len(args) > nin  # even out=None (no where= warning)
+        if out is _np._NoValue:
+            out = None
         kw = dict(kwargs)
         if len(args) > nin:
             if out is not None:
@@ -138,6 +144,15 @@ class ufunc(_core._UfuncBase):
         if not isinstance(order, str) or order.upper() not in ("C", "F", "A", "K"):
             raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
         w = None if where is True else where
+        if w is not None:
+            # NumPy casts an array `where` to bool under 'safe' casting, and warns when the
+            # masked lanes of a new output are left uninitialised.
+            wd = getattr(w, "dtype", None)
+            if isinstance(w, (ndarray, _np.ndarray)) and wd != _np.bool_:
+                raise TypeError(f"Cannot cast array data from {wd!r} to dtype('bool') according to the rule 'safe'")
+            if not out_given:
+                warnings.warn("'where' used without 'out', expect uninitialized memory in output. "
+                              "If this is intentional, use out=None.", UserWarning, stacklevel=3)
         r = _core.ufunc_call(self._id, args, out, w, code, _casting_code(casting), order.upper())
         if r is _NOT_NATIVE:
             return self._fallback("__call__", args, {k: v for k, v in full_kw.items() if v is not None})

@@ -9,6 +9,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/dispatch.hpp"
@@ -21,6 +22,10 @@
 #endif
 
 namespace npc {
+namespace ops {
+// False for a bool array holding bytes other than 0/1 (Note [bool bytes] in ufunc.cpp).
+bool bool_bytes_normal(const ndarray& a);
+}  // namespace ops
 
 namespace {
 using detail::TypeTag;
@@ -35,6 +40,13 @@ struct Less {
     if constexpr (std::is_same_v<T, float16>) {
       float x = half_to_float(a), y = half_to_float(b);
       return x < y || (y != y && x == x);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      // Note [bool bytes]: a bool view may hold any byte. NumPy orders bools by their raw
+      // bytes; comparing C++ bools holding such bytes is not even a consistent order.
+      uint8_t x, y;
+      std::memcpy(&x, &a, 1);
+      std::memcpy(&y, &b, 1);
+      return x < y;
     } else if constexpr (std::is_floating_point_v<T>) {
       return a < b || (b != b && a == a);
     } else if constexpr (detail::is_complex_v<T>) {
@@ -497,9 +509,15 @@ UniqueResult unique(const ndarray& a, bool equal_nan) {
   detail::visit(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* v = reinterpret_cast<const T*>(c.data());
+    const auto* bytes = reinterpret_cast<const uint8_t*>(c.data());
     for (int64_t i = 0; i < n; ++i) {
       const T& x = v[pp[i]];
-      bool same = i > 0 && (equal(x, v[pp[i - 1]]) || (equal_nan && is_nan(x) && is_nan(v[pp[i - 1]])));
+      bool same;
+      if constexpr (std::is_same_v<T, bool>)
+        // Note [bool bytes]: the sort orders raw bytes (as NumPy's); groups are truth values.
+        same = i > 0 && (bytes[pp[i]] != 0) == (bytes[pp[i - 1]] != 0);
+      else
+        same = i > 0 && (equal(x, v[pp[i - 1]]) || (equal_nan && is_nan(x) && is_nan(v[pp[i - 1]])));
       if (!same) {
         first.push_back(pp[i]);
         counts.push_back(0);
@@ -520,7 +538,12 @@ UniqueResult unique(const ndarray& a, bool equal_nan) {
   return r;
 }
 
-ndarray isin(const ndarray& element, const ndarray& test_elements, bool invert) {
+ndarray isin(const ndarray& element_in, const ndarray& test_in, bool invert) {
+  // Note [bool bytes]: nonzero bytes of bool inputs are True.
+  auto normal = [](const ndarray& x) {
+    return ops::bool_bytes_normal(x) ? x : x.astype(DType::UInt8).view(DType::Bool);
+  };
+  const ndarray element = normal(element_in), test_elements = normal(test_in);
   DType t = promote_types(element.dtype(), test_elements.dtype());
   ndarray tv = sort(test_elements.astype(t), std::nullopt);
   ndarray ev = element.astype(t, Order::C, Casting::Unsafe, false);

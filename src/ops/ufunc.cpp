@@ -53,6 +53,15 @@ std::string weak_int_str(const ndarray& v) {
   return v.dtype() == DType::UInt64 ? std::to_string(s.u) : std::to_string(s.i);
 }
 
+// The OverflowError of a weak Python int that does not fit the loop dtype `t`. NumPy first
+// converts the int to a C long for signed loops, so values above int64 get CPython's message.
+[[noreturn]] void throw_weak_overflow(const ndarray& v, DType t) {
+  if (v.dtype() == DType::UInt64 && kind(t) != Kind::Unsigned &&
+      Scalar::load(v.dtype(), v.data()).u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    throw OverflowError("Python int too large to convert to C long");
+  throw OverflowError("Python integer " + weak_int_str(v) + " out of bounds for " + std::string(name(t)));
+}
+
 // Result of a comparison between an integer array and an out-of-range Python int.
 bool compare_out_of_range(OpId op, WeakRange r, bool scalar_on_right) {
   bool above = (r == WeakRange::Above) == scalar_on_right;  // "the other side is larger"
@@ -364,6 +373,14 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     const ndarray& a = inputs[i].array;
     DType t = loop.in[i];
     if (inputs[i].weak) {
+      // A loop fixed by dtype= may be of another kind than a weak scalar: NumPy casts the
+      // scalar's default dtype (float64, complex128; int64 into bool) under `casting`.
+      const Kind wk = kind(a.dtype());
+      const DType wd = wk == Kind::Complex ? DType::Complex128 : wk == Kind::Float ? DType::Float64 : DType::Int64;
+      const bool cross = wk == Kind::Complex ? !is_complex(t)
+                         : wk == Kind::Float ? !is_inexact(t)
+                                             : (wk == Kind::Signed || wk == Kind::Unsigned) && t == DType::Bool;
+      if (cross && !can_cast(wd, t, opts.casting)) throw UfuncCastingError(op, false, i, wd, t, opts.casting);
       if (a.dtype() != t && kind(a.dtype()) != Kind::Float && kind(a.dtype()) != Kind::Complex) {
         WeakRange r = weak_int_range(a, t);
         if (r != WeakRange::Fits) {
@@ -375,7 +392,7 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
             res.push_back(o);
             return res;
           }
-          throw OverflowError("Python integer " + weak_int_str(a) + " out of bounds for " + std::string(name(t)));
+          throw_weak_overflow(a, t);
         }
       }
       args.push_back(a.dtype() == t ? a : a.astype(t));
@@ -534,7 +551,7 @@ ndarray where(const ndarray& cond, const Operand& x, const Operand& y) {
   DType t = result_type(strong, weak);
   for (const Operand* o : {&x, &y})
     if (o->weak && weak_int_range(o->array, t) != WeakRange::Fits)
-      throw OverflowError("Python integer " + weak_int_str(o->array) + " out of bounds for " + std::string(name(t)));
+      throw_weak_overflow(o->array, t);
   Shape shape = broadcast_operand_shapes(std::vector<Shape>{cond.shape(), x.array.shape(), y.array.shape()});
   if (cond.is_traced() || x.array.is_traced() || y.array.is_traced())
     if (auto hook = where_trace_hook()) return hook(cond, x, y, t, shape);

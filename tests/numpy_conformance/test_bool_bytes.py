@@ -87,8 +87,6 @@ def test_argmax_argmin_of_bool_view(layout):
     assert np.asarray(a.reshape(4, 4).argmax(axis=1)).tolist() == e.reshape(4, 4).argmax(axis=1).tolist()
 
 
-@pytest.mark.xfail(strict=True, reason="sort/unique of a bool view order raw bytes (NumPy's unique "
-                                       "collapses nonzero bytes to one True)")
 def test_unique_of_bool_view():
     a, _ = views(npc, "contiguous")
     e, _ = views(np, "contiguous")

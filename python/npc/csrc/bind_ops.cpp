@@ -48,7 +48,7 @@ Operand to_operand(py::handle o, std::vector<py::object>& keep) {
   if (PyArray* a = as_array(o)) return {*a, false};
   PyObject* p = o.ptr();
   if (PyBool_Check(p)) return {scalar_array(Scalar::from_bool(p == Py_True)), false};
-  if (PyLong_CheckExact(p) || (PyLong_Check(p) && !PyObject_IsInstance(p, np_generic().ptr()))) {
+  if (PyLong_CheckExact(p)) {  // NumPy: only exact ints are weak (an int subclass is an int64 array)
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
     if (!overflow) return {scalar_array(Scalar::from_int(v)), true};
@@ -152,6 +152,7 @@ py::object fast_ufunc_call(OpId op, PyObject* const* args, Py_ssize_t n, bool nu
     r = ops::call_ufunc_fast(op, fin, static_cast<int>(n), &flags);
   }
   if (!r) return {};
+  report_fp("cast");  // a weak scalar cast into the loop dtype (1e300 -> float32) warns first, as NumPy
   if (flags) report_flags(op, flags);
   if (r->ndim() == 0) return numpy_scalar(r->dtype(), r->data());
   return new_array_object(std::move(*r));
@@ -211,6 +212,7 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
     } else {
       res = call_ufunc(op, ins, opts);
     }
+    report_fp("cast");  // casts of the inputs (weak scalars, dtype=) before the loop's own errors
     report_fpe(op);
     if (res.size() == 1) {
       if (!opts.out.empty() && opts.out[0]) return py::reinterpret_borrow<py::object>(py::tuple(out)[0]);

@@ -1,0 +1,310 @@
+"""Regressions found by probing new features as a NumPy user would: each test runs the same
+expression with NumPy and npc and compares values, dtypes, exception types and messages."""
+import warnings
+
+import numpy as np
+import pytest
+
+import npc
+
+
+def outcome(fn, lib):
+    """(kind, payload, warnings) of fn(lib): the result as NumPy data or the exception."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = fn(lib)
+        except Exception as e:  # noqa: BLE001 -- the exception is what is compared
+            res = ("raise", type(e).__name__, str(e))
+        else:
+            res = ("value", describe(r))
+    return res, [(x.category, str(x.message)) for x in w]
+
+
+def describe(r):
+    if isinstance(r, tuple):
+        return tuple(describe(x) for x in r)
+    a = np.asarray(r)
+    return (not isinstance(r, (np.ndarray, npc.ndarray)), a.dtype, a.shape, repr(a.tolist()))  # repr: NaN == NaN
+
+
+def check(fn):
+    exp = outcome(fn, np)
+    got = outcome(fn, npc)
+    assert got == exp
+
+
+# Python ints beyond int64 (and beyond uint64) as weak scalars of ufuncs and operators.
+HUGE = [
+    lambda m: m.array([1, 2]) < 2 ** 70,
+    lambda m: m.array([1, 2]) > -2 ** 70,
+    lambda m: m.array([1, 2]) != -2 ** 70,
+    lambda m: m.equal(m.array([1, 2]), 2 ** 70),
+    lambda m: m.array([1], m.int8) < 2 ** 70,
+    lambda m: m.array([1], m.uint8) > -2 ** 70,
+    lambda m: m.array([1], m.uint64) < 2 ** 64,
+    lambda m: m.array(5) < 2 ** 70,
+    lambda m: m.array([1.0]) + 2 ** 70,
+    lambda m: m.array([1.0]) * 2 ** 64,
+    lambda m: m.array(5.0) + 2 ** 70,
+    lambda m: m.array([1.5], m.float32) + 2 ** 70,
+    lambda m: m.array([1.5], m.float16) + 2 ** 70,
+    lambda m: m.array([1j]) + 2 ** 70,
+    lambda m: 2 ** 70 - m.array([1.0]),
+    lambda m: m.add(m.array([1.0]), 2 ** 70),
+    lambda m: m.maximum(m.array([1.0]), 2 ** 70),
+    lambda m: m.array([1.0]) ** 2 ** 70,
+    lambda m: m.array([1.0]) + 10 ** 400,
+    lambda m: m.array([1]) + 10 ** 400,
+    lambda m: m.array([1], m.int64) + 2 ** 70,
+    lambda m: m.array([1], m.uint64) + 2 ** 64,
+    lambda m: m.array([True]) + 2 ** 70,
+    lambda m: m.array([1], m.int16) & 2 ** 70,
+    lambda m: m.array([1], m.int64) << 2 ** 70,
+    # Between int64 and uint64: signed loops take the int as a C long first.
+    lambda m: m.array([1], m.int64) * 2 ** 63,
+    lambda m: m.array([1], m.int32) + 2 ** 63,
+    lambda m: m.array([1], m.int8) + 2 ** 63,
+    lambda m: m.array([True]) + 2 ** 63,
+    lambda m: m.array([1], m.int64) + (-2 ** 63 - 1),
+    lambda m: m.array([1], m.uint32) + 2 ** 63,
+    lambda m: m.array([1], m.uint64) + 2 ** 63,
+    lambda m: m.where(True, m.array([1], m.int32), 2 ** 63),
+    lambda m: m.where(True, m.array([1], m.int32), 2 ** 40),
+]
+
+
+@pytest.mark.parametrize("fn", HUGE, ids=range(len(HUGE)))
+def test_huge_python_ints(fn):
+    check(fn)
+
+
+def test_huge_python_int_inplace():
+    for lib in (np, npc):
+        a = lib.array([1.0, 2.0])
+        a += 2 ** 70
+        assert np.asarray(a).tolist() == [1.0 + 2.0 ** 70, 2.0 + 2.0 ** 70]
+    a = npc.array([1.0, 2.0])
+    b = a
+    a += 2 ** 70
+    assert a is b and isinstance(a, npc.ndarray)
+
+
+# Bool views of bytes other than 0/1 in set routines: groups are truth values.
+def _bool_view(lib, raw=(2, 0, 1, 2, 1, 4), step=1):
+    return lib.array(list(raw), lib.uint8)[::step].view(bool)
+
+
+BOOL_SETS = [
+    lambda m: m.unique(_bool_view(m)),
+    lambda m: m.unique(_bool_view(m), return_index=True, return_inverse=True, return_counts=True),
+    lambda m: m.unique(_bool_view(m, step=-1), return_index=True, return_counts=True),
+    lambda m: m.unique(_bool_view(m)).view(m.uint8),
+    lambda m: m.unique_values(_bool_view(m)),
+    lambda m: m.unique_counts(_bool_view(m)),
+    lambda m: m.unique_inverse(_bool_view(m)),
+    lambda m: m.isin(_bool_view(m), [True]),
+    lambda m: m.isin(_bool_view(m), [True], invert=True),
+    lambda m: m.isin(m.array([True, False]), _bool_view(m, (2, 4))),
+    lambda m: m.isin(_bool_view(m), _bool_view(m, (2,))),
+    lambda m: m.isin(_bool_view(m), [1, 7]),
+    # Sorting by raw bytes (was a crash: the comparison sort met an inconsistent order).
+    lambda m: m.argsort(_bool_view(m, (2, 0, 1, 2, 1, 4)[::-1])),
+    lambda m: m.argsort(_bool_view(m, (2, 0, 1, 2, 1, 4)[::-1]), kind="stable"),
+    lambda m: m.argsort(_bool_view(m, step=-1), kind="stable"),
+    lambda m: m.argsort(_bool_view(m, (2, 0, 1, 2, 1, 4) * 60), kind="stable"),
+    lambda m: m.sort(_bool_view(m, step=-1)).view(m.uint8),
+    lambda m: m.lexsort((_bool_view(m), m.zeros(6, m.int8))),
+    lambda m: m.unique(_bool_view(m, (2, 0, 1, 2, 1, 4) * 60), return_index=True, return_counts=True),
+]
+
+
+@pytest.mark.parametrize("fn", BOOL_SETS, ids=range(len(BOOL_SETS)))
+def test_bool_bytes_set_routines(fn):
+    check(fn)
+
+
+# dtype= fixing a loop of another kind than a weak Python scalar: NumPy casts the scalar's
+# default dtype under the casting rule.
+DTYPE_WEAK = [
+    lambda m: m.add(m.arange(4), 1.5, dtype=m.int8),
+    lambda m: m.add(m.arange(4), 1.5, dtype=m.int8, casting="unsafe"),
+    lambda m: m.add(m.arange(4), 1.5, dtype=m.uint16),
+    lambda m: m.multiply(m.arange(4.0), 2j, dtype=m.float64),
+    lambda m: m.add(m.arange(4), 1, dtype=m.int8),
+    lambda m: m.add(m.arange(4), 1, dtype=m.float32),
+    lambda m: m.add(m.arange(4), 1.5, dtype=m.float32),
+    lambda m: m.add(m.array([True, False]), 1, dtype=bool),
+    lambda m: m.add(m.array([True, False]), True, dtype=bool),
+    lambda m: m.add(m.arange(4.0), 1.5, dtype=m.complex64),
+    lambda m: m.subtract(2.5, m.arange(3), dtype=m.int64),
+]
+
+
+@pytest.mark.parametrize("fn", DTYPE_WEAK, ids=range(len(DTYPE_WEAK)))
+def test_dtype_keyword_with_weak_scalars(fn):
+    check(fn)
+
+
+@pytest.mark.xfail(strict=True, reason="ufunc input casts from complex to real (casting='unsafe') "
+                   "do not emit NumPy's ComplexWarning")
+def test_dtype_keyword_complex_to_real_warns():
+    check(lambda m: m.multiply(m.arange(4.0), 2j, dtype=m.float32, casting="unsafe"))
+
+
+# where= of a ufunc call: arrays must cast to bool safely; a where without out warns.
+WHERE = [
+    lambda m: m.add(m.arange(2.0), 1, where=m.array([1, 0]), out=m.zeros(2)),
+    lambda m: m.add(m.arange(2.0), 1, where=m.array([1.0, 0.0]), out=m.zeros(2)),
+    lambda m: m.add(m.arange(2.0), 1, where=m.array([1, 0], m.uint8), out=m.zeros(2)),
+    lambda m: m.add(m.arange(2.0), 1, where=[1, 0], out=m.zeros(2)),
+    lambda m: m.add(m.arange(2.0), 1, where=1, out=m.zeros(2)),
+    lambda m: m.add(m.arange(2.0), 1, where=m.array(True), out=m.zeros(2)),
+    lambda m: m.add(m.arange(2.0), 1, where=m.array([True, False]))[0],
+    lambda m: m.add(m.arange(2.0), 1, where=m.True_)[0],
+    lambda m: m.add(m.arange(2.0), 1, where=m.array([True, True]), out=None),
+    lambda m: m.sqrt(m.array([4.0, -1.0]), where=m.array([True, False]), out=m.zeros(2)),
+]
+
+
+@pytest.mark.parametrize("fn", WHERE, ids=range(len(WHERE)))
+def test_where_keyword(fn):
+    check(fn)
+
+
+@pytest.mark.parametrize("casting", ["bogus", 3, None])
+def test_bad_casting_keyword(casting):
+    check(lambda m: m.add(m.arange(3.0), 1, casting=casting))
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+# Python int subclasses are strong (an int64 array), as in NumPy: only exact ints are weak.
+SUBCLASS = [
+    lambda m: m.arange(3, dtype=m.int8) + _Int(5),
+    lambda m: m.arange(3, dtype=m.int8) + _Int(500),
+    lambda m: m.add(m.arange(3, dtype=m.int8), _Int(5)),
+    lambda m: _Int(5) * m.arange(3, dtype=m.uint16),
+    lambda m: m.arange(3, dtype=m.int8)[::2] - _Int(5),
+    lambda m: m.arange(3, dtype=m.float32) + _Float(1.5),
+    lambda m: m.arange(3, dtype=m.int8) < _Int(2 ** 70),
+]
+
+
+@pytest.mark.parametrize("fn", SUBCLASS, ids=range(len(SUBCLASS)))
+def test_python_scalar_subclasses(fn):
+    check(fn)
+
+
+# A weak float cast into a narrower loop dtype warns 'overflow encountered in cast' on the
+# call that casts it (it used to stay pending and surface at a later, unrelated call).
+def _then_sin(expr):
+    def fn(m):
+        r = expr(m)
+        m.sin(m.arange(3.0))  # must not warn
+        return r
+    return fn
+
+
+CAST_WARN = [
+    _then_sin(lambda m: m.arange(3, dtype=m.float32) + 1e300),
+    _then_sin(lambda m: 1e300 * m.arange(3, dtype=m.float32)),
+    _then_sin(lambda m: m.add(m.arange(3, dtype=m.float32), 1e300)),
+    _then_sin(lambda m: m.add(m.arange(3, dtype=m.float32), 1e300, out=m.empty(3, m.float32))),
+    _then_sin(lambda m: m.add(m.arange(3, dtype=m.float32), 1e300, out=m.empty(3))),
+    _then_sin(lambda m: m.add(m.arange(3, dtype=m.float32)[::2], 1e300)),
+    _then_sin(lambda m: m.arange(3, dtype=m.float16) + 70000.0),
+    _then_sin(lambda m: m.arange(3, dtype=m.complex64) + 1e300j),
+    _then_sin(lambda m: m.array(1.0, m.float32) + 1e300),
+]
+
+
+@pytest.mark.parametrize("fn", CAST_WARN, ids=range(len(CAST_WARN)))
+def test_weak_scalar_cast_overflow_warns_once(fn):
+    check(fn)
+
+
+def test_weak_scalar_cast_overflow_raises_under_errstate():
+    for lib in (np, npc):
+        x = lib.arange(3, dtype=lib.float32)
+        with lib.errstate(over="raise"):
+            with pytest.raises(FloatingPointError, match="overflow encountered in cast"):
+                x + 1e300
+        with lib.errstate(over="raise"):
+            lib.sin(x)  # nothing left pending
+
+
+def _q2(m):
+    return m.array([[1, 2, 3.0], [4, 5, 6]])
+
+
+# out= of median (NumPy: through numpy.mean, unsafe casting) and quantiles (ufuncs: same_kind,
+# broadcast into out).
+QUANTILE_OUT = [
+    lambda m: m.median(_q2(m), axis=1, out=m.zeros(2, m.int64)),
+    lambda m: m.median(_q2(m), axis=1, out=m.zeros(2, m.float32)),
+    lambda m: m.median(_q2(m), axis=1, out=m.zeros(2, bool)),
+    lambda m: m.median(_q2(m).astype(m.int64), axis=1, out=m.zeros(2, m.int8)),
+    lambda m: m.nanmedian(_q2(m), axis=1, out=m.zeros(2, m.int64)),
+    lambda m: m.quantile(_q2(m), 0.5, axis=1, out=m.zeros((3, 2))),
+    lambda m: m.quantile(_q2(m), 0.5, out=m.zeros(2)),
+    lambda m: m.quantile(m.array([1, 2, 3.0]), [0.5], out=m.zeros(2)),
+    lambda m: m.nanquantile(_q2(m), 0.5, out=m.zeros(2)),
+    lambda m: m.percentile(_q2(m), 50, out=m.zeros(2)),
+    lambda m: m.quantile(_q2(m), 0.5, axis=1, out=m.zeros(2, m.int64)),
+    lambda m: m.quantile(_q2(m), 0.5, axis=1, out=m.zeros(2, m.float32)),
+]
+
+
+@pytest.mark.parametrize("fn", QUANTILE_OUT, ids=range(len(QUANTILE_OUT)))
+def test_quantile_out(fn):
+    check(fn)
+
+
+@pytest.mark.xfail(strict=True, reason="quantile(method='lower'/'higher'/'nearest') writes out= through numpy.take "
+                                       "in NumPy (unsafe casting); npc checks same_kind")
+def test_quantile_discrete_method_int_out():
+    check(lambda m: m.quantile(_q2(m), 0.5, axis=1, method="lower", out=m.zeros(2, m.int64)))
+
+
+@pytest.mark.xfail(strict=True, reason="median with a wrongly shaped out= raises ValueError with the ufunc "
+                                       "broadcast message, not numpy.mean's 'wrong number of dimensions'")
+def test_median_out_shape_message():
+    check(lambda m: m.median(_q2(m), axis=1, out=m.zeros((3, 2))))
+
+
+def test_median_int_out_with_nan():
+    check(lambda m: m.median(m.array([[1, m.nan, 3.0], [4, 5, 6]]), axis=1, out=m.zeros(2, m.int64)))
+    check(lambda m: m.nanmedian(m.array([[1, m.nan, 3.0], [4, 5, 6]]), axis=1, out=m.zeros(2, m.int64)))
+
+
+# Known differences, not fixed yet.
+@pytest.mark.xfail(strict=True, reason="an integer index beyond int64 raises OverflowError in npc; NumPy's "
+                                       "IndexError (only integers, slices, ... are valid indices)")
+def test_index_beyond_int64():
+    check(lambda m: m.arange(6)[2 ** 70])
+
+
+@pytest.mark.xfail(strict=True, reason="ufunc.at with values that do not broadcast: npc gives the broadcast "
+                                       "error text, NumPy 'array is not broadcastable to correct shape'")
+def test_ufunc_at_bad_values_message():
+    def fn(m):
+        a = m.arange(6.0)
+        m.add.at(a, [0, 1], [1, 2, 3])
+    check(fn)
+
+
+@pytest.mark.xfail(strict=True, reason="ufunc.at on a read-only array: npc says 'output array is read-only', "
+                                       "NumPy 'array to perform in place operation on is read-only'")
+def test_ufunc_at_read_only_message():
+    def fn(m):
+        a = m.arange(6.0)
+        a.flags.writeable = False
+        m.add.at(a, [0], 1)
+    check(fn)
