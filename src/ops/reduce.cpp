@@ -40,6 +40,11 @@ namespace {
 // Contiguous version of pairwise_sum below (same association, vectorisable loads).
 template <class T>
 T pairwise_sum_contig(const T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, double>) {
+    // Note [vector pairwise sum] in reduce_simd.cpp.
+    double r;
+    if (n > 128 && ops::simd::pairwise_sum_f64(x, n, &r)) return r;
+  }
   if (n < 8) {
     T r = -T(0);
     for (int64_t i = 0; i < n; ++i) r += x[i];
@@ -541,7 +546,67 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       // "... encountered in reduce"; each thread collects its own.
       const bool fpe = ops::checks_fpe(op);
       std::atomic<int> fl{0};
-      if (nout == 1 && nt > 1 && cs.size() == 1 && (op == OpId::add || op == OpId::maximum || op == OpId::minimum)) {
+      const bool float_add = op == OpId::add && (t == DType::Float64 || t == DType::Float32);
+      if (nout == 1 && nt > 1 && cs.size() == 1 && float_add && init && run > 128) {
+        // Note [threaded pairwise sum]
+        // One long float run: the leaves of NumPy's own pairwise recursion (split n at
+        // n/2 rounded down to a multiple of 8) are summed by the threads, then combined up
+        // the same tree, so the sum has the serial (and NumPy's) bits for any thread count.
+        // Eight leaves per thread, handed out dynamically, so a thread that starts late (a
+        // busy machine) takes fewer.
+        std::vector<std::pair<int64_t, int64_t>> leaves;  // (first element, count) in order
+        const int depth = std::min(10, std::max(1, static_cast<int>(std::ceil(std::log2(8.0 * nt)))));
+        auto split = [&](auto&& self, int64_t lo, int64_t n, int d) -> void {
+          if (d == 0 || n <= 128) { leaves.emplace_back(lo, n); return; }
+          int64_t n2 = n / 2;
+          n2 -= n2 % 8;
+          self(self, lo, n2, d - 1);
+          self(self, lo + n2, n - n2, d - 1);
+        };
+        split(split, 0, run, depth);
+        std::vector<double> leaf_sum(leaves.size());
+        const std::byte* p0 = src.data();
+        const int64_t nleaves = static_cast<int64_t>(leaves.size());
+#if NPC_HAVE_OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+        {
+          if (fpe) ops::clear_fpe();
+#if NPC_HAVE_OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+          for (int64_t k = 0; k < nleaves; ++k) {
+            const auto [lo, n] = leaves[static_cast<size_t>(k)];
+            leaf_sum[static_cast<size_t>(k)] = t == DType::Float64
+                ? pairwise_sum<double, double>(p0 + lo * run_s, n, run_s)
+                : static_cast<double>(pairwise_sum<float, float>(p0 + lo * run_s, n, run_s));
+          }
+          if (fpe) fl.fetch_or(ops::read_fpe());
+        }
+        if (fpe) ops::clear_fpe();
+        // Combine up the tree in the recursion's order, in the run's dtype.
+        size_t next = 0;
+        auto combine = [&](auto&& self, int64_t n, int d) -> double {
+          if (d == 0 || n <= 128) return leaf_sum[next++];
+          int64_t n2 = n / 2;
+          n2 -= n2 % 8;
+          if (t == DType::Float32) {
+            float l = static_cast<float>(self(self, n2, d - 1));
+            float r = static_cast<float>(self(self, n - n2, d - 1));
+            return static_cast<double>(l + r);
+          }
+          double l = self(self, n2, d - 1);
+          return l + self(self, n - n2, d - 1);
+        };
+        const double total = combine(combine, run, depth);
+        if (t == DType::Float64) {
+          ops::store<double>(out0, ops::load<double>(out0) + total);
+        } else {
+          ops::store<float>(out0, ops::load<float>(out0) + static_cast<float>(total));
+        }
+        if (fpe) fl.fetch_or(ops::read_fpe());
+      } else if (nout == 1 && nt > 1 && cs.size() == 1 &&
+                 (op == OpId::add || op == OpId::maximum || op == OpId::minimum)) {
         // One long run: split it among threads, combine the partial results in order.
         std::vector<std::byte> parts(static_cast<size_t>(nt) * 16);
         std::vector<char> has(nt, 0);

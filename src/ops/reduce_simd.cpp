@@ -252,6 +252,61 @@ __attribute__((target("avx2"))) void add_f32_avx2(float* acc, const float* x, in
       _mm256_storeu_ps(acc + i + 8 * k, _mm256_add_ps(_mm256_loadu_ps(acc + i + 8 * k), _mm256_loadu_ps(x + i + 8 * k)));
   for (; i < n; ++i) acc[i] = acc[i] + x[i];
 }
+
+// Note [vector pairwise sum]
+// NumPy's pairwise summation (pairwise_sum_contig in reduce.cpp) keeps eight partial sums
+// r[0..7] for blocks of up to 128 elements, r[k] accumulating elements 8j + k. Those eight
+// sums are exactly the lanes of one 512-bit (or two 256-bit) registers, so each step is one
+// vector add and the association is unchanged: the same bits as the scalar code.
+inline double pairwise_combine(const double* r) {
+  return ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+}
+
+__attribute__((target("avx512f"))) double pairwise_avx512(const double* x, int64_t n) {
+  if (n < 8) {
+    double r = -0.0;
+    for (int64_t i = 0; i < n; ++i) r += x[i];
+    return r;
+  }
+  if (n <= 128) {
+    __m512d r = _mm512_loadu_pd(x);
+    int64_t i = 8;
+    for (; i < n - (n % 8); i += 8) r = _mm512_add_pd(r, _mm512_loadu_pd(x + i));
+    alignas(64) double l[8];
+    _mm512_store_pd(l, r);
+    double res = pairwise_combine(l);
+    for (; i < n; ++i) res += x[i];
+    return res;
+  }
+  int64_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise_avx512(x, n2) + pairwise_avx512(x + n2, n - n2);
+}
+
+__attribute__((target("avx2"))) double pairwise_avx2(const double* x, int64_t n) {
+  if (n < 8) {
+    double r = -0.0;
+    for (int64_t i = 0; i < n; ++i) r += x[i];
+    return r;
+  }
+  if (n <= 128) {
+    __m256d r0 = _mm256_loadu_pd(x), r1 = _mm256_loadu_pd(x + 4);
+    int64_t i = 8;
+    for (; i < n - (n % 8); i += 8) {
+      r0 = _mm256_add_pd(r0, _mm256_loadu_pd(x + i));
+      r1 = _mm256_add_pd(r1, _mm256_loadu_pd(x + i + 4));
+    }
+    alignas(32) double l[8];
+    _mm256_store_pd(l, r0);
+    _mm256_store_pd(l + 4, r1);
+    double res = pairwise_combine(l);
+    for (; i < n; ++i) res += x[i];
+    return res;
+  }
+  int64_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise_avx2(x, n2) + pairwise_avx2(x + n2, n - n2);
+}
 #endif
 
 }  // namespace
@@ -306,6 +361,18 @@ bool add_into_f32(float* acc, const float* x, int64_t n) {
   return true;
 #else
   (void)acc, (void)x, (void)n;
+  return false;
+#endif
+}
+
+bool pairwise_sum_f64(const double* x, int64_t n, double* out) {
+#if NPC_SIMD_X86
+  if (have_avx512()) *out = pairwise_avx512(x, n);
+  else if (have_avx2()) *out = pairwise_avx2(x, n);
+  else return false;
+  return true;
+#else
+  (void)x, (void)n, (void)out;
   return false;
 #endif
 }

@@ -16,4 +16,8 @@ bool minmax_f32(const float* q, int64_t n, float* acc, bool is_max);
 bool add_into_f64(double* acc, const double* x, int64_t n);
 bool add_into_f32(float* acc, const float* x, int64_t n);
 
+/// *out = NumPy's pairwise sum of x[0..n) (same association, same bits as the scalar
+/// pairwise_sum_contig); false when the CPU lacks AVX2.
+bool pairwise_sum_f64(const double* x, int64_t n, double* out);
+
 }  // namespace npc::ops::simd
