@@ -608,18 +608,21 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       } else if (nout == 1 && nt > 1 && cs.size() == 1 &&
                  (op == OpId::add || op == OpId::maximum || op == OpId::minimum)) {
         // One long run: split it among threads, combine the partial results in order.
-        std::vector<std::byte> parts(static_cast<size_t>(nt) * 16);
-        std::vector<char> has(nt, 0);
-        const int64_t chunk = ((run + nt - 1) / nt + 127) / 128 * 128;
+        // Eight chunks per thread, handed out dynamically (a thread that starts late on a
+        // busy machine takes fewer); the combine order is the chunks' order either way.
+        const int nchunks = 8 * nt;
+        std::vector<std::byte> parts(static_cast<size_t>(nchunks) * 16);
+        std::vector<char> has(nchunks, 0);
+        const int64_t chunk = ((run + nchunks - 1) / nchunks + 127) / 128 * 128;
 #if NPC_HAVE_OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
         {
           if (fpe) ops::clear_fpe();
 #if NPC_HAVE_OPENMP
-#pragma omp for schedule(static, 1)
+#pragma omp for schedule(dynamic, 1)
 #endif
-          for (int k = 0; k < nt; ++k) {
+          for (int k = 0; k < nchunks; ++k) {
             int64_t lo = k * chunk, hi = std::min(run, lo + chunk);
             if (lo >= hi) continue;
             const std::byte* p = src.data() + lo * run_s;
@@ -632,7 +635,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         }
         if (fpe) ops::clear_fpe();
         bool first = !init.has_value();
-        for (int k = 0; k < nt; ++k) {
+        for (int k = 0; k < nchunks; ++k) {
           if (!has[k]) continue;
           if (first) { std::memcpy(out0, parts.data() + k * 16, isz); first = false; }
           else inner(fn, parts.data() + k * 16, 0, 1, out0);
@@ -648,7 +651,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           {
             if (fpe) ops::clear_fpe();
 #if NPC_HAVE_OPENMP
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)  // results do not depend on the schedule; guided balances
 #endif
             for (int64_t j = 0; j < nout; ++j) reduce_one(j, out0 + j * ostride);
             if (fpe) fl.fetch_or(ops::read_fpe());
