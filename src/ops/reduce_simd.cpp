@@ -1,14 +1,16 @@
-// Run-time dispatched AVX2 loops for float max/min reductions.
+// Run-time dispatched vector loops for reductions: float max/min, float add of a row into
+// an accumulator row, and NumPy's pairwise float64 summation.
 //
 // Note [vector max/min]
-// The library is compiled for baseline x86-64 (SSE2), so these two loops are compiled for
-// AVX2 with a function attribute and picked when the CPU reports AVX2 (any other CPU, or
-// another architecture, runs the portable loop in reduce.cpp). Per element they do one
-// max (vmaxpd: lane > v ? lane : v, the portable loop's expression, NaN in v leaving the
-// lane as is) and one unordered compare OR-ed into a NaN mask; only when the mask is set
-// does a scalar scan look for the first NaN. Eight lanes, element i in lane i % 8, combined
-// in lane order: the same association as the portable loop, so results (signed zeros too)
-// do not depend on the CPU.
+// The library is compiled for baseline x86-64 (SSE2), so these loops are compiled for AVX2
+// or AVX-512 with function attributes and picked when the CPU reports the instruction set
+// (any other CPU, or another architecture, runs the portable loops in reduce.cpp). The
+// exact max/min loop does per element one max (vmaxpd: lane > v ? lane : v, the portable
+// loop's expression, NaN in v leaving the lane as is) and one unordered compare OR-ed into
+// a NaN mask; only when the mask is set does a scalar scan look for the first NaN. Eight
+// lanes, element i in lane i % 8, combined in lane order: the same association as the
+// portable loop, so results (signed zeros too) do not depend on the CPU. The fast loops
+// (Note [unordered max/min lanes]) run first on long runs.
 #include "ops/reduce_simd.hpp"
 
 #include <cmath>
