@@ -21,6 +21,7 @@
 #include "npc/fperror.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
+#include "ops/reduce_simd.hpp"
 
 #if NPC_HAVE_OPENMP
 #include <omp.h>
@@ -39,6 +40,11 @@ namespace {
 // Contiguous version of pairwise_sum below (same association, vectorisable loads).
 template <class T>
 T pairwise_sum_contig(const T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, double>) {
+    // Note [vector pairwise sum] in reduce_simd.cpp.
+    double r;
+    if (n > 128 && ops::simd::pairwise_sum_f64(x, n, &r)) return r;
+  }
   if (n < 8) {
     T r = -T(0);
     for (int64_t i = 0; i < n; ++i) r += x[i];
@@ -224,6 +230,16 @@ void inner_minmax(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std:
     if constexpr (std::is_floating_point_v<T>) if (std::isnan(a)) return;
     if (s == sizeof(T)) {
       const T* q = reinterpret_cast<const T*>(p);
+      if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+        // Note [vector max/min] in reduce_simd.cpp: the same loop for AVX2 when the CPU has it.
+        bool done;
+        if constexpr (std::is_same_v<T, double>) done = ops::simd::minmax_f64(q, n, &a, kMax);
+        else done = ops::simd::minmax_f32(q, n, &a, kMax);
+        if (done) {
+          ops::store<T>(acc, a);
+          return;
+        }
+      }
       if constexpr (std::is_floating_point_v<T>) {
         // Eight independent lanes (vectorisable). NaN screening rides along as z += v * 0,
         // which turns NaN for NaN and inf inputs; only then an exact scan decides (NaN anywhere
@@ -530,20 +546,83 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       // "... encountered in reduce"; each thread collects its own.
       const bool fpe = ops::checks_fpe(op);
       std::atomic<int> fl{0};
-      if (nout == 1 && nt > 1 && cs.size() == 1 && (op == OpId::add || op == OpId::maximum || op == OpId::minimum)) {
-        // One long run: split it among threads, combine the partial results in order.
-        std::vector<std::byte> parts(static_cast<size_t>(nt) * 16);
-        std::vector<char> has(nt, 0);
-        const int64_t chunk = ((run + nt - 1) / nt + 127) / 128 * 128;
+      const bool float_add = op == OpId::add && (t == DType::Float64 || t == DType::Float32);
+      if (nout == 1 && nt > 1 && cs.size() == 1 && float_add && init && run > 128) {
+        // Note [threaded pairwise sum]
+        // One long float run: the leaves of NumPy's own pairwise recursion (split n at
+        // n/2 rounded down to a multiple of 8) are summed by the threads, then combined up
+        // the same tree, so the sum has the serial (and NumPy's) bits for any thread count.
+        // Eight leaves per thread, handed out dynamically, so a thread that starts late (a
+        // busy machine) takes fewer.
+        std::vector<std::pair<int64_t, int64_t>> leaves;  // (first element, count) in order
+        const int depth = std::min(10, std::max(1, static_cast<int>(std::ceil(std::log2(8.0 * nt)))));
+        auto split = [&](auto&& self, int64_t lo, int64_t n, int d) -> void {
+          if (d == 0 || n <= 128) { leaves.emplace_back(lo, n); return; }
+          int64_t n2 = n / 2;
+          n2 -= n2 % 8;
+          self(self, lo, n2, d - 1);
+          self(self, lo + n2, n - n2, d - 1);
+        };
+        split(split, 0, run, depth);
+        std::vector<double> leaf_sum(leaves.size());
+        const std::byte* p0 = src.data();
+        const int64_t nleaves = static_cast<int64_t>(leaves.size());
 #if NPC_HAVE_OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
         {
           if (fpe) ops::clear_fpe();
 #if NPC_HAVE_OPENMP
-#pragma omp for schedule(static, 1)
+#pragma omp for schedule(dynamic, 1)
 #endif
-          for (int k = 0; k < nt; ++k) {
+          for (int64_t k = 0; k < nleaves; ++k) {
+            const auto [lo, n] = leaves[static_cast<size_t>(k)];
+            leaf_sum[static_cast<size_t>(k)] = t == DType::Float64
+                ? pairwise_sum<double, double>(p0 + lo * run_s, n, run_s)
+                : static_cast<double>(pairwise_sum<float, float>(p0 + lo * run_s, n, run_s));
+          }
+          if (fpe) fl.fetch_or(ops::read_fpe());
+        }
+        if (fpe) ops::clear_fpe();
+        // Combine up the tree in the recursion's order, in the run's dtype.
+        size_t next = 0;
+        auto combine = [&](auto&& self, int64_t n, int d) -> double {
+          if (d == 0 || n <= 128) return leaf_sum[next++];
+          int64_t n2 = n / 2;
+          n2 -= n2 % 8;
+          if (t == DType::Float32) {
+            float l = static_cast<float>(self(self, n2, d - 1));
+            float r = static_cast<float>(self(self, n - n2, d - 1));
+            return static_cast<double>(l + r);
+          }
+          double l = self(self, n2, d - 1);
+          return l + self(self, n - n2, d - 1);
+        };
+        const double total = combine(combine, run, depth);
+        if (t == DType::Float64) {
+          ops::store<double>(out0, ops::load<double>(out0) + total);
+        } else {
+          ops::store<float>(out0, ops::load<float>(out0) + static_cast<float>(total));
+        }
+        if (fpe) fl.fetch_or(ops::read_fpe());
+      } else if (nout == 1 && nt > 1 && cs.size() == 1 &&
+                 (op == OpId::add || op == OpId::maximum || op == OpId::minimum)) {
+        // One long run: split it among threads, combine the partial results in order.
+        // Eight chunks per thread, handed out dynamically (a thread that starts late on a
+        // busy machine takes fewer); the combine order is the chunks' order either way.
+        const int nchunks = 8 * nt;
+        std::vector<std::byte> parts(static_cast<size_t>(nchunks) * 16);
+        std::vector<char> has(nchunks, 0);
+        const int64_t chunk = ((run + nchunks - 1) / nchunks + 127) / 128 * 128;
+#if NPC_HAVE_OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+        {
+          if (fpe) ops::clear_fpe();
+#if NPC_HAVE_OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+          for (int k = 0; k < nchunks; ++k) {
             int64_t lo = k * chunk, hi = std::min(run, lo + chunk);
             if (lo >= hi) continue;
             const std::byte* p = src.data() + lo * run_s;
@@ -556,7 +635,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         }
         if (fpe) ops::clear_fpe();
         bool first = !init.has_value();
-        for (int k = 0; k < nt; ++k) {
+        for (int k = 0; k < nchunks; ++k) {
           if (!has[k]) continue;
           if (first) { std::memcpy(out0, parts.data() + k * 16, isz); first = false; }
           else inner(fn, parts.data() + k * 16, 0, 1, out0);
@@ -572,7 +651,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           {
             if (fpe) ops::clear_fpe();
 #if NPC_HAVE_OPENMP
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)  // results do not depend on the schedule; guided balances
 #endif
             for (int64_t j = 0; j < nout; ++j) reduce_one(j, out0 + j * ostride);
             if (fpe) fl.fetch_or(ops::read_fpe());
@@ -602,6 +681,86 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         rshape = rs2;
         rstr = rt2;
       }
+      // Note [row-wise outer reductions]
+      // When the kept elements of every slice form one contiguous run (a C-contiguous array
+      // reduced over leading axes: sum(axis=0) of a 2-D array), the slices are added row by
+      // row into the result, column block by column block. Each output element still sees
+      // the slices in the same order (first slice or initial, then op with each next one),
+      // so results equal the loop below bit for bit; the column blocks are split among
+      // threads and kept small enough for the accumulator row to stay in cache.
+      bool kept_contig = true;
+      {
+        int64_t want = static_cast<int64_t>(isz);
+        for (int d = static_cast<int>(kshape.size()) - 1; d >= 0; --d) {
+          if (kshape[d] == 1) continue;
+          if (kstr[d] != want) { kept_contig = false; break; }
+          want *= kshape[d];
+        }
+      }
+      if (kept_contig && res.is_c_contiguous()) {
+        if (init) res.fill(*init);
+        const bool fpe = ops::checks_fpe(op);
+        const bool copy_first = !init.has_value();
+        std::byte* out0 = res.data();
+        const std::byte* in0 = src.data();
+        // float add: the vector loop of reduce_simd.cpp (Note [row accumulation]).
+        const bool add_f64 = op == OpId::add && t == DType::Float64;
+        const bool add_f32 = op == OpId::add && t == DType::Float32;
+        // Column ranges: cache-line aligned, at most 16 KiB of accumulator at a time (L1).
+        const int64_t align = std::max<int64_t>(1, 64 / static_cast<int64_t>(isz));
+        const int64_t block = std::max<int64_t>(align, (16384 / static_cast<int64_t>(isz)) / align * align);
+        int nt = ops::threads_for(nout * nred);
+        nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(nt, (nout + align - 1) / align)));
+        const int64_t per = ((nout + nt - 1) / nt + align - 1) / align * align;
+        std::atomic<int> fl{0};
+        auto columns = [&](int64_t lo, int64_t hi) {
+          for (int64_t b0 = lo; b0 < hi; b0 += block) {
+            const int64_t b1 = std::min(hi, b0 + block);
+            const int64_t off = b0 * static_cast<int64_t>(isz);
+            std::byte* o = out0 + off;
+            std::vector<int64_t> ix(rshape.size(), 0);
+            int64_t st3[3] = {static_cast<int64_t>(isz), static_cast<int64_t>(isz), static_cast<int64_t>(isz)};
+            for (int64_t r = 0; r < nred; ++r) {
+              const std::byte* p = in0 + off;
+              for (size_t d = 0; d < rshape.size(); ++d) p += ix[d] * rstr[d];
+              if (r == 0 && copy_first) {
+                std::memcpy(o, p, static_cast<size_t>((b1 - b0) * static_cast<int64_t>(isz)));
+              } else if (!(add_f64 && ops::simd::add_into_f64(reinterpret_cast<double*>(o),
+                                                               reinterpret_cast<const double*>(p), b1 - b0)) &&
+                         !(add_f32 && ops::simd::add_into_f32(reinterpret_cast<float*>(o),
+                                                               reinterpret_cast<const float*>(p), b1 - b0))) {
+                std::byte* ptrs[3] = {o, const_cast<std::byte*>(p), o};
+                fn(ptrs, st3, b1 - b0);
+              }
+              for (int d = static_cast<int>(rshape.size()) - 1; d >= 0; --d) {
+                if (++ix[d] < rshape[d]) break;
+                ix[d] = 0;
+              }
+            }
+          }
+        };
+        if (nt > 1) {  // Note [no idle parallel regions] in registry.cpp
+#if NPC_HAVE_OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+          {
+            if (fpe) ops::clear_fpe();
+#if NPC_HAVE_OPENMP
+#pragma omp for schedule(static, 1)
+#endif
+            for (int k = 0; k < nt; ++k) {
+              const int64_t lo = k * per, hi = std::min(nout, lo + per);
+              if (lo < hi) columns(lo, hi);
+            }
+            if (fpe) fl.fetch_or(ops::read_fpe());
+          }
+        } else {
+          if (fpe) ops::clear_fpe();
+          columns(0, nout);
+          if (fpe) fl.fetch_or(ops::read_fpe());
+        }
+        if (int f = fl.load()) ops::note_fpe(f);
+      } else {
       std::vector<int64_t> idx(rshape.size(), 0);
       bool first = !init.has_value();
       if (init) res.fill(*init);
@@ -623,6 +782,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         }
       }
       if (flags) ops::note_fpe(flags);
+      }
     }
   }
   if (opts.keepdims) res = res.reshape(out_shape);
