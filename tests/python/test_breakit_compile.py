@@ -1,0 +1,131 @@
+"""npc.compile probed as a NumPy user would: compiled results, exceptions and warnings equal eager NumPy.
+
+Each test is a defect found by running small programs through ``npc.compile`` (default fused
+backend) and plain NumPy; the ones not fixed yet are strict xfails naming the difference.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import npc
+
+
+def _compiled(fn):
+    npc.compiler.reset()
+    return npc.compile(fn)
+
+
+@pytest.mark.xfail(strict=True, reason="accumulate on a traced array is not recorded: the graph holds only the "
+                   "copy of the input, so a compiled np.cumsum/np.cumprod returns its input (graph nodes for "
+                   "cumsum/cumprod are on the scansort branch)")
+@pytest.mark.parametrize("fn", [lambda x: np.cumsum(x, axis=1), lambda x: np.cumsum(x * 2) + 1,
+                                lambda x: np.cumprod(x + 1, axis=0)])
+def test_cumsum_cumprod_values(fn):
+    a = np.arange(20.0).reshape(4, 5)
+    got = _compiled(fn)(a)
+    np.testing.assert_array_equal(got, fn(a))
+
+
+@pytest.mark.xfail(strict=True, reason="np.errstate entered inside the compiled function is not applied to the "
+                   "graph's ops: errstate(all='raise') warns instead of raising FloatingPointError")
+def test_errstate_raise_inside_function():
+    def f(x):
+        with np.errstate(all="raise"):
+            return np.log(x)
+
+    x = np.array([0.0, -1.0, 2.0])
+    with pytest.raises(FloatingPointError):
+        f(x)
+    cf = _compiled(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(FloatingPointError):
+            cf(x)
+
+
+@pytest.mark.xfail(strict=True, reason="np.errstate(divide='ignore') inside the compiled function is not applied: "
+                   "the compiled log warns 'divide by zero' where NumPy is silent")
+def test_errstate_ignore_inside_function():
+    def f(x):
+        with np.errstate(divide="ignore"):
+            y = np.log(x)
+        return y + 1
+
+    x = np.array([0.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        expect = f(x)
+        got = _compiled(f)(x)
+    np.testing.assert_array_equal(got, expect)
+
+
+@pytest.mark.xfail(strict=True, reason="concatenate along a dimension that became symbolic: a later call with a "
+                   "different size raises ValueError 'graph: broadcast (4, s0) -> (4, 2)'")
+def test_concatenate_dynamic_width():
+    f = lambda a, b: np.concatenate([a, b], axis=1)  # noqa: E731
+    a = np.arange(20.0).reshape(4, 5)
+    ai = np.arange(20, dtype=np.int32).reshape(4, 5)
+    cf = _compiled(f)
+    for x, y in [(a, a), (a, ai), (ai, ai[:, :2].copy())]:
+        got = cf(x, y)
+        expect = f(x, y)
+        assert got.dtype == expect.dtype
+        np.testing.assert_array_equal(got, expect)
+
+
+@pytest.mark.xfail(strict=True, reason="a 0-d array argument after calls that made both dimensions symbolic "
+                   "raises IndexError 'tuple index out of range' (guard/shape handling of 0-d)")
+def test_zero_d_after_symbolic_shapes():
+    f = lambda x: x * 2 + 1  # noqa: E731
+    a = np.arange(20.0).reshape(4, 5)
+    cf = _compiled(f)
+    for x in (a, a[:, :3].copy(), a.T.copy(), 3.0, np.array(2.0)):
+        got = cf(x)
+        expect = f(x)
+        assert type(got) is type(expect)
+        np.testing.assert_array_equal(got, expect)
+
+
+@pytest.mark.xfail(strict=True, reason="float16 overflow in a fused kernel is not reported: NumPy warns "
+                   "'overflow encountered in multiply'")
+def test_float16_overflow_warning():
+    f = lambda x: x * np.float16(1000)  # noqa: E731
+    x = np.array([100.0], np.float16)
+    with pytest.warns(RuntimeWarning, match="overflow encountered in multiply"):
+        expect = f(x)
+    with pytest.warns(RuntimeWarning, match="overflow encountered in multiply"):
+        got = _compiled(f)(x)
+    np.testing.assert_array_equal(got, expect)
+
+
+@pytest.mark.xfail(strict=True, reason="ufunc.accumulate of a traced array runs its loop on the placeholder "
+                   "buffer and is not recorded: compiled np.maximum.accumulate returns uninitialized memory")
+def test_ufunc_accumulate_values():
+    f = lambda x: np.maximum.accumulate(x, axis=1) * 1  # noqa: E731
+    a = np.arange(20.0).reshape(4, 5)[:, ::-1].copy()
+    np.testing.assert_array_equal(_compiled(f)(a), f(a))
+
+
+# Ops implemented by filling a fresh result through writes into its views (or into slices):
+# the trace records the writes on separate inputs and returns the result array unwritten,
+# so the compiled function returns zeros or uninitialized memory.
+_FILLED = {
+    "roll": lambda x: np.roll(x * 2, 1, axis=1),
+    "pad": lambda x: np.pad(x * 2, 1) + 1,
+    "gradient": lambda x: np.gradient(x)[0] * 1,
+    "convolve": lambda x: np.convolve(x[0] * 2, x[1]) + 0,
+    "cross": lambda x: np.cross(x[:, :3], x[:, 1:4]) + 1,
+}
+
+
+@pytest.mark.xfail(strict=True, reason="writes into views of a result allocated inside an op (roll, pad, gradient, "
+                   "cross, convolve) are not written back into the returned array: silently wrong values")
+@pytest.mark.parametrize("name", sorted(_FILLED))
+def test_ops_filling_a_fresh_result(name):
+    f = _FILLED[name]
+    a = np.arange(20.0).reshape(4, 5)
+    got = _compiled(f)(a)
+    expect = f(a)
+    assert got.dtype == expect.dtype
+    np.testing.assert_array_equal(got, expect)
