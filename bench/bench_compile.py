@@ -113,8 +113,11 @@ def main():
 def write_section(table):
     """Replaces the bench_compile section of bench/RESULTS.md (appends it when missing)."""
     path = pathlib.Path(__file__).parent / "RESULTS.md"
+    import os
+    load = os.getloadavg()[0]
     body = ("<!-- bench_compile -->\n## npc.compile replay overhead (bench/bench_compile.py)\n\n"
-            "Best of 7, microseconds per call, 4-element float64 arrays, shared 2-core machine (noisy). "
+            f"Best of 7, microseconds per call, 4-element float64 arrays, shared 2-core machine (noisy: "
+            f"load average {load:.1f} during this run; compare rows with the NumPy row beside them). "
             "Target: the replay overhead (guards, argument conversion, dispatch) <= 10 us; the `return x` "
             "row is that overhead alone. The eager backend runs the graph op by op through call_ufunc; the "
             "fused backend runs one generated kernel.\n\n" + table + "<!-- /bench_compile -->")

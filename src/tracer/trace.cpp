@@ -83,8 +83,24 @@ std::shared_ptr<Buffer> Context::buffer_for_input(const ndarray& a, ir::SymShape
   return b;
 }
 
-ndarray Context::add_input(const ndarray& a, const std::vector<int>& dynamic) {
+// Note [F-ordered inputs]
+// A traced array's geometry is its position in a C-contiguous layout of its buffer, so an
+// F-ordered argument bound as it is would report C strides and flags, and a reshape of it
+// would trace as a view where eager NumPy copies (a later write through it would reach the
+// caller's array). Bound as its C-contiguous transpose and traced as the transpose of that,
+// it reports exactly eager's strides and flags, and reshapes copy as they do eagerly.
+ndarray Context::add_input(const ndarray& a, const std::vector<int>& dynamic, bool f_order) {
   if (a.is_traced()) throw ValueError("npc.compile: an argument is already a traced array");
+  if (f_order && a.ndim() >= 2 && !a.is_c_contiguous() && a.is_f_contiguous()) {
+    const int nd = a.ndim();
+    std::vector<int64_t> rev(nd);
+    for (int d = 0; d < nd; ++d) rev[d] = nd - 1 - d;
+    std::vector<int> dyn;
+    for (int ax : dynamic) dyn.push_back(nd - 1 - ax);
+    ndarray t = add_input(a.transpose(rev), dyn, false);
+    Scope active(this);  // the view hook records into this context
+    return t.transpose(rev);
+  }
   ir::SymShape shape = ir::static_shape(a.shape());
   int index = static_cast<int>(bound_.size());
   auto key = geometry_key(a);

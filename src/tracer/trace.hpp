@@ -70,7 +70,10 @@ class Context {
 
   // ---- inputs of the traced function
   // A traced stand-in for argument `a`; `dynamic` lists the axes that are symbolic.
-  ndarray add_input(const ndarray& a, const std::vector<int>& dynamic);
+  // With `f_order`, an F-contiguous (not C-contiguous) `a` of rank >= 2 is bound as its
+  // C-contiguous transpose and traced as a transpose of that (Note [F-ordered inputs]): the
+  // caller binds `a` reversed (a.T) on replays.
+  ndarray add_input(const ndarray& a, const std::vector<int>& dynamic, bool f_order = false);
   // Registers runtime scalar k: weak float operands equal to `sentinel` become Scalar nodes.
   void add_scalar(double sentinel, double value);
   // Equality constraints between symbolic dims that tracing assumed (broadcasting):

@@ -53,8 +53,10 @@ CASES = [
     ("complex-max", lambda c: np.max(c * 2) + 1, (C,), 2, 1, True),
     ("complex-argmin", lambda c: np.argmin(c * 2), (C,), 1, 1, True),
     ("modf", lambda x: (lambda f, w: f * 2 + w)(*np.modf(x * 3)), (X,), 2, 2, True),
-    # integer-array indexing: its bounds check is a host call, the gather is fused
-    ("gather-bounds-check", lambda x, k: np.exp(x[k] * 2) + 1, (X, IDX), 1, 1, False),
+    # integer-array indexing by an input: bounds checked before the run, the gather is fused
+    ("gather-input-index", lambda x, k: np.exp(x[k] * 2) + 1, (X, IDX), 1, 0, False),
+    # an index computed in the graph: one kernel computes it, a host call checks it, one gathers
+    ("gather-computed-index", lambda x, k: np.exp(x[k % 5] * 2) + 1, (X, IDX), 2, 1, False),
     # generated: no host call
     ("divmod-float", lambda x, y: (lambda q, r: q * 2 + r)(*np.divmod(x * 3, y)), (X, Y), 1, 0, True),
     ("divmod-int", lambda i, j: (lambda q, r: q - r)(*np.divmod(i * 7, j - 25)), (I, J), 1, 0, True),

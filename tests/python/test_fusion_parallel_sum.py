@@ -79,8 +79,5 @@ def test_overflow_in_a_split_sum_warns_as_numpy():
     _warnings_match(lambda a: np.sum(a * 1e308), np.full(300_000, 10.0))
 
 
-@pytest.mark.xfail(strict=True, reason="npc's eager sum reports no overflow (src/ops/reduce.cpp), so the attribution "
-                                       "run finds no op and the kernel's overflow is named by the fallback rule "
-                                       "(multiply); NumPy names reduce")
 def test_overflow_only_in_a_split_sum_is_named_reduce():
     _warnings_match(lambda a: np.sum(a * 10.0), np.full(300_000, 1e305))

@@ -957,7 +957,7 @@ def _swap_in_captured(ctx, slots, by_id):
             npcx = _from_numpy(v)
         t = by_id.get(id(v))
         if t is None:
-            t = by_id[id(v)] = ctx.add_input(npcx, [])
+            t = by_id[id(v)] = ctx.add_input(npcx, [], True)
         put(t)
         swapped.append((put, v))
     return swapped
@@ -984,7 +984,7 @@ def _free_key(free):
 
 # ---------------------------------------------------------------- compiled function
 class _Entry:
-    __slots__ = ("name", "backend", "graph", "arg_inputs", "captured", "out_tree", "constraints", "numpy_out", "labels",
+    __slots__ = ("name", "backend", "graph", "arg_inputs", "transposed", "captured", "out_tree", "constraints", "numpy_out", "labels",
                  "ninputs", "nscalars", "template", "rebuild")
 
 
@@ -1077,8 +1077,11 @@ class CompiledFunction:
         if not kwargs and not self._dyn and not self._static_floats:
             fast = _core._guard_key(args)
         if fast is not None:
-            key = (fast[0], free, ())
             arrays, floats = fast[1], fast[2]
+            ov = self._overlaps(args, len(arrays))
+            if ov is None:
+                return self._run_aliased(args, kwargs)
+            key = (fast[0], free, (), ov)
         else:
             kb = self._key_builder(args, kwargs)
             if kb.unsupported:
@@ -1086,8 +1089,11 @@ class CompiledFunction:
                           self._name)
                 _stats["eager_runs"] += 1
                 return self._fn(*args, **kwargs)
-            key = (tuple(kb.key), free, tuple(sorted(kwargs)))
             arrays, floats = [x for x, _ in kb.arrays], kb.floats
+            ov = self._overlaps(arrays, len(arrays))
+            if ov is None:
+                return self._run_aliased(args, kwargs)
+            key = (tuple(kb.key), free, tuple(sorted(kwargs)), ov)
         if not self._breaks:
             cands = self._entries.get(key)
             if cands is not None:
@@ -1106,6 +1112,34 @@ class CompiledFunction:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
         return self._trace(args, kwargs, self._key_builder(args, kwargs), key)
 
+    def _overlaps(self, objs, narrays):
+        """The memory-sharing pairs among the arrays in `objs` and the captured arrays (part of
+        the guard key), or None when two different arrays overlap (Note [aliasing inputs])."""
+        free = self._free_arrays() if self._free else ()
+        if narrays + len(free) < 2:
+            return ()
+        ov = _core._overlaps(list(objs) + list(free) if free else objs)
+        for _, _, same in ov:
+            if not same:
+                return None
+        return ov
+
+    def _free_arrays(self):
+        out = []
+        for _, get in self._free:
+            v = get()
+            if isinstance(v, (_core.ndarray, _np.ndarray)):
+                out.append(v)
+        return out
+
+    def _run_aliased(self, args, kwargs):
+        # Note [aliasing inputs]: different arrays over overlapping memory (x and x[1:], or an
+        # argument viewing a captured global) are separate graph inputs, so a write through one
+        # would not be seen through the other: such calls run eagerly, with eager results.
+        _logs.log("fallback", "%s: arguments or captured arrays share memory; running eagerly", self._name)
+        _stats["eager_runs"] += 1
+        return self._fn(*args, **kwargs)
+
     def _key_builder(self, args, kwargs, want_labels=False):
         kb = _KeyBuilder(self._dyn, self._static_floats, want_labels)
         for i, a in enumerate(args):
@@ -1119,6 +1153,9 @@ class CompiledFunction:
         inputs = e.template[:]
         for x, slot in zip(arrays, e.arg_inputs):
             inputs[slot] = x if type(x) is _NDARRAY else _from_numpy(x)
+        if e.transposed:
+            for slot in e.transposed:
+                inputs[slot] = inputs[slot].T
         if len(floats) < e.nscalars:
             floats = floats + [0.0] * (e.nscalars - len(floats))
         _stats["graphs_run"] += 1
@@ -1184,7 +1221,8 @@ class CompiledFunction:
         self._update_dynamic(kb)
         if self._dyn != before:
             kb = self._key_builder(args, kwargs)
-            key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)))
+            key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)),
+                   self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
         while True:
             try:
                 return self._trace_once(args, kwargs, kb, key)
@@ -1192,7 +1230,8 @@ class CompiledFunction:
                 _stats["traces"] -= 1  # the aborted attempt does not count
                 self._static_floats.update(r.paths)
                 kb = self._key_builder(args, kwargs)
-                key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)))
+                key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)),
+                       self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
 
     def _trace_once(self, args, kwargs, kb, key):
         _stats["traces"] += 1
@@ -1208,12 +1247,16 @@ class CompiledFunction:
         # Traced stand-ins for the arguments.
         traced = {}
         arg_inputs = []
+        transposed = set()
         for x, path in kb.arrays:
             npcx = x if _is_npc(x) else _from_numpy(x)
             dyn = sorted(a for a in self._dyn.get(path, ()) if npcx.shape[a] >= 2)
-            t = ctx.add_input(npcx, dyn)
+            t = ctx.add_input(npcx, dyn, True)
             traced[id(x), path] = t
             arg_inputs.append(ctx.input_index(t))
+            fl = npcx._flags
+            if npcx.ndim >= 2 and not fl[0] and fl[1]:
+                transposed.add(arg_inputs[-1])  # Note [F-ordered inputs] in src/tracer/trace.cpp
         float_paths = []
         scalar_values = []
         counter = [0]
@@ -1315,6 +1358,7 @@ class CompiledFunction:
             if backend in _backends:
                 e.graph = _PyBackendGraph(graph, _backends[backend](graph))
             e.arg_inputs = arg_inputs
+            e.transposed = sorted(transposed)
             bound = ctx.bound_inputs
             e.captured = [(i, bound[i]) for i in range(n_user, len(bound))]
             e.ninputs = len(bound)

@@ -327,7 +327,9 @@ void bind_tracer(py::module_& m) {
              return c;
            }),
            py::arg("backend") = "eager")
-      .def("add_input", [](tracer::Context& c, PyArray& a, std::vector<int> dyn) { return wrap(c.add_input(a, dyn)); })
+      .def("add_input", [](tracer::Context& c, PyArray& a, std::vector<int> dyn, bool f_order) {
+        return wrap(c.add_input(a, dyn, f_order));
+      }, py::arg("a"), py::arg("dynamic"), py::arg("f_order") = false)
       .def("add_scalar", &tracer::Context::add_scalar)
       .def("input_index", [](const tracer::Context& c, PyArray& a) { return c.input_index(a); })
       .def("activate", [](tracer::Context& c) {
@@ -469,6 +471,43 @@ void bind_tracer(py::module_& m) {
       }
     }
     return py::make_tuple(key, arrays, floats);
+  });
+  // Note [aliasing inputs]: which of the arrays (npc or NumPy) of a compiled call share
+  // memory: a tuple of (i, j, same) for each overlapping pair i < j, `same` when they are
+  // one object. Part of the guard key; a pair of different overlapping arrays runs eagerly.
+  m.def("_overlaps", [](py::sequence arrays) -> py::tuple {
+    struct Span { PyObject* obj; uintptr_t lo, hi; };
+    std::vector<Span> spans;
+    for (py::handle h : arrays) {
+      int code = -1, contig = 0;
+      py::object v = numpy_view_as_npc(h.ptr(), code, contig);
+      py::handle src = v ? py::handle(v) : h;
+      if (!py::isinstance<PyArray>(src)) {
+        spans.push_back({nullptr, 0, 0});  // not an array: never paired
+        continue;
+      }
+      const PyArray& a = src.cast<const PyArray&>();
+      if (a.is_traced() || a.size() == 0) {
+        spans.push_back({h.ptr(), 0, 0});
+        continue;
+      }
+      uintptr_t base = reinterpret_cast<uintptr_t>(a.data());
+      int64_t lo = 0, hi = static_cast<int64_t>(a.itemsize());
+      for (int d = 0; d < a.ndim(); ++d) {
+        int64_t ext = (a.shape()[d] - 1) * a.strides()[d];
+        (ext < 0 ? lo : hi) += ext;
+      }
+      spans.push_back({h.ptr(), base + lo, base + hi});
+    }
+    py::list out;
+    for (size_t i = 0; i < spans.size(); ++i)
+      for (size_t j = i + 1; j < spans.size(); ++j) {
+        if (!spans[i].obj || !spans[j].obj) continue;
+        bool same = spans[i].obj == spans[j].obj;
+        if (same || (spans[i].lo < spans[j].hi && spans[j].lo < spans[i].hi))
+          out.append(py::make_tuple(i, j, same));
+      }
+    return py::tuple(out);
   });
   m.def("_set_break_annotator", [](py::object fn) {
     if (fn.is_none()) {
