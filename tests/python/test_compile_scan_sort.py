@@ -318,3 +318,19 @@ def test_scan_and_sort_chain_eager_backend_equals_numpy():
         _, outs = _run(fn, (x,), backend)
         for got in outs:
             _bits_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", ["eager", "fused"])
+def test_symbolic_sizes(backend):
+    """With dynamic shapes a scan/sort along an axis stays in the graph for every size; the
+    flattening of axis=None over symbolic sizes is a graph break (reshape of symbolic dims),
+    and the result still equals NumPy's."""
+    for fn, breaks in [(lambda a: np.argsort(a, axis=0), 0), (lambda a: np.cumprod(a * 2, axis=1), 0),
+                       (lambda a: np.sort(a - 1, axis=-1), 0), (lambda a: np.cumsum(a), None)]:
+        compiler.reset()
+        f = npc.compile(fn, dynamic=True, backend=backend)
+        for n in (3, 5, 8):
+            x = np.random.default_rng(n).standard_normal((n, 4))
+            _bits_equal(f(x), fn(x))
+        if breaks is not None:
+            assert compiler.stats()["graph_breaks"] == breaks
