@@ -12,3 +12,16 @@ settings.load_profile("ci" if os.environ.get("CI") or os.environ.get("HYPOTHESIS
 if "NPC_CACHE_DIR" not in os.environ:
     os.environ["NPC_CACHE_DIR"] = tempfile.mkdtemp(prefix="npc-test-cache-")
 os.environ.setdefault("NPC_VERIFY", "1")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _fresh_compiler_per_module():
+    """Each test module starts with empty compile caches and counters, so whether
+    config.accumulated_recompile_limit (traces per process) is hit never depends on which
+    modules ran before in the same worker."""
+    import npc
+    npc.compiler.reset()
+    yield

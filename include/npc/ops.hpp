@@ -107,6 +107,14 @@ using ArgReduceTraceHook = ndarray (*)(OpId op, const ndarray& a, std::optional<
 /// Hook for where on traced operands: `t` is the result dtype, `shape` the broadcast shape.
 using WhereTraceHook = ndarray (*)(const ndarray& cond, const Operand& x, const Operand& y, DType t, const Shape& shape);
 void set_prim_trace_hooks(ArgReduceTraceHook arg_hook, WhereTraceHook where_hook);
+/// Hook for accumulate on a traced input (after the eager checks): `t` is the loop dtype,
+/// `axis` normalised.
+using AccumulateTraceHook = ndarray (*)(OpId ufunc, const ndarray& a, int64_t axis, DType t,
+                                        const std::optional<ndarray>& out);
+/// Hook for sort/argsort on a traced input: `a` already flattened when the axis was None,
+/// `axis` normalised; `arg` selects argsort.
+using SortTraceHook = ndarray (*)(const ndarray& a, int64_t axis, bool descending, bool arg);
+void set_scan_sort_trace_hooks(AccumulateTraceHook accumulate_hook, SortTraceHook sort_hook);
 
 /// Floating-point error bits, as NumPy's error state categories.
 enum FpeFlags : int { FpeDivide = 1, FpeOverflow = 2, FpeUnderflow = 4, FpeInvalid = 8 };

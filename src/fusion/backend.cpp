@@ -27,6 +27,7 @@
 #include "npc/creation.hpp"
 #include "npc/fperror.hpp"
 #include "npc/linalg.hpp"
+#include "npc/sorting.hpp"
 
 // The tracer's backend registry, resolved at link time when present.
 namespace npc::ir {
@@ -166,6 +167,11 @@ ndarray run_library_call(const ir::Graph& g, NodeRef n, const std::vector<ndarra
       if (n->op == OpId::matmul) return matmul(ops.at(0), ops.at(1));
       if (n->op == OpId::argmin || n->op == OpId::argmax)
         return arg_reduce(n->op, ops.at(0), n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
+      // Note [traced scans and sorts] (src/tracer/trace.cpp): npc's eager scan and sort.
+      if (n->op == OpId::cumsum || n->op == OpId::cumprod)
+        return accumulate(n->op == OpId::cumsum ? OpId::add : OpId::multiply, ops.at(0), n->params.at(0), n->dtype);
+      if (n->op == OpId::sort) return sort(ops.at(0), n->params.at(0), n->params.at(1) != 0);
+      if (n->op == OpId::argsort) return argsort(ops.at(0), n->params.at(0), n->params.at(1) != 0);
       [[fallthrough]];
     default: throw CodegenError("no host call for " + std::string(ir::op_name(n->op)));
   }

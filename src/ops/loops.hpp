@@ -30,6 +30,8 @@ Shape broadcast_operand_shapes(std::span<const Shape> shapes);
 UfuncTraceHook ufunc_trace_hook();
 ReduceTraceHook reduce_trace_hook();
 ArgReduceTraceHook arg_reduce_trace_hook();
+AccumulateTraceHook accumulate_trace_hook();
+SortTraceHook sort_trace_hook();
 WhereTraceHook where_trace_hook();
 
 /// Raised for a ufunc cast that `casting=` forbids; the Python layer raises NumPy's

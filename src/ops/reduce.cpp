@@ -813,6 +813,8 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
   }
   ops::LoopFn fn = loop_for(op, t);
   if (!fn) throw TypeError("ufunc '" + std::string(op_info(op).name) + "' not supported for the input types");
+  if (a.is_traced() || (out && out->is_traced()))  // Note [trace hooks]: a Prim cumsum/cumprod node
+    if (auto hook = accumulate_trace_hook()) return hook(op, a, ax, t, out);
   ndarray res = empty(a.shape(), t);
   copy_into(res, a);  // casts to t; the scan then runs in place
   const int64_t n = a.shape()[ax];

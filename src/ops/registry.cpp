@@ -532,5 +532,15 @@ ArgReduceTraceHook arg_reduce_trace_hook() { return g_arg_hook; }
 WhereTraceHook where_trace_hook() { return g_where_hook; }
 UfuncTraceHook ufunc_trace_hook() { return g_ufunc_hook; }
 ReduceTraceHook reduce_trace_hook() { return g_reduce_hook; }
+namespace {
+AccumulateTraceHook g_accumulate_hook = nullptr;
+SortTraceHook g_sort_hook = nullptr;
+}  // namespace
+void set_scan_sort_trace_hooks(AccumulateTraceHook accumulate_hook, SortTraceHook sort_hook) {
+  g_accumulate_hook = accumulate_hook;
+  g_sort_hook = sort_hook;
+}
+AccumulateTraceHook accumulate_trace_hook() { return g_accumulate_hook; }
+SortTraceHook sort_trace_hook() { return g_sort_hook; }
 
 }  // namespace npc

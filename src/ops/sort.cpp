@@ -16,6 +16,8 @@
 #include "npc/creation.hpp"
 #include "npc/indexing.hpp"
 #include "npc/shape.hpp"
+#include "npc/ops.hpp"
+#include "ops/loops.hpp"
 
 #ifdef NPC_HAVE_VQSORT
 #include <hwy/contrib/sort/vqsort.h>
@@ -308,6 +310,8 @@ std::vector<int64_t> normalize_kth(std::span<const int64_t> kth, int64_t n) {
 
 ndarray sort(const ndarray& a, std::optional<int64_t> axis, bool descending) {
   auto [src, ax] = prepare_axis(a, axis);
+  if (src.is_traced())  // Note [trace hooks]: a Prim sort node
+    if (auto hook = sort_trace_hook()) return hook(src, ax, descending, false);
   ndarray r = src.copy();
   detail::visit(r.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -325,12 +329,17 @@ ndarray sort(const ndarray& a, std::optional<int64_t> axis, bool descending) {
 }
 
 ndarray argsort(const ndarray& a, std::optional<int64_t> axis, bool descending) {
+  if (a.is_traced()) {  // Note [trace hooks]: a Prim argsort node (0-d sorts as one element)
+    auto [src, ax] = prepare_axis(a.ndim() == 0 ? a.reshape(std::vector<int64_t>{1}) : a,
+                                  axis);
+    if (auto hook = sort_trace_hook()) return hook(src, ax, descending, true);
+  }
   if (descending) {
     // Stable descending order with NaNs last: an ascending stable argsort of the reversed
     // lane gives equal values in decreasing input order; reversing it and mapping indices
     // back gives them in increasing order. NaNs (first after that reversal) move to the end.
     auto [src, ax] = prepare_axis(a.ndim() == 0 ? a.reshape(std::vector<int64_t>{1}) : a,
-                                  a.ndim() == 0 ? std::optional<int64_t>(0) : axis);
+                                  axis);
     ndarray out = empty(src.shape(), DType::Int64);
     detail::visit(src.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -348,7 +357,7 @@ ndarray argsort(const ndarray& a, std::optional<int64_t> axis, bool descending) 
     });
     return out;
   }
-  auto [src, ax] = prepare_axis(a.ndim() == 0 ? a.reshape(std::vector<int64_t>{1}) : a, a.ndim() == 0 ? std::optional<int64_t>(0) : axis);
+  auto [src, ax] = prepare_axis(a.ndim() == 0 ? a.reshape(std::vector<int64_t>{1}) : a, axis);
   ndarray out = empty(src.shape(), DType::Int64);
   detail::visit(src.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -415,7 +424,7 @@ ndarray partition(const ndarray& a, std::span<const int64_t> kth, std::optional<
 }
 
 ndarray argpartition(const ndarray& a, std::span<const int64_t> kth, std::optional<int64_t> axis) {
-  auto [src, ax] = prepare_axis(a.ndim() == 0 ? a.reshape(std::vector<int64_t>{1}) : a, a.ndim() == 0 ? std::optional<int64_t>(0) : axis);
+  auto [src, ax] = prepare_axis(a.ndim() == 0 ? a.reshape(std::vector<int64_t>{1}) : a, axis);
   std::vector<int64_t> k = normalize_kth(kth, src.shape()[ax]);
   ndarray out = empty(src.shape(), DType::Int64);
   detail::visit(src.dtype(), [&](auto tag) {

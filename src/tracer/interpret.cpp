@@ -7,6 +7,7 @@
 #include "npc/indexing.hpp"
 #include "npc/linalg.hpp"
 #include "npc/ops.hpp"
+#include "npc/sorting.hpp"
 
 namespace npc::ir {
 
@@ -157,6 +158,12 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
           r = matmul(arg(0), arg(1));
         } else if (n->op == OpId::argmin || n->op == OpId::argmax) {
           r = arg_reduce(n->op, arg(0), n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
+        } else if (n->op == OpId::cumsum || n->op == OpId::cumprod) {
+          // Note [traced scans and sorts]: the operand already has the loop dtype.
+          r = accumulate(n->op == OpId::cumsum ? OpId::add : OpId::multiply, arg(0), n->params.at(0), n->dtype);
+        } else if (n->op == OpId::sort || n->op == OpId::argsort) {
+          r = n->op == OpId::sort ? sort(arg(0), n->params.at(0), n->params.at(1) != 0)
+                                  : argsort(arg(0), n->params.at(0), n->params.at(1) != 0);
         } else {
           throw ValueError("backend 'eager': primitive " + std::string(op_name(n->op)) + " is not supported yet");
         }

@@ -694,6 +694,52 @@ ndarray arg_hook(OpId op, const ndarray& a, std::optional<int64_t> axis, bool ke
   return c.new_value(r, hint);
 }
 
+// Note [traced scans and sorts]
+// cumsum/cumprod (add/multiply.accumulate) are Prim nodes with params [axis] over the input
+// cast to the loop dtype (accumulate resolved it: int64 for small ints and bool, `dtype=`);
+// axis=None was flattened by the caller. Other accumulations (maximum.accumulate, ...) are
+// graph breaks. sort/argsort are Prim nodes with params [axis, descending] over the input
+// (argsort: int64, NumPy's intp). Backends run them with npc's eager accumulate and sort:
+// the fused backend as library calls between its kernels (Note [library calls]).
+ndarray accumulate_hook(OpId op, const ndarray& a, int64_t axis, DType t, const std::optional<ndarray>& out) {
+  Context& c = ctx_or_throw();
+  if (out && out->shape() != a.shape()) throw ValueError("output array has the wrong shape");
+  if (op != OpId::add && op != OpId::multiply) {
+    c.break_graph(std::string(ir::op_name(op)) + ".accumulate");
+    ndarray x = a;
+    if (x.is_traced()) x.realize();
+    std::optional<ndarray> o = out;
+    if (o && o->is_traced()) o->realize();
+    Suspend s;
+    return accumulate(op, x, axis, t, o);
+  }
+  if (out && !out->is_traced()) {
+    ndarray alias = c.traced_alias(*out);  // Note [writes into captured arrays]
+    accumulate_hook(op, a, axis, t, alias);
+    return *out;
+  }
+  ir::Graph& g = c.graph();
+  ir::NodeRef n = g.cast(c.node_of(a), t);
+  std::vector<int64_t> p{axis};
+  ir::NodeRef r = g.prim(op == OpId::add ? OpId::cumsum : OpId::cumprod, std::span<const ir::NodeRef>(&n, 1), t,
+                         n->shape, p);
+  if (out) {
+    c.write(*out, r);
+    return *out;
+  }
+  return c.new_value(r, a.shape());
+}
+
+ndarray sort_hook(const ndarray& a, int64_t axis, bool descending, bool arg) {
+  Context& c = ctx_or_throw();
+  ir::Graph& g = c.graph();
+  ir::NodeRef n = c.node_of(a);
+  std::vector<int64_t> p{axis, descending ? 1 : 0};
+  ir::NodeRef r = g.prim(arg ? OpId::argsort : OpId::sort, std::span<const ir::NodeRef>(&n, 1),
+                         arg ? DType::Int64 : a.dtype(), n->shape, p);
+  return c.new_value(r, a.shape());
+}
+
 // where(cond, x, y): a Prim node over operands cast to the result dtype and broadcast.
 ndarray where_hook(const ndarray& cond, const Operand& x, const Operand& y, DType t, const Shape&) {
   Context& c = ctx_or_throw();
@@ -1009,6 +1055,7 @@ void install_hooks() {
     set_trace_hooks(&ufunc_hook, &reduce_hook);
     set_index_trace_hooks(&index_get_hook, &index_set_hook);
     set_prim_trace_hooks(&arg_hook, &where_hook);
+    set_scan_sort_trace_hooks(&accumulate_hook, &sort_hook);
     return true;
   }();
   (void)once;
