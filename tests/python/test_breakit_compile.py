@@ -16,9 +16,6 @@ def _compiled(fn):
     return npc.compile(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="accumulate on a traced array is not recorded: the graph holds only the "
-                   "copy of the input, so a compiled np.cumsum/np.cumprod returns its input (graph nodes for "
-                   "cumsum/cumprod are on the scansort branch)")
 @pytest.mark.parametrize("fn", [lambda x: np.cumsum(x, axis=1), lambda x: np.cumsum(x * 2) + 1,
                                 lambda x: np.cumprod(x + 1, axis=0)])
 def test_cumsum_cumprod_values(fn):
@@ -99,8 +96,6 @@ def test_float16_overflow_warning():
     np.testing.assert_array_equal(got, expect)
 
 
-@pytest.mark.xfail(strict=True, reason="ufunc.accumulate of a traced array runs its loop on the placeholder "
-                   "buffer and is not recorded: compiled np.maximum.accumulate returns uninitialized memory")
 def test_ufunc_accumulate_values():
     f = lambda x: np.maximum.accumulate(x, axis=1) * 1  # noqa: E731
     a = np.arange(20.0).reshape(4, 5)[:, ::-1].copy()
