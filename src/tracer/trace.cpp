@@ -512,8 +512,16 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
     Suspend s;
     return call_ufunc(op, ops, o2);
   }
-  // out= arrays that are not traced become graph inputs (Note [writes into captured arrays]);
-  // the caller gets them back, as eagerly.
+  // out= arrays that are not traced (not graph inputs): a graph break, as in write_hook.
+  for (auto& o : opts.out)
+    if (o && !o->is_traced()) {
+      c.break_graph(std::string(ir::op_name(op)) + " with an out= array that is not a graph input");
+      auto ops = realized(in);
+      UfuncOptions o2 = opts;
+      if (o2.where) o2.where->realize();
+      Suspend s;
+      return call_ufunc(op, ops, o2);
+    }
   std::vector<std::optional<ndarray>> concrete_outs(opts.out.size());
   UfuncOptions aliased;
   const UfuncOptions* use = &opts;
@@ -612,14 +620,10 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   Context& c = ctx_or_throw();
   // Reduction rows (sum, max, ...) name their binary ufunc; graphs record the ufunc.
   if (op_info(op).kind == OpKind::Reduce) op = *op_from_name(op_info(op).loops);
-  if (opts.out && !opts.out->is_traced() && !opts.where) {
-    ReduceOptions o2 = opts;
-    o2.out = c.traced_alias(*opts.out);  // Note [writes into captured arrays]
-    reduce_hook(op, a, o2);
-    return *opts.out;
-  }
-  if (opts.where) {
-    c.break_graph("reduce " + std::string(ir::op_name(op)) + " with where=");
+  const bool concrete_out = opts.out && !opts.out->is_traced();
+  if (opts.where || concrete_out) {
+    c.break_graph("reduce " + std::string(ir::op_name(op)) +
+                  (opts.where ? " with where=" : " with an out= array that is not a graph input"));
     ndarray x = a;
     x.realize();
     ReduceOptions o2 = opts;
@@ -713,10 +717,12 @@ ndarray accumulate_hook(OpId op, const ndarray& a, int64_t axis, DType t, const 
     Suspend s;
     return accumulate(op, x, axis, t, o);
   }
-  if (out && !out->is_traced()) {
-    ndarray alias = c.traced_alias(*out);  // Note [writes into captured arrays]
-    accumulate_hook(op, a, axis, t, alias);
-    return *out;
+  if (out && !out->is_traced()) {  // not a graph input: a graph break (see write_hook)
+    c.break_graph(std::string(ir::op_name(op)) + ".accumulate with an out= array that is not a graph input");
+    ndarray x = a;
+    if (x.is_traced()) x.realize();
+    Suspend s;
+    return accumulate(op, x, axis, t, out);
   }
   ir::Graph& g = c.graph();
   ir::NodeRef n = g.cast(c.node_of(a), t);
@@ -769,9 +775,21 @@ ndarray copy_hook(const ndarray& src, DType t) {
   return c.new_value(n, src.shape());
 }
 
+// A traced value written into a concrete array that is not a graph input (an array an op
+// allocated while tracing, e.g. the fresh result roll/pad/cross fill through views, or an
+// array held in an attribute) is a graph break: the value is realized and copied for real.
+// Making such a destination an input would write back into memory the returned array does
+// not observe. Captured globals and closures are traced stand-ins and never reach here.
 void write_hook(const ndarray& dst, const ndarray& src) {
   Context& c = ctx_or_throw();
-  c.write(dst.is_traced() ? dst : c.traced_alias(dst), c.node_of(src));
+  if (dst.is_traced()) {
+    c.write(dst, c.node_of(src));
+    return;
+  }
+  c.break_graph("a traced value written into an array that is not a graph input");
+  src.realize();
+  Suspend s;
+  copy_into(dst, src);
 }
 
 // The fresh output of a function that fills it from traced inputs (concatenate): a traced
@@ -981,8 +999,9 @@ bool mask_assign(Context& c, const ndarray& a, std::span<const IndexItem> idx, c
   if (vs.size() > rest.size()) return false;
   for (size_t d = 0; d < vs.size(); ++d)
     if (vs[vs.size() - 1 - d] != 1 && vs[vs.size() - 1 - d] != rest[rest.size() - 1 - d]) return false;
+  if (!a.is_traced()) return false;  // a concrete destination: index_set_hook breaks
   if (!a.writeable()) throw ValueError("assignment destination is read-only");
-  ndarray t = a.is_traced() ? a : c.traced_alias(a);
+  const ndarray& t = a;
   ir::Graph& g = c.graph();
   ir::NodeRef base = c.node_of(t);
   ir::NodeRef mn = c.node_of_operand(m, false);
@@ -1007,9 +1026,14 @@ void index_set_hook(const ndarray& a, std::span<const IndexItem> idx, const ndar
   if (!a.is_traced() && std::none_of(idx.begin(), idx.end(), [](const IndexItem& it) {
         return it.kind == IndexItem::Kind::Array && it.array.is_traced();
       })) {
-    // A traced value into a concrete array (Note [writes into captured arrays]).
-    if (!a.writeable()) throw ValueError("assignment destination is read-only");
-    index_set_hook(c.traced_alias(a), idx, value);
+    // A traced value into a concrete array that is not a graph input: a graph break (see
+    // write_hook).
+    c.break_graph("a traced value written into an array that is not a graph input");
+    ndarray v = value;
+    v.realize();
+    auto items = realized_items(idx);
+    Suspend s;
+    index_assign(a, items, v);
     return;
   }
   if (basic_on_traced(a, idx)) {
