@@ -900,8 +900,11 @@ class Emitter {
     stack_.push_back(&scopes_.back());
     level_[rvars[0]] = static_cast<int>(stack_.size()) - 1;
     Val v = value(src, sidx);
-    // npk::lt: a quiet comparison, a NaN element raises no "invalid" flag (NumPy's argmin).
-    std::string cmp = mn ? "npk::lt(" + v.text + ", " + best + ")" : "npk::lt(" + best + ", " + v.text + ")";
+    // npk::lt_scalar: a quiet comparison, a NaN element raises no "invalid" flag (NumPy's
+    // argmin). This loop breaks at the first NaN, so it is never vectorized, and the scalar
+    // quiet compare (ucomisd) is several times cheaper than npk::lt's bit tricks.
+    std::string cmp = mn ? "npk::lt_scalar(" + v.text + ", " + best + ")"
+                         : "npk::lt_scalar(" + best + ", " + v.text + ")";
     bool fl = kind(t) == Kind::Float;
     std::string cond = "(" + cmp + (fl ? " || std::isnan(" + v.text + "))" : ")");
     Stmt upd{Stmt::K::If};
