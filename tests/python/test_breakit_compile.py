@@ -71,8 +71,6 @@ def test_concatenate_dynamic_width():
         np.testing.assert_array_equal(got, expect)
 
 
-@pytest.mark.xfail(strict=True, reason="a 0-d array argument after calls that made both dimensions symbolic "
-                   "raises IndexError 'tuple index out of range' (guard/shape handling of 0-d)")
 def test_zero_d_after_symbolic_shapes():
     f = lambda x: x * 2 + 1  # noqa: E731
     a = np.arange(20.0).reshape(4, 5)

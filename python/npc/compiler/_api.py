@@ -1250,7 +1250,7 @@ class CompiledFunction:
         transposed = set()
         for x, path in kb.arrays:
             npcx = x if _is_npc(x) else _from_numpy(x)
-            dyn = sorted(a for a in self._dyn.get(path, ()) if npcx.shape[a] >= 2)
+            dyn = sorted(a for a in self._dyn.get(path, ()) if a < npcx.ndim and npcx.shape[a] >= 2)  # rank may differ
             t = ctx.add_input(npcx, dyn, True)
             traced[id(x), path] = t
             arg_inputs.append(ctx.input_index(t))
