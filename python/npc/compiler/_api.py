@@ -874,20 +874,22 @@ class _KeyBuilder:
             self.labels.append((path, text))
 
 
+def _code_names(code):
+    """The global names a code object reads, recursively into nested code objects."""
+    names = set(code.co_names)
+    for k in code.co_consts:
+        if isinstance(k, types.CodeType):
+            names |= _code_names(k)
+    return names
+
+
 def _free_values(fn):
     """(name, getter) for the globals and closure cells fn's code reads (recursively into
     nested code objects); their numbers and arrays are guarded."""
     code = getattr(fn, "__code__", None)
     if code is None:
         return []
-    names = set()
-
-    def walk(c):
-        names.update(c.co_names)
-        for k in c.co_consts:
-            if isinstance(k, types.CodeType):
-                walk(k)
-    walk(code)
+    names = _code_names(code)
     g = getattr(fn, "__globals__", {})
     out = [(f"global {n}", (lambda n=n: g.get(n, _MISSING))) for n in sorted(names)]
     if fn.__closure__:
@@ -908,14 +910,7 @@ def _free_slots(fn):
     code = getattr(fn, "__code__", None)
     if code is None:
         return []
-    names = set()
-
-    def walk(c):
-        names.update(c.co_names)
-        for k in c.co_consts:
-            if isinstance(k, types.CodeType):
-                walk(k)
-    walk(code)
+    names = _code_names(code)
     g = getattr(fn, "__globals__", {})
     out = [((lambda n=n: g.get(n, _MISSING)), (lambda v, n=n: g.__setitem__(n, v))) for n in sorted(names)]
     if fn.__closure__:
