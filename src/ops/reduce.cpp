@@ -1,13 +1,12 @@
 // numpy.ufunc.reduce / accumulate / at and argmin/argmax.
 //
 // Note [reduction order]
-// NumPy's iterator walks memory in stride order (axes with negative strides as they are,
-// backwards). When the axis with the smallest stride is reduced, every output element is
-// reduced over its own block run by run in memory order, each run with NumPy's pairwise
-// summation for float add, added to the output (so sums agree with NumPy to the last bit;
-// Note [buffered reductions] for the exception). Otherwise the output is accumulated slice
-// by slice, the reduced axes in memory order, with the binary ufunc's own loop
-// (out = op(out, a[..., i, ...])), which is what NumPy does for outer-axis reductions.
+// Reductions visit the elements in NumPy's order, so float sums and products have NumPy's
+// bits (Note [NumPy reduction order] below has the rules): when the innermost iteration dim
+// is reduced, each output element is reduced over its own blocks piece by piece, each piece
+// with NumPy's pairwise summation for float add, added to the output. Otherwise the output
+// is accumulated slice by slice with the binary ufunc's own loop (out = op(out, a[..., i,
+// ...])), which is what NumPy does for outer-axis reductions.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -127,6 +126,197 @@ void complex_pairwise(const std::byte* p, int64_t n2, int64_t s, R& rr, R& ri) {
 }
 
 // ---------------------------------------------------------------- helpers
+// Note [NumPy reduction order]
+// NumPy reduces with a buffered iterator (numpy/_core/src/umath/reduction.c): operands out
+// (allocated, stride 0 along reduced axes), input and the where= mask; flags BUFFERED,
+// EXTERNAL_LOOP, GROWINNER, DONT_NEGATE_STRIDES; buffersize 8192. Each call of the inner
+// loop with an output stride of 0 is float add's "binary reduce": out += pairwise(count
+// elements) (loops_utils.h.src, 8 accumulators, blocks of 128); any other call adds element
+// by element. So the bits depend only on which elements each call gets, which follows from
+//  1. axis order: a stable insertion sort of the axes by |stride| of input and mask, the
+//     last C axis innermost (npyiter_find_best_axis_ordering); a comparison with a zero
+//     stride (broadcast, size 1) is ambiguous and skipped. Axes are never flipped: a
+//     reversed axis is walked backwards in memory (logical order).
+//  2. coalescing: neighbouring axes merge when every operand's strides chain (for the
+//     output: both reduced or both kept); size-1 axes vanish (npyiter_coalesce_axes).
+//  3. the buffer setup (npyiter_find_buffering_setup): growing a "core" of inner dims while
+//     the operands keep one stride, weighing (1 + buffered operands) / buffered size; an
+//     operand is buffered when it is cast (sum(dtype=...), mean of float16 or ints) or not
+//     one stride over the core. The outer dim of the core ends where the output turns from
+//     reduced to kept ("reduce outer dim").
+// From these, for an output element whose innermost dims are reduced: its elements form
+// blocks (the core dims, all reduced, one block per index of the other reduced dims, in
+// iteration order), each block is summed in pieces of `piece` elements (the buffer size, a
+// multiple of the inner core dims when the iterator buffers, else the whole block), and
+// the output adds each piece's pairwise sum in turn. When the innermost dim is kept, every
+// output element adds its elements one at a time in iteration order. The rules were checked
+// bit for bit against NumPy on thousands of random shapes, views, axes and dtypes
+// (tests/numpy_conformance/test_reduction_order.py).
+struct ReducePlan {
+  struct Dim {
+    int64_t n;
+    bool red;
+    int inner_axis;  // innermost source axis of the coalesced group: its stride is the dim's stride
+  };
+  std::vector<int> order;  // axes of size > 1, innermost first
+  std::vector<Dim> dims;   // coalesced, innermost first
+  size_t block_dims = 0;   // dims[0 .. block_dims) form a block (when dims[0] is reduced)
+  int64_t piece = 0;       // elements per inner-loop call within a block
+  bool in_buffered = false;  // NumPy copies the input through its buffer (stride +itemsize)
+  int64_t in_stride0 = 0;    // the input's stride along dims[0]
+};
+
+ReducePlan numpy_reduce_plan(const Shape& shape, const Strides& st, const Strides* mst, const std::vector<bool>& red,
+                             bool cast) {
+  constexpr int64_t kBuf = 8192;  // NPY_BUFSIZE
+  const int nd = static_cast<int>(shape.size());
+  const int nin = mst ? 2 : 1;
+  auto sin = [&](int ax, int k) -> int64_t {
+    if (shape[ax] == 1) return 0;
+    return k == 0 ? st[ax] : (*mst)[ax];
+  };
+  // 1. NumPy's insertion sort; the axis data start in reversed C order (innermost first).
+  std::vector<int> perm(nd);
+  for (int i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+  for (int i0 = 1; i0 < nd; ++i0) {
+    int ipos = i0;
+    const int a0 = perm[i0];
+    for (int i1 = i0 - 1; i1 >= 0; --i1) {
+      const int a1 = perm[i1];
+      bool ambig = true, swap = false;
+      for (int k = 0; k < nin; ++k) {
+        const int64_t s0 = sin(a0, k), s1 = sin(a1, k);
+        if (s0 != 0 && s1 != 0) {
+          if (std::abs(s1) <= std::abs(s0)) swap = false;
+          else if (ambig) swap = true;
+          ambig = false;
+        }
+      }
+      if (!ambig) {
+        if (swap) ipos = i1;
+        else break;
+      }
+    }
+    if (ipos != i0) {
+      for (int i1 = i0; i1 > ipos; --i1) perm[i1] = perm[i1 - 1];
+      perm[ipos] = a0;
+    }
+  }
+  ReducePlan plan;
+  for (int ax : perm)
+    if (shape[ax] > 1) plan.order.push_back(ax);
+  // 2. Coalesce. Operand strides per dim: [out, input, mask]; the output is dense over kept
+  // axes in iteration order (in elements; only the chaining matters).
+  struct D {
+    int64_t n;
+    int64_t s[3];
+    bool red;
+    int inner;
+  };
+  std::vector<D> v;
+  int64_t ostride = 1;
+  for (int ax : plan.order) {
+    D d{shape[ax], {red[ax] ? 0 : ostride, sin(ax, 0), mst ? sin(ax, 1) : 0}, static_cast<bool>(red[ax]), ax};
+    if (!red[ax]) ostride *= shape[ax];
+    if (!v.empty()) {
+      D& c = v.back();
+      bool ok = true;
+      for (int k = 0; k < 3; ++k) ok = ok && c.s[k] * c.n == d.s[k];
+      if (ok) {
+        c.n *= d.n;
+        continue;
+      }
+    }
+    v.push_back(d);
+  }
+  for (const D& d : v) plan.dims.push_back({d.n, d.red, d.inner});
+  if (v.empty()) return plan;
+  plan.in_stride0 = v[0].s[1];
+  // 3. Buffer setup. Operands: 0 the output (a reduce operand), 1 the input, 2 the mask.
+  const int nop = mst ? 3 : 2;
+  const bool opcast[3] = {false, cast, false};
+  int cost = 1 + (cast ? 1 : 0);
+  int single[3] = {1, 1, 1};
+  int red_outer[3] = {0, 0, 0};
+  int outer_reduce_dim = 0;
+  int64_t size = v[0].n;
+  int best_dim = 0, best_cost = cost;
+  int64_t best_size = size, best_core = 1;
+  for (int idim = 1; idim < static_cast<int>(v.size()); ++idim) {
+    if (outer_reduce_dim) break;
+    if (size >= kBuf && cost > 1) break;
+    const D& p = v[idim - 1];
+    const D& d = v[idim];
+    for (int k = 0; k < nop; ++k) {
+      if (single[k] == idim) {
+        if (p.s[k] * p.n == d.s[k]) {
+          ++single[k];
+          continue;
+        }
+        if (!opcast[k]) ++cost;
+      }
+      if (k == 0 && (d.s[0] == 0 || p.s[0] == 0)) {
+        red_outer[0] = idim;
+        outer_reduce_dim = idim;
+      }
+    }
+    const int64_t core = size;
+    size *= d.n;
+    const double bufsize = (size > kBuf && cost > 1) ? static_cast<double>(kBuf) : static_cast<double>(size);
+    if (cost * static_cast<double>(best_size) <= best_cost * bufsize) {
+      best_cost = cost;
+      best_core = core;
+      best_size = size;
+      best_dim = idim;
+    }
+  }
+  const bool using_reduce = outer_reduce_dim && best_dim == outer_reduce_dim;
+  bool must_buffer = false;
+  for (int k = 0; k < nop; ++k) {
+    bool buffered = opcast[k];
+    bool is_reduce;
+    if (!using_reduce) is_reduce = false;
+    else if (red_outer[k] == best_dim) is_reduce = true;
+    else if (single[k] == best_dim && !buffered) is_reduce = true;
+    else is_reduce = v[outer_reduce_dim].s[k] == 0 && single[k] <= best_dim;
+    if (single[k] + (is_reduce ? 1 : 0) <= best_dim) buffered = true;
+    must_buffer = must_buffer || buffered;
+    if (k == 1) plan.in_buffered = buffered;
+  }
+  if (must_buffer && kBuf < best_size) best_size = best_core * (kBuf / best_core);
+  // Calls: in reduce mode one per core (dims below best_dim); otherwise buffers of
+  // best_size over dims up to best_dim.
+  if (using_reduce) {
+    plan.block_dims = static_cast<size_t>(best_dim);
+    plan.piece = best_core;
+  } else {
+    plan.block_dims = static_cast<size_t>(best_dim) + 1;
+    plan.piece = best_size;
+  }
+  return plan;
+}
+
+// A copy of `a` in dtype `t`, laid out densely in the plan's iteration order (its innermost
+// axis fastest, every stride positive): each coalesced dim of the plan is one stride in it.
+// Used where NumPy casts through its buffers (the values are the same) or for where=.
+ndarray copy_in_order(const ndarray& a, DType t, const std::vector<int>& order) {
+  const int nd = a.ndim();
+  std::vector<bool> seen(static_cast<size_t>(nd), false);
+  for (int ax : order) seen[static_cast<size_t>(ax)] = true;
+  std::vector<int64_t> outer_first;
+  for (int d = 0; d < nd; ++d)
+    if (!seen[static_cast<size_t>(d)]) outer_first.push_back(d);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) outer_first.push_back(*it);
+  Shape ps;
+  for (int64_t ax : outer_first) ps.push_back(a.shape()[ax]);
+  ndarray buf = empty(ps, t);
+  std::vector<int64_t> inv(static_cast<size_t>(nd));
+  for (int i = 0; i < nd; ++i) inv[static_cast<size_t>(outer_first[static_cast<size_t>(i)])] = i;
+  ndarray view = buf.transpose(inv);
+  copy_into(view, a);
+  return view;
+}
+
 std::vector<bool> axes_mask(const ndarray& a, const std::optional<std::vector<int64_t>>& axes) {
   std::vector<bool> m(a.ndim(), !axes.has_value());
   if (axes) {
@@ -411,21 +601,27 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   }
   if (init && op == OpId::logical_and) init = Scalar::from_bool(init->as_bool());
 
-  ndarray src = a.dtype() == t ? a : a.astype(t, Order::K);
+  // Note [NumPy reduction order]: the plan follows NumPy's iterator over the input as given
+  // (and the where= mask). Where NumPy casts through its buffers, npc casts up front into a
+  // copy laid out in the plan's order, so the plan's dims are single strides in it as well.
+  std::optional<ndarray> mb;
   if (opts.where) {
-    // Masked-out elements become the initial value (the identity), so they do not count.
     ndarray m = opts.where->dtype() == DType::Bool ? *opts.where : opts.where->astype(DType::Bool);
-    ndarray filled = full(a.shape(), *init, t);
-    // filled[m] = src via the where= path of a positive/copy: use copy_into with a mask.
     std::vector<Shape> sh{a.shape(), m.shape()};
     if (broadcast_shapes(sh) != a.shape())
       throw ValueError("operands could not be broadcast together with shapes " + shape_str(a.shape()) + " " +
                        shape_str(m.shape()));
-    ndarray mb = broadcast_to(m, a.shape());
+    mb = broadcast_to(m, a.shape());
+  }
+  const ReducePlan plan = numpy_reduce_plan(a.shape(), a.strides(), mb ? &mb->strides() : nullptr, red, a.dtype() != t);
+  ndarray src = a.dtype() == t ? a : copy_in_order(a, t, plan.order);
+  if (opts.where) {
+    // Masked-out elements become the initial value (the identity), so they do not count.
+    ndarray filled = copy_in_order(full(a.shape(), *init, t), t, plan.order);
     detail::visit(t, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      std::byte* ptrs[3] = {src.data(), mb.data(), filled.data()};
-      std::vector<std::vector<int64_t>> st{src.strides(), mb.strides(), filled.strides()};
+      std::byte* ptrs[3] = {src.data(), mb->data(), filled.data()};
+      std::vector<std::vector<int64_t>> st{src.strides(), mb->strides(), filled.strides()};
       ops::run_elementwise(
           [](std::byte* const* p, const int64_t* s, int64_t n) {
             for (int64_t i = 0; i < n; ++i)
@@ -435,13 +631,6 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     });
     src = filled;
   }
-
-  // A reduced axis with a negative stride makes NumPy buffer non-contiguous reduced blocks
-  // (Note [buffered reductions]); otherwise it walks such an axis as it is, backwards.
-  const ndarray src_unflipped = src;
-  bool neg_reduced = false;
-  for (int d = 0; d < src.ndim(); ++d)
-    if (red[d] && src.strides()[d] < 0 && src.shape()[d] > 1) neg_reduced = true;
 
   // Result array (kept dims in order) with the reduction's dtype.
   ndarray res = empty(kept_shape, t);
@@ -453,13 +642,6 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     // Geometry: kept axes (in order) then reduced axes.
     std::vector<int> kept_axes, red_axes;
     for (int d = 0; d < a.ndim(); ++d) (red[d] ? red_axes : kept_axes).push_back(d);
-    int64_t min_stride = std::numeric_limits<int64_t>::max();
-    bool inner_is_reduced = false;
-    for (int d = 0; d < a.ndim(); ++d) {
-      if (src.shape()[d] <= 1) continue;
-      int64_t s = std::abs(src.strides()[d]);
-      if (s < min_stride || (s == min_stride && red[d])) { min_stride = s; inner_is_reduced = red[d]; }
-    }
     Shape rshape;
     Strides rstr;
     for (int d : red_axes) { rshape.push_back(src.shape()[d]); rstr.push_back(src.strides()[d]); }
@@ -468,43 +650,25 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     for (int d : kept_axes) { kshape.push_back(src.shape()[d]); kstr.push_back(src.strides()[d]); }
     const size_t isz = itemsize(t);
 
-    if (inner_is_reduced || kept_axes.empty()) {
+    if (plan.dims.empty() || plan.dims[0].red) {
       // Per output element: initialise with the initial value or the first element, then
-      // reduce the block run by run (Note [reduction order]).
+      // add the pieces of its blocks in NumPy's order (Note [NumPy reduction order]).
       InnerReduceFn inner = inner_for(op, t);
-      // Coalesce the reduced block's axes (memory order, innermost last).
-      std::vector<int64_t> order(rshape.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
-      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return std::abs(rstr[x]) > std::abs(rstr[y]); });
-      Shape cs;
-      Strides cst;
-      for (int64_t i : order) {
-        if (rshape[i] == 1) continue;
-        if (!cs.empty() && cst.back() == rstr[i] * rshape[i]) { cs.back() *= rshape[i]; cst.back() = rstr[i]; continue; }
-        cs.push_back(rshape[i]);
-        cst.push_back(rstr[i]);
+      // Block dims (innermost first) and the other reduced dims (innermost first).
+      std::vector<int64_t> bn, bs, on, os;
+      for (size_t i = 0; i < plan.dims.size(); ++i) {
+        const auto& d = plan.dims[i];
+        if (!d.red) continue;
+        const int64_t s = src.strides()[d.inner_axis];
+        if (i < plan.block_dims) { bn.push_back(d.n); bs.push_back(s); }
+        else { on.push_back(d.n); os.push_back(s); }
       }
-      if (cs.empty()) { cs.push_back(1); cst.push_back(0); }
-      // Note [buffered reductions]
-      // When a reduced block is not one memory run and one of its axes runs backwards,
-      // NumPy's iterator copies it through a buffer (8192 elements) in the view's logical
-      // order and reduces each buffer. npc copies the view with the reduced axes last, in
-      // logical order, and reduces 8192-element chunks. Without a backwards axis NumPy walks
-      // the block run by run in memory order (out = out + pairwise(run)), as npc does below.
-      // (Found by comparing sums of order-sensitive data over C, F, transposed, strided and
-      // reversed views with every axis combination: tests/numpy_conformance/test_reductions.py.)
-      bool buffered = false;
-      if (cs.size() > 1 && neg_reduced) {
-        std::vector<int64_t> perm;
-        for (int d : kept_axes) perm.push_back(d);
-        for (int d : red_axes) perm.push_back(d);
-        src = src_unflipped.transpose(perm).copy(Order::C);
-        for (size_t d = 0; d < kshape.size(); ++d) kstr[d] = src.strides()[d];
-        cs.assign(1, nred);
-        cst.assign(1, static_cast<int64_t>(isz));
-        buffered = true;
-      }
-      const int64_t run = cs.back(), run_s = cst.back();
+      if (bn.empty()) { bn.push_back(1); bs.push_back(0); }
+      int64_t run = 1;
+      for (int64_t n : bn) run *= n;
+      const int64_t piece = plan.piece > 0 && plan.piece < run ? plan.piece : run;
+      const int64_t run_s = bs[0];
+      const bool one_run = bn.size() == 1 && piece == run;  // each block is one strided run
       const int64_t nruns = nred / run;
       Strides rs_st = contiguous_strides(kshape, 1);
       const bool seq_first = !init.has_value();
@@ -517,23 +681,45 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           rem %= rs_st[d];
           base += idx * kstr[d];
         }
-        std::vector<int64_t> idx(cs.size() - 1, 0);
-        bool first = true;
+        // Pieces spanning several block dims are gathered in iteration order, as NumPy's
+        // buffer holds them.
+        thread_local std::vector<std::byte> gather;
+        std::vector<int64_t> oidx(on.size(), 0), bidx(bn.size(), 0);
+        bool first = seq_first;
         for (int64_t r = 0; r < nruns; ++r) {
           const std::byte* p = base;
-          for (size_t d = 0; d + 1 < cs.size(); ++d) p += idx[d] * cst[d];
-          if (first && seq_first) {
-            std::memcpy(acc, p, isz);
-            if (run > 1) inner(fn, p + run_s, run_s, run - 1, acc);
-          } else if (buffered) {
-            for (int64_t c = 0; c < run; c += 8192) inner(fn, p + c * run_s, run_s, std::min<int64_t>(8192, run - c), acc);
-          } else {
-            inner(fn, p, run_s, run, acc);
+          for (size_t d = 0; d < on.size(); ++d) p += oidx[d] * os[d];
+          for (int64_t c = 0; c < run; c += piece) {
+            const int64_t m = std::min(piece, run - c);
+            const std::byte* q = p + c * run_s;
+            int64_t qs = run_s;
+            if (bn.size() > 1) {
+              gather.resize(static_cast<size_t>(m) * isz);
+              int64_t rest = c;
+              for (size_t d = 0; d < bn.size(); ++d) { bidx[d] = rest % bn[d]; rest /= bn[d]; }
+              for (int64_t e = 0; e < m; ++e) {
+                const std::byte* x = p;
+                for (size_t d = 0; d < bn.size(); ++d) x += bidx[d] * bs[d];
+                std::memcpy(gather.data() + e * static_cast<int64_t>(isz), x, isz);
+                for (size_t d = 0; d < bn.size(); ++d) {
+                  if (++bidx[d] < bn[d]) break;
+                  bidx[d] = 0;
+                }
+              }
+              q = gather.data();
+              qs = static_cast<int64_t>(isz);
+            }
+            if (first) {
+              std::memcpy(acc, q, isz);
+              if (m > 1) inner(fn, q + qs, qs, m - 1, acc);
+              first = false;
+            } else {
+              inner(fn, q, qs, m, acc);
+            }
           }
-          first = false;
-          for (int d = static_cast<int>(cs.size()) - 2; d >= 0; --d) {
-            if (++idx[d] < cs[d]) break;
-            idx[d] = 0;
+          for (size_t d = 0; d < on.size(); ++d) {
+            if (++oidx[d] < on[d]) break;
+            oidx[d] = 0;
           }
         }
       };
@@ -547,7 +733,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       const bool fpe = ops::checks_fpe(op);
       std::atomic<int> fl{0};
       const bool float_add = op == OpId::add && (t == DType::Float64 || t == DType::Float32);
-      if (nout == 1 && nt > 1 && cs.size() == 1 && float_add && init && run > 128) {
+      if (nout == 1 && nt > 1 && nruns == 1 && one_run && float_add && init && run > 128) {
         // Note [threaded pairwise sum]
         // One long float run: the leaves of NumPy's own pairwise recursion (split n at
         // n/2 rounded down to a multiple of 8) are summed by the threads, then combined up
@@ -605,7 +791,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           ops::store<float>(out0, ops::load<float>(out0) + static_cast<float>(total));
         }
         if (fpe) fl.fetch_or(ops::read_fpe());
-      } else if (nout == 1 && nt > 1 && cs.size() == 1 &&
+      } else if (nout == 1 && nt > 1 && nruns == 1 && one_run &&
                  (op == OpId::add || op == OpId::maximum || op == OpId::minimum)) {
         // One long run: split it among threads, combine the partial results in order.
         // Eight chunks per thread, handed out dynamically (a thread that starts late on a
@@ -669,17 +855,14 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       Strides rcs = res.strides();
       st[0] = rcs;
       st[2] = rcs;
-      // The reduced axes are walked in memory order (largest stride outermost), as NumPy's
-      // iterator does.
-      {
-        std::vector<size_t> ord(rshape.size());
-        for (size_t i = 0; i < ord.size(); ++i) ord[i] = i;
-        std::stable_sort(ord.begin(), ord.end(), [&](size_t x, size_t y) { return std::abs(rstr[x]) > std::abs(rstr[y]); });
-        Shape rs2;
-        Strides rt2;
-        for (size_t i : ord) { rs2.push_back(rshape[i]); rt2.push_back(rstr[i]); }
-        rshape = rs2;
-        rstr = rt2;
+      // The reduced axes are walked in NumPy's iteration order (outermost first; Note [NumPy
+      // reduction order]): each output element adds its elements one at a time in that order.
+      rshape.clear();
+      rstr.clear();
+      for (auto it = plan.order.rbegin(); it != plan.order.rend(); ++it) {
+        if (!red[*it]) continue;
+        rshape.push_back(src.shape()[*it]);
+        rstr.push_back(src.strides()[*it]);
       }
       // Note [row-wise outer reductions]
       // When the kept elements of every slice form one contiguous run (a C-contiguous array
@@ -765,6 +948,35 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       bool first = !init.has_value();
       if (init) res.fill(*init);
       int flags = 0;
+      if (op == OpId::multiply && t == DType::Complex64) {
+        // Note [complex64 reduce products]: NumPy's complex64 multiply loop is the FMA
+        // vector loop unless an operand has a negative stride (then the plain product). Its
+        // input stride here is the buffer's (+itemsize) when the iterator buffers the input,
+        // else the input's own stride along the innermost dim (Note [NumPy reduction order]).
+        const bool plain = !plan.in_buffered && plan.in_stride0 < 0;
+        using C = std::complex<float>;
+        Strides rc = contiguous_strides(kshape, 1);
+        C* o = reinterpret_cast<C*>(res.data());
+        ops::clear_fpe();
+        for (int64_t r = 0; r < nred; ++r) {
+          const std::byte* p0 = src.data();
+          for (size_t d = 0; d < rshape.size(); ++d) p0 += idx[d] * rstr[d];
+          for (int64_t j = 0; j < nout; ++j) {
+            const std::byte* q = p0;
+            for (size_t d = 0; d < kshape.size(); ++d) q += ((j / rc[d]) % kshape[d]) * kstr[d];
+            const C x = ops::load<C>(q);
+            const C y = o[j];
+            o[j] = plain ? C(y.real() * x.real() - y.imag() * x.imag(), y.real() * x.imag() + y.imag() * x.real())
+                         : C(std::fma(y.real(), x.real(), -(y.imag() * x.imag())),
+                             std::fma(y.real(), x.imag(), y.imag() * x.real()));
+          }
+          for (int d = static_cast<int>(rshape.size()) - 1; d >= 0; --d) {
+            if (++idx[d] < rshape[d]) break;
+            idx[d] = 0;
+          }
+        }
+        flags = ops::read_fpe();
+      } else {
       for (int64_t r = 0; r < nred; ++r) {
         std::byte* p = src.data();
         for (size_t d = 0; d < rshape.size(); ++d) p += idx[d] * rstr[d];
@@ -780,6 +992,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           if (++idx[d] < rshape[d]) break;
           idx[d] = 0;
         }
+      }
       }
       if (flags) ops::note_fpe(flags);
       }
