@@ -61,3 +61,59 @@ def test_reduction_order_bits(name, view):
     finally:
         npc.set_num_threads(old)
     assert not bad, f"{len(bad)} mismatches: " + "\n".join(bad[:5])
+
+
+def _random_view(rng, dtype):
+    """A random view: 1-4 dims (some of size 1), reversed/strided axes, C or Fortran base,
+    a random transpose, sometimes a broadcast axis; sizes reach past NumPy's 8192-element
+    buffer."""
+    nd = int(rng.integers(1, 5))
+    sizes = [1, 2, 3, 5, 8, 9, 17, 64, 130, 300, 1000, 9000]
+    while True:
+        shape = [int(rng.choice(sizes)) for _ in range(nd)]
+        if np.prod(shape) <= 40000:
+            break
+    steps = [int(rng.choice([1, 1, -1, 2, -2, 3])) for _ in range(nd)]
+    full = [s * abs(st) for s, st in zip(shape, steps)]
+    v = rng.standard_normal(full) * 1e3
+    if dtype.startswith("complex"):
+        v = v + 1j * rng.standard_normal(full) * 1e3
+    base = v.astype(dtype)
+    if rng.random() < 0.3:
+        base = np.asfortranarray(base)
+    a = base[tuple(slice(None, None, st) for st in steps)].transpose(rng.permutation(nd))
+    if rng.random() < 0.1:
+        a = np.broadcast_to(a[:1], (3,) + a.shape[1:])
+    k = int(rng.integers(0, nd + 1))
+    axis = None if rng.random() < 0.25 else tuple(int(x) for x in rng.choice(nd, size=k, replace=False))
+    return a, axis
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_reduction_order_random_views(seed):
+    """Bit-exact against NumPy on random views x axes x dtypes (Note [NumPy reduction order]),
+    including casts through NumPy's buffer (sum with dtype=, mean of float16)."""
+    old = npc.get_num_threads()
+    npc.set_num_threads(1 + seed % 2)
+    rng = np.random.default_rng(1000 + seed)
+    bad = []
+    try:
+        for _ in range(60):
+            dtype = str(rng.choice(["float16", "float32", "float64", "complex64", "complex128"]))
+            a, axis = _random_view(rng, dtype)
+            name = str(rng.choice(["sum", "sum", "mean", "prod", "nansum"]))
+            kw = {}
+            if name == "prod":  # near 1: order-sensitive without overflow
+                a = (1 + a.astype("complex128" if dtype.startswith("complex") else "float64") / 1e5).astype(dtype)
+            if name == "sum" and dtype in ("float16", "float32") and rng.random() < 0.4:
+                kw["dtype"] = "float64" if dtype == "float32" else "float32"
+            with np.errstate(all="ignore"):
+                e = getattr(np, name)(a, axis=axis, **kw)
+                g = getattr(npc, name)(npc.asarray(a), axis=axis, **kw)
+            try:
+                assert_same(g, e, name, 0, f"{name} {dtype} {kw} {a.shape} {a.strides} axis={axis}")
+            except AssertionError as exc:
+                bad.append(str(exc)[:300])
+    finally:
+        npc.set_num_threads(old)
+    assert not bad, f"{len(bad)} mismatches: " + "\n".join(bad[:5])
