@@ -684,7 +684,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         // Pieces spanning several block dims are gathered in iteration order, as NumPy's
         // buffer holds them.
         thread_local std::vector<std::byte> gather;
-        std::vector<int64_t> oidx(on.size(), 0), bidx(bn.size(), 0);
+        int64_t oidx[64] = {}, bidx[64] = {};  // at most 64 dims (NumPy's NPY_MAXDIMS)
         bool first = seq_first;
         for (int64_t r = 0; r < nruns; ++r) {
           const std::byte* p = base;
