@@ -148,9 +148,11 @@ void complex_pairwise(const std::byte* p, int64_t n2, int64_t s, R& rr, R& ri) {
 // blocks (the core dims, all reduced, one block per index of the other reduced dims, in
 // iteration order), each block is summed in pieces of `piece` elements (the buffer size, a
 // multiple of the inner core dims when the iterator buffers, else the whole block), and
-// the output adds each piece's pairwise sum in turn. When the innermost dim is kept, every
-// output element adds its elements one at a time in iteration order. The rules were checked
-// bit for bit against NumPy on thousands of random shapes, views, axes and dtypes
+// the output adds each piece's pairwise sum in turn; with where=, each run of true mask
+// values within a piece is its own call (NumPy's masked loop). When the innermost dim is
+// kept, every output element adds its elements one at a time in iteration order (masked
+// elements hold the identity there). The rules were checked bit for bit against NumPy on
+// thousands of random shapes, views, axes, dtypes and masks
 // (tests/numpy_conformance/test_reduction_order.py).
 struct ReducePlan {
   struct Dim {
@@ -615,6 +617,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   }
   const ReducePlan plan = numpy_reduce_plan(a.shape(), a.strides(), mb ? &mb->strides() : nullptr, red, a.dtype() != t);
   ndarray src = a.dtype() == t ? a : copy_in_order(a, t, plan.order);
+  std::optional<ndarray> mcopy;
   if (opts.where) {
     // Masked-out elements become the initial value (the identity), so they do not count.
     ndarray filled = copy_in_order(full(a.shape(), *init, t), t, plan.order);
@@ -630,6 +633,10 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           3, ptrs, st, a.shape(), 2, false);
     });
     src = filled;
+    // NumPy's masked loop (generic_masked_strided_loop) runs the reduce loop on each run of
+    // true mask values of an inner call: the block path below splits its pieces the same way,
+    // reading the mask in the same layout as `filled`.
+    mcopy = copy_in_order(*mb, DType::Bool, plan.order);
   }
 
   // Result array (kept dims in order) with the reduction's dtype.
@@ -655,52 +662,80 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       // add the pieces of its blocks in NumPy's order (Note [NumPy reduction order]).
       InnerReduceFn inner = inner_for(op, t);
       // Block dims (innermost first) and the other reduced dims (innermost first).
-      std::vector<int64_t> bn, bs, on, os;
+      // With where=, mbs/mos/mkst are the mask's strides for the same dims.
+      std::vector<int64_t> bn, bs, on, os, mbs, mos, mkst;
+      const bool masked = mcopy.has_value();
       for (size_t i = 0; i < plan.dims.size(); ++i) {
         const auto& d = plan.dims[i];
         if (!d.red) continue;
         const int64_t s = src.strides()[d.inner_axis];
-        if (i < plan.block_dims) { bn.push_back(d.n); bs.push_back(s); }
-        else { on.push_back(d.n); os.push_back(s); }
+        const int64_t ms = masked ? mcopy->strides()[d.inner_axis] : 0;
+        if (i < plan.block_dims) { bn.push_back(d.n); bs.push_back(s); mbs.push_back(ms); }
+        else { on.push_back(d.n); os.push_back(s); mos.push_back(ms); }
       }
-      if (bn.empty()) { bn.push_back(1); bs.push_back(0); }
+      if (bn.empty()) { bn.push_back(1); bs.push_back(0); mbs.push_back(0); }
+      if (masked)
+        for (int d : kept_axes) mkst.push_back(mcopy->strides()[d]);
       int64_t run = 1;
       for (int64_t n : bn) run *= n;
       const int64_t piece = plan.piece > 0 && plan.piece < run ? plan.piece : run;
       const int64_t run_s = bs[0];
-      const bool one_run = bn.size() == 1 && piece == run;  // each block is one strided run
+      const bool one_run = bn.size() == 1 && piece == run && !masked;  // each block is one strided run
       const int64_t nruns = nred / run;
       Strides rs_st = contiguous_strides(kshape, 1);
       const bool seq_first = !init.has_value();
       auto reduce_one = [&](int64_t j, std::byte* acc) {
-        // Offset of output element j in src.
+        // Offset of output element j in src (and in the mask).
         const std::byte* base = src.data();
+        const std::byte* mbase = masked ? mcopy->data() : nullptr;
         int64_t rem = j;
         for (size_t d = 0; d < kshape.size(); ++d) {
           int64_t idx = rem / rs_st[d];
           rem %= rs_st[d];
           base += idx * kstr[d];
+          if (masked) mbase += idx * mkst[d];
         }
         // Pieces spanning several block dims are gathered in iteration order, as NumPy's
         // buffer holds them.
-        thread_local std::vector<std::byte> gather;
+        thread_local std::vector<std::byte> gather, mgather;
         int64_t oidx[64] = {}, bidx[64] = {};  // at most 64 dims (NumPy's NPY_MAXDIMS)
         bool first = seq_first;
+        auto feed = [&](const std::byte* q, int64_t qs, int64_t m) {
+          if (first) {
+            std::memcpy(acc, q, isz);
+            if (m > 1) inner(fn, q + qs, qs, m - 1, acc);
+            first = false;
+          } else {
+            inner(fn, q, qs, m, acc);
+          }
+        };
         for (int64_t r = 0; r < nruns; ++r) {
           const std::byte* p = base;
-          for (size_t d = 0; d < on.size(); ++d) p += oidx[d] * os[d];
+          const std::byte* mp = mbase;
+          for (size_t d = 0; d < on.size(); ++d) {
+            p += oidx[d] * os[d];
+            if (masked) mp += oidx[d] * mos[d];
+          }
           for (int64_t c = 0; c < run; c += piece) {
             const int64_t m = std::min(piece, run - c);
             const std::byte* q = p + c * run_s;
             int64_t qs = run_s;
+            const std::byte* mq = masked ? mp + c * mbs[0] : nullptr;
+            int64_t mqs = mbs[0];
             if (bn.size() > 1) {
               gather.resize(static_cast<size_t>(m) * isz);
+              if (masked) mgather.resize(static_cast<size_t>(m));
               int64_t rest = c;
               for (size_t d = 0; d < bn.size(); ++d) { bidx[d] = rest % bn[d]; rest /= bn[d]; }
               for (int64_t e = 0; e < m; ++e) {
                 const std::byte* x = p;
                 for (size_t d = 0; d < bn.size(); ++d) x += bidx[d] * bs[d];
                 std::memcpy(gather.data() + e * static_cast<int64_t>(isz), x, isz);
+                if (masked) {
+                  const std::byte* y = mp;
+                  for (size_t d = 0; d < bn.size(); ++d) y += bidx[d] * mbs[d];
+                  mgather[static_cast<size_t>(e)] = *y;
+                }
                 for (size_t d = 0; d < bn.size(); ++d) {
                   if (++bidx[d] < bn[d]) break;
                   bidx[d] = 0;
@@ -708,13 +743,19 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
               }
               q = gather.data();
               qs = static_cast<int64_t>(isz);
+              mq = mgather.data();
+              mqs = 1;
             }
-            if (first) {
-              std::memcpy(acc, q, isz);
-              if (m > 1) inner(fn, q + qs, qs, m - 1, acc);
-              first = false;
-            } else {
-              inner(fn, q, qs, m, acc);
+            if (!masked) {
+              feed(q, qs, m);
+              continue;
+            }
+            // Runs of true mask values, each its own inner call (NumPy's masked loop).
+            for (int64_t e = 0; e < m;) {
+              while (e < m && mq[e * mqs] == std::byte{0}) ++e;
+              const int64_t e0 = e;
+              while (e < m && mq[e * mqs] != std::byte{0}) ++e;
+              if (e > e0) feed(q + e0 * qs, qs, e - e0);
             }
           }
           for (size_t d = 0; d < on.size(); ++d) {

@@ -3,6 +3,7 @@ src/ops/reduce.cpp): on order-sensitive data the results are identical to
 NumPy's (0 ULP) for C, Fortran, transposed, strided and reversed views and every axis
 combination. npc's NumPy fallback is an error here."""
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -92,7 +93,7 @@ def _random_view(rng, dtype):
 @pytest.mark.parametrize("seed", range(4))
 def test_reduction_order_random_views(seed):
     """Bit-exact against NumPy on random views x axes x dtypes (Note [NumPy reduction order]),
-    including casts through NumPy's buffer (sum with dtype=, mean of float16)."""
+    including casts through NumPy's buffer (sum with dtype=, mean of float16) and where=."""
     old = npc.get_num_threads()
     npc.set_num_threads(1 + seed % 2)
     rng = np.random.default_rng(1000 + seed)
@@ -107,11 +108,19 @@ def test_reduction_order_random_views(seed):
                 a = (1 + a.astype("complex128" if dtype.startswith("complex") else "float64") / 1e5).astype(dtype)
             if name == "sum" and dtype in ("float16", "float32") and rng.random() < 0.4:
                 kw["dtype"] = "float64" if dtype == "float32" else "float32"
-            with np.errstate(all="ignore"):
+            if rng.random() < 0.3:  # where=: NumPy sums each run of true mask values on its own
+                m = rng.random(a.shape) < 0.8
+                if a.ndim > 1 and rng.random() < 0.3:
+                    m = np.broadcast_to(m[..., :1], a.shape)  # a broadcast mask
+                kw["where"] = m
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # "Mean of empty slice" (both warn)
                 e = getattr(np, name)(a, axis=axis, **kw)
-                g = getattr(npc, name)(npc.asarray(a), axis=axis, **kw)
+                g = getattr(npc, name)(npc.asarray(a), axis=axis,
+                                       **{k: npc.asarray(v) if k == "where" else v for k, v in kw.items()})
             try:
-                assert_same(g, e, name, 0, f"{name} {dtype} {kw} {a.shape} {a.strides} axis={axis}")
+                what = {k: (v if k != "where" else "mask") for k, v in kw.items()}
+                assert_same(g, e, name, 0, f"{name} {dtype} {what} {a.shape} {a.strides} axis={axis}")
             except AssertionError as exc:
                 bad.append(str(exc)[:300])
     finally:
