@@ -619,23 +619,9 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   ndarray src = a.dtype() == t ? a : copy_in_order(a, t, plan.order);
   std::optional<ndarray> mcopy;
   if (opts.where) {
-    // Masked-out elements become the initial value (the identity), so they do not count.
-    ndarray filled = copy_in_order(full(a.shape(), *init, t), t, plan.order);
-    detail::visit(t, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      std::byte* ptrs[3] = {src.data(), mb->data(), filled.data()};
-      std::vector<std::vector<int64_t>> st{src.strides(), mb->strides(), filled.strides()};
-      ops::run_elementwise(
-          [](std::byte* const* p, const int64_t* s, int64_t n) {
-            for (int64_t i = 0; i < n; ++i)
-              if (*reinterpret_cast<const bool*>(p[1] + i * s[1])) std::memcpy(p[2] + i * s[2], p[0] + i * s[0], sizeof(T));
-          },
-          3, ptrs, st, a.shape(), 2, false);
-    });
-    src = filled;
     // NumPy's masked loop (generic_masked_strided_loop) runs the reduce loop on each run of
-    // true mask values of an inner call: the block path below splits its pieces the same way,
-    // reading the mask in the same layout as `filled`.
+    // true mask values of an inner call and never reads masked elements: both paths below
+    // skip them, reading the mask in the plan's layout.
     mcopy = copy_in_order(*mb, DType::Bool, plan.order);
   }
 
@@ -773,7 +759,8 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       // "... encountered in reduce"; each thread collects its own.
       const bool fpe = ops::checks_fpe(op);
       std::atomic<int> fl{0};
-      const bool float_add = op == OpId::add && (t == DType::Float64 || t == DType::Float32);
+      // float16 sums accumulate in float32 (NumPy's half pairwise sum), one rounding at the end.
+      const bool float_add = op == OpId::add && (t == DType::Float64 || t == DType::Float32 || t == DType::Float16);
       if (nout == 1 && nt > 1 && nruns == 1 && one_run && float_add && init && run > 128) {
         // Note [threaded pairwise sum]
         // One long float run: the leaves of NumPy's own pairwise recursion (split n at
@@ -806,7 +793,8 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
             const auto [lo, n] = leaves[static_cast<size_t>(k)];
             leaf_sum[static_cast<size_t>(k)] = t == DType::Float64
                 ? pairwise_sum<double, double>(p0 + lo * run_s, n, run_s)
-                : static_cast<double>(pairwise_sum<float, float>(p0 + lo * run_s, n, run_s));
+                : t == DType::Float32 ? static_cast<double>(pairwise_sum<float, float>(p0 + lo * run_s, n, run_s))
+                                      : static_cast<double>(pairwise_sum<float, float16>(p0 + lo * run_s, n, run_s));
           }
           if (fpe) fl.fetch_or(ops::read_fpe());
         }
@@ -817,7 +805,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           if (d == 0 || n <= 128) return leaf_sum[next++];
           int64_t n2 = n / 2;
           n2 -= n2 % 8;
-          if (t == DType::Float32) {
+          if (t != DType::Float64) {  // float32, and float16's float32 accumulator
             float l = static_cast<float>(self(self, n2, d - 1));
             float r = static_cast<float>(self(self, n - n2, d - 1));
             return static_cast<double>(l + r);
@@ -828,12 +816,17 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         const double total = combine(combine, run, depth);
         if (t == DType::Float64) {
           ops::store<double>(out0, ops::load<double>(out0) + total);
+        } else if (t == DType::Float16) {
+          ops::store<float16>(out0, float_to_half(half_to_float(ops::load<float16>(out0)) + static_cast<float>(total)));
         } else {
           ops::store<float>(out0, ops::load<float>(out0) + static_cast<float>(total));
         }
         if (fpe) fl.fetch_or(ops::read_fpe());
       } else if (nout == 1 && nt > 1 && nruns == 1 && one_run &&
-                 (op == OpId::add || op == OpId::maximum || op == OpId::minimum)) {
+                 ((op == OpId::add && (is_integer(t) || t == DType::Bool)) || op == OpId::maximum ||
+                  op == OpId::minimum)) {
+        // (Chunks change the association: only for sums that are exact (integers) and for
+        // max/min; float16 and complex sums run serially or through the tree above.)
         // One long run: split it among threads, combine the partial results in order.
         // Eight chunks per thread, handed out dynamically (a thread that starts late on a
         // busy machine takes fewer); the combine order is the chunks' order either way.
@@ -921,7 +914,57 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           want *= kshape[d];
         }
       }
-      if (kept_contig && res.is_c_contiguous()) {
+      if (mcopy) {
+        // where=: NumPy's masked loop never touches masked elements; adding an identity in
+        // their place would not keep every signed zero of complex products. So each output
+        // element takes its unmasked elements one at a time, in the same order.
+        res.fill(*init);  // where= requires an initial value (checked above)
+        Strides rc = contiguous_strides(kshape, 1);
+        std::vector<int64_t> mk, mr;
+        for (int d : kept_axes) mk.push_back(mcopy->strides()[d]);
+        for (auto it = plan.order.rbegin(); it != plan.order.rend(); ++it)
+          if (red[*it]) mr.push_back(mcopy->strides()[*it]);
+        const bool c64_mul = op == OpId::multiply && t == DType::Complex64;
+        const bool plain = !plan.in_buffered && plan.in_stride0 < 0;  // Note [complex64 reduce products]
+        std::vector<int64_t> ix(rshape.size(), 0);
+        ops::clear_fpe();
+        for (int64_t r = 0; r < nred; ++r) {
+          const std::byte* p0 = src.data();
+          const std::byte* m0 = mcopy->data();
+          for (size_t d = 0; d < rshape.size(); ++d) {
+            p0 += ix[d] * rstr[d];
+            m0 += ix[d] * mr[d];
+          }
+          for (int64_t j = 0; j < nout; ++j) {
+            const std::byte* q = p0;
+            const std::byte* mq = m0;
+            for (size_t d = 0; d < kshape.size(); ++d) {
+              const int64_t k = (j / rc[d]) % kshape[d];
+              q += k * kstr[d];
+              mq += k * mk[d];
+            }
+            if (*mq == std::byte{0}) continue;
+            std::byte* o = res.data() + j * static_cast<int64_t>(isz);
+            if (c64_mul) {
+              using C = std::complex<float>;
+              const C x = ops::load<C>(q), y = ops::load<C>(o);
+              ops::store<C>(o, plain ? C(y.real() * x.real() - y.imag() * x.imag(), y.real() * x.imag() + y.imag() * x.real())
+                                     : C(std::fma(y.real(), x.real(), -(y.imag() * x.imag())),
+                                         std::fma(y.real(), x.imag(), y.imag() * x.real())));
+            } else {
+              std::byte* ptrs[3] = {o, const_cast<std::byte*>(q), o};
+              int64_t st3[3] = {0, 0, 0};
+              fn(ptrs, st3, 1);
+            }
+          }
+          for (int d = static_cast<int>(rshape.size()) - 1; d >= 0; --d) {
+            if (++ix[d] < rshape[d]) break;
+            ix[d] = 0;
+          }
+        }
+        if (ops::checks_fpe(op))
+          if (int f = ops::read_fpe()) ops::note_fpe(f);
+      } else if (kept_contig && res.is_c_contiguous()) {
         if (init) res.fill(*init);
         const bool fpe = ops::checks_fpe(op);
         const bool copy_first = !init.has_value();

@@ -126,3 +126,43 @@ def test_reduction_order_random_views(seed):
     finally:
         npc.set_num_threads(old)
     assert not bad, f"{len(bad)} mismatches: " + "\n".join(bad[:5])
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("dtype", ["float64", "int64", "complex128"])
+def test_where_with_initial_every_axis(name, dtype):
+    """Masked-out elements do not count for any axis, also when `initial` is not the identity
+    (an outer-axis reduction once added `initial` for each masked element)."""
+    if dtype == "complex128" and name in ("max", "min"):
+        pytest.skip("NumPy's complex max/min order is tested elsewhere")
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((4, 6, 5)) * 10).astype(dtype)
+    m = rng.random((4, 6, 5)) < 0.6
+    for view in (lambda b: b, lambda b: b[::-1, :, ::-1], lambda b: b.transpose(2, 0, 1)):
+        av, mv = view(a), view(m)
+        for axis in (None, 0, 1, 2, (0, 2)):
+            e = getattr(np, name)(av, axis=axis, where=mv, initial=5)
+            g = getattr(npc, name)(npc.asarray(av), axis=axis, where=npc.asarray(mv), initial=5)
+            assert_same(g, e, name, 0, f"{name} {dtype} axis={axis}")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "complex64", "complex128", "float32", "float64"])
+def test_long_run_sum_threads(dtype):
+    """A full sum of one long run with several threads keeps NumPy's association: float16
+    accumulates the whole run in float32 (no rounding of partial sums to float16, which
+    overflowed to inf here), complex sums are not split into chunks."""
+    old = npc.get_num_threads()
+    npc.set_num_threads(2)
+    try:
+        rng = np.random.default_rng(7)
+        v = rng.standard_normal(300_000) * 1e3 - 150.0
+        if dtype == "float16":  # halves that cancel: the total fits in float16, half sums do not
+            v = rng.standard_normal(300_000) * 10 + np.where(np.arange(300_000) < 150_000, 50.0, -50.0)
+        if dtype.startswith("complex"):
+            v = v + 1j * rng.standard_normal(300_000) * 1e3
+        a = v.astype(dtype)
+        for view in (a, a[::-1], a.reshape(3, 100_000).T):
+            with np.errstate(all="ignore"):
+                assert_same(npc.sum(npc.asarray(view)), np.sum(view), "sum", 0, f"{dtype} {view.strides}")
+    finally:
+        npc.set_num_threads(old)
