@@ -822,6 +822,76 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           ops::store<float>(out0, ops::load<float>(out0) + static_cast<float>(total));
         }
         if (fpe) fl.fetch_or(ops::read_fpe());
+      } else if (nout == 1 && nt > 1 && float_add && init && !masked && !(nruns == 1 && one_run) &&
+                 nruns * ((run + piece - 1) / piece) >= 2) {
+        // Note [threaded piece sums]
+        // One output over many pieces (strided or reversed blocks, casts through NumPy's
+        // 8192-element buffer): the output adds each piece's pairwise sum in turn, and those
+        // sums do not depend on each other. The threads compute them; the output then adds
+        // them in order, so the bits are the serial loop's.
+        const int64_t ppb = (run + piece - 1) / piece;  // pieces per block
+        std::vector<double> ps(static_cast<size_t>(nruns * ppb));
+        const std::byte* p0 = src.data();
+#if NPC_HAVE_OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+        {
+          if (fpe) ops::clear_fpe();
+          std::vector<std::byte> buf;
+          std::vector<int64_t> bix(bn.size());
+#if NPC_HAVE_OPENMP
+#pragma omp for schedule(dynamic, 4)
+#endif
+          for (int64_t r = 0; r < nruns; ++r) {
+            const std::byte* p = p0;
+            int64_t rest = r;
+            for (size_t d = 0; d < on.size(); ++d) {
+              p += (rest % on[d]) * os[d];
+              rest /= on[d];
+            }
+            for (int64_t k = 0; k < ppb; ++k) {
+              const int64_t c = k * piece, m = std::min(piece, run - c);
+              const std::byte* q = p + c * run_s;
+              int64_t qs = run_s;
+              if (bn.size() > 1) {  // gathered in iteration order, as in reduce_one
+                buf.resize(static_cast<size_t>(m) * isz);
+                int64_t rr = c;
+                for (size_t d = 0; d < bn.size(); ++d) { bix[d] = rr % bn[d]; rr /= bn[d]; }
+                for (int64_t e = 0; e < m; ++e) {
+                  const std::byte* x = p;
+                  for (size_t d = 0; d < bn.size(); ++d) x += bix[d] * bs[d];
+                  std::memcpy(buf.data() + e * static_cast<int64_t>(isz), x, isz);
+                  for (size_t d = 0; d < bn.size(); ++d) {
+                    if (++bix[d] < bn[d]) break;
+                    bix[d] = 0;
+                  }
+                }
+                q = buf.data();
+                qs = static_cast<int64_t>(isz);
+              }
+              ps[static_cast<size_t>(r * ppb + k)] =
+                  t == DType::Float64 ? pairwise_sum<double, double>(q, m, qs)
+                  : t == DType::Float32 ? static_cast<double>(pairwise_sum<float, float>(q, m, qs))
+                                        : static_cast<double>(pairwise_sum<float, float16>(q, m, qs));
+            }
+          }
+          if (fpe) fl.fetch_or(ops::read_fpe());
+        }
+        if (fpe) ops::clear_fpe();
+        if (t == DType::Float64) {
+          double acc = ops::load<double>(out0);
+          for (double v : ps) acc += v;
+          ops::store<double>(out0, acc);
+        } else if (t == DType::Float32) {
+          float acc = ops::load<float>(out0);
+          for (double v : ps) acc += static_cast<float>(v);
+          ops::store<float>(out0, acc);
+        } else {
+          float16 acc = ops::load<float16>(out0);
+          for (double v : ps) acc = float_to_half(half_to_float(acc) + static_cast<float>(v));
+          ops::store<float16>(out0, acc);
+        }
+        if (fpe) fl.fetch_or(ops::read_fpe());
       } else if (nout == 1 && nt > 1 && nruns == 1 && one_run &&
                  ((op == OpId::add && (is_integer(t) || t == DType::Bool)) || op == OpId::maximum ||
                   op == OpId::minimum)) {
