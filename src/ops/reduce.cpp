@@ -21,6 +21,7 @@
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
 #include "ops/reduce_simd.hpp"
+#include "core/cast.hpp"
 
 #if NPC_HAVE_OPENMP
 #include <omp.h>
@@ -616,7 +617,14 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     mb = broadcast_to(m, a.shape());
   }
   const ReducePlan plan = numpy_reduce_plan(a.shape(), a.strides(), mb ? &mb->strides() : nullptr, red, a.dtype() != t);
-  ndarray src = a.dtype() == t ? a : copy_in_order(a, t, plan.order);
+  // Note [cast pieces]: when the innermost dim is reduced and an integer or bool input is
+  // reduced in float64/float32 (mean of ints, sum(dtype=float)), a cast that raises no
+  // floating-point flag, each piece is cast on its way into the pairwise sum (NumPy's
+  // buffer does the same) instead of casting the whole array first.
+  const bool cast_pieces = a.dtype() != t && (plan.dims.empty() || plan.dims[0].red) &&
+                           (is_integer(a.dtype()) || a.dtype() == DType::Bool) &&
+                           (t == DType::Float64 || t == DType::Float32);
+  ndarray src = a.dtype() == t || cast_pieces ? a : copy_in_order(a, t, plan.order);
   std::optional<ndarray> mcopy;
   if (opts.where) {
     // NumPy's masked loop (generic_masked_strided_loop) runs the reduce loop on each run of
@@ -666,7 +674,37 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       for (int64_t n : bn) run *= n;
       const int64_t piece = plan.piece > 0 && plan.piece < run ? plan.piece : run;
       const int64_t run_s = bs[0];
-      const bool one_run = bn.size() == 1 && piece == run && !masked;  // each block is one strided run
+      // Each block is one strided run of `t` (the threaded paths below read src directly).
+      const bool one_run = bn.size() == 1 && piece == run && !masked && !cast_pieces;
+      const detail::CastFn castfn = cast_pieces ? detail::get_cast(a.dtype(), t) : nullptr;
+      const int64_t ssz = static_cast<int64_t>(src.itemsize());
+      // A piece's elements as `t`: in place when they are one strided run of `t`, else
+      // gathered in iteration order (as NumPy's buffer holds them) and cast when needed.
+      auto piece_at = [&](const std::byte* p, int64_t c, int64_t m, std::vector<std::byte>& raw,
+                          std::vector<std::byte>& cast, int64_t* bix) -> std::pair<const std::byte*, int64_t> {
+        const std::byte* from = p + c * run_s;
+        int64_t fs = run_s;
+        if (bn.size() > 1) {
+          raw.resize(static_cast<size_t>(m * ssz));
+          int64_t rest = c;
+          for (size_t d = 0; d < bn.size(); ++d) { bix[d] = rest % bn[d]; rest /= bn[d]; }
+          for (int64_t e = 0; e < m; ++e) {
+            const std::byte* x = p;
+            for (size_t d = 0; d < bn.size(); ++d) x += bix[d] * bs[d];
+            std::memcpy(raw.data() + e * ssz, x, static_cast<size_t>(ssz));
+            for (size_t d = 0; d < bn.size(); ++d) {
+              if (++bix[d] < bn[d]) break;
+              bix[d] = 0;
+            }
+          }
+          from = raw.data();
+          fs = ssz;
+        }
+        if (!castfn) return {from, fs};
+        cast.resize(static_cast<size_t>(m) * isz);
+        castfn(from, fs, cast.data(), static_cast<int64_t>(isz), m);
+        return {cast.data(), static_cast<int64_t>(isz)};
+      };
       const int64_t nruns = nred / run;
       Strides rs_st = contiguous_strides(kshape, 1);
       const bool seq_first = !init.has_value();
@@ -683,7 +721,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         }
         // Pieces spanning several block dims are gathered in iteration order, as NumPy's
         // buffer holds them.
-        thread_local std::vector<std::byte> gather, mgather;
+        thread_local std::vector<std::byte> gather, cgather, mgather;
         int64_t oidx[64] = {}, bidx[64] = {};  // at most 64 dims (NumPy's NPY_MAXDIMS)
         bool first = seq_first;
         auto feed = [&](const std::byte* q, int64_t qs, int64_t m) {
@@ -704,31 +742,22 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           }
           for (int64_t c = 0; c < run; c += piece) {
             const int64_t m = std::min(piece, run - c);
-            const std::byte* q = p + c * run_s;
-            int64_t qs = run_s;
+            const auto [q, qs] = piece_at(p, c, m, gather, cgather, bidx);
             const std::byte* mq = masked ? mp + c * mbs[0] : nullptr;
             int64_t mqs = mbs[0];
-            if (bn.size() > 1) {
-              gather.resize(static_cast<size_t>(m) * isz);
-              if (masked) mgather.resize(static_cast<size_t>(m));
+            if (masked && bn.size() > 1) {  // the mask's piece, gathered the same way
+              mgather.resize(static_cast<size_t>(m));
               int64_t rest = c;
               for (size_t d = 0; d < bn.size(); ++d) { bidx[d] = rest % bn[d]; rest /= bn[d]; }
               for (int64_t e = 0; e < m; ++e) {
-                const std::byte* x = p;
-                for (size_t d = 0; d < bn.size(); ++d) x += bidx[d] * bs[d];
-                std::memcpy(gather.data() + e * static_cast<int64_t>(isz), x, isz);
-                if (masked) {
-                  const std::byte* y = mp;
-                  for (size_t d = 0; d < bn.size(); ++d) y += bidx[d] * mbs[d];
-                  mgather[static_cast<size_t>(e)] = *y;
-                }
+                const std::byte* y = mp;
+                for (size_t d = 0; d < bn.size(); ++d) y += bidx[d] * mbs[d];
+                mgather[static_cast<size_t>(e)] = *y;
                 for (size_t d = 0; d < bn.size(); ++d) {
                   if (++bidx[d] < bn[d]) break;
                   bidx[d] = 0;
                 }
               }
-              q = gather.data();
-              qs = static_cast<int64_t>(isz);
               mq = mgather.data();
               mqs = 1;
             }
@@ -837,7 +866,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
 #endif
         {
           if (fpe) ops::clear_fpe();
-          std::vector<std::byte> buf;
+          std::vector<std::byte> buf, cbuf;
           std::vector<int64_t> bix(bn.size());
 #if NPC_HAVE_OPENMP
 #pragma omp for schedule(dynamic, 4)
@@ -851,24 +880,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
             }
             for (int64_t k = 0; k < ppb; ++k) {
               const int64_t c = k * piece, m = std::min(piece, run - c);
-              const std::byte* q = p + c * run_s;
-              int64_t qs = run_s;
-              if (bn.size() > 1) {  // gathered in iteration order, as in reduce_one
-                buf.resize(static_cast<size_t>(m) * isz);
-                int64_t rr = c;
-                for (size_t d = 0; d < bn.size(); ++d) { bix[d] = rr % bn[d]; rr /= bn[d]; }
-                for (int64_t e = 0; e < m; ++e) {
-                  const std::byte* x = p;
-                  for (size_t d = 0; d < bn.size(); ++d) x += bix[d] * bs[d];
-                  std::memcpy(buf.data() + e * static_cast<int64_t>(isz), x, isz);
-                  for (size_t d = 0; d < bn.size(); ++d) {
-                    if (++bix[d] < bn[d]) break;
-                    bix[d] = 0;
-                  }
-                }
-                q = buf.data();
-                qs = static_cast<int64_t>(isz);
-              }
+              const auto [q, qs] = piece_at(p, c, m, buf, cbuf, bix.data());
               ps[static_cast<size_t>(r * ppb + k)] =
                   t == DType::Float64 ? pairwise_sum<double, double>(q, m, qs)
                   : t == DType::Float32 ? static_cast<double>(pairwise_sum<float, float>(q, m, qs))
