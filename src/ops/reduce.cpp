@@ -677,6 +677,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       // Each block is one strided run of `t` (the threaded paths below read src directly).
       const bool one_run = bn.size() == 1 && piece == run && !masked && !cast_pieces;
       const detail::CastFn castfn = cast_pieces ? detail::get_cast(a.dtype(), t) : nullptr;
+      const bool direct = bn.size() == 1 && !cast_pieces && !masked;
       const int64_t ssz = static_cast<int64_t>(src.itemsize());
       // A piece's elements as `t`: in place when they are one strided run of `t`, else
       // gathered in iteration order (as NumPy's buffer holds them) and cast when needed.
@@ -719,10 +720,8 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           base += idx * kstr[d];
           if (masked) mbase += idx * mkst[d];
         }
-        // Pieces spanning several block dims are gathered in iteration order, as NumPy's
-        // buffer holds them.
-        thread_local std::vector<std::byte> gather, cgather, mgather;
-        int64_t oidx[64] = {}, bidx[64] = {};  // at most 64 dims (NumPy's NPY_MAXDIMS)
+        int64_t oidx[64], bidx[64];  // at most 64 dims (NumPy's NPY_MAXDIMS); bidx set per piece
+        std::fill_n(oidx, on.size(), int64_t{0});
         bool first = seq_first;
         auto feed = [&](const std::byte* q, int64_t qs, int64_t m) {
           if (first) {
@@ -733,6 +732,21 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
             inner(fn, q, qs, m, acc);
           }
         };
+        if (direct) {  // one strided run of `t` per piece: no buffers (the common case)
+          for (int64_t r = 0; r < nruns; ++r) {
+            const std::byte* p = base;
+            for (size_t d = 0; d < on.size(); ++d) p += oidx[d] * os[d];
+            for (int64_t c = 0; c < run; c += piece) feed(p + c * run_s, run_s, std::min(piece, run - c));
+            for (size_t d = 0; d < on.size(); ++d) {
+              if (++oidx[d] < on[d]) break;
+              oidx[d] = 0;
+            }
+          }
+          return;
+        }
+        // Pieces spanning several block dims are gathered in iteration order, as NumPy's
+        // buffer holds them.
+        thread_local std::vector<std::byte> gather, cgather, mgather;
         for (int64_t r = 0; r < nruns; ++r) {
           const std::byte* p = base;
           const std::byte* mp = mbase;
