@@ -570,6 +570,15 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     DType in2[2] = {t, t};
     LoopTypes lt = resolve_loop(op, in2, {}, std::nullopt);
     t = lt.out[0];
+    // Note [reduce dtype from out]: with out= and no dtype=, NumPy resolves the reduce loop
+    // from the input and out dtypes together: when out's dtype is the promotion of both (a
+    // wider float out), the sum or product runs in it, as np.sum(float32_array,
+    // out=float64_array) does. (A narrower out gets the input's result cast, as before; an
+    // integer out changes nothing but the width, and max/min compare exactly.)
+    const DType od = opts.out ? opts.out->dtype() : t;
+    if (opts.out && (op == OpId::add || op == OpId::multiply) && is_inexact(od) && od != t &&
+        promote_types(a.dtype(), od) == od && loop_for(op, od))
+      t = od;
   }
   ops::LoopFn fn = loop_for(op, t);
   if (!fn) {

@@ -171,3 +171,26 @@ def test_long_run_sum_threads(dtype):
                 assert_same(npc.sum(npc.asarray(view)), np.sum(view), "sum", 0, f"{dtype} {view.strides}")
     finally:
         npc.set_num_threads(old)
+
+
+@pytest.mark.parametrize("src,od", [("float32", "float64"), ("float16", "float32"), ("float16", "float64"),
+                                    ("int8", "float16"), ("int64", "float32"), ("complex64", "complex128")])
+@pytest.mark.parametrize("name", ["sum", "prod", "mean"])
+def test_out_wider_dtype_sets_the_loop(src, od, name):
+    """With out= and no dtype=, NumPy reduces in out's dtype when it is the promotion of the
+    input's and out's (Note [reduce dtype from out])."""
+    rng = np.random.default_rng(5)
+    v = rng.standard_normal((7, 3000)) * 100
+    if src.startswith("complex"):
+        v = v + 1j * rng.standard_normal((7, 3000))
+    if name == "prod":
+        v = 1 + v / 1e4
+    a = v.astype(src)
+    for view in (a, a[::-1, ::2]):
+        for axis in (None, 0, 1):
+            shape = np.sum(view, axis=axis).shape
+            o, on = np.empty(shape, od), npc.empty(shape, dtype=od)
+            with np.errstate(all="ignore"):
+                e = getattr(np, name)(view, axis=axis, out=o)
+                g = getattr(npc, name)(npc.asarray(view), axis=axis, out=on)
+            assert_same(g, e, name, 0, f"{name} {src}->{od} axis={axis}")
