@@ -128,7 +128,8 @@ void complex_pairwise(const std::byte* p, int64_t n2, int64_t s, R& rr, R& ri) {
 
 // ---------------------------------------------------------------- helpers
 // Note [NumPy reduction order]
-// NumPy reduces with a buffered iterator (numpy/_core/src/umath/reduction.c): operands out
+// NumPy (2.3 and later, whose iterator buffer setup the rules below follow; the project
+// pins 2.5) reduces with a buffered iterator (numpy/_core/src/umath/reduction.c): operands out
 // (allocated, stride 0 along reduced axes), input and the where= mask; flags BUFFERED,
 // EXTERNAL_LOOP, GROWINNER, DONT_NEGATE_STRIDES; buffersize 8192. Each call of the inner
 // loop with an output stride of 0 is float add's "binary reduce": out += pairwise(count
