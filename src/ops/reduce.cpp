@@ -631,9 +631,14 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   // reduced in float64/float32 (mean of ints, sum(dtype=float)), a cast that raises no
   // floating-point flag, each piece is cast on its way into the pairwise sum (NumPy's
   // buffer does the same) instead of casting the whole array first.
+  // Short pieces (many small outputs) cast the whole array first: a cast call per few
+  // elements would cost more than the copy.
+  int64_t piece_len = 1;
+  for (size_t i = 0; i < plan.block_dims && i < plan.dims.size(); ++i) piece_len *= plan.dims[i].n;
+  if (plan.piece > 0) piece_len = std::min(piece_len, plan.piece);
   const bool cast_pieces = a.dtype() != t && (plan.dims.empty() || plan.dims[0].red) &&
                            (is_integer(a.dtype()) || a.dtype() == DType::Bool) &&
-                           (t == DType::Float64 || t == DType::Float32);
+                           (t == DType::Float64 || t == DType::Float32) && piece_len >= 256;
   ndarray src = a.dtype() == t || cast_pieces ? a : copy_in_order(a, t, plan.order);
   std::optional<ndarray> mcopy;
   if (opts.where) {
