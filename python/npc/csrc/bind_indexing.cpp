@@ -289,6 +289,30 @@ void setitem(py::object self, py::handle key, py::handle value) {
 // a[i] with a Python int, a[i] = x with a Python number stored exactly (float64, int64,
 // complex128 arrays), and a[start:stop:step]; everything else (and every error) goes through
 // getitem/setitem above.
+// PySlice_Unpack for the usual slice (bounds and step exact Python ints or None, step not
+// zero): reads the ints directly instead of through __index__. False: use PySlice_Unpack.
+bool unpack_plain_slice(PyObject* key, Py_ssize_t* start, Py_ssize_t* stop, Py_ssize_t* step) {
+  auto* s = reinterpret_cast<PySliceObject*>(key);
+  auto read = [](PyObject* v, Py_ssize_t none_value, Py_ssize_t* out) {
+    if (v == Py_None) {
+      *out = none_value;
+      return true;
+    }
+    if (!PyLong_CheckExact(v)) return false;
+    const Py_ssize_t x = PyLong_AsSsize_t(v);
+    if (x == -1 && PyErr_Occurred()) {  // beyond Py_ssize_t: PySlice_Unpack clamps
+      PyErr_Clear();
+      return false;
+    }
+    *out = x;
+    return true;
+  };
+  if (!read(s->step, 1, step) || *step == 0 || *step == PY_SSIZE_T_MIN) return false;
+  const bool back = *step < 0;
+  return read(s->start, back ? PY_SSIZE_T_MAX : 0, start) &&
+         read(s->stop, back ? PY_SSIZE_T_MIN : PY_SSIZE_T_MAX, stop);
+}
+
 PyObject* fast_getitem(PyObject* self, PyObject* key) {
   return guarded([&]() -> PyObject* {
     PyArray* a = array_ptr(self);
@@ -303,7 +327,8 @@ PyObject* fast_getitem(PyObject* self, PyObject* key) {
         }
       } else if (PySlice_Check(key)) {
         Py_ssize_t start, stop, step;
-        if (PySlice_Unpack(key, &start, &stop, &step) < 0) return nullptr;
+        if (!unpack_plain_slice(key, &start, &stop, &step) && PySlice_Unpack(key, &start, &stop, &step) < 0)
+          return nullptr;
         const Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(a->shape()[0]), &start, &stop, step);
         Shape shape = a->shape();
         Strides strides = a->strides();

@@ -567,6 +567,38 @@ int fast_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   return 0;
 }
 
+// Note [fast dealloc]
+// The arrays new_array_object makes (Note [unregistered instances]) are freed here instead of
+// through pybind11's generic instance destructor, which walks the value/holder layout, looks
+// for a registration and saves and restores the Python error indicator around every C++
+// destructor. For such an instance (exact npc.ndarray type, simple layout, holder built, not
+// registered, no keep-alive patients) only the holder dies: the PyArray it owns and with it
+// the storage reference, the geometry and the base. The error indicator is saved only when
+// set (the destructor's Py_DECREF of the base may run arbitrary Python code). Every other
+// instance goes to pybind11's destructor unchanged.
+destructor g_pybind_dealloc = nullptr;
+
+void fast_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  auto* inst = reinterpret_cast<py::detail::instance*>(self);
+  if (type != g_array_type || !g_fast_instances || !inst->simple_layout || !inst->simple_holder_constructed ||
+      inst->simple_instance_registered || inst->has_patients) {
+    g_pybind_dealloc(self);
+    return;
+  }
+  if (inst->weakrefs) PyObject_ClearWeakRefs(self);
+  PyObject *err_type = nullptr, *err_value = nullptr, *err_tb = nullptr;
+  const bool had_error = PyErr_Occurred() != nullptr;
+  if (had_error) PyErr_Fetch(&err_type, &err_value, &err_tb);
+  using Holder = std::unique_ptr<PyArray>;
+  reinterpret_cast<Holder*>(&inst->simple_value_holder[1])->~Holder();
+  inst->simple_holder_constructed = false;
+  inst->simple_value_holder[0] = nullptr;
+  if (had_error) PyErr_Restore(err_type, err_value, err_tb);
+  type->tp_free(self);
+  Py_DECREF(type);  // heap types: each instance holds a reference to its type (as pybind11)
+}
+
 void fast_releasebuffer(PyObject* self, Py_buffer* view) {
   if (view->internal) {
     delete[] static_cast<Py_ssize_t*>(view->internal);
@@ -590,6 +622,10 @@ void install_fast_ndarray(PyTypeObject* type) {
     int rc = PyDict_SetItemString(dict, def.name, d);
     Py_DECREF(d);
     if (rc < 0) throw py::error_already_set();
+  }
+  if (type->tp_dealloc != fast_dealloc) {
+    g_pybind_dealloc = type->tp_dealloc;
+    type->tp_dealloc = fast_dealloc;
   }
   type->tp_as_buffer->bf_getbuffer = fast_getbuffer;
   type->tp_as_buffer->bf_releasebuffer = fast_releasebuffer;
