@@ -51,8 +51,14 @@ IndexItem parse_item(py::handle o) {
   if (PyLong_Check(p)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
-    // NumPy: OverflowError above the C long range, the invalid-index IndexError below it.
-    if (overflow > 0) throw OverflowError("Python int too large to convert to C long");
+    // NumPy: OverflowError for [2**63, 2**64) (its index conversion goes through an unsigned
+    // 64-bit value first), the invalid-index IndexError from 2**64 up and below -2**63.
+    if (overflow > 0) {
+      PyLong_AsUnsignedLongLong(p);
+      if (!PyErr_Occurred()) throw OverflowError("Python int too large to convert to C long");
+      PyErr_Clear();
+      throw IndexError(kValidIndices);
+    }
     if (overflow < 0) throw IndexError(kValidIndices);
     return IndexItem(static_cast<int64_t>(v));
   }
