@@ -496,7 +496,33 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
             return _fallback.from_numpy(getattr(_np, fname)(_to_numpy(array), **_to_numpy(kw)))
         return uf._fallback("reduce", (array,), kw)
     init = None if initial is _np._NoValue or initial is None else initial
-    return _core.ufunc_reduce(uf._id, a, _axis_arg(axis), bool(keepdims), code, out, init, _where_arg(where))
+    try:
+        return _core.ufunc_reduce(uf._id, a, _axis_arg(axis), bool(keepdims), code, out, init, _where_arg(where))
+    except ValueError as e:
+        if out is None or not str(e).startswith("output parameter for reduction operation"):
+            raise
+        _raise_reduce_out_error(uf, a, axis, dtype, out, keepdims)
+        raise
+
+
+def _raise_reduce_out_error(uf, a, axis, dtype, out, keepdims):
+    """Raises NumPy's error for a reduction `out` of the wrong shape: "... has the wrong number
+    of dimensions: Found 2 but expected 1", "operands could not be broadcast together with
+    remapped shapes [original->remapped]: ...", "output operand requires a reduction along
+    dimension ...", "operand was set up as a reduction along axis ...": NumPy's own checks,
+    run on one-element zero-stride stand-ins of the operands' shapes."""
+    def stand_in(shape, dt):
+        return _np.lib.stride_tricks.as_strided(_np.zeros(1, dt), shape=shape, strides=(0,) * len(shape))
+    np_uf = getattr(_np, uf.__name__, None)
+    if not isinstance(np_uf, _np.ufunc):
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            np_uf.reduce(stand_in(a.shape, a.dtype), axis=axis, dtype=dtype, out=_np.empty(out.shape, out.dtype),
+                         keepdims=keepdims)
+        except ValueError as e:
+            raise ValueError(str(e)) from None
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):

@@ -431,3 +431,28 @@ def test_round_out_matches_numpy(dt):
         r = m.round(_round_values(m, dt), 2, out=o)
         return r is o, o
     check(fn)
+
+
+# A reduction's out= of the wrong shape: NumPy's own messages (wrong number of dimensions,
+# remapped-shape broadcast errors, size-1 axes that would need a reduction, keepdims axes
+# that must have length 1), for ufunc.reduce, the functions and the methods.
+REDUCE_OUT_SHAPES = [((2, 3), 0, (2,), False), ((2, 3), 1, (3,), False), ((2, 3), 1, (1,), False),
+                     ((2, 3, 4), 1, (2, 5), False), ((2, 3, 4), 0, (3, 5), False), ((2, 3, 4), 2, (2, 5), False),
+                     ((2, 3, 4), (0, 2), (5,), False), ((2, 3, 4), (0, 1), (5,), False), ((2, 3), 0, (1, 2), True),
+                     ((2, 3), 0, (2, 3), True), ((2, 3, 4), 1, (2, 1, 5), True), ((2, 3), 0, (3, 2), False),
+                     ((4,), 0, (2,), False), ((2, 3, 4), 2, (2, 1), False), ((2, 3, 4), 1, (1, 1), False),
+                     ((2, 3, 4), (0, 2), (2, 1, 1), True), ((2, 3, 4), (0, 2), (1, 1, 4), True),
+                     ((2, 3, 4), 1, (2, 1, 1, 4), True), ((2, 3, 4), None, (2,), False)]
+REDUCE_OUT = [
+    lambda m, shp=shp, ax=ax, os=os, kd=kd, f=f: f(m, m.ones(shp), ax, m.zeros(os), kd)
+    for shp, ax, os, kd in REDUCE_OUT_SHAPES
+    for f in (lambda m, a, ax, o, kd: m.add.reduce(a, axis=ax, out=o, keepdims=kd),
+              lambda m, a, ax, o, kd: m.maximum.reduce(a, axis=ax, out=o, keepdims=kd),
+              lambda m, a, ax, o, kd: m.mean(a, axis=ax, out=o, keepdims=kd),
+              lambda m, a, ax, o, kd: a.prod(axis=ax, out=o, keepdims=kd))
+]
+
+
+@pytest.mark.parametrize("fn", REDUCE_OUT, ids=range(len(REDUCE_OUT)))
+def test_reduce_out_shape_messages(fn):
+    check(fn)
