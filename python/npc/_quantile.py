@@ -182,6 +182,38 @@ def _write_out(out, r, median=False):
     return out
 
 
+# Note [quantile out through take]
+# For the methods that pick elements at integer positions (lower, higher, nearest,
+# inverted_cdf, closest_observation, and linear with an integer q), NumPy's _quantile writes
+# `out` with numpy.take(arr, indices, axis=0, out=out) (after _ureduce indexed `out` with 0 at
+# the reduced axes when keepdims). take wants exactly its result's shape (ValueError "output
+# array does not match result of ndarray.take") and buffers `out` in the input's dtype: it
+# copies `out` in (a complex `out` of real data warns ComplexWarning), writes, and casts back
+# unsafely, with a DeprecationWarning when that cast changes the kind. NaN lanes are then
+# copied with numpy.copyto (same_kind: TypeError for an integer `out`).
+_OUT_KIND_DEPRECATION = ("Implicit casting of output to a different kind is deprecated. In a future version, "
+                         "this will result in an error. (Deprecated NumPy 2.5)")
+
+
+def _take_out(r, qshape, kept, kdims, keepdims, axis, ndim, out, quiet=False):
+    dst = out
+    if keepdims:
+        red = range(ndim) if axis is None else _normalize_axis_tuple(axis, ndim)
+        dst = out[(Ellipsis,) + tuple(0 if d in red else slice(None) for d in range(ndim))]
+    r = r.reshape(qshape + kept)
+    if quiet:
+        with _np.errstate(all="ignore"):
+            _u.copyto_(dst, r.astype(dst.dtype))
+        return
+    if dst.shape != r.shape:
+        raise ValueError("output array does not match result of ndarray.take")
+    if dst.dtype != r.dtype:
+        dst.astype(r.dtype)  # the copy into take's buffer, with its warnings
+        if not _np.can_cast(r.dtype, dst.dtype, "same_kind"):
+            warnings.warn(_OUT_KIND_DEPRECATION, DeprecationWarning, stacklevel=4)
+    _u.copyto_(dst, r.astype(dst.dtype))
+
+
 # ---------------------------------------------------------------- the quantile kernel
 def _gather(s, idx):
     """s[l, idx[k, l]] for the (L, n) sorted lanes and (nq, L) or (nq, 1) indices: (nq, L)."""
@@ -411,6 +443,18 @@ def _quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, wei
         r = _quantile_lanes(s, cnt, qa, weak_q, method, scalar, nan_aware)
     if not isinstance(r, ndarray):
         r = _arr(r)
+    if out is not None and w is None and not nan_aware and (
+            method in _DISCRETE or method == "linear" and qa.dtype.kind in "iub"):
+        # Note [quantile out through take]: NumPy picks integer positions with
+        # numpy.take(..., out=out), then copies the NaNs of NaN lanes with numpy.copyto.
+        _take_out(r, qa.shape, kept, kdims, keepdims, axis, x.ndim, out)
+        if inexact and _u.any(nanl):
+            if not _np.can_cast(r.dtype, out.dtype, "same_kind"):
+                raise TypeError(f"Cannot cast array data from {r.dtype!r} to {out.dtype!r} according to the "
+                                "rule 'same_kind'")
+            r = _u.where(nanl.reshape(1, -1), s[:, n - 1].reshape(1, -1).astype(r.dtype), r)
+            _take_out(r, qa.shape, kept, kdims, keepdims, axis, x.ndim, out, quiet=True)
+        return out
     if inexact:
         if nan_aware:
             nbad = int(_u.sum(allnan))
@@ -465,6 +509,46 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
 
 
 # ---------------------------------------------------------------- median
+def _zero_strided(shape):
+    """A read-only-sized stand-in of `shape` for NumPy's shape checks: one element, zero strides."""
+    return _np.lib.stride_tricks.as_strided(_np.zeros(1), shape=shape, strides=(0,) * len(shape))
+
+
+def _check_median_out(x, axis, out, keepdims):
+    """Raises NumPy's error for a median `out` of the wrong shape. NumPy's median (through
+    _ureduce) indexes `out` with 0 at the reduced axes when keepdims, merges several reduced
+    axes into a last one, and writes the result with numpy.mean(part, axis, out=out), `part`
+    being the one or two middle values of each lane: the error is that reduction's (IndexError
+    for the keepdims indexing; ValueError "output parameter for reduction operation add has the
+    wrong number of dimensions: ...", "operands could not be broadcast together with remapped
+    shapes ..." and the like). NumPy's own checks run on zero-stride stand-ins of those shapes."""
+    nd = x.ndim
+    o = _zero_strided(out.shape)
+    if axis is None:
+        if keepdims:
+            o = o[(Ellipsis,) + (0,) * nd]
+        shape, ax = [x.size], 0
+    else:
+        axes = _normalize_axis_tuple(axis, nd)
+        if keepdims:
+            o = o[(Ellipsis,) + tuple(0 if d in axes else slice(None) for d in range(nd))]
+        if len(axes) == 1:
+            shape, ax = list(x.shape), axes[0]
+        else:
+            n = 1
+            for d in axes:
+                n *= x.shape[d]
+            shape = [x.shape[d] for d in range(nd) if d not in axes] + [n]
+            ax = len(shape) - 1
+    sz = shape[ax]
+    shape[ax] = 1 if sz % 2 else (2 if sz else 0)  # NumPy's indexer of the middle values
+    if o.shape == tuple(shape[:ax] + shape[ax + 1:]):
+        return
+    if sz == 0:
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)  # numpy.mean warns first
+    _np.add.reduce(_zero_strided(tuple(shape)), axis=ax, out=_np.empty(o.shape))
+
+
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """numpy.median: the middle value, or the mean of the two middle values, along `axis`
     (None, int or tuple). float64 for integer input (numpy.mean's dtypes); NaN where a slice
@@ -475,6 +559,14 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         return _fallback.from_numpy(_np.median(_to_numpy(a), axis=axis, out=_to_numpy(out),
                                                overwrite_input=overwrite_input, keepdims=keepdims))
     y, kept, kdims = _lanes(x, axis)
+    if out is not None:
+        _check_median_out(x, axis, out, keepdims)
+        if keepdims:
+            # As NumPy's _ureduce: the result goes to `out` indexed with 0 at the reduced axes.
+            red = range(x.ndim) if axis is None else _normalize_axis_tuple(axis, x.ndim)
+            median(x, axis, out[(Ellipsis,) + tuple(0 if d in red else slice(None) for d in range(x.ndim))],
+                   overwrite_input)
+            return out
     L, n = y.shape
     npc = _npc()
     if n == 0:

@@ -203,7 +203,7 @@ class ufunc(_core._UfuncBase):
         if self.nin == 1 and b is not None:
             raise ValueError("second operand provided when ufunc is unary")
         if not a.flags.writeable:
-            raise ValueError("output array is read-only")
+            raise ValueError("array to perform in place operation on is read-only")
         # C-order positions of the selected elements (the kernel maps them to offsets in any
         # view: Note [ufunc.at targets] in src/ops/reduce.cpp).
         pos = _np.arange(a.size, dtype=_np.int64).reshape(a.shape)
@@ -213,7 +213,11 @@ class ufunc(_core._UfuncBase):
             # NumPy's ufunc.at converts the values to an array first: a Python scalar is not
             # weak there (np.add.at(uint8_array, i, -3) runs the int64 loop, complex64 / 1.5
             # the complex128 one), and each result is cast back into `a` unsafely.
-            bb = _np.broadcast_to(_np.asarray(_to_numpy(b)), sel.shape).ravel()
+            bb = _np.asarray(_to_numpy(b))
+            try:
+                bb = _np.broadcast_to(bb, sel.shape).ravel()
+            except ValueError:
+                raise ValueError("array is not broadcastable to correct shape") from None
             b = _from_numpy(_np.ascontiguousarray(bb))
         _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
         if b is not None and b.dtype.kind == "c" and a.dtype.kind not in "cb":  # (to bool: no warning)
@@ -492,7 +496,33 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
             return _fallback.from_numpy(getattr(_np, fname)(_to_numpy(array), **_to_numpy(kw)))
         return uf._fallback("reduce", (array,), kw)
     init = None if initial is _np._NoValue or initial is None else initial
-    return _core.ufunc_reduce(uf._id, a, _axis_arg(axis), bool(keepdims), code, out, init, _where_arg(where))
+    try:
+        return _core.ufunc_reduce(uf._id, a, _axis_arg(axis), bool(keepdims), code, out, init, _where_arg(where))
+    except ValueError as e:
+        if out is None or not str(e).startswith("output parameter for reduction operation"):
+            raise
+        _raise_reduce_out_error(uf, a, axis, dtype, out, keepdims)
+        raise
+
+
+def _raise_reduce_out_error(uf, a, axis, dtype, out, keepdims):
+    """Raises NumPy's error for a reduction `out` of the wrong shape: "... has the wrong number
+    of dimensions: Found 2 but expected 1", "operands could not be broadcast together with
+    remapped shapes [original->remapped]: ...", "output operand requires a reduction along
+    dimension ...", "operand was set up as a reduction along axis ...": NumPy's own checks,
+    run on one-element zero-stride stand-ins of the operands' shapes."""
+    def stand_in(shape, dt):
+        return _np.lib.stride_tricks.as_strided(_np.zeros(1, dt), shape=shape, strides=(0,) * len(shape))
+    np_uf = getattr(_np, uf.__name__, None)
+    if not isinstance(np_uf, _np.ufunc):
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            np_uf.reduce(stand_in(a.shape, a.dtype), axis=axis, dtype=dtype, out=_np.empty(out.shape, out.dtype),
+                         keepdims=keepdims)
+        except ValueError as e:
+            raise ValueError(str(e)) from None
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
@@ -562,7 +592,7 @@ def copyto_(dst, src):
     """Copies `src` (broadcast) into npc array `dst` with an unsafe cast."""
     s = _native(src)
     s = _np.broadcast_to(_to_numpy(s), dst.shape)
-    _core._copy_into(dst, _from_numpy(_np.ascontiguousarray(s)) if not isinstance(src, ndarray) or
+    _core._copy_into(dst, _from_numpy(_np.asarray(s, order="C")) if not isinstance(src, ndarray) or
                      src.shape != dst.shape else src)
 
 
@@ -968,9 +998,24 @@ def asarray_copy(a):
     return x.copy() if isinstance(x, ndarray) else _np.array(a)
 
 
+def _power_of_ten(n):
+    """NumPy's power_of_ten (multiarray/calculation.c): exact powers up to 1e8, then repeated
+    multiplication by 10 (which rounds differently from 10.0 ** n beyond 1e22, and gives inf
+    instead of Python's OverflowError)."""
+    if n < 9:
+        return 10.0 ** n
+    r = 1e9
+    while n > 9 and r != float("inf"):
+        r *= 10.0
+        n -= 1
+    return r
+
+
 def round(a, decimals=0, out=None):
     """numpy.round/around: round half to even to `decimals` places (NumPy's
-    multiply-rint-divide for floats; integers unchanged for decimals >= 0)."""
+    multiply-rint-divide for floats, with NumPy's power of ten as a weak Python float;
+    integers unchanged for decimals >= 0; complex numbers part by part in their real dtype,
+    as NumPy's PyArray_Round)."""
     x = _native(a)
     if x is None:
         _fallback.record("round")
@@ -984,15 +1029,25 @@ def round(a, decimals=0, out=None):
             return x.copy() if x.ndim else x._scalar()
         _fallback.record("round")
         return _fallback.from_numpy(_np.round(_to_numpy(x), decimals, _to_numpy(out)))
+    if k == "c":
+        if out is not None and (not isinstance(out, ndarray) or out.dtype.kind != "c"):
+            _fallback.record("round")
+            return _fallback.from_numpy(_np.round(_to_numpy(x), decimals, _to_numpy(out)))
+        # NumPy copies the array (or assigns it to out=), then sets .real and .imag to the
+        # rounded parts, each rounded in the parts' float dtype.
+        r = x.copy() if out is None else out
+        if out is not None:
+            copyto_(r, x)
+        r_re, r_im = round(x.real, decimals), round(x.imag, decimals)
+        copyto_(r.real, r_re)
+        copyto_(r.imag, r_im)
+        return r if out is not None or x.ndim else r._scalar()
     if decimals == 0:
         return rint(x, out=out)  # noqa: F821
-    if decimals > 0:
-        f = x.real.dtype.type(10.0 ** decimals)
-        y = rint(multiply(x, f))  # noqa: F821
-        return divide(y, f, out=out) if out is not None else divide(y, f)  # noqa: F821
-    f = x.real.dtype.type(10.0 ** -decimals)
-    y = rint(divide(x, f))  # noqa: F821
-    return multiply(y, f, out=out) if out is not None else multiply(y, f)  # noqa: F821
+    op1, op2 = (multiply, divide) if decimals > 0 else (divide, multiply)  # noqa: F821
+    f = _power_of_ten(builtins.abs(decimals))
+    y = rint(op1(x, f))  # noqa: F821
+    return op2(y, f, out=out) if out is not None else op2(y, f)
 
 
 around = round

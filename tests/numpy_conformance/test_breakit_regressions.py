@@ -146,10 +146,39 @@ def test_dtype_keyword_with_weak_scalars(fn):
     check(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="ufunc input casts from complex to real (casting='unsafe') "
-                   "do not emit NumPy's ComplexWarning")
 def test_dtype_keyword_complex_to_real_warns():
     check(lambda m: m.multiply(m.arange(4.0), 2j, dtype=m.float32, casting="unsafe"))
+
+
+# ComplexWarning once per operand whose cast drops an imaginary part (inputs cast to a real
+# or integer loop, a complex result cast into a real or integer out=; none to bool).
+def _c(m):
+    return m.arange(4.0) + 1j
+
+
+COMPLEX_CASTS = [
+    lambda m: m.multiply(_c(m), 2, dtype=m.float64, casting="unsafe"),
+    lambda m: m.add(_c(m), _c(m), dtype=m.int32, casting="unsafe"),
+    lambda m: m.add(_c(m), 1j, dtype=m.float64, casting="unsafe"),
+    lambda m: m.add(_c(m), 1, dtype=bool, casting="unsafe"),
+    lambda m: m.negative(_c(m), dtype=m.float32, casting="unsafe"),
+    lambda m: m.add(_c(m), 1, out=m.zeros(4), casting="unsafe"),
+    lambda m: m.add(_c(m), 1, out=m.zeros(4, m.int64), casting="unsafe"),
+    lambda m: m.add(_c(m), 1, out=m.zeros(4, bool), casting="unsafe"),
+    lambda m: m.add(_c(m), 1, dtype=m.float64, casting="unsafe", out=m.zeros(4, m.complex128)),
+    lambda m: m.add(m.array(1 + 1j), 1, dtype=m.float64, casting="unsafe"),
+    lambda m: m.add(m.zeros(0, complex), 1, dtype=m.float64, casting="unsafe"),
+    lambda m: m.add(_c(m), 1.5, dtype=m.float64, casting="unsafe", where=m.array([True, False, True, False]),
+                    out=m.zeros(4)),
+    lambda m: m.add(_c(m), 1, dtype=m.float64),  # same_kind: the casting error, no warning
+    lambda m: m.add(_c(m), 1, out=m.zeros(4)),
+    lambda m: m.divmod(m.arange(4.0), 2 + 0j, dtype=m.float64, casting="unsafe"),
+]
+
+
+@pytest.mark.parametrize("fn", COMPLEX_CASTS, ids=range(len(COMPLEX_CASTS)))
+def test_complex_cast_warnings(fn):
+    check(fn)
 
 
 # where= of a ufunc call: arrays must cast to bool safely; a where without out warns.
@@ -267,16 +296,59 @@ def test_quantile_out(fn):
     check(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="quantile(method='lower'/'higher'/'nearest') writes out= through numpy.take "
-                                       "in NumPy (unsafe casting); npc checks same_kind")
 def test_quantile_discrete_method_int_out():
     check(lambda m: m.quantile(_q2(m), 0.5, axis=1, method="lower", out=m.zeros(2, m.int64)))
 
 
-@pytest.mark.xfail(strict=True, reason="median with a wrongly shaped out= raises ValueError with the ufunc "
-                                       "broadcast message, not numpy.mean's 'wrong number of dimensions'")
+# Methods that pick elements write out= through numpy.take (exact shape, unsafe cast back
+# with a DeprecationWarning across kinds, ComplexWarning from a complex out buffered as real),
+# then copy NaN lanes with numpy.copyto (same_kind).
+_NAN_ROWS = [[1.0, float("nan"), 3.0], [4.0, 5.0, 6.0]]
+QUANTILE_TAKE_OUT = [
+    lambda m, meth=meth, od=od, q=q: m.quantile(_q2(m), q, axis=1, method=meth, out=m.zeros(2, od))
+    for meth in ("lower", "higher", "nearest", "inverted_cdf", "closest_observation", "linear")
+    for od in ("int64", "uint8", "bool", "float32", "complex128") for q in (0.5, 1)
+] + [
+    lambda m, kd=kd, os=os, q=q: m.quantile(_q2(m), q, axis=1, method="lower", out=m.zeros(os, m.int64),
+                                            keepdims=kd)
+    for kd in (False, True) for os in ((3, 2), (1,), (2, 1), (2, 2)) for q in (0.5, [0.5, 0.2])
+] + [
+    lambda m: m.quantile(_q2(m), 0.5, axis=None, method="higher", out=m.zeros((1, 1), m.int8), keepdims=True),
+    lambda m: m.quantile(_q2(m) * -1e30, 0.5, axis=1, method="lower", out=m.zeros(2, m.int64)),
+    lambda m: m.quantile(_q2(m) + m.nan, 0.5, axis=1, method="lower", out=m.zeros(2, m.int64)),
+    lambda m: m.quantile(m.array(_NAN_ROWS), 0.5, axis=1, method="lower", out=m.zeros(2, m.int64)),
+    lambda m: m.quantile(m.array(_NAN_ROWS), 0.5, axis=1, method="lower", out=m.zeros(2, m.float32)),
+    lambda m: m.quantile(m.arange(6).reshape(2, 3), 0.5, axis=1, method="lower", out=m.zeros(2, m.float16)),
+    lambda m: m.percentile(m.arange(6).reshape(2, 3), 50, axis=1, method="higher", out=m.zeros(2, bool)),
+]
+
+
+@pytest.mark.parametrize("fn", QUANTILE_TAKE_OUT, ids=range(len(QUANTILE_TAKE_OUT)))
+def test_quantile_take_out(fn):
+    check(fn)
+
+
 def test_median_out_shape_message():
     check(lambda m: m.median(_q2(m), axis=1, out=m.zeros((3, 2))))
+
+
+# numpy.median writes out= with numpy.mean over the middle values (after _ureduce's keepdims
+# indexing of out and merging of several reduced axes): that reduction's messages.
+MEDIAN_OUT = [
+    lambda m, shp=shp, ax=ax, os=os, kd=kd: m.median(m.arange(float(np.prod(shp))).reshape(shp), axis=ax,
+                                                     out=m.zeros(os), keepdims=kd)
+    for shp, ax, os, kd in [((2, 3), 1, (3,), False), ((2, 3), 1, (2, 1), False), ((2, 3), None, (2,), False),
+                            ((2, 3), 1, (2,), True), ((2, 3), 0, (2,), False), ((1, 7), 1, (3, 2), False),
+                            ((2, 4), (0, 1), (3, 2), False), ((2, 3, 4), (0, 2), (5,), False),
+                            ((2, 3, 4), (0, 2), (2, 3, 1), True), ((2, 3, 4), (0, 2), (3,), False),
+                            ((2, 0), 1, (3,), False), ((2, 3), 1, (1,), False), ((2, 3), None, (2, 2), True),
+                            ((2, 3), 1, (2, 5), True)]
+]
+
+
+@pytest.mark.parametrize("fn", MEDIAN_OUT, ids=range(len(MEDIAN_OUT)))
+def test_median_out_shapes(fn):
+    check(fn)
 
 
 def test_median_int_out_with_nan():
@@ -284,27 +356,103 @@ def test_median_int_out_with_nan():
     check(lambda m: m.nanmedian(m.array([[1, m.nan, 3.0], [4, 5, 6]]), axis=1, out=m.zeros(2, m.int64)))
 
 
-# Known differences, not fixed yet.
-@pytest.mark.xfail(strict=True, reason="an integer index beyond int64 raises OverflowError in npc; NumPy's "
-                                       "IndexError (only integers, slices, ... are valid indices)")
 def test_index_beyond_int64():
     check(lambda m: m.arange(6)[2 ** 70])
 
 
-@pytest.mark.xfail(strict=True, reason="ufunc.at with values that do not broadcast: npc gives the broadcast "
-                                       "error text, NumPy 'array is not broadcastable to correct shape'")
-def test_ufunc_at_bad_values_message():
+# Python ints beyond int64 as indices: OverflowError for [2**63, 2**64), IndexError beyond.
+BIG_INDICES = [2 ** 63, 2 ** 63 + 1, 2 ** 64 - 1, 2 ** 64, 2 ** 64 + 1, 2 ** 100, -2 ** 63 - 1, -2 ** 64, -2 ** 70]
+
+
+@pytest.mark.parametrize("v", BIG_INDICES)
+@pytest.mark.parametrize("form", ["bare", "tuple", "second", "uint64"])
+def test_big_int_indices(v, form):
     def fn(m):
-        a = m.arange(6.0)
-        m.add.at(a, [0, 1], [1, 2, 3])
+        a = m.arange(6)
+        if form == "bare":
+            return a[v]
+        if form == "tuple":
+            return a[v,]
+        if form == "second":
+            return a.reshape(2, 3)[0, v]
+        return a[np.uint64(v % 2 ** 64)]
     check(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="ufunc.at on a read-only array: npc says 'output array is read-only', "
-                                       "NumPy 'array to perform in place operation on is read-only'")
-def test_ufunc_at_read_only_message():
+def _read_only(m):
+    a = m.arange(6.0)
+    a.flags.writeable = False
+    return a
+
+
+# ufunc.at's own messages: values that do not broadcast to a[indices], a read-only target
+# (checked before the indices and the values), out-of-bounds indices (before the values).
+UFUNC_AT_ERRORS = [
+    lambda m: m.add.at(m.arange(6.0), [0, 1], [1, 2, 3]),
+    lambda m: m.add.at(m.arange(6.0).reshape(2, 3), (0,), [1, 2]),
+    lambda m: m.add.at(m.arange(6.0).reshape(2, 3), (slice(None), [0, 1]), [[1], [2], [3]]),
+    lambda m: m.multiply.at(m.arange(6.0), [0, 1], m.ones((2, 2))),
+    lambda m: m.add.at(_read_only(m), [0], 1),
+    lambda m: m.add.at(_read_only(m), [0, 1], [1, 2, 3]),
+    lambda m: m.add.at(_read_only(m), [10], 1),
+    lambda m: m.negative.at(_read_only(m), [0]),
+    lambda m: m.add.at(m.arange(6.0), [10], [1, 2, 3]),
+    lambda m: m.add.at(m.arange(6.0), [0], [[1], [1, 2]]),
+]
+
+
+@pytest.mark.parametrize("fn", UFUNC_AT_ERRORS, ids=range(len(UFUNC_AT_ERRORS)))
+def test_ufunc_at_errors(fn):
+    check(fn)
+
+
+# numpy.round: complex numbers part by part in their float dtype (PyArray_Round), and
+# NumPy's power of ten (repeated multiplication beyond 1e8: inf rather than OverflowError).
+def _round_values(m, dt):
+    rng = np.random.default_rng(7)
+    v = rng.standard_normal(64) * 10.0 ** rng.integers(-8, 8, 64)
+    if np.dtype(dt).kind == "c":
+        v = v + 1j * rng.standard_normal(64) * 123.456
+    with np.errstate(over="ignore"):
+        return m.asarray(v.astype(dt))
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128", "float16", "float32", "float64"])
+@pytest.mark.parametrize("decimals", [-3, -1, 0, 1, 2, 3, 5, 8, 9, 17, 23, 24, 30, 400, -400])
+def test_round_matches_numpy(dt, decimals):
+    check(lambda m: m.round(_round_values(m, dt), decimals))
+    check(lambda m: m.round(_round_values(m, dt)[5], decimals))  # NumPy scalar in, scalar out
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128", "float32"])
+def test_round_out_matches_numpy(dt):
     def fn(m):
-        a = m.arange(6.0)
-        a.flags.writeable = False
-        m.add.at(a, [0], 1)
+        o = m.zeros(64, dt)
+        r = m.round(_round_values(m, dt), 2, out=o)
+        return r is o, o
+    check(fn)
+
+
+# A reduction's out= of the wrong shape: NumPy's own messages (wrong number of dimensions,
+# remapped-shape broadcast errors, size-1 axes that would need a reduction, keepdims axes
+# that must have length 1), for ufunc.reduce, the functions and the methods.
+REDUCE_OUT_SHAPES = [((2, 3), 0, (2,), False), ((2, 3), 1, (3,), False), ((2, 3), 1, (1,), False),
+                     ((2, 3, 4), 1, (2, 5), False), ((2, 3, 4), 0, (3, 5), False), ((2, 3, 4), 2, (2, 5), False),
+                     ((2, 3, 4), (0, 2), (5,), False), ((2, 3, 4), (0, 1), (5,), False), ((2, 3), 0, (1, 2), True),
+                     ((2, 3), 0, (2, 3), True), ((2, 3, 4), 1, (2, 1, 5), True), ((2, 3), 0, (3, 2), False),
+                     ((4,), 0, (2,), False), ((2, 3, 4), 2, (2, 1), False), ((2, 3, 4), 1, (1, 1), False),
+                     ((2, 3, 4), (0, 2), (2, 1, 1), True), ((2, 3, 4), (0, 2), (1, 1, 4), True),
+                     ((2, 3, 4), 1, (2, 1, 1, 4), True), ((2, 3, 4), None, (2,), False)]
+REDUCE_OUT = [
+    lambda m, shp=shp, ax=ax, os=os, kd=kd, f=f: f(m, m.ones(shp), ax, m.zeros(os), kd)
+    for shp, ax, os, kd in REDUCE_OUT_SHAPES
+    for f in (lambda m, a, ax, o, kd: m.add.reduce(a, axis=ax, out=o, keepdims=kd),
+              lambda m, a, ax, o, kd: m.maximum.reduce(a, axis=ax, out=o, keepdims=kd),
+              lambda m, a, ax, o, kd: m.mean(a, axis=ax, out=o, keepdims=kd),
+              lambda m, a, ax, o, kd: a.prod(axis=ax, out=o, keepdims=kd))
+]
+
+
+@pytest.mark.parametrize("fn", REDUCE_OUT, ids=range(len(REDUCE_OUT)))
+def test_reduce_out_shape_messages(fn):
     check(fn)

@@ -330,3 +330,72 @@ def test_mask_assignment_rules(key, value):
         return
     p[m] = value
     np.testing.assert_array_equal(np.asarray(p), n)
+
+
+# ---------------------------------------------------------------- a[start:stop:step] (the fast slot)
+class _Index:
+    def __init__(self, v):
+        self.v = v
+
+    def __index__(self):
+        return self.v
+
+    def __repr__(self):  # a stable test id (pytest-xdist workers must agree on them)
+        return f"_Index({self.v})"
+
+
+_BIG = 2 ** 70
+BARE_SLICES = [slice(1, 5), slice(None), slice(None, None, -1), slice(-3, None), slice(None, -2), slice(8, 2, -2),
+               slice(2, 2), slice(5, 1), slice(-100, 100), slice(100, -100, -1), slice(1, None, 3),
+               slice(_BIG, None), slice(-_BIG, _BIG), slice(None, None, _BIG), slice(None, None, -_BIG),
+               slice(2 ** 63 - 1, -2 ** 63), slice(None, None, -2 ** 63), slice(None, None, 0),
+               slice(np.int64(2), np.uint8(7)), slice(True, 4), slice(_Index(1), _Index(-1)), slice(1.0, 3),
+               slice("a", None), slice(None, None, np.int32(-3))]
+
+
+@pytest.mark.parametrize("layout", ["c", "f", "strided", "reversed"])
+@pytest.mark.parametrize("shape", [(0,), (1,), (7,), (4, 3)])
+@pytest.mark.parametrize("key", BARE_SLICES, ids=repr)
+def test_bare_slice_matches_numpy(key, shape, layout):
+    n, p = _make_pair(_values(shape, np.float64), layout)
+    check_getitem(n, p, key)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bare_slice_every_dtype_and_base(dtype):
+    n, p = _make_pair(_values((6,), dtype))
+    check_getitem(n, p, slice(1, 5))
+    v = p[1:5]
+    owner = p if p.base is None else p.base  # NumPy collapses bases to the owner
+    assert v.base is owner and v[::2].base is owner
+    o = npc.array(p)
+    assert o.base is None and o[1:5].base is o and o[1:5][::-1].base is o
+    assert (v.flags.owndata, v[::-1].flags.c_contiguous) == (False, n[1:5][::-1].flags.c_contiguous)
+    ro = npc.asarray(n.copy())
+    ro.flags.writeable = False
+    assert not ro[1:3].flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        ro[1:3][0] = 1
+
+
+def test_slice_views_lifetime():
+    import gc
+    import weakref
+
+    a = npc.arange(6.0)
+    v = a[1:5]
+    del a
+    gc.collect()
+    assert np.asarray(v).tolist() == [1.0, 2.0, 3.0, 4.0]  # the view keeps the memory alive
+    dead = []
+    r = weakref.ref(v, lambda _: dead.append(True))
+    del v
+    assert r() is None and dead == [True]
+
+    def fails(x):
+        y = x[1:3]  # freed while the exception below propagates
+        raise KeyError(y.shape)
+
+    with pytest.raises(KeyError) as e:
+        fails(npc.arange(4.0))
+    assert e.value.args == ((2,),)

@@ -19,7 +19,6 @@ _BLAS_BITS = ("linalg layer: Debian's OpenBLAS/LAPACK and einsum's pairwise cont
 XFAILS = {
     "p09_einsum_paths": _BLAS_BITS, "p12_linear_regression": _BLAS_BITS,
     "p19_financial_timeseries": _BLAS_BITS, "p20_markov_chain": _BLAS_BITS,
-    "p23_mandelbrot": "ufunc layer: npc.round of complex64 differs from NumPy in the last digit",
 }
 
 

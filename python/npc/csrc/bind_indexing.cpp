@@ -51,8 +51,14 @@ IndexItem parse_item(py::handle o) {
   if (PyLong_Check(p)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
-    // NumPy: OverflowError above the C long range, the invalid-index IndexError below it.
-    if (overflow > 0) throw OverflowError("Python int too large to convert to C long");
+    // NumPy: OverflowError for [2**63, 2**64) (its index conversion goes through an unsigned
+    // 64-bit value first), the invalid-index IndexError from 2**64 up and below -2**63.
+    if (overflow > 0) {
+      PyLong_AsUnsignedLongLong(p);
+      if (!PyErr_Occurred()) throw OverflowError("Python int too large to convert to C long");
+      PyErr_Clear();
+      throw IndexError(kValidIndices);
+    }
     if (overflow < 0) throw IndexError(kValidIndices);
     return IndexItem(static_cast<int64_t>(v));
   }
@@ -289,6 +295,30 @@ void setitem(py::object self, py::handle key, py::handle value) {
 // a[i] with a Python int, a[i] = x with a Python number stored exactly (float64, int64,
 // complex128 arrays), and a[start:stop:step]; everything else (and every error) goes through
 // getitem/setitem above.
+// PySlice_Unpack for the usual slice (bounds and step exact Python ints or None, step not
+// zero): reads the ints directly instead of through __index__. False: use PySlice_Unpack.
+bool unpack_plain_slice(PyObject* key, Py_ssize_t* start, Py_ssize_t* stop, Py_ssize_t* step) {
+  auto* s = reinterpret_cast<PySliceObject*>(key);
+  auto read = [](PyObject* v, Py_ssize_t none_value, Py_ssize_t* out) {
+    if (v == Py_None) {
+      *out = none_value;
+      return true;
+    }
+    if (!PyLong_CheckExact(v)) return false;
+    const Py_ssize_t x = PyLong_AsSsize_t(v);
+    if (x == -1 && PyErr_Occurred()) {  // beyond Py_ssize_t: PySlice_Unpack clamps
+      PyErr_Clear();
+      return false;
+    }
+    *out = x;
+    return true;
+  };
+  if (!read(s->step, 1, step) || *step == 0 || *step == PY_SSIZE_T_MIN) return false;
+  const bool back = *step < 0;
+  return read(s->start, back ? PY_SSIZE_T_MAX : 0, start) &&
+         read(s->stop, back ? PY_SSIZE_T_MIN : PY_SSIZE_T_MAX, stop);
+}
+
 PyObject* fast_getitem(PyObject* self, PyObject* key) {
   return guarded([&]() -> PyObject* {
     PyArray* a = array_ptr(self);
@@ -303,7 +333,8 @@ PyObject* fast_getitem(PyObject* self, PyObject* key) {
         }
       } else if (PySlice_Check(key)) {
         Py_ssize_t start, stop, step;
-        if (PySlice_Unpack(key, &start, &stop, &step) < 0) return nullptr;
+        if (!unpack_plain_slice(key, &start, &stop, &step) && PySlice_Unpack(key, &start, &stop, &step) < 0)
+          return nullptr;
         const Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(a->shape()[0]), &start, &stop, step);
         Shape shape = a->shape();
         Strides strides = a->strides();

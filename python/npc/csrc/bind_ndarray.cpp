@@ -1,7 +1,9 @@
 // Binding of npc::ndarray as npc._core.ndarray (Python's npc.ndarray).
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "bindings.hpp"
 
@@ -468,9 +470,16 @@ Py_ssize_t fast_len(PyObject* self) {
   }
   return static_cast<Py_ssize_t>(a->shape()[0]);
 }
-// The buffer protocol (numpy.asarray(npc_array) goes through it first, before __array__):
-// shape and strides live in one block that the buffer owns, since the array's own geometry
-// may change (reshape in place) while a buffer is held.
+// Note [buffer exports]
+// numpy.asarray(npc_array) goes through the buffer protocol first (NumPy's array coercion
+// tries it before __array_struct__/__array_interface__/__array__, wrapping the export in a
+// memoryview that becomes the new array's base, so the npc array stays alive as long as the
+// NumPy view does). The export itself is kept cheap: no Python objects, and no allocation in
+// the common case. The shape and strides live in a block owned by the array
+// (PyArray::buffer_geometry) that every export alive shares; since an array's own geometry
+// can change in place (a.shape = ..., a.strides = ..., resize) while a buffer is held, the
+// block is rewritten only when no export reads it, and an export made while others hold a
+// block of a different geometry gets a private block of its own (freed at release).
 int fast_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   view->obj = nullptr;
   PyArray* a = array_ptr(self);
@@ -492,20 +501,60 @@ int fast_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     PyErr_SetString(PyExc_BufferError, "the requested buffer layout does not match the array's (non-contiguous)");
     return -1;
   }
-  std::byte* data = nullptr;
-  PyObject* ok = guarded([&]() -> PyObject* {
-    data = a->data();  // realises a traced array first (a graph break)
-    return Py_NewRef(Py_None);
-  });
-  if (!ok) return -1;
-  Py_DECREF(ok);
-  const int nd = a->ndim();
-  auto* geometry = new Py_ssize_t[static_cast<size_t>(2 * nd + 1)];
-  for (int d = 0; d < nd; ++d) {
-    geometry[d] = static_cast<Py_ssize_t>(a->shape()[d]);
-    geometry[nd + d] = static_cast<Py_ssize_t>(a->strides()[d]);
+  if (a->is_traced()) {  // realises a traced array first (a graph break)
+    PyObject* ok = guarded([&]() -> PyObject* {
+      a->realize();
+      return Py_NewRef(Py_None);
+    });
+    if (!ok) return -1;
+    Py_DECREF(ok);
   }
-  view->buf = data;
+  const int nd = a->ndim();
+  const Shape& shape = a->shape();
+  const Strides& strides = a->strides();
+  BufferGeometry& g = a->buffer_geometry;
+  auto same_geometry = [&] {
+    if (g.ndim != nd) return false;
+    for (int d = 0; d < nd; ++d)
+      if (g.block[d] != shape[d] || g.block[nd + d] != strides[d]) return false;
+    return true;
+  };
+  Py_ssize_t* geometry;
+  if (g.exports == 0 || same_geometry()) {
+    if (g.exports == 0) {
+      if (g.capacity < nd || !g.block) {
+        const int cap = std::max(nd, 4);
+        auto* block = new (std::nothrow) Py_ssize_t[static_cast<size_t>(2 * cap)];
+        if (!block) {
+          PyErr_NoMemory();
+          return -1;
+        }
+        delete[] g.block;
+        g.block = block;
+        g.capacity = cap;
+      }
+      for (int d = 0; d < nd; ++d) {
+        g.block[d] = static_cast<Py_ssize_t>(shape[d]);
+        g.block[nd + d] = static_cast<Py_ssize_t>(strides[d]);
+      }
+      g.ndim = nd;
+    }
+    ++g.exports;
+    geometry = g.block;
+    view->internal = nullptr;  // the shared block
+  } else {
+    geometry = new (std::nothrow) Py_ssize_t[static_cast<size_t>(2 * nd + 1)];
+    if (!geometry) {
+      PyErr_NoMemory();
+      return -1;
+    }
+    for (int d = 0; d < nd; ++d) {
+      geometry[d] = static_cast<Py_ssize_t>(shape[d]);
+      geometry[nd + d] = static_cast<Py_ssize_t>(strides[d]);
+    }
+    view->internal = geometry;  // a private block, freed at release
+  }
+  view->buf = a->data();
   view->obj = Py_NewRef(self);
   view->len = static_cast<Py_ssize_t>(a->nbytes());
   view->itemsize = static_cast<Py_ssize_t>(a->itemsize());
@@ -515,11 +564,48 @@ int fast_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   view->shape = (flags & PyBUF_ND) == PyBUF_ND ? geometry : nullptr;
   view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? geometry + nd : nullptr;
   view->suboffsets = nullptr;
-  view->internal = geometry;
   return 0;
 }
 
-void fast_releasebuffer(PyObject*, Py_buffer* view) { delete[] static_cast<Py_ssize_t*>(view->internal); }
+// Note [fast dealloc]
+// The arrays new_array_object makes (Note [unregistered instances]) are freed here instead of
+// through pybind11's generic instance destructor, which walks the value/holder layout, looks
+// for a registration and saves and restores the Python error indicator around every C++
+// destructor. For such an instance (exact npc.ndarray type, simple layout, holder built, not
+// registered, no keep-alive patients) only the holder dies: the PyArray it owns and with it
+// the storage reference, the geometry and the base. The error indicator is saved only when
+// set (the destructor's Py_DECREF of the base may run arbitrary Python code). Every other
+// instance goes to pybind11's destructor unchanged.
+destructor g_pybind_dealloc = nullptr;
+
+void fast_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  auto* inst = reinterpret_cast<py::detail::instance*>(self);
+  if (type != g_array_type || !g_fast_instances || !inst->simple_layout || !inst->simple_holder_constructed ||
+      inst->simple_instance_registered || inst->has_patients) {
+    g_pybind_dealloc(self);
+    return;
+  }
+  if (inst->weakrefs) PyObject_ClearWeakRefs(self);
+  PyObject *err_type = nullptr, *err_value = nullptr, *err_tb = nullptr;
+  const bool had_error = PyErr_Occurred() != nullptr;
+  if (had_error) PyErr_Fetch(&err_type, &err_value, &err_tb);
+  using Holder = std::unique_ptr<PyArray>;
+  reinterpret_cast<Holder*>(&inst->simple_value_holder[1])->~Holder();
+  inst->simple_holder_constructed = false;
+  inst->simple_value_holder[0] = nullptr;
+  if (had_error) PyErr_Restore(err_type, err_value, err_tb);
+  type->tp_free(self);
+  Py_DECREF(type);  // heap types: each instance holds a reference to its type (as pybind11)
+}
+
+void fast_releasebuffer(PyObject* self, Py_buffer* view) {
+  if (view->internal) {
+    delete[] static_cast<Py_ssize_t*>(view->internal);
+  } else if (PyArray* a = array_ptr(self)) {
+    --a->buffer_geometry.exports;
+  }
+}
 }  // namespace
 
 void install_fast_ndarray(PyTypeObject* type) {
@@ -536,6 +622,10 @@ void install_fast_ndarray(PyTypeObject* type) {
     int rc = PyDict_SetItemString(dict, def.name, d);
     Py_DECREF(d);
     if (rc < 0) throw py::error_already_set();
+  }
+  if (type->tp_dealloc != fast_dealloc) {
+    g_pybind_dealloc = type->tp_dealloc;
+    type->tp_dealloc = fast_dealloc;
   }
   type->tp_as_buffer->bf_getbuffer = fast_getbuffer;
   type->tp_as_buffer->bf_releasebuffer = fast_releasebuffer;

@@ -158,6 +158,45 @@ py::object fast_ufunc_call(OpId op, PyObject* const* args, Py_ssize_t n, bool nu
   return new_array_object(std::move(*r));
 }
 
+// Note [complex input casts]
+// NumPy warns ComplexWarning "Casting complex values to real discards the imaginary part"
+// once for each operand of a ufunc call whose cast drops an imaginary part: a complex input
+// cast to a real or integer loop (dtype=, casting='unsafe'), a complex result cast into a real
+// or integer out= (to bool: no warning). The casts are set up before the loop runs, so the
+// warnings come first; a call whose casts the casting rule forbids raises instead.
+void warn_complex_casts(OpId op, const std::vector<Operand>& ins, const UfuncOptions& opts) {
+  std::vector<DType> dts;
+  bool weak[ops::kMaxOperands] = {};
+  bool any = false;
+  for (size_t i = 0; i < ins.size() && i < static_cast<size_t>(ops::kMaxOperands); ++i) {
+    dts.push_back(ins[i].array.dtype());
+    weak[i] = ins[i].weak;
+    any |= is_complex(dts.back());
+  }
+  if (!any || dts.size() != ins.size()) return;
+  LoopTypes lt;
+  try {
+    lt = resolve_loop(op, dts, std::span<const bool>(weak, dts.size()), opts.dtype);
+  } catch (const std::exception&) {
+    return;  // the call itself reports it
+  }
+  auto drops_imag = [](DType from, DType to) { return is_complex(from) && !is_complex(to) && to != DType::Bool; };
+  int count = 0;
+  for (size_t i = 0; i < dts.size() && i < lt.in.size(); ++i) {
+    if (!can_cast(dts[i], lt.in[i], opts.casting)) return;
+    count += drops_imag(dts[i], lt.in[i]);
+  }
+  for (size_t k = 0; k < opts.out.size() && k < lt.out.size(); ++k) {
+    if (!opts.out[k]) continue;
+    if (!can_cast(lt.out[k], opts.out[k]->dtype(), opts.casting)) return;
+    count += drops_imag(lt.out[k], opts.out[k]->dtype());
+  }
+  static py::object* cw = new py::object(py::module_::import("numpy.exceptions").attr("ComplexWarning"));
+  for (int c = 0; c < count; ++c)
+    if (PyErr_WarnEx(cw->ptr(), "Casting complex values to real discards the imaginary part", 1) < 0)
+      throw py::error_already_set();
+}
+
 py::object not_native() {
   static py::object* sentinel = new py::object(py::module_::import("npc._ufunc").attr("_NOT_NATIVE"));
   return *sentinel;
@@ -203,6 +242,7 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
     opts.dtype = dtype_arg(dtype);
     opts.casting = static_cast<Casting>(casting);
     opts.order = order_from_name(order);
+    if (opts.casting == Casting::Unsafe && (opts.dtype || !opts.out.empty())) warn_complex_casts(op, ins, opts);
     int64_t size = 0;
     for (const auto& o : ins) size = std::max(size, o.array.size());
     std::vector<ndarray> res;

@@ -8,6 +8,20 @@
 namespace npc::py_bind {
 namespace py = pybind11;
 
+/// The shape and strides (as Py_ssize_t) that npc.ndarray's buffer exports point at: one
+/// block per array, shared by the exports alive and rewritten only when none is
+/// (Note [buffer exports] in bind_ndarray.cpp). A copied array starts with no block.
+struct BufferGeometry {
+  Py_ssize_t* block = nullptr;  // shape[0..ndim) then strides[0..ndim)
+  int capacity = 0;             // dimensions the block has room for
+  int ndim = -1;                // dimensions it describes now (-1: none yet)
+  int exports = 0;              // buffer exports now reading it
+  BufferGeometry() = default;
+  BufferGeometry(const BufferGeometry&) {}
+  BufferGeometry& operator=(const BufferGeometry&) { return *this; }
+  ~BufferGeometry() { delete[] block; }
+};
+
 /// The bound array type: an ndarray plus NumPy's `base` (the object that owns the memory).
 struct PyArray : ndarray {
   using ndarray::ndarray;
@@ -16,6 +30,8 @@ struct PyArray : ndarray {
   /// NumPy's WARN_ON_WRITE flag (views made by broadcast_arrays): writeable, but the first
   /// write warns (warn_write). Views inherit it (wrap); setting WRITEABLE clears it.
   bool warn_on_write = false;
+  /// Shape/strides block of the buffer protocol (fast_getbuffer).
+  BufferGeometry buffer_geometry;
 };
 
 /// The DeprecationWarning NumPy gives on the first write to a WARN_ON_WRITE array ("Numpy has
