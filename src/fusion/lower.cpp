@@ -1542,15 +1542,20 @@ bool no_fp_effects(const Expr& e) {
 }
 
 // Note [small reductions]: moves the Lets of a loop body that use nothing the loop
-// defines (its variable, locals declared or assigned in it) in front of the loop; loads
-// only from buffers the kernel does not write. Nothing leaves an If branch (barriers,
-// Note [placement]).
+// defines (its variable, locals declared or assigned in it) in front of the loop, when the
+// loop has a static nonzero trip count; loads only from buffers the kernel does not write.
+// Nothing leaves an If branch (barriers, Note [placement]).
 void hoist_invariants(Block& b, const std::vector<KBuffer>& bufs) {
   Block out;
   for (auto& s : b) {
     hoist_invariants(s.body, bufs);
     hoist_invariants(s.orelse, bufs);
-    if (s.k != Stmt::K::For) { out.push_back(std::move(s)); continue; }
+    // Only out of loops that run at least once: a hoisted load must be one the loop makes
+    // (an empty array's buffer is not read), and nothing is computed that NumPy would not.
+    if (s.k != Stmt::K::For || !s.lo.is_const() || !s.hi.is_const() || s.hi.c <= s.lo.c) {
+      out.push_back(std::move(s));
+      continue;
+    }
     std::set<std::string> defs{s.var};
     defined_names(s.body, defs);
     Block keep;
