@@ -226,14 +226,29 @@ void render_block(std::ostringstream& os, const Block& b, const Kernel& k, int i
 
 void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind);
 
+// `acc op part` of a split reduction (Note [parallel scalar reductions], lower.cpp).
+std::string render_combine(const Stmt& s, const std::string& acc, const std::string& part) {
+  Expr e = s.red_combine;
+  for (auto& a : e.args) {
+    for (auto [from, to] : {std::pair<std::string, std::string>{"@A@", acc}, {"@B@", part}}) {
+      size_t p;
+      while ((p = a.text.find(from)) != std::string::npos) a.text.replace(p, from.size(), to);
+    }
+  }
+  return render_expr(e);
+}
+
 // Note [parallel scalar reductions] (lower.cpp): one contiguous range of the loop's
-// iterations per thread, partials added in thread order.
+// iterations per thread, each reduced from the op's identity; partials combined in thread
+// order (NaN flags of float max/min ORed).
 void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind) {
   const std::string T = cpp_local_type(s.par_dtype), acc = s.par_acc, parts = "npk_parts_" + acc;
+  const std::string flag = s.red_flag, flags = "npk_flags_" + acc;
   const std::string lo = s.lo.str(), hi = s.hi.str(), step = std::to_string(s.step);
   auto line = [&](int i, const std::string& text) { indent(os, i); os << text << "\n"; };
   line(ind, "{");
   line(ind + 1, T + " " + parts + "[256];");
+  if (!flag.empty()) line(ind + 1, "int " + flags + "[256];");
   line(ind + 1, "int npk_np_" + acc + " = 1;");
   line(ind + 1, "npk_fpe |= npk::fpe_take();");
   line(ind + 1, "#pragma omp parallel reduction(|: npk_fpe)");
@@ -241,7 +256,8 @@ void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k,
   line(ind + 2, "npk::fpe_clear();");
   line(ind + 2, "const int64_t npk_t = npk::thread_id(), npk_n = std::min(npk::thread_count(), 256);");
   line(ind + 2, "const int64_t npk_iters = ((" + hi + ") - (" + lo + ") + " + step + " - 1) / " + step + ";");
-  line(ind + 2, T + " " + acc + " = 0;");
+  line(ind + 2, T + " " + acc + " = " + s.red_identity + ";");
+  if (!flag.empty()) line(ind + 2, "int " + flag + " = 0;");
   line(ind + 2, "if (npk_t < npk_n) {");
   Stmt loop = s;
   loop.par_acc.clear();
@@ -249,11 +265,15 @@ void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k,
   loop.hi = Lin::atom("std::min<int64_t>(" + hi + ", (" + lo + ") + " + step + " * (npk_iters * (npk_t + 1) / npk_n))");
   render_stmt(os, loop, k, ind + 3);
   line(ind + 3, parts + "[npk_t] = " + acc + ";");
+  if (!flag.empty()) line(ind + 3, flags + "[npk_t] = " + flag + ";");
   line(ind + 2, "}");
   line(ind + 2, "if (npk_t == 0) npk_np_" + acc + " = (int)npk_n;");
   line(ind + 2, "npk_fpe |= npk::fpe_take();");
   line(ind + 1, "}");
-  line(ind + 1, "for (int npk_p = 0; npk_p < npk_np_" + acc + "; ++npk_p) " + acc + " = " + acc + " + " + parts + "[npk_p];");
+  line(ind + 1, "for (int npk_p = 0; npk_p < npk_np_" + acc + "; ++npk_p) {");
+  line(ind + 2, acc + " = " + render_combine(s, acc, parts + "[npk_p]") + ";");
+  if (!flag.empty()) line(ind + 2, flag + " |= " + flags + "[npk_p];");
+  line(ind + 1, "}");
   line(ind, "}");
 }
 

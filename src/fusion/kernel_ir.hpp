@@ -96,11 +96,20 @@ struct Stmt {
   Lin lo, hi;
   int64_t step = 1;
   bool parallel = false, simd = false;
+  /// A statement that must stay scalar code (a quiet compare that GCC would vectorize into
+  /// a signaling one): the loop around it is not made `omp simd`.
+  bool scalar_only = false;
   std::string reduction;  ///< "+:acc" for an omp simd reduction clause
   /// Note [parallel scalar reductions]: a top-level loop summing into accumulator
   /// `par_acc` (of `par_dtype`) whose iterations are split over the threads.
   std::string par_acc;
   DType par_dtype = DType::Float64;
+  /// Set by a reduction on its outermost loop (Note [parallel scalar reductions]): its
+  /// accumulator `red_acc`, the op's identity literal (a thread's partial starts there),
+  /// red_combine (accumulator op partial: args or Lit text use "@A@" and "@B@") and red_flag,
+  /// an int NaN flag of float max/min ORed across threads ("" for none).
+  std::string red_acc, red_identity, red_flag;
+  Expr red_combine{Expr::K::Lit, DType::Float64};
   Block body, orelse;
 };
 

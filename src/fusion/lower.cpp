@@ -35,6 +35,7 @@
 // an elementwise epilogue that is the result's last reader write into that buffer (Note
 // [in-place epilogues] in backend.cpp), so the epilogue adds no full-size temporary.
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <functional>
 #include <map>
@@ -46,6 +47,7 @@
 namespace npc::fusion {
 
 OpId generated_as(NodeRef n);
+bool is_scan(NodeRef n);
 
 namespace {
 
@@ -98,10 +100,18 @@ bool reduce_supported(OpId op, DType t) {
   }
 }
 
+// Note [small reductions]: reduction loops of at most kUnrollExtent iterations and
+// kUnrollStmts statements once unrolled are unrolled.
+constexpr int64_t kUnrollExtent = 8;
+constexpr int64_t kUnrollStmts = 256;
+
 void coalesce(Block& top);
 void schedule(Block& top, bool has_reduction_inside);
 void parallel_scalar_sums(Block& top);
 bool contains_loops(const Block& b);
+void unroll_small(Block& b);
+void hoist_invariants(Block& b, const std::vector<KBuffer>& bufs);
+void reuse_reduced_values(Block& top, const std::vector<KBuffer>& bufs);
 
 // The kernel emitter for one group of roots (Note [placement]).
 class Emitter {
@@ -114,12 +124,17 @@ class Emitter {
     std::vector<Block> nests;
     if (roots.size() == 1 && roots[0]->kind == NodeKind::Write && split_write(roots[0], nests)) {
       // Note [writes as nests]
+    } else if (roots.size() == 1 && is_scan(roots[0])) {
+      nests.push_back(scan(roots[0]));  // Note [scans in kernels]
     } else {
       nests.push_back(nest(space_, [&](const std::vector<Lin>& idx) {
         for (NodeRef r : roots) store(r, idx, value(r, idx, /*as_root=*/true));
       }));
     }
     for (auto& b : nests) {
+      unroll_small(b);  // Note [small reductions]
+      hoist_invariants(b, bufs_);
+      reuse_reduced_values(b, bufs_);  // Note [reuse of reduced values]
       bool inner_loops = contains_loops(b);
       coalesce(b);
       schedule(b, inner_loops);
@@ -167,6 +182,69 @@ class Emitter {
     s.index = offset(st_.buffer_of.at(r), r, idx);
     s.val = v;
     stack_.back()->stmts.push_back(std::move(s));
+  }
+
+  // Note [scans in kernels]
+  // cumsum/cumprod (Prim cumsum/cumprod over the input cast to the loop dtype, Note [traced
+  // scans and sorts] in src/tracer/trace.cpp) are generated, not called: a loop nest over
+  // the other axes (the outermost of them parallel) around a sequential loop along the scan
+  // axis that carries the running value in a local and stores every step. NumPy's
+  // accumulate is the same sequential recurrence, out[0] = x[0], out[k] = out[k-1] op x[k],
+  // with the binary op's rounding at every step (float16 included; complex products as its
+  // scalar loop computes them), so the results are bit-identical; integers wrap. The producer of x is inlined into the scan
+  // loop; the scan is always materialised (consumers load it), in a kernel of its own.
+  Block scan(NodeRef n) {
+    NodeRef src = n->args[0];
+    const int64_t axis = n->params.at(0);
+    const DType t = n->dtype;
+    const OpId op = n->op == OpId::cumsum ? OpId::add : OpId::multiply;
+    SymShape outer;
+    for (int d = 0; d < n->ndim(); ++d)
+      if (d != axis) outer.push_back(n->shape[d]);
+    return nest(outer, [&](const std::vector<Lin>& oidx) {
+      std::string acc = fresh("acc"), r = fresh("r");
+      Stmt decl{Stmt::K::Decl};
+      decl.var = acc;
+      decl.dtype = t;
+      decl.expr = Expr{Expr::K::Lit, t};
+      decl.expr.args = {Val{literal(npc::Scalar::from_int(op == OpId::add ? 0 : 1), t), t}};
+      stack_.back()->stmts.push_back(std::move(decl));
+      level_[acc] = static_cast<int>(stack_.size()) - 1;
+      scopes_.emplace_back();
+      scopes_.back().var = r;
+      stack_.push_back(&scopes_.back());
+      level_[r] = static_cast<int>(stack_.size()) - 1;
+      std::vector<Lin> sidx;
+      for (int d = 0, k = 0; d < n->ndim(); ++d) sidx.push_back(d == axis ? Lin::atom(r) : oidx.at(k++));
+      Val v = value(src, sidx);
+      // acc op x[k]; at k == 0 the step is x[0] itself (identity op x[0] would turn -0.0 into 0.0).
+      Stmt step{Stmt::K::Let};
+      step.var = fresh();
+      step.dtype = t;
+      step.expr = Expr{Expr::K::Apply, t};
+      step.expr.op = op;
+      step.expr.in = t;
+      step.expr.args = {Val{acc, t}, v};
+      if (op == OpId::multiply && is_complex(t)) {  // NumPy's accumulate: its scalar complex product
+        step.expr = Expr{Expr::K::Lit, t};
+        step.expr.args = {Val{"npk::mul_plain(" + acc + ", " + v.text + ")", t}};
+      }
+      Stmt upd{Stmt::K::Assign};
+      upd.var = acc;
+      upd.expr = Expr{Expr::K::Lit, t};
+      upd.expr.args = {Val{"(" + r + " == 0 ? " + v.text + " : " + step.var + ")", t}};
+      stack_.back()->stmts.push_back(std::move(step));
+      stack_.back()->stmts.push_back(std::move(upd));
+      store(n, sidx, Val{acc, t});
+      Stmt f{Stmt::K::For};
+      f.var = r;
+      f.lo = Lin::constant(0);
+      f.hi = dim_lin(n->shape[axis]);
+      f.body = std::move(stack_.back()->stmts);
+      stack_.pop_back();
+      level_.erase(r);
+      stack_.back()->stmts.push_back(std::move(f));
+    });
   }
 
   // Note [writes as nests]
@@ -646,9 +724,8 @@ class Emitter {
     npc::Scalar init;
     bool use_initial = n->value.has_value();
     OpId op = n->op;
-    std::string init_text;
-    if (use_initial) init_text = literal(*n->value, t);
-    else {
+    std::string init_text, identity_text;
+    {
       switch (op) {
         case OpId::add: init_text = literal(npc::Scalar::from_int(0), t); break;
         case OpId::multiply: init_text = literal(npc::Scalar::from_int(1), t); break;
@@ -666,8 +743,10 @@ class Emitter {
           break;
         default: throw CodegenError("unsupported reduction");
       }
+      identity_text = init_text;
+      if (use_initial) init_text = literal(*n->value, t);
       // max/min of an empty axis has no identity: NumPy raises, so let eager run it.
-      if (op == OpId::maximum || op == OpId::minimum) {
+      if (!use_initial && (op == OpId::maximum || op == OpId::minimum)) {
         for (int64_t a : axes) {
           if (src->shape[a].is_static() && src->shape[a].value() == 0) throw CodegenError("empty max/min reduction");
         }
@@ -698,6 +777,21 @@ class Emitter {
       s.expr.args = {Val{init_text, t}};
       stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
     }
+    // Note [small reductions]: a float sum over a short last axis (unrolled) adds in NumPy's
+    // order for a contiguous axis: the first element plus the sum of the others (pairwise_sum
+    // of fewer than 8 elements: a running sum from -0.0), initial + that sum with initial=.
+    const int64_t ext_last = axes.empty() ? -1 : static_extent(src->shape[*axes.rbegin()]);
+    const bool numpy_order = float_add && axes.size() == 1 && *axes.begin() == src->ndim() - 1 && ext_last >= 1 &&
+                             ext_last <= kUnrollExtent;
+    std::string rest;
+    if (numpy_order) {
+      Stmt s{Stmt::K::Decl};
+      s.var = rest = fresh("rest");
+      s.dtype = t;
+      s.expr = Expr{Expr::K::Lit, t};
+      s.expr.args = {Val{"-" + literal(npc::Scalar::from_int(0), t), t}};
+      stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
+    }
     lv = std::max(lv, barrier_level());
     // Truncate the stack to the placement level and open the reduction loops.
     std::vector<Scope*> saved = stack_;
@@ -721,14 +815,33 @@ class Emitter {
     const int64_t block = t == DType::Float64 ? 2048 : 256;
     if (float_add && (inner_ext < 0 || inner_ext > block)) blocked = true;
     if (blocked) target = part = fresh("part");
+    // Note [parallel scalar reductions]: acc op partial, for the partials of a split loop.
+    Expr combine{Expr::K::Lit, t};
     {
       Stmt s{Stmt::K::Assign};
       s.var = target;
       s.expr = Expr{Expr::K::Lit, t};
-      if (float_add) s.expr.args = {Val{"(" + target + " + " + v.text + ")", t}};
+      if (numpy_order) {
+        const std::string& r = rvars[0];
+        s.var = rest;
+        s.expr.args = {Val{use_initial ? "(" + rest + " + " + v.text + ")"
+                                       : "(" + r + " == 0 ? " + rest + " : (" + rest + " + " + v.text + "))", t}};
+        if (!use_initial) {
+          Stmt first{Stmt::K::Assign};
+          first.var = acc;
+          first.expr = Expr{Expr::K::Lit, t};
+          first.expr.args = {Val{"(" + r + " == 0 ? " + v.text + " : " + acc + ")", t}};
+          stack_.back()->stmts.push_back(std::move(first));
+        }
+        combine.args = {Val{"(@A@ + @B@)", t}};
+      } else if (float_add) {
+        s.expr.args = {Val{"(" + target + " + " + v.text + ")", t}};
+        combine.args = {Val{"(@A@ + @B@)", t}};
+      }
       else if (float_minmax) {
         // Quiet comparison: a NaN element raises no "invalid" flag (it sets the NaN flag).
         s.expr.args = {Val{std::string(op == OpId::maximum ? "npk::qmax(" : "npk::qmin(") + target + ", " + v.text + ")", t}};
+        combine.args = {Val{std::string(op == OpId::maximum ? "npk::qmax(" : "npk::qmin(") + "@A@, @B@)", t}};
         Stmt nf{Stmt::K::Assign};
         nf.var = nanflag;
         nf.expr = Expr{Expr::K::Lit, DType::Int32};
@@ -740,9 +853,13 @@ class Emitter {
         a.in = t;
         a.args = {Val{target, t}, v};
         s.expr = a;
+        combine = a;
+        combine.args = {Val{"@A@", t}, Val{"@B@", t}};
         if (t == DType::Float16) {  // accumulate float16 in float: no per-step rounding
           s.expr = Expr{Expr::K::Lit, t};
           s.expr.args = {Val{std::string(op == OpId::multiply ? "(" + target + " * " + v.text + ")" : render_apply(op, target, v.text)), t}};
+          combine = Expr{Expr::K::Lit, t};
+          combine.args = {Val{op == OpId::multiply ? "(@A@ * @B@)" : render_apply(op, "@A@", "@B@"), t}};
         }
       }
       stack_.back()->stmts.push_back(std::move(s));
@@ -785,18 +902,31 @@ class Emitter {
         ob.body = std::move(blk);
         loop = std::move(ob);
       } else {
-        if (innermost && float_add) { loop.simd = true; loop.reduction = "+:" + acc; }
+        if (innermost && float_add && !numpy_order) { loop.simd = true; loop.reduction = "+:" + acc; }
         if (innermost && float_minmax) {
           loop.simd = true;
           loop.reduction = std::string(op == OpId::maximum ? "max:" : "min:") + acc + ") reduction(|:" + nanflag;
         }
         loop.body = std::move(inner);
       }
+      if (i == 0) {
+        loop.red_acc = acc;
+        loop.red_identity = float_add ? literal(npc::Scalar::from_int(0), wide_acc ? DType::Float64 : t) : identity_text;
+        loop.red_combine = combine;
+        loop.red_flag = nanflag;
+      }
       inner = i > 0 ? std::move(rscopes[i - 1]->stmts) : Block{};
       inner.push_back(std::move(loop));
     }
     stack_ = saved;
     for (auto& blk_stmt : inner) stack_[lv]->stmts.push_back(std::move(blk_stmt));
+    if (numpy_order) {
+      Stmt sum{Stmt::K::Assign};
+      sum.var = acc;
+      sum.expr = Expr{Expr::K::Lit, t};
+      sum.expr.args = {Val{"(" + acc + " + " + rest + ")", t}};
+      stack_[lv]->stmts.push_back(std::move(sum));
+    }
     if (float_minmax) {
       Stmt fix{Stmt::K::Assign};
       fix.var = acc;
@@ -900,6 +1030,47 @@ class Emitter {
     stack_.push_back(&scopes_.back());
     level_[rvars[0]] = static_cast<int>(stack_.size()) - 1;
     Val v = value(src, sidx);
+    const int64_t ext = static_extent(src->shape[axis]);
+    if (ext > 0 && ext <= kUnrollExtent) {
+      // Note [small reductions]: a short static axis is scanned without a break, as selects,
+      // so the loop unrolls into straight-line code. Once `best` is NaN nothing changes
+      // (NumPy returns the first NaN). The compare is the scalar quiet one (ucomisd): the
+      // Let is marked scalar_only, so the enclosing loop is not made `omp simd` (vectorized,
+      // GCC's quiet compares become signaling ones, and npk::lt's bit tricks cost twice
+      // the whole loop in scalar code).
+      bool fl = kind(t) == Kind::Float;
+      std::string cmp = mn ? "npk::lt_scalar(" + v.text + ", " + best + ")" : "npk::lt_scalar(" + best + ", " + v.text + ")";
+      std::string take = fl ? "(!std::isnan(" + best + ") && (std::isnan(" + v.text + ") || " + cmp + "))" : cmp;
+      Stmt c{Stmt::K::Let};
+      c.var = fresh("take");
+      c.dtype = DType::Bool;
+      c.expr = Expr{Expr::K::Lit, DType::Bool};
+      c.expr.args = {Val{take, DType::Bool}};
+      c.scalar_only = true;
+      Stmt a1{Stmt::K::Assign};
+      a1.var = best;
+      a1.expr = Expr{Expr::K::Lit, t};
+      a1.expr.args = {Val{"(" + c.var + " ? " + v.text + " : " + best + ")", t}};
+      Stmt a2{Stmt::K::Assign};
+      a2.var = bi;
+      a2.expr = Expr{Expr::K::Lit, DType::Int64};
+      a2.expr.args = {Val{"(" + c.var + " ? (int64_t)" + rvars[0] + " : " + bi + ")", DType::Int64}};
+      stack_.back()->stmts.push_back(std::move(c));
+      stack_.back()->stmts.push_back(std::move(a1));
+      stack_.back()->stmts.push_back(std::move(a2));
+      Stmt f{Stmt::K::For};
+      f.var = rvars[0];
+      f.lo = Lin::constant(0);
+      f.hi = Lin::constant(ext);
+      f.body = std::move(stack_.back()->stmts);
+      stack_ = saved;
+      stack_[lv]->stmts.push_back(std::move(f));
+      level_.erase(rvars[0]);
+      level_[bi] = lv;
+      Val r{bi, DType::Int64};
+      stack_[lv]->memo[key] = r;
+      return r;
+    }
     // npk::lt_scalar: a quiet comparison, a NaN element raises no "invalid" flag (NumPy's
     // argmin). This loop breaks at the first NaN, so it is never vectorized, and the scalar
     // quiet compare (ucomisd) is several times cheaper than npk::lt's bit tricks.
@@ -1111,7 +1282,7 @@ void coalesce(Block& top) {
 
 bool has_control(const Block& b) {
   for (auto& s : b)
-    if (s.k == Stmt::K::For || s.k == Stmt::K::If || s.k == Stmt::K::Break) return true;
+    if (s.k == Stmt::K::For || s.k == Stmt::K::If || s.k == Stmt::K::Break || s.scalar_only) return true;
   return false;
 }
 
@@ -1140,12 +1311,15 @@ void schedule(Block& top, bool has_reduction_inside) {
 }
 
 // Note [parallel scalar reductions]
-// A sum placed outside every parallel loop (a reduction to one value: np.sum(a * b)) would
-// run on one thread. When such a loop is long, its iterations (blocks of the blocked float
-// sum, Note [summation], or elements) are split into one contiguous range per thread; each
-// thread sums its range from zero into a partial, and the partials are added to the
-// accumulator in thread order after the parallel region: the result is deterministic for a
-// given thread count. Only float sums (blocked, or simd "+:" reductions) are split.
+// A reduction placed outside every parallel loop (a reduction to one value: np.sum(a * b),
+// np.max(x), np.prod(i)) would run on one thread. When its loop is long, its outermost
+// loop's iterations (blocks of the blocked float sum, Note [summation], rows, or elements)
+// are split into one contiguous range per thread; each thread reduces its range from the
+// op's identity into a partial, and the partials are combined into the accumulator (which
+// holds NumPy's `initial`, if any) in thread order after the parallel region: the result is
+// deterministic for a given thread count. Integer sums and products wrap (any order gives
+// NumPy's result), max/min are exact in any order and float max/min OR their NaN flags, so
+// NaN propagates as in NumPy; float sums and products round per thread range.
 void parallel_scalar_sums(Block& top) {
   for (size_t j = 0; j + 1 < top.size(); ++j) {
     Stmt& d = top[j];
@@ -1154,14 +1328,21 @@ void parallel_scalar_sums(Block& top) {
     if (k == top.size()) continue;
     Stmt& f = top[k];
     if (d.k != Stmt::K::Decl || f.k != Stmt::K::For || f.parallel || f.var[0] != 'r') continue;
-    if (kind(d.dtype) != Kind::Float) continue;
-    bool blocked = f.step > 1 && !f.body.empty() && f.body.back().k == Stmt::K::Assign && f.body.back().var == d.var &&
-                   f.body.back().expr.k == Expr::K::Lit && f.body.back().expr.args.size() == 1 &&
-                   f.body.back().expr.args[0].text.rfind("(" + d.var + " + ", 0) == 0;
-    bool simd_sum = f.step == 1 && f.simd && f.reduction == "+:" + d.var;
-    if (!blocked && !simd_sum) continue;
+    if (f.red_acc != d.var || f.red_combine.args.empty()) continue;
     // Long enough to pay for a parallel region: 64k elements, or a runtime size.
-    if (f.hi.is_const() && f.lo.is_const() && f.hi.c - f.lo.c < 65536) continue;
+    if (f.hi.is_const() && f.lo.is_const()) {
+      int64_t iters = (f.hi.c - f.lo.c + f.step - 1) / f.step;
+      if (iters < 2) continue;
+      int64_t work = f.hi.c - f.lo.c;
+      const Block* b = &f.body;
+      while (!b->empty() && b->back().k == Stmt::K::For) {
+        const Stmt& in = b->back();
+        if (!in.hi.is_const() || !in.lo.is_const()) { work = INT64_MAX; break; }
+        work *= std::max<int64_t>(1, in.hi.c - in.lo.c);
+        b = &in.body;
+      }
+      if (work < 65536) continue;
+    }
     f.par_acc = d.var;
     f.par_dtype = d.dtype;
   }
@@ -1173,6 +1354,391 @@ bool contains_loops(const Block& b) {
     if (contains_loops(s.body) || contains_loops(s.orelse)) return true;
   }
   return false;
+}
+
+// Note [small reductions]
+// A reduction loop with a small static extent (the norm over the 2 coordinates of a point,
+// argmin over 2 means) is unrolled: its body is copied once per value of the loop
+// variable, locals renamed per copy. No loop is left, so loads whose indices were constant
+// in the copies and the values computed from them (the means, cast to float64) are
+// loop-invariant and hoisted out of the main loop (hoist_invariants), and the main loop has
+// straight-line code that `schedule` vectorizes (`omp simd`). Float sums add in order.
+
+bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Calls f on every identifier of C++ expression text `s` (numeric literals skipped).
+void for_each_ident(const std::string& s, const std::function<void(size_t, size_t)>& f) {
+  size_t i = 0;
+  while (i < s.size()) {
+    char c = s[i];
+    if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
+      // a numeric literal, hex floats included (0x1.8p+3)
+      ++i;
+      while (i < s.size()) {
+        char d = s[i];
+        if (is_ident_char(d) || d == '.') { ++i; continue; }
+        if ((d == '+' || d == '-') && (s[i - 1] == 'p' || s[i - 1] == 'P' || s[i - 1] == 'e' || s[i - 1] == 'E')) { ++i; continue; }
+        break;
+      }
+      continue;
+    }
+    if (is_ident_start(c)) {
+      size_t b = i;
+      while (i < s.size() && is_ident_char(s[i])) ++i;
+      f(b, i);
+      continue;
+    }
+    ++i;
+  }
+}
+
+std::string rename_idents(const std::string& s, const std::map<std::string, std::string>& m) {
+  if (m.empty()) return s;
+  std::string out;
+  size_t last = 0;
+  for_each_ident(s, [&](size_t b, size_t e) {
+    auto it = m.find(s.substr(b, e - b));
+    if (it == m.end()) return;
+    out.append(s, last, b - last);
+    out += it->second;
+    last = e;
+  });
+  out.append(s, last, std::string::npos);
+  return out;
+}
+
+// `l` with loop variable `var` replaced by `value` and locals renamed by `m`.
+Lin subst_lin(const Lin& l, const std::string& var, int64_t value, const std::map<std::string, std::string>& m) {
+  Lin r = Lin::constant(l.c);
+  for (auto& [atom, k] : l.t) {
+    int64_t coef = k;
+    std::string rest;
+    size_t s = 0;
+    while (s <= atom.size()) {
+      size_t e = atom.find('*', s);
+      if (e == std::string::npos) e = atom.size();
+      std::string f = atom.substr(s, e - s);
+      if (f == var) coef *= value;
+      else {
+        auto it = m.find(f);
+        if (!rest.empty()) rest += "*";
+        rest += it == m.end() ? f : it->second;
+      }
+      s = e + 1;
+    }
+    if (rest.empty()) r += Lin::constant(coef);
+    else r += Lin::atom(rest, coef);
+  }
+  return r;
+}
+
+void declared_names(const Block& b, std::set<std::string>& out) {
+  for (auto& s : b) {
+    if (s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::For) out.insert(s.var);
+    declared_names(s.body, out);
+    declared_names(s.orelse, out);
+  }
+}
+
+void subst_block(Block& b, const std::string& var, int64_t value, const std::map<std::string, std::string>& m) {
+  const std::string lit = "(int64_t)" + std::to_string(value);
+  std::map<std::string, std::string> mv = m;
+  mv[var] = lit;
+  for (auto& s : b) {
+    auto it = m.find(s.var);
+    if (it != m.end()) s.var = it->second;
+    s.index = subst_lin(s.index, var, value, m);
+    s.expr.index = subst_lin(s.expr.index, var, value, m);
+    for (auto& a : s.expr.args) a.text = rename_idents(a.text, mv);
+    s.val.text = rename_idents(s.val.text, mv);
+    s.lo = subst_lin(s.lo, var, value, m);
+    s.hi = subst_lin(s.hi, var, value, m);
+    s.reduction = rename_idents(s.reduction, m);
+    s.red_acc = rename_idents(s.red_acc, m);
+    s.red_flag = rename_idents(s.red_flag, m);
+    subst_block(s.body, var, value, m);
+    subst_block(s.orelse, var, value, m);
+  }
+}
+
+int64_t count_stmts(const Block& b) {
+  int64_t n = 0;
+  for (auto& s : b) n += 1 + count_stmts(s.body) + count_stmts(s.orelse);
+  return n;
+}
+
+bool contains_break(const Block& b) {
+  for (auto& s : b) {
+    if (s.k == Stmt::K::Break) return true;
+    if (s.k != Stmt::K::For && (contains_break(s.body) || contains_break(s.orelse))) return true;
+  }
+  return false;
+}
+
+// Note [small reductions]: unrolls reduction loops (variables r*) of small static extent,
+// innermost first.
+void unroll_small(Block& b) {
+  Block out;
+  for (auto& s : b) {
+    unroll_small(s.body);
+    unroll_small(s.orelse);
+    bool ok = s.k == Stmt::K::For && s.var[0] == 'r' && s.step == 1 && s.lo.is_const() && s.hi.is_const() &&
+              s.par_acc.empty() && !s.parallel && !contains_break(s.body);
+    int64_t n = ok ? s.hi.c - s.lo.c : 0;
+    if (!ok || n < 1 || n > kUnrollExtent || n * count_stmts(s.body) > kUnrollStmts) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    std::set<std::string> names;
+    declared_names(s.body, names);
+    for (int64_t v = s.lo.c; v < s.hi.c; ++v) {
+      std::map<std::string, std::string> m;
+      for (auto& nm : names) m[nm] = nm + "_u" + std::to_string(v);
+      Block copy = s.body;
+      subst_block(copy, s.var, v, m);
+      for (auto& c : copy) out.push_back(std::move(c));
+    }
+  }
+  b = std::move(out);
+}
+
+void defined_names(const Block& b, std::set<std::string>& out) {
+  for (auto& s : b) {
+    if (s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::Assign || s.k == Stmt::K::For) out.insert(s.var);
+    defined_names(s.body, out);
+    defined_names(s.orelse, out);
+  }
+}
+
+bool mentions(const std::string& text, const std::set<std::string>& names) {
+  bool hit = false;
+  for_each_ident(text, [&](size_t b, size_t e) { if (!hit && names.count(text.substr(b, e - b))) hit = true; });
+  return hit;
+}
+
+bool lin_mentions(const Lin& l, const std::set<std::string>& names) {
+  for (auto& [a, k] : l.t)
+    if (mentions(a, names)) return true;
+  return false;
+}
+
+// Whether evaluating `e` can raise no floating-point flag (so computing it once before a
+// loop that might run zero times reports nothing NumPy would not): loads, indices, and casts
+// that cannot overflow or be invalid (integers to wider-range types, float widening).
+bool no_fp_effects(const Expr& e) {
+  switch (e.k) {
+    case Expr::K::Load:
+    case Expr::K::Index: return true;
+    case Expr::K::Cast: {
+      Kind ki = kind(e.in), ko = kind(e.dtype);
+      if (ki == Kind::Bool) return true;
+      if (ki == Kind::Signed || ki == Kind::Unsigned) return e.dtype != DType::Float16;
+      if (ki == Kind::Float && ko == Kind::Float) return itemsize(e.dtype) >= itemsize(e.in);
+      return false;
+    }
+    default: return false;
+  }
+}
+
+// Note [small reductions]: moves the Lets of a loop body that use nothing the loop
+// defines (its variable, locals declared or assigned in it) in front of the loop, when the
+// loop has a static nonzero trip count; loads only from buffers the kernel does not write.
+// Nothing leaves an If branch (barriers, Note [placement]).
+void hoist_invariants(Block& b, const std::vector<KBuffer>& bufs) {
+  Block out;
+  for (auto& s : b) {
+    hoist_invariants(s.body, bufs);
+    hoist_invariants(s.orelse, bufs);
+    // Only out of loops that run at least once: a hoisted load must be one the loop makes
+    // (an empty array's buffer is not read), and nothing is computed that NumPy would not.
+    if (s.k != Stmt::K::For || !s.lo.is_const() || !s.hi.is_const() || s.hi.c <= s.lo.c) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    std::set<std::string> defs{s.var};
+    defined_names(s.body, defs);
+    Block keep;
+    for (auto& c : s.body) {
+      bool inv = c.k == Stmt::K::Let && no_fp_effects(c.expr) && !lin_mentions(c.expr.index, defs);
+      if (inv && c.expr.k == Expr::K::Load && bufs.at(c.expr.buf).written) inv = false;
+      if (inv)
+        for (auto& a : c.expr.args) if (mentions(a.text, defs)) inv = false;
+      if (inv) {
+        defs.erase(c.var);  // what depends on it only may move too
+        out.push_back(std::move(c));
+      } else {
+        keep.push_back(std::move(c));
+      }
+    }
+    s.body = std::move(keep);
+    out.push_back(std::move(s));
+  }
+  b = std::move(out);
+}
+
+// Note [reuse of reduced values]
+// softmax's `e = exp(x - max); e / sum(e)` reads e twice per row: in the sum loop and in the
+// loop that stores the result. Rather than computing e again (the exp per element is most
+// of the kernel's work), the sum loop also stores e into the result's buffer and the store
+// loop reads it back and divides in place: one kernel, no temporary beyond the output.
+// Found on the kernel IR: a reduction loop L1 (var r*) followed in the same block by a loop
+// L2 (var i*) of the same range whose Store to buffer B (B's only store in the kernel, B
+// never loaded) computes a value structurally equal to one L1 computes (same ops on the
+// same loads with the loop variable in the same place). L1 stores that value into
+// B[store index with r for i] and L2 loads it instead of recomputing it. Only when the
+// value involves an operation (not a mere load), has B's dtype (no conversion on the
+// store; not float16 or bool), and is a Let directly in both loop bodies.
+std::map<std::string, std::string> loop_signatures(const Stmt& loop, std::map<std::string, bool>& has_op) {
+  std::map<std::string, std::string> sig;  // local -> signature
+  std::map<std::string, std::string> ren{{loop.var, "#"}};
+  std::set<std::string> locals{loop.var};
+  int unique = 0;
+  for (const Stmt& s : loop.body) {
+    if (s.k != Stmt::K::Let) continue;
+    const Expr& e = s.expr;
+    std::string g;
+    bool op = false;
+    if (e.k == Expr::K::Load || e.k == Expr::K::Apply || e.k == Expr::K::Cast || e.k == Expr::K::Select) {
+      g = std::to_string(static_cast<int>(e.k)) + "|" + std::to_string(static_cast<int>(e.dtype)) + "|" +
+          std::to_string(static_cast<int>(e.in)) + "|" + std::to_string(static_cast<int>(e.op)) + "|" +
+          std::to_string(e.buf) + "|" + subst_lin(e.index, "", 0, ren).str() + "(";
+      op = e.k != Expr::K::Load;
+      for (auto& a : e.args) {
+        auto it = sig.find(a.text);
+        if (it != sig.end()) {
+          g += "{" + it->second + "}";
+          op = op || has_op[a.text];
+        } else if (mentions(a.text, locals)) {
+          g += "?" + std::to_string(unique++);  // an expression over locals: never equal
+        } else {
+          g += a.text;
+        }
+        g += ",";
+      }
+      g += ")";
+    } else {
+      g = "?" + std::to_string(unique++);
+    }
+    sig[s.var] = g;
+    has_op[s.var] = op;
+    locals.insert(s.var);
+  }
+  return sig;
+}
+
+void used_names(const Block& b, std::set<std::string>& out) {
+  auto text = [&](const std::string& t) {
+    for_each_ident(t, [&](size_t x, size_t y) { out.insert(t.substr(x, y - x)); });
+  };
+  auto lin = [&](const Lin& l) { for (auto& [a, k] : l.t) text(a); };
+  for (const Stmt& s : b) {
+    for (auto& a : s.expr.args) text(a.text);
+    lin(s.expr.index);
+    lin(s.index);
+    lin(s.lo);
+    lin(s.hi);
+    text(s.val.text);
+    text(s.reduction);
+    if (s.k == Stmt::K::Assign) out.insert(s.var);
+    used_names(s.body, out);
+    used_names(s.orelse, out);
+  }
+}
+
+// Removes the Lets of `b` that nothing in `b` uses (their scope ends with the block).
+void drop_dead_lets(Block& b) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::set<std::string> used;
+    used_names(b, used);
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (b[i].k == Stmt::K::Let && !used.count(b[i].var)) {
+        b.erase(b.begin() + static_cast<std::ptrdiff_t>(i));
+        changed = true;
+        break;
+      }
+    }
+  }
+}
+
+void count_buffer_uses(const Block& b, std::map<int, int>& stores, std::map<int, int>& loads) {
+  for (const Stmt& s : b) {
+    if (s.k == Stmt::K::Store) ++stores[s.buf];
+    if (s.expr.k == Expr::K::Load) ++loads[s.expr.buf];
+    count_buffer_uses(s.body, stores, loads);
+    count_buffer_uses(s.orelse, stores, loads);
+  }
+}
+
+void reuse_in_block(Block& b, const std::vector<KBuffer>& bufs, const std::map<int, int>& stores,
+                    const std::map<int, int>& loads) {
+  for (auto& s : b) {
+    reuse_in_block(s.body, bufs, stores, loads);
+    reuse_in_block(s.orelse, bufs, stores, loads);
+  }
+  for (size_t j = 0; j < b.size(); ++j) {
+    Stmt& l1 = b[j];
+    if (l1.k != Stmt::K::For || l1.var[0] != 'r' || l1.step != 1 || l1.red_acc.empty()) continue;
+    for (size_t k = j + 1; k < b.size(); ++k) {
+      Stmt& l2 = b[k];
+      if (l2.k != Stmt::K::For || l2.var[0] != 'i' || l2.step != 1 || l2.lo.str() != l1.lo.str() ||
+          l2.hi.str() != l1.hi.str())
+        continue;
+      const Stmt* st = nullptr;
+      for (const Stmt& x : l2.body) if (x.k == Stmt::K::Store) st = &x;
+      if (!st) continue;
+      const int B = st->buf;
+      if (stores.at(B) != 1 || loads.count(B) || bufs.at(B).dtype == DType::Float16 || bufs.at(B).dtype == DType::Bool)
+        continue;
+      auto it = st->index.t.find(l2.var);
+      if (it == st->index.t.end() || it->second == 0) continue;  // one element per iteration
+      std::set<std::string> l2_locals;
+      declared_names(l2.body, l2_locals);
+      if (lin_mentions(st->index, l2_locals)) continue;
+      std::map<std::string, bool> op1, op2;
+      auto s1 = loop_signatures(l1, op1);
+      auto s2 = loop_signatures(l2, op2);
+      std::map<std::string, std::string> by_sig;  // L1 signature -> L1 local
+      for (auto& [v, g] : s1) if (g[0] != '?') by_sig.emplace(g, v);
+      // The last L2 Let equal to an L1 value that involves an operation (the largest one:
+      // Lets come after their operands).
+      std::string v2, v1;
+      for (const Stmt& x : l2.body) {
+        if (x.k != Stmt::K::Let || !op2[x.var] || x.dtype != bufs.at(B).dtype) continue;
+        auto f = by_sig.find(s2[x.var]);
+        if (f != by_sig.end()) { v2 = x.var; v1 = f->second; }
+      }
+      if (v2.empty()) continue;
+      // L1: store v1 right after its definition.
+      Lin idx1 = subst_lin(st->index, "", 0, {{l2.var, l1.var}});
+      for (size_t p = 0; p < l1.body.size(); ++p) {
+        if (l1.body[p].k != Stmt::K::Let || l1.body[p].var != v1) continue;
+        Stmt put{Stmt::K::Store};
+        put.buf = B;
+        put.index = idx1;
+        put.val = Val{v1, l1.body[p].dtype};
+        l1.body.insert(l1.body.begin() + static_cast<std::ptrdiff_t>(p) + 1, std::move(put));
+        break;
+      }
+      // L2: load it back, and drop the Lets only it needed.
+      for (Stmt& x : l2.body) {
+        if (x.k != Stmt::K::Let || x.var != v2) continue;
+        Expr e{Expr::K::Load, x.dtype};
+        e.buf = B;
+        e.index = st->index;
+        x.expr = e;
+      }
+      drop_dead_lets(l2.body);
+      return;  // B has a second store now: one reuse per kernel
+    }
+  }
+}
+
+void reuse_reduced_values(Block& top, const std::vector<KBuffer>& bufs) {
+  std::map<int, int> stores, loads;
+  count_buffer_uses(top, stores, loads);
+  reuse_in_block(top, bufs, stores, loads);
 }
 
 }  // namespace
@@ -1188,6 +1754,11 @@ bool static_empty_axis(NodeRef src, const std::vector<int64_t>& axes) {
   for (int64_t a : axes)
     if (src->shape.at(a).is_static() && src->shape[a].value() == 0) return true;
   return false;
+}
+
+bool is_scan(NodeRef n) {
+  return n->kind == NodeKind::Prim && (n->op == OpId::cumsum || n->op == OpId::cumprod) &&
+         cpp_supports(n->op == OpId::cumsum ? OpId::add : OpId::multiply, n->dtype);
 }
 
 bool is_library_call(NodeRef n) {
@@ -1206,6 +1777,7 @@ bool is_library_call(NodeRef n) {
     case NodeKind::Prim:
       if (n->op == OpId::argmin || n->op == OpId::argmax)
         return is_complex(n->args[0]->dtype) || static_empty_axis(n->args[0], {n->params.at(0)});
+      if (is_scan(n)) return false;  // Note [scans in kernels]
       return n->op != OpId::where && n->op != OpId::iota && n->op != OpId::fill;
     default: return false;
   }
@@ -1234,7 +1806,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
   std::set<NodeRef> materialised;
   for (NodeRef o : g.outputs) materialised.insert(o);
   for (auto& [i, v] : g.writebacks) materialised.insert(v);
-  for (NodeRef n : live) if (n->kind == NodeKind::Write) materialised.insert(n);
+  for (NodeRef n : live) if (n->kind == NodeKind::Write || is_scan(n)) materialised.insert(n);
   // Note [library calls]: the call and the values its operands view are materialised.
   for (NodeRef n : live) {
     if (!is_library_call(n)) continue;
@@ -1322,6 +1894,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
       if (!groups.empty()) {
         auto& last = groups.back();
         bool ok = last.front()->shape == r->shape && r->kind != NodeKind::Write && last.front()->kind != NodeKind::Write &&
+                  !is_scan(r) && !is_scan(last.front()) &&
                   !is_library_call(r) && !is_library_call(last.front());
         for (NodeRef m : last) if (deps[r].count(m)) ok = false;
         if (ok) { last.push_back(r); continue; }

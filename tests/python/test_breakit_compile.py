@@ -82,8 +82,6 @@ def test_zero_d_after_symbolic_shapes():
         np.testing.assert_array_equal(got, expect)
 
 
-@pytest.mark.xfail(strict=True, reason="float16 overflow in a fused kernel is not reported: NumPy warns "
-                   "'overflow encountered in multiply'")
 def test_float16_overflow_warning():
     f = lambda x: x * np.float16(1000)  # noqa: E731
     x = np.array([100.0], np.float16)
