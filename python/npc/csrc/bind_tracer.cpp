@@ -187,6 +187,16 @@ std::unordered_map<size_t, std::vector<CachedSegment>> g_segments;
 size_t g_segment_count = 0;
 constexpr size_t kMaxSegments = 512;
 
+// The contiguity part of an array's guard key: 2 C, 1 F, 0 strided; a strided array that
+// is traced with its own strides (Note [strided inputs] in src/tracer/trace.cpp) is keyed by
+// its strides instead.
+py::object contig_key(const ndarray& a, int contig) {
+  if (contig != 0 || !tracer::strided_input(a)) return py::int_(contig);
+  py::tuple st(a.ndim());
+  for (int d = 0; d < a.ndim(); ++d) st[d] = py::int_(a.strides()[d]);
+  return std::move(st);
+}
+
 std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc,
                                         const std::string& backend, bool reusable) {
   bool cacheable = reusable;
@@ -415,6 +425,9 @@ void bind_tracer(py::module_& m) {
   // arrays (dtype code, shape, contiguity class, index of an identical earlier argument),
   // "F" for Python floats (runtime scalars), (type, value) for ints, bools, str and None.
   // Returns (key, arrays, floats), or None when an argument needs the general Python path.
+  m.def("_covering", [](const PyArray& a) { return wrap(tracer::covering_view(a)); },
+        "the 1-D contiguous array over the memory of a strided argument (Note [strided inputs])");
+  m.def("_strided_input", [](const PyArray& a) { return tracer::strided_input(a); });
   m.def("_guard_key", [](py::tuple args) -> py::object {
     const size_t n = args.size();
     py::tuple key(n);
@@ -437,7 +450,7 @@ void bind_tracer(py::module_& m) {
         const PyArray& a = v.cast<const PyArray&>();
         py::tuple shape(a.ndim());
         for (int d = 0; d < a.ndim(); ++d) shape[d] = py::int_(a.shape()[d]);
-        key[i] = py::make_tuple(code, shape, contig, alias, CPU, false, N);  // NumPy arrays are on the CPU
+        key[i] = py::make_tuple(code, shape, contig_key(a, contig), alias, CPU, false, N);  // NumPy arrays are on the CPU
         arrays.append(v);
         continue;
       }
@@ -459,7 +472,7 @@ void bind_tracer(py::module_& m) {
         py::object dev = py::str(h.attr("device"));
         py::object rg = has_rg ? py::object(py::bool_(py::getattr(h, "requires_grad", py::bool_(false))))
                                : py::object(py::bool_(false));
-        key[i] = py::make_tuple(static_cast<int>(a.dtype()), shape, contig, alias, dev, rg);
+        key[i] = py::make_tuple(static_cast<int>(a.dtype()), shape, contig_key(a, contig), alias, dev, rg);
         arrays.append(h);
       } else if (PyFloat_CheckExact(p)) {
         key[i] = F;
