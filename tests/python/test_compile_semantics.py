@@ -128,3 +128,106 @@ def test_errstate_unwinds_when_the_function_raises():
         with pytest.raises(FloatingPointError, match="divide by zero encountered in log"):
             cf(np.array([0.0]))
         assert np.geterr() == before
+
+
+# ---------------------------------------------------------------- strided arguments
+def geometry(x):
+    y = x.reshape(-1)
+    return (np.array(x.strides), np.array(x.T.strides), np.array(x[::2].strides),
+            np.array([x.flags.c_contiguous, x.flags.f_contiguous, x[::2].flags.c_contiguous,
+                      x.T.flags.c_contiguous, np.shares_memory(y, x) if False else y.flags.owndata]),
+            x * 2)
+
+
+STRIDED = {
+    "columns": lambda: np.arange(24.0).reshape(4, 6)[:, :3],
+    "every other row": lambda: np.arange(24.0).reshape(8, 3)[::2],
+    "reversed": lambda: np.arange(10.0)[::-1],
+    "reversed rows": lambda: np.arange(24.0).reshape(4, 6)[::-1, 1:5],
+    "step 3": lambda: np.arange(30, dtype=np.int32)[1::3],
+    "3-d": lambda: np.arange(120.0).reshape(4, 5, 6)[:, 1:4, ::2],
+    "transposed slice": lambda: np.arange(24.0).reshape(6, 4).T[:, ::2],
+    "float32 columns": lambda: np.arange(24, dtype=np.float32).reshape(4, 6)[:, 2:],
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(STRIDED))
+def test_strided_argument_has_eager_geometry(name, backend):
+    x = STRIDED[name]()
+    cf = npc.compile(geometry, backend=backend)
+    for _ in range(2):
+        got, want = cf(x), geometry(x)
+        for g, w in zip(got, want):
+            same(g, w)
+    s = compiler.stats()
+    assert s["traces"] == 1 and s["cache_hits"] == 1 and s["graph_breaks"] == 0, s
+
+
+def write_through(x):
+    y = x.reshape(-1)   # a copy of a strided array, as eagerly
+    y[0] = 100.0
+    x[0] += 1           # a write into the caller's array through its strides
+    z = x.ravel()
+    return y, z * 2
+
+
+FUSED_2D_WRITE = pytest.mark.xfail(
+    strict=True, raises=npc.CodegenError,
+    reason="the fused backend cannot lower a write of a region of rank >= 2 through a strided "
+           "argument (a Strided view of its 1-D covering run): CodegenError; with the default "
+           "codegen_errors='warn' the graph runs eagerly with eager's results")
+
+
+@pytest.mark.parametrize("name,backend", [
+    pytest.param(n, b, marks=FUSED_2D_WRITE) if (n, b) == ("3-d", "fused") else (n, b)
+    for n in sorted(STRIDED) for b in BACKENDS])
+def test_writes_through_strided_argument(name, backend):
+    cf = npc.compile(write_through, backend=backend)
+    for _ in range(2):
+        a, b = STRIDED[name](), STRIDED[name]()
+        got, want = cf(a), write_through(b)
+        for g, w in zip(got, want):
+            same(g, w)
+        same(a, b)
+        same(a.base, b.base)  # memory outside the view is untouched
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_strided_npc_argument_and_other_strides_retrace(backend):
+    f = lambda x: (x + 1, np.array(x.strides))  # noqa: E731
+    cf = npc.compile(f, backend=backend)
+    base = npc.arange(48.0).reshape(6, 8)
+    for view in (base[:, :3], base[:, 2:5], base[::2, :3], base[:, :3]):
+        got, want = cf(view), f(view)
+        assert type(got[0]) is npc.ndarray
+        np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))
+        np.testing.assert_array_equal(got[1], want[1])
+    s = compiler.stats()
+    # (6, 3) with row stride 64 twice (one trace), (3, 3) with row stride 128: two traces.
+    assert s["traces"] == 2 and s["cache_hits"] == 2, s
+
+
+def test_interleaved_strided_arguments_run_eagerly():
+    def f(a, b):
+        a += 1
+        b *= 2
+        return a + b
+    x, y = np.arange(12.0), np.arange(12.0)
+    cf = npc.compile(f)
+    same(cf(x[::2], x[1::2]), f(y[::2], y[1::2]))
+    same(x, y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_writes_through_strided_3d_default(backend):
+    # With the default codegen_errors="warn", a graph the fused backend cannot lower runs on
+    # the eager interpreter: results equal eager execution.
+    cf = npc.compile(write_through, backend=backend)
+    with npc.config.patch(codegen_errors="warn"):
+        for _ in range(2):
+            a, b = STRIDED["3-d"](), STRIDED["3-d"]()
+            got, want = cf(a), write_through(b)
+            for g, w in zip(got, want):
+                same(g, w)
+            same(a.base, b.base)
