@@ -43,8 +43,12 @@ ndarray make_traced(std::shared_ptr<TracedValue> tv, const Shape& hint, int64_t 
   return r;
 }
 
+// Concrete arrays with the same first-element address, dtype, shape and strides are one graph
+// input: the same memory reached through different wrappers (a NumPy array converted twice, a
+// captured global's stand-in and the global read by a helper) must be one buffer, so a write
+// through one is seen through the other.
 std::string geometry_key(const ndarray& a) {
-  std::string k = std::to_string(reinterpret_cast<uintptr_t>(a.storage().get())) + ":" + std::to_string(a.offset()) +
+  std::string k = std::to_string(reinterpret_cast<uintptr_t>(a.storage()->data()) + static_cast<uintptr_t>(a.offset())) +
                   ":" + std::to_string(static_cast<int>(a.dtype()));
   for (auto d : a.shape()) k += "," + std::to_string(d);
   k += "/";

@@ -968,21 +968,40 @@ def _free_values(fn):
 # array reads as a traced stand-in there, exactly like an array argument, so every read, every
 # NumPy call on it and every write into it (`BUF[:] = x`, `out=BUF`) is recorded, writes are
 # functionalized and written back into the caller's array, and expressions of captured arrays
-# alone are never frozen into constants. The module's dict and the original cells are never
-# rebound: other threads (and functions the traced one calls, which read their own globals)
-# see the real arrays while a trace runs. Globals the traced code assigns are copied into the
-# module's dict when the trace ends.
+# alone are never frozen into constants. Functions of the same module that it calls read their
+# globals through the same _TraceGlobals (they are called as copies too), so a global array
+# read by a helper is the same stand-in. The module's dict and the original cells are never
+# rebound: other threads see the real arrays while a trace runs. Globals the traced code
+# assigns are copied into the module's dict when the trace ends.
 class _TraceGlobals(dict):
-    """The globals of a traced copy: names assigned while tracing and the stand-ins of captured
-    arrays (its own items), then the module's dict. CPython reads globals that are not an
-    exact dict through __getitem__, and stores into them as into a dict."""
-    __slots__ = ("real", "standins")
+    """The globals of traced copies: names assigned while tracing (its own items), stand-ins
+    of the module's arrays and copies of the module's functions, then the module's dict.
+    CPython reads globals that are not an exact dict through __getitem__ and stores into them
+    as into a dict. After the trace (`alive` False) it reads the module's values."""
+    __slots__ = ("real", "standins", "copies", "ctx", "by_id", "alive")
 
     def __getitem__(self, name):
         try:
             return dict.__getitem__(self, name)
         except KeyError:
-            return self.real[name]
+            pass
+        v = self.real[name]
+        if not self.alive:
+            return v
+        t = self.standins.get(name)
+        if t is not None:
+            return t
+        if isinstance(v, (_core.ndarray, _np.ndarray)):
+            t = _standin(self.ctx, v, self.by_id)
+            if t is not None:
+                self.standins[name] = t
+                return t
+        elif type(v) is types.FunctionType and v.__globals__ is self.real:
+            c = self.copies.get(name)
+            if c is None or c[0] is not v:
+                c = self.copies[name] = (v, _function_copy(v, self, v.__closure__))
+            return c[1]
+        return v
 
     def get(self, name, default=None):
         try:
@@ -993,15 +1012,27 @@ class _TraceGlobals(dict):
     def __contains__(self, name):
         return dict.__contains__(self, name) or name in self.real
 
-    def write_back(self):
-        """Copies the globals the traced code assigned into the module's dict (a traced
-        value cannot outlive its trace: such an assignment keeps the module's value)."""
-        for name, v in dict.items(self):
-            if self.standins.get(name, _MISSING) is v or name == "__builtins__":
+    def finish(self):
+        """Ends the trace: copies the globals the traced code assigned into the module's dict
+        (a traced value cannot outlive its trace: such an assignment keeps the module's value)."""
+        self.alive = False
+        for name, v in list(dict.items(self)):
+            if self.real.get(name, _MISSING) is v:
                 continue
             if isinstance(v, _core.ndarray) and _core._is_traced(v):
                 continue
             self.real[name] = v
+        self.standins.clear()
+        self.copies.clear()
+
+
+def _function_copy(fn, glob, closure):
+    copy = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, closure)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__qualname__ = fn.__qualname__
+    if fn.__dict__:
+        copy.__dict__.update(fn.__dict__)
+    return copy
 
 
 def _standin(ctx, v, by_id):
@@ -1022,19 +1053,21 @@ def _standin(ctx, v, by_id):
 
 
 def _traced_copy(fn, ctx, by_id):
-    """(function to trace, its _TraceGlobals or None): `fn` itself when it captures no array,
-    else a copy reading traced stand-ins of its captured arrays (Note [captured arrays])."""
+    """(function to trace, its _TraceGlobals or None): a copy of `fn` reading traced stand-ins
+    of its captured arrays (Note [captured arrays]); `fn` itself when it is not a function."""
     code = getattr(fn, "__code__", None)
     if code is None or not isinstance(fn, types.FunctionType):
         return fn, None
     g = fn.__globals__
-    standins = {}
+    # The names fn's own code reads are bound first (in name order, as the guards list them).
+    proxy = _TraceGlobals()
+    proxy.real, proxy.standins, proxy.copies, proxy.ctx, proxy.by_id, proxy.alive = g, {}, {}, ctx, by_id, True
+    for name in ("__builtins__", "__name__"):
+        if name in g:
+            dict.__setitem__(proxy, name, g[name])
     for name in sorted(_code_names(code)):
-        v = g.get(name, _MISSING)
-        if isinstance(v, (_core.ndarray, _np.ndarray)):
-            t = _standin(ctx, v, by_id)
-            if t is not None:
-                standins[name] = t
+        if isinstance(g.get(name, None), (_core.ndarray, _np.ndarray)):
+            proxy.__getitem__(name)  # binds the stand-in now
     closure = fn.__closure__
     if closure:
         cells = []
@@ -1047,21 +1080,7 @@ def _traced_copy(fn, ctx, by_id):
             cells.append(cell if t is None else types.CellType(t))
         if any(c is not o for c, o in zip(cells, closure)):
             closure = tuple(cells)
-    if not standins and closure is fn.__closure__:
-        return fn, None
-    proxy = None
-    glob = g
-    if standins:
-        proxy = _TraceGlobals(standins)
-        proxy.real = g
-        proxy.standins = standins
-        if "__builtins__" in g:
-            dict.__setitem__(proxy, "__builtins__", g["__builtins__"])
-        glob = proxy
-    copy = types.FunctionType(code, glob, fn.__name__, fn.__defaults__, closure)
-    copy.__kwdefaults__ = fn.__kwdefaults__
-    copy.__qualname__ = fn.__qualname__
-    return copy, proxy
+    return _function_copy(fn, proxy, closure), proxy
 
 
 _MISSING = object()
@@ -1465,7 +1484,7 @@ class CompiledFunction:
                 raise _Retrace(float_paths)
         finally:
             if proxy is not None:
-                proxy.write_back()
+                proxy.finish()
             _core._deactivate_trace()
             _tls.ctx = None
             _core._set_fullgraph(False)
