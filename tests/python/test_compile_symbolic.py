@@ -117,3 +117,20 @@ def test_symbolic_dims_stay_symbolic_without_shape_reads():
         a, b = np.ones((n, 2)), np.full((n, 2), 2.0)
         same(cf(a, b), f(a, b))
     assert compiler.stats()["traces"] == 2
+
+
+def test_constraints_of_f_ordered_arguments_name_their_axes():
+    # An F-ordered argument is bound transposed: the constraint that its symbolic axis 0
+    # equals y's axis 0 must be checked on axis 0 of the argument, not of the binding.
+    f = lambda x, y: x + y[:, None]  # noqa: E731
+    cf = npc.compile(f, dynamic=True)
+    for n, m in ((3, 4), (5, 6), (6, 5)):
+        x, y = np.asfortranarray(np.arange(n * m * 1.0).reshape(n, m)), np.arange(float(n))
+        same(cf(x, y), f(x, y))
+    assert compiler.stats()["traces"] == 1
+    x, y = np.asfortranarray(np.ones((4, 6))), np.ones(6)  # x.shape[1] == y.shape[0] only
+    with pytest.raises(ValueError) as eager:
+        f(x, y)
+    with pytest.raises(ValueError) as compiled:
+        cf(x, y)
+    assert "broadcast" in str(eager.value) and "broadcast" in str(compiled.value)

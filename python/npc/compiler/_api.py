@@ -1147,6 +1147,24 @@ def _from_numpy(x):
     return f(x)
 
 
+def _arg_constraints(constraints, arg_inputs, transposed, arrays):
+    """The trace's symbol constraints (graph input, axis) as (argument position, axis) of the
+    call's arrays: an F-ordered argument is bound transposed (its axes reversed)."""
+    pos = {}
+    for p, slot in enumerate(arg_inputs):
+        pos.setdefault(slot, p)
+
+    def arg(i, ax):
+        p = pos[i]
+        return p, (arrays[p][0].ndim - 1 - ax if i in transposed else ax)
+    out = []
+    for ia, xa, ib, xb, size in constraints:
+        pa, aa = arg(ia, xa)
+        pb, ab = arg(ib, xb) if ib >= 0 else (ib, xb)
+        out.append((pa, aa, pb, ab, size))
+    return out
+
+
 def _constraints_hold(constraints, arrays):
     for ia, xa, ib, xb, size in constraints:
         a = arrays[ia].shape[xa]
@@ -1536,7 +1554,7 @@ class CompiledFunction:
             e.nscalars = counter[0]
             e.out_tree = tree
             e.numpy_out = numpy_out
-            e.constraints = [tuple(c) for c in ctx.constraints]
+            e.constraints = _arg_constraints(ctx.constraints, arg_inputs, transposed, kb.arrays)
             e.template = [None] * e.ninputs
             for slot, arr in e.captured:
                 e.template[slot] = arr
