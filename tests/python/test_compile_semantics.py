@@ -505,3 +505,23 @@ def test_masked_read_modify_write_warns_as_numpy(case, backend):
         assert gw == ww
     if not isinstance(want, tuple):
         assert npc.explain(f)(a.copy(), m, v).graph_break_count == 0
+
+
+K_GLOBAL = 3.0
+
+
+def test_class_body_and_nested_functions_read_globals():
+    global G
+    saved = G
+    G = np.arange(3.0)
+    try:
+        def f(x):
+            class C:
+                k = K_GLOBAL   # a class body reads globals as a dict
+            g = (lambda y: y + G)  # a nested function reads the stand-in
+            return take_g() * x + C.k + g(x) + sum(v for v in [G[0]])
+        cf = npc.compile(f)
+        for _ in range(2):
+            same(cf(np.ones(3)), f(np.ones(3)))
+    finally:
+        G = saved

@@ -974,20 +974,17 @@ def _free_values(fn):
 # rebound: other threads see the real arrays while a trace runs. Globals the traced code
 # assigns are copied into the module's dict when the trace ends.
 class _TraceGlobals(dict):
-    """The globals of traced copies: names assigned while tracing (its own items), stand-ins
-    of the module's arrays and copies of the module's functions, then the module's dict.
-    CPython reads globals that are not an exact dict through __getitem__ and stores into them
-    as into a dict. After the trace (`alive` False) it reads the module's values."""
-    __slots__ = ("real", "standins", "copies", "ctx", "by_id", "alive")
+    """The globals of traced copies: a copy of the module's dict taken when the trace starts,
+    into which the traced code stores. Reading a name through it (CPython reads globals that
+    are not an exact dict through __getitem__) gives the traced stand-in of a module array and
+    a traced copy of a module function, until the trace ends (`alive` False). Class bodies,
+    which read globals as a dict, see the module's values."""
+    __slots__ = ("real", "snapshot", "standins", "copies", "ctx", "by_id", "alive")
 
     def __getitem__(self, name):
-        try:
-            return dict.__getitem__(self, name)
-        except KeyError:
-            pass
-        v = self.real[name]
-        if not self.alive:
-            return v
+        v = dict.__getitem__(self, name)
+        if not self.alive or self.snapshot.get(name, _MISSING) is not v:
+            return v  # after the trace, or assigned while tracing
         t = self.standins.get(name)
         if t is not None:
             return t
@@ -998,9 +995,9 @@ class _TraceGlobals(dict):
                 return t
         elif type(v) is types.FunctionType and v.__globals__ is self.real:
             c = self.copies.get(name)
-            if c is None or c[0] is not v:
-                c = self.copies[name] = (v, _function_copy(v, self, v.__closure__))
-            return c[1]
+            if c is None:
+                c = self.copies[name] = _function_copy(v, self, v.__closure__)
+            return c
         return v
 
     def get(self, name, default=None):
@@ -1009,19 +1006,20 @@ class _TraceGlobals(dict):
         except KeyError:
             return default
 
-    def __contains__(self, name):
-        return dict.__contains__(self, name) or name in self.real
-
     def finish(self):
-        """Ends the trace: copies the globals the traced code assigned into the module's dict
-        (a traced value cannot outlive its trace: such an assignment keeps the module's value)."""
+        """Ends the trace: the globals the traced code assigned or deleted are assigned or
+        deleted in the module's dict (a traced value cannot outlive its trace: such an
+        assignment keeps the module's value)."""
         self.alive = False
         for name, v in list(dict.items(self)):
-            if self.real.get(name, _MISSING) is v:
+            if self.snapshot.get(name, _MISSING) is v:
                 continue
             if isinstance(v, _core.ndarray) and _core._is_traced(v):
                 continue
             self.real[name] = v
+        for name in self.snapshot:
+            if not dict.__contains__(self, name) and self.real.get(name, _MISSING) is self.snapshot[name]:
+                del self.real[name]
         self.standins.clear()
         self.copies.clear()
 
@@ -1060,11 +1058,9 @@ def _traced_copy(fn, ctx, by_id):
         return fn, None
     g = fn.__globals__
     # The names fn's own code reads are bound first (in name order, as the guards list them).
-    proxy = _TraceGlobals()
-    proxy.real, proxy.standins, proxy.copies, proxy.ctx, proxy.by_id, proxy.alive = g, {}, {}, ctx, by_id, True
-    for name in ("__builtins__", "__name__"):
-        if name in g:
-            dict.__setitem__(proxy, name, g[name])
+    proxy = _TraceGlobals(g)
+    proxy.real, proxy.snapshot, proxy.standins, proxy.copies = g, dict(g), {}, {}
+    proxy.ctx, proxy.by_id, proxy.alive = ctx, by_id, True
     for name in sorted(_code_names(code)):
         if isinstance(g.get(name, None), (_core.ndarray, _np.ndarray)):
             proxy.__getitem__(name)  # binds the stand-in now
