@@ -90,12 +90,14 @@ std::shared_ptr<Buffer> Context::buffer_for_input(const ndarray& a, ir::SymShape
 
 // Note [strided inputs]
 // An argument that is neither C- nor F-contiguous (`x[:, :3]`, `x[::2]`, `x[::-1]`, a
-// broadcast view) is bound as the 1-D contiguous run of memory from its lowest to its highest
-// element (covering_view) and traced as a Strided view of that run with exactly eager's
-// strides, so `x.strides`, flags, and the view-or-copy decisions of reshape and ravel are
-// eager's, and writes through it are written back into the caller's memory. Its shape is
-// static and the guard key holds its strides (the Python layer binds covering_view(x) on
-// replays). Strides that are not multiples of the itemsize keep the C-strided binding.
+// broadcast view) is bound as a C-contiguous array over the memory that holds it
+// (covering_view: the box of rows it is a slice of when its strides nest and that memory is
+// valid, else the 1-D run from its lowest to its highest element) and traced as a Strided
+// view of it with exactly eager's strides, so `x.strides`, flags, and the view-or-copy
+// decisions of reshape and ravel are eager's, and writes through it are written back into
+// the caller's memory. Its shape is static and the guard key holds its strides and the
+// cover's rank (the Python layer binds covering_view(x) on replays). Strides that are not
+// multiples of the itemsize keep the C-strided binding.
 bool strided_input(const ndarray& a) {
   if (a.ndim() == 0 || a.size() == 0 || a.is_c_contiguous() || a.is_f_contiguous()) return false;
   const int64_t isz = static_cast<int64_t>(itemsize(a.dtype()));
@@ -104,14 +106,42 @@ bool strided_input(const ndarray& a) {
   return true;
 }
 
-ndarray covering_view(const ndarray& a) {
+ndarray covering_view(const ndarray& a, int64_t before, int64_t after) {
   const int64_t isz = static_cast<int64_t>(itemsize(a.dtype()));
-  int64_t lo = 0, hi = 0;
+  int64_t lo = 0, hi = 0;  // bytes from a's first element to its lowest and highest ones
   for (int d = 0; d < a.ndim(); ++d) {
     int64_t ext = (a.shape()[d] - 1) * a.strides()[d];
     (ext < 0 ? lo : hi) += ext;
   }
-  return a.with_geometry(a.offset() + lo, a.dtype(), Shape{(hi - lo) / isz + 1}, Strides{isz});
+  const int64_t start = a.offset() + lo;  // the lowest element, from the storage's start
+  if (before < 0) before = start;
+  if (after < 0) after = static_cast<int64_t>(a.storage()->nbytes()) - (a.offset() + hi + isz);
+  // A box: the axes that move (extent > 1, stride != 0) sorted by decreasing |stride| are
+  // rows of rows when each stride is a multiple of the next and the rows do not overlap; the
+  // C-contiguous box (n_0, e_0/e_1, ..., e_{k-2}) of element strides (e_0, ..., e_{k-2}, 1)
+  // starting at the lowest element holds `a` as a per-axis slice, so writes of any rank
+  // through it are index maps (Note [strided inputs]). It may extend past `a`'s highest
+  // element: only when that memory is valid (`after`).
+  std::vector<std::pair<int64_t, int64_t>> ax;  // (|stride| in elements, extent)
+  for (int d = 0; d < a.ndim(); ++d)
+    if (a.shape()[d] > 1 && a.strides()[d] != 0) ax.emplace_back(std::abs(a.strides()[d]) / isz, a.shape()[d]);
+  std::sort(ax.begin(), ax.end(), [](auto& x, auto& y) { return x.first > y.first; });
+  bool box = ax.size() >= 2;
+  for (size_t i = 0; box && i + 1 < ax.size(); ++i)
+    box = ax[i].first > ax[i + 1].first && ax[i].first % ax[i + 1].first == 0 &&
+          (ax[i + 1].second - 1) * ax[i + 1].first < ax[i].first;
+  if (box) {
+    Shape shape{ax[0].second};
+    for (size_t i = 0; i + 2 < ax.size(); ++i) shape.push_back(ax[i].first / ax[i + 1].first);
+    shape.push_back(ax[ax.size() - 2].first);
+    const int64_t extra = (ax[0].second * ax[0].first - 1) * isz - (hi - lo);  // box bytes beyond a's run
+    // The box starts `shift` bytes before a's lowest element (within its first row), as
+    // little as the valid memory past a's highest element allows.
+    const int64_t shift = std::max<int64_t>(extra - std::max<int64_t>(after, 0), 0);
+    if (shift <= before && shift % isz == 0)
+      return a.with_geometry(start - shift, a.dtype(), shape, contiguous_strides(shape, isz));
+  }
+  return a.with_geometry(start, a.dtype(), Shape{(hi - lo) / isz + 1}, Strides{isz});
 }
 
 // Note [F-ordered inputs]
@@ -120,7 +150,8 @@ ndarray covering_view(const ndarray& a) {
 // would trace as a view where eager NumPy copies (a later write through it would reach the
 // caller's array). Bound as its C-contiguous transpose and traced as the transpose of that,
 // it reports exactly eager's strides and flags, and reshapes copy as they do eagerly.
-ndarray Context::add_input(const ndarray& a, const std::vector<int>& dynamic, bool f_order) {
+ndarray Context::add_input(const ndarray& a, const std::vector<int>& dynamic, bool f_order, int64_t valid_before,
+                           int64_t valid_after) {
   if (a.is_traced()) throw ValueError("npc.compile: an argument is already a traced array");
   if (f_order && a.ndim() >= 2 && !a.is_c_contiguous() && a.is_f_contiguous()) {
     const int nd = a.ndim();
@@ -135,7 +166,7 @@ ndarray Context::add_input(const ndarray& a, const std::vector<int>& dynamic, bo
   if (f_order && strided_input(a)) {
     // Note [strided inputs]: bound as the contiguous run of memory that holds it, traced as
     // a strided view of that run with eager's strides (static shape; the guard keys the strides).
-    ndarray cover = covering_view(a);
+    ndarray cover = covering_view(a, valid_before, valid_after);
     ndarray t = add_input(cover, {}, false);
     const int64_t isz = static_cast<int64_t>(itemsize(a.dtype()));
     Scope active(this);  // the view hook records into this context

@@ -52,8 +52,11 @@ struct TracedValue {
 // True when `a` is bound as a strided view of its covering run (Note [strided inputs] in
 // trace.cpp): neither C- nor F-contiguous, not empty, strides multiples of the itemsize.
 bool strided_input(const ndarray& a);
-// The 1-D contiguous array over the memory from `a`'s lowest to its highest element.
-ndarray covering_view(const ndarray& a);
+// The C-contiguous array over the memory of strided `a` (Note [strided inputs]): the box of
+// rows it slices when that fits in the valid memory around it (`valid_before` bytes before
+// its lowest element, `valid_after` past its highest; -1: what a's storage holds), else the
+// 1-D run from its lowest to its highest element.
+ndarray covering_view(const ndarray& a, int64_t valid_before = -1, int64_t valid_after = -1);
 
 // Context::specialise on the current context, if any (the Python shape/size/strides getters).
 void specialise_shape(const ndarray& a);
@@ -83,7 +86,8 @@ class Context {
   // C-contiguous transpose and traced as a transpose of that (Note [F-ordered inputs]): the
   // caller binds `a` reversed (a.T) on replays. With `f_order`, a strided `a` is bound as
   // covering_view(a) (Note [strided inputs]): the caller binds that on replays.
-  ndarray add_input(const ndarray& a, const std::vector<int>& dynamic, bool f_order = false);
+  ndarray add_input(const ndarray& a, const std::vector<int>& dynamic, bool f_order = false,
+                    int64_t valid_before = -1, int64_t valid_after = -1);
   // Registers runtime scalar k: weak float operands equal to `sentinel` become Scalar nodes.
   void add_scalar(double sentinel, double value);
   // Equality constraints between symbolic dims that tracing assumed (broadcasting):

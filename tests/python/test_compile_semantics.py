@@ -172,16 +172,8 @@ def write_through(x):
     return y, z * 2
 
 
-FUSED_2D_WRITE = pytest.mark.xfail(
-    strict=True, raises=npc.CodegenError,
-    reason="the fused backend cannot lower a write of a region of rank >= 2 through a strided "
-           "argument (a Strided view of its 1-D covering run): CodegenError; with the default "
-           "codegen_errors='warn' the graph runs eagerly with eager's results")
-
-
-@pytest.mark.parametrize("name,backend", [
-    pytest.param(n, b, marks=FUSED_2D_WRITE) if (n, b) == ("3-d", "fused") else (n, b)
-    for n in sorted(STRIDED) for b in BACKENDS])
+@pytest.mark.parametrize("name", sorted(STRIDED))
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_writes_through_strided_argument(name, backend):
     cf = npc.compile(write_through, backend=backend)
     for _ in range(2):
@@ -204,8 +196,9 @@ def test_strided_npc_argument_and_other_strides_retrace(backend):
         np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))
         np.testing.assert_array_equal(got[1], want[1])
     s = compiler.stats()
-    # (6, 3) with row stride 64 twice (one trace), (3, 3) with row stride 128: two traces.
-    assert s["traces"] == 2 and s["cache_hits"] == 2, s
+    # The layout is the key (strides, shape, place in the rows): columns 0-2 twice (one
+    # trace), columns 2-4 and every other row: three traces.
+    assert s["traces"] == 3 and s["cache_hits"] == 1, s
 
 
 def test_interleaved_strided_arguments_run_eagerly():
@@ -220,17 +213,37 @@ def test_interleaved_strided_arguments_run_eagerly():
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_writes_through_strided_3d_default(backend):
-    # With the default codegen_errors="warn", a graph the fused backend cannot lower runs on
-    # the eager interpreter: results equal eager execution.
-    cf = npc.compile(write_through, backend=backend)
-    with npc.config.patch(codegen_errors="warn"):
-        for _ in range(2):
-            a, b = STRIDED["3-d"](), STRIDED["3-d"]()
-            got, want = cf(a), write_through(b)
-            for g, w in zip(got, want):
-                same(g, w)
-            same(a.base, b.base)
+def test_strided_windows_with_equal_strides_replay_their_own_layout(backend):
+    # Same strides and shape, different places in the rows (the first, a middle and the last
+    # columns, reversed rows): each binds a cover of its own layout; none reads another's.
+    def f(x):
+        x += 1
+        x[1:, :2] *= 2
+        return x.sum(axis=0), x.T.copy()
+    cf = npc.compile(f, backend=backend)
+    windows = [np.s_[:, :3], np.s_[:, 3:], np.s_[:, 1:4], np.s_[::-1, 2:5], np.s_[:, :3], np.s_[:, 3:],
+               np.s_[1:3, 2:4], np.s_[::2, ::2], np.s_[1::2, 1::3], np.s_[:, 1:4]]
+    a, b = np.arange(24.0).reshape(4, 6), np.arange(24.0).reshape(4, 6)
+    for w in windows:
+        got, want = cf(a[w]), f(b[w])
+        for g, e in zip(got, want):
+            same(g, e)
+        same(a, b)
+    assert compiler.stats()["cache_hits"] >= 3
+
+
+def test_strided_view_at_the_end_of_its_memory():
+    # The cover never reaches past the memory that owns the view: a view of the last columns
+    # of a buffer that ends there, of a slice of a larger array, and of an npc array.
+    f = lambda x: (x * 2, x.reshape(-1))  # noqa: E731
+    cf = npc.compile(f, backend="fused")
+    owner = np.arange(30.0)
+    for x in (owner[:24].reshape(4, 6)[:, 3:], owner.reshape(5, 6)[1:, 4:], np.arange(24.0).reshape(4, 6)[:, 3:]):
+        for g, e in zip(cf(x), f(x)):
+            same(g, e)
+    y = npc.arange(24.0).reshape(4, 6)[:, 3:]
+    got, want = cf(y), f(y)
+    np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))
 
 
 # ---------------------------------------------------------------- ufunc.accumulate

@@ -819,9 +819,23 @@ def _contig(flags_c, flags_f):
     return 2 if flags_c else (1 if flags_f else 0)
 
 
+def _valid_bytes(x):
+    """(bytes before the lowest element, bytes past the highest element) of array `x` that are
+    valid memory: for a NumPy view, those of the array that owns the memory ((-1, -1) for npc
+    arrays: their storage tells). Note [strided inputs] in src/tracer/trace.cpp."""
+    if _is_npc(x):
+        return (-1, -1)
+    from numpy.lib.array_utils import byte_bounds
+    root = x
+    while isinstance(root.base, _np.ndarray):
+        root = root.base
+    (rlo, rhi), (xlo, xhi) = byte_bounds(root), byte_bounds(x)
+    return (max(xlo - rlo, 0), max(rhi - xhi, 0))
+
+
 def _contig_label(c):
     if isinstance(c, tuple):
-        return f"strides {c}"
+        return f"strides {c[:-1]}"
     return ['strided', 'F-contiguous', 'C-contiguous'][c]
 
 
@@ -904,7 +918,7 @@ class _KeyBuilder:
             # the key holds them and the shape stays static.
             xs = x if _is_npc(x) else _from_numpy(x)
             if _core._strided_input(xs):
-                c = tuple(x.strides)
+                c = tuple(x.strides) + (_core._cover_layout(xs, _valid_bytes(x)),)
                 dyn = None
         if dyn:
             shape = tuple(-1 if (i in dyn and s >= 2) else s for i, s in enumerate(shape))
@@ -1321,8 +1335,8 @@ class CompiledFunction:
             for slot in e.transposed:
                 inputs[slot] = inputs[slot].T
         if e.covered:
-            for slot in e.covered:
-                inputs[slot] = _core._covering(inputs[slot])
+            for slot, pos in e.covered:
+                inputs[slot] = _core._covering(inputs[slot], _valid_bytes(arrays[pos]))
         if len(floats) < e.nscalars:
             floats = floats + [0.0] * (e.nscalars - len(floats))
         _stats["graphs_run"] += 1
@@ -1420,19 +1434,19 @@ class CompiledFunction:
         traced = {}
         arg_inputs = []
         transposed = set()
-        covered = set()
+        covered = {}  # slot -> position of the strided argument
         for x, path in kb.arrays:
             npcx = x if _is_npc(x) else _from_numpy(x)
             dyn = sorted(a for a in self._dyn.get(path, ()) if a < npcx.ndim and npcx.shape[a] >= 2)  # rank may differ
             cover = _core._strided_input(npcx)
             if cover:
                 dyn = []  # Note [strided inputs] in src/tracer/trace.cpp
-            t = ctx.add_input(npcx, dyn, True)
+            t = ctx.add_input(npcx, dyn, True, _valid_bytes(x) if cover else (-1, -1))
             traced[id(x), path] = t
             arg_inputs.append(ctx.input_index(t))
             fl = npcx._flags
             if cover:
-                covered.add(arg_inputs[-1])
+                covered[arg_inputs[-1]] = len(arg_inputs) - 1
             elif npcx.ndim >= 2 and not fl[0] and fl[1]:
                 transposed.add(arg_inputs[-1])  # Note [F-ordered inputs] in src/tracer/trace.cpp
         float_paths = []
@@ -1543,7 +1557,7 @@ class CompiledFunction:
                 e.graph = _PyBackendGraph(graph, _backends[backend](graph))
             e.arg_inputs = arg_inputs
             e.transposed = sorted(transposed)
-            e.covered = sorted(covered)
+            e.covered = sorted(covered.items())
             bound = ctx.bound_inputs
             e.captured = [(i, bound[i]) for i in range(n_user, len(bound))]
             e.ninputs = len(bound)
