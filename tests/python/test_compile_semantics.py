@@ -538,3 +538,30 @@ def test_class_body_and_nested_functions_read_globals():
             same(cf(np.ones(3)), f(np.ones(3)))
     finally:
         G = saved
+
+
+@npc.compile
+def _compiled_helper(x):
+    return x + G * 2
+
+
+def test_compiled_helper_reads_the_same_captured_global():
+    # A compiled function called while tracing is inlined and reads the outer trace's
+    # stand-in: the outer write is seen, and `G * 2` is not frozen.
+    global G
+    saved = G
+    G = np.arange(4.0)
+    try:
+        def f(x):
+            G[0] = x[0]
+            return _compiled_helper(x)
+        cf = npc.compile(f)
+        for v in (5.0, 6.0, 7.0):
+            G[1] = v  # changed between calls
+            e = np.arange(4.0)
+            e[1] = v
+            want = np.array([v] * 4) + e * 2
+            want[0] = v + v * 2
+            same(cf(np.array([v] * 4)), want)
+    finally:
+        G = saved

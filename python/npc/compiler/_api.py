@@ -1012,6 +1012,13 @@ class _TraceGlobals(dict):
             if c is None:
                 c = self.copies[name] = _function_copy(v, self, v.__closure__)
             return c
+        elif type(v) is CompiledFunction and getattr(v._fn, "__globals__", None) is self.real and \
+                type(v._fn) is types.FunctionType:
+            # A compiled function called while tracing is inlined: as a copy, like a helper.
+            c = self.copies.get(name)
+            if c is None:
+                c = self.copies[name] = _function_copy(v._fn, self, v._fn.__closure__)
+            return c
         return v
 
     def get(self, name, default=None):
