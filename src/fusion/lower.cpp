@@ -466,7 +466,10 @@ class Emitter {
         for (int d = 0; d < src->ndim(); ++d) if (!(src->shape[d].is_static() && src->shape[d].value() == 1)) a.push_back(d);
         for (int d = 0; d < v->ndim(); ++d) if (!(v->shape[d].is_static() && v->shape[d].value() == 1)) b.push_back(d);
         bool same = a.size() == b.size();
-        for (size_t i = 0; same && i < a.size(); ++i) same = src->shape[a[i]] == v->shape[b[i]];
+        // Note [symbolic reshapes] in src/tracer/graph.cpp: a symbol pairs with a dim of equal
+        // run-time size (a rename under a guard constraint).
+        for (size_t i = 0; same && i < a.size(); ++i)
+          same = src->shape[a[i]] == v->shape[b[i]] || !src->shape[a[i]].is_static() || !v->shape[b[i]].is_static();
         if (same) {
           out.assign(src->ndim(), Lin::constant(0));
           for (size_t i = 0; i < a.size(); ++i) out[a[i]] = idx[b[i]];

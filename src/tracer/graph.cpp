@@ -517,6 +517,17 @@ void verify(const Graph& g, std::string_view after_pass) {
           }
         }
         if (k == ViewKind::Permute && n->params.size() != 1 + a->shape.size()) fail(n, "permute parameters");
+        if (k == ViewKind::Reshape && (static_size(a->shape) < 0 || static_size(n->shape) < 0)) {
+          // Note [symbolic reshapes]: with symbols, a Reshape is an index map (the non-1 dims
+          // pair up one to one; a symbol pairs with an equal dim or, renamed under a guard
+          // constraint, with a dim of equal run-time size).
+          std::vector<Dim> x, y;
+          for (Dim d : a->shape) if (!(d.is_static() && d.value() == 1)) x.push_back(d);
+          for (Dim d : n->shape) if (!(d.is_static() && d.value() == 1)) y.push_back(d);
+          bool ok = x.size() == y.size();
+          for (size_t i = 0; ok && i < x.size(); ++i) ok = x[i] == y[i] || !x[i].is_static() || !y[i].is_static();
+          if (!ok) fail(n, "symbolic reshape that is not an index map");
+        }
         if (k == ViewKind::Strided) {
           int64_t total = static_size(a->shape);
           if (total < 0 || n->params.size() != 2 + n->shape.size()) fail(n, "strided parameters");

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "npc/creation.hpp"
+#include "npc/fperror.hpp"
 #include "npc/indexing.hpp"
 #include "npc/ops.hpp"
 #include "ops/loops.hpp"  // UfuncCastingError (the eager path's casting errors)
@@ -42,8 +43,12 @@ ndarray make_traced(std::shared_ptr<TracedValue> tv, const Shape& hint, int64_t 
   return r;
 }
 
+// Concrete arrays with the same first-element address, dtype, shape and strides are one graph
+// input: the same memory reached through different wrappers (a NumPy array converted twice, a
+// captured global's stand-in and the global read by a helper) must be one buffer, so a write
+// through one is seen through the other.
 std::string geometry_key(const ndarray& a) {
-  std::string k = std::to_string(reinterpret_cast<uintptr_t>(a.storage().get())) + ":" + std::to_string(a.offset()) +
+  std::string k = std::to_string(reinterpret_cast<uintptr_t>(a.storage()->data()) + static_cast<uintptr_t>(a.offset())) +
                   ":" + std::to_string(static_cast<int>(a.dtype()));
   for (auto d : a.shape()) k += "," + std::to_string(d);
   k += "/";
@@ -83,13 +88,70 @@ std::shared_ptr<Buffer> Context::buffer_for_input(const ndarray& a, ir::SymShape
   return b;
 }
 
+// Note [strided inputs]
+// An argument that is neither C- nor F-contiguous (`x[:, :3]`, `x[::2]`, `x[::-1]`, a
+// broadcast view) is bound as a C-contiguous array over the memory that holds it
+// (covering_view: the box of rows it is a slice of when its strides nest and that memory is
+// valid, else the 1-D run from its lowest to its highest element) and traced as a Strided
+// view of it with exactly eager's strides, so `x.strides`, flags, and the view-or-copy
+// decisions of reshape and ravel are eager's, and writes through it are written back into
+// the caller's memory. Its shape is static and the guard key holds its strides and the
+// cover's rank (the Python layer binds covering_view(x) on replays). Strides that are not
+// multiples of the itemsize keep the C-strided binding.
+bool strided_input(const ndarray& a) {
+  if (a.ndim() == 0 || a.size() == 0 || a.is_c_contiguous() || a.is_f_contiguous()) return false;
+  const int64_t isz = static_cast<int64_t>(itemsize(a.dtype()));
+  for (auto st : a.strides())
+    if (st % isz != 0) return false;
+  return true;
+}
+
+ndarray covering_view(const ndarray& a, int64_t before, int64_t after) {
+  const int64_t isz = static_cast<int64_t>(itemsize(a.dtype()));
+  int64_t lo = 0, hi = 0;  // bytes from a's first element to its lowest and highest ones
+  for (int d = 0; d < a.ndim(); ++d) {
+    int64_t ext = (a.shape()[d] - 1) * a.strides()[d];
+    (ext < 0 ? lo : hi) += ext;
+  }
+  const int64_t start = a.offset() + lo;  // the lowest element, from the storage's start
+  if (before < 0) before = start;
+  if (after < 0) after = static_cast<int64_t>(a.storage()->nbytes()) - (a.offset() + hi + isz);
+  // A box: the axes that move (extent > 1, stride != 0) sorted by decreasing |stride| are
+  // rows of rows when each stride is a multiple of the next and the rows do not overlap; the
+  // C-contiguous box (n_0, e_0/e_1, ..., e_{k-2}) of element strides (e_0, ..., e_{k-2}, 1)
+  // starting at the lowest element holds `a` as a per-axis slice, so writes of any rank
+  // through it are index maps (Note [strided inputs]). It may extend past `a`'s highest
+  // element: only when that memory is valid (`after`).
+  std::vector<std::pair<int64_t, int64_t>> ax;  // (|stride| in elements, extent)
+  for (int d = 0; d < a.ndim(); ++d)
+    if (a.shape()[d] > 1 && a.strides()[d] != 0) ax.emplace_back(std::abs(a.strides()[d]) / isz, a.shape()[d]);
+  std::sort(ax.begin(), ax.end(), [](auto& x, auto& y) { return x.first > y.first; });
+  bool box = ax.size() >= 2;
+  for (size_t i = 0; box && i + 1 < ax.size(); ++i)
+    box = ax[i].first > ax[i + 1].first && ax[i].first % ax[i + 1].first == 0 &&
+          (ax[i + 1].second - 1) * ax[i + 1].first < ax[i].first;
+  if (box) {
+    Shape shape{ax[0].second};
+    for (size_t i = 0; i + 2 < ax.size(); ++i) shape.push_back(ax[i].first / ax[i + 1].first);
+    shape.push_back(ax[ax.size() - 2].first);
+    const int64_t extra = (ax[0].second * ax[0].first - 1) * isz - (hi - lo);  // box bytes beyond a's run
+    // The box starts `shift` bytes before a's lowest element (within its first row), as
+    // little as the valid memory past a's highest element allows.
+    const int64_t shift = std::max<int64_t>(extra - std::max<int64_t>(after, 0), 0);
+    if (shift <= before && shift % isz == 0)
+      return a.with_geometry(start - shift, a.dtype(), shape, contiguous_strides(shape, isz));
+  }
+  return a.with_geometry(start, a.dtype(), Shape{(hi - lo) / isz + 1}, Strides{isz});
+}
+
 // Note [F-ordered inputs]
 // A traced array's geometry is its position in a C-contiguous layout of its buffer, so an
 // F-ordered argument bound as it is would report C strides and flags, and a reshape of it
 // would trace as a view where eager NumPy copies (a later write through it would reach the
 // caller's array). Bound as its C-contiguous transpose and traced as the transpose of that,
 // it reports exactly eager's strides and flags, and reshapes copy as they do eagerly.
-ndarray Context::add_input(const ndarray& a, const std::vector<int>& dynamic, bool f_order) {
+ndarray Context::add_input(const ndarray& a, const std::vector<int>& dynamic, bool f_order, int64_t valid_before,
+                           int64_t valid_after) {
   if (a.is_traced()) throw ValueError("npc.compile: an argument is already a traced array");
   if (f_order && a.ndim() >= 2 && !a.is_c_contiguous() && a.is_f_contiguous()) {
     const int nd = a.ndim();
@@ -100,6 +162,15 @@ ndarray Context::add_input(const ndarray& a, const std::vector<int>& dynamic, bo
     ndarray t = add_input(a.transpose(rev), dyn, false);
     Scope active(this);  // the view hook records into this context
     return t.transpose(rev);
+  }
+  if (f_order && strided_input(a)) {
+    // Note [strided inputs]: bound as the contiguous run of memory that holds it, traced as
+    // a strided view of that run with eager's strides (static shape; the guard keys the strides).
+    ndarray cover = covering_view(a, valid_before, valid_after);
+    ndarray t = add_input(cover, {}, false);
+    const int64_t isz = static_cast<int64_t>(itemsize(a.dtype()));
+    Scope active(this);  // the view hook records into this context
+    return t.with_geometry(t.offset() + (a.offset() - cover.offset()) / isz * isz, a.dtype(), a.shape(), a.strides());
   }
   ir::SymShape shape = ir::static_shape(a.shape());
   int index = static_cast<int>(bound_.size());
@@ -124,6 +195,32 @@ void Context::add_scalar(double sentinel, double value) {
   sentinels_.emplace_back(sentinel, static_cast<int>(scalar_values.size()));
   scalar_values.push_back(value);
   graph_->scalar(static_cast<int>(scalar_values.size()) - 1, DType::Float64);
+}
+
+// Note [shapes read in Python]
+// A traced array's shape, size, strides and nbytes read from Python are concrete ints: what
+// the program computes from them (a mean's count, `np.zeros(x.shape)`, `x.shape[1] // 2`) is
+// frozen into the graph. So reading them specialises the array's symbolic dims to the sizes
+// seen (constraints): the graph is reused only for those sizes, and other sizes trace again.
+// Operations that take shapes from their operands in C++ (ufuncs, reductions, views) keep
+// the dims symbolic.
+void Context::specialise(const ndarray& a) {
+  TracedValue* tv = traced(a);
+  if (!tv || tv->ctx_id != id_ || !breaks_.empty()) return;  // after a break: no cached graph
+  const auto& syms = graph_->symbols();
+  for (size_t d = 0; d < tv->shape.size() && d < a.shape().size(); ++d) {
+    ir::Dim dim = tv->shape[d];
+    if (dim.is_static() || static_cast<size_t>(dim.symbol()) >= syms.size()) continue;
+    const size_t k = static_cast<size_t>(dim.symbol());
+    if (specialised_.size() <= k) specialised_.resize(k + 1, false);
+    if (specialised_[k]) continue;
+    specialised_[k] = true;
+    constraints_.push_back({syms[k].input, syms[k].axis, -1, -1, syms[k].hint});
+  }
+}
+
+void specialise_shape(const ndarray& a) {
+  if (Context* c = current()) c->specialise(a);
 }
 
 // ---------------------------------------------------------------- nodes of arrays
@@ -233,6 +330,41 @@ void Context::add_index_check(int input, int64_t extent, int64_t axis) {
   if (std::find(v.begin(), v.end(), chk) == v.end()) v.push_back(chk);
 }
 
+// Note [specialised symbols]
+// A value whose dims are symbolic where the destination's are static or other symbols (a
+// piece of concatenate(..., axis) along a symbolic axis written into the static-shaped
+// result, a join whose output size would be s0 + s1) cannot be broadcast exactly. Tracing
+// saw equal sizes (eager code checked them), so the dims are unified and the assumption is
+// recorded as a constraint: the compiled graph is reused only while it holds, and a call
+// with other sizes traces again. Never an error on a valid program.
+ir::NodeRef Context::align_dims(ir::NodeRef value, const ir::SymShape& target) {
+  if (value->shape.size() > target.size()) return value;  // the builder reports it
+  const size_t lead = target.size() - value->shape.size();
+  ir::SymShape aligned = value->shape;
+  auto hint_of = [&](ir::Dim d) { return graph_->symbols().at(d.symbol()).hint; };
+  for (size_t d = 0; d < aligned.size(); ++d) {
+    ir::Dim s = aligned[d], t = target[lead + d];
+    if (s == t || (s.is_static() && s.value() == 1)) continue;
+    if (!s.is_static() && t.is_static()) {
+      if (hint_of(s) != t.value()) continue;
+      auto o = graph_->symbols().at(s.symbol());
+      constraints_.push_back({o.input, o.axis, -1, -1, t.value()});
+    } else if (s.is_static() && !t.is_static()) {
+      if (hint_of(t) != s.value()) continue;
+      auto o = graph_->symbols().at(t.symbol());
+      constraints_.push_back({o.input, o.axis, -1, -1, s.value()});
+    } else if (!s.is_static() && !t.is_static()) {
+      if (hint_of(s) != hint_of(t)) continue;
+      auto a = graph_->symbols().at(s.symbol()), b = graph_->symbols().at(t.symbol());
+      constraints_.push_back({a.input, a.axis, b.input, b.axis, 0});
+    } else {
+      continue;
+    }
+    aligned[d] = t;
+  }
+  return aligned == value->shape ? value : graph_->reshape(value, aligned);
+}
+
 void Context::write(const ndarray& dst, ir::NodeRef value) {
   TracedValue* tv = traced(dst);
   if (!tv || tv->ctx_id != id_) throw ValueError("npc.compile: write into an array of another trace");
@@ -243,9 +375,10 @@ void Context::write(const ndarray& dst, ir::NodeRef value) {
     ir::SymShape s(value->shape.begin() + 1, value->shape.end());
     value = graph_->reshape(value, s);
   }
-  value = graph_->broadcast(value, region->shape);
+  value = graph_->broadcast(align_dims(value, region->shape), region->shape);
   Buffer& b = *tv->buf;
-  b.current = graph_->write(b.current, region, value);
+  // A write over the whole buffer (`out=` of a fresh result, `x[...] = v`) is the value itself.
+  b.current = region == b.current && value->shape == b.current->shape ? value : graph_->write(b.current, region, value);
   ++b.version;
 }
 
@@ -294,12 +427,15 @@ std::shared_ptr<void> Context::view(const ndarray& src, const ndarray& r) {
         std::vector<ir::Dim> nonone;
         for (size_t d = 0; d < tv->shape.size(); ++d)
           if (src.shape()[d] != 1) nonone.push_back(tv->shape[d]);
+        std::vector<int64_t> nonone_hint;
+        for (size_t d = 0; d < tv->shape.size(); ++d)
+          if (src.shape()[d] != 1) nonone_hint.push_back(src.shape()[d]);
         size_t k = 0;
         bool ok = true;
         for (int d = 0; d < r.ndim(); ++d) {
           if (r.shape()[d] == 1) { s.push_back(ir::Dim::fixed(1)); continue; }
-          if (k >= nonone.size() || (nonone[k].is_static() && nonone[k].value() != r.shape()[d])) { ok = false; break; }
-          if (!nonone[k].is_static() && src.shape()[d < src.ndim() ? d : 0] == 0) { ok = false; break; }
+          // The same sequence of non-1 sizes: a dim carries over only onto a dim of its size.
+          if (k >= nonone.size() || nonone_hint[k] != r.shape()[d] || nonone_hint[k] == 0) { ok = false; break; }
           s.push_back(nonone[k++]);
         }
         if (!ok || k != nonone.size()) s.clear();
@@ -702,21 +838,13 @@ ndarray arg_hook(OpId op, const ndarray& a, std::optional<int64_t> axis, bool ke
 // cumsum/cumprod (add/multiply.accumulate) are Prim nodes with params [axis] over the input
 // cast to the loop dtype (accumulate resolved it: int64 for small ints and bool, `dtype=`);
 // axis=None was flattened by the caller. Other accumulations (maximum.accumulate, ...) are
-// graph breaks. sort/argsort are Prim nodes with params [axis, descending] over the input
+// host calls (Call nodes) of the eager accumulate: such graphs run on the eager interpreter.
+// sort/argsort are Prim nodes with params [axis, descending] over the input
 // (argsort: int64, NumPy's intp). Backends run them with npc's eager accumulate and sort:
 // the fused backend as library calls between its kernels (Note [library calls]).
 ndarray accumulate_hook(OpId op, const ndarray& a, int64_t axis, DType t, const std::optional<ndarray>& out) {
   Context& c = ctx_or_throw();
   if (out && out->shape() != a.shape()) throw ValueError("output array has the wrong shape");
-  if (op != OpId::add && op != OpId::multiply) {
-    c.break_graph(std::string(ir::op_name(op)) + ".accumulate");
-    ndarray x = a;
-    if (x.is_traced()) x.realize();
-    std::optional<ndarray> o = out;
-    if (o && o->is_traced()) o->realize();
-    Suspend s;
-    return accumulate(op, x, axis, t, o);
-  }
   if (out && !out->is_traced()) {  // not a graph input: a graph break (see write_hook)
     c.break_graph(std::string(ir::op_name(op)) + ".accumulate with an out= array that is not a graph input");
     ndarray x = a;
@@ -725,10 +853,24 @@ ndarray accumulate_hook(OpId op, const ndarray& a, int64_t axis, DType t, const 
     return accumulate(op, x, axis, t, out);
   }
   ir::Graph& g = c.graph();
-  ir::NodeRef n = g.cast(c.node_of(a), t);
-  std::vector<int64_t> p{axis};
-  ir::NodeRef r = g.prim(op == OpId::add ? OpId::cumsum : OpId::cumprod, std::span<const ir::NodeRef>(&n, 1), t,
-                         n->shape, p);
+  ir::NodeRef r;
+  if (op == OpId::add || op == OpId::multiply) {
+    ir::NodeRef n = g.cast(c.node_of(a), t);
+    std::vector<int64_t> p{axis};
+    r = g.prim(op == OpId::add ? OpId::cumsum : OpId::cumprod, std::span<const ir::NodeRef>(&n, 1), t, n->shape, p);
+  } else {
+    // Other accumulations (maximum, subtract, logical_and, ...) are host calls of npc's eager
+    // accumulate on the input as it is (it casts to the loop dtype itself); it reports its
+    // floating-point errors as the eager method does ("... encountered in accumulate").
+    ir::NodeRef n = c.node_of(a);
+    ir::HostCall fn = [op, axis, t](std::span<const ndarray> args) {
+      ndarray res = accumulate(op, args[0], axis, t);
+      if (int f = take_fp_errors() | take_fp_flags()) add_fp_report(f, "accumulate");
+      return res;
+    };
+    r = g.call(std::move(fn), std::string(ir::op_name(op)) + ".accumulate", std::span<const ir::NodeRef>(&n, 1), t,
+               n->shape);
+  }
   if (out) {
     c.write(*out, r);
     return *out;

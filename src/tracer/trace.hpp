@@ -49,6 +49,18 @@ struct TracedValue {
   ir::NodeRef node = nullptr;
 };
 
+// True when `a` is bound as a strided view of its covering run (Note [strided inputs] in
+// trace.cpp): neither C- nor F-contiguous, not empty, strides multiples of the itemsize.
+bool strided_input(const ndarray& a);
+// The C-contiguous array over the memory of strided `a` (Note [strided inputs]): the box of
+// rows it slices when that fits in the valid memory around it (`valid_before` bytes before
+// its lowest element, `valid_after` past its highest; -1: what a's storage holds), else the
+// 1-D run from its lowest to its highest element.
+ndarray covering_view(const ndarray& a, int64_t valid_before = -1, int64_t valid_after = -1);
+
+// Context::specialise on the current context, if any (the Python shape/size/strides getters).
+void specialise_shape(const ndarray& a);
+
 // Why a segment ended.
 struct BreakInfo {
   std::string reason;
@@ -72,14 +84,18 @@ class Context {
   // A traced stand-in for argument `a`; `dynamic` lists the axes that are symbolic.
   // With `f_order`, an F-contiguous (not C-contiguous) `a` of rank >= 2 is bound as its
   // C-contiguous transpose and traced as a transpose of that (Note [F-ordered inputs]): the
-  // caller binds `a` reversed (a.T) on replays.
-  ndarray add_input(const ndarray& a, const std::vector<int>& dynamic, bool f_order = false);
+  // caller binds `a` reversed (a.T) on replays. With `f_order`, a strided `a` is bound as
+  // covering_view(a) (Note [strided inputs]): the caller binds that on replays.
+  ndarray add_input(const ndarray& a, const std::vector<int>& dynamic, bool f_order = false,
+                    int64_t valid_before = -1, int64_t valid_after = -1);
   // Registers runtime scalar k: weak float operands equal to `sentinel` become Scalar nodes.
   void add_scalar(double sentinel, double value);
   // Equality constraints between symbolic dims that tracing assumed (broadcasting):
   // (input, axis) pairs, or (input, axis) == size (other.first = -1).
   struct Constraint { int in_a, ax_a, in_b, ax_b; int64_t size; };
   const std::vector<Constraint>& constraints() const { return constraints_; }
+  // Specialises traced `a`'s symbolic dims to the sizes seen (Note [shapes read in Python]).
+  void specialise(const ndarray& a);
 
   // ---- recording (called by the hooks)
   ir::NodeRef node_of(const ndarray& a);           // traced, or a concrete array bound as an input/constant
@@ -121,6 +137,9 @@ class Context {
 
  private:
   ir::NodeRef value_node(TracedValue& tv);
+  // `value` with its dims renamed to `target`'s where tracing saw equal sizes (recorded as
+  // constraints; Note [specialised symbols]).
+  ir::NodeRef align_dims(ir::NodeRef value, const ir::SymShape& target);
   std::shared_ptr<Buffer> buffer_for_input(const ndarray& a, ir::SymShape shape);
   std::vector<ndarray> run_segment(std::vector<ir::NodeRef> outputs);
   void start_segment();
@@ -134,6 +153,7 @@ class Context {
   std::unordered_map<std::string, std::shared_ptr<Buffer>> bound_by_key_;
   std::vector<std::pair<double, int>> sentinels_;
   std::vector<Constraint> constraints_;
+  std::vector<bool> specialised_;                         // symbols constrained to their hint
   std::vector<std::pair<int, int>> sym_origin_;           // symbol -> (user input, axis) of segment 0
   std::vector<std::string> breaks_;
   size_t segment_start_size_ = 0;  // nodes of a segment right after it started

@@ -24,8 +24,6 @@ def test_cumsum_cumprod_values(fn):
     np.testing.assert_array_equal(got, fn(a))
 
 
-@pytest.mark.xfail(strict=True, reason="np.errstate entered inside the compiled function is not applied to the "
-                   "graph's ops: errstate(all='raise') warns instead of raising FloatingPointError")
 def test_errstate_raise_inside_function():
     def f(x):
         with np.errstate(all="raise"):
@@ -41,8 +39,6 @@ def test_errstate_raise_inside_function():
             cf(x)
 
 
-@pytest.mark.xfail(strict=True, reason="np.errstate(divide='ignore') inside the compiled function is not applied: "
-                   "the compiled log warns 'divide by zero' where NumPy is silent")
 def test_errstate_ignore_inside_function():
     def f(x):
         with np.errstate(divide="ignore"):
@@ -57,8 +53,6 @@ def test_errstate_ignore_inside_function():
     np.testing.assert_array_equal(got, expect)
 
 
-@pytest.mark.xfail(strict=True, reason="concatenate along a dimension that became symbolic: a later call with a "
-                   "different size raises ValueError 'graph: broadcast (4, s0) -> (4, 2)'")
 def test_concatenate_dynamic_width():
     f = lambda a, b: np.concatenate([a, b], axis=1)  # noqa: E731
     a = np.arange(20.0).reshape(4, 5)

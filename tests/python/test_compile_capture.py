@@ -496,15 +496,11 @@ def test_reshape_of_f_ordered_input_copies_as_eager(backend):
     check(w, np.arange(12.0).reshape(3, 4).T, backend=backend)
 
 
-@pytest.mark.xfail(strict=True, reason="a strided (non-contiguous, not F-ordered) argument is traced "
-                                       "with C-contiguous strides")
 def test_strided_argument_strides():
     x = np.ones((8, 3))[::2]
     same(npc.compile(_geometry)(x), _geometry(x))
 
 
-@pytest.mark.xfail(strict=True, reason="a reshape of a strided (not F-ordered) argument traces as a "
-                                       "view: a write through it reaches the caller's array")
 def test_reshape_of_strided_argument_copies():
     def w(x):
         y = x.reshape(-1)

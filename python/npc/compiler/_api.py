@@ -402,6 +402,13 @@ class _Patches:
         P._patch(_np.random, "seed", lambda orig: functools.wraps(orig)(
             lambda *a, **k: _run_outside(orig, "numpy.random.seed (global state)", a, k)
             if _Patches._current() is not None else orig(*a, **k)))
+        # Note [errstate inside compiled functions]: numpy.errstate (npc's is NumPy's) entered
+        # or left, and seterr, by the traced function break the graph there, so every
+        # segment runs under the error state in effect around its operations.
+        P._patch(_np.errstate, "__enter__", P._errstate_enter_maker)
+        P._patch(_np.errstate, "__exit__", P._errstate_exit_maker)
+        for mod in (_np, npc):
+            P._patch(mod, "seterr", P._seterr_maker)
         import builtins
         P._patch(builtins, "print", P._print_maker)
         P._patch(_core.ndarray, "__getitem__", _masked_getitem_maker)
@@ -419,6 +426,36 @@ class _Patches:
         self._prev = _tls.patches
         _tls.patches = self
         return self
+
+    @staticmethod
+    def _errstate_enter_maker(orig):
+        @functools.wraps(orig)
+        def __enter__(self):
+            if _Patches._current() is not None:
+                _core._current_graph_break("numpy.errstate entered")
+            return orig(self)
+        return __enter__
+
+    @staticmethod
+    def _errstate_exit_maker(orig):
+        @functools.wraps(orig)
+        def __exit__(self, *exc_info):
+            if exc_info and exc_info[0] is not None or _Patches._current() is None:
+                return orig(self, *exc_info)
+            try:
+                _core._current_graph_break("numpy.errstate left")
+            finally:
+                orig(self, *exc_info)
+        return __exit__
+
+    @staticmethod
+    def _seterr_maker(orig):
+        @functools.wraps(orig)
+        def seterr(*args, **kwargs):
+            if _Patches._current() is not None:
+                _core._current_graph_break("numpy.seterr")
+            return orig(*args, **kwargs)
+        return seterr
 
     @staticmethod
     def _print_maker(orig):
@@ -451,15 +488,17 @@ class _Patches:
 # whose caller is exactly that statement (the bytecode `COPY 2; COPY 2; BINARY_SUBSCR` that
 # only augmented subscript assignment emits) returns a _MaskedRMW; its in-place operator
 # with a value whose broadcast does not depend on the number of selected elements computes
-# over all of `a` (unselected elements replaced by a value that raises no floating-point
-# warning: 0 for + - and bitwise ops, 1 for the others) with the in-place casting rules, and
-# the store writes where(mask, result, a). Any other value falls back to eager semantics
-# (the mask read is then a graph break).
-_RMW_OPS = {"__iadd__": ("add", 0), "__isub__": ("subtract", 0), "__imul__": ("multiply", 1),
-            "__itruediv__": ("true_divide", 1), "__ifloordiv__": ("floor_divide", 1),
-            "__imod__": ("remainder", 1), "__ipow__": ("power", 1), "__iand__": ("bitwise_and", 0),
-            "__ior__": ("bitwise_or", 0), "__ixor__": ("bitwise_xor", 0), "__ilshift__": ("left_shift", 0),
-            "__irshift__": ("right_shift", 0)}
+# `op(where(mask, a, 1), where(mask, v, 1))` over all of `a` with the in-place casting rules,
+# and the store writes where(mask, result, a). Unselected elements compute `op(1, 1)`, which
+# raises no floating-point error for any of these ops and dtypes, so warnings and errors come
+# from the selected elements only, as eagerly. A Python scalar `v` stays weak (NEP 50):
+# where(mask, v, 1 of a's dtype) has the dtype `v` takes against `a`. Any other value falls
+# back to eager semantics (the mask read is then a graph break).
+_RMW_OPS = {"__iadd__": "add", "__isub__": "subtract", "__imul__": "multiply",
+            "__itruediv__": "true_divide", "__ifloordiv__": "floor_divide",
+            "__imod__": "remainder", "__ipow__": "power", "__iand__": "bitwise_and",
+            "__ior__": "bitwise_or", "__ixor__": "bitwise_xor", "__ilshift__": "left_shift",
+            "__irshift__": "right_shift"}
 _rmw_sites = {}
 
 
@@ -532,7 +571,7 @@ class _MaskedRMW:
         return all(a == 1 or a == b for a, b in zip(reversed(vs), reversed(rest)))
 
 
-def _rmw_method(name, ufunc_name, neutral):
+def _rmw_method(name, ufunc_name):
     import operator
     inplace = getattr(operator, name.strip("_"))  # operator.iadd, ...
 
@@ -543,15 +582,20 @@ def _rmw_method(name, ufunc_name, neutral):
             return inplace(tmp, v)
         m = self.mask
         mb = npc.reshape(m, tuple(m.shape) + (1,) * (self.base.ndim - m.ndim))
-        full = npc.where(mb, self.base, npc.asarray(neutral, dtype=self.base.dtype))
+        one = npc.asarray(1, dtype=self.base.dtype)
+        full = npc.where(mb, self.base, one)
+        if isinstance(v, (_core.ndarray, _np.ndarray)):
+            v = npc.where(mb, v, npc.asarray(1, dtype=v.dtype))
+        else:
+            v = npc.where(mb, v, one)
         getattr(npc, ufunc_name)(full, v, out=full)
         return _MaskedResult(self.base, m, full)
     method.__name__ = name
     return method
 
 
-for _name, (_uf, _neutral) in _RMW_OPS.items():
-    setattr(_MaskedRMW, _name, _rmw_method(_name, _uf, _neutral))
+for _name, _uf in _RMW_OPS.items():
+    setattr(_MaskedRMW, _name, _rmw_method(_name, _uf))
 
 
 def _internal_file(fname):
@@ -775,6 +819,26 @@ def _contig(flags_c, flags_f):
     return 2 if flags_c else (1 if flags_f else 0)
 
 
+def _valid_bytes(x):
+    """(bytes before the lowest element, bytes past the highest element) of array `x` that are
+    valid memory: for a NumPy view, those of the array that owns the memory ((-1, -1) for npc
+    arrays: their storage tells). Note [strided inputs] in src/tracer/trace.cpp."""
+    if _is_npc(x):
+        return (-1, -1)
+    from numpy.lib.array_utils import byte_bounds
+    root = x
+    while isinstance(root.base, _np.ndarray):
+        root = root.base
+    (rlo, rhi), (xlo, xhi) = byte_bounds(root), byte_bounds(x)
+    return (max(xlo - rlo, 0), max(rhi - xhi, 0))
+
+
+def _contig_label(c):
+    if isinstance(c, tuple):
+        return f"strides {c[:-1]}"
+    return ['strided', 'F-contiguous', 'C-contiguous'][c]
+
+
 def _is_npc(x):
     return isinstance(x, _core.ndarray)
 
@@ -849,6 +913,13 @@ class _KeyBuilder:
             self.numpy_in = True
         shape = x.shape
         dyn = self.dyn.get(path)
+        if c == 0 and code >= 0:
+            # Note [strided inputs] in src/tracer/trace.cpp: traced with its own strides, so
+            # the key holds them and the shape stays static.
+            xs = x if _is_npc(x) else _from_numpy(x)
+            if _core._strided_input(xs):
+                c = tuple(x.strides) + (_core._cover_layout(xs, _valid_bytes(x)),)
+                dyn = None
         if dyn:
             shape = tuple(-1 if (i in dyn and s >= 2) else s for i, s in enumerate(shape))
         # The same array passed twice is one graph input (aliasing is part of the key).
@@ -865,7 +936,7 @@ class _KeyBuilder:
         self.arrays.append((x, path))
         if self.labels is not None:
             self.labels.append((path, f"dtype {x.dtype}, shape {shape}, "
-                                      f"{['strided', 'F-contiguous', 'C-contiguous'][c]}, "
+                                      f"{_contig_label(c)}, "
                                       f"device {dev}, requires_grad {rg}"))
 
     def _part(self, value, path, text):
@@ -903,66 +974,137 @@ def _free_values(fn):
     return out
 
 
-def _free_slots(fn):
-    """(getter, setter) of each global and closure cell fn's code reads (those of
-    _free_values): while tracing, the arrays among them are replaced by traced stand-ins
-    (Note [captured arrays])."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return []
-    names = _code_names(code)
-    g = getattr(fn, "__globals__", {})
-    out = [((lambda n=n: g.get(n, _MISSING)), (lambda v, n=n: g.__setitem__(n, v))) for n in sorted(names)]
-    if fn.__closure__:
-        for cell in fn.__closure__:
-            def get(cell=cell):
-                try:
-                    return cell.cell_contents
-                except ValueError:
-                    return _MISSING
-
-            def put(v, cell=cell):
-                cell.cell_contents = v
-            out.append((get, put))
-    return out
-
-
 # Note [captured arrays]
 # Arrays the function reads from its globals and closure cells are graph inputs bound by
 # reference (guarded by identity, dtype and shape), so changes between calls are seen. While
-# tracing, each such name is rebound to a traced stand-in of the array (restored right
-# after), exactly like an array argument: every read, every NumPy call on it and every write
-# into it (`BUF[:] = x`, `out=BUF`) is recorded, writes are functionalized and written back
-# into the caller's array, and expressions of captured arrays alone are never frozen into
-# constants. Other threads that read the same global while a trace runs see the stand-in.
-def _swap_in_captured(ctx, slots, by_id):
-    swapped = []
-    for get, put in slots:
-        v = get()
-        if not isinstance(v, (_core.ndarray, _np.ndarray)):
-            continue
-        if _is_npc(v):
-            if _core._is_traced(v):
+# tracing, the function runs as a copy of itself (same code) whose globals are a _TraceGlobals
+# over its module's dict and whose closure cells holding arrays are new cells: each captured
+# array reads as a traced stand-in there, exactly like an array argument, so every read, every
+# NumPy call on it and every write into it (`BUF[:] = x`, `out=BUF`) is recorded, writes are
+# functionalized and written back into the caller's array, and expressions of captured arrays
+# alone are never frozen into constants. Functions of the same module that it calls read their
+# globals through the same _TraceGlobals (they are called as copies too), so a global array
+# read by a helper is the same stand-in. The module's dict and the original cells are never
+# rebound: other threads see the real arrays while a trace runs. Globals the traced code
+# assigns are copied into the module's dict when the trace ends.
+class _TraceGlobals(dict):
+    """The globals of traced copies: a copy of the module's dict taken when the trace starts,
+    into which the traced code stores. Reading a name through it (CPython reads globals that
+    are not an exact dict through __getitem__) gives the traced stand-in of a module array and
+    a traced copy of a module function, until the trace ends (`alive` False). Class bodies,
+    which read globals as a dict, see the module's values."""
+    __slots__ = ("real", "snapshot", "standins", "copies", "ctx", "by_id", "alive")
+
+    def __getitem__(self, name):
+        v = dict.__getitem__(self, name)
+        if not self.alive or self.snapshot.get(name, _MISSING) is not v:
+            return v  # after the trace, or assigned while tracing
+        t = self.standins.get(name)
+        if t is not None:
+            return t
+        if isinstance(v, (_core.ndarray, _np.ndarray)):
+            t = _standin(self.ctx, v, self.by_id)
+            if t is not None:
+                self.standins[name] = t
+                return t
+        elif type(v) is types.FunctionType and v.__globals__ is self.real:
+            c = self.copies.get(name)
+            if c is None:
+                c = self.copies[name] = _function_copy(v, self, v.__closure__)
+            return c
+        elif type(v) is CompiledFunction and getattr(v._fn, "__globals__", None) is self.real and \
+                type(v._fn) is types.FunctionType:
+            # A compiled function called while tracing is inlined: as a copy, like a helper.
+            c = self.copies.get(name)
+            if c is None:
+                c = self.copies[name] = _function_copy(v._fn, self, v._fn.__closure__)
+            return c
+        return v
+
+    def get(self, name, default=None):
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def finish(self):
+        """Ends the trace: the globals the traced code assigned or deleted are assigned or
+        deleted in the module's dict (a traced value cannot outlive its trace: such an
+        assignment keeps the module's value)."""
+        self.alive = False
+        for name, v in list(dict.items(self)):
+            if self.snapshot.get(name, _MISSING) is v:
                 continue
-            npcx = v
-        else:
-            from .._dtypes import code_of
-            if not v.dtype.isnative or code_of(v.dtype) is None:
+            if isinstance(v, _core.ndarray) and _core._is_traced(v):
                 continue
-            npcx = _from_numpy(v)
-        t = by_id.get(id(v))
-        if t is None:
-            t = by_id[id(v)] = ctx.add_input(npcx, [], True)
-        put(t)
-        swapped.append((put, v))
-    return swapped
+            self.real[name] = v
+        for name in self.snapshot:
+            if not dict.__contains__(self, name) and self.real.get(name, _MISSING) is self.snapshot[name]:
+                del self.real[name]
+        self.standins.clear()
+        self.copies.clear()
+
+
+def _function_copy(fn, glob, closure):
+    copy = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, closure)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__qualname__ = fn.__qualname__
+    if fn.__dict__:
+        copy.__dict__.update(fn.__dict__)
+    return copy
+
+
+def _standin(ctx, v, by_id):
+    """The traced stand-in of captured array `v`, or None when it cannot be traced."""
+    if _is_npc(v):
+        if _core._is_traced(v):
+            return None
+        npcx = v
+    else:
+        from .._dtypes import code_of
+        if not v.dtype.isnative or code_of(v.dtype) is None:
+            return None
+        npcx = _from_numpy(v)
+    t = by_id.get(id(v))
+    if t is None:
+        t = by_id[id(v)] = ctx.add_input(npcx, [], True)
+    return t
+
+
+def _traced_copy(fn, ctx, by_id):
+    """(function to trace, its _TraceGlobals or None): a copy of `fn` reading traced stand-ins
+    of its captured arrays (Note [captured arrays]); `fn` itself when it is not a function."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not isinstance(fn, types.FunctionType):
+        return fn, None
+    g = fn.__globals__
+    # The names fn's own code reads are bound first (in name order, as the guards list them).
+    proxy = _TraceGlobals(g)
+    proxy.real, proxy.snapshot, proxy.standins, proxy.copies = g, dict(g), {}, {}
+    proxy.ctx, proxy.by_id, proxy.alive = ctx, by_id, True
+    for name in sorted(_code_names(code)):
+        if isinstance(g.get(name, None), (_core.ndarray, _np.ndarray)):
+            proxy.__getitem__(name)  # binds the stand-in now
+    closure = fn.__closure__
+    if closure:
+        cells = []
+        for cell in closure:
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                v = _MISSING
+            t = _standin(ctx, v, by_id) if isinstance(v, (_core.ndarray, _np.ndarray)) else None
+            cells.append(cell if t is None else types.CellType(t))
+        if any(c is not o for c, o in zip(cells, closure)):
+            closure = tuple(cells)
+    return _function_copy(fn, proxy, closure), proxy
 
 
 _MISSING = object()
 _GUARDED = (int, float, complex, bool, _np.generic)
 
 
-def _free_key(free):
+def _free_key(free, unguarded=()):
     key = []
     for name, get in free:
         v = get()
@@ -974,12 +1116,42 @@ def _free_key(free):
             # Captured arrays are graph inputs bound by reference: in-place changes between
             # calls are seen; rebinding the name is a guard failure.
             key.append((name, id(v), getattr(v, "dtype", None), v.shape))
+        elif (type(v) is list or type(v) is tuple) and name not in unguarded:
+            # A list or tuple (an index `x[IDX]`, sizes, a list of arrays) is read while
+            # tracing and frozen into the graph: guarded by its contents, so mutating it
+            # between calls traces again. One the function itself changes while tracing (a
+            # Python side effect: `calls.append(1)`) is not (CompiledFunction._unguarded).
+            key.append((name, type(v), _contents_key(v, 0)))
     return tuple(key)
+
+
+_CONTENTS_MAX = 256
+
+
+def _contents_key(v, depth):
+    """A hashable snapshot of list/tuple `v`: numbers and strings by value, arrays by
+    identity, dtype and shape, nested lists and tuples recursively, other objects by identity.
+    Longer than _CONTENTS_MAX elements (or nested too deep): identity and length only."""
+    if len(v) > _CONTENTS_MAX or depth > 3:
+        return ("id", id(v), len(v))
+    out = []
+    for x in v:
+        t = type(x)
+        if t in (int, float, bool, str, complex) or x is None or isinstance(x, _np.generic):
+            out.append((t, x))
+        elif t is list or t is tuple:
+            out.append((t, _contents_key(x, depth + 1)))
+        elif isinstance(x, (_core.ndarray, _np.ndarray)):
+            out.append(("A", id(x), x.dtype, x.shape))
+        else:
+            out.append(("id", id(x)))
+    return tuple(out)
 
 
 # ---------------------------------------------------------------- compiled function
 class _Entry:
-    __slots__ = ("name", "backend", "graph", "arg_inputs", "transposed", "captured", "out_tree", "constraints", "numpy_out", "labels",
+    __slots__ = ("name", "backend", "graph", "arg_inputs", "transposed", "covered", "captured", "out_tree", "constraints",
+                 "numpy_out", "labels",
                  "ninputs", "nscalars", "template", "rebuild")
 
 
@@ -990,6 +1162,24 @@ def _from_numpy(x):
     from .._array import _from_numpy as f
     globals()["_from_numpy"] = f  # resolved once (npc._array imports after this module loads)
     return f(x)
+
+
+def _arg_constraints(constraints, arg_inputs, transposed, arrays):
+    """The trace's symbol constraints (graph input, axis) as (argument position, axis) of the
+    call's arrays: an F-ordered argument is bound transposed (its axes reversed)."""
+    pos = {}
+    for p, slot in enumerate(arg_inputs):
+        pos.setdefault(slot, p)
+
+    def arg(i, ax):
+        p = pos[i]
+        return p, (arrays[p][0].ndim - 1 - ax if i in transposed else ax)
+    out = []
+    for ia, xa, ib, xb, size in constraints:
+        pa, aa = arg(ia, xa)
+        pb, ab = arg(ib, xb) if ib >= 0 else (ib, xb)
+        out.append((pa, aa, pb, ab, size))
+    return out
 
 
 def _constraints_hold(constraints, arrays):
@@ -1036,7 +1226,6 @@ class CompiledFunction:
         self._backend = backend
         self._dynamic = dynamic
         self._free = _free_values(fn)
-        self._free_slots = _free_slots(fn)
         self._name = getattr(fn, "__qualname__", repr(fn))
         self._clear()
         _all_compiled.append(self)
@@ -1048,6 +1237,7 @@ class CompiledFunction:
         self._dyn = {}          # path -> set of symbolic axes
         self._last_shapes = {}  # path -> shape at the last trace
         self._static_floats = set()
+        self._unguarded = set()  # names of lists/tuples the function mutates while tracing
         self._last_labels = None
         self.last_breaks = []
         self.last_graphs = []
@@ -1067,7 +1257,7 @@ class CompiledFunction:
             # Nested compiled functions are inlined into the outer trace.
             return self._fn(*args, **kwargs)
         _epoch[0] += 1
-        free = _free_key(self._free) if self._free else ()
+        free = _free_key(self._free, self._unguarded) if self._free else ()
         fast = None
         if not kwargs and not self._dyn and not self._static_floats:
             fast = _core._guard_key(args)
@@ -1151,6 +1341,9 @@ class CompiledFunction:
         if e.transposed:
             for slot in e.transposed:
                 inputs[slot] = inputs[slot].T
+        if e.covered:
+            for slot, pos in e.covered:
+                inputs[slot] = _core._covering(inputs[slot], _valid_bytes(arrays[pos]))
         if len(floats) < e.nscalars:
             floats = floats + [0.0] * (e.nscalars - len(floats))
         _stats["graphs_run"] += 1
@@ -1173,8 +1366,13 @@ class CompiledFunction:
         kb = self._key_builder(args, kwargs, want_labels=True)
         labels = [(f"arg {p}" if isinstance(p, int) else f"arg {p!r}" if p == p else str(p), t)
                   for p, t in kb.labels]
-        for item in _free_key(self._free):
-            labels.append((item[0], "is the same array object" if len(item) == 4 else f"== {item[2]!r}"))
+        for item in _free_key(self._free, self._unguarded):
+            if len(item) == 4:
+                labels.append((item[0], "is the same array object"))
+            elif item[1] in (list, tuple):
+                labels.append((item[0], f"{item[1].__name__} with the same contents"))
+            else:
+                labels.append((item[0], f"== {item[2]!r}"))
         return labels
 
     def _describe_failure(self, args, kwargs):
@@ -1216,7 +1414,7 @@ class CompiledFunction:
         self._update_dynamic(kb)
         if self._dyn != before:
             kb = self._key_builder(args, kwargs)
-            key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)),
+            key = (tuple(kb.key), _free_key(self._free, self._unguarded) if self._free else (), tuple(sorted(kwargs)),
                    self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
         while True:
             try:
@@ -1225,7 +1423,7 @@ class CompiledFunction:
                 _stats["traces"] -= 1  # the aborted attempt does not count
                 self._static_floats.update(r.paths)
                 kb = self._key_builder(args, kwargs)
-                key = (tuple(kb.key), _free_key(self._free) if self._free else (), tuple(sorted(kwargs)),
+                key = (tuple(kb.key), _free_key(self._free, self._unguarded) if self._free else (), tuple(sorted(kwargs)),
                        self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
 
     def _trace_once(self, args, kwargs, kb, key):
@@ -1243,14 +1441,20 @@ class CompiledFunction:
         traced = {}
         arg_inputs = []
         transposed = set()
+        covered = {}  # slot -> position of the strided argument
         for x, path in kb.arrays:
             npcx = x if _is_npc(x) else _from_numpy(x)
             dyn = sorted(a for a in self._dyn.get(path, ()) if a < npcx.ndim and npcx.shape[a] >= 2)  # rank may differ
-            t = ctx.add_input(npcx, dyn, True)
+            cover = _core._strided_input(npcx)
+            if cover:
+                dyn = []  # Note [strided inputs] in src/tracer/trace.cpp
+            t = ctx.add_input(npcx, dyn, True, _valid_bytes(x) if cover else (-1, -1))
             traced[id(x), path] = t
             arg_inputs.append(ctx.input_index(t))
             fl = npcx._flags
-            if npcx.ndim >= 2 and not fl[0] and fl[1]:
+            if cover:
+                covered[arg_inputs[-1]] = len(arg_inputs) - 1
+            elif npcx.ndim >= 2 and not fl[0] and fl[1]:
                 transposed.add(arg_inputs[-1])  # Note [F-ordered inputs] in src/tracer/trace.cpp
         float_paths = []
         scalar_values = []
@@ -1278,7 +1482,7 @@ class CompiledFunction:
         targs = [subst(a, i) for i, a in enumerate(args)]
         tkwargs = {k: subst(kwargs[k], k) for k in sorted(kwargs)}
         n_user = ctx.num_user_inputs
-        swapped = []
+        proxy = None
         _tls.ctx = ctx
         _tls.last_break = None
         _tls.side_effects = []
@@ -1286,10 +1490,11 @@ class CompiledFunction:
         _core._set_break_annotator(_annotate)
         _core._set_fullgraph(bool(self._fullgraph))
         try:
-            swapped = _swap_in_captured(ctx, self._free_slots, {k[0]: t for k, t in traced.items()})
+            fn, proxy = _traced_copy(self._fn, ctx, {k[0]: t for k, t in traced.items()})
+            lists_before = self._free_lists()
             with _Patches(ctx, self._name):
                 try:
-                    result = self._fn(*targs, **tkwargs)
+                    result = fn(*targs, **tkwargs)
                 except _StaticUse:
                     raise _Retrace(float_paths)
                 except _core._StaticScalar:
@@ -1313,13 +1518,18 @@ class CompiledFunction:
             if counter[0] and _marked(ctx.bound_inputs[ctx.num_user_inputs:]):
                 raise _Retrace(float_paths)
         finally:
-            for put, v in reversed(swapped):
-                put(v)
+            if proxy is not None:
+                proxy.finish()
             _core._deactivate_trace()
             _tls.ctx = None
             _core._set_fullgraph(False)
             _core._set_break_annotator(None)
         t2 = time.perf_counter()
+        if lists_before:
+            changed = {n for n, k in self._free_lists().items() if lists_before.get(n) != k}
+            if changed - self._unguarded:
+                self._unguarded |= changed
+                key = (key[0], _free_key(self._free, self._unguarded), key[2], key[3])
         numpy_out = kb.numpy_in and not kb.npc_in
         nbreaks = len(ctx.breaks)
         _stats["graph_breaks"] += nbreaks
@@ -1354,13 +1564,14 @@ class CompiledFunction:
                 e.graph = _PyBackendGraph(graph, _backends[backend](graph))
             e.arg_inputs = arg_inputs
             e.transposed = sorted(transposed)
+            e.covered = sorted(covered.items())
             bound = ctx.bound_inputs
             e.captured = [(i, bound[i]) for i in range(n_user, len(bound))]
             e.ninputs = len(bound)
             e.nscalars = counter[0]
             e.out_tree = tree
             e.numpy_out = numpy_out
-            e.constraints = [tuple(c) for c in ctx.constraints]
+            e.constraints = _arg_constraints(ctx.constraints, arg_inputs, transposed, kb.arrays)
             e.template = [None] * e.ninputs
             for slot, arr in e.captured:
                 e.template[slot] = arr
@@ -1371,6 +1582,15 @@ class CompiledFunction:
                 outs = _repro.run_checked(e.name, graph, backend, ctx.bound_inputs, scalar_values,
                                           outs=list(outs))
         return _rebuild(tree, list(outs), numpy_out)
+
+    def _free_lists(self):
+        """The contents keys of the lists and tuples among the function's globals/closures."""
+        out = {}
+        for name, get in self._free:
+            v = get()
+            if type(v) is list or type(v) is tuple:
+                out[name] = _contents_key(v, 0)
+        return out
 
     def _debug_dump(self, ctx, graph):
         if os.environ.get("NPC_COMPILE_DEBUG", "0") in ("", "0"):

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "bindings.hpp"
+#include "tracer/trace.hpp"
 
 namespace npc::py_bind {
 
@@ -424,7 +425,10 @@ PyObject* fast_get(PyObject* self, void* closure) {
     PyErr_SetString(PyExc_TypeError, "expected an npc.ndarray");
     return nullptr;
   }
-  switch (static_cast<FastAttr>(reinterpret_cast<intptr_t>(closure))) {
+  const auto attr = static_cast<FastAttr>(reinterpret_cast<intptr_t>(closure));
+  if (a->is_traced() && (attr == kShape || attr == kSize || attr == kStrides || attr == kNbytes)) [[unlikely]]
+    tracer::specialise_shape(*a);  // Note [shapes read in Python] in src/tracer/trace.cpp
+  switch (attr) {
     case kShape: return tuple_of(a->shape());
     case kDtype: return py::object(dtype_objects().at(static_cast<int>(a->dtype()))).release().ptr();
     case kNdim: return PyLong_FromLong(a->ndim());

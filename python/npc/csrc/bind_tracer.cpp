@@ -187,6 +187,26 @@ std::unordered_map<size_t, std::vector<CachedSegment>> g_segments;
 size_t g_segment_count = 0;
 constexpr size_t kMaxSegments = 512;
 
+// The shape of strided `a`'s cover and a's offset in it: a replay must bind a cover of the
+// same layout as the trace's (part of the guard key; Note [strided inputs]).
+py::tuple cover_layout(const ndarray& a, int64_t before, int64_t after) {
+  ndarray c = tracer::covering_view(a, before, after);
+  py::tuple shape(c.ndim());
+  for (int d = 0; d < c.ndim(); ++d) shape[d] = py::int_(c.shape()[d]);
+  return py::make_tuple(shape, a.offset() - c.offset());
+}
+
+// The contiguity part of an array's guard key: 2 C, 1 F, 0 strided; a strided array that
+// is traced with its own strides (Note [strided inputs] in src/tracer/trace.cpp) is keyed by
+// its strides instead.
+py::object contig_key(const ndarray& a, int contig) {
+  if (contig != 0 || !tracer::strided_input(a)) return py::int_(contig);
+  py::tuple st(a.ndim() + 1);
+  for (int d = 0; d < a.ndim(); ++d) st[d] = py::int_(a.strides()[d]);
+  st[a.ndim()] = cover_layout(a, -1, -1);
+  return std::move(st);
+}
+
 std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc,
                                         const std::string& backend, bool reusable) {
   bool cacheable = reusable;
@@ -327,9 +347,11 @@ void bind_tracer(py::module_& m) {
              return c;
            }),
            py::arg("backend") = "eager")
-      .def("add_input", [](tracer::Context& c, PyArray& a, std::vector<int> dyn, bool f_order) {
-        return wrap(c.add_input(a, dyn, f_order));
-      }, py::arg("a"), py::arg("dynamic"), py::arg("f_order") = false)
+      .def("add_input", [](tracer::Context& c, PyArray& a, std::vector<int> dyn, bool f_order,
+                           std::pair<int64_t, int64_t> valid) {
+        return wrap(c.add_input(a, dyn, f_order, valid.first, valid.second));
+      }, py::arg("a"), py::arg("dynamic"), py::arg("f_order") = false,
+         py::arg("valid") = std::pair<int64_t, int64_t>(-1, -1))
       .def("add_scalar", &tracer::Context::add_scalar)
       .def("input_index", [](const tracer::Context& c, PyArray& a) { return c.input_index(a); })
       .def("activate", [](tracer::Context& c) {
@@ -415,6 +437,15 @@ void bind_tracer(py::module_& m) {
   // arrays (dtype code, shape, contiguity class, index of an identical earlier argument),
   // "F" for Python floats (runtime scalars), (type, value) for ints, bools, str and None.
   // Returns (key, arrays, floats), or None when an argument needs the general Python path.
+  m.def("_covering", [](const PyArray& a, std::pair<int64_t, int64_t> valid) {
+          return wrap(tracer::covering_view(a, valid.first, valid.second));
+        }, py::arg("a"), py::arg("valid") = std::pair<int64_t, int64_t>(-1, -1),
+        "the C-contiguous array over the memory of a strided argument (Note [strided inputs]); `valid`: "
+        "bytes of valid memory before its lowest and past its highest element (-1: its storage's)");
+  m.def("_cover_layout", [](const PyArray& a, std::pair<int64_t, int64_t> valid) {
+    return cover_layout(a, valid.first, valid.second);
+  });
+  m.def("_strided_input", [](const PyArray& a) { return tracer::strided_input(a); });
   m.def("_guard_key", [](py::tuple args) -> py::object {
     const size_t n = args.size();
     py::tuple key(n);
@@ -437,6 +468,8 @@ void bind_tracer(py::module_& m) {
         const PyArray& a = v.cast<const PyArray&>();
         py::tuple shape(a.ndim());
         for (int d = 0; d < a.ndim(); ++d) shape[d] = py::int_(a.shape()[d]);
+        // A strided NumPy array: its cover depends on the memory past it (the Python key).
+        if (contig == 0 && tracer::strided_input(a)) return py::none();
         key[i] = py::make_tuple(code, shape, contig, alias, CPU, false, N);  // NumPy arrays are on the CPU
         arrays.append(v);
         continue;
@@ -459,7 +492,7 @@ void bind_tracer(py::module_& m) {
         py::object dev = py::str(h.attr("device"));
         py::object rg = has_rg ? py::object(py::bool_(py::getattr(h, "requires_grad", py::bool_(false))))
                                : py::object(py::bool_(false));
-        key[i] = py::make_tuple(static_cast<int>(a.dtype()), shape, contig, alias, dev, rg);
+        key[i] = py::make_tuple(static_cast<int>(a.dtype()), shape, contig_key(a, contig), alias, dev, rg);
         arrays.append(h);
       } else if (PyFloat_CheckExact(p)) {
         key[i] = F;
