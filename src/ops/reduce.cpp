@@ -348,6 +348,35 @@ std::optional<Scalar> identity_of(OpId op, DType t) {
   return std::nullopt;
 }
 
+// Note [reorderable reductions]: NumPy reduces over several axes at once only with ufuncs
+// whose result does not depend on the order (those with an identity, and maximum/minimum/
+// fmax/fmin); subtract, divide, power, comparisons and the like take at most one axis.
+void check_reorderable(OpId op, const ndarray& a, const ReduceOptions& opts) {
+  const size_t naxes = opts.axes ? opts.axes->size() : static_cast<size_t>(a.ndim());
+  if (naxes <= 1 || op_info(op).identity != Identity::None_) return;
+  if (op == OpId::maximum || op == OpId::minimum || op == OpId::fmax || op == OpId::fmin) return;
+  throw ValueError("reduction operation '" + std::string(op_info(op).name) +
+                   "' is not reorderable, so at most one axis may be specified");
+}
+
+// Integer power loops reject negative exponents (as the ufunc call does). In a reduce or
+// accumulate along `ax` the exponents are every element after the first (all of them when
+// an initial value leads).
+void check_int_power_exponents(OpId op, DType t, const ndarray& a, int64_t ax, bool all) {
+  if (op != OpId::power || kind(t) != Kind::Signed || a.size() == 0) return;
+  ndarray e = a;
+  if (!all && a.ndim() > 0) {
+    Shape sh = a.shape();
+    if (sh[ax] <= 1) return;
+    sh[ax] -= 1;
+    e = a.with_geometry(a.offset() + a.strides()[ax], a.dtype(), sh, a.strides());
+  }
+  ndarray v = e.astype(DType::Int64, Order::C);
+  const int64_t* p = reinterpret_cast<const int64_t*>(v.data());
+  for (int64_t k = 0; k < v.size(); ++k)
+    if (p[k] < 0) throw ValueError("Integers to negative integer powers are not allowed.");
+}
+
 OpId ufunc_of(OpId op) {
   const OpInfo& info = op_info(op);
   if (info.kind == OpKind::Reduce) return *op_from_name(info.loops);
@@ -561,6 +590,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   const OpId op = ufunc_of(op_in);
   const OpInfo& info = op_info(op);
   if (info.nin != 2 || info.nout != 1) throw ValueError("reduce only supported for binary functions");
+  check_reorderable(op, a, opts);
   if (auto r = reduce_small_contiguous(op, a, opts)) return std::move(*r);  // Note [small reductions]
   std::vector<bool> red = axes_mask(a, opts.axes);
 
@@ -587,6 +617,12 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
                     "could not be safely coerced to any supported types according to the casting rule ''safe''");
   }
   if (opts.dtype && !can_cast(a.dtype(), t, Casting::Unsafe)) throw TypeError("bad dtype");
+  if (op == OpId::power && a.ndim() > 0) {
+    int64_t ax = 0;
+    for (int d = 0; d < a.ndim(); ++d)
+      if (red[d]) ax = d;
+    check_int_power_exponents(op, t, a, ax, opts.initial.has_value());
+  }
 
   Shape out_shape, kept_shape;
   int64_t nred = 1;
@@ -1223,6 +1259,7 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
   if (!fn) throw TypeError("ufunc '" + std::string(op_info(op).name) + "' not supported for the input types");
   if (a.is_traced() || (out && out->is_traced()))  // Note [trace hooks]: a Prim cumsum/cumprod node
     if (auto hook = accumulate_trace_hook()) return hook(op, a, ax, t, out);
+  check_int_power_exponents(op, t, a, ax, false);
   ndarray res = empty(a.shape(), t);
   copy_into(res, a);  // casts to t; the scan then runs in place
   const int64_t n = a.shape()[ax];
