@@ -1414,6 +1414,10 @@ std::string rename_idents(const std::string& s, const std::map<std::string, std:
 // `l` with loop variable `var` replaced by `value` and locals renamed by `m`.
 Lin subst_lin(const Lin& l, const std::string& var, int64_t value, const std::map<std::string, std::string>& m) {
   Lin r = Lin::constant(l.c);
+  // Factors that are C++ text (a blocked bound `std::min<int64_t>(n, rb5 + 2048)`) have
+  // their identifiers renamed and the loop variable replaced inside the text.
+  std::map<std::string, std::string> mv = m;
+  mv[var] = "(int64_t)" + std::to_string(value);
   for (auto& [atom, k] : l.t) {
     int64_t coef = k;
     std::string rest;
@@ -1426,7 +1430,7 @@ Lin subst_lin(const Lin& l, const std::string& var, int64_t value, const std::ma
       else {
         auto it = m.find(f);
         if (!rest.empty()) rest += "*";
-        rest += it == m.end() ? f : it->second;
+        rest += it == m.end() ? rename_idents(f, mv) : it->second;
       }
       s = e + 1;
     }
