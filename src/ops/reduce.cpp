@@ -610,7 +610,9 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     if (!init && opts.where)
       throw ValueError("reduction operation '" + std::string(info.name) +
                        "' does not have an identity, so to use a where mask one has to specify 'initial'");
-    if (!init && nout > 0) no_identity(op);
+    // NumPy raises for any reduced axis of length 0, even when the result is empty too
+    // (np.min(np.zeros((0, 0)), axis=0)).
+    if (!init) no_identity(op);
   }
   if (init && op == OpId::logical_and) init = Scalar::from_bool(init->as_bool());
 
@@ -1243,6 +1245,11 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
       for (size_t d = 0; d < os.size(); ++d) p += idx[d] * ost[d];
       std::byte* ptrs[3] = {p, p + s, p + s};
       int64_t st[3] = {s, s, s};
+      // NumPy's loop sees the input's own (negative) stride along a reversed axis and takes
+      // its scalar complex64 product (Note [complex product]); with n == 2 the one call
+      // reads no stride, so the sign alone picks that loop (longer scans overlap and take it
+      // anyway).
+      if (n == 2 && a.dtype() == t && a.strides()[ax] < 0) st[0] = st[1] = st[2] = -s;
       fn(ptrs, st, n - 1);
       for (int d = static_cast<int>(os.size()) - 1; d >= 0; --d) {
         if (++idx[d] < os[d]) break;

@@ -1,0 +1,151 @@
+"""Defects found by probing the reduction order, buffer exports, slice views and the new
+messages against NumPy: each test compares npc with NumPy on the input that broke."""
+import warnings
+
+import numpy as np
+import pytest
+
+import npc
+
+
+def _outcome(lib, fn):
+    """(kind, payload, warnings) of fn(lib): the result's dtype, shape and bytes, or the
+    exception's type and message; the warnings as (category, message) pairs."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = np.asarray(fn(lib))
+            res = ("ok", r.dtype.str, r.shape, np.ascontiguousarray(r).tobytes())
+        except Exception as e:  # noqa: BLE001 - compared with NumPy's
+            res = ("exc", type(e).__name__, str(e))
+    return res, [(x.category.__name__, str(x.message)) for x in w]
+
+
+def _same(fn):
+    assert _outcome(npc, fn) == _outcome(np, fn)
+
+
+# ---------------------------------------------------------------- reductions
+
+@pytest.mark.parametrize("name", ["min", "max"])
+@pytest.mark.parametrize("shape,axis", [((0, 0), 0), ((0, 0), 1), ((3, 0, 0), 1), ((1, 3, 0, 0), (2, 1)),
+                                        ((0, 3, 0), (0, 1)), ((2, 0), 0)])
+def test_no_identity_empty_axis_with_empty_result(name, shape, axis):
+    # A reduced axis of length 0 raises even when the result is empty as well.
+    x = np.zeros(shape, np.float32)
+    _same(lambda lib: getattr(lib, name)(lib.asarray(x), axis=axis))
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+@pytest.mark.parametrize("step", [-1, -2])
+def test_cumprod_two_elements_reversed_axis(dt, step):
+    # NumPy's scalar complex product (negative stride) for the one step of a length-2 scan.
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        x = (rng.standard_normal((4, 3)) * 3 + 1j * rng.standard_normal((4, 3))).astype(dt)
+        _same(lambda lib: lib.cumprod(lib.asarray(x)[::step][:2], axis=0))
+        _same(lambda lib: lib.cumprod(lib.asarray(x[:, 0])[::step][:2]))
+        _same(lambda lib: lib.multiply.accumulate(lib.asarray(x).T[:, ::step][:, :2], axis=1))
+
+
+_C = np.array([[1 + 2j, 3 - 1j], [1, 2]])
+_COMPLEX_CASTS = {
+    "sum dtype=f8": lambda l: l.sum(l.asarray(_C), dtype=np.float64),
+    "sum dtype=u1": lambda l: l.sum(l.asarray(_C), dtype=np.uint8),
+    "sum dtype=bool": lambda l: l.sum(l.asarray(_C), axis=0, dtype=bool),
+    "prod dtype=f8": lambda l: l.prod(l.asarray(_C), dtype=np.float64),
+    "add.reduce dtype=f8": lambda l: l.add.reduce(l.asarray(_C), axis=0, dtype=float),
+    "mean dtype=f8": lambda l: l.mean(l.asarray(_C), axis=0, dtype=float),
+    "var dtype=f8": lambda l: l.var(l.asarray(_C), axis=0, dtype=float),
+    "std dtype=f4": lambda l: l.std(l.asarray(_C), dtype=np.float32),
+    "nansum dtype=f8": lambda l: l.nansum(l.asarray(_C), axis=0, dtype=float),
+    "cumsum dtype=f8": lambda l: l.cumsum(l.asarray(_C), dtype=float),
+    "add.accumulate dtype=f8": lambda l: l.add.accumulate(l.asarray(_C), dtype=float),
+    "cumsum out=f8": lambda l: l.cumsum(l.asarray(_C), axis=0, out=l.zeros((2, 2))),
+    "sum out=f8": lambda l: l.sum(l.asarray(_C), axis=0, out=l.zeros(2)),
+    "sum out=f8 0-d": lambda l: l.sum(l.asarray(_C), out=l.zeros(())),
+    "sum out=i8": lambda l: l.sum(l.asarray(_C), axis=0, out=l.zeros(2, np.int64)),
+    "sum out=bool": lambda l: l.sum(l.asarray(_C), axis=0, out=l.zeros(2, bool)),
+    "max out=f8": lambda l: l.max(l.asarray(_C), axis=0, out=l.zeros(2)),
+    "sum dtype=f8 out=c16": lambda l: l.sum(l.asarray(_C), axis=0, dtype=float, out=l.zeros(2, complex)),
+    "mean out=f8": lambda l: l.mean(l.asarray(_C), axis=0, out=l.zeros(2)),
+    "var out=f8": lambda l: l.var(l.asarray(_C), axis=0, out=l.zeros(2)),
+    "mean int32 out=c16": lambda l: l.mean(l.asarray([[1, 2], [3, 4]], dtype=np.int32), axis=0,
+                                           out=l.zeros(2, complex)),
+    "sum uint8 dtype=u1 out=c16": lambda l: l.sum(l.asarray([[1, 2], [3, 4]], dtype=np.uint8), axis=0,
+                                                  dtype=np.uint8, out=l.zeros(2, complex)),
+    "sum int32 out=c16": lambda l: l.sum(l.asarray([[1, 2], [3, 4]], dtype=np.int32), axis=0,
+                                         out=l.zeros(2, complex)),
+}
+
+
+@pytest.mark.parametrize("case", list(_COMPLEX_CASTS))
+def test_reduction_complex_cast_warnings(case):
+    # ComplexWarning once per cast that drops an imaginary part (input into dtype=, out=).
+    _same(_COMPLEX_CASTS[case])
+
+
+_INITIALS = {
+    "prod uint8 initial=-1": lambda l: l.prod(l.asarray([1, 2, 3], dtype=np.uint8), initial=-1),
+    "prod uint8 dtype=u1 initial=-1": lambda l: l.prod(l.asarray([1, 2, 3], dtype=np.uint8), initial=-1,
+                                                       dtype=np.uint8),
+    "sum int8 dtype=i1 initial=300": lambda l: l.sum(l.asarray([1, 2, 3], dtype=np.int8), initial=300,
+                                                     dtype=np.int8),
+    "sum int8 initial=300": lambda l: l.sum(l.asarray([1, 2, 3], dtype=np.int8), initial=300),
+    "max uint8 initial=-1": lambda l: l.max(l.asarray([1, 2, 3], dtype=np.uint8), initial=-1),
+    "max uint8 initial=256": lambda l: l.max(l.asarray([1, 2, 3], dtype=np.uint8), initial=256),
+    "min int16 axis initial=2**15": lambda l: l.min(l.asarray([[1, 2]], dtype=np.int16), axis=0, initial=2**15),
+    "sum int64 initial=2**70": lambda l: l.sum(l.asarray([1]), initial=2**70),
+    "sum float32 initial=2**70": lambda l: l.sum(l.asarray([1.0], dtype=np.float32), initial=2**70),
+    "max uint8 initial=2.5": lambda l: l.max(l.asarray([1, 2, 3], dtype=np.uint8), initial=2.5),
+}
+
+
+@pytest.mark.parametrize("case", list(_INITIALS))
+def test_reduction_initial_out_of_range(case):
+    _same(_INITIALS[case])
+
+
+_X = np.arange(98, dtype=np.float64).reshape(7, 7, 2)
+_WHERE_VAR = {
+    "var where (2,) axis (0,1)": lambda l: l.var(l.asarray(_X), axis=(0, 1), where=l.asarray([True, True])),
+    "var where (1,2) axis 0": lambda l: l.var(l.asarray(_X), axis=0, where=l.asarray([[True, False]])),
+    "std where (7,1,2) axis 1": lambda l: l.std(l.asarray(_X), axis=1, where=l.asarray(np.ones((7, 1, 2), bool))),
+    "std float16 where (2,)": lambda l: l.std(l.asarray(_X.astype(np.float16)), axis=(0, 1),
+                                              where=l.asarray([True, False])),
+    "var where (2,) keepdims": lambda l: l.var(l.asarray(_X), axis=(0, 1), keepdims=True,
+                                               where=l.asarray([True, True])),
+    "var where out": lambda l: l.var(l.asarray(_X), axis=1, where=l.asarray(np.ones((7, 1, 2), bool)),
+                                     out=l.zeros((7, 2))),
+}
+
+
+@pytest.mark.parametrize("case", list(_WHERE_VAR))
+def test_var_std_broadcast_where(case):
+    # A where= mask that broadcasts (fewer dims, size-1 dims) worked for mean but not var/std.
+    _same(_WHERE_VAR[case])
+
+
+# ---------------------------------------------------------------- integer indices
+
+class _Index:
+    def __init__(self, v):
+        self.v = v
+
+    def __index__(self):
+        return self.v
+
+
+@pytest.mark.parametrize("key", [_Index(2**63), _Index(2**64 - 1), _Index(-2**63 - 1), np.uint64(2**63),
+                                 np.array(2**63, np.uint64), np.array([2**63], np.uint64), 2**63, _Index(5)],
+                         ids=["index-2**63", "index-2**64-1", "index--2**63-1", "np.uint64", "0-d uint64",
+                              "1-d uint64", "int-2**63", "index-5"])
+def test_huge_index_objects(key):
+    # __index__ objects beyond int64: IndexError (only Python ints and NumPy integers give
+    # OverflowError in [2**63, 2**64)); a 0-d uint64 array reads as a Python int.
+    _same(lambda lib: lib.arange(10)[key])
+
+
+def test_huge_index_npc_uint64_scalar_array():
+    r = _outcome(npc, lambda lib: lib.arange(10)[npc.asarray(np.array(2**63, np.uint64))])
+    assert r == _outcome(np, lambda lib: lib.arange(10)[np.array(2**63, np.uint64)])
