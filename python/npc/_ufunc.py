@@ -931,12 +931,24 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     return cumprod(_replace_nan(x, 1)[0], axis=axis, dtype=dtype, out=out)
 
 
+def _nan_inexact_check(x, dtype, out):
+    """numpy.nanmean/nanvar/nanstd of inexact input: a dtype= or out= that is not inexact
+    raises TypeError (whether or not the input holds NaNs)."""
+    if x.dtype.kind not in "fc":
+        return
+    if dtype is not None and _np.dtype(dtype).kind not in "fc":
+        raise TypeError("If a is inexact, then dtype must be inexact")
+    if out is not None and getattr(out, "dtype", _np.dtype(float)).kind not in "fc":
+        raise TypeError("If a is inexact, then out must be inexact")
+
+
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """numpy.nanmean: mean of the non-NaN elements; RuntimeWarning "Mean of empty slice"
     where there are none (result NaN)."""
     x = _native(a)
     if x is None:
         return _nan_fallback("nanmean", a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    _nan_inexact_check(x, dtype, out)
     arr, mask = _replace_nan(x, 0)
     if mask is None:
         return mean(arr, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
@@ -960,6 +972,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
         ddof = correction
     if x is None or mean is not _np._NoValue:
         return _nan_fallback("nanvar", a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+    _nan_inexact_check(x, dtype, out)
     arr, mask = _replace_nan(x, 0)
     if mask is None:
         return var(arr, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where)

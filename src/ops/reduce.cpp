@@ -580,6 +580,12 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     if (opts.out && (op == OpId::add || op == OpId::multiply) && is_inexact(od) && od != t &&
         promote_types(a.dtype(), od) == od && loop_for(op, od))
       t = od;
+    // The promotion may be wider than both: int64 into a float16/float32 out adds in float64,
+    // complex64 into a float64 out in complex128 (then cast into out).
+    else if (opts.out && (op == OpId::add || op == OpId::multiply) && is_inexact(od) && od != t) {
+      const DType pt = promote_types(a.dtype(), od);
+      if (pt != t && pt != a.dtype() && is_inexact(pt) && loop_for(op, pt)) t = pt;
+    }
   }
   ops::LoopFn fn = loop_for(op, t);
   if (!fn) {
