@@ -497,7 +497,9 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
             kw = {k: v for k, v in kw.items() if not (k == "dtype" and v is None)}
             return _fallback.from_numpy(getattr(_np, fname)(_to_numpy(array), **_to_numpy(kw)))
         return uf._fallback("reduce", (array,), kw)
-    if a.dtype.kind == "c" or (out is not None and out.dtype.kind == "c"):
+    if (a.dtype.kind == "c" or (out is not None and out.dtype.kind == "c") or
+            (dtype is not None and _np.dtype(dtype).kind == "c")) and \
+            uf.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
         _warn_complex_casts(a, dtype, out, reduce=True)
     init = None if initial is _np._NoValue or initial is None else initial
     if type(init) is int and (init < -2**31 or init > 2**31 - 1 or a.dtype.kind in "iu" or

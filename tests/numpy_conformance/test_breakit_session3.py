@@ -294,3 +294,75 @@ def test_crc32_of_non_contiguous_view():
                    "a memoryview, whose contiguous request raises BufferError; NumPy arrays are asked directly")
 def test_frombuffer_of_non_contiguous_view():
     _same(lambda lib: np.frombuffer(lib.arange(10.0)[::-1]))
+
+
+class _RaisingIndex:
+    def __init__(self, exc):
+        self.exc = exc
+
+    def __index__(self):
+        if isinstance(self.exc, BaseException):
+            raise self.exc
+        return self.exc  # a non-int result
+
+
+@pytest.mark.parametrize("bad", [KeyError("k"), TypeError("t"), OverflowError("o"), 1.5], ids=repr)
+@pytest.mark.parametrize("where", ["alone", "in tuple", "slice bound"])
+def test_index_whose_index_method_fails(bad, where):
+    # An integer index whose __index__ fails is NumPy's invalid-index IndexError; a slice
+    # bound's error propagates as raised.
+    obj = _RaisingIndex(bad)
+    key = {"alone": obj, "in tuple": (0, obj), "slice bound": slice(obj, None)}[where]
+    _same(lambda lib: lib.arange(6).reshape(2, 3)[key])
+
+    def assign(lib):
+        a = lib.arange(6).reshape(2, 3)
+        a[key] = 1
+        return a
+    _same(assign)
+
+
+_OUT_CAST_ERRORS = {
+    "nan into int32 out": lambda l: l.add(l.asarray([np.nan]), 1.0, out=l.zeros(1, np.int32), casting="unsafe"),
+    "nan into int32 out, 300": lambda l: l.add(l.asarray([np.nan] * 300), 1.0, out=l.zeros(300, np.int32),
+                                               casting="unsafe"),
+    "1e300 into float32 out": lambda l: l.add(l.asarray([1e300]), 1.0, out=l.zeros(1, np.float32), casting="unsafe"),
+    "0/0 into int8 out": lambda l: l.divide(l.asarray([0.0, 1.0]), 0, out=l.zeros(2, np.int8), casting="unsafe"),
+    "dtype=f4 cast then int8 out": lambda l: l.add(l.asarray([1e300]), 1.0, dtype=np.float32,
+                                                   out=l.zeros(1, np.int8), casting="unsafe"),
+    "masked nan into int out": lambda l: l.add(l.asarray([np.nan, 1]), 1.0, out=l.zeros(2, np.int32),
+                                               where=l.asarray([True, False]), casting="unsafe"),
+    "dtype=f4 input cast only": lambda l: l.add(l.asarray([1e300]), 1.0, dtype=np.float32),
+    "mean of empty into int8 out": lambda l: l.mean(l.asarray(np.array([3], np.uint8)), axis=(0,), keepdims=True,
+                                                    where=l.asarray([False]), dtype=np.int64,
+                                                    out=l.zeros(1, np.int8)),
+}
+
+
+@pytest.mark.parametrize("case", list(_OUT_CAST_ERRORS))
+def test_out_cast_errors_named_after_the_ufunc(case):
+    # NumPy casts into out= inside the ufunc's loop: "invalid value encountered in add", not
+    # "... in cast" (input casts before the loop keep "cast").
+    _same(_OUT_CAST_ERRORS[case])
+
+
+_MORE_COMPLEX = {
+    "all complex out=f8": lambda l: l.all(l.asarray([1j, 2]), axis=0, keepdims=True, out=l.zeros(1)),
+    "any complex out=f2": lambda l: l.any(l.asarray([[1j, 0]]), axis=(0,), out=l.zeros(2, np.float16)),
+    "mean int8 dtype=c8 out=i8": lambda l: l.mean(l.asarray(np.arange(6, dtype=np.int8)), dtype=np.complex64,
+                                                  out=l.zeros((), np.int64)),
+    "sum int8 dtype=c8": lambda l: l.sum(l.asarray(np.arange(6, dtype=np.int8)), dtype=np.complex64),
+}
+
+
+@pytest.mark.parametrize("case", list(_MORE_COMPLEX))
+def test_reduction_complex_cast_warnings_more(case):
+    _same(_MORE_COMPLEX[case])
+
+
+@pytest.mark.xfail(strict=True, reason="NumPy copies the first elements of a max/min reduction into a narrower "
+                   "out= (cast to out's dtype) and reduces from there; npc casts the maximum")
+@pytest.mark.parametrize("name", ["max", "min", "nanmax"])
+def test_no_identity_reduce_first_element_through_out(name):
+    x = np.array([200, 3, 100], np.uint8)
+    _same(lambda lib: getattr(lib, name)(lib.asarray(x), axis=(0,), keepdims=True, out=lib.zeros(1, np.int8)))

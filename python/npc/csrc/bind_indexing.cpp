@@ -87,7 +87,10 @@ IndexItem parse_item(py::handle o) {
   if (PyList_Check(p) || PyTuple_Check(p) || PyRange_Check(p)) return array_item(o, true);
   if (PyIndex_Check(p) && !PyFloat_Check(p)) {
     py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(p));
-    if (!i) throw py::error_already_set();
+    if (!i) {  // NumPy: whatever __index__ raised (or a non-int result) becomes the invalid-index error
+      PyErr_Clear();
+      throw IndexError(kValidIndices);
+    }
     // NumPy integers convert like Python ints ([2**63, 2**64): OverflowError); other
     // __index__ objects beyond int64 give the invalid-index IndexError.
     if (!py::isinstance(o, numpy_module().attr("integer"))) {
