@@ -216,6 +216,13 @@ class ufunc(_core._UfuncBase):
             # weak there (np.add.at(uint8_array, i, -3) runs the int64 loop, complex64 / 1.5
             # the complex128 one), and each result is cast back into `a` unsafely.
             bb = _np.asarray(_to_numpy(b))
+            if bb.dtype.kind not in "biufc":
+                # Values npc has no loop for (strings, objects, ints beyond 64 bits): NumPy's
+                # own ufunc.at on a copy raises its error, or gives the values to store.
+                tmp = _np.array(_to_numpy(a))
+                getattr(_np, self.__name__).at(tmp, _to_numpy(indices), _to_numpy(b))
+                _core._copy_into(a, _from_numpy(tmp))
+                return
             try:
                 bb = _np.broadcast_to(bb, sel.shape).ravel()
             except ValueError:
