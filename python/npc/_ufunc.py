@@ -692,10 +692,9 @@ def _count(a, axis, keepdims=False):
     axes = axis if isinstance(axis, tuple) else (axis,)
     n = 1
     for ax in axes:
-        ax = _operator.index(ax)
-        if not -a.ndim <= ax < a.ndim:
-            raise _np.exceptions.AxisError(ax, a.ndim)
-        n *= a.shape[ax % a.ndim]
+        # NumPy's own check: its TypeError for a float axis ("integer argument expected, got
+        # float") and AxisError.
+        n *= a.shape[_np.lib.array_utils.normalize_axis_index(ax, a.ndim)]
     return n
 
 

@@ -1320,7 +1320,7 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
     if (keepdims) keep_shape.assign(a_in.ndim(), 1);
   } else {
     if (a.ndim() == 0) {
-      if (*axis != 0 && *axis != -1) normalize_axis(*axis, 0);
+      if (*axis != 0 && *axis != -1) normalize_axis(*axis, 1);  // NumPy checks against the 1-d reshape
       Shape one{1};
       a = a.reshape(one);
       ax = 0;

@@ -415,3 +415,16 @@ def test_quantile_out_wrong_shape_messages(name, extra, oshape):
                    "npc checks same_kind and raises UFuncTypeError")
 def test_nanquantile_integer_out():
     _same(lambda lib: getattr(lib, "nanquantile")(lib.asarray(_X24), 0.5, axis=1, out=lib.zeros((2, 4), np.int64)))
+
+
+@pytest.mark.parametrize("name", ["mean", "var", "std", "nanmean"])
+@pytest.mark.parametrize("axis", [1.0, 3, (0, 5)], ids=repr)
+def test_float_or_bad_axis_in_mean_var_std(name, axis):
+    _same(lambda lib: getattr(lib, name)(lib.ones((3, 2)), axis=axis))
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("axis", [1, -2, 5])
+def test_arg_reduce_0d_axis_message(name, axis):
+    # NumPy checks the axis of a 0-d input against its 1-d reshape ("... of dimension 1").
+    _same(lambda lib: getattr(lib, name)(lib.asarray(2.5), axis=axis))
