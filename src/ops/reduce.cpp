@@ -1267,7 +1267,13 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
   }
   if (out) {
     if (out->shape() != res.shape()) throw ValueError("output array has the wrong shape");
+    // NumPy reports the errors of the cast into out= twice: "... in cast" and "... in
+    // accumulate" (the input's dtype= cast only as "cast").
+    const int before = take_fp_flags();
     copy_into(*out, res);
+    const int oc = take_fp_flags();
+    add_fp_flags(before | oc);
+    if (oc) ops::note_fpe(oc);
     return *out;
   }
   return res;

@@ -428,3 +428,34 @@ def test_float_or_bad_axis_in_mean_var_std(name, axis):
 def test_arg_reduce_0d_axis_message(name, axis):
     # NumPy checks the axis of a 0-d input against its 1-d reshape ("... of dimension 1").
     _same(lambda lib: getattr(lib, name)(lib.asarray(2.5), axis=axis))
+
+
+_REDUCE_CAST_ERRORS = {
+    "sum dtype=f4 overflow": lambda l: l.sum(l.asarray([1e300, 1.0]), dtype=np.float32),
+    "sum axis dtype=f4 overflow": lambda l: l.sum(l.asarray([[1e300, 1.0]]), axis=1, dtype=np.float32),
+    "sum nan into int64 out": lambda l: l.sum(l.asarray([[np.nan, 1.0]]), axis=1, out=l.zeros(1, np.int64)),
+    "masked sum nan into int64 out": lambda l: l.sum(l.asarray([[np.nan, 1.0]]), axis=1, out=l.zeros(1, np.int64),
+                                                     where=l.asarray([True, False])),
+    "add.reduce 1e300 into f4 out": lambda l: l.add.reduce(l.asarray([[1e300, 1.0]]), axis=1,
+                                                           out=l.zeros(1, np.float32)),
+    "mean nan into int64 out": lambda l: l.mean(l.asarray([[np.nan, 1.0]]), axis=1, out=l.zeros(1, np.int64)),
+    "cumsum nan into int64 out": lambda l: l.cumsum(l.asarray([np.nan, 1.0]), out=l.zeros(2, np.int64)),
+    "cumsum dtype=f4 overflow": lambda l: l.cumsum(l.asarray([1e300, 1.0]), dtype=np.float32),
+}
+
+
+@pytest.mark.parametrize("case", list(_REDUCE_CAST_ERRORS))
+def test_reduction_cast_errors(case):
+    # A reduction's casts (dtype=, out=) warn "... in reduce" as NumPy's buffered iterator;
+    # they were "... in cast", or left pending and reported by the next call.
+    _same(_REDUCE_CAST_ERRORS[case])
+
+
+def test_reduction_cast_errors_not_left_for_the_next_call():
+    x = npc.asarray([[np.nan, 1.0]])
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        npc.sum(x, axis=1, out=npc.zeros(1, np.int64))
+        n = len(w)
+        npc.add(npc.asarray([1.0]), 1)
+    assert n == 1 and len(w) == 1
