@@ -277,11 +277,21 @@ def test_buffer_writable_request_of_broadcast_arrays_view():
     assert out[0] == out[1]
 
 
-@pytest.mark.parametrize("shape", [(0,), (2, 0, 3), (0, 5), (3, 0)])
-def test_memoryview_of_empty_array_strides(shape):
-    for make in (lambda lib: lib.zeros(shape), lambda lib: lib.zeros((4,) + shape)[:0] if shape else None):
-        a, b = memoryview(make(npc)), memoryview(make(np))
-        assert (a.shape, a.strides, a.nbytes) == (b.shape, b.strides, b.nbytes)
+@pytest.mark.xfail(strict=True, reason="NumPy's buffer export gives C strides to contiguous arrays with empty or "
+                   "size-1 dims (memoryview(np.zeros((2, 0, 3))).strides == (0, 24, 8)) while the arrays keep their "
+                   "own; numpy.asarray(npc_array) reads npc's export, so npc exports the array's own strides to keep "
+                   "numpy.asarray's strides equal to NumPy's")
+@pytest.mark.parametrize("make", [lambda lib: lib.zeros((2, 0, 3)), lambda lib: lib.arange(6.0)[::5][:1]],
+                         ids=["empty", "one element"])
+def test_memoryview_strides_of_degenerate_contiguous_arrays(make):
+    a, b = memoryview(make(npc)), memoryview(make(np))
+    assert (a.shape, a.strides, a.nbytes) == (b.shape, b.strides, b.nbytes)
+
+
+@pytest.mark.parametrize("make", [lambda lib: lib.zeros((2, 0, 3)), lambda lib: lib.arange(6.0)[::5][:1],
+                                  lambda lib: lib.zeros((4, 3))[:0]], ids=["empty", "one element", "empty view"])
+def test_asarray_strides_of_degenerate_arrays(make):
+    assert np.asarray(make(npc)).strides == make(np).strides
 
 
 def test_crc32_of_non_contiguous_view():
@@ -459,3 +469,10 @@ def test_reduction_cast_errors_not_left_for_the_next_call():
         n = len(w)
         npc.add(npc.asarray([1.0]), 1)
     assert n == 1 and len(w) == 1
+
+
+@pytest.mark.parametrize("conv", [float, int, complex, bool], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("value", [1 + 2j, 1 + 0j], ids=repr)
+def test_python_scalar_conversion_of_complex_0d(conv, value):
+    # float()/int() of a 0-d complex array: Python's TypeError, as NumPy 2.5 arrays.
+    _same(lambda lib: conv(lib.asarray(np.array(value))))

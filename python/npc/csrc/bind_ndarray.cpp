@@ -526,20 +526,7 @@ int fast_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   }
   const int nd = a->ndim();
   const Shape& shape = a->shape();
-  const Strides* sp = &a->strides();
-  // NumPy exports C-order strides for an empty array (memoryview(np.zeros((2, 0, 3))).strides
-  // is (0, 24, 8)) whatever the array's own.
-  Strides empty_strides;
-  if (a->size() == 0 && nd > 0) {
-    empty_strides.assign(static_cast<size_t>(nd), 0);
-    int64_t st = static_cast<int64_t>(a->itemsize());
-    for (int d = nd - 1; d >= 0; --d) {
-      empty_strides[static_cast<size_t>(d)] = st;
-      st *= shape[d];
-    }
-    sp = &empty_strides;
-  }
-  const Strides& strides = *sp;
+  const Strides& strides = a->strides();
   BufferGeometry& g = a->buffer_geometry;
   auto same_geometry = [&] {
     if (g.ndim != nd) return false;
