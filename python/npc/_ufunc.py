@@ -176,7 +176,8 @@ class ufunc(_core._UfuncBase):
             out = out[0]
         if axis is None:
             raise TypeError("'NoneType' object cannot be interpreted as an integer")
-        if a.dtype.kind == "c":
+        if a.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or \
+                (isinstance(out, ndarray) and out.dtype.kind == "c"):
             _warn_complex_casts(a, dtype, out, reduce=False)
         return _core.ufunc_accumulate(self._id, a, _operator.index(axis),
                                       -1 if dtype is None else code_of(dtype), out)
@@ -539,8 +540,7 @@ def _warn_complex_casts(a, dtype, out, reduce):
         return src.kind == "c" and dst.kind not in "cb"
     n = int(drops(a.dtype, loop))
     if out is not None and out.dtype != loop:
-        n += (int(drops(out.dtype, loop)) + 2 * int(drops(loop, out.dtype))) if reduce else \
-            int(drops(loop, out.dtype))
+        n += int(drops(out.dtype, loop)) + (2 if reduce else 1) * int(drops(loop, out.dtype))
     for _ in range(n):
         warnings.warn("Casting complex values to real discards the imaginary part", _np.exceptions.ComplexWarning,
                       stacklevel=4)
@@ -669,7 +669,8 @@ def _cum(uf, name, a, axis, dtype, out):
         axis = 0
     if x.ndim == 0:
         x = x.reshape(1)
-    if x.dtype.kind == "c":
+    if x.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or \
+            (isinstance(out, ndarray) and out.dtype.kind == "c"):
         _warn_complex_casts(x, dtype, out, reduce=False)
     return _core.ufunc_accumulate(uf._id, x, _operator.index(axis), -1 if dtype is None else code_of(dtype), out)
 

@@ -1226,6 +1226,12 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
   else if (!dtype) {
     DType in2[2] = {t, t};
     t = resolve_loop(op, in2, {}, std::nullopt).out[0];
+    // Note [reduce dtype from out] holds for accumulate too: a float or complex out= of a
+    // wider promotion runs the scan in it (np.cumsum(float32, out=float64) adds in float64).
+    if (out && (op == OpId::add || op == OpId::multiply) && is_inexact(out->dtype()) && out->dtype() != t) {
+      const DType pt = promote_types(a.dtype(), out->dtype());
+      if (pt != t && is_inexact(pt) && loop_for(op, pt)) t = pt;
+    }
   }
   ops::LoopFn fn = loop_for(op, t);
   if (!fn) throw TypeError("ufunc '" + std::string(op_info(op).name) + "' not supported for the input types");

@@ -476,3 +476,25 @@ def test_reduction_cast_errors_not_left_for_the_next_call():
 def test_python_scalar_conversion_of_complex_0d(conv, value):
     # float()/int() of a 0-d complex array: Python's TypeError, as NumPy 2.5 arrays.
     _same(lambda lib: conv(lib.asarray(np.array(value))))
+
+
+_F4 = np.random.default_rng(11).standard_normal((5, 5)).astype(np.float32)
+_ACC_OUT = {
+    "cumsum f4 out=f8": lambda l: l.cumsum(l.asarray(_F4)[:, ::-1], out=l.zeros(25)),
+    "cumsum f2 out=c8": lambda l: l.cumsum(l.asarray(np.linspace(0.1, 3.3, 45).astype(np.float16).reshape(9, 5)),
+                                           axis=1, out=l.zeros((9, 5), np.complex64)),
+    "cumprod i8 out=f8": lambda l: l.cumprod(l.asarray(np.array([3037000499, 3037000499, 7])), out=l.zeros(3)),
+    "add.accumulate f4 out=f8": lambda l: l.add.accumulate(l.asarray(np.linspace(0.1, 1, 9, dtype=np.float32)),
+                                                           out=l.zeros(9)),
+    "cumprod bool dtype=f2 out=c8": lambda l: l.cumprod(l.asarray([True, False]), dtype=np.float16,
+                                                        out=l.zeros(2, np.complex64)),
+    "cumprod f8 dtype=c16 out=f4": lambda l: l.cumprod(l.asarray([1.5, 2.5]), dtype=np.complex128,
+                                                       out=l.zeros(2, np.float32)),
+}
+
+
+@pytest.mark.parametrize("case", list(_ACC_OUT))
+def test_accumulate_loop_and_warnings_with_out(case):
+    # Scans with out= run in the promotion of input and out (as reductions) and warn
+    # ComplexWarning for each cast of out= that drops an imaginary part (read and write).
+    _same(_ACC_OUT[case])
