@@ -294,7 +294,12 @@ def _scalar_conv(kind):
         # NumPy 2.5 (after the 1.25 deprecation): only 0-d arrays convert to Python scalars.
         if self.ndim > 0:
             raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
-        return kind(_numpy_view(self)[()])
+        v = _numpy_view(self)[()]
+        if kind is not complex and self.dtype.kind == "c":
+            # A complex array converts as a Python complex does (TypeError), not as the NumPy
+            # complex scalar (ComplexWarning and the real part).
+            return kind(v.item())
+        return kind(v)
     return conv
 
 

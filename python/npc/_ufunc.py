@@ -176,6 +176,9 @@ class ufunc(_core._UfuncBase):
             out = out[0]
         if axis is None:
             raise TypeError("'NoneType' object cannot be interpreted as an integer")
+        if a.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or \
+                (isinstance(out, ndarray) and out.dtype.kind == "c"):
+            _warn_complex_casts(a, dtype, out, reduce=False)
         return _core.ufunc_accumulate(self._id, a, _operator.index(axis),
                                       -1 if dtype is None else code_of(dtype), out)
 
@@ -214,6 +217,13 @@ class ufunc(_core._UfuncBase):
             # weak there (np.add.at(uint8_array, i, -3) runs the int64 loop, complex64 / 1.5
             # the complex128 one), and each result is cast back into `a` unsafely.
             bb = _np.asarray(_to_numpy(b))
+            if bb.dtype.kind not in "biufc":
+                # Values npc has no loop for (strings, objects, ints beyond 64 bits): NumPy's
+                # own ufunc.at on a copy raises its error, or gives the values to store.
+                tmp = _np.array(_to_numpy(a))
+                getattr(_np, self.__name__).at(tmp, _to_numpy(indices), _to_numpy(b))
+                _core._copy_into(a, _from_numpy(tmp))
+                return
             try:
                 bb = _np.broadcast_to(bb, sel.shape).ravel()
             except ValueError:
@@ -495,7 +505,16 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
             kw = {k: v for k, v in kw.items() if not (k == "dtype" and v is None)}
             return _fallback.from_numpy(getattr(_np, fname)(_to_numpy(array), **_to_numpy(kw)))
         return uf._fallback("reduce", (array,), kw)
+    if (a.dtype.kind == "c" or (out is not None and out.dtype.kind == "c") or
+            (dtype is not None and _np.dtype(dtype).kind == "c")) and \
+            uf.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
+        _warn_complex_casts(a, dtype, out, reduce=True)
     init = None if initial is _np._NoValue or initial is None else initial
+    if type(init) is int and (init < -2**31 or init > 2**31 - 1 or a.dtype.kind in "iu" or
+                              (dtype is not None and _np.dtype(dtype).kind in "iu")):
+        _check_initial(uf, a, dtype, out, init)
+        if not -2**63 <= init < 2**64:
+            init = float(init)  # NumPy accepted it, so the loop is inexact (np.sum(f4, initial=2**70))
     try:
         return _core.ufunc_reduce(uf._id, a, _axis_arg(axis), bool(keepdims), code, out, init, _where_arg(where))
     except ValueError as e:
@@ -503,6 +522,46 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
             raise
         _raise_reduce_out_error(uf, a, axis, dtype, out, keepdims)
         raise
+
+
+def _warn_complex_casts(a, dtype, out, reduce):
+    """NumPy's ComplexWarning for the casts of a reduction (reduce=True) or accumulation
+    that drop an imaginary part (Note [complex input casts] in bind_ops.cpp): the input into
+    a real loop dtype `dtype=`; a complex out= read into a real loop (reductions read out
+    first); a complex loop written to a real out= (reductions warn twice there: the first
+    values or the identity go into out, then the result). Casts to bool never warn."""
+    if dtype is not None:
+        loop = _np.dtype(dtype)
+    elif a.dtype.kind == "c":
+        loop = a.dtype
+    else:
+        return  # a real loop, or out's complex dtype itself: nothing is dropped
+    def drops(src, dst):
+        return src.kind == "c" and dst.kind not in "cb"
+    n = int(drops(a.dtype, loop))
+    if out is not None and out.dtype != loop:
+        n += int(drops(out.dtype, loop)) + (2 if reduce else 1) * int(drops(loop, out.dtype))
+    for _ in range(n):
+        warnings.warn("Casting complex values to real discards the imaginary part", _np.exceptions.ComplexWarning,
+                      stacklevel=4)
+
+
+def _check_initial(uf, a, dtype, out, initial):
+    """NumPy converts a Python int `initial` to the loop dtype as NEP 50 does: out of its
+    range it raises OverflowError ("Python integer -1 out of bounds for uint8", "Python int
+    too large to convert to C long"). NumPy's own conversion runs on an empty stand-in."""
+    np_uf = getattr(_np, uf.__name__, None)
+    if not isinstance(np_uf, _np.ufunc):
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            np_uf.reduce(_np.empty(0, a.dtype), dtype=dtype, initial=initial,
+                         out=None if out is None else _np.empty((), out.dtype))
+        except OverflowError as e:
+            raise OverflowError(str(e)) from None
+        except Exception:
+            pass
 
 
 def _raise_reduce_out_error(uf, a, axis, dtype, out, keepdims):
@@ -610,6 +669,9 @@ def _cum(uf, name, a, axis, dtype, out):
         axis = 0
     if x.ndim == 0:
         x = x.reshape(1)
+    if x.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or \
+            (isinstance(out, ndarray) and out.dtype.kind == "c"):
+        _warn_complex_casts(x, dtype, out, reduce=False)
     return _core.ufunc_accumulate(uf._id, x, _operator.index(axis), -1 if dtype is None else code_of(dtype), out)
 
 
@@ -631,10 +693,9 @@ def _count(a, axis, keepdims=False):
     axes = axis if isinstance(axis, tuple) else (axis,)
     n = 1
     for ax in axes:
-        ax = _operator.index(ax)
-        if not -a.ndim <= ax < a.ndim:
-            raise _np.exceptions.AxisError(ax, a.ndim)
-        n *= a.shape[ax % a.ndim]
+        # NumPy's own check: its TypeError for a float axis ("integer argument expected, got
+        # float") and AxisError.
+        n *= a.shape[_np.lib.array_utils.normalize_axis_index(ax, a.ndim)]
     return n
 
 
@@ -687,14 +748,17 @@ def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
         rcount = _count(x, axis)
         bad = rcount - ddof <= 0
     else:
-        rcount = sum(broadcast_to(_native(where), x.shape), axis=axis, dtype=_np.intp, keepdims=True)
+        # The counts take the result's shape (keepdims as given), as numpy._core._methods._var;
+        # the mean below divides by them reshaped to its keepdims shape.
+        rcount = sum(broadcast_to(_native(where), x.shape), axis=axis, dtype=_np.intp, keepdims=keepdims)
         bad = builtins.any(_np.asarray(_to_numpy(rcount)).ravel() - ddof <= 0)
     if bad:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
     arrmean = sum(x, axis=axis, dtype=dtype, keepdims=True, where=where)
     if arrmean.ndim == 0 and not isinstance(arrmean, ndarray):
         arrmean = _from_numpy(_np.asarray(arrmean))
-    arrmean = divide(arrmean, _np.intp(rcount) if isinstance(rcount, int) else rcount, out=arrmean,  # noqa: F821
+    div = rcount.reshape(arrmean.shape) if isinstance(rcount, ndarray) else rcount
+    arrmean = divide(arrmean, _np.intp(div) if isinstance(div, int) else div, out=arrmean,  # noqa: F821
                      casting="unsafe")
     d = subtract(x, arrmean)  # noqa: F821
     if not isinstance(d, ndarray):
@@ -876,12 +940,24 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     return cumprod(_replace_nan(x, 1)[0], axis=axis, dtype=dtype, out=out)
 
 
+def _nan_inexact_check(x, dtype, out):
+    """numpy.nanmean/nanvar/nanstd of inexact input: a dtype= or out= that is not inexact
+    raises TypeError (whether or not the input holds NaNs)."""
+    if x.dtype.kind not in "fc":
+        return
+    if dtype is not None and _np.dtype(dtype).kind not in "fc":
+        raise TypeError("If a is inexact, then dtype must be inexact")
+    if out is not None and getattr(out, "dtype", _np.dtype(float)).kind not in "fc":
+        raise TypeError("If a is inexact, then out must be inexact")
+
+
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """numpy.nanmean: mean of the non-NaN elements; RuntimeWarning "Mean of empty slice"
     where there are none (result NaN)."""
     x = _native(a)
     if x is None:
         return _nan_fallback("nanmean", a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    _nan_inexact_check(x, dtype, out)
     arr, mask = _replace_nan(x, 0)
     if mask is None:
         return mean(arr, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
@@ -905,6 +981,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
         ddof = correction
     if x is None or mean is not _np._NoValue:
         return _nan_fallback("nanvar", a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+    _nan_inexact_check(x, dtype, out)
     arr, mask = _replace_nan(x, 0)
     if mask is None:
         return var(arr, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where)

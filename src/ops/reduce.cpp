@@ -610,6 +610,12 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     if (opts.out && (op == OpId::add || op == OpId::multiply) && is_inexact(od) && od != t &&
         promote_types(a.dtype(), od) == od && loop_for(op, od))
       t = od;
+    // The promotion may be wider than both: int64 into a float16/float32 out adds in float64,
+    // complex64 into a float64 out in complex128 (then cast into out).
+    else if (opts.out && (op == OpId::add || op == OpId::multiply) && is_inexact(od) && od != t) {
+      const DType pt = promote_types(a.dtype(), od);
+      if (pt != t && pt != a.dtype() && is_inexact(pt) && loop_for(op, pt)) t = pt;
+    }
   }
   ops::LoopFn fn = loop_for(op, t);
   if (!fn) {
@@ -646,7 +652,9 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     if (!init && opts.where)
       throw ValueError("reduction operation '" + std::string(info.name) +
                        "' does not have an identity, so to use a where mask one has to specify 'initial'");
-    if (!init && nout > 0) no_identity(op);
+    // NumPy raises for any reduced axis of length 0, even when the result is empty too
+    // (np.min(np.zeros((0, 0)), axis=0)).
+    if (!init) no_identity(op);
   }
   if (init && op == OpId::logical_and) init = Scalar::from_bool(init->as_bool());
 
@@ -1254,6 +1262,12 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
   else if (!dtype) {
     DType in2[2] = {t, t};
     t = resolve_loop(op, in2, {}, std::nullopt).out[0];
+    // Note [reduce dtype from out] holds for accumulate too: a float or complex out= of a
+    // wider promotion runs the scan in it (np.cumsum(float32, out=float64) adds in float64).
+    if (out && (op == OpId::add || op == OpId::multiply) && is_inexact(out->dtype()) && out->dtype() != t) {
+      const DType pt = promote_types(a.dtype(), out->dtype());
+      if (pt != t && is_inexact(pt) && loop_for(op, pt)) t = pt;
+    }
   }
   ops::LoopFn fn = loop_for(op, t);
   if (!fn) throw TypeError("ufunc '" + std::string(op_info(op).name) + "' not supported for the input types");
@@ -1280,6 +1294,11 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
       for (size_t d = 0; d < os.size(); ++d) p += idx[d] * ost[d];
       std::byte* ptrs[3] = {p, p + s, p + s};
       int64_t st[3] = {s, s, s};
+      // NumPy's loop sees the input's own (negative) stride along a reversed axis and takes
+      // its scalar complex64 product (Note [complex product]); with n == 2 the one call
+      // reads no stride, so the sign alone picks that loop (longer scans overlap and take it
+      // anyway).
+      if (n == 2 && a.dtype() == t && a.strides()[ax] < 0) st[0] = st[1] = st[2] = -s;
       fn(ptrs, st, n - 1);
       for (int d = static_cast<int>(os.size()) - 1; d >= 0; --d) {
         if (++idx[d] < os[d]) break;
@@ -1291,7 +1310,13 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
   }
   if (out) {
     if (out->shape() != res.shape()) throw ValueError("output array has the wrong shape");
+    // NumPy reports the errors of the cast into out= twice: "... in cast" and "... in
+    // accumulate" (the input's dtype= cast only as "cast").
+    const int before = take_fp_flags();
     copy_into(*out, res);
+    const int oc = take_fp_flags();
+    add_fp_flags(before | oc);
+    if (oc) ops::note_fpe(oc);
     return *out;
   }
   return res;
@@ -1344,7 +1369,7 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
     if (keepdims) keep_shape.assign(a_in.ndim(), 1);
   } else {
     if (a.ndim() == 0) {
-      if (*axis != 0 && *axis != -1) normalize_axis(*axis, 0);
+      if (*axis != 0 && *axis != -1) normalize_axis(*axis, 1);  // NumPy checks against the 1-d reshape
       Shape one{1};
       a = a.reshape(one);
       ax = 0;

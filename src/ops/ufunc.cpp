@@ -10,6 +10,7 @@
 
 #include "core/strided.hpp"
 #include "npc/creation.hpp"
+#include "npc/fperror.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
 
@@ -490,6 +491,17 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   }
   if (flags) ops::note_fpe(flags);
 
+  // NumPy casts into out= inside the ufunc's own loop (its buffers), so a cast's errors are
+  // named after the ufunc ("invalid value encountered in add" for NaN into an int out),
+  // while the input casts before the loop stay "... in cast".
+  const int input_cast_flags = take_fp_flags();
+  struct OutCastFlags {
+    int keep;
+    ~OutCastFlags() {
+      if (int f = take_fp_flags()) ops::note_fpe(f);
+      if (keep) add_fp_flags(keep);
+    }
+  } out_cast_flags{input_cast_flags};
   for (int k = 0; k < nout; ++k) {
     const bool has_out = k < static_cast<int>(opts.out.size()) && opts.out[k].has_value();
     if (has_out && !same_view(targets[k], results[k])) {

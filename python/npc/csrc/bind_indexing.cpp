@@ -4,6 +4,8 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <unordered_map>
 
 #include "bindings.hpp"
@@ -37,6 +39,18 @@ IndexItem array_item(py::handle o, bool from_sequence) {
   return IndexItem(static_cast<ndarray>(r.cast<PyArray&>()));
 }
 
+// NumPy reads a 0-d integer array used as an index as a Python int: a uint64 value of
+// 2**63 and above raises its OverflowError instead of wrapping to a negative index.
+const ndarray& scalar_u64_checked(const ndarray& a) {
+  if (a.ndim() == 0 && a.dtype() == DType::UInt64) {
+    uint64_t v;
+    std::memcpy(&v, a.data(), sizeof v);
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      throw OverflowError("Python int too large to convert to C long");
+  }
+  return a;
+}
+
 IndexItem parse_item(py::handle o) {
   PyObject* p = o.ptr();
   if (p == Py_None) return IndexItem::newaxis();
@@ -62,13 +76,28 @@ IndexItem parse_item(py::handle o) {
     if (overflow < 0) throw IndexError(kValidIndices);
     return IndexItem(static_cast<int64_t>(v));
   }
-  if (PyArray* ia = array_ptr(o)) return IndexItem(static_cast<const ndarray&>(*ia));
-  if (py::isinstance(o, numpy_module().attr("ndarray")) || py::isinstance(o, numpy_module().attr("bool_")))
+  if (PyArray* ia = array_ptr(o)) return IndexItem(scalar_u64_checked(static_cast<const ndarray&>(*ia)));
+  if (py::isinstance(o, numpy_module().attr("ndarray")) || py::isinstance(o, numpy_module().attr("bool_"))) {
+    if (py::isinstance(o, numpy_module().attr("ndarray")) && o.attr("ndim").cast<int>() == 0 &&
+        o.attr("dtype").attr("kind").cast<std::string>() == "u" &&
+        py::int_(py::reinterpret_borrow<py::object>(o)) > py::int_(std::numeric_limits<int64_t>::max()))
+      throw OverflowError("Python int too large to convert to C long");
     return array_item(o, false);
+  }
   if (PyList_Check(p) || PyTuple_Check(p) || PyRange_Check(p)) return array_item(o, true);
   if (PyIndex_Check(p) && !PyFloat_Check(p)) {
     py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(p));
-    if (!i) throw py::error_already_set();
+    if (!i) {  // NumPy: whatever __index__ raised (or a non-int result) becomes the invalid-index error
+      PyErr_Clear();
+      throw IndexError(kValidIndices);
+    }
+    // NumPy integers convert like Python ints ([2**63, 2**64): OverflowError); other
+    // __index__ objects beyond int64 give the invalid-index IndexError.
+    if (!py::isinstance(o, numpy_module().attr("integer"))) {
+      int overflow = 0;
+      PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+      if (overflow) throw IndexError(kValidIndices);
+    }
     return parse_item(i);
   }
   // Other sequence-like objects (e.g. array-likes with __array__) become index arrays.

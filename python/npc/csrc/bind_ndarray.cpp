@@ -491,20 +491,35 @@ int fast_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     PyErr_SetString(PyExc_BufferError, "expected an npc.ndarray");
     return -1;
   }
-  // A broadcast_arrays view with WARN_ON_WRITE exports read-only, as NumPy does.
-  const bool readonly = !a->writeable() || a->warn_on_write;
-  if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && readonly) {
-    PyErr_SetString(PyExc_BufferError, "Writable buffer requested for readonly storage");
-    return -1;
-  }
+  // NumPy's checks, order, exception type and messages (array_getbuffer): the layout first,
+  // then writability.
   const bool c = a->is_c_contiguous(), f = a->is_f_contiguous();
-  if (((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c) ||
-      ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f) ||
-      ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c && !f) ||
-      ((flags & PyBUF_STRIDES) != PyBUF_STRIDES && !c)) {
-    PyErr_SetString(PyExc_BufferError, "the requested buffer layout does not match the array's (non-contiguous)");
+  const char* layout = nullptr;
+  if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c) layout = "ndarray is not C-contiguous";
+  else if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f) layout = "ndarray is not Fortran contiguous";
+  else if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c && !f) layout = "ndarray is not contiguous";
+  else if ((flags & PyBUF_STRIDES) != PyBUF_STRIDES && !c) layout = "ndarray is not C-contiguous";
+  if (layout) {
+    PyErr_SetString(PyExc_ValueError, layout);
     return -1;
   }
+  if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) {
+    if (!a->writeable()) {
+      PyErr_SetString(PyExc_ValueError, "buffer source array is read-only");
+      return -1;
+    }
+    if (a->warn_on_write) {  // a writable export of a broadcast_arrays view: NumPy's DeprecationWarning
+      PyObject* ok = guarded([&]() -> PyObject* {
+        warn_write(*a);
+        return Py_NewRef(Py_None);
+      });
+      if (!ok) return -1;
+      Py_DECREF(ok);
+    }
+  }
+  // A read-only request of a broadcast_arrays view with WARN_ON_WRITE exports read-only, as
+  // NumPy does.
+  const bool readonly = !a->writeable() || a->warn_on_write;
   if (a->is_traced()) {  // realises a traced array first (a graph break)
     PyObject* ok = guarded([&]() -> PyObject* {
       a->realize();
@@ -563,7 +578,7 @@ int fast_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   view->len = static_cast<Py_ssize_t>(a->nbytes());
   view->itemsize = static_cast<Py_ssize_t>(a->itemsize());
   view->readonly = readonly;
-  view->ndim = nd;
+  view->ndim = (flags & PyBUF_ND) == PyBUF_ND ? nd : 0;  // as NumPy: no shape, no dimensions
   view->format = (flags & PyBUF_FORMAT) == PyBUF_FORMAT ? const_cast<char*>(buffer_format(a->dtype())) : nullptr;
   view->shape = (flags & PyBUF_ND) == PyBUF_ND ? geometry : nullptr;
   view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? geometry + nd : nullptr;

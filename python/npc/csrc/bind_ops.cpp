@@ -94,6 +94,9 @@ void report_flags(OpId op, int f) {
   (*handler)(f, std::string(op_info(op).name));
 }
 
+// Adds cast flags to the pending errors of the op channel (reported by report_fpe_in).
+void add_fp_report_flags(int f) { ops::note_fpe(f); }
+
 // Floating-point errors of a ufunc method, reported where NumPy names them ("reduce",
 // "accumulate") instead of under the ufunc's name.
 void report_fpe_in(const char* where) {
@@ -812,6 +815,10 @@ void bind_ops(py::module_& m) {
     } else {
       r = reduce(static_cast<OpId>(op_id), a, o);
     }
+    // NumPy casts the input (dtype=) and out= inside the reduction's buffered iterator: their
+    // errors are "... encountered in reduce" too (not "cast", and not left pending for a
+    // later call to report).
+    if (int cf = take_fp_flags()) add_fp_report_flags(cf);
     report_fpe_in("reduce");
     if (!out.is_none()) return out;
     return result_object(std::move(r), true);
@@ -825,6 +832,7 @@ void bind_ops(py::module_& m) {
       ReleaseGil nogil;
       r = accumulate(static_cast<OpId>(op_id), a, axis, dtype_arg(dtype), o);
     }
+    report_fp("cast");  // the casts (dtype=, into out=) first, as NumPy; none left pending
     report_fpe_in("accumulate");
     if (!out.is_none()) return out;
     return wrap(std::move(r));
