@@ -72,3 +72,26 @@ def test_short_last_axis_float_sum_is_numpy_order(dtype, n):
     x[0] = -0.0
     check(lambda v: (np.sum(v * 1, axis=1), np.sum(v + 0, axis=-1, keepdims=True), np.mean(v * 1, axis=1),
                      np.sum(v[::-1] * 1, axis=1, initial=0.5)), x)
+
+
+# ---------------------------------------------------------------- scans
+@pytest.mark.parametrize("fn,x", [
+    (lambda a: np.cumsum(a), np.full(5, 60000, np.float16)),
+    (lambda a: np.cumprod(a * 1), np.full(5, 1e30, np.float32)),
+    (lambda a: np.add.accumulate(a * 2), np.full(4, 1e308)),
+])
+def test_scan_overflow_is_named_accumulate(fn, x):
+    # was "overflow encountered in cumsum" / "... in cumprod"
+    assert check(fn, x) == ["overflow encountered in accumulate"]
+
+
+@pytest.mark.xfail(strict=True, reason="cumsum/cumprod with dtype= a real type of a complex input raise no "
+                   "ComplexWarning ('Casting complex values to real discards the imaginary part') when compiled")
+def test_scan_complex_to_real_dtype_warns():
+    x = np.array([1 + 2j, 3 - 1j, 0.5j], np.complex64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        want = np.cumsum(x, dtype=np.float32)
+    with pytest.warns(np.exceptions.ComplexWarning):
+        got = npc.compile(lambda v: np.cumsum(v, dtype=np.float32), backend="fused")(x)
+    np.testing.assert_array_equal(got, want)
