@@ -115,3 +115,22 @@ def test_complex_product_strided_and_short_prod(dtype):
     rng = np.random.default_rng(2)
     z = (rng.standard_normal((4, 300)) + 1j * rng.standard_normal((4, 300))).astype(dtype)
     check(lambda v: (v[0, ::-3] * v[1, ::3], np.prod(v[:, :5], axis=1)), z)
+
+
+def test_complex_cumprod_every_axis():
+    # was last-bit differences along axis 0 (NumPy's accumulate multiplies whole rows with its
+    # SIMD fma product there, its scalar product along the last axis)
+    rng = np.random.default_rng(2)
+    z = (rng.standard_normal((6, 3, 40)) + 1j * rng.standard_normal((6, 3, 40))).astype(np.complex64)
+    check(lambda v: (np.cumprod(v, axis=0), np.cumprod(v, axis=1), np.cumprod(v, axis=2), np.cumprod(v)), z)
+
+
+@pytest.mark.xfail(strict=True, reason="np.cumsum(uint64, out=float64) accumulates in uint64 (wrapping) and casts; "
+                   "NumPy picks the float64 loop from out= and adds in float64")
+def test_cumsum_out_selects_the_loop():
+    def f(v):
+        o = np.empty(v.shape, np.float64)
+        np.cumsum(v, out=o)
+        return o
+
+    check(f, np.array([2**63 + 5, 2**63 + 7, 2**62, 3], np.uint64))
