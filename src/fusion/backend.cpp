@@ -202,8 +202,8 @@ void single_thread_if_forked() {
 // raised kind is reported once per call, naming the first node in program order that can
 // raise that kind from finite operands (sqrt, log, divide... for "invalid value"); only
 // when there is none, the first that can raise it at all (inf - inf in subtract, 0 * inf
-// in multiply). A ufunc is named by its name, a sum/prod reduction "reduce" and a
-// narrowing cast "cast" (NumPy's names for those). When no node qualifies (it should not
+// in multiply). A ufunc is named by its name, a sum/prod reduction "reduce", a scan
+// (cumsum/cumprod) "accumulate" and a narrowing cast "cast" (NumPy's names for those). When no node qualifies (it should not
 // happen), the first computing node is named.
 //
 // fp_rank: 0 cannot raise the kind `bit`, 1 can from finite operands, 2 only from inf/NaN.
@@ -247,7 +247,10 @@ int fp_rank(ir::NodeRef n, int bit) {
 std::string node_label(ir::NodeRef n) {
   if (n->kind == ir::NodeKind::Cast) return "cast";
   if (n->kind == ir::NodeKind::Reduce) return "reduce";
-  return std::string(ir::op_name(n->op));
+  std::string name(ir::op_name(n->op));
+  // np.cumsum / np.cumprod run add.accumulate / multiply.accumulate: NumPy names those.
+  if (name == "cumsum" || name == "cumprod") return "accumulate";
+  return name;
 }
 
 void fp_names(const ir::Graph& g, std::string (&where)[4]) {

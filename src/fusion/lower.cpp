@@ -781,11 +781,12 @@ class Emitter {
       stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
     }
     // Note [small reductions]: a float sum over a short last axis (unrolled) adds in NumPy's
-    // order for a contiguous axis: the first element plus the sum of the others (pairwise_sum
-    // of fewer than 8 elements: a running sum from -0.0), initial + that sum with initial=.
+    // order for a contiguous axis: the identity (or initial=) plus the pairwise_sum of all the
+    // elements, which below 8 elements is a running sum from -0.0 (8 elements are summed as a
+    // tree by NumPy: those keep the in-order loop).
     const int64_t ext_last = axes.empty() ? -1 : static_extent(src->shape[*axes.rbegin()]);
     const bool numpy_order = float_add && axes.size() == 1 && *axes.begin() == src->ndim() - 1 && ext_last >= 1 &&
-                             ext_last <= kUnrollExtent;
+                             ext_last < 8 && ext_last <= kUnrollExtent;
     std::string rest;
     if (numpy_order) {
       Stmt s{Stmt::K::Decl};
@@ -825,17 +826,10 @@ class Emitter {
       s.var = target;
       s.expr = Expr{Expr::K::Lit, t};
       if (numpy_order) {
-        const std::string& r = rvars[0];
         s.var = rest;
-        s.expr.args = {Val{use_initial ? "(" + rest + " + " + v.text + ")"
-                                       : "(" + r + " == 0 ? " + rest + " : (" + rest + " + " + v.text + "))", t}};
-        if (!use_initial) {
-          Stmt first{Stmt::K::Assign};
-          first.var = acc;
-          first.expr = Expr{Expr::K::Lit, t};
-          first.expr.args = {Val{"(" + r + " == 0 ? " + v.text + " : " + acc + ")", t}};
-          stack_.back()->stmts.push_back(std::move(first));
-        }
+        // NumPy starts the output from the identity (or initial=) and adds the pairwise sum
+        // of all the elements: 0.0 + (((-0.0 + v0) + v1) + ...), so np.sum of -0.0 is 0.0.
+        s.expr.args = {Val{"(" + rest + " + " + v.text + ")", t}};
         combine.args = {Val{"(@A@ + @B@)", t}};
       } else if (float_add) {
         s.expr.args = {Val{"(" + target + " + " + v.text + ")", t}};
