@@ -85,8 +85,6 @@ def test_scan_overflow_is_named_accumulate(fn, x):
     assert check(fn, x) == ["overflow encountered in accumulate"]
 
 
-@pytest.mark.xfail(strict=True, reason="cumsum/cumprod with dtype= a real type of a complex input raise no "
-                   "ComplexWarning ('Casting complex values to real discards the imaginary part') when compiled")
 def test_scan_complex_to_real_dtype_warns():
     x = np.array([1 + 2j, 3 - 1j, 0.5j], np.complex64)
     with warnings.catch_warnings():
@@ -125,8 +123,6 @@ def test_complex_cumprod_every_axis():
     check(lambda v: (np.cumprod(v, axis=0), np.cumprod(v, axis=1), np.cumprod(v, axis=2), np.cumprod(v)), z)
 
 
-@pytest.mark.xfail(strict=True, reason="np.cumsum(uint64, out=float64) accumulates in uint64 (wrapping) and casts; "
-                   "NumPy picks the float64 loop from out= and adds in float64")
 def test_cumsum_out_selects_the_loop():
     def f(v):
         o = np.empty(v.shape, np.float64)
