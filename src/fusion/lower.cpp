@@ -771,7 +771,9 @@ class Emitter {
     }
     // Long float32 sums add their blocks in double (Note [summation]).
     int64_t last_ext = axes.empty() ? 1 : static_extent(src->shape[*axes.rbegin()]);
-    bool wide_acc = float_add && t == DType::Float32 && (last_ext < 0 || last_ext > 256);
+    // Outer-axis sums (Note [outer-axis sums]) add in the result dtype, as NumPy's rows do.
+    const bool outer_only = float_add && !axes.empty() && !axes.count(src->ndim() - 1);
+    bool wide_acc = float_add && t == DType::Float32 && (last_ext < 0 || last_ext > 256) && !outer_only;
     {
       Stmt s{Stmt::K::Decl};
       s.var = acc;
@@ -816,7 +818,13 @@ class Emitter {
     Val v = value(src, sidx);
     std::string target = acc;
     int64_t inner_ext = static_extent(src->shape[reduced.back()]);
-    const int64_t block = t == DType::Float64 ? 2048 : 256;
+    // Note [outer-axis sums]: a float sum over outer axes only (the last axis kept) is a
+    // running sum per output element in NumPy (it adds whole rows into the output in order).
+    // Within blocks of NumPy's buffer size (8192) npc adds in that order too (no SIMD lanes),
+    // so rows up to 8192 give NumPy's bits; longer runs add the blocks' partial sums, so a
+    // sum over millions of rows is never one running sum.
+    const bool outer_seq = outer_only && !numpy_order;
+    const int64_t block = outer_seq ? 8192 : t == DType::Float64 ? 2048 : 256;
     if (float_add && (inner_ext < 0 || inner_ext > block)) blocked = true;
     if (blocked) target = part = fresh("part");
     // Note [parallel scalar reductions]: acc op partial, for the partials of a split loop.
@@ -875,8 +883,8 @@ class Emitter {
         std::string rb = fresh("rb");
         loop.lo = Lin::atom(rb);
         loop.hi = Lin::atom("std::min<int64_t>(" + hi.str() + ", " + rb + " + " + std::to_string(block) + ")");
-        loop.simd = true;
-        loop.reduction = "+:" + part;
+        loop.simd = !outer_seq;
+        if (!outer_seq) loop.reduction = "+:" + part;
         loop.body = std::move(inner);
         Block blk;
         Stmt pd{Stmt::K::Decl};
@@ -899,7 +907,7 @@ class Emitter {
         ob.body = std::move(blk);
         loop = std::move(ob);
       } else {
-        if (innermost && float_add && !numpy_order) { loop.simd = true; loop.reduction = "+:" + acc; }
+        if (innermost && float_add && !numpy_order && !outer_seq) { loop.simd = true; loop.reduction = "+:" + acc; }
         if (innermost && float_minmax) {
           loop.simd = true;
           loop.reduction = std::string(op == OpId::maximum ? "max:" : "min:") + acc + ") reduction(|:" + nanflag;

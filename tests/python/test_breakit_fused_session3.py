@@ -132,8 +132,6 @@ def test_cumsum_out_selects_the_loop():
     check(f, np.array([2**63 + 5, 2**63 + 7, 2**62, 3], np.uint64))
 
 
-@pytest.mark.xfail(strict=True, reason="np.sum over axis 0 of a C-contiguous (1000, 10) array: NumPy adds the rows "
-                   "in order; the fused kernel's blocked sum differs by up to ~14 ulp (tolerance: 4)")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_long_outer_axis_sum_within_tolerance(dtype):
     x = np.random.default_rng(0).random((1000, 10)).astype(dtype)
@@ -141,3 +139,5 @@ def test_long_outer_axis_sum_within_tolerance(dtype):
     want = np.sum(x * 1, axis=0)
     assert got.dtype == want.dtype
     np.testing.assert_array_max_ulp(got, want, maxulp=4)
+    # Note [outer-axis sums]: up to 8192 rows the fused kernel adds rows in NumPy's order.
+    np.testing.assert_array_equal(got, want)
