@@ -21,7 +21,7 @@ def _outcome(lib, fn):
     return res, [(x.category.__name__, str(x.message)) for x in w]
 
 
-def _same(fn):
+def assert_same(fn):
     assert _outcome(npc, fn) == _outcome(np, fn)
 
 
@@ -33,7 +33,7 @@ def _same(fn):
 def test_no_identity_empty_axis_with_empty_result(name, shape, axis):
     # A reduced axis of length 0 raises even when the result is empty as well.
     x = np.zeros(shape, np.float32)
-    _same(lambda lib: getattr(lib, name)(lib.asarray(x), axis=axis))
+    assert_same(lambda lib: getattr(lib, name)(lib.asarray(x), axis=axis))
 
 
 @pytest.mark.parametrize("dt", ["complex64", "complex128"])
@@ -43,9 +43,9 @@ def test_cumprod_two_elements_reversed_axis(dt, step):
     rng = np.random.default_rng(3)
     for _ in range(50):
         x = (rng.standard_normal((4, 3)) * 3 + 1j * rng.standard_normal((4, 3))).astype(dt)
-        _same(lambda lib: lib.cumprod(lib.asarray(x)[::step][:2], axis=0))
-        _same(lambda lib: lib.cumprod(lib.asarray(x[:, 0])[::step][:2]))
-        _same(lambda lib: lib.multiply.accumulate(lib.asarray(x).T[:, ::step][:, :2], axis=1))
+        assert_same(lambda lib: lib.cumprod(lib.asarray(x)[::step][:2], axis=0))
+        assert_same(lambda lib: lib.cumprod(lib.asarray(x[:, 0])[::step][:2]))
+        assert_same(lambda lib: lib.multiply.accumulate(lib.asarray(x).T[:, ::step][:, :2], axis=1))
 
 
 _C = np.array([[1 + 2j, 3 - 1j], [1, 2]])
@@ -82,7 +82,7 @@ _COMPLEX_CASTS = {
 @pytest.mark.parametrize("case", list(_COMPLEX_CASTS))
 def test_reduction_complex_cast_warnings(case):
     # ComplexWarning once per cast that drops an imaginary part (input into dtype=, out=).
-    _same(_COMPLEX_CASTS[case])
+    assert_same(_COMPLEX_CASTS[case])
 
 
 _INITIALS = {
@@ -103,7 +103,7 @@ _INITIALS = {
 
 @pytest.mark.parametrize("case", list(_INITIALS))
 def test_reduction_initial_out_of_range(case):
-    _same(_INITIALS[case])
+    assert_same(_INITIALS[case])
 
 
 _X = np.arange(98, dtype=np.float64).reshape(7, 7, 2)
@@ -123,7 +123,7 @@ _WHERE_VAR = {
 @pytest.mark.parametrize("case", list(_WHERE_VAR))
 def test_var_std_broadcast_where(case):
     # A where= mask that broadcasts (fewer dims, size-1 dims) worked for mean but not var/std.
-    _same(_WHERE_VAR[case])
+    assert_same(_WHERE_VAR[case])
 
 
 # ---------------------------------------------------------------- integer indices
@@ -143,7 +143,7 @@ class _Index:
 def test_huge_index_objects(key):
     # __index__ objects beyond int64: IndexError (only Python ints and NumPy integers give
     # OverflowError in [2**63, 2**64)); a 0-d uint64 array reads as a Python int.
-    _same(lambda lib: lib.arange(10)[key])
+    assert_same(lambda lib: lib.arange(10)[key])
 
 
 def test_huge_index_npc_uint64_scalar_array():
@@ -173,7 +173,7 @@ _OUT_LOOPS = {
 def test_reduce_loop_is_promotion_of_input_and_out(case):
     # With out= and no dtype=, add/multiply run in the promotion of input and out even when
     # it is wider than both (int64 + float16 -> float64, complex64 + float64 -> complex128).
-    _same(_OUT_LOOPS[case])
+    assert_same(_OUT_LOOPS[case])
 
 
 _F = np.ones((3, 4), np.float32)
@@ -191,7 +191,7 @@ _NAN_OUT = {
 @pytest.mark.parametrize("case", list(_NAN_OUT))
 def test_nan_stats_inexact_out(case):
     # Without NaNs in the input too: NumPy checks dtype=/out= before looking for NaNs.
-    _same(_NAN_OUT[case])
+    assert_same(_NAN_OUT[case])
 
 
 _INITIAL_THROUGH_OUT = pytest.mark.xfail(
@@ -205,7 +205,7 @@ def test_reduce_initial_cast_through_out(case):
     x = np.array([[0.4, 0.4], [1.3, 2.9]])
     if case.startswith("c16"):
         x = x + 1j
-    _same(lambda lib: lib.sum(lib.asarray(x), axis=1, initial=2.5, out=lib.zeros(2, np.int64)))
+    assert_same(lambda lib: lib.sum(lib.asarray(x), axis=1, initial=2.5, out=lib.zeros(2, np.int64)))
 
 
 # ---------------------------------------------------------------- buffer exports
@@ -303,7 +303,7 @@ def test_crc32_of_non_contiguous_view():
 @pytest.mark.xfail(strict=True, reason="numpy.frombuffer wraps objects that have bf_releasebuffer (npc arrays) in "
                    "a memoryview, whose contiguous request raises BufferError; NumPy arrays are asked directly")
 def test_frombuffer_of_non_contiguous_view():
-    _same(lambda lib: np.frombuffer(lib.arange(10.0)[::-1]))
+    assert_same(lambda lib: np.frombuffer(lib.arange(10.0)[::-1]))
 
 
 class _RaisingIndex:
@@ -323,13 +323,13 @@ def test_index_whose_index_method_fails(bad, where):
     # bound's error propagates as raised.
     obj = _RaisingIndex(bad)
     key = {"alone": obj, "in tuple": (0, obj), "slice bound": slice(obj, None)}[where]
-    _same(lambda lib: lib.arange(6).reshape(2, 3)[key])
+    assert_same(lambda lib: lib.arange(6).reshape(2, 3)[key])
 
     def assign(lib):
         a = lib.arange(6).reshape(2, 3)
         a[key] = 1
         return a
-    _same(assign)
+    assert_same(assign)
 
 
 _OUT_CAST_ERRORS = {
@@ -353,7 +353,7 @@ _OUT_CAST_ERRORS = {
 def test_out_cast_errors_named_after_the_ufunc(case):
     # NumPy casts into out= inside the ufunc's loop: "invalid value encountered in add", not
     # "... in cast" (input casts before the loop keep "cast").
-    _same(_OUT_CAST_ERRORS[case])
+    assert_same(_OUT_CAST_ERRORS[case])
 
 
 _MORE_COMPLEX = {
@@ -367,7 +367,7 @@ _MORE_COMPLEX = {
 
 @pytest.mark.parametrize("case", list(_MORE_COMPLEX))
 def test_reduction_complex_cast_warnings_more(case):
-    _same(_MORE_COMPLEX[case])
+    assert_same(_MORE_COMPLEX[case])
 
 
 @pytest.mark.xfail(strict=True, reason="NumPy copies the first elements of a max/min reduction into a narrower "
@@ -375,7 +375,7 @@ def test_reduction_complex_cast_warnings_more(case):
 @pytest.mark.parametrize("name", ["max", "min", "nanmax"])
 def test_no_identity_reduce_first_element_through_out(name):
     x = np.array([200, 3, 100], np.uint8)
-    _same(lambda lib: getattr(lib, name)(lib.asarray(x), axis=(0,), keepdims=True, out=lib.zeros(1, np.int8)))
+    assert_same(lambda lib: getattr(lib, name)(lib.asarray(x), axis=(0,), keepdims=True, out=lib.zeros(1, np.int8)))
 
 
 # ---------------------------------------------------------------- ufunc.at, quantile out=
@@ -395,7 +395,7 @@ def test_ufunc_at_values_without_a_loop(case):
           "float += 'a'": _at("add", [1.0, 2, 3], [0], "a"),
           "int64 += 2**64": _at("add", [1, 2, 3], [0], 2**64),
           "float += object": _at("add", [1.0, 2, 3], [0, 1], np.array([1, 2], dtype=object))}[case]
-    _same(fn)
+    assert_same(fn)
 
 
 @pytest.mark.xfail(strict=True, reason="NumPy names ufunc.at's floating-point errors after the ufunc on its indexed "
@@ -406,7 +406,7 @@ def test_ufunc_at_error_names(case):
     fn = {"floor_divide int by 0": _at("floor_divide", [1, 2, 3], [0], 0),
           "maximum float64 nan": _at("maximum", [1.0, 2, 3], [0], np.nan),
           "add float64 overflow": _at("add", [1e308, 2, 3], [0], 1e308)}[case]
-    _same(fn)
+    assert_same(fn)
 
 
 _X24 = np.arange(24.0).reshape(2, 3, 4)
@@ -418,26 +418,26 @@ _X24 = np.arange(24.0).reshape(2, 3, 4)
 @pytest.mark.parametrize("name,extra,oshape", [("quantile", (0.5,), (4, 2)), ("percentile", (50,), (2, 1, 4)),
                                                ("nanmedian", (), (4, 2)), ("nanquantile", (0.5,), (2, 1, 4))])
 def test_quantile_out_wrong_shape_messages(name, extra, oshape):
-    _same(lambda lib: getattr(lib, name)(lib.asarray(_X24), *extra, axis=1, out=lib.zeros(oshape)))
+    assert_same(lambda lib: getattr(lib, name)(lib.asarray(_X24), *extra, axis=1, out=lib.zeros(oshape)))
 
 
 @pytest.mark.xfail(strict=True, reason="nanquantile writes out= unsafely in NumPy (an int64 out takes the result); "
                    "npc checks same_kind and raises UFuncTypeError")
 def test_nanquantile_integer_out():
-    _same(lambda lib: getattr(lib, "nanquantile")(lib.asarray(_X24), 0.5, axis=1, out=lib.zeros((2, 4), np.int64)))
+    assert_same(lambda lib: getattr(lib, "nanquantile")(lib.asarray(_X24), 0.5, axis=1, out=lib.zeros((2, 4), np.int64)))
 
 
 @pytest.mark.parametrize("name", ["mean", "var", "std", "nanmean"])
 @pytest.mark.parametrize("axis", [1.0, 3, (0, 5)], ids=repr)
 def test_float_or_bad_axis_in_mean_var_std(name, axis):
-    _same(lambda lib: getattr(lib, name)(lib.ones((3, 2)), axis=axis))
+    assert_same(lambda lib: getattr(lib, name)(lib.ones((3, 2)), axis=axis))
 
 
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
 @pytest.mark.parametrize("axis", [1, -2, 5])
 def test_arg_reduce_0d_axis_message(name, axis):
     # NumPy checks the axis of a 0-d input against its 1-d reshape ("... of dimension 1").
-    _same(lambda lib: getattr(lib, name)(lib.asarray(2.5), axis=axis))
+    assert_same(lambda lib: getattr(lib, name)(lib.asarray(2.5), axis=axis))
 
 
 _REDUCE_CAST_ERRORS = {
@@ -458,7 +458,7 @@ _REDUCE_CAST_ERRORS = {
 def test_reduction_cast_errors(case):
     # A reduction's casts (dtype=, out=) warn "... in reduce" as NumPy's buffered iterator;
     # they were "... in cast", or left pending and reported by the next call.
-    _same(_REDUCE_CAST_ERRORS[case])
+    assert_same(_REDUCE_CAST_ERRORS[case])
 
 
 def test_reduction_cast_errors_not_left_for_the_next_call():
@@ -475,7 +475,7 @@ def test_reduction_cast_errors_not_left_for_the_next_call():
 @pytest.mark.parametrize("value", [1 + 2j, 1 + 0j], ids=repr)
 def test_python_scalar_conversion_of_complex_0d(conv, value):
     # float()/int() of a 0-d complex array: Python's TypeError, as NumPy 2.5 arrays.
-    _same(lambda lib: conv(lib.asarray(np.array(value))))
+    assert_same(lambda lib: conv(lib.asarray(np.array(value))))
 
 
 _F4 = np.random.default_rng(11).standard_normal((5, 5)).astype(np.float32)
@@ -497,4 +497,4 @@ _ACC_OUT = {
 def test_accumulate_loop_and_warnings_with_out(case):
     # Scans with out= run in the promotion of input and out (as reductions) and warn
     # ComplexWarning for each cast of out= that drops an imaginary part (read and write).
-    _same(_ACC_OUT[case])
+    assert_same(_ACC_OUT[case])
