@@ -1035,6 +1035,21 @@ class Emitter {
     stack_.push_back(&scopes_.back());
     level_[rvars[0]] = static_cast<int>(stack_.size()) - 1;
     Val v = value(src, sidx);
+    // Closes the scan loop over rvars[0] (0..hi) at level lv; `bi` holds the index found.
+    auto close_scan = [&](Lin hi) {
+      Stmt f{Stmt::K::For};
+      f.var = rvars[0];
+      f.lo = Lin::constant(0);
+      f.hi = hi;
+      f.body = std::move(stack_.back()->stmts);
+      stack_ = saved;
+      stack_[lv]->stmts.push_back(std::move(f));
+      level_.erase(rvars[0]);
+      level_[bi] = lv;
+      Val r{bi, DType::Int64};
+      stack_[lv]->memo[key] = r;
+      return r;
+    };
     const int64_t ext = static_extent(src->shape[axis]);
     if (ext > 0 && ext <= kUnrollExtent) {
       // Note [small reductions]: a short static axis is scanned without a break, as selects,
@@ -1063,18 +1078,7 @@ class Emitter {
       stack_.back()->stmts.push_back(std::move(c));
       stack_.back()->stmts.push_back(std::move(a1));
       stack_.back()->stmts.push_back(std::move(a2));
-      Stmt f{Stmt::K::For};
-      f.var = rvars[0];
-      f.lo = Lin::constant(0);
-      f.hi = Lin::constant(ext);
-      f.body = std::move(stack_.back()->stmts);
-      stack_ = saved;
-      stack_[lv]->stmts.push_back(std::move(f));
-      level_.erase(rvars[0]);
-      level_[bi] = lv;
-      Val r{bi, DType::Int64};
-      stack_[lv]->memo[key] = r;
-      return r;
+      return close_scan(Lin::constant(ext));
     }
     // npk::lt_scalar: a quiet comparison, a NaN element raises no "invalid" flag (NumPy's
     // argmin). This loop breaks at the first NaN, so it is never vectorized, and the scalar
@@ -1102,18 +1106,7 @@ class Emitter {
       upd.body.push_back(std::move(brk));
     }
     stack_.back()->stmts.push_back(std::move(upd));
-    Stmt f{Stmt::K::For};
-    f.var = rvars[0];
-    f.lo = Lin::constant(0);
-    f.hi = dim_lin(src->shape[axis]);
-    f.body = std::move(stack_.back()->stmts);
-    stack_ = saved;
-    stack_[lv]->stmts.push_back(std::move(f));
-    level_.erase(rvars[0]);
-    level_[bi] = lv;
-    Val r{bi, DType::Int64};
-    stack_[lv]->memo[key] = r;
-    return r;
+    return close_scan(dim_lin(src->shape[axis]));
   }
 
   // Functionalized write (graph.hpp Note [writes]) as a select on the region's index set.
