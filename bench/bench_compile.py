@@ -12,14 +12,13 @@ Measures, for a small elementwise function on 4-element arrays:
 - tracing cost per recorded op (a chain of N ops traced from scratch).
 """
 import argparse
-import pathlib
-import re
 import time
 import timeit
 
 import numpy as np
 
 import npc
+import _results
 
 
 def best_us(fn, number=2000, repeat=7):
@@ -112,19 +111,15 @@ def main():
 
 def write_section(table):
     """Replaces the bench_compile section of bench/RESULTS.md (appends it when missing)."""
-    path = pathlib.Path(__file__).parent / "RESULTS.md"
     import os
     load = os.getloadavg()[0]
-    body = ("<!-- bench_compile -->\n## npc.compile replay overhead (bench/bench_compile.py)\n\n"
+    body = ("## npc.compile replay overhead (bench/bench_compile.py)\n\n"
             f"Best of 7, microseconds per call, 4-element float64 arrays, shared 2-core machine (noisy: "
             f"load average {load:.1f} during this run; compare rows with the NumPy row beside them). "
             "Target: the replay overhead (guards, argument conversion, dispatch) <= 10 us; the `return x` "
             "row is that overhead alone. The eager backend runs the graph op by op through call_ufunc; the "
-            "fused backend runs one generated kernel.\n\n" + table + "<!-- /bench_compile -->")
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    pat = re.compile(r"<!-- bench_compile -->.*?<!-- /bench_compile -->", re.S)
-    text = pat.sub(lambda m: body, text) if pat.search(text) else text.rstrip("\n") + "\n\n" + body + "\n"
-    path.write_text(text)
+            "fused backend runs one generated kernel.\n\n" + table.rstrip("\n"))
+    _results.write_section("bench_compile", [body])
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import fusion_cases as C  # noqa: E402
+from _results import write_section  # noqa: E402
 
 FLAGS = ["-O3", "-march=native", "-fopenmp", "-ffp-contract=off", "-shared", "-fPIC"]
 
@@ -252,11 +253,8 @@ def measure(case, mode, small=False, cache_dir=None):
 
 def write_results(rows, command):
     """Replaces the "fusion" section of bench/RESULTS.md with `rows` (from measure())."""
-    import pathlib
-    path = pathlib.Path(HERE) / "RESULTS.md"
-    begin, end = "<!-- bench_fusion -->", "<!-- /bench_fusion -->"
     load = os.getloadavg()[0]
-    lines = [begin, "## fusion: NumPy code compiled into fused kernels (bench/demo.py, bench/bench_fusion.py)", "",
+    lines = ["## fusion: NumPy code compiled into fused kernels (bench/demo.py, bench/bench_fusion.py)", "",
              f"Command: `{command}`. {os.cpu_count()} cores, load average {load:.1f} while measuring "
              "(the machine is shared, so ratios move between runs). Times are the best of several "
              "runs; hand = bench/handwritten/kernels.cpp built with the same flags; cold compile = "
@@ -281,14 +279,7 @@ def write_results(rows, command):
         if r["case"] == 1:
             lines += ["", f"Case 1 peak npc memory beyond inputs and output: {r['peak_extra_bytes'] / 1e6:.3f} MB "
                           "(NumPy materialises a 33.6 MB (1024, 64, 64) temporary)."]
-    lines.append(end)
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + "\n".join(lines) + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
-    path.write_text(text)
+    write_section("bench_fusion", lines)
 
 
 def main():

@@ -5,8 +5,6 @@ argsort/unique rows); ratio = NumPy time / npc time (> 1: npc faster). Updates t
 "indexing" section of bench/RESULTS.md.
 """
 import os
-import pathlib
-import re
 import statistics
 import sys
 import time
@@ -14,6 +12,7 @@ import time
 import numpy as np
 
 import npc
+from _results import write_section
 
 N = 10_000_000
 REPEAT = int(os.environ.get("NPC_BENCH_REPEAT", "7"))
@@ -88,14 +87,7 @@ def main():
              "| --- | ---: | ---: | ---: | ---: | --- |"]
     for name, tn, tp, r, rb in rows:
         lines.append(f"| `{name}` | {tn:.2f} | {tp:.2f} | {r:.2f} | {rb:.2f} | {NOTES.get(name, '')} |")
-    section = "<!-- bench_indexing -->\n" + "\n".join(lines) + "\n<!-- /bench_indexing -->"
-    path = pathlib.Path(__file__).parent / "RESULTS.md"
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    if "<!-- bench_indexing -->" in text:
-        text = re.sub(r"<!-- bench_indexing -->.*?<!-- /bench_indexing -->", lambda m: section, text, flags=re.S)
-    else:
-        text = text.rstrip() + "\n\n" + section + "\n"
-    path.write_text(text)
+    write_section("bench_indexing", lines)
     return 0
 
 

@@ -10,13 +10,13 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
-import pathlib  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 import npc  # noqa: E402
+from _results import write_section  # noqa: E402
 
 N_RANDOM = 10_000_000
 
@@ -95,15 +95,7 @@ def main():
              "| case | NumPy ms | npc ms | NumPy time / npc time |", "| --- | ---: | ---: | ---: |"]
     for name, t_np, t_npc in rows:
         lines.append(f"| {name} | {t_np * 1e3:.2f} | {t_npc * 1e3:.2f} | {t_np / t_npc:.2f} |")
-    path = pathlib.Path(__file__).with_name("RESULTS.md")
-    begin, end = "<!-- bench_linalg -->", "<!-- /bench_linalg -->"
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    section = begin + "\n" + "\n".join(lines) + "\n" + end
-    if begin in text and end in text:
-        text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
+    write_section("bench_linalg", lines)
 
 
 if __name__ == "__main__":

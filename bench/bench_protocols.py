@@ -8,7 +8,6 @@ bench/RESULTS.md.
 """
 import json
 import os
-import pathlib
 import sys
 import time
 import timeit
@@ -16,6 +15,7 @@ import timeit
 import numpy as np
 
 import npc
+from _results import write_section
 
 N = 10
 
@@ -105,9 +105,7 @@ def main():
 
 def write_results(rows, floor):
     """Replaces this script's section of bench/RESULTS.md."""
-    path = pathlib.Path(__file__).with_name("RESULTS.md")
-    begin, end = "<!-- bench_protocols -->", "<!-- /bench_protocols -->"
-    lines = [begin, "## Protocol overhead (bench/bench_protocols.py)", "",
+    lines = ["## Protocol overhead (bench/bench_protocols.py)", "",
              f"Command: `python bench/bench_protocols.py` (2 shared cores, load average "
              f"{os.getloadavg()[0]:.1f} at the end; NumPy {np.__version__}). "
              "Per call, 10-element float64 arrays, CPU time, best of 7 (target: npc <= 3x NumPy). "
@@ -122,14 +120,7 @@ def write_results(rows, floor):
               f"{floor:.0f} ns ({floor / t_np:.2f}x its `numpy.asarray(numpy_array)`) on a ready memoryview of a "
               "NumPy array, so the 3x target is below what any non-NumPy exporter can reach; npc's part "
               "(the memoryview plus its export, no allocation: Note [buffer exports]) is the difference."]
-    lines.append(end)
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + "\n".join(lines) + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
-    path.write_text(text)
+    write_section("bench_protocols", lines)
 
 
 if __name__ == "__main__":

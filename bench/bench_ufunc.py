@@ -12,7 +12,6 @@ import argparse
 import builtins
 import os
 import platform
-import statistics
 import sys
 import time
 import timeit
@@ -21,16 +20,7 @@ from operator import setitem
 import numpy as np
 
 import npc
-
-
-def median_time(fn, number, repeat):
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        ts.append((time.perf_counter() - t0) / number)
-    return statistics.median(ts)
+from _results import median_time, write_section
 
 
 def _one_thread(fn):
@@ -134,29 +124,8 @@ def main():
                  "on large arrays reuses freed blocks (Note [large block cache] in src/core/ndarray.cpp), "
                  "so npc's result pages are already mapped while NumPy's fault in.")
     if args.write:
-        write_results(lines)
+        write_section("bench_ufunc", lines)
     return 0
-
-
-def write_results(lines):
-    """Replaces this script's section of bench/RESULTS.md (between its markers; an older
-    unmarked "## ufuncs" section is replaced up to the next section or marker)."""
-    path = os.path.join(os.path.dirname(__file__), "RESULTS.md")
-    begin, end = "<!-- bench_ufunc -->", "<!-- /bench_ufunc -->"
-    text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-    block = "\n".join([begin] + lines + [end])
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + block + rest.split(end, 1)[1]
-    elif "## ufuncs" in text:
-        start = text.find("## ufuncs")
-        stops = [i for i in (text.find("\n## ", start + 1), text.find("\n<!--", start + 1)) if i >= 0]
-        stop = builtins.min(stops) if stops else len(text)
-        text = text[:start] + block + "\n" + text[stop:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(text)
 
 
 if __name__ == "__main__":

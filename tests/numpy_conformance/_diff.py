@@ -11,6 +11,17 @@ LAYOUTS = ["c", "f", "strided", "reversed"]
 
 
 
+def same_error(fn, message=True):
+    """fn(numpy) raises; fn(npc) raises the same exception type (and, with `message`, the
+    same message)."""
+    with pytest.raises(Exception) as ne:
+        fn(np)
+    with pytest.raises(type(ne.value)) as pe:
+        fn(npc)
+    if message:
+        assert str(pe.value) == str(ne.value)
+
+
 def values(shape, dtype, seed=0, distinct=False, nan=False):
     rng = np.random.default_rng(seed)
     n = int(np.prod(shape))

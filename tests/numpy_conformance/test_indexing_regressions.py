@@ -6,16 +6,8 @@ import pytest
 
 import npc
 
-from _diff import check
+from _diff import check, same_error
 
-
-def same_error(fn):
-    """fn(lib) raises in NumPy; npc raises the same type with the same message."""
-    with pytest.raises(Exception) as ne:
-        fn(np)
-    with pytest.raises(type(ne.value)) as pe:
-        fn(npc)
-    assert str(pe.value) == str(ne.value)
 
 
 def _set(dtype, key, value, shape=(3,)):

@@ -6,15 +6,8 @@ import pytest
 
 import npc
 
-from _diff import check
+from _diff import check, same_error
 
-
-def same_error(fn):
-    with pytest.raises(Exception) as ne:
-        fn(np)
-    with pytest.raises(type(ne.value)) as pe:
-        fn(npc)
-    assert str(pe.value) == str(ne.value)
 
 
 @pytest.mark.parametrize("obj", [[1], 1, [1, 2], [-1], np.array([3]), [5]], ids=str)

@@ -1,0 +1,31 @@
+"""Shared by the bench scripts: their sections of bench/RESULTS.md and a median timer."""
+import pathlib
+import statistics
+import time
+
+RESULTS = pathlib.Path(__file__).with_name("RESULTS.md")
+
+
+def write_section(name, lines):
+    """Replaces section `name` of bench/RESULTS.md (the text from ``<!-- name -->`` to
+    ``<!-- /name -->``) with `lines`, or appends the section when the file has none."""
+    begin, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
+    section = "\n".join([begin, *lines, end])
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + section + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    RESULTS.write_text(text)
+
+
+def median_time(fn, number, repeat):
+    """Median over `repeat` runs of the wall time of one call of fn (each run: `number` calls), s."""
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        ts.append((time.perf_counter() - t0) / number)
+    return statistics.median(ts)
