@@ -282,6 +282,11 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args);
 using NodeObserver = std::function<void(NodeRef n, const ndarray& value, std::span<const ndarray> args)>;
 /// interpret() calling `after_node` after each node.
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeObserver& after_node);
+/// The value of computing node `n` (Ufunc, Reduce, Call, or a Prim: fill, iota, where,
+/// matmul, argmin/argmax, cumsum/cumprod, sort/argsort) from its operands' values `ops`,
+/// with npc's eager ops; `shape` is its concrete shape. Both backends run nodes through it
+/// (the fused backend for its library calls). nullopt for another kind or primitive.
+std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<const ndarray> ops, const Shape& shape);
 /// The value of View node `n` (concrete result shape `shape`) over the concrete array `src`:
 /// a view sharing its memory (a Reshape or Strided view of a non-contiguous `src` copies).
 ndarray apply_view(NodeRef n, const ndarray& src, const Shape& shape);

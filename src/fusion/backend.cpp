@@ -141,40 +141,8 @@ int product_fp_flags(const ndarray& r, const std::vector<ndarray>& ops) {
 // Runs library or host call `n` on its operand arrays with npc's eager ops (Note [library
 // calls]): the same calls the eager interpreter makes for the node.
 ndarray run_library_call(const ir::Graph& g, NodeRef n, const std::vector<ndarray>& ops, const Shape& shape) {
-  switch (n->kind) {
-    case NodeKind::Ufunc: {
-      std::vector<Operand> in;
-      for (auto& a : ops) in.push_back(Operand{a, false});
-      return call_ufunc(n->op, in).at(n->params.at(0));
-    }
-    case NodeKind::Reduce: {
-      ReduceOptions o;
-      o.axes = std::vector<int64_t>(n->params.begin() + 1, n->params.end());
-      o.keepdims = n->params[0] != 0;
-      o.dtype = n->dtype;
-      o.initial = n->value;
-      return reduce(n->op, ops.at(0), o);
-    }
-    case NodeKind::Call: {
-      ndarray r = g.calls.at(n->params[0]).first(ops);
-      if (r.dtype() != n->dtype || r.shape() != shape)
-        throw ValueError("graph: host call '" + g.calls.at(n->params[0]).second + "' returned " +
-                         std::string(name(r.dtype())) + shape_str(r.shape()) + ", traced " +
-                         std::string(name(n->dtype)) + shape_str(shape));
-      return r;
-    }
-    case NodeKind::Prim:
-      if (n->op == OpId::matmul) return matmul(ops.at(0), ops.at(1));
-      if (n->op == OpId::argmin || n->op == OpId::argmax)
-        return arg_reduce(n->op, ops.at(0), n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
-      // Note [traced scans and sorts] (src/tracer/trace.cpp): npc's eager scan and sort.
-      if (n->op == OpId::cumsum || n->op == OpId::cumprod)
-        return accumulate(n->op == OpId::cumsum ? OpId::add : OpId::multiply, ops.at(0), n->params.at(0), n->dtype);
-      if (n->op == OpId::sort) return sort(ops.at(0), n->params.at(0), n->params.at(1) != 0);
-      if (n->op == OpId::argsort) return argsort(ops.at(0), n->params.at(0), n->params.at(1) != 0);
-      [[fallthrough]];
-    default: throw CodegenError("no host call for " + std::string(ir::op_name(n->op)));
-  }
+  if (auto r = ir::run_node_eagerly(g, n, ops, shape)) return std::move(*r);
+  throw CodegenError("no host call for " + std::string(ir::op_name(n->op)));
 }
 
 std::atomic<uint64_t> g_tag{0};

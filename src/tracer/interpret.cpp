@@ -81,6 +81,59 @@ ndarray gather_nd(const ndarray& a, std::span<const ndarray> idx, int64_t axis) 
 }
 }  // namespace
 
+std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<const ndarray> ops, const Shape& shape) {
+  switch (n->kind) {
+    case NodeKind::Ufunc: {
+      std::vector<Operand> in;
+      in.reserve(ops.size());
+      for (const ndarray& a : ops) in.push_back(Operand{a, false});
+      return call_ufunc(n->op, in, {}).at(n->params.at(0));
+    }
+    case NodeKind::Reduce: {
+      ReduceOptions o;
+      o.axes = std::vector<int64_t>(n->params.begin() + 1, n->params.end());
+      o.keepdims = n->params[0] != 0;
+      o.dtype = n->dtype;
+      o.initial = n->value;
+      return reduce(n->op, ops[0], o);
+    }
+    case NodeKind::Call: {
+      ndarray r = g.calls.at(n->params[0]).first(std::vector<ndarray>(ops.begin(), ops.end()));
+      if (r.dtype() != n->dtype || r.shape() != shape)
+        throw ValueError("graph: host call '" + g.calls.at(n->params[0]).second + "' returned " +
+                         std::string(name(r.dtype())) + shape_str(r.shape()) + ", traced " +
+                         std::string(name(n->dtype)) + shape_str(shape));
+      return r;
+    }
+    case NodeKind::Prim:
+      switch (n->op) {
+        case OpId::fill: return full(shape, ops[0].item(), n->dtype);
+        case OpId::iota: {
+          // iota(start, step): start + i * step, numpy.arange's fill rule.
+          npc::Scalar start = ops[0].item(), step = ops[1].item();
+          const int64_t len = shape.at(0);
+          npc::Scalar stop = npc::Scalar::from_double(start.as_double() + step.as_double() * static_cast<double>(len));
+          if (!is_inexact(n->dtype)) stop = npc::Scalar::from_int(start.as_int() + step.as_int() * len);
+          ndarray r = arange(start, stop, step, n->dtype);
+          return r.size() == len ? r : r.reshape(Shape{len});
+        }
+        case OpId::where: return where(ops[0], Operand{ops[1], false}, Operand{ops[2], false});
+        case OpId::matmul: return matmul(ops[0], ops[1]);
+        case OpId::argmin:
+        case OpId::argmax: return arg_reduce(n->op, ops[0], n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
+        // Note [traced scans and sorts] (src/tracer/trace.cpp): the operand already has the
+        // loop dtype; npc's eager scan and sort.
+        case OpId::cumsum:
+        case OpId::cumprod:
+          return accumulate(n->op == OpId::cumsum ? OpId::add : OpId::multiply, ops[0], n->params.at(0), n->dtype);
+        case OpId::sort: return sort(ops[0], n->params.at(0), n->params.at(1) != 0);
+        case OpId::argsort: return argsort(ops[0], n->params.at(0), n->params.at(1) != 0);
+        default: return std::nullopt;
+      }
+    default: return std::nullopt;
+  }
+}
+
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) { return interpret(g, args, NodeObserver{}); }
 
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeObserver& after_node) {
@@ -110,22 +163,7 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
       case NodeKind::Scalar: r = scalar_array(args.scalars[n->params[0]].cast(n->dtype)); break;
       case NodeKind::SymVal: r = scalar_array(npc::Scalar::from_int(syms[n->params[0]])); break;
       case NodeKind::Const: r = scalar_array(*n->value); break;
-      case NodeKind::Ufunc: {
-        std::vector<Operand> ops;
-        for (size_t i = 0; i < n->args.size(); ++i) ops.push_back({arg(i), false});
-        r = call_ufunc(n->op, ops, {}).at(n->params[0]);
-        break;
-      }
       case NodeKind::Cast: r = arg(0).astype(n->dtype, Order::K, Casting::Unsafe, true); break;
-      case NodeKind::Reduce: {
-        ReduceOptions o;
-        o.axes = std::vector<int64_t>(n->params.begin() + 1, n->params.end());
-        o.keepdims = n->params[0] != 0;
-        o.dtype = n->dtype;
-        o.initial = n->value;
-        r = reduce(n->op, arg(0), o);
-        break;
-      }
       case NodeKind::View: r = apply_view(n, arg(0), shape); break;
       case NodeKind::Write: {
         // Write(base, region, value): a fresh buffer (SSA values are immutable), then the
@@ -141,41 +179,15 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
         r = buf;
         break;
       }
+      case NodeKind::Ufunc:
+      case NodeKind::Reduce:
       case NodeKind::Prim:
-        if (n->op == OpId::fill) {
-          r = full(shape, arg(0).item(), n->dtype);
-        } else if (n->op == OpId::iota) {
-          // iota(start, step): start + i * step, numpy.arange's fill rule.
-          npc::Scalar start = arg(0).item(), step = arg(1).item();
-          int64_t len = shape.at(0);
-          npc::Scalar stop = npc::Scalar::from_double(start.as_double() + step.as_double() * static_cast<double>(len));
-          if (!is_inexact(n->dtype)) stop = npc::Scalar::from_int(start.as_int() + step.as_int() * len);
-          r = arange(start, stop, step, n->dtype);
-          if (r->size() != len) r = r->reshape(Shape{len});
-        } else if (n->op == OpId::where) {
-          r = where(arg(0), Operand{arg(1), false}, Operand{arg(2), false});
-        } else if (n->op == OpId::matmul) {
-          r = matmul(arg(0), arg(1));
-        } else if (n->op == OpId::argmin || n->op == OpId::argmax) {
-          r = arg_reduce(n->op, arg(0), n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
-        } else if (n->op == OpId::cumsum || n->op == OpId::cumprod) {
-          // Note [traced scans and sorts]: the operand already has the loop dtype.
-          r = accumulate(n->op == OpId::cumsum ? OpId::add : OpId::multiply, arg(0), n->params.at(0), n->dtype);
-        } else if (n->op == OpId::sort || n->op == OpId::argsort) {
-          r = n->op == OpId::sort ? sort(arg(0), n->params.at(0), n->params.at(1) != 0)
-                                  : argsort(arg(0), n->params.at(0), n->params.at(1) != 0);
-        } else {
-          throw ValueError("backend 'eager': primitive " + std::string(op_name(n->op)) + " is not supported yet");
-        }
-        break;
       case NodeKind::Call: {
         std::vector<ndarray> in;
+        in.reserve(n->args.size());
         for (size_t i = 0; i < n->args.size(); ++i) in.push_back(arg(i));
-        r = g.calls.at(n->params[0]).first(in);
-        if (r->dtype() != n->dtype || r->shape() != shape)
-          throw ValueError("graph: host call '" + g.calls.at(n->params[0]).second + "' returned " +
-                           std::string(name(r->dtype())) + shape_str(r->shape()) + ", traced " +
-                           std::string(name(n->dtype)) + shape_str(shape));
+        r = run_node_eagerly(g, n, in, shape);
+        if (!r) throw ValueError("backend 'eager': primitive " + std::string(op_name(n->op)) + " is not supported yet");
         break;
       }
       case NodeKind::Gather: {

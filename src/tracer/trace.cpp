@@ -183,9 +183,13 @@ ndarray Context::add_input(const ndarray& a, const std::vector<int>& dynamic, bo
     }
   auto b = buffer_for_input(a, shape);
   if (fresh) ++num_user_inputs;
+  return traced_input(a, std::move(b));
+}
+
+ndarray Context::traced_input(const ndarray& a, std::shared_ptr<Buffer> b) {
   auto tv = std::make_shared<TracedValue>();
-  tv->buf = b;
   tv->shape = b->shape;
+  tv->buf = std::move(b);
   tv->dtype = a.dtype();
   tv->ctx_id = id_;
   return make_traced(tv, a.shape(), 0, contiguous_strides(a.shape(), itemsize(a.dtype())));
@@ -315,13 +319,7 @@ ndarray Context::new_value(ir::NodeRef n, Shape hint) {
 // value is written back into it after the graph ran (Graph::writebacks), on every replay.
 ndarray Context::traced_alias(const ndarray& a) {
   if (!a.writeable()) throw ValueError("assignment destination is read-only");
-  auto b = buffer_for_input(a, ir::static_shape(a.shape()));
-  auto tv = std::make_shared<TracedValue>();
-  tv->buf = b;
-  tv->shape = b->shape;
-  tv->dtype = a.dtype();
-  tv->ctx_id = id_;
-  return make_traced(tv, a.shape(), 0, contiguous_strides(a.shape(), itemsize(a.dtype())));
+  return traced_input(a, buffer_for_input(a, ir::static_shape(a.shape())));
 }
 
 void Context::add_index_check(int input, int64_t extent, int64_t axis) {

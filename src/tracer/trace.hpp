@@ -141,6 +141,8 @@ class Context {
   // constraints; Note [specialised symbols]).
   ir::NodeRef align_dims(ir::NodeRef value, const ir::SymShape& target);
   std::shared_ptr<Buffer> buffer_for_input(const ndarray& a, ir::SymShape shape);
+  // A traced C-contiguous array standing for input array `a` bound to buffer `b`.
+  ndarray traced_input(const ndarray& a, std::shared_ptr<Buffer> b);
   std::vector<ndarray> run_segment(std::vector<ir::NodeRef> outputs);
   void start_segment();
 
