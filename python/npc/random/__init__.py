@@ -153,6 +153,18 @@ def _float_draws(self, sampler, size, dtype, out, *params):
     return float(r[()]) if shape is None else r
 
 
+def _normal_params(loc, scale):
+    """loc and scale of a normal draw as Python floats: NumPy's ValueError for scale < 0,
+    NotNative for array or NaN parameters (NumPy's sampler handles those)."""
+    loc = _scalar_float(loc)
+    scale = _scalar_float(scale)
+    if scale < 0:
+        raise ValueError("scale < 0")
+    if not scale >= 0:
+        raise _NotNative  # NaN
+    return loc, scale
+
+
 def _bounds(low, high, dtype, endpoint):
     """(off, rng) of a bounded-integer draw as NumPy computes them; NotNative for array
     bounds or bounds that NumPy rejects (it raises its own error)."""
@@ -216,12 +228,7 @@ class Generator(_NPGen):
     @_native_method("Generator", _NPGen)
     def normal(self, loc=0.0, scale=1.0, size=None):
         """Normal samples loc + scale * Z (numpy.random.Generator.normal)."""
-        loc = _scalar_float(loc)
-        scale = _scalar_float(scale)
-        if scale < 0:
-            raise ValueError("scale < 0")
-        if not scale >= 0:
-            raise _NotNative  # NaN: NumPy's sampler returns NaN
+        loc, scale = _normal_params(loc, scale)
         shape = _shape_of(size)
         r = _fill(self, "normal", shape, _np.float64, loc, scale)
         return float(r[()]) if shape is None else r
@@ -413,12 +420,7 @@ class RandomState(_NPRS):
     @_native_method("RandomState", _NPRS)
     def normal(self, loc=0.0, scale=1.0, size=None):
         """Normal samples loc + scale * Z (numpy.random.RandomState.normal)."""
-        loc = _scalar_float(loc)
-        scale = _scalar_float(scale)
-        if scale < 0:
-            raise ValueError("scale < 0")
-        if not scale >= 0:
-            raise _NotNative
+        loc, scale = _normal_params(loc, scale)
         return _legacy_normal(self, loc, scale, size)
 
     @_native_method("RandomState", _NPRS)
