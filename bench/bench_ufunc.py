@@ -40,6 +40,8 @@ def large_cases(n):
     a2, x2 = a.reshape(1000, -1), x.reshape(1000, -1)
     at, xt = a[::2], npc.asarray(a[::2])
     bt, yt = b[::2], npc.asarray(b[::2])
+    af = a.astype(np.float32)
+    xf = npc.asarray(af)
     return [
         ("add 10M float64", lambda: a + b, lambda: x + y),
         ("add 10M float64, npc 1 thread", lambda: a + b, lambda: _one_thread(lambda: x + y)),
@@ -48,6 +50,13 @@ def large_cases(n):
         ("add 5M float64 strided", lambda: at + bt, lambda: xt + yt),
         ("add 10M + scalar (broadcast)", lambda: a + 1.5, lambda: x + 1.5),
         ("exp 10M float64", lambda: np.exp(a), lambda: npc.exp(x)),
+        ("log 10M float64", lambda: np.log(a), lambda: npc.log(x)),
+        ("sin 10M float64", lambda: np.sin(a), lambda: npc.sin(x)),
+        ("cos 10M float64", lambda: np.cos(a), lambda: npc.cos(x)),
+        ("exp 10M float32", lambda: np.exp(af), lambda: npc.exp(xf)),
+        ("log 10M float32", lambda: np.log(af), lambda: npc.log(xf)),
+        ("sin 10M float32", lambda: np.sin(af), lambda: npc.sin(xf)),
+        ("cos 10M float32", lambda: np.cos(af), lambda: npc.cos(xf)),
         ("sum 10M float64", lambda: a.sum(), lambda: x.sum()),
         ("mean 10M float64", lambda: a.mean(), lambda: x.mean()),
         ("max 10M float64", lambda: a.max(), lambda: x.max()),

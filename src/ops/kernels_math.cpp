@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "ops/loops.hpp"
+#include "ops/math_simd.hpp"
 
 namespace npc::ops {
 namespace {
@@ -155,6 +156,7 @@ void register_math(Registrar& r) {
   r.unary<Arctanh>(OpId::arctanh);
   r.unary<Deg2rad>(OpId::deg2rad);
   r.unary<Rad2deg>(OpId::rad2deg);
+  simd::register_vector_math(r);  // float32/float64 loops on libmvec where the CPU allows
 }
 
 }  // namespace npc::ops
