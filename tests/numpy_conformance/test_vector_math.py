@@ -141,7 +141,7 @@ def test_special_values_bit_identical_to_the_scalar_loop():
     """Special values (one per call, 37 ordinary values around it) give the scalar loop's
     bits and, under errstate(all='warn'), its warnings, underflow included (the vector
     routine's own flags are discarded, Note [vector math]). The scalar loop runs in a child
-    process with NPC_NO_VECTOR_MATH=1."""
+    process with NPC_VECTOR_MATH=0."""
     cases = []
     for dt in DTYPES:
         base = ordinary("tanh", dt, 37, seed=3)
@@ -151,7 +151,7 @@ def test_special_values_bit_identical_to_the_scalar_loop():
                 a[18] = dt(s)
             # Bit patterns: JSON would drop the sign of a NaN.
             cases.append((np.dtype(dt).name, a.view(np.uint64 if dt == np.float64 else np.uint32).tolist()))
-    env = dict(os.environ, NPC_NO_VECTOR_MATH="1")
+    env = dict(os.environ, NPC_VECTOR_MATH="0")
     proc = subprocess.run([sys.executable, "-c", _SCALAR_SCRIPT], input=json.dumps([OPS, cases]),
                           capture_output=True, text=True, env=env, check=True)
     expected = json.loads(proc.stdout)
@@ -187,12 +187,23 @@ def _takes_scalar(x, y):
         return ~((ax >= lo) & (ax <= f.max) & (ay >= f.tiny) & (ay <= f.max))
 
 
-def test_scalar_loop_is_used_without_the_cpu_features_switch():
-    """NPC_NO_VECTOR_MATH=1 keeps the scalar loops (what the comparison above relies on):
-    exp of ordinary values equals glibc's scalar exp bit for bit then."""
+def test_scalar_loop_is_used_when_vector_math_is_off():
+    """NPC_VECTOR_MATH=0 keeps the scalar loops (what the comparison above relies on):
+    float64 tanh (a vector loop by default) equals glibc's scalar tanh bit for bit then."""
     code = ("import numpy as np, npc, math; a = np.linspace(-5, 5, 1001); "
-            "r = np.asarray(npc.exp(npc.asarray(a))); "
-            "print(all(float(v) == math.exp(float(x)) for v, x in zip(r, a)))")
-    env = dict(os.environ, NPC_NO_VECTOR_MATH="1")
+            "r = np.asarray(npc.tanh(npc.asarray(a))); "
+            "print(all(float(v) == math.tanh(float(x)) for v, x in zip(r, a)))")
+    env = dict(os.environ, NPC_VECTOR_MATH="0")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "True"
+
+
+@pytest.mark.skipif(os.environ.get("NPC_VECTOR_MATH") == "all", reason="already the 'all' run")
+def test_every_function_vectorized():
+    """This module again with NPC_VECTOR_MATH=all, where every function above (float32 and
+    float64) runs on the vector loop, not only the default set (Note [vector math policy])."""
+    env = dict(os.environ, NPC_VECTOR_MATH="all")
+    proc = subprocess.run([sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider",
+                           "-p", "no:xdist", "-W", "ignore::pytest.PytestAssertRewriteWarning"],
+                          capture_output=True, text=True, env=env, cwd=os.path.dirname(__file__))
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
