@@ -508,10 +508,24 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
     if (a.dtype.kind == "c" or (out is not None and out.dtype.kind == "c") or
             (dtype is not None and _np.dtype(dtype).kind == "c")) and \
             uf.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
-        _warn_complex_casts(a, dtype, out, reduce=True)
+        # Without identity or initial=, an empty reduced axis raises before NumPy copies
+        # the first elements into out (one cast, one warning fewer).
+        starts = True
+        if out is not None and uf.identity is None and (initial is _np._NoValue or initial is None) and a.size == 0:
+            ax = range(a.ndim) if axis is None else (axis,) if not isinstance(axis, tuple) else axis
+            try:
+                starts = builtins.all(a.shape[_operator.index(d) % a.ndim] for d in ax) if a.ndim else True
+            except (TypeError, ZeroDivisionError):
+                pass
+        _warn_complex_casts(a, dtype, out, reduce=True if starts else False)
     init = None if initial is _np._NoValue or initial is None else initial
-    if type(init) is int and (init < -2**31 or init > 2**31 - 1 or a.dtype.kind in "iu" or
-                              (dtype is not None and _np.dtype(dtype).kind in "iu")):
+    int_loop = a.dtype.kind in "iub" if dtype is None else _np.dtype(dtype).kind in "iub"
+    if dtype is None and out is not None:  # NumPy resolves the loop from (out, input)
+        int_loop = int_loop and out.dtype.kind in "iub"
+    if (type(init) is int and (init < -2**31 or init > 2**31 - 1 or a.dtype.kind in "iu" or
+                               (dtype is not None and _np.dtype(dtype).kind in "iu") or
+                               (dtype is None and out is not None and out.dtype.kind in "iub"))) or \
+            (type(init) is float and int_loop):  # np.sum(uint8, out=uint8, initial=-1.5) raises
         _check_initial(uf, a, dtype, out, init)
         if not -2**63 <= init < 2**64:
             init = float(init)  # NumPy accepted it, so the loop is inexact (np.sum(f4, initial=2**70))
