@@ -1535,6 +1535,14 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
       throw IndexError("index " + std::to_string(ip[k]) + " is out of bounds for axis 0 with size " +
                        std::to_string(n));
   const int64_t isz = static_cast<int64_t>(a_in.itemsize());
+  // Floating-point flags: the loop's, read after each call when casts run around it (a
+  // cast clears the hardware flags first), and the casts' own. NumPy's float max/min/fmax/
+  // fmin loops clear the flags, so only what the casts after the last call raise is left.
+  const bool loop_fpe = ops::checks_fpe(op);
+  const bool loop_clears = (op == OpId::maximum || op == OpId::minimum || op == OpId::fmax || op == OpId::fmin) &&
+                           is_inexact(lt.in[0]);
+  const int pending_before = take_fp_flags();
+  int f = 0;
   ops::clear_fpe();
   for (int64_t k = 0; k < m; ++k) {
     int64_t i = ip[k];
@@ -1558,13 +1566,24 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
       int64_t st[2] = {0, 0};
       fn(ptrs, st, 1);
     }
+    if (loop_clears) {
+      f = 0;
+      take_fp_flags();
+      ops::clear_fpe();
+    } else if (cast && loop_fpe) {
+      f |= ops::read_fpe();
+      ops::clear_fpe();
+    }
     if (cast) {
       ndarray back = tout.astype(a_in.dtype());
       std::memcpy(a_in.data() + byte_offset(i), back.data(), static_cast<size_t>(isz));
     }
   }
-  // NumPy reports the flags of the loop and of the casts around it as raised "in at".
-  int f = (ops::checks_fpe(op) ? ops::read_fpe() : 0) | (cast ? take_fp_flags() : 0);
+  // NumPy reports the flags of the loop and of the casts around it as raised "in at" (or
+  // in the ufunc: Note [ufunc.at error names] in _ufunc.py).
+  if (loop_fpe && !cast) f |= ops::read_fpe();
+  f |= take_fp_flags();
+  add_fp_flags(pending_before);
   if (f) ops::note_fpe(f);
 }
 

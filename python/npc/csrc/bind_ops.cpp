@@ -860,12 +860,14 @@ void bind_ops(py::module_& m) {
     return result_object(std::move(r), true);
   });
 
+  // Returns the floating-point error flags: the caller names them (Note [ufunc.at error
+  // names] in _ufunc.py).
   m.def("ufunc_at", [](int op_id, PyArray& a, const PyArray& idx, py::object b) {
     std::optional<Operand> ob;
     std::vector<py::object> keep;
     if (!b.is_none()) ob = to_operand(b, keep);
     ufunc_at(static_cast<OpId>(op_id), a, idx, ob);
-    report_fpe_in("at");
+    return take_fp_errors();
   });
 
   m.def("where3", [](py::object c, py::object x, py::object y) -> py::object {
