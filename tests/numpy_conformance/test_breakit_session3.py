@@ -529,19 +529,49 @@ def test_ufunc_at_error_names_across_dtypes(name, dt):
 _X24 = np.arange(24.0).reshape(2, 3, 4)
 
 
-@pytest.mark.xfail(strict=True, reason="quantile/percentile/nanmedian out= of a wrong shape: NumPy's message comes "
-                   "from the ufunc or copyto that writes out (shapes of all operands); npc states the broadcast "
-                   "shape of the result")
 @pytest.mark.parametrize("name,extra,oshape", [("quantile", (0.5,), (4, 2)), ("percentile", (50,), (2, 1, 4)),
                                                ("nanmedian", (), (4, 2)), ("nanquantile", (0.5,), (2, 1, 4))])
 def test_quantile_out_wrong_shape_messages(name, extra, oshape):
     assert_same(lambda lib: getattr(lib, name)(lib.asarray(_X24), *extra, axis=1, out=lib.zeros(oshape)))
 
 
-@pytest.mark.xfail(strict=True, reason="nanquantile writes out= unsafely in NumPy (an int64 out takes the result); "
-                   "npc checks same_kind and raises UFuncTypeError")
 def test_nanquantile_integer_out():
     assert_same(lambda lib: getattr(lib, "nanquantile")(lib.asarray(_X24), 0.5, axis=1, out=lib.zeros((2, 4), np.int64)))
+
+
+# The quantile family's out=: quantile/percentile write through numpy.add (same_kind, the
+# ufunc's broadcasting and messages, subtracting in out's dtype), median through numpy.mean,
+# the nan functions with out[...] = result (unsafe casts, setitem's messages); with keepdims
+# all index out with 0 at the reduced axes first. Every dtype of out, right and wrong shapes.
+_Q_RNG = np.random.default_rng(1)
+_Q_IN = {"f8": _Q_RNG.standard_normal((2, 3, 4)), "f4": _Q_RNG.standard_normal((2, 3, 4)).astype(np.float32),
+         "f2": _Q_RNG.standard_normal((2, 3, 4)).astype(np.float16), "i8": _Q_RNG.integers(-9, 9, (2, 3, 4)),
+         "f8 nan": np.where(_Q_RNG.random((2, 3, 4)) < 0.2, np.nan, _Q_RNG.standard_normal((2, 3, 4))),
+         "reversed": _Q_RNG.standard_normal((2, 3, 8))[:, ::-1, ::-2]}
+_Q_FUNCS = {"quantile": (0.3,), "percentile": (30,), "nanquantile": (0.3,), "nanpercentile": (30,), "median": (),
+            "nanmedian": (), "quantile q1d": ([0.3, 0.5],), "nanquantile q1d": ([0.3, 0.5],)}
+
+
+@pytest.mark.parametrize("func", list(_Q_FUNCS))
+@pytest.mark.parametrize("in_dt", list(_Q_IN))
+def test_quantile_family_out(func, in_dt):
+    x = _Q_IN[in_dt]
+    name, extra = func.split()[0], _Q_FUNCS[func]
+    methods = [None] if "median" in name else ["linear", "lower", "midpoint"]
+    for axis, keepdims, out_dt, shape_kind, method in __import__("itertools").product(
+            [None, 1, (0, 2), -1], [False, True], ["f8", "f4", "f2", "i8"],
+            ["right", "transposed", "extra dim", "broadcast", "0-d", "1-d"], methods):
+        kw = {} if method is None else {"method": method}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rs = np.shape(getattr(np, name)(x, *extra, axis=axis, keepdims=keepdims, **kw))
+        oshape = {"right": rs, "transposed": rs[::-1], "extra dim": rs[:1] + (1,) + rs[1:], "broadcast": (3,) + rs,
+                  "0-d": (), "1-d": (7,)}[shape_kind]
+
+        def fn(lib):
+            return getattr(lib, name)(lib.asarray(x), *extra, axis=axis, keepdims=keepdims,
+                                      out=lib.zeros(oshape, np.dtype(out_dt)), **kw)
+        assert_same(fn)
 
 
 @pytest.mark.parametrize("name", ["mean", "var", "std", "nanmean"])
