@@ -645,3 +645,28 @@ def test_accumulate_loop_and_warnings_with_out(case):
     # Scans with out= run in the promotion of input and out (as reductions) and warn
     # ComplexWarning for each cast of out= that drops an imaginary part (read and write).
     assert_same(_ACC_OUT[case])
+
+
+# ---------------------------------------------------------------- cast underflow
+
+_UNDERFLOW_CASTS = [("f8", "f2", [5e-13, 1e-5, 1e-8, 0.0, 1.0, 6e-8, 2**-24, 2**-25, 3 * 2**-26]),
+                    ("f8", "f4", [1e-46, 1e-40, 2.0**-149, 1e-30]), ("f4", "f2", [1e-8, 1e-5, 2**-24]),
+                    ("c16", "c8", [1e-46 + 1j, 1 + 1e-46j]), ("f8", "i8", [1e-300]), ("f2", "f4", [6e-8])]
+
+
+@pytest.mark.parametrize("src,dst,vals", _UNDERFLOW_CASTS, ids=[f"{s}->{d}" for s, d, _ in _UNDERFLOW_CASTS])
+@pytest.mark.parametrize("how", ["astype", "setitem", "strided astype"])
+def test_cast_underflow_warns_like_numpy(src, dst, vals, how):
+    # NumPy reports underflow from casts (a tiny inexact result), "... encountered in cast".
+    for v in vals:
+        x = np.array([v, 1.0, v]).astype(src)
+
+        def fn(lib):
+            with np.errstate(under="warn"):
+                a = lib.asarray(x)
+                if how == "setitem":
+                    o = lib.zeros(3, dst)
+                    o[...] = a
+                    return o
+                return (a[::-2] if how == "strided astype" else a).astype(dst)
+        assert_same(fn)

@@ -45,13 +45,23 @@ def check(fn, *args, errstate=None, **kw):
 
 
 # ---------------------------------------------------------------- float16 errors in kernels
-@pytest.mark.xfail(strict=True, reason="npc's eager float64->float16 cast raises no underflow, so the fused "
-                   "kernel's underflow (npk::d2h) is named by the fallback rule after the multiply: "
-                   "'underflow encountered in multiply' where NumPy says '... in cast'")
 def test_float16_cast_underflow_is_named_cast():
     x = np.array([1.0, 0.0, 5e-4])
     assert check(lambda v: (v * 1e-9).astype(np.float16), x, errstate=dict(under="warn")) == [
         "underflow encountered in cast"]
+
+
+@pytest.mark.parametrize("dst", [np.float16, np.float32])
+@pytest.mark.parametrize("src", [np.float64, np.float32])
+@pytest.mark.parametrize("scale", [1e-9, 1e-40, 1.0])
+def test_cast_underflow_named_after_the_op_that_raised(src, dst, scale):
+    # The eager replay (Note [fp error attribution]) names a cast's underflow "cast", and a
+    # multiply's own "multiply", as NumPy does.
+    if np.dtype(src).itemsize <= np.dtype(dst).itemsize:
+        pytest.skip("not a narrowing cast")
+    x = np.array([1.0, 0.0, 5e-4, -3e-5], src)
+    check(lambda v: (v * src(scale)).astype(dst), x, errstate=dict(under="warn"))
+    check(lambda v: (v.astype(dst) * dst(scale)), x, errstate=dict(under="warn"))
 
 
 @pytest.mark.xfail(strict=True, reason="the tracer merges the two identical `v * v` (CSE): one 'overflow "
