@@ -216,7 +216,7 @@ class ufunc(_core._UfuncBase):
             # NumPy's ufunc.at converts the values to an array first: a Python scalar is not
             # weak there (np.add.at(uint8_array, i, -3) runs the int64 loop, complex64 / 1.5
             # the complex128 one), and each result is cast back into `a` unsafely.
-            bb = _np.asarray(_to_numpy(b))
+            bb = b_given = _np.asarray(_to_numpy(b))
             if bb.dtype.kind not in "biufc":
                 # Values npc has no loop for (strings, objects, ints beyond 64 bits): NumPy's
                 # own ufunc.at on a copy raises its error, or gives the values to store.
@@ -229,10 +229,18 @@ class ufunc(_core._UfuncBase):
             except ValueError:
                 raise ValueError("array is not broadcastable to correct shape") from None
             b = _from_numpy(_np.ascontiguousarray(bb))
-        _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
+        flags = _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
         if b is not None and b.dtype.kind == "c" and a.dtype.kind not in "cb":  # (to bool: no warning)
             warnings.warn("Casting complex values to real discards the imaginary part", _np.exceptions.ComplexWarning,
                           stacklevel=2)
+        if idx.size == 0:
+            return
+        indexed = _at_indexed_loop(self.__name__, a, indices, sel.size, None if b is None else b_given)
+        if indexed and self.__name__ in ("maximum", "minimum") and a.dtype.char in "fd" and \
+                _np.isnan(_to_numpy(a)[_to_numpy(indices)]).any():
+            flags |= 8  # the indexed loop's ordered comparison with a NaN raises 'invalid'
+        if flags:
+            _fp_error(flags, self.__name__ if indexed else "at")
 
     def reduceat(self, *args, **kwargs):
         return self._fallback("reduceat", args, kwargs)
@@ -508,10 +516,24 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
     if (a.dtype.kind == "c" or (out is not None and out.dtype.kind == "c") or
             (dtype is not None and _np.dtype(dtype).kind == "c")) and \
             uf.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
-        _warn_complex_casts(a, dtype, out, reduce=True)
+        # Without identity or initial=, an empty reduced axis raises before NumPy copies
+        # the first elements into out (one cast, one warning fewer).
+        starts = True
+        if out is not None and uf.identity is None and (initial is _np._NoValue or initial is None) and a.size == 0:
+            ax = range(a.ndim) if axis is None else (axis,) if not isinstance(axis, tuple) else axis
+            try:
+                starts = builtins.all(a.shape[_operator.index(d) % a.ndim] for d in ax) if a.ndim else True
+            except (TypeError, ZeroDivisionError):
+                pass
+        _warn_complex_casts(a, dtype, out, reduce=True if starts else False)
     init = None if initial is _np._NoValue or initial is None else initial
-    if type(init) is int and (init < -2**31 or init > 2**31 - 1 or a.dtype.kind in "iu" or
-                              (dtype is not None and _np.dtype(dtype).kind in "iu")):
+    int_loop = a.dtype.kind in "iub" if dtype is None else _np.dtype(dtype).kind in "iub"
+    if dtype is None and out is not None:  # NumPy resolves the loop from (out, input)
+        int_loop = int_loop and out.dtype.kind in "iub"
+    if (type(init) is int and (init < -2**31 or init > 2**31 - 1 or a.dtype.kind in "iu" or
+                               (dtype is not None and _np.dtype(dtype).kind in "iu") or
+                               (dtype is None and out is not None and out.dtype.kind in "iub"))) or \
+            (type(init) is float and int_loop):  # np.sum(uint8, out=uint8, initial=-1.5) raises
         _check_initial(uf, a, dtype, out, init)
         if not -2**63 <= init < 2**64:
             init = float(init)  # NumPy accepted it, so the loop is inexact (np.sum(f4, initial=2**70))
@@ -522,6 +544,29 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
             raise
         _raise_reduce_out_error(uf, a, axis, dtype, out, keepdims)
         raise
+
+
+# Note [ufunc.at error names]: NumPy runs ufunc.at through the ufunc's indexed loop
+# (`*_indexed` in loops_*.dispatch.c.src; generate_umath.py's `indexed=`) when there is one
+# for the dtype, `a` is 1-d, needs no cast (b has a's dtype too) and the index has an integer
+# or array part or selects one element; its floating-point errors are then named after the
+# ufunc ("divide by zero encountered in floor_divide"), elsewhere "... in at". The indexed
+# maximum/minimum of float32/float64 compare in order, so a NaN raises 'invalid' there (the
+# plain loops clear that flag). Kinds with indexed loops, per ufunc:
+_AT_INDEXED = {"add": "iufc", "subtract": "iufc", "multiply": "iufc", "floor_divide": "iuf", "divide": "f",
+               "maximum": "iuf", "minimum": "iuf", "fmax": "iuf", "fmin": "iuf"}
+
+
+def _at_indexed_loop(name, a, indices, count, b):
+    """Whether NumPy's ufunc.at takes the ufunc's indexed loop (Note [ufunc.at error names])."""
+    if a.ndim != 1 or a.dtype.kind not in _AT_INDEXED.get(name, ""):
+        return False
+    if b is not None and (b.dtype != a.dtype or b.ndim > 1):
+        return False
+    if count == 1:
+        return True
+    parts = indices if isinstance(indices, tuple) else (indices,)
+    return builtins.any(not (p is None or p is Ellipsis or isinstance(p, slice)) for p in parts)
 
 
 def _warn_complex_casts(a, dtype, out, reduce):

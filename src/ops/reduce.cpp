@@ -171,7 +171,7 @@ struct ReducePlan {
 };
 
 ReducePlan numpy_reduce_plan(const Shape& shape, const Strides& st, const Strides* mst, const std::vector<bool>& red,
-                             bool cast) {
+                             bool cast, bool out_cast = false) {
   constexpr int64_t kBuf = 8192;  // NPY_BUFSIZE
   const int nd = static_cast<int>(shape.size());
   const int nin = mst ? 2 : 1;
@@ -238,8 +238,10 @@ ReducePlan numpy_reduce_plan(const Shape& shape, const Strides& st, const Stride
   plan.in_stride0 = v[0].s[1];
   // 3. Buffer setup. Operands: 0 the output (a reduce operand), 1 the input, 2 the mask.
   const int nop = mst ? 3 : 2;
-  const bool opcast[3] = {false, cast, false};
-  int cost = 1 + (cast ? 1 : 0);
+  // out_cast: out= has another dtype than the loop, so NumPy buffers the output too
+  // (Note [reduce through a narrower out]).
+  const bool opcast[3] = {out_cast, cast, false};
+  int cost = 1 + (cast ? 1 : 0) + (out_cast ? 1 : 0);
   int single[3] = {1, 1, 1};
   int red_outer[3] = {0, 0, 0};
   int outer_reduce_dim = 0;
@@ -616,6 +618,17 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       const DType pt = promote_types(a.dtype(), od);
       if (pt != t && pt != a.dtype() && is_inexact(pt) && loop_for(op, pt)) t = pt;
     }
+    // Note [reduce through a narrower out]: with out=, NumPy's loop dtype is the one it
+    // resolves for (out, input): np.max(uint8, out=int8) runs in int16, and np.max(bool,
+    // out=int8, initial=2.5) starts from int8 2.
+    if (opts.out && op != OpId::logical_and && op != OpId::logical_or && op != OpId::logical_xor) {
+      DType in_o[2] = {opts.out->dtype(), a.dtype()};
+      try {
+        const DType tn = resolve_loop(op, in_o, {}, std::nullopt).out[0];
+        if (tn != t && loop_for(op, tn)) t = tn;
+      } catch (const TypeError&) {  // no loop for (out, input): npc's loop, as before
+      }
+    }
   }
   ops::LoopFn fn = loop_for(op, t);
   if (!fn) {
@@ -648,6 +661,22 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   // without one (maximum, minimum) start from the first element.
   std::optional<Scalar> init = opts.initial;
   if (!init) init = identity_of(op, t);
+  // Note [reduce through a narrower out]
+  // NumPy reduces into out= itself (reduction.c): it writes the start values into out
+  // first (initial= or the identity, packed in the loop dtype; without one, the first
+  // elements along the reduced axes, cast from the input) and its iterator reads them back
+  // into the loop dtype. When the loop dtype does not cast to out's safely, that round trip
+  // changes them: np.sum([[0.4, 0.4]], axis=1, initial=2.5, out=int64) starts from 2.0 and
+  // gives 2. npc applies the same round trip to its start values.
+  const bool through_out = opts.out && opts.out->dtype() != t && !can_cast(t, opts.out->dtype(), Casting::Safe);
+  // The casts into out warn as NumPy's do, "... encountered in cast", before the
+  // reduction's own errors (reported as "reduce"; the flags already pending stay so).
+  const int pending_before = through_out ? take_fp_flags() : 0;
+  if (init && through_out) {
+    ndarray v = empty(Shape{}, t);
+    v.fill(*init);
+    init = Scalar::load(t, v.astype(opts.out->dtype()).astype(t).data());
+  }
   if (!init && (nred == 0 || opts.where)) {
     if (!init && opts.where)
       throw ValueError("reduction operation '" + std::string(info.name) +
@@ -670,7 +699,11 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
                        shape_str(m.shape()));
     mb = broadcast_to(m, a.shape());
   }
-  const ReducePlan plan = numpy_reduce_plan(a.shape(), a.strides(), mb ? &mb->strides() : nullptr, red, a.dtype() != t);
+  const ReducePlan plan = numpy_reduce_plan(a.shape(), a.strides(), mb ? &mb->strides() : nullptr, red, a.dtype() != t,
+                                            opts.out && opts.out->dtype() != t);
+  // Without a start value, the first elements go through out (Note [reduce through a
+  // narrower out]): they are replaced in a copy of the input in `t`.
+  const bool first_through = through_out && !init && nred > 0 && nout > 0;
   // Note [cast pieces]: when the innermost dim is reduced and an integer or bool input is
   // reduced in float64/float32 (mean of ints, sum(dtype=float)), a cast that raises no
   // floating-point flag, each piece is cast on its way into the pairwise sum (NumPy's
@@ -680,10 +713,33 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   int64_t piece_len = 1;
   for (size_t i = 0; i < plan.block_dims && i < plan.dims.size(); ++i) piece_len *= plan.dims[i].n;
   if (plan.piece > 0) piece_len = std::min(piece_len, plan.piece);
-  const bool cast_pieces = a.dtype() != t && (plan.dims.empty() || plan.dims[0].red) &&
+  const bool cast_pieces = a.dtype() != t && !first_through && (plan.dims.empty() || plan.dims[0].red) &&
                            (is_integer(a.dtype()) || a.dtype() == DType::Bool) &&
                            (t == DType::Float64 || t == DType::Float32) && piece_len >= 256;
-  ndarray src = a.dtype() == t || cast_pieces ? a : copy_in_order(a, t, plan.order);
+  ndarray src = (a.dtype() == t || cast_pieces) && !first_through ? a : copy_in_order(a, t, plan.order);
+  if (first_through) {
+    // Index 0 along every reduced axis (the first element NumPy copies), as views of the
+    // input and of the copy (whose strides are all positive: index 0 is at its start).
+    Shape fs;
+    Strides fa, fc;
+    for (int d = 0; d < a.ndim(); ++d)
+      if (!red[d]) { fs.push_back(a.shape()[d]); fa.push_back(a.strides()[d]); fc.push_back(src.strides()[d]); }
+    const ndarray first = a.with_geometry(a.offset(), a.dtype(), fs, fa);
+    copy_into(src.with_geometry(src.offset(), t, fs, fc), first.astype(opts.out->dtype()).astype(t));
+  }
+  if (through_out) {
+    // NumPy leaves these flags raised: its check after the loop reports them again as
+    // "reduce", unless a float max/min/fmax/fmin loop ran in between (those loops clear the
+    // flags their NaN comparisons raise).
+    int pending = pending_before;
+    if (int f = take_fp_flags()) {
+      add_fp_report(f, "cast");
+      const bool cleared = (op == OpId::maximum || op == OpId::minimum || op == OpId::fmax || op == OpId::fmin) &&
+                           is_inexact(t) && nout > 0 && nred > (init ? 0 : 1);
+      if (!cleared) pending |= f;
+    }
+    add_fp_flags(pending);
+  }
   std::optional<ndarray> mcopy;
   if (opts.where) {
     // NumPy's masked loop (generic_masked_strided_loop) runs the reduce loop on each run of
@@ -1479,6 +1535,14 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
       throw IndexError("index " + std::to_string(ip[k]) + " is out of bounds for axis 0 with size " +
                        std::to_string(n));
   const int64_t isz = static_cast<int64_t>(a_in.itemsize());
+  // Floating-point flags: the loop's, read after each call when casts run around it (a
+  // cast clears the hardware flags first), and the casts' own. NumPy's float max/min/fmax/
+  // fmin loops clear the flags, so only what the casts after the last call raise is left.
+  const bool loop_fpe = ops::checks_fpe(op);
+  const bool loop_clears = (op == OpId::maximum || op == OpId::minimum || op == OpId::fmax || op == OpId::fmin) &&
+                           is_inexact(lt.in[0]);
+  const int pending_before = take_fp_flags();
+  int f = 0;
   ops::clear_fpe();
   for (int64_t k = 0; k < m; ++k) {
     int64_t i = ip[k];
@@ -1502,13 +1566,24 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
       int64_t st[2] = {0, 0};
       fn(ptrs, st, 1);
     }
+    if (loop_clears) {
+      f = 0;
+      take_fp_flags();
+      ops::clear_fpe();
+    } else if (cast && loop_fpe) {
+      f |= ops::read_fpe();
+      ops::clear_fpe();
+    }
     if (cast) {
       ndarray back = tout.astype(a_in.dtype());
       std::memcpy(a_in.data() + byte_offset(i), back.data(), static_cast<size_t>(isz));
     }
   }
-  // NumPy reports the flags of the loop and of the casts around it as raised "in at".
-  int f = (ops::checks_fpe(op) ? ops::read_fpe() : 0) | (cast ? take_fp_flags() : 0);
+  // NumPy reports the flags of the loop and of the casts around it as raised "in at" (or
+  // in the ufunc: Note [ufunc.at error names] in _ufunc.py).
+  if (loop_fpe && !cast) f |= ops::read_fpe();
+  f |= take_fp_flags();
+  add_fp_flags(pending_before);
   if (f) ops::note_fpe(f);
 }
 

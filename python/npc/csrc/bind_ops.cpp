@@ -106,6 +106,14 @@ void report_fpe_in(const char* where) {
   (*handler)(f, std::string(where));
 }
 
+// Named floating-point errors an eager op recorded (add_fp_report), in their order.
+void report_named_fp() {
+  auto errs = take_named_fp_flags();
+  if (errs.empty()) return;
+  py::object report = py::module_::import("npc._errstate").attr("report");
+  for (auto& [bit, where] : errs) report(bit, where);
+}
+
 // Floating-point errors of the last call.
 void report_fpe(OpId op) {
   int f = take_fp_errors();
@@ -815,6 +823,9 @@ void bind_ops(py::module_& m) {
     } else {
       r = reduce(static_cast<OpId>(op_id), a, o);
     }
+    // The start values NumPy casts into out= first warn as "cast" (Note [reduce through a
+    // narrower out] in reduce.cpp).
+    report_named_fp();
     // NumPy casts the input (dtype=) and out= inside the reduction's buffered iterator: their
     // errors are "... encountered in reduce" too (not "cast", and not left pending for a
     // later call to report).
@@ -849,12 +860,14 @@ void bind_ops(py::module_& m) {
     return result_object(std::move(r), true);
   });
 
+  // Returns the floating-point error flags: the caller names them (Note [ufunc.at error
+  // names] in _ufunc.py).
   m.def("ufunc_at", [](int op_id, PyArray& a, const PyArray& idx, py::object b) {
     std::optional<Operand> ob;
     std::vector<py::object> keep;
     if (!b.is_none()) ob = to_operand(b, keep);
     ufunc_at(static_cast<OpId>(op_id), a, idx, ob);
-    report_fpe_in("at");
+    return take_fp_errors();
   });
 
   m.def("where3", [](py::object c, py::object x, py::object y) -> py::object {
