@@ -39,6 +39,12 @@ def cases(n):
     xf32 = npc.asarray(f32)
     ints = rng.integers(0, 1000, n)
     xints = npc.asarray(ints)
+    f16, i32 = a.astype(np.float16), ints.astype(np.int32)
+    xf16, xi32 = npc.asarray(f16), npc.asarray(i32)
+    f32_2 = f32.reshape(1000, -1)
+    xf32_2 = npc.asarray(f32_2)
+    prod_st = (1 + a / 1e5).reshape(100, 100, -1)[::-1, :, ::2]
+    xprod_st = npc.asarray(prod_st)
     return [
         ("sum 10M float64", lambda: a.sum(), lambda: x.sum()),
         ("mean 10M float64", lambda: a.mean(), lambda: x.mean()),
@@ -53,6 +59,19 @@ def cases(n):
         ("sum (100,100,1000)[::-1,:,::2] axis=0", lambda: st.sum(axis=0), lambda: xst.sum(axis=0)),
         ("sum 10M float32 dtype=float64", lambda: f32.sum(dtype=np.float64), lambda: xf32.sum(dtype=np.float64)),
         ("mean 10M int64", lambda: ints.mean(), lambda: xints.mean()),
+        # Casts through NumPy's buffer (Note [cast pieces]) and outer reductions of views
+        # (Note [row-wise outer reductions]).
+        ("sum 10M float16 dtype=float32", lambda: f16.sum(dtype=np.float32), lambda: xf16.sum(dtype=np.float32)),
+        ("mean 10M float16", lambda: f16.mean(), lambda: xf16.mean()),
+        ("sum 10M int32", lambda: i32.sum(), lambda: xi32.sum()),
+        ("prod 10M float32 dtype=float64", lambda: f32.prod(dtype=np.float64), lambda: xf32.prod(dtype=np.float64)),
+        ("sum axis=0 (1000, 10000) float32 dtype=float64", lambda: f32_2.sum(axis=0, dtype=np.float64),
+         lambda: xf32_2.sum(axis=0, dtype=np.float64)),
+        ("mean (100,100,1000)[::-1,:,::2] axis=0", lambda: st.mean(axis=0), lambda: xst.mean(axis=0)),
+        ("max (100,100,1000)[::-1,:,::2] axis=0", lambda: st.max(axis=0), lambda: xst.max(axis=0)),
+        ("min (100,100,1000)[::-1,:,::2] axis=0", lambda: st.min(axis=0), lambda: xst.min(axis=0)),
+        ("prod (100,100,1000)[::-1,:,::2] axis=0", lambda: prod_st.prod(axis=0), lambda: xprod_st.prod(axis=0)),
+        ("sum (100,100,1000)[::-1,::-1,::-1] axis=0", lambda: rev.sum(axis=0), lambda: xrev.sum(axis=0)),
     ]
 
 

@@ -36,39 +36,20 @@ namespace {
 
 // ---------------------------------------------------------------- pairwise summation
 // NumPy's pairwise_sum (loops_utils.h.src): 8 accumulators for blocks up to 128 elements,
-// recursive halves (rounded to a multiple of 8) above. Accumulates in A.
-// Contiguous version of pairwise_sum below (same association, vectorisable loads).
-template <class T>
-T pairwise_sum_contig(const T* x, int64_t n) {
-  if constexpr (std::is_same_v<T, double>) {
-    // Note [vector pairwise sum] in reduce_simd.cpp.
-    double r;
-    if (n > 128 && ops::simd::pairwise_sum_f64(x, n, &r)) return r;
-  }
-  if (n < 8) {
-    T r = -T(0);
-    for (int64_t i = 0; i < n; ++i) r += x[i];
-    return r;
-  }
-  if (n <= 128) {
-    T r[8];
-    for (int k = 0; k < 8; ++k) r[k] = x[k];
-    int64_t i = 8;
-    for (; i < n - (n % 8); i += 8)
-      for (int k = 0; k < 8; ++k) r[k] += x[i + k];
-    T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; i < n; ++i) res += x[i];
-    return res;
-  }
-  int64_t n2 = n / 2;
-  n2 -= n2 % 8;
-  return pairwise_sum_contig(x, n2) + pairwise_sum_contig(x + n2, n - n2);
-}
-
+// recursive halves (rounded to a multiple of 8) above. Accumulates in A. Contiguous float
+// and double runs take the vector loop (Note [vector pairwise sum] in reduce_simd.cpp: the
+// same association, so the same bits).
 template <class A, class T>
 A pairwise_sum(const std::byte* p, int64_t n, int64_t s) {
-  if constexpr (std::is_same_v<A, T>) {
-    if (s == static_cast<int64_t>(sizeof(T))) return pairwise_sum_contig(reinterpret_cast<const T*>(p), n);
+  if constexpr (std::is_same_v<A, T> && (std::is_same_v<T, double> || std::is_same_v<T, float>)) {
+    A r;
+    if (s == static_cast<int64_t>(sizeof(T))) {
+      if constexpr (std::is_same_v<T, double>) {
+        if (ops::simd::pairwise_sum_f64(reinterpret_cast<const double*>(p), n, &r)) return r;
+      } else if (ops::simd::pairwise_sum_f32(reinterpret_cast<const float*>(p), n, &r)) {
+        return r;
+      }
+    }
   }
   auto at = [&](int64_t i) { return detail::convert<A>(ops::load<T>(p + i * s)); };
   if (n < 8) {
@@ -1138,8 +1119,11 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       // input's own stride along the innermost dim (Note [NumPy reduction order]).
       const bool c64_mul = op == OpId::multiply && t == DType::Complex64;
       const bool plain = !plan.in_buffered && plan.in_stride0 < 0;
-      const bool add_f64 = op == OpId::add && t == DType::Float64;
-      const bool add_f32 = op == OpId::add && t == DType::Float32;
+      std::optional<ops::simd::RowOp> row_op;
+      if (op == OpId::add) row_op = ops::simd::RowOp::Add;
+      else if (op == OpId::multiply) row_op = ops::simd::RowOp::Multiply;
+      else if (op == OpId::maximum) row_op = ops::simd::RowOp::Max;
+      else if (op == OpId::minimum) row_op = ops::simd::RowOp::Min;
       // o[i] = op(o[i], q[i]) for i < n (byte strides).
       auto apply = [&](std::byte* o, int64_t ost, const std::byte* q, int64_t qs, int64_t n) {
         if (c64_mul) {
@@ -1153,10 +1137,12 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           }
           return;
         }
-        if (ost == isz && qs == isz) {  // float add: the vector loop (Note [row accumulation])
-          if (add_f64 && ops::simd::add_into_f64(reinterpret_cast<double*>(o), reinterpret_cast<const double*>(q), n))
+        if (row_op && ost == isz && qs % isz == 0) {  // the vector loops (Note [row accumulation])
+          if (t == DType::Float64 && ops::simd::rows_f64(*row_op, reinterpret_cast<double*>(o),
+                                                         reinterpret_cast<const double*>(q), qs / isz, n))
             return;
-          if (add_f32 && ops::simd::add_into_f32(reinterpret_cast<float*>(o), reinterpret_cast<const float*>(q), n))
+          if (t == DType::Float32 && ops::simd::rows_f32(*row_op, reinterpret_cast<float*>(o),
+                                                         reinterpret_cast<const float*>(q), qs / isz, n))
             return;
         }
         std::byte* ptrs[3] = {o, const_cast<std::byte*>(q), o};
