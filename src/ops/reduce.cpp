@@ -882,6 +882,14 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     const bool masked = mcopy.has_value();
     // Note [cast pieces]: src is the input itself; pieces are cast on their way in.
     const detail::CastFn castfn = cast_pieces ? detail::get_cast(a.dtype(), t) : nullptr;
+    // Casts m elements (stride fs) into dst as `t` (dense). float16 into a sum: F16C where
+    // the CPU has it (Note [half conversion] in reduce_simd.cpp; a sum quiets NaNs anyway).
+    const bool half_sum = castfn && a.dtype() == DType::Float16 && op == OpId::add;
+    auto cast_run = [&](const std::byte* from, int64_t fs, std::byte* dst, int64_t m) {
+      if (half_sum && t == DType::Float32 && ops::simd::half_to_f32(from, fs, reinterpret_cast<float*>(dst), m)) return;
+      if (half_sum && t == DType::Float64 && ops::simd::half_to_f64(from, fs, reinterpret_cast<double*>(dst), m)) return;
+      castfn(from, fs, dst, isz, m);
+    };
     // Note [reduction FP errors]: NumPy reports the flags its reduce loops raise as
     // "... in reduce"; each thread collects its own.
     const bool fpe = ops::checks_fpe(op);
@@ -936,7 +944,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         }
         if (!castfn) return {from, fs};
         cast.resize(static_cast<size_t>(m * isz));
-        castfn(from, fs, cast.data(), isz, m);
+        cast_run(from, fs, cast.data(), m);
         return {cast.data(), isz};
       };
       // acc = op(acc, q[0..m)), or the first element then the rest when `first`.
@@ -1154,7 +1162,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         if (castfn) {  // Note [cast pieces]
           thread_local std::vector<std::byte> cbuf;
           cbuf.resize(static_cast<size_t>(n * isz));
-          castfn(q, qs, cbuf.data(), isz, n);
+          cast_run(q, qs, cbuf.data(), n);
           q = cbuf.data();
           qs = isz;
         }

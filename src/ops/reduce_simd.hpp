@@ -2,6 +2,7 @@
 // Internal: vector loops for reductions (reduce.cpp), compiled for several instruction sets
 // and picked at load time (Note [vector loops] in reduce_simd.cpp). Each returns false where
 // no vector loop exists (a compiler without GCC vector types); the caller then runs its own.
+#include <cstddef>
 #include <cstdint>
 
 namespace npc::ops::simd {
@@ -23,5 +24,11 @@ bool rows_f32(RowOp op, float* acc, const float* x, int64_t xs, int64_t n);
 /// pairwise_sum in reduce.cpp).
 bool pairwise_sum_f64(const double* x, int64_t n, double* out);
 bool pairwise_sum_f32(const float* x, int64_t n, float* out);
+
+/// dst[i] = float16 value at src + i * ss (bytes) converted to float (double), i < n, with the
+/// F16C conversion instructions (exact; a signalling NaN comes out quiet); false when the CPU
+/// lacks them.
+bool half_to_f32(const std::byte* src, int64_t ss, float* dst, int64_t n);
+bool half_to_f64(const std::byte* src, int64_t ss, double* dst, int64_t n);
 
 }  // namespace npc::ops::simd
