@@ -227,6 +227,9 @@ class Graph {
 
  private:
   NodeRef intern(Node n);
+  // A graph with this one's symbols, inputs, calls and index checks holding the nodes whose
+  // ids `keep` marks, in order; map[old id] is the copy (null for a node not kept).
+  template <class Keep> Graph copy_kept(const Keep& keep, std::vector<NodeRef>& map) const;
   struct Hash { size_t operator()(const Node* n) const { return n->hash; } };
   struct Eq { bool operator()(const Node* a, const Node* b) const; };
   std::vector<std::unique_ptr<Node>> owned_;

@@ -160,7 +160,9 @@ struct Ldexp {
   static constexpr bool kMixed = true;
   template <class A, class B> requires (is_real_float<A> && is_int<B>) A operator()(A x, B e) const {
     // Exponents beyond int range saturate: the result is 0 or inf either way.
-    int ei = e > 100000 ? 100000 : e < -100000 ? -100000 : static_cast<int>(e);
+    int ei = 0;
+    if constexpr (std::is_signed_v<B>) ei = e > 100000 ? 100000 : e < -100000 ? -100000 : static_cast<int>(e);
+    else ei = e > 100000u ? 100000 : static_cast<int>(e);
     return std::ldexp(x, ei);
   }
 };

@@ -446,50 +446,16 @@ ndarray argpartition(const ndarray& a, std::span<const int64_t> kth, std::option
 ndarray searchsorted(const ndarray& a, const ndarray& v, bool right, const std::optional<ndarray>& sorter) {
   if (a.ndim() != 1) throw ValueError("object too deep for desired array");
   DType t = promote_types(a.dtype(), v.dtype());
-  ndarray base = a;
+  ndarray s;
+  const int64_t* sp = nullptr;
   if (sorter) {
     if (sorter->size() != a.size()) throw ValueError("sorter.size must equal a.size");
     if (!is_integer(sorter->dtype()) && sorter->dtype() != DType::Bool)
       throw TypeError("sorter must only contain integers");
-    // Note [searchsorted sorter range]
-    // NumPy checks only the sorter entries its bisection reads, so an out-of-range entry the
-    // search never reaches is no error. The same bisection is run here through the sorter:
-    // each key starts from the bracket left by the previous one (reset when keys decrease).
-    ndarray s = sorter->astype(DType::Int64, Order::C);
-    const int64_t* sp = reinterpret_cast<const int64_t*>(s.data());
-    ndarray sa = a.astype(t, Order::C, Casting::Unsafe, false);
-    ndarray sv = v.astype(t, Order::C, Casting::Unsafe, false);
-    ndarray out = empty(v.shape(), DType::Int64);
-    detail::visit(t, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* ap = reinterpret_cast<const T*>(sa.data());
-      const T* vp = reinterpret_cast<const T*>(sv.data());
-      int64_t* op = reinterpret_cast<int64_t*>(out.data());
-      const int64_t n = sa.size(), m = sv.size();
-      Less<T> lt;
-      // left: x < key moves right; right: x <= key does.
-      auto before = [&](const T& x, const T& key) { return right ? !lt(key, x) : lt(x, key); };
-      int64_t lo = 0, hi = n;
-      for (int64_t i = 0; i < m; ++i) {
-        if (i > 0 && before(vp[i - 1], vp[i])) {
-          hi = n;
-        } else {
-          lo = 0;
-          hi = hi < n ? hi + 1 : n;
-        }
-        while (lo < hi) {
-          const int64_t mid = lo + ((hi - lo) >> 1);
-          const int64_t k = sp[mid];
-          if (k < 0 || k >= n) throw ValueError("Sorter index out of range.");
-          if (before(ap[k], vp[i])) lo = mid + 1;
-          else hi = mid;
-        }
-        op[i] = lo;
-      }
-    });
-    return out;
+    s = sorter->astype(DType::Int64, Order::C);
+    sp = reinterpret_cast<const int64_t*>(s.data());
   }
-  ndarray sa = base.astype(t, Order::C, Casting::Unsafe, false);
+  ndarray sa = a.astype(t, Order::C, Casting::Unsafe, false);
   ndarray sv = v.astype(t, Order::C, Casting::Unsafe, false);
   ndarray out = empty(v.shape(), DType::Int64);
   detail::visit(t, [&](auto tag) {
@@ -499,8 +465,34 @@ ndarray searchsorted(const ndarray& a, const ndarray& v, bool right, const std::
     int64_t* op = reinterpret_cast<int64_t*>(out.data());
     const int64_t n = sa.size(), m = sv.size();
     Less<T> lt;
-    for (int64_t i = 0; i < m; ++i)
-      op[i] = right ? std::upper_bound(ap, ap + n, vp[i], lt) - ap : std::lower_bound(ap, ap + n, vp[i], lt) - ap;
+    // Note [searchsorted sorter range]
+    // NumPy checks only the sorter entries its bisection reads, so an out-of-range entry the
+    // search never reaches is no error. NumPy's bisection is run here (through the sorter
+    // when there is one): each key starts from the bracket left by the previous one (reset
+    // when keys decrease), so the entries read are NumPy's.
+    auto element = [&](int64_t mid) -> const T& {
+      if (!sp) return ap[mid];
+      const int64_t k = sp[mid];
+      if (k < 0 || k >= n) throw ValueError("Sorter index out of range.");
+      return ap[k];
+    };
+    // left: x < key moves right; right: x <= key does.
+    auto before = [&](const T& x, const T& key) { return right ? !lt(key, x) : lt(x, key); };
+    int64_t lo = 0, hi = n;
+    for (int64_t i = 0; i < m; ++i) {
+      if (i > 0 && before(vp[i - 1], vp[i])) {
+        hi = n;
+      } else {
+        lo = 0;
+        hi = hi < n ? hi + 1 : n;
+      }
+      while (lo < hi) {
+        const int64_t mid = lo + ((hi - lo) >> 1);
+        if (before(element(mid), vp[i])) lo = mid + 1;
+        else hi = mid;
+      }
+      op[i] = lo;
+    }
   });
   return out;
 }

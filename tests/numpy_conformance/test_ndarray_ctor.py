@@ -13,12 +13,6 @@ import npc
 from dtypes import NATIVE
 
 
-@pytest.fixture(autouse=True)
-def strict_fallback():
-    """Everything here runs natively: a NumPy fallback raises."""
-    with npc.config.patch(strict_fallback=True):
-        yield
-
 
 def run(fn, lib):
     """(result, exception, warnings) of fn(lib)."""

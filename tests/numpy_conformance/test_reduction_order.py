@@ -14,13 +14,6 @@ from npc import _fallback
 from _ufunc_helpers import assert_same
 
 
-@pytest.fixture(autouse=True)
-def strict_fallback():
-    old = _fallback.config.strict_fallback
-    _fallback.config.strict_fallback = True
-    yield
-    _fallback.config.strict_fallback = old
-
 
 VIEWS = {
     "c": lambda b: b,

@@ -8,17 +8,9 @@ import numpy as np
 import pytest
 
 import npc
-from npc import _fallback
 
 from _ufunc_helpers import NATIVE, assert_same, check_exceptions, run_both, ulp_bound
 
-
-@pytest.fixture(autouse=True)
-def strict_fallback():
-    old = _fallback.config.strict_fallback
-    _fallback.config.strict_fallback = True
-    yield
-    _fallback.config.strict_fallback = old
 
 
 DTYPES = [NATIVE[c] for c in "?bBhHiIlLefdFD"]

@@ -6,7 +6,7 @@ import pytest
 
 import npc
 
-from _diff import check, strict_fallback  # noqa: F401
+from _diff import check
 
 
 def same_error(fn):

@@ -4,7 +4,7 @@ import pytest
 
 import npc
 
-from _diff import DTYPES, LAYOUTS, check, pair, strict_fallback, values  # noqa: F401
+from _diff import DTYPES, LAYOUTS, check, pair, values
 
 SHAPES = [(0,), (7,), (3, 5), (2, 0, 3), (2, 3, 4)]
 NAN_OK = {"sort", "sort0", "sort_descending", "argsort_descending", "sort_none", "argsort_stable", "unique", "unique_all", "searchsorted", "isin",

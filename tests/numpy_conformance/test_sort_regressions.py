@@ -5,7 +5,7 @@ import pytest
 
 import npc
 
-from _diff import check, strict_fallback  # noqa: F401
+from _diff import check
 
 FLOATS = [np.float16, np.float32, np.float64]
 

@@ -5,18 +5,10 @@ import numpy as np
 import pytest
 
 import npc
-from npc import _fallback
 
 from _ufunc_helpers import (UFUNC_ROWS, assert_same, check_exceptions, loop_dtypes, run_both,
                             second_operand_dtype, shape_kinds, to_npc, ulp_bound, values)
 
-
-@pytest.fixture(autouse=True)
-def strict_fallback():
-    old = _fallback.config.strict_fallback
-    _fallback.config.strict_fallback = True
-    yield
-    _fallback.config.strict_fallback = old
 
 
 CASES = [(row[0], dt) for row in UFUNC_ROWS for dt in loop_dtypes(row)]

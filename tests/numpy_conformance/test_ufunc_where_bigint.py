@@ -15,18 +15,10 @@ import numpy as np
 import pytest
 
 import npc
-from npc import _fallback
 
 from _ufunc_helpers import NATIVE, UFUNC_ROWS, assert_same, check_exceptions, loop_dtypes, run_both, \
     second_operand_dtype, ulp_bound
 
-
-@pytest.fixture(autouse=True)
-def strict_fallback():
-    old = _fallback.config.strict_fallback
-    _fallback.config.strict_fallback = True
-    yield
-    _fallback.config.strict_fallback = old
 
 
 def special(dtype, n, seed):

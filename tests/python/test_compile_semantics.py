@@ -3,6 +3,7 @@ inside compiled functions, strided arguments' geometry, ufunc.accumulate, lists 
 globals, captured globals seen by other threads, and masked read-modify-write warnings.
 Every compiled call is compared with the same code run eagerly on NumPy: values, dtypes,
 warnings (messages, in order) and exceptions (type and message)."""
+import contextlib
 import threading
 import warnings
 
@@ -380,6 +381,18 @@ G = np.arange(4.0)
 COUNT = 0
 
 
+@contextlib.contextmanager
+def _global_G(value):
+    """The module global G is `value` inside the block (tests that write into it get a
+    fresh array) and the old array again after it."""
+    global G
+    saved, G = G, value
+    try:
+        yield
+    finally:
+        G = saved
+
+
 def reads_global_slowly(x, started, resume):
     global COUNT
     started.set()
@@ -390,10 +403,9 @@ def reads_global_slowly(x, started, resume):
 
 
 def test_other_threads_see_the_real_global_during_a_trace():
-    global G, COUNT
-    saved = G
-    G, COUNT = np.arange(4.0), 0
-    try:
+    global COUNT
+    COUNT = 0
+    with _global_G(np.arange(4.0)):
         real = G
         started, resume = threading.Event(), threading.Event()
         seen = []
@@ -411,8 +423,6 @@ def test_other_threads_see_the_real_global_during_a_trace():
         assert seen[0] is real and seen[1] is real  # not a traced stand-in
         same(out, np.array([1.0, 8.0, 3.0, 4.0]))
         assert G is real and G[1] == 7.0 and COUNT == 1
-    finally:
-        G = saved
 
 
 def take_g():
@@ -422,10 +432,7 @@ def take_g():
 def test_captured_global_read_by_a_helper_and_the_function():
     # The helper reads the module's global (the real array), the function a stand-in: both
     # are the same graph input, so the write is seen by both.
-    global G
-    saved = G
-    G = np.arange(4.0)
-    try:
+    with _global_G(np.arange(4.0)):
         def f(x):
             G[0] = x[0]
             return take_g() * 2 + G
@@ -434,8 +441,6 @@ def test_captured_global_read_by_a_helper_and_the_function():
             want = f(np.array([v]))
             G[0] = -1.0
             same(cf(np.array([v])), want)
-    finally:
-        G = saved
 
 
 # ---------------------------------------------------------------- a[mask] op= v
@@ -522,10 +527,7 @@ K_GLOBAL = 3.0
 
 
 def test_class_body_and_nested_functions_read_globals():
-    global G
-    saved = G
-    G = np.arange(3.0)
-    try:
+    with _global_G(np.arange(3.0)):
         def f(x):
             class C:
                 k = K_GLOBAL   # a class body reads globals as a dict
@@ -534,8 +536,6 @@ def test_class_body_and_nested_functions_read_globals():
         cf = npc.compile(f)
         for _ in range(2):
             same(cf(np.ones(3)), f(np.ones(3)))
-    finally:
-        G = saved
 
 
 @npc.compile
@@ -546,10 +546,7 @@ def _compiled_helper(x):
 def test_compiled_helper_reads_the_same_captured_global():
     # A compiled function called while tracing is inlined and reads the outer trace's
     # stand-in: the outer write is seen, and `G * 2` is not frozen.
-    global G
-    saved = G
-    G = np.arange(4.0)
-    try:
+    with _global_G(np.arange(4.0)):
         def f(x):
             G[0] = x[0]
             return _compiled_helper(x)
@@ -561,5 +558,3 @@ def test_compiled_helper_reads_the_same_captured_global():
             want = np.array([v] * 4) + e * 2
             want[0] = v + v * 2
             same(cf(np.array([v] * 4)), want)
-    finally:
-        G = saved

@@ -8,6 +8,7 @@ a node of the graph IR (src/tracer); anything that needs a concrete value is a g
 after which functions re-run their Python on every call.
 """
 import atexit
+import contextlib
 import functools
 import os
 import struct
@@ -237,12 +238,8 @@ def disable(fn=None, recursive=True):
         if _core._is_tracing():
             return _run_outside(fn, f"call to {name}, wrapped in npc.compiler.disable", args, kwargs)
         if recursive:
-            prev = _tls.disabled
-            _tls.disabled = True
-            try:
+            with _thread_flag("disabled"):
                 return fn(*args, **kwargs)
-            finally:
-                _tls.disabled = prev
         return fn(*args, **kwargs)
     return wrapper
 
@@ -255,13 +252,20 @@ def run(fn):
 
     @functools.wraps(fn._fn)
     def frozen(*args, **kwargs):
-        prev = _tls.frozen
-        _tls.frozen = True
-        try:
+        with _thread_flag("frozen"):
             return fn(*args, **kwargs)
-        finally:
-            _tls.frozen = prev
     return frozen
+
+
+@contextlib.contextmanager
+def _thread_flag(name):
+    """Sets this thread's flag `name` (compiling disabled, frozen mode) for the block."""
+    prev = getattr(_tls, name)
+    setattr(_tls, name, True)
+    try:
+        yield
+    finally:
+        setattr(_tls, name, prev)
 
 
 # ---------------------------------------------------------------- runtime scalars

@@ -142,6 +142,17 @@ def _fill(self, sampler, shape, dtype, *params):
     return out
 
 
+def _float_draws(self, sampler, size, dtype, out, *params):
+    """Draws of `sampler` in a new float32/float64 array of shape `size` (a Python float
+    when size is None); NotNative for out= or another dtype (NumPy handles those)."""
+    dt = _np.dtype(dtype)
+    if out is not None or dt not in _FLOATS:
+        raise _NotNative
+    shape = _shape_of(size)
+    r = _fill(self, sampler, shape, dt, *params)
+    return float(r[()]) if shape is None else r
+
+
 def _bounds(low, high, dtype, endpoint):
     """(off, rng) of a bounded-integer draw as NumPy computes them; NotNative for array
     bounds or bounds that NumPy rejects (it raises its own error)."""
@@ -188,32 +199,19 @@ class Generator(_NPGen):
     @_native_method("Generator", _NPGen)
     def random(self, size=None, dtype=_np.float64, out=None):
         """Uniform floats in [0, 1) (numpy.random.Generator.random)."""
-        dt = _np.dtype(dtype)
-        if out is not None or dt not in _FLOATS:
-            raise _NotNative
-        shape = _shape_of(size)
-        r = _fill(self, "uniform01", shape, dt)
-        return float(r[()]) if shape is None else r
+        return _float_draws(self, "uniform01", size, dtype, out)
 
     @_native_method("Generator", _NPGen)
     def standard_normal(self, size=None, dtype=_np.float64, out=None):
         """Standard normal samples, ziggurat (numpy.random.Generator.standard_normal)."""
-        dt = _np.dtype(dtype)
-        if out is not None or dt not in _FLOATS:
-            raise _NotNative
-        shape = _shape_of(size)
-        r = _fill(self, "standard_normal", shape, dt)
-        return float(r[()]) if shape is None else r
+        return _float_draws(self, "standard_normal", size, dtype, out)
 
     @_native_method("Generator", _NPGen)
     def standard_exponential(self, size=None, dtype=_np.float64, method="zig", out=None):
         """Standard exponential samples (numpy.random.Generator.standard_exponential)."""
-        dt = _np.dtype(dtype)
-        if out is not None or dt not in _FLOATS or method not in ("zig", "inv"):
+        if method not in ("zig", "inv"):
             raise _NotNative
-        shape = _shape_of(size)
-        r = _fill(self, "standard_exponential", shape, dt, method == "inv")
-        return float(r[()]) if shape is None else r
+        return _float_draws(self, "standard_exponential", size, dtype, out, method == "inv")
 
     @_native_method("Generator", _NPGen)
     def normal(self, loc=0.0, scale=1.0, size=None):
