@@ -620,7 +620,7 @@ void inner_minmax(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std:
     if (s == sizeof(T)) {
       const T* q = reinterpret_cast<const T*>(p);
       if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
-        // Note [vector max/min] in reduce_simd.cpp: the same loop for AVX2 when the CPU has it.
+        // Note [vector max/min] in reduce_simd.cpp: the same loop, vectorized.
         bool done;
         if constexpr (std::is_same_v<T, double>) done = ops::simd::minmax_f64(q, n, &a, kMax);
         else done = ops::simd::minmax_f32(q, n, &a, kMax);

@@ -6,7 +6,7 @@ outer-axis reductions of reversed, strided and transposed views accumulated row 
 the vector loops of src/ops/reduce_simd.cpp. Every case runs on one thread and on two
 threads with the parallel threshold at 1, so the threaded paths see small arrays too. Values
 are order-sensitive (magnitudes spread over six decades), so any change of association
-shows. npc's NumPy fallback is an error here."""
+shows. npc's NumPy fallback is an error here (conftest.py)."""
 import itertools
 import warnings
 
@@ -14,17 +14,8 @@ import numpy as np
 import pytest
 
 import npc
-from npc import _fallback
 
 from _ufunc_helpers import assert_same
-
-
-@pytest.fixture(autouse=True)
-def strict_fallback():
-    old = _fallback.config.strict_fallback
-    _fallback.config.strict_fallback = True
-    yield
-    _fallback.config.strict_fallback = old
 
 
 @pytest.fixture(params=[1, 2], ids=["t1", "t2"])
