@@ -85,13 +85,34 @@ bool minmax_fast(const T* q, int64_t n, T* acc) {
   V l[NV];
   for (int j = 0; j < NV; ++j)
     for (int k = 0; k < L; ++k) l[j][k] = r;
-  auto nan = l[0] != l[0];  // a NaN test per pair of vectors, OR-ed
+  // One NaN test per pair of vectors, OR-ed. x86 has an unordered compare of two vectors (one
+  // instruction for both); GCC vector types can only test each vector on its own.
+  auto nan = l[0] != l[0];
+  [[maybe_unused]] uint64_t nan_bits = 0;
   for (; i + W <= n; i += W) {
     V v[NV];
     for (int j = 0; j < NV; ++j) std::memcpy(&v[j], q + i + j * L, sizeof(V));
-    for (int j = 0; j < NV; j += 2) nan |= (v[j] != v[j]) | (v[j + 1] != v[j + 1]);
+    for (int j = 0; j < NV; j += 2) {
+#if defined(__x86_64__)
+      if constexpr (Isa::kBytes == 64 && sizeof(T) == 8) {
+        nan_bits |= _mm512_cmp_pd_mask(v[j], v[j + 1], _CMP_UNORD_Q);
+        continue;
+      } else if constexpr (Isa::kBytes == 64) {
+        nan_bits |= _mm512_cmp_ps_mask(v[j], v[j + 1], _CMP_UNORD_Q);
+        continue;
+      } else if constexpr (Isa::kBytes == 32 && sizeof(T) == 8) {
+        nan |= reinterpret_cast<decltype(nan)>(_mm256_cmp_pd(v[j], v[j + 1], _CMP_UNORD_Q));
+        continue;
+      } else if constexpr (Isa::kBytes == 32) {
+        nan |= reinterpret_cast<decltype(nan)>(_mm256_cmp_ps(v[j], v[j + 1], _CMP_UNORD_Q));
+        continue;
+      }
+#endif
+      nan |= (v[j] != v[j]) | (v[j + 1] != v[j + 1]);
+    }
     for (int j = 0; j < NV; ++j) l[j] = kMax ? (l[j] > v[j] ? l[j] : v[j]) : (l[j] < v[j] ? l[j] : v[j]);
   }
+  if (nan_bits) return false;
   for (int k = 0; k < L; ++k)
     if (nan[k]) return false;
   for (int j = 0; j < NV; ++j)
