@@ -3,8 +3,10 @@
 iteration (reversed and strided views, casts through NumPy's buffer; Note [NumPy reduction
 order] in src/ops/reduce.cpp). Every row also checks that npc's result has NumPy's bits.
 
-Usage: python bench/bench_reductions.py [--quick] [--write]
-(--write replaces this script's section of bench/RESULTS.md)."""
+Usage: python bench/bench_reductions.py [--quick] [--write] [--cpu]
+(--write replaces this script's section of bench/RESULTS.md; --cpu adds a table of CPU time
+on one thread, process time of NumPy and npc alike, which a busy shared machine disturbs far
+less than wall-clock time on two threads)."""
 import argparse
 import os
 import platform
@@ -17,13 +19,13 @@ import numpy as np
 import npc
 
 
-def median_ms(fn, repeat):
+def median_ms(fn, repeat, clock=time.perf_counter):
     fn()
     ts = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        ts.append(time.perf_counter() - t0)
+        ts.append(clock() - t0)
     return statistics.median(ts) * 1e3
 
 
@@ -85,6 +87,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--cpu", action="store_true")
     args = ap.parse_args()
     npc.set_num_threads(2)
     n = 2_000_000 if args.quick else 10_000_000
@@ -102,6 +105,18 @@ def main():
         print(lines[-1], flush=True)
     lines.append(f"\nLoad average at the end: {os.getloadavg()[0]:.1f} (a shared machine: single runs move by "
                  "tens of percent).")
+    if args.cpu:
+        npc.set_num_threads(1)
+        lines += ["", f"CPU time on one thread (`--cpu`: process time, npc threads 1; load average "
+                  f"{os.getloadavg()[0]:.1f} at start). Ratio = NumPy / npc: the work per element, which "
+                  "two threads on a quiet machine roughly halve in wall-clock time.", "",
+                  "| case | NumPy CPU ms | npc CPU ms | NumPy/npc |", "|---|---:|---:|---:|"]
+        for name, f_np, f_npc in cases(n):
+            t_np = median_ms(f_np, rep, time.process_time)
+            t_npc = median_ms(f_npc, rep, time.process_time)
+            lines.append(f"| {name} | {t_np:.2f} | {t_npc:.2f} | {t_np / t_npc:.2f} |")
+            print(lines[-1], flush=True)
+        npc.set_num_threads(2)
     if args.write:
         write_results(lines)
     return 0
