@@ -93,7 +93,7 @@ def main():
     n = 2_000_000 if args.quick else 10_000_000
     rep = 5 if args.quick else 9
     lines = ["## Reductions and NumPy's order (bench/bench_reductions.py)", "",
-             f"`python bench/bench_reductions.py` on {platform.machine()} ({os.cpu_count()} cores; load average "
+             f"`{' '.join(['python bench/bench_reductions.py'] + sys.argv[1:])}` on {platform.machine()} ({os.cpu_count()} cores; load average "
              f"{os.getloadavg()[0]:.1f} at start), NumPy {np.__version__}, npc threads {npc.get_num_threads()}. "
              f"Medians of {rep} runs, wall clock. Ratio = NumPy time / npc time (target for the first seven "
              "rows: >= 1). `bits` = npc's result is NumPy's, bit for bit.", "",
