@@ -394,13 +394,17 @@ struct Gcd {
 };
 struct Lcm {
   template <class T> requires is_int<T> T operator()(T a, T b) const {
-    // npy_lcm: |a / gcd * b| computed in C's promoted type (int for narrow types), then
-    // converted back, so narrow results wrap after the absolute value like NumPy's.
+    // npy_lcm: |a| / gcd * |b| in C's promoted type (int for narrow types), wrapping, then
+    // converted back: an overflowing product keeps its sign (lcm(int32 max, 300) == -300).
     T g = int_gcd(a, b);
     if (g == 0) return 0;
     using W = std::conditional_t<(sizeof(T) < sizeof(int)), int, T>;
-    W v = static_cast<W>(wrap_mul(static_cast<W>(a / g), static_cast<W>(b)));
-    return static_cast<T>(uabs(v));
+    W x = static_cast<W>(a), y = static_cast<W>(b);
+    if constexpr (std::is_signed_v<T>) {
+      x = uabs(x);
+      y = uabs(y);
+    }
+    return static_cast<T>(wrap_mul(static_cast<W>(x / static_cast<W>(g)), y));
   }
 };
 

@@ -381,7 +381,8 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
       const bool cross = wk == Kind::Complex ? !is_complex(t)
                          : wk == Kind::Float ? !is_inexact(t)
                                              : (wk == Kind::Signed || wk == Kind::Unsigned) && t == DType::Bool;
-      if (cross && !can_cast(wd, t, opts.casting)) throw UfuncCastingError(op, false, i, wd, t, opts.casting);
+      if (cross && !is_logical_binary(op) && !can_cast(wd, t, opts.casting))
+        throw UfuncCastingError(op, false, i, wd, t, opts.casting);
       if (a.dtype() != t && kind(a.dtype()) != Kind::Float && kind(a.dtype()) != Kind::Complex) {
         WeakRange r = weak_int_range(a, t);
         if (r != WeakRange::Fits) {
@@ -400,7 +401,8 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
       continue;
     }
     if (a.dtype() != t) {
-      if (!can_cast(a.dtype(), t, opts.casting)) throw UfuncCastingError(op, false, i, a.dtype(), t, opts.casting);
+      if (!is_logical_binary(op) && !can_cast(a.dtype(), t, opts.casting))
+        throw UfuncCastingError(op, false, i, a.dtype(), t, opts.casting);
       args.push_back(a.astype(t, Order::K));
     } else {
       args.push_back(a);
@@ -419,7 +421,13 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
       if (!can_cast(loop.out[k], o.dtype(), opts.casting))
         throw UfuncCastingError(op, true, k, loop.out[k], o.dtype(), opts.casting);
       results.push_back(o);
-      if (o.dtype() == loop.out[k]) {  // masked lanes are left as they are (Note [where= lanes])
+      // A float output that shares memory with a later one is written through a buffer and
+      // copied back last, as NumPy 2.x does (measured): divmod(a, 3.0, out=(a, a)) and
+      // modf(a, out=(a, a)) leave the first output in a; integer divmod writes in place.
+      bool later_overlap = false;
+      for (int j = k + 1; j < static_cast<int>(opts.out.size()) && is_inexact(loop.out[k]); ++j)
+        later_overlap |= opts.out[j].has_value() && ranges_overlap(o, *opts.out[j]);
+      if (o.dtype() == loop.out[k] && !later_overlap) {  // masked lanes are left as they are (Note [where= lanes])
         targets.push_back(o);
         continue;
       }

@@ -1,0 +1,213 @@
+"""Defects found by probing eager ufuncs as a new NumPy user would (unusual dtype mixes,
+Python scalars under NEP 50, dtype=/casting=/out= keywords, special values): each test
+runs the input that broke through npc and NumPy and compares results, dtypes, exception
+types and messages, and warnings."""
+import warnings
+
+import numpy as np
+import pytest
+
+import npc
+
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+FLOATS = ["float16", "float32", "float64"]
+NATIVE = ["bool"] + INTS + FLOATS + ["complex64", "complex128"]
+
+
+def _outcome(lib, fn):
+    """(kind, payload, warnings) of fn(lib): each result's type, dtype, shape and bytes (a
+    tuple of results item by item), or the exception's type and message; the warnings as
+    (category, message) pairs."""
+    def one(r):
+        typ = "array" if isinstance(r, (np.ndarray, npc.ndarray)) else type(r).__name__
+        a = np.asarray(r)
+        return (typ, a.dtype.str, a.shape, np.ascontiguousarray(a).tobytes())
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = fn(lib)
+            res = ("ok", tuple(one(x) for x in r)) if isinstance(r, tuple) else ("ok", one(r))
+        except Exception as e:  # noqa: BLE001 - compared with NumPy's
+            res = ("exc", type(e).__name__, str(e))
+    return res, sorted({(x.category.__name__, str(x.message)) for x in w})
+
+
+def assert_same(fn):
+    with np.errstate(all="warn"):
+        assert _outcome(npc, fn) == _outcome(np, fn)
+
+
+def arr(lib, x):
+    return lib.asarray(x)
+
+
+# ---------------------------------------------------------------- logical_and/or/xor
+
+LOGICAL = ["logical_and", "logical_or", "logical_xor"]
+
+
+@pytest.mark.parametrize("name", LOGICAL)
+@pytest.mark.parametrize("dt,scalar", [("float16", 1e-10), ("float32", 1e-50), ("complex64", 1e-50j),
+                                       ("int8", 300), ("uint8", -1), ("int16", 2**31), ("uint64", -300),
+                                       ("float16", 1e300)])
+def test_logical_mixed_python_scalar_runs_in_bool(name, dt, scalar):
+    # NumPy casts both inputs to bool: no truth value lost to a float16 rounding, no
+    # OverflowError for an int that does not fit the array's dtype.
+    x = np.array([1, 0, 2], dtype=dt)
+    assert_same(lambda l: getattr(l, name)(arr(l, x), scalar))
+    assert_same(lambda l: getattr(l, name)(scalar, arr(l, x)))
+    assert_same(lambda l: getattr(l, name).outer(arr(l, x), scalar))
+
+
+@pytest.mark.parametrize("name", LOGICAL)
+@pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe"])
+def test_logical_mixed_arrays_ignore_casting(name, casting):
+    a, b = np.int8([1, 0]), np.int16([1, 256])
+    assert_same(lambda l: getattr(l, name)(arr(l, a), arr(l, b), casting=casting))
+    assert_same(lambda l: getattr(l, name)(arr(l, np.float32([1e-30, 0])), arr(l, np.float64([0, 1e-300])),
+                                           casting=casting))
+
+
+@pytest.mark.parametrize("name", LOGICAL + ["logical_not"])
+@pytest.mark.parametrize("dt", ["bool", "int8", "int16", "float32", "float64", "complex64"])
+def test_logical_dtype_keyword(name, dt):
+    # dtype= names the output: only bool has a loop.
+    a, b = np.int8([1, 0]), np.int16([1, 300])
+    nin = getattr(np, name).nin
+    assert_same(lambda l: getattr(l, name)(*[arr(l, a), arr(l, b)][:nin], dtype=dt))
+    assert_same(lambda l: getattr(l, name)(*[arr(l, a), arr(l, a)][:nin], dtype=dt))
+
+
+# ---------------------------------------------------------------- dtype= resolution
+
+@pytest.mark.parametrize("name", ["less", "equal", "greater_equal", "isnan", "isfinite", "signbit"])
+@pytest.mark.parametrize("dt", ["bool", "int8", "int16", "uint8", "float16", "float32", "float64", "complex64"])
+def test_predicate_dtype_keyword_names_the_output(name, dt):
+    # A comparison or predicate has only bool outputs: dtype=float32 has no loop (npc used
+    # to read dtype= as the inputs' loop).
+    a, b = np.int8([1, 0]), np.int16([300, -300])
+    nin = getattr(np, name).nin
+    for args in ([a, b], [b, 2.5], [b, 3]):
+        assert_same(lambda l: getattr(l, name)(*[arr(l, v) if isinstance(v, np.ndarray) else v
+                                                 for v in args][:nin], dtype=dt))
+
+
+def test_comparison_dtype_bool_uses_promoted_loop():
+    # int8 vs int16 with dtype=bool compares in int16 (300 is not wrapped into int8), and a
+    # Python float in float64.
+    assert_same(lambda l: l.less(arr(l, np.int8([1, 44])), arr(l, np.int16([300, 300])), dtype=bool))
+    assert_same(lambda l: l.less(arr(l, np.int16([1])), 1.00000001, dtype=bool))
+    assert_same(lambda l: l.less(arr(l, np.int64([-1])), arr(l, np.uint64([2**63])), dtype=bool))
+
+
+@pytest.mark.parametrize("name,dt", [("negative", "bool"), ("subtract", "bool"), ("ldexp", "float16"),
+                                     ("ldexp", "float32"), ("add", "int8"), ("add", "float32")])
+def test_dtype_keyword_errors_and_homogeneous_loop(name, dt):
+    a, b = np.int8([1, 0]), np.int16([300, -300])
+    nin = getattr(np, name).nin
+    assert_same(lambda l: getattr(l, name)(*[arr(l, a), arr(l, b)][:nin], dtype=dt))
+    assert_same(lambda l: getattr(l, name)(*[arr(l, b), 2.5][:nin], dtype=dt))
+    assert_same(lambda l: getattr(l, name)(*[arr(l, b), 3][:nin], dtype=dt))
+
+
+# ---------------------------------------------------------------- comparisons with Python floats
+
+@pytest.mark.parametrize("dt", ["float16", "float32", "complex64"])
+@pytest.mark.parametrize("name", ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"])
+@pytest.mark.parametrize("scalar", [0.1, 1e300, 2**31, 2**63, -1e-320])
+def test_comparison_with_python_scalar_runs_in_array_dtype(dt, name, scalar):
+    # NEP 50: float32 array == 0.1 compares in float32 (True for float32(0.1)); an
+    # out-of-range Python number becomes inf with NumPy's cast warning.
+    x = np.array([0.1, np.inf, 1e4, 0], dtype=dt)
+    assert_same(lambda l: getattr(l, name)(arr(l, x), scalar))
+    assert_same(lambda l: getattr(l, name)(scalar, arr(l, x)))
+    assert_same(lambda l: getattr(l, name)(arr(l, x[0]), scalar))
+
+
+def test_float32_equals_python_float_operator():
+    x = np.float32([0.1, 0.2])
+    assert_same(lambda l: arr(l, x) == 0.1)
+    assert_same(lambda l: arr(l, x) < 0.2)
+
+
+# ---------------------------------------------------------------- no-loop errors
+
+@pytest.mark.parametrize("name,dt,other", [("cbrt", "complex64", None), ("bitwise_or", "float64", 1),
+                                           ("arctan2", "complex128", 1.0), ("divmod", "complex64", 2),
+                                           ("left_shift", "float32", 1), ("floor", "complex128", None),
+                                           ("gcd", "float64", 3), ("gcd", "bool", 0.5), ("lcm", "complex64", 2j),
+                                           ("sign", "bool", None), ("positive", "bool", None)])
+def test_no_loop_error_is_numpys(name, dt, other):
+    x = np.ones(2, dt)
+    if other is None:
+        assert_same(lambda l: getattr(l, name)(arr(l, x)))
+    else:
+        assert_same(lambda l: getattr(l, name)(arr(l, x), other))
+        assert_same(lambda l: getattr(l, name)(arr(l, x), arr(l, np.asarray(other))))
+
+
+def test_inplace_or_on_float_array_error():
+    def f(lib):
+        a = lib.array(np.linspace(0, 1, 4))
+        a |= 1
+        return a
+    assert_same(f)
+
+
+# ---------------------------------------------------------------- lcm
+
+@pytest.mark.parametrize("dt", INTS)
+def test_lcm_overflow_wraps_like_numpy(dt):
+    # npy_lcm: |a| / gcd * |b|, wrapping; the absolute value is taken of the inputs only.
+    info = np.iinfo(dt)
+    vals = np.array(sorted({0, 1, 3, 7, 300 % (info.max + 1), info.max, info.max - 1, info.min, info.min + 1,
+                            (info.max // 3) or 1}), dtype=dt)
+    if info.min < 0:
+        vals = np.concatenate([vals, -vals[vals > info.min]])
+    a, b = np.meshgrid(vals, vals)
+    assert_same(lambda l: l.lcm(arr(l, a), arr(l, b)))
+
+
+# ---------------------------------------------------------------- ldexp loop selection
+
+@pytest.mark.parametrize("args", [(0, np.int8([1, 5])), (3, np.int64([1, 2])), (2**31, np.int16([1])),
+                                  (1.5, np.int8([1])), (1.5, 3), (2, 3), (np.float16([1]), 5),
+                                  (np.array([True]), 5), (True, np.int8([1])), (np.float32([1]), 2**31)],
+                         ids=str)
+def test_ldexp_python_scalar_loop(args):
+    # A Python int beside an array fits ldexp's float16 slot ("ei->e"); a Python float, or
+    # Python scalars alone, take float64.
+    assert_same(lambda l: l.ldexp(*[arr(l, a) if isinstance(a, np.ndarray) else a for a in args]))
+
+
+# ---------------------------------------------------------------- out=
+
+@pytest.mark.parametrize("dt", ["int8", "int32", "uint64", "float16", "float32", "float64"])
+def test_divmod_same_out_twice(dt):
+    # NumPy keeps the quotient for float loops (buffered first output), the remainder for
+    # integer loops.
+    def f(lib):
+        a = lib.asarray(np.arange(10).astype(dt))
+        lib.divmod(a, 3, out=(a, a))
+        return a
+    assert_same(f)
+
+
+def test_modf_same_out_twice():
+    def f(lib):
+        a = lib.asarray(np.arange(10.0) / 3)
+        lib.modf(a, out=(a, a))
+        return a
+    assert_same(f)
+
+
+# ---------------------------------------------------------------- Python ints beyond int64
+
+@pytest.mark.parametrize("name", ["negative", "positive", "absolute", "sign", "square", "floor", "invert",
+                                  "sqrt", "logical_not", "isnan"])
+def test_unary_on_lone_python_int_beyond_int64(name):
+    # numpy.asarray(2**63) is uint64: a lone Python int is not a weak int there. (NumPy's
+    # scalar type is its ulonglong twin of uint64, hence the comparison as arrays.)
+    assert_same(lambda l: l.asarray(getattr(l, name)(2**63)))
+    assert_same(lambda l: l.asarray(getattr(l, name)(2**64 - 1)))
