@@ -125,7 +125,6 @@ bool checks_fpe(OpId op) {
     case OpId::isnan: case OpId::isinf: case OpId::isfinite: case OpId::signbit: case OpId::copysign:
     case OpId::sign: case OpId::floor: case OpId::ceil: case OpId::trunc: case OpId::rint:
     case OpId::absolute: case OpId::fabs: case OpId::negative: case OpId::positive: case OpId::conjugate:
-    case OpId::nextafter:
       return false;
     default:
       return true;
@@ -513,15 +512,34 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
     }
     no_safe_loop(op, in, weak);
   }
-  // Loops with mixed input dtypes (ldexp): each input must cast safely to its slot. Beside
-  // an array, a Python int fits any numeric slot (ldexp(0, int8 array) runs "ei->e" and is
-  // float16, as NumPy's); Python floats and complexes, and Python scalars that meet no
-  // array, take their default dtype.
-  const bool any_strong = !strong.empty();
+  // Loops with mixed input dtypes (ldexp): each input must cast safely to its slot. NumPy's
+  // legacy search (should_use_min_scalar_weak_literals) treats the Python scalars as weak
+  // only when some array's kind is at least theirs (bool < Python int < int < Python float):
+  // then a Python int fits any numeric slot and a Python float any inexact one
+  // (ldexp(0, int8 array) is float16); otherwise they take their default dtype
+  // (ldexp(0, bool array) and ldexp(1.5, int8 array) are float64).
+  auto kind_rank = [](DType t) {
+    switch (kind(t)) {
+      case Kind::Bool: return 0;
+      case Kind::Unsigned: return 1;
+      case Kind::Signed: return 2;
+      case Kind::Float: return 3;
+      default: return 4;
+    }
+  };
+  int max_array = -1, max_scalar = -1;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!is_weak(i)) max_array = std::max(max_array, kind_rank(in[i]));
+    else max_scalar = std::max(max_scalar, weak_kind_of(in[i]) == WeakKind::Int ? 1 : 3);
+  }
+  const bool weak_literals = max_array >= 0 && max_array >= max_scalar;
   for (const auto& l : loops) {
     bool ok = true;
     for (size_t i = 0; i < in.size() && ok; ++i) {
-      if (is_weak(i) && any_strong && weak_kind_of(in[i]) == WeakKind::Int && kind(l.in[i]) != Kind::Bool) continue;
+      if (is_weak(i) && weak_literals) {
+        ok = weak_kind_of(in[i]) == WeakKind::Int ? kind(l.in[i]) != Kind::Bool : weak_fits(weak_kind_of(in[i]), l.in[i]);
+        continue;
+      }
       DType t = is_weak(i) ? default_dtype(weak_kind_of(in[i])) : in[i];
       ok = can_cast(t, l.in[i], Casting::Safe);
     }

@@ -321,9 +321,9 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   if (static_cast<int>(inputs.size()) != nin)
     throw TypeError(std::string(info.name) + "() takes from " + std::to_string(nin) + " to " +
                     std::to_string(nin + nout) + " positional arguments but " + std::to_string(inputs.size()) +
-                    " were given");
+                    (inputs.size() == 1 ? " was given" : " were given"));
   if (!opts.out.empty() && static_cast<int>(opts.out.size()) != nout)
-    throw ValueError("The 'out' tuple must have exactly " + std::to_string(nout) + " entries: one per ufunc output");
+    throw ValueError("The 'out' tuple must have exactly one entry per ufunc output");
 
   DType dts[ops::kMaxOperands];
   bool weak[ops::kMaxOperands];

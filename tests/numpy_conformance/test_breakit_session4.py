@@ -211,3 +211,208 @@ def test_unary_on_lone_python_int_beyond_int64(name):
     # scalar type is its ulonglong twin of uint64, hence the comparison as arrays.)
     assert_same(lambda l: l.asarray(getattr(l, name)(2**63)))
     assert_same(lambda l: l.asarray(getattr(l, name)(2**64 - 1)))
+
+
+# ---------------------------------------------------------------- special values
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_nextafter_underflow_and_overflow_warnings(dt):
+    fi = np.finfo(dt)
+    a = np.array([0, fi.smallest_subnormal, fi.tiny, fi.max, np.inf, 1, np.nan, -0.0], dtype=dt)
+    b = np.array([1, 0, 0, np.inf, 0, 2, 1, -1], dtype=dt)
+    for i in range(len(a)):
+        assert_same(lambda l: l.nextafter(arr(l, a[i:i + 1]), arr(l, b[i:i + 1])))
+    assert_same(lambda l: l.nextafter(arr(l, a), arr(l, b)))
+
+
+@pytest.mark.parametrize("dt", FLOATS + ["int16", "uint32"])
+def test_spacing_of_zero_has_no_underflow_warning(dt):
+    assert_same(lambda l: l.spacing(arr(l, np.array([0, 1, 7], dtype=dt))))
+    if dt in FLOATS:
+        assert_same(lambda l: l.spacing(arr(l, np.array([-0.0, np.inf, np.finfo(dt).max], dtype=dt))))
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+@pytest.mark.parametrize("e", [2**63, 1e300, -1e300, np.nan, 2**63 - 1])
+def test_complex_power_huge_exponent_no_spurious_invalid(dt, e):
+    x = np.array([0, 1 + 1j, -2.5 + 0.5j, complex(np.inf, 0), complex(np.nan, 1), 3], dtype=dt)
+    for i in range(len(x)):
+        assert_same(lambda l: l.power(arr(l, x[i:i + 1]), e))
+    assert_same(lambda l: l.power(1.5j, arr(l, np.array([2**62, 2**63 - 1, -2**63], dtype=np.int64))))
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_power_scalar_half_is_sqrt(dt):
+    # NumPy's float32/64 power loop takes sqrt for a stride-0 exponent 0.5 (not float_power,
+    # not an array of exponents).
+    x = np.array([-0.0, -np.inf, -1.0, 4.0, np.nan, 0.0, np.inf, 2.0] * 3, dtype=dt)
+    assert_same(lambda l: l.power(arr(l, x), 0.5))
+    assert_same(lambda l: l.power(arr(l, x)[::-2], 0.5))
+    assert_same(lambda l: l.power(arr(l, x), arr(l, np.full(x.shape, 0.5, dt))))
+    assert_same(lambda l: l.power(arr(l, x).reshape(4, 6), arr(l, np.array([0.5], dt))))
+    assert_same(lambda l: l.float_power(arr(l, x), 0.5))
+    assert_same(lambda l: arr(l, x) ** 0.5)
+
+
+@pytest.mark.parametrize("dt", ["float16", "float32", "float64"])
+def test_nan_to_num_masks_come_from_the_input(dt):
+    x = np.array([0.0, np.nan, np.inf, -np.inf, 1.0], dtype=dt)
+    assert_same(lambda l: l.nan_to_num(arr(l, x), nan=1e300, posinf=np.nan))
+    assert_same(lambda l: l.nan_to_num(arr(l, x), nan=-np.inf, neginf=5))
+
+
+@pytest.mark.parametrize("dt", NATIVE)
+def test_nan_to_num_zero_d_returns_scalar(dt):
+    assert_same(lambda l: l.nan_to_num(arr(l, np.ones((), dt))))
+    assert_same(lambda l: l.nan_to_num(np.ones((), dt)[()]))
+
+
+@pytest.mark.parametrize("dt", INTS)
+@pytest.mark.parametrize("decimals", [-1, -2, -5, -20])
+def test_round_integers_negative_decimals_native(dt, decimals):
+    info = np.iinfo(dt)
+    x = np.array([v for v in [0, 5, 15, 25, 149, 150, 151, info.max, info.min, info.max - 49]
+                  if info.min <= v <= info.max], dtype=dt)
+    with _strict():
+        assert_same(lambda l: l.round(arr(l, x), decimals))
+        assert_same(lambda l: l.round(arr(l, x[3]), decimals))
+
+
+class _strict:
+    def __enter__(self):
+        self.old = npc.config.strict_fallback
+        npc.config.strict_fallback = True
+
+    def __exit__(self, *a):
+        npc.config.strict_fallback = self.old
+
+
+@pytest.mark.parametrize("dt", INTS)
+@pytest.mark.parametrize("lo,hi", [(-300, 300), (-2**70, 2**70), (0, 2**64), (None, 2**63), (-2**63 - 1, None)])
+def test_clip_python_int_bounds_beyond_dtype(dt, lo, hi):
+    info = np.iinfo(dt)
+    x = np.array([info.min, 0, 7, info.max], dtype=dt)
+    assert_same(lambda l: l.clip(arr(l, x), lo, hi))
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_clip_scalar_bounds_keep_x_on_ties(dt):
+    x = np.array([-0.0, 0.0, np.nan, -1.0, 2.0] * 4, dtype=dt)
+    assert_same(lambda l: l.clip(arr(l, x), 0.0, 1.0))
+    assert_same(lambda l: l.clip(arr(l, x), -1.0, -0.0))
+    assert_same(lambda l: l.clip(arr(l, x), np.nan, 1.0))
+
+
+@pytest.mark.parametrize("val", [np.float32(1.5), np.complex64(1 + 2j), np.int8(3), True, 3, 2.5, 1.5j])
+@pytest.mark.parametrize("name", ["real", "imag"])
+def test_real_imag_of_scalars_are_scalars(name, val):
+    assert_same(lambda l: getattr(l, name)(val))
+
+
+def test_fix_is_deprecated_like_numpy():
+    assert_same(lambda l: l.fix(arr(l, np.array([-1.5, 2.5]))))
+
+
+# ---------------------------------------------------------------- keywords
+
+@pytest.mark.parametrize("order", [None, "k", "c", "F"])
+def test_order_keyword_spellings(order):
+    x = np.ones((3, 4)).T
+    assert_same(lambda l: l.add(arr(l, x), 1, order=order).strides)
+
+
+def test_out_errors_for_two_output_ufuncs():
+    x = np.arange(3.0)
+    assert_same(lambda l: l.modf(arr(l, x), out=l.empty(3)))
+    assert_same(lambda l: l.divmod(arr(l, x), 2, out=l.empty(3)))
+    assert_same(lambda l: l.divmod(arr(l, x), 2, out=(l.empty(3),)))
+    assert_same(lambda l: l.add(arr(l, x), 2, out=(l.empty(3), l.empty(3))))
+
+
+def test_positional_count_message():
+    assert_same(lambda l: l.add(arr(l, np.ones(2))))
+    assert_same(lambda l: l.add(arr(l, np.ones(2)), 1, l.empty(2), 3))
+    assert_same(lambda l: l.sin())
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128", "float32"])
+@pytest.mark.parametrize("part", ["real", "imag"])
+def test_assign_real_imag_of_zero_d(dt, part):
+    def f(lib):
+        a = lib.asarray(np.array(1 + 2j if dt[0] == "c" else 1.0, dtype=dt))
+        setattr(a, part, 5.0)
+        return a
+    assert_same(f)
+
+
+# ---------------------------------------------------------------- ufunc methods
+
+@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "subtract", "bitwise_and", "logical_xor", "divide"])
+@pytest.mark.parametrize("dt", ["int8", "uint16", "float32", "bool"])
+def test_outer_python_scalar_is_strong(name, dt):
+    # numpy.ufunc.outer takes numpy.asarray of its operands: add.outer(int8 array, 3) is int64.
+    a = np.array([1, 0, 3], dtype=dt)
+    assert_same(lambda l: getattr(l, name).outer(arr(l, a), 3))
+    assert_same(lambda l: getattr(l, name).outer(2.5, arr(l, a)))
+    assert_same(lambda l: getattr(l, name).outer([1, 2], arr(l, a)))
+
+
+@pytest.mark.parametrize("name", ["add", "maximum", "logical_and", "bitwise_or", "divide"])
+def test_outer_keywords_native(name):
+    a = np.arange(4, dtype=np.int16)
+
+    def f(lib):
+        o = lib.zeros((4, 4))
+        getattr(lib, name).outer(arr(lib, a), arr(lib, a), out=o)
+        return o
+    with _strict():
+        assert_same(f)
+        assert_same(lambda l: getattr(l, name).outer(arr(l, a), arr(l, a), where=arr(l, a) > 1, out=l.ones((4, 4))))
+        assert_same(lambda l: getattr(l, name).outer(arr(l, a), arr(l, a), casting="no"))
+
+
+# Reductions (src/ops/reduce*.cpp, another engineer's files): found here, left as xfails.
+_REDUCE_XFAIL = pytest.mark.xfail(strict=True, reason="reduce/accumulate resolve their loop from the input "
+                                                      "dtype, not from dtype=/out= as NumPy's type tuple does")
+
+
+@_REDUCE_XFAIL
+@pytest.mark.parametrize("method,name", [("reduce", "subtract"), ("reduce", "divide"), ("accumulate", "divide")])
+def test_reduce_loop_from_float64_out(method, name):
+    # NumPy runs the float64 loop when out= is float64 (inputs cast first); npc reduces in
+    # float32 and casts the result.
+    x = np.linspace(-3, 3, 24).reshape(2, 3, 4).astype(np.float32)
+
+    def f(lib):
+        o = lib.zeros((3, 4) if method == "reduce" else (2, 3, 4))
+        getattr(getattr(lib, name), method)(arr(lib, x), axis=0 if method == "reduce" else 2, out=o)
+        return o
+    assert_same(f)
+
+
+@_REDUCE_XFAIL
+@pytest.mark.parametrize("method", ["reduce", "accumulate"])
+@pytest.mark.parametrize("name", ["logical_and", "bitwise_or"])
+def test_reduce_dtype_without_loop_raises(method, name):
+    # logical_and.reduce(x, dtype=float64) and bitwise_or.reduce(x, dtype=float64) have no
+    # loop in NumPy (TypeError); npc computes a result.
+    x = np.arange(12, dtype=np.int8).reshape(3, 4)
+    assert_same(lambda l: getattr(getattr(l, name), method)(arr(l, x), axis=1, dtype=np.float64))
+
+
+@_REDUCE_XFAIL
+def test_bitwise_reduce_into_float_out_raises():
+    x = np.arange(12, dtype=np.int8).reshape(3, 4)
+
+    def f(lib):
+        o = lib.zeros(4)
+        lib.bitwise_and.reduce(arr(lib, x), axis=0, out=o)
+        return o
+    assert_same(f)
+
+
+@pytest.mark.xfail(strict=True, reason="reduce checks reorderability before duplicate axes and the bool loop")
+@pytest.mark.parametrize("dt,axis", [("int8", (0, 0)), ("bool", None)])
+def test_subtract_reduce_error_order(dt, axis):
+    x = np.ones((2, 3), dtype=dt)
+    assert_same(lambda l: l.subtract.reduce(arr(l, x), axis=axis))
