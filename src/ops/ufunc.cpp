@@ -55,9 +55,10 @@ std::string weak_int_str(const ndarray& v) {
 }
 
 // The OverflowError of a weak Python int that does not fit the loop dtype `t`. NumPy first
-// converts the int to a C long for signed loops, so values above int64 get CPython's message.
+// converts the int to a C long for every loop but uint32's and uint64's (which take an
+// unsigned long), so values above int64 get CPython's message there.
 [[noreturn]] void throw_weak_overflow(const ndarray& v, DType t) {
-  if (v.dtype() == DType::UInt64 && kind(t) != Kind::Unsigned &&
+  if (v.dtype() == DType::UInt64 && t != DType::UInt32 && t != DType::UInt64 &&
       Scalar::load(v.dtype(), v.data()).u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
     throw OverflowError("Python int too large to convert to C long");
   throw OverflowError("Python integer " + weak_int_str(v) + " out of bounds for " + std::string(name(t)));
@@ -381,12 +382,18 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
       const bool cross = wk == Kind::Complex ? !is_complex(t)
                          : wk == Kind::Float ? !is_inexact(t)
                                              : (wk == Kind::Signed || wk == Kind::Unsigned) && t == DType::Bool;
+      // logical_and/or/xor convert a Python int to a C long before casting it to bool.
+      if (is_logical_binary(op) && a.dtype() == DType::UInt64 &&
+          Scalar::load(a.dtype(), a.data()).u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        throw OverflowError("Python int too large to convert to C long");
       if (cross && !is_logical_binary(op) && !can_cast(wd, t, opts.casting))
         throw UfuncCastingError(op, false, i, wd, t, opts.casting);
       if (a.dtype() != t && kind(a.dtype()) != Kind::Float && kind(a.dtype()) != Kind::Complex) {
         WeakRange r = weak_int_range(a, t);
         if (r != WeakRange::Fits) {
-          if (is_comparison_op(op) && nin == 2) {
+          // Beside a bool array NumPy converts the int to a C long first (OverflowError).
+          const bool bool_other = nin == 2 && !inputs[1 - i].weak && inputs[1 - i].array.dtype() == DType::Bool;
+          if (is_comparison_op(op) && nin == 2 && !bool_other) {
             bool v = compare_out_of_range(op, r, i == 1);
             std::vector<ndarray> res;
             ndarray o = (!opts.out.empty() && opts.out[0]) ? *opts.out[0] : empty(shape, DType::Bool);

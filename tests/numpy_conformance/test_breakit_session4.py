@@ -416,3 +416,26 @@ def test_bitwise_reduce_into_float_out_raises():
 def test_subtract_reduce_error_order(dt, axis):
     x = np.ones((2, 3), dtype=dt)
     assert_same(lambda l: l.subtract.reduce(arr(l, x), axis=axis))
+
+
+@pytest.mark.parametrize("dt", INTS)
+@pytest.mark.parametrize("v", [2**63, 2**64 - 1, -1, 300, -2**63 - 1, 2**64])
+def test_python_int_out_of_bounds_message(dt, v):
+    # NumPy converts a Python int through a C long for every loop but uint32's and uint64's.
+    assert_same(lambda l: l.add(arr(l, np.ones(2, dt)), v))
+    assert_same(lambda l: l.multiply(v, arr(l, np.ones(2, dt))))
+
+
+@pytest.mark.parametrize("name", ["less", "equal", "greater_equal"])
+@pytest.mark.parametrize("v", [2**63, 2**64 - 1, -2**63, 300, -1])
+def test_bool_array_compared_with_big_python_int(name, v):
+    # Beside a bool array NumPy converts the int to a C long: 2**63 raises OverflowError,
+    # while integer arrays compare exactly.
+    b = np.array([True, False])
+    assert_same(lambda l: getattr(l, name)(arr(l, b), v))
+    assert_same(lambda l: getattr(l, name)(v, arr(l, b)))
+    assert_same(lambda l: getattr(l, name)(arr(l, np.array([0, 5], np.uint8)), v))
+    for name in LOGICAL:  # these convert the int to a C long whatever the array
+        for x in (b, np.array([0, 5], np.uint64), np.array([0.5, 0], np.float16)):
+            assert_same(lambda l: getattr(l, name)(arr(l, x), v))
+            assert_same(lambda l: getattr(l, name)(v, arr(l, x)))
