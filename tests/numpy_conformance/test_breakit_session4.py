@@ -439,3 +439,21 @@ def test_bool_array_compared_with_big_python_int(name, v):
         for x in (b, np.array([0, 5], np.uint64), np.array([0.5, 0], np.float16)):
             assert_same(lambda l: getattr(l, name)(arr(l, x), v))
             assert_same(lambda l: getattr(l, name)(v, arr(l, x)))
+
+
+# ---------------------------------------------------------------- underflow of Python scalars
+
+@pytest.mark.parametrize("case", ["add f2", "add f4", "full f4", "setitem f4", "array cast f2"])
+def test_python_scalar_conversion_does_not_warn_underflow(case):
+    # NumPy warns "underflow encountered in cast" for array casts only: a Python float too
+    # small for the dtype becomes 0 (or a subnormal) silently.
+    def setitem(lib):
+        a = lib.zeros(2, np.float32)
+        a[0] = 1e-46
+        return a
+    fn = {"add f2": lambda l: l.add(arr(l, np.float16([0.1])), -1e-320),
+          "add f4": lambda l: l.add(arr(l, np.float32([0.1])), 1e-46),
+          "full f4": lambda l: l.full(2, 1e-46, dtype=np.float32),
+          "setitem f4": setitem,
+          "array cast f2": lambda l: arr(l, np.array([-1e-320])).astype(np.float16)}[case]
+    assert_same(fn)
