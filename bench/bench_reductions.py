@@ -3,8 +3,10 @@
 iteration (reversed and strided views, casts through NumPy's buffer; Note [NumPy reduction
 order] in src/ops/reduce.cpp). Every row also checks that npc's result has NumPy's bits.
 
-Usage: python bench/bench_reductions.py [--quick] [--write]
-(--write replaces this script's section of bench/RESULTS.md)."""
+Usage: python bench/bench_reductions.py [--quick] [--write] [--cpu]
+(--write replaces this script's section of bench/RESULTS.md; --cpu adds a table of CPU time
+on one thread, process time of NumPy and npc alike, which a busy shared machine disturbs far
+less than wall-clock time on two threads)."""
 import argparse
 import os
 import platform
@@ -17,13 +19,13 @@ import numpy as np
 import npc
 
 
-def median_ms(fn, repeat):
+def median_ms(fn, repeat, clock=time.perf_counter):
     fn()
     ts = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        ts.append(time.perf_counter() - t0)
+        ts.append(clock() - t0)
     return statistics.median(ts) * 1e3
 
 
@@ -39,6 +41,12 @@ def cases(n):
     xf32 = npc.asarray(f32)
     ints = rng.integers(0, 1000, n)
     xints = npc.asarray(ints)
+    f16, i32 = a.astype(np.float16), ints.astype(np.int32)
+    xf16, xi32 = npc.asarray(f16), npc.asarray(i32)
+    f32_2 = f32.reshape(1000, -1)
+    xf32_2 = npc.asarray(f32_2)
+    prod_st = (1 + a / 1e5).reshape(100, 100, -1)[::-1, :, ::2]
+    xprod_st = npc.asarray(prod_st)
     return [
         ("sum 10M float64", lambda: a.sum(), lambda: x.sum()),
         ("mean 10M float64", lambda: a.mean(), lambda: x.mean()),
@@ -53,6 +61,19 @@ def cases(n):
         ("sum (100,100,1000)[::-1,:,::2] axis=0", lambda: st.sum(axis=0), lambda: xst.sum(axis=0)),
         ("sum 10M float32 dtype=float64", lambda: f32.sum(dtype=np.float64), lambda: xf32.sum(dtype=np.float64)),
         ("mean 10M int64", lambda: ints.mean(), lambda: xints.mean()),
+        # Casts through NumPy's buffer (Note [cast pieces]) and outer reductions of views
+        # (Note [row-wise outer reductions]).
+        ("sum 10M float16 dtype=float32", lambda: f16.sum(dtype=np.float32), lambda: xf16.sum(dtype=np.float32)),
+        ("mean 10M float16", lambda: f16.mean(), lambda: xf16.mean()),
+        ("sum 10M int32", lambda: i32.sum(), lambda: xi32.sum()),
+        ("prod 10M float32 dtype=float64", lambda: f32.prod(dtype=np.float64), lambda: xf32.prod(dtype=np.float64)),
+        ("sum axis=0 (1000, 10000) float32 dtype=float64", lambda: f32_2.sum(axis=0, dtype=np.float64),
+         lambda: xf32_2.sum(axis=0, dtype=np.float64)),
+        ("mean (100,100,1000)[::-1,:,::2] axis=0", lambda: st.mean(axis=0), lambda: xst.mean(axis=0)),
+        ("max (100,100,1000)[::-1,:,::2] axis=0", lambda: st.max(axis=0), lambda: xst.max(axis=0)),
+        ("min (100,100,1000)[::-1,:,::2] axis=0", lambda: st.min(axis=0), lambda: xst.min(axis=0)),
+        ("prod (100,100,1000)[::-1,:,::2] axis=0", lambda: prod_st.prod(axis=0), lambda: xprod_st.prod(axis=0)),
+        ("sum (100,100,1000)[::-1,::-1,::-1] axis=0", lambda: rev.sum(axis=0), lambda: xrev.sum(axis=0)),
     ]
 
 
@@ -66,12 +87,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--cpu", action="store_true")
     args = ap.parse_args()
     npc.set_num_threads(2)
     n = 2_000_000 if args.quick else 10_000_000
     rep = 5 if args.quick else 9
     lines = ["## Reductions and NumPy's order (bench/bench_reductions.py)", "",
-             f"`python bench/bench_reductions.py` on {platform.machine()} ({os.cpu_count()} cores; load average "
+             f"`{' '.join(['python bench/bench_reductions.py'] + sys.argv[1:])}` on {platform.machine()} ({os.cpu_count()} cores; load average "
              f"{os.getloadavg()[0]:.1f} at start), NumPy {np.__version__}, npc threads {npc.get_num_threads()}. "
              f"Medians of {rep} runs, wall clock. Ratio = NumPy time / npc time (target for the first seven "
              "rows: >= 1). `bits` = npc's result is NumPy's, bit for bit.", "",
@@ -83,6 +105,18 @@ def main():
         print(lines[-1], flush=True)
     lines.append(f"\nLoad average at the end: {os.getloadavg()[0]:.1f} (a shared machine: single runs move by "
                  "tens of percent).")
+    if args.cpu:
+        npc.set_num_threads(1)
+        lines += ["", f"CPU time on one thread (`--cpu`: process time, npc threads 1; load average "
+                  f"{os.getloadavg()[0]:.1f} at start). Ratio = NumPy / npc: the work per element, which "
+                  "two threads on a quiet machine roughly halve in wall-clock time.", "",
+                  "| case | NumPy CPU ms | npc CPU ms | NumPy/npc |", "|---|---:|---:|---:|"]
+        for name, f_np, f_npc in cases(n):
+            t_np = median_ms(f_np, rep, time.process_time)
+            t_npc = median_ms(f_npc, rep, time.process_time)
+            lines.append(f"| {name} | {t_np:.2f} | {t_npc:.2f} | {t_np / t_npc:.2f} |")
+            print(lines[-1], flush=True)
+        npc.set_num_threads(2)
     if args.write:
         write_results(lines)
     return 0

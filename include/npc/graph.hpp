@@ -220,6 +220,10 @@ class Graph {
 
   /// All live nodes in creation (topological) order.
   const std::vector<NodeRef>& nodes() const { return order_; }
+  /// How many evaluations of the traced program node `n` stands for: interning merges a
+  /// repeated computation (two `v * v`) into one node, which NumPy computes (and warns for)
+  /// each time (Note [merged evaluations]).
+  uint32_t evaluations(NodeRef n) const { return n->id < evals_.size() ? evals_[n->id] : 1; }
   /// Structural hash of the program (nodes reachable from outputs and write-backs).
   size_t structural_hash() const;
   /// Text form, one SSA value per line: "%3 = add(%1, %2) : float64(s0, 4)".
@@ -235,6 +239,7 @@ class Graph {
   std::vector<std::unique_ptr<Node>> owned_;
   std::vector<NodeRef> order_;
   std::unordered_set<const Node*, Hash, Eq> table_;
+  std::vector<uint32_t> evals_;  ///< per node id: evaluations() (Note [merged evaluations])
   std::vector<Symbol> symbols_;
   int num_inputs_ = 0, num_scalars_ = 0;
   friend Graph dce(Graph&&);

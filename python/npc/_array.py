@@ -325,14 +325,15 @@ def _imag_get(self):
 
 def _imag_set(self, value):
     if self.dtype.kind != "c":
-        raise TypeError("array does not have imaginary part to set")
+        raise TypeError("Cannot set imaginary part of non-complex array.")
     _core._copy_into(self._imag(), _broadcast_value(value, self))
 
 
 def _broadcast_value(value, like):
     v = _np.broadcast_to(_np.asarray(value, dtype=like.real.dtype if like.dtype.kind == "c" else like.dtype),
                          like.shape)
-    return _from_numpy(_np.ascontiguousarray(v))
+    # numpy.ascontiguousarray would make a 0-d value 1-d (and a 0-d .real unassignable).
+    return _from_numpy(_np.array(v, order="C"))
 
 
 def _reduce(self):

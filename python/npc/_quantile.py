@@ -149,35 +149,56 @@ def _lanes(x, axis):
     return y.reshape(L, n), kept, kdims
 
 
-def _finish(r, qshape, kept, kdims, keepdims, out, scalar_ok=True, median=False):
+def _finish(r, qshape, kept, kdims, keepdims, out, scalar_ok=True, median=False, setitem=False, red=None,
+            weighted=False):
     """Reshape (nq, L) results to q.shape + kept (or + kdims), write `out`. NumPy's median
     writes `out` through numpy.mean (unsafe casting, no broadcasting); its quantiles through
-    ufuncs (same_kind casting, broadcast into `out`)."""
+    ufuncs (same_kind casting, broadcast into `out`); the nan functions with out[...] = r
+    (`setitem`); the weighted quantile into an `out` of exactly its shape. With keepdims, the
+    latter three write into `out` indexed with 0 at the reduced axes `red` (NumPy's _ureduce)."""
     npc = _npc()
     if not isinstance(r, ndarray):
         r = npc.asarray(r)
+    if out is not None and keepdims and red is not None and (setitem or not median):
+        if not isinstance(out, ndarray):
+            raise TypeError("out must be an npc array")
+        dst = out[(Ellipsis,) + tuple(0 if d in red else slice(None) for d in range(len(kdims)))]
+        _write_out(dst, r.reshape(qshape + kept), median, setitem, weighted)
+        return out
     r = r.reshape(qshape + (kdims if keepdims else kept))
     if out is not None:
-        return _write_out(out, r, median)
+        return _write_out(out, r, median, setitem, weighted)
     # keepdims indexes NumPy's result with (..., newaxis, ...): an array even when 0-d.
     return _scalar_or_array(r) if scalar_ok and not keepdims else r
 
 
-def _write_out(out, r, median=False):
+def _write_out(out, r, median=False, setitem=False, weighted=False):
     if not isinstance(out, ndarray):
         raise TypeError("out must be an npc array")
     r = _arr(r)
+    if setitem:
+        # NumPy's nan functions: out[...] = result (unsafe casts, broadcasting, its messages).
+        out[...] = r
+        return out
+    if weighted and out.shape != r.shape:
+        raise ValueError(f"Wrong shape of argument 'out', shape={r.shape} is required; got shape={out.shape}.")
+    if not median and not _np.can_cast(r.dtype, out.dtype, "same_kind"):
+        # numpy.add(..., out=out) resolves its loop (and refuses the cast) before broadcasting.
+        raise _np._core._exceptions._UFuncOutputCastingError(_np.add, "same_kind", r.dtype, out.dtype, 0)
     if out.shape != r.shape:
         try:
             fits = not median and _np.broadcast_shapes(r.shape, out.shape) == out.shape
         except ValueError:
             fits = False
         if not fits:
+            if not median:
+                # NumPy's _lerp writes with numpy.add(a, diff * t, out=out): its message, from
+                # NumPy's own check on zero-stride stand-ins of the operands.
+                stand = _zero_strided(r.shape)
+                _np.add(stand, stand, out=_zero_strided(out.shape))
             raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the "
                              f"broadcast shape {r.shape}")
         r = _npc().broadcast_to(r, out.shape)
-    if not median and not _np.can_cast(r.dtype, out.dtype, "same_kind"):
-        raise _np._core._exceptions._UFuncOutputCastingError(_np.add, "same_kind", r.dtype, out.dtype, 0)
     _u.copyto_(out, r)
     return out
 
@@ -240,12 +261,18 @@ def _sub_checked(b, a, scalar):
     return d
 
 
-def _lerp(a, b, t, omt, mask, scalar, weak):
+def _lerp(a, b, t, omt, mask, scalar, weak, out_dtype=None):
     """NumPy's _lerp(a, b, t): a + (b - a) * t, or b - (b - a) * (1 - t) where t >= 0.5.
-    `omt` is 1 - t as NumPy computes it; `mask` is t >= 0.5."""
+    `omt` is 1 - t as NumPy computes it; `mask` is t >= 0.5. With out= (`out_dtype`), NumPy
+    adds into out (its same_kind cast, errors named "add") and subtracts in out's dtype."""
     diff = _sub_checked(b, a, scalar)
     mul_name = "scalar multiply" if scalar else "multiply"
-    r = _u.add(a, _named(mul_name, _u.multiply, diff, t))
+    at = _named(mul_name, _u.multiply, diff, t)
+    if out_dtype is not None:
+        shape = _np.broadcast_shapes(_np.shape(a), _np.shape(at))
+        r = _u.add(a, at, out=_npc().empty(shape, dtype=out_dtype))
+    else:
+        r = _u.add(a, at)
     if not isinstance(r, ndarray):
         r = _arr(r)
     _u.subtract(b, _named(mul_name, _u.multiply, diff, omt), out=r, where=mask, casting="unsafe", dtype=r.dtype)
@@ -293,7 +320,7 @@ def _virtual_index(method, n, Q):
     raise ValueError(f"{method!r} is not a valid method. Use one of: {_np.lib._function_base_impl._QuantileMethods.keys()}")
 
 
-def _quantile_lanes(s, n, qa, weak_q, method, scalar, nan_aware):
+def _quantile_lanes(s, n, qa, weak_q, method, scalar, nan_aware, out_dtype=None):
     """Quantiles of the sorted (L, n_all) lanes `s` whose first `n` values are valid (n: a
     Python int or a (1, L) int64 array): an (nq, L) npc array in NumPy's result dtype."""
     u = _u
@@ -337,7 +364,7 @@ def _quantile_lanes(s, n, qa, weak_q, method, scalar, nan_aware):
         t = gamma
         omt = u.subtract(1, gamma)
     mask = u.greater_equal(gamma, 0.5)
-    return _lerp(lo, hi, t, omt, mask, scalar, weak_q)
+    return _lerp(lo, hi, t, omt, mask, scalar, weak_q, out_dtype)
 
 
 def _nan_lanes(s, n_all, nan_aware):
@@ -413,6 +440,9 @@ def _quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, wei
         raise ValueError(f"{method!r} is not a valid method. Use one of: "
                          f"{_np.lib._function_base_impl._QuantileMethods.keys()}")
     y, kept, kdims = _lanes(x, axis)
+    red = range(x.ndim) if axis is None else _normalize_axis_tuple(axis, x.ndim)
+    if out is not None and keepdims:
+        out[(Ellipsis,) + tuple(0 if d in red else slice(None) for d in range(x.ndim))]  # NumPy's _ureduce first
     L, n = y.shape
     if n == 0 and L > 0:
         raise IndexError("index -1 is out of bounds for axis 0 with size 0")
@@ -423,7 +453,8 @@ def _quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, wei
             warnings.simplefilter("ignore")
             r = _quantile_lanes(npc.zeros((1, n), dtype=x.dtype), n, qa, weak_q, method, False, False) \
                 if w is None else npc.zeros((1, 1), dtype=x.dtype)
-        return _finish(npc.empty((qa.size, 0), dtype=_arr(r).dtype), qa.shape, kept, kdims, keepdims, out)
+        return _finish(npc.empty((qa.size, 0), dtype=_arr(r).dtype), qa.shape, kept, kdims, keepdims, out,
+                       setitem=nan_aware, red=red, weighted=w is not None and not nan_aware)
     if overwrite_input and axis is None and x.flags.c_contiguous and x.flags.writeable:
         x.reshape(-1).sort()  # NumPy partitions the input in place; a sort is a partition
     inexact = y.dtype.kind == "f"
@@ -440,7 +471,8 @@ def _quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, wei
     if inexact:
         cnt, allnan, nanl = _nan_lanes(s, n, nan_aware)
     if w is None:
-        r = _quantile_lanes(s, cnt, qa, weak_q, method, scalar, nan_aware)
+        r = _quantile_lanes(s, cnt, qa, weak_q, method, scalar, nan_aware,
+                            out.dtype if out is not None and not nan_aware else None)
     if not isinstance(r, ndarray):
         r = _arr(r)
     if out is not None and w is None and not nan_aware and (
@@ -450,8 +482,8 @@ def _quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, wei
         _take_out(r, qa.shape, kept, kdims, keepdims, axis, x.ndim, out)
         if inexact and _u.any(nanl):
             if not _np.can_cast(r.dtype, out.dtype, "same_kind"):
-                raise TypeError(f"Cannot cast array data from {r.dtype!r} to {out.dtype!r} according to the "
-                                "rule 'same_kind'")
+                raise TypeError(f"Cannot cast {'array data' if kept else 'scalar'} from {r.dtype!r} to {out.dtype!r} "
+                                "according to the rule 'same_kind'")
             r = _u.where(nanl.reshape(1, -1), s[:, n - 1].reshape(1, -1).astype(r.dtype), r)
             _take_out(r, qa.shape, kept, kdims, keepdims, axis, x.ndim, out, quiet=True)
         return out
@@ -471,7 +503,8 @@ def _quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, wei
                 return lastv[0]  # NumPy returns the lane's NaN itself (a's dtype)
             r = _u.where(nanl.reshape(1, -1), lastv.reshape(1, -1).astype(r.dtype), r)
     # The weighted path fills an np.empty result: a 0-d array stays an array.
-    return _finish(r, qa.shape, kept, kdims, keepdims, out, scalar_ok=w is None)
+    return _finish(r, qa.shape, kept, kdims, keepdims, out, scalar_ok=w is None, setitem=nan_aware, red=red,
+                   weighted=w is not None and not nan_aware)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
@@ -581,17 +614,18 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     s = npc.sort(y, axis=1)
     mid = n // 2
     part = s[:, mid - 1:mid + 1] if n % 2 == 0 else s[:, mid:mid + 1]
-    r = npc.mean(part, axis=1)
+    # NumPy's median is numpy.mean(part, axis, out=out): the sum runs in out's loop dtype.
+    r = npc.mean(part, axis=1) if out is None else npc.mean(part, axis=1, out=npc.empty(L, dtype=out.dtype))
     if s.dtype.kind in "fc":
         lastv = s[:, n - 1]
         nanl = _u.isnan(lastv)
         if _u.any(nanl):
             if len(kept) == 0 and out is None and not keepdims:
                 return lastv[0]
-            if out is not None and not _np.can_cast(r.dtype, out.dtype, "same_kind"):
+            if out is not None and not _np.can_cast(s.dtype, out.dtype, "same_kind"):
                 # NumPy copies the NaNs into out= with numpy.copyto (same_kind).
-                raise TypeError(f"Cannot cast array data from {r.dtype!r} to {out.dtype!r} according to the "
-                                "rule 'same_kind'")
+                raise TypeError(f"Cannot cast {'array data' if kept else 'scalar'} from {s.dtype!r} to {out.dtype!r} "
+                                "according to the rule 'same_kind'")
             r = _u.where(nanl, lastv.astype(r.dtype), r)
     return _finish(r, (), kept, kdims, keepdims, out, median=True)
 
@@ -613,8 +647,15 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
             _fallback.record("nanmedian")
             return _fallback.from_numpy(_np.nanmedian(_to_numpy(a), axis=axis, out=_to_numpy(out),
                                                       overwrite_input=overwrite_input, keepdims=keepdims))
-        return median(x, axis=axis, out=out, keepdims=keepdims)
+        if out is None:
+            return median(x, axis=axis, keepdims=keepdims)
+        # NumPy's nanmedian writes the median with out[...] = result (unsafe casts).
+        red = range(x.ndim) if axis is None else _normalize_axis_tuple(axis, x.ndim)
+        dst = out[(Ellipsis,) + tuple(0 if d in red else slice(None) for d in range(x.ndim))] if keepdims else out
+        dst[...] = median(x, axis=axis)
+        return out
     y, kept, kdims = _lanes(x, axis)
+    red = range(x.ndim) if axis is None else _normalize_axis_tuple(axis, x.ndim)
     L, n = y.shape
     s = npc.sort(y, axis=1)
     cnt = _u.subtract(n, _u.sum(_u.isnan(s), axis=1, dtype=_np.int64))
@@ -633,10 +674,11 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         # numpy.median of each lane's valid values: the mean of its middle value(s).
         if one_d:
             if nbad:
-                return _finish(s[:, n - 1], (), kept, kdims, keepdims, out, median=True)
+                return _finish(s[:, n - 1], (), kept, kdims, keepdims, out, median=True, setitem=True, red=red)
             c = int(cnt[0])
             part = pair if c % 2 == 0 else pair[:, 1:]
-            return _finish(npc.mean(part, axis=1), (), kept, kdims, keepdims, out, median=True)
+            return _finish(npc.mean(part, axis=1), (), kept, kdims, keepdims, out, median=True, setitem=True,
+                           red=red)
         f16 = x.dtype == _np.float16
         acc = pair.astype(_np.float32) if f16 else pair
         both = _u.add(acc[:, 0], acc[:, 1])
@@ -648,7 +690,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         r = _u.divide(npc.sum(pair, axis=1), 2.0)
     if nbad:
         r = _u.where(allnan, r.dtype.type(_np.nan), r)
-    return _finish(r, (), kept, kdims, keepdims, out, median=True)
+    return _finish(r, (), kept, kdims, keepdims, out, median=True, setitem=True, red=red)
 
 
 __all__ = ["median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile"]

@@ -116,12 +116,12 @@ class ufunc(_core._UfuncBase):
             args = args[:nin]
             if len(out) > nout:
                 raise TypeError(f"{self.__name__}() takes from {nin} to {nin + nout} positional arguments "
-                                f"but {len(args) + len(out)} were given")
+                                f"but {len(args) + len(out)} were given")  # more than 1
             if len(out) < nout:
                 out = tuple(out) + (None,) * (nout - len(out))
         if len(args) < nin:
             raise TypeError(f"{self.__name__}() takes from {nin} to {nin + nout} positional arguments "
-                            f"but {len(args)} were given")
+                            f"but {len(args)} {'was' if len(args) == 1 else 'were'} given")
         full_kw = dict(out=out, where=where, dtype=dtype, casting=casting, order=order, **kw)
         if signature is not None or kw:
             if signature is not None:
@@ -129,9 +129,11 @@ class ufunc(_core._UfuncBase):
             return self._fallback("__call__", args, {k: v for k, v in full_kw.items() if v is not None})
         if out is not None:
             if not isinstance(out, tuple):
+                if nout > 1 or isinstance(out, list):
+                    raise TypeError("'out' must be a tuple of arrays")
                 out = (out,)
             if len(out) != nout:
-                raise ValueError(f"The 'out' tuple must have exactly {nout} entries: one per ufunc output")
+                raise ValueError("The 'out' tuple must have exactly one entry per ufunc output")
             if builtins.all(o is None for o in out):
                 out = None
             elif builtins.any(o is not None and not isinstance(o, ndarray) for o in out):
@@ -141,6 +143,8 @@ class ufunc(_core._UfuncBase):
             code = code_of(dtype)
             if code is None:
                 return self._fallback("__call__", args, {k: v for k, v in full_kw.items() if v is not None})
+        if order is None:  # NumPy reads order=None as 'K'
+            order = "K"
         if not isinstance(order, str) or order.upper() not in ("C", "F", "A", "K"):
             raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
         w = None if where is True else where
@@ -186,9 +190,20 @@ class ufunc(_core._UfuncBase):
         """numpy.ufunc.outer: op(a[i...], b[j...]) over all pairs; shape a.shape + b.shape."""
         if self.nin != 2:
             raise ValueError("method outer is only supported for binary functions")
+        # NumPy's outer takes numpy.asarray of both operands: a Python scalar is a strong
+        # array there (add.outer(int8 array, 3) is int64), not a weak NEP 50 scalar.
+        A = _as_npc(A) if type(A) in (int, float, complex, bool, list, tuple) else A
+        B = _as_npc(B) if type(B) in (int, float, complex, bool, list, tuple) else B
         dtype = kwargs.pop("dtype", None)
-        if kwargs or (dtype is not None and code_of(dtype) is None):
+        if dtype is not None and code_of(dtype) is None:
             return self._fallback("outer", (A, B), dict(kwargs, dtype=dtype))
+        if kwargs:
+            # out=, where=, casting=, order=: the call on A[..., None, ...] and B.
+            a, b = _as_npc(A), _as_npc(B)
+            if not (isinstance(a, ndarray) and isinstance(b, ndarray) and a.dtype.kind in "?biufc" and
+                    b.dtype.kind in "?biufc"):
+                return self._fallback("outer", (A, B), dict(kwargs, dtype=dtype))
+            return self(a.reshape(a.shape + (1,) * b.ndim), b, dtype=dtype, **kwargs)
         r = _core.ufunc_outer(self._id, A, B, -1 if dtype is None else code_of(dtype))
         if r is _NOT_NATIVE:
             return self._fallback("outer", (A, B), {})
@@ -216,7 +231,7 @@ class ufunc(_core._UfuncBase):
             # NumPy's ufunc.at converts the values to an array first: a Python scalar is not
             # weak there (np.add.at(uint8_array, i, -3) runs the int64 loop, complex64 / 1.5
             # the complex128 one), and each result is cast back into `a` unsafely.
-            bb = _np.asarray(_to_numpy(b))
+            bb = b_given = _np.asarray(_to_numpy(b))
             if bb.dtype.kind not in "biufc":
                 # Values npc has no loop for (strings, objects, ints beyond 64 bits): NumPy's
                 # own ufunc.at on a copy raises its error, or gives the values to store.
@@ -229,10 +244,18 @@ class ufunc(_core._UfuncBase):
             except ValueError:
                 raise ValueError("array is not broadcastable to correct shape") from None
             b = _from_numpy(_np.ascontiguousarray(bb))
-        _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
+        flags = _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
         if b is not None and b.dtype.kind == "c" and a.dtype.kind not in "cb":  # (to bool: no warning)
             warnings.warn("Casting complex values to real discards the imaginary part", _np.exceptions.ComplexWarning,
                           stacklevel=2)
+        if idx.size == 0:
+            return
+        indexed = _at_indexed_loop(self.__name__, a, indices, sel.size, None if b is None else b_given)
+        if indexed and self.__name__ in ("maximum", "minimum") and a.dtype.char in "fd" and \
+                _np.isnan(_to_numpy(a)[_to_numpy(indices)]).any():
+            flags |= 8  # the indexed loop's ordered comparison with a NaN raises 'invalid'
+        if flags:
+            _fp_error(flags, self.__name__ if indexed else "at")
 
     def reduceat(self, *args, **kwargs):
         return self._fallback("reduceat", args, kwargs)
@@ -508,10 +531,24 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
     if (a.dtype.kind == "c" or (out is not None and out.dtype.kind == "c") or
             (dtype is not None and _np.dtype(dtype).kind == "c")) and \
             uf.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
-        _warn_complex_casts(a, dtype, out, reduce=True)
+        # Without identity or initial=, an empty reduced axis raises before NumPy copies
+        # the first elements into out (one cast, one warning fewer).
+        starts = True
+        if out is not None and uf.identity is None and (initial is _np._NoValue or initial is None) and a.size == 0:
+            ax = range(a.ndim) if axis is None else (axis,) if not isinstance(axis, tuple) else axis
+            try:
+                starts = builtins.all(a.shape[_operator.index(d) % a.ndim] for d in ax) if a.ndim else True
+            except (TypeError, ZeroDivisionError):
+                pass
+        _warn_complex_casts(a, dtype, out, reduce=True if starts else False)
     init = None if initial is _np._NoValue or initial is None else initial
-    if type(init) is int and (init < -2**31 or init > 2**31 - 1 or a.dtype.kind in "iu" or
-                              (dtype is not None and _np.dtype(dtype).kind in "iu")):
+    int_loop = a.dtype.kind in "iub" if dtype is None else _np.dtype(dtype).kind in "iub"
+    if dtype is None and out is not None:  # NumPy resolves the loop from (out, input)
+        int_loop = int_loop and out.dtype.kind in "iub"
+    if (type(init) is int and (init < -2**31 or init > 2**31 - 1 or a.dtype.kind in "iu" or
+                               (dtype is not None and _np.dtype(dtype).kind in "iu") or
+                               (dtype is None and out is not None and out.dtype.kind in "iub"))) or \
+            (type(init) is float and int_loop):  # np.sum(uint8, out=uint8, initial=-1.5) raises
         _check_initial(uf, a, dtype, out, init)
         if not -2**63 <= init < 2**64:
             init = float(init)  # NumPy accepted it, so the loop is inexact (np.sum(f4, initial=2**70))
@@ -522,6 +559,29 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
             raise
         _raise_reduce_out_error(uf, a, axis, dtype, out, keepdims)
         raise
+
+
+# Note [ufunc.at error names]: NumPy runs ufunc.at through the ufunc's indexed loop
+# (`*_indexed` in loops_*.dispatch.c.src; generate_umath.py's `indexed=`) when there is one
+# for the dtype, `a` is 1-d, needs no cast (b has a's dtype too) and the index has an integer
+# or array part or selects one element; its floating-point errors are then named after the
+# ufunc ("divide by zero encountered in floor_divide"), elsewhere "... in at". The indexed
+# maximum/minimum of float32/float64 compare in order, so a NaN raises 'invalid' there (the
+# plain loops clear that flag). Kinds with indexed loops, per ufunc:
+_AT_INDEXED = {"add": "iufc", "subtract": "iufc", "multiply": "iufc", "floor_divide": "iuf", "divide": "f",
+               "maximum": "iuf", "minimum": "iuf", "fmax": "iuf", "fmin": "iuf"}
+
+
+def _at_indexed_loop(name, a, indices, count, b):
+    """Whether NumPy's ufunc.at takes the ufunc's indexed loop (Note [ufunc.at error names])."""
+    if a.ndim != 1 or a.dtype.kind not in _AT_INDEXED.get(name, ""):
+        return False
+    if b is not None and (b.dtype != a.dtype or b.ndim > 1):
+        return False
+    if count == 1:
+        return True
+    parts = indices if isinstance(indices, tuple) else (indices,)
+    return builtins.any(not (p is None or p is Ellipsis or isinstance(p, slice)) for p in parts)
 
 
 def _warn_complex_casts(a, dtype, out, reduce):
@@ -1060,8 +1120,22 @@ def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValu
         a_min = None
     if a_max is _np._NoValue:
         a_max = None
+    x = _native(a)
+    if isinstance(x, ndarray) and x.dtype.kind in "iu":
+        # NumPy's _clip: a Python int bound beyond the integer dtype's range is no bound
+        # (NEP 50 would otherwise raise OverflowError for it).
+        info = _np.iinfo(x.dtype)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
     if a_min is None and a_max is None:
         return positive(a, out=out, **kwargs) if out is not None or kwargs else asarray_copy(a)  # noqa: F821
+    if a_min is not None and a_max is not None and isinstance(x, ndarray) and x.dtype.kind == "f" and \
+            x.dtype.itemsize > 2 and _np.ndim(a_min) == 0 and _np.ndim(a_max) == 0:
+        # numpy.clip with two scalar bounds keeps x where it equals a bound (clip(-0.0, 0, 1)
+        # is -0.0); npc's float32/64 maximum and minimum return their second operand on ties.
+        return minimum(a_max, maximum(a_min, a, **kwargs), out=out, **kwargs)  # noqa: F821
     r = a
     if a_min is not None:
         r = maximum(r, a_min, **kwargs) if a_max is not None else maximum(r, a_min, out=out, **kwargs)  # noqa: F821
@@ -1104,8 +1178,14 @@ def round(a, decimals=0, out=None):
             if out is not None:
                 return positive(x, out=out)  # noqa: F821
             return x.copy() if x.ndim else x._scalar()
-        _fallback.record("round")
-        return _fallback.from_numpy(_np.round(_to_numpy(x), decimals, _to_numpy(out)))
+        if out is not None:
+            _fallback.record("round")
+            return _fallback.from_numpy(_np.round(_to_numpy(x), decimals, _to_numpy(out)))
+        # NumPy's PyArray_Round for integers: divide by the power of ten into float64, rint,
+        # multiply back, and cast to the input dtype (with the cast's warnings).
+        f = _power_of_ten(-decimals)
+        y = multiply(rint(divide(x, f)), f)  # noqa: F821
+        return y.astype(x.dtype)
     if k == "c":
         if out is not None and (not isinstance(out, ndarray) or out.dtype.kind != "c"):
             _fallback.record("round")
@@ -1131,18 +1211,27 @@ around = round
 
 
 def fix(x, out=None):
-    """numpy.fix: round towards zero (ceil for negatives, floor otherwise)."""
+    """numpy.fix: round towards zero (ceil for negatives, floor otherwise). Deprecated in
+    NumPy 2.5 like numpy.fix (DeprecationWarning): use trunc."""
+    warnings.warn("numpy.fix is deprecated. Use numpy.trunc instead, which is faster and follows the Array "
+                  "API standard.", DeprecationWarning, stacklevel=2)
     return trunc(x, out=out) if out is not None else trunc(x)  # noqa: F821
 
 
 def real(val):
-    """numpy.real: real part (a view for complex arrays)."""
+    """numpy.real: real part (a view for complex arrays); a scalar's own ``.real`` for
+    scalars (Python or NumPy), as numpy.real."""
+    if not isinstance(val, (ndarray, _np.ndarray, list, tuple)) and hasattr(val, "real"):
+        return val.real
     x = _native(val)
     return x.real if x is not None else _np.real(val)
 
 
 def imag(val):
-    """numpy.imag: imaginary part (zeros for real input)."""
+    """numpy.imag: imaginary part (zeros for real input); a scalar's own ``.imag`` for
+    scalars (Python or NumPy), as numpy.imag."""
+    if not isinstance(val, (ndarray, _np.ndarray, list, tuple)) and hasattr(val, "imag"):
+        return val.imag
     x = _native(val)
     return x.imag if x is not None else _np.imag(val)
 
@@ -1164,16 +1253,22 @@ def angle(z, deg=False):
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """numpy.nan_to_num: NaN -> `nan`, +inf -> `posinf` (default: the dtype's max), -inf ->
-    `neginf` (default: the dtype's min); complex parts separately."""
+    `neginf` (default: the dtype's min); complex parts separately. A 0-d input gives a
+    NumPy scalar, as NumPy's."""
     a = _native(x)
     if a is None:
         _fallback.record("nan_to_num")
         return _np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+    r = _nan_to_num(a, copy, nan, posinf, neginf)
+    return r._scalar() if isinstance(r, ndarray) and r.ndim == 0 else r
+
+
+def _nan_to_num(a, copy, nan, posinf, neginf):
     if a.dtype.kind not in "fc":
         return a.copy() if copy else a
     if a.dtype.kind == "c":
-        re = nan_to_num(a.real, True, nan, posinf, neginf)
-        im = nan_to_num(a.imag, True, nan, posinf, neginf)
+        re = _nan_to_num(a.real, True, nan, posinf, neginf)
+        im = _nan_to_num(a.imag, True, nan, posinf, neginf)
         r = a.copy() if copy else a
         r.real = re
         r.imag = im
@@ -1182,9 +1277,12 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     info = _np.finfo(a.dtype)
     pi_ = t(info.max if posinf is None else posinf)
     ni_ = t(info.min if neginf is None else neginf)
+    # The masks come from the input, as NumPy's: a `nan` replacement that overflows to inf
+    # is not then replaced by `posinf`.
+    pos, neg = equal(a, t(_np.inf)), equal(a, t(-_np.inf))  # noqa: F821
     r = where(isnan(a), t(nan), a)  # noqa: F821
-    r = where(equal(r, t(_np.inf)), pi_, r)  # noqa: F821
-    r = where(equal(r, t(-_np.inf)), ni_, r)  # noqa: F821
+    r = where(pos, pi_, r)
+    r = where(neg, ni_, r)
     if not copy:
         _core._copy_into(a, r)
         return a

@@ -644,8 +644,8 @@ void index_assign(const ndarray& a, std::span<const IndexItem> idx, const ndarra
     if (p.any_adv)
       throw ValueError("shape mismatch: value array of shape " + compact_shape(value.shape()) +
                        " could not be broadcast to indexing result of shape " + compact_shape(target));
-    throw ValueError("could not broadcast input array from shape " + shape_str(value.shape()) + " into shape " +
-                     shape_str(target));
+    throw ValueError("could not broadcast input array from shape " + compact_shape(value.shape()) + " into shape " +
+                     compact_shape(target));  // NumPy's "(2,4)", as a[...] = v says it
   }
   if (!p.any_adv) {
     assign_array(a.with_geometry(p.offset, a.dtype(), p.shape, p.strides), bv);

@@ -270,6 +270,8 @@ void Scalar::store(DType t, void* dst) const {
   if (checked) clear_hw_fp_flags();
   detail::get_cast(carrier(kind(dtype)), t)(static_cast<const std::byte*>(carrier_ptr(*this)), 0,
                                             static_cast<std::byte*>(dst), 0, 1);
+  // A Python scalar converted into a dtype warns overflow and invalid, never underflow
+  // (np.float16(1e-320), np.add(float16_array, 1e-320) are silent; array casts are not).
   if (checked) add_fp_flags(read_and_clear_hw_fp_flags() & (kFpOverflow | kFpInvalid));
 }
 
@@ -666,8 +668,9 @@ void copy_into(const ndarray& dst, const ndarray& src) {
   detail::strided_loop<2>(dst.shape(), {dst.data(), src.data()}, st, [&](auto p, auto s, int64_t n) {
     fn(p[1], s[1], p[0], s[0], n);
   });
-  // NumPy reports only overflow and invalid from casts (not underflow or inexact).
-  if (checked) add_fp_flags(read_and_clear_hw_fp_flags() & (kFpOverflow | kFpInvalid));
+  // NumPy reports overflow, underflow (a tiny inexact result: 1e-46 into float32, 1e-8 into
+  // float16) and invalid from casts, not inexact.
+  if (checked) add_fp_flags(read_and_clear_hw_fp_flags() & (kFpOverflow | kFpUnderflow | kFpInvalid));
 }
 
 }  // namespace npc

@@ -516,7 +516,8 @@ std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunA
     int f = take_fp_errors() | take_fp_flags();
     if (n->kind == NodeKind::Prim && n->op == OpId::matmul)
       f |= product_fp_flags(value, std::vector<ndarray>(in.begin(), in.end()));
-    if (f && report) add_fp_report(f, node_label(n));
+    if (f && report)  // once per evaluation the node stands for (Note [merged evaluations])
+      for (uint32_t k = 0; k < g.evaluations(n); ++k) add_fp_report(f, node_label(n));
   });
 }
 

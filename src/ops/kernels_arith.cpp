@@ -211,7 +211,9 @@ inline std::complex<R> complex_pow(std::complex<R> a, std::complex<R> b) {
     raise_invalid();
     return {std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN()};
   }
-  if (bi == 0 && br == static_cast<R>(static_cast<int64_t>(br)) && br > -100 && br < 100) {
+  // The range test comes first: converting a huge (or NaN) exponent to an integer would
+  // raise a spurious "invalid" flag (x86's cvttsd2si).
+  if (bi == 0 && br > -100 && br < 100 && br == static_cast<R>(static_cast<int64_t>(br))) {
     int64_t n = static_cast<int64_t>(br);
     if (n == 1) return a;
     if (n == 2) return cmul(a, a);
@@ -394,13 +396,17 @@ struct Gcd {
 };
 struct Lcm {
   template <class T> requires is_int<T> T operator()(T a, T b) const {
-    // npy_lcm: |a / gcd * b| computed in C's promoted type (int for narrow types), then
-    // converted back, so narrow results wrap after the absolute value like NumPy's.
+    // npy_lcm: |a| / gcd * |b| in C's promoted type (int for narrow types), wrapping, then
+    // converted back: an overflowing product keeps its sign (lcm(int32 max, 300) == -300).
     T g = int_gcd(a, b);
     if (g == 0) return 0;
     using W = std::conditional_t<(sizeof(T) < sizeof(int)), int, T>;
-    W v = static_cast<W>(wrap_mul(static_cast<W>(a / g), static_cast<W>(b)));
-    return static_cast<T>(uabs(v));
+    W x = static_cast<W>(a), y = static_cast<W>(b);
+    if constexpr (std::is_signed_v<T>) {
+      x = uabs(x);
+      y = uabs(y);
+    }
+    return static_cast<T>(wrap_mul(static_cast<W>(x / static_cast<W>(g)), y));
   }
 };
 
@@ -475,6 +481,18 @@ struct MinimumHalf {
   }
 };
 
+// NumPy's float32/float64 power loop takes sqrt for a stride-0 exponent of 0.5 (a scalar
+// or broadcast exponent): power(-0.0, 0.5) is -0.0 and power(-inf, 0.5) NaN with "invalid",
+// where pow() gives +0.0 and +inf. Its other fast cases (-1, 0, 1, 2) equal pow()'s results.
+template <class T>
+void power_float_loop(std::byte* const* p, const int64_t* s, int64_t n) {
+  if (s[1] == 0 && n > 0 && load<T>(p[1]) == T(0.5)) {
+    for (int64_t i = 0; i < n; ++i) store<T>(p[2] + i * s[2], std::sqrt(load<T>(p[0] + i * s[0])));
+    return;
+  }
+  binary_loop<Power, T, T>(p, s, n);
+}
+
 }  // namespace
 
 void register_arith(Registrar& r) {
@@ -505,6 +523,8 @@ void register_arith(Registrar& r) {
   r.binary<Lcm>(OpId::lcm);
   register_complex_variants<std::complex<float>>(r, DType::Complex64);
   register_complex_variants<std::complex<double>>(r, DType::Complex128);
+  r.set(OpId::power, DType::Float32, &power_float_loop<float>);
+  r.set(OpId::power, DType::Float64, &power_float_loop<double>);
   r.set(OpId::maximum, DType::Float16, &binary_loop<MaximumHalf, float16, float16>);
   r.set(OpId::minimum, DType::Float16, &binary_loop<MinimumHalf, float16, float16>);
 }

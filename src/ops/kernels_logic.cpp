@@ -152,6 +152,9 @@ struct Nextafter {
 struct Spacing {
   template <class T> requires is_real_float<T> T operator()(T a) const {
     if (std::isinf(a)) return std::numeric_limits<T>::quiet_NaN();
+    // Zero's spacing is the smallest subnormal, which NumPy returns without the underflow
+    // flag that nextafter(0, inf) raises.
+    if (a == T(0)) return std::numeric_limits<T>::denorm_min();
     const T inf = std::numeric_limits<T>::infinity();
     return std::nextafter(a, std::isless(a, T(0)) ? -inf : inf) - a;
   }

@@ -22,6 +22,9 @@
 namespace npc {
 /// equal, not_equal, less, less_equal, greater, greater_equal.
 bool is_comparison_op(OpId op);
+/// logical_and, logical_or, logical_xor: mixed inputs run the bool loop, cast without a
+/// casting check (Note [logical promotion]).
+bool is_logical_binary(OpId op);
 /// NumPy's spelling of a casting rule ("same_kind").
 std::string casting_rule_name(Casting c);
 /// Broadcast shape of ufunc operands; ValueError with NumPy's ufunc text when they do not broadcast.
@@ -48,9 +51,10 @@ struct UfuncCastingError : CastingError {
 /// Raised when no loop of a ufunc fits the input dtypes; the Python layer raises NumPy's
 /// _UFuncNoLoopError ("ufunc 'x' did not contain a loop with signature matching types ...").
 struct UfuncNoLoopError : TypeError {
-  UfuncNoLoopError(OpId op, std::vector<DType> in);
+  UfuncNoLoopError(OpId op, std::vector<DType> in, std::vector<bool> weak = {});
   OpId op;
   std::vector<DType> in;
+  std::vector<bool> weak;  ///< per input: a Python scalar (NumPy names its _PyLongDType, ...)
 };
 
 namespace ops {

@@ -36,39 +36,20 @@ namespace {
 
 // ---------------------------------------------------------------- pairwise summation
 // NumPy's pairwise_sum (loops_utils.h.src): 8 accumulators for blocks up to 128 elements,
-// recursive halves (rounded to a multiple of 8) above. Accumulates in A.
-// Contiguous version of pairwise_sum below (same association, vectorisable loads).
-template <class T>
-T pairwise_sum_contig(const T* x, int64_t n) {
-  if constexpr (std::is_same_v<T, double>) {
-    // Note [vector pairwise sum] in reduce_simd.cpp.
-    double r;
-    if (n > 128 && ops::simd::pairwise_sum_f64(x, n, &r)) return r;
-  }
-  if (n < 8) {
-    T r = -T(0);
-    for (int64_t i = 0; i < n; ++i) r += x[i];
-    return r;
-  }
-  if (n <= 128) {
-    T r[8];
-    for (int k = 0; k < 8; ++k) r[k] = x[k];
-    int64_t i = 8;
-    for (; i < n - (n % 8); i += 8)
-      for (int k = 0; k < 8; ++k) r[k] += x[i + k];
-    T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; i < n; ++i) res += x[i];
-    return res;
-  }
-  int64_t n2 = n / 2;
-  n2 -= n2 % 8;
-  return pairwise_sum_contig(x, n2) + pairwise_sum_contig(x + n2, n - n2);
-}
-
+// recursive halves (rounded to a multiple of 8) above. Accumulates in A. Contiguous float
+// and double runs take the vector loop (Note [vector pairwise sum] in reduce_simd.cpp: the
+// same association, so the same bits).
 template <class A, class T>
 A pairwise_sum(const std::byte* p, int64_t n, int64_t s) {
-  if constexpr (std::is_same_v<A, T>) {
-    if (s == static_cast<int64_t>(sizeof(T))) return pairwise_sum_contig(reinterpret_cast<const T*>(p), n);
+  if constexpr (std::is_same_v<A, T> && (std::is_same_v<T, double> || std::is_same_v<T, float>)) {
+    A r;
+    if (s == static_cast<int64_t>(sizeof(T))) {
+      if constexpr (std::is_same_v<T, double>) {
+        if (ops::simd::pairwise_sum_f64(reinterpret_cast<const double*>(p), n, &r)) return r;
+      } else if (ops::simd::pairwise_sum_f32(reinterpret_cast<const float*>(p), n, &r)) {
+        return r;
+      }
+    }
   }
   auto at = [&](int64_t i) { return detail::convert<A>(ops::load<T>(p + i * s)); };
   if (n < 8) {
@@ -171,7 +152,7 @@ struct ReducePlan {
 };
 
 ReducePlan numpy_reduce_plan(const Shape& shape, const Strides& st, const Strides* mst, const std::vector<bool>& red,
-                             bool cast) {
+                             bool cast, bool out_cast = false) {
   constexpr int64_t kBuf = 8192;  // NPY_BUFSIZE
   const int nd = static_cast<int>(shape.size());
   const int nin = mst ? 2 : 1;
@@ -238,8 +219,10 @@ ReducePlan numpy_reduce_plan(const Shape& shape, const Strides& st, const Stride
   plan.in_stride0 = v[0].s[1];
   // 3. Buffer setup. Operands: 0 the output (a reduce operand), 1 the input, 2 the mask.
   const int nop = mst ? 3 : 2;
-  const bool opcast[3] = {false, cast, false};
-  int cost = 1 + (cast ? 1 : 0);
+  // out_cast: out= has another dtype than the loop, so NumPy buffers the output too
+  // (Note [reduce through a narrower out]).
+  const bool opcast[3] = {out_cast, cast, false};
+  int cost = 1 + (cast ? 1 : 0) + (out_cast ? 1 : 0);
   int single[3] = {1, 1, 1};
   int red_outer[3] = {0, 0, 0};
   int outer_reduce_dim = 0;
@@ -398,6 +381,191 @@ ops::LoopFn loop_for(OpId op, DType t) {
   return nullptr;
 }
 
+// ---------------------------------------------------------------- index walking
+// Note [index walking]
+// The loops below walk index ranges over several dims listed innermost first: the
+// reduced dims outside a block, the dims of a block, the kept dims of an outer reduction.
+// Linear index r stands for the position with the innermost dim fastest (NumPy's iteration
+// order); offset_of turns it into a byte offset, next_index steps an index vector, and
+// gather_block copies a range of a block's elements in that order.
+using Dims = std::vector<int64_t>;
+
+int64_t offset_of(int64_t r, const Dims& n, const Dims& s) {
+  int64_t off = 0;
+  for (size_t d = 0; d < n.size(); ++d) {
+    off += (r % n[d]) * s[d];
+    r /= n[d];
+  }
+  return off;
+}
+
+void next_index(int64_t* idx, const Dims& n) {
+  for (size_t d = 0; d < n.size(); ++d) {
+    if (++idx[d] < n[d]) return;
+    idx[d] = 0;
+  }
+}
+
+// Elements [c, c + m) of a block (dims n, byte strides s) of esz-byte elements at p, copied
+// densely into dst in iteration order (as NumPy's buffer holds them).
+void gather_block(std::byte* dst, const std::byte* p, int64_t c, int64_t m, const Dims& n, const Dims& s,
+                  int64_t esz) {
+  int64_t idx[64];  // at most 64 dims (NumPy's NPY_MAXDIMS)
+  const std::byte* x = p;
+  int64_t rest = c;
+  for (size_t d = 0; d < n.size(); ++d) {
+    idx[d] = rest % n[d];
+    rest /= n[d];
+    x += idx[d] * s[d];
+  }
+  for (int64_t e = 0; e < m; ++e) {
+    std::memcpy(dst + e * esz, x, static_cast<size_t>(esz));
+    for (size_t d = 0; d < n.size(); ++d) {
+      if (++idx[d] < n[d]) {
+        x += s[d];
+        break;
+      }
+      x -= (n[d] - 1) * s[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// Runs body(k) for k in [0, n) on nt threads (serially when nt <= 1: Note [no idle parallel
+// regions] in registry.cpp) and returns the floating-point flags raised meanwhile when `fpe`
+// (each thread collects its own: Note [reduction FP errors]). `balance`: k handed out one at a
+// time (few long tasks; a thread that starts late on a busy machine takes fewer); else in
+// guided chunks (many short tasks). Results never depend on the schedule.
+template <class F>
+int run_parallel(int nt, int64_t n, bool balance, bool fpe, const F& body) {
+  std::atomic<int> fl{0};
+  if (nt <= 1 || n <= 1) {
+    if (fpe) ops::clear_fpe();
+    for (int64_t k = 0; k < n; ++k) body(k);
+    return fpe ? ops::read_fpe() : 0;
+  }
+#if NPC_HAVE_OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+  {
+    if (fpe) ops::clear_fpe();
+    if (balance) {
+#if NPC_HAVE_OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+      for (int64_t k = 0; k < n; ++k) body(k);
+    } else {
+#if NPC_HAVE_OPENMP
+#pragma omp for schedule(guided)
+#endif
+      for (int64_t k = 0; k < n; ++k) body(k);
+    }
+    if (fpe) fl.fetch_or(ops::read_fpe());
+  }
+  return fl.load();
+}
+
+// Note [row-wise outer reductions]
+// When the innermost iteration dim is kept (sum(axis=0) of a C array, of a reversed or
+// strided view, ...), output element j is op(...op(op(init or x_0, x_1), x_2)...) over its
+// reduced elements in iteration order (Note [NumPy reduction order]), and output elements do
+// not depend on each other. So the slices are applied row by row to blocks of accumulators
+// small enough to stay in cache (16 KiB, split among threads): for each block, for each
+// reduced index in order, the block's elements of that slice are op-ed into it. A block is
+// a list of segments, runs along the innermost kept dim (one stride in the input, the
+// output and the mask), so a segment is one call of the loop. Each output element sees the
+// same operations in the same order as in NumPy: the bits do not depend on the blocks or
+// the thread count.
+struct OuterDims {
+  Dims rn, rs, rms;        // reduced dims, innermost first: sizes, input and mask strides
+  Dims kn, ks, kos, kms;   // kept dims, innermost first: sizes, input, output and mask strides
+};
+
+// seg(o, ostride, q, qstride, mask or null, mstride, n, first) applies one segment of one
+// slice (first: the slice of reduced index 0). Returns the floating-point flags raised when
+// `fpe`.
+template <class Seg>
+int outer_rows(const OuterDims& g, std::byte* out0, const std::byte* in0, const std::byte* m0, int64_t isz, int nt,
+               bool fpe, const Seg& seg) {
+  int64_t nout = 1, nred = 1;
+  for (int64_t n : g.kn) nout *= n;
+  for (int64_t n : g.rn) nred *= n;
+  const int64_t align = std::max<int64_t>(1, 64 / isz);
+  const int64_t block = std::max<int64_t>(align, (16384 / isz) / align * align);
+  const int64_t nblocks = (nout + block - 1) / block;
+  struct Segment {
+    int64_t o, i, m, n;  // output, input and mask offsets of its first element; length
+  };
+  return run_parallel(static_cast<int>(std::min<int64_t>(nt, nblocks)), nblocks, true, fpe, [&](int64_t b) {
+    thread_local std::vector<Segment> segs;
+    segs.clear();
+    const int64_t j1 = std::min(nout, (b + 1) * block);
+    for (int64_t j = b * block; j < j1;) {
+      const int64_t len = std::min(g.kn[0] - j % g.kn[0], j1 - j);
+      segs.push_back({offset_of(j, g.kn, g.kos), offset_of(j, g.kn, g.ks), m0 ? offset_of(j, g.kn, g.kms) : 0, len});
+      j += len;
+    }
+    for (int64_t r = 0; r < nred; ++r) {
+      const std::byte* p = in0 + offset_of(r, g.rn, g.rs);
+      const std::byte* mp = m0 ? m0 + offset_of(r, g.rn, g.rms) : nullptr;
+      for (const Segment& s : segs)
+        seg(out0 + s.o, g.kos[0], p + s.i, g.ks[0], mp ? mp + s.m : nullptr, g.kms[0], s.n, r == 0);
+    }
+  });
+}
+
+// ---------------------------------------------------------------- float partial sums
+// The pairwise sum of m elements of float dtype t (float16 accumulates in float32, NumPy's
+// half loop), returned as double (exact: a float32 value is a double value).
+double pairwise_sum_of(DType t, const std::byte* q, int64_t m, int64_t qs) {
+  if (t == DType::Float64) return pairwise_sum<double, double>(q, m, qs);
+  if (t == DType::Float32) return static_cast<double>(pairwise_sum<float, float>(q, m, qs));
+  return static_cast<double>(pairwise_sum<float, float16>(q, m, qs));
+}
+
+// *out = *out + v in float dtype t, as the add loop's reduce step does with a partial sum
+// (float16: in float32, rounded once).
+void add_partial(DType t, std::byte* out, double v) {
+  if (t == DType::Float64) ops::store<double>(out, ops::load<double>(out) + v);
+  else if (t == DType::Float32) ops::store<float>(out, ops::load<float>(out) + static_cast<float>(v));
+  else ops::store<float16>(out, float_to_half(half_to_float(ops::load<float16>(out)) + static_cast<float>(v)));
+}
+
+// Note [cast pieces]
+// Where NumPy casts the input through its 8192-element buffer (sum(dtype=...), mean of
+// ints or float16), npc casts each piece on its way into the loop, in a small per-thread
+// buffer, instead of casting the whole array into a temporary first (that costs a pass over
+// a larger array and its page faults). Only for casts that are exact or round without
+// raising a floating-point flag (widening floats; ints and bool into floats or other ints;
+// complex64 into complex128): a cast that can overflow reports "... in cast" separately
+// from the reduction, so it keeps the whole-array cast.
+bool cast_in_pieces(DType from, DType to) {
+  if (from == to) return false;
+  if (kind(from) == Kind::Bool || is_integer(from))
+    return to == DType::Float64 || to == DType::Float32 || is_integer(to);
+  if (from == DType::Float16) return to == DType::Float32 || to == DType::Float64;
+  if (from == DType::Float32) return to == DType::Float64;
+  return from == DType::Complex64 && to == DType::Complex128;
+}
+
+// Note [chunked reductions]
+// Reductions whose result does not depend on how the elements are grouped (integer and
+// bool add, multiply, max, min, bitwise and logical ops: exact, associative and commutative)
+// may split one output's elements among threads in chunks and combine the chunk results in
+// order. Float max/min qualify for one long run (their chunks are combined in order, so the
+// first NaN still wins).
+bool exact_any_grouping(OpId op, DType t) {
+  if (!(is_integer(t) || kind(t) == Kind::Bool)) return false;
+  switch (op) {
+    case OpId::add: case OpId::multiply: case OpId::maximum: case OpId::minimum:
+    case OpId::bitwise_and: case OpId::bitwise_or: case OpId::bitwise_xor:
+    case OpId::logical_and: case OpId::logical_or: case OpId::logical_xor:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Typed inner reduction of one strided run into *acc (acc already holds a value).
 using InnerReduceFn = void (*)(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std::byte* acc);
 
@@ -454,7 +622,7 @@ void inner_minmax(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std:
     if (s == sizeof(T)) {
       const T* q = reinterpret_cast<const T*>(p);
       if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
-        // Note [vector max/min] in reduce_simd.cpp: the same loop for AVX2 when the CPU has it.
+        // Note [vector max/min] in reduce_simd.cpp: the same loop, vectorized.
         bool done;
         if constexpr (std::is_same_v<T, double>) done = ops::simd::minmax_f64(q, n, &a, kMax);
         else done = ops::simd::minmax_f32(q, n, &a, kMax);
@@ -518,6 +686,22 @@ void inner_prod(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std::b
     for (int64_t i = 0; i < n; ++i) {
       T b = ops::load<T>(p + i * s);
       a = T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+    }
+    ops::store<T>(acc, a);
+  } else if constexpr (std::is_floating_point_v<T> || (std::is_integral_v<T> && !std::is_same_v<T, bool>)) {
+    // The multiply loop's own expression, one element at a time in order (IEEE products;
+    // integers wrap, small ones multiplied as unsigned int so the product cannot overflow
+    // int), without a loop call per element.
+    T a = ops::load<T>(acc);
+    for (int64_t i = 0; i < n; ++i) {
+      const T b = ops::load<T>(p + i * s);
+      if constexpr (std::is_integral_v<T>) {
+        using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+        a = static_cast<T>(static_cast<W>(static_cast<std::make_unsigned_t<T>>(a)) *
+                           static_cast<W>(static_cast<std::make_unsigned_t<T>>(b)));
+      } else {
+        a = a * b;
+      }
     }
     ops::store<T>(acc, a);
   } else {
@@ -616,6 +800,17 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
       const DType pt = promote_types(a.dtype(), od);
       if (pt != t && pt != a.dtype() && is_inexact(pt) && loop_for(op, pt)) t = pt;
     }
+    // Note [reduce through a narrower out]: with out=, NumPy's loop dtype is the one it
+    // resolves for (out, input): np.max(uint8, out=int8) runs in int16, and np.max(bool,
+    // out=int8, initial=2.5) starts from int8 2.
+    if (opts.out && op != OpId::logical_and && op != OpId::logical_or && op != OpId::logical_xor) {
+      DType in_o[2] = {opts.out->dtype(), a.dtype()};
+      try {
+        const DType tn = resolve_loop(op, in_o, {}, std::nullopt).out[0];
+        if (tn != t && loop_for(op, tn)) t = tn;
+      } catch (const TypeError&) {  // no loop for (out, input): npc's loop, as before
+      }
+    }
   }
   ops::LoopFn fn = loop_for(op, t);
   if (!fn) {
@@ -648,6 +843,22 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   // without one (maximum, minimum) start from the first element.
   std::optional<Scalar> init = opts.initial;
   if (!init) init = identity_of(op, t);
+  // Note [reduce through a narrower out]
+  // NumPy reduces into out= itself (reduction.c): it writes the start values into out
+  // first (initial= or the identity, packed in the loop dtype; without one, the first
+  // elements along the reduced axes, cast from the input) and its iterator reads them back
+  // into the loop dtype. When the loop dtype does not cast to out's safely, that round trip
+  // changes them: np.sum([[0.4, 0.4]], axis=1, initial=2.5, out=int64) starts from 2.0 and
+  // gives 2. npc applies the same round trip to its start values.
+  const bool through_out = opts.out && opts.out->dtype() != t && !can_cast(t, opts.out->dtype(), Casting::Safe);
+  // The casts into out warn as NumPy's do, "... encountered in cast", before the
+  // reduction's own errors (reported as "reduce"; the flags already pending stay so).
+  const int pending_before = through_out ? take_fp_flags() : 0;
+  if (init && through_out) {
+    ndarray v = empty(Shape{}, t);
+    v.fill(*init);
+    init = Scalar::load(t, v.astype(opts.out->dtype()).astype(t).data());
+  }
   if (!init && (nred == 0 || opts.where)) {
     if (!init && opts.where)
       throw ValueError("reduction operation '" + std::string(info.name) +
@@ -670,20 +881,45 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
                        shape_str(m.shape()));
     mb = broadcast_to(m, a.shape());
   }
-  const ReducePlan plan = numpy_reduce_plan(a.shape(), a.strides(), mb ? &mb->strides() : nullptr, red, a.dtype() != t);
-  // Note [cast pieces]: when the innermost dim is reduced and an integer or bool input is
-  // reduced in float64/float32 (mean of ints, sum(dtype=float)), a cast that raises no
-  // floating-point flag, each piece is cast on its way into the pairwise sum (NumPy's
-  // buffer does the same) instead of casting the whole array first.
+  const ReducePlan plan = numpy_reduce_plan(a.shape(), a.strides(), mb ? &mb->strides() : nullptr, red, a.dtype() != t,
+                                            opts.out && opts.out->dtype() != t);
+  // Without a start value, the first elements go through out (Note [reduce through a
+  // narrower out]): they are replaced in a copy of the input in `t`.
+  const bool first_through = through_out && !init && nred > 0 && nout > 0;
+  // Note [cast pieces]: each piece (or row segment of an outer reduction) is cast on its way
+  // into the loop, as NumPy's buffer does, instead of casting the whole array first.
   // Short pieces (many small outputs) cast the whole array first: a cast call per few
   // elements would cost more than the copy.
   int64_t piece_len = 1;
   for (size_t i = 0; i < plan.block_dims && i < plan.dims.size(); ++i) piece_len *= plan.dims[i].n;
   if (plan.piece > 0) piece_len = std::min(piece_len, plan.piece);
-  const bool cast_pieces = a.dtype() != t && (plan.dims.empty() || plan.dims[0].red) &&
-                           (is_integer(a.dtype()) || a.dtype() == DType::Bool) &&
-                           (t == DType::Float64 || t == DType::Float32) && piece_len >= 256;
-  ndarray src = a.dtype() == t || cast_pieces ? a : copy_in_order(a, t, plan.order);
+  const bool inner_reduced = plan.dims.empty() || plan.dims[0].red;
+  const bool cast_pieces = !first_through && cast_in_pieces(a.dtype(), t) &&
+                           (inner_reduced ? piece_len : plan.dims[0].n) >= 256;
+  ndarray src = (a.dtype() == t || cast_pieces) && !first_through ? a : copy_in_order(a, t, plan.order);
+  if (first_through) {
+    // Index 0 along every reduced axis (the first element NumPy copies), as views of the
+    // input and of the copy (whose strides are all positive: index 0 is at its start).
+    Shape fs;
+    Strides fa, fc;
+    for (int d = 0; d < a.ndim(); ++d)
+      if (!red[d]) { fs.push_back(a.shape()[d]); fa.push_back(a.strides()[d]); fc.push_back(src.strides()[d]); }
+    const ndarray first = a.with_geometry(a.offset(), a.dtype(), fs, fa);
+    copy_into(src.with_geometry(src.offset(), t, fs, fc), first.astype(opts.out->dtype()).astype(t));
+  }
+  if (through_out) {
+    // NumPy leaves these flags raised: its check after the loop reports them again as
+    // "reduce", unless a float max/min/fmax/fmin loop ran in between (those loops clear the
+    // flags their NaN comparisons raise).
+    int pending = pending_before;
+    if (int f = take_fp_flags()) {
+      add_fp_report(f, "cast");
+      const bool cleared = (op == OpId::maximum || op == OpId::minimum || op == OpId::fmax || op == OpId::fmin) &&
+                           is_inexact(t) && nout > 0 && nred > (init ? 0 : 1);
+      if (!cleared) pending |= f;
+    }
+    add_fp_flags(pending);
+  }
   std::optional<ndarray> mcopy;
   if (opts.where) {
     // NumPy's masked loop (generic_masked_strided_loop) runs the reduce loop on each run of
@@ -699,25 +935,33 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   } else if (nred == 0) {
     res.fill(*init);
   } else {
-    // Geometry: kept axes (in order) then reduced axes.
-    std::vector<int> kept_axes, red_axes;
-    for (int d = 0; d < a.ndim(); ++d) (red[d] ? red_axes : kept_axes).push_back(d);
-    Shape rshape;
-    Strides rstr;
-    for (int d : red_axes) { rshape.push_back(src.shape()[d]); rstr.push_back(src.strides()[d]); }
-    Shape kshape;
-    Strides kstr;
-    for (int d : kept_axes) { kshape.push_back(src.shape()[d]); kstr.push_back(src.strides()[d]); }
-    const size_t isz = itemsize(t);
+    const int64_t isz = static_cast<int64_t>(itemsize(t));
+    const bool masked = mcopy.has_value();
+    // Note [cast pieces]: src is the input itself; pieces are cast on their way in.
+    const detail::CastFn castfn = cast_pieces ? detail::get_cast(a.dtype(), t) : nullptr;
+    // Casts m elements (stride fs) into dst as `t` (dense). float16 into a sum: F16C where
+    // the CPU has it (Note [half conversion] in reduce_simd.cpp; a sum quiets NaNs anyway).
+    const bool half_sum = castfn && a.dtype() == DType::Float16 && op == OpId::add;
+    auto cast_run = [&](const std::byte* from, int64_t fs, std::byte* dst, int64_t m) {
+      if (half_sum && t == DType::Float32 && ops::simd::half_to_f32(from, fs, reinterpret_cast<float*>(dst), m)) return;
+      if (half_sum && t == DType::Float64 && ops::simd::half_to_f64(from, fs, reinterpret_cast<double*>(dst), m)) return;
+      castfn(from, fs, dst, isz, m);
+    };
+    // Note [reduction FP errors]: NumPy reports the flags its reduce loops raise as
+    // "... in reduce"; each thread collects its own.
+    const bool fpe = ops::checks_fpe(op);
+    int flags = 0;
+    if (init) res.fill(*init);
+    std::byte* out0 = res.data();
+    int nt = ops::threads_for(nout * nred);
 
-    if (plan.dims.empty() || plan.dims[0].red) {
+    if (inner_reduced) {
       // Per output element: initialise with the initial value or the first element, then
       // add the pieces of its blocks in NumPy's order (Note [NumPy reduction order]).
       InnerReduceFn inner = inner_for(op, t);
-      // Block dims (innermost first) and the other reduced dims (innermost first).
-      // With where=, mbs/mos/mkst are the mask's strides for the same dims.
-      std::vector<int64_t> bn, bs, on, os, mbs, mos, mkst;
-      const bool masked = mcopy.has_value();
+      // Block dims and the other reduced dims, innermost first (Note [index walking]), with
+      // the mask's strides for the same dims (where=); the kept dims, innermost first.
+      Dims bn, bs, mbs, on, os, mos, kn, ks, mks;
       for (size_t i = 0; i < plan.dims.size(); ++i) {
         const auto& d = plan.dims[i];
         if (!d.red) continue;
@@ -727,86 +971,56 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         else { on.push_back(d.n); os.push_back(s); mos.push_back(ms); }
       }
       if (bn.empty()) { bn.push_back(1); bs.push_back(0); mbs.push_back(0); }
-      if (masked)
-        for (int d : kept_axes) mkst.push_back(mcopy->strides()[d]);
+      for (int d = a.ndim() - 1; d >= 0; --d) {
+        if (red[d]) continue;
+        kn.push_back(src.shape()[d]);
+        ks.push_back(src.strides()[d]);
+        mks.push_back(masked ? mcopy->strides()[d] : 0);
+      }
       int64_t run = 1;
       for (int64_t n : bn) run *= n;
       const int64_t piece = plan.piece > 0 && plan.piece < run ? plan.piece : run;
+      const int64_t nruns = nred / run;
       const int64_t run_s = bs[0];
-      // Each block is one strided run of `t` (the threaded paths below read src directly).
-      const bool one_run = bn.size() == 1 && piece == run && !masked && !cast_pieces;
-      const detail::CastFn castfn = cast_pieces ? detail::get_cast(a.dtype(), t) : nullptr;
-      const bool direct = bn.size() == 1 && !cast_pieces && !masked;
+      // Each piece is one strided run of `t` in src (read in place, no buffers).
+      const bool direct = bn.size() == 1 && !castfn;
+      const bool one_run = direct && piece == run && !masked;
       const int64_t ssz = static_cast<int64_t>(src.itemsize());
       // A piece's elements as `t`: in place when they are one strided run of `t`, else
       // gathered in iteration order (as NumPy's buffer holds them) and cast when needed.
-      auto piece_at = [&](const std::byte* p, int64_t c, int64_t m, std::vector<std::byte>& raw,
-                          std::vector<std::byte>& cast, int64_t* bix) -> std::pair<const std::byte*, int64_t> {
+      auto piece_at = [&](const std::byte* p, int64_t c, int64_t m) -> std::pair<const std::byte*, int64_t> {
+        if (direct) return {p + c * run_s, run_s};
+        thread_local std::vector<std::byte> raw, cast;
         const std::byte* from = p + c * run_s;
         int64_t fs = run_s;
         if (bn.size() > 1) {
           raw.resize(static_cast<size_t>(m * ssz));
-          int64_t rest = c;
-          for (size_t d = 0; d < bn.size(); ++d) { bix[d] = rest % bn[d]; rest /= bn[d]; }
-          for (int64_t e = 0; e < m; ++e) {
-            const std::byte* x = p;
-            for (size_t d = 0; d < bn.size(); ++d) x += bix[d] * bs[d];
-            std::memcpy(raw.data() + e * ssz, x, static_cast<size_t>(ssz));
-            for (size_t d = 0; d < bn.size(); ++d) {
-              if (++bix[d] < bn[d]) break;
-              bix[d] = 0;
-            }
-          }
+          gather_block(raw.data(), p, c, m, bn, bs, ssz);
           from = raw.data();
           fs = ssz;
         }
         if (!castfn) return {from, fs};
-        cast.resize(static_cast<size_t>(m) * isz);
-        castfn(from, fs, cast.data(), static_cast<int64_t>(isz), m);
-        return {cast.data(), static_cast<int64_t>(isz)};
+        cast.resize(static_cast<size_t>(m * isz));
+        cast_run(from, fs, cast.data(), m);
+        return {cast.data(), isz};
       };
-      const int64_t nruns = nred / run;
-      Strides rs_st = contiguous_strides(kshape, 1);
-      const bool seq_first = !init.has_value();
-      auto reduce_one = [&](int64_t j, std::byte* acc) {
-        // Offset of output element j in src (and in the mask).
-        const std::byte* base = src.data();
-        const std::byte* mbase = masked ? mcopy->data() : nullptr;
-        int64_t rem = j;
-        for (size_t d = 0; d < kshape.size(); ++d) {
-          int64_t idx = rem / rs_st[d];
-          rem %= rs_st[d];
-          base += idx * kstr[d];
-          if (masked) mbase += idx * mkst[d];
+      // acc = op(acc, q[0..m)), or the first element then the rest when `first`.
+      auto feed = [&](std::byte* acc, bool& first, const std::byte* q, int64_t qs, int64_t m) {
+        if (first) {
+          std::memcpy(acc, q, static_cast<size_t>(isz));
+          if (m > 1) inner(fn, q + qs, qs, m - 1, acc);
+          first = false;
+        } else {
+          inner(fn, q, qs, m, acc);
         }
-        int64_t oidx[64], bidx[64];  // at most 64 dims (NumPy's NPY_MAXDIMS); bidx set per piece
-        std::fill_n(oidx, on.size(), int64_t{0});
-        bool first = seq_first;
-        auto feed = [&](const std::byte* q, int64_t qs, int64_t m) {
-          if (first) {
-            std::memcpy(acc, q, isz);
-            if (m > 1) inner(fn, q + qs, qs, m - 1, acc);
-            first = false;
-          } else {
-            inner(fn, q, qs, m, acc);
-          }
-        };
-        if (direct) {  // one strided run of `t` per piece: no buffers (the common case)
-          for (int64_t r = 0; r < nruns; ++r) {
-            const std::byte* p = base;
-            for (size_t d = 0; d < on.size(); ++d) p += oidx[d] * os[d];
-            for (int64_t c = 0; c < run; c += piece) feed(p + c * run_s, run_s, std::min(piece, run - c));
-            for (size_t d = 0; d < on.size(); ++d) {
-              if (++oidx[d] < on[d]) break;
-              oidx[d] = 0;
-            }
-          }
-          return;
-        }
-        // Pieces spanning several block dims are gathered in iteration order, as NumPy's
-        // buffer holds them.
-        thread_local std::vector<std::byte> gather, cgather, mgather;
-        for (int64_t r = 0; r < nruns; ++r) {
+      };
+      auto reduce_one = [&](int64_t j) {
+        std::byte* acc = out0 + j * isz;
+        const std::byte* base = src.data() + offset_of(j, kn, ks);
+        const std::byte* mbase = masked ? mcopy->data() + offset_of(j, kn, mks) : nullptr;
+        bool first = !init.has_value();
+        int64_t oidx[64] = {};
+        for (int64_t r = 0; r < nruns; ++r, next_index(oidx, on)) {
           const std::byte* p = base;
           const std::byte* mp = mbase;
           for (size_t d = 0; d < on.size(); ++d) {
@@ -815,60 +1029,40 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           }
           for (int64_t c = 0; c < run; c += piece) {
             const int64_t m = std::min(piece, run - c);
-            const auto [q, qs] = piece_at(p, c, m, gather, cgather, bidx);
-            const std::byte* mq = masked ? mp + c * mbs[0] : nullptr;
+            const auto [q, qs] = piece_at(p, c, m);
+            if (!masked) {
+              feed(acc, first, q, qs, m);
+              continue;
+            }
+            // The mask's piece, gathered the same way; each run of true mask values is its
+            // own inner call (NumPy's masked loop), masked elements are never read.
+            thread_local std::vector<std::byte> mgather;
+            const std::byte* mq = mp + c * mbs[0];
             int64_t mqs = mbs[0];
-            if (masked && bn.size() > 1) {  // the mask's piece, gathered the same way
+            if (bn.size() > 1) {
               mgather.resize(static_cast<size_t>(m));
-              int64_t rest = c;
-              for (size_t d = 0; d < bn.size(); ++d) { bidx[d] = rest % bn[d]; rest /= bn[d]; }
-              for (int64_t e = 0; e < m; ++e) {
-                const std::byte* y = mp;
-                for (size_t d = 0; d < bn.size(); ++d) y += bidx[d] * mbs[d];
-                mgather[static_cast<size_t>(e)] = *y;
-                for (size_t d = 0; d < bn.size(); ++d) {
-                  if (++bidx[d] < bn[d]) break;
-                  bidx[d] = 0;
-                }
-              }
+              gather_block(mgather.data(), mp, c, m, bn, mbs, 1);
               mq = mgather.data();
               mqs = 1;
             }
-            if (!masked) {
-              feed(q, qs, m);
-              continue;
-            }
-            // Runs of true mask values, each its own inner call (NumPy's masked loop).
             for (int64_t e = 0; e < m;) {
               while (e < m && mq[e * mqs] == std::byte{0}) ++e;
               const int64_t e0 = e;
               while (e < m && mq[e * mqs] != std::byte{0}) ++e;
-              if (e > e0) feed(q + e0 * qs, qs, e - e0);
+              if (e > e0) feed(acc, first, q + e0 * qs, qs, e - e0);
             }
-          }
-          for (size_t d = 0; d < on.size(); ++d) {
-            if (++oidx[d] < on[d]) break;
-            oidx[d] = 0;
           }
         }
       };
-      std::byte* out0 = res.data();
-      if (init) {
-        res.fill(*init);
-      }
-      int nt = ops::threads_for(nout * nred);
-      // Note [reduction FP errors]: NumPy reports the flags its reduce loops raise as
-      // "... encountered in reduce"; each thread collects its own.
-      const bool fpe = ops::checks_fpe(op);
-      std::atomic<int> fl{0};
       // float16 sums accumulate in float32 (NumPy's half pairwise sum), one rounding at the end.
       const bool float_add = op == OpId::add && (t == DType::Float64 || t == DType::Float32 || t == DType::Float16);
+      const int64_t ppb = (run + piece - 1) / piece;  // pieces per block
       if (nout == 1 && nt > 1 && nruns == 1 && one_run && float_add && init && run > 128) {
         // Note [threaded pairwise sum]
         // One long float run: the leaves of NumPy's own pairwise recursion (split n at
         // n/2 rounded down to a multiple of 8) are summed by the threads, then combined up
         // the same tree, so the sum has the serial (and NumPy's) bits for any thread count.
-        // Eight leaves per thread, handed out dynamically, so a thread that starts late (a
+        // Eight leaves per thread, handed out one at a time, so a thread that starts late (a
         // busy machine) takes fewer.
         std::vector<std::pair<int64_t, int64_t>> leaves;  // (first element, count) in order
         const int depth = std::min(10, std::max(1, static_cast<int>(std::ceil(std::log2(8.0 * nt)))));
@@ -882,25 +1076,10 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         split(split, 0, run, depth);
         std::vector<double> leaf_sum(leaves.size());
         const std::byte* p0 = src.data();
-        const int64_t nleaves = static_cast<int64_t>(leaves.size());
-#if NPC_HAVE_OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-        {
-          if (fpe) ops::clear_fpe();
-#if NPC_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-          for (int64_t k = 0; k < nleaves; ++k) {
-            const auto [lo, n] = leaves[static_cast<size_t>(k)];
-            leaf_sum[static_cast<size_t>(k)] = t == DType::Float64
-                ? pairwise_sum<double, double>(p0 + lo * run_s, n, run_s)
-                : t == DType::Float32 ? static_cast<double>(pairwise_sum<float, float>(p0 + lo * run_s, n, run_s))
-                                      : static_cast<double>(pairwise_sum<float, float16>(p0 + lo * run_s, n, run_s));
-          }
-          if (fpe) fl.fetch_or(ops::read_fpe());
-        }
-        if (fpe) ops::clear_fpe();
+        flags |= run_parallel(nt, static_cast<int64_t>(leaves.size()), true, fpe, [&](int64_t k) {
+          const auto [lo, n] = leaves[static_cast<size_t>(k)];
+          leaf_sum[static_cast<size_t>(k)] = pairwise_sum_of(t, p0 + lo * run_s, n, run_s);
+        });
         // Combine up the tree in the recursion's order, in the run's dtype.
         size_t next = 0;
         auto combine = [&](auto&& self, int64_t n, int d) -> double {
@@ -916,326 +1095,153 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
           return l + self(self, n - n2, d - 1);
         };
         const double total = combine(combine, run, depth);
-        if (t == DType::Float64) {
-          ops::store<double>(out0, ops::load<double>(out0) + total);
-        } else if (t == DType::Float16) {
-          ops::store<float16>(out0, float_to_half(half_to_float(ops::load<float16>(out0)) + static_cast<float>(total)));
-        } else {
-          ops::store<float>(out0, ops::load<float>(out0) + static_cast<float>(total));
-        }
-        if (fpe) fl.fetch_or(ops::read_fpe());
-      } else if (nout == 1 && nt > 1 && float_add && init && !masked && !(nruns == 1 && one_run) &&
-                 nruns * ((run + piece - 1) / piece) >= 2) {
+        if (fpe) ops::clear_fpe();
+        add_partial(t, out0, total);
+        if (fpe) flags |= ops::read_fpe();
+      } else if (nout == 1 && nt > 1 && float_add && init && !masked && nruns * ppb >= 2) {
         // Note [threaded piece sums]
         // One output over many pieces (strided or reversed blocks, casts through NumPy's
         // 8192-element buffer): the output adds each piece's pairwise sum in turn, and those
         // sums do not depend on each other. The threads compute them; the output then adds
         // them in order, so the bits are the serial loop's.
-        const int64_t ppb = (run + piece - 1) / piece;  // pieces per block
         std::vector<double> ps(static_cast<size_t>(nruns * ppb));
-        const std::byte* p0 = src.data();
-#if NPC_HAVE_OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-        {
-          if (fpe) ops::clear_fpe();
-          std::vector<std::byte> buf, cbuf;
-          std::vector<int64_t> bix(bn.size());
-#if NPC_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 4)
-#endif
-          for (int64_t r = 0; r < nruns; ++r) {
-            const std::byte* p = p0;
-            int64_t rest = r;
-            for (size_t d = 0; d < on.size(); ++d) {
-              p += (rest % on[d]) * os[d];
-              rest /= on[d];
-            }
-            for (int64_t k = 0; k < ppb; ++k) {
-              const int64_t c = k * piece, m = std::min(piece, run - c);
-              const auto [q, qs] = piece_at(p, c, m, buf, cbuf, bix.data());
-              ps[static_cast<size_t>(r * ppb + k)] =
-                  t == DType::Float64 ? pairwise_sum<double, double>(q, m, qs)
-                  : t == DType::Float32 ? static_cast<double>(pairwise_sum<float, float>(q, m, qs))
-                                        : static_cast<double>(pairwise_sum<float, float16>(q, m, qs));
-            }
-          }
-          if (fpe) fl.fetch_or(ops::read_fpe());
-        }
+        flags |= run_parallel(nt, nruns * ppb, false, fpe, [&](int64_t u) {
+          const int64_t r = u / ppb, c = (u % ppb) * piece, m = std::min(piece, run - c);
+          const auto [q, qs] = piece_at(src.data() + offset_of(r, on, os), c, m);
+          ps[static_cast<size_t>(u)] = pairwise_sum_of(t, q, m, qs);
+        });
         if (fpe) ops::clear_fpe();
-        if (t == DType::Float64) {
-          double acc = ops::load<double>(out0);
-          for (double v : ps) acc += v;
-          ops::store<double>(out0, acc);
-        } else if (t == DType::Float32) {
-          float acc = ops::load<float>(out0);
-          for (double v : ps) acc += static_cast<float>(v);
-          ops::store<float>(out0, acc);
-        } else {
-          float16 acc = ops::load<float16>(out0);
-          for (double v : ps) acc = float_to_half(half_to_float(acc) + static_cast<float>(v));
-          ops::store<float16>(out0, acc);
-        }
-        if (fpe) fl.fetch_or(ops::read_fpe());
-      } else if (nout == 1 && nt > 1 && nruns == 1 && one_run &&
-                 ((op == OpId::add && (is_integer(t) || t == DType::Bool)) || op == OpId::maximum ||
-                  op == OpId::minimum)) {
-        // (Chunks change the association: only for sums that are exact (integers) and for
-        // max/min; float16 and complex sums run serially or through the tree above.)
-        // One long run: split it among threads, combine the partial results in order.
-        // Eight chunks per thread, handed out dynamically (a thread that starts late on a
-        // busy machine takes fewer); the combine order is the chunks' order either way.
+        for (double v : ps) add_partial(t, out0, v);
+        if (fpe) flags |= ops::read_fpe();
+      } else if (nout == 1 && nt > 1 && !masked &&
+                 (exact_any_grouping(op, t) || ((op == OpId::maximum || op == OpId::minimum) && nruns == 1 && one_run))) {
+        // Note [chunked reductions]: the output's elements in iteration order are cut into
+        // eight chunks per thread (handed out one at a time: a thread that starts late on a
+        // busy machine takes fewer); the chunk results are combined in order.
+        const int64_t total = nruns * run;
         const int nchunks = 8 * nt;
+        const int64_t chunk = ((total + nchunks - 1) / nchunks + 127) / 128 * 128;
+        const int64_t cap = direct ? chunk : 8192;  // gathered or cast pieces go through small buffers
         std::vector<std::byte> parts(static_cast<size_t>(nchunks) * 16);
-        std::vector<char> has(nchunks, 0);
-        const int64_t chunk = ((run + nchunks - 1) / nchunks + 127) / 128 * 128;
-#if NPC_HAVE_OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-        {
-          if (fpe) ops::clear_fpe();
-#if NPC_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-          for (int k = 0; k < nchunks; ++k) {
-            int64_t lo = k * chunk, hi = std::min(run, lo + chunk);
-            if (lo >= hi) continue;
-            const std::byte* p = src.data() + lo * run_s;
-            std::byte* acc = parts.data() + k * 16;
-            std::memcpy(acc, p, isz);
-            if (hi - lo > 1) inner(fn, p + run_s, run_s, hi - lo - 1, acc);
-            has[k] = 1;
+        std::vector<char> has(static_cast<size_t>(nchunks), 0);
+        flags |= run_parallel(nt, nchunks, true, fpe, [&](int64_t k) {
+          const int64_t lo = k * chunk, hi = std::min(total, lo + chunk);
+          std::byte* acc = parts.data() + k * 16;
+          bool first = true;
+          for (int64_t e = lo; e < hi;) {
+            const int64_t r = e / run, c = e % run, m = std::min({run - c, hi - e, cap});
+            const auto [q, qs] = piece_at(src.data() + offset_of(r, on, os), c, m);
+            feed(acc, first, q, qs, m);
+            e += m;
           }
-          if (fpe) fl.fetch_or(ops::read_fpe());
-        }
+          has[static_cast<size_t>(k)] = lo < hi;
+        });
         if (fpe) ops::clear_fpe();
         bool first = !init.has_value();
-        for (int k = 0; k < nchunks; ++k) {
-          if (!has[k]) continue;
-          if (first) { std::memcpy(out0, parts.data() + k * 16, isz); first = false; }
-          else inner(fn, parts.data() + k * 16, 0, 1, out0);
-        }
-        if (fpe) fl.fetch_or(ops::read_fpe());
+        for (int k = 0; k < nchunks; ++k)
+          if (has[static_cast<size_t>(k)]) feed(out0, first, parts.data() + k * 16, 0, 1);
+        if (fpe) flags |= ops::read_fpe();
       } else {
-        const int64_t ostride = static_cast<int64_t>(isz);
-        nt = std::min<int64_t>(nt, nout);
-        if (nt > 1) {  // Note [no idle parallel regions] in registry.cpp
-#if NPC_HAVE_OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-          {
-            if (fpe) ops::clear_fpe();
-#if NPC_HAVE_OPENMP
-#pragma omp for schedule(guided)  // results do not depend on the schedule; guided balances
-#endif
-            for (int64_t j = 0; j < nout; ++j) reduce_one(j, out0 + j * ostride);
-            if (fpe) fl.fetch_or(ops::read_fpe());
-          }
-        } else {
-          if (fpe) ops::clear_fpe();
-          for (int64_t j = 0; j < nout; ++j) reduce_one(j, out0 + j * ostride);
-          if (fpe) fl.fetch_or(ops::read_fpe());
-        }
+        flags |= run_parallel(static_cast<int>(std::min<int64_t>(nt, nout)), nout, false, fpe, reduce_one);
       }
-      if (int f = fl.load()) ops::note_fpe(f);
     } else {
-      // Outer reduction: res = first slice (or initial), then res = op(res, slice_i).
-      std::vector<std::vector<int64_t>> st{Strides(kshape.size()), kstr, Strides(kshape.size())};
-      Strides rcs = res.strides();
-      st[0] = rcs;
-      st[2] = rcs;
-      // The reduced axes are walked in NumPy's iteration order (outermost first; Note [NumPy
-      // reduction order]): each output element adds its elements one at a time in that order.
-      rshape.clear();
-      rstr.clear();
-      for (auto it = plan.order.rbegin(); it != plan.order.rend(); ++it) {
-        if (!red[*it]) continue;
-        rshape.push_back(src.shape()[*it]);
-        rstr.push_back(src.strides()[*it]);
-      }
-      // Note [row-wise outer reductions]
-      // When the kept elements of every slice form one contiguous run (a C-contiguous array
-      // reduced over leading axes: sum(axis=0) of a 2-D array), the slices are added row by
-      // row into the result, column block by column block. Each output element still sees
-      // the slices in the same order (first slice or initial, then op with each next one),
-      // so results equal the loop below bit for bit; the column blocks are split among
-      // threads and kept small enough for the accumulator row to stay in cache.
-      bool kept_contig = true;
+      // Outer reduction (the innermost iteration dim is kept): Note [row-wise outer
+      // reductions]. The reduced dims in iteration order and the kept dims, coalesced where
+      // the input's, the output's and the mask's strides all chain; both innermost first.
+      OuterDims g;
+      std::vector<int64_t> ostride(static_cast<size_t>(a.ndim()), 0);
       {
-        int64_t want = static_cast<int64_t>(isz);
-        for (int d = static_cast<int>(kshape.size()) - 1; d >= 0; --d) {
-          if (kshape[d] == 1) continue;
-          if (kstr[d] != want) { kept_contig = false; break; }
-          want *= kshape[d];
-        }
+        size_t k = 0;
+        for (int d = 0; d < a.ndim(); ++d)
+          if (!red[d]) ostride[static_cast<size_t>(d)] = res.strides()[k++];
       }
-      if (mcopy) {
-        // where=: NumPy's masked loop never touches masked elements; adding an identity in
-        // their place would not keep every signed zero of complex products. So each output
-        // element takes its unmasked elements one at a time, in the same order.
-        res.fill(*init);  // where= requires an initial value (checked above)
-        Strides rc = contiguous_strides(kshape, 1);
-        std::vector<int64_t> mk, mr;
-        for (int d : kept_axes) mk.push_back(mcopy->strides()[d]);
-        for (auto it = plan.order.rbegin(); it != plan.order.rend(); ++it)
-          if (red[*it]) mr.push_back(mcopy->strides()[*it]);
-        const bool c64_mul = op == OpId::multiply && t == DType::Complex64;
-        const bool plain = !plan.in_buffered && plan.in_stride0 < 0;  // Note [complex64 reduce products]
-        std::vector<int64_t> ix(rshape.size(), 0);
-        ops::clear_fpe();
-        for (int64_t r = 0; r < nred; ++r) {
-          const std::byte* p0 = src.data();
-          const std::byte* m0 = mcopy->data();
-          for (size_t d = 0; d < rshape.size(); ++d) {
-            p0 += ix[d] * rstr[d];
-            m0 += ix[d] * mr[d];
-          }
-          for (int64_t j = 0; j < nout; ++j) {
-            const std::byte* q = p0;
-            const std::byte* mq = m0;
-            for (size_t d = 0; d < kshape.size(); ++d) {
-              const int64_t k = (j / rc[d]) % kshape[d];
-              q += k * kstr[d];
-              mq += k * mk[d];
-            }
-            if (*mq == std::byte{0}) continue;
-            std::byte* o = res.data() + j * static_cast<int64_t>(isz);
-            if (c64_mul) {
-              using C = std::complex<float>;
-              const C x = ops::load<C>(q), y = ops::load<C>(o);
-              ops::store<C>(o, plain ? C(y.real() * x.real() - y.imag() * x.imag(), y.real() * x.imag() + y.imag() * x.real())
-                                     : C(std::fma(y.real(), x.real(), -(y.imag() * x.imag())),
-                                         std::fma(y.real(), x.imag(), y.imag() * x.real())));
-            } else {
-              std::byte* ptrs[3] = {o, const_cast<std::byte*>(q), o};
-              int64_t st3[3] = {0, 0, 0};
-              fn(ptrs, st3, 1);
-            }
-          }
-          for (int d = static_cast<int>(rshape.size()) - 1; d >= 0; --d) {
-            if (++ix[d] < rshape[d]) break;
-            ix[d] = 0;
+      for (int ax : plan.order) {
+        const int64_t n = src.shape()[ax], s = src.strides()[ax], ms = masked ? mcopy->strides()[ax] : 0;
+        if (red[ax]) {
+          g.rn.push_back(n);
+          g.rs.push_back(s);
+          g.rms.push_back(ms);
+          continue;
+        }
+        const int64_t o = ostride[static_cast<size_t>(ax)];
+        if (!g.kn.empty()) {
+          const int64_t last = g.kn.back();
+          if (g.ks.back() * last == s && g.kos.back() * last == o && g.kms.back() * last == ms) {
+            g.kn.back() *= n;
+            continue;
           }
         }
-        if (ops::checks_fpe(op))
-          if (int f = ops::read_fpe()) ops::note_fpe(f);
-      } else if (kept_contig && res.is_c_contiguous()) {
-        if (init) res.fill(*init);
-        const bool fpe = ops::checks_fpe(op);
-        const bool copy_first = !init.has_value();
-        std::byte* out0 = res.data();
-        const std::byte* in0 = src.data();
-        // float add: the vector loop of reduce_simd.cpp (Note [row accumulation]).
-        const bool add_f64 = op == OpId::add && t == DType::Float64;
-        const bool add_f32 = op == OpId::add && t == DType::Float32;
-        // Column ranges: cache-line aligned, at most 16 KiB of accumulator at a time (L1).
-        const int64_t align = std::max<int64_t>(1, 64 / static_cast<int64_t>(isz));
-        const int64_t block = std::max<int64_t>(align, (16384 / static_cast<int64_t>(isz)) / align * align);
-        int nt = ops::threads_for(nout * nred);
-        nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(nt, (nout + align - 1) / align)));
-        const int64_t per = ((nout + nt - 1) / nt + align - 1) / align * align;
-        std::atomic<int> fl{0};
-        auto columns = [&](int64_t lo, int64_t hi) {
-          for (int64_t b0 = lo; b0 < hi; b0 += block) {
-            const int64_t b1 = std::min(hi, b0 + block);
-            const int64_t off = b0 * static_cast<int64_t>(isz);
-            std::byte* o = out0 + off;
-            std::vector<int64_t> ix(rshape.size(), 0);
-            int64_t st3[3] = {static_cast<int64_t>(isz), static_cast<int64_t>(isz), static_cast<int64_t>(isz)};
-            for (int64_t r = 0; r < nred; ++r) {
-              const std::byte* p = in0 + off;
-              for (size_t d = 0; d < rshape.size(); ++d) p += ix[d] * rstr[d];
-              if (r == 0 && copy_first) {
-                std::memcpy(o, p, static_cast<size_t>((b1 - b0) * static_cast<int64_t>(isz)));
-              } else if (!(add_f64 && ops::simd::add_into_f64(reinterpret_cast<double*>(o),
-                                                               reinterpret_cast<const double*>(p), b1 - b0)) &&
-                         !(add_f32 && ops::simd::add_into_f32(reinterpret_cast<float*>(o),
-                                                               reinterpret_cast<const float*>(p), b1 - b0))) {
-                std::byte* ptrs[3] = {o, const_cast<std::byte*>(p), o};
-                fn(ptrs, st3, b1 - b0);
-              }
-              for (int d = static_cast<int>(rshape.size()) - 1; d >= 0; --d) {
-                if (++ix[d] < rshape[d]) break;
-                ix[d] = 0;
-              }
-            }
+        g.kn.push_back(n);
+        g.ks.push_back(s);
+        g.kos.push_back(o);
+        g.kms.push_back(ms);
+      }
+      if (g.kn.empty()) g.kn = {1}, g.ks = {0}, g.kos = {0}, g.kms = {0};
+      const bool copy_first = !init.has_value();
+      // Note [complex64 reduce products]: NumPy's complex64 multiply loop is the FMA vector
+      // loop unless an operand has a negative stride (then the plain product). Its input
+      // stride here is the buffer's (+itemsize) when the iterator buffers the input, else the
+      // input's own stride along the innermost dim (Note [NumPy reduction order]).
+      const bool c64_mul = op == OpId::multiply && t == DType::Complex64;
+      const bool plain = !plan.in_buffered && plan.in_stride0 < 0;
+      std::optional<ops::simd::RowOp> row_op;
+      if (op == OpId::add) row_op = ops::simd::RowOp::Add;
+      else if (op == OpId::multiply) row_op = ops::simd::RowOp::Multiply;
+      else if (op == OpId::maximum) row_op = ops::simd::RowOp::Max;
+      else if (op == OpId::minimum) row_op = ops::simd::RowOp::Min;
+      // o[i] = op(o[i], q[i]) for i < n (byte strides).
+      auto apply = [&](std::byte* o, int64_t ost, const std::byte* q, int64_t qs, int64_t n) {
+        if (c64_mul) {
+          using C = std::complex<float>;
+          for (int64_t i = 0; i < n; ++i) {
+            const C x = ops::load<C>(q + i * qs), y = ops::load<C>(o + i * ost);
+            ops::store<C>(o + i * ost, plain ? C(y.real() * x.real() - y.imag() * x.imag(),
+                                                 y.real() * x.imag() + y.imag() * x.real())
+                                             : C(std::fma(y.real(), x.real(), -(y.imag() * x.imag())),
+                                                 std::fma(y.real(), x.imag(), y.imag() * x.real())));
           }
-        };
-        if (nt > 1) {  // Note [no idle parallel regions] in registry.cpp
-#if NPC_HAVE_OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-          {
-            if (fpe) ops::clear_fpe();
-#if NPC_HAVE_OPENMP
-#pragma omp for schedule(static, 1)
-#endif
-            for (int k = 0; k < nt; ++k) {
-              const int64_t lo = k * per, hi = std::min(nout, lo + per);
-              if (lo < hi) columns(lo, hi);
-            }
-            if (fpe) fl.fetch_or(ops::read_fpe());
+          return;
+        }
+        if (row_op && ost == isz && qs % isz == 0) {  // the vector loops (Note [row accumulation])
+          if (t == DType::Float64 && ops::simd::rows_f64(*row_op, reinterpret_cast<double*>(o),
+                                                         reinterpret_cast<const double*>(q), qs / isz, n))
+            return;
+          if (t == DType::Float32 && ops::simd::rows_f32(*row_op, reinterpret_cast<float*>(o),
+                                                         reinterpret_cast<const float*>(q), qs / isz, n))
+            return;
+        }
+        std::byte* ptrs[3] = {o, const_cast<std::byte*>(q), o};
+        int64_t st[3] = {ost, qs, ost};
+        fn(ptrs, st, n);
+      };
+      auto segment = [&](std::byte* o, int64_t ost, const std::byte* q, int64_t qs, const std::byte* mq, int64_t mqs,
+                         int64_t n, bool first) {
+        if (castfn) {  // Note [cast pieces]
+          thread_local std::vector<std::byte> cbuf;
+          cbuf.resize(static_cast<size_t>(n * isz));
+          cast_run(q, qs, cbuf.data(), n);
+          q = cbuf.data();
+          qs = isz;
+        }
+        if (mq) {
+          // where=: NumPy's masked loop never touches masked elements (adding an identity in
+          // their place would not keep every signed zero of complex products): each run of
+          // true mask values is applied on its own. (where= requires an initial value.)
+          for (int64_t e = 0; e < n;) {
+            while (e < n && mq[e * mqs] == std::byte{0}) ++e;
+            const int64_t e0 = e;
+            while (e < n && mq[e * mqs] != std::byte{0}) ++e;
+            if (e > e0) apply(o + e0 * ost, ost, q + e0 * qs, qs, e - e0);
           }
+        } else if (first && copy_first) {
+          for (int64_t i = 0; i < n; ++i) std::memcpy(o + i * ost, q + i * qs, static_cast<size_t>(isz));
         } else {
-          if (fpe) ops::clear_fpe();
-          columns(0, nout);
-          if (fpe) fl.fetch_or(ops::read_fpe());
+          apply(o, ost, q, qs, n);
         }
-        if (int f = fl.load()) ops::note_fpe(f);
-      } else {
-      std::vector<int64_t> idx(rshape.size(), 0);
-      bool first = !init.has_value();
-      if (init) res.fill(*init);
-      int flags = 0;
-      if (op == OpId::multiply && t == DType::Complex64) {
-        // Note [complex64 reduce products]: NumPy's complex64 multiply loop is the FMA
-        // vector loop unless an operand has a negative stride (then the plain product). Its
-        // input stride here is the buffer's (+itemsize) when the iterator buffers the input,
-        // else the input's own stride along the innermost dim (Note [NumPy reduction order]).
-        const bool plain = !plan.in_buffered && plan.in_stride0 < 0;
-        using C = std::complex<float>;
-        Strides rc = contiguous_strides(kshape, 1);
-        C* o = reinterpret_cast<C*>(res.data());
-        ops::clear_fpe();
-        for (int64_t r = 0; r < nred; ++r) {
-          const std::byte* p0 = src.data();
-          for (size_t d = 0; d < rshape.size(); ++d) p0 += idx[d] * rstr[d];
-          for (int64_t j = 0; j < nout; ++j) {
-            const std::byte* q = p0;
-            for (size_t d = 0; d < kshape.size(); ++d) q += ((j / rc[d]) % kshape[d]) * kstr[d];
-            const C x = ops::load<C>(q);
-            const C y = o[j];
-            o[j] = plain ? C(y.real() * x.real() - y.imag() * x.imag(), y.real() * x.imag() + y.imag() * x.real())
-                         : C(std::fma(y.real(), x.real(), -(y.imag() * x.imag())),
-                             std::fma(y.real(), x.imag(), y.imag() * x.real()));
-          }
-          for (int d = static_cast<int>(rshape.size()) - 1; d >= 0; --d) {
-            if (++idx[d] < rshape[d]) break;
-            idx[d] = 0;
-          }
-        }
-        flags = ops::read_fpe();
-      } else {
-      for (int64_t r = 0; r < nred; ++r) {
-        std::byte* p = src.data();
-        for (size_t d = 0; d < rshape.size(); ++d) p += idx[d] * rstr[d];
-        if (first) {
-          ndarray slice = src.with_geometry(src.offset() + (p - src.data()), t, kshape, kstr);
-          copy_into(res, slice);
-          first = false;
-        } else {
-          std::byte* ptrs[3] = {res.data(), p, res.data()};
-          flags |= ops::run_elementwise(fn, 3, ptrs, st, kshape, 0, ops::checks_fpe(op));
-        }
-        for (int d = static_cast<int>(rshape.size()) - 1; d >= 0; --d) {
-          if (++idx[d] < rshape[d]) break;
-          idx[d] = 0;
-        }
-      }
-      }
-      if (flags) ops::note_fpe(flags);
-      }
+      };
+      flags |= outer_rows(g, out0, src.data(), masked ? mcopy->data() : nullptr, isz, nt, fpe, segment);
     }
+    if (flags) ops::note_fpe(flags);
   }
   if (opts.keepdims) res = res.reshape(out_shape);
   if (opts.out) {
@@ -1479,6 +1485,14 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
       throw IndexError("index " + std::to_string(ip[k]) + " is out of bounds for axis 0 with size " +
                        std::to_string(n));
   const int64_t isz = static_cast<int64_t>(a_in.itemsize());
+  // Floating-point flags: the loop's, read after each call when casts run around it (a
+  // cast clears the hardware flags first), and the casts' own. NumPy's float max/min/fmax/
+  // fmin loops clear the flags, so only what the casts after the last call raise is left.
+  const bool loop_fpe = ops::checks_fpe(op);
+  const bool loop_clears = (op == OpId::maximum || op == OpId::minimum || op == OpId::fmax || op == OpId::fmin) &&
+                           is_inexact(lt.in[0]);
+  const int pending_before = take_fp_flags();
+  int f = 0;
   ops::clear_fpe();
   for (int64_t k = 0; k < m; ++k) {
     int64_t i = ip[k];
@@ -1502,13 +1516,24 @@ void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const s
       int64_t st[2] = {0, 0};
       fn(ptrs, st, 1);
     }
+    if (loop_clears) {
+      f = 0;
+      take_fp_flags();
+      ops::clear_fpe();
+    } else if (cast && loop_fpe) {
+      f |= ops::read_fpe();
+      ops::clear_fpe();
+    }
     if (cast) {
       ndarray back = tout.astype(a_in.dtype());
       std::memcpy(a_in.data() + byte_offset(i), back.data(), static_cast<size_t>(isz));
     }
   }
-  // NumPy reports the flags of the loop and of the casts around it as raised "in at".
-  int f = (ops::checks_fpe(op) ? ops::read_fpe() : 0) | (cast ? take_fp_flags() : 0);
+  // NumPy reports the flags of the loop and of the casts around it as raised "in at" (or
+  // in the ufunc: Note [ufunc.at error names] in _ufunc.py).
+  if (loop_fpe && !cast) f |= ops::read_fpe();
+  f |= take_fp_flags();
+  add_fp_flags(pending_before);
   if (f) ops::note_fpe(f);
 }
 

@@ -125,7 +125,6 @@ bool checks_fpe(OpId op) {
     case OpId::isnan: case OpId::isinf: case OpId::isfinite: case OpId::signbit: case OpId::copysign:
     case OpId::sign: case OpId::floor: case OpId::ceil: case OpId::trunc: case OpId::rint:
     case OpId::absolute: case OpId::fabs: case OpId::negative: case OpId::positive: case OpId::conjugate:
-    case OpId::nextafter:
       return false;
     default:
       return true;
@@ -381,24 +380,41 @@ std::string dtype_class(DType t) {
   return std::string("<class 'numpy.dtypes.") + names[static_cast<int>(t)] + "DType'>";
 }
 
-[[noreturn]] void no_loop(OpId op, std::span<const DType> in) {
-  throw UfuncNoLoopError(op, std::vector<DType>(in.begin(), in.end()));
+[[noreturn]] void no_loop(OpId op, std::span<const DType> in, std::span<const bool> weak) {
+  std::vector<bool> w(in.size(), false);
+  for (size_t i = 0; i < in.size() && i < weak.size(); ++i) w[i] = weak[i];
+  throw UfuncNoLoopError(op, std::vector<DType>(in.begin(), in.end()), std::move(w));
+}
+
+// NumPy's legacy type resolver's error when no loop takes the (promoted) inputs safely: a
+// plain TypeError (its doubled quotes around the rule are NumPy's own).
+[[noreturn]] void no_safe_loop(OpId op, std::span<const DType> in, std::span<const bool> weak) {
+  // gcd, lcm, positive and sign are NumPy ufuncs with promoters: their _UFuncNoLoopError.
+  if (op == OpId::positive || op == OpId::sign || op == OpId::gcd || op == OpId::lcm) no_loop(op, in, weak);
+  throw TypeError("ufunc '" + std::string(op_info(op).name) +
+                  "' not supported for the input types, and the inputs could not be safely coerced to any "
+                  "supported types according to the casting rule ''safe''");
 }
 }  // namespace
 
-UfuncNoLoopError::UfuncNoLoopError(OpId op_, std::vector<DType> in_)
+UfuncNoLoopError::UfuncNoLoopError(OpId op_, std::vector<DType> in_, std::vector<bool> weak_)
     : TypeError([&] {
+        auto cls = [&](size_t i) {
+          if (i >= weak_.size() || !weak_[i]) return dtype_class(in_[i]);
+          return std::string("<class 'numpy.dtypes.") +
+                 (is_complex(in_[i]) ? "_PyComplexDType'>" : kind(in_[i]) == Kind::Float ? "_PyFloatDType'>" : "_PyLongDType'>");
+        };
         std::string types;
-        if (in_.size() == 1) types = dtype_class(in_[0]);
+        if (in_.size() == 1) types = cls(0);
         else {
           types = "(";
-          for (size_t i = 0; i < in_.size(); ++i) types += (i ? ", " : "") + dtype_class(in_[i]);
+          for (size_t i = 0; i < in_.size(); ++i) types += (i ? ", " : "") + cls(i);
           types += ")";
         }
         return "ufunc '" + std::string(op_info(op_).name) + "' did not contain a loop with signature matching types " +
                types + " -> None";
       }()),
-      op(op_), in(std::move(in_)) {}
+      op(op_), in(std::move(in_)), weak(std::move(weak_)) {}
 
 LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool> weak, std::optional<DType> dtype) {
   const OpInfo& info = op_info(op);
@@ -408,29 +424,57 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
   const auto& loops = ops::loops_of(op);
   auto is_weak = [&](size_t i) { return i < weak.size() && weak[i]; };
 
+  // Note [logical promotion]
+  // NumPy's logical_and/or/xor run an input dtype's own loop only when both inputs are
+  // arrays of that one dtype; any other mix (two dtypes, a Python scalar) casts every input
+  // to bool ("??->?") whatever `casting` says, so no truth value is lost to a promotion
+  // (float16 array and 1e-10) and no Python int overflows a narrow dtype.
+  if (is_logical_binary(op)) {
+    if (dtype && *dtype != DType::Bool)
+      throw TypeError("No loop matching the specified signature and casting was found for ufunc " +
+                      std::string(info.name));
+    if (!is_weak(0) && !is_weak(1) && in[0] == in[1])
+      for (const auto& l : loops)
+        if (l.in[0] == in[0]) return {l.in, l.out};
+    return {{DType::Bool, DType::Bool}, {DType::Bool}};
+  }
+  // A comparison's output is bool: dtype=bool resolves as if it were absent (NumPy 2's
+  // comparison promoters), exact int64/uint64 loops included.
+  if (dtype && *dtype == DType::Bool && is_comparison_op(op)) dtype.reset();
+
   if (dtype) {
-    // dtype= fixes the output dtype (NumPy: signature (None, ..., dtype)).
-    const ops::Loop* fallback = nullptr;
+    // dtype= fixes the outputs (NumPy: signature=(None,)*nin + (dtype,)*nout) and NumPy's
+    // type_tuple_type_resolver runs: first the loops with those outputs whose inputs take
+    // the operands safely (weak Python scalars by kind), then the homogeneous signature
+    // (dtype, ..., dtype), whose input casts the call then checks under `casting=`.
     for (const auto& l : loops) {
-      if (l.out[0] != *dtype) continue;
       bool ok = true;
-      for (size_t i = 0; i < in.size(); ++i)
-        if (!(is_weak(i) ? weak_fits(weak_kind_of(in[i]), l.in[i]) : can_cast(in[i], l.in[i], Casting::SameKind)))
-          ok = false;
+      for (DType t : l.out) ok &= t == *dtype;
+      for (size_t i = 0; i < in.size() && ok; ++i)
+        ok = is_weak(i) ? weak_fits(weak_kind_of(in[i]), l.in[i]) : can_cast(in[i], l.in[i], Casting::Safe);
       if (ok) return {l.in, l.out};
-      if (!fallback) fallback = &l;
     }
-    // Comparisons and predicates: dtype= names the inputs' loop.
-    for (const auto& l : loops)
-      if (l.in[0] == *dtype && l.out[0] == DType::Bool && *dtype != DType::Bool) return {l.in, l.out};
-    if (fallback) return {fallback->in, fallback->out};
+    for (const auto& l : loops) {
+      bool ok = true;
+      for (DType t : l.in) ok &= t == *dtype;
+      for (DType t : l.out) ok &= t == *dtype;
+      if (ok) return {l.in, l.out};
+    }
+    if (*dtype == DType::Bool && op == OpId::subtract)
+      throw TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
+                      "operator, or the logical_xor function instead.");
+    if (*dtype == DType::Bool && op == OpId::negative)
+      throw TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or "
+                      "the logical_not function instead.");
     throw TypeError("No loop matching the specified signature and casting was found for ufunc " +
                     std::string(info.name));
   }
 
+  // Comparisons' extra exact int64/uint64 loops (taken above) do not make them mixed-loop
+  // ufuncs: a Python float meets a float32 array in float32, as NumPy's (f4 array == 0.1).
   bool uniform = true;
   for (const auto& l : loops)
-    for (DType t : l.in) if (t != l.in[0]) uniform = false;
+    for (DType t : l.in) if (t != l.in[0] && !is_comparison_op(op)) uniform = false;
 
   std::vector<DType> strong;
   std::vector<WeakKind> weak_kinds;
@@ -458,7 +502,7 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
       if (op == OpId::negative)
         throw TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or "
                         "the logical_not function instead.");
-      if (op == OpId::positive || op == OpId::sign || op == OpId::gcd || op == OpId::lcm) no_loop(op, in);
+      if (op == OpId::positive || op == OpId::sign || op == OpId::gcd || op == OpId::lcm) no_loop(op, in, weak);
     }
     if (op == OpId::divide && !is_inexact(common)) common = DType::Float64;  // true division of ints
     for (const auto& l : loops) {
@@ -466,20 +510,46 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
       for (DType t : l.in) if (!can_cast(common, t, Casting::Safe)) { ok = false; break; }
       if (ok) return {l.in, l.out};
     }
-    no_loop(op, in);
+    no_safe_loop(op, in, weak);
   }
-  // Loops with mixed input dtypes (ldexp): each input must cast safely to its slot; a weak
-  // Python int fits any integer slot, other weak scalars take their default dtype.
+  // Loops with mixed input dtypes (ldexp): each input must cast safely to its slot. NumPy's
+  // legacy search (should_use_min_scalar_weak_literals) treats the Python scalars as weak
+  // only when some array's kind is at least theirs (bool < Python int < int < Python float):
+  // then a Python int fits any numeric slot and a Python float any inexact one
+  // (ldexp(0, int8 array) is float16); otherwise they take their default dtype
+  // (ldexp(0, bool array) and ldexp(1.5, int8 array) are float64).
+  auto kind_rank = [](DType t) {
+    switch (kind(t)) {
+      case Kind::Bool: return 0;
+      case Kind::Unsigned: return 1;
+      case Kind::Signed: return 2;
+      case Kind::Float: return 3;
+      default: return 4;
+    }
+  };
+  int max_array = -1, max_scalar = -1;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!is_weak(i)) max_array = std::max(max_array, kind_rank(in[i]));
+    else max_scalar = std::max(max_scalar, weak_kind_of(in[i]) == WeakKind::Int ? 1 : 3);
+  }
+  const bool weak_literals = max_array >= 0 && max_array >= max_scalar;
   for (const auto& l : loops) {
     bool ok = true;
     for (size_t i = 0; i < in.size() && ok; ++i) {
-      if (is_weak(i) && weak_kind_of(in[i]) == WeakKind::Int && is_integer(l.in[i])) continue;
+      if (is_weak(i) && weak_literals) {
+        ok = weak_kind_of(in[i]) == WeakKind::Int ? kind(l.in[i]) != Kind::Bool : weak_fits(weak_kind_of(in[i]), l.in[i]);
+        continue;
+      }
       DType t = is_weak(i) ? default_dtype(weak_kind_of(in[i])) : in[i];
-      if (!can_cast(t, l.in[i], Casting::Safe)) ok = false;
+      ok = can_cast(t, l.in[i], Casting::Safe);
     }
     if (ok) return {l.in, l.out};
   }
-  no_loop(op, in);
+  no_safe_loop(op, in, weak);
+}
+
+bool is_logical_binary(OpId op) {
+  return op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor;
 }
 
 bool is_comparison_op(OpId op) {

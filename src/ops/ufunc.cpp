@@ -55,9 +55,10 @@ std::string weak_int_str(const ndarray& v) {
 }
 
 // The OverflowError of a weak Python int that does not fit the loop dtype `t`. NumPy first
-// converts the int to a C long for signed loops, so values above int64 get CPython's message.
+// converts the int to a C long for every loop but uint32's and uint64's (which take an
+// unsigned long), so values above int64 get CPython's message there.
 [[noreturn]] void throw_weak_overflow(const ndarray& v, DType t) {
-  if (v.dtype() == DType::UInt64 && kind(t) != Kind::Unsigned &&
+  if (v.dtype() == DType::UInt64 && t != DType::UInt32 && t != DType::UInt64 &&
       Scalar::load(v.dtype(), v.data()).u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
     throw OverflowError("Python int too large to convert to C long");
   throw OverflowError("Python integer " + weak_int_str(v) + " out of bounds for " + std::string(name(t)));
@@ -321,9 +322,9 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   if (static_cast<int>(inputs.size()) != nin)
     throw TypeError(std::string(info.name) + "() takes from " + std::to_string(nin) + " to " +
                     std::to_string(nin + nout) + " positional arguments but " + std::to_string(inputs.size()) +
-                    " were given");
+                    (inputs.size() == 1 ? " was given" : " were given"));
   if (!opts.out.empty() && static_cast<int>(opts.out.size()) != nout)
-    throw ValueError("The 'out' tuple must have exactly " + std::to_string(nout) + " entries: one per ufunc output");
+    throw ValueError("The 'out' tuple must have exactly one entry per ufunc output");
 
   DType dts[ops::kMaxOperands];
   bool weak[ops::kMaxOperands];
@@ -381,11 +382,18 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
       const bool cross = wk == Kind::Complex ? !is_complex(t)
                          : wk == Kind::Float ? !is_inexact(t)
                                              : (wk == Kind::Signed || wk == Kind::Unsigned) && t == DType::Bool;
-      if (cross && !can_cast(wd, t, opts.casting)) throw UfuncCastingError(op, false, i, wd, t, opts.casting);
+      // logical_and/or/xor convert a Python int to a C long before casting it to bool.
+      if (is_logical_binary(op) && a.dtype() == DType::UInt64 &&
+          Scalar::load(a.dtype(), a.data()).u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        throw OverflowError("Python int too large to convert to C long");
+      if (cross && !is_logical_binary(op) && !can_cast(wd, t, opts.casting))
+        throw UfuncCastingError(op, false, i, wd, t, opts.casting);
       if (a.dtype() != t && kind(a.dtype()) != Kind::Float && kind(a.dtype()) != Kind::Complex) {
         WeakRange r = weak_int_range(a, t);
         if (r != WeakRange::Fits) {
-          if (is_comparison_op(op) && nin == 2) {
+          // Beside a bool array NumPy converts the int to a C long first (OverflowError).
+          const bool bool_other = nin == 2 && !inputs[1 - i].weak && inputs[1 - i].array.dtype() == DType::Bool;
+          if (is_comparison_op(op) && nin == 2 && !bool_other) {
             bool v = compare_out_of_range(op, r, i == 1);
             std::vector<ndarray> res;
             ndarray o = (!opts.out.empty() && opts.out[0]) ? *opts.out[0] : empty(shape, DType::Bool);
@@ -400,7 +408,8 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
       continue;
     }
     if (a.dtype() != t) {
-      if (!can_cast(a.dtype(), t, opts.casting)) throw UfuncCastingError(op, false, i, a.dtype(), t, opts.casting);
+      if (!is_logical_binary(op) && !can_cast(a.dtype(), t, opts.casting))
+        throw UfuncCastingError(op, false, i, a.dtype(), t, opts.casting);
       args.push_back(a.astype(t, Order::K));
     } else {
       args.push_back(a);
@@ -419,7 +428,13 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
       if (!can_cast(loop.out[k], o.dtype(), opts.casting))
         throw UfuncCastingError(op, true, k, loop.out[k], o.dtype(), opts.casting);
       results.push_back(o);
-      if (o.dtype() == loop.out[k]) {  // masked lanes are left as they are (Note [where= lanes])
+      // A float output that shares memory with a later one is written through a buffer and
+      // copied back last, as NumPy 2.x does (measured): divmod(a, 3.0, out=(a, a)) and
+      // modf(a, out=(a, a)) leave the first output in a; integer divmod writes in place.
+      bool later_overlap = false;
+      for (int j = k + 1; j < static_cast<int>(opts.out.size()) && is_inexact(loop.out[k]); ++j)
+        later_overlap |= opts.out[j].has_value() && ranges_overlap(o, *opts.out[j]);
+      if (o.dtype() == loop.out[k] && !later_overlap) {  // masked lanes are left as they are (Note [where= lanes])
         targets.push_back(o);
         continue;
       }

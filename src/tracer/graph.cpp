@@ -139,8 +139,19 @@ NodeRef Graph::intern(Node n) {
   }
   if (n.kind == NodeKind::Call) hash_mix(h, order_.size());
   n.hash = h;
-  if (auto it = table_.find(&n); it != table_.end()) return *it;
+  if (auto it = table_.find(&n); it != table_.end()) {
+    // Note [merged evaluations]
+    // A computing node built again (the program computes `v * v` twice) is the same node,
+    // evaluated once; NumPy evaluates it each time and warns each time it raises. The count
+    // lets the error report repeat its warnings (fusion::interpret_with_fp_errors); passes
+    // that rebuild a graph carry it over.
+    const NodeKind k = (*it)->kind;
+    if (k == NodeKind::Ufunc || k == NodeKind::Reduce || k == NodeKind::Cast || k == NodeKind::Prim)
+      ++evals_[(*it)->id];
+    return *it;
+  }
   n.id = static_cast<uint32_t>(order_.size());
+  evals_.push_back(1);
   owned_.push_back(std::make_unique<Node>(std::move(n)));
   const Node* p = owned_.back().get();
   table_.insert(p);
@@ -596,6 +607,7 @@ template <class Keep> Graph Graph::copy_kept(const Keep& keep, std::vector<NodeR
     Node c = *n;
     for (auto& a : c.args) a = map[a->id];
     map[n->id] = r.intern(std::move(c));
+    r.evals_[map[n->id]->id] += evaluations(n) - 1;  // Note [merged evaluations]
   }
   return r;
 }

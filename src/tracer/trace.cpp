@@ -691,7 +691,8 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   // The eager path's casting checks (they come after the trace hook there): `x += 1.5` on
   // an integer array raises as eagerly.
   for (size_t i = 0; i < fixed.size() && i < lt.in.size(); ++i)
-    if (!fixed[i].weak && fixed[i].array.dtype() != lt.in[i] && !can_cast(fixed[i].array.dtype(), lt.in[i], opts.casting))
+    if (!fixed[i].weak && fixed[i].array.dtype() != lt.in[i] && !is_logical_binary(op) &&
+        !can_cast(fixed[i].array.dtype(), lt.in[i], opts.casting))
       throw UfuncCastingError(op, false, static_cast<int>(i), fixed[i].array.dtype(), lt.in[i], opts.casting);
   for (size_t k = 0; k < opts.out.size() && k < lt.out.size(); ++k)
     if (opts.out[k] && !can_cast(lt.out[k], opts.out[k]->dtype(), opts.casting))

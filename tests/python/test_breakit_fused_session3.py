@@ -45,20 +45,51 @@ def check(fn, *args, errstate=None, **kw):
 
 
 # ---------------------------------------------------------------- float16 errors in kernels
-@pytest.mark.xfail(strict=True, reason="npc's eager float64->float16 cast raises no underflow, so the fused "
-                   "kernel's underflow (npk::d2h) is named by the fallback rule after the multiply: "
-                   "'underflow encountered in multiply' where NumPy says '... in cast'")
 def test_float16_cast_underflow_is_named_cast():
     x = np.array([1.0, 0.0, 5e-4])
     assert check(lambda v: (v * 1e-9).astype(np.float16), x, errstate=dict(under="warn")) == [
         "underflow encountered in cast"]
 
 
-@pytest.mark.xfail(strict=True, reason="the tracer merges the two identical `v * v` (CSE): one 'overflow "
-                   "encountered in multiply' where NumPy, computing both, warns twice")
+@pytest.mark.parametrize("dst", [np.float16, np.float32])
+@pytest.mark.parametrize("src", [np.float64, np.float32])
+@pytest.mark.parametrize("scale", [1e-9, 1e-40, 1.0])
+def test_cast_underflow_named_after_the_op_that_raised(src, dst, scale):
+    # The eager replay (Note [fp error attribution]) names a cast's underflow "cast", and a
+    # multiply's own "multiply", as NumPy does.
+    if np.dtype(src).itemsize <= np.dtype(dst).itemsize:
+        pytest.skip("not a narrowing cast")
+    x = np.array([1.0, 0.0, 5e-4, -3e-5], src)
+    check(lambda v: (v * src(scale)).astype(dst), x, errstate=dict(under="warn"))
+    check(lambda v: (v.astype(dst) * dst(scale)), x, errstate=dict(under="warn"))
+
+
 def test_repeated_expression_warns_per_evaluation():
     h = np.array([100.0, 1.0, -300.0, 60000], np.float16)
     check(lambda v: (v * v) - (v * v), h)
+
+
+@pytest.mark.parametrize("backend", ["fused", "eager"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_merged_repeats_warn_per_evaluation(dtype, backend):
+    # Note [merged evaluations]: a computation the program repeats is one node; NumPy warns
+    # for each evaluation (three divides by zero, two overflowing exps, ...).
+    big = {np.float16: 20.0, np.float32: 200.0, np.float64: 2000.0}[dtype]
+    x = np.array([1.0, 0.0, big, -1.0], dtype)
+    fns = [lambda v: (1 / v) + (1 / v) * (1 / v),
+           lambda v: np.exp(v) - np.exp(v),
+           lambda v: (np.log(v), np.log(v) + np.sqrt(v), np.sqrt(v)),
+           lambda v: np.sum(np.exp(v)) + np.sum(np.exp(v)),
+           lambda v: (v * v).astype(np.float16) - (v * v).astype(np.float16)]
+    for fn in fns:
+        want = _run(fn, [x.copy()], {})
+        f = npc.compile(fn, backend=backend)
+        got = _run(f, [x.copy()], {})
+        gots, wants = (got[0] if isinstance(got[0], tuple) else (got[0],)), \
+            (want[0] if isinstance(want[0], tuple) else (want[0],))
+        for g, w in zip(gots, wants):
+            assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+        assert got[1] == want[1]
 
 
 # ---------------------------------------------------------------- short unrolled reductions

@@ -185,7 +185,11 @@ ndarray setitem_value(py::handle value, DType target) {
       throw OverflowError("Python integer " + std::to_string(v) + " out of bounds for " + std::string(name(target)));
     return scalar_array(s);
   }
-  if (PyFloat_CheckExact(p) && (is_inexact(target) || std::isfinite(PyFloat_AS_DOUBLE(p))))
+  if (PyFloat_CheckExact(p) && is_inexact(target))
+    // Converted as a Python scalar (overflow warns, underflow does not: `a[:] = 1e-46` into
+    // float32 is silent in NumPy, an array cast would say "underflow encountered in cast").
+    return scalar_array(Scalar::from_double(PyFloat_AS_DOUBLE(p)).cast(target));
+  if (PyFloat_CheckExact(p) && std::isfinite(PyFloat_AS_DOUBLE(p)))
     return scalar_array(Scalar::from_double(PyFloat_AS_DOUBLE(p)));
   if (PyComplex_CheckExact(p) && is_complex(target)) {
     Py_complex c = PyComplex_AsCComplex(p);

@@ -106,6 +106,14 @@ void report_fpe_in(const char* where) {
   (*handler)(f, std::string(where));
 }
 
+// Named floating-point errors an eager op recorded (add_fp_report), in their order.
+void report_named_fp() {
+  auto errs = take_named_fp_flags();
+  if (errs.empty()) return;
+  py::object report = py::module_::import("npc._errstate").attr("report");
+  for (auto& [bit, where] : errs) report(bit, where);
+}
+
 // Floating-point errors of the last call.
 void report_fpe(OpId op) {
   int f = take_fp_errors();
@@ -242,6 +250,9 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
       static py::object* big = new py::object(py::module_::import("npc._ufunc").attr("_big_int_call"));
       return (*big)(op_id, args, out, where, dtype, casting, order);
     }
+    // A lone Python int is an array to NumPy (numpy.asarray): beyond int64 it is uint64,
+    // not a weak int that overflows the int64 loop (numpy.negative(2**63) is uint64).
+    if (ins.size() == 1 && ins[0].weak && ins[0].array.dtype() == DType::UInt64) ins[0].weak = false;
     opts.dtype = dtype_arg(dtype);
     opts.casting = static_cast<Casting>(casting);
     opts.order = order_from_name(order);
@@ -703,6 +714,23 @@ void install_fast_operators(PyTypeObject* type) {
 
 }  // namespace
 
+// NumPy's abstract DType class of a Python int (0), float (1) or complex (2), which numpy
+// does not export by name: taken once from the error NumPy itself raises for gcd(complex, x).
+static py::object python_scalar_dtype_class(int k) {
+  static PyObject* cache[3] = {nullptr, nullptr, nullptr};
+  if (!cache[k]) {
+    py::module_ np = py::module_::import("numpy");
+    py::object v = k == 0 ? py::object(py::int_(1)) : k == 1 ? py::object(py::float_(1.0))
+                                                             : py::reinterpret_steal<py::object>(PyComplex_FromDoubles(0, 1));
+    try {
+      np.attr("gcd")(np.attr("ones")(1, "c16"), v);
+    } catch (py::error_already_set& err) {
+      cache[k] = py::object(err.value().attr("dtypes")[py::int_(1)]).release().ptr();
+    }
+  }
+  return py::reinterpret_borrow<py::object>(cache[k]);
+}
+
 void bind_ops(py::module_& m) {
   // UfuncCastingError -> NumPy's own _UFuncInputCastingError / _UFuncOutputCastingError.
   py::register_exception_translator([](std::exception_ptr p) {
@@ -721,7 +749,13 @@ void bind_ops(py::module_& m) {
       py::object dts = py::module_::import("npc._dtypes").attr("DTYPES");
       const OpInfo& info = op_info(e.op);
       py::tuple types(e.in.size() + info.nout);
-      for (size_t i = 0; i < e.in.size(); ++i) types[i] = py::type::of(dts[py::int_(static_cast<int>(e.in[i]))]);
+      for (size_t i = 0; i < e.in.size(); ++i) {
+        const bool weak = i < e.weak.size() && e.weak[i];
+        if (weak)  // a Python scalar: NumPy names its abstract DType
+          types[i] = python_scalar_dtype_class(is_complex(e.in[i]) ? 2 : kind(e.in[i]) == Kind::Float ? 1 : 0);
+        else
+          types[i] = py::type::of(dts[py::int_(static_cast<int>(e.in[i]))]);
+      }
       for (int k = 0; k < info.nout; ++k) types[e.in.size() + k] = py::none();
       py::object uf = py::module_::import("numpy").attr(std::string(info.name).c_str());
       py::object err = exc(uf, types);
@@ -815,6 +849,9 @@ void bind_ops(py::module_& m) {
     } else {
       r = reduce(static_cast<OpId>(op_id), a, o);
     }
+    // The start values NumPy casts into out= first warn as "cast" (Note [reduce through a
+    // narrower out] in reduce.cpp).
+    report_named_fp();
     // NumPy casts the input (dtype=) and out= inside the reduction's buffered iterator: their
     // errors are "... encountered in reduce" too (not "cast", and not left pending for a
     // later call to report).
@@ -849,12 +886,14 @@ void bind_ops(py::module_& m) {
     return result_object(std::move(r), true);
   });
 
+  // Returns the floating-point error flags: the caller names them (Note [ufunc.at error
+  // names] in _ufunc.py).
   m.def("ufunc_at", [](int op_id, PyArray& a, const PyArray& idx, py::object b) {
     std::optional<Operand> ob;
     std::vector<py::object> keep;
     if (!b.is_none()) ob = to_operand(b, keep);
     ufunc_at(static_cast<OpId>(op_id), a, idx, ob);
-    report_fpe_in("at");
+    return take_fp_errors();
   });
 
   m.def("where3", [](py::object c, py::object x, py::object y) -> py::object {
