@@ -395,9 +395,17 @@ ops::LoopFn loop_for(OpId op, DType t) {
 //    in int8);
 //  - neither: the input's own loop, add/multiply widening bool and small integers to the
 //    platform integer.
-// Logical reductions run in bool whatever the resolved loop's inputs are.
+// Logical reductions run in bool whatever the resolved loop's inputs are. A comparison's
+// loops give bool from other inputs, so only a bool input (or dtype=) has a loop whose
+// first input is its output: others raise NumPy's TypeError (with out=, its no-loop error
+// naming a bool first operand, as NumPy's comparison promoter reports it).
 DType reduce_loop_dtype(OpId op, DType in, std::optional<DType> dtype, std::optional<DType> out) {
   const bool logical = op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor;
+  if (!dtype && is_comparison_op(op) && in != DType::Bool) {
+    if (out) throw UfuncNoLoopError(op, {DType::Bool, in});
+    throw TypeError("No loop matching the specified signature and casting was found for ufunc " +
+                    std::string(op_info(op).name));
+  }
   DType t;
   if (dtype) {
     DType sig[2] = {*dtype, *dtype};
