@@ -381,46 +381,6 @@ ops::LoopFn loop_for(OpId op, DType t) {
   return nullptr;
 }
 
-// Note [reduce loop signature]: NumPy resolves the loop of a reduce or accumulate from a
-// type tuple (reducelike_promote_and_resolve in ufunc_object.c):
-//  - dtype= fixes the signature (dtype, input, dtype): the loop with first input and
-//    output `dtype`, else NumPy's "No loop matching the specified signature ..." TypeError
-//    (logical_and.reduce(x, dtype=float64), bitwise_or with a float dtype), or its boolean
-//    subtract message;
-//  - out= without dtype= takes part as the first operand: the loop is the one a call
-//    op(out, input) resolves (safe input casts), so np.subtract.reduce(float32, out=float64)
-//    runs in float64, np.max(uint8, out=int8) in int16, and bitwise_and.reduce(int8,
-//    out=float64) has no loop (NumPy's "not supported for the input types" TypeError). The
-//    small integer widening of add/multiply does not apply then (sum(int8, out=int8) adds
-//    in int8);
-//  - neither: the input's own loop, add/multiply widening bool and small integers to the
-//    platform integer.
-// Logical reductions run in bool whatever the resolved loop's inputs are. A comparison's
-// loops give bool from other inputs, so only a bool input (or dtype=) has a loop whose
-// first input is its output: others raise NumPy's TypeError (with out=, its no-loop error
-// naming a bool first operand, as NumPy's comparison promoter reports it).
-DType reduce_loop_dtype(OpId op, DType in, std::optional<DType> dtype, std::optional<DType> out) {
-  const bool logical = op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor;
-  if (!dtype && is_comparison_op(op) && in != DType::Bool) {
-    if (out) throw UfuncNoLoopError(op, {DType::Bool, in});
-    throw TypeError("No loop matching the specified signature and casting was found for ufunc " +
-                    std::string(op_info(op).name));
-  }
-  DType t;
-  if (dtype) {
-    DType sig[2] = {*dtype, *dtype};
-    t = resolve_loop(op, sig, {}, dtype).out[0];
-  } else if (out) {
-    DType sig[2] = {*out, in};
-    t = resolve_loop(op, sig, {}, std::nullopt).out[0];
-  } else {
-    const DType w = reduce_dtype(op, in, std::nullopt);
-    DType sig[2] = {w, w};
-    t = resolve_loop(op, sig, {}, std::nullopt).out[0];
-  }
-  return logical ? DType::Bool : t;
-}
-
 // ---------------------------------------------------------------- index walking
 // Note [index walking]
 // The loops below walk index ranges over several dims listed innermost first: the
@@ -802,6 +762,47 @@ std::optional<ndarray> reduce_small_contiguous(OpId op, const ndarray& a, const 
 }
 
 }  // namespace
+
+// Note [reduce loop signature]: NumPy resolves the loop of a reduce or accumulate from a
+// type tuple (reducelike_promote_and_resolve in ufunc_object.c):
+//  - dtype= fixes the signature (dtype, input, dtype): the loop with first input and
+//    output `dtype`, else NumPy's "No loop matching the specified signature ..." TypeError
+//    (logical_and.reduce(x, dtype=float64), bitwise_or with a float dtype), or its boolean
+//    subtract message;
+//  - out= without dtype= takes part as the first operand: the loop is the one a call
+//    op(out, input) resolves (safe input casts), so np.subtract.reduce(float32, out=float64)
+//    runs in float64, np.max(uint8, out=int8) in int16, and bitwise_and.reduce(int8,
+//    out=float64) has no loop (NumPy's "not supported for the input types" TypeError). The
+//    small integer widening of add/multiply does not apply then (sum(int8, out=int8) adds
+//    in int8);
+//  - neither: the input's own loop, add/multiply widening bool and small integers to the
+//    platform integer.
+// Logical reductions run in bool whatever the resolved loop's inputs are. A comparison's
+// loops give bool from other inputs, so only a bool input (or dtype=) has a loop whose
+// first input is its output: others raise NumPy's TypeError (with out=, its no-loop error
+// naming a bool first operand, as NumPy's comparison promoter reports it).
+DType reduce_loop_dtype(OpId op_in, DType in, std::optional<DType> dtype, std::optional<DType> out) {
+  const OpId op = ufunc_of(op_in);
+  const bool logical = op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor;
+  if (!dtype && is_comparison_op(op) && in != DType::Bool) {
+    if (out) throw UfuncNoLoopError(op, {DType::Bool, in});
+    throw TypeError("No loop matching the specified signature and casting was found for ufunc " +
+                    std::string(op_info(op).name));
+  }
+  DType t;
+  if (dtype) {
+    DType sig[2] = {*dtype, *dtype};
+    t = resolve_loop(op, sig, {}, dtype).out[0];
+  } else if (out) {
+    DType sig[2] = {*out, in};
+    t = resolve_loop(op, sig, {}, std::nullopt).out[0];
+  } else {
+    const DType w = reduce_dtype(op, in, std::nullopt);
+    DType sig[2] = {w, w};
+    t = resolve_loop(op, sig, {}, std::nullopt).out[0];
+  }
+  return logical ? DType::Bool : t;
+}
 
 ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   if (a.is_traced()) {
