@@ -134,6 +134,9 @@ int64_t get_parallel_threshold();
 /// dtype, `out` receives the result (same shape as `a`).
 ndarray accumulate(OpId ufunc, const ndarray& a, int64_t axis, std::optional<DType> dtype = std::nullopt,
                    std::optional<ndarray> out = std::nullopt);
+/// The loop dtype of ufunc.reduce/accumulate of an `in` array with `dtype=` / an `out=` of
+/// dtype `out`, as NumPy resolves it; TypeError (NumPy's text) when that signature has no loop.
+DType reduce_loop_dtype(OpId ufunc, DType in, std::optional<DType> dtype, std::optional<DType> out);
 /// numpy.argmax/argmin along `axis` (nullopt: the flattened array); the first occurrence
 /// wins and NaN counts as the extreme. ValueError "attempt to get argmax of an empty sequence".
 ndarray arg_reduce(OpId op, const ndarray& a, std::optional<int64_t> axis, bool keepdims = false);

@@ -180,8 +180,10 @@ class ufunc(_core._UfuncBase):
             out = out[0]
         if axis is None:
             raise TypeError("'NoneType' object cannot be interpreted as an integer")
-        if a.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or \
-                (isinstance(out, ndarray) and out.dtype.kind == "c"):
+        if (a.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or
+                (isinstance(out, ndarray) and out.dtype.kind == "c")) and \
+                self.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
+            _check_reduce_loop(self, a, dtype, out)
             _warn_complex_casts(a, dtype, out, reduce=False)
         return _core.ufunc_accumulate(self._id, a, _operator.index(axis),
                                       -1 if dtype is None else code_of(dtype), out)
@@ -540,6 +542,7 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
                 starts = builtins.all(a.shape[_operator.index(d) % a.ndim] for d in ax) if a.ndim else True
             except (TypeError, ZeroDivisionError):
                 pass
+        _check_reduce_loop(uf, a, dtype, out)
         _warn_complex_casts(a, dtype, out, reduce=True if starts else False)
     init = None if initial is _np._NoValue or initial is None else initial
     int_loop = a.dtype.kind in "iub" if dtype is None else _np.dtype(dtype).kind in "iub"
@@ -582,6 +585,14 @@ def _at_indexed_loop(name, a, indices, count, b):
         return True
     parts = indices if isinstance(indices, tuple) else (indices,)
     return builtins.any(not (p is None or p is Ellipsis or isinstance(p, slice)) for p in parts)
+
+
+def _check_reduce_loop(uf, a, dtype, out):
+    """Raises NumPy's TypeError when reduce/accumulate has no loop for the signature that
+    dtype= / out= make (Note [reduce loop signature] in reduce.cpp): NumPy resolves the loop
+    before any cast, so no cast warning comes first."""
+    _core.reduce_loop_dtype(uf._id, code_of(a.dtype), -1 if dtype is None else code_of(dtype),
+                            -1 if out is None else code_of(out.dtype))
 
 
 def _warn_complex_casts(a, dtype, out, reduce):
@@ -731,6 +742,7 @@ def _cum(uf, name, a, axis, dtype, out):
         x = x.reshape(1)
     if x.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or \
             (isinstance(out, ndarray) and out.dtype.kind == "c"):
+        _check_reduce_loop(uf, x, dtype, out)
         _warn_complex_casts(x, dtype, out, reduce=False)
     return _core.ufunc_accumulate(uf._id, x, _operator.index(axis), -1 if dtype is None else code_of(dtype), out)
 

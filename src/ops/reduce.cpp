@@ -763,6 +763,47 @@ std::optional<ndarray> reduce_small_contiguous(OpId op, const ndarray& a, const 
 
 }  // namespace
 
+// Note [reduce loop signature]: NumPy resolves the loop of a reduce or accumulate from a
+// type tuple (reducelike_promote_and_resolve in ufunc_object.c):
+//  - dtype= fixes the signature (dtype, input, dtype): the loop with first input and
+//    output `dtype`, else NumPy's "No loop matching the specified signature ..." TypeError
+//    (logical_and.reduce(x, dtype=float64), bitwise_or with a float dtype), or its boolean
+//    subtract message;
+//  - out= without dtype= takes part as the first operand: the loop is the one a call
+//    op(out, input) resolves (safe input casts), so np.subtract.reduce(float32, out=float64)
+//    runs in float64, np.max(uint8, out=int8) in int16, and bitwise_and.reduce(int8,
+//    out=float64) has no loop (NumPy's "not supported for the input types" TypeError). The
+//    small integer widening of add/multiply does not apply then (sum(int8, out=int8) adds
+//    in int8);
+//  - neither: the input's own loop, add/multiply widening bool and small integers to the
+//    platform integer.
+// Logical reductions run in bool whatever the resolved loop's inputs are. A comparison's
+// loops give bool from other inputs, so only a bool input (or dtype=) has a loop whose
+// first input is its output: others raise NumPy's TypeError (with out=, its no-loop error
+// naming a bool first operand, as NumPy's comparison promoter reports it).
+DType reduce_loop_dtype(OpId op_in, DType in, std::optional<DType> dtype, std::optional<DType> out) {
+  const OpId op = ufunc_of(op_in);
+  const bool logical = op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor;
+  if (!dtype && is_comparison_op(op) && in != DType::Bool) {
+    if (out) throw UfuncNoLoopError(op, {DType::Bool, in});
+    throw TypeError("No loop matching the specified signature and casting was found for ufunc " +
+                    std::string(op_info(op).name));
+  }
+  DType t;
+  if (dtype) {
+    DType sig[2] = {*dtype, *dtype};
+    t = resolve_loop(op, sig, {}, dtype).out[0];
+  } else if (out) {
+    DType sig[2] = {*out, in};
+    t = resolve_loop(op, sig, {}, std::nullopt).out[0];
+  } else {
+    const DType w = reduce_dtype(op, in, std::nullopt);
+    DType sig[2] = {w, w};
+    t = resolve_loop(op, sig, {}, std::nullopt).out[0];
+  }
+  return logical ? DType::Bool : t;
+}
+
 ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   if (a.is_traced()) {
     auto hook = reduce_trace_hook();
@@ -774,44 +815,12 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   const OpId op = ufunc_of(op_in);
   const OpInfo& info = op_info(op);
   if (info.nin != 2 || info.nout != 1) throw ValueError("reduce only supported for binary functions");
-  check_reorderable(op, a, opts);
   if (auto r = reduce_small_contiguous(op, a, opts)) return std::move(*r);  // Note [small reductions]
+  // NumPy's order of checks: the axes (duplicates), then the loop, then reorderability.
   std::vector<bool> red = axes_mask(a, opts.axes);
-
-  // Loop dtype: logical reductions run in bool, add/multiply widen small ints.
-  DType t = reduce_dtype(op, a.dtype(), opts.dtype);
-  if (op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor) t = DType::Bool;
-  else if (!opts.dtype) {
-    DType in2[2] = {t, t};
-    LoopTypes lt = resolve_loop(op, in2, {}, std::nullopt);
-    t = lt.out[0];
-    // Note [reduce dtype from out]: with out= and no dtype=, NumPy resolves the reduce loop
-    // from the input and out dtypes together: when out's dtype is the promotion of both (a
-    // wider float out), the sum or product runs in it, as np.sum(float32_array,
-    // out=float64_array) does. (A narrower out gets the input's result cast, as before; an
-    // integer out changes nothing but the width, and max/min compare exactly.)
-    const DType od = opts.out ? opts.out->dtype() : t;
-    if (opts.out && (op == OpId::add || op == OpId::multiply) && is_inexact(od) && od != t &&
-        promote_types(a.dtype(), od) == od && loop_for(op, od))
-      t = od;
-    // The promotion may be wider than both: int64 into a float16/float32 out adds in float64,
-    // complex64 into a float64 out in complex128 (then cast into out).
-    else if (opts.out && (op == OpId::add || op == OpId::multiply) && is_inexact(od) && od != t) {
-      const DType pt = promote_types(a.dtype(), od);
-      if (pt != t && pt != a.dtype() && is_inexact(pt) && loop_for(op, pt)) t = pt;
-    }
-    // Note [reduce through a narrower out]: with out=, NumPy's loop dtype is the one it
-    // resolves for (out, input): np.max(uint8, out=int8) runs in int16, and np.max(bool,
-    // out=int8, initial=2.5) starts from int8 2.
-    if (opts.out && op != OpId::logical_and && op != OpId::logical_or && op != OpId::logical_xor) {
-      DType in_o[2] = {opts.out->dtype(), a.dtype()};
-      try {
-        const DType tn = resolve_loop(op, in_o, {}, std::nullopt).out[0];
-        if (tn != t && loop_for(op, tn)) t = tn;
-      } catch (const TypeError&) {  // no loop for (out, input): npc's loop, as before
-      }
-    }
-  }
+  const DType t = reduce_loop_dtype(op, a.dtype(), opts.dtype, opts.out ? std::optional<DType>(opts.out->dtype())
+                                                                         : std::nullopt);
+  check_reorderable(op, a, opts);
   ops::LoopFn fn = loop_for(op, t);
   if (!fn) {
     throw TypeError("ufunc '" + std::string(info.name) + "' not supported for the input types, and the inputs "
@@ -1263,18 +1272,7 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
   if (op_info(op).nin != 2) throw ValueError("accumulate only supported for binary functions");
   if (a.ndim() == 0) throw TypeError("cannot accumulate on a scalar");
   int64_t ax = normalize_axis(axis, a.ndim());
-  DType t = reduce_dtype(op, a.dtype(), dtype);
-  if (op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor) t = DType::Bool;
-  else if (!dtype) {
-    DType in2[2] = {t, t};
-    t = resolve_loop(op, in2, {}, std::nullopt).out[0];
-    // Note [reduce dtype from out] holds for accumulate too: a float or complex out= of a
-    // wider promotion runs the scan in it (np.cumsum(float32, out=float64) adds in float64).
-    if (out && (op == OpId::add || op == OpId::multiply) && is_inexact(out->dtype()) && out->dtype() != t) {
-      const DType pt = promote_types(a.dtype(), out->dtype());
-      if (pt != t && is_inexact(pt) && loop_for(op, pt)) t = pt;
-    }
-  }
+  const DType t = reduce_loop_dtype(op, a.dtype(), dtype, out ? std::optional<DType>(out->dtype()) : std::nullopt);
   ops::LoopFn fn = loop_for(op, t);
   if (!fn) throw TypeError("ufunc '" + std::string(op_info(op).name) + "' not supported for the input types");
   if (a.is_traced() || (out && out->is_traced()))  // Note [trace hooks]: a Prim cumsum/cumprod node

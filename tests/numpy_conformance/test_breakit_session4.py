@@ -371,12 +371,10 @@ def test_outer_keywords_native(name):
         assert_same(lambda l: getattr(l, name).outer(arr(l, a), arr(l, a), casting="no"))
 
 
-# Reductions (src/ops/reduce*.cpp, another engineer's files): found here, left as xfails.
-_REDUCE_XFAIL = pytest.mark.xfail(strict=True, reason="reduce/accumulate resolve their loop from the input "
-                                                      "dtype, not from dtype=/out= as NumPy's type tuple does")
+# Reductions: the loop comes from NumPy's type tuple for dtype=/out= (Note [reduce loop
+# signature] in src/ops/reduce.cpp; swept in test_reduce_signature.py).
 
 
-@_REDUCE_XFAIL
 @pytest.mark.parametrize("method,name", [("reduce", "subtract"), ("reduce", "divide"), ("accumulate", "divide")])
 def test_reduce_loop_from_float64_out(method, name):
     # NumPy runs the float64 loop when out= is float64 (inputs cast first); npc reduces in
@@ -390,7 +388,6 @@ def test_reduce_loop_from_float64_out(method, name):
     assert_same(f)
 
 
-@_REDUCE_XFAIL
 @pytest.mark.parametrize("method", ["reduce", "accumulate"])
 @pytest.mark.parametrize("name", ["logical_and", "bitwise_or"])
 def test_reduce_dtype_without_loop_raises(method, name):
@@ -400,7 +397,6 @@ def test_reduce_dtype_without_loop_raises(method, name):
     assert_same(lambda l: getattr(getattr(l, name), method)(arr(l, x), axis=1, dtype=np.float64))
 
 
-@_REDUCE_XFAIL
 def test_bitwise_reduce_into_float_out_raises():
     x = np.arange(12, dtype=np.int8).reshape(3, 4)
 
@@ -411,7 +407,6 @@ def test_bitwise_reduce_into_float_out_raises():
     assert_same(f)
 
 
-@pytest.mark.xfail(strict=True, reason="reduce checks reorderability before duplicate axes and the bool loop")
 @pytest.mark.parametrize("dt,axis", [("int8", (0, 0)), ("bool", None)])
 def test_subtract_reduce_error_order(dt, axis):
     x = np.ones((2, 3), dtype=dt)

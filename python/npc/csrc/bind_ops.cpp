@@ -861,6 +861,11 @@ void bind_ops(py::module_& m) {
     return result_object(std::move(r), true);
   });
 
+  m.def("reduce_loop_dtype", [](int op_id, int in, int dtype, int out) {
+    return static_cast<int>(reduce_loop_dtype(static_cast<OpId>(op_id), static_cast<DType>(in), dtype_arg(dtype),
+                                              dtype_arg(out)));
+  }, "Code of the loop dtype of ufunc.reduce/accumulate (dtype=, out= codes or -1); NumPy's TypeError without one.");
+
   m.def("ufunc_accumulate", [](int op_id, const PyArray& a, int64_t axis, int dtype, py::object out) -> py::object {
     std::optional<ndarray> o;
     if (!out.is_none()) o = out.cast<PyArray&>();
