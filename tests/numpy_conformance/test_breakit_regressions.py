@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import npc
+from _diff import same_outcome
 
 
 def outcome(fn, lib):
@@ -30,8 +31,7 @@ def describe(r):
 
 def check(fn):
     exp = outcome(fn, np)
-    got = outcome(fn, npc)
-    assert got == exp
+    same_outcome(outcome(fn, npc), exp)
 
 
 # Python ints beyond int64 (and beyond uint64) as weak scalars of ufuncs and operators.

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import npc
+from _diff import same_outcome
 
 
 def _outcome(lib, fn):
@@ -22,7 +23,7 @@ def _outcome(lib, fn):
 
 
 def assert_same(fn):
-    assert _outcome(npc, fn) == _outcome(np, fn)
+    same_outcome(_outcome(npc, fn), _outcome(np, fn))
 
 
 # ---------------------------------------------------------------- reductions
