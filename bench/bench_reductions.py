@@ -10,23 +10,18 @@ less than wall-clock time on two threads)."""
 import argparse
 import os
 import platform
-import statistics
 import sys
 import time
 
 import numpy as np
 
 import npc
+from _results import median_time, write_section
 
 
 def median_ms(fn, repeat, clock=time.perf_counter):
-    fn()
-    ts = []
-    for _ in range(repeat):
-        t0 = clock()
-        fn()
-        ts.append(clock() - t0)
-    return statistics.median(ts) * 1e3
+    fn()   # warm-up: first-touch of outputs, thread start
+    return median_time(fn, 1, repeat, clock) * 1e3
 
 
 def cases(n):
@@ -118,23 +113,8 @@ def main():
             print(lines[-1], flush=True)
         npc.set_num_threads(2)
     if args.write:
-        write_results(lines)
+        write_section("bench_reductions", lines)
     return 0
-
-
-def write_results(lines):
-    """Replaces this script's section of bench/RESULTS.md (between its markers), or appends it."""
-    path = os.path.join(os.path.dirname(__file__), "RESULTS.md")
-    begin, end = "<!-- bench_reductions -->", "<!-- /bench_reductions -->"
-    text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-    block = "\n".join([begin] + lines + [end])
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + block + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(text)
 
 
 if __name__ == "__main__":
