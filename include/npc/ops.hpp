@@ -137,6 +137,15 @@ ndarray accumulate(OpId ufunc, const ndarray& a, int64_t axis, std::optional<DTy
 /// The loop dtype of ufunc.reduce/accumulate of an `in` array with `dtype=` / an `out=` of
 /// dtype `out`, as NumPy resolves it; TypeError (NumPy's text) when that signature has no loop.
 DType reduce_loop_dtype(OpId ufunc, DType in, std::optional<DType> dtype, std::optional<DType> out);
+/// The loop of ufunc.reduce/accumulate: the accumulator's (first input's and output's)
+/// dtype and the second input's (they differ for ldexp's "ei->e").
+struct ReduceLoop {
+  DType acc, in;
+};
+/// The loop NumPy resolves for ufunc.reduce (accumulate: true for ufunc.accumulate, whose
+/// loop must be uniform) of an `in` array with `dtype=` / an `out=` of dtype `out`.
+/// TypeError with NumPy's text (or UfuncNoLoopError) when there is none.
+ReduceLoop reduce_loop(OpId ufunc, DType in, std::optional<DType> dtype, std::optional<DType> out, bool accumulate);
 /// numpy.argmax/argmin along `axis` (nullopt: the flattened array); the first occurrence
 /// wins and NaN counts as the extreme. ValueError "attempt to get argmax of an empty sequence".
 ndarray arg_reduce(OpId op, const ndarray& a, std::optional<int64_t> axis, bool keepdims = false);

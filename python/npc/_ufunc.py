@@ -183,7 +183,7 @@ class ufunc(_core._UfuncBase):
         if (a.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or
                 (isinstance(out, ndarray) and out.dtype.kind == "c")) and \
                 self.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
-            _check_reduce_loop(self, a, dtype, out)
+            _check_reduce_loop(self, a, dtype, out, accumulate=True)
             _warn_complex_casts(a, dtype, out, reduce=False)
         return _core.ufunc_accumulate(self._id, a, _operator.index(axis),
                                       -1 if dtype is None else code_of(dtype), out)
@@ -587,12 +587,12 @@ def _at_indexed_loop(name, a, indices, count, b):
     return builtins.any(not (p is None or p is Ellipsis or isinstance(p, slice)) for p in parts)
 
 
-def _check_reduce_loop(uf, a, dtype, out):
+def _check_reduce_loop(uf, a, dtype, out, accumulate=False):
     """Raises NumPy's TypeError when reduce/accumulate has no loop for the signature that
     dtype= / out= make (Note [reduce loop signature] in reduce.cpp): NumPy resolves the loop
     before any cast, so no cast warning comes first."""
     _core.reduce_loop_dtype(uf._id, code_of(a.dtype), -1 if dtype is None else code_of(dtype),
-                            -1 if out is None else code_of(out.dtype))
+                            -1 if out is None else code_of(out.dtype), accumulate)
 
 
 def _warn_complex_casts(a, dtype, out, reduce):
@@ -742,7 +742,7 @@ def _cum(uf, name, a, axis, dtype, out):
         x = x.reshape(1)
     if x.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or \
             (isinstance(out, ndarray) and out.dtype.kind == "c"):
-        _check_reduce_loop(uf, x, dtype, out)
+        _check_reduce_loop(uf, x, dtype, out, accumulate=True)
         _warn_complex_casts(x, dtype, out, reduce=False)
     return _core.ufunc_accumulate(uf._id, x, _operator.index(axis), -1 if dtype is None else code_of(dtype), out)
 

@@ -52,9 +52,13 @@ struct UfuncCastingError : CastingError {
 /// _UFuncNoLoopError ("ufunc 'x' did not contain a loop with signature matching types ...").
 struct UfuncNoLoopError : TypeError {
   UfuncNoLoopError(OpId op, std::vector<DType> in, std::vector<bool> weak = {});
+  /// The error with every operand's DType given, inputs then outputs; nullopt is NumPy's
+  /// None (a reduction's unset first operand or output: "(None, BoolDType) -> None").
+  UfuncNoLoopError(std::vector<std::optional<DType>> all, OpId op);
   OpId op;
   std::vector<DType> in;
   std::vector<bool> weak;  ///< per input: a Python scalar (NumPy names its _PyLongDType, ...)
+  std::vector<std::optional<DType>> all;  ///< when set: every operand (inputs, outputs), None as nullopt
 };
 
 namespace ops {

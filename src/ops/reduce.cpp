@@ -763,25 +763,190 @@ std::optional<ndarray> reduce_small_contiguous(OpId op, const ndarray& a, const 
 
 }  // namespace
 
-// Note [reduce loop signature]: NumPy resolves the loop of a reduce or accumulate from a
-// type tuple (reducelike_promote_and_resolve in ufunc_object.c):
-//  - dtype= fixes the signature (dtype, input, dtype): the loop with first input and
-//    output `dtype`, else NumPy's "No loop matching the specified signature ..." TypeError
-//    (logical_and.reduce(x, dtype=float64), bitwise_or with a float dtype), or its boolean
-//    subtract message;
-//  - out= without dtype= takes part as the first operand: the loop is the one a call
-//    op(out, input) resolves (safe input casts), so np.subtract.reduce(float32, out=float64)
-//    runs in float64, np.max(uint8, out=int8) in int16, and bitwise_and.reduce(int8,
-//    out=float64) has no loop (NumPy's "not supported for the input types" TypeError). The
-//    small integer widening of add/multiply does not apply then (sum(int8, out=int8) adds
-//    in int8);
-//  - neither: the input's own loop, add/multiply widening bool and small integers to the
-//    platform integer.
-// Logical reductions run in bool whatever the resolved loop's inputs are. A comparison's
-// loops give bool from other inputs, so only a bool input (or dtype=) has a loop whose
-// first input is its output: others raise NumPy's TypeError (with out=, its no-loop error
-// naming a bool first operand, as NumPy's comparison promoter reports it).
-DType reduce_loop_dtype(OpId op_in, DType in, std::optional<DType> dtype, std::optional<DType> out) {
+namespace {
+// The loop (acc, in) -> acc of a ufunc with mixed inputs (ldexp's "ei->e").
+ops::LoopFn mixed_loop_for(OpId op, DType acc, DType in) {
+  for (const auto& l : ops::loops_of(op))
+    if (l.in.size() == 2 && l.in[0] == acc && l.in[1] == in && l.out[0] == acc) return l.fn;
+  return nullptr;
+}
+
+// Note [mixed reduce loops]
+// A reduction whose loop takes its second operand in another dtype than the accumulator
+// (ldexp.reduce: "ei->e", "di->d"): NumPy's iterator feeds the input cast to that dtype and
+// the accumulator in its own. Such ufuncs have no identity, so they are not reorderable and
+// reduce at most one axis: the accumulator starts from `initial` (or the first elements,
+// through out= as in Note [reduce through a narrower out]) and takes the slices along that
+// axis in order; where= skips the masked elements.
+ndarray reduce_mixed(OpId op, ops::LoopFn fn, const ndarray& a, const ReduceOptions& opts,
+                     const std::vector<bool>& red, DType t, DType tin, const std::optional<Scalar>& init,
+                     bool through_out) {
+  int rax = -1;
+  Shape ks;
+  Strides kst;
+  for (int d = 0; d < a.ndim(); ++d) {
+    if (red[d]) { rax = d; continue; }
+    ks.push_back(a.shape()[d]);
+    kst.push_back(a.strides()[d]);
+  }
+  std::optional<ndarray> mb;
+  if (opts.where) {
+    ndarray m = opts.where->dtype() == DType::Bool ? *opts.where : opts.where->astype(DType::Bool);
+    std::vector<Shape> sh{a.shape(), m.shape()};
+    if (broadcast_shapes(sh) != a.shape())
+      throw ValueError("operands could not be broadcast together with shapes " + shape_str(a.shape()) + " " +
+                       shape_str(m.shape()));
+    mb = broadcast_to(m, a.shape());
+  }
+  const int64_t n = rax >= 0 ? a.shape()[rax] : 1;
+  // Element i along the reduced axis (the array itself when no axis is reduced).
+  auto slice = [&](const ndarray& x, int64_t i) {
+    Strides st;
+    for (int d = 0; d < x.ndim(); ++d)
+      if (d != rax) st.push_back(x.strides()[d]);
+    return x.with_geometry(x.offset() + (rax >= 0 ? i * x.strides()[rax] : 0), x.dtype(), ks, st);
+  };
+  ndarray res = empty(ks, t);
+  const int64_t nout = res.size();
+  if (nout == 0) return res;
+  int64_t start = 0;
+  if (init) {
+    res.fill(*init);
+  } else {
+    const ndarray first = slice(a, 0);
+    copy_into(res, through_out ? first.astype(opts.out->dtype()) : first);
+    start = 1;
+  }
+  const auto isz = static_cast<int64_t>(itemsize(t)), jsz = static_cast<int64_t>(itemsize(tin));
+  int flags = 0;
+  for (int64_t i = start; i < n; ++i) {
+    const ndarray x = slice(a, i).astype(tin, Order::C);
+    std::byte* xp = const_cast<std::byte*>(x.data());
+    ops::clear_fpe();
+    if (mb) {
+      const ndarray m = slice(*mb, i).astype(DType::Bool, Order::C);
+      const std::byte* mp = m.data();
+      for (int64_t k = 0; k < nout; ++k) {
+        if (mp[k] == std::byte{0}) continue;
+        std::byte* ptrs[3] = {res.data() + k * isz, xp + k * jsz, res.data() + k * isz};
+        int64_t st[3] = {isz, jsz, isz};
+        fn(ptrs, st, 1);
+      }
+    } else {
+      std::byte* ptrs[3] = {res.data(), xp, res.data()};
+      int64_t st[3] = {isz, jsz, isz};
+      fn(ptrs, st, nout);
+    }
+    if (ops::checks_fpe(op)) flags |= ops::read_fpe();
+  }
+  if (flags) ops::note_fpe(flags);
+  return res;
+}
+}  // namespace
+
+// Note [reduce loop signature]
+// NumPy resolves the loop of a reduce or accumulate (reducelike_promote_and_resolve in
+// ufunc_object.c, promote_and_get_ufuncimpl in dispatching.cpp) from three operand DTypes:
+// (out or None, input, None), with dtype= (or add/multiply's widening of bool and small
+// integers when neither keyword is given) fixing the first and the output:
+// (dtype, input, dtype). Then:
+//  1. a loop whose DTypes equal the given ones is taken as it is (ldexp's "di->d" for an
+//     int32 input and out=float64);
+//  2. else the ufunc's legacy type resolver runs on the operands (out or input, input) under
+//     unsafe casting: the default one searches the loops in order for the first whose inputs
+//     take the operands safely (with dtype=: the loops with first input and output `dtype`,
+//     then the homogeneous one, whose casts it does not check); the uniform one (gcd, lcm,
+//     maximum, minimum, fmax, fmin, add, subtract, multiply) takes the promoted dtype for
+//     every operand, and a loop of those dtypes must exist (else NumPy's no-loop error,
+//     naming the DTypes of step 1: "(None, BoolDType) -> None"). Their own errors are
+//     NumPy's TypeErrors ("not supported for the input types", "No loop matching ...");
+//  3. a loop whose first input is not its output (a comparison's) is retried with the first
+//     DType fixed to the output's;
+//  4. the first input and the output must be one dtype (and for accumulate, the second
+//     input too): else NumPy's "the resolved dtypes are not compatible with ldexp.accumulate".
+// So ldexp.reduce(int8) runs "ei->e": the float16 accumulator takes each int8 as an int32
+// exponent (Note [mixed reduce loops]).
+// Logical reductions run in bool whatever the resolved loop's inputs are (their promoter
+// casts every input to bool). A comparison's loops give bool from other inputs, so only a
+// bool input (or dtype=) has a loop whose first input is its output: others raise NumPy's
+// TypeError (with out=, its no-loop error naming a bool first operand, as NumPy's
+// comparison promoter reports it).
+namespace {
+enum class LegacyResolver { Default, Uniform, TrueDivision };
+
+LegacyResolver legacy_resolver_of(OpId op) {
+  switch (op) {
+    case OpId::add: case OpId::subtract: case OpId::multiply: case OpId::maximum: case OpId::minimum:
+    case OpId::fmax: case OpId::fmin: case OpId::gcd: case OpId::lcm:
+      return LegacyResolver::Uniform;
+    case OpId::divide:
+      return LegacyResolver::TrueDivision;
+    default:
+      return LegacyResolver::Default;
+  }
+}
+
+[[noreturn]] void reduce_no_loop(OpId op, std::optional<DType> first, DType in, std::optional<DType> outd) {
+  throw UfuncNoLoopError(std::vector<std::optional<DType>>{first, in, outd}, op);
+}
+
+std::string dtype_repr(DType t) { return "dtype('" + std::string(name(t)) + "')"; }
+
+// One resolution (steps 1-3 of Note [reduce loop signature]) for fixed first DType `sig0`
+// (also the output's when `sig_out`) and a first operand of dtype `op0`.
+const ops::Loop& find_reduce_loop(OpId op, DType op0, DType in, std::optional<DType> sig0, bool sig_out,
+                                  std::optional<DType> first_dt) {
+  const auto& loops = ops::loops_of(op);
+  const std::string nm(op_info(op).name);
+  // 1. The loop with exactly these DTypes.
+  if (first_dt) {
+    for (const auto& l : loops)
+      if (l.in[0] == *first_dt && l.in[1] == in && (!sig_out || l.out[0] == *sig0)) return l;
+  }
+  // 2. The legacy type resolver.
+  const LegacyResolver kindr = legacy_resolver_of(op);
+  auto exact = [&](DType a, DType b, DType c) -> const ops::Loop& {
+    for (const auto& l : loops)
+      if (l.in[0] == a && l.in[1] == b && l.out[0] == c) return l;
+    reduce_no_loop(op, first_dt, in, sig_out ? sig0 : std::nullopt);
+  };
+  auto typed = [&](DType s0, bool with_out) -> const ops::Loop* {
+    // type_tuple_type_resolver: the given types must match, the others take the operands
+    // safely (the input's, second); then every unset type replaced by the output's.
+    for (const auto& l : loops)
+      if (l.in[0] == s0 && (!with_out || l.out[0] == s0) && can_cast(in, l.in[1], Casting::Safe)) return &l;
+    if (with_out)
+      for (const auto& l : loops)
+        if (l.in[0] == s0 && l.in[1] == s0 && l.out[0] == s0) return &l;
+    throw TypeError("No loop matching the specified signature and casting was found for ufunc " + nm);
+  };
+  if (kindr == LegacyResolver::Uniform) {
+    DType r;
+    if (sig0 && sig_out) {
+      r = *sig0;
+    } else if (sig0) {
+      return *typed(*sig0, false);  // a fixed first input only: the default resolver
+    } else {
+      DType two[2] = {op0, in};
+      r = result_type(std::span<const DType>(two, 2));
+    }
+    if (op == OpId::subtract && r == DType::Bool)
+      throw TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
+                      "operator, or the logical_xor function instead.");
+    return exact(r, r, r);
+  }
+  if (sig0) return *typed(*sig0, sig_out);
+  if (kindr == LegacyResolver::TrueDivision && (is_integer(op0) || op0 == DType::Bool) &&
+      (is_integer(in) || in == DType::Bool))
+    return exact(DType::Float64, DType::Float64, DType::Float64);
+  for (const auto& l : loops)
+    if (can_cast(op0, l.in[0], Casting::Safe) && can_cast(in, l.in[1], Casting::Safe)) return l;
+  throw TypeError("ufunc '" + nm + "' not supported for the input types, and the inputs could not be safely "
+                  "coerced to any supported types according to the casting rule ''safe''");
+}
+}  // namespace
+
+ReduceLoop reduce_loop(OpId op_in, DType in, std::optional<DType> dtype, std::optional<DType> out, bool accumulate) {
   const OpId op = ufunc_of(op_in);
   const bool logical = op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor;
   if (!dtype && is_comparison_op(op) && in != DType::Bool) {
@@ -789,19 +954,45 @@ DType reduce_loop_dtype(OpId op_in, DType in, std::optional<DType> dtype, std::o
     throw TypeError("No loop matching the specified signature and casting was found for ufunc " +
                     std::string(op_info(op).name));
   }
-  DType t;
-  if (dtype) {
-    DType sig[2] = {*dtype, *dtype};
-    t = resolve_loop(op, sig, {}, dtype).out[0];
-  } else if (out) {
-    DType sig[2] = {*out, in};
-    t = resolve_loop(op, sig, {}, std::nullopt).out[0];
-  } else {
-    const DType w = reduce_dtype(op, in, std::nullopt);
-    DType sig[2] = {w, w};
-    t = resolve_loop(op, sig, {}, std::nullopt).out[0];
+  if (logical || is_comparison_op(op)) {
+    // Their promoters (logical: every input to bool) and bool outputs: the loop's own dtypes.
+    DType t;
+    if (dtype) {
+      DType sig[2] = {*dtype, *dtype};
+      t = resolve_loop(op, sig, {}, dtype).out[0];
+    } else if (out) {
+      DType sig[2] = {*out, in};
+      t = resolve_loop(op, sig, {}, std::nullopt).out[0];
+    } else {
+      DType sig[2] = {in, in};
+      t = resolve_loop(op, sig, {}, std::nullopt).out[0];
+    }
+    if (logical) t = DType::Bool;
+    return {t, t};
   }
-  return logical ? DType::Bool : t;
+  std::optional<DType> sig0 = dtype;
+  if (!dtype && !out) {
+    const DType w = reduce_dtype(op, in, std::nullopt);
+    if (w != in) sig0 = w;
+  }
+  const DType op0 = out ? *out : in;
+  std::optional<DType> first_dt = sig0 ? sig0 : out;
+  const ops::Loop* l = &find_reduce_loop(op, op0, in, sig0, sig0.has_value(), first_dt);
+  if (!sig0 && l->in[0] != l->out[0]) {  // 3. not reduce-compatible: fix the first DType
+    sig0 = l->out[0];
+    l = &find_reduce_loop(op, op0, in, sig0, false, sig0);
+    if (l->in[0] != *sig0) reduce_no_loop(op, sig0, in, std::nullopt);
+  }
+  // 4. NumPy's check of the resolved descriptors.
+  if (l->in[0] != l->out[0] || (accumulate && l->in[1] != l->in[0]))
+    throw TypeError("the resolved dtypes are not compatible with " + std::string(op_info(op).name) +
+                    (accumulate ? ".accumulate" : ".reduce") + ". Resolved (" + dtype_repr(l->in[0]) + ", " +
+                    dtype_repr(l->in[1]) + ", " + dtype_repr(l->out[0]) + ")");
+  return {l->out[0], l->in[1]};
+}
+
+DType reduce_loop_dtype(OpId op, DType in, std::optional<DType> dtype, std::optional<DType> out) {
+  return reduce_loop(op, in, dtype, out, false).acc;
 }
 
 ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
@@ -818,10 +1009,11 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   if (auto r = reduce_small_contiguous(op, a, opts)) return std::move(*r);  // Note [small reductions]
   // NumPy's order of checks: the axes (duplicates), then the loop, then reorderability.
   std::vector<bool> red = axes_mask(a, opts.axes);
-  const DType t = reduce_loop_dtype(op, a.dtype(), opts.dtype, opts.out ? std::optional<DType>(opts.out->dtype())
-                                                                         : std::nullopt);
+  const ReduceLoop rl = reduce_loop(op, a.dtype(), opts.dtype,
+                                    opts.out ? std::optional<DType>(opts.out->dtype()) : std::nullopt, false);
+  const DType t = rl.acc;
   check_reorderable(op, a, opts);
-  ops::LoopFn fn = loop_for(op, t);
+  ops::LoopFn fn = rl.in == t ? loop_for(op, t) : mixed_loop_for(op, t, rl.in);
   if (!fn) {
     throw TypeError("ufunc '" + std::string(info.name) + "' not supported for the input types, and the inputs "
                     "could not be safely coerced to any supported types according to the casting rule ''safe''");
@@ -877,6 +1069,23 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     if (!init) no_identity(op);
   }
   if (init && op == OpId::logical_and) init = Scalar::from_bool(init->as_bool());
+
+  // The result in the loop dtype (kept dims in order); then keepdims and out=.
+  auto finish = [&](ndarray res) -> ndarray {
+    if (opts.keepdims) res = res.reshape(out_shape);
+    if (opts.out) {
+      const ndarray& o = *opts.out;
+      if (o.shape() != res.shape()) {
+        throw ValueError("output parameter for reduction operation " + std::string(info.name) +
+                         " has the wrong number of dimensions: Found " + std::to_string(o.ndim()) +
+                         " but expected " + std::to_string(res.ndim()));
+      }
+      copy_into(o, res);
+      return o;
+    }
+    return res;
+  };
+  if (rl.in != t) return finish(reduce_mixed(op, fn, a, opts, red, t, rl.in, init, through_out));
 
   // Note [NumPy reduction order]: the plan follows NumPy's iterator over the input as given
   // (and the where= mask). Where NumPy casts through its buffers, npc casts up front into a
@@ -1252,18 +1461,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     }
     if (flags) ops::note_fpe(flags);
   }
-  if (opts.keepdims) res = res.reshape(out_shape);
-  if (opts.out) {
-    const ndarray& o = *opts.out;
-    if (o.shape() != res.shape()) {
-      throw ValueError("output parameter for reduction operation " + std::string(info.name) +
-                       " has the wrong number of dimensions: Found " + std::to_string(o.ndim()) + " but expected " +
-                       std::to_string(res.ndim()));
-    }
-    copy_into(o, res);
-    return o;
-  }
-  return res;
+  return finish(std::move(res));
 }
 
 // ---------------------------------------------------------------- accumulate
@@ -1272,7 +1470,7 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
   if (op_info(op).nin != 2) throw ValueError("accumulate only supported for binary functions");
   if (a.ndim() == 0) throw TypeError("cannot accumulate on a scalar");
   int64_t ax = normalize_axis(axis, a.ndim());
-  const DType t = reduce_loop_dtype(op, a.dtype(), dtype, out ? std::optional<DType>(out->dtype()) : std::nullopt);
+  const DType t = reduce_loop(op, a.dtype(), dtype, out ? std::optional<DType>(out->dtype()) : std::nullopt, true).acc;
   ops::LoopFn fn = loop_for(op, t);
   if (!fn) throw TypeError("ufunc '" + std::string(op_info(op).name) + "' not supported for the input types");
   if (a.is_traced() || (out && out->is_traced()))  // Note [trace hooks]: a Prim cumsum/cumprod node

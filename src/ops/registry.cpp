@@ -416,6 +416,25 @@ UfuncNoLoopError::UfuncNoLoopError(OpId op_, std::vector<DType> in_, std::vector
       }()),
       op(op_), in(std::move(in_)), weak(std::move(weak_)) {}
 
+UfuncNoLoopError::UfuncNoLoopError(std::vector<std::optional<DType>> all_, OpId op_)
+    : TypeError([&] {
+        const OpInfo& info = op_info(op_);
+        auto cls = [&](size_t i) { return all_[i] ? dtype_class(*all_[i]) : std::string("None"); };
+        auto group = [&](size_t lo, size_t n) {
+          if (n == 1) return cls(lo);
+          std::string s = "(";
+          for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + cls(lo + i);
+          return s + ")";
+        };
+        const auto nin = static_cast<size_t>(info.nin), nout = static_cast<size_t>(info.nout);
+        return "ufunc '" + std::string(info.name) + "' did not contain a loop with signature matching types " +
+               group(0, nin) + " -> " + group(nin, nout);
+      }()),
+      op(op_), all(std::move(all_)) {
+  for (size_t i = 0; i < all.size() && i < static_cast<size_t>(op_info(op).nin); ++i)
+    in.push_back(all[i].value_or(DType::Bool));
+}
+
 LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool> weak, std::optional<DType> dtype) {
   const OpInfo& info = op_info(op);
   if (info.kind != OpKind::Ufunc) throw TypeError("'" + std::string(info.name) + "' is not a ufunc");

@@ -757,6 +757,11 @@ void bind_ops(py::module_& m) {
           types[i] = py::type::of(dts[py::int_(static_cast<int>(e.in[i]))]);
       }
       for (int k = 0; k < info.nout; ++k) types[e.in.size() + k] = py::none();
+      if (!e.all.empty()) {  // every operand given, None where NumPy has none
+        types = py::tuple(e.all.size());
+        for (size_t i = 0; i < e.all.size(); ++i)
+          types[i] = e.all[i] ? py::object(py::type::of(dts[py::int_(static_cast<int>(*e.all[i]))])) : py::none();
+      }
       py::object uf = py::module_::import("numpy").attr(std::string(info.name).c_str());
       py::object err = exc(uf, types);
       PyErr_SetObject(exc.ptr(), err.ptr());
@@ -861,10 +866,11 @@ void bind_ops(py::module_& m) {
     return result_object(std::move(r), true);
   });
 
-  m.def("reduce_loop_dtype", [](int op_id, int in, int dtype, int out) {
-    return static_cast<int>(reduce_loop_dtype(static_cast<OpId>(op_id), static_cast<DType>(in), dtype_arg(dtype),
-                                              dtype_arg(out)));
-  }, "Code of the loop dtype of ufunc.reduce/accumulate (dtype=, out= codes or -1); NumPy's TypeError without one.");
+  m.def("reduce_loop_dtype", [](int op_id, int in, int dtype, int out, bool accumulate) {
+    return static_cast<int>(reduce_loop(static_cast<OpId>(op_id), static_cast<DType>(in), dtype_arg(dtype),
+                                        dtype_arg(out), accumulate).acc);
+  }, py::arg("op"), py::arg("in"), py::arg("dtype"), py::arg("out"), py::arg("accumulate") = false,
+     "Code of the loop dtype of ufunc.reduce/accumulate (dtype=, out= codes or -1); NumPy's TypeError without one.");
 
   m.def("ufunc_accumulate", [](int op_id, const PyArray& a, int64_t axis, int dtype, py::object out) -> py::object {
     std::optional<ndarray> o;
