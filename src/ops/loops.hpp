@@ -37,6 +37,11 @@ AccumulateTraceHook accumulate_trace_hook();
 SortTraceHook sort_trace_hook();
 WhereTraceHook where_trace_hook();
 
+/// Whether NumPy resolves the ufunc's loops with its uniform type resolver (one dtype for
+/// every operand: add, subtract, multiply, maximum, minimum, fmax, fmin, gcd, lcm): with
+/// dtype= the loop of that dtype alone, else NumPy's no-loop error (gcd with dtype=float64).
+bool has_uniform_type_resolver(OpId op);
+
 /// Raised for a ufunc cast that `casting=` forbids; the Python layer raises NumPy's
 /// _UFuncInputCastingError / _UFuncOutputCastingError from it.
 struct UfuncCastingError : CastingError {

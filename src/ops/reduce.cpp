@@ -709,7 +709,22 @@ void inner_prod(ops::LoopFn fn, const std::byte* p, int64_t s, int64_t n, std::b
   }
 }
 
+// NumPy's float16 subtract and divide loops, called as a reduction (IS_BINARY_REDUCE),
+// keep the accumulator in float and round it to half once per call (HALF_@kind@ in
+// loops.c.src), like its add and multiply: (7/9)/11 is not rounded after 7/9.
+template <bool kDivide>
+void inner_half_arith(ops::LoopFn, const std::byte* p, int64_t s, int64_t n, std::byte* acc) {
+  float a = half_to_float(ops::load<float16>(acc));
+  for (int64_t i = 0; i < n; ++i) {
+    const float b = half_to_float(ops::load<float16>(p + i * s));
+    a = kDivide ? a / b : a - b;
+  }
+  ops::store<float16>(acc, float_to_half(a));
+}
+
 InnerReduceFn inner_for(OpId op, DType t) {
+  if (t == DType::Float16 && op == OpId::subtract) return &inner_half_arith<false>;
+  if (t == DType::Float16 && op == OpId::divide) return &inner_half_arith<true>;
   return detail::visit(t, [&](auto tag) -> InnerReduceFn {
     using T = typename decltype(tag)::type;
     if (op == OpId::add) return &inner_sum<T>;
@@ -871,19 +886,22 @@ ndarray reduce_mixed(OpId op, ops::LoopFn fn, const ndarray& a, const ReduceOpti
 // bool input (or dtype=) has a loop whose first input is its output: others raise NumPy's
 // TypeError (with out=, its no-loop error naming a bool first operand, as NumPy's
 // comparison promoter reports it).
+bool has_uniform_type_resolver(OpId op) {
+  switch (op) {
+    case OpId::add: case OpId::subtract: case OpId::multiply: case OpId::maximum: case OpId::minimum:
+    case OpId::fmax: case OpId::fmin: case OpId::gcd: case OpId::lcm:
+      return true;
+    default:
+      return false;
+  }
+}
+
 namespace {
 enum class LegacyResolver { Default, Uniform, TrueDivision };
 
 LegacyResolver legacy_resolver_of(OpId op) {
-  switch (op) {
-    case OpId::add: case OpId::subtract: case OpId::multiply: case OpId::maximum: case OpId::minimum:
-    case OpId::fmax: case OpId::fmin: case OpId::gcd: case OpId::lcm:
-      return LegacyResolver::Uniform;
-    case OpId::divide:
-      return LegacyResolver::TrueDivision;
-    default:
-      return LegacyResolver::Default;
-  }
+  if (has_uniform_type_resolver(op)) return LegacyResolver::Uniform;
+  return op == OpId::divide ? LegacyResolver::TrueDivision : LegacyResolver::Default;
 }
 
 [[noreturn]] void reduce_no_loop(OpId op, std::optional<DType> first, DType in, std::optional<DType> outd) {

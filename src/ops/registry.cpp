@@ -485,6 +485,14 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
     if (*dtype == DType::Bool && op == OpId::negative)
       throw TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or "
                       "the logical_not function instead.");
+    if (has_uniform_type_resolver(op)) {
+      // NumPy's uniform resolver asks for the loop (dtype, ..., dtype) alone: its no-loop error.
+      std::vector<std::optional<DType>> all(in.begin(), in.end());
+      for (int k = 0; k < info.nout; ++k) all.push_back(*dtype);
+      UfuncNoLoopError e(std::move(all), op);
+      for (size_t i = 0; i < in.size(); ++i) e.weak.push_back(is_weak(i));
+      throw e;
+    }
     throw TypeError("No loop matching the specified signature and casting was found for ufunc " +
                     std::string(info.name));
   }

@@ -24,7 +24,8 @@ def same_error(fn, message=True):
 
 def _first_difference(got, exp):
     """Index path to the first item where two nested tuples/lists/bytes differ."""
-    if isinstance(got, (tuple, list, bytes, str)) and type(got) is type(exp):
+    if isinstance(got, (tuple, list, bytes, str)) and type(got) is type(exp) and not (isinstance(got, str) and
+                                                                                  len(got) <= 1):
         for i, (a, b) in enumerate(zip(got, exp)):
             if a != b:
                 inner = _first_difference(a, b)

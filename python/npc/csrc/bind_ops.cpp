@@ -759,8 +759,12 @@ void bind_ops(py::module_& m) {
       for (int k = 0; k < info.nout; ++k) types[e.in.size() + k] = py::none();
       if (!e.all.empty()) {  // every operand given, None where NumPy has none
         types = py::tuple(e.all.size());
-        for (size_t i = 0; i < e.all.size(); ++i)
-          types[i] = e.all[i] ? py::object(py::type::of(dts[py::int_(static_cast<int>(*e.all[i]))])) : py::none();
+        for (size_t i = 0; i < e.all.size(); ++i) {
+          if (i < e.weak.size() && e.weak[i] && e.all[i])
+            types[i] = python_scalar_dtype_class(is_complex(*e.all[i]) ? 2 : kind(*e.all[i]) == Kind::Float ? 1 : 0);
+          else
+            types[i] = e.all[i] ? py::object(py::type::of(dts[py::int_(static_cast<int>(*e.all[i]))])) : py::none();
+        }
       }
       py::object uf = py::module_::import("numpy").attr(std::string(info.name).c_str());
       py::object err = exc(uf, types);
