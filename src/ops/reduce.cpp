@@ -798,11 +798,9 @@ ndarray reduce_mixed(OpId op, ops::LoopFn fn, const ndarray& a, const ReduceOpti
                      bool through_out) {
   int rax = -1;
   Shape ks;
-  Strides kst;
   for (int d = 0; d < a.ndim(); ++d) {
-    if (red[d]) { rax = d; continue; }
-    ks.push_back(a.shape()[d]);
-    kst.push_back(a.strides()[d]);
+    if (red[d]) rax = d;
+    else ks.push_back(a.shape()[d]);
   }
   std::optional<ndarray> mb;
   if (opts.where) {

@@ -157,3 +157,20 @@ TEST_CASE("argmax/argmin: first occurrence, NaN wins", "[ops]") {
   CHECK(arg_reduce(OpId::argmin, array<double>({1, nan, 0}), std::nullopt).item().as_int() == 1);
   CHECK_THROWS_AS(arg_reduce(OpId::argmax, npc::empty(Shape{0}), std::nullopt), ValueError);
 }
+
+TEST_CASE("reduce_loop: NumPy's reduce/accumulate resolution, ldexp's mixed loop", "[ops][reduce]") {
+  // ldexp.reduce(int32) runs "di->d": a float64 accumulator, int32 exponents.
+  ReduceLoop l = reduce_loop(OpId::ldexp, DType::Int32, std::nullopt, std::nullopt, false);
+  CHECK(l.acc == DType::Float64);
+  CHECK(l.in == DType::Int32);
+  ndarray r = reduce(OpId::ldexp, array<int32_t>({1, 2}));
+  CHECK(r.dtype() == DType::Float64);
+  CHECK(r.item().as_double() == 4.0);
+  // accumulate needs a uniform loop: NumPy's "resolved dtypes are not compatible".
+  CHECK_THROWS_AS(accumulate(OpId::ldexp, array<int64_t>({1, 2}), 0), TypeError);
+  // gcd has no bool loop: its uniform resolver's no-loop error; add widens bool.
+  CHECK_THROWS_AS(reduce_loop(OpId::gcd, DType::Bool, std::nullopt, std::nullopt, false), TypeError);
+  CHECK(reduce_loop(OpId::add, DType::Bool, std::nullopt, std::nullopt, false).acc == DType::Int64);
+  // out= takes part as the first operand (maximum of uint8 into int8 runs in int16).
+  CHECK(reduce_loop(OpId::maximum, DType::UInt8, std::nullopt, DType::Int8, false).acc == DType::Int16);
+}
