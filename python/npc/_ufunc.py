@@ -247,7 +247,7 @@ class ufunc(_core._UfuncBase):
                 raise ValueError("array is not broadcastable to correct shape") from None
             b = _from_numpy(_np.ascontiguousarray(bb))
         flags = _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
-        if b is not None and b.dtype.kind == "c" and a.dtype.kind not in "cb":  # (to bool: no warning)
+        if b is not None and b.dtype.kind == "c" and a.dtype.kind not in "cb" and _at_drops_imag(self, a, b):
             warnings.warn("Casting complex values to real discards the imaginary part", _np.exceptions.ComplexWarning,
                           stacklevel=2)
         if idx.size == 0:
@@ -585,6 +585,19 @@ def _at_indexed_loop(name, a, indices, count, b):
         return True
     parts = indices if isinstance(indices, tuple) else (indices,)
     return builtins.any(not (p is None or p is Ellipsis or isinstance(p, slice)) for p in parts)
+
+
+def _at_drops_imag(uf, a, b):
+    """Whether ufunc.at of complex values `b` into a real array `a` drops an imaginary part:
+    b cast into a real loop, or a complex loop's result cast into `a` (a comparison's bool
+    result, a logical loop's bool inputs drop none)."""
+    if uf.__name__ in ("logical_and", "logical_or", "logical_xor"):
+        return False
+    try:
+        ins, outs = _core.resolve_loop(uf._id, [code_of(a.dtype), code_of(b.dtype)], [False, False], -1)
+    except TypeError:
+        return True
+    return DTYPES[ins[1]].kind not in "cb" or DTYPES[outs[0]].kind == "c"
 
 
 def _check_reduce_loop(uf, a, dtype, out, accumulate=False):

@@ -519,6 +519,15 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
     (void)u0; (void)u1;
   }
 
+  // Note [default type resolver]: ufuncs without a type resolver of their own (and the
+  // division, remainder and divmod ones, which defer to it for numbers) search their loops in
+  // order for the first that takes every array operand safely, without promoting them first:
+  // np.hypot(int8, uint8) runs "ee->e", where their promotion (int16) would take "ff->f".
+  // Arrays of one dtype, and Python scalars, resolve as promotion does; the linear search
+  // below handles the rest.
+  const bool default_resolver = !has_uniform_type_resolver(op) && !is_comparison_op(op) && op != OpId::divide;
+  if (uniform && default_resolver && weak_kinds.empty() && in.size() == 2 && in[0] != in[1]) uniform = false;
+
   if (uniform) {
     DType common = result_type(strong, weak_kinds);
     if (common == DType::Bool) {

@@ -302,3 +302,33 @@ def test_out_cast_warnings(method, name, values, dt, out):
         getattr(getattr(lib, name), method)(lib.asarray(np.array(values, dt)), out=o)
         return o
     same_outcome(_with_warnings(npc, f, "warn"), _with_warnings(np, f, "warn"))
+
+
+PAIRS = [("int8", "uint8"), ("int8", "uint16"), ("int16", "uint16"), ("bool", "int8"), ("uint8", "float16"),
+         ("int32", "float16"), ("uint64", "int8"), ("float32", "complex64"), ("int16", "complex64")]
+
+
+@pytest.mark.parametrize("name", UFUNCS + OTHER)
+def test_outer_mixed_dtypes(name):
+    # ufunc.outer resolves as the call: a ufunc without a type resolver of its own searches
+    # its loops for the first that takes both arrays safely (np.hypot(int8, uint8) is
+    # float16: Note [default type resolver] in registry.cpp), the others promote.
+    for d1, d2 in PAIRS + [(b, a) for a, b in PAIRS]:
+        def f(lib):
+            return getattr(lib, name).outer(lib.asarray(np.array([1, 2, 3], d1)), lib.asarray(np.array([2, 1], d2)))
+        try:
+            _same(name, _with_warnings(npc, f, "warn"), _with_warnings(np, f, "warn"))
+        except AssertionError as e:
+            raise AssertionError(f"{d1}, {d2}: {e}") from None
+
+
+@pytest.mark.parametrize("name", UFUNCS + OTHER)
+@pytest.mark.parametrize("dt", ["int8", "float32", "complex64"])
+def test_at_complex_values(name, dt):
+    # ufunc.at of complex values into a real array warns only where the loop drops an
+    # imaginary part: not through a comparison's bool result or a logical loop's bool inputs.
+    def f(lib):
+        a = lib.asarray(np.arange(1, 6).astype(dt))
+        getattr(lib, name).at(a, lib.asarray(np.array([0, 1, 1])), lib.asarray(np.array([1, 2 + 1j, 3])))
+        return a
+    _same(name, _with_warnings(npc, f, "warn"), _with_warnings(np, f, "warn"))
