@@ -172,14 +172,22 @@ class ufunc(_core._UfuncBase):
         """numpy.ufunc.accumulate: running reduction along `axis`; same shape as `array`."""
         if self.nin != 2:
             raise ValueError("accumulate only supported for binary functions")
+        if self.nout != 1:
+            raise ValueError("accumulate only supported for functions returning a single value")
         a = _as_npc(array)
         if not isinstance(a, ndarray) or (dtype is not None and code_of(dtype) is None) or \
                 (out is not None and not isinstance(out, ndarray)):
             return self._fallback("accumulate", (array,), dict(axis=axis, dtype=dtype, out=out))
         if isinstance(out, tuple):
             out = out[0]
-        if axis is None:
-            raise TypeError("'NoneType' object cannot be interpreted as an integer")
+        if axis is None or isinstance(axis, tuple):
+            # NumPy takes axis=None as every axis and a tuple as its axes: one is allowed.
+            axes = tuple(range(a.ndim)) if axis is None else axis
+            if len(axes) != 1:
+                if a.ndim == 0:
+                    raise TypeError("cannot accumulate on a scalar")
+                raise ValueError("accumulate does not allow multiple axes")
+            axis = axes[0]
         if (a.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or
                 (isinstance(out, ndarray) and out.dtype.kind == "c")) and \
                 self.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
@@ -191,7 +199,7 @@ class ufunc(_core._UfuncBase):
     def outer(self, A, B, /, **kwargs):
         """numpy.ufunc.outer: op(a[i...], b[j...]) over all pairs; shape a.shape + b.shape."""
         if self.nin != 2:
-            raise ValueError("method outer is only supported for binary functions")
+            raise ValueError("outer product only supported for binary functions")
         # NumPy's outer takes numpy.asarray of both operands: a Python scalar is a strong
         # array there (add.outer(int8 array, 3) is int64), not a weak NEP 50 scalar.
         A = _as_npc(A) if type(A) in (int, float, complex, bool, list, tuple) else A
@@ -218,6 +226,8 @@ class ufunc(_core._UfuncBase):
         boolean arrays, Ellipsis); `b` broadcasts to the shape of a[indices]."""
         if not isinstance(a, ndarray):
             return self._fallback("at", (a, indices) + (() if b is None else (b,)), {})
+        if self.nout != 1:
+            raise ValueError("Only single output ufuncs supported at this time")
         if self.nin == 2 and b is None:
             raise ValueError("second operand needed for ufunc")
         if self.nin == 1 and b is not None:

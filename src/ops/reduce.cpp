@@ -962,8 +962,15 @@ const ops::Loop& find_reduce_loop(OpId op, DType op0, DType in, std::optional<DT
 }
 }  // namespace
 
+static void check_reducelike(OpId op, const char* method) {
+  if (op_info(op).nin != 2) throw ValueError(std::string(method) + " only supported for binary functions");
+  if (op_info(op).nout != 1)
+    throw ValueError(std::string(method) + " only supported for functions returning a single value");
+}
+
 ReduceLoop reduce_loop(OpId op_in, DType in, std::optional<DType> dtype, std::optional<DType> out, bool accumulate) {
   const OpId op = ufunc_of(op_in);
+  check_reducelike(op, accumulate ? "accumulate" : "reduce");
   const bool logical = op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor;
   if (!dtype && is_comparison_op(op) && in != DType::Bool) {
     if (out) throw UfuncNoLoopError(op, {DType::Bool, in});
@@ -1021,7 +1028,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     return reduce(op_in, a.astype(DType::UInt8).view(DType::Bool), opts);
   const OpId op = ufunc_of(op_in);
   const OpInfo& info = op_info(op);
-  if (info.nin != 2 || info.nout != 1) throw ValueError("reduce only supported for binary functions");
+  check_reducelike(op, "reduce");
   if (auto r = reduce_small_contiguous(op, a, opts)) return std::move(*r);  // Note [small reductions]
   // NumPy's order of checks: the axes (duplicates), then the loop, then reorderability.
   std::vector<bool> red = axes_mask(a, opts.axes);
@@ -1483,7 +1490,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
 // ---------------------------------------------------------------- accumulate
 ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DType> dtype, std::optional<ndarray> out) {
   const OpId op = ufunc_of(op_in);
-  if (op_info(op).nin != 2) throw ValueError("accumulate only supported for binary functions");
+  check_reducelike(op, "accumulate");
   if (a.ndim() == 0) throw TypeError("cannot accumulate on a scalar");
   int64_t ax = normalize_axis(axis, a.ndim());
   const DType t = reduce_loop(op, a.dtype(), dtype, out ? std::optional<DType>(out->dtype()) : std::nullopt, true).acc;

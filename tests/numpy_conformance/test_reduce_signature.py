@@ -332,3 +332,30 @@ def test_at_complex_values(name, dt):
         getattr(lib, name).at(a, lib.asarray(np.array([0, 1, 1])), lib.asarray(np.array([1, 2 + 1j, 3])))
         return a
     _same(name, _with_warnings(npc, f, "warn"), _with_warnings(np, f, "warn"))
+
+
+@pytest.mark.parametrize("name", ["divmod", "frexp", "modf", "sqrt", "isnan", "add"])
+@pytest.mark.parametrize("call", ["reduce", "accumulate", "outer", "at", "reduce0d", "acc0d", "acc_axis_none",
+                                  "acc_axis_none_1d", "acc_axis_tuple", "acc_axis_empty", "acc_axis_twice"])
+def test_reducelike_argument_errors(name, call):
+    # NumPy's order: the ufunc's arity (binary, one output: "reduce only supported for
+    # functions returning a single value", "outer product only supported for binary
+    # functions", "Only single output ufuncs supported at this time"), then the axes
+    # (accumulate takes axis=None or a tuple naming one axis).
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    calls = {
+        "reduce": lambda u, lib: u.reduce(lib.asarray(x)),
+        "accumulate": lambda u, lib: u.accumulate(lib.asarray(x)),
+        "outer": lambda u, lib: u.outer(lib.asarray(x), lib.asarray(x)),
+        "at": lambda u, lib: u.at(lib.asarray(x.copy()), [0]),
+        "reduce0d": lambda u, lib: u.reduce(lib.asarray(np.float64(3)), axis=0),
+        "acc0d": lambda u, lib: u.accumulate(lib.asarray(np.float64(3))),
+        "acc_axis_none": lambda u, lib: u.accumulate(lib.asarray(x), axis=None),
+        "acc_axis_none_1d": lambda u, lib: u.accumulate(lib.asarray(x[0]), axis=None),
+        "acc_axis_tuple": lambda u, lib: u.accumulate(lib.asarray(x), axis=(1,)),
+        "acc_axis_empty": lambda u, lib: u.accumulate(lib.asarray(x), axis=()),
+        "acc_axis_twice": lambda u, lib: u.accumulate(lib.asarray(x), axis=(0, 0)),
+    }
+    def f(lib):
+        return calls[call](getattr(lib, name), lib)
+    same_outcome(_outcome(npc, f), _outcome(np, f))
