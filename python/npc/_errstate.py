@@ -43,7 +43,11 @@ def report(flags, where):
         elif mode == "call":
             fn = _np.geterrcall()
             if fn is None:
-                raise ValueError(f"No callback set for floating-point error '{key}'")
-            fn(text, bit)  # NumPy passes the bare kind ("divide by zero") and its bit
+                # NumPy's message, with its two spaces before the ufunc's name.
+                raise NameError(f"python callback specified for {text} (in  {where}) but no function found.")
+            fn(text, flags)  # NumPy passes the bare kind ("divide by zero") and every raised flag
         elif mode == "log":
-            _np.geterrcall().write(f"Warning: {msg}\n")
+            log = _np.geterrcall()
+            if log is None:
+                raise NameError(f"log specified for {text} (in {where}) but no object with write method found.")
+            log.write(f"Warning: {msg}\n")

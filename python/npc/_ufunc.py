@@ -1360,42 +1360,49 @@ def array_equiv(a1, a2):
     return builtins.bool(all(equal(x, y)))  # noqa: F821
 
 
-def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
-    """numpy.average: mean, or sum(a * w) / sum(w) with `weights` (NumPy's result dtype);
-    ZeroDivisionError when the weights sum to zero."""
+def average(a, axis=None, weights=None, returned=False, *, keepdims=_np._NoValue):
+    """numpy.average: mean, or sum(a * w) / sum(w) with `weights` (NumPy's result dtype).
+
+    `axis` is None, an int or a tuple (AxisError when out of range); `weights` has a's
+    shape, or the shape of a along the (sorted) axes of `axis`. With `returned`, also the
+    sum of the weights (or the element count), broadcast to the average's shape.
+    Raises TypeError when the shapes differ and `axis` is None, ValueError when they do
+    not match along `axis`, ZeroDivisionError when the weights sum to zero (or, as
+    NumPy's, when the average is an empty array)."""
     x = _native(a)
     if x is None or (weights is not None and _native(weights) is None):
         _fallback.record("average")
-        return _fallback.from_numpy(_np.average(_to_numpy(a), axis, _to_numpy(weights), returned,
-                                                keepdims=keepdims))
+        kw = {} if keepdims is _np._NoValue else {"keepdims": keepdims}
+        return _fallback.from_numpy(_np.average(_to_numpy(a), axis, _to_numpy(weights), returned, **kw))
+    if axis is not None:
+        axis = _np.lib.array_utils.normalize_axis_tuple(axis, x.ndim, argname="axis")
+    kd = {} if keepdims is _np._NoValue else {"keepdims": keepdims}
     if weights is None:
-        avg = mean(x, axis=axis, keepdims=keepdims)
-        scl = x.dtype.type(_count(x, axis)) if x.dtype.kind in "fc" else _np.float64(_count(x, axis))
-        if returned:
-            scl = _np.result_type(avg).type(scl)
-            if isinstance(avg, ndarray):
-                scl = broadcast_to(_from_numpy(_np.asarray(scl)), avg.shape).copy()
-            return avg, scl
-        return avg
-    w = _native(weights)
-    if x.shape != w.shape:
-        if axis is None:
-            raise TypeError("Axis must be specified when shapes of a and weights differ.")
-        if w.ndim != 1:
-            raise TypeError("1D weights expected when shapes of a and weights differ.")
-        ax = _operator.index(axis) % x.ndim
-        if w.shape[0] != x.shape[ax]:
-            raise ValueError("Length of weights not compatible with specified axis.")
-        w = w.reshape((1,) * ax + (w.shape[0],) + (1,) * (x.ndim - ax - 1))
-        w = broadcast_to(w, x.shape)
-    rt = _np.result_type(x.dtype, w.dtype, "f8") if x.dtype.kind in "iub" else _np.result_type(x.dtype, w.dtype)
-    scl = sum(w, axis=axis, dtype=rt, keepdims=keepdims)
-    if builtins.any(_np.atleast_1d(_to_numpy(scl) == 0.0).ravel()):
-        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-    avg = divide(sum(multiply(x, w, dtype=rt), axis=axis, keepdims=keepdims), scl)  # noqa: F821
+        avg = mean(x, axis=axis, **kd)
+        avg_size = avg.size if isinstance(avg, ndarray) else 1
+        # NumPy's count: a.size / avg.size in the average's dtype (ZeroDivisionError for
+        # an empty average).
+        scl = _np.result_type(avg).type(x.size / avg_size)
+    else:
+        w = _native(weights)
+        if x.shape != w.shape:
+            if axis is None:
+                raise TypeError("Axis must be specified when shapes of a and weights differ.")
+            if w.shape != tuple(x.shape[ax] for ax in axis):
+                raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
+            w = w.transpose([int(i) for i in _np.argsort(axis)])
+            w = w.reshape(tuple((s if ax in axis else 1) for ax, s in enumerate(x.shape)))
+        rt = _np.result_type(x.dtype, w.dtype, "f8") if x.dtype.kind in "iub" else _np.result_type(x.dtype, w.dtype)
+        scl = sum(w, axis=axis, dtype=rt, **kd)
+        if builtins.any(_np.atleast_1d(_to_numpy(scl) == 0.0).ravel()):
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+        avg = divide(sum(multiply(x, w, dtype=rt), axis=axis, **kd), scl)  # noqa: F821
     if returned:
-        if isinstance(avg, ndarray) and (not isinstance(scl, ndarray) or scl.shape != avg.shape):
-            scl = broadcast_to(_from_numpy(_np.asarray(_to_numpy(scl))), avg.shape).copy()
+        avg_shape = avg.shape if isinstance(avg, ndarray) else ()
+        if _np.shape(_to_numpy(scl)) != avg_shape:
+            scl = broadcast_to(_from_numpy(_np.asarray(_to_numpy(scl))), avg_shape).copy()
+            if not avg_shape:
+                scl = scl._scalar()
         return avg, scl
     return avg
 

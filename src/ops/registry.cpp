@@ -505,6 +505,19 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
       if (op == OpId::positive || op == OpId::sign || op == OpId::gcd || op == OpId::lcm) no_loop(op, in, weak);
     }
     if (op == OpId::divide && !is_inexact(common)) common = DType::Float64;  // true division of ints
+    // Note [linear loop search]: with arrays (or NumPy scalars) only, NumPy's legacy type
+    // resolver takes the first loop to which *each* input casts safely, not the loop of
+    // their promoted dtype. The two differ only where the promotion is an integer wider
+    // than either input and the ufunc has no integer loops: arctan2(int8, uint8) runs in
+    // float16 (both cast to it safely), not in float32 as int16 would.
+    if (weak_kinds.empty() && in.size() > 1 && op != OpId::divide) {
+      for (const auto& l : loops) {
+        bool ok = true;
+        for (size_t i = 0; i < in.size() && ok; ++i) ok = can_cast(in[i], l.in[i], Casting::Safe);
+        if (ok) return {l.in, l.out};
+      }
+      no_safe_loop(op, in, weak);
+    }
     for (const auto& l : loops) {
       bool ok = true;
       for (DType t : l.in) if (!can_cast(common, t, Casting::Safe)) { ok = false; break; }
