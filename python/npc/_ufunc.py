@@ -26,6 +26,7 @@ _IDENTITY = {0: None, 1: 0, 2: 1, 3: -1, 4: True, 5: False, 6: -_np.inf}
 # ---------------------------------------------------------------- floating-point errors
 # One implementation for every layer (called by the bindings with the flags and the op name).
 from ._errstate import report as _fp_error  # noqa: E402
+from . import _errstate  # noqa: E402
 
 
 # ---------------------------------------------------------------- the op table
@@ -282,8 +283,27 @@ bitwise_not = _UFUNCS["invert"]
 bitwise_invert = _UFUNCS["invert"]
 bitwise_left_shift = _UFUNCS["left_shift"]
 bitwise_right_shift = _UFUNCS["right_shift"]
-degrees = ufunc("degrees", "rad2deg")  # NumPy's own ufuncs with rad2deg's loops
-radians = ufunc("radians", "deg2rad")
+
+
+class _RenamedUfunc(ufunc):
+    """A NumPy ufunc of its own name that runs another row's loops (numpy.degrees has
+    rad2deg's): its errors and warnings name it, as NumPy's do."""
+
+    def __call__(self, *args, **kwargs):
+        op = _TABLE[self._id][0]
+        with _errstate.renamed(op, self.__name__):
+            try:
+                return self._call(*args, **kwargs)
+            except Exception as e:
+                if getattr(e, "ufunc", None) is getattr(_np, op):  # NumPy's _UFunc*Error: str() names e.ufunc
+                    e.ufunc = self._np
+                e.args = tuple(a.replace(f"ufunc '{op}'", f"ufunc '{self.__name__}'").replace(
+                    f"ufunc {op}", f"ufunc {self.__name__}") if isinstance(a, str) else a for a in e.args)
+                raise
+
+
+degrees = _RenamedUfunc("degrees", "rad2deg")  # NumPy's own ufuncs with rad2deg's loops
+radians = _RenamedUfunc("radians", "deg2rad")
 acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh  # noqa: F821
 atan, atanh, atan2 = arctan, arctanh, arctan2  # noqa: F821
 pow = _UFUNCS["power"]
@@ -1045,52 +1065,66 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     return avg
 
 
+def _divide_by_count(a, b):
+    """numpy.lib._nanfunctions_impl._divide_by_count: a / b in place for arrays (unsafe
+    cast back), in a's own type for scalars; no warnings for 0/0 or x/0."""
+    with _np.errstate(invalid="ignore", divide="ignore"):
+        if isinstance(a, ndarray):
+            return divide(a, b, out=a, casting="unsafe")  # noqa: F821
+        return a.dtype.type(a / b)
+
+
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
            correction=_np._NoValue):
-    """numpy.nanvar: variance of the non-NaN elements (NumPy's formula)."""
+    """numpy.nanvar: variance of the non-NaN elements.
+
+    NumPy's algorithm step by step: the deviations from the mean are written into a copy of
+    `a` (its dtype, unsafe cast: a float16 input keeps float16 deviations even with
+    dtype=float64, and a complex mean into real data warns ComplexWarning), squared there
+    (complex: the real part of x * conj(x)), then summed in `dtype`. RuntimeWarning
+    "Degrees of freedom <= 0 for slice." and NaN where count - ddof <= 0; TypeError for a
+    dtype= or out= that is not inexact."""
     x = _native(a)
-    if correction is not _np._NoValue:
-        ddof = correction
-    if x is None or mean is not _np._NoValue:
-        return _nan_fallback("nanvar", a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+    if x is None or mean is not _np._NoValue or (out is not None and not isinstance(out, ndarray)) or \
+            (dtype is not None and code_of(dtype) is None):
+        kw = {} if correction is _np._NoValue else {"correction": correction}
+        if mean is not _np._NoValue:
+            kw["mean"] = mean
+        return _nan_fallback("nanvar", a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                             where=where, **kw)
+    if x.dtype.kind not in "fc":
+        return var(x, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where,
+                   correction=correction)
     _nan_inexact_check(x, dtype, out)
-    arr, mask = _replace_nan(x, 0)
-    if mask is None:
-        return var(arr, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where)
-    notmask = logical_not(mask)  # noqa: F821
-    cnt = sum(notmask, axis=axis, dtype=_np.intp, keepdims=True, where=where)
-    avg = sum(arr, axis=axis, dtype=dtype, keepdims=True, where=where)
-    if not isinstance(avg, ndarray):
-        avg = _from_numpy(_np.asarray(avg))
-    with _np.errstate(invalid="ignore", divide="ignore"):
-        avg = divide(avg, cnt, out=avg, casting="unsafe")  # noqa: F821
-    arr = subtract(arr, avg)  # noqa: F821
-    arr = _select(mask, arr.dtype.type(0), arr)
+    if correction is not _np._NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    from ._shape import copyto
+    mask = isnan(x)  # noqa: F821
+    arr = x.copy(order="K")  # numpy.array(a, copy=True): the layout (and so the sums' order) kept
+    copyto(arr, 0, where=mask)
+    cnt = sum(logical_not(mask), axis=axis, dtype=_np.intp, keepdims=True, where=where)  # noqa: F821
+    avg = _divide_by_count(sum(arr, axis=axis, dtype=dtype, keepdims=True, where=where), cnt)
+    subtract(arr, avg, out=arr, casting="unsafe", where=where)  # noqa: F821
+    copyto(arr, 0, where=mask, casting="unsafe")
     if arr.dtype.kind == "c":
-        sqr = add(multiply(arr.real, arr.real), multiply(arr.imag, arr.imag))  # noqa: F821
+        sqr = multiply(arr, arr.conj(), out=arr, where=where).real  # noqa: F821
     else:
-        sqr = multiply(arr, arr)  # noqa: F821
+        sqr = multiply(arr, arr, out=arr, where=where)  # noqa: F821
     v = sum(sqr, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
-    if not keepdims:
-        cnt = cnt.reshape(v.shape if isinstance(v, ndarray) else ())
+    if (v.ndim if isinstance(v, ndarray) else 0) < cnt.ndim:
+        cnt = cnt.squeeze(axis)
     dof = subtract(cnt, ddof)  # noqa: F821
-    with _np.errstate(invalid="ignore", divide="ignore"):
-        if isinstance(v, ndarray):
-            res = divide(v, dof, out=v, casting="unsafe")  # noqa: F821
-        else:
-            res = v.dtype.type(v / _np.asarray(_to_numpy(dof)).reshape(()))
-    isbad = _np.atleast_1d(_to_numpy(dof) <= 0)
-    if builtins.any(isbad.ravel()):
+    v = _divide_by_count(v, dof)
+    isbad = less_equal(dof, 0)  # noqa: F821
+    if builtins.any(_np.atleast_1d(_to_numpy(isbad)).ravel()):
         warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning, stacklevel=2)
-        res = _select(_from_numpy(_np.asarray(_to_numpy(dof) <= 0)), _np.nan, res)
-    if not isinstance(res, ndarray) and hasattr(v, "dtype"):
-        res = v.dtype.type(res)
-    elif isinstance(res, ndarray) and res.ndim == 0:
-        res = res[()] if hasattr(res, "__getitem__") else res.dtype.type(res.item())
-    if out is not None:
-        copyto_(out, res)
-        return out
-    return res
+        if isinstance(v, ndarray):
+            copyto(v, _np.nan, where=isbad, casting="unsafe")
+        else:
+            v = v.dtype.type(_np.nan)
+    return v
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,

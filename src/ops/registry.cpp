@@ -397,7 +397,8 @@ std::string dtype_class(DType t) {
 }
 }  // namespace
 
-UfuncNoLoopError::UfuncNoLoopError(OpId op_, std::vector<DType> in_, std::vector<bool> weak_)
+UfuncNoLoopError::UfuncNoLoopError(OpId op_, std::vector<DType> in_, std::vector<bool> weak_,
+                                   std::optional<DType> out_)
     : TypeError([&] {
         auto cls = [&](size_t i) {
           if (i >= weak_.size() || !weak_[i]) return dtype_class(in_[i]);
@@ -411,10 +412,17 @@ UfuncNoLoopError::UfuncNoLoopError(OpId op_, std::vector<DType> in_, std::vector
           for (size_t i = 0; i < in_.size(); ++i) types += (i ? ", " : "") + cls(i);
           types += ")";
         }
+        std::string outs = "None";
+        if (out_) {
+          const int nout = op_info(op_).nout;
+          outs = nout == 1 ? dtype_class(*out_) : "(";
+          for (int k = 0; k < nout && nout > 1; ++k) outs += (k ? ", " : "") + dtype_class(*out_);
+          if (nout > 1) outs += ")";
+        }
         return "ufunc '" + std::string(op_info(op_).name) + "' did not contain a loop with signature matching types " +
-               types + " -> None";
+               types + " -> " + outs;
       }()),
-      op(op_), in(std::move(in_)), weak(std::move(weak_)) {}
+      op(op_), in(std::move(in_)), weak(std::move(weak_)), out(out_) {}
 
 LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool> weak, std::optional<DType> dtype) {
   const OpInfo& info = op_info(op);
@@ -466,6 +474,14 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
     if (*dtype == DType::Bool && op == OpId::negative)
       throw TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or "
                       "the logical_not function instead.");
+    // NumPy's uniform-operation and absolute type resolvers do not take the signature to
+    // the legacy search: their dispatch raises _UFuncNoLoopError naming the requested
+    // output ("... matching types <class 'numpy.dtypes.BoolDType'> -> <... BoolDType'>").
+    if (op == OpId::positive || op == OpId::sign || (op == OpId::absolute && !is_complex(in[0]))) {
+      std::vector<bool> w(in.size(), false);
+      for (size_t i = 0; i < in.size() && i < weak.size(); ++i) w[i] = weak[i];
+      throw UfuncNoLoopError(op, std::vector<DType>(in.begin(), in.end()), std::move(w), dtype);
+    }
     throw TypeError("No loop matching the specified signature and casting was found for ufunc " +
                     std::string(info.name));
   }
@@ -573,6 +589,13 @@ bool is_comparison_op(OpId op) {
 std::string casting_rule_name(Casting c) { return casting_name(c); }
 
 // ---------------------------------------------------------------- broadcasting
+std::string iter_shape_str(std::span<const int64_t> shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += std::to_string(shape[i]) + (i + 1 < shape.size() ? "," : "");
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
 // The operands' broadcast shape with the ufunc error text ("operands could not be broadcast
 // together with shapes ..."); numpy.broadcast_shapes itself is in src/core/broadcast.cpp.
 Shape broadcast_operand_shapes(std::span<const Shape> shapes) {
@@ -586,7 +609,7 @@ Shape broadcast_operand_shapes(std::span<const Shape> shapes) {
       if (a == b || b == 1) continue;
       if (a == 1) { r[off + d] = b; continue; }
       std::string msg = "operands could not be broadcast together with shapes";
-      for (const auto& t : shapes) msg += " " + shape_str(t);
+      for (const auto& t : shapes) msg += " " + iter_shape_str(t);
       msg += " ";
       throw ValueError(msg);
     }

@@ -153,3 +153,76 @@ def test_complex_integer_power_bits(dt, n):
     z[:2] = [complex(np.finfo(dt).max, np.inf), complex(1e30, 1e30)]
     assert_same(lambda lib: lib.power(lib.asarray(z), n))
     assert_same(lambda lib: lib.float_power(lib.asarray(z), n) if dt == "complex128" else lib.asarray(0))
+
+
+# ---------------------------------------------------------------- nanvar / nanstd
+# NumPy's nanvar writes the deviations into a copy of `a` (its dtype and layout: float16
+# data keeps float16 deviations under dtype=float64, a complex mean into real data warns),
+# squares complex deviations as x * conj(x), and sums in `dtype`.
+@pytest.mark.parametrize("func", ["nanvar", "nanstd"])
+@pytest.mark.parametrize("dt", ["float16", "float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("dtype", [None, "float32", "float64", "complex128"])
+@pytest.mark.parametrize("layout", ["c", "f"])
+def test_nanvar_follows_numpys_steps(func, dt, dtype, layout):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((3, 4, 5)) * 10).astype(dt)
+    if np.dtype(dt).kind == "c":
+        x = x + 1j * (rng.standard_normal((3, 4, 5)) * 10).astype(dt)
+    x.flat[::7] = np.nan
+    if layout == "f":
+        x = np.asfortranarray(x)
+    for axis in (None, 0, (0, 2), -1):
+        for ddof in (0, 1.5):
+            assert_same(lambda lib: getattr(lib, func)(lib.asarray(x), axis=axis, dtype=dtype, ddof=ddof))
+    assert_same(lambda lib: (lambda o: (getattr(lib, func)(lib.asarray(x), out=o), o)[1])(lib.zeros((), "float64")))
+
+
+# ---------------------------------------------------------------- aliases' names
+# numpy.degrees and numpy.radians run rad2deg's and deg2rad's loops but name themselves in
+# their errors and warnings.
+@pytest.mark.parametrize("name", ["degrees", "radians"])
+@pytest.mark.parametrize("case", [
+    lambda lib, f: f(lib.asarray([True]), dtype="int64"),
+    lambda lib, f: f(lib.asarray([1j])),
+    lambda lib, f: f(lib.asarray([1, 2]), out=lib.zeros(2, "int64")),
+    lambda lib, f: f(lib.asarray([True]), out=lib.zeros(1), casting="no"),
+    lambda lib, f: f(lib.asarray(np.float16([60000, 1e-7]))),
+    lambda lib, f: f(lib.asarray(np.float32([3e38, 1e-44]))),
+], ids=["dtype", "complex", "out", "casting", "f16", "f32"])
+def test_degrees_radians_name_themselves(name, case):
+    assert_same(lambda lib: case(lib, getattr(lib, name)))
+    with np.errstate(all="raise"):
+        assert_same(lambda lib: case(lib, getattr(lib, name)))
+
+
+# ---------------------------------------------------------------- dtype= without a loop
+# positive, sign and absolute (of real input) resolve through NumPy's uniform type
+# resolvers: a dtype= without a loop raises _UFuncNoLoopError naming the requested output.
+@pytest.mark.parametrize("name", ["positive", "sign", "absolute", "negative", "square", "sqrt"])
+@pytest.mark.parametrize("dt", NATIVE)
+@pytest.mark.parametrize("dtype", ["bool", "complex64", "float16", "int8"])
+def test_unary_dtype_keyword_without_loop(name, dt, dtype):
+    x = np.ones(3, dt)
+    assert_same(lambda lib: getattr(lib, name)(lib.asarray(x), dtype=dtype))
+
+
+# ---------------------------------------------------------------- broadcast errors
+# NumPy's iterator broadcasts inputs, out= arrays and the where= mask together; its
+# messages list every operand and print shapes without spaces ("(5,1)").
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.add(lib.ones((2, 3)), lib.ones((4, 3))),
+    lambda lib: lib.ones((2, 3)) + lib.ones((4, 3)),
+    lambda lib: lib.sqrt(lib.arange(5.0), where=lib.ones(4, bool)),
+    lambda lib: lib.sqrt(lib.arange(5.0), out=lib.zeros(5), where=lib.ones(4, bool)),
+    lambda lib: lib.add(lib.arange(5.0), 1.0, out=lib.zeros(5), where=lib.ones(4, bool)),
+    lambda lib: lib.add(lib.arange(5.0), lib.arange(5.0)[:, None], out=lib.zeros(5), where=lib.ones(4, bool)),
+    lambda lib: lib.add(lib.arange(5.0), lib.arange(5.0)[:, None], out=lib.zeros(5)),
+    lambda lib: lib.sqrt(lib.arange(5.0), out=lib.zeros(5), where=lib.ones((2, 5), bool)),
+    lambda lib: lib.divmod(lib.arange(5.0), 2.0, out=(lib.zeros(5), None), where=lib.ones(4, bool)),
+    lambda lib: lib.where(lib.ones((2, 3), bool), lib.ones((4, 3)), 1),
+    lambda lib: lib.sqrt(lib.arange(5.0), out=lib.zeros((2, 1, 5))),
+])
+def test_broadcast_error_messages(case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # where= without out=
+        assert_same(case)

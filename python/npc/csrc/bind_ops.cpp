@@ -756,7 +756,8 @@ void bind_ops(py::module_& m) {
         else
           types[i] = py::type::of(dts[py::int_(static_cast<int>(e.in[i]))]);
       }
-      for (int k = 0; k < info.nout; ++k) types[e.in.size() + k] = py::none();
+      for (int k = 0; k < info.nout; ++k)
+        types[e.in.size() + k] = e.out ? py::object(py::type::of(dts[py::int_(static_cast<int>(*e.out))])) : py::none();
       py::object uf = py::module_::import("numpy").attr(std::string(info.name).c_str());
       py::object err = exc(uf, types);
       PyErr_SetObject(exc.ptr(), err.ptr());
