@@ -226,3 +226,45 @@ def test_broadcast_error_messages(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # where= without out=
         assert_same(case)
+
+
+# ---------------------------------------------------------------- quantiles
+QUANTILE_METHODS = ["inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf",
+                    "hazen", "weibull", "linear", "median_unbiased", "normal_unbiased", "lower", "higher",
+                    "midpoint", "nearest"]
+
+
+# Empty lanes: NumPy's IndexError comes from where its algorithm first indexes (arr[-1] for
+# float data and weights, numpy.take for integer positions, else the partition).
+@pytest.mark.parametrize("method", QUANTILE_METHODS)
+@pytest.mark.parametrize("dt", ["bool", "int16", "uint8", "float32"])
+@pytest.mark.parametrize("q", [0.5, 1, True, [0.1, 0.9], 0])
+def test_quantile_of_empty_lanes(method, dt, q):
+    for shape, axis in (((0,), None), ((2, 0, 3), 1)):
+        x = np.zeros(shape, dt)
+        assert_same(lambda lib: lib.quantile(lib.asarray(x), q, axis=axis, method=method))
+        assert_same(lambda lib: lib.percentile(lib.asarray(x), np.multiply(q, 100), axis=axis, method=method))
+    if method == "inverted_cdf":
+        assert_same(lambda lib: lib.quantile(lib.asarray(np.zeros(0, dt)), q, method=method,
+                                             weights=lib.asarray(np.zeros(0))))
+
+
+# A NaN lane with a 0-d q returns the lane's NaN in a's dtype, with keepdims too; an all-NaN
+# 1-d lane of the weighted nanquantile is NaN as a NumPy scalar.
+@pytest.mark.parametrize("method", ["linear", "hazen", "averaged_inverted_cdf", "lower"])
+@pytest.mark.parametrize("q", [0.5, np.float32(0.4)])
+@pytest.mark.parametrize("x", [np.float16(np.nan), np.array([np.nan, 1], np.float16), np.array([2, np.nan], np.float32)],
+                         ids=["0d", "f16", "f32"])
+def test_quantile_nan_lane_keeps_dtype_with_keepdims(method, q, x):
+    for kd in (False, True):
+        assert_same(lambda lib: lib.quantile(lib.asarray(x), q, keepdims=kd, method=method))
+
+
+@pytest.mark.parametrize("dt", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("func", ["nanquantile", "nanpercentile"])
+def test_weighted_nanquantile_all_nan_is_scalar(dt, func):
+    x = np.array([np.nan, np.nan], dt)
+    assert_same(lambda lib: getattr(lib, func)(lib.asarray(x), 50 if "per" in func else 0.5, method="inverted_cdf",
+                                               weights=lib.asarray(np.ones(2))))
+    assert_same(lambda lib: getattr(lib, func)(lib.asarray(x), 50 if "per" in func else 0.5, axis=0,
+                                               method="inverted_cdf", weights=lib.asarray(np.ones(2)), keepdims=True))
