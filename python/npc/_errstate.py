@@ -4,7 +4,9 @@ Kernels collect NumPy's four error kinds as flags; ``report`` turns them into ex
 NumPy does for the same state: a RuntimeWarning "divide by zero encountered in <where>", a
 FloatingPointError, a call to the errcall function, a print, or a log write.
 """
+import contextlib
 import os
+import threading
 import warnings
 
 import numpy as _np
@@ -24,8 +26,26 @@ _KINDS = ((1, "divide", "divide by zero"), (2, "over", "overflow"), (4, "under",
           (8, "invalid", "invalid value"))
 
 
+_renames = threading.local()
+
+
+@contextlib.contextmanager
+def renamed(op, name):
+    """Within the block (on this thread), errors reported in ufunc `op` name ufunc `name`:
+    numpy.degrees runs rad2deg's loops but NumPy's messages say 'degrees'."""
+    old = getattr(_renames, "map", None)
+    _renames.map = {op: name}
+    try:
+        yield
+    finally:
+        _renames.map = old
+
+
 def report(flags, where):
     """Act on error `flags` (bits: 1 divide, 2 overflow, 4 underflow, 8 invalid) raised in `where`."""
+    m = getattr(_renames, "map", None)
+    if m:
+        where = m.get(where, where)
     state = _np.geterr()
     for bit, key, text in _KINDS:
         if not flags & bit:
@@ -43,7 +63,11 @@ def report(flags, where):
         elif mode == "call":
             fn = _np.geterrcall()
             if fn is None:
-                raise ValueError(f"No callback set for floating-point error '{key}'")
-            fn(text, bit)  # NumPy passes the bare kind ("divide by zero") and its bit
+                # NumPy's message, with its two spaces before the ufunc's name.
+                raise NameError(f"python callback specified for {text} (in  {where}) but no function found.")
+            fn(text, flags)  # NumPy passes the bare kind ("divide by zero") and every raised flag
         elif mode == "log":
-            _np.geterrcall().write(f"Warning: {msg}\n")
+            log = _np.geterrcall()
+            if log is None:
+                raise NameError(f"log specified for {text} (in {where}) but no object with write method found.")
+            log.write(f"Warning: {msg}\n")

@@ -415,6 +415,22 @@ def _weighted_lanes(y, w, qa, nan_aware):
     return _gather(s, idx), s
 
 
+def _empty_lane_error(dtype, method, qa, weighted):
+    """NumPy's IndexError for quantiles of empty lanes: its NaN check reads arr[-1] of
+    inexact data first; integer data fails in numpy.take for the methods that pick integer
+    positions, else in the partition at the smallest neighbour index (-1 when a virtual
+    index is at or above the last position, else 0). The weighted path reads the last value
+    of the weights' cumulative sum first."""
+    if dtype.kind == "f" or weighted:
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+    if method in _DISCRETE or (method == "linear" and qa.dtype.kind in "iub"):
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    qf = qa.reshape(-1, 1)
+    vi = _virtual_index(method, 0, _arr(qf.astype(_np.int64) if qf.dtype == _np.bool_ else qf))
+    idx = -1 if bool(_u.any(_u.greater_equal(vi, 0))) else 0
+    raise IndexError(f"index {idx} is out of bounds for axis 0 with size 0")
+
+
 def _quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, weights, percent, nan_aware):
     x = _u._native(a)
     if x is None or (weights is not None and _u._native(weights) is None) or \
@@ -445,7 +461,7 @@ def _quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, wei
         out[(Ellipsis,) + tuple(0 if d in red else slice(None) for d in range(x.ndim))]  # NumPy's _ureduce first
     L, n = y.shape
     if n == 0 and L > 0:
-        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+        _empty_lane_error(y.dtype, method, qa, w is not None)
     npc = _npc()
     if L == 0:
         # No lanes: the dtype is the one a lane's result would have.
@@ -497,10 +513,15 @@ def _quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, wei
                 # first lane's result sets the dtype of NumPy's apply_along_axis buffer.
                 if qa.ndim == 0 and bool(allnan[0]):
                     r = r.astype(x.dtype)
+                    if w is not None and (axis is None or x.ndim == 1) and out is None and not keepdims:
+                        # NumPy's 1-d weighted path returns np.full(q.shape, nan)[()]: a scalar.
+                        return r[0, 0]
         elif _u.any(nanl):
             lastv = s[:, n - 1]
-            if qa.ndim == 0 and L == 1 and len(kept) == 0 and out is None and not keepdims:
-                return lastv[0]  # NumPy returns the lane's NaN itself (a's dtype)
+            if qa.ndim == 0 and L == 1 and len(kept) == 0 and out is None:
+                # NumPy returns the lane's NaN itself (a's dtype), which keepdims then indexes
+                # into an array.
+                return lastv.reshape(kdims) if keepdims else lastv[0]
             r = _u.where(nanl.reshape(1, -1), lastv.reshape(1, -1).astype(r.dtype), r)
     # The weighted path fills an np.empty result: a 0-d array stays an array.
     return _finish(r, qa.shape, kept, kdims, keepdims, out, scalar_ok=w is None, setitem=nan_aware, red=red,

@@ -26,6 +26,7 @@ _IDENTITY = {0: None, 1: 0, 2: 1, 3: -1, 4: True, 5: False, 6: -_np.inf}
 # ---------------------------------------------------------------- floating-point errors
 # One implementation for every layer (called by the bindings with the flags and the op name).
 from ._errstate import report as _fp_error  # noqa: E402
+from . import _errstate  # noqa: E402
 
 
 # ---------------------------------------------------------------- the op table
@@ -292,8 +293,27 @@ bitwise_not = _UFUNCS["invert"]
 bitwise_invert = _UFUNCS["invert"]
 bitwise_left_shift = _UFUNCS["left_shift"]
 bitwise_right_shift = _UFUNCS["right_shift"]
-degrees = ufunc("degrees", "rad2deg")  # NumPy's own ufuncs with rad2deg's loops
-radians = ufunc("radians", "deg2rad")
+
+
+class _RenamedUfunc(ufunc):
+    """A NumPy ufunc of its own name that runs another row's loops (numpy.degrees has
+    rad2deg's): its errors and warnings name it, as NumPy's do."""
+
+    def __call__(self, *args, **kwargs):
+        op = _TABLE[self._id][0]
+        with _errstate.renamed(op, self.__name__):
+            try:
+                return self._call(*args, **kwargs)
+            except Exception as e:
+                if getattr(e, "ufunc", None) is getattr(_np, op):  # NumPy's _UFunc*Error: str() names e.ufunc
+                    e.ufunc = self._np
+                e.args = tuple(a.replace(f"ufunc '{op}'", f"ufunc '{self.__name__}'").replace(
+                    f"ufunc {op}", f"ufunc {self.__name__}") if isinstance(a, str) else a for a in e.args)
+                raise
+
+
+degrees = _RenamedUfunc("degrees", "rad2deg")  # NumPy's own ufuncs with rad2deg's loops
+radians = _RenamedUfunc("radians", "deg2rad")
 acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh  # noqa: F821
 atan, atanh, atan2 = arctan, arctanh, arctan2  # noqa: F821
 pow = _UFUNCS["power"]
@@ -1068,52 +1088,66 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     return avg
 
 
+def _divide_by_count(a, b):
+    """numpy.lib._nanfunctions_impl._divide_by_count: a / b in place for arrays (unsafe
+    cast back), in a's own type for scalars; no warnings for 0/0 or x/0."""
+    with _np.errstate(invalid="ignore", divide="ignore"):
+        if isinstance(a, ndarray):
+            return divide(a, b, out=a, casting="unsafe")  # noqa: F821
+        return a.dtype.type(a / b)
+
+
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
            correction=_np._NoValue):
-    """numpy.nanvar: variance of the non-NaN elements (NumPy's formula)."""
+    """numpy.nanvar: variance of the non-NaN elements.
+
+    NumPy's algorithm step by step: the deviations from the mean are written into a copy of
+    `a` (its dtype, unsafe cast: a float16 input keeps float16 deviations even with
+    dtype=float64, and a complex mean into real data warns ComplexWarning), squared there
+    (complex: the real part of x * conj(x)), then summed in `dtype`. RuntimeWarning
+    "Degrees of freedom <= 0 for slice." and NaN where count - ddof <= 0; TypeError for a
+    dtype= or out= that is not inexact."""
     x = _native(a)
-    if correction is not _np._NoValue:
-        ddof = correction
-    if x is None or mean is not _np._NoValue:
-        return _nan_fallback("nanvar", a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+    if x is None or mean is not _np._NoValue or (out is not None and not isinstance(out, ndarray)) or \
+            (dtype is not None and code_of(dtype) is None):
+        kw = {} if correction is _np._NoValue else {"correction": correction}
+        if mean is not _np._NoValue:
+            kw["mean"] = mean
+        return _nan_fallback("nanvar", a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                             where=where, **kw)
+    if x.dtype.kind not in "fc":
+        return var(x, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where,
+                   correction=correction)
     _nan_inexact_check(x, dtype, out)
-    arr, mask = _replace_nan(x, 0)
-    if mask is None:
-        return var(arr, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where)
-    notmask = logical_not(mask)  # noqa: F821
-    cnt = sum(notmask, axis=axis, dtype=_np.intp, keepdims=True, where=where)
-    avg = sum(arr, axis=axis, dtype=dtype, keepdims=True, where=where)
-    if not isinstance(avg, ndarray):
-        avg = _from_numpy(_np.asarray(avg))
-    with _np.errstate(invalid="ignore", divide="ignore"):
-        avg = divide(avg, cnt, out=avg, casting="unsafe")  # noqa: F821
-    arr = subtract(arr, avg)  # noqa: F821
-    arr = _select(mask, arr.dtype.type(0), arr)
+    if correction is not _np._NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    from ._shape import copyto
+    mask = isnan(x)  # noqa: F821
+    arr = x.copy(order="K")  # numpy.array(a, copy=True): the layout (and so the sums' order) kept
+    copyto(arr, 0, where=mask)
+    cnt = sum(logical_not(mask), axis=axis, dtype=_np.intp, keepdims=True, where=where)  # noqa: F821
+    avg = _divide_by_count(sum(arr, axis=axis, dtype=dtype, keepdims=True, where=where), cnt)
+    subtract(arr, avg, out=arr, casting="unsafe", where=where)  # noqa: F821
+    copyto(arr, 0, where=mask, casting="unsafe")
     if arr.dtype.kind == "c":
-        sqr = add(multiply(arr.real, arr.real), multiply(arr.imag, arr.imag))  # noqa: F821
+        sqr = multiply(arr, arr.conj(), out=arr, where=where).real  # noqa: F821
     else:
-        sqr = multiply(arr, arr)  # noqa: F821
+        sqr = multiply(arr, arr, out=arr, where=where)  # noqa: F821
     v = sum(sqr, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
-    if not keepdims:
-        cnt = cnt.reshape(v.shape if isinstance(v, ndarray) else ())
+    if (v.ndim if isinstance(v, ndarray) else 0) < cnt.ndim:
+        cnt = cnt.squeeze(axis)
     dof = subtract(cnt, ddof)  # noqa: F821
-    with _np.errstate(invalid="ignore", divide="ignore"):
-        if isinstance(v, ndarray):
-            res = divide(v, dof, out=v, casting="unsafe")  # noqa: F821
-        else:
-            res = v.dtype.type(v / _np.asarray(_to_numpy(dof)).reshape(()))
-    isbad = _np.atleast_1d(_to_numpy(dof) <= 0)
-    if builtins.any(isbad.ravel()):
+    v = _divide_by_count(v, dof)
+    isbad = less_equal(dof, 0)  # noqa: F821
+    if builtins.any(_np.atleast_1d(_to_numpy(isbad)).ravel()):
         warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning, stacklevel=2)
-        res = _select(_from_numpy(_np.asarray(_to_numpy(dof) <= 0)), _np.nan, res)
-    if not isinstance(res, ndarray) and hasattr(v, "dtype"):
-        res = v.dtype.type(res)
-    elif isinstance(res, ndarray) and res.ndim == 0:
-        res = res[()] if hasattr(res, "__getitem__") else res.dtype.type(res.item())
-    if out is not None:
-        copyto_(out, res)
-        return out
-    return res
+        if isinstance(v, ndarray):
+            copyto(v, _np.nan, where=isbad, casting="unsafe")
+        else:
+            v = v.dtype.type(_np.nan)
+    return v
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
@@ -1383,42 +1417,49 @@ def array_equiv(a1, a2):
     return builtins.bool(all(equal(x, y)))  # noqa: F821
 
 
-def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
-    """numpy.average: mean, or sum(a * w) / sum(w) with `weights` (NumPy's result dtype);
-    ZeroDivisionError when the weights sum to zero."""
+def average(a, axis=None, weights=None, returned=False, *, keepdims=_np._NoValue):
+    """numpy.average: mean, or sum(a * w) / sum(w) with `weights` (NumPy's result dtype).
+
+    `axis` is None, an int or a tuple (AxisError when out of range); `weights` has a's
+    shape, or the shape of a along the (sorted) axes of `axis`. With `returned`, also the
+    sum of the weights (or the element count), broadcast to the average's shape.
+    Raises TypeError when the shapes differ and `axis` is None, ValueError when they do
+    not match along `axis`, ZeroDivisionError when the weights sum to zero (or, as
+    NumPy's, when the average is an empty array)."""
     x = _native(a)
     if x is None or (weights is not None and _native(weights) is None):
         _fallback.record("average")
-        return _fallback.from_numpy(_np.average(_to_numpy(a), axis, _to_numpy(weights), returned,
-                                                keepdims=keepdims))
+        kw = {} if keepdims is _np._NoValue else {"keepdims": keepdims}
+        return _fallback.from_numpy(_np.average(_to_numpy(a), axis, _to_numpy(weights), returned, **kw))
+    if axis is not None:
+        axis = _np.lib.array_utils.normalize_axis_tuple(axis, x.ndim, argname="axis")
+    kd = {} if keepdims is _np._NoValue else {"keepdims": keepdims}
     if weights is None:
-        avg = mean(x, axis=axis, keepdims=keepdims)
-        scl = x.dtype.type(_count(x, axis)) if x.dtype.kind in "fc" else _np.float64(_count(x, axis))
-        if returned:
-            scl = _np.result_type(avg).type(scl)
-            if isinstance(avg, ndarray):
-                scl = broadcast_to(_from_numpy(_np.asarray(scl)), avg.shape).copy()
-            return avg, scl
-        return avg
-    w = _native(weights)
-    if x.shape != w.shape:
-        if axis is None:
-            raise TypeError("Axis must be specified when shapes of a and weights differ.")
-        if w.ndim != 1:
-            raise TypeError("1D weights expected when shapes of a and weights differ.")
-        ax = _operator.index(axis) % x.ndim
-        if w.shape[0] != x.shape[ax]:
-            raise ValueError("Length of weights not compatible with specified axis.")
-        w = w.reshape((1,) * ax + (w.shape[0],) + (1,) * (x.ndim - ax - 1))
-        w = broadcast_to(w, x.shape)
-    rt = _np.result_type(x.dtype, w.dtype, "f8") if x.dtype.kind in "iub" else _np.result_type(x.dtype, w.dtype)
-    scl = sum(w, axis=axis, dtype=rt, keepdims=keepdims)
-    if builtins.any(_np.atleast_1d(_to_numpy(scl) == 0.0).ravel()):
-        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-    avg = divide(sum(multiply(x, w, dtype=rt), axis=axis, keepdims=keepdims), scl)  # noqa: F821
+        avg = mean(x, axis=axis, **kd)
+        avg_size = avg.size if isinstance(avg, ndarray) else 1
+        # NumPy's count: a.size / avg.size in the average's dtype (ZeroDivisionError for
+        # an empty average).
+        scl = _np.result_type(avg).type(x.size / avg_size)
+    else:
+        w = _native(weights)
+        if x.shape != w.shape:
+            if axis is None:
+                raise TypeError("Axis must be specified when shapes of a and weights differ.")
+            if w.shape != tuple(x.shape[ax] for ax in axis):
+                raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
+            w = w.transpose([int(i) for i in _np.argsort(axis)])
+            w = w.reshape(tuple((s if ax in axis else 1) for ax, s in enumerate(x.shape)))
+        rt = _np.result_type(x.dtype, w.dtype, "f8") if x.dtype.kind in "iub" else _np.result_type(x.dtype, w.dtype)
+        scl = sum(w, axis=axis, dtype=rt, **kd)
+        if builtins.any(_np.atleast_1d(_to_numpy(scl) == 0.0).ravel()):
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+        avg = divide(sum(multiply(x, w, dtype=rt), axis=axis, **kd), scl)  # noqa: F821
     if returned:
-        if isinstance(avg, ndarray) and (not isinstance(scl, ndarray) or scl.shape != avg.shape):
-            scl = broadcast_to(_from_numpy(_np.asarray(_to_numpy(scl))), avg.shape).copy()
+        avg_shape = avg.shape if isinstance(avg, ndarray) else ()
+        if _np.shape(_to_numpy(scl)) != avg_shape:
+            scl = broadcast_to(_from_numpy(_np.asarray(_to_numpy(scl))), avg_shape).copy()
+            if not avg_shape:
+                scl = scl._scalar()
         return avg, scl
     return avg
 

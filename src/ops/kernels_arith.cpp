@@ -202,6 +202,12 @@ inline T int_pow(T base, T exp) {
 }
 
 // npy_cpow: exact small integer powers by repeated multiplication, else the C library's cpow.
+// Its products are npy_math's scalar cmul (ar*br - ai*bi, ar*bi + ai*br, no fused
+// multiply-add), not the SIMD product of numpy.multiply (Note [complex product]).
+template <class R>
+inline std::complex<R> cmul_scalar(std::complex<R> a, std::complex<R> b) {
+  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+}
 template <class R>
 inline std::complex<R> complex_pow(std::complex<R> a, std::complex<R> b) {
   const R br = b.real(), bi = b.imag();
@@ -216,16 +222,16 @@ inline std::complex<R> complex_pow(std::complex<R> a, std::complex<R> b) {
   if (bi == 0 && br > -100 && br < 100 && br == static_cast<R>(static_cast<int64_t>(br))) {
     int64_t n = static_cast<int64_t>(br);
     if (n == 1) return a;
-    if (n == 2) return cmul(a, a);
-    if (n == 3) return cmul(cmul(a, a), a);
+    if (n == 2) return cmul_scalar(a, a);
+    if (n == 3) return cmul_scalar(a, cmul_scalar(a, a));
     int64_t m = n < 0 ? -n : n;
     std::complex<R> acc(1, 0), p = a;
     int64_t mask = 1;
     for (;;) {
-      if (m & mask) acc = cmul(acc, p);
+      if (m & mask) acc = cmul_scalar(acc, p);
       mask <<= 1;
       if (m < mask || mask <= 0) break;
-      p = cmul(p, p);
+      p = cmul_scalar(p, p);
     }
     if (n < 0) return cdiv(std::complex<R>(1, 0), acc);
     return acc;

@@ -45,10 +45,14 @@ inline int cmp3(A a, B b) {
   };
 NPC_CMP(Equal, ==, a.real() == b.real() && a.imag() == b.imag())
 NPC_CMP(NotEqual, !=, a.real() != b.real() || a.imag() != b.imag())
-NPC_CMP(Less, <, a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag()))
-NPC_CMP(LessEqual, <=, a.real() < b.real() || (a.real() == b.real() && a.imag() <= b.imag()))
-NPC_CMP(Greater, >, a.real() > b.real() || (a.real() == b.real() && a.imag() > b.imag()))
-NPC_CMP(GreaterEqual, >=, a.real() > b.real() || (a.real() == b.real() && a.imag() >= b.imag()))
+// NumPy's complex order (CLT/CLE/CGT/CGE in its loops): lexicographic, but a real-part
+// decision needs both imaginary parts to be numbers (1+nanj < 2+0j is False).
+#define NPC_NO_NAN_IMAG (!std::isnan(a.imag()) && !std::isnan(b.imag()))
+NPC_CMP(Less, <, (a.real() < b.real() && NPC_NO_NAN_IMAG) || (a.real() == b.real() && a.imag() < b.imag()))
+NPC_CMP(LessEqual, <=, (a.real() < b.real() && NPC_NO_NAN_IMAG) || (a.real() == b.real() && a.imag() <= b.imag()))
+NPC_CMP(Greater, >, (a.real() > b.real() && NPC_NO_NAN_IMAG) || (a.real() == b.real() && a.imag() > b.imag()))
+NPC_CMP(GreaterEqual, >=, (a.real() > b.real() && NPC_NO_NAN_IMAG) || (a.real() == b.real() && a.imag() >= b.imag()))
+#undef NPC_NO_NAN_IMAG
 #undef NPC_CMP
 
 struct LogicalAnd {

@@ -14,6 +14,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <optional>
 #include <vector>
 
 #include "core/dispatch.hpp"
@@ -29,6 +30,8 @@ bool is_logical_binary(OpId op);
 std::string casting_rule_name(Casting c);
 /// Broadcast shape of ufunc operands; ValueError with NumPy's ufunc text when they do not broadcast.
 Shape broadcast_operand_shapes(std::span<const Shape> shapes);
+/// A shape as NumPy's iterator prints it in its errors: "(2,3)", "(5,)", "()".
+std::string iter_shape_str(std::span<const int64_t> shape);
 /// The hooks the tracer installed (null when none).
 UfuncTraceHook ufunc_trace_hook();
 ReduceTraceHook reduce_trace_hook();

@@ -485,8 +485,11 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
     if (*dtype == DType::Bool && op == OpId::negative)
       throw TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or "
                       "the logical_not function instead.");
-    if (has_uniform_type_resolver(op)) {
-      // NumPy's uniform resolver asks for the loop (dtype, ..., dtype) alone: its no-loop error.
+    // NumPy's uniform-operation and absolute type resolvers do not take the signature to
+    // the legacy search: they ask for the loop (dtype, ..., dtype) alone, and their no-loop
+    // error names it ("... matching types <class 'numpy.dtypes.BoolDType'> -> <... BoolDType'>").
+    if (has_uniform_type_resolver(op) || op == OpId::positive || op == OpId::sign ||
+        (op == OpId::absolute && !is_complex(in[0]))) {
       std::vector<std::optional<DType>> all(in.begin(), in.end());
       for (int k = 0; k < info.nout; ++k) all.push_back(*dtype);
       UfuncNoLoopError e(std::move(all), op);
@@ -596,6 +599,13 @@ bool is_comparison_op(OpId op) {
 std::string casting_rule_name(Casting c) { return casting_name(c); }
 
 // ---------------------------------------------------------------- broadcasting
+std::string iter_shape_str(std::span<const int64_t> shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += std::to_string(shape[i]) + (i + 1 < shape.size() ? "," : "");
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
 // The operands' broadcast shape with the ufunc error text ("operands could not be broadcast
 // together with shapes ..."); numpy.broadcast_shapes itself is in src/core/broadcast.cpp.
 Shape broadcast_operand_shapes(std::span<const Shape> shapes) {
@@ -609,7 +619,7 @@ Shape broadcast_operand_shapes(std::span<const Shape> shapes) {
       if (a == b || b == 1) continue;
       if (a == 1) { r[off + d] = b; continue; }
       std::string msg = "operands could not be broadcast together with shapes";
-      for (const auto& t : shapes) msg += " " + shape_str(t);
+      for (const auto& t : shapes) msg += " " + iter_shape_str(t);
       msg += " ";
       throw ValueError(msg);
     }

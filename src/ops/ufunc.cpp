@@ -342,30 +342,25 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     return hook(op, inputs, opts, loop);
   }
 
-  // Broadcast shape; out= arrays take part but are never broadcast themselves.
+  // Broadcast shape: NumPy's iterator broadcasts the inputs, the given out= arrays and the
+  // where= mask together (its error lists all of them), then requires each out= array to
+  // have the whole shape (out= arrays are never broadcast themselves).
   std::vector<Shape> shapes;
   for (const auto& in : inputs) shapes.push_back(in.array.shape());
-  Shape shape = broadcast_operand_shapes(shapes);
-  for (int k = 0; k < static_cast<int>(opts.out.size()); ++k) {
-    if (!opts.out[k]) continue;
-    const ndarray& o = *opts.out[k];
-    Shape both = broadcast_operand_shapes(std::vector<Shape>{shape, o.shape()});
-    if (both != o.shape())
-      throw ValueError("non-broadcastable output operand with shape " + shape_str(o.shape()) +
-                       " doesn't match the broadcast shape " + shape_str(both));
-    shape = both;
-    if (!o.writeable()) throw ValueError("output array is read-only");
-  }
+  for (const auto& o : opts.out)
+    if (o) shapes.push_back(o->shape());
   std::optional<ndarray> mask;
   if (opts.where) {
     mask = opts.where->dtype() == DType::Bool ? *opts.where : opts.where->astype(DType::Bool);
-    Shape both = broadcast_operand_shapes(std::vector<Shape>{shape, mask->shape()});
-    if (both != shape) {
-      bool has_out = !opts.out.empty() && opts.out[0];
-      if (has_out) throw ValueError("non-broadcastable output operand with shape " + shape_str(shape) +
-                                    " doesn't match the broadcast shape " + shape_str(both));
-      shape = both;
-    }
+    shapes.push_back(mask->shape());
+  }
+  Shape shape = broadcast_operand_shapes(shapes);
+  for (const auto& o : opts.out) {
+    if (!o) continue;
+    if (o->shape() != shape)
+      throw ValueError("non-broadcastable output operand with shape " + iter_shape_str(o->shape()) +
+                       " doesn't match the broadcast shape " + iter_shape_str(shape));
+    if (!o->writeable()) throw ValueError("output array is read-only");
   }
 
   // Inputs in the loop's dtypes.
