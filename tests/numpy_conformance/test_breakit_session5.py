@@ -330,3 +330,14 @@ def test_dtype_keyword_loop_errors(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same(case)
+
+
+# numpy.round of bool data with decimals != 0 writes into an array like the input: the
+# float64 product does not cast into bool (UFuncTypeError), unless out= is given.
+@pytest.mark.parametrize("decimals", [0, 1, -1, 2])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 2)])
+def test_round_bool_with_decimals(decimals, shape):
+    x = np.ones(shape, bool)
+    assert_same(lambda lib: lib.round(lib.asarray(x), decimals))
+    assert_same(lambda lib: np.round(lib.asarray(x), decimals))
+    assert_same(lambda lib: lib.round(lib.asarray(x), decimals, out=lib.zeros(shape)))
