@@ -341,3 +341,17 @@ def test_round_bool_with_decimals(decimals, shape):
     assert_same(lambda lib: lib.round(lib.asarray(x), decimals))
     assert_same(lambda lib: np.round(lib.asarray(x), decimals))
     assert_same(lambda lib: lib.round(lib.asarray(x), decimals, out=lib.zeros(shape)))
+
+
+# ---------------------------------------------------------------- known differences
+@pytest.mark.xfail(strict=True, reason="a 0-d input's reduction casts its one element outside the reduce loop in "
+                                       "NumPy ('invalid value encountered in cast'); npc reports it as 'in reduce'")
+@pytest.mark.parametrize("name", ["sum", "prod"])
+def test_zero_d_reduction_cast_warning_name(name):
+    assert_same(lambda lib: getattr(lib, name)(lib.asarray(np.array(np.nan)), dtype="int64"))
+
+
+@pytest.mark.xfail(strict=True, reason="NaNs that npc's transcendental kernels return for invalid inputs are +nan; "
+                                       "NumPy's (x86 invalid operations) are -nan (sign bit set)")
+def test_nan_sign_of_invalid_arcsin():
+    assert_same(lambda lib: lib.arcsin(lib.asarray([2.0, -3.0])))
