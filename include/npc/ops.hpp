@@ -68,6 +68,12 @@ struct UfuncOptions {
   std::optional<DType> dtype;               ///< forces the loop's output dtype
   Casting casting = Casting::SameKind;      ///< rule for inputs -> loop and loop -> out
   Order order = Order::K;                   ///< layout of new outputs
+  /// The loop, when the caller resolved it for the operands as given and then cast inputs
+  /// to it (a cast input could otherwise resolve another loop).
+  std::optional<LoopTypes> loop;
+  /// The floating-point flags of the inputs' casts count as the loop's own (NumPy's buffered
+  /// iterator: "overflow encountered in add"), not as a separate "cast".
+  bool input_cast_flags_to_loop = false;
 };
 
 /// Calls ufunc `op` (numpy.ufunc.__call__): broadcasting, promotion, casting, out=, where=.

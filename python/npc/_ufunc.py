@@ -1270,6 +1270,11 @@ def round(a, decimals=0, out=None):
         return r if out is not None or x.ndim else r._scalar()
     if decimals == 0:
         return rint(x, out=out)  # noqa: F821
+    if k == "b" and out is None:
+        # PyArray_Round writes a bool input's scaled values into an array like the input:
+        # the float64 product does not cast into bool under same_kind.
+        raise _np._core._exceptions._UFuncOutputCastingError(
+            _np.multiply if decimals > 0 else _np.divide, "same_kind", _np.dtype(_np.float64), _np.dtype(_np.bool_), 0)
     op1, op2 = (multiply, divide) if decimals > 0 else (divide, multiply)  # noqa: F821
     f = _power_of_ten(builtins.abs(decimals))
     y = rint(op1(x, f))  # noqa: F821

@@ -466,11 +466,22 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
     // type_tuple_type_resolver runs: first the loops with those outputs whose inputs take
     // the operands safely (weak Python scalars by kind), then the homogeneous signature
     // (dtype, ..., dtype), whose input casts the call then checks under `casting=`.
+    // A mixed-loop ufunc (ldexp) treats a Python int as its default int64 when no array's
+    // kind reaches it (a bool array): ldexp(bool array, 2**40, dtype=float32) runs "fl->f"
+    // (Note [weak literals] below).
+    bool mixed = false, int_literal_weak = false;
+    for (const auto& l : loops)
+      for (DType t : l.in) mixed |= t != l.in[0];
+    for (size_t i = 0; i < in.size(); ++i) int_literal_weak |= !is_weak(i) && kind(in[i]) != Kind::Bool;
     for (const auto& l : loops) {
       bool ok = true;
       for (DType t : l.out) ok &= t == *dtype;
-      for (size_t i = 0; i < in.size() && ok; ++i)
-        ok = is_weak(i) ? weak_fits(weak_kind_of(in[i]), l.in[i]) : can_cast(in[i], l.in[i], Casting::Safe);
+      for (size_t i = 0; i < in.size() && ok; ++i) {
+        if (is_weak(i) && mixed && weak_kind_of(in[i]) == WeakKind::Int && !int_literal_weak)
+          ok = can_cast(DType::Int64, l.in[i], Casting::Safe);
+        else
+          ok = is_weak(i) ? weak_fits(weak_kind_of(in[i]), l.in[i]) : can_cast(in[i], l.in[i], Casting::Safe);
+      }
       if (ok) return {l.in, l.out};
     }
     for (const auto& l : loops) {
@@ -551,6 +562,7 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
     }
     no_safe_loop(op, in, weak);
   }
+  // Note [weak literals]
   // Loops with mixed input dtypes (ldexp): each input must cast safely to its slot. NumPy's
   // legacy search (should_use_min_scalar_weak_literals) treats the Python scalars as weak
   // only when some array's kind is at least theirs (bool < Python int < int < Python float):

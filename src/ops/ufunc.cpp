@@ -334,7 +334,9 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     weak[i] = inputs[i].weak;
     traced |= inputs[i].array.is_traced();
   }
-  LoopTypes loop = resolve_loop(op, std::span<const DType>(dts, nin), std::span<const bool>(weak, nin), opts.dtype);
+  LoopTypes loop = opts.loop ? *opts.loop
+                             : resolve_loop(op, std::span<const DType>(dts, nin), std::span<const bool>(weak, nin),
+                                            opts.dtype);
 
   if (traced) {
     auto hook = ufunc_trace_hook();
@@ -370,10 +372,13 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     const ndarray& a = inputs[i].array;
     DType t = loop.in[i];
     if (inputs[i].weak) {
-      // A loop fixed by dtype= may be of another kind than a weak scalar: NumPy casts the
-      // scalar's default dtype (float64, complex128; int64 into bool) under `casting`.
+      // A loop fixed by dtype= may be of another kind than a weak scalar: NumPy makes the
+      // scalar an array of result_type(loop dtype, scalar) (complex64 beside a float32 loop,
+      // complex128 beside an integer one, float64, int64 into bool) and casts that under
+      // `casting`.
       const Kind wk = kind(a.dtype());
-      const DType wd = wk == Kind::Complex ? DType::Complex128 : wk == Kind::Float ? DType::Float64 : DType::Int64;
+      const WeakKind wkind = wk == Kind::Complex ? WeakKind::Complex : wk == Kind::Float ? WeakKind::Float : WeakKind::Int;
+      const DType wd = result_type(std::span<const DType>(&t, 1), std::span<const WeakKind>(&wkind, 1));
       const bool cross = wk == Kind::Complex ? !is_complex(t)
                          : wk == Kind::Float ? !is_inexact(t)
                                              : (wk == Kind::Signed || wk == Kind::Unsigned) && t == DType::Bool;
@@ -405,14 +410,16 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     if (a.dtype() != t) {
       if (!is_logical_binary(op) && !can_cast(a.dtype(), t, opts.casting))
         throw UfuncCastingError(op, false, i, a.dtype(), t, opts.casting);
+      const int before = opts.input_cast_flags_to_loop ? take_fp_flags() : 0;
       args.push_back(a.astype(t, Order::K));
+      if (opts.input_cast_flags_to_loop) {
+        if (int f = take_fp_flags()) ops::note_fpe(f);
+        add_fp_flags(before);
+      }
     } else {
       args.push_back(a);
     }
   }
-
-  if (op == OpId::power && kind(loop.in[1]) == Kind::Signed && any_negative(args[1]))
-    throw ValueError("Integers to negative integer powers are not allowed.");
 
   // Outputs: write straight into out= when its dtype is the loop's and there is no mask.
   std::vector<ndarray> targets, results;
@@ -439,6 +446,9 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     targets.push_back(t);
     if (!has_out) results.push_back(t);
   }
+  // After the casting checks of the outputs, as NumPy's loop raises this only when it runs.
+  if (op == OpId::power && kind(loop.in[1]) == Kind::Signed && any_negative(args[1]))
+    throw ValueError("Integers to negative integer powers are not allowed.");
   for (int i = 0; i < nin; ++i)  // Note [bool bytes]
     if (!ops::bool_bytes_normal(args[i])) args[i] = args[i].astype(DType::UInt8).view(DType::Bool);
   // Inputs that share memory with an output other than element-for-element are copied

@@ -208,6 +208,78 @@ void warn_complex_casts(OpId op, const std::vector<Operand>& ins, const UfuncOpt
       throw py::error_already_set();
 }
 
+// Note [per-operand input casts]
+// Where NumPy casts a ufunc's inputs decides how their floating-point errors read:
+// - a 0-d input is cast on its own up front: ComplexWarning, then "... encountered in cast";
+// - when every other operand is 1-d of one length (0-d inputs aside), there is no where= and
+//   each input to cast has at most 8192 elements (the buffer), NumPy's trivial path casts each
+//   input on its own, in order, the same way (two overflowing inputs warn twice); an out= of
+//   another dtype does not matter here (its cast's flags are the loop's);
+// - otherwise the buffered iterator casts them: all ComplexWarnings first, and the casts'
+//   flags join the loop's own, reported under the ufunc's name ("overflow encountered in add").
+// npc casts the inputs of the first two kinds here and hands the call the loop they resolved;
+// the call casts the rest (UfuncOptions::input_cast_flags_to_loop). (Weak Python scalars are
+// converted by the call itself, "cast", as NumPy's.)
+void cast_inputs_like_numpy(OpId op, std::vector<Operand>& ins, UfuncOptions& opts) {
+  // (Comparisons and logical ops: their casts raise no flags, and the call looks at the
+  // operands' own dtypes beside Python ints.)
+  if (is_logical_binary(op) || is_comparison_op(op) || ins.size() > static_cast<size_t>(ops::kMaxOperands)) return;
+  std::vector<DType> dts;
+  bool weak[ops::kMaxOperands] = {};
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (ins[i].array.is_traced()) return;
+    dts.push_back(ins[i].array.dtype());
+    weak[i] = ins[i].weak;
+  }
+  LoopTypes lt;
+  try {
+    lt = resolve_loop(op, dts, std::span<const bool>(weak, dts.size()), opts.dtype);
+  } catch (const std::exception&) {
+    return;  // the call itself raises
+  }
+  auto needs_cast = [&](size_t i) { return !ins[i].weak && dts[i] != lt.in[i]; };
+  bool any_cast = false;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (!needs_cast(i)) continue;
+    if (!can_cast(dts[i], lt.in[i], opts.casting)) return;  // the call raises before any cast
+    any_cast = true;
+  }
+  if (!any_cast) return;
+  for (size_t k = 0; k < opts.out.size() && k < lt.out.size(); ++k)
+    if (opts.out[k] && !can_cast(lt.out[k], opts.out[k]->dtype(), opts.casting)) return;
+  bool trivial = !opts.where;
+  int64_t len = -1;
+  for (size_t i = 0; i < ins.size() + opts.out.size() && trivial; ++i) {
+    const ndarray* a = i < ins.size() ? &ins[i].array : (opts.out[i - ins.size()] ? &*opts.out[i - ins.size()] : nullptr);
+    if (!a || (i < ins.size() && a->ndim() == 0)) continue;
+    if (a->ndim() != 1 || (len >= 0 && a->shape()[0] != len)) trivial = false;
+    else len = a->shape()[0];
+    if (i < ins.size() && needs_cast(i) && a->size() > 8192) trivial = false;
+  }
+  static py::object* cw = new py::object(py::module_::import("numpy.exceptions").attr("ComplexWarning"));
+  auto complex_warning = [&](size_t i) {
+    if (is_complex(dts[i]) && !is_complex(lt.in[i]) && lt.in[i] != DType::Bool &&
+        PyErr_WarnEx(cw->ptr(), "Casting complex values to real discards the imaginary part", 1) < 0)
+      throw py::error_already_set();
+  };
+  // Pending flags (a fast path's attempt at a weak scalar) are the call's own "cast" report.
+  const int pending = take_fp_flags();
+  opts.loop = lt;  // the cast inputs keep the operands' loop (ldexp(bool array, 2**40, dtype=f4) is "fl->f")
+  bool done[ops::kMaxOperands] = {};
+  for (size_t i = 0; i < ins.size(); ++i) {  // casts of their own
+    if (!needs_cast(i) || !(trivial || ins[i].array.ndim() == 0)) continue;
+    complex_warning(i);
+    ins[i].array = ins[i].array.astype(lt.in[i], Order::K);
+    done[i] = true;
+    report_fp("cast");
+  }
+  add_fp_flags(pending);
+  // The buffered iterator's casts stay with the call (their layout decides order='A'/'K'
+  // results); warn_complex_casts warns for them, and their flags join the loop's.
+  for (size_t i = 0; i < ins.size(); ++i)
+    if (needs_cast(i) && !done[i]) opts.input_cast_flags_to_loop = true;
+}
+
 py::object not_native() {
   static py::object* sentinel = new py::object(py::module_::import("npc._ufunc").attr("_NOT_NATIVE"));
   return *sentinel;
@@ -256,15 +328,21 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
     opts.dtype = dtype_arg(dtype);
     opts.casting = static_cast<Casting>(casting);
     opts.order = order_from_name(order);
+    cast_inputs_like_numpy(op, ins, opts);  // Note [per-operand input casts]
     if (opts.casting == Casting::Unsafe && (opts.dtype || !opts.out.empty())) warn_complex_casts(op, ins, opts);
     int64_t size = 0;
     for (const auto& o : ins) size = std::max(size, o.array.size());
     std::vector<ndarray> res;
-    if (size >= kReleaseGil) {
-      ReleaseGil nogil;
-      res = call_ufunc(op, ins, opts);
-    } else {
-      res = call_ufunc(op, ins, opts);
+    try {
+      if (size >= kReleaseGil) {
+        ReleaseGil nogil;
+        res = call_ufunc(op, ins, opts);
+      } else {
+        res = call_ufunc(op, ins, opts);
+      }
+    } catch (...) {
+      take_fp_errors();  // a call that raises reports no loop errors (nor leaves them for the next)
+      throw;
     }
     report_fp("cast");  // casts of the inputs (weak scalars, dtype=) before the loop's own errors
     report_fpe(op);
