@@ -1108,7 +1108,10 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
     }
     return res;
   };
-  if (rl.in != t) return finish(reduce_mixed(op, fn, a, opts, red, t, rl.in, init, through_out));
+  if (rl.in != t) {  // Note [mixed reduce loops]
+    add_fp_flags(pending_before);
+    return finish(reduce_mixed(op, fn, a, opts, red, t, rl.in, init, through_out));
+  }
 
   // Note [NumPy reduction order]: the plan follows NumPy's iterator over the input as given
   // (and the where= mask). Where NumPy casts through its buffers, npc casts up front into a
