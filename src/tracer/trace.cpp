@@ -742,23 +742,20 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   return result;
 }
 
-DType reduce_dtype(OpId op, DType t) {
-  if (op == OpId::add || op == OpId::multiply) {
-    if (t == DType::Bool || kind(t) == Kind::Signed) return itemsize(t) < 8 ? DType::Int64 : t;
-    if (kind(t) == Kind::Unsigned) return itemsize(t) < 8 ? DType::UInt64 : t;
-  }
-  if (op == OpId::logical_or || op == OpId::logical_and || op == OpId::logical_xor) return DType::Bool;
-  return t;
-}
-
 ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   Context& c = ctx_or_throw();
   // Reduction rows (sum, max, ...) name their binary ufunc; graphs record the ufunc.
   if (op_info(op).kind == OpKind::Reduce) op = *op_from_name(op_info(op).loops);
   const bool concrete_out = opts.out && !opts.out->is_traced();
-  if (opts.where || concrete_out) {
+  // NumPy's loop for this reduction, as eager resolves it (NumPy's TypeErrors where there is
+  // none). A mixed loop (ldexp's "ei->e": the accumulator and the reduced elements differ)
+  // is not a graph reduce node: it runs eagerly.
+  const ReduceLoop loop = reduce_loop(op, a.dtype(), opts.dtype,
+                                      opts.out ? std::optional<DType>(opts.out->dtype()) : std::nullopt, false);
+  if (opts.where || concrete_out || loop.acc != loop.in) {
     c.break_graph("reduce " + std::string(ir::op_name(op)) +
-                  (opts.where ? " with where=" : " with an out= array that is not a graph input"));
+                  (opts.where ? " with where=" : concrete_out ? " with an out= array that is not a graph input"
+                                                              : " with a mixed-dtype loop"));
     ndarray x = a;
     x.realize();
     ReduceOptions o2 = opts;
@@ -773,7 +770,7 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   } else {
     for (int d = 0; d < a.ndim(); ++d) axes.push_back(d);
   }
-  DType t = opts.dtype ? *opts.dtype : reduce_dtype(op, a.dtype());
+  const DType t = loop.acc;
   bool empty = false;
   for (auto ax : axes) empty = empty || a.shape()[ax] == 0;
   if (empty && !opts.initial && kIdentity[static_cast<int>(op)] == Identity::None_)

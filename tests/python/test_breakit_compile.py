@@ -112,3 +112,30 @@ def test_ops_filling_a_fresh_result(name):
     expect = f(a)
     assert got.dtype == expect.dtype
     np.testing.assert_array_equal(got, expect)
+
+
+def _reduce_outcome(fn, x):
+    try:
+        with np.errstate(all="ignore"):
+            r = np.asarray(fn(x))
+        return ("ok", r.dtype.str, r.shape, r.tobytes())
+    except Exception as e:  # noqa: BLE001 - compared with eager npc's
+        return ("exc", type(e).__name__, str(e))
+
+
+@pytest.mark.parametrize("backend", ["eager", "fused"])
+@pytest.mark.parametrize("dt", ["bool", "int8", "int32", "uint64", "float16", "float64"])
+@pytest.mark.parametrize("name", ["gcd", "ldexp", "hypot", "arctan2", "copysign", "add", "logical_xor", "power"])
+def test_traced_reduce_resolves_the_eager_loop(name, dt, backend):
+    # A traced ufunc.reduce takes the loop eager npc (NumPy's resolution) takes: gcd.reduce(bool)
+    # raises NumPy's no-loop error, hypot.reduce(int8) runs in float16, ldexp.reduce runs its
+    # mixed "ei->e" loop. Compared with eager npc, whose loops test_reduce_signature.py sweeps
+    # against NumPy (NumPy's own vector power/arctan2/ldexp reduce is not a fold on AVX512).
+    x = (np.arange(1, 13).reshape(3, 4) % 4 + 1).astype(dt)
+    for kw in ({}, {"axis": 1}, {"axis": 0, "keepdims": True}):
+        def fn(a, kw=kw):
+            return getattr(np, name).reduce(a, **kw)
+        eager = _reduce_outcome(lambda a: getattr(npc, name).reduce(npc.asarray(a), **kw), x)
+        npc.compiler.reset()
+        compiled = _reduce_outcome(npc.compile(fn, backend=backend), x)
+        assert compiled == eager, kw
