@@ -207,3 +207,19 @@ def test_every_function_vectorized():
                            "-p", "no:xdist", "-W", "ignore::pytest.PytestAssertRewriteWarning"],
                           capture_output=True, text=True, env=env, cwd=os.path.dirname(__file__))
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+
+
+def test_float32_arctanh_through_float64():
+    """float32 arctanh runs the float64 vector routine on widened lanes (Note [float32 through
+    float64] in src/ops/math_simd.cpp): within 1 ULP of the float64 result rounded to float32,
+    over (-1, 1), and NumPy's values, flags and warnings at the special lanes."""
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.uniform(-1, 1, 200_000), rng.uniform(-1e-3, 1e-3, 20_000),
+                        rng.uniform(0.999, 1, 20_000)]).astype(np.float32)
+    got = np.asarray(npc.arctanh(npc.asarray(x)))
+    ref = np.arctanh(x.astype(np.float64)).astype(np.float32)
+    assert got.dtype == np.float32
+    ulps = np.abs(got.view(np.int32).astype(np.int64) - ref.view(np.int32))
+    assert ulps.max() <= 1
+    for v in [1.0, -1.0, 2.0, np.inf, np.nan, 0.0, -0.0, 1e-40]:
+        check("arctanh", np.full(37, v, np.float32), npc.full(37, v, np.float32), f"arctanh({v})")
