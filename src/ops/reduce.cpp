@@ -786,6 +786,19 @@ ops::LoopFn mixed_loop_for(OpId op, DType acc, DType in) {
   return nullptr;
 }
 
+// The where= mask of a reduction as bool, broadcast to a's shape (NumPy's ValueError when it
+// does not broadcast); nullopt without where=.
+std::optional<ndarray> where_mask(const ndarray& a, const ReduceOptions& opts) {
+  if (!opts.where) return std::nullopt;
+  ndarray m = opts.where->dtype() == DType::Bool ? *opts.where : opts.where->astype(DType::Bool);
+  std::vector<Shape> sh{a.shape(), m.shape()};
+  if (broadcast_shapes(sh) != a.shape())
+    throw ValueError("operands could not be broadcast together with shapes " + shape_str(a.shape()) + " " +
+                     shape_str(m.shape()));
+  return broadcast_to(m, a.shape());
+}
+
+
 // Note [mixed reduce loops]
 // A reduction whose loop takes its second operand in another dtype than the accumulator
 // (ldexp.reduce: "ei->e", "di->d"): NumPy's iterator feeds the input cast to that dtype and
@@ -802,15 +815,7 @@ ndarray reduce_mixed(OpId op, ops::LoopFn fn, const ndarray& a, const ReduceOpti
     if (red[d]) rax = d;
     else ks.push_back(a.shape()[d]);
   }
-  std::optional<ndarray> mb;
-  if (opts.where) {
-    ndarray m = opts.where->dtype() == DType::Bool ? *opts.where : opts.where->astype(DType::Bool);
-    std::vector<Shape> sh{a.shape(), m.shape()};
-    if (broadcast_shapes(sh) != a.shape())
-      throw ValueError("operands could not be broadcast together with shapes " + shape_str(a.shape()) + " " +
-                       shape_str(m.shape()));
-    mb = broadcast_to(m, a.shape());
-  }
+  const std::optional<ndarray> mb = where_mask(a, opts);
   const int64_t n = rax >= 0 ? a.shape()[rax] : 1;
   // Element i along the reduced axis (the array itself when no axis is reduced).
   auto slice = [&](const ndarray& x, int64_t i) {
@@ -1116,15 +1121,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   // Note [NumPy reduction order]: the plan follows NumPy's iterator over the input as given
   // (and the where= mask). Where NumPy casts through its buffers, npc casts up front into a
   // copy laid out in the plan's order, so the plan's dims are single strides in it as well.
-  std::optional<ndarray> mb;
-  if (opts.where) {
-    ndarray m = opts.where->dtype() == DType::Bool ? *opts.where : opts.where->astype(DType::Bool);
-    std::vector<Shape> sh{a.shape(), m.shape()};
-    if (broadcast_shapes(sh) != a.shape())
-      throw ValueError("operands could not be broadcast together with shapes " + shape_str(a.shape()) + " " +
-                       shape_str(m.shape()));
-    mb = broadcast_to(m, a.shape());
-  }
+  const std::optional<ndarray> mb = where_mask(a, opts);
   const ReducePlan plan = numpy_reduce_plan(a.shape(), a.strides(), mb ? &mb->strides() : nullptr, red, a.dtype() != t,
                                             opts.out && opts.out->dtype() != t);
   // Without a start value, the first elements go through out (Note [reduce through a

@@ -35,7 +35,7 @@ def _first_difference(got, exp):
     return None
 
 
-def same_outcome(got, exp):
+def assert_same_outcome(got, exp):
     """got == exp for outcome tuples (results as bytes, exceptions, warnings), failing with
     the first difference. pytest's own message for `assert got == exp` diffs the operands'
     reprs with difflib, quadratic in their length and not truncated when the CI variable is

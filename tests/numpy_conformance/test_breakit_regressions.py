@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import npc
-from _diff import same_outcome
+from _diff import assert_same_outcome
 
 
 def outcome(fn, lib):
@@ -31,7 +31,7 @@ def describe(r):
 
 def check(fn):
     exp = outcome(fn, np)
-    same_outcome(outcome(fn, npc), exp)
+    assert_same_outcome(outcome(fn, npc), exp)
 
 
 # Python ints beyond int64 (and beyond uint64) as weak scalars of ufuncs and operators.

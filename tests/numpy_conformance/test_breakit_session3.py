@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import npc
-from _diff import same_outcome
+from _diff import assert_same_outcome
 
 
 def _outcome(lib, fn):
@@ -23,7 +23,7 @@ def _outcome(lib, fn):
 
 
 def assert_same(fn):
-    same_outcome(_outcome(npc, fn), _outcome(np, fn))
+    assert_same_outcome(_outcome(npc, fn), _outcome(np, fn))
 
 
 # ---------------------------------------------------------------- reductions

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import npc
-from _diff import same_outcome
+from _diff import assert_same_outcome
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 FLOATS = ["float16", "float32", "float64"]
@@ -38,7 +38,7 @@ def _outcome(lib, fn):
 
 def assert_same(fn):
     with np.errstate(all="warn"):
-        same_outcome(_outcome(npc, fn), _outcome(np, fn))
+        assert_same_outcome(_outcome(npc, fn), _outcome(np, fn))
 
 
 # ---------------------------------------------------------------- average

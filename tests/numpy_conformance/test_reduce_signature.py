@@ -13,7 +13,7 @@ import pytest
 
 import npc
 
-from _diff import same_outcome
+from _diff import assert_same_outcome
 from _ufunc_helpers import compare_values, ulp_bound
 
 UFUNCS = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax", "fmin", "logical_and",
@@ -64,7 +64,7 @@ def _input(lib, dt):
     return lib.asarray(x)
 
 
-def _same(name, got, want):
+def _assert_same(name, got, want):
     """got == want for (_with_warnings) outcomes; results of a transcendental loop within
     its ULP bound of ulp_tolerances.csv (NumPy's float32 arctan2 is its SVML vector loop)."""
     (g, gw), (w, ww) = got, want
@@ -72,9 +72,9 @@ def _same(name, got, want):
         dt = np.dtype(w[1])
         if ulp_bound(name, dt):
             compare_values(np.frombuffer(g[3], dt), np.frombuffer(w[3], dt), ulp_bound(name, dt), name)
-            same_outcome(gw, ww)
+            assert_same_outcome(gw, ww)
             return
-    same_outcome(got, want)
+    assert_same_outcome(got, want)
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -86,7 +86,7 @@ def test_dtype_keyword(method, name, dt):
     for kw in DTYPES:
         def f(lib):
             return getattr(getattr(lib, name), method)(_input(lib, dt), axis=0, dtype=np.dtype(kw))
-        same_outcome((kw, _with_warnings(npc, f, "warn")), (kw, _with_warnings(np, f, "warn")))
+        assert_same_outcome((kw, _with_warnings(npc, f, "warn")), (kw, _with_warnings(np, f, "warn")))
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -99,7 +99,7 @@ def test_out_keyword(method, name, dt):
             r = getattr(getattr(lib, name), method)(_input(lib, dt), axis=0, out=o)
             assert r is o
             return o
-        same_outcome((kw, _with_warnings(npc, f, "warn")), (kw, _with_warnings(np, f, "warn")))
+        assert_same_outcome((kw, _with_warnings(npc, f, "warn")), (kw, _with_warnings(np, f, "warn")))
 
 
 def _other(method, name, dt, mode, kw):
@@ -127,10 +127,10 @@ def _check_other(method, name, dt, mode, kw, f=None):
         no_loop = ("exc", "UFuncTypeError", f"ufunc '{name}' did not contain a loop with signature matching "
                                             f"types (<class 'numpy.dtypes.BoolDType'>, "
                                             f"{type(np.dtype(dt))}) -> None")
-        same_outcome(got, (no_loop if mode == "out" else no_match, []))
+        assert_same_outcome(got, (no_loop if mode == "out" else no_match, []))
         assert want[0] in (no_match, no_loop)
         return
-    _same(name, got, want)
+    _assert_same(name, got, want)
 
 
 @pytest.mark.parametrize("dt", FEW)
@@ -210,13 +210,13 @@ def test_other_reduce_keywords(name, dt):
         if _inner_known_difference("reduce", name, dt) and kw.get("axis") in (None, (0, 1), -1):
             continue  # test_inner_axis's known difference
         try:
-            _same(name, _with_warnings(npc, f), _with_warnings(np, f))
+            _assert_same(name, _with_warnings(npc, f), _with_warnings(np, f))
         except AssertionError as e:
             raise AssertionError(f"{kw}: {e}") from None
     for shape, kw in [((0, 3), dict(axis=0)), ((0, 3), dict(axis=0, initial=1)), ((), dict(axis=None))]:
         def g(lib):
             return getattr(lib, name).reduce(lib.asarray(np.ones(shape, dt)), **kw)
-        _same(name, _with_warnings(npc, g), _with_warnings(np, g))
+        _assert_same(name, _with_warnings(npc, g), _with_warnings(np, g))
 
 
 @pytest.mark.parametrize("dt", FEW)
@@ -231,13 +231,13 @@ def test_other_outer_and_at(name, dt):
                                                   dtype=np.float64),
              lambda lib: getattr(lib, name)(lib.asarray(x[0].astype(dt)), 3, dtype=np.float32)]
     for f in cases:
-        _same(name, _with_warnings(npc, f), _with_warnings(np, f))
+        _assert_same(name, _with_warnings(npc, f), _with_warnings(np, f))
 
     def at(lib):
         a = lib.asarray(np.arange(1, 6).astype(dt))
         getattr(lib, name).at(a, lib.asarray(np.array([0, 1, 1])), lib.asarray(np.array([1, 2, 3]).astype(dt)))
         return a
-    _same(name, _with_warnings(npc, at), _with_warnings(np, at))
+    _assert_same(name, _with_warnings(npc, at), _with_warnings(np, at))
 
 
 @pytest.mark.parametrize("kw", ["int8", "float32", "float64", "complex128"])
@@ -301,7 +301,7 @@ def test_out_cast_warnings(method, name, values, dt, out):
         o = lib.zeros(() if method == "reduce" else (3,), dtype=out)
         getattr(getattr(lib, name), method)(lib.asarray(np.array(values, dt)), out=o)
         return o
-    same_outcome(_with_warnings(npc, f, "warn"), _with_warnings(np, f, "warn"))
+    assert_same_outcome(_with_warnings(npc, f, "warn"), _with_warnings(np, f, "warn"))
 
 
 PAIRS = [("int8", "uint8"), ("int8", "uint16"), ("int16", "uint16"), ("bool", "int8"), ("uint8", "float16"),
@@ -317,7 +317,7 @@ def test_outer_mixed_dtypes(name):
         def f(lib):
             return getattr(lib, name).outer(lib.asarray(np.array([1, 2, 3], d1)), lib.asarray(np.array([2, 1], d2)))
         try:
-            _same(name, _with_warnings(npc, f, "warn"), _with_warnings(np, f, "warn"))
+            _assert_same(name, _with_warnings(npc, f, "warn"), _with_warnings(np, f, "warn"))
         except AssertionError as e:
             raise AssertionError(f"{d1}, {d2}: {e}") from None
 
@@ -331,7 +331,7 @@ def test_at_complex_values(name, dt):
         a = lib.asarray(np.arange(1, 6).astype(dt))
         getattr(lib, name).at(a, lib.asarray(np.array([0, 1, 1])), lib.asarray(np.array([1, 2 + 1j, 3])))
         return a
-    _same(name, _with_warnings(npc, f, "warn"), _with_warnings(np, f, "warn"))
+    _assert_same(name, _with_warnings(npc, f, "warn"), _with_warnings(np, f, "warn"))
 
 
 @pytest.mark.parametrize("name", ["divmod", "frexp", "modf", "sqrt", "isnan", "add"])
@@ -358,4 +358,4 @@ def test_reducelike_argument_errors(name, call):
     }
     def f(lib):
         return calls[call](getattr(lib, name), lib)
-    same_outcome(_outcome(npc, f), _outcome(np, f))
+    assert_same_outcome(_outcome(npc, f), _outcome(np, f))

@@ -47,7 +47,7 @@ def same(got, want):
     np.testing.assert_array_equal(g, w)
 
 
-def same_outcome(cf, f, *args, errstate=None):
+def assert_same_outcome(cf, f, *args, errstate=None):
     got, gw = outcome(cf, *args, errstate=errstate)
     want, ww = outcome(f, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in args], errstate=errstate)
     same(got, want)
@@ -96,7 +96,7 @@ def test_errstate_inside_function_follows_numpy(fn, backend):
     # The outer state changes between calls of the same compiled function: each segment runs
     # under the state around its operations on every call.
     for outer in OUTER + OUTER[::-1]:
-        same_outcome(cf, fn, x, errstate=outer)
+        assert_same_outcome(cf, fn, x, errstate=outer)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -105,7 +105,7 @@ def test_errstate_outside_changes_between_replays(backend):
     cf = npc.compile(f, backend=backend)
     x = np.array([0.0, -1.0, 2.0])
     for outer in OUTER + OUTER[::-1]:
-        same_outcome(cf, f, x, errstate=outer)
+        assert_same_outcome(cf, f, x, errstate=outer)
     s = compiler.stats()
     assert s["traces"] == 1 and s["graph_breaks"] == 0, s  # no errstate inside: one graph
 
@@ -317,7 +317,7 @@ def test_accumulate_floating_point_errors_as_numpy():
     x = np.array([1.0, 0.0, 0.0, 2.0])
     cf = npc.compile(f)
     for outer in ({}, {"divide": "raise"}, {"all": "ignore"}, {"invalid": "raise"}):
-        same_outcome(cf, f, x, errstate=outer)
+        assert_same_outcome(cf, f, x, errstate=outer)
 
 
 def test_accumulate_symbolic_sizes():
