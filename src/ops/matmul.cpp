@@ -119,6 +119,81 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t 
                 c, M);
   }
 }
+
+// Note [matrix-vector products]
+// NumPy's matmul loop calls BLAS by shape: dot for (1,k)@(k,1), gemv when one side is a
+// vector, gemm otherwise. gemm with one output column is much slower than gemv in OpenBLAS
+// (it packs the matrix), and dot/gemv also sum in the order NumPy's calls do.
+template <class T>
+void gemv(CBLAS_TRANSPOSE tr, int64_t rows, int64_t cols, const void* a, int64_t lda, const void* x, int64_t incx,
+          void* y) {
+  const auto M = static_cast<blasint>(rows), N = static_cast<blasint>(cols);
+  const auto LDA = static_cast<blasint>(lda), INCX = static_cast<blasint>(incx);
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemv(CblasRowMajor, tr, M, N, 1.0f, static_cast<const float*>(a), LDA, static_cast<const float*>(x), INCX,
+                0.0f, static_cast<float*>(y), 1);
+  } else if constexpr (std::is_same_v<T, double>) {
+    cblas_dgemv(CblasRowMajor, tr, M, N, 1.0, static_cast<const double*>(a), LDA, static_cast<const double*>(x), INCX,
+                0.0, static_cast<double*>(y), 1);
+  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+    const T one(1), zero(0);
+    cblas_cgemv(CblasRowMajor, tr, M, N, &one, a, LDA, x, INCX, &zero, y, 1);
+  } else {
+    const T one(1), zero(0);
+    cblas_zgemv(CblasRowMajor, tr, M, N, &one, a, LDA, x, INCX, &zero, y, 1);
+  }
+}
+
+template <class T>
+void dot(int64_t k, const void* x, int64_t incx, const void* y, int64_t incy, void* out) {
+  const auto K = static_cast<blasint>(k), IX = static_cast<blasint>(incx), IY = static_cast<blasint>(incy);
+  if constexpr (std::is_same_v<T, float>) {
+    *static_cast<float*>(out) = cblas_sdot(K, static_cast<const float*>(x), IX, static_cast<const float*>(y), IY);
+  } else if constexpr (std::is_same_v<T, double>) {
+    *static_cast<double*>(out) = cblas_ddot(K, static_cast<const double*>(x), IX, static_cast<const double*>(y), IY);
+  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+    cblas_cdotu_sub(K, x, IX, y, IY, out);
+  } else {
+    cblas_zdotu_sub(K, x, IX, y, IY, out);
+  }
+}
+
+// The element stride of a vector operand (k elements, byte stride s) as a positive BLAS
+// increment, or 0 when BLAS cannot take it.
+int64_t blas_inc(int64_t s, int64_t k, int64_t isz) {
+  if (k == 1) return 1;
+  return (s > 0 && s % isz == 0) ? s / isz : 0;
+}
+
+// Matrix-vector and vector-vector cases of one batch (Note [matrix-vector products]).
+// Returns false when the layouts need gemm or the plain loop.
+template <class T>
+bool blas_vector_product(const std::byte* pa, int64_t ars, int64_t acs, const std::byte* pb, int64_t brs,
+                         int64_t bcs, std::byte* c, int64_t n, int64_t k, int64_t m, int64_t isz) {
+  if (n != 1 && m != 1) return false;
+  if (std::max({n, m, k}) >= (int64_t(1) << 31)) return false;
+  if (n == 1 && m == 1) {
+    const int64_t ia = blas_inc(acs, k, isz), ib = blas_inc(brs, k, isz);
+    if (!ia || !ib) return false;
+    dot<T>(k, pa, ia, pb, ib, c);
+    return true;
+  }
+  CBLAS_TRANSPOSE tr;
+  int64_t ld;
+  if (m == 1) {  // (n,k) @ (k,1): y = A x
+    const int64_t ix = blas_inc(brs, k, isz);
+    if (!ix || !blas_layout(ars, acs, n, k, isz, tr, ld)) return false;
+    if (tr == CblasNoTrans) gemv<T>(CblasNoTrans, n, k, pa, ld, pb, ix, c);
+    else gemv<T>(CblasTrans, k, n, pa, ld, pb, ix, c);
+    return true;
+  }
+  // (1,k) @ (k,m): y = B^T x
+  const int64_t ix = blas_inc(acs, k, isz);
+  if (!ix || !blas_layout(brs, bcs, k, m, isz, tr, ld)) return false;
+  if (tr == CblasNoTrans) gemv<T>(CblasTrans, k, m, pb, ld, pa, ix, c);
+  else gemv<T>(CblasNoTrans, m, k, pb, ld, pa, ix, c);
+  return true;
+}
 #endif
 
 template <class T>
@@ -152,7 +227,9 @@ void run_batches(const ndarray& a, const ndarray& b, const ndarray& out, int64_t
     if constexpr (kBlasType<T>) {
       CBLAS_TRANSPOSE ta, tb;
       int64_t lda, ldb;
-      if (blas_layout(ars, acs, n, k, isz, ta, lda) && blas_layout(brs, bcs, k, m, isz, tb, ldb) &&
+      if (blas_vector_product<T>(pa + oa, ars, acs, pb + ob, brs, bcs, c, n, k, m, isz)) {
+        done = true;
+      } else if (blas_layout(ars, acs, n, k, isz, ta, lda) && blas_layout(brs, bcs, k, m, isz, tb, ldb) &&
           std::max({n, m, k, lda, ldb}) < (int64_t(1) << 31)) {
         gemm<T>(ta, tb, n, m, k, pa + oa, lda, pb + ob, ldb, c);
         done = true;

@@ -350,3 +350,55 @@ def test_product_floating_point_errors(case, mode):
     assert w_npc == w_np
     if e_np is None:
         assert_same(r_npc, r_np)
+
+
+# Matrix-vector and vector-vector products run BLAS gemv/dot (Note [matrix-vector products]
+# in src/ops/matmul.cpp): every operand layout, both sides, batches, against NumPy.
+def _mv_layouts(rows, cols, dtype, seed):
+    base = randf((rows, cols), dtype, seed)
+    return {
+        "C": base,
+        "F": np.asfortranarray(base),
+        "T": np.ascontiguousarray(base.T).T,
+        "rowstep": randf((rows, 2 * cols), dtype, seed)[:, ::2],
+        "colstep": randf((2 * rows, cols), dtype, seed)[::2],
+        "neg": randf((rows, cols), dtype, seed)[::-1, ::-1],
+    }
+
+
+def _vec_layouts(k, dtype, seed):
+    v = randf(3 * k, dtype, seed)
+    return {"contig": v[:k], "step": v[::3], "neg": v[::-3], "bcast": np.broadcast_to(v[:1], (k,))}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("side", ["matvec", "vecmat", "dot"])
+def test_matrix_vector_layouts(dtype, side):
+    n, k = 37, 53
+    for mname, A in _mv_layouts(n, k, dtype, 1).items():
+        for vname, v in _vec_layouts(k if side != "vecmat" else n, dtype, 2).items():
+            if side == "matvec":
+                a, b = A, v
+            elif side == "vecmat":
+                a, b = v, A
+            else:
+                a, b = v, _vec_layouts(k, dtype, 3)["step"]
+            exp = np.matmul(a, b)
+            got = npc.matmul(npc.asarray(a), npc.asarray(b))
+            assert_dot_close(got, exp, a, b, k if side != "vecmat" else n)
+            # The (n,1) and (1,k) 2-D forms take the same BLAS paths.
+            a2 = a[None] if a.ndim == 1 else a
+            b2 = b[:, None] if b.ndim == 1 else b
+            assert_dot_close(npc.asarray(a2) @ npc.asarray(b2), a2 @ b2, a2, b2, a2.shape[-1])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex64"])
+def test_batched_matrix_vector(dtype):
+    A = randf((4, 1, 6, 5), dtype, 0)
+    x = randf((3, 5, 1), dtype, 1)
+    y = randf((3, 1, 6), dtype, 2)
+    assert_dot_close(npc.asarray(A) @ npc.asarray(x), A @ x, A, x, 5)
+    assert_dot_close(npc.asarray(y) @ npc.asarray(A), y @ A, y, A, 6)
+    v5, v6 = x[0, :, 0], y[0, 0]
+    assert_dot_close(npc.asarray(A) @ npc.asarray(v5), A @ v5, A, v5, 5)
+    assert_dot_close(npc.asarray(v6) @ npc.asarray(A), v6 @ A, v6, A, 6)
