@@ -193,7 +193,7 @@ class Graph {
   NodeRef gather(NodeRef a, std::span<const NodeRef> idx, int64_t axis);
   /// Functionalized write (Note [writes]).
   NodeRef write(NodeRef base, NodeRef region, NodeRef value);
-  /// Another primitive (where, argmax, argmin, cumsum, cumprod, matmul, iota, fill).
+  /// Another primitive (where, argmax, argmin, cumsum, cumprod, matmul, iota, fill, copy).
   NodeRef prim(OpId op, std::span<const NodeRef> args, DType dtype, SymShape shape,
                std::span<const int64_t> params = {});
   /// A host call (Call node) of `fn` on `args`, producing `dtype` and `shape`.

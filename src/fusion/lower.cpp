@@ -13,8 +13,10 @@
 // Note [summation]
 // Float sums are deterministic for a given build and accurate: the innermost reduced loop
 // runs in blocks (256 elements for float32, 2048 for float64), each summed in SIMD lanes (an omp simd reduction), and
-// the block sums are added in order (in double for float32), so the error grows with the
-// number of blocks, not the number of elements. float16 sums accumulate in float and
+// the block sums are added in order, so the error grows with the number of blocks, not the
+// number of elements. Long float32 sums accumulate in double, blocks included: a block of
+// equal float32 values summed in float lanes is off by a few ULPs in the same direction in
+// every block (how many depends on the lane count, so on the CPU), which adds up. float16 sums accumulate in float and
 // round once, as NumPy's half reductions do.
 //
 // Note [placement]
@@ -889,7 +891,7 @@ class Emitter {
         Block blk;
         Stmt pd{Stmt::K::Decl};
         pd.var = part;
-        pd.dtype = t;
+        pd.dtype = wide_acc ? DType::Float64 : t;  // float32 blocks sum in double lanes (Note [summation])
         pd.expr = Expr{Expr::K::Lit, t};
         pd.expr.args = {Val{literal(npc::Scalar::from_int(0), t), t}};
         blk.push_back(std::move(pd));
@@ -996,6 +998,7 @@ class Emitter {
         return let(n->dtype, a, val_level(mv), key);
       }
       case OpId::fill: return value(n->args[0], {});
+      case OpId::copy: return value(n->args[0], idx);  // Note [distinct buffers]
       default: throw CodegenError(std::string("primitive ") + std::string(ir::op_name(n->op)) + " is not fused");
     }
   }
@@ -1780,7 +1783,7 @@ bool is_library_call(NodeRef n) {
       if (n->op == OpId::argmin || n->op == OpId::argmax)
         return is_complex(n->args[0]->dtype) || static_empty_axis(n->args[0], {n->params.at(0)});
       if (is_scan(n)) return false;  // Note [scans in kernels]
-      return n->op != OpId::where && n->op != OpId::iota && n->op != OpId::fill;
+      return n->op != OpId::where && n->op != OpId::iota && n->op != OpId::fill && n->op != OpId::copy;
     default: return false;
   }
 }

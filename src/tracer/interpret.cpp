@@ -128,6 +128,7 @@ std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<con
           return accumulate(n->op == OpId::cumsum ? OpId::add : OpId::multiply, ops[0], n->params.at(0), n->dtype);
         case OpId::sort: return sort(ops[0], n->params.at(0), n->params.at(1) != 0);
         case OpId::argsort: return argsort(ops[0], n->params.at(0), n->params.at(1) != 0);
+        case OpId::copy: return ops[0].copy();
         default: return std::nullopt;
       }
     default: return std::nullopt;

@@ -556,6 +556,9 @@ void Context::break_graph(const std::string& why) {
   std::unordered_set<Buffer*> seen;
   for (auto& w : all_buffers_)
     if (auto b = w.lock(); b && seen.insert(b.get()).second) live.push_back(b);
+  std::vector<Buffer*> raw;
+  for (auto& b : live) raw.push_back(b.get());
+  separate_buffers(raw);
   std::vector<ir::NodeRef> outs;
   for (auto& b : live) outs.push_back(b->current);
   std::vector<ndarray> vals = run_segment(outs);
@@ -594,7 +597,41 @@ ndarray Context::realize(const ndarray& a) {
   return base.with_geometry(base.offset() + a.offset(), a.dtype(), a.shape(), a.strides());
 }
 
+// Note [distinct buffers]
+// Interning merges structurally equal nodes (np.zeros(3) twice, x + 1 twice), and a copy of
+// an array nobody wrote since is its source's node (x.copy() has x's value). That is right
+// for values but not for memory: two arrays the program holds apart must come out of a
+// graph as two arrays, or a write into one shows in the other, and a copy of an argument
+// would be the caller's own array. Where a graph hands buffers out (its outputs, and the
+// live buffers at a graph break), a buffer whose value node another buffer already hands
+// out, or an input node it is not, becomes an explicit copy: Prim copy, numbered so that
+// interning keeps two copies of one value apart.
+void Context::separate_buffers(const std::vector<Buffer*>& bufs) {
+  std::unordered_set<const ir::Node*> claimed;
+  // Inputs own their own input node, wherever they are in the list.
+  for (Buffer* b : bufs)
+    if (b->input >= 0 && b->current == b->initial) claimed.insert(b->current);
+  std::unordered_set<const Buffer*> seen;
+  for (Buffer* b : bufs) {
+    if (!seen.insert(b).second) continue;
+    ir::NodeRef n = b->current;
+    if (b->input >= 0 && n == b->initial) continue;
+    if (n->kind != ir::NodeKind::Input && claimed.insert(n).second) continue;
+    const int64_t serial = static_cast<int64_t>(graph_->nodes().size());
+    b->current = graph_->prim(OpId::copy, std::span<const ir::NodeRef>(&n, 1), n->dtype, n->shape,
+                              std::span<const int64_t>(&serial, 1));
+    claimed.insert(b->current);
+    ++b->version;
+  }
+}
+
 std::vector<ndarray> Context::finish(const std::vector<ndarray>& outputs) {
+  {
+    std::vector<Buffer*> bufs;
+    for (const auto& o : outputs)
+      if (TracedValue* tv = traced(o); tv && tv->ctx_id == id_) bufs.push_back(tv->buf.get());
+    separate_buffers(bufs);
+  }
   // Concrete outputs are bound as inputs too, so a replay returns them without Python.
   std::vector<ir::NodeRef> outs;
   for (const auto& o : outputs) outs.push_back(node_of(o));

@@ -99,6 +99,7 @@ class Context {
 
   // ---- recording (called by the hooks)
   ir::NodeRef node_of(const ndarray& a);           // traced, or a concrete array bound as an input/constant
+  void separate_buffers(const std::vector<Buffer*>& bufs);  // Note [distinct buffers]
   ir::NodeRef node_of_operand(const ndarray& a, bool weak);
   bool is_runtime_scalar(const ndarray& a) const;  // a 0-d float64 holding a runtime scalar's marker
   ndarray new_value(ir::NodeRef n, Shape hint);    // a fresh buffer holding n
