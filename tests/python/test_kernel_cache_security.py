@@ -50,9 +50,28 @@ def mix64(data):
 
 
 def trailer(payload, key):
-    """The trailer npc appends to an entry (Note [disk cache]): anyone can compute it."""
-    return (b"NPCSO002" + len(payload).to_bytes(8, "little") + fnv1a(payload).to_bytes(8, "little")
-            + mix64(key.encode()).to_bytes(8, "little"))
+    """The trailer npc appends to an entry (Note [disk cache]): anyone can compute it. An
+    older npc wrote a 24-byte trailer without the key ("NPCSO001"): planted entries use
+    the format the npc under test writes, so each attack would succeed without the checks."""
+    t = len(payload).to_bytes(8, "little") + fnv1a(payload).to_bytes(8, "little")
+    if entry_format() == b"NPCSO001":
+        return b"NPCSO001" + t
+    return b"NPCSO002" + t + mix64(key.encode()).to_bytes(8, "little")
+
+
+_format = []
+
+
+def entry_format():
+    if not _format:
+        d = tempfile.mkdtemp()
+        try:
+            with npc.config.patch(cache_dir=d, codegen_errors="raise"):
+                data = open(_core._fusion_jit(unique_source(0)), "rb").read()
+        finally:
+            shutil.rmtree(d)
+        _format.append(b"NPCSO001" if data[-24:-16] == b"NPCSO001" else data[-32:-24])
+    return _format[0]
 
 
 def unique_source(value=1):
