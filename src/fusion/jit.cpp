@@ -483,8 +483,8 @@ std::mutex g_hooks_mu;
 // Note [compiler child]
 // The compiler runs as `/bin/sh -c 'trap "kill -KILL 0" TERM; <cxx> <flags> ... & wait $!'`
 // in a new process group, with its output in the log file. The shell is a supervisor: it
-// gets SIGTERM when this thread dies (PR_SET_PDEATHSIG, set in the forked child before
-// exec; only raw system calls run between fork and exec) and then kills the whole group,
+// gets SIGTERM when this thread dies (PR_SET_PDEATHSIG, set in the vfork()ed child before
+// exec; only system calls run between vfork and exec) and then kills the whole group,
 // the compiler driver's own children (cc1plus, as, ld) included. jit() waits with the GIL
 // released (WaitHooks), polling the child: past npc.config.compile_timeout seconds, or when
 // the Python signal handlers raise (Ctrl-C), it kills the group and gives up.
@@ -494,18 +494,31 @@ class CompilerChild {
     const std::string script = "trap 'kill -KILL 0' TERM; " + command + " </dev/null & wait $!";
     const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
     const pid_t parent = ::getpid();
-    pid_ = ::fork();
-    if (pid_ < 0) throw CodegenError(std::string("cannot start the C++ compiler: ") + std::strerror(errno));
+    // vfork, as posix_spawn does: no copy of a large parent's page tables (nor a failure
+    // under strict overcommit), no fork handlers. Signals stay blocked until the child has
+    // reset every handler to the default, so none of this process's handlers runs in it.
+    sigset_t all, saved;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &saved);
+    pid_ = ::vfork();
     if (pid_ == 0) {
-      // Async-signal-safe calls only (this process may have had other threads).
+      // System calls only: the child shares this process's memory until execve.
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      for (int sig = 1; sig < NSIG; ++sig)
+        if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
       ::setpgid(0, 0);
       ::prctl(PR_SET_PDEATHSIG, SIGTERM);
       if (::getppid() != parent) ::_exit(127);
       ::dup2(log_fd, 1);
       ::dup2(log_fd, 2);
+      ::sigprocmask(SIG_SETMASK, &saved, nullptr);
       ::execve("/bin/sh", const_cast<char* const*>(argv), environ);
       ::_exit(127);
     }
+    const int err = errno;
+    ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+    if (pid_ < 0) throw CodegenError(std::string("cannot start the C++ compiler: ") + std::strerror(err));
     ::setpgid(pid_, pid_);  // also here, so the group exists before any kill below
   }
   ~CompilerChild() {
