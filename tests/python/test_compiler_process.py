@@ -59,6 +59,7 @@ def test_slow_compiler_times_out_and_the_function_runs_eagerly(cache, tmp_path, 
     cxx = fake_compiler(tmp_path, "sleep 30\n")
     x = np.linspace(-2.0, 2.0, 33)
     s0 = npc._fusion.stats()
+    c0 = npc.compiler.stats()["compile_timeouts"]
     with npc.config.patch(cxx=cxx, compile_timeout=1.0):
         t0 = time.monotonic()
         f = npc.compile(lambda a: np.tanh(a) * 3.0 - a, backend="fused")
@@ -71,6 +72,7 @@ def test_slow_compiler_times_out_and_the_function_runs_eagerly(cache, tmp_path, 
     assert elapsed < 10
     s1 = npc._fusion.stats()
     assert s1["compile_timeouts"] == s0["compile_timeouts"] + 2
+    assert npc.compiler.stats()["compile_timeouts"] == c0 + 2
     assert s1["fallbacks"] > s0["fallbacks"]
     err = capfd.readouterr().err
     assert err.count("npc.config.compile_timeout") == 1  # warned once
