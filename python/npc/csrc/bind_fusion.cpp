@@ -81,6 +81,8 @@ void bind_fusion(py::module_& m) {
     d["cxxflags"] = c.flags;
     d["cache_dir"] = c.cache_dir;
     d["codegen_errors"] = c.raise_errors ? "raise" : "warn";
+    d["compile_timeout"] = c.compile_timeout;
+    d["cache_size_limit"] = c.cache_size_limit;
     d["output_code"] = c.output_code;
     d["compile_debug"] = c.debug;
     d["debug_dir"] = c.debug_dir;
@@ -90,7 +92,8 @@ void bind_fusion(py::module_& m) {
     auto& c = fusion::config();
     for (auto [k, v] : d) {
       std::string key = py::str(k);
-      if (key == "cxx" || key == "cxxflags" || key == "cache_dir" || key == "codegen_errors")
+      if (key == "cxx" || key == "cxxflags" || key == "cache_dir" || key == "codegen_errors" ||
+          key == "compile_timeout" || key == "cache_size_limit")
         throw py::key_error("'" + key + "' is set through npc.config." + key);
       if (key == "output_code") c.output_code = v.cast<bool>();
       else if (key == "compile_debug") c.debug = v.cast<bool>();
