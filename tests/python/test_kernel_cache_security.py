@@ -364,3 +364,14 @@ def test_read_only_prebuilt_cache_is_used(tmp_path):
     finally:
         os.chmod(os.path.join(base, "cache"), 0o700)
         shutil.rmtree(base)
+
+
+def test_oversized_entry_is_not_read(cache):
+    # A 1 GiB sparse file at the entry path: refused by its size before any byte is read.
+    src = unique_source(15)
+    with open(cache / f"{_core._fusion_cache_key(src)}.so", "wb") as f:
+        f.truncate(1 << 30)
+    s0 = npc._fusion.stats()
+    path, secs = jit_in_thread(src)
+    assert secs < 15 and os.path.getsize(path) < 1 << 20
+    assert npc._fusion.stats()["corrupt_entries"] == s0["corrupt_entries"] + 1
