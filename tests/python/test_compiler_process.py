@@ -1,7 +1,6 @@
 """The C++ compiler child process (src/fusion/jit.cpp, Note [compiler child]): time-limited
 (npc.config.compile_timeout), run with the GIL released, interrupted by Ctrl-C, gone when
 its parent dies, and its failures reported as an exit code or a signal name."""
-import os
 import signal
 import subprocess
 import sys

@@ -40,9 +40,8 @@ def fake_compiler(tmp_path, body):
     return str(p)
 
 
-def output_of(args):
-    """The -o argument of a compiler command line (as the shell script sees it)."""
-    return 'out=""; prev=""; for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done\n'
+# Shell lines setting $out to the -o argument of the compiler command line.
+FIND_OUTPUT = 'out=""; prev=""; for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done\n'
 
 
 def test_failed_compile_leaves_only_the_kept_source(cache):
@@ -54,7 +53,7 @@ def test_failed_compile_leaves_only_the_kept_source(cache):
 
 def test_compiler_failing_midway_leaves_no_temporaries(cache, tmp_path):
     # A full disk: the compiler wrote part of its output and failed.
-    cxx = fake_compiler(tmp_path, output_of(None) + 'printf "\\177ELF partial" > "$out"\n'
+    cxx = fake_compiler(tmp_path, FIND_OUTPUT + 'printf "\\177ELF partial" > "$out"\n'
                         'echo "No space left on device" >&2\nexit 1\n')
     with npc.config.patch(cxx=cxx):
         with pytest.raises(npc.CodegenError, match="No space left on device"):
@@ -63,7 +62,7 @@ def test_compiler_failing_midway_leaves_no_temporaries(cache, tmp_path):
 
 
 def test_stopped_compiler_leaves_no_temporaries(cache, tmp_path):
-    cxx = fake_compiler(tmp_path, output_of(None) + 'printf partial > "$out"\nsleep 30\n')
+    cxx = fake_compiler(tmp_path, FIND_OUTPUT + 'printf partial > "$out"\nsleep 30\n')
     with npc.config.patch(cxx=cxx, compile_timeout=1.0):
         with pytest.raises(npc.CodegenError, match="compile_timeout"):
             _core._fusion_jit(unique_source())

@@ -20,7 +20,6 @@ import threading
 import time
 import uuid
 
-import numpy as np
 import pytest
 
 import npc
