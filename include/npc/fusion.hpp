@@ -15,13 +15,18 @@ namespace npc::fusion {
 /// Raised when code generation or the C++ compiler fails (with codegen_errors="raise"), or
 /// when a graph holds something the fused backend does not generate code for.
 struct CodegenError : std::runtime_error { using std::runtime_error::runtime_error; };
+/// Raised by jit() when the C++ compiler ran past Config::compile_timeout and was stopped; the
+/// fused backend then runs the graph eagerly (whatever Config::raise_errors says).
+struct CompileTimeout : CodegenError { using CodegenError::CodegenError; };
 
 /// Settings of the fused backend (npc.config in Python). Defaults come from the environment:
-/// CXX, NPC_CACHE_DIR, NPC_LOGS, NPC_COMPILE_DEBUG.
+/// CXX, NPC_CACHE_DIR, NPC_LOGS, NPC_COMPILE_DEBUG, NPC_COMPILE_TIMEOUT.
 struct Config {
   std::string cxx;             ///< compiler command ($CXX, default "c++")
   std::string flags;           ///< "-O3 -march=native -fopenmp -ffp-contract=off"
-  std::string cache_dir;       ///< $NPC_CACHE_DIR, default ~/.cache/npc
+  std::string cache_dir;       ///< $NPC_CACHE_DIR, default ~/.cache/npc ("" = no disk cache); must be private (docs/fusion.md)
+  double compile_timeout = 60; ///< seconds a compiler run may take before it is stopped (<= 0: no limit)
+  int64_t cache_size_limit = int64_t(1) << 30; ///< bytes of cache entries kept (least recently used go first; <= 0: no limit)
   bool raise_errors = false;   ///< codegen_errors == "raise": failures throw instead of running eagerly
   bool output_code = false;    ///< NPC_LOGS contains output_code: print generated source to stderr
   bool debug = false;          ///< NPC_COMPILE_DEBUG=1: write IR, source and diagram to debug_dir
@@ -42,7 +47,9 @@ struct Stats {
   int64_t compiles = 0;        ///< C++ compiler invocations
   int64_t disk_hits = 0;       ///< shared objects loaded from the disk cache
   int64_t memory_hits = 0;     ///< shared objects reused in this process
-  int64_t corrupt_entries = 0; ///< cache entries that failed verification and were rebuilt
+  int64_t corrupt_entries = 0; ///< cache entries refused (failed verification, wrong owner or key, not a regular file) and rebuilt
+  int64_t compile_timeouts = 0;///< compiler runs stopped at Config::compile_timeout
+  int64_t evictions = 0;       ///< cache entries removed to stay under Config::cache_size_limit
   int64_t kernel_runs = 0;     ///< generated kernels executed
   int64_t library_calls = 0;   ///< library calls (matmul) run between generated kernels
   int64_t fallbacks = 0;       ///< graphs that ran on the eager backend after a codegen failure
@@ -69,6 +76,22 @@ class Module {
 /// Compiles `source` (one translation unit) or loads it from the memory/disk cache.
 /// Throws CodegenError when no compiler is found or compilation fails.
 std::shared_ptr<Module> jit(const std::string& source);
+/// Removes this user's compiled kernels from the disk cache (when it is writable) and from
+/// this process's private directory, and forgets the loaded ones (loaded code stays mapped).
+/// Returns the number of files removed.
+int64_t clear_cache();
+
+/// How jit() waits for the compiler, for a host language's binding: `release()` gives up
+/// the interpreter lock if this thread holds it (returns a token for `restore`, or null),
+/// `restore(token)` takes it back, and `poll()` runs pending signal handlers, throwing to
+/// abort the compile (the compiler is then killed). Any of them may be null.
+struct WaitHooks {
+  void* (*release)() = nullptr;
+  void (*restore)(void* token) = nullptr;
+  void (*poll)() = nullptr;
+};
+void set_wait_hooks(const WaitHooks& hooks);
+
 /// The cache key of `source` under the current configuration (hex): a hash of the source,
 /// compiler identity, flags, CPU features, npc version and npc_build_id().
 std::string cache_key(const std::string& source);

@@ -9,12 +9,23 @@ cxxflags : str, default ``"-O3 -march=native -fopenmp -ffp-contract=off"``
     equal to NumPy's.
 cache_dir : str, default ``$NPC_CACHE_DIR`` or ``~/.cache/npc``
     On-disk cache of compiled kernels (keyed by source, compiler, flags, CPU, npc version).
+    Used only when it is a directory owned by you (or root) that group and others cannot
+    write (npc creates it with mode 0700); otherwise npc warns and keeps no disk cache
+    (docs/fusion.md, "The cache as a trust boundary"). A read-only one is used for lookups.
+cache_size_limit : int, default 1 GiB
+    Bytes of compiled kernels kept in ``cache_dir``; the least recently used entries are
+    removed past it (``None`` or 0: no limit).
+compile_timeout : float, default 60 (``$NPC_COMPILE_TIMEOUT``)
+    Seconds a C++ compiler run may take; past it the compiler is stopped, a warning is
+    printed once and the graph runs eagerly (``compile_timeouts`` counts it). ``None`` or
+    0: no limit.
 codegen_errors : {"warn", "raise"}, default "warn"
     What a failed code generation or C++ compile does: "warn" logs a warning and runs the
     graph on the eager backend; "raise" raises ``npc.CodegenError`` (the tests run so).
 
 ``stats()`` returns the backend's counters (graphs, kernels, compiles, disk_hits,
-memory_hits, corrupt_entries, kernel_runs, library_calls, fallbacks, compile_seconds).
+memory_hits, corrupt_entries, compile_timeouts, evictions, kernel_runs, library_calls,
+fallbacks, compile_seconds). ``clear_cache()`` empties the kernel cache.
 """
 import os
 
@@ -28,6 +39,11 @@ config.register("cxxflags", "-O3 -march=native -fopenmp -ffp-contract=off",
                 "flags of generated-kernel compiles (-std=c++17 -shared -fPIC are added)")
 config.register("cache_dir", os.environ.get("NPC_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "npc"),
                 "on-disk cache of compiled kernels ($NPC_CACHE_DIR)")
+config.register("cache_size_limit", 1 << 30,
+                "bytes of compiled kernels kept in cache_dir (least recently used go first; None or 0: no limit)")
+config.register("compile_timeout", float(os.environ.get("NPC_COMPILE_TIMEOUT") or 60.0),
+                "seconds a C++ compiler run may take before it is stopped and the graph runs eagerly "
+                "($NPC_COMPILE_TIMEOUT; None or 0: no limit)")
 config.register("codegen_errors", "warn",
                 "'warn': a failed codegen/compile logs and runs eagerly; 'raise': it raises npc.CodegenError")
 
@@ -40,3 +56,18 @@ def stats():
 def reset_stats():
     """Resets the fused backend's counters."""
     _core._fusion_reset_stats()
+
+
+def clear_cache():
+    """Removes the compiled kernels from the disk cache and forgets the loaded ones.
+
+    Files are removed from ``npc.config.cache_dir`` when this process may write it, and from
+    the process's private kernel directory. Kernels already loaded keep working; later
+    compiles look the cache up again.
+
+    Returns
+    -------
+    int
+        The number of files removed.
+    """
+    return _core._fusion_clear_cache()

@@ -374,21 +374,32 @@ class FusedExecutable {
     return e;
   }
 
+  // Built without holding mu_: the compiler runs with the GIL released (Note [compiler
+  // child] in jit.cpp), and another thread holding the GIL may call this executable
+  // meanwhile. Two threads may build the same variant; the first one stored is kept.
   const Variant& get(const std::vector<bool>& contig) {
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = variants_.find(contig);
-    if (it != variants_.end()) return *it->second;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      auto it = variants_.find(contig);
+      if (it != variants_.end()) return *it->second;
+    }
     auto v = std::make_shared<Variant>();
     try {
       *v = build_variant(g_, contig);
+    } catch (const CompileTimeout& e) {
+      // Not a code generation bug: run eagerly whatever codegen_errors says, warn once.
+      static std::once_flag once;
+      std::call_once(once, [&] { warn(std::string(e.what()) + "; running such graphs eagerly"); });
+      v->eager = true;
+      v->error = e.what();
     } catch (const CodegenError& e) {
       if (config().raise_errors) throw;
       warn(std::string("fused code generation failed, running the graph eagerly: ") + e.what());
       v->eager = true;
       v->error = e.what();
     }
-    variants_[contig] = v;
-    return *v;
+    std::lock_guard<std::mutex> l(mu_);
+    return *variants_.emplace(contig, v).first->second;
   }
 
   // Temporaries whose last reader was launch `li` go back to the free list (Note [memory planning]).

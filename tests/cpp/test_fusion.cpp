@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "npc/compile.hpp"
@@ -229,6 +230,33 @@ TEST_CASE("fusion: JIT cache hit, corrupt entry, missing compiler", "[fusion][ji
   REQUIRE_THROWS_AS(fusion::jit("extern \"C\" int npc_other() { return 1; }\n"), fusion::CodegenError);
   fusion::config().cxx = saved;
   REQUIRE_THROWS_AS(fusion::jit("this is not C++"), fusion::CodegenError);
+}
+
+TEST_CASE("fusion: JIT refuses a shared cache directory and stops a slow compiler", "[fusion][jit]") {
+  // Note [cache trust] and Note [compiler child] in src/fusion/jit.cpp, for C++ callers.
+  TempCache tc;
+  REQUIRE(::chmod(tc.dir.c_str(), 0777) == 0);
+  std::string src = "extern \"C\" int npc_shared_dir_fn() { return 5; }\n// " + std::to_string(::getpid()) + "\n";
+  auto m = fusion::jit(src);
+  REQUIRE(reinterpret_cast<int (*)()>(m->symbol("npc_shared_dir_fn"))() == 5);
+  REQUIRE(m->path().rfind(tc.dir + "/", 0) != 0);  // compiled into a private directory
+  REQUIRE(::chmod(tc.dir.c_str(), 0700) == 0);
+
+  std::string slow = tc.dir + "/slow-cxx";
+  {
+    std::ofstream f(slow);
+    f << "#!/bin/sh\nsleep 30\n";
+  }
+  REQUIRE(::chmod(slow.c_str(), 0755) == 0);
+  std::string saved = fusion::config().cxx;
+  double saved_timeout = fusion::config().compile_timeout;
+  fusion::config().cxx = slow;
+  fusion::config().compile_timeout = 0.5;
+  int64_t before = fusion::stats().compile_timeouts;
+  REQUIRE_THROWS_AS(fusion::jit(src + "// slow\n"), fusion::CompileTimeout);
+  fusion::config().cxx = saved;
+  fusion::config().compile_timeout = saved_timeout;
+  REQUIRE(fusion::stats().compile_timeouts == before + 1);
 }
 
 TEST_CASE("fusion: npc::compile records argmin and where as nodes; codegen errors reach the caller",

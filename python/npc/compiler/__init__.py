@@ -5,7 +5,8 @@ from ._api import (CompiledFunction, ExplainOutput, GraphBreakError, compile, co
                    disable, disallow_in_graph, explain, graph_break, jit, mark_dynamic, register_backend,
                    reset, run, stats)
 from . import _logs as logs
+from .._fusion import clear_cache
 
 __all__ = ["compile", "jit", "explain", "reset", "stats", "compile_times", "run", "disable",
            "disallow_in_graph", "graph_break", "mark_dynamic", "register_backend", "GraphBreakError",
-           "config", "CompiledFunction", "ExplainOutput", "logs"]
+           "config", "CompiledFunction", "ExplainOutput", "logs", "clear_cache"]

@@ -50,7 +50,7 @@ config.register("fail_on_recompile_limit_hit", False,
 
 # ---------------------------------------------------------------- statistics
 _STAT_KEYS = ("traces", "cache_hits", "recompiles", "graph_breaks", "eager_runs", "frozen_misses",
-              "kernels_compiled", "kernels_run", "graphs_run")
+              "kernels_compiled", "kernels_run", "graphs_run", "compile_timeouts")
 _stats = dict.fromkeys(_STAT_KEYS, 0)
 _times = {}  # function name -> list of dicts of seconds
 _all_compiled = []  # weakly useful for reset()
@@ -79,14 +79,16 @@ def _fusion_counters():
 def stats():
     """Counters since the last reset(): traces, cache_hits, recompiles, graph_breaks,
     eager_runs (calls run eagerly: recompile limit hit), frozen_misses (npc.compiler.run
-    misses), graphs_run (replays), kernels_compiled and kernels_run (from the fused backend)."""
+    misses), graphs_run (replays), kernels_compiled, kernels_run and compile_timeouts (C++
+    compiles stopped at ``npc.config.compile_timeout``; from the fused backend)."""
     r = dict(_stats)
     f = _fusion_counters()
     if f:
         # kernels_compiled: loop nests the fused backend generated (whether the C++ compiler
         # ran or the disk cache had them); kernels_run: generated kernels executed. A reset
         # of the backend's own counters (npc._fusion.reset_stats) restarts from zero.
-        for key, src in (("kernels_compiled", "kernels"), ("kernels_run", "kernel_runs")):
+        for key, src in (("kernels_compiled", "kernels"), ("kernels_run", "kernel_runs"),
+                         ("compile_timeouts", "compile_timeouts")):
             now, base = f.get(src, 0), _fusion_base.get(src, 0)
             if now < base:
                 _fusion_base.clear()

@@ -38,16 +38,41 @@ void refresh_from_npc_config(fusion::Config& c) {
     c.flags = py::str(cfg.attr("cxxflags"));
     c.cache_dir = py::str(cfg.attr("cache_dir"));
     c.raise_errors = std::string(py::str(cfg.attr("codegen_errors"))) == "raise";
+    if (py::hasattr(cfg, "compile_timeout")) {
+      py::object t = cfg.attr("compile_timeout");
+      c.compile_timeout = t.is_none() ? 0.0 : t.cast<double>();
+    }
+    if (py::hasattr(cfg, "cache_size_limit")) {
+      py::object n = cfg.attr("cache_size_limit");
+      c.cache_size_limit = n.is_none() ? 0 : n.cast<int64_t>();
+    }
   } catch (py::error_already_set& e) {
     e.restore();
     PyErr_Clear();
   }
+}
+
+// Note [GIL while compiling]
+// jit() waits for the C++ compiler with the GIL released, wherever the compile was started
+// from (npc.compile's first call, a new stride variant at run time, _fusion_jit), so other
+// Python threads keep running; every 50 ms it polls the signal handlers, so Ctrl-C raises
+// KeyboardInterrupt in the main thread promptly (the compiler is killed first).
+void* release_gil_for_compile() { return PyGILState_Check() ? new ReleaseGil() : nullptr; }
+void restore_gil_after_compile(void* token) { delete static_cast<ReleaseGil*>(token); }
+void poll_signals_while_compiling() {
+  AcquireGil gil;
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
 }
 }  // namespace
 
 void bind_fusion(py::module_& m) {
   fusion::register_backend();
   fusion::set_config_refresh(&refresh_from_npc_config);
+  fusion::WaitHooks hooks;
+  hooks.release = &release_gil_for_compile;
+  hooks.restore = &restore_gil_after_compile;
+  hooks.poll = &poll_signals_while_compiling;
+  fusion::set_wait_hooks(hooks);
   py::register_exception<fusion::CodegenError>(m, "CodegenError", PyExc_RuntimeError);
   m.def("_fusion_get_config", [] {
     const auto& c = fusion::config();
@@ -56,6 +81,8 @@ void bind_fusion(py::module_& m) {
     d["cxxflags"] = c.flags;
     d["cache_dir"] = c.cache_dir;
     d["codegen_errors"] = c.raise_errors ? "raise" : "warn";
+    d["compile_timeout"] = c.compile_timeout;
+    d["cache_size_limit"] = c.cache_size_limit;
     d["output_code"] = c.output_code;
     d["compile_debug"] = c.debug;
     d["debug_dir"] = c.debug_dir;
@@ -65,7 +92,8 @@ void bind_fusion(py::module_& m) {
     auto& c = fusion::config();
     for (auto [k, v] : d) {
       std::string key = py::str(k);
-      if (key == "cxx" || key == "cxxflags" || key == "cache_dir" || key == "codegen_errors")
+      if (key == "cxx" || key == "cxxflags" || key == "cache_dir" || key == "codegen_errors" ||
+          key == "compile_timeout" || key == "cache_size_limit")
         throw py::key_error("'" + key + "' is set through npc.config." + key);
       if (key == "output_code") c.output_code = v.cast<bool>();
       else if (key == "compile_debug") c.debug = v.cast<bool>();
@@ -82,6 +110,8 @@ void bind_fusion(py::module_& m) {
     d["disk_hits"] = s.disk_hits;
     d["memory_hits"] = s.memory_hits;
     d["corrupt_entries"] = s.corrupt_entries;
+    d["compile_timeouts"] = s.compile_timeouts;
+    d["evictions"] = s.evictions;
     d["kernel_runs"] = s.kernel_runs;
     d["library_calls"] = s.library_calls;
     d["fallbacks"] = s.fallbacks;
@@ -95,6 +125,10 @@ void bind_fusion(py::module_& m) {
     return fusion::jit(src)->path();
   }, "Compiles (or loads from the cache) one translation unit; returns the shared object's path.");
   m.def("_fusion_cache_key", &fusion::cache_key);
+  m.def("_fusion_clear_cache", [] {
+    ReleaseGil r;
+    return fusion::clear_cache();
+  }, "Removes compiled kernels from the disk cache and forgets loaded ones; returns the number of files removed.");
   m.def("_fusion_supports", [](const std::string& op, int code) { return fusion::supports(op_by_name(op), static_cast<DType>(code)); },
         "Whether the C++ emitter has a rule for ufunc `op` on loop dtype `code` (else the graph runs eagerly).");
 

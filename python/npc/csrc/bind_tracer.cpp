@@ -149,6 +149,8 @@ ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& 
         if (!g->index_checks.empty())  // Note [gathers] in include/npc/graph.hpp
           e = [g, e](const ir::RunArgs& a) { ir::check_index_inputs(*g, a.inputs); return e(a); };
         return e;
+      } catch (const py::error_already_set&) {
+        throw;  // a Python exception (KeyboardInterrupt while the compiler ran) is the caller's
       } catch (const std::exception& ex) {
         if (codegen_errors_raise()) throw;
         error = ex.what();
