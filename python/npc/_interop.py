@@ -29,7 +29,7 @@ import numpy as _np
 
 from . import _core
 from ._array import ndarray
-from ._fallback import (_FALLBACK_IDS, FallbackUfunc, NotNative, _restore_outputs, from_numpy, record,
+from ._fallback import (_FALLBACK_IDS, FallbackUfunc, NotNative, _restore_outputs, call, from_numpy, record,
                         to_numpy)
 
 __all__ = ["from_dlpack", "__array_api_version__"]
@@ -399,6 +399,35 @@ def setflags(self, write=None, align=None, uic=None):
     if uic is not None:
         if uic:
             raise ValueError("cannot set WRITEBACKIFCOPY flag to True")
+
+
+# ---------------------------------------------------------------- NumPy subclasses
+_GUARD_NAMES = {}  # id(native function) -> qualified name counted in fallback_stats
+
+
+def _subclass_call(numpy_fn, native, args, kwargs):
+    """A guarded npc function met a numpy.ndarray subclass: NumPy's public function runs
+    with the caller's arguments (Note [subclass guard] in csrc/bind_interop.cpp)."""
+    return call(_GUARD_NAMES[id(native)], numpy_fn, args, kwargs)
+
+
+def guard_subclasses(namespace, numpy_module, qualname):
+    """Wraps the native public functions of an npc module (`namespace`, its dict) that
+    mirror a function of `numpy_module`, so that calls with instances of numpy.ndarray
+    subclasses (masked arrays, matrix, memmap, user subclasses) run on NumPy and give NumPy's
+    results and types (Note [NumPy subclasses] in npc/_array.py)."""
+    for name, fn in list(namespace.items()):
+        if name.startswith("_") or type(fn) is not types.FunctionType or id(fn) in _FALLBACK_IDS:
+            continue
+        if not (getattr(fn, "__module__", "") or "").startswith("npc"):
+            continue
+        np_fn = getattr(numpy_module, name, None)
+        if np_fn is None or isinstance(np_fn, type) or not callable(np_fn) or isinstance(np_fn, _np.ufunc):
+            continue
+        _GUARD_NAMES[id(fn)] = f"{qualname}.{name}"
+        g = _core._subclass_guard(fn, np_fn, _subclass_call)
+        g.__module__ = qualname  # pickled by reference to its public name
+        namespace[name] = g
 
 
 def install(namespace):

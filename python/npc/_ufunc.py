@@ -557,7 +557,10 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
             kw["initial"] = initial
         if fname is not None:
             _fallback.record(fname)
-            kw = {k: v for k, v in kw.items() if not (k == "dtype" and v is None)}
+            # Defaults stay unsaid, so subclasses whose methods lack a keyword (a masked
+            # array's sum has no where=) get NumPy's own call.
+            kw = {k: v for k, v in kw.items() if not ((k == "dtype" and v is None) or (k == "where" and v is True)
+                                                       or (k == "keepdims" and v is False))}
             return _fallback.from_numpy(getattr(_np, fname)(_to_numpy(array), **_to_numpy(kw)))
         return uf._fallback("reduce", (array,), kw)
     if (a.dtype.kind == "c" or (out is not None and out.dtype.kind == "c") or

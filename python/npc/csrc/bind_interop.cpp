@@ -147,7 +147,9 @@ py::object to_numpy(py::handle self) {
 
 std::optional<ndarray> ndarray_of_numpy(py::handle o) {
   auto& api = py::detail::npy_api::get();
-  if (!api.PyArray_Check_(o.ptr())) return std::nullopt;
+  // Exactly numpy.ndarray: subclasses (masked arrays, matrix, memmap, user classes) keep
+  // their own semantics by running on NumPy (Note [NumPy subclasses] in npc/_array.py).
+  if (Py_TYPE(o.ptr()) != reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) return std::nullopt;
   auto arr = py::reinterpret_borrow<py::array>(o);
   int code = dtype_code(arr.dtype());
   int flags = arr.flags();
@@ -462,6 +464,148 @@ py::object from_dlpack_capsule(py::handle cap, py::handle producer) {
   throw ValueError("A DLPack tensor object cannot be consumed multiple times (or the capsule is not a DLPack capsule)");
 }
 
+
+// ---- Note [subclass guard]
+// npc's native functions serve numpy.ndarray, not its subclasses (Note [NumPy subclasses] in
+// npc/_array.py). Public npc functions are wrapped once at import in a SubclassGuard: a call
+// whose arguments (positional, keyword, and items of lists/tuples two levels deep) hold an
+// instance of a proper subclass of numpy.ndarray runs NumPy's public function with the
+// caller's own arguments (through `on_subclass`, the counted fallback), so the subclass's
+// methods and __array_function__/__array_wrap__ decide as in NumPy; any other call goes
+// straight to the native function. The check is a type comparison per argument.
+struct SubclassGuard {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* native;
+  PyObject* numpy_fn;
+  PyObject* on_subclass;  // on_subclass(numpy_fn, native, args, kwargs)
+  PyObject* dict;
+};
+
+bool holds_numpy_subclass(PyObject* o, int depth) {
+  PyTypeObject* t = Py_TYPE(o);
+  if (t == npc_type() || t == &PyFloat_Type || t == &PyLong_Type || t == &PyBool_Type || o == Py_None ||
+      t == &PyUnicode_Type || t == &PyComplex_Type)
+    return false;
+  auto& api = py::detail::npy_api::get();
+  PyTypeObject* nd = reinterpret_cast<PyTypeObject*>(api.PyArray_Type_);
+  if (t == nd) return false;
+  if (PyType_IsSubtype(t, nd)) return true;
+  if (depth > 0 && (t == &PyTuple_Type || t == &PyList_Type)) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    PyObject** items = PySequence_Fast_ITEMS(o);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (holds_numpy_subclass(items[i], depth - 1)) return true;
+  }
+  return false;
+}
+
+PyObject* guard_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* g = reinterpret_cast<SubclassGuard*>(self);
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  bool hit = false;
+  for (Py_ssize_t i = 0; i < n + nk && !hit; ++i) hit = holds_numpy_subclass(args[i], 2);
+  if (!hit) return PyObject_Vectorcall(g->native, args, nargsf, kwnames);
+  PyObject* tuple = PyTuple_New(n);
+  if (!tuple) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(tuple, i, args[i]);
+  }
+  PyObject* kw = PyDict_New();
+  if (!kw) {
+    Py_DECREF(tuple);
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < nk; ++i) {
+    if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) {
+      Py_DECREF(tuple);
+      Py_DECREF(kw);
+      return nullptr;
+    }
+  }
+  PyObject* r = PyObject_CallFunctionObjArgs(g->on_subclass, g->numpy_fn, g->native, tuple, kw, nullptr);
+  Py_DECREF(tuple);
+  Py_DECREF(kw);
+  return r;
+}
+
+void guard_dealloc(PyObject* self) {
+  auto* g = reinterpret_cast<SubclassGuard*>(self);
+  PyObject_GC_UnTrack(self);
+  Py_CLEAR(g->native);
+  Py_CLEAR(g->numpy_fn);
+  Py_CLEAR(g->on_subclass);
+  Py_CLEAR(g->dict);
+  Py_TYPE(self)->tp_free(self);
+}
+
+int guard_traverse(PyObject* self, visitproc visit, void* arg) {
+  auto* g = reinterpret_cast<SubclassGuard*>(self);
+  Py_VISIT(g->native);
+  Py_VISIT(g->numpy_fn);
+  Py_VISIT(g->on_subclass);
+  Py_VISIT(g->dict);
+  return 0;
+}
+
+// Attributes the instance dict lacks (__signature__, __defaults__, ...) are the native function's.
+PyObject* guard_getattro(PyObject* self, PyObject* name) {
+  PyObject* r = PyObject_GenericGetAttr(self, name);
+  if (r || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
+  PyErr_Clear();
+  return PyObject_GetAttr(reinterpret_cast<SubclassGuard*>(self)->native, name);
+}
+
+PyObject* guard_repr(PyObject* self) { return PyObject_Repr(reinterpret_cast<SubclassGuard*>(self)->native); }
+
+// Pickled by name, as a function is (its __module__/__qualname__ are the native function's).
+PyObject* guard_reduce(PyObject* self, PyObject*) {
+  return PyObject_GetAttrString(reinterpret_cast<SubclassGuard*>(self)->native, "__qualname__");
+}
+
+PyMethodDef g_guard_methods[] = {{"__reduce__", guard_reduce, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
+
+PyTypeObject* guard_type() {
+  static PyTypeObject* type = [] {
+    static PyTypeObject t = {PyVarObject_HEAD_INIT(nullptr, 0)};
+    t.tp_name = "npc._core.function";
+    t.tp_basicsize = sizeof(SubclassGuard);
+    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
+    t.tp_vectorcall_offset = offsetof(SubclassGuard, vectorcall);
+    t.tp_call = PyVectorcall_Call;
+    t.tp_dealloc = guard_dealloc;
+    t.tp_traverse = guard_traverse;
+    t.tp_getattro = guard_getattro;
+    t.tp_setattro = PyObject_GenericSetAttr;
+    t.tp_dictoffset = offsetof(SubclassGuard, dict);
+    t.tp_repr = guard_repr;
+    t.tp_methods = g_guard_methods;
+    t.tp_doc = "An npc function whose calls with numpy.ndarray subclasses run on NumPy (Note [subclass guard]).";
+    if (PyType_Ready(&t) < 0) throw py::error_already_set();
+    return &t;
+  }();
+  return type;
+}
+
+py::object make_subclass_guard(py::object native, py::object numpy_fn, py::object on_subclass) {
+  auto* g = PyObject_GC_New(SubclassGuard, guard_type());
+  if (!g) throw py::error_already_set();
+  g->vectorcall = guard_vectorcall;
+  g->native = native.release().ptr();
+  g->numpy_fn = numpy_fn.release().ptr();
+  g->on_subclass = on_subclass.release().ptr();
+  g->dict = nullptr;
+  PyObject_GC_Track(reinterpret_cast<PyObject*>(g));
+  auto r = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(g));
+  py::handle n = g->native;
+  for (const char* attr : {"__name__", "__qualname__", "__module__", "__doc__"})
+    if (py::hasattr(n, attr)) r.attr(attr) = n.attr(attr);
+  r.attr("__wrapped__") = n;
+  return r;
+}
+
 }  // namespace
 
 py::object npc_view_of_numpy(py::handle o) { return from_numpy(o); }
@@ -475,6 +619,8 @@ void bind_interop(py::module_& m) {
   m.def("_from_numpy_tree", &from_numpy_tree, "NumPy arrays of native dtypes in nested tuples/lists as npc arrays.");
   m.def("_call_numpy", &call_numpy, py::arg("fn"), py::arg("args"), py::arg("kwargs") = py::none(),
         "fn(*args, **kwargs) on NumPy views of npc arguments, NumPy results of native dtypes as npc arrays.");
+  m.def("_subclass_guard", &make_subclass_guard, py::arg("native"), py::arg("numpy_fn"), py::arg("on_subclass"),
+        "`native` wrapped so that calls with numpy.ndarray subclasses run on NumPy (Note [subclass guard]).");
   m.def("_to_dlpack", &to_dlpack, py::arg("a"), py::arg("versioned"), py::arg("copy"),
         "DLPack capsule ('dltensor' or 'dltensor_versioned') sharing the array's memory (a copy when copy).");
   m.def("_from_dlpack", &from_dlpack_capsule, py::arg("capsule"), py::arg("producer"),

@@ -64,7 +64,10 @@ Operand to_operand(py::handle o, std::vector<py::object>& keep) {
     Py_complex c = PyComplex_AsCComplex(p);
     return {scalar_array(Scalar::from_complex({c.real, c.imag})), true};
   }
-  // NumPy scalars, NumPy arrays, lists: through numpy.asarray, adopted zero-copy.
+  // NumPy scalars, NumPy arrays, lists: through numpy.asarray, adopted zero-copy. Subclasses
+  // of numpy.ndarray run on NumPy (Note [NumPy subclasses] in npc/_array.py).
+  auto& api = py::detail::npy_api::get();
+  if (api.PyArray_Check_(p) && Py_TYPE(p) != reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) throw NotNative{};
   py::object arr = np_asarray()(o);
   py::object conv = py_from_numpy()(arr);
   if (PyArray* a = as_array(conv)) {
