@@ -29,6 +29,7 @@ import numpy as _np
 
 from . import _core
 from ._array import ndarray
+from ._creation import _check_device
 from ._fallback import (_FALLBACK_IDS, FallbackUfunc, NotNative, _restore_outputs, call, from_numpy, record,
                         to_numpy)
 
@@ -331,6 +332,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
     ----------
     x : object with ``__dlpack__`` and ``__dlpack_device__``
     device : "cpu" or None
+        Any other value raises NumPy's ValueError.
     copy : bool or None
         True always copies; False never copies (BufferError if the producer must);
         None copies only when needed.
@@ -347,8 +349,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
     AttributeError
         When `x` does not implement ``__dlpack__``.
     """
-    if device not in (None, "cpu") and device != (1, 0):
-        raise ValueError(f"Unsupported device: {device!r} (npc.from_dlpack reads CPU memory)")
+    _check_device(device)
     kwargs = {"max_version": (1, 0)}
     if copy is not None:
         kwargs["copy"] = copy
@@ -382,10 +383,12 @@ def _device(self):
 
 def to_device(self, device, /, *, stream=None):
     """Array API ``x.to_device``: the array itself for "cpu"; ValueError otherwise."""
+    if type(device) is not str:
+        raise TypeError("to_device() argument 1 must be str, not " + ("None" if device is None else type(device).__name__))
+    if device != "cpu":
+        raise ValueError(f"Unsupported device: {device}. Only 'cpu' is accepted.")
     if stream is not None:
         raise ValueError("The stream argument in to_device() is not supported")
-    if device != "cpu":
-        raise ValueError(f"Unsupported device {device!r}")
     return self
 
 
