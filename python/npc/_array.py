@@ -361,6 +361,21 @@ def _reduce(self):
     return (_reconstruct, (_numpy_view(self).copy(order="K"),))
 
 
+def _setstate(self, state):
+    """numpy.ndarray.__setstate__: replaces the array in place by the one `state` describes
+    (``(version, shape, dtype, is_fortran, rawdata)`` or the 4-tuple without the version, as
+    ``numpy.ndarray.__reduce__`` gives it). NumPy validates the state and raises its errors;
+    dtypes npc does not hold natively raise TypeError."""
+    t = _np.empty(0)
+    t.__setstate__(state)
+    if code_of(t.dtype) is None:
+        raise TypeError(f"npc arrays cannot hold dtype {t.dtype} (not native to npc)")
+    if not t.dtype.isnative:
+        t = t.astype(t.dtype.newbyteorder("="))
+    from ._creation import _adopt
+    _core._take_over(self, _adopt(t.copy(order="K")))
+
+
 def _reconstruct(arr):
     return _from_numpy(arr)
 
@@ -384,7 +399,7 @@ _METHODS = {
     "transpose": _transpose, "tobytes": _tobytes, "item": _item, "tolist": _tolist,
     "__len__": _len, "__iter__": _iter, "__bool__": _bool, "__int__": _scalar_conv(int),
     "__float__": _scalar_conv(float), "__complex__": _scalar_conv(complex), "__index__": _index,
-    "__reduce__": _reduce, "__copy__": _copy_method, "__deepcopy__": _deepcopy,
+    "__reduce__": _reduce, "__setstate__": _setstate, "__copy__": _copy_method, "__deepcopy__": _deepcopy,
     "__array_namespace__": _array_namespace,
 }
 for _name, _fn in _METHODS.items():

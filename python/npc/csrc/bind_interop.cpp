@@ -472,7 +472,10 @@ py::object from_dlpack_capsule(py::handle cap, py::handle producer) {
 // instance of a proper subclass of numpy.ndarray runs NumPy's public function with the
 // caller's own arguments (through `on_subclass`, the counted fallback), so the subclass's
 // methods and __array_function__/__array_wrap__ decide as in NumPy; any other call goes
-// straight to the native function. The check is a type comparison per argument.
+// straight to the native function. The check is a type comparison per argument. A native
+// call that fails because pybind11 could not convert an argument for the C++ core (a Python
+// int beyond int64) also runs NumPy's function, so the caller sees NumPy's error
+// (Note [integer arguments] in bind_ndarray.cpp).
 struct SubclassGuard {
   PyObject_HEAD
   vectorcallfunc vectorcall;
@@ -500,13 +503,9 @@ bool holds_numpy_subclass(PyObject* o, int depth) {
   return false;
 }
 
-PyObject* guard_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  auto* g = reinterpret_cast<SubclassGuard*>(self);
-  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+// NumPy's function on the caller's own arguments (through on_subclass, a counted fallback).
+PyObject* guard_run_numpy(SubclassGuard* g, PyObject* const* args, Py_ssize_t n, PyObject* kwnames) {
   Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  bool hit = false;
-  for (Py_ssize_t i = 0; i < n + nk && !hit; ++i) hit = holds_numpy_subclass(args[i], 2);
-  if (!hit) return PyObject_Vectorcall(g->native, args, nargsf, kwnames);
   PyObject* tuple = PyTuple_New(n);
   if (!tuple) return nullptr;
   for (Py_ssize_t i = 0; i < n; ++i) {
@@ -528,6 +527,47 @@ PyObject* guard_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
   PyObject* r = PyObject_CallFunctionObjArgs(g->on_subclass, g->numpy_fn, g->native, tuple, kw, nullptr);
   Py_DECREF(tuple);
   Py_DECREF(kw);
+  return r;
+}
+
+// True when the pending error is pybind11's report that a bound C++ function could not
+// convert its arguments ("incompatible function arguments"): a value the native path does
+// not take (a Python int beyond int64, Note [integer arguments]), for which NumPy's function
+// gives NumPy's own error or result.
+bool pending_binding_mismatch() {
+  if (!PyErr_ExceptionMatches(PyExc_TypeError)) return false;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  bool mismatch = false;
+  if (value) {
+    PyObject* msg = PyObject_Str(value);
+    if (msg) {
+      const char* m = PyUnicode_AsUTF8(msg);
+      mismatch = m && std::strstr(m, "incompatible function arguments") != nullptr;
+      Py_DECREF(msg);
+    }
+    PyErr_Clear();
+  }
+  if (mismatch) {
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+  } else {
+    PyErr_Restore(type, value, tb);
+  }
+  return mismatch;
+}
+
+PyObject* guard_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* g = reinterpret_cast<SubclassGuard*>(self);
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  bool hit = false;
+  for (Py_ssize_t i = 0; i < n + nk && !hit; ++i) hit = holds_numpy_subclass(args[i], 2);
+  if (hit) return guard_run_numpy(g, args, n, kwnames);
+  PyObject* r = PyObject_Vectorcall(g->native, args, nargsf, kwnames);
+  if (!r && pending_binding_mismatch()) return guard_run_numpy(g, args, n, kwnames);
   return r;
 }
 

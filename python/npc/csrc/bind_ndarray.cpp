@@ -225,26 +225,74 @@ Scalar from_python(py::handle o) {
   return s.cast(t);
 }
 
+// Note [integer arguments]
+// Integer arguments reach the core as int64. pybind11's own conversion of a Python int beyond
+// int64 throws cast_error, which would surface as RuntimeError "Unable to cast Python
+// instance..."; NumPy raises OverflowError for axes and counts and ValueError "Maximum
+// allowed dimension exceeded" for dimensions. index_arg/index_list/to_shape convert as NumPy
+// does; cast errors left anywhere else become TypeError (register_errors), and a public
+// function whose arguments pybind11 cannot convert runs NumPy's function, which raises
+// NumPy's own error (Note [subclass guard] in bind_interop.cpp).
+namespace {
+[[noreturn]] void not_an_integer(py::handle o) {
+  throw TypeError("'" + py::str(py::type::of(o).attr("__name__")).cast<std::string>() +
+                  "' object cannot be interpreted as an integer");
+}
+
+// int64 value of `o`; `overflow` set (and 0 returned) when it is an int beyond int64.
+int64_t index_value(py::handle o, bool& overflow) {
+  PyObject* idx = PyNumber_Index(o.ptr());
+  if (!idx) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
+    PyErr_Clear();
+    not_an_integer(o);
+  }
+  int of = 0;
+  long long v = PyLong_AsLongLongAndOverflow(idx, &of);
+  Py_DECREF(idx);
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  overflow = of != 0;
+  return overflow ? 0 : static_cast<int64_t>(v);
+}
+}  // namespace
+
+int64_t index_arg(py::handle o) {
+  bool overflow = false;
+  int64_t v = index_value(o, overflow);
+  if (overflow) throw OverflowError("Python int too large to convert to C long");
+  return v;
+}
+
+std::vector<int64_t> index_list(py::handle o) {
+  std::vector<int64_t> r;
+  if (!PyTuple_Check(o.ptr()) && !PyList_Check(o.ptr())) {
+    if (!py::hasattr(o, "__index__") && py::isinstance<py::sequence>(o) && !py::isinstance<py::str>(o)) {
+      for (auto item : py::reinterpret_borrow<py::sequence>(o)) r.push_back(index_arg(item));
+      return r;
+    }
+    r.push_back(index_arg(o));
+    return r;
+  }
+  for (auto item : py::reinterpret_borrow<py::sequence>(o)) r.push_back(index_arg(item));
+  return r;
+}
+
 Shape to_shape(py::handle o) {
   Shape sh;
+  auto dim = [&](py::handle item) {
+    bool overflow = false;
+    int64_t v = index_value(item, overflow);
+    if (overflow) throw ValueError("Maximum allowed dimension exceeded");
+    sh.push_back(v);
+  };
   if (PyLong_Check(o.ptr()) || py::hasattr(o, "__index__")) {
     if (!PyTuple_Check(o.ptr()) && !PyList_Check(o.ptr())) {
-      sh.push_back(py::reinterpret_steal<py::object>(PyNumber_Index(o.ptr())).cast<int64_t>());
+      dim(o);
       return sh;
     }
   }
-  if (!py::isinstance<py::sequence>(o) || py::isinstance<py::str>(o))
-    throw TypeError("'" + py::str(py::type::of(o).attr("__name__")).cast<std::string>() +
-                    "' object cannot be interpreted as an integer");
-  for (auto item : py::reinterpret_borrow<py::sequence>(o)) {
-    PyObject* idx = PyNumber_Index(item.ptr());
-    if (!idx) {
-      PyErr_Clear();
-      throw TypeError("'" + py::str(py::type::of(item).attr("__name__")).cast<std::string>() +
-                      "' object cannot be interpreted as an integer");
-    }
-    sh.push_back(py::reinterpret_steal<py::object>(idx).cast<int64_t>());
-  }
+  if (!py::isinstance<py::sequence>(o) || py::isinstance<py::str>(o)) not_an_integer(o);
+  for (auto item : py::reinterpret_borrow<py::sequence>(o)) dim(item);
   return sh;
 }
 
@@ -272,6 +320,10 @@ void register_errors(py::module_& m) {
     } catch (const CastingError& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const std::invalid_argument& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const py::cast_error& e) {
+      // A Python object pybind11 could not convert is a wrong argument type, as NumPy
+      // reports it (Note [integer arguments]), never a RuntimeError.
       PyErr_SetString(PyExc_TypeError, e.what());
     }
   });

@@ -926,7 +926,7 @@ void bind_ops(py::module_& m) {
   m.def("ufunc_reduce", [](int op_id, const PyArray& a, py::object axes, bool keepdims, int dtype, py::object out,
                            py::object initial, py::object where) -> py::object {
     ReduceOptions o;
-    if (!axes.is_none()) o.axes = axes.cast<std::vector<int64_t>>();
+    if (!axes.is_none()) o.axes = index_list(axes);
     o.keepdims = keepdims;
     o.dtype = dtype_arg(dtype);
     if (!out.is_none()) o.out = out.cast<PyArray&>();
@@ -973,7 +973,7 @@ void bind_ops(py::module_& m) {
 
   m.def("arg_reduce", [](int op_id, const PyArray& a, py::object axis, bool keepdims) -> py::object {
     std::optional<int64_t> ax;
-    if (!axis.is_none()) ax = axis.cast<int64_t>();
+    if (!axis.is_none()) ax = index_arg(axis);
     ndarray r;
     {
       ReleaseGil nogil;

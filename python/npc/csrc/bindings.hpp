@@ -120,8 +120,16 @@ py::object to_python(const Scalar& s);
 py::object to_numpy_scalar(const Scalar& s);
 /// Converts a Python/NumPy scalar to a Scalar (its own dtype; Python values as carriers).
 Scalar from_python(py::handle o);
-/// Shape from an int or a sequence of ints (TypeError otherwise).
+/// Shape from an int or a sequence of ints (TypeError otherwise; ValueError "Maximum allowed
+/// dimension exceeded" for an int beyond int64, as NumPy).
 Shape to_shape(py::handle o);
+/// A Python integer argument (anything with __index__) as int64, converted as NumPy converts
+/// axes and counts: TypeError "'str' object cannot be interpreted as an integer" for other
+/// objects, OverflowError "Python int too large to convert to C long" beyond int64
+/// (Note [integer arguments]).
+int64_t index_arg(py::handle o);
+/// A sequence of integer arguments (or one integer) as int64 values, as index_arg.
+std::vector<int64_t> index_list(py::handle o);
 
 // Note [fast slots]
 // The hottest entry points (operators, ufunc calls, scalar indexing, shape/dtype/ndim/size,
