@@ -22,6 +22,7 @@ never reach them. A native function that meets arguments it does not handle rais
 protocols (neither npc nor NumPy arrays) get ``NotImplemented``, as NEP 13/18 ask.
 """
 import importlib
+import inspect
 import sys
 import types
 
@@ -408,10 +409,46 @@ def setflags(self, write=None, align=None, uic=None):
 _GUARD_NAMES = {}  # id(native function) -> qualified name counted in fallback_stats
 
 
-def _subclass_call(numpy_fn, native, args, kwargs):
-    """A guarded npc function met a numpy.ndarray subclass: NumPy's public function runs
-    with the caller's arguments (Note [subclass guard] in csrc/bind_interop.cpp)."""
-    return call(_GUARD_NAMES[id(native)], numpy_fn, args, kwargs)
+def _subclass_call(numpy_fn, native, args, kwargs, error):
+    """A guarded npc function met a numpy.ndarray subclass or a NumPy destination (`error`
+    None), or raised the argument error `error`: NumPy's public function runs with the
+    caller's arguments (Notes [subclass guard], [argument errors] in csrc/bind_interop.cpp)."""
+    if error is None:
+        return call(_GUARD_NAMES[id(native)], numpy_fn, args, kwargs)
+    from ._config import config
+    if config.strict_fallback or _any_callable(args) or _any_callable(kwargs.values()):
+        raise error
+    try:
+        return call(_GUARD_NAMES[id(native)], numpy_fn, args, kwargs)
+    except Exception as e:  # noqa: BLE001 (NumPy's error, whatever its type, is the answer)
+        raise e.with_traceback(None) from None
+
+
+def _any_callable(values):
+    for v in values:
+        if callable(v) and not isinstance(v, (type, ndarray, _NP_NDARRAY, _np.ufunc)):
+            return True
+    return False
+
+
+# Functions that write into an argument other than out=: its name.
+_DESTINATION_PARAMS = {"copyto": "dst", "put": "a", "place": "arr", "fill_diagonal": "a", "putmask": "a",
+                       "put_along_axis": "arr"}
+
+
+def _destinations(name, fn):
+    """[(position or -1, name)] of `fn`'s destination parameters (out=, copyto's dst, ...)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    wanted = {"out", _DESTINATION_PARAMS.get(name)}
+    r = []
+    for i, p in enumerate(params):
+        if p.name in wanted:
+            positional = p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            r.append((i if positional else -1, p.name))
+    return r
 
 
 def guard_subclasses(namespace, numpy_module, qualname):
@@ -428,7 +465,7 @@ def guard_subclasses(namespace, numpy_module, qualname):
         if np_fn is None or isinstance(np_fn, type) or not callable(np_fn) or isinstance(np_fn, _np.ufunc):
             continue
         _GUARD_NAMES[id(fn)] = f"{qualname}.{name}"
-        g = _core._subclass_guard(fn, np_fn, _subclass_call)
+        g = _core._subclass_guard(fn, np_fn, _subclass_call, _destinations(name, fn))
         g.__module__ = qualname  # pickled by reference to its public name
         namespace[name] = g
 

@@ -90,6 +90,12 @@ class ufunc(_core._UfuncBase):
     def _fallback(self, method, args, kwargs):
         _fallback.record(f"{self.__name__}.{method}" if method != "__call__" else self.__name__)
         fn = self._np if method == "__call__" else getattr(self._np, method)
+        out = kwargs.get("out")
+        if out is not None:
+            # NumPy returns the `out` it wrote: hand back the caller's objects (a NumPy
+            # destination stays the caller's NumPy array, not an npc view of it).
+            np_kwargs = _to_numpy(kwargs)
+            return _fallback._restore_outputs(fn(*_to_numpy(args), **np_kwargs), out, np_kwargs["out"])
         return _fallback.from_numpy(fn(*_to_numpy(args), **_to_numpy(kwargs)))
 
     def _call(self, *args, out=_np._NoValue, where=True, dtype=None, casting="same_kind", order="K",

@@ -27,7 +27,7 @@ def _subjects(tmp_path=None):
     return out
 
 
-def _same(r, e):
+def _same(r, e, values=True):
     """Same outcome: type (npc.ndarray standing for numpy.ndarray), values, mask."""
     if isinstance(r, npc.ndarray):
         assert type(e) is np.ndarray, (type(r), type(e))
@@ -38,13 +38,14 @@ def _same(r, e):
         np.testing.assert_array_equal(np.asarray(r.data), np.asarray(e.data))
     elif isinstance(e, np.ndarray):
         assert r.dtype == e.dtype and r.shape == e.shape
-        np.testing.assert_array_equal(np.asarray(r), np.asarray(e))
+        if values:
+            np.testing.assert_array_equal(np.asarray(r), np.asarray(e))
         if isinstance(e, Sub):
             assert r.info == e.info
     elif isinstance(e, tuple):
         assert len(r) == len(e)
         for x, y in zip(r, e):
-            _same(x, y)
+            _same(x, y, values)
     else:
         assert repr(r) == repr(e)
 
@@ -93,10 +94,19 @@ def _native_functions():
         yield name
 
 
+# NumPy's results hold uninitialised memory.
+_UNINITIALISED = {"empty_like"}
+# NumPy 2.5 itself corrupts memory here (np.dstack of a matrix: __array_finalize__ raises
+# inside concatenate, and a later garbage collection crashes): not called.
+_NUMPY_CRASHES = {("dstack", "matrix")}
+
+
 @pytest.mark.parametrize("kind", ["masked", "matrix", "sub"])
 @pytest.mark.parametrize("name", list(_native_functions()))
 def test_native_function_with_subclass_is_numpy(name, kind):
     """Every native npc function (and ufunc) called with a subclass: NumPy's outcome."""
+    if (name, kind) in _NUMPY_CRASHES:
+        pytest.skip("NumPy corrupts memory on this call")
     for nargs in (1, 2):
         a, b = _subjects()[kind], _subjects()[kind]
         args_e = (a,) * nargs
@@ -110,6 +120,6 @@ def test_native_function_with_subclass_is_numpy(name, kind):
                     getattr(npc, name)(*args_r)
                 continue
             r = getattr(npc, name)(*args_r)
-        _same(r, e)
+        _same(r, e, values=name not in _UNINITIALISED)
         # In-place functions write into the caller's subclass as NumPy does.
         _same(b, a)

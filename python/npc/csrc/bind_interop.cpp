@@ -472,10 +472,20 @@ py::object from_dlpack_capsule(py::handle cap, py::handle producer) {
 // instance of a proper subclass of numpy.ndarray runs NumPy's public function with the
 // caller's own arguments (through `on_subclass`, the counted fallback), so the subclass's
 // methods and __array_function__/__array_wrap__ decide as in NumPy; any other call goes
-// straight to the native function. The check is a type comparison per argument. A native
-// call that fails because pybind11 could not convert an argument for the C++ core (a Python
-// int beyond int64) also runs NumPy's function, so the caller sees NumPy's error
-// (Note [integer arguments] in bind_ndarray.cpp).
+// straight to the native function. The check is a type comparison per argument. So does a
+// call whose destination (out=, copyto's dst, put's a, ...: `dests`, positions and names) is
+// a NumPy array: NumPy writes into it as the caller's memory, whatever its alignment, byte
+// order or dtype.
+//
+// Note [argument errors]
+// NumPy is the oracle for errors too: when a native function raises an argument error
+// (pending_argument_error: a value it does not take, such as a Python int beyond int64 that
+// pybind11 cannot convert, Note [integer arguments] in bind_ndarray.cpp, or arguments it
+// rejects with another exception type than NumPy), NumPy's function runs the same call
+// (`on_subclass` with the error): NumPy's exception then reaches the caller, or NumPy's result
+// when NumPy accepts what npc does not handle. Only failing calls pay for this. The original
+// error stays when a callable is among the arguments (NumPy would call the user's code a
+// second time) and under npc.config.strict_fallback.
 struct SubclassGuard {
   PyObject_HEAD
   vectorcallfunc vectorcall;
@@ -483,7 +493,20 @@ struct SubclassGuard {
   PyObject* numpy_fn;
   PyObject* on_subclass;  // on_subclass(numpy_fn, native, args, kwargs)
   PyObject* dict;
+  // Destination parameters (out=, copyto's dst, put's a, ...): positions and names.
+  std::vector<std::pair<Py_ssize_t, PyObject*>>* dests;
 };
+
+// A destination NumPy writes: a numpy.ndarray of any kind (also in an out= tuple).
+bool is_numpy_destination(PyObject* o) {
+  auto& api = py::detail::npy_api::get();
+  if (api.PyArray_Check_(o)) return true;
+  if (PyTuple_Check(o)) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
+      if (api.PyArray_Check_(PyTuple_GET_ITEM(o, i))) return true;
+  }
+  return false;
+}
 
 bool holds_numpy_subclass(PyObject* o, int depth) {
   PyTypeObject* t = Py_TYPE(o);
@@ -504,7 +527,8 @@ bool holds_numpy_subclass(PyObject* o, int depth) {
 }
 
 // NumPy's function on the caller's own arguments (through on_subclass, a counted fallback).
-PyObject* guard_run_numpy(SubclassGuard* g, PyObject* const* args, Py_ssize_t n, PyObject* kwnames) {
+PyObject* guard_run_numpy(SubclassGuard* g, PyObject* const* args, Py_ssize_t n, PyObject* kwnames,
+                          PyObject* error = Py_None) {
   Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   PyObject* tuple = PyTuple_New(n);
   if (!tuple) return nullptr;
@@ -524,39 +548,19 @@ PyObject* guard_run_numpy(SubclassGuard* g, PyObject* const* args, Py_ssize_t n,
       return nullptr;
     }
   }
-  PyObject* r = PyObject_CallFunctionObjArgs(g->on_subclass, g->numpy_fn, g->native, tuple, kw, nullptr);
+  PyObject* r = PyObject_CallFunctionObjArgs(g->on_subclass, g->numpy_fn, g->native, tuple, kw, error, nullptr);
   Py_DECREF(tuple);
   Py_DECREF(kw);
   return r;
 }
 
-// True when the pending error is pybind11's report that a bound C++ function could not
-// convert its arguments ("incompatible function arguments"): a value the native path does
-// not take (a Python int beyond int64, Note [integer arguments]), for which NumPy's function
-// gives NumPy's own error or result.
-bool pending_binding_mismatch() {
-  if (!PyErr_ExceptionMatches(PyExc_TypeError)) return false;
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
-  PyErr_NormalizeException(&type, &value, &tb);
-  bool mismatch = false;
-  if (value) {
-    PyObject* msg = PyObject_Str(value);
-    if (msg) {
-      const char* m = PyUnicode_AsUTF8(msg);
-      mismatch = m && std::strstr(m, "incompatible function arguments") != nullptr;
-      Py_DECREF(msg);
-    }
-    PyErr_Clear();
-  }
-  if (mismatch) {
-    Py_XDECREF(type);
-    Py_XDECREF(value);
-    Py_XDECREF(tb);
-  } else {
-    PyErr_Restore(type, value, tb);
-  }
-  return mismatch;
+// The argument errors a native function raises where NumPy's outcome decides (Note
+// [argument errors]): TypeError, ValueError (AxisError), OverflowError, IndexError,
+// AttributeError and NotImplementedError (npc.NotNative).
+bool pending_argument_error() {
+  return PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
+         PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_IndexError) ||
+         PyErr_ExceptionMatches(PyExc_AttributeError) || PyErr_ExceptionMatches(PyExc_NotImplementedError);
 }
 
 PyObject* guard_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -565,9 +569,29 @@ PyObject* guard_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
   Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   bool hit = false;
   for (Py_ssize_t i = 0; i < n + nk && !hit; ++i) hit = holds_numpy_subclass(args[i], 2);
+  // NumPy writes into NumPy destinations itself (unaligned, byte-swapped and non-native ones
+  // included), as the caller's own memory.
+  for (auto it = g->dests->begin(); it != g->dests->end() && !hit; ++it) {
+    if (it->first >= 0 && it->first < n) {
+      hit = is_numpy_destination(args[it->first]);
+    } else {
+      for (Py_ssize_t k = 0; k < nk && !hit; ++k) {
+        PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+        if (key == it->second || PyUnicode_Compare(key, it->second) == 0) hit = is_numpy_destination(args[n + k]);
+      }
+    }
+  }
   if (hit) return guard_run_numpy(g, args, n, kwnames);
   PyObject* r = PyObject_Vectorcall(g->native, args, nargsf, kwnames);
-  if (!r && pending_binding_mismatch()) return guard_run_numpy(g, args, n, kwnames);
+  if (r || !pending_argument_error()) return r;
+  PyObject *type, *error, *tb;
+  PyErr_Fetch(&type, &error, &tb);
+  PyErr_NormalizeException(&type, &error, &tb);
+  if (tb) PyException_SetTraceback(error, tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  r = guard_run_numpy(g, args, n, kwnames, error);
+  Py_DECREF(error);
   return r;
 }
 
@@ -578,6 +602,11 @@ void guard_dealloc(PyObject* self) {
   Py_CLEAR(g->numpy_fn);
   Py_CLEAR(g->on_subclass);
   Py_CLEAR(g->dict);
+  if (g->dests) {
+    for (auto& d : *g->dests) Py_XDECREF(d.second);
+    delete g->dests;
+    g->dests = nullptr;
+  }
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -629,9 +658,14 @@ PyTypeObject* guard_type() {
   return type;
 }
 
-py::object make_subclass_guard(py::object native, py::object numpy_fn, py::object on_subclass) {
+py::object make_subclass_guard(py::object native, py::object numpy_fn, py::object on_subclass, py::list dests) {
   auto* g = PyObject_GC_New(SubclassGuard, guard_type());
   if (!g) throw py::error_already_set();
+  g->dests = new std::vector<std::pair<Py_ssize_t, PyObject*>>();
+  for (auto d : dests) {
+    auto t = py::reinterpret_borrow<py::tuple>(d);
+    g->dests->emplace_back(t[0].cast<Py_ssize_t>(), py::str(t[1]).release().ptr());
+  }
   g->vectorcall = guard_vectorcall;
   g->native = native.release().ptr();
   g->numpy_fn = numpy_fn.release().ptr();
@@ -660,6 +694,7 @@ void bind_interop(py::module_& m) {
   m.def("_call_numpy", &call_numpy, py::arg("fn"), py::arg("args"), py::arg("kwargs") = py::none(),
         "fn(*args, **kwargs) on NumPy views of npc arguments, NumPy results of native dtypes as npc arrays.");
   m.def("_subclass_guard", &make_subclass_guard, py::arg("native"), py::arg("numpy_fn"), py::arg("on_subclass"),
+        py::arg("dests"),
         "`native` wrapped so that calls with numpy.ndarray subclasses run on NumPy (Note [subclass guard]).");
   m.def("_to_dlpack", &to_dlpack, py::arg("a"), py::arg("versioned"), py::arg("copy"),
         "DLPack capsule ('dltensor' or 'dltensor_versioned') sharing the array's memory (a copy when copy).");
