@@ -376,8 +376,11 @@ PyObject* fast_getitem(PyObject* self, PyObject* key) {
         strides[0] *= step;
         // A view: its base is self's base, or self when self owns its memory (as wrap()).
         py::object base = a->base.is_none() ? py::reinterpret_borrow<py::object>(self) : a->base;
-        return new_array_object(a->with_geometry(offset, a->dtype(), std::move(shape), std::move(strides)),
-                                std::move(base)).release().ptr();
+        return finalize_like(new_array_object(a->with_geometry(offset, a->dtype(), std::move(shape), std::move(strides)),
+                                              std::move(base)),
+                             self)
+            .release()
+            .ptr();
       }
     }
     return getitem(py::reinterpret_borrow<py::object>(self), key).release().ptr();

@@ -164,6 +164,29 @@ void report_fp(const char* where) {
   if (flags) py::module_::import("npc._errstate").attr("report")(flags, where);
 }
 
+namespace {
+bool is_array_subclass_instance(PyObject* o) {
+  PyTypeObject* t = Py_TYPE(o);
+  return t != g_array_type && g_array_type && PyType_IsSubtype(t, g_array_type);
+}
+}  // namespace
+
+py::object finalize_like(py::object result, py::handle self) {
+  if (!self || !is_array_subclass_instance(self.ptr()) || !array_ptr(result)) return result;
+  static py::object* hook = new py::object(py::module_::import("npc._array").attr("_finalize_like"));
+  return (*hook)(result, self);
+}
+
+py::object wrap_ufunc_result(py::object result, PyObject* const* inputs, Py_ssize_t n) {
+  bool any = false;
+  for (Py_ssize_t i = 0; i < n && !any; ++i) any = is_array_subclass_instance(inputs[i]);
+  if (!any) return result;
+  static py::object* hook = new py::object(py::module_::import("npc._array").attr("_wrap_ufunc_result"));
+  py::tuple t(n);
+  for (Py_ssize_t i = 0; i < n; ++i) t[i] = py::handle(inputs[i]);
+  return (*hook)(result, t);
+}
+
 py::object wrap(ndarray result, py::handle self) {
   report_fp("cast");
   py::object base = py::none();
@@ -175,9 +198,10 @@ py::object wrap(ndarray result, py::handle self) {
       if (s->warn_on_write) {  // views of a broadcast_arrays view inherit WARN_ON_WRITE
         py::object r = new_array_object(std::move(result), std::move(base));
         array_ptr(r)->warn_on_write = true;
-        return r;
+        return finalize_like(std::move(r), self);
       }
     }
+    return finalize_like(new_array_object(std::move(result), std::move(base)), self);
   }
   return new_array_object(std::move(result), std::move(base));
 }
@@ -336,6 +360,27 @@ void bind_ndarray(py::module_& m) {
     for (auto d : dtypes) dtype_objects().push_back(py::reinterpret_borrow<py::object>(d));
     for (auto t : types) scalar_types().push_back(py::reinterpret_borrow<py::object>(t));
     check_fast_scalars();
+  });
+
+  m.def("_view_as", [](py::handle a, py::handle cls) -> py::object {
+    // The array `a` as an instance of `cls` (npc.ndarray or a Python subclass), sharing its
+    // memory, base and flags; __array_finalize__ is the caller's (python/npc/_array.py).
+    PyArray* s = array_ptr(a);
+    auto* t = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    if (!s || !PyType_Check(cls.ptr()) || !PyType_IsSubtype(t, g_array_type))
+      throw TypeError("_view_as expects an npc array and a subclass of npc.ndarray");
+    auto heap = std::make_unique<PyArray>(static_cast<const ndarray&>(*s));
+    heap->base = s->base.is_none() ? py::reinterpret_borrow<py::object>(a) : s->base;
+    heap->warn_on_write = s->warn_on_write;
+    PyObject* o = py::detail::make_new_instance(t);
+    if (!o) throw py::error_already_set();
+    auto* inst = reinterpret_cast<py::detail::instance*>(o);
+    auto v_h = inst->get_value_and_holder(g_array_tinfo);
+    v_h.value_ptr() = heap.get();
+    new (&v_h.holder<std::unique_ptr<PyArray>>()) std::unique_ptr<PyArray>(heap.release());
+    v_h.set_holder_constructed();
+    inst->owned = true;
+    return py::reinterpret_steal<py::object>(o);
   });
 
   auto cls = py::class_<PyArray>(m, "ndarray", py::buffer_protocol(), py::module_local(false));

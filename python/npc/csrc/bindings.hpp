@@ -84,6 +84,14 @@ inline PyArray* array_ptr(py::handle o) { return array_ptr(o.ptr()); }
 /// A new npc.ndarray object owning `a` (its `base` set to `base`), made without pybind11's
 /// per-call type lookups.
 py::object new_array_object(ndarray a, py::object base = py::none());
+/// `result` (a new npc.ndarray made from `self`) as an instance of self's class when that is a
+/// Python subclass of npc.ndarray, with `__array_finalize__(self)` called as NumPy does
+/// (Note [ndarray subclasses] in python/npc/_array.py); `result` itself otherwise.
+py::object finalize_like(py::object result, py::handle self);
+/// Results of a ufunc or operator whose operands include instances of Python subclasses of
+/// npc.ndarray: wrapped by the operand of highest __array_priority__ (its __array_wrap__),
+/// as NumPy does; `result` itself otherwise.
+py::object wrap_ufunc_result(py::object result, PyObject* const* inputs, Py_ssize_t n);
 
 /// Zero-copy npc array over a numpy.ndarray of a native dtype (aligned, native byte order),
 /// else None (bind_interop.cpp).
