@@ -470,6 +470,40 @@ def guard_subclasses(namespace, numpy_module, qualname):
         namespace[name] = g
 
 
+def guard_method_destinations(cls):
+    """Wraps the methods of npc.ndarray that take ``out=`` (a.sum(out=...), a.cumsum, ...):
+    a NumPy ``out`` array (unaligned, byte-swapped or of another dtype included) is written
+    by NumPy's method on a zero-copy view, which returns the caller's object, as NumPy does."""
+    for name, fn in list(vars(cls).items()):
+        if name.startswith("_") or type(fn) is not types.FunctionType:
+            continue
+        try:
+            params = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            continue
+        if "out" not in params:
+            continue
+        setattr(cls, name, _out_guarded_method(name, fn, params.index("out") - 1))
+
+
+def _out_guarded_method(name, fn, pos):
+    qualname = "ndarray." + name
+
+    def method(self, *args, **kwargs):
+        if not kwargs and len(args) <= pos:
+            return fn(self, *args)  # no out= given
+        out = kwargs.get("out") if "out" in kwargs else (args[pos] if 0 <= pos < len(args) else None)
+        if out is not None and (isinstance(out, _NP_NDARRAY) or
+                                (type(out) is tuple and any(isinstance(o, _NP_NDARRAY) for o in out))):
+            record(qualname)
+            return getattr(_to_numpy_view(self), name)(*to_numpy(args), **to_numpy(kwargs))
+        return fn(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    method.__wrapped__ = fn
+    return method
+
+
 def install(namespace):
     """Installs the protocols on npc.ndarray (namespace: npc's module dict)."""
     global _ns

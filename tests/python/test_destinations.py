@@ -9,13 +9,14 @@ import npc
 
 
 def _dest(kind, shape=(4,), dtype="f8"):
+    dtype = np.dtype(dtype)
     if kind == "plain":
         return np.zeros(shape, dtype)
     if kind == "unaligned":
         n = int(np.prod(shape))
-        return np.frombuffer(bytearray(n * 8 + 1), dtype, offset=1, count=n).reshape(shape)
+        return np.frombuffer(bytearray(n * dtype.itemsize + 1), dtype, offset=1, count=n).reshape(shape)
     if kind == "swapped":
-        return np.zeros(shape, np.dtype(dtype).newbyteorder())
+        return np.zeros(shape, dtype.newbyteorder())
     raise AssertionError(kind)
 
 
@@ -76,3 +77,20 @@ def test_divmod_into_numpy_outputs():
     r = npc.divmod(npc.arange(3.), 2, out=(o1, o2))
     assert r[0] is o1 and r[1] is o2
     np.testing.assert_array_equal(o1, [0, 0, 1])
+
+
+_METHODS = [("sum", (), ()), ("mean", (), ()), ("max", (), ()), ("min", (), ()), ("prod", (), ()),
+            ("cumsum", (), (4,)), ("cumprod", (), (4,)), ("round", (), (4,)), ("clip", (0, 1), (4,)),
+            ("take", ([0, 1, 2, 3],), (4,)), ("std", (), ()), ("var", (), ()), ("any", (), ()), ("all", (), ()),
+            ("argmax", (), ()), ("argmin", (), ())]
+
+
+@pytest.mark.parametrize("kind", ["plain", "unaligned", "swapped"])
+@pytest.mark.parametrize("name, args, shape", _METHODS)
+def test_method_out_numpy_destination(name, args, shape, kind):
+    dt = "?" if name in ("any", "all") else ("i8" if name.startswith("arg") else "f8")
+    d_np, d_npc = _dest(kind, shape, dt), _dest(kind, shape, dt)
+    e = getattr(np.arange(4.), name)(*args, out=d_np)
+    r = getattr(npc.arange(4.), name)(*args, out=d_npc)
+    assert (r is d_npc) == (e is d_np)
+    np.testing.assert_array_equal(d_npc, d_np)
