@@ -421,7 +421,16 @@ def _broadcast_value(value, like):
 
 def _reduce(self):
     # order="K" keeps a Fortran-ordered array Fortran-ordered through pickling, as NumPy does.
+    if type(self) is not ndarray:
+        # A subclass pickles as NumPy's do: an empty instance of the class, then NumPy's state
+        # through __setstate__ (which subclasses extend to carry their attributes).
+        return (_reconstruct_subclass, (type(self),), _numpy_view(self).__reduce__()[2])
     return (_reconstruct, (_numpy_view(self).copy(order="K"),))
+
+
+def _reconstruct_subclass(cls):
+    """An empty instance of an npc.ndarray subclass (unpickling; __setstate__ fills it)."""
+    return cls.__new__(cls, (0,), _np.uint8)
 
 
 def _setstate(self, state):

@@ -14,7 +14,7 @@ import numpy as _np
 
 from . import _core
 from . import _fallback
-from ._array import _as_npc, _from_numpy, ndarray
+from ._array import _as_npc, _from_numpy, _wrap_ufunc_result, ndarray
 from ._dtypes import DTYPES, code_of
 
 _NOT_NATIVE = object()  # returned by the bindings when an operand is not native to npc
@@ -167,6 +167,11 @@ class ufunc(_core._UfuncBase):
         r = _core.ufunc_call(self._id, args, out, w, code, _casting_code(casting), order.upper())
         if r is _NOT_NATIVE:
             return self._fallback("__call__", args, {k: v for k, v in full_kw.items() if v is not None})
+        if out is None:
+            # Subclass operands wrap the result (Note [ndarray subclasses] in _array.py).
+            for x in args:
+                if isinstance(x, ndarray) and type(x) is not ndarray:
+                    return _wrap_ufunc_result(r, args)
         return r
 
     # ------------------------------------------------------------ methods

@@ -109,3 +109,47 @@ def test_array_priority_decides_the_result_class():
         lo, hi = m.arange(3.).view(Low), m.arange(3.).view(High)
         results.append((type(lo + hi).__name__, type(hi + lo).__name__, type(m.add(lo, hi)).__name__))
     assert results[0] == results[1]
+
+
+def _pickling_class(m):
+    class PicklingInfoArray(m.ndarray):
+        """NumPy's documented pattern for pickling an attribute with the array."""
+
+        def __new__(cls, input_array, info=None):
+            obj = m.asarray(input_array).view(cls)
+            obj.info = info
+            return obj
+
+        def __array_finalize__(self, obj):
+            if obj is None:
+                return
+            self.info = getattr(obj, "info", None)
+
+        def __reduce__(self):
+            pickled_state = super().__reduce__()
+            return (pickled_state[0], pickled_state[1], pickled_state[2] + (self.info,))
+
+        def __setstate__(self, state):
+            self.info = state[-1]
+            super().__setstate__(state[0:-1])
+
+    return PicklingInfoArray
+
+
+PicklingNumpy = _pickling_class(numpy)
+PicklingNpc = _pickling_class(npc)
+PicklingNumpy.__qualname__ = PicklingNumpy.__name__ = "PicklingNumpy"  # picklable by name
+PicklingNpc.__qualname__ = PicklingNpc.__name__ = "PicklingNpc"
+
+
+def test_pickle_round_trip_of_subclass():
+    import pickle
+    for cls, m in ((PicklingNumpy, numpy), (PicklingNpc, npc)):
+        a = cls(m.arange(6.).reshape(2, 3), info="P")
+        b = pickle.loads(pickle.dumps(a))
+        assert type(b) is cls and b.info == "P" and b.tolist() == a.tolist()
+
+
+@pytest.mark.parametrize("expr", ["m.add(r, 1.0, dtype=m.float32)", "m.multiply(r, r, casting='unsafe')"])
+def test_ufunc_with_keywords_keeps_subclass(expr):
+    assert _outcomes(npc, expr) == _outcomes(numpy, expr)
