@@ -32,23 +32,17 @@ def _numpy_view(a):
 # npc implements numpy.ndarray itself, not its subclasses: a masked array, np.matrix,
 # np.memmap or a user's subclass of numpy.ndarray carries semantics (a mask, matrix
 # products, __array_wrap__, __array_ufunc__ overrides) that a plain view would drop. Every
-# conversion of an operand into an npc array (_from_numpy, _as_npc here; ndarray_of_numpy and
-# the ufunc operands in csrc) treats such an object as it treats a non-native dtype: the
-# call runs on NumPy, so the result and its type are NumPy's. Results NumPy returns as plain
-# numpy.ndarray (arithmetic on a memmap) become npc arrays as every fallback result does.
-
-
-def _is_numpy_subclass(obj):
-    """True for instances of proper subclasses of numpy.ndarray."""
-    return isinstance(obj, _np.ndarray) and type(obj) is not _np.ndarray
+# conversion of an operand into an npc array (_as_npc here; ndarray_of_numpy and the ufunc
+# operands in csrc; the public functions' guard, Note [subclass guard]) treats such an
+# object as it treats a non-native dtype: the call runs on NumPy, so the result and its type
+# are NumPy's. Results NumPy returns as plain numpy.ndarray (arithmetic on a memmap) become
+# npc arrays as every fallback result does.
 
 
 def _from_numpy(arr):
     """npc view of a numpy.ndarray (zero-copy when native byte order and aligned), or the
-    NumPy array itself when its dtype is not native to npc or it is an instance of a
-    subclass (Note [NumPy subclasses])."""
-    if type(arr) is not _np.ndarray:
-        return arr
+    NumPy array itself when its dtype is not native to npc. Operands of npc functions reach
+    it through _as_npc, which keeps subclasses NumPy (Note [NumPy subclasses])."""
     code = code_of(arr.dtype) if arr.dtype.isnative else code_of(arr.dtype.newbyteorder("="))
     if code is None:
         return arr
@@ -64,8 +58,8 @@ def _as_npc(obj):
     """npc array for obj (ndarray stays, NumPy arrays are wrapped zero-copy)."""
     if isinstance(obj, ndarray):
         return obj
-    if isinstance(obj, _np.ndarray):
-        return _from_numpy(obj)  # a subclass stays itself (Note [NumPy subclasses])
+    if isinstance(obj, _np.ndarray) and type(obj) is not _np.ndarray:
+        return obj  # a subclass stays NumPy (Note [NumPy subclasses])
     return _from_numpy(_np.asarray(obj))
 
 
