@@ -68,6 +68,7 @@ _interop.guard_subclasses(vars(linalg), _np.linalg, "npc.linalg")
 _interop.guard_subclasses(vars(fft), _np.fft, "npc.fft")
 _fallback.install_methods(ndarray)
 _interop.guard_method_destinations(ndarray)  # NumPy out= arrays of methods: NumPy writes them
+_interop.guard_subclass_results(ndarray)  # results of subclass instances keep the class
 __getattr__, __dir__ = _fallback.install(globals(), "npc", _np)
 # Type slots of npc.ndarray's hot paths (operators, indexing, len, shape/dtype/...), installed
 # once every layer has set its methods (Note [fast slots] in python/npc/csrc/bindings.hpp).

@@ -486,6 +486,45 @@ def guard_method_destinations(cls):
         setattr(cls, name, _out_guarded_method(name, fn, params.index("out") - 1))
 
 
+# Methods whose results NumPy builds through ufuncs (or as new arrays of the class), so that a
+# subclass instance gets a result of its class, 0-d included (Note [ndarray subclasses]).
+_SUBCLASS_RESULT_METHODS = ("sum", "prod", "mean", "max", "min", "any", "all", "cumsum", "cumprod", "clip",
+                            "round", "argmax", "argmin", "dot", "var", "std", "take", "compress", "conj",
+                            "conjugate", "trace", "repeat", "diagonal", "choose")
+
+
+def guard_subclass_results(cls):
+    """Wraps the methods of npc.ndarray listed in _SUBCLASS_RESULT_METHODS: called on an
+    instance of a Python subclass, the result takes the subclass through __array_wrap__."""
+    from ._array import _wrap_ufunc_result
+    for name in _SUBCLASS_RESULT_METHODS:
+        fn = vars(cls).get(name)
+        if fn is None or not callable(fn):
+            continue
+        setattr(cls, name, _subclass_result_method(name, fn, _wrap_ufunc_result))
+
+
+# Of those, the reductions NumPy runs through ufunc.reduce keep the class for 0-d results too;
+# the others give scalars for 0-d results (argmax, dot of vectors, take of one index).
+_SUBCLASS_0D_METHODS = frozenset(("sum", "prod", "mean", "max", "min", "any", "all", "var", "std"))
+
+
+def _subclass_result_method(name, fn, wrap_result):
+    keep_0d = name in _SUBCLASS_0D_METHODS
+
+    def method(self, *args, **kwargs):
+        r = fn(self, *args, **kwargs)
+        if type(self) is ndarray or kwargs.get("out") is not None:
+            return r
+        if not keep_0d and not isinstance(r, ndarray):
+            return r
+        return wrap_result(r, (self,))
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = getattr(fn, "__doc__", None)
+    method.__wrapped__ = fn
+    return method
+
+
 def _out_guarded_method(name, fn, pos):
     qualname = "ndarray." + name
 

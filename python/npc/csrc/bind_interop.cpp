@@ -188,7 +188,9 @@ PyTypeObject* npc_type() {
 /// very same object when it holds none (so NumPy can still mutate a caller's list).
 py::object to_numpy_tree(py::handle o) {
   PyTypeObject* t = Py_TYPE(o.ptr());
-  if (t == npc_type()) return to_numpy(o);
+  // Instances of Python subclasses of npc.ndarray too: NumPy would hand them back to npc
+  // through __array_ufunc__/__array_function__ (an endless loop).
+  if (t == npc_type() || array_ptr(o)) return to_numpy(o);
   if (t == &PyTuple_Type || t == &PyList_Type) {
     bool is_tuple = t == &PyTuple_Type;
     Py_ssize_t n = is_tuple ? PyTuple_GET_SIZE(o.ptr()) : PyList_GET_SIZE(o.ptr());
