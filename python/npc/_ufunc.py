@@ -443,7 +443,10 @@ def _big_int_call(op_id, args, out, where, dtype, casting, order):
     if dtype >= 0:
         kw["dtype"] = DTYPES[dtype]
     loop = _loop_codes(op_id, args, dtype)
-    if loop is None:
+    if loop is None or (out is None and where is None and dtype < 0 and
+                        builtins.all(type(v) in (int, float, complex, bool) for v in args)):
+        # Python scalars only: NumPy makes an object array of the big int, whose loop (a
+        # Python-level method, or none: TypeError) decides.
         return uf._fallback("__call__", args, kw)
     big = [i for i, v in enumerate(args) if _is_big_int(v)]
     new = list(args)
