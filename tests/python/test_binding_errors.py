@@ -31,7 +31,7 @@ _SKIP = {"memmap", "save", "savez", "savez_compressed", "savetxt", "load", "load
 # rtol, as trim_zeros' axis and as clip's bound (NumPy: object arrays without a loop);
 # clip(None) and clip(x, None) (NumPy: TypeError from its own checks); matmul's third
 # positional (out=, NumPy: ValueError/TypeError for a non-array); nan_to_num(x, 'a') (copy=
-# is truth-tested, NumPy parses it); tensorinv(2**63) (npc fails later, as TypeError);
+# is truth-tested, NumPy parses it); tensorinv(2**63) (npc returns, NumPy: TypeError);
 # numpy.issubdtype (NumPy's own function) reads an npc array's .dtype where it refuses a
 # NumPy array.
 KNOWN = {("npc.allclose", 2, "-2**63-1"), ("npc.isclose", 2, "-2**63-1"),
