@@ -62,7 +62,13 @@ from . import _fallback, _interop  # noqa: E402
 # Last, once every layer has defined its native names: protocols on npc.ndarray, fallbacks
 # for the numpy.ndarray methods still missing, and the module-level NumPy fallback.
 _interop.install(globals())
+# Calls with numpy.ndarray subclasses (masked arrays, matrix, ...) run on NumPy.
+_interop.guard_subclasses(globals(), _np, "npc")
+_interop.guard_subclasses(vars(linalg), _np.linalg, "npc.linalg")
+_interop.guard_subclasses(vars(fft), _np.fft, "npc.fft")
 _fallback.install_methods(ndarray)
+_interop.guard_method_destinations(ndarray)  # NumPy out= arrays of methods: NumPy writes them
+_interop.guard_subclass_results(ndarray)  # results of subclass instances keep the class
 __getattr__, __dir__ = _fallback.install(globals(), "npc", _np)
 # Type slots of npc.ndarray's hot paths (operators, indexing, len, shape/dtype/...), installed
 # once every layer has set its methods (Note [fast slots] in python/npc/csrc/bindings.hpp).

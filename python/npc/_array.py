@@ -28,9 +28,21 @@ def _numpy_view(a):
         raise
 
 
+# Note [NumPy subclasses]
+# npc implements numpy.ndarray itself, not its subclasses: a masked array, np.matrix,
+# np.memmap or a user's subclass of numpy.ndarray carries semantics (a mask, matrix
+# products, __array_wrap__, __array_ufunc__ overrides) that a plain view would drop. Every
+# conversion of an operand into an npc array (_as_npc here; ndarray_of_numpy and the ufunc
+# operands in csrc; the public functions' guard, Note [subclass guard]) treats such an
+# object as it treats a non-native dtype: the call runs on NumPy, so the result and its type
+# are NumPy's. Results NumPy returns as plain numpy.ndarray (arithmetic on a memmap) become
+# npc arrays as every fallback result does.
+
+
 def _from_numpy(arr):
     """npc view of a numpy.ndarray (zero-copy when native byte order and aligned), or the
-    NumPy array itself when its dtype is not native to npc."""
+    NumPy array itself when its dtype is not native to npc. Operands of npc functions reach
+    it through _as_npc, which keeps subclasses NumPy (Note [NumPy subclasses])."""
     code = code_of(arr.dtype) if arr.dtype.isnative else code_of(arr.dtype.newbyteorder("="))
     if code is None:
         return arr
@@ -46,6 +58,8 @@ def _as_npc(obj):
     """npc array for obj (ndarray stays, NumPy arrays are wrapped zero-copy)."""
     if isinstance(obj, ndarray):
         return obj
+    if isinstance(obj, _np.ndarray) and type(obj) is not _np.ndarray:
+        return obj  # a subclass stays NumPy (Note [NumPy subclasses])
     return _from_numpy(_np.asarray(obj))
 
 
@@ -166,11 +180,14 @@ def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
     if self._code >= 12 and 0 < code < 12:
         warnings.warn("Casting complex values to real discards the imaginary part",
                       _np.exceptions.ComplexWarning, stacklevel=2)
+    if type(self) is not ndarray and r is not self:
+        return _finalize_like(r, self) if subok else r
     return r
 
 
 def _copy(self, order="C"):
-    return self._copy(order)
+    r = self._copy(order)
+    return r if type(self) is ndarray else _finalize_like(r, self)
 
 
 def _fill(self, value):
@@ -213,8 +230,68 @@ def _check_python_int(value, dtype):
 
 _TYPE = type
 
+# Note [ndarray subclasses]
+# Python subclasses of npc.ndarray follow NumPy's subclassing protocol: ``a.view(cls)`` and
+# ``cls(shape, ...)`` (through ``__new__``) make instances, ``__array_finalize__(obj)`` runs for
+# every new instance (obj None from the constructor, the source array for views, slices and
+# ufunc results), views and slices keep the class (bindings: finalize_like), and ufunc and
+# operator results take the class of the operand of highest ``__array_priority__`` through its
+# ``__array_wrap__`` (bindings: wrap_ufunc_result), 0-d results included, as NumPy does.
+# Instance attributes (``info``) live in the instance's ``__dict__``.
+
+
+def _as_subclass(arr, cls, obj):
+    """`arr` (an npc array) as an instance of `cls`, finalized from `obj`."""
+    r = arr if type(arr) is cls else _core._view_as(arr, cls)
+    fin = getattr(r, "__array_finalize__", None)
+    if fin is not None:
+        fin(obj)
+    return r
+
+
+def _finalize_like(result, self):
+    """A view or copy `result` of `self` as self's subclass (called by the bindings)."""
+    return _as_subclass(result, type(self), self)
+
+
+def _wrap_ufunc_result(result, inputs):
+    """A ufunc/operator result, wrapped by the subclass operand of highest priority."""
+    best = None
+    for x in inputs:
+        if isinstance(x, ndarray) and type(x) is not ndarray:
+            if best is None or getattr(x, "__array_priority__", 0.0) > getattr(best, "__array_priority__", 0.0):
+                best = x
+    if best is None:
+        return result
+    if isinstance(result, tuple):
+        return tuple(_wrap_ufunc_result(r, inputs) for r in result)
+    if not isinstance(result, ndarray):
+        if not isinstance(result, _np.generic):
+            return result
+        result = _core._from_numpy(_np.asarray(result))
+    return best.__array_wrap__(result, None, False)
+
+
+def _array_wrap(self, arr, context=None, return_scalar=False):
+    """numpy.ndarray.__array_wrap__: `arr` as an instance of this array's class (a scalar
+    when `return_scalar` and `arr` is 0-d)."""
+    if return_scalar and getattr(arr, "ndim", 1) == 0:
+        return arr[()]
+    if not isinstance(arr, ndarray):
+        return arr
+    return _as_subclass(arr, type(self), self)
+
+
+def _array_finalize(self, obj):
+    """numpy.ndarray.__array_finalize__: a hook for subclasses (does nothing here)."""
+
 
 def _view(self, dtype=None, type=None):
+    if type is not None and isinstance(type, _TYPE) and issubclass(type, ndarray):
+        base = self._view(self._code) if dtype is None else _view(self, dtype)
+        return _as_subclass(_core._view_as(base, type), type, self)
+    if dtype is not None and type is None and isinstance(dtype, _TYPE) and issubclass(dtype, ndarray):
+        return _as_subclass(_core._view_as(self._view(self._code), dtype), dtype, self)
     if type is not None:
         return _numpy_view(self).view(dtype, type) if dtype is not None else _numpy_view(self).view(type)
     if dtype is None:
@@ -338,7 +415,31 @@ def _broadcast_value(value, like):
 
 def _reduce(self):
     # order="K" keeps a Fortran-ordered array Fortran-ordered through pickling, as NumPy does.
+    if type(self) is not ndarray:
+        # A subclass pickles as NumPy's do: an empty instance of the class, then NumPy's state
+        # through __setstate__ (which subclasses extend to carry their attributes).
+        return (_reconstruct_subclass, (type(self),), _numpy_view(self).__reduce__()[2])
     return (_reconstruct, (_numpy_view(self).copy(order="K"),))
+
+
+def _reconstruct_subclass(cls):
+    """An empty instance of an npc.ndarray subclass (unpickling; __setstate__ fills it)."""
+    return cls.__new__(cls, (0,), _np.uint8)
+
+
+def _setstate(self, state):
+    """numpy.ndarray.__setstate__: replaces the array in place by the one `state` describes
+    (``(version, shape, dtype, is_fortran, rawdata)`` or the 4-tuple without the version, as
+    ``numpy.ndarray.__reduce__`` gives it). NumPy validates the state and raises its errors;
+    dtypes npc does not hold natively raise TypeError."""
+    t = _np.empty(0)
+    t.__setstate__(state)
+    if code_of(t.dtype) is None:
+        raise TypeError(f"npc arrays cannot hold dtype {t.dtype} (not native to npc)")
+    if not t.dtype.isnative:
+        t = t.astype(t.dtype.newbyteorder("="))
+    from ._creation import _adopt
+    _core._take_over(self, _adopt(t.copy(order="K")))
 
 
 def _reconstruct(arr):
@@ -346,7 +447,8 @@ def _reconstruct(arr):
 
 
 def _copy_method(self):
-    return self._copy("A")
+    r = self._copy("A")
+    return r if type(self) is ndarray else _finalize_like(r, self)
 
 
 def _deepcopy(self, memo=None):
@@ -364,8 +466,9 @@ _METHODS = {
     "transpose": _transpose, "tobytes": _tobytes, "item": _item, "tolist": _tolist,
     "__len__": _len, "__iter__": _iter, "__bool__": _bool, "__int__": _scalar_conv(int),
     "__float__": _scalar_conv(float), "__complex__": _scalar_conv(complex), "__index__": _index,
-    "__reduce__": _reduce, "__copy__": _copy_method, "__deepcopy__": _deepcopy,
-    "__array_namespace__": _array_namespace,
+    "__reduce__": _reduce, "__setstate__": _setstate, "__copy__": _copy_method, "__deepcopy__": _deepcopy,
+    "__array_namespace__": _array_namespace, "__array_wrap__": _array_wrap,
+    "__array_finalize__": _array_finalize,
 }
 for _name, _fn in _METHODS.items():
     setattr(ndarray, _name, _fn)

@@ -33,6 +33,12 @@ def _shape_arg(shape):
         raise TypeError(f"'{type(shape).__name__}' object cannot be interpreted as an integer") from None
 
 
+def _check_device(device):
+    """NumPy's check of ``device=``: only "cpu" (or None) until npc has a device backend."""
+    if device is not None and not (type(device) is str and device == "cpu"):
+        raise ValueError(f'Device not understood. Only "cpu" is allowed, but received: {device}')
+
+
 def _check_order(order, allowed=("C", "F")):
     if order is None:
         return "C"
@@ -104,6 +110,7 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
 def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     """numpy.asarray: `a` itself when it already is an npc array of `dtype`, else a
     conversion (zero-copy for NumPy arrays)."""
+    _check_device(device)
     if isinstance(a, ndarray) and (dtype is None or code_of(dtype) == a._code) and copy is not True \
             and (order in (None, "K", "A") or a.flags[order.upper()]):
         return a
@@ -112,6 +119,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
 
 def asanyarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     """numpy.asanyarray (npc has no ndarray subclasses; same as asarray)."""
+    _check_device(device)
     return asarray(a, dtype=dtype, order=order, copy=copy)
 
 
@@ -133,6 +141,7 @@ def _code_or_none(dtype, default):
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
     """numpy.empty: an uninitialised array. ValueError for negative dimensions, MemoryError
     when it cannot be allocated."""
+    _check_device(device)
     code = _code_or_none(dtype, FLOAT64)
     if code is None:
         return _np.empty(shape, dtype, order)
@@ -141,6 +150,7 @@ def empty(shape, dtype=float, order="C", *, device=None, like=None):
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):
     """numpy.zeros: an array of zeros of `shape` (int or tuple) and `dtype` (default float64)."""
+    _check_device(device)
     code = _code_or_none(dtype, FLOAT64)
     if code is None:
         return _np.zeros(shape, dtype, order)
@@ -149,6 +159,7 @@ def zeros(shape, dtype=float, order="C", *, device=None, like=None):
 
 def ones(shape, dtype=None, order="C", *, device=None, like=None):
     """numpy.ones: an array of ones (default float64)."""
+    _check_device(device)
     code = _code_or_none(dtype, FLOAT64)
     if code is None:
         return _np.ones(shape, dtype, order)
@@ -164,6 +175,7 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     """numpy.full: an array of `shape` filled with `fill_value` (dtype defaults to the fill
     value's own: int64 for Python ints, float64 for floats). OverflowError for a Python int
     out of range of an integer `dtype`."""
+    _check_device(device)
     if dtype is None:
         dtype = _np.array(fill_value).dtype if not isinstance(fill_value, ndarray) else fill_value.dtype
     code = code_of(dtype)
@@ -188,6 +200,7 @@ def _like_args(prototype, dtype, order, shape):
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """numpy.empty_like: uninitialised array with the prototype's shape, dtype and layout."""
+    _check_device(device)
     p, code, order, shape = _like_args(prototype, dtype, order, shape)
     if p is None:
         return _wrap_numpy_result(_np.empty_like(_np.asarray(prototype), dtype, order, subok, shape))
@@ -196,6 +209,7 @@ def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, devi
 
 def zeros_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """numpy.zeros_like."""
+    _check_device(device)
     p, code, order, shape = _like_args(prototype, dtype, order, shape)
     if p is None:
         return _wrap_numpy_result(_np.zeros_like(_np.asarray(prototype), dtype, order, subok, shape))
@@ -204,6 +218,7 @@ def zeros_like(prototype, dtype=None, order="K", subok=True, shape=None, *, devi
 
 def ones_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """numpy.ones_like."""
+    _check_device(device)
     p, code, order, shape = _like_args(prototype, dtype, order, shape)
     if p is None:
         return _wrap_numpy_result(_np.ones_like(_np.asarray(prototype), dtype, order, subok, shape))
@@ -212,6 +227,7 @@ def ones_like(prototype, dtype=None, order="K", subok=True, shape=None, *, devic
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """numpy.full_like."""
+    _check_device(device)
     p, code, order, shp = _like_args(a, dtype, order, shape)
     if p is None or not _scalar_fill(fill_value):
         return _wrap_numpy_result(_np.full_like(_np.asarray(a), _np.asarray(fill_value), dtype, order,
@@ -232,6 +248,7 @@ def arange(start_or_stop=None, /, stop=None, step=None, *, dtype=None, device=No
     NumPy scalar's own dtype otherwise. ValueError for a zero step ("Maximum allowed size
     exceeded"), TypeError for non-numbers.
     """
+    _check_device(device)
     if start_or_stop is None and stop is None:
         raise TypeError("arange() requires stop to be specified.")
     if stop is None:
@@ -277,6 +294,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     """numpy.linspace: `num` evenly spaced samples over [start, stop] (NumPy's formula,
     ``i * step + start`` with the last sample set to `stop`). Array endpoints and complex
     endpoints are computed by NumPy."""
+    _check_device(device)
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
@@ -315,6 +333,7 @@ def _wrap_tuple(r):
 
 def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     """numpy.eye: a 2-D array with ones on the k-th diagonal."""
+    _check_device(device)
     code = code_of(dtype)
     if code is None:
         return _np.eye(N, M, k, dtype, order)

@@ -32,6 +32,9 @@ def code_of(dtype):
         return _code_cache[dtype]
     except (KeyError, TypeError):
         pass
+    if isinstance(dtype, _core.ndarray):
+        # numpy.dtype() would read the array's .dtype attribute; NumPy refuses arrays.
+        raise TypeError("Cannot construct a dtype from an array")
     d = _np.dtype(dtype)
     code = _CODE_OF_DTYPE.get(d) if d.isnative else None
     try:

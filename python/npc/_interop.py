@@ -22,6 +22,7 @@ never reach them. A native function that meets arguments it does not handle rais
 protocols (neither npc nor NumPy arrays) get ``NotImplemented``, as NEP 13/18 ask.
 """
 import importlib
+import inspect
 import sys
 import types
 
@@ -29,7 +30,8 @@ import numpy as _np
 
 from . import _core
 from ._array import ndarray
-from ._fallback import (_FALLBACK_IDS, FallbackUfunc, NotNative, _restore_outputs, from_numpy, record,
+from ._creation import _check_device
+from ._fallback import (_FALLBACK_IDS, FallbackUfunc, NotNative, _restore_outputs, call, from_numpy, record,
                         to_numpy)
 
 __all__ = ["from_dlpack", "__array_api_version__"]
@@ -331,6 +333,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
     ----------
     x : object with ``__dlpack__`` and ``__dlpack_device__``
     device : "cpu" or None
+        Any other value raises NumPy's ValueError.
     copy : bool or None
         True always copies; False never copies (BufferError if the producer must);
         None copies only when needed.
@@ -347,8 +350,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
     AttributeError
         When `x` does not implement ``__dlpack__``.
     """
-    if device not in (None, "cpu") and device != (1, 0):
-        raise ValueError(f"Unsupported device: {device!r} (npc.from_dlpack reads CPU memory)")
+    _check_device(device)
     kwargs = {"max_version": (1, 0)}
     if copy is not None:
         kwargs["copy"] = copy
@@ -382,10 +384,12 @@ def _device(self):
 
 def to_device(self, device, /, *, stream=None):
     """Array API ``x.to_device``: the array itself for "cpu"; ValueError otherwise."""
+    if type(device) is not str:
+        raise TypeError("to_device() argument 1 must be str, not " + ("None" if device is None else type(device).__name__))
+    if device != "cpu":
+        raise ValueError(f"Unsupported device: {device}. Only 'cpu' is accepted.")
     if stream is not None:
         raise ValueError("The stream argument in to_device() is not supported")
-    if device != "cpu":
-        raise ValueError(f"Unsupported device {device!r}")
     return self
 
 
@@ -399,6 +403,144 @@ def setflags(self, write=None, align=None, uic=None):
     if uic is not None:
         if uic:
             raise ValueError("cannot set WRITEBACKIFCOPY flag to True")
+
+
+# ---------------------------------------------------------------- NumPy subclasses
+_GUARD_NAMES = {}  # id(native function) -> qualified name counted in fallback_stats
+
+
+def _subclass_call(numpy_fn, native, args, kwargs, error):
+    """A guarded npc function met a numpy.ndarray subclass or a NumPy destination (`error`
+    None), or raised the argument error `error`: NumPy's public function runs with the
+    caller's arguments (Notes [subclass guard], [argument errors] in csrc/bind_interop.cpp)."""
+    if error is None:
+        return call(_GUARD_NAMES[id(native)], numpy_fn, args, kwargs)
+    from ._config import config
+    if config.strict_fallback or _any_callable(args) or _any_callable(kwargs.values()):
+        raise error
+    try:
+        return call(_GUARD_NAMES[id(native)], numpy_fn, args, kwargs)
+    except Exception as e:  # noqa: BLE001 (NumPy's error, whatever its type, is the answer)
+        raise e.with_traceback(None) from None
+
+
+def _any_callable(values):
+    for v in values:
+        if callable(v) and not isinstance(v, (type, ndarray, _NP_NDARRAY, _np.ufunc)):
+            return True
+    return False
+
+
+# Functions that write into an argument other than out=: its name.
+_DESTINATION_PARAMS = {"copyto": "dst", "put": "a", "place": "arr", "fill_diagonal": "a", "putmask": "a",
+                       "put_along_axis": "arr"}
+
+
+def _destinations(name, fn):
+    """[(position or -1, name)] of `fn`'s destination parameters (out=, copyto's dst, ...)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    wanted = {"out", _DESTINATION_PARAMS.get(name)}
+    r = []
+    for i, p in enumerate(params):
+        if p.name in wanted:
+            positional = p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            r.append((i if positional else -1, p.name))
+    return r
+
+
+def guard_subclasses(namespace, numpy_module, qualname):
+    """Wraps the native public functions of an npc module (`namespace`, its dict) that
+    mirror a function of `numpy_module`, so that calls with instances of numpy.ndarray
+    subclasses (masked arrays, matrix, memmap, user subclasses) run on NumPy and give NumPy's
+    results and types (Note [NumPy subclasses] in npc/_array.py)."""
+    for name, fn in list(namespace.items()):
+        if name.startswith("_") or type(fn) is not types.FunctionType or id(fn) in _FALLBACK_IDS:
+            continue
+        if not (getattr(fn, "__module__", "") or "").startswith("npc"):
+            continue
+        np_fn = getattr(numpy_module, name, None)
+        if np_fn is None or isinstance(np_fn, type) or not callable(np_fn) or isinstance(np_fn, _np.ufunc):
+            continue
+        _GUARD_NAMES[id(fn)] = f"{qualname}.{name}"
+        g = _core._subclass_guard(fn, np_fn, _subclass_call, _destinations(name, fn))
+        g.__module__ = qualname  # pickled by reference to its public name
+        namespace[name] = g
+
+
+def guard_method_destinations(cls):
+    """Wraps the methods of npc.ndarray that take ``out=`` (a.sum(out=...), a.cumsum, ...):
+    a NumPy ``out`` array (unaligned, byte-swapped or of another dtype included) is written
+    by NumPy's method on a zero-copy view, which returns the caller's object, as NumPy does."""
+    for name, fn in list(vars(cls).items()):
+        if name.startswith("_") or type(fn) is not types.FunctionType:
+            continue
+        try:
+            params = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            continue
+        if "out" not in params:
+            continue
+        setattr(cls, name, _out_guarded_method(name, fn, params.index("out") - 1))
+
+
+# Methods whose results NumPy builds through ufuncs (or as new arrays of the class), so that a
+# subclass instance gets a result of its class, 0-d included (Note [ndarray subclasses]).
+_SUBCLASS_RESULT_METHODS = ("sum", "prod", "mean", "max", "min", "any", "all", "cumsum", "cumprod", "clip",
+                            "round", "argmax", "argmin", "dot", "var", "std", "take", "compress", "conj",
+                            "conjugate", "trace", "repeat", "diagonal", "choose")
+
+
+def guard_subclass_results(cls):
+    """Wraps the methods of npc.ndarray listed in _SUBCLASS_RESULT_METHODS: called on an
+    instance of a Python subclass, the result takes the subclass through __array_wrap__."""
+    from ._array import _wrap_ufunc_result
+    for name in _SUBCLASS_RESULT_METHODS:
+        fn = vars(cls).get(name)
+        if fn is None or not callable(fn):
+            continue
+        setattr(cls, name, _subclass_result_method(name, fn, _wrap_ufunc_result))
+
+
+# Of those, the reductions NumPy runs through ufunc.reduce keep the class for 0-d results too;
+# the others give scalars for 0-d results (argmax, dot of vectors, take of one index).
+_SUBCLASS_0D_METHODS = frozenset(("sum", "prod", "mean", "max", "min", "any", "all", "var", "std"))
+
+
+def _subclass_result_method(name, fn, wrap_result):
+    keep_0d = name in _SUBCLASS_0D_METHODS
+
+    def method(self, *args, **kwargs):
+        r = fn(self, *args, **kwargs)
+        if type(self) is ndarray or kwargs.get("out") is not None:
+            return r
+        if not keep_0d and not isinstance(r, ndarray):
+            return r
+        return wrap_result(r, (self,))
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = getattr(fn, "__doc__", None)
+    method.__wrapped__ = fn
+    return method
+
+
+def _out_guarded_method(name, fn, pos):
+    qualname = "ndarray." + name
+
+    def method(self, *args, **kwargs):
+        if not kwargs and len(args) <= pos:
+            return fn(self, *args)  # no out= given
+        out = kwargs.get("out") if "out" in kwargs else (args[pos] if 0 <= pos < len(args) else None)
+        if out is not None and (isinstance(out, _NP_NDARRAY) or
+                                (type(out) is tuple and any(isinstance(o, _NP_NDARRAY) for o in out))):
+            record(qualname)
+            return getattr(_to_numpy_view(self), name)(*to_numpy(args), **to_numpy(kwargs))
+        return fn(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    method.__wrapped__ = fn
+    return method
 
 
 def install(namespace):

@@ -42,8 +42,8 @@ def _native(np_func, qualname=None):
 
 def _arr(x):
     """npc array for `x`, or NotNative when its dtype is not native to npc."""
-    if type(x) is ndarray:
-        return x
+    if isinstance(x, ndarray):
+        return x  # subclasses of npc.ndarray included (Note [ndarray subclasses] in _array.py)
     if isinstance(x, _np.ndarray) and type(x) is not _np.ndarray:
         raise NotNative  # subclasses (matrix, masked arrays) keep NumPy's semantics
     try:

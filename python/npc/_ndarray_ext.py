@@ -54,7 +54,13 @@ def _new(cls, shape, dtype=float, buffer=None, offset=0, strides=None, order=Non
     buffer protocol. A negative `offset` is a ValueError (NumPy reads before the buffer).
     """
     if cls is not ndarray:
-        raise TypeError("npc.ndarray cannot be subclassed")
+        # A subclass (Note [ndarray subclasses] in _array.py): the array, then its class,
+        # finalized with None as NumPy's constructor does.
+        r = _new(ndarray, shape, dtype, buffer, offset, strides, order)
+        if not isinstance(r, ndarray):
+            raise TypeError(f"npc.ndarray subclasses hold native dtypes only (got {r.dtype})")
+        from ._array import _as_subclass
+        return _as_subclass(r, cls, None)
     code = code_of(FLOAT if dtype is None else dtype)
     shape_t = _int_tuple(shape, "shape")
     strides_t = None if strides is None else _int_tuple(strides, "strides")

@@ -365,10 +365,12 @@ def _split_points(n, indices_or_sections, equal):
         else:
             pts = [operator.index(i) for i in indices_or_sections]
             return [0] + pts + [n]
-    if sections <= 0:
-        raise ValueError("number sections must be larger than 0.")
+    # numpy.split checks divisibility before array_split checks the count: zero sections
+    # are a ZeroDivisionError there ("integer modulo by zero"), negative ones a ValueError.
     if equal and n % sections:
         raise ValueError("array split does not result in an equal division")
+    if sections <= 0:
+        raise ValueError("number sections must be larger than 0.")
     each, extra = divmod(n, sections)
     sizes = [0] + extra * [each + 1] + (sections - extra) * [each]
     pts = []

@@ -14,7 +14,7 @@ import numpy as _np
 
 from . import _core
 from . import _fallback
-from ._array import _as_npc, _from_numpy, ndarray
+from ._array import _as_npc, _from_numpy, _wrap_ufunc_result, ndarray
 from ._dtypes import DTYPES, code_of
 
 _NOT_NATIVE = object()  # returned by the bindings when an operand is not native to npc
@@ -90,6 +90,12 @@ class ufunc(_core._UfuncBase):
     def _fallback(self, method, args, kwargs):
         _fallback.record(f"{self.__name__}.{method}" if method != "__call__" else self.__name__)
         fn = self._np if method == "__call__" else getattr(self._np, method)
+        out = kwargs.get("out")
+        if out is not None:
+            # NumPy returns the `out` it wrote: hand back the caller's objects (a NumPy
+            # destination stays the caller's NumPy array, not an npc view of it).
+            np_kwargs = _to_numpy(kwargs)
+            return _fallback._restore_outputs(fn(*_to_numpy(args), **np_kwargs), out, np_kwargs["out"])
         return _fallback.from_numpy(fn(*_to_numpy(args), **_to_numpy(kwargs)))
 
     def _call(self, *args, out=_np._NoValue, where=True, dtype=None, casting="same_kind", order="K",
@@ -161,6 +167,11 @@ class ufunc(_core._UfuncBase):
         r = _core.ufunc_call(self._id, args, out, w, code, _casting_code(casting), order.upper())
         if r is _NOT_NATIVE:
             return self._fallback("__call__", args, {k: v for k, v in full_kw.items() if v is not None})
+        if out is None:
+            # Subclass operands wrap the result (Note [ndarray subclasses] in _array.py).
+            for x in args:
+                if isinstance(x, ndarray) and type(x) is not ndarray:
+                    return _wrap_ufunc_result(r, args)
         return r
 
     # ------------------------------------------------------------ methods
@@ -432,7 +443,10 @@ def _big_int_call(op_id, args, out, where, dtype, casting, order):
     if dtype >= 0:
         kw["dtype"] = DTYPES[dtype]
     loop = _loop_codes(op_id, args, dtype)
-    if loop is None:
+    if loop is None or (out is None and where is None and dtype < 0 and
+                        builtins.all(type(v) in (int, float, complex, bool) for v in args)):
+        # Python scalars only: NumPy makes an object array of the big int, whose loop (a
+        # Python-level method, or none: TypeError) decides.
         return uf._fallback("__call__", args, kw)
     big = [i for i, v in enumerate(args) if _is_big_int(v)]
     new = list(args)
@@ -557,7 +571,10 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
             kw["initial"] = initial
         if fname is not None:
             _fallback.record(fname)
-            kw = {k: v for k, v in kw.items() if not (k == "dtype" and v is None)}
+            # Defaults stay unsaid, so subclasses whose methods lack a keyword (a masked
+            # array's sum has no where=) get NumPy's own call.
+            kw = {k: v for k, v in kw.items() if not ((k == "dtype" and v is None) or (k == "where" and v is True)
+                                                       or (k == "keepdims" and v is False))}
             return _fallback.from_numpy(getattr(_np, fname)(_to_numpy(array), **_to_numpy(kw)))
         return uf._fallback("reduce", (array,), kw)
     if (a.dtype.kind == "c" or (out is not None and out.dtype.kind == "c") or

@@ -306,7 +306,6 @@ def test_subclass_results_stay_numpy():
 
 
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # numpy.matrix
-@pytest.mark.xfail(strict=True, reason="ufunc layer: npc's native operators convert ndarray subclass operands")
 def test_subclass_operands_of_operators_stay_numpy():
     r = npc.ones((2, 2)) * numpy.asmatrix(numpy.eye(2))
     assert isinstance(r, numpy.matrix)

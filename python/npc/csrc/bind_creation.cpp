@@ -173,6 +173,13 @@ void bind_creation(py::module_& m) {
   });
   m.def("_warn_on_write", [](const PyArray& a) { return a.warn_on_write; });
   m.def("_assign_geometry", [](PyArray& a, const PyArray& view) { a.assign_geometry(view); });
+  m.def("_take_over", [](PyArray& a, const PyArray& src) {
+    // numpy.ndarray.__setstate__: `a` becomes `src` in place (memory, geometry, flags, base).
+    if (a.buffer_geometry.exports > 0) throw ValueError("cannot set state of an array whose buffer is exported");
+    static_cast<ndarray&>(a) = static_cast<const ndarray&>(src);
+    a.base = src.base;
+    a.warn_on_write = false;
+  });
   m.def("_set_strides", [](PyArray& a, py::handle strides) { a.set_strides(to_shape(strides)); });
   m.def("_resize", [](PyArray& a, py::handle shape) { a.resize(to_shape(shape)); });
   m.def("promote_types", [](int a, int b) {

@@ -299,7 +299,7 @@ std::vector<ndarray> arrays(py::handle seq) {
 
 std::optional<int64_t> opt_axis(py::handle axis) {
   if (axis.is_none()) return std::nullopt;
-  return py::reinterpret_steal<py::object>(PyNumber_Index(axis.ptr())).cast<int64_t>();
+  return index_arg(axis);
 }
 }  // namespace
 
@@ -376,8 +376,11 @@ PyObject* fast_getitem(PyObject* self, PyObject* key) {
         strides[0] *= step;
         // A view: its base is self's base, or self when self owns its memory (as wrap()).
         py::object base = a->base.is_none() ? py::reinterpret_borrow<py::object>(self) : a->base;
-        return new_array_object(a->with_geometry(offset, a->dtype(), std::move(shape), std::move(strides)),
-                                std::move(base)).release().ptr();
+        return finalize_like(new_array_object(a->with_geometry(offset, a->dtype(), std::move(shape), std::move(strides)),
+                                              std::move(base)),
+                             self)
+            .release()
+            .ptr();
       }
     }
     return getitem(py::reinterpret_borrow<py::object>(self), key).release().ptr();
@@ -490,21 +493,21 @@ void bind_indexing(py::module_& m) {
     static const std::unordered_map<std::string, Fn> table = {
         {"squeeze", +[](py::tuple& x) -> py::object {
            std::optional<std::vector<int64_t>> ax;
-           if (!x[2].is_none()) ax = x[2].cast<std::vector<int64_t>>();
+           if (!x[2].is_none()) ax = index_list(x[2]);
            return wrap(squeeze(arr(x[1]), ax), x[1]);
          }},
-        {"expand_dims", +[](py::tuple& x) -> py::object { return wrap(expand_dims(arr(x[1]), x[2].cast<std::vector<int64_t>>()), x[1]); }},
-        {"swapaxes", +[](py::tuple& x) -> py::object { return wrap(swapaxes(arr(x[1]), x[2].cast<int64_t>(), x[3].cast<int64_t>()), x[1]); }},
+        {"expand_dims", +[](py::tuple& x) -> py::object { return wrap(expand_dims(arr(x[1]), index_list(x[2])), x[1]); }},
+        {"swapaxes", +[](py::tuple& x) -> py::object { return wrap(swapaxes(arr(x[1]), index_arg(x[2]), index_arg(x[3])), x[1]); }},
         {"moveaxis", +[](py::tuple& x) -> py::object {
-           return wrap(moveaxis(arr(x[1]), x[2].cast<std::vector<int64_t>>(), x[3].cast<std::vector<int64_t>>()), x[1]);
+           return wrap(moveaxis(arr(x[1]), index_list(x[2]), index_list(x[3])), x[1]);
          }},
         {"flip", +[](py::tuple& x) -> py::object {
            std::optional<std::vector<int64_t>> ax;
-           if (!x[2].is_none()) ax = x[2].cast<std::vector<int64_t>>();
+           if (!x[2].is_none()) ax = index_list(x[2]);
            return wrap(flip(arr(x[1]), ax), x[1]);
          }},
         {"diagonal", +[](py::tuple& x) -> py::object {
-           return wrap(diagonal(arr(x[1]), x[2].cast<int64_t>(), x[3].cast<int64_t>(), x[4].cast<int64_t>()), x[1]);
+           return wrap(diagonal(arr(x[1]), index_arg(x[2]), index_arg(x[3]), index_arg(x[4])), x[1]);
          }},
         {"ravel", +[](py::tuple& x) -> py::object { return wrap(ravel(arr(x[1]), order_from_name(x[2].cast<std::string>())), x[1]); }},
         {"concatenate", +[](py::tuple& x) -> py::object {
@@ -524,17 +527,17 @@ void bind_indexing(py::module_& m) {
            if (x[3].cast<int>() >= 0) dt = static_cast<DType>(x[3].cast<int>());
            if (!x[5].is_none()) {
              ndarray o = arr(x[5]);
-             stack(in, x[2].cast<int64_t>(), dt, casting_from_name(x[4].cast<std::string>()), &o);
+             stack(in, index_arg(x[2]), dt, casting_from_name(x[4].cast<std::string>()), &o);
              return py::reinterpret_borrow<py::object>(x[5]);
            }
-           return wrap(stack(in, x[2].cast<int64_t>(), dt, casting_from_name(x[4].cast<std::string>())));
+           return wrap(stack(in, index_arg(x[2]), dt, casting_from_name(x[4].cast<std::string>())));
          }},
         {"repeat", +[](py::tuple& x) -> py::object { return wrap(repeat(arr(x[1]), arr(x[2]), opt_axis(x[3]))); }},
         {"roll", +[](py::tuple& x) -> py::object {
-           return wrap(roll(arr(x[1]), x[2].cast<std::vector<int64_t>>(), x[3].cast<std::vector<int64_t>>()));
+           return wrap(roll(arr(x[1]), index_list(x[2]), index_list(x[3])));
          }},
-        {"tril", +[](py::tuple& x) -> py::object { return wrap(tril(arr(x[1]), x[2].cast<int64_t>())); }},
-        {"triu", +[](py::tuple& x) -> py::object { return wrap(triu(arr(x[1]), x[2].cast<int64_t>())); }},
+        {"tril", +[](py::tuple& x) -> py::object { return wrap(tril(arr(x[1]), index_arg(x[2]))); }},
+        {"triu", +[](py::tuple& x) -> py::object { return wrap(triu(arr(x[1]), index_arg(x[2]))); }},
         {"broadcast_to", +[](py::tuple& x) -> py::object { return wrap(broadcast_to(arr(x[1]), to_shape(x[2])), x[1]); }},
         {"broadcast_shapes", +[](py::tuple& x) -> py::object {
            std::vector<Shape> shapes;
@@ -556,12 +559,12 @@ void bind_indexing(py::module_& m) {
            return wrap(argsort(arr(x[1]), opt_axis(x[2]), x.size() > 3 && x[3].cast<bool>()));
          }},
         {"partition", +[](py::tuple& x) -> py::object {
-           return wrap(partition(arr(x[1]), x[2].cast<std::vector<int64_t>>(), opt_axis(x[3])));
+           return wrap(partition(arr(x[1]), index_list(x[2]), opt_axis(x[3])));
          }},
         {"argpartition", +[](py::tuple& x) -> py::object {
-           return wrap(argpartition(arr(x[1]), x[2].cast<std::vector<int64_t>>(), opt_axis(x[3])));
+           return wrap(argpartition(arr(x[1]), index_list(x[2]), opt_axis(x[3])));
          }},
-        {"lexsort", +[](py::tuple& x) -> py::object { return wrap(lexsort(arrays(x[1]), x[2].cast<int64_t>())); }},
+        {"lexsort", +[](py::tuple& x) -> py::object { return wrap(lexsort(arrays(x[1]), index_arg(x[2]))); }},
         {"searchsorted", +[](py::tuple& x) -> py::object {
            std::optional<ndarray> sorter;
            if (!x[4].is_none()) sorter = arr(x[4]);
@@ -575,7 +578,7 @@ void bind_indexing(py::module_& m) {
         {"bincount", +[](py::tuple& x) -> py::object {
            std::optional<ndarray> w;
            if (!x[2].is_none()) w = arr(x[2]);
-           return wrap(bincount(arr(x[1]), w, x[3].cast<int64_t>()));
+           return wrap(bincount(arr(x[1]), w, index_arg(x[3])));
          }},
         {"histogram", +[](py::tuple& x) -> py::object {
            std::optional<ndarray> w;
@@ -607,7 +610,7 @@ void bind_indexing(py::module_& m) {
     std::optional<int64_t> ax;
     if (!axis.is_none()) {
       if (!PyLong_CheckExact(axis.ptr())) return py::none();
-      ax = axis.cast<int64_t>();
+      ax = index_arg(axis);
     }
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     std::vector<ndarray> in;

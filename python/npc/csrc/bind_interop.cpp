@@ -147,7 +147,9 @@ py::object to_numpy(py::handle self) {
 
 std::optional<ndarray> ndarray_of_numpy(py::handle o) {
   auto& api = py::detail::npy_api::get();
-  if (!api.PyArray_Check_(o.ptr())) return std::nullopt;
+  // Exactly numpy.ndarray: subclasses (masked arrays, matrix, memmap, user classes) keep
+  // their own semantics by running on NumPy (Note [NumPy subclasses] in npc/_array.py).
+  if (Py_TYPE(o.ptr()) != reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) return std::nullopt;
   auto arr = py::reinterpret_borrow<py::array>(o);
   int code = dtype_code(arr.dtype());
   int flags = arr.flags();
@@ -186,7 +188,9 @@ PyTypeObject* npc_type() {
 /// very same object when it holds none (so NumPy can still mutate a caller's list).
 py::object to_numpy_tree(py::handle o) {
   PyTypeObject* t = Py_TYPE(o.ptr());
-  if (t == npc_type()) return to_numpy(o);
+  // Instances of Python subclasses of npc.ndarray too: NumPy would hand them back to npc
+  // through __array_ufunc__/__array_function__ (an endless loop).
+  if (t == npc_type() || array_ptr(o)) return to_numpy(o);
   if (t == &PyTuple_Type || t == &PyList_Type) {
     bool is_tuple = t == &PyTuple_Type;
     Py_ssize_t n = is_tuple ? PyTuple_GET_SIZE(o.ptr()) : PyList_GET_SIZE(o.ptr());
@@ -462,6 +466,222 @@ py::object from_dlpack_capsule(py::handle cap, py::handle producer) {
   throw ValueError("A DLPack tensor object cannot be consumed multiple times (or the capsule is not a DLPack capsule)");
 }
 
+
+// ---- Note [subclass guard]
+// npc's native functions serve numpy.ndarray, not its subclasses (Note [NumPy subclasses] in
+// npc/_array.py). Public npc functions are wrapped once at import in a SubclassGuard: a call
+// whose arguments (positional, keyword, and items of lists/tuples two levels deep) hold an
+// instance of a proper subclass of numpy.ndarray runs NumPy's public function with the
+// caller's own arguments (through `on_subclass`, the counted fallback), so the subclass's
+// methods and __array_function__/__array_wrap__ decide as in NumPy; any other call goes
+// straight to the native function. The check is a type comparison per argument. So does a
+// call whose destination (out=, copyto's dst, put's a, ...: `dests`, positions and names) is
+// a NumPy array: NumPy writes into it as the caller's memory, whatever its alignment, byte
+// order or dtype.
+//
+// Note [argument errors]
+// NumPy is the oracle for errors too: when a native function raises an argument error
+// (pending_argument_error: a value it does not take, such as a Python int beyond int64 that
+// pybind11 cannot convert, Note [integer arguments] in bind_ndarray.cpp, or arguments it
+// rejects with another exception type than NumPy), NumPy's function runs the same call
+// (`on_subclass` with the error): NumPy's exception then reaches the caller, or NumPy's result
+// when NumPy accepts what npc does not handle. Only failing calls pay for this. The original
+// error stays when a callable is among the arguments (NumPy would call the user's code a
+// second time) and under npc.config.strict_fallback.
+struct SubclassGuard {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* native;
+  PyObject* numpy_fn;
+  PyObject* on_subclass;  // on_subclass(numpy_fn, native, args, kwargs)
+  PyObject* dict;
+  // Destination parameters (out=, copyto's dst, put's a, ...): positions and names.
+  std::vector<std::pair<Py_ssize_t, PyObject*>>* dests;
+};
+
+// A destination NumPy writes: a numpy.ndarray of any kind (also in an out= tuple).
+bool is_numpy_destination(PyObject* o) {
+  auto& api = py::detail::npy_api::get();
+  if (api.PyArray_Check_(o)) return true;
+  if (PyTuple_Check(o)) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
+      if (api.PyArray_Check_(PyTuple_GET_ITEM(o, i))) return true;
+  }
+  return false;
+}
+
+bool holds_numpy_subclass(PyObject* o, int depth) {
+  PyTypeObject* t = Py_TYPE(o);
+  if (t == npc_type() || t == &PyFloat_Type || t == &PyLong_Type || t == &PyBool_Type || o == Py_None ||
+      t == &PyUnicode_Type || t == &PyComplex_Type)
+    return false;
+  auto& api = py::detail::npy_api::get();
+  PyTypeObject* nd = reinterpret_cast<PyTypeObject*>(api.PyArray_Type_);
+  if (t == nd) return false;
+  if (PyType_IsSubtype(t, nd)) return true;
+  if (depth > 0 && (t == &PyTuple_Type || t == &PyList_Type)) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    PyObject** items = PySequence_Fast_ITEMS(o);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (holds_numpy_subclass(items[i], depth - 1)) return true;
+  }
+  return false;
+}
+
+// NumPy's function on the caller's own arguments (through on_subclass, a counted fallback).
+PyObject* guard_run_numpy(SubclassGuard* g, PyObject* const* args, Py_ssize_t n, PyObject* kwnames,
+                          PyObject* error = Py_None) {
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  PyObject* tuple = PyTuple_New(n);
+  if (!tuple) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(tuple, i, args[i]);
+  }
+  PyObject* kw = PyDict_New();
+  if (!kw) {
+    Py_DECREF(tuple);
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < nk; ++i) {
+    if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) {
+      Py_DECREF(tuple);
+      Py_DECREF(kw);
+      return nullptr;
+    }
+  }
+  PyObject* r = PyObject_CallFunctionObjArgs(g->on_subclass, g->numpy_fn, g->native, tuple, kw, error, nullptr);
+  Py_DECREF(tuple);
+  Py_DECREF(kw);
+  return r;
+}
+
+// The argument errors a native function raises where NumPy's outcome decides (Note
+// [argument errors]): TypeError, ValueError (AxisError), OverflowError, IndexError,
+// AttributeError and NotImplementedError (npc.NotNative).
+bool pending_argument_error() {
+  return PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
+         PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_IndexError) ||
+         PyErr_ExceptionMatches(PyExc_AttributeError) || PyErr_ExceptionMatches(PyExc_NotImplementedError);
+}
+
+PyObject* guard_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* g = reinterpret_cast<SubclassGuard*>(self);
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  bool hit = false;
+  for (Py_ssize_t i = 0; i < n + nk && !hit; ++i) hit = holds_numpy_subclass(args[i], 2);
+  // NumPy writes into NumPy destinations itself (unaligned, byte-swapped and non-native ones
+  // included), as the caller's own memory.
+  for (auto it = g->dests->begin(); it != g->dests->end() && !hit; ++it) {
+    if (it->first >= 0 && it->first < n) {
+      hit = is_numpy_destination(args[it->first]);
+    } else {
+      for (Py_ssize_t k = 0; k < nk && !hit; ++k) {
+        PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+        if (key == it->second || PyUnicode_Compare(key, it->second) == 0) hit = is_numpy_destination(args[n + k]);
+      }
+    }
+  }
+  if (hit) return guard_run_numpy(g, args, n, kwnames);
+  PyObject* r = PyObject_Vectorcall(g->native, args, nargsf, kwnames);
+  if (r || !pending_argument_error()) return r;
+  PyObject *type, *error, *tb;
+  PyErr_Fetch(&type, &error, &tb);
+  PyErr_NormalizeException(&type, &error, &tb);
+  if (tb) PyException_SetTraceback(error, tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  r = guard_run_numpy(g, args, n, kwnames, error);
+  Py_DECREF(error);
+  return r;
+}
+
+void guard_dealloc(PyObject* self) {
+  auto* g = reinterpret_cast<SubclassGuard*>(self);
+  PyObject_GC_UnTrack(self);
+  Py_CLEAR(g->native);
+  Py_CLEAR(g->numpy_fn);
+  Py_CLEAR(g->on_subclass);
+  Py_CLEAR(g->dict);
+  if (g->dests) {
+    for (auto& d : *g->dests) Py_XDECREF(d.second);
+    delete g->dests;
+    g->dests = nullptr;
+  }
+  Py_TYPE(self)->tp_free(self);
+}
+
+int guard_traverse(PyObject* self, visitproc visit, void* arg) {
+  auto* g = reinterpret_cast<SubclassGuard*>(self);
+  Py_VISIT(g->native);
+  Py_VISIT(g->numpy_fn);
+  Py_VISIT(g->on_subclass);
+  Py_VISIT(g->dict);
+  return 0;
+}
+
+// Attributes the instance dict lacks (__signature__, __defaults__, ...) are the native function's.
+PyObject* guard_getattro(PyObject* self, PyObject* name) {
+  PyObject* r = PyObject_GenericGetAttr(self, name);
+  if (r || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
+  PyErr_Clear();
+  return PyObject_GetAttr(reinterpret_cast<SubclassGuard*>(self)->native, name);
+}
+
+PyObject* guard_repr(PyObject* self) { return PyObject_Repr(reinterpret_cast<SubclassGuard*>(self)->native); }
+
+// Pickled by name, as a function is (its __module__/__qualname__ are the native function's).
+PyObject* guard_reduce(PyObject* self, PyObject*) {
+  return PyObject_GetAttrString(reinterpret_cast<SubclassGuard*>(self)->native, "__qualname__");
+}
+
+PyMethodDef g_guard_methods[] = {{"__reduce__", guard_reduce, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
+
+PyTypeObject* guard_type() {
+  static PyTypeObject* type = [] {
+    static PyTypeObject t = {PyVarObject_HEAD_INIT(nullptr, 0)};
+    t.tp_name = "npc._core.function";
+    t.tp_basicsize = sizeof(SubclassGuard);
+    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
+    t.tp_vectorcall_offset = offsetof(SubclassGuard, vectorcall);
+    t.tp_call = PyVectorcall_Call;
+    t.tp_dealloc = guard_dealloc;
+    t.tp_traverse = guard_traverse;
+    t.tp_getattro = guard_getattro;
+    t.tp_setattro = PyObject_GenericSetAttr;
+    t.tp_dictoffset = offsetof(SubclassGuard, dict);
+    t.tp_repr = guard_repr;
+    t.tp_methods = g_guard_methods;
+    t.tp_doc = "An npc function whose calls with numpy.ndarray subclasses run on NumPy (Note [subclass guard]).";
+    if (PyType_Ready(&t) < 0) throw py::error_already_set();
+    return &t;
+  }();
+  return type;
+}
+
+py::object make_subclass_guard(py::object native, py::object numpy_fn, py::object on_subclass, py::list dests) {
+  auto* g = PyObject_GC_New(SubclassGuard, guard_type());
+  if (!g) throw py::error_already_set();
+  g->dests = new std::vector<std::pair<Py_ssize_t, PyObject*>>();
+  for (auto d : dests) {
+    auto t = py::reinterpret_borrow<py::tuple>(d);
+    g->dests->emplace_back(t[0].cast<Py_ssize_t>(), py::str(t[1]).release().ptr());
+  }
+  g->vectorcall = guard_vectorcall;
+  g->native = native.release().ptr();
+  g->numpy_fn = numpy_fn.release().ptr();
+  g->on_subclass = on_subclass.release().ptr();
+  g->dict = nullptr;
+  PyObject_GC_Track(reinterpret_cast<PyObject*>(g));
+  auto r = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(g));
+  py::handle n = g->native;
+  for (const char* attr : {"__name__", "__qualname__", "__module__", "__doc__"})
+    if (py::hasattr(n, attr)) r.attr(attr) = n.attr(attr);
+  r.attr("__wrapped__") = n;
+  return r;
+}
+
 }  // namespace
 
 py::object npc_view_of_numpy(py::handle o) { return from_numpy(o); }
@@ -475,6 +695,9 @@ void bind_interop(py::module_& m) {
   m.def("_from_numpy_tree", &from_numpy_tree, "NumPy arrays of native dtypes in nested tuples/lists as npc arrays.");
   m.def("_call_numpy", &call_numpy, py::arg("fn"), py::arg("args"), py::arg("kwargs") = py::none(),
         "fn(*args, **kwargs) on NumPy views of npc arguments, NumPy results of native dtypes as npc arrays.");
+  m.def("_subclass_guard", &make_subclass_guard, py::arg("native"), py::arg("numpy_fn"), py::arg("on_subclass"),
+        py::arg("dests"),
+        "`native` wrapped so that calls with numpy.ndarray subclasses run on NumPy (Note [subclass guard]).");
   m.def("_to_dlpack", &to_dlpack, py::arg("a"), py::arg("versioned"), py::arg("copy"),
         "DLPack capsule ('dltensor' or 'dltensor_versioned') sharing the array's memory (a copy when copy).");
   m.def("_from_dlpack", &from_dlpack_capsule, py::arg("capsule"), py::arg("producer"),

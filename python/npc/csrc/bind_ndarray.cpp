@@ -164,6 +164,29 @@ void report_fp(const char* where) {
   if (flags) py::module_::import("npc._errstate").attr("report")(flags, where);
 }
 
+namespace {
+bool is_array_subclass_instance(PyObject* o) {
+  PyTypeObject* t = Py_TYPE(o);
+  return t != g_array_type && g_array_type && PyType_IsSubtype(t, g_array_type);
+}
+}  // namespace
+
+py::object finalize_like(py::object result, py::handle self) {
+  if (!self || !is_array_subclass_instance(self.ptr()) || !array_ptr(result)) return result;
+  static py::object* hook = new py::object(py::module_::import("npc._array").attr("_finalize_like"));
+  return (*hook)(result, self);
+}
+
+py::object wrap_ufunc_result(py::object result, PyObject* const* inputs, Py_ssize_t n) {
+  bool any = false;
+  for (Py_ssize_t i = 0; i < n && !any; ++i) any = is_array_subclass_instance(inputs[i]);
+  if (!any) return result;
+  static py::object* hook = new py::object(py::module_::import("npc._array").attr("_wrap_ufunc_result"));
+  py::tuple t(n);
+  for (Py_ssize_t i = 0; i < n; ++i) t[i] = py::handle(inputs[i]);
+  return (*hook)(result, t);
+}
+
 py::object wrap(ndarray result, py::handle self) {
   report_fp("cast");
   py::object base = py::none();
@@ -175,9 +198,10 @@ py::object wrap(ndarray result, py::handle self) {
       if (s->warn_on_write) {  // views of a broadcast_arrays view inherit WARN_ON_WRITE
         py::object r = new_array_object(std::move(result), std::move(base));
         array_ptr(r)->warn_on_write = true;
-        return r;
+        return finalize_like(std::move(r), self);
       }
     }
+    return finalize_like(new_array_object(std::move(result), std::move(base)), self);
   }
   return new_array_object(std::move(result), std::move(base));
 }
@@ -225,26 +249,74 @@ Scalar from_python(py::handle o) {
   return s.cast(t);
 }
 
+// Note [integer arguments]
+// Integer arguments reach the core as int64. pybind11's own conversion of a Python int beyond
+// int64 throws cast_error, which would surface as RuntimeError "Unable to cast Python
+// instance..."; NumPy raises OverflowError for axes and counts and ValueError "Maximum
+// allowed dimension exceeded" for dimensions. index_arg/index_list/to_shape convert as NumPy
+// does; cast errors left anywhere else become TypeError (register_errors), and a public
+// function whose arguments pybind11 cannot convert runs NumPy's function, which raises
+// NumPy's own error (Note [subclass guard] in bind_interop.cpp).
+namespace {
+[[noreturn]] void not_an_integer(py::handle o) {
+  throw TypeError("'" + py::str(py::type::of(o).attr("__name__")).cast<std::string>() +
+                  "' object cannot be interpreted as an integer");
+}
+
+// int64 value of `o`; `overflow` set (and 0 returned) when it is an int beyond int64.
+int64_t index_value(py::handle o, bool& overflow) {
+  PyObject* idx = PyNumber_Index(o.ptr());
+  if (!idx) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
+    PyErr_Clear();
+    not_an_integer(o);
+  }
+  int of = 0;
+  long long v = PyLong_AsLongLongAndOverflow(idx, &of);
+  Py_DECREF(idx);
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  overflow = of != 0;
+  return overflow ? 0 : static_cast<int64_t>(v);
+}
+}  // namespace
+
+int64_t index_arg(py::handle o) {
+  bool overflow = false;
+  int64_t v = index_value(o, overflow);
+  if (overflow) throw OverflowError("Python int too large to convert to C long");
+  return v;
+}
+
+std::vector<int64_t> index_list(py::handle o) {
+  std::vector<int64_t> r;
+  if (!PyTuple_Check(o.ptr()) && !PyList_Check(o.ptr())) {
+    if (!py::hasattr(o, "__index__") && py::isinstance<py::sequence>(o) && !py::isinstance<py::str>(o)) {
+      for (auto item : py::reinterpret_borrow<py::sequence>(o)) r.push_back(index_arg(item));
+      return r;
+    }
+    r.push_back(index_arg(o));
+    return r;
+  }
+  for (auto item : py::reinterpret_borrow<py::sequence>(o)) r.push_back(index_arg(item));
+  return r;
+}
+
 Shape to_shape(py::handle o) {
   Shape sh;
+  auto dim = [&](py::handle item) {
+    bool overflow = false;
+    int64_t v = index_value(item, overflow);
+    if (overflow) throw ValueError("Maximum allowed dimension exceeded");
+    sh.push_back(v);
+  };
   if (PyLong_Check(o.ptr()) || py::hasattr(o, "__index__")) {
     if (!PyTuple_Check(o.ptr()) && !PyList_Check(o.ptr())) {
-      sh.push_back(py::reinterpret_steal<py::object>(PyNumber_Index(o.ptr())).cast<int64_t>());
+      dim(o);
       return sh;
     }
   }
-  if (!py::isinstance<py::sequence>(o) || py::isinstance<py::str>(o))
-    throw TypeError("'" + py::str(py::type::of(o).attr("__name__")).cast<std::string>() +
-                    "' object cannot be interpreted as an integer");
-  for (auto item : py::reinterpret_borrow<py::sequence>(o)) {
-    PyObject* idx = PyNumber_Index(item.ptr());
-    if (!idx) {
-      PyErr_Clear();
-      throw TypeError("'" + py::str(py::type::of(item).attr("__name__")).cast<std::string>() +
-                      "' object cannot be interpreted as an integer");
-    }
-    sh.push_back(py::reinterpret_steal<py::object>(idx).cast<int64_t>());
-  }
+  if (!py::isinstance<py::sequence>(o) || py::isinstance<py::str>(o)) not_an_integer(o);
+  for (auto item : py::reinterpret_borrow<py::sequence>(o)) dim(item);
   return sh;
 }
 
@@ -273,6 +345,10 @@ void register_errors(py::module_& m) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const std::invalid_argument& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const py::cast_error& e) {
+      // A Python object pybind11 could not convert is a wrong argument type, as NumPy
+      // reports it (Note [integer arguments]), never a RuntimeError.
+      PyErr_SetString(PyExc_TypeError, e.what());
     }
   });
 }
@@ -284,6 +360,27 @@ void bind_ndarray(py::module_& m) {
     for (auto d : dtypes) dtype_objects().push_back(py::reinterpret_borrow<py::object>(d));
     for (auto t : types) scalar_types().push_back(py::reinterpret_borrow<py::object>(t));
     check_fast_scalars();
+  });
+
+  m.def("_view_as", [](py::handle a, py::handle cls) -> py::object {
+    // The array `a` as an instance of `cls` (npc.ndarray or a Python subclass), sharing its
+    // memory, base and flags; __array_finalize__ is the caller's (python/npc/_array.py).
+    PyArray* s = array_ptr(a);
+    auto* t = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    if (!s || !PyType_Check(cls.ptr()) || !PyType_IsSubtype(t, g_array_type))
+      throw TypeError("_view_as expects an npc array and a subclass of npc.ndarray");
+    auto heap = std::make_unique<PyArray>(static_cast<const ndarray&>(*s));
+    heap->base = s->base.is_none() ? py::reinterpret_borrow<py::object>(a) : s->base;
+    heap->warn_on_write = s->warn_on_write;
+    PyObject* o = py::detail::make_new_instance(t);
+    if (!o) throw py::error_already_set();
+    auto* inst = reinterpret_cast<py::detail::instance*>(o);
+    auto v_h = inst->get_value_and_holder(g_array_tinfo);
+    v_h.value_ptr() = heap.get();
+    new (&v_h.holder<std::unique_ptr<PyArray>>()) std::unique_ptr<PyArray>(heap.release());
+    v_h.set_holder_constructed();
+    inst->owned = true;
+    return py::reinterpret_steal<py::object>(o);
   });
 
   auto cls = py::class_<PyArray>(m, "ndarray", py::buffer_protocol(), py::module_local(false));

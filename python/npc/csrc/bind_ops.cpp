@@ -64,7 +64,10 @@ Operand to_operand(py::handle o, std::vector<py::object>& keep) {
     Py_complex c = PyComplex_AsCComplex(p);
     return {scalar_array(Scalar::from_complex({c.real, c.imag})), true};
   }
-  // NumPy scalars, NumPy arrays, lists: through numpy.asarray, adopted zero-copy.
+  // NumPy scalars, NumPy arrays, lists: through numpy.asarray, adopted zero-copy. Subclasses
+  // of numpy.ndarray run on NumPy (Note [NumPy subclasses] in npc/_array.py).
+  auto& api = py::detail::npy_api::get();
+  if (api.PyArray_Check_(p) && Py_TYPE(p) != reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) throw NotNative{};
   py::object arr = np_asarray()(o);
   py::object conv = py_from_numpy()(arr);
   if (PyArray* a = as_array(conv)) {
@@ -386,7 +389,8 @@ py::object binary_operator(int op_id, py::handle a, py::handle b, bool inplace) 
   py::object r = ufunc_call_impl(op_id, args, out, py::none(), -1, 3, "K");
   if (r.is(not_native())) r = operator_fallback(op_id, args, out);
   if (inplace) return py::reinterpret_borrow<py::object>(a);
-  return r;
+  PyObject* operands[2] = {a.ptr(), b.ptr()};
+  return wrap_ufunc_result(std::move(r), operands, 2);
 }
 
 // ---------------------------------------------------------------- fast slots (Note [fast slots])
@@ -397,11 +401,11 @@ PyObject* binary_slot(OpId op, PyObject* a, PyObject* b) {
   return guarded([&]() -> PyObject* {
     if (defers(array_ptr(a) ? b : a)) return Py_NewRef(Py_NotImplemented);
     PyObject* args[2] = {a, b};
-    if (py::object r = fast_ufunc_call(op, args, 2)) return r.release().ptr();
+    if (py::object r = fast_ufunc_call(op, args, 2)) return wrap_ufunc_result(std::move(r), args, 2).release().ptr();
     py::tuple t = py::make_tuple(py::handle(a), py::handle(b));
     py::object r = ufunc_call_impl(static_cast<int>(op), t, py::none(), py::none(), -1, 3, "K");
     if (r.is(not_native())) r = operator_fallback(static_cast<int>(op), t, py::none());
-    return r.release().ptr();
+    return wrap_ufunc_result(std::move(r), args, 2).release().ptr();
   });
 }
 
@@ -416,9 +420,12 @@ PyObject* nb_inplace(PyObject* a, PyObject* b) {
 template <OpId Op>
 PyObject* nb_unary(PyObject* a) {
   return guarded([&]() -> PyObject* {
-    if (py::object r = fast_ufunc_call(Op, &a, 1)) return r.release().ptr();
-    return ufunc_call_impl(static_cast<int>(Op), py::make_tuple(py::handle(a)), py::none(), py::none(), -1, 3, "K")
-        .release().ptr();
+    if (py::object r = fast_ufunc_call(Op, &a, 1)) return wrap_ufunc_result(std::move(r), &a, 1).release().ptr();
+    return wrap_ufunc_result(
+               ufunc_call_impl(static_cast<int>(Op), py::make_tuple(py::handle(a)), py::none(), py::none(), -1, 3, "K"),
+               &a, 1)
+        .release()
+        .ptr();
   });
 }
 
@@ -445,12 +452,12 @@ PyObject* ufunc_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
   if (u->op >= 0 && n == u->nin && nkw == 0) {
     return guarded([&]() -> PyObject* {
       const auto op = static_cast<OpId>(u->op);
-      if (py::object r = fast_ufunc_call(op, args, n)) return r.release().ptr();
+      if (py::object r = fast_ufunc_call(op, args, n)) return wrap_ufunc_result(std::move(r), args, n).release().ptr();
       py::tuple t(n);
       for (Py_ssize_t i = 0; i < n; ++i) t[i] = py::handle(args[i]);
       py::object r = ufunc_call_impl(u->op, t, py::none(), py::none(), -1, 3, "K");
       if (r.is(not_native())) r = py::handle(self).attr("_fallback")("__call__", t, py::dict());
-      return r.release().ptr();
+      return wrap_ufunc_result(std::move(r), args, n).release().ptr();
     });
   }
   // self._call(*args, **kwargs): the keyword handling of python/npc/_ufunc.py.
@@ -923,7 +930,7 @@ void bind_ops(py::module_& m) {
   m.def("ufunc_reduce", [](int op_id, const PyArray& a, py::object axes, bool keepdims, int dtype, py::object out,
                            py::object initial, py::object where) -> py::object {
     ReduceOptions o;
-    if (!axes.is_none()) o.axes = axes.cast<std::vector<int64_t>>();
+    if (!axes.is_none()) o.axes = index_list(axes);
     o.keepdims = keepdims;
     o.dtype = dtype_arg(dtype);
     if (!out.is_none()) o.out = out.cast<PyArray&>();
@@ -970,7 +977,7 @@ void bind_ops(py::module_& m) {
 
   m.def("arg_reduce", [](int op_id, const PyArray& a, py::object axis, bool keepdims) -> py::object {
     std::optional<int64_t> ax;
-    if (!axis.is_none()) ax = axis.cast<int64_t>();
+    if (!axis.is_none()) ax = index_arg(axis);
     ndarray r;
     {
       ReleaseGil nogil;
@@ -1022,7 +1029,8 @@ void bind_ops(py::module_& m) {
             py::tuple args = py::make_tuple(other, self);
             py::object r = ufunc_call_impl(op, args, py::none(), py::none(), -1, 3, "K");
             if (r.is(not_native())) r = operator_fallback(op, args, py::none());
-            return r;
+            PyObject* operands[2] = {other.ptr(), self.ptr()};
+            return wrap_ufunc_result(std::move(r), operands, 2);
           },
           py::is_method(cls), py::name(item.first.cast<std::string>().c_str()));
     }
@@ -1035,7 +1043,11 @@ void bind_ops(py::module_& m) {
     for (auto item : unary) {
       int op = item.second.cast<int>();
       cls.attr(item.first) = py::cpp_function(
-          [op](py::handle self) { return ufunc_call_impl(op, py::make_tuple(self), py::none(), py::none(), -1, 3, "K"); },
+          [op](py::handle self) {
+            PyObject* operand = self.ptr();
+            return wrap_ufunc_result(ufunc_call_impl(op, py::make_tuple(self), py::none(), py::none(), -1, 3, "K"),
+                                     &operand, 1);
+          },
           py::is_method(cls), py::name(item.first.cast<std::string>().c_str()));
     }
   });

@@ -84,6 +84,14 @@ inline PyArray* array_ptr(py::handle o) { return array_ptr(o.ptr()); }
 /// A new npc.ndarray object owning `a` (its `base` set to `base`), made without pybind11's
 /// per-call type lookups.
 py::object new_array_object(ndarray a, py::object base = py::none());
+/// `result` (a new npc.ndarray made from `self`) as an instance of self's class when that is a
+/// Python subclass of npc.ndarray, with `__array_finalize__(self)` called as NumPy does
+/// (Note [ndarray subclasses] in python/npc/_array.py); `result` itself otherwise.
+py::object finalize_like(py::object result, py::handle self);
+/// Results of a ufunc or operator whose operands include instances of Python subclasses of
+/// npc.ndarray: wrapped by the operand of highest __array_priority__ (its __array_wrap__),
+/// as NumPy does; `result` itself otherwise.
+py::object wrap_ufunc_result(py::object result, PyObject* const* inputs, Py_ssize_t n);
 
 /// Zero-copy npc array over a numpy.ndarray of a native dtype (aligned, native byte order),
 /// else None (bind_interop.cpp).
@@ -120,8 +128,16 @@ py::object to_python(const Scalar& s);
 py::object to_numpy_scalar(const Scalar& s);
 /// Converts a Python/NumPy scalar to a Scalar (its own dtype; Python values as carriers).
 Scalar from_python(py::handle o);
-/// Shape from an int or a sequence of ints (TypeError otherwise).
+/// Shape from an int or a sequence of ints (TypeError otherwise; ValueError "Maximum allowed
+/// dimension exceeded" for an int beyond int64, as NumPy).
 Shape to_shape(py::handle o);
+/// A Python integer argument (anything with __index__) as int64, converted as NumPy converts
+/// axes and counts: TypeError "'str' object cannot be interpreted as an integer" for other
+/// objects, OverflowError "Python int too large to convert to C long" beyond int64
+/// (Note [integer arguments]).
+int64_t index_arg(py::handle o);
+/// A sequence of integer arguments (or one integer) as int64 values, as index_arg.
+std::vector<int64_t> index_list(py::handle o);
 
 // Note [fast slots]
 // The hottest entry points (operators, ufunc calls, scalar indexing, shape/dtype/ndim/size,
