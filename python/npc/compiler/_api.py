@@ -837,6 +837,21 @@ def _valid_bytes(x):
     return (max(xlo - rlo, 0), max(rhi - xhi, 0))
 
 
+# Note [arguments that stay NumPy]
+# A NumPy array that npc cannot trace faithfully is left to NumPy: a call with such an
+# argument runs the function eagerly (counted in eager_runs, logged under `fallback`), and
+# such a captured global/closure array is read as the NumPy array it is (its operations are
+# NumPy's; those that meet traced arrays break the graph). Two kinds:
+# - subclasses of numpy.ndarray (np.matrix, np.ma.MaskedArray, ...): their operators and
+#   methods have their own semantics (matrix products, masks) that a traced npc array would
+#   silently drop;
+# - unaligned arrays (np.frombuffer at an odd offset): npc binds a copy of them, so a write
+#   through the traced argument would not reach the caller's memory.
+def _numpy_only(x):
+    """True for a NumPy array that npc.compile leaves to NumPy (Note [arguments that stay NumPy])."""
+    return type(x) is not _np.ndarray or not x.flags.aligned
+
+
 def _contig_label(c):
     if isinstance(c, tuple):
         return f"strides {c[:-1]}"
@@ -910,7 +925,8 @@ class _KeyBuilder:
         else:
             from .._dtypes import code_of
             code = code_of(x.dtype) if x.dtype.isnative else None
-            if code is None:
+            if code is None or _numpy_only(x):
+                # Note [arguments that stay NumPy]
                 self.unsupported = True
                 code = -1
             c = _contig(x.flags.c_contiguous, x.flags.f_contiguous)
@@ -1066,7 +1082,7 @@ def _standin(ctx, v, by_id):
         npcx = v
     else:
         from .._dtypes import code_of
-        if not v.dtype.isnative or code_of(v.dtype) is None:
+        if not v.dtype.isnative or code_of(v.dtype) is None or _numpy_only(v):
             return None
         npcx = _from_numpy(v)
     t = by_id.get(id(v))
@@ -1262,6 +1278,13 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         _epoch[0] += 1
         free = _free_key(self._free, self._unguarded) if self._free else ()
+        if free and self._free_numpy_only():
+            # Note [arguments that stay NumPy]: a captured matrix or masked array meets traced
+            # arrays in its own operators, which would give npc's semantics, not NumPy's.
+            _logs.log("fallback", "%s: a captured array is an ndarray subclass or unaligned; running eagerly",
+                      self._name)
+            _stats["eager_runs"] += 1
+            return self._fn(*args, **kwargs)
         fast = None
         if not kwargs and not self._dyn and not self._static_floats:
             fast = _core._guard_key(args)
@@ -1274,7 +1297,8 @@ class CompiledFunction:
         else:
             kb = self._key_builder(args, kwargs)
             if kb.unsupported:
-                _logs.log("fallback", "%s: an argument cannot be traced (non-native dtype); running eagerly",
+                _logs.log("fallback", "%s: an argument cannot be traced (non-native dtype, unaligned or an ndarray "
+                          "subclass); running eagerly",
                           self._name)
                 _stats["eager_runs"] += 1
                 return self._fn(*args, **kwargs)
@@ -1312,6 +1336,13 @@ class CompiledFunction:
             if not same:
                 return None
         return ov
+
+    def _free_numpy_only(self):
+        for _, get in self._free:
+            v = get()
+            if isinstance(v, _np.ndarray) and _numpy_only(v):
+                return True
+        return False
 
     def _free_arrays(self):
         out = []
