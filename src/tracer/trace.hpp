@@ -137,6 +137,9 @@ class Context {
 
  private:
   ir::NodeRef value_node(TracedValue& tv);
+  // `s` in the current segment: after a break, the first segment's symbols are its sizes
+  // (Note [symbols after a break]).
+  ir::SymShape segment_shape(const ir::SymShape& s) const;
   // `value` with its dims renamed to `target`'s where tracing saw equal sizes (recorded as
   // constraints; Note [specialised symbols]).
   ir::NodeRef align_dims(ir::NodeRef value, const ir::SymShape& target);
@@ -157,6 +160,7 @@ class Context {
   std::vector<Constraint> constraints_;
   std::vector<bool> specialised_;                         // symbols constrained to their hint
   std::vector<std::pair<int, int>> sym_origin_;           // symbol -> (user input, axis) of segment 0
+  std::vector<int64_t> sym_sizes_;                        // the first segment's symbols' sizes, after a break
   std::vector<std::string> breaks_;
   size_t segment_start_size_ = 0;  // nodes of a segment right after it started
 };

@@ -221,7 +221,10 @@ std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>
       std::lock_guard lk(g_seg_mu);
       if (auto it = g_segments.find(h); it != g_segments.end())
         for (auto& c : it->second)
-          if (c.backend == backend && c.text == text) exe = c.exe;
+          // The text omits inputs that nothing reads: equal texts may bind different counts.
+          if (c.backend == backend && c.text == text && c.graph->num_inputs() == g.num_inputs() &&
+              c.graph->num_scalars() == g.num_scalars())
+            exe = c.exe;
     }
     if (exe) return run_reporting_fp(exe, ir::RunArgs{in, sc});
   }
