@@ -367,6 +367,39 @@ class _Patches:
         return make
 
     @staticmethod
+    def _fill_like_maker(args_of):
+        # zeros_like/ones_like/empty_like/full_like of a traced array: a Fill node with the
+        # prototype's (possibly symbolic) shape; eager code would allocate a concrete array of
+        # the sizes seen while tracing, which the graph would return on every replay.
+        def make(orig):
+            @functools.wraps(orig)
+            def patched(*args, **kwargs):
+                p = _Patches._current()
+                if p is not None:
+                    try:
+                        proto, value, dtype, rest = args_of(*args, **kwargs)
+                    except TypeError:
+                        proto = None
+                    if _is_npc(proto) and _core._is_traced(proto) and rest.get("shape") is None and \
+                            rest.get("order", "K") in ("K", "A", "C") and rest.get("subok", True) is True and \
+                            set(rest) <= {"order", "subok", "shape", "device"} and \
+                            rest.get("device") in (None, "cpu") and \
+                            isinstance(value, (bool, int, float, complex, _np.generic)):
+                        code = proto._code if dtype is None else _code(dtype)
+                        if code is not None:
+                            if isinstance(value, int) and not isinstance(value, bool):
+                                from .._array import _check_python_int
+                                _check_python_int(value, _np.dtype(dtype) if dtype is not None else proto.dtype)
+                            sidx = -1
+                            if isinstance(value, _RuntimeFloat):
+                                sidx = _sentinel_index(value)
+                                value = 0.0
+                            return p.ctx.fill_like(proto, value, code, sidx)
+                return orig(*args, **kwargs)
+            return patched
+        return make
+
+    @staticmethod
     def _host_maker(label, state_of):
         def make(orig):
             @functools.wraps(orig)
@@ -395,6 +428,11 @@ class _Patches:
             P._patch(mod, "ones", P._fill_maker(lambda shape, dtype=None, order="C", **k: (shape, 1, dtype)))
             P._patch(mod, "empty", P._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype)))
             P._patch(mod, "full", P._fill_maker(_full_args))
+            P._patch(mod, "zeros_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 0, dtype, k)))
+            P._patch(mod, "ones_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 1, dtype, k)))
+            P._patch(mod, "empty_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 0, dtype, k)))
+            P._patch(mod, "full_like", P._fill_like_maker(
+                lambda a, fill_value, dtype=None, **k: (a, fill_value, dtype, k)))
             for name in ("arange", "linspace", "logspace", "geomspace", "eye", "identity", "tri"):
                 P._patch(mod, name, P._host_maker(mod.__name__, lambda: None))
         glob = lambda: _GlobalState()  # noqa: E731

@@ -401,6 +401,17 @@ void bind_tracer(py::module_& m) {
         ir::NodeRef n = c.graph().prim(OpId::fill, args, t, ir::static_shape(s));
         return wrap(c.new_value(n, s));
       })
+      .def("fill_like", [](tracer::Context& c, PyArray& proto, py::handle value, int code, int scalar_index) {
+        // numpy.ones_like/zeros_like/empty_like/full_like of a traced array: a Fill node of
+        // the prototype's shape, symbolic dims included (its sizes are never frozen).
+        DType t = static_cast<DType>(code);
+        ir::NodeRef p = c.node_of(proto);
+        ir::NodeRef v = scalar_index >= 0 ? c.graph().scalar(scalar_index, DType::Float64)
+                                          : c.graph().constant(from_python(value));
+        std::vector<ir::NodeRef> args{c.graph().cast(v, t)};
+        ir::NodeRef n = c.graph().prim(OpId::fill, args, t, p->shape);
+        return wrap(c.new_value(n, proto.shape()));
+      })
       .def("host_call", [](tracer::Context& c, py::function fn, std::string name, py::handle example) {
         // A NumPy call with no array argument (numpy.random.*): runs again on every replay.
         ndarray ex = example.cast<PyArray&>();
