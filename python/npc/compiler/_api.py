@@ -17,6 +17,7 @@ import threading
 import time
 import types
 import warnings
+import weakref
 
 import numpy as _np
 import numpy.random  # noqa: F401  (imported before any patching of numpy functions)
@@ -52,8 +53,13 @@ config.register("fail_on_recompile_limit_hit", False,
 _STAT_KEYS = ("traces", "cache_hits", "recompiles", "graph_breaks", "eager_runs", "frozen_misses",
               "kernels_compiled", "kernels_run", "graphs_run")
 _stats = dict.fromkeys(_STAT_KEYS, 0)
+# Note [compiles and traces]: traces with a guard key seen for the first time, by all compiled
+# functions together (what config.accumulated_recompile_limit bounds). A function with graph
+# breaks traces on every call, but a call whose key an earlier trace had reuses that trace's
+# segments (looked up by structure): it is no compile, and counts towards no limit.
+_compiles = [0]
 _times = {}  # function name -> list of dicts of seconds
-_all_compiled = []  # weakly useful for reset()
+_all_compiled = weakref.WeakSet()  # the live compiled functions, for reset()
 class _TLS(threading.local):
     # Class-level defaults: a missing attribute on a threading.local costs an exception.
     disabled = False
@@ -102,6 +108,7 @@ def reset():
     _core._clear_segment_cache()
     for k in _stats:
         _stats[k] = 0
+    _compiles[0] = 0
     _times.clear()
     _fusion_base.clear()
     _fusion_base.update(_fusion_counters())
@@ -1286,12 +1293,13 @@ class CompiledFunction:
         self._free = _free_values(fn)
         self._name = getattr(fn, "__qualname__", repr(fn))
         self._clear()
-        _all_compiled.append(self)
+        _all_compiled.add(self)
 
     def _clear(self):
         self._entries = {}
         self._ncompiles = 0
         self._breaks = False
+        self._break_keys = set()  # guard keys traced already (functions with breaks)
         self._dyn = {}          # path -> set of symbolic axes
         self._last_shapes = {}  # path -> shape at the last trace
         self._static_floats = set()
@@ -1357,11 +1365,14 @@ class CompiledFunction:
             _stats["frozen_misses"] += 1
             _stats["eager_runs"] += 1
             return self._fn(*args, **kwargs)
-        if not self._breaks and self._ncompiles >= config.recompile_limit:
+        # Note [compiles and traces]: a function with breaks re-traces every call; only calls
+        # with a guard key not seen before are compiles, limited like recompiles.
+        known = self._breaks and key in self._break_keys
+        if not known and self._ncompiles >= config.recompile_limit:
             return self._limit_hit(args, kwargs, "recompile_limit", config.recompile_limit)
-        if not self._breaks and _stats["traces"] >= config.accumulated_recompile_limit:
+        if not known and _compiles[0] >= config.accumulated_recompile_limit:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
-        return self._trace(args, kwargs, self._key_builder(args, kwargs), key)
+        return self._trace(args, kwargs, self._key_builder(args, kwargs), key, known)
 
     def _overlaps(self, objs, narrays):
         """The memory-sharing pairs among the arrays in `objs` and the captured arrays (part of
@@ -1425,8 +1436,10 @@ class CompiledFunction:
         return e.rebuild(e.graph(inputs, floats))
 
     def _limit_hit(self, args, kwargs, which, limit):
-        msg = (f"npc.compile: {self._name} hit config.{which} ({limit}); last guard failure: "
-               f"{self._describe_failure(args, kwargs)}. Running it eagerly from now on.")
+        scope = ("compiles of all compiled functions together" if which == "accumulated_recompile_limit"
+                 else "compiles of this function")
+        msg = (f"npc.compile: {self._name} hit config.{which} ({limit} {scope}); this call needed a new "
+               f"trace: {self._describe_failure(args, kwargs)}. Running it eagerly from now on.")
         if config.fail_on_recompile_limit_hit:
             raise RuntimeError(msg)
         if not getattr(self, "_warned", False):
@@ -1449,8 +1462,10 @@ class CompiledFunction:
         return labels
 
     def _describe_failure(self, args, kwargs):
+        if self._last_labels is None:
+            return "its first call (no graph compiled for it yet)"
         new = self._labels(args, kwargs)
-        old = self._last_labels or []
+        old = self._last_labels
         for (pn, tn), (po, to) in zip(new, old):
             if tn != to:
                 return f"{pn}: expected {to}, got {tn}"
@@ -1478,8 +1493,8 @@ class CompiledFunction:
             self._last_shapes[path] = shape
         return changed
 
-    def _trace(self, args, kwargs, kb, key):
-        if self._ncompiles and not self._breaks:
+    def _trace(self, args, kwargs, kb, key, known=False):
+        if self._ncompiles and not known:
             _stats["recompiles"] += 1
             if _logs.enabled("recompiles"):
                 _logs.log("recompiles", "recompiling %s: %s", self._name, self._describe_failure(args, kwargs))
@@ -1491,7 +1506,7 @@ class CompiledFunction:
                    self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
         while True:
             try:
-                return self._trace_once(args, kwargs, kb, key)
+                return self._trace_once(args, kwargs, kb, key, known)
             except _Retrace as r:
                 _stats["traces"] -= 1  # the aborted attempt does not count
                 self._static_floats.update(r.paths)
@@ -1499,7 +1514,7 @@ class CompiledFunction:
                 key = (tuple(kb.key), _free_key(self._free, self._unguarded) if self._free else (), tuple(sorted(kwargs)),
                        self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
 
-    def _trace_once(self, args, kwargs, kb, key):
+    def _trace_once(self, args, kwargs, kb, key, known=False):
         _stats["traces"] += 1
         t0 = time.perf_counter()
         cxx_start = _fusion_counters().get("compile_seconds", 0.0)
@@ -1610,24 +1625,28 @@ class CompiledFunction:
         self.last_graphs = list(ctx.segment_graphs)
         self.last_ops_per_graph = list(ctx.ops_per_graph)
         self.last_side_effects = list(_tls.side_effects)
-        self._ncompiles += 1
-        self._last_labels = self._labels(args, kwargs)
+        if not known:
+            self._ncompiles += 1
+            _compiles[0] += 1
+            self._last_labels = self._labels(args, kwargs)
         graph = ctx.take_graph(backend if backend not in _backends else "eager")
         t3 = time.perf_counter()
         cxx = _fusion_counters().get("compile_seconds", 0.0) - cxx0
         # The first run compiles through the backend too: C++ compile time is reported apart.
         cxx_trace = cxx0 - cxx_start  # segments of graph breaks compile while tracing
-        _times.setdefault(self._name, []).append({"trace": max(t1 - t0 - cxx_trace, 0.0),
-                                                  "passes_and_run": max(t2 - t1 - cxx, 0.0),
-                                                  "backend_compile": t3 - t2, "cxx_compile": cxx + cxx_trace})
-        self._debug_dump(ctx, graph)
-        if _logs.enabled("guards"):
+        if not known:  # one row per compile, not per call of a function with breaks
+            _times.setdefault(self._name, []).append({"trace": max(t1 - t0 - cxx_trace, 0.0),
+                                                      "passes_and_run": max(t2 - t1 - cxx, 0.0),
+                                                      "backend_compile": t3 - t2, "cxx_compile": cxx + cxx_trace})
+            self._debug_dump(ctx, graph)
+        if _logs.enabled("guards") and not known:
             _logs.log("guards", "%s guards:\n  %s", self._name,
                       "\n  ".join(f"{p}: {t}" for p, t in self._last_labels))
         if _logs.enabled("output_code") and graph is not None:
             _logs.log("output_code", "%s graph:\n%s", self._name, str(graph))
         if nbreaks:
             self._breaks = True
+            self._break_keys.add(key)
         elif graph is not None:
             e = _Entry()
             e.name = self._name
