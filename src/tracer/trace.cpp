@@ -223,6 +223,15 @@ void Context::specialise(const ndarray& a) {
   }
 }
 
+void mark_scalar(const ndarray& a) {
+  if (auto* tv = traced(a); tv && a.ndim() == 0) tv->scalar = true;
+}
+
+bool is_scalar_result(const ndarray& a) {
+  auto* tv = traced(a);
+  return tv && tv->scalar && a.ndim() == 0;
+}
+
 void specialise_shape(const ndarray& a) {
   if (Context* c = current()) c->specialise(a);
 }
@@ -417,6 +426,7 @@ std::shared_ptr<void> Context::view(const ndarray& src, const ndarray& r) {
   if (r.dtype() == src.dtype() && r.offset() == src.offset()) {
     if (r.shape() == src.shape() && r.strides() == src.strides()) {
       auto t = std::make_shared<TracedValue>(*tv);
+      t->scalar = false;  // a view is an array (Note [scalar results])
       return t;
     }
     // A permutation of the axes (transpose): exact with symbolic sizes too.

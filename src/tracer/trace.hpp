@@ -47,7 +47,17 @@ struct TracedValue {
   // cache of node() for buf->version
   int64_t version = -1;
   ir::NodeRef node = nullptr;
+  // A 0-d result that eager code returns as a NumPy scalar (Note [scalar results]).
+  bool scalar = false;
 };
+
+// Note [scalar results]
+// Eager NumPy returns some 0-d results as NumPy scalars (ufuncs, reductions, `x[0]` of a
+// vector) and others as 0-d arrays (`where`, `astype`, `zeros(())`, views, `tensordot`).
+// While tracing both are traced 0-d arrays: the bindings mark those that eager code would
+// have unwrapped, and npc.compile returns exactly those as NumPy scalars.
+void mark_scalar(const ndarray& a);
+bool is_scalar_result(const ndarray& a);
 
 // True when `a` is bound as a strided view of its covering run (Note [strided inputs] in
 // trace.cpp): neither C- nor F-contiguous, not empty, strides multiples of the itemsize.

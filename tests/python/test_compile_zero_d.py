@@ -110,3 +110,69 @@ MADE_INSIDE = {
 @pytest.mark.parametrize("name", sorted(MADE_INSIDE))
 def test_full_reduction_of_a_zero_d_value_made_inside(name, backend):
     check(MADE_INSIDE[name], np.array([1.0, -2.0, 3.5]), backend=backend)
+
+
+# ---------------------------------------------------------------- 0-d arrays versus NumPy scalars
+VEC = np.arange(1.0, 4.0)
+MAT = np.arange(6.0).reshape(2, 3)
+ZERO = np.array(2.5)
+ZERO_D_RESULTS = {
+    # NumPy returns 0-d arrays
+    "where": (lambda s: np.where(s == 0, -1, 3.0), ZERO),
+    "where_of_scalars": (lambda x: np.where(x.sum() > 1, x.sum(), 0.0), VEC),
+    "astype": (lambda x: x.astype(np.uint16), ZERO),
+    "tensordot": (lambda x: np.tensordot(x, x, axes=1), VEC),
+    "zeros_of_shape": (lambda v: np.zeros(v.shape), ZERO),
+    "zeros": (lambda x: np.zeros(()) + 0 * x, VEC[:1]),
+    "copy": (lambda x: x.copy(), ZERO),
+    "np_copy": (lambda x: np.copy(x), ZERO),
+    "reshape": (lambda x: x[:1].reshape(()), VEC),
+    "squeeze": (lambda x: x[:1].squeeze(), VEC),
+    "ellipsis_of_element": (lambda x: x[0][...], VEC),
+    "asarray_of_sum": (lambda x: np.asarray(x.sum()), VEC),
+    "ones_like": (lambda x: np.ones_like(x), ZERO),
+    "sum_keepdims": (lambda x: x.sum(keepdims=True), ZERO),
+    "argument": (lambda x: x, ZERO),
+    # NumPy returns scalars
+    "sum": (lambda x: np.sum(x), VEC),
+    "method_mean": (lambda x: x.mean(), VEC),
+    "element": (lambda x: x[0], VEC),
+    "element_2d": (lambda x: x[1, 2], MAT),
+    "ufunc_of_0d": (lambda x: np.sin(x), ZERO),
+    "add_of_0d": (lambda x: x + 1, ZERO),
+    "astype_of_sum": (lambda x: x.sum().astype(np.float32), VEC),
+    "copy_of_element": (lambda x: x[1].copy(), VEC),
+    "dot": (lambda x: np.dot(x, x), VEC),
+    "matmul": (lambda x: x @ x, VEC),
+    "argmax": (lambda x: x.argmax(), VEC),
+    "median": (lambda x: np.median(x), VEC),
+    "neg_of_sum": (lambda x: -x.sum(), VEC),
+    "clip_of_sum": (lambda x: np.clip(x.sum(), 0, 1), VEC),
+    "norm": (lambda x: np.linalg.norm(x), VEC),
+    "take": (lambda x: np.take(x, 1), VEC),
+    "element_of_sort": (lambda x: np.sort(x)[0], VEC),
+    "all_of_0d": (lambda x: np.all(x), ZERO),
+    "tuple": (lambda x: (x.sum(), np.where(x > 1, x, 0)[0:1].reshape(())), VEC),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(ZERO_D_RESULTS))
+def test_zero_d_results_are_arrays_or_scalars_as_in_numpy(name, backend):
+    fn, arg = ZERO_D_RESULTS[name]
+    check(fn, arg, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_zero_d_results_after_a_break(backend):
+    def f(x):
+        float(x[0])
+        return x.astype(np.float32)[0:1].reshape(()), x.sum(), np.where(x[0] > 0, 1, 2)
+
+    check(f, VEC, backend=backend)
+
+
+def test_eager_take_and_tensordot_return_what_numpy_returns():
+    x = npc.arange(3.0)
+    assert type(npc.take(x, 1)) is np.float64
+    assert type(npc.tensordot(x, x, axes=1)) is npc.ndarray and npc.tensordot(x, x, axes=1).ndim == 0

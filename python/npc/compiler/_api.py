@@ -460,6 +460,8 @@ class _Patches:
             P._patch(mod, "seterr", P._seterr_maker)
         import builtins
         P._patch(builtins, "print", P._print_maker)
+        for name in _SCALAR_METHODS:
+            P._patch(_core.ndarray, name, _scalar_method_maker)
         P._patch(_core.ndarray, "__getitem__", _masked_getitem_maker)
         P._patch(_core.ndarray, "__setitem__", _masked_setitem_maker)
 
@@ -529,6 +531,26 @@ class _Patches:
             _Patches._users -= 1
             if _Patches._users == 0:
                 _Patches._restore()
+
+
+# Note [scalar results] in src/tracer/trace.hpp: a method of a NumPy scalar returns a scalar
+# where the ndarray method returns a 0-d array (NumPy runs the method on a 0-d array and
+# unwraps the result). While tracing, such a method of a traced 0-d value that eager code
+# would have returned as a scalar marks its 0-d result as one too.
+_SCALAR_METHODS = ("astype", "copy", "reshape", "round", "conj", "conjugate", "clip", "squeeze",
+                   "transpose", "view", "byteswap", "flatten", "ravel", "__abs__", "__neg__",
+                   "__pos__", "__invert__")
+
+
+def _scalar_method_maker(orig):
+    @functools.wraps(orig)
+    def method(self, *args, **kwargs):
+        r = orig(self, *args, **kwargs)
+        if isinstance(r, _core.ndarray) and r.ndim == 0 and _core._is_traced(r) and \
+                _core._scalar_result(self):
+            _core._mark_scalar(r)
+        return r
+    return method
 
 
 # Note [masked read-modify-write]
@@ -1721,15 +1743,17 @@ class _PyBackendGraph:
 
 def _flatten(obj, inputs=()):
     """Array leaves of a result and a tree to rebuild it (non-array leaves are static).
-    0-d results of operations become NumPy scalars, as eager npc/NumPy returns them; 0-d
-    arrays the function received and returns as they are stay arrays."""
+    0-d results that eager NumPy returns as NumPy scalars (ufuncs, reductions, `x[0]`) become
+    scalars, the others (`where`, `astype`, views, `zeros(())`) stay 0-d arrays (Note [scalar
+    results] in src/tracer/trace.hpp); 0-d arrays the function received stay arrays."""
     leaves = []
     ids = {id(i) for i in inputs}
 
     def walk(x):
         if isinstance(x, (_core.ndarray, _np.ndarray)):
             leaves.append(x)
-            return ("A", len(leaves) - 1, x.ndim == 0 and id(x) not in ids)
+            scalar = x.ndim == 0 and id(x) not in ids and _is_npc(x) and _core._scalar_result(x)
+            return ("A", len(leaves) - 1, scalar)
         t = type(x)
         if t is tuple or t is list:
             return (t, [walk(v) for v in x])
