@@ -329,6 +329,7 @@ class _Patches:
     _lock = threading.Lock()
     _users = 0
     _saved = []
+    _made = {}  # (module or type, name) -> (original, patched): made once, not per trace
 
     def __init__(self, ctx, fn_name):
         self.ctx = ctx
@@ -348,7 +349,10 @@ class _Patches:
         if orig is None:
             return
         _Patches._saved.append((mod, name, orig))
-        setattr(mod, name, make(orig))
+        made = _Patches._made.get((mod, name))
+        if made is None or made[0] is not orig:
+            made = _Patches._made[(mod, name)] = (orig, make(orig))
+        setattr(mod, name, made[1])
 
     @staticmethod
     def _fill_maker(value_of):
