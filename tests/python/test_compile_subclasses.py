@@ -3,6 +3,8 @@ python/npc/compiler/_api.py): ndarray subclasses (np.matrix, masked arrays) keep
 semantics, and writes into unaligned arguments reach the caller's memory. Every compiled call
 is compared with the same function run by NumPy: the result (type, dtype, values, mask) and
 the arguments afterwards."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -157,7 +159,9 @@ def test_subclass_with_plain_arguments(backend):
     assert compiler.stats()["traces"] >= 1
 
 
-MATRIX_GLOBAL = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", PendingDeprecationWarning)
+    MATRIX_GLOBAL = np.matrix([[1.0, 2.0], [3.0, 4.0]])
 MASKED_GLOBAL = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
 
 
