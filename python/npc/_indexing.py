@@ -96,6 +96,11 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     if out is not None:
         out[...] = r
         return out
+    if r.ndim == 0:  # NumPy returns a 0-d take as a NumPy scalar
+        if _core._is_traced(r):
+            _core._mark_scalar(r)  # Note [scalar results] in src/tracer/trace.hpp
+            return r
+        return r._scalar()
     return r
 
 

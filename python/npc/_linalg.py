@@ -320,7 +320,7 @@ def tensordot(a, b, axes=2):
     if len(axes_a) != len(axes_b) or any(not -a.ndim <= x < max(a.ndim, 1) for x in axes_a) \
             or any(not -b.ndim <= x < max(b.ndim, 1) for x in axes_b):
         raise NotNative  # NumPy's own error messages
-    return _result(_tensordot(a, b, (axes_a, axes_b)))
+    return _tensordot(a, b, (axes_a, axes_b))  # NumPy's tensordot returns 0-d arrays, not scalars
 
 
 @_native(_np.kron)

@@ -202,6 +202,15 @@ NodeRef Graph::reduce(OpId op, NodeRef a, std::span<const int64_t> axes, bool ke
   for (auto& x : ax) x = normalize_axis(x, a->ndim());
   std::sort(ax.begin(), ax.end());
   if (std::adjacent_find(ax.begin(), ax.end()) != ax.end()) throw ValueError("duplicate value in 'axis'");
+  if (ax.empty() && a->dtype == dtype) {
+    // A reduction over no axes (a 0-d array, axis=()) reduces each element alone: the element
+    // itself, or `initial op element` (NumPy's reduce starts from `initial`). No Reduce node,
+    // so backends never see a reduction without a reduced axis.
+    if (!initial) return a;
+    NodeRef init = broadcast(cast(constant(initial->cast(dtype)), dtype), a->shape);
+    NodeRef args[2] = {init, a};
+    return ufunc(op, args, dtype, 0);
+  }
   SymShape shape;
   for (int d = 0; d < a->ndim(); ++d) {
     bool red = std::binary_search(ax.begin(), ax.end(), d);

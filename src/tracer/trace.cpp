@@ -223,15 +223,43 @@ void Context::specialise(const ndarray& a) {
   }
 }
 
+void mark_scalar(const ndarray& a) {
+  if (auto* tv = traced(a); tv && a.ndim() == 0) tv->scalar = true;
+}
+
+bool is_scalar_result(const ndarray& a) {
+  auto* tv = traced(a);
+  return tv && tv->scalar && a.ndim() == 0;
+}
+
 void specialise_shape(const ndarray& a) {
   if (Context* c = current()) c->specialise(a);
 }
 
 // ---------------------------------------------------------------- nodes of arrays
+// Note [symbols after a break]
+// Symbols exist in the first segment only (the arguments' symbolic dims); a break rebinds
+// every live buffer as an input of static shape, and later segments are looked up by
+// structure with concrete sizes. Traced arrays made before the break still carry the first
+// segment's symbols in their view chains and shapes, so a view of an argument read after
+// the break (`float(x[0]); return x.reshape(-1, 1)`) would name a symbol the new graph does
+// not have: after a break, every such dim is the size it had in this call.
+ir::SymShape Context::segment_shape(const ir::SymShape& s) const {
+  if (sym_sizes_.empty()) return s;
+  ir::SymShape r = s;
+  for (auto& d : r)
+    if (!d.is_static() && static_cast<size_t>(d.symbol()) < sym_sizes_.size())
+      d = ir::Dim::fixed(sym_sizes_[static_cast<size_t>(d.symbol())]);
+  return r;
+}
+
 ir::NodeRef Context::value_node(TracedValue& tv) {
   if (tv.node && tv.version == tv.buf->version) return tv.node;
   ir::NodeRef n = tv.buf->current;
-  for (const auto& s : tv.chain) {
+  if (!sym_sizes_.empty()) tv.shape = segment_shape(tv.shape);
+  for (const auto& step : tv.chain) {
+    ViewStep s = step;
+    if (!sym_sizes_.empty()) s.shape = segment_shape(s.shape);
     switch (s.kind) {
       case ir::ViewKind::Slice: n = graph_->slice(n, s.params, s.shape); break;
       case ir::ViewKind::Permute: n = graph_->permute(n, s.params); break;
@@ -383,6 +411,7 @@ void Context::write(const ndarray& dst, ir::NodeRef value) {
 std::shared_ptr<void> Context::view(const ndarray& src, const ndarray& r) {
   TracedValue* tv = traced(src);
   if (!tv || tv->ctx_id != id_) return nullptr;
+  if (!sym_sizes_.empty()) tv->shape = segment_shape(tv->shape);  // Note [symbols after a break]
   const int64_t isz = static_cast<int64_t>(itemsize(tv->dtype));
   auto derived = [&](ViewStep step, ir::SymShape shape) {
     auto t = std::make_shared<TracedValue>();
@@ -397,6 +426,7 @@ std::shared_ptr<void> Context::view(const ndarray& src, const ndarray& r) {
   if (r.dtype() == src.dtype() && r.offset() == src.offset()) {
     if (r.shape() == src.shape() && r.strides() == src.strides()) {
       auto t = std::make_shared<TracedValue>(*tv);
+      t->scalar = false;  // a view is an array (Note [scalar results])
       return t;
     }
     // A permutation of the axes (transpose): exact with symbolic sizes too.
@@ -561,6 +591,8 @@ void Context::break_graph(const std::string& why) {
   separate_buffers(raw);
   std::vector<ir::NodeRef> outs;
   for (auto& b : live) outs.push_back(b->current);
+  if (breaks_.size() == 1)  // Note [symbols after a break]
+    for (const auto& sym : graph_->symbols()) sym_sizes_.push_back(sym.hint);
   std::vector<ndarray> vals = run_segment(outs);
   std::vector<ndarray> old_bound = std::move(bound_);
   bound_.clear();
@@ -744,7 +776,7 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
     hints.push_back(o.array.shape());
   }
   for (auto& o : opts.out)
-    if (o) { shapes.push_back(traced(*o)->shape); hints.push_back(o->shape()); }
+    if (o) { shapes.push_back(c.node_of(*o)->shape); hints.push_back(o->shape()); }
   Shape hint;
   ir::SymShape shape = c.broadcast(shapes, hints, hint);
   ir::Graph& g = c.graph();

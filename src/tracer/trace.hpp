@@ -47,7 +47,17 @@ struct TracedValue {
   // cache of node() for buf->version
   int64_t version = -1;
   ir::NodeRef node = nullptr;
+  // A 0-d result that eager code returns as a NumPy scalar (Note [scalar results]).
+  bool scalar = false;
 };
+
+// Note [scalar results]
+// Eager NumPy returns some 0-d results as NumPy scalars (ufuncs, reductions, `x[0]` of a
+// vector) and others as 0-d arrays (`where`, `astype`, `zeros(())`, views, `tensordot`).
+// While tracing both are traced 0-d arrays: the bindings mark those that eager code would
+// have unwrapped, and npc.compile returns exactly those as NumPy scalars.
+void mark_scalar(const ndarray& a);
+bool is_scalar_result(const ndarray& a);
 
 // True when `a` is bound as a strided view of its covering run (Note [strided inputs] in
 // trace.cpp): neither C- nor F-contiguous, not empty, strides multiples of the itemsize.
@@ -138,6 +148,9 @@ class Context {
 
  private:
   ir::NodeRef value_node(TracedValue& tv);
+  // `s` in the current segment: after a break, the first segment's symbols are its sizes
+  // (Note [symbols after a break]).
+  ir::SymShape segment_shape(const ir::SymShape& s) const;
   // `value` with its dims renamed to `target`'s where tracing saw equal sizes (recorded as
   // constraints; Note [specialised symbols]).
   ir::NodeRef align_dims(ir::NodeRef value, const ir::SymShape& target);
@@ -158,6 +171,7 @@ class Context {
   std::vector<Constraint> constraints_;
   std::vector<bool> specialised_;                         // symbols constrained to their hint
   std::vector<std::pair<int, int>> sym_origin_;           // symbol -> (user input, axis) of segment 0
+  std::vector<int64_t> sym_sizes_;                        // the first segment's symbols' sizes, after a break
   std::vector<std::string> breaks_;
   size_t segment_start_size_ = 0;  // nodes of a segment right after it started
 };

@@ -17,6 +17,7 @@ import threading
 import time
 import types
 import warnings
+import weakref
 
 import numpy as _np
 import numpy.random  # noqa: F401  (imported before any patching of numpy functions)
@@ -52,8 +53,13 @@ config.register("fail_on_recompile_limit_hit", False,
 _STAT_KEYS = ("traces", "cache_hits", "recompiles", "graph_breaks", "eager_runs", "frozen_misses",
               "kernels_compiled", "kernels_run", "graphs_run", "compile_timeouts")
 _stats = dict.fromkeys(_STAT_KEYS, 0)
+# Note [compiles and traces]: traces with a guard key seen for the first time, by all compiled
+# functions together (what config.accumulated_recompile_limit bounds). A function with graph
+# breaks traces on every call, but a call whose key an earlier trace had reuses that trace's
+# segments (looked up by structure): it is no compile, and counts towards no limit.
+_compiles = [0]
 _times = {}  # function name -> list of dicts of seconds
-_all_compiled = []  # weakly useful for reset()
+_all_compiled = weakref.WeakSet()  # the live compiled functions, for reset()
 class _TLS(threading.local):
     # Class-level defaults: a missing attribute on a threading.local costs an exception.
     disabled = False
@@ -104,6 +110,7 @@ def reset():
     _core._clear_segment_cache()
     for k in _stats:
         _stats[k] = 0
+    _compiles[0] = 0
     _times.clear()
     _fusion_base.clear()
     _fusion_base.update(_fusion_counters())
@@ -324,6 +331,7 @@ class _Patches:
     _lock = threading.Lock()
     _users = 0
     _saved = []
+    _made = {}  # (module or type, name) -> (original, patched): made once, not per trace
 
     def __init__(self, ctx, fn_name):
         self.ctx = ctx
@@ -343,7 +351,10 @@ class _Patches:
         if orig is None:
             return
         _Patches._saved.append((mod, name, orig))
-        setattr(mod, name, make(orig))
+        made = _Patches._made.get((mod, name))
+        if made is None or made[0] is not orig:
+            made = _Patches._made[(mod, name)] = (orig, make(orig))
+        setattr(mod, name, made[1])
 
     @staticmethod
     def _fill_maker(value_of):
@@ -365,6 +376,39 @@ class _Patches:
                     sidx = _sentinel_index(value)
                     value = 0.0
                 return p.ctx.fill(shape, value, code, sidx)
+            return patched
+        return make
+
+    @staticmethod
+    def _fill_like_maker(args_of):
+        # zeros_like/ones_like/empty_like/full_like of a traced array: a Fill node with the
+        # prototype's (possibly symbolic) shape; eager code would allocate a concrete array of
+        # the sizes seen while tracing, which the graph would return on every replay.
+        def make(orig):
+            @functools.wraps(orig)
+            def patched(*args, **kwargs):
+                p = _Patches._current()
+                if p is not None:
+                    try:
+                        proto, value, dtype, rest = args_of(*args, **kwargs)
+                    except TypeError:
+                        proto = None
+                    if _is_npc(proto) and _core._is_traced(proto) and rest.get("shape") is None and \
+                            rest.get("order", "K") in ("K", "A", "C") and rest.get("subok", True) is True and \
+                            set(rest) <= {"order", "subok", "shape", "device"} and \
+                            rest.get("device") in (None, "cpu") and \
+                            isinstance(value, (bool, int, float, complex, _np.generic)):
+                        code = proto._code if dtype is None else _code(dtype)
+                        if code is not None:
+                            if isinstance(value, int) and not isinstance(value, bool):
+                                from .._array import _check_python_int
+                                _check_python_int(value, _np.dtype(dtype) if dtype is not None else proto.dtype)
+                            sidx = -1
+                            if isinstance(value, _RuntimeFloat):
+                                sidx = _sentinel_index(value)
+                                value = 0.0
+                            return p.ctx.fill_like(proto, value, code, sidx)
+                return orig(*args, **kwargs)
             return patched
         return make
 
@@ -397,6 +441,11 @@ class _Patches:
             P._patch(mod, "ones", P._fill_maker(lambda shape, dtype=None, order="C", **k: (shape, 1, dtype)))
             P._patch(mod, "empty", P._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype)))
             P._patch(mod, "full", P._fill_maker(_full_args))
+            P._patch(mod, "zeros_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 0, dtype, k)))
+            P._patch(mod, "ones_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 1, dtype, k)))
+            P._patch(mod, "empty_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 0, dtype, k)))
+            P._patch(mod, "full_like", P._fill_like_maker(
+                lambda a, fill_value, dtype=None, **k: (a, fill_value, dtype, k)))
             for name in ("arange", "linspace", "logspace", "geomspace", "eye", "identity", "tri"):
                 P._patch(mod, name, P._host_maker(mod.__name__, lambda: None))
         glob = lambda: _GlobalState()  # noqa: E731
@@ -417,6 +466,8 @@ class _Patches:
             P._patch(mod, "seterr", P._seterr_maker)
         import builtins
         P._patch(builtins, "print", P._print_maker)
+        for name in _SCALAR_METHODS:
+            P._patch(_core.ndarray, name, _scalar_method_maker)
         P._patch(_core.ndarray, "__getitem__", _masked_getitem_maker)
         P._patch(_core.ndarray, "__setitem__", _masked_setitem_maker)
 
@@ -486,6 +537,26 @@ class _Patches:
             _Patches._users -= 1
             if _Patches._users == 0:
                 _Patches._restore()
+
+
+# Note [scalar results] in src/tracer/trace.hpp: a method of a NumPy scalar returns a scalar
+# where the ndarray method returns a 0-d array (NumPy runs the method on a 0-d array and
+# unwraps the result). While tracing, such a method of a traced 0-d value that eager code
+# would have returned as a scalar marks its 0-d result as one too.
+_SCALAR_METHODS = ("astype", "copy", "reshape", "round", "conj", "conjugate", "clip", "squeeze",
+                   "transpose", "view", "byteswap", "flatten", "ravel", "__abs__", "__neg__",
+                   "__pos__", "__invert__")
+
+
+def _scalar_method_maker(orig):
+    @functools.wraps(orig)
+    def method(self, *args, **kwargs):
+        r = orig(self, *args, **kwargs)
+        if isinstance(r, _core.ndarray) and r.ndim == 0 and _core._is_traced(r) and \
+                _core._scalar_result(self):
+            _core._mark_scalar(r)
+        return r
+    return method
 
 
 # Note [masked read-modify-write]
@@ -839,6 +910,21 @@ def _valid_bytes(x):
     return (max(xlo - rlo, 0), max(rhi - xhi, 0))
 
 
+# Note [arguments that stay NumPy]
+# A NumPy array that npc cannot trace faithfully is left to NumPy: a call with such an
+# argument runs the function eagerly (counted in eager_runs, logged under `fallback`), and
+# such a captured global/closure array is read as the NumPy array it is (its operations are
+# NumPy's; those that meet traced arrays break the graph). Two kinds:
+# - subclasses of numpy.ndarray (np.matrix, np.ma.MaskedArray, ...): their operators and
+#   methods have their own semantics (matrix products, masks) that a traced npc array would
+#   silently drop;
+# - unaligned arrays (np.frombuffer at an odd offset): npc binds a copy of them, so a write
+#   through the traced argument would not reach the caller's memory.
+def _numpy_only(x):
+    """True for a NumPy array that npc.compile leaves to NumPy (Note [arguments that stay NumPy])."""
+    return type(x) is not _np.ndarray or not x.flags.aligned
+
+
 def _contig_label(c):
     if isinstance(c, tuple):
         return f"strides {c[:-1]}"
@@ -912,7 +998,8 @@ class _KeyBuilder:
         else:
             from .._dtypes import code_of
             code = code_of(x.dtype) if x.dtype.isnative else None
-            if code is None:
+            if code is None or _numpy_only(x):
+                # Note [arguments that stay NumPy]
                 self.unsupported = True
                 code = -1
             c = _contig(x.flags.c_contiguous, x.flags.f_contiguous)
@@ -1068,7 +1155,7 @@ def _standin(ctx, v, by_id):
         npcx = v
     else:
         from .._dtypes import code_of
-        if not v.dtype.isnative or code_of(v.dtype) is None:
+        if not v.dtype.isnative or code_of(v.dtype) is None or _numpy_only(v):
             return None
         npcx = _from_numpy(v)
     t = by_id.get(id(v))
@@ -1234,12 +1321,13 @@ class CompiledFunction:
         self._free = _free_values(fn)
         self._name = getattr(fn, "__qualname__", repr(fn))
         self._clear()
-        _all_compiled.append(self)
+        _all_compiled.add(self)
 
     def _clear(self):
         self._entries = {}
         self._ncompiles = 0
         self._breaks = False
+        self._break_keys = set()  # guard keys traced already (functions with breaks)
         self._dyn = {}          # path -> set of symbolic axes
         self._last_shapes = {}  # path -> shape at the last trace
         self._static_floats = set()
@@ -1264,6 +1352,13 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         _epoch[0] += 1
         free = _free_key(self._free, self._unguarded) if self._free else ()
+        if free and self._free_numpy_only():
+            # Note [arguments that stay NumPy]: a captured matrix or masked array meets traced
+            # arrays in its own operators, which would give npc's semantics, not NumPy's.
+            _logs.log("fallback", "%s: a captured array is an ndarray subclass or unaligned; running eagerly",
+                      self._name)
+            _stats["eager_runs"] += 1
+            return self._fn(*args, **kwargs)
         fast = None
         if not kwargs and not self._dyn and not self._static_floats:
             fast = _core._guard_key(args)
@@ -1276,7 +1371,8 @@ class CompiledFunction:
         else:
             kb = self._key_builder(args, kwargs)
             if kb.unsupported:
-                _logs.log("fallback", "%s: an argument cannot be traced (non-native dtype); running eagerly",
+                _logs.log("fallback", "%s: an argument cannot be traced (non-native dtype, unaligned or an ndarray "
+                          "subclass); running eagerly",
                           self._name)
                 _stats["eager_runs"] += 1
                 return self._fn(*args, **kwargs)
@@ -1297,11 +1393,14 @@ class CompiledFunction:
             _stats["frozen_misses"] += 1
             _stats["eager_runs"] += 1
             return self._fn(*args, **kwargs)
-        if not self._breaks and self._ncompiles >= config.recompile_limit:
+        # Note [compiles and traces]: a function with breaks re-traces every call; only calls
+        # with a guard key not seen before are compiles, limited like recompiles.
+        known = self._breaks and key in self._break_keys
+        if not known and self._ncompiles >= config.recompile_limit:
             return self._limit_hit(args, kwargs, "recompile_limit", config.recompile_limit)
-        if not self._breaks and _stats["traces"] >= config.accumulated_recompile_limit:
+        if not known and _compiles[0] >= config.accumulated_recompile_limit:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
-        return self._trace(args, kwargs, self._key_builder(args, kwargs), key)
+        return self._trace(args, kwargs, self._key_builder(args, kwargs), key, known)
 
     def _overlaps(self, objs, narrays):
         """The memory-sharing pairs among the arrays in `objs` and the captured arrays (part of
@@ -1314,6 +1413,13 @@ class CompiledFunction:
             if not same:
                 return None
         return ov
+
+    def _free_numpy_only(self):
+        for _, get in self._free:
+            v = get()
+            if isinstance(v, _np.ndarray) and _numpy_only(v):
+                return True
+        return False
 
     def _free_arrays(self):
         out = []
@@ -1358,8 +1464,10 @@ class CompiledFunction:
         return e.rebuild(e.graph(inputs, floats))
 
     def _limit_hit(self, args, kwargs, which, limit):
-        msg = (f"npc.compile: {self._name} hit config.{which} ({limit}); last guard failure: "
-               f"{self._describe_failure(args, kwargs)}. Running it eagerly from now on.")
+        scope = ("compiles of all compiled functions together" if which == "accumulated_recompile_limit"
+                 else "compiles of this function")
+        msg = (f"npc.compile: {self._name} hit config.{which} ({limit} {scope}); this call needed a new "
+               f"trace: {self._describe_failure(args, kwargs)}. Running it eagerly from now on.")
         if config.fail_on_recompile_limit_hit:
             raise RuntimeError(msg)
         if not getattr(self, "_warned", False):
@@ -1382,8 +1490,10 @@ class CompiledFunction:
         return labels
 
     def _describe_failure(self, args, kwargs):
+        if self._last_labels is None:
+            return "its first call (no graph compiled for it yet)"
         new = self._labels(args, kwargs)
-        old = self._last_labels or []
+        old = self._last_labels
         for (pn, tn), (po, to) in zip(new, old):
             if tn != to:
                 return f"{pn}: expected {to}, got {tn}"
@@ -1411,8 +1521,8 @@ class CompiledFunction:
             self._last_shapes[path] = shape
         return changed
 
-    def _trace(self, args, kwargs, kb, key):
-        if self._ncompiles and not self._breaks:
+    def _trace(self, args, kwargs, kb, key, known=False):
+        if self._ncompiles and not known:
             _stats["recompiles"] += 1
             if _logs.enabled("recompiles"):
                 _logs.log("recompiles", "recompiling %s: %s", self._name, self._describe_failure(args, kwargs))
@@ -1424,7 +1534,7 @@ class CompiledFunction:
                    self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
         while True:
             try:
-                return self._trace_once(args, kwargs, kb, key)
+                return self._trace_once(args, kwargs, kb, key, known)
             except _Retrace as r:
                 _stats["traces"] -= 1  # the aborted attempt does not count
                 self._static_floats.update(r.paths)
@@ -1432,7 +1542,7 @@ class CompiledFunction:
                 key = (tuple(kb.key), _free_key(self._free, self._unguarded) if self._free else (), tuple(sorted(kwargs)),
                        self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
 
-    def _trace_once(self, args, kwargs, kb, key):
+    def _trace_once(self, args, kwargs, kb, key, known=False):
         _stats["traces"] += 1
         t0 = time.perf_counter()
         cxx_start = _fusion_counters().get("compile_seconds", 0.0)
@@ -1543,24 +1653,28 @@ class CompiledFunction:
         self.last_graphs = list(ctx.segment_graphs)
         self.last_ops_per_graph = list(ctx.ops_per_graph)
         self.last_side_effects = list(_tls.side_effects)
-        self._ncompiles += 1
-        self._last_labels = self._labels(args, kwargs)
+        if not known:
+            self._ncompiles += 1
+            _compiles[0] += 1
+            self._last_labels = self._labels(args, kwargs)
         graph = ctx.take_graph(backend if backend not in _backends else "eager")
         t3 = time.perf_counter()
         cxx = _fusion_counters().get("compile_seconds", 0.0) - cxx0
         # The first run compiles through the backend too: C++ compile time is reported apart.
         cxx_trace = cxx0 - cxx_start  # segments of graph breaks compile while tracing
-        _times.setdefault(self._name, []).append({"trace": max(t1 - t0 - cxx_trace, 0.0),
-                                                  "passes_and_run": max(t2 - t1 - cxx, 0.0),
-                                                  "backend_compile": t3 - t2, "cxx_compile": cxx + cxx_trace})
-        self._debug_dump(ctx, graph)
-        if _logs.enabled("guards"):
+        if not known:  # one row per compile, not per call of a function with breaks
+            _times.setdefault(self._name, []).append({"trace": max(t1 - t0 - cxx_trace, 0.0),
+                                                      "passes_and_run": max(t2 - t1 - cxx, 0.0),
+                                                      "backend_compile": t3 - t2, "cxx_compile": cxx + cxx_trace})
+            self._debug_dump(ctx, graph)
+        if _logs.enabled("guards") and not known:
             _logs.log("guards", "%s guards:\n  %s", self._name,
                       "\n  ".join(f"{p}: {t}" for p, t in self._last_labels))
         if _logs.enabled("output_code") and graph is not None:
             _logs.log("output_code", "%s graph:\n%s", self._name, str(graph))
         if nbreaks:
             self._breaks = True
+            self._break_keys.add(key)
         elif graph is not None:
             e = _Entry()
             e.name = self._name
@@ -1635,15 +1749,17 @@ class _PyBackendGraph:
 
 def _flatten(obj, inputs=()):
     """Array leaves of a result and a tree to rebuild it (non-array leaves are static).
-    0-d results of operations become NumPy scalars, as eager npc/NumPy returns them; 0-d
-    arrays the function received and returns as they are stay arrays."""
+    0-d results that eager NumPy returns as NumPy scalars (ufuncs, reductions, `x[0]`) become
+    scalars, the others (`where`, `astype`, views, `zeros(())`) stay 0-d arrays (Note [scalar
+    results] in src/tracer/trace.hpp); 0-d arrays the function received stay arrays."""
     leaves = []
     ids = {id(i) for i in inputs}
 
     def walk(x):
         if isinstance(x, (_core.ndarray, _np.ndarray)):
             leaves.append(x)
-            return ("A", len(leaves) - 1, x.ndim == 0 and id(x) not in ids)
+            scalar = x.ndim == 0 and id(x) not in ids and _is_npc(x) and _core._scalar_result(x)
+            return ("A", len(leaves) - 1, scalar)
         t = type(x)
         if t is tuple or t is list:
             return (t, [walk(v) for v in x])

@@ -10,6 +10,7 @@
 
 #include "bindings.hpp"
 #include "npc/ops.hpp"
+#include "tracer/trace.hpp"
 
 namespace npc::py_bind {
 
@@ -309,7 +310,10 @@ py::object getitem(py::object self, py::handle key) {
   auto& a = ap ? *ap : self.cast<PyArray&>();
   std::vector<IndexItem> idx = parse_key(key);
   ndarray r = index(a, idx);
-  if (!r.is_traced() && r.ndim() == 0 && index_is_scalar(a, idx)) return numpy_scalar(r.dtype(), r.data());
+  if (r.ndim() == 0 && index_is_scalar(a, idx)) {
+    if (!r.is_traced()) return numpy_scalar(r.dtype(), r.data());
+    tracer::mark_scalar(r);  // Note [scalar results]
+  }
   return wrap(std::move(r), self);
 }
 

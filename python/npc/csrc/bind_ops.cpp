@@ -9,6 +9,7 @@
 #include "npc/ops.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
+#include "tracer/trace.hpp"
 
 namespace npc::py_bind {
 
@@ -88,6 +89,7 @@ py::object result_object(ndarray r, bool unwrap) {
     report_fp("cast");
     return numpy_scalar(r.dtype(), r.data());
   }
+  if (unwrap && r.ndim() == 0) tracer::mark_scalar(r);  // Note [scalar results]
   return wrap(std::move(r));
 }
 

@@ -223,7 +223,10 @@ std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>
       std::lock_guard lk(g_seg_mu);
       if (auto it = g_segments.find(h); it != g_segments.end())
         for (auto& c : it->second)
-          if (c.backend == backend && c.text == text) exe = c.exe;
+          // The text omits inputs that nothing reads: equal texts may bind different counts.
+          if (c.backend == backend && c.text == text && c.graph->num_inputs() == g.num_inputs() &&
+              c.graph->num_scalars() == g.num_scalars())
+            exe = c.exe;
     }
     if (exe) return run_reporting_fp(exe, ir::RunArgs{in, sc});
   }
@@ -400,6 +403,17 @@ void bind_tracer(py::module_& m) {
         ir::NodeRef n = c.graph().prim(OpId::fill, args, t, ir::static_shape(s));
         return wrap(c.new_value(n, s));
       })
+      .def("fill_like", [](tracer::Context& c, PyArray& proto, py::handle value, int code, int scalar_index) {
+        // numpy.ones_like/zeros_like/empty_like/full_like of a traced array: a Fill node of
+        // the prototype's shape, symbolic dims included (its sizes are never frozen).
+        DType t = static_cast<DType>(code);
+        ir::NodeRef p = c.node_of(proto);
+        ir::NodeRef v = scalar_index >= 0 ? c.graph().scalar(scalar_index, DType::Float64)
+                                          : c.graph().constant(from_python(value));
+        std::vector<ir::NodeRef> args{c.graph().cast(v, t)};
+        ir::NodeRef n = c.graph().prim(OpId::fill, args, t, p->shape);
+        return wrap(c.new_value(n, proto.shape()));
+      })
       .def("host_call", [](tracer::Context& c, py::function fn, std::string name, py::handle example) {
         // A NumPy call with no array argument (numpy.random.*): runs again on every replay.
         ndarray ex = example.cast<PyArray&>();
@@ -417,6 +431,9 @@ void bind_tracer(py::module_& m) {
   m.def("_deactivate_trace", [] { tracer::set_current(nullptr); });
   m.def("_realize", [](PyArray& a) { a.realize(); });
   m.def("_is_traced", [](const PyArray& a) { return a.is_traced(); });
+  // Note [scalar results] in src/tracer/trace.hpp.
+  m.def("_scalar_result", [](const PyArray& a) { return tracer::is_scalar_result(a); });
+  m.def("_mark_scalar", [](const PyArray& a) { tracer::mark_scalar(a); });
   m.def("_numpy_views", [](py::list outs, py::list unwrap) {
     // NumPy views of npc results (NumPy arrays in -> NumPy arrays out); 0-d results whose
     // unwrap flag is set become NumPy scalars.

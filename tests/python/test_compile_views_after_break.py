@@ -1,0 +1,138 @@
+"""npc.compile of functions that return views of their arguments after a graph break or a
+write, called with new sizes (dynamic shapes: the second size makes dims symbolic), and
+functions whose segments equal earlier ones except for inputs nothing reads (Note [symbols
+after a break] in src/tracer/trace.cpp, Note [segment cache] in bind_tracer.cpp). Every
+call is compared with the same function run by NumPy: result, dtype, shape and the
+arguments afterwards."""
+import warnings
+
+import numpy as np
+import pytest
+
+import npc
+from npc import compiler
+
+BACKENDS = ("eager", "fused")
+
+
+@pytest.fixture(autouse=True)
+def _fresh(tmp_path_factory):
+    cache = str(tmp_path_factory.getbasetemp() / "npc-cache-compile-views-after-break")
+    with npc.config.patch(codegen_errors="raise", cache_dir=cache):
+        compiler.reset()
+        yield
+        compiler.reset()
+
+
+def outcome(fn, *args):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = fn(*args)
+        except Exception as e:  # noqa: BLE001  (compared with NumPy's)
+            r = (type(e), str(e))
+    return r, [(m.category, str(m.message)) for m in w]
+
+
+def assert_same(got, want):
+    if isinstance(want, tuple) and len(want) == 2 and isinstance(want[0], type):
+        assert got == want
+        return
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want), (got, want)
+        for g, w in zip(got, want):
+            assert_same(g, w)
+        return
+    assert type(got) is type(want), (type(got), type(want), got, want)
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
+    np.testing.assert_array_equal(g, w)
+
+
+def check_sizes(fn, shapes, backend, dtype=np.float64):
+    cf = npc.compile(fn, backend=backend)
+    for shape in shapes:
+        x = (np.arange(np.prod(shape), dtype=np.float64).reshape(shape) % 5 + 1).astype(dtype)
+        y = x.copy()
+        got, gw = outcome(cf, x)
+        want, ww = outcome(fn, y)
+        assert_same(got, want)
+        np.testing.assert_array_equal(x, y)
+        assert gw == ww
+
+
+def f_break(x):
+    float(x[0])
+    return x.reshape(-1, 1)
+
+
+def f_write(x):
+    x[0] = 1
+    return x[None]
+
+
+def after_break(expr):
+    def f(x):
+        float(x.flat[0])
+        return eval(expr)
+    f.__name__ = f.__qualname__ = f"after_break_{expr}"
+    return f
+
+
+AFTER_BREAK = ["x.ravel()", "x[..., ::-2]", "np.expand_dims(x, 0)", "np.pad(x, 1)", "np.median(x)",
+               "np.quantile(x, 0.3)", "np.unique(x)", "np.nonzero(x)", "x.T", "x[1:]", "x",
+               "x.reshape(-1, 1) + 1", "np.sort(x)[::-1]"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [f_break, f_write], ids=["break", "write"])
+def test_view_of_an_argument_at_new_sizes(fn, backend):
+    check_sizes(fn, [(7,), (8,), (9,), (8,)], backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("expr", AFTER_BREAK)
+def test_views_and_functions_of_an_argument_after_a_break(expr, backend):
+    check_sizes(after_break(expr), [(7,), (8,), (9,)], backend)
+
+
+def column_after_break(x):
+    float(x[0, 0])
+    return x[:, 0]
+
+
+def write_then_view_2d(x):
+    x[:, 1] = -1
+    return x[..., ::-2], x.T[0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [column_after_break, write_then_view_2d])
+def test_2d_views_after_a_break_or_write(fn, backend):
+    check_sizes(fn, [(3, 4), (3, 5), (4, 6), (3, 5)], backend)
+
+
+def argmin_then_write(a):
+    v = a.argmin()
+    a += 1
+    return v
+
+
+def argmax_condition(a):
+    if int(a.argmax()) == 0:
+        pass
+    return a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_argmin_then_write_at_new_sizes(backend):
+    check_sizes(argmin_then_write, [(1, 4), (1, 5), (1, 6)], backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_segments_equal_but_for_unread_inputs(backend):
+    # The segment after the break reads one of two live inputs; an earlier function's segment
+    # has the same text with one input: the cached executable must not be reused for it.
+    check_sizes(after_break("x"), [(3,), (4,)], backend)
+    check_sizes(argmax_condition, [(3,), (4,), (5,)], backend)
+    check_sizes(after_break("np.quantile(x, 0.3)"), [(3,), (4,)], backend)
