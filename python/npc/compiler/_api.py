@@ -304,9 +304,13 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
     setattr(_RuntimeFloat, _name, _arith(_name))
 for _name in ("__bool__", "__int__", "__neg__", "__pos__", "__abs__", "__round__",
               "__trunc__", "__floor__", "__ceil__", "__hash__", "__repr__", "__str__", "__format__",
-              "is_integer", "as_integer_ratio", "hex", "conjugate", "__getnewargs__", "__reduce__",  # not __float__: numpy.asarray calls it
-              "__reduce_ex__", "__complex__"):
+              "is_integer", "as_integer_ratio", "hex", "conjugate", "__getnewargs__", "__reduce__",
+              "__reduce_ex__", "__complex__", "__float__"):
+    # __float__: NumPy converts a float subclass through it (numpy.cos(s), numpy.float64(s),
+    # asarray, setitem, fill): such uses need the value, so the argument becomes static; npc's
+    # ufunc operands take the object itself (Note [runtime scalars]).
     setattr(_RuntimeFloat, _name, _static_use)
+_core._set_runtime_float_type(_RuntimeFloat)
 
 
 # ---------------------------------------------------------------- captured NumPy calls
@@ -649,7 +653,8 @@ def _marked(arrays):
         if a.dtype not in (_np.float64, _np.complex128) or a.size > (1 << 20):
             continue
         bits = _np.ascontiguousarray(a).view(_np.uint64)
-        if _np.any(((bits >> 51) & 0xFFF) == 0xFFF) and _np.any((bits >> 32) & 0xFFFF == 0x5A5A):
+        tag = (bits >> 32) & 0xFFFF
+        if _np.any((((bits >> 51) & 0xFFF) == 0xFFF) & ((tag == 0x5A5A) | (tag == 0xA5A5))):
             return True
     return False
 
