@@ -254,6 +254,11 @@ class Emitter {
   // then the box is computed from the old value. Other writes are selects (write()).
   bool split_write(NodeRef n, std::vector<Block>& nests) {
     NodeRef base = n->args[0], region = n->args[1], val = n->args[2];
+    if (std::any_of(region->shape.begin(), region->shape.end(), [](Dim d) { return d == Dim::fixed(0); })) {
+      // An empty region: the base unchanged (its view may sit anywhere, e.g. at offset 0).
+      nests.push_back(nest(base->shape, [&](const std::vector<Lin>& idx) { store(n, idx, value(base, idx)); }));
+      return true;
+    }
     std::vector<Lin> fwd;
     if (!region_map(n, fwd)) return false;
     std::vector<int64_t> lo, hi, shape;

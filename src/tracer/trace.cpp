@@ -388,6 +388,8 @@ void Context::write(const ndarray& dst, ir::NodeRef value) {
   TracedValue* tv = traced(dst);
   if (!tv || tv->ctx_id != id_) throw ValueError("npc.compile: write into an array of another trace");
   ir::NodeRef region = value_node(*tv);
+  // A write into an empty region changes nothing (`a[1:] -= 2` with one row): no node.
+  if (std::any_of(region->shape.begin(), region->shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(0); })) return;
   value = graph_->cast(value, region->dtype);
   // NumPy's setitem drops leading size-1 dims of the value.
   while (value->ndim() > region->ndim() && value->shape[0] == ir::Dim::fixed(1)) {
@@ -717,6 +719,18 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   Shape hint;
   ir::SymShape shape = c.broadcast(shapes, hints, hint);
   ir::Graph& g = c.graph();
+  // Note [weak integers] in src/ops/ufunc.cpp: a Python int outside the loop dtype raises
+  // OverflowError, or answers a comparison exactly, as eagerly (never a wrapped constant).
+  for (size_t i = 0; i < fixed.size() && i < lt.in.size(); ++i)
+    if (std::optional<bool> v = ops::weak_int_outcome(op, fixed, static_cast<int>(i), lt.in[i])) {
+      std::vector<ir::NodeRef> args{g.constant(Scalar::from_bool(*v))};
+      ir::NodeRef n = g.prim(OpId::fill, args, DType::Bool, shape);
+      if (!opts.out.empty() && opts.out[0]) {
+        c.write(*opts.out[0], n);
+        return {*opts.out[0]};
+      }
+      return {c.new_value(n, hint)};
+    }
   for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = g.broadcast(g.cast(unify(g, nodes[i], shape), lt.in.at(i)), shape);
   std::vector<ndarray> result;
   ir::NodeRef mask = nullptr;

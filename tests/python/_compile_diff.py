@@ -30,7 +30,7 @@ def outcome(fn, args):
 
 def _same_value(got, want, what):
     if isinstance(want, tuple) and len(want) == 2 and isinstance(want[0], type):
-        assert got == want, (what, got, want)
+        assert type(got) is tuple and got == want, (what, got, want)
         return
     if isinstance(want, (tuple, list)):
         assert type(got) is type(want) and len(got) == len(want), (what, got, want)
