@@ -255,6 +255,26 @@ ir::NodeRef Context::node_of(const ndarray& a) {
     return value_node(*tv);
   }
   if (a.ndim() == 0) return constant(a.item());
+  if (!breaks_.empty() && a.writeable()) {
+    // After a break, a concrete array is a value the function's Python computed (it runs on
+    // every call): the graph reads it as it is now, so eager code that changes it later in
+    // the segment (`v[v < 0] = w` after `stack([.., v])`) is not seen. A copy, bound anew.
+    ndarray snap;
+    {
+      Suspend s;
+      snap = a.copy();
+    }
+    auto b = std::make_shared<Buffer>();
+    b->input = static_cast<int>(bound_.size());
+    b->dtype = snap.dtype();
+    b->shape = ir::static_shape(snap.shape());
+    b->hint = snap.shape();
+    b->current = b->initial = graph_->input(b->input, snap.dtype(), b->shape);
+    bound_.push_back(snap);
+    input_buffers_.push_back(b);
+    all_buffers_.push_back(b);
+    return b->current;
+  }
   return buffer_for_input(a, ir::static_shape(a.shape()))->current;
 }
 
