@@ -357,6 +357,16 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     return hook(op, inputs, opts, loop);
   }
 
+  // NumPy validates the loop's casts of array inputs and out= arrays before its iterator
+  // broadcasts them: `a_uint8 /= b` with another shape is the cast's UFuncTypeError.
+  for (int i = 0; i < nin; ++i)
+    if (!inputs[i].weak && inputs[i].array.dtype() != loop.in[i] && !is_logical_binary(op) &&
+        !can_cast(inputs[i].array.dtype(), loop.in[i], opts.casting))
+      throw UfuncCastingError(op, false, i, inputs[i].array.dtype(), loop.in[i], opts.casting);
+  for (int k = 0; k < nout && k < static_cast<int>(opts.out.size()); ++k)
+    if (opts.out[k] && !can_cast(loop.out[k], opts.out[k]->dtype(), opts.casting))
+      throw UfuncCastingError(op, true, k, loop.out[k], opts.out[k]->dtype(), opts.casting);
+
   // Broadcast shape: NumPy's iterator broadcasts the inputs, the given out= arrays and the
   // where= mask together (its error lists all of them), then requires each out= array to
   // have the whole shape (out= arrays are never broadcast themselves).

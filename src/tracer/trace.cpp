@@ -806,7 +806,9 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   ir::NodeRef n = c.node_of(a);
   std::vector<int64_t> axes;
   if (opts.axes) {
-    for (auto ax : *opts.axes) axes.push_back(normalize_axis(ax, a.ndim()));
+    for (auto ax : *opts.axes)
+      if (!(a.ndim() == 0 && (ax == 0 || ax == -1)))  // NumPy accepts axis 0/-1 on 0-d arrays, as eager does
+        axes.push_back(normalize_axis(ax, a.ndim()));
   } else {
     for (int d = 0; d < a.ndim(); ++d) axes.push_back(d);
   }
@@ -818,7 +820,8 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   ir::Graph& g = c.graph();
   std::optional<Scalar> init;
   if (opts.initial) init = opts.initial->cast(t);
-  ir::NodeRef r = g.reduce(op, g.cast(n, t), axes, opts.keepdims, t, init);
+  // No axis to reduce (a 0-d operand): each element is its own result, in the loop dtype.
+  ir::NodeRef r = axes.empty() && !init ? g.cast(n, t) : g.reduce(op, g.cast(n, t), axes, opts.keepdims, t, init);
   Shape hint;
   std::sort(axes.begin(), axes.end());
   for (int d = 0; d < a.ndim(); ++d) {

@@ -540,8 +540,51 @@ def _masked_getitem_maker(orig):
                 (_core._is_traced(self) or (_is_npc(m) and _core._is_traced(m))) and \
                 _is_augmented_subscript(sys._getframe(1)):
             return _MaskedRMW(self, m, orig)
+        if _tls.patches is not None and _scalar_key(key, self.ndim) and _core._is_traced(self) and \
+                not _internal_file(sys._getframe(1).f_code.co_filename):
+            # Note [traced scalar elements]
+            return _ScalarRMW(orig(self, key)) if _is_augmented_subscript(sys._getframe(1)) else orig(self, key).copy()
         return orig(self, key)
     return getitem
+
+
+# Note [traced scalar elements]
+# An element read with integers only (`a[0]`, `a[1, 2]`) is a NumPy scalar eagerly: a value
+# of its own, and its in-place operators make new objects (`a[0] /= 2` on an int array
+# divides a float64 scalar and stores it back through setitem's cast). While tracing the
+# element is a 0-d array: a copy, so later writes into it never reach `a`, and inside an
+# augmented subscript assignment a _ScalarRMW whose in-place operators compute out of place.
+def _scalar_key(key, ndim):
+    keys = key if type(key) is tuple else (key,)
+    if len(keys) != ndim:
+        return False
+    for k in keys:
+        if isinstance(k, (bool, _np.bool_)) or not isinstance(k, (int, _np.integer)):
+            return False
+    return True
+
+
+class _ScalarRMW:
+    """`a[i]` inside `a[i] op= v` while tracing (Note [traced scalar elements])."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _scalar_rmw_method(name):
+    import operator
+    op = getattr(operator, "__" + name[3:])  # __itruediv__ -> operator.__truediv__
+
+    def method(self, v):
+        return op(self.value, v)
+    method.__name__ = name
+    return method
+
+
+for _name in _RMW_OPS:
+    setattr(_ScalarRMW, _name, _scalar_rmw_method(_name))
+setattr(_ScalarRMW, "__imatmul__", _scalar_rmw_method("__imatmul__"))
 
 
 def _masked_setitem_maker(orig):
