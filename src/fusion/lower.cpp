@@ -1771,6 +1771,12 @@ bool is_scan(NodeRef n) {
 bool is_library_call(NodeRef n) {
   switch (n->kind) {
     case NodeKind::Call: return true;
+    case NodeKind::Cast:
+      // Note [casts to uint32]: float32/float64 -> uint32 of out-of-range values depends on
+      // which path of NumPy's loop converts the element (its SIMD body converts through int32,
+      // its scalar tail through int64): npc's eager cast is built the same way and gives
+      // NumPy's values for a contiguous array, so the fused backend calls it.
+      return n->dtype == DType::UInt32 && (n->args[0]->dtype == DType::Float64 || n->args[0]->dtype == DType::Float32);
     case NodeKind::Ufunc: {
       OpId op = generated_as(n);
       return op == OpId::kCount || !cpp_supports(op, n->args[0]->dtype);

@@ -83,6 +83,7 @@ ndarray gather_nd(const ndarray& a, std::span<const ndarray> idx, int64_t axis) 
 
 std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<const ndarray> ops, const Shape& shape) {
   switch (n->kind) {
+    case NodeKind::Cast: return ops[0].astype(n->dtype, Order::K, Casting::Unsafe, true);
     case NodeKind::Ufunc: {
       std::vector<Operand> in;
       in.reserve(ops.size());
