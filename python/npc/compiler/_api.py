@@ -31,6 +31,7 @@ __all__ = ["compile", "jit", "explain", "reset", "stats", "compile_times", "run"
 
 _NPC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(_np.__file__))
+_COMPILER_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class GraphBreakError(RuntimeError):
@@ -340,6 +341,15 @@ class _Patches:
         return p
 
     @staticmethod
+    def _npc_caller(depth=2):
+        # npc's own functions (nanmean's divide under errstate(invalid="ignore")) change the
+        # error state around operations too: their segments must run under it as well.
+        if _tls.patches is None:
+            return False
+        fname = sys._getframe(depth).f_code.co_filename
+        return fname.startswith(_NPC_DIR) and not fname.startswith(_COMPILER_DIR)
+
+    @staticmethod
     def _patch(mod, name, make):
         orig = getattr(mod, name, None)
         if orig is None:
@@ -439,7 +449,7 @@ class _Patches:
     def _errstate_enter_maker(orig):
         @functools.wraps(orig)
         def __enter__(self):
-            if _Patches._current() is not None:
+            if _Patches._current() is not None or _Patches._npc_caller():
                 _core._current_graph_break("numpy.errstate entered")
             return orig(self)
         return __enter__
@@ -448,7 +458,7 @@ class _Patches:
     def _errstate_exit_maker(orig):
         @functools.wraps(orig)
         def __exit__(self, *exc_info):
-            if exc_info and exc_info[0] is not None or _Patches._current() is None:
+            if exc_info and exc_info[0] is not None or (_Patches._current() is None and not _Patches._npc_caller()):
                 return orig(self, *exc_info)
             try:
                 _core._current_graph_break("numpy.errstate left")
@@ -1201,10 +1211,51 @@ def _contents_key(v, depth):
 
 
 # ---------------------------------------------------------------- compiled function
+# Note [warnings of traced Python]
+# Warnings the function's Python raises while it is traced (NumPy's and npc's Python-level
+# ones: ComplexWarning of astype, "Mean of empty slice", "Degrees of freedom <= 0", the
+# RuntimeWarnings of eager ops on concrete values) are recorded through the caller's filters
+# and shown again right after the traced call returns or raises (their order among
+# themselves and the segments' floating-point warnings is kept). A graph without breaks
+# replays without running the Python, so its entry keeps them and shows them on every
+# replay, before the graph's own floating-point warnings, under the filters then in effect.
+@contextlib.contextmanager
+def _recording_warnings():
+    recorded = []
+    retrace = False
+    try:
+        with warnings.catch_warnings(record=True) as rec:
+            try:
+                yield recorded
+            except (_StaticUse, _core._StaticScalar):
+                retrace = True  # traced again: its warnings come from that trace
+                raise
+            finally:
+                recorded.extend((w.message, w.category, w.filename, w.lineno) for w in rec)
+    finally:
+        if not retrace:
+            _replay_warnings(recorded, False)
+
+
+def _replay_warnings(recorded, replay):
+    for message, category, filename, lineno in recorded:
+        # On replays, once-per-location filters behave as for the same code run eagerly.
+        registry = _registry_of(filename) if replay else None
+        warnings.warn_explicit(message, category, filename, lineno, registry=registry)
+
+
+@functools.lru_cache(maxsize=256)
+def _registry_of(filename):
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__file__", None) == filename:
+            return mod.__dict__.setdefault("__warningregistry__", {})
+    return None
+
+
 class _Entry:
     __slots__ = ("name", "backend", "graph", "arg_inputs", "transposed", "covered", "captured", "out_tree", "constraints",
                  "numpy_out", "labels",
-                 "ninputs", "nscalars", "template", "rebuild")
+                 "ninputs", "nscalars", "template", "rebuild", "py_warnings")
 
 
 _NDARRAY = _core.ndarray
@@ -1399,6 +1450,8 @@ class CompiledFunction:
         if len(floats) < e.nscalars:
             floats = floats + [0.0] * (e.nscalars - len(floats))
         _stats["graphs_run"] += 1
+        if e.py_warnings:
+            _replay_warnings(e.py_warnings, True)
         if config.repro and e.backend != "eager" and _repro.enabled():
             return e.rebuild(_repro.run_checked(e.name, e.graph, e.backend, inputs, floats))
         return e.rebuild(e.graph(inputs, floats))
@@ -1546,7 +1599,8 @@ class CompiledFunction:
             lists_before = self._free_lists()
             with _Patches(ctx, self._name):
                 try:
-                    result = fn(*targs, **tkwargs)
+                    with _recording_warnings() as py_warnings:
+                        result = fn(*targs, **tkwargs)
                 except _StaticUse:
                     raise _Retrace(float_paths)
                 except _core._StaticScalar:
@@ -1628,6 +1682,7 @@ class CompiledFunction:
             for slot, arr in e.captured:
                 e.template[slot] = arr
             e.rebuild = _make_rebuild(tree, numpy_out)
+            e.py_warnings = py_warnings  # Note [warnings of traced Python]
             self._entries.setdefault(key, []).append(e)
             if config.repro and backend != "eager" and backend not in _backends and _repro.enabled():
                 # The first run already ran on the backend: check it against the eager one.
