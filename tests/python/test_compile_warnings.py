@@ -56,11 +56,19 @@ def test_dead_operation_warns(backend):
     check(dead_log, (np.array([-3.0]),), backend=backend)
 
 
-@pytest.mark.xfail(strict=True, reason="operations recorded before an exception of the traced Python never run, "
-                                       "so their floating-point warnings are not raised")
+def write_then_raise(a):
+    a += 1
+    y = np.sqrt(a - 5)  # noqa: F841
+    raise ValueError("after the write")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_warning_before_an_exception(backend):
-    check(warn_then_raise, (np.array([-1.0]),), backend=backend)
+@pytest.mark.parametrize("f", [warn_then_raise, write_then_raise])
+def test_operations_before_an_exception_run(f, backend):
+    # Their warnings come before the exception and their writes reach the argument.
+    check(f, (np.array([-1.0, 2.0]),), (np.array([-1.0, 2.0]),), backend=backend)
+    with np.errstate(invalid="raise"):
+        check(f, (np.array([-1.0, 2.0]),), backend=backend)
 
 
 @pytest.mark.xfail(strict=True, reason="np.dot and np.inner are traced as a matmul node: their overflow/invalid "

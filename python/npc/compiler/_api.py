@@ -1613,6 +1613,14 @@ class CompiledFunction:
                     reason = _tls.last_break
                     if self._fullgraph and reason:
                         raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {reason}") from None
+                    if not self._fullgraph:
+                        # The operations recorded before the exception ran eagerly in NumPy:
+                        # run them, so their warnings (or errstate's error) and writes into
+                        # the arguments come first, as there.
+                        try:
+                            ctx.graph_break("an exception in the traced function")
+                        except (_core._StaticScalar, _core._GraphBreak):
+                            pass
                     raise
             leaves, tree = _flatten(result, traced.values())
             t1 = time.perf_counter()
