@@ -73,3 +73,21 @@ def test_eager_ufunc_checks_casts_before_broadcasting():
     with pytest.raises(type(want.value), match="Cannot cast ufunc 'divide' output"):
         x = npc.asarray(a.copy())
         x /= npc.asarray(b)
+
+
+def empty_mask_assign(a):
+    a[np.zeros(0, bool)] = np.ones((2, 2))
+    return a * 1
+
+
+def empty_mask_assign_row(a):
+    a[np.zeros(0, bool)] = [[5]]
+    return a * 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f", [empty_mask_assign, empty_mask_assign_row])
+def test_empty_mask_assignment_is_an_index_array(f, backend):
+    # A boolean mask of another shape than the array is an (empty) index array: NumPy's
+    # broadcast ValueError, not the mask assignment's TypeError about value dimensions.
+    check(f, (np.ones(3),), backend=backend)
