@@ -2,7 +2,8 @@
 call and on replays: Python-level warnings raised while tracing (ComplexWarning of astype,
 "Mean of empty slice", "Degrees of freedom <= 0") are shown on every replay (Note [warnings
 of traced Python] in python/npc/compiler/_api.py); operations that npc's own functions run
-under numpy.errstate report under it (nanmean's 0/0). Known differences are strict xfails."""
+under numpy.errstate report under it (nanmean's 0/0); products name NumPy's function. Known
+differences are strict xfails."""
 import numpy as np
 import pytest
 
@@ -71,13 +72,21 @@ def test_operations_before_an_exception_run(f, backend):
         check(f, (np.array([-1.0, 2.0]),), backend=backend)
 
 
-@pytest.mark.xfail(strict=True, reason="np.dot and np.inner are traced as a matmul node: their overflow/invalid "
-                                       "warnings say 'in matmul' where NumPy says 'in dot'")
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_dot_warning_names_dot(backend):
-    check(lambda a: np.dot(a, a), (np.array([1e200, 1e200]),), backend=backend)
+PRODUCTS = [
+    lambda a, b: np.dot(a, b),
+    lambda a, b: np.inner(a, b),
+    lambda a, b: np.vdot(a, b),
+    lambda a, b: a @ b,
+    lambda a, b: np.dot(np.stack([a, b]), a),
+    lambda a, b: np.inner(np.stack([a, b]), b) + 1,
+]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_matmul_warning(backend):
-    check(lambda a: a @ a, (np.array([1e200, 1e200]),), backend=backend)
+@pytest.mark.parametrize("k", range(len(PRODUCTS)))
+def test_product_warnings_name_numpys_function(k, backend):
+    # overflow, then invalid (inf * 0): "in dot" for np.dot/np.inner, "in matmul" for @,
+    # nothing for np.vdot.
+    f = PRODUCTS[k]
+    big = np.array([1e200, 1e200])
+    check(f, (big, big), (np.array([np.inf, 0.0]), np.array([0.0, np.inf])), (big, big), backend=backend)
