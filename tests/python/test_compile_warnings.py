@@ -90,3 +90,17 @@ def test_product_warnings_name_numpys_function(k, backend):
     f = PRODUCTS[k]
     big = np.array([1e200, 1e200])
     check(f, (big, big), (np.array([np.inf, 0.0]), np.array([0.0, np.inf])), (big, big), backend=backend)
+
+
+def raise_inside_errstate(a):
+    with np.errstate(divide="ignore"):
+        y = np.log(a)  # noqa: F841
+        raise ValueError("inside the block")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("outer", [{}, {"invalid": "raise"}, {"divide": "raise"}])
+def test_exception_inside_errstate(outer, backend):
+    # The block's operations report under its state, before the exception leaves it.
+    with np.errstate(**outer):
+        check(raise_inside_errstate, (np.array([0.0, -1.0, 2.0]),), (np.array([0.0, 2.0]),), backend=backend)

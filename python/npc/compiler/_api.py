@@ -279,6 +279,11 @@ class _StaticUse(Exception):
     pass
 
 
+# Exceptions after which the operations recorded so far are not run (an error of a segment
+# run itself, a retrace): see the exception handling of _trace_once.
+_NO_FLUSH = (FloatingPointError, Warning, _StaticUse, _core._StaticScalar, _core._GraphBreak)
+
+
 def _static_use(*_a, **_k):
     raise _StaticUse()
 
@@ -458,8 +463,20 @@ class _Patches:
     def _errstate_exit_maker(orig):
         @functools.wraps(orig)
         def __exit__(self, *exc_info):
-            if exc_info and exc_info[0] is not None or (_Patches._current() is None and not _Patches._npc_caller()):
+            if _Patches._current() is None and not _Patches._npc_caller():
                 return orig(self, *exc_info)
+            if exc_info and exc_info[0] is not None:
+                if issubclass(exc_info[0], _NO_FLUSH):
+                    return orig(self, *exc_info)
+                # An exception leaves the block: what it recorded ran under its state in NumPy.
+                try:
+                    try:
+                        _core._current_graph_break("numpy.errstate left")
+                    except (_core._StaticScalar, _core._GraphBreak):
+                        pass
+                finally:
+                    orig(self, *exc_info)
+                return None
             try:
                 _core._current_graph_break("numpy.errstate left")
             finally:
@@ -1613,7 +1630,7 @@ class CompiledFunction:
                     reason = _tls.last_break
                     if self._fullgraph and reason:
                         raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {reason}") from None
-                    if not self._fullgraph:
+                    if not self._fullgraph and not isinstance(sys.exc_info()[1], _NO_FLUSH):
                         # The operations recorded before the exception ran eagerly in NumPy:
                         # run them, so their warnings (or errstate's error) and writes into
                         # the arguments come first, as there.
