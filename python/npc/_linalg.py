@@ -79,8 +79,10 @@ def _result(r, out=None, dtype=None):
     return r
 
 
-def _mm(a, b):
-    return _linalg_call("matmul", a, b)
+def _mm(a, b, where="matmul"):
+    # `where`: the name NumPy gives the product's floating-point errors ("matmul", "dot"),
+    # or "" for none (vdot); a traced product records it (Note [matmul in traces]).
+    return _linalg_call("matmul", a, b, where)
 
 
 def _conj(a):
@@ -179,10 +181,10 @@ def dot(a, b, out=None):
         raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {ka} (dim {a.ndim - 1}) != {kb} (dim {bd})")
     if b.ndim <= 2:
         if a.ndim <= 2:
-            r = _mm(a, b)
+            r = _mm(a, b, "dot")
         else:
             lead = a.shape[:-1]
-            r = _mm(a.reshape(-1, ka), b)
+            r = _mm(a.reshape(-1, ka), b, "dot")
             r = r.reshape(lead + b.shape[1:])
     else:
         r = _tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
@@ -238,7 +240,7 @@ def vdot(a, b, /):
     b = _arr(b)
     if a.size != b.size:
         raise NotNative  # NumPy's message
-    return _result(_mm(_conj(a).reshape(-1), b.reshape(-1)))
+    return _result(_mm(_conj(a).reshape(-1), b.reshape(-1), ""))
 
 
 @_native(_np.inner)
@@ -254,7 +256,8 @@ def inner(a, b, /):
         raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
                          f"{b.shape[-1]} (dim {b.ndim - 1})")
     k = a.shape[-1]
-    r = _mm(a.reshape(-1, k), b.reshape(-1, k).T)
+    r = _mm(a.reshape(-1, k), b.reshape(-1, k).T, "dot")
+    _report_product_fp(r, a, b, "dot")
     return _result(r.reshape(a.shape[:-1] + b.shape[:-1]))
 
 

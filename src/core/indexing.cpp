@@ -602,12 +602,13 @@ void index_assign(const ndarray& a, std::span<const IndexItem> idx, const ndarra
   }
   if (!a.writeable()) throw ValueError("assignment destination is read-only");
   if (idx.size() == 1 && is_bool_array(idx[0]) && idx[0].array.ndim() == a.ndim() && a.ndim() > 0) {
-    // NumPy's boolean-mask assignment takes 0-d or 1-d values of the selected size only.
-    if (value.ndim() > 1)
-      throw TypeError("NumPy boolean array indexing assignment requires a 0 or 1-dimensional input, input has " +
-                      std::to_string(value.ndim()) + " dimensions");
+    // NumPy's boolean-mask assignment (a mask of the array's shape) takes 0-d or 1-d values of
+    // the selected size only; another mask (an empty one) is an index array, whose checks follow.
     bool shape_ok = true;
     for (int k = 0; k < a.ndim(); ++k) shape_ok = shape_ok && idx[0].array.shape()[k] == a.shape()[k];
+    if (shape_ok && value.ndim() > 1)
+      throw TypeError("NumPy boolean array indexing assignment requires a 0 or 1-dimensional input, input has " +
+                      std::to_string(value.ndim()) + " dimensions");
     if (shape_ok && value.size() != 1) {
       int64_t cnt = count_nonzero(idx[0].array);
       if (value.size() != cnt)

@@ -111,6 +111,11 @@ bool all_finite(const void* data, int64_t n) {
   return ok;
 }
 
+// A matmul node whose product reports floating-point errors (np.vdot's does not).
+bool reports_product_fp(NodeRef n) {
+  return n->kind == NodeKind::Prim && n->op == OpId::matmul && !(n->params.size() == 1 && n->params[0] == 2);
+}
+
 int product_fp_flags(const ndarray& r, const std::vector<ndarray>& ops) {
   if (!is_inexact(r.dtype()) || r.size() == 0) return 0;
   auto any = [](OpId test, const ndarray& a) {
@@ -215,6 +220,8 @@ int fp_rank(ir::NodeRef n, int bit) {
 std::string node_label(ir::NodeRef n) {
   if (n->kind == ir::NodeKind::Cast) return "cast";
   if (n->kind == ir::NodeKind::Reduce) return "reduce";
+  // np.dot / np.inner products (Note [matmul in traces], bind_linalg.cpp).
+  if (n->kind == ir::NodeKind::Prim && n->op == OpId::matmul && !n->params.empty() && n->params[0] == 1) return "dot";
   std::string name(ir::op_name(n->op));
   // np.cumsum / np.cumprod run add.accumulate / multiply.accumulate: NumPy names those.
   if (name == "cumsum" || name == "cumprod") return "accumulate";
@@ -465,7 +472,7 @@ class FusedExecutable {
         ndarray r = run_library_call(g_, n, ops, ir::concrete_shape(n->shape, sym));
         // Errors of the eager ops a host call ran, and of a BLAS product (Note [library call fp errors]).
         int f = take_fp_errors() | take_fp_flags();
-        if (n->kind == NodeKind::Prim && n->op == OpId::matmul) f |= product_fp_flags(r, ops);
+        if (reports_product_fp(n)) f |= product_fp_flags(r, ops);
         if (f) host_errors.emplace_back(f, node_label(n));
         if (!r.is_c_contiguous() || r.offset() != 0) r = r.copy();
         int b = la.bufs[0];
@@ -525,7 +532,7 @@ std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunA
   take_fp_flags();
   return ir::interpret(g, args, [&](NodeRef n, const ndarray& value, std::span<const ndarray> in) {
     int f = take_fp_errors() | take_fp_flags();
-    if (n->kind == NodeKind::Prim && n->op == OpId::matmul)
+    if (reports_product_fp(n))
       f |= product_fp_flags(value, std::vector<ndarray>(in.begin(), in.end()));
     if (f && report)  // once per evaluation the node stands for (Note [merged evaluations])
       for (uint32_t k = 0; k < g.evaluations(n); ++k) add_fp_report(f, node_label(n));

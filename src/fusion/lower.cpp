@@ -256,6 +256,11 @@ class Emitter {
   // then the box is computed from the old value. Other writes are selects (write()).
   bool split_write(NodeRef n, std::vector<Block>& nests) {
     NodeRef base = n->args[0], region = n->args[1], val = n->args[2];
+    if (std::any_of(region->shape.begin(), region->shape.end(), [](Dim d) { return d == Dim::fixed(0); })) {
+      // An empty region: the base unchanged (its view may sit anywhere, e.g. at offset 0).
+      nests.push_back(nest(base->shape, [&](const std::vector<Lin>& idx) { store(n, idx, value(base, idx)); }));
+      return true;
+    }
     std::vector<Lin> fwd;
     if (!region_map(n, fwd)) return false;
     std::vector<int64_t> lo, hi, shape;
@@ -1769,6 +1774,12 @@ bool is_scan(NodeRef n) {
 bool is_library_call(NodeRef n) {
   switch (n->kind) {
     case NodeKind::Call: return true;
+    case NodeKind::Cast:
+      // Note [casts to uint32]: float32/float64 -> uint32 of out-of-range values depends on
+      // which path of NumPy's loop converts the element (its SIMD body converts through int32,
+      // its scalar tail through int64): npc's eager cast is built the same way and gives
+      // NumPy's values for a contiguous array, so the fused backend calls it.
+      return n->dtype == DType::UInt32 && (n->args[0]->dtype == DType::Float64 || n->args[0]->dtype == DType::Float32);
     case NodeKind::Ufunc: {
       OpId op = generated_as(n);
       return op == OpId::kCount || !cpp_supports(op, n->args[0]->dtype);

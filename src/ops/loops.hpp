@@ -80,6 +80,10 @@ struct FastInput {
 /// that fit it. Returns nullopt when the general path (call_ufunc) must run. The raised
 /// floating-point flags go to `*fpe_flags` when given, else to the pending set (note_fpe).
 std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags = nullptr);
+/// Note [weak integers]: nullopt when weak integer operand `i` of `op` fits the loop dtype
+/// `t` (or is not an integer); the answer of a comparison with an out-of-range Python int
+/// (NumPy 2 answers exactly); otherwise throws NumPy's OverflowError.
+std::optional<bool> weak_int_outcome(OpId op, std::span<const Operand> inputs, int i, DType t);
 /// Asks the kernel for transparent huge pages on a large new output (NumPy does the same),
 /// which halves the page-fault cost of first touch.
 void advise_huge(const ndarray& a);

@@ -185,6 +185,19 @@ bool any_negative(const ndarray& a) {
 
 namespace ops {
 
+std::optional<bool> weak_int_outcome(OpId op, std::span<const Operand> inputs, int i, DType t) {
+  const ndarray& a = inputs[i].array;
+  if (!inputs[i].weak || a.dtype() == t || kind(a.dtype()) == Kind::Float || kind(a.dtype()) == Kind::Complex)
+    return std::nullopt;
+  WeakRange r = weak_int_range(a, t);
+  if (r == WeakRange::Fits) return std::nullopt;
+  // Beside a bool array NumPy converts the int to a C long first (OverflowError).
+  const int nin = static_cast<int>(inputs.size());
+  const bool bool_other = nin == 2 && !inputs[1 - i].weak && inputs[1 - i].array.dtype() == DType::Bool;
+  if (is_comparison_op(op) && nin == 2 && !bool_other) return compare_out_of_range(op, r, i == 1);
+  throw_weak_overflow(a, t);
+}
+
 // Note [bool bytes]
 // A bool array can view bytes other than 0 and 1 (x.view(bool), a buffer). NumPy reads
 // any nonzero byte as True in its ufuncs; npc's bool loops assume 0/1 (so do C++'s bool
@@ -344,6 +357,16 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     return hook(op, inputs, opts, loop);
   }
 
+  // NumPy validates the loop's casts of array inputs and out= arrays before its iterator
+  // broadcasts them: `a_uint8 /= b` with another shape is the cast's UFuncTypeError.
+  for (int i = 0; i < nin; ++i)
+    if (!inputs[i].weak && inputs[i].array.dtype() != loop.in[i] && !is_logical_binary(op) &&
+        !can_cast(inputs[i].array.dtype(), loop.in[i], opts.casting))
+      throw UfuncCastingError(op, false, i, inputs[i].array.dtype(), loop.in[i], opts.casting);
+  for (int k = 0; k < nout && k < static_cast<int>(opts.out.size()); ++k)
+    if (opts.out[k] && !can_cast(loop.out[k], opts.out[k]->dtype(), opts.casting))
+      throw UfuncCastingError(op, true, k, loop.out[k], opts.out[k]->dtype(), opts.casting);
+
   // Broadcast shape: NumPy's iterator broadcasts the inputs, the given out= arrays and the
   // where= mask together (its error lists all of them), then requires each out= array to
   // have the whole shape (out= arrays are never broadcast themselves).
@@ -388,21 +411,12 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
         throw OverflowError("Python int too large to convert to C long");
       if (cross && !is_logical_binary(op) && !can_cast(wd, t, opts.casting))
         throw UfuncCastingError(op, false, i, wd, t, opts.casting);
-      if (a.dtype() != t && kind(a.dtype()) != Kind::Float && kind(a.dtype()) != Kind::Complex) {
-        WeakRange r = weak_int_range(a, t);
-        if (r != WeakRange::Fits) {
-          // Beside a bool array NumPy converts the int to a C long first (OverflowError).
-          const bool bool_other = nin == 2 && !inputs[1 - i].weak && inputs[1 - i].array.dtype() == DType::Bool;
-          if (is_comparison_op(op) && nin == 2 && !bool_other) {
-            bool v = compare_out_of_range(op, r, i == 1);
-            std::vector<ndarray> res;
-            ndarray o = (!opts.out.empty() && opts.out[0]) ? *opts.out[0] : empty(shape, DType::Bool);
-            o.fill(Scalar::from_bool(v));
-            res.push_back(o);
-            return res;
-          }
-          throw_weak_overflow(a, t);
-        }
+      if (std::optional<bool> v = ops::weak_int_outcome(op, inputs, i, t)) {
+        std::vector<ndarray> res;
+        ndarray o = (!opts.out.empty() && opts.out[0]) ? *opts.out[0] : empty(shape, DType::Bool);
+        o.fill(Scalar::from_bool(*v));
+        res.push_back(o);
+        return res;
       }
       args.push_back(a.dtype() == t ? a : a.astype(t));
       continue;

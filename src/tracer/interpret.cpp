@@ -83,6 +83,7 @@ ndarray gather_nd(const ndarray& a, std::span<const ndarray> idx, int64_t axis) 
 
 std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<const ndarray> ops, const Shape& shape) {
   switch (n->kind) {
+    case NodeKind::Cast: return ops[0].astype(n->dtype, Order::K, Casting::Unsafe, true);
     case NodeKind::Ufunc: {
       std::vector<Operand> in;
       in.reserve(ops.size());
@@ -209,8 +210,16 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
   }
   // Write-backs: the caller's arrays get their final values; an output that is a written
   // input's final value is the caller's array itself, as in eager code (`x += 1; return x`).
+  // Every other output is a value of its own, as the fused backend's are: one that views an
+  // input's memory (an unchanged input, `x.copy()` of it, a slice of that) is copied, so
+  // writes into it (after a graph break, or by the caller) never reach the input.
   std::vector<ndarray> outs;
-  for (NodeRef o : g.outputs) outs.push_back(*val[o->id]);
+  for (NodeRef o : g.outputs) {
+    const ndarray& v = *val[o->id];
+    bool aliased = false;
+    for (const ndarray& in : args.inputs) aliased = aliased || (v.size() > 0 && in.storage() == v.storage());
+    outs.push_back(aliased ? v.copy() : v);
+  }
   for (auto& [i, n] : g.writebacks) {
     const ndarray& dst = args.inputs[i];
     if (n->kind == NodeKind::Input && n->params[0] == i) continue;

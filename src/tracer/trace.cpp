@@ -282,46 +282,87 @@ ir::NodeRef Context::node_of(const ndarray& a) {
       throw ValueError("a traced array escaped the npc.compile call that created it (it has no value here)");
     return value_node(*tv);
   }
-  if (a.ndim() == 0) return graph_->constant(a.item());
+  if (a.ndim() == 0) return constant(a.item());
+  if (!breaks_.empty() && a.writeable()) {
+    // After a break, a concrete array is a value the function's Python computed (it runs on
+    // every call): the graph reads it as it is now, so eager code that changes it later in
+    // the segment (`v[v < 0] = w` after `stack([.., v])`) is not seen. A copy, bound anew.
+    ndarray snap;
+    {
+      Suspend s;
+      snap = a.copy();
+    }
+    auto b = std::make_shared<Buffer>();
+    b->input = static_cast<int>(bound_.size());
+    b->dtype = snap.dtype();
+    b->shape = ir::static_shape(snap.shape());
+    b->hint = snap.shape();
+    b->current = b->initial = graph_->input(b->input, snap.dtype(), b->shape);
+    bound_.push_back(snap);
+    input_buffers_.push_back(b);
+    all_buffers_.push_back(b);
+    return b->current;
+  }
   return buffer_for_input(a, ir::static_shape(a.shape()))->current;
 }
 
 namespace {
 // Note [runtime scalars]
 // A Python float argument is traced as a float whose value is a NaN with a marker payload
-// (one per argument). Weak operands with exactly that value become Scalar nodes. A NaN that
-// carries the marker but is not exact was computed from the argument in Python (math.exp(lr)),
-// and a strong 0-d operand with the marker means a binding did not treat it as a weak Python
-// float: either way the value cannot be a runtime parameter, so tracing restarts with the
-// argument static (guarded by value).
+// (one per argument): the Python object is a `_RuntimeFloat` (python/npc/compiler/_api.py).
+// Only npc's ufunc operand conversion (bind_ops.cpp) recognises that object and hands the
+// tracer its value with the payload's tag changed from 0x5A5A to 0xA5A5 (runtime_operand):
+// weak operands with exactly that value become Scalar nodes. Every other way the float can
+// take reaches NumPy or a non-traced consumer and must not compute with the NaN:
+// - NumPy converts a float subclass through `__float__` (ufuncs, numpy.float64(s),
+//   asarray, setitem, fill, clip...), which raises: the argument becomes static;
+// - Python arithmetic and comparisons on it raise likewise (`_arith`);
+// - anything else that computed a value from the marked NaN (math.exp(lr), a value read
+//   through float.__float__ by a C API) carries the 0x5A5A tag (NaN payloads propagate), and
+//   a marked value that enters a graph in any other way than a weak operand with the
+//   blessed value (a constant, a strong 0-d operand, a fill value, an array bound as an
+//   input: see _marked in _api.py) restarts tracing with the argument static (guarded by
+//   value). A value computed from the marker that lost it (math.isnan(lr)) is not seen:
+//   such Python-level computation with a runtime float is documented as a difference.
+constexpr uint64_t kMarkerTag = 0x5A5A, kOperandTag = 0xA5A5;
+
 bool marked_nan(double d) {
   uint64_t bits;
   std::memcpy(&bits, &d, sizeof bits);
-  return (bits & 0xFFF8000000000000ULL) == 0x7FF8000000000000ULL && ((bits >> 32) & 0xFFFF) == 0x5A5A;
+  const uint64_t tag = (bits >> 32) & 0xFFFF;
+  return (bits & 0x7FF8000000000000ULL) == 0x7FF8000000000000ULL && (tag == kMarkerTag || tag == kOperandTag);
+}
+
+bool marked(const Scalar& v) {
+  return kind(v.dtype) == Kind::Float ? marked_nan(v.f)
+         : kind(v.dtype) == Kind::Complex ? marked_nan(v.c.real()) || marked_nan(v.c.imag()) : false;
 }
 }  // namespace
 
-bool Context::is_runtime_scalar(const ndarray& a) const {
-  if (a.is_traced() || a.ndim() != 0 || a.dtype() != DType::Float64 || sentinels_.empty()) return false;
-  double v = a.item().f;
-  for (auto& [s, k] : sentinels_)
-    if (std::memcmp(&s, &v, sizeof(double)) == 0) return true;
-  return false;
+double runtime_operand(double marker) {
+  uint64_t bits;
+  std::memcpy(&bits, &marker, sizeof bits);
+  bits = (bits & ~(0xFFFFULL << 32)) | (kOperandTag << 32);
+  double r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+
+ir::NodeRef Context::constant(const Scalar& v) {
+  if (!sentinels_.empty() && marked(v)) throw StaticScalar("a value computed from a float argument reached the graph");
+  return graph_->constant(v);
 }
 
 ir::NodeRef Context::node_of_operand(const ndarray& a, bool weak) {
   if (!a.is_traced() && a.ndim() == 0 && !sentinels_.empty()) {
     Scalar v = a.item();
-    bool marked = kind(v.dtype) == Kind::Float ? marked_nan(v.f)
-                  : kind(v.dtype) == Kind::Complex ? marked_nan(v.c.real()) || marked_nan(v.c.imag()) : false;
-    if (marked) {
-      if (weak && kind(v.dtype) == Kind::Float)
-        for (auto& [s, k] : sentinels_)
-          if (std::memcmp(&s, &v.f, sizeof(double)) == 0) return graph_->scalar(k, DType::Float64);
-      throw StaticScalar("a float argument was used as a Python value");
-    }
+    if (weak && kind(v.dtype) == Kind::Float && marked_nan(v.f))
+      for (auto& [s, k] : sentinels_) {
+        const double b = runtime_operand(s);
+        if (std::memcmp(&b, &v.f, sizeof(double)) == 0) return graph_->scalar(k, DType::Float64);
+      }
   }
-  if (weak && !a.is_traced()) return graph_->constant(a.item());
+  if (weak && !a.is_traced()) return constant(a.item());
   return node_of(a);
 }
 
@@ -395,6 +436,8 @@ void Context::write(const ndarray& dst, ir::NodeRef value) {
   TracedValue* tv = traced(dst);
   if (!tv || tv->ctx_id != id_) throw ValueError("npc.compile: write into an array of another trace");
   ir::NodeRef region = value_node(*tv);
+  // A write into an empty region changes nothing (`a[1:] -= 2` with one row): no node.
+  if (std::any_of(region->shape.begin(), region->shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(0); })) return;
   value = graph_->cast(value, region->dtype);
   // NumPy's setitem drops leading size-1 dims of the value.
   while (value->ndim() > region->ndim() && value->shape[0] == ir::Dim::fixed(1)) {
@@ -740,23 +783,8 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
       if (concrete_outs[k]) r[k] = *concrete_outs[k];
     return r;
   }
-  // A runtime float argument reaches here as a strong 0-d float64 (bindings take only exact
-  // Python floats as weak): resolve the loop again with it weak (Note [runtime scalars]).
-  std::vector<Operand> fixed(in.begin(), in.end());
-  LoopTypes fixed_loop;
-  bool refixed = false;
-  for (auto& o : fixed)
-    if (!o.weak && c.is_runtime_scalar(o.array)) o.weak = refixed = true;
-  if (refixed) {
-    std::vector<DType> dts;
-    std::unique_ptr<bool[]> weak(new bool[fixed.size()]);
-    for (size_t i = 0; i < fixed.size(); ++i) {
-      dts.push_back(fixed[i].array.dtype());
-      weak[i] = fixed[i].weak;
-    }
-    fixed_loop = resolve_loop(op, dts, std::span<const bool>(weak.get(), fixed.size()), opts.dtype);
-  }
-  const LoopTypes& lt = refixed ? fixed_loop : loop;
+  std::span<const Operand> fixed = in;
+  const LoopTypes& lt = loop;
   // The eager path's casting checks (they come after the trace hook there): `x += 1.5` on
   // an integer array raises as eagerly.
   for (size_t i = 0; i < fixed.size() && i < lt.in.size(); ++i)
@@ -780,6 +808,18 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   Shape hint;
   ir::SymShape shape = c.broadcast(shapes, hints, hint);
   ir::Graph& g = c.graph();
+  // Note [weak integers] in src/ops/ufunc.cpp: a Python int outside the loop dtype raises
+  // OverflowError, or answers a comparison exactly, as eagerly (never a wrapped constant).
+  for (size_t i = 0; i < fixed.size() && i < lt.in.size(); ++i)
+    if (std::optional<bool> v = ops::weak_int_outcome(op, fixed, static_cast<int>(i), lt.in[i])) {
+      std::vector<ir::NodeRef> args{g.constant(Scalar::from_bool(*v))};
+      ir::NodeRef n = g.prim(OpId::fill, args, DType::Bool, shape);
+      if (!opts.out.empty() && opts.out[0]) {
+        c.write(*opts.out[0], n);
+        return {*opts.out[0]};
+      }
+      return {c.new_value(n, hint)};
+    }
   for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = g.broadcast(g.cast(unify(g, nodes[i], shape), lt.in.at(i)), shape);
   std::vector<ndarray> result;
   ir::NodeRef mask = nullptr;
@@ -835,7 +875,9 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   ir::NodeRef n = c.node_of(a);
   std::vector<int64_t> axes;
   if (opts.axes) {
-    for (auto ax : *opts.axes) axes.push_back(normalize_axis(ax, a.ndim()));
+    for (auto ax : *opts.axes)
+      if (!(a.ndim() == 0 && (ax == 0 || ax == -1)))  // NumPy accepts axis 0/-1 on 0-d arrays, as eager does
+        axes.push_back(normalize_axis(ax, a.ndim()));
   } else {
     for (int d = 0; d < a.ndim(); ++d) axes.push_back(d);
   }
@@ -847,7 +889,8 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   ir::Graph& g = c.graph();
   std::optional<Scalar> init;
   if (opts.initial) init = opts.initial->cast(t);
-  ir::NodeRef r = g.reduce(op, g.cast(n, t), axes, opts.keepdims, t, init);
+  // No axis to reduce (a 0-d operand): each element is its own result, in the loop dtype.
+  ir::NodeRef r = axes.empty() && !init ? g.cast(n, t) : g.reduce(op, g.cast(n, t), axes, opts.keepdims, t, init);
   Shape hint;
   std::sort(axes.begin(), axes.end());
   for (int d = 0; d < a.ndim(); ++d) {

@@ -111,7 +111,8 @@ class Context {
   ir::NodeRef node_of(const ndarray& a);           // traced, or a concrete array bound as an input/constant
   void separate_buffers(const std::vector<Buffer*>& bufs);  // Note [distinct buffers]
   ir::NodeRef node_of_operand(const ndarray& a, bool weak);
-  bool is_runtime_scalar(const ndarray& a) const;  // a 0-d float64 holding a runtime scalar's marker
+  // A Const node of `v`; a value computed from a runtime scalar's marker throws StaticScalar.
+  ir::NodeRef constant(const Scalar& v);
   ndarray new_value(ir::NodeRef n, Shape hint);    // a fresh buffer holding n
   // A traced alias of concrete array `a` (Note [writes into captured arrays]): `a` becomes a
   // graph input bound by reference, so writes through the alias are functionalized and
@@ -206,6 +207,9 @@ void install_hooks();
 struct GraphBreak : std::runtime_error { using std::runtime_error::runtime_error; };
 // A runtime-scalar argument was used as a Python value: retrace with it static (Note [runtime scalars]).
 struct StaticScalar : std::runtime_error { using std::runtime_error::runtime_error; };
+// The operand value of a runtime float argument (its `_RuntimeFloat` object's marker NaN, as
+// bound by the ufunc operand conversion): the only value that becomes a Scalar node.
+double runtime_operand(double marker);
 // When set, a graph break throws GraphBreak instead of running the segment.
 extern thread_local bool g_fullgraph;
 // Called at each break with its reason (the Python layer adds the user's file:line).

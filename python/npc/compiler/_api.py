@@ -32,6 +32,7 @@ __all__ = ["compile", "jit", "explain", "reset", "stats", "compile_times", "run"
 
 _NPC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(_np.__file__))
+_COMPILER_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class GraphBreakError(RuntimeError):
@@ -287,6 +288,11 @@ class _StaticUse(Exception):
     pass
 
 
+# Exceptions after which the operations recorded so far are not run (an error of a segment
+# run itself, a retrace): see the exception handling of _trace_once.
+_NO_FLUSH = (FloatingPointError, Warning, _StaticUse, _core._StaticScalar, _core._GraphBreak)
+
+
 def _static_use(*_a, **_k):
     raise _StaticUse()
 
@@ -313,9 +319,13 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
     setattr(_RuntimeFloat, _name, _arith(_name))
 for _name in ("__bool__", "__int__", "__neg__", "__pos__", "__abs__", "__round__",
               "__trunc__", "__floor__", "__ceil__", "__hash__", "__repr__", "__str__", "__format__",
-              "is_integer", "as_integer_ratio", "hex", "conjugate", "__getnewargs__", "__reduce__",  # not __float__: numpy.asarray calls it
-              "__reduce_ex__", "__complex__"):
+              "is_integer", "as_integer_ratio", "hex", "conjugate", "__getnewargs__", "__reduce__",
+              "__reduce_ex__", "__complex__", "__float__"):
+    # __float__: NumPy converts a float subclass through it (numpy.cos(s), numpy.float64(s),
+    # asarray, setitem, fill): such uses need the value, so the argument becomes static; npc's
+    # ufunc operands take the object itself (Note [runtime scalars]).
     setattr(_RuntimeFloat, _name, _static_use)
+_core._set_runtime_float_type(_RuntimeFloat)
 
 
 # ---------------------------------------------------------------- captured NumPy calls
@@ -344,6 +354,15 @@ class _Patches:
         if p is None or _internal_file(sys._getframe(depth).f_code.co_filename):
             return None
         return p
+
+    @staticmethod
+    def _npc_caller(depth=2):
+        # npc's own functions (nanmean's divide under errstate(invalid="ignore")) change the
+        # error state around operations too: their segments must run under it as well.
+        if _tls.patches is None:
+            return False
+        fname = sys._getframe(depth).f_code.co_filename
+        return fname.startswith(_NPC_DIR) and not fname.startswith(_COMPILER_DIR)
 
     @staticmethod
     def _patch(mod, name, make):
@@ -488,7 +507,7 @@ class _Patches:
     def _errstate_enter_maker(orig):
         @functools.wraps(orig)
         def __enter__(self):
-            if _Patches._current() is not None:
+            if _Patches._current() is not None or _Patches._npc_caller():
                 _core._current_graph_break("numpy.errstate entered")
             return orig(self)
         return __enter__
@@ -497,8 +516,20 @@ class _Patches:
     def _errstate_exit_maker(orig):
         @functools.wraps(orig)
         def __exit__(self, *exc_info):
-            if exc_info and exc_info[0] is not None or _Patches._current() is None:
+            if _Patches._current() is None and not _Patches._npc_caller():
                 return orig(self, *exc_info)
+            if exc_info and exc_info[0] is not None:
+                if issubclass(exc_info[0], _NO_FLUSH):
+                    return orig(self, *exc_info)
+                # An exception leaves the block: what it recorded ran under its state in NumPy.
+                try:
+                    try:
+                        _core._current_graph_break("numpy.errstate left")
+                    except (_core._StaticScalar, _core._GraphBreak):
+                        pass
+                finally:
+                    orig(self, *exc_info)
+                return None
             try:
                 _core._current_graph_break("numpy.errstate left")
             finally:
@@ -609,8 +640,51 @@ def _masked_getitem_maker(orig):
                 (_core._is_traced(self) or (_is_npc(m) and _core._is_traced(m))) and \
                 _is_augmented_subscript(sys._getframe(1)):
             return _MaskedRMW(self, m, orig)
+        if _tls.patches is not None and _scalar_key(key, self.ndim) and _core._is_traced(self) and \
+                not _internal_file(sys._getframe(1).f_code.co_filename):
+            # Note [traced scalar elements]
+            return _ScalarRMW(orig(self, key)) if _is_augmented_subscript(sys._getframe(1)) else orig(self, key).copy()
         return orig(self, key)
     return getitem
+
+
+# Note [traced scalar elements]
+# An element read with integers only (`a[0]`, `a[1, 2]`) is a NumPy scalar eagerly: a value
+# of its own, and its in-place operators make new objects (`a[0] /= 2` on an int array
+# divides a float64 scalar and stores it back through setitem's cast). While tracing the
+# element is a 0-d array: a copy, so later writes into it never reach `a`, and inside an
+# augmented subscript assignment a _ScalarRMW whose in-place operators compute out of place.
+def _scalar_key(key, ndim):
+    keys = key if type(key) is tuple else (key,)
+    if len(keys) != ndim:
+        return False
+    for k in keys:
+        if isinstance(k, (bool, _np.bool_)) or not isinstance(k, (int, _np.integer)):
+            return False
+    return True
+
+
+class _ScalarRMW:
+    """`a[i]` inside `a[i] op= v` while tracing (Note [traced scalar elements])."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _scalar_rmw_method(name):
+    import operator
+    op = getattr(operator, "__" + name[3:])  # __itruediv__ -> operator.__truediv__
+
+    def method(self, v):
+        return op(self.value, v)
+    method.__name__ = name
+    return method
+
+
+for _name in _RMW_OPS:
+    setattr(_ScalarRMW, _name, _scalar_rmw_method(_name))
+setattr(_ScalarRMW, "__imatmul__", _scalar_rmw_method("__imatmul__"))
 
 
 def _masked_setitem_maker(orig):
@@ -722,7 +796,8 @@ def _marked(arrays):
         if a.dtype not in (_np.float64, _np.complex128) or a.size > (1 << 20):
             continue
         bits = _np.ascontiguousarray(a).view(_np.uint64)
-        if _np.any(((bits >> 51) & 0xFFF) == 0xFFF) and _np.any((bits >> 32) & 0xFFFF == 0x5A5A):
+        tag = (bits >> 32) & 0xFFFF
+        if _np.any((((bits >> 51) & 0xFFF) == 0xFFF) & ((tag == 0x5A5A) | (tag == 0xA5A5))):
             return True
     return False
 
@@ -1242,10 +1317,51 @@ def _contents_key(v, depth):
 
 
 # ---------------------------------------------------------------- compiled function
+# Note [warnings of traced Python]
+# Warnings the function's Python raises while it is traced (NumPy's and npc's Python-level
+# ones: ComplexWarning of astype, "Mean of empty slice", "Degrees of freedom <= 0", the
+# RuntimeWarnings of eager ops on concrete values) are recorded through the caller's filters
+# and shown again right after the traced call returns or raises (their order among
+# themselves and the segments' floating-point warnings is kept). A graph without breaks
+# replays without running the Python, so its entry keeps them and shows them on every
+# replay, before the graph's own floating-point warnings, under the filters then in effect.
+@contextlib.contextmanager
+def _recording_warnings():
+    recorded = []
+    retrace = False
+    try:
+        with warnings.catch_warnings(record=True) as rec:
+            try:
+                yield recorded
+            except (_StaticUse, _core._StaticScalar):
+                retrace = True  # traced again: its warnings come from that trace
+                raise
+            finally:
+                recorded.extend((w.message, w.category, w.filename, w.lineno) for w in rec)
+    finally:
+        if not retrace:
+            _replay_warnings(recorded, False)
+
+
+def _replay_warnings(recorded, replay):
+    for message, category, filename, lineno in recorded:
+        # On replays, once-per-location filters behave as for the same code run eagerly.
+        registry = _registry_of(filename) if replay else None
+        warnings.warn_explicit(message, category, filename, lineno, registry=registry)
+
+
+@functools.lru_cache(maxsize=256)
+def _registry_of(filename):
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__file__", None) == filename:
+            return mod.__dict__.setdefault("__warningregistry__", {})
+    return None
+
+
 class _Entry:
     __slots__ = ("name", "backend", "graph", "arg_inputs", "transposed", "covered", "captured", "out_tree", "constraints",
                  "numpy_out", "labels",
-                 "ninputs", "nscalars", "template", "rebuild")
+                 "ninputs", "nscalars", "template", "rebuild", "py_warnings")
 
 
 _NDARRAY = _core.ndarray
@@ -1459,6 +1575,8 @@ class CompiledFunction:
         if len(floats) < e.nscalars:
             floats = floats + [0.0] * (e.nscalars - len(floats))
         _stats["graphs_run"] += 1
+        if e.py_warnings:
+            _replay_warnings(e.py_warnings, True)
         if config.repro and e.backend != "eager" and _repro.enabled():
             return e.rebuild(_repro.run_checked(e.name, e.graph, e.backend, inputs, floats))
         return e.rebuild(e.graph(inputs, floats))
@@ -1610,7 +1728,8 @@ class CompiledFunction:
             lists_before = self._free_lists()
             with _Patches(ctx, self._name):
                 try:
-                    result = fn(*targs, **tkwargs)
+                    with _recording_warnings() as py_warnings:
+                        result = fn(*targs, **tkwargs)
                 except _StaticUse:
                     raise _Retrace(float_paths)
                 except _core._StaticScalar:
@@ -1623,6 +1742,14 @@ class CompiledFunction:
                     reason = _tls.last_break
                     if self._fullgraph and reason:
                         raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {reason}") from None
+                    if not self._fullgraph and not isinstance(sys.exc_info()[1], _NO_FLUSH):
+                        # The operations recorded before the exception ran eagerly in NumPy:
+                        # run them, so their warnings (or errstate's error) and writes into
+                        # the arguments come first, as there.
+                        try:
+                            ctx.graph_break("an exception in the traced function")
+                        except (_core._StaticScalar, _core._GraphBreak):
+                            pass
                     raise
             leaves, tree = _flatten(result, traced.values())
             t1 = time.perf_counter()
@@ -1696,6 +1823,7 @@ class CompiledFunction:
             for slot, arr in e.captured:
                 e.template[slot] = arr
             e.rebuild = _make_rebuild(tree, numpy_out)
+            e.py_warnings = py_warnings  # Note [warnings of traced Python]
             self._entries.setdefault(key, []).append(e)
             if config.repro and backend != "eager" and backend not in _backends and _repro.enabled():
                 # The first run already ran on the backend: check it against the eager one.

@@ -47,7 +47,9 @@ py::object uniform(py::args& x, bool pcg64) {
 // epilogue kernels (docs/fusion.md, "Library calls"). Shapes that cannot be checked while
 // tracing (core dimensions that are not the same Dim, batch shapes that differ) are not
 // recorded: the eager call runs and raises NumPy's error, or breaks the graph.
-py::object traced_matmul(const ndarray& a, const ndarray& b) {
+// The node's params name the product's floating-point errors as NumPy does: none for
+// "matmul", [1] for "dot" (np.dot, np.inner), [2] for none reported (np.vdot).
+py::object traced_matmul(const ndarray& a, const ndarray& b, const std::string& where) {
   tracer::Context* c = tracer::current();
   if (!c || !(a.is_traced() || b.is_traced()) || a.ndim() == 0 || b.ndim() == 0) return py::none();
   ir::NodeRef na = c->node_of(a), nb = c->node_of(b);
@@ -65,7 +67,10 @@ py::object traced_matmul(const ndarray& a, const ndarray& b) {
   const DType t = promote_types(a.dtype(), b.dtype());
   ir::Graph& g = c->graph();
   std::vector<ir::NodeRef> args{g.cast(na, t), g.cast(nb, t)};
-  return wrap(c->new_value(g.prim(OpId::matmul, args, t, std::move(out)), std::move(hint)));
+  std::vector<int64_t> params;
+  if (where == "dot") params = {1};
+  else if (where.empty()) params = {2};
+  return wrap(c->new_value(g.prim(OpId::matmul, args, t, std::move(out), params), std::move(hint)));
 }
 
 }  // namespace
@@ -89,7 +94,9 @@ void bind_linalg(py::module_& m) {
   static const std::unordered_map<std::string, Fn> linalg_ops = {
       {"matmul", +[](py::args& x) -> py::object {
          if (tracer::current())
-           if (py::object t = traced_matmul(arr(x[1]), arr(x[2])); !t.is_none()) return t;
+           if (py::object t = traced_matmul(arr(x[1]), arr(x[2]), x.size() > 3 ? x[3].cast<std::string>() : "matmul");
+               !t.is_none())
+             return t;
          return wrap(matmul(arr(x[1]), arr(x[2])));
        }},
       {"outer", +[](py::args& x) -> py::object { return wrap(outer(arr(x[1]), arr(x[2]))); }},

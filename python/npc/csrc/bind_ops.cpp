@@ -43,6 +43,9 @@ struct BigPyInt : OverflowError {
 
 PyArray* as_array(py::handle o) { return array_ptr(o.ptr()); }
 
+// The type of a float argument while tracing (Note [runtime scalars] in src/tracer/trace.cpp).
+PyTypeObject* g_runtime_float = nullptr;
+
 // One ufunc operand: npc arrays as they are, Python scalars weak (NEP 50), NumPy scalars
 // and array-likes strong.
 Operand to_operand(py::handle o, std::vector<py::object>& keep) {
@@ -61,6 +64,8 @@ Operand to_operand(py::handle o, std::vector<py::object>& keep) {
     return {scalar_array(Scalar::from_uint(u)), true};
   }
   if (PyFloat_CheckExact(p)) return {scalar_array(Scalar::from_double(PyFloat_AS_DOUBLE(p))), true};
+  if (g_runtime_float && Py_TYPE(p) == g_runtime_float)  // a weak Python float standing for an argument
+    return {scalar_array(Scalar::from_double(tracer::runtime_operand(PyFloat_AS_DOUBLE(p)))), true};
   if (PyComplex_CheckExact(p)) {
     Py_complex c = PyComplex_AsCComplex(p);
     return {scalar_array(Scalar::from_complex({c.real, c.imag})), true};
@@ -881,6 +886,10 @@ void bind_ops(py::module_& m) {
     return out;
   }, "Loops of a ufunc row and whether each has an eager kernel: [(signature, bool)].");
 
+  m.def("_set_runtime_float_type", [](py::type t) {
+    Py_INCREF(t.ptr());
+    g_runtime_float = reinterpret_cast<PyTypeObject*>(t.ptr());
+  });
   m.def("resolve_loop", [](int op, std::vector<int> in, std::vector<bool> weak, int dtype) {
     std::vector<DType> dts;
     for (int c : in) dts.push_back(static_cast<DType>(c));

@@ -1,0 +1,51 @@
+"""Compiled results that NumPy computes exactly are NumPy's bit for bit: complex division
+(Smith's algorithm with every product rounded, no fused multiply-add) and float -> uint32
+casts of out-of-range values (NumPy's loop on this machine, with its 'invalid value
+encountered in cast' warning). Both backends against NumPy running the same function."""
+import numpy as np
+import pytest
+
+import npc
+from npc import compiler
+
+from _compile_diff import BACKENDS, check
+
+
+@pytest.fixture(autouse=True)
+def _fresh(tmp_path_factory):
+    cache = str(tmp_path_factory.getbasetemp() / "npc-cache-exact-values")
+    with npc.config.patch(codegen_errors="raise", cache_dir=cache):
+        compiler.reset()
+        yield
+        compiler.reset()
+
+
+def _complex(rng, n, dt):
+    return (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dt)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+def test_complex_division_bits(dt, backend):
+    rng = np.random.default_rng(7)
+    a, b = _complex(rng, 5000, dt), _complex(rng, 5000, dt)
+    with np.errstate(all="ignore"):
+        b[:10] = [0, 1e-300, 1e300, 3, 3j, -0.0, np.inf, np.nan, 1 + 1j, 1e-320]
+    f = lambda a, b: a / b  # noqa: E731
+    check(f, (a, b), (b, a), backend=backend, warn=False)
+    g = lambda a, b: (a * 2) / (b + 1) - a / 3  # noqa: E731
+    check(g, (a, b), backend=backend, warn=False)
+
+
+SPECIAL = [-1e20, 1e20, np.nan, -1.5, 5e9, 4294967296.0, -0.5, 1e10, -1e10, 2.0 ** 63, -2.0 ** 63,
+           np.inf, -np.inf, 3e9, -3e9, 2.0 ** 32 + 5, -2.0 ** 31 - 1, 6e4, -7e4, 7.9]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("src", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("n", [5, 20, 67])
+def test_out_of_range_casts_to_uint32(n, src, backend):
+    with np.errstate(all="ignore"):
+        x = np.resize(np.array(SPECIAL), n).astype(src)
+    check(lambda x: x.astype(np.uint32), (x,), (x[::-1].copy(),), backend=backend)
+    check(lambda x: (x * 2).astype(np.uint32) + 1, (x,), backend=backend)

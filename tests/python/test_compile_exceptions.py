@@ -1,0 +1,93 @@
+"""Exceptions of compiled functions are NumPy's: no spurious ones (an element's in-place
+operator computes on a scalar, float() of a complex 0-d value warns, a 0-d array reduces
+along axis 0), and where two checks fail, NumPy's comes first (a ufunc's casts before its
+broadcast). Both backends against NumPy running the same function."""
+import numpy as np
+import pytest
+
+import npc
+from npc import compiler
+
+from _compile_diff import BACKENDS, check
+
+
+@pytest.fixture(autouse=True)
+def _fresh(tmp_path_factory):
+    cache = str(tmp_path_factory.getbasetemp() / "npc-cache-exceptions")
+    with npc.config.patch(codegen_errors="raise", cache_dir=cache):
+        compiler.reset()
+        yield
+        compiler.reset()
+
+
+def element_truediv(a):
+    a[0] /= 2
+    return a * 1
+
+
+def element_ops(a):
+    a[1, 0] += 2.5
+    a[-1, -1] **= 2
+    a[0, 1] //= 3
+    return a * 1
+
+
+def element_copy_kept(a):
+    x = a[0]
+    x += 1
+    return a * 1, x * 1
+
+
+def to_float(x):
+    return float(x) + 1
+
+
+def inplace_divide(a1, v0):
+    a1 /= v0
+    return a1 * 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f, args", [
+    (element_truediv, (np.array([3, 4]),)),
+    (element_truediv, (np.array([3.0, 4.0]),)),
+    (element_ops, (np.arange(6, dtype=np.int16).reshape(3, 2),)),
+    (element_copy_kept, (np.arange(3.0),)),
+    (to_float, (np.array(1 + 2j),)),
+    (lambda x: np.sum(x, axis=0), (np.array(2.0),)),
+    (lambda x: np.max(x, axis=-1) + x.min(axis=0), (np.array(2.0),)),
+    (lambda x: np.sum(x * 2, axis=0, keepdims=True), (np.array(3, np.int8),)),
+    (inplace_divide, (np.ones((2, 3), np.uint8), np.full(4, 2, np.uint8))),
+    (inplace_divide, (np.ones((2, 3), np.uint8), np.full((4, 1, 3), 2.0))),
+])
+def test_numpy_exceptions(f, args, backend):
+    check(f, args, args, backend=backend)
+
+
+def test_eager_ufunc_checks_casts_before_broadcasting():
+    a, b = np.ones((2, 3), np.uint8), np.full(4, 2, np.uint8)
+    with pytest.raises(np.exceptions.UFuncTypeError if hasattr(np.exceptions, "UFuncTypeError")
+                       else TypeError) as want:
+        x = a.copy()
+        x /= b
+    with pytest.raises(type(want.value), match="Cannot cast ufunc 'divide' output"):
+        x = npc.asarray(a.copy())
+        x /= npc.asarray(b)
+
+
+def empty_mask_assign(a):
+    a[np.zeros(0, bool)] = np.ones((2, 2))
+    return a * 1
+
+
+def empty_mask_assign_row(a):
+    a[np.zeros(0, bool)] = [[5]]
+    return a * 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f", [empty_mask_assign, empty_mask_assign_row])
+def test_empty_mask_assignment_is_an_index_array(f, backend):
+    # A boolean mask of another shape than the array is an (empty) index array: NumPy's
+    # broadcast ValueError, not the mask assignment's TypeError about value dimensions.
+    check(f, (np.ones(3),), backend=backend)

@@ -1,0 +1,106 @@
+"""Warnings of compiled functions against NumPy running the same function, on the tracing
+call and on replays: Python-level warnings raised while tracing (ComplexWarning of astype,
+"Mean of empty slice", "Degrees of freedom <= 0") are shown on every replay (Note [warnings
+of traced Python] in python/npc/compiler/_api.py); operations that npc's own functions run
+under numpy.errstate report under it (nanmean's 0/0); products name NumPy's function. Known
+differences are strict xfails."""
+import numpy as np
+import pytest
+
+import npc
+from npc import compiler
+
+from _compile_diff import BACKENDS, check
+
+
+@pytest.fixture(autouse=True)
+def _fresh(tmp_path_factory):
+    cache = str(tmp_path_factory.getbasetemp() / "npc-cache-warnings")
+    with npc.config.patch(codegen_errors="raise", cache_dir=cache):
+        compiler.reset()
+        yield
+        compiler.reset()
+
+
+def python_level(a):
+    b = a.astype(np.float64)          # ComplexWarning
+    return b * 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f, x", [
+    (python_level, np.array([1 + 2j, 3 - 1j])),
+    (lambda a: np.nanmean(a, axis=0), np.array([[np.nan, 1.0]])),
+    (lambda a: np.nanvar(a, axis=0, ddof=2), np.array([[1.0, 2.0]])),
+    (lambda a: np.nanstd(a[None], axis=0, ddof=1), np.array([1.0, 2.0])),
+    (lambda a: np.mean(a[:0], axis=0), np.ones((3, 2))),
+    (lambda a: np.cosh(np.abs(a)) + np.log(a), np.array([1000.0, -1.0, 0.0])),
+])
+def test_warnings_on_trace_and_replay(f, x, backend):
+    check(f, (x,), (x,), (x,), backend=backend)
+
+
+def dead_log(a1):
+    v1 = np.log(a1)  # noqa: F841  (unused: NumPy still warns)
+    return a1 * 1
+
+
+def warn_then_raise(a):
+    y = np.log(a)  # noqa: F841
+    raise ValueError("after the warning")
+
+
+@pytest.mark.xfail(strict=True, reason="a traced operation whose result is unused is removed with the dead "
+                                       "code (dce), so its floating-point warning is not raised")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dead_operation_warns(backend):
+    check(dead_log, (np.array([-3.0]),), backend=backend)
+
+
+def write_then_raise(a):
+    a += 1
+    y = np.sqrt(a - 5)  # noqa: F841
+    raise ValueError("after the write")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f", [warn_then_raise, write_then_raise])
+def test_operations_before_an_exception_run(f, backend):
+    # Their warnings come before the exception and their writes reach the argument.
+    check(f, (np.array([-1.0, 2.0]),), (np.array([-1.0, 2.0]),), backend=backend)
+    with np.errstate(invalid="raise"):
+        check(f, (np.array([-1.0, 2.0]),), backend=backend)
+
+
+PRODUCTS = [
+    lambda a, b: np.dot(a, b),
+    lambda a, b: np.inner(a, b),
+    lambda a, b: np.vdot(a, b),
+    lambda a, b: a @ b,
+    lambda a, b: np.dot(np.stack([a, b]), a),
+    lambda a, b: np.inner(np.stack([a, b]), b) + 1,
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("k", range(len(PRODUCTS)))
+def test_product_warnings_name_numpys_function(k, backend):
+    # overflow, then invalid (inf * 0): "in dot" for np.dot/np.inner, "in matmul" for @,
+    # nothing for np.vdot.
+    f = PRODUCTS[k]
+    big = np.array([1e200, 1e200])
+    check(f, (big, big), (np.array([np.inf, 0.0]), np.array([0.0, np.inf])), (big, big), backend=backend)
+
+
+def raise_inside_errstate(a):
+    with np.errstate(divide="ignore"):
+        y = np.log(a)  # noqa: F841
+        raise ValueError("inside the block")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("outer", [{}, {"invalid": "raise"}, {"divide": "raise"}])
+def test_exception_inside_errstate(outer, backend):
+    # The block's operations report under its state, before the exception leaves it.
+    with np.errstate(**outer):
+        check(raise_inside_errstate, (np.array([0.0, -1.0, 2.0]),), (np.array([0.0, 2.0]),), backend=backend)
