@@ -209,6 +209,7 @@ TEST_CASE("shape functions: bad axes and mismatched lists", "[validation]") {
   const int64_t ax01[] = {0, 1};
   CHECK_THROWS_AS(roll(a, std::span<const int64_t>(), ax01), ValueError);
   CHECK(roll(a, sh1, ax1).shape() == a.shape());  // shifts broadcast against one axis
+  CHECK(roll(a, std::span<const int64_t>(), ax1).shape() == a.shape());  // nothing to roll
   const int64_t ax5[] = {5};
   CHECK_THROWS_AS(roll(a, ax1, ax5), AxisError);
   CHECK_THROWS_AS(squeeze(a, std::vector<int64_t>{0}), ValueError);
