@@ -11,6 +11,9 @@
 #include <npc/npc.hpp>
 #include <npc/ops.hpp>
 #include <npc/random.hpp>
+#include <npc/compile.hpp>
+#include <npc/fusion.hpp>
+#include <npc/graph.hpp>
 
 using namespace npc;
 
@@ -344,4 +347,23 @@ TEST_CASE("random: bad output arrays", "[validation]") {
   random::BitGen incomplete{};
   CHECK_THROWS_AS(random::standard_normal(&incomplete, f64({2})), ValueError);
   CHECK_THROWS_AS(random::shuffle(nullptr, f64({2})), ValueError);
+}
+
+TEST_CASE("graph IR and compiled graphs: bad ops and run arguments", "[validation]") {
+  CHECK_THROWS_AS(ir::op_name(bad_op()), ValueError);
+  ir::Graph g;
+  ir::NodeRef x = g.input(0, DType::Float64, ir::static_shape(sh({2})));
+  const ir::NodeRef two[] = {x, x};
+  CHECK_THROWS_AS(g.ufunc(bad_op(), two, DType::Float64), ValueError);
+  CHECK_THROWS_AS(g.input(1, bad_dtype(), ir::static_shape(sh({2}))), TypeError);
+  g.outputs.push_back(g.ufunc(OpId::add, two, DType::Float64));
+  // Arguments that do not fit the graph: too few, another size, dtype or rank.
+  const std::vector<ndarray> none, wrong_size{f64({5})}, small{f64({1})}, wrong_dtype{zeros(sh({2}), DType::Int8)},
+      wrong_rank{f64({2, 1})}, right{ones(sh({2}))};
+  for (const auto* in : {&none, &wrong_size, &small, &wrong_dtype, &wrong_rank}) {
+    CHECK_THROWS_AS(ir::interpret(g, ir::RunArgs{*in, {}}), ValueError);
+    CHECK_THROWS_AS(fusion::compile_graph(g)(ir::RunArgs{*in, {}}), ValueError);
+  }
+  CHECK(ir::interpret(g, ir::RunArgs{right, {}})[0].item(std::vector<int64_t>{1}).as_double() == 2);
+  CHECK_THROWS_AS(compile(nullptr), ValueError);
 }
