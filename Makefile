@@ -13,7 +13,7 @@ JOBS       ?= 2
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(JOBS)
 export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: help setup apt venv build test test-cpp test-py demo bench clean
+.PHONY: help setup apt venv build test test-cpp test-py test-asan demo bench clean
 
 help:
 	@echo "make demo   - install, build and run the main job"
@@ -49,9 +49,13 @@ build: venv
 	fi
 	@$(PY) -c "import npc" || { echo "npc failed to build or import"; exit 1; }
 
-test: setup
+test: setup test-asan
 	cd build && ctest --output-on-failure -j$(JOBS)
 	NPC_CACHE_DIR=$$(mktemp -d) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
+
+# The C++ tests and a pytest subset under ASan and UBSan, in build-asan/ (.ci/sanitize).
+test-asan: setup
+	JOBS=$(JOBS) PY=$(PY) .ci/sanitize
 
 demo: setup
 	$(PY) bench/demo.py
@@ -60,4 +64,4 @@ bench: setup
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf build $(VENV) *.egg-info
+	rm -rf build build-asan $(VENV) *.egg-info

@@ -189,7 +189,8 @@ NodeRef Graph::constant(const npc::Scalar& v) {
 
 NodeRef Graph::ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out) {
   int i = static_cast<int>(op);
-  if (i < 0 || i >= kNumOps || kOpNin[i] != static_cast<int>(args.size()))
+  (void)op_name(op);  // ValueError for an OpId outside the table (before kOpNin[i] is read)
+  if (kOpNin[i] != static_cast<int>(args.size()))
     bad("ufunc " + std::string(op_name(op)) + " takes " + std::to_string(kOpNin[i]) + " args");
   if (out < 0 || out >= kOpNout[i]) bad("bad output index");
   if (args.empty()) bad("ufunc without args");
@@ -203,6 +204,7 @@ NodeRef Graph::cast(NodeRef a, DType t) {
 
 NodeRef Graph::reduce(OpId op, NodeRef a, std::span<const int64_t> axes, bool keepdims, DType dtype,
                       std::optional<npc::Scalar> initial) {
+  (void)op_name(op);  // ValueError for an OpId outside the table
   std::vector<int64_t> ax(axes.begin(), axes.end());
   for (auto& x : ax) x = normalize_axis(x, a->ndim());
   std::sort(ax.begin(), ax.end());
@@ -374,6 +376,7 @@ NodeRef Graph::write(NodeRef base, NodeRef region, NodeRef value) {
 
 NodeRef Graph::prim(OpId op, std::span<const NodeRef> args, DType dtype, SymShape shape,
                     std::span<const int64_t> params) {
+  (void)op_name(op);  // ValueError for an OpId outside the table
   return intern(Node{NodeKind::Prim, op, dtype, std::move(shape), {args.begin(), args.end()},
                      {params.begin(), params.end()}});
 }

@@ -367,3 +367,12 @@ TEST_CASE("graph IR and compiled graphs: bad ops and run arguments", "[validatio
   CHECK(ir::interpret(g, ir::RunArgs{right, {}})[0].item(std::vector<int64_t>{1}).as_double() == 2);
   CHECK_THROWS_AS(compile(nullptr), ValueError);
 }
+
+TEST_CASE("indexing: a slice step whose stride product overflows", "[validation]") {
+  // a[::-2**63] of a float64 array: one element; the step times the stride does not fit.
+  ndarray a = arange(Scalar::from_int(0), Scalar::from_int(3), Scalar::from_int(1), DType::Float64);
+  const IndexItem big[] = {IndexItem(Slice{std::nullopt, std::nullopt, std::numeric_limits<int64_t>::min() + 1})};
+  ndarray v = index(a, big);
+  REQUIRE(v.shape() == sh({1}));
+  CHECK(v.item(std::vector<int64_t>{0}).as_double() == 2);
+}
