@@ -308,9 +308,12 @@ namespace {
 // Note [view bounds]
 // An ndarray is a view (offset, shape, byte strides) of a Storage; every element it covers
 // must lie inside the storage, or kernels read and write outside it. The constructor checks
-// this once (O(ndim)), with overflow-safe arithmetic, so no public way of making an array
-// (from_memory, with_geometry, a C++ caller's own storage) yields one that reaches outside
-// its memory. The placeholder storage of traced arrays is exempt: it is never read.
+// this once (O(ndim)), with overflow-safe arithmetic, so an array made from a storage
+// (from_memory, a C++ caller's own storage, every new array) never reaches outside its
+// memory. The placeholder storage of traced arrays is exempt: it is never read.
+// with_geometry, the low-level view maker, is not checked against the storage: covering
+// views of NumPy arguments (src/tracer/trace.cpp) legitimately reach memory of the
+// argument's owner that the wrapping storage does not span.
 int64_t check_view(const Storage* st, int64_t offset, DType dtype, const Shape& shape, const Strides& strides) {
   const int64_t isz = static_cast<int64_t>(itemsize(dtype));  // TypeError for a bad DType
   if (!st) throw ValueError("ndarray: storage is null");
@@ -463,7 +466,19 @@ void ndarray::resize(std::span<const int64_t> shape) {
 }
 
 ndarray ndarray::with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const {
-  ndarray r(storage_, offset, dtype, std::move(shape), std::move(strides), writeable_);
+  // Note [view bounds]: the one unchecked way to make a view. The tracer's covering views of
+  // NumPy arguments reach into memory of the argument's owner beyond the storage that wraps
+  // the argument, so only the geometry's own consistency is checked here.
+  (void)npc::itemsize(dtype);  // TypeError for a DType outside the enum
+  if (strides.size() != shape.size()) throw ValueError("strides and shape must have the same length");
+  ndarray r = *this;
+  r.trace_.reset();
+  r.offset_ = offset;
+  r.dtype_ = dtype;
+  r.size_ = shape_size(shape, npc::itemsize(dtype));
+  r.shape_ = std::move(shape);
+  r.strides_ = std::move(strides);
+  r.update_flags();
   r.owndata_ = false;
   if (trace_) [[unlikely]] {  // Note [traced views and writes]
     if (g_trace_hooks.view) r.trace_ = g_trace_hooks.view(*this, r);
