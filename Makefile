@@ -13,7 +13,7 @@ JOBS       ?= 2
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(JOBS)
 export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: help setup apt venv build test test-cpp test-py test-simd-variants demo bench clean
+.PHONY: help setup apt venv build test test-cpp test-py test-simd-variants test-asan demo bench clean
 
 help:
 	@echo "make demo   - install, build and run the main job"
@@ -53,6 +53,7 @@ test: setup
 	cd build && ctest --output-on-failure -j$(JOBS)
 	NPC_CACHE_DIR=$$(mktemp -d) $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
 	$(MAKE) --no-print-directory test-simd-variants
+	$(MAKE) --no-print-directory test-asan
 
 # Note [NumPy's SIMD paths in tests]
 # NumPy picks its loops for sorting, reductions, transcendental functions and float16 by the
@@ -72,6 +73,10 @@ test-simd-variants: build
 	  NPY_DISABLE_CPU_FEATURES="$$f" NPC_CACHE_DIR=$$(mktemp -d) ../../$(PY) -m pytest -n $(JOBS) -p no:cacheprovider $(SIMD_TESTS) || exit 1; \
 	done
 
+# The C++ tests and a pytest subset under ASan and UBSan, in build-asan/ (.ci/sanitize).
+test-asan: setup
+	JOBS=$(JOBS) PY=$(PY) .ci/sanitize
+
 demo: setup
 	$(PY) bench/demo.py
 
@@ -79,4 +84,4 @@ bench: setup
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf build $(VENV) *.egg-info
+	rm -rf build build-asan $(VENV) *.egg-info

@@ -34,6 +34,7 @@ struct CompileStats {
 class CompiledFunction {
  public:
   using Fn = std::function<std::vector<ndarray>(const std::vector<ndarray>&)>;
+  /// ValueError for an empty `fn`.
   CompiledFunction(Fn fn, CompileOptions opts);
   /// Runs the function: replays a cached graph when its guards pass, otherwise traces.
   /// Results equal calling the function directly (values, dtypes, shapes, writes to inputs).

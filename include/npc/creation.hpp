@@ -49,7 +49,10 @@ ndarray array(std::initializer_list<T> values);
 ndarray array(std::span<const double> values, DType dtype);
 /// A 0-d array holding `v`.
 ndarray scalar_array(const Scalar& v);
-/// Wraps caller memory without copying (numpy.frombuffer-like); `keepalive` runs on release.
+/// Wraps caller memory without copying (numpy.frombuffer-like): `data` is the first element,
+/// the view covers the bytes its shape and (possibly negative) byte strides reach from there;
+/// `release` runs when the last view dies. ValueError for null `data` under a non-empty
+/// shape and for strides of another length than the shape.
 ndarray from_memory(void* data, DType dtype, Shape shape, Strides strides, std::function<void()> release = {},
                     bool writeable = true);
 

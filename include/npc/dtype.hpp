@@ -46,6 +46,10 @@ constexpr DType dtype_for();
 NPC_FOR_EACH_DTYPE(NPC_DTYPE_FOR_)
 #undef NPC_DTYPE_FOR_
 
+// Every function taking a DType throws TypeError for a value outside the enum (a DType cast
+// from an arbitrary integer), and every function taking a Casting or WeakKind throws
+// ValueError for one outside its enum.
+
 /// The kind of a dtype, ordered as NumPy orders kinds for same_kind casting.
 enum class Kind : uint8_t { Bool, Unsigned, Signed, Float, Complex };
 

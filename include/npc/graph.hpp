@@ -273,6 +273,11 @@ struct RunArgs {
   std::span<const npc::Scalar> scalars;///< one per runtime scalar
 };
 
+/// ValueError unless `args` fit `g`'s interface: one array per input, of the dtype, rank and
+/// sizes of its Input node (static sizes, and one size per symbol), concrete, and at least
+/// num_scalars() scalars. Both backends' executables run it first (kernels index their
+/// inputs by the graph's shapes).
+void check_run_args(const Graph& g, const RunArgs& args);
 /// Raises IndexError (NumPy's "index 5 is out of bounds for axis 0 with size 3") when an
 /// input named by `g.index_checks` holds an out-of-range index. Every executable runs it first.
 void check_index_inputs(const Graph& g, std::span<const ndarray> inputs);

@@ -28,11 +28,6 @@ bool have_blas();
 
 }  // namespace npc
 
-namespace npc {
-/// Raised where numpy.linalg raises numpy.linalg.LinAlgError ("Singular matrix", ...).
-struct LinAlgError : std::runtime_error { using std::runtime_error::runtime_error; };
-}  // namespace npc
-
 namespace npc::lapack {
 
 // Note [linalg stacks]
@@ -43,9 +38,17 @@ namespace npc::lapack {
 // two axes are column-major. A failure anywhere in the stack throws LinAlgError with
 // NumPy's message, as numpy.linalg does for the whole call.
 
+// Each function checks its arguments first, as numpy.linalg does: LinAlgError "%d-dimensional
+// array given. Array must be at least two-dimensional" and "Last 2 dimensions of the array
+// must be square" (NumPy's messages); TypeError for a dtype other than the four LAPACK ones
+// or operands of different dtypes; ValueError for a matrix dimension beyond LAPACK's 32-bit
+// integers.
+
 /// Whether npc was built with LAPACKE; when false these functions throw RuntimeError.
 bool available();
 /// numpy.linalg.solve on a (..., n, n) and b (..., n, k) of one batch shape; "Singular matrix".
+/// ValueError (numpy's gufunc messages) when b has fewer than two dimensions, another row
+/// count than n, or another batch shape (the Python layer broadcasts and handles 1-D b).
 ndarray solve(const ndarray& a, const ndarray& b);
 /// numpy.linalg.inv of a (..., n, n); "Singular matrix".
 ndarray inv(const ndarray& a);
@@ -60,13 +63,16 @@ ndarray cholesky(const ndarray& a, bool upper);
 std::pair<ndarray, ndarray> eigh(const ndarray& a, bool lower, bool vectors);
 /// numpy.linalg.svd / svdvals via gesdd: (U, S, Vh) or only S (U, Vh empty) when !vectors.
 std::tuple<ndarray, ndarray, ndarray> svd(const ndarray& a, bool full_matrices, bool vectors);
-/// numpy.linalg.qr, modes "reduced", "complete" and "r": (Q, R) (Q empty for "r").
+/// numpy.linalg.qr, modes "reduced", "complete" and "r": (Q, R) (Q empty for "r");
+/// ValueError "Unrecognized mode 'x'" for another mode.
 std::pair<ndarray, ndarray> qr(const ndarray& a, const std::string& mode);
 /// numpy.linalg.eig / eigvals via geev: complex eigenvalues (..., n) (and right
 /// eigenvectors (..., n, n), normalised as LAPACK does), always of the complex dtype.
 std::pair<ndarray, ndarray> eig(const ndarray& a, bool vectors);
 /// numpy.linalg.lstsq via gelsd on 2-D a (m, n) and b (m, k): solution (n, k), residual
 /// sums of squares (k, or empty unless rank == n < m), singular values (min(m, n)), rank.
+/// LinAlgError "%d-dimensional array given. Array must be two-dimensional" and "Incompatible
+/// dimensions" (rows of a and b differ), as numpy.linalg.lstsq.
 std::tuple<ndarray, ndarray, ndarray, int64_t> lstsq(const ndarray& a, const ndarray& b, double rcond);
 
 }  // namespace npc::lapack

@@ -31,6 +31,9 @@ class Storage {
   static std::shared_ptr<Storage> allocate(size_t nbytes, bool zero = false);
   /// Wraps external memory; `release` runs when the storage dies.
   static std::shared_ptr<Storage> borrow(void* data, size_t nbytes, std::function<void()> release);
+  /// The storage of arrays that carry a geometry but no data (traced arrays, Note [traced
+  /// views and writes]): views of it are not checked against its size, and it is never read.
+  static const std::shared_ptr<Storage>& placeholder();
   /// Wraps external memory that nothing else uses any more (a private NumPy buffer npc
   /// takes over): released like borrowed memory, but arrays covering it own it (OWNDATA).
   static std::shared_ptr<Storage> adopt(void* data, size_t nbytes, std::function<void()> release);
@@ -41,6 +44,8 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
   /// True for npc-allocated and adopted memory: an array covering all of it owns its data.
   bool owned() const { return owns_; }
+  /// True for placeholder().
+  bool is_placeholder() const { return placeholder_; }
 
  private:
   Storage() = default;
@@ -48,6 +53,7 @@ class Storage {
   size_t nbytes_ = 0;
   std::function<void()> release_;
   bool owns_ = false;
+  bool placeholder_ = false;
 };
 
 /// Bytes currently held and the peak since the last reset, for npc-owned storage.
@@ -95,7 +101,11 @@ class ndarray {
  public:
   /// A 0-d float64 array holding 0.
   ndarray();
-  /// A view on `storage` starting `offset` bytes in.
+  /// A view on `storage` starting `offset` bytes in. Every element it covers must lie in the
+  /// storage: ValueError for a null storage (or null data under a non-empty view), a
+  /// negative offset or one past the end, strides of another length than the shape,
+  /// negative dimensions, and a view reaching outside the storage; TypeError for a DType
+  /// outside the enum.
   ndarray(std::shared_ptr<Storage> storage, int64_t offset, DType dtype, Shape shape, Strides strides,
           bool writeable = true);
 
@@ -176,7 +186,10 @@ class ndarray {
   static void set_trace_hooks(const TraceHooks& hooks);
   static const TraceHooks& trace_hooks();
 
-  /// Same storage, new geometry (no checks; the caller keeps the view in bounds).
+  /// Same storage, new geometry. Not checked against the storage's size (the caller keeps
+  /// the view inside valid memory: Note [view bounds] in src/core/ndarray.cpp); ValueError
+  /// for strides of another length than the shape or negative dimensions, TypeError for a
+  /// bad DType.
   ndarray with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const;
 
   // In-place changes of an array's own geometry (numpy's shape/strides/dtype setters and

@@ -37,7 +37,8 @@ struct OpInfo {
   std::string_view loops;  ///< ufuncs: "ff->f dd->d ..."; reductions: the ufunc's name
 };
 
-/// The row for `op`.
+/// The row for `op`. Every entry point taking an OpId throws ValueError for a value outside
+/// the table (an OpId cast from an arbitrary integer, or kCount).
 const OpInfo& op_info(OpId op);
 /// The op with NumPy name `name`, if any.
 std::optional<OpId> op_from_name(std::string_view name);
@@ -64,7 +65,7 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
 /// Keyword arguments of a ufunc call.
 struct UfuncOptions {
   std::vector<std::optional<ndarray>> out;  ///< empty, or one entry per output
-  std::optional<ndarray> where;             ///< boolean mask, broadcast to the result
+  std::optional<ndarray> where;             ///< bool mask, broadcast to the result (TypeError for another dtype)
   std::optional<DType> dtype;               ///< forces the loop's output dtype
   Casting casting = Casting::SameKind;      ///< rule for inputs -> loop and loop -> out
   Order order = Order::K;                   ///< layout of new outputs
@@ -89,7 +90,7 @@ struct ReduceOptions {
   std::optional<DType> dtype;
   std::optional<ndarray> out;
   std::optional<Scalar> initial;
-  std::optional<ndarray> where;
+  std::optional<ndarray> where;  ///< bool mask broadcast to `a` (TypeError for another dtype)
 };
 
 /// numpy.ufunc.reduce for a binary ufunc row (add -> sum, maximum -> max, ...). ValueError

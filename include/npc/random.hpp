@@ -19,6 +19,9 @@ struct BitGen {
   uint64_t (*next_raw)(void* st);
 };
 
+/// Every function below throws ValueError for a null `bg` or one with a null state or
+/// next-value function, before it draws.
+
 /// Whether the samplers were built (NumPy's distributions library was found at build
 /// time); when false every function below throws NotImplementedError-like RuntimeError.
 bool available();

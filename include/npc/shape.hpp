@@ -48,6 +48,8 @@ ndarray stack(std::span<const ndarray> arrays, int64_t axis = 0, std::optional<D
 /// length; axis nullopt flattens. ValueError for negative repeats.
 ndarray repeat(const ndarray& a, const ndarray& repeats, std::optional<int64_t> axis = std::nullopt);
 /// numpy.roll(a, shifts, axes): elements shifted cyclically (flattened when `axes` empty).
+/// `shifts` and `axes` broadcast against each other as NumPy broadcasts them (ValueError when
+/// their lengths differ and neither is 1); AxisError for bad axes.
 ndarray roll(const ndarray& a, std::span<const int64_t> shifts, std::span<const int64_t> axes);
 /// numpy.tril / numpy.triu on the last two axes (k-th diagonal); a copy with zeros outside.
 ndarray tril(const ndarray& a, int64_t k = 0);

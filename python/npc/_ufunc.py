@@ -555,6 +555,10 @@ def _where_arg(where):
     w = _native(where)
     if w is None:
         raise TypeError("where must be a boolean array")
+    # NumPy converts a mask that is not an array (a list, a Python bool) to bool; an array
+    # mask of another dtype is the reduction's TypeError (cast to bool under 'safe').
+    if w.dtype != _np.bool_ and not isinstance(where, (ndarray, _np.ndarray)):
+        w = w.astype(_np.bool_)
     return w
 
 

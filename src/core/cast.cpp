@@ -66,6 +66,8 @@ std::string casting_name(Casting c) {
 
 CastFn get_cast(DType from, DType to) {
   static const CastTable table;
+  (void)itemsize(from);  // TypeError for a DType outside the enum
+  (void)itemsize(to);
   return table.fn[static_cast<int>(from)][static_cast<int>(to)];
 }
 

@@ -214,9 +214,22 @@ ndarray scalar_array(const Scalar& v) {
 }
 
 ndarray from_memory(void* data, DType dtype, Shape shape, Strides strides, std::function<void()> release, bool writeable) {
-  int64_t n = shape_size(shape, itemsize(dtype));
-  auto st = Storage::borrow(data, static_cast<size_t>(n) * itemsize(dtype), std::move(release));
-  return ndarray(std::move(st), 0, dtype, std::move(shape), std::move(strides), writeable);
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype));
+  const int64_t n = shape_size(shape, static_cast<size_t>(isz));
+  if (strides.size() != shape.size()) throw ValueError("strides and shape must have the same length");
+  if (!data && n > 0) throw ValueError("from_memory: data is null");
+  // The storage is exactly the bytes the view reaches: from the lowest element (negative
+  // strides reach below `data`) to the end of the highest one.
+  int64_t lo = 0, hi = n > 0 ? isz : 0;
+  if (n > 0)
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t span;
+      if (__builtin_mul_overflow(strides[d], shape[d] - 1, &span) ||
+          __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
+        throw ValueError("from_memory: the strides reach beyond the address space");
+    }
+  auto st = Storage::borrow(static_cast<std::byte*>(data) + lo, static_cast<size_t>(hi - lo), std::move(release));
+  return ndarray(std::move(st), -lo, dtype, std::move(shape), std::move(strides), writeable);
 }
 
 template <class T>

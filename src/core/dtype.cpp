@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "npc/errors.hpp"
+
 namespace npc {
 
 namespace {
@@ -20,7 +22,16 @@ constexpr Info kInfo[kNumDTypes] = {
     {2, Kind::Float, "float16"},   {4, Kind::Float, "float32"},   {8, Kind::Float, "float64"},
     {8, Kind::Complex, "complex64"}, {16, Kind::Complex, "complex128"}};
 
-const Info& info(DType t) { return kInfo[static_cast<int>(t)]; }
+[[noreturn]] void bad_dtype(DType t) {
+  throw TypeError("invalid npc::DType value " + std::to_string(static_cast<int>(t)));
+}
+// Every dtype fact goes through here, so a DType made from an out-of-range integer is a
+// TypeError rather than a read past the table.
+const Info& info(DType t) {
+  if (static_cast<unsigned>(t) >= static_cast<unsigned>(kNumDTypes)) [[unlikely]] bad_dtype(t);
+  return kInfo[static_cast<int>(t)];
+}
+void check(DType t) { (void)info(t); }
 
 // Note [float precision ladder]
 // NumPy promotes an integer with an inexact type to the smallest float that holds every
@@ -90,6 +101,8 @@ Casting casting_from_name(std::string_view s) {
 }
 
 DType promote_types(DType a, DType b) {
+  check(a);
+  check(b);
   if (a == b) return a;
   Kind ka = kind(a), kb = kind(b);
   if (ka == Kind::Bool) return b;
@@ -108,6 +121,10 @@ DType promote_types(DType a, DType b) {
 }
 
 bool can_cast(DType from, DType to, Casting casting) {
+  check(from);
+  check(to);
+  if (static_cast<unsigned>(casting) > static_cast<unsigned>(Casting::Unsafe))
+    throw ValueError("invalid npc::Casting value " + std::to_string(static_cast<int>(casting)));
   if (from == to || casting == Casting::Unsafe) return true;
   if (casting == Casting::No || casting == Casting::Equiv) return false;
   bool safe = promote_types(from, to) == to;
@@ -117,10 +134,13 @@ bool can_cast(DType from, DType to, Casting casting) {
 }
 
 DType default_dtype(WeakKind k) {
+  if (static_cast<unsigned>(k) > static_cast<unsigned>(WeakKind::Complex))
+    throw ValueError("invalid npc::WeakKind value " + std::to_string(static_cast<int>(k)));
   return k == WeakKind::Int ? DType::Int64 : k == WeakKind::Float ? DType::Float64 : DType::Complex128;
 }
 
 DType real_dtype(DType t) {
+  check(t);
   return t == DType::Complex64 ? DType::Float32 : t == DType::Complex128 ? DType::Float64 : t;
 }
 DType complex_dtype(DType t) { return is_complex(t) ? t : complex_of_bits(std::max(float_bits(t), 32)); }
@@ -136,10 +156,12 @@ DType result_type(std::span<const DType> strong, std::span<const WeakKind> weak)
   bool has_weak[3] = {false, false, false};
   WeakKind top = WeakKind::Int;
   for (auto w : weak) {
+    (void)default_dtype(w);  // validates the kind
     has_weak[static_cast<int>(w)] = true;
     if (static_cast<int>(w) > static_cast<int>(top)) top = w;
   }
   if (strong.empty()) return default_dtype(top);
+  for (DType t : strong) check(t);
   // Note [promoting many dtypes]
   // Pairwise promotion is not associative across kinds (int8, uint8 -> int16, then with
   // float16 -> float32), while NumPy promotes int8, uint8, float16 to float16: it first picks

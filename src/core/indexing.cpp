@@ -162,7 +162,11 @@ Prepared prepare(const ndarray& a, std::span<const IndexItem> idx) {
       case IndexItem::Kind::Slice: {
         SliceRange r = slice_range(it.slice, a.shape()[d]);
         if (r.count > 0) p.offset += r.start * a.strides()[d];
-        push(r.count, r.step * a.strides()[d], false);
+        // A huge step selects at most one element; its stride product may not fit and then
+        // wraps as NumPy's does (the stride is never used), without signed-overflow UB.
+        int64_t stride;
+        __builtin_mul_overflow(r.step, a.strides()[d], &stride);
+        push(r.count, stride, false);
         ++d;
         break;
       }

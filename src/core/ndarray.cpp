@@ -144,6 +144,15 @@ std::shared_ptr<Storage> Storage::borrow(void* data, size_t nbytes, std::functio
   return s;
 }
 
+const std::shared_ptr<Storage>& Storage::placeholder() {
+  static const std::shared_ptr<Storage> s = [] {
+    auto p = allocate(64, true);
+    p->placeholder_ = true;
+    return p;
+  }();
+  return s;
+}
+
 std::shared_ptr<Storage> Storage::adopt(void* data, size_t nbytes, std::function<void()> release) {
   auto s = borrow(data, nbytes, std::move(release));
   s->owns_ = true;
@@ -295,14 +304,58 @@ std::complex<double> Scalar::as_complex() const { return cast(DType::Complex128)
 bool Scalar::as_bool() const { return cast(DType::Bool).b; }
 
 // ---------------------------------------------------------------- ndarray
+namespace {
+// Note [view bounds]
+// An ndarray is a view (offset, shape, byte strides) of a Storage; every element it covers
+// must lie inside the storage, or kernels read and write outside it. The constructor checks
+// this once (O(ndim)), with overflow-safe arithmetic, so an array made from a storage
+// (from_memory, a C++ caller's own storage, every new array) never reaches outside its
+// memory. The placeholder storage of traced arrays is exempt: it is never read.
+// with_geometry, the low-level view maker, is not checked against the storage: covering
+// views of NumPy arguments (src/tracer/trace.cpp) legitimately reach memory of the
+// argument's owner that the wrapping storage does not span.
+int64_t check_view(const Storage* st, int64_t offset, DType dtype, const Shape& shape, const Strides& strides) {
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype));  // TypeError for a bad DType
+  if (!st) throw ValueError("ndarray: storage is null");
+  if (strides.size() != shape.size()) throw ValueError("strides and shape must have the same length");
+  const int64_t n = shape_size(shape, static_cast<size_t>(isz));
+  if (st->is_placeholder()) return n;
+  const int64_t nbytes = static_cast<int64_t>(st->nbytes());
+  if (offset < 0 || offset > nbytes)
+    throw ValueError("ndarray: offset " + std::to_string(offset) + " is outside the storage of " +
+                     std::to_string(nbytes) + " bytes");
+  if (n == 0) return n;
+  if (!st->data()) throw ValueError("ndarray: storage has no data");
+  // Lowest and highest byte (exclusive) the view reaches, relative to `offset`.
+  int64_t lo = 0, hi = isz;
+  bool overflow = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t span;
+    overflow |= __builtin_mul_overflow(strides[d], shape[d] - 1, &span);
+    overflow |= __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi);
+  }
+  int64_t first, last;
+  overflow |= __builtin_add_overflow(offset, lo, &first);
+  overflow |= __builtin_add_overflow(offset, hi, &last);
+  if (overflow || first < 0 || last > nbytes)
+    throw ValueError("ndarray: a view of shape " + shape_str(shape) + " and strides " + shape_str(strides) +
+                     " at offset " + std::to_string(offset) + " does not fit its storage of " +
+                     std::to_string(nbytes) + " bytes");
+  return n;
+}
+}  // namespace
+
 ndarray::ndarray() : ndarray(Storage::allocate(8, true), 0, DType::Float64, {}, {}) {}
 
 ndarray::ndarray(std::shared_ptr<Storage> storage, int64_t offset, DType dtype, Shape shape, Strides strides,
-                 bool writeable)
-    : storage_(std::move(storage)), offset_(offset), dtype_(dtype), shape_(std::move(shape)),
-      strides_(std::move(strides)), writeable_(writeable) {
-  if (strides_.size() != shape_.size()) throw ValueError("strides and shape must have the same length");
-  size_ = shape_size(shape_, itemsize());
+                 bool writeable) {
+  size_ = check_view(storage.get(), offset, dtype, shape, strides);
+  storage_ = std::move(storage);
+  offset_ = offset;
+  dtype_ = dtype;
+  shape_ = std::move(shape);
+  strides_ = std::move(strides);
+  writeable_ = writeable;
   update_flags();
   // Views made through with_geometry() clear this; a fresh array covering all its storage owns it.
   owndata_ = storage_->owned() && offset_ == 0 && nbytes() == static_cast<int64_t>(storage_->nbytes());
@@ -413,7 +466,19 @@ void ndarray::resize(std::span<const int64_t> shape) {
 }
 
 ndarray ndarray::with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const {
-  ndarray r(storage_, offset, dtype, std::move(shape), std::move(strides), writeable_);
+  // Note [view bounds]: the one unchecked way to make a view. The tracer's covering views of
+  // NumPy arguments reach into memory of the argument's owner beyond the storage that wraps
+  // the argument, so only the geometry's own consistency is checked here.
+  (void)npc::itemsize(dtype);  // TypeError for a DType outside the enum
+  if (strides.size() != shape.size()) throw ValueError("strides and shape must have the same length");
+  ndarray r = *this;
+  r.trace_.reset();
+  r.offset_ = offset;
+  r.dtype_ = dtype;
+  r.size_ = shape_size(shape, npc::itemsize(dtype));
+  r.shape_ = std::move(shape);
+  r.strides_ = std::move(strides);
+  r.update_flags();
   r.owndata_ = false;
   if (trace_) [[unlikely]] {  // Note [traced views and writes]
     if (g_trace_hooks.view) r.trace_ = g_trace_hooks.view(*this, r);

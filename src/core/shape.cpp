@@ -307,10 +307,13 @@ ndarray roll(const ndarray& a, std::span<const int64_t> shifts, std::span<const 
     std::vector<int64_t> sh0{total};
     return roll(a.reshape(std::vector<int64_t>{-1}), sh0, ax0).reshape(a.shape());
   }
-  // shifts and axes broadcast against each other; shifts on the same axis add up.
-  size_t n = std::max(shifts.size(), axes.size());
-  if ((shifts.size() != n && shifts.size() != 1) || (axes.size() != n && axes.size() != 1))
-    throw ValueError("'shift' and 'axis' should be scalars or 1D sequences");
+  // shifts and axes broadcast against each other (NumPy: np.broadcast(shift, axis), so an
+  // empty list beside one axis rolls nothing); shifts on the same axis add up.
+  if (shifts.size() != axes.size() && shifts.size() != 1 && axes.size() != 1)
+    throw ValueError("shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between arg 0 "
+                     "with shape (" + std::to_string(shifts.size()) + ",) and arg 1 with shape (" +
+                     std::to_string(axes.size()) + ",).");
+  const size_t n = shifts.size() == 1 ? axes.size() : shifts.size();
   std::vector<int64_t> total(a.ndim(), 0);
   for (size_t i = 0; i < n; ++i) {
     int64_t ax = normalize_axis(axes[axes.size() == 1 ? 0 : i], a.ndim());

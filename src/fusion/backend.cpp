@@ -326,6 +326,7 @@ class FusedExecutable {
   }
 
   std::vector<ndarray> operator()(const ir::RunArgs& args) {
+    ir::check_run_args(g_, args);  // kernels index the inputs by the graph's shapes
     std::vector<bool> contig(g_.num_inputs(), true);
     bool odd = false;
     for (size_t i = 0; i < std::min<size_t>(args.inputs.size(), contig.size()); ++i) {

@@ -36,4 +36,8 @@ int threads_for(int64_t n, int64_t cost = 1);
 /// Records floating-point flags of the current call (read by take_fp_errors()).
 void note_fpe(int flags);
 
+/// A where= mask must be bool: NumPy casts an array mask to bool under 'safe' casting, so
+/// any other dtype is its TypeError (the Python layer converts lists and scalars first).
+void check_where_mask(const ndarray& where);
+
 }  // namespace npc::ops

@@ -22,6 +22,70 @@ namespace npc::lapack {
 
 bool available() { return NPC_HAVE_LAPACKE != 0; }
 
+namespace {
+// Note [linalg argument checks]
+// The drivers index each matrix of a stack as a contiguous column-major block of the sizes
+// they read off the shape, so a wrong shape is an out-of-bounds access, not a wrong answer.
+// Every entry point checks its operands first, with numpy.linalg's errors: LinAlgError for
+// too few dimensions and non-square matrices (its _assert_stacked_2d/_assert_stacked_square),
+// TypeError for dtypes LAPACK has no routine for (the Python layer casts to one first), and
+// ValueError for dimensions beyond LAPACK's 32-bit integers.
+void check_lapack_dtype(DType t) {
+  if (t != DType::Float32 && t != DType::Float64 && t != DType::Complex64 && t != DType::Complex128)
+    throw TypeError("array type " + std::string(name(t)) + " is unsupported in linalg");
+}
+void check_stacked_2d(const ndarray& a) {
+  if (a.ndim() < 2)
+    throw LinAlgError(std::to_string(a.ndim()) + "-dimensional array given. Array must be at least two-dimensional");
+  check_lapack_dtype(a.dtype());
+  for (int d = a.ndim() - 2; d < a.ndim(); ++d)
+    if (a.shape()[d] > std::numeric_limits<int32_t>::max())
+      throw ValueError("linalg: a matrix dimension of " + std::to_string(a.shape()[d]) + " is too large for LAPACK");
+}
+void check_stacked_square(const ndarray& a) {
+  check_stacked_2d(a);
+  if (a.shape()[a.ndim() - 1] != a.shape()[a.ndim() - 2])
+    throw LinAlgError("Last 2 dimensions of the array must be square");
+}
+void check_same_dtype(const ndarray& a, const ndarray& b) {
+  if (a.dtype() != b.dtype())
+    throw TypeError("linalg: operands of one dtype expected, got " + std::string(name(a.dtype())) + " and " +
+                    std::string(name(b.dtype())));
+}
+
+// Each driver's checks, shared with the build without LAPACKE (which then reports that it
+// has none only for valid arguments).
+void check_solve_args(const ndarray& a, const ndarray& b) {
+  check_stacked_square(a);
+  const char* sig = "(m,m),(m,n)->(m,n)";
+  if (b.ndim() < 2)
+    throw ValueError("solve: Input operand 1 does not have enough dimensions (has " + std::to_string(b.ndim()) +
+                     ", gufunc core with signature " + sig + " requires 2)");
+  check_stacked_2d(b);
+  check_same_dtype(a, b);
+  const int64_t n = a.shape()[a.ndim() - 1], bn = b.shape()[b.ndim() - 2];
+  if (bn != n)
+    throw ValueError("solve: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature " +
+                     std::string(sig) + " (size " + std::to_string(bn) + " is different from " + std::to_string(n) +
+                     ")");
+  if (!std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin(), b.shape().end() - 2))
+    throw ValueError("solve: a and b must have the same batch shape, got " + shape_str(a.shape()) + " and " +
+                     shape_str(b.shape()));
+}
+void check_lstsq_args(const ndarray& a, const ndarray& b) {
+  for (const ndarray* x : {&a, &b})
+    if (x->ndim() != 2)
+      throw LinAlgError(std::to_string(x->ndim()) + "-dimensional array given. Array must be two-dimensional");
+  check_stacked_2d(a);
+  check_stacked_2d(b);
+  check_same_dtype(a, b);
+  if (a.shape()[0] != b.shape()[0]) throw LinAlgError("Incompatible dimensions");
+}
+void check_qr_mode(const std::string& mode) {
+  if (mode != "reduced" && mode != "complete" && mode != "r") throw ValueError("Unrecognized mode '" + mode + "'");
+}
+}  // namespace
+
 #if NPC_HAVE_LAPACKE
 namespace {
 
@@ -201,6 +265,7 @@ void raw_lapack() {
 }  // namespace
 
 ndarray solve(const ndarray& a, const ndarray& b) {
+  check_solve_args(a, b);
   raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t n = a.shape()[a.ndim() - 1], k = b.shape()[b.ndim() - 1];
@@ -221,6 +286,7 @@ ndarray solve(const ndarray& a, const ndarray& b) {
 }
 
 ndarray inv(const ndarray& a) {
+  check_stacked_square(a);
   raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t n = a.shape()[a.ndim() - 1];
@@ -241,6 +307,7 @@ ndarray inv(const ndarray& a) {
 }
 
 std::pair<ndarray, ndarray> slogdet(const ndarray& a) {
+  check_stacked_square(a);
   raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t n = a.shape()[a.ndim() - 1];
@@ -295,6 +362,7 @@ ndarray det(const ndarray& a) {
 }
 
 ndarray cholesky(const ndarray& a, bool upper) {
+  check_stacked_square(a);
   raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t n = a.shape()[a.ndim() - 1];
@@ -318,6 +386,7 @@ ndarray cholesky(const ndarray& a, bool upper) {
 }
 
 std::pair<ndarray, ndarray> eigh(const ndarray& a, bool lower, bool vectors) {
+  check_stacked_square(a);
   raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t n = a.shape()[a.ndim() - 1];
@@ -339,6 +408,7 @@ std::pair<ndarray, ndarray> eigh(const ndarray& a, bool lower, bool vectors) {
 }
 
 std::tuple<ndarray, ndarray, ndarray> svd(const ndarray& a, bool full_matrices, bool vectors) {
+  check_stacked_2d(a);
   raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t m = a.shape()[a.ndim() - 2], n = a.shape()[a.ndim() - 1], k = std::min(m, n);
@@ -384,6 +454,8 @@ std::tuple<ndarray, ndarray, ndarray> svd(const ndarray& a, bool full_matrices, 
 }
 
 std::pair<ndarray, ndarray> qr(const ndarray& a, const std::string& mode) {
+  check_qr_mode(mode);
+  check_stacked_2d(a);
   raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t m = a.shape()[a.ndim() - 2], n = a.shape()[a.ndim() - 1], k = std::min(m, n);
@@ -420,6 +492,7 @@ std::pair<ndarray, ndarray> qr(const ndarray& a, const std::string& mode) {
 }
 
 std::pair<ndarray, ndarray> eig(const ndarray& a, bool vectors) {
+  check_stacked_square(a);
   raw_lapack();
   const Shape batch = batch_of(a);
   const int64_t n = a.shape()[a.ndim() - 1];
@@ -442,6 +515,7 @@ std::pair<ndarray, ndarray> eig(const ndarray& a, bool vectors) {
 }
 
 std::tuple<ndarray, ndarray, ndarray, int64_t> lstsq(const ndarray& a, const ndarray& b, double rcond) {
+  check_lstsq_args(a, b);
   raw_lapack();
   const int64_t m = a.shape()[0], n = a.shape()[1], k = b.shape()[1];
   const int64_t ldb = std::max<int64_t>({m, n, 1});
@@ -496,16 +570,23 @@ std::tuple<ndarray, ndarray, ndarray, int64_t> lstsq(const ndarray& a, const nda
 
 #else
 #define NPC_NO_LAPACK_ throw std::runtime_error("npc was built without LAPACKE")
-ndarray solve(const ndarray&, const ndarray&) { NPC_NO_LAPACK_; }
-ndarray inv(const ndarray&) { NPC_NO_LAPACK_; }
-std::pair<ndarray, ndarray> slogdet(const ndarray&) { NPC_NO_LAPACK_; }
-ndarray det(const ndarray&) { NPC_NO_LAPACK_; }
-ndarray cholesky(const ndarray&, bool) { NPC_NO_LAPACK_; }
-std::pair<ndarray, ndarray> eigh(const ndarray&, bool, bool) { NPC_NO_LAPACK_; }
-std::tuple<ndarray, ndarray, ndarray> svd(const ndarray&, bool, bool) { NPC_NO_LAPACK_; }
-std::pair<ndarray, ndarray> qr(const ndarray&, const std::string&) { NPC_NO_LAPACK_; }
-std::pair<ndarray, ndarray> eig(const ndarray&, bool) { NPC_NO_LAPACK_; }
-std::tuple<ndarray, ndarray, ndarray, int64_t> lstsq(const ndarray&, const ndarray&, double) { NPC_NO_LAPACK_; }
+ndarray solve(const ndarray& a, const ndarray& b) { check_solve_args(a, b); NPC_NO_LAPACK_; }
+ndarray inv(const ndarray& a) { check_stacked_square(a); NPC_NO_LAPACK_; }
+std::pair<ndarray, ndarray> slogdet(const ndarray& a) { check_stacked_square(a); NPC_NO_LAPACK_; }
+ndarray det(const ndarray& a) { check_stacked_square(a); NPC_NO_LAPACK_; }
+ndarray cholesky(const ndarray& a, bool) { check_stacked_square(a); NPC_NO_LAPACK_; }
+std::pair<ndarray, ndarray> eigh(const ndarray& a, bool, bool) { check_stacked_square(a); NPC_NO_LAPACK_; }
+std::tuple<ndarray, ndarray, ndarray> svd(const ndarray& a, bool, bool) { check_stacked_2d(a); NPC_NO_LAPACK_; }
+std::pair<ndarray, ndarray> qr(const ndarray& a, const std::string& mode) {
+  check_qr_mode(mode);
+  check_stacked_2d(a);
+  NPC_NO_LAPACK_;
+}
+std::pair<ndarray, ndarray> eig(const ndarray& a, bool) { check_stacked_square(a); NPC_NO_LAPACK_; }
+std::tuple<ndarray, ndarray, ndarray, int64_t> lstsq(const ndarray& a, const ndarray& b, double) {
+  check_lstsq_args(a, b);
+  NPC_NO_LAPACK_;
+}
 #endif
 
 }  // namespace npc::lapack

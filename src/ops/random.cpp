@@ -83,7 +83,13 @@ void pcg64_doubles(BitGen* bg, int64_t n, F&& store) {
 #define NPC_HAVE_INLINE_PCG64 1
 #endif
 
-void require(const ndarray& out, bool ok_dtype) {
+void check_bitgen(const BitGen* bg) {
+  if (!bg || !bg->state || !bg->next_uint64 || !bg->next_uint32 || !bg->next_double)
+    throw ValueError("npc.random: the bit generator is null or incomplete");
+}
+
+void require(const BitGen* bg, const ndarray& out, bool ok_dtype) {
+  check_bitgen(bg);
   if (!ok_dtype) throw TypeError("npc.random: unsupported output dtype " + std::string(name(out.dtype())));
   if (!out.is_c_contiguous() || !out.writeable())
     throw ValueError("npc.random: the output must be a writeable C-contiguous array");
@@ -98,7 +104,7 @@ bool available() { return NPC_HAVE_NPYRANDOM != 0; }
 
 #if NPC_HAVE_NPYRANDOM
 void standard_uniform(BitGen* bg, const ndarray& out, bool pcg64) {
-  require(out, out.dtype() == DType::Float64 || out.dtype() == DType::Float32);
+  require(bg, out, out.dtype() == DType::Float64 || out.dtype() == DType::Float32);
 #ifdef NPC_HAVE_INLINE_PCG64
   if (pcg64 && out.dtype() == DType::Float64) {
     double* p = reinterpret_cast<double*>(out.data());
@@ -113,7 +119,7 @@ void standard_uniform(BitGen* bg, const ndarray& out, bool pcg64) {
 }
 
 void uniform(BitGen* bg, double low, double high, const ndarray& out, bool pcg64) {
-  require(out, out.dtype() == DType::Float64);
+  require(bg, out, out.dtype() == DType::Float64);
   // NumPy's random_uniform: off + scale * U with scale = high - low computed once.
   const double scale = high - low;
   double* p = reinterpret_cast<double*>(out.data());
@@ -127,7 +133,7 @@ void uniform(BitGen* bg, double low, double high, const ndarray& out, bool pcg64
 }
 
 void standard_normal(BitGen* bg, const ndarray& out) {
-  require(out, out.dtype() == DType::Float64 || out.dtype() == DType::Float32);
+  require(bg, out, out.dtype() == DType::Float64 || out.dtype() == DType::Float32);
   if (out.dtype() == DType::Float64)
     random_standard_normal_fill(bg, out.size(), reinterpret_cast<double*>(out.data()));
   else
@@ -135,13 +141,13 @@ void standard_normal(BitGen* bg, const ndarray& out) {
 }
 
 void normal(BitGen* bg, double loc, double scale, const ndarray& out) {
-  require(out, out.dtype() == DType::Float64);
+  require(bg, out, out.dtype() == DType::Float64);
   double* p = reinterpret_cast<double*>(out.data());
   for (int64_t i = 0, n = out.size(); i < n; ++i) p[i] = loc + scale * random_standard_normal(bg);
 }
 
 void standard_exponential(BitGen* bg, bool inverse, const ndarray& out) {
-  require(out, out.dtype() == DType::Float64 || out.dtype() == DType::Float32);
+  require(bg, out, out.dtype() == DType::Float64 || out.dtype() == DType::Float32);
   const int64_t n = out.size();
   if (out.dtype() == DType::Float64) {
     auto* p = reinterpret_cast<double*>(out.data());
@@ -153,14 +159,14 @@ void standard_exponential(BitGen* bg, bool inverse, const ndarray& out) {
 }
 
 void exponential(BitGen* bg, double scale, const ndarray& out) {
-  require(out, out.dtype() == DType::Float64);
+  require(bg, out, out.dtype() == DType::Float64);
   double* p = reinterpret_cast<double*>(out.data());
   for (int64_t i = 0, n = out.size(); i < n; ++i) p[i] = scale * random_standard_exponential(bg);
 }
 
 void bounded_integers(BitGen* bg, uint64_t off, uint64_t rng, bool masked, const ndarray& out) {
   const DType t = out.dtype();
-  require(out, t == DType::Bool || is_integer(t));
+  require(bg, out, t == DType::Bool || is_integer(t));
   const int64_t n = out.size();
   void* p = out.data();
   switch (itemsize(t)) {
@@ -185,6 +191,7 @@ void bounded_integers(BitGen* bg, uint64_t off, uint64_t rng, bool masked, const
 }
 
 void shuffle(BitGen* bg, const ndarray& x) {
+  check_bitgen(bg);
   if (x.ndim() == 0) throw ValueError("shuffle: the array must have at least one dimension");
   if (!x.writeable()) throw ValueError("array is read-only");
 #if !NPC_HAVE_NPYRANDOM
@@ -226,7 +233,7 @@ void shuffle(BitGen* bg, const ndarray& x) {
 }
 
 void legacy_normal(BitGen* bg, double loc, double scale, int& has_gauss, double& gauss, const ndarray& out) {
-  require(out, out.dtype() == DType::Float64);
+  require(bg, out, out.dtype() == DType::Float64);
   double* p = reinterpret_cast<double*>(out.data());
   for (int64_t i = 0, n = out.size(); i < n; ++i) {
     double z;
@@ -251,15 +258,15 @@ void legacy_normal(BitGen* bg, double loc, double scale, int& has_gauss, double&
   }
 }
 #else
-void standard_uniform(BitGen*, const ndarray& out, bool) { require(out, true); }
-void uniform(BitGen*, double, double, const ndarray& out, bool) { require(out, true); }
-void standard_normal(BitGen*, const ndarray& out) { require(out, true); }
-void normal(BitGen*, double, double, const ndarray& out) { require(out, true); }
-void standard_exponential(BitGen*, bool, const ndarray& out) { require(out, true); }
-void exponential(BitGen*, double, const ndarray& out) { require(out, true); }
-void bounded_integers(BitGen*, uint64_t, uint64_t, bool, const ndarray& out) { require(out, true); }
-void shuffle(BitGen*, const ndarray& x) { require(x, true); }
-void legacy_normal(BitGen*, double, double, int&, double&, const ndarray& out) { require(out, true); }
+void standard_uniform(BitGen* bg, const ndarray& out, bool) { require(bg, out, true); }
+void uniform(BitGen* bg, double, double, const ndarray& out, bool) { require(bg, out, true); }
+void standard_normal(BitGen* bg, const ndarray& out) { require(bg, out, true); }
+void normal(BitGen* bg, double, double, const ndarray& out) { require(bg, out, true); }
+void standard_exponential(BitGen* bg, bool, const ndarray& out) { require(bg, out, true); }
+void exponential(BitGen* bg, double, const ndarray& out) { require(bg, out, true); }
+void bounded_integers(BitGen* bg, uint64_t, uint64_t, bool, const ndarray& out) { require(bg, out, true); }
+void shuffle(BitGen* bg, const ndarray& x) { require(bg, x, true); }
+void legacy_normal(BitGen* bg, double, double, int&, double&, const ndarray& out) { require(bg, out, true); }
 #endif
 
 }  // namespace npc::random

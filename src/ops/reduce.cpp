@@ -790,7 +790,8 @@ ops::LoopFn mixed_loop_for(OpId op, DType acc, DType in) {
 // does not broadcast); nullopt without where=.
 std::optional<ndarray> where_mask(const ndarray& a, const ReduceOptions& opts) {
   if (!opts.where) return std::nullopt;
-  ndarray m = opts.where->dtype() == DType::Bool ? *opts.where : opts.where->astype(DType::Bool);
+  ops::check_where_mask(*opts.where);
+  ndarray m = *opts.where;
   std::vector<Shape> sh{a.shape(), m.shape()};
   if (broadcast_shapes(sh) != a.shape())
     throw ValueError("operands could not be broadcast together with shapes " + shape_str(a.shape()) + " " +
@@ -1583,6 +1584,7 @@ int64_t arg_run(const std::byte* p, int64_t s, int64_t n) {
 }  // namespace
 
 ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bool keepdims) {
+  (void)op_info(op);  // ValueError for an OpId outside the table
   const bool is_max = op == OpId::argmax;
   if (op != OpId::argmax && op != OpId::argmin) throw TypeError("arg_reduce: argmax or argmin expected");
   ndarray a = a_in;
@@ -1661,6 +1663,13 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
 // untouched elements never round-trip through another dtype.
 void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const std::optional<Operand>& b) {
   const OpInfo& info = op_info(op);
+  if (info.kind != OpKind::Ufunc) throw TypeError("'" + std::string(info.name) + "' is not a ufunc");
+  // NumPy's checks and messages (ufunc_at in ufunc_object.c).
+  if (info.nout != 1) throw ValueError("Only single output ufuncs supported at this time");
+  if (info.nin == 2 && !b) throw ValueError("second operand needed for ufunc");
+  if (info.nin == 1 && b) throw ValueError("second operand provided when ufunc is unary");
+  if (!is_integer(flat_indices.dtype()))
+    throw IndexError("arrays used as indices must be of integer (or boolean) type");
   if (!a_in.writeable()) throw ValueError("output array is read-only");
   // Note [ufunc.at targets]: `flat_indices` are C-order positions in `a`, which may be any
   // view (strided, transposed, negative strides): each maps to its element's byte offset.

@@ -35,7 +35,13 @@ constexpr OpInfo kOps[] = {
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == kNumOps);
 }  // namespace
 
-const OpInfo& op_info(OpId op) { return kOps[static_cast<int>(op)]; }
+const OpInfo& op_info(OpId op) {
+  // Every ops entry point reads its row first, so an OpId made from an out-of-range integer
+  // (or kCount) is an error here rather than a read past the table.
+  if (static_cast<unsigned>(op) >= static_cast<unsigned>(kNumOps)) [[unlikely]]
+    throw ValueError("invalid npc::OpId value " + std::to_string(static_cast<int>(op)));
+  return kOps[static_cast<int>(op)];
+}
 
 std::optional<OpId> op_from_name(std::string_view name) {
   for (int i = 0; i < kNumOps; ++i)

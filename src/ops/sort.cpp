@@ -604,7 +604,15 @@ ndarray histogram_counts(std::span<const ndarray> coords, std::span<const ndarra
   for (size_t d = 0; d < nd; ++d) {
     xs.push_back(coords[d].reshape(std::vector<int64_t>{-1}).astype(DType::Float64, Order::C));
     es.push_back(edges[d].astype(DType::Float64, Order::C));
-    shape.push_back(std::max<int64_t>(es[d].size() - 1, 0));
+    // The bin search below reads e[0], e[ne - 1] and bins [0, ne - 2]: at least two
+    // increasing edges per dimension, and one coordinate per point in every dimension.
+    if (edges[d].ndim() != 1 || es[d].size() < 2)
+      throw ValueError("histogram: the edges of each dimension must be a 1-d array of at least two values");
+    const double* e = reinterpret_cast<const double*>(es[d].data());
+    for (int64_t k = 1; k < es[d].size(); ++k)
+      if (e[k] < e[k - 1]) throw ValueError("`bins[" + std::to_string(d) + "]` must be monotonically increasing, when an array");
+    if (xs[d].size() != xs[0].size()) throw ValueError("histogram: every coordinate array must hold one value per point");
+    shape.push_back(es[d].size() - 1);
   }
   const int64_t n = nd ? xs[0].size() : 0;
   ndarray w;
@@ -629,6 +637,7 @@ ndarray histogram_counts(std::span<const ndarray> coords, std::span<const ndarra
       if (!(x >= e[0] && x <= e[ne - 1])) { inside = false; break; }
       int64_t b = std::upper_bound(e, e + ne, x) - e - 1;
       if (b >= ne - 1) b = ne - 2;  // the last bin includes its right edge
+      if (b < 0) b = 0;
       flat += b * stride[d];
     }
     if (!inside) continue;

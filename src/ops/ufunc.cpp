@@ -203,6 +203,12 @@ std::optional<bool> weak_int_outcome(OpId op, std::span<const Operand> inputs, i
 // any nonzero byte as True in its ufuncs; npc's bool loops assume 0/1 (so do C++'s bool
 // loads). So a bool input holding other bytes is first normalised into a 0/1 copy (casts
 // from bool read bytes, core/cast.cpp). The check is one pass over the input's bytes.
+void check_where_mask(const ndarray& where) {
+  if (where.dtype() != DType::Bool)
+    throw TypeError("Cannot cast array data from dtype('" + std::string(name(where.dtype())) +
+                    "') to dtype('bool') according to the rule 'safe'");
+}
+
 bool bool_bytes_normal(const ndarray& a) {
   if (a.dtype() != DType::Bool || a.is_traced() || a.size() == 0) return true;
   unsigned acc = 0;
@@ -376,7 +382,8 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     if (o) shapes.push_back(o->shape());
   std::optional<ndarray> mask;
   if (opts.where) {
-    mask = opts.where->dtype() == DType::Bool ? *opts.where : opts.where->astype(DType::Bool);
+    ops::check_where_mask(*opts.where);
+    mask = *opts.where;
     shapes.push_back(mask->shape());
   }
   Shape shape = broadcast_operand_shapes(shapes);

@@ -133,6 +133,7 @@ struct CompiledFunction::Impl {
 };
 
 CompiledFunction::CompiledFunction(Fn fn, CompileOptions opts) : impl_(std::make_shared<Impl>()) {
+  if (!fn) throw ValueError("npc::compile: the function is empty");
   impl_->fn = std::move(fn);
   impl_->opts = std::move(opts);
 }

@@ -45,7 +45,11 @@ int64_t static_size(const SymShape& s) {
 }
 }  // namespace
 
-std::string_view op_name(OpId op) { return kOpNames[static_cast<int>(op)]; }
+std::string_view op_name(OpId op) {
+  if (static_cast<unsigned>(op) >= static_cast<unsigned>(kNumOps))
+    throw ValueError("invalid npc::OpId value " + std::to_string(static_cast<int>(op)));
+  return kOpNames[static_cast<int>(op)];
+}
 
 std::string sym_shape_str(const SymShape& s) {
   std::string r = "(";
@@ -161,6 +165,7 @@ NodeRef Graph::intern(Node n) {
 
 NodeRef Graph::input(int index, DType dtype, SymShape shape) {
   if (index < 0) bad("negative input index");
+  (void)itemsize(dtype);  // TypeError for a DType outside the enum
   num_inputs_ = std::max(num_inputs_, index + 1);
   return intern(Node{NodeKind::Input, OpId::kCount, dtype, std::move(shape), {}, {index}});
 }
@@ -184,7 +189,8 @@ NodeRef Graph::constant(const npc::Scalar& v) {
 
 NodeRef Graph::ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out) {
   int i = static_cast<int>(op);
-  if (i < 0 || i >= kNumOps || kOpNin[i] != static_cast<int>(args.size()))
+  (void)op_name(op);  // ValueError for an OpId outside the table (before kOpNin[i] is read)
+  if (kOpNin[i] != static_cast<int>(args.size()))
     bad("ufunc " + std::string(op_name(op)) + " takes " + std::to_string(kOpNin[i]) + " args");
   if (out < 0 || out >= kOpNout[i]) bad("bad output index");
   if (args.empty()) bad("ufunc without args");
@@ -198,6 +204,7 @@ NodeRef Graph::cast(NodeRef a, DType t) {
 
 NodeRef Graph::reduce(OpId op, NodeRef a, std::span<const int64_t> axes, bool keepdims, DType dtype,
                       std::optional<npc::Scalar> initial) {
+  (void)op_name(op);  // ValueError for an OpId outside the table
   std::vector<int64_t> ax(axes.begin(), axes.end());
   for (auto& x : ax) x = normalize_axis(x, a->ndim());
   std::sort(ax.begin(), ax.end());
@@ -341,6 +348,31 @@ void check_index_values(const ndarray& x, int64_t extent, int64_t axis) {
     if (p[e] < -extent || p[e] >= extent) fail(std::to_string(p[e]));
 }
 
+void check_run_args(const Graph& g, const RunArgs& args) {
+  const int ni = g.num_inputs();
+  if (static_cast<int>(args.inputs.size()) != ni || static_cast<int>(args.scalars.size()) < g.num_scalars())
+    throw ValueError("graph: wrong number of inputs");
+  std::vector<int64_t> syms;
+  for (const Symbol& s : g.symbols()) {
+    if (s.input < 0 || s.input >= ni || s.axis < 0 || s.axis >= args.inputs[s.input].ndim())
+      bad("input " + std::to_string(s.input) + " has no axis " + std::to_string(s.axis) + " for a symbol");
+    syms.push_back(args.inputs[s.input].shape()[s.axis]);
+  }
+  for (NodeRef n : g.nodes()) {
+    if (n->kind != NodeKind::Input) continue;
+    const ndarray& a = args.inputs[n->params[0]];
+    bool ok = a.dtype() == n->dtype && a.ndim() == n->ndim() && !a.is_traced();
+    for (int d = 0; ok && d < a.ndim(); ++d) {
+      const Dim dim = n->shape[d];
+      if (!dim.is_static() && static_cast<size_t>(dim.symbol()) >= syms.size()) bad("an input names an undeclared symbol");
+      ok = a.shape()[d] == (dim.is_static() ? dim.value() : syms[dim.symbol()]);
+    }
+    if (!ok)
+      bad("input " + std::to_string(n->params[0]) + " is " + std::string(name(a.dtype())) + shape_str(a.shape()) +
+          ", the graph takes " + std::string(name(n->dtype)) + sym_shape_str(n->shape));
+  }
+}
+
 void check_index_inputs(const Graph& g, std::span<const ndarray> inputs) {
   for (const auto& c : g.index_checks) check_index_values(inputs[c.input], c.extent, c.axis);
 }
@@ -353,6 +385,7 @@ NodeRef Graph::write(NodeRef base, NodeRef region, NodeRef value) {
 
 NodeRef Graph::prim(OpId op, std::span<const NodeRef> args, DType dtype, SymShape shape,
                     std::span<const int64_t> params) {
+  (void)op_name(op);  // ValueError for an OpId outside the table
   return intern(Node{NodeKind::Prim, op, dtype, std::move(shape), {args.begin(), args.end()},
                      {params.begin(), params.end()}});
 }

@@ -139,8 +139,7 @@ std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<con
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) { return interpret(g, args, NodeObserver{}); }
 
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeObserver& after_node) {
-  if (static_cast<int>(args.inputs.size()) != g.num_inputs() || static_cast<int>(args.scalars.size()) < g.num_scalars())
-    throw ValueError("graph: wrong number of inputs");
+  check_run_args(g, args);
   if (!g.index_checks.empty()) check_index_inputs(g, args.inputs);
   std::vector<int64_t> syms;
   for (auto& s : g.symbols()) syms.push_back(args.inputs[s.input].shape()[s.axis]);

@@ -377,7 +377,11 @@ PyObject* fast_getitem(PyObject* self, PyObject* key) {
         Strides strides = a->strides();
         const int64_t offset = a->offset() + (len > 0 ? start * strides[0] : 0);
         shape[0] = len;
-        strides[0] *= step;
+        // A huge step selects at most one element, and the product may not fit: it wraps as
+        // NumPy's does (its stride is then never used), without signed-overflow UB.
+        int64_t stride0;
+        __builtin_mul_overflow(strides[0], static_cast<int64_t>(step), &stride0);
+        strides[0] = stride0;
         // A view: its base is self's base, or self when self owns its memory (as wrap()).
         py::object base = a->base.is_none() ? py::reinterpret_borrow<py::object>(self) : a->base;
         return finalize_like(new_array_object(a->with_geometry(offset, a->dtype(), std::move(shape), std::move(strides)),

@@ -324,7 +324,9 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
         std::vector<py::object> k2;
         Operand w = to_operand(where, k2);
         keep.insert(keep.end(), k2.begin(), k2.end());
-        opts.where = w.array;
+        // NumPy converts a mask that is not an array (a list, a Python bool or int) to bool;
+        // _ufunc.py has rejected array masks of other dtypes (call_ufunc wants bool).
+        opts.where = w.array.dtype() == DType::Bool ? w.array : w.array.astype(DType::Bool);
       }
     } catch (const NotNative&) {
       return not_native();
