@@ -70,6 +70,8 @@ def lines_for(data):
          f"{la[0]:.1f}, {la[1]:.1f}, {la[2]:.1f}: the machine is shared, so single figures move between "
          "runs (interleaved rounds keep the ratios of one case comparable).",
          "Versions: " + ", ".join(f"{k} {v[k]}" for k in sorted(v)) + ".", ""]
+    if data.get("not_run"):
+        L += ["Not run (the run's time limit, `--deadline`, was reached): " + ", ".join(data["not_run"]) + ".", ""]
     if data.get("start_errors"):
         L += ["Not available in this run: " + ", ".join(f"{LABELS.get(s, s)} ({e})" for s, e in
                                                           data["start_errors"].items()) + ".", ""]
