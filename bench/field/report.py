@@ -19,13 +19,22 @@ PEERS = ["numexpr", "numba_numpy", "numba_loops", "torch", "jax", "hand"]
 
 # Why npc is behind on a case, where it is known (keyed by case; shown beside the figures).
 REASONS = {
-    "thomas": "npc.compile unrolls the two Python loops over rows into one graph of ~10 ops per row "
-              "and its compile time grows faster than linearly with the graph",
+    "thomas": "npc.compile unrolls the two Python loops over rows into one graph of ~10 ops per row; "
+              "tracing and compiling it takes longer than the cap",
     "masked_mean": "boolean-mask indexing has a data-dependent shape: each iteration is a graph break "
                    "in npc.compile (and in torch.compile)",
     "cholesky": "a Python loop over rows: one graph of several ops per row, long to trace and compile; "
                 "eager npc pays per-op dispatch like NumPy",
     "lu": "a Python loop over rows: one graph of several ops per row, long to trace and compile",
+    "haversine": "the fused kernel calls scalar libm std::sin, std::cos and std::atan2 per element "
+                 "(src/fusion/emit_cpp.cpp), where NumPy's and XLA's loops use vector routines",
+    "normalise": "not analysed yet: npc eager is ahead of NumPy here, so the loss is in the fused "
+                 "lowering of the axis-0 mean and std of an (n, 256) array",
+    "mlp": "the two matmuls dominate: npc calls the same OpenBLAS as NumPy and fuses only the "
+           "epilogues; XLA's own matmul is faster at these shapes (not analysed further)",
+    "eos": "not analysed yet (XLA is ahead on this pure polynomial; npc keeps NumPy's operation "
+           "order and no FMA contraction)",
+    "bool_chain": "not analysed yet (one memory-bound pass in every fused system)",
     "tiny": "per-call cost of the compiled function (guard checks, argument wrapping) against NumPy's "
             "few microseconds",
 }
