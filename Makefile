@@ -13,12 +13,13 @@ JOBS       ?= 2
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(JOBS)
 export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: help setup apt venv build test test-cpp test-py test-simd-variants test-asan demo bench clean
+.PHONY: help setup apt venv build test test-cpp test-py test-simd-variants test-asan demo bench bench-peers clean
 
 help:
 	@echo "make demo   - install, build and run the main job"
 	@echo "make test   - install, build and run every test (C++ and Python)"
 	@echo "make bench  - benchmarks against NumPy (results in bench/RESULTS.md)"
+	@echo "make bench-peers - npc against NumPy, NumExpr, Numba, torch.compile, JAX, hand C++ (.venv-peers)"
 
 setup: apt venv build
 
@@ -82,6 +83,31 @@ demo: setup
 
 bench: setup
 	$(PY) bench/run_all.py
+
+# Note [bench-peers]
+# The field suite (bench/field/, docs/benchmarks.md) runs npc beside its peers in a virtualenv
+# of its own, .venv-peers, so the project's .venv never changes. The peers are pinned to
+# releases that install beside the project's NumPy (the constraint file keeps NumPy inside its
+# pin: a peer that would need another NumPy fails to install and is reported missing, never
+# a NumPy downgrade). npc is installed from this tree (non-editable, build tree build-peers/).
+# The C++ side (bench/cpp, Google Benchmark and xtensor) builds in build-bench/ only here.
+PEERS_VENV := .venv-peers
+PEERS_PY   := $(PEERS_VENV)/bin/python
+PEERS_PKGS := numexpr==2.14.2 numba==0.68.1 "jax[cpu]==0.12.0.1" torch==2.15.0
+FIELD_ARGS ?= --write
+bench-peers: apt
+	@test -x $(PEERS_PY) || $(PY_BOOT) -m venv $(PEERS_VENV)
+	@echo "numpy>=2.5,<2.6" > $(PEERS_VENV)/constraints.txt
+	$(PEERS_PY) -m pip install -q --upgrade pip
+	$(PEERS_PY) -m pip install -q -c $(PEERS_VENV)/constraints.txt "numpy>=2.5,<2.6" matplotlib "pybind11>=2.12" "scikit-build-core>=0.10"
+	@rm -f $(PEERS_VENV)/missing.txt; for p in $(PEERS_PKGS); do \
+	  $(PEERS_PY) -m pip install -q -c $(PEERS_VENV)/constraints.txt "$$p" || echo "$$p" >> $(PEERS_VENV)/missing.txt; \
+	done; test ! -f $(PEERS_VENV)/missing.txt || { echo "peers that did not install beside NumPy 2.5:"; cat $(PEERS_VENV)/missing.txt; }
+	$(PEERS_PY) -m pip install -q --no-build-isolation --no-deps -C build-dir=build-peers -C cmake.define.NPC_BUILD_TESTS=OFF .
+	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DNPC_BUILD_BENCH=ON -DNPC_BUILD_TESTS=OFF -DNPC_BUILD_PYTHON=OFF
+	cmake --build build-bench --target npc_bench_field
+	$(PEERS_PY) bench/field/run.py $(FIELD_ARGS)
+	$(PEERS_PY) bench/field/cpp_report.py build-bench/bench/cpp/npc_bench_field $(if $(findstring --write,$(FIELD_ARGS)),--write)
 
 clean:
 	rm -rf build build-asan $(VENV) *.egg-info
