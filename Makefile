@@ -13,12 +13,13 @@ JOBS       ?= 2
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(JOBS)
 export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: help setup apt venv build test test-cpp test-py demo bench clean
+.PHONY: help setup apt venv build test test-cpp test-py demo bench clean fuzz
 
 help:
 	@echo "make demo   - install, build and run the main job"
 	@echo "make test   - install, build and run every test (C++ and Python)"
 	@echo "make bench  - benchmarks against NumPy (results in bench/RESULTS.md)"
+	@echo "make fuzz   - differential fuzzing against NumPy for SECONDS (default 60; docs/fuzzing.md)"
 
 setup: apt venv build
 
@@ -58,6 +59,12 @@ demo: setup
 
 bench: setup
 	$(PY) bench/run_all.py
+
+# Random NumPy programs against npc (eager, compiled with both backends) on $(JOBS) workers;
+# shrunk reproducers go to tests/fuzz/found/ (docs/fuzzing.md).
+SECONDS ?= 60
+fuzz: setup
+	$(PY) tests/fuzz/fuzz.py --seconds $(SECONDS) --workers $(JOBS) $(FUZZFLAGS)
 
 clean:
 	rm -rf build $(VENV) *.egg-info
