@@ -20,7 +20,8 @@ class Worker:
 
     def __init__(self, env=None):
         self.log = tempfile.NamedTemporaryFile("w+", prefix="npc-fuzz-worker-", suffix=".log", delete=False)
-        self.env = dict(os.environ, **(env or {}))
+        # NPC_VERIFY: the IR is verified after every pass (a failure is an exception).
+        self.env = dict({"NPC_VERIFY": "1"}, **os.environ, **(env or {}))
         self.proc = None
         self.next_id = 0
 

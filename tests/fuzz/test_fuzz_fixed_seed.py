@@ -14,7 +14,7 @@ import pytest
 import fuzzrun
 import fuzzshrink
 
-SEEDS = 64
+SEEDS = 48
 CHUNKS = 8
 SHRINK_SECONDS = float(os.environ.get("NPC_FUZZ_SHRINK_SECONDS", 60))
 
