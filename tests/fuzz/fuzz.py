@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 import time
+import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -58,7 +59,10 @@ def main(argv=None):
                     else:
                         seed = next_seed[0]
                         next_seed[0] += 1
-                found, prog, err = fuzzrun.run_job(w, {"seed": seed, "modes": modes})
+                try:
+                    found, prog, err = fuzzrun.run_job(w, {"seed": seed, "modes": modes})
+                except Exception:  # a defect of the fuzzer: report it, keep fuzzing
+                    found, prog, err = [], None, traceback.format_exc()
                 with lock:
                     stats["programs"] += 1
                     if err:
@@ -121,7 +125,9 @@ def main(argv=None):
         print("shrunk reproducers:")
         for path, (seed, f) in sorted(written.items()):
             print(f"  {os.path.relpath(path)}  (seed {seed}, {f['mode']}: {f['kind']})")
-    return 1 if failures else 0
+    if stats["fuzzer errors"]:
+        print(f"fuzzer errors: {stats['fuzzer errors']} (see above)")
+    return 1 if failures or stats["fuzzer errors"] else 0
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ class Worker:
     def __init__(self, env=None):
         self.log = tempfile.NamedTemporaryFile("w+", prefix="npc-fuzz-worker-", suffix=".log", delete=False)
         # NPC_VERIFY: the IR is verified after every pass (a failure is an exception).
-        self.env = dict({"NPC_VERIFY": "1"}, **os.environ, **(env or {}))
+        self.env = {"NPC_VERIFY": "1", **os.environ, **(env or {})}
         self.proc = None
         self.next_id = 0
 
