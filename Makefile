@@ -13,13 +13,14 @@ JOBS       ?= 2
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(JOBS)
 export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: help setup apt venv build test test-cpp test-py test-simd-variants test-asan demo bench bench-peers clean
+.PHONY: help setup apt venv build test test-cpp test-py test-simd-variants test-asan demo bench bench-peers clean fuzz
 
 help:
 	@echo "make demo   - install, build and run the main job"
 	@echo "make test   - install, build and run every test (C++ and Python)"
 	@echo "make bench  - benchmarks against NumPy (results in bench/RESULTS.md)"
 	@echo "make bench-peers - npc against NumPy, NumExpr, Numba, torch.compile, JAX, hand C++ (.venv-peers)"
+	@echo "make fuzz   - differential fuzzing against NumPy for SECONDS (default 60; docs/fuzzing.md)"
 
 setup: apt venv build
 
@@ -108,6 +109,12 @@ bench-peers: apt
 	cmake --build build-bench --target npc_bench_field
 	$(PEERS_PY) bench/field/run.py $(FIELD_ARGS)
 	$(PEERS_PY) bench/field/cpp_report.py build-bench/bench/cpp/npc_bench_field $(if $(findstring --write,$(FIELD_ARGS)),--write)
+
+# Random NumPy programs against npc (eager, compiled with both backends) on $(JOBS) workers;
+# shrunk reproducers go to tests/fuzz/found/ (docs/fuzzing.md).
+SECONDS ?= 60
+fuzz: setup
+	$(PY) tests/fuzz/fuzz.py --seconds $(SECONDS) --workers $(JOBS) $(FUZZFLAGS)
 
 clean:
 	rm -rf build build-asan $(VENV) *.egg-info
