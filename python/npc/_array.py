@@ -371,8 +371,11 @@ def _scalar_conv(kind):
         # NumPy 2.5 (after the 1.25 deprecation): only 0-d arrays convert to Python scalars.
         if self.ndim > 0:
             raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+        # A traced 0-d value that stands for a NumPy scalar (Note [scalar results]) converts
+        # as that scalar.
+        scalar = _core._is_traced(self) and _core._scalar_result(self)
         v = _numpy_view(self)[()]
-        if kind is not complex and self.dtype.kind == "c":
+        if kind is not complex and self.dtype.kind == "c" and not scalar:
             # A complex array converts as a Python complex does (TypeError), not as the NumPy
             # complex scalar (ComplexWarning and the real part).
             return kind(v.item())

@@ -288,7 +288,7 @@ def _tensordot(a, b, axes):
         m2 *= b.shape[j]
     at = a.transpose(free_a + axes_a).reshape(m1, k)
     bt = b.transpose(axes_b + free_b).reshape(k, m2)
-    r = _mm(at, bt)
+    r = _mm(at, bt, "dot")  # numpy.tensordot is numpy.dot of the reshaped operands
     return r.reshape(tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b))
 
 
@@ -323,7 +323,9 @@ def tensordot(a, b, axes=2):
     if len(axes_a) != len(axes_b) or any(not -a.ndim <= x < max(a.ndim, 1) for x in axes_a) \
             or any(not -b.ndim <= x < max(b.ndim, 1) for x in axes_b):
         raise NotNative  # NumPy's own error messages
-    return _tensordot(a, b, (axes_a, axes_b))  # NumPy's tensordot returns 0-d arrays, not scalars
+    r = _tensordot(a, b, (axes_a, axes_b))  # NumPy's tensordot returns 0-d arrays, not scalars
+    _report_product_fp(r, a, b, "dot")
+    return r
 
 
 @_native(_np.kron)
