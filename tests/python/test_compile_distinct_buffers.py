@@ -58,7 +58,19 @@ def _solve_accumulate(a, v):
     return s0, s1
 
 
-CASES = [(_zeros_twice, 1), (_three_equal, 1), (_arg_and_copy, 1), (_result_and_copy, 1), (_copy_view, 1),
+def _astype_then_write(x):
+    v = x.astype(np.float64)  # a copy: the write stays in it
+    v[...] = 7.0
+    return x, v
+
+
+def _astype_no_copy_then_write(x):
+    v = x.astype(np.float64, copy=False)  # the argument itself: the write reaches it
+    v[1:] = 7.0
+    return v * 1
+
+
+CASES = [(_astype_then_write, 1), (_astype_no_copy_then_write, 1), (_zeros_twice, 1), (_three_equal, 1), (_arg_and_copy, 1), (_result_and_copy, 1), (_copy_view, 1),
          (_write_after_break, 1), (_copy_written_after_break, 1), (_solve_accumulate, 2)]
 
 

@@ -435,7 +435,10 @@ void bind_ndarray(py::module_& m) {
       .def("_astype", [](py::object self, int code, const std::string& order, const std::string& casting, bool copy) {
         auto& a = self.cast<PyArray&>();
         ndarray r = a.astype(static_cast<DType>(code), order_from_name(order), casting_from_name(casting), copy);
-        if (r.storage() == a.storage() && r.offset() == a.offset() && r.dtype() == a.dtype() && r.strides() == a.strides())
+        // The same array (copy=False, nothing to convert). Traced arrays all point at one
+        // placeholder storage: only the same traced value is the same array.
+        if (r.storage() == a.storage() && r.trace() == a.trace() && r.offset() == a.offset() && r.dtype() == a.dtype() &&
+            r.strides() == a.strides())
           return self;
         return wrap(std::move(r), self);
       })
