@@ -38,7 +38,7 @@ namespace npc::fusion {
 namespace {
 
 // A generated kernel returns the floating-point error flags (FpFlag bits) its threads raised.
-using KernelFn = int (*)(char* const*, const int64_t*, const int64_t*);
+using KernelFn = int (*)(char* const*, const int64_t*, const int64_t*, const int64_t*);
 
 struct Variant {
   bool eager = false;  // codegen failed: run the interpreter
@@ -511,7 +511,7 @@ class FusedExecutable {
       std::vector<char*> kb;
       kb.reserve(la.bufs.size());
       for (int b : la.bufs) kb.push_back(ptr[b]);
-      fpe |= v.fns[la.fn](kb.data(), sym.data(), st.data());
+      fpe |= v.fns[la.fn](kb.data(), sym.data(), st.data(), la.params.data());
       release_after(v, li, la, arrays, ptr, stolen, free_list);
     }
     int64_t lib = 0;

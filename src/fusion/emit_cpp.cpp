@@ -312,6 +312,8 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
         std::string sched = "guided";
         if (s.hi.is_const() && s.lo.is_const())
           sched = "dynamic, " + std::to_string(std::max<int64_t>(1, (s.hi.c - s.lo.c) / 64));
+        else if (s.step == 1)  // bounds are launch parameters or sizes: the same rule at run time
+          sched = "dynamic, std::max<int64_t>(1, ((" + s.hi.str() + ") - (" + s.lo.str() + ")) / 64)";
         // Note [fp errors in kernels]: each thread of the team clears its FE flags before its
         // share of the loop and ORs what it raised into npk_fpe (the caller's flags were taken
         // just before, so the master thread's clear loses nothing).
@@ -447,8 +449,10 @@ const std::string& cpp_prelude() {
 
 std::string emit_cpp_kernel(const Kernel& k, const std::string& name) {
   std::ostringstream os;
-  os << "extern \"C\" int " << name << "(char* const* b, const int64_t* sym, const int64_t* st) {\n";
-  os << "  (void)sym; (void)st;\n";
+  os << "extern \"C\" int " << name << "(char* const* b, const int64_t* sym, const int64_t* st, const int64_t* kp) {\n";
+  os << "  (void)sym; (void)st; (void)kp;\n";
+  // Launch parameters as locals (Note [generic kernels]): loop-invariant for the compiler.
+  for (int j = 0; j < k.num_params; ++j) os << "  const int64_t npk_k" << j << " = kp[" << j << "];\n";
   os << "  int npk_fpe = 0;\n";
   os << "  npk::fpe_clear();\n";
   for (size_t i = 0; i < k.bufs.size(); ++i) {

@@ -123,10 +123,17 @@ struct KBuffer {
 struct Kernel {
   std::vector<KBuffer> bufs;
   Block body;
+  int num_params = 0;  ///< launch parameters npk_k<j> (Note [generic kernels])
 };
 
+/// Replaces the constant terms of the kernel's index arithmetic and loop bounds by launch
+/// parameters and returns their values for this launch (Note [generic kernels],
+/// kernel_params.cpp). Run last: passes that compare constants run before it.
+std::vector<int64_t> parametrise_constants(Kernel& k);
+
 /// Renders a kernel as a C++ function `extern "C" int name(char* const* b, const int64_t* sym,
-/// const int64_t* st)`; `st` holds the element strides of non-contiguous buffers. It returns
+/// const int64_t* st, const int64_t* kp)`; `st` holds the element strides of non-contiguous
+/// buffers, `kp` the launch parameters (Note [generic kernels]). It returns
 /// the floating-point error kinds its threads raised (FpFlag bits, Note [fp errors in kernels]).
 std::string emit_cpp_kernel(const Kernel& k, const std::string& name);
 /// The prelude every translation unit starts with (NumPy-exact helpers).

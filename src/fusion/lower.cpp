@@ -1927,12 +1927,13 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
             NodeRef base = library_operand_base(a);
             bufs.push_back(st.input_buffer_of.count(base) ? st.input_buffer_of.at(base) : st.buffer_of.at(base));
           }
-          out.launches.push_back(Launch{-1, bufs, grp});
+          out.launches.push_back(Launch{-1, bufs, grp, {}});
           continue;
         }
         std::set<NodeRef> rs(grp.begin(), grp.end());
         Emitter em(st, grp.front()->shape, rs);
         Kernel k = em.run(grp);
+        std::vector<int64_t> params = parametrise_constants(k);  // Note [generic kernels]
         std::string body = emit_cpp_kernel(k, "@NAME@");
         auto it = fn_by_text.find(body);
         int fn;
@@ -1944,7 +1945,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
         } else {
           fn = it->second;
         }
-        out.launches.push_back(Launch{fn, em.global_bufs(), grp});
+        out.launches.push_back(Launch{fn, em.global_bufs(), grp, std::move(params)});
       }
     } catch (const NeedMaterialize& m) {
       materialised.insert(m.node);

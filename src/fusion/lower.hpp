@@ -47,6 +47,7 @@ struct Launch {
   int fn;
   std::vector<int> bufs;
   std::vector<NodeRef> roots;
+  std::vector<int64_t> params;  ///< the kernel's launch parameters (Note [generic kernels])
 };
 
 /// Whether `n` runs as a library call (matmul: BLAS) rather than in a generated kernel.

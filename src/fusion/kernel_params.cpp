@@ -1,0 +1,65 @@
+// Kernel-IR pass: integer constants of index arithmetic become launch parameters.
+//
+// Note [generic kernels]
+// Tracing unrolls Python loops: `for i in range(n): A[i, :i] -= ...` records n writes whose
+// slice offsets and extents differ, and each of them lowers to a loop nest that differs from
+// the others only in the integers of its index arithmetic (element offsets, loop bounds). If
+// those integers were literals of the generated C++, every iteration would be a kernel of
+// its own, and compile time would grow with the trip count (hundreds of kernels, a
+// translation unit of megabytes).
+//
+// So, as the last step of lowering, `parametrise_constants` replaces the constant term of
+// every index expression and loop bound (a `Lin`'s `c`) by a parameter `npk_k<j>` read from
+// the launch's parameter block (`kp`, the kernel's fourth argument), and returns the values.
+// Equal constants share one parameter (numbered by first appearance), so the kernel's text
+// still says which offsets are equal (the in-place check of the backend compares index
+// texts), and two kernels with the same text compute the same thing for any parameter
+// block that either of them produced. Kernels are deduplicated by that text (within a
+// graph: one function, many launches; across graphs and processes: the translation unit,
+// hence the memory and disk caches, see the same text). The loop-nest structure, the
+// coefficients of the loop variables (the row strides of static shapes, which the
+// vectoriser needs), and every decision lowering took from a static extent (unrolling a
+// short reduction, blocking a long sum, the dtype of an accumulator) stay in the text:
+// kernels that differ there are different kernels. Zero stays a literal (an index without
+// an offset keeps its plain form).
+#include <map>
+
+#include "fusion/kernel_ir.hpp"
+
+namespace npc::fusion {
+namespace {
+
+struct Params {
+  std::map<int64_t, int> slot;
+  std::vector<int64_t> values;
+
+  void lin(Lin& l) {
+    if (l.c == 0) return;
+    auto [it, fresh] = slot.emplace(l.c, static_cast<int>(values.size()));
+    if (fresh) values.push_back(l.c);
+    l.c = 0;
+    l.t["npk_k" + std::to_string(it->second)] += 1;
+  }
+
+  void block(Block& b) {
+    for (Stmt& s : b) {
+      lin(s.index);
+      lin(s.expr.index);
+      lin(s.lo);
+      lin(s.hi);
+      block(s.body);
+      block(s.orelse);
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<int64_t> parametrise_constants(Kernel& k) {
+  Params p;
+  p.block(k.body);
+  k.num_params = static_cast<int>(p.values.size());
+  return p.values;
+}
+
+}  // namespace npc::fusion
