@@ -338,6 +338,8 @@ def tril(m, k=0):
         raise TypeError("tri() missing 1 required positional argument: 'N'")
     if x.ndim == 1:
         x = broadcast_to(x, (x.shape[0], x.shape[0]))
+    if _core._is_tracing():
+        return _tri_select(x, _operator.index(k), True)
     return _op("tril", x, _operator.index(k))
 
 
@@ -348,7 +350,17 @@ def triu(m, k=0):
         raise TypeError("tri() missing 1 required positional argument: 'N'")
     if x.ndim == 1:
         x = broadcast_to(x, (x.shape[0], x.shape[0]))
+    if _core._is_tracing():
+        return _tri_select(x, _operator.index(k), False)
     return _op("triu", x, _operator.index(k))
+
+
+def _tri_select(x, k, lower):
+    """tril/triu inside a compiled function: a select on an index mask (as NumPy computes
+    them), which traces into the graph instead of needing concrete values."""
+    from . import arange, where, zeros
+    d = arange(x.shape[-1])[None, :] - arange(x.shape[-2])[:, None]
+    return where(d <= k if lower else d >= k, x, zeros((), x.dtype))
 
 
 def tril_indices(n, k=0, m=None):

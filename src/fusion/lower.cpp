@@ -41,6 +41,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -263,6 +264,11 @@ class Emitter {
     }
     std::vector<Lin> fwd;
     if (!region_map(n, fwd)) return false;
+    // Note [writes in place]: the result shares the base's buffer, whose elements outside
+    // the box already hold the base's values.
+    auto bb = st_.buffer_of.find(base);
+    const bool in_place = bb != st_.buffer_of.end() && bb->second == st_.buffer_of.at(n);
+    box_in_place_ = in_place;
     std::vector<int64_t> lo, hi, shape;
     for (int d = 0; d < base->ndim(); ++d) {
       if (!base->shape[d].is_static()) return false;
@@ -275,7 +281,7 @@ class Emitter {
       lo.push_back(f.c);
       hi.push_back(f.c + region->shape[j].value());
     }
-    for (int d = 0; d < base->ndim(); ++d) {
+    for (int d = 0; d < base->ndim() && !in_place; ++d) {
       for (int side = 0; side < 2; ++side) {
         int64_t ext = side == 0 ? lo[d] : shape[d] - hi[d];
         if (ext <= 0) continue;
@@ -322,6 +328,8 @@ class Emitter {
   }
 
   const std::vector<int>& global_bufs() const { return global_; }
+  /// Whether run() emitted a Write into its base's own buffer as the box nest alone.
+  bool box_in_place() const { return box_in_place_; }
 
  private:
   struct Scope {
@@ -338,6 +346,7 @@ class Emitter {
   std::vector<Scope*> stack_;
   std::map<std::string, int> level_;  // loop vars and locals -> depth in stack_
   std::vector<KBuffer> bufs_;
+  bool box_in_place_ = false;
   std::vector<int> global_;
   std::map<NodeRef, std::set<std::string>> seen_index_;  // Note [fusion]: multi-index reads
   int counter_ = 0;
@@ -1804,6 +1813,41 @@ NodeRef library_operand_base(NodeRef a) {
   return a;
 }
 
+// Note [writes in place]
+// A Write (`A[i, j] -= x`, a stencil's interior) produces a new value of its base. When the
+// base is a temporary of the graph that nothing reads after the Write (no later kernel, no
+// output or write-back, not a library result that may alias an operand), the Write takes
+// its buffer over: only the region is stored, the elements outside it are already there.
+// Otherwise an element update of a loop over rows would copy the whole array each time.
+// Reading the old value while storing the new one is safe when every load of the buffer is
+// at the element being stored (each element is read before it is overwritten, and no other
+// element reads it), or when the region is one element stored by the box nest alone (the
+// value is computed before the single store). Anything else gets a buffer of its own.
+bool in_place_safe(const Kernel& k, const Emitter& em, NodeRef w) {
+  std::vector<std::string> stores, loads;
+  std::function<void(const Block&)> walk = [&](const Block& b) {
+    for (const Stmt& s : b) {
+      if (s.k == Stmt::K::Store && k.bufs.at(s.buf).written) stores.push_back(std::to_string(s.buf) + ":" + s.index.str());
+      if ((s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::Assign) && s.expr.k == Expr::K::Load)
+        loads.push_back(std::to_string(s.expr.buf) + ":" + s.expr.index.str());
+      walk(s.body);
+      walk(s.orelse);
+    }
+  };
+  walk(k.body);
+  int64_t region = 1;
+  for (const Dim& d : w->args[1]->shape) {
+    if (!d.is_static()) { region = -1; break; }
+    region *= d.value();
+  }
+  if (em.box_in_place() && region == 1) return true;
+  if (stores.size() != 1) return false;
+  const std::string buf = stores[0].substr(0, stores[0].find(':') + 1);
+  for (auto& l : loads)
+    if (l.compare(0, buf.size(), buf) == 0 && l != stores[0]) return false;
+  return true;
+}
+
 bool LowerState::is_input(NodeRef n) const { return n->kind == NodeKind::Input || n->kind == NodeKind::Scalar; }
 
 bool LowerState::can_materialise(NodeRef n) const { return !materialised.count(n); }
@@ -1917,6 +1961,24 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
       }
       groups.push_back({r});
     }
+    // Note [writes in place]: Writes that may take their base's buffer over.
+    std::map<NodeRef, NodeRef> in_place_base;
+    {
+      std::set<NodeRef> escaping(g.outputs.begin(), g.outputs.end());
+      for (auto& [i, v] : g.writebacks) escaping.insert(v);
+      std::map<NodeRef, size_t> last_reader;
+      for (size_t i = 0; i < roots.size(); ++i)
+        for (NodeRef d : deps[roots[i]]) last_reader[d] = i;
+      for (size_t i = 0; i < roots.size(); ++i) {
+        NodeRef w = roots[i];
+        if (w->kind != NodeKind::Write) continue;
+        NodeRef b = w->args[0];
+        auto bb = st.buffer_of.find(b);
+        if (bb == st.buffer_of.end() || !materialised.count(b) || st.bufs[bb->second].kind != BufInfo::Temp) continue;
+        if (escaping.count(b) || is_library_call(b) || last_reader[b] != i) continue;
+        in_place_base[w] = b;
+      }
+    }
     try {
       std::map<std::string, int> fn_by_text;
       for (auto& grp : groups) {
@@ -1931,8 +1993,16 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
           continue;
         }
         std::set<NodeRef> rs(grp.begin(), grp.end());
-        Emitter em(st, grp.front()->shape, rs);
-        Kernel k = em.run(grp);
+        auto ip = grp.size() == 1 ? in_place_base.find(grp.front()) : in_place_base.end();
+        const int own_buffer = st.buffer_of.at(grp.front());
+        if (ip != in_place_base.end()) st.buffer_of[grp.front()] = st.buffer_of.at(ip->second);
+        auto em = std::make_unique<Emitter>(st, grp.front()->shape, rs);
+        Kernel k = em->run(grp);
+        if (ip != in_place_base.end() && !in_place_safe(k, *em, grp.front())) {
+          st.buffer_of[grp.front()] = own_buffer;  // the value reads the base elsewhere: a new buffer
+          em = std::make_unique<Emitter>(st, grp.front()->shape, rs);
+          k = em->run(grp);
+        }
         std::vector<int64_t> params = parametrise_constants(k);  // Note [generic kernels]
         std::string body = emit_cpp_kernel(k, "@NAME@");
         auto it = fn_by_text.find(body);
@@ -1945,7 +2015,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
         } else {
           fn = it->second;
         }
-        out.launches.push_back(Launch{fn, em.global_bufs(), grp, std::move(params)});
+        out.launches.push_back(Launch{fn, em->global_bufs(), grp, std::move(params)});
       }
     } catch (const NeedMaterialize& m) {
       materialised.insert(m.node);
