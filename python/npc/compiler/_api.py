@@ -48,6 +48,23 @@ config.register("accumulated_recompile_limit", 256,
                 "traces of all compiled functions before new misses run eagerly")
 config.register("fail_on_recompile_limit_hit", False,
                 "raise instead of warning and running eagerly when a recompile limit is hit")
+config.register("eager_if_faster", True,
+                "run a function with graph breaks eagerly when its traced calls are measured slower "
+                "than an eager call (Note [slow graph breaks])")
+
+# Note [slow graph breaks]
+# A function with graph breaks runs its Python on every call: each call traces again, looks
+# each segment up and runs it. When the segments are small (a boolean mask per loop
+# iteration, a scalar read per step) that costs more than the operations themselves, and the
+# compiled function would be slower than the same code run eagerly. So, per guard key, the
+# first two calls after the compiling one are timed; when they take at least
+# _SLOW_BREAK_MIN_S, one call runs eagerly and is timed too, and if the eager call took less
+# than _SLOW_BREAK_RATIO of the faster traced call, later calls with that key run eagerly
+# (counted in eager_runs, logged under `fallback`). Results are the same either way: eager
+# npc is NumPy's semantics, which compiled code reproduces. `config.eager_if_faster = False`
+# keeps every call traced; npc.compiler.reset() forgets the measurements.
+_SLOW_BREAK_MIN_S = 2e-3
+_SLOW_BREAK_RATIO = 0.8
 
 
 # ---------------------------------------------------------------- statistics
@@ -1444,6 +1461,7 @@ class CompiledFunction:
         self._ncompiles = 0
         self._breaks = False
         self._break_keys = set()  # guard keys traced already (functions with breaks)
+        self._break_timing = {}  # key -> [traced call seconds..., "eager"/"traced"] (Note [slow graph breaks])
         self._dyn = {}          # path -> set of symbolic axes
         self._last_shapes = {}  # path -> shape at the last trace
         self._static_floats = set()
@@ -1512,11 +1530,41 @@ class CompiledFunction:
         # Note [compiles and traces]: a function with breaks re-traces every call; only calls
         # with a guard key not seen before are compiles, limited like recompiles.
         known = self._breaks and key in self._break_keys
+        if known and config.eager_if_faster:
+            return self._timed_break_call(args, kwargs, key)
         if not known and self._ncompiles >= config.recompile_limit:
             return self._limit_hit(args, kwargs, "recompile_limit", config.recompile_limit)
         if not known and _compiles[0] >= config.accumulated_recompile_limit:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
         return self._trace(args, kwargs, self._key_builder(args, kwargs), key, known)
+
+    def _timed_break_call(self, args, kwargs, key):
+        """A call of a function with graph breaks whose key was traced before (Note [slow
+        graph breaks]): traced and timed, or run eagerly once measured slower than eager."""
+        timing = self._break_timing.setdefault(key, [])
+        decided = timing[-1] if timing and isinstance(timing[-1], str) else None
+        if decided == "eager":
+            _stats["eager_runs"] += 1
+            return self._fn(*args, **kwargs)
+        if decided is None and len(timing) >= 2 and min(timing) >= _SLOW_BREAK_MIN_S:
+            t0 = time.perf_counter()
+            result = self._fn(*args, **kwargs)
+            eager = time.perf_counter() - t0
+            _stats["eager_runs"] += 1
+            if eager < _SLOW_BREAK_RATIO * min(timing):
+                timing.append("eager")
+                _logs.log("fallback", "%s: traced calls with graph breaks took %.3g s, an eager call %.3g s; "
+                          "running eagerly from now on", self._name, min(timing[:-1]), eager)
+            else:
+                timing.append("traced")
+            return result
+        t0 = time.perf_counter()
+        result = self._trace(args, kwargs, self._key_builder(args, kwargs), key, True)
+        if decided is None:
+            timing.append(time.perf_counter() - t0)
+            if len(timing) >= 2 and min(timing) < _SLOW_BREAK_MIN_S:
+                timing.append("traced")  # fast enough: never measured again
+        return result
 
     def _overlaps(self, objs, narrays):
         """The memory-sharing pairs among the arrays in `objs` and the captured arrays (part of
