@@ -440,17 +440,19 @@ def _reduce_ex(self, protocol):
         order = "C"
     elif v.flags.f_contiguous:
         order = "F"
+        v = v.T  # the same memory as a C-contiguous buffer (consumers read buffers in C order)
     else:
         return self.__reduce__()
     return (_reconstruct_buffer, (_pickle.PickleBuffer(v), v.dtype, v.shape, order))
 
 
 def _reconstruct_buffer(buf, dtype, shape, order):
-    """The array that _reduce_ex pickled, over the unpickled buffer (no copy)."""
-    a = _np.frombuffer(buf, dtype=dtype).reshape(shape, order=order)
+    """The array that _reduce_ex pickled, over the unpickled buffer (no copy); `shape` is
+    the buffer's C-order shape (reversed for a Fortran-ordered array)."""
+    a = _np.frombuffer(buf, dtype=dtype).reshape(shape)
     if not a.flags.aligned:  # a transport may hand over memory at any offset
-        a = a.copy(order=order)
-    return _from_numpy(a)
+        a = a.copy()
+    return _from_numpy(a.T if order == "F" else a)
 
 
 def _reconstruct_subclass(cls):

@@ -11,6 +11,9 @@ import sys
 
 
 def _register():
+    mod = sys.modules.get("npc.dask")
+    if mod is not None and getattr(mod, "register", None) is None:
+        return  # npc.dask itself is importing dask.array; it registers when it has run
     from . import dask as npc_dask
     npc_dask.register()
 
