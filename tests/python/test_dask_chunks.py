@@ -216,3 +216,29 @@ def test_pickle_protocol5_in_band_and_strided():
             y = pickle.loads(pickle.dumps(obj, protocol=proto))
             assert type(y) is npc.ndarray and y.flags.writeable
             np.testing.assert_array_equal(np.asarray(y), np.asarray(obj), strict=True)
+
+
+def test_compiled_chunk_function_in_map_blocks_and_reduction(tmp_path, monkeypatch):
+    monkeypatch.setattr(npc.config, "cache_dir", str(tmp_path))
+    xn = np.arange(48.0).reshape(8, 6)
+    d = da.from_array(npc.asarray(xn), chunks=(2, 3), asarray=False)
+    npc.dask.reset()
+    k = npc.dask.compile(lambda b, axis, keepdims: (b * 2 + 1).sum(axis=axis, keepdims=keepdims))
+    r = da.reduction(d, chunk=k, aggregate=np.sum, axis=0, dtype=np.float64)
+    assert type(r._meta) is npc.ndarray
+    chain = npc.dask.compile(lambda b: b * 3 - b ** 2)
+    m = d.map_blocks(chain)
+    assert type(m._meta) is npc.ndarray
+    out, mout = dask.compute(r, m, **SYNC)
+    assert type(out) is npc.ndarray and type(mout) is npc.ndarray
+    np.testing.assert_array_equal(np.asarray(out), (xn * 2 + 1).sum(axis=0))
+    np.testing.assert_array_equal(np.asarray(mout), xn * 3 - xn ** 2)
+    st = npc.dask.stats()
+    # (map_blocks without dtype= infers it from one call on a 1-element chunk: one call more)
+    assert st["calls"] >= 2 * d.npartitions and st["compiled_functions"] == 2
+    assert st["traces"] <= 5 < st["calls"]  # traced per chunk shape and layout, not per chunk
+    # A pickled copy (what a worker receives) finds the process's compiled function.
+    import cloudpickle  # how Dask sends functions (lambdas by value)
+    k2 = pickle.loads(cloudpickle.dumps(k))
+    assert k2.token == k.token and k2.compiled() is k.compiled()
+    assert dask.base.tokenize(k2) == dask.base.tokenize(k)
