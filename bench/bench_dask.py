@@ -54,6 +54,12 @@ def chain(x):
     return (np.sqrt(x * x + 1.0) * 0.5 - np.abs(x - 3.0) + x * 0.25).sum(axis=1)
 
 
+def _time(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def noop(i):
     return i
 
@@ -122,6 +128,17 @@ def main():
         client.gather(client.map(noop, range(n_noop), key=[f"noop-{i}" for i in range(n_noop)]))
         per_task = (time.perf_counter() - t0) / n_noop
 
+        # Transfer cost of one chunk: distributed's serialize + deserialize (npc: pickle protocol 5
+        # with an out-of-band buffer; NumPy: Dask's own NumPy serializer).
+        from distributed.protocol import deserialize, serialize
+        ser = {}
+        for label, chunk in (("NumPy", gen_numpy({None: {"array-location": [(0, chunk_rows)]}})),
+                             ("npc", gen_npc({None: {"array-location": [(0, chunk_rows)]}}))):
+            def roundtrip(c=chunk):
+                h, f = serialize(c)
+                return deserialize(h, f)
+            ser[label] = min(_time(roundtrip) for _ in range(5))
+
         rows, reference = [], {}
         for work, variant, build in cases:
             g = build()
@@ -169,6 +186,9 @@ def main():
               f"share of its time. On the {args.workers} workers the compiled chunk functions traced {traces} times "
               f"in all (per chunk shape and layout, per process), ran {compiles} C++ compiles and loaded "
               f"{disk_hits} kernels from the shared disk cache."]
+    lines += ["", f"Transfer of one {chunk_rows * COLS * 8 / 1e6:.0f} MB chunk (distributed's serialize + "
+              f"deserialize, best of 5): NumPy {ser['NumPy'] * 1e6:.0f} us, npc {ser['npc'] * 1e6:.0f} us "
+              "(pickle protocol 5: the chunk's memory is the frame, no copy on either side)."]
     dev_c = next(r[2] for r in rows if r[0] == "dev" and r[1].endswith("compiled per chunk"))
     if dev_c > base["dev"]:
         lines += ["", "`dev` compiled is slower than NumPy here: the fused kernel of `((b - m) ** 2).sum(axis=0)` "

@@ -242,3 +242,15 @@ def test_compiled_chunk_function_in_map_blocks_and_reduction(tmp_path, monkeypat
     k2 = pickle.loads(cloudpickle.dumps(k))
     assert k2.token == k.token and k2.compiled() is k.compiled()
     assert dask.base.tokenize(k2) == dask.base.tokenize(k)
+
+
+def test_distributed_serialization_sends_the_array_memory():
+    from distributed.protocol import deserialize, serialize
+    x = npc.asarray(np.arange(1000.0).reshape(10, 100))
+    header, frames = serialize(x)
+    addresses = [np.frombuffer(f, np.uint8).__array_interface__["data"][0] for f in frames]
+    assert x.__array_interface__["data"][0] in addresses  # a frame is the array's own memory
+    assert sum(memoryview(f).nbytes for f in frames) < x.nbytes + 400
+    y = deserialize(header, frames)
+    assert type(y) is npc.ndarray and np.shares_memory(np.asarray(y), np.asarray(x))
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(x), strict=True)
