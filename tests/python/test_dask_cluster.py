@@ -166,7 +166,8 @@ def test_compiled_chunks_trace_once_per_shape_and_reuse_disk_cache(client):
     assert sum(s["calls"] for s in st.values()) == 2 * d.numblocks[0]
     # Chunk shapes (50, 40) and (30, 40), each C-contiguous or a strided view: at most 4 traces a
     # worker, whatever the number of chunks and runs.
-    assert all(1 <= s["traces"] <= 4 for s in st.values()), st
+    # (Dask may place every chunk task on one worker, next to the array it slices.)
+    assert all(s["traces"] <= 4 for s in st.values()) and sum(s["traces"] for s in st.values()) >= 1, st
     # Fresh worker processes find every kernel in the shared disk cache: no C++ compile.
     client.restart()
     client.run(npc.dask.reset)
