@@ -25,13 +25,15 @@ import threading
 import numpy as _np
 
 import dask
+import dask.array as _da
+from dask.array import backends as _backends
 from dask.array import chunk_types as _chunk_types
 from dask.array import dispatch as _dispatch
 
 import npc as _npc
 from ._array import ndarray as _ndarray
 
-__all__ = ["register", "compile", "ChunkFunction", "stats", "reset"]
+__all__ = ["register", "compile", "ChunkFunction", "NpcBackendEntrypoint", "stats", "reset"]
 
 _registered = False
 
@@ -60,7 +62,63 @@ def register():
     def _npc_to_numpy(data, **kwargs):
         return _np.asarray(data, **kwargs)
 
+    _backends.array_creation_dispatch.register_backend("npc", NpcBackendEntrypoint())
     _registered = True
+
+
+def _with_npc_meta(name, *args, meta=None, **kwargs):
+    """dask.array.<name> making npc chunks (Dask's NumPy creation code with an npc meta)."""
+    # A 1-d prototype (Dask reshapes it to the array's ndim): Dask takes the meta of a 0-d one
+    # by indexing it, which gives a NumPy scalar.
+    meta = _npc.empty((0,)) if meta is None else meta
+    with dask.config.set({"array.backend": "numpy"}):
+        return getattr(_da, name)(*args, meta=meta, **kwargs)
+
+
+class NpcBackendEntrypoint(_backends.ArrayBackendEntrypoint):
+    """Dask's array backend "npc": with ``dask.config.set({"array.backend": "npc"})``,
+    ``da.ones``, ``zeros``, ``empty``, ``full``, ``arange`` and ``da.random`` make npc chunks,
+    and ``x.to_backend("npc")`` converts a Dask array's chunks to npc arrays (zero-copy)."""
+
+    @classmethod
+    def to_backend_dispatch(cls):
+        return _npc.asarray
+
+    @classmethod
+    def to_backend(cls, data, **kwargs):
+        if isinstance(data._meta, _ndarray):
+            return data
+        meta = _npc.empty((0,) * data.ndim, dtype=data.dtype)
+        return data.map_blocks(_npc.asarray, meta=meta, **kwargs)
+
+    @property
+    def RandomState(self):
+        return _npc.random.RandomState
+
+    @property
+    def default_bit_generator(self):
+        return _np.random.PCG64
+
+    @staticmethod
+    def ones(*args, **kwargs):
+        return _with_npc_meta("ones", *args, **kwargs)
+
+    @staticmethod
+    def zeros(*args, **kwargs):
+        return _with_npc_meta("zeros", *args, **kwargs)
+
+    @staticmethod
+    def empty(*args, **kwargs):
+        return _with_npc_meta("empty", *args, **kwargs)
+
+    @staticmethod
+    def full(*args, **kwargs):
+        return _with_npc_meta("full", *args, **kwargs)
+
+    @staticmethod
+    def arange(*args, like=None, **kwargs):
+        with dask.config.set({"array.backend": "numpy"}):
+            return _da.arange(*args, like=_npc.empty((0,)) if like is None else like, **kwargs)
 
 
 # ---------------------------------------------------------------- compiled chunk functions

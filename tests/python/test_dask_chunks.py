@@ -254,3 +254,28 @@ def test_distributed_serialization_sends_the_array_memory():
     y = deserialize(header, frames)
     assert type(y) is npc.ndarray and np.shares_memory(np.asarray(y), np.asarray(x))
     np.testing.assert_array_equal(np.asarray(y), np.asarray(x), strict=True)
+
+
+@pytest.mark.parametrize("name", ["ones", "zeros_int32", "full", "empty", "arange", "arange_float32", "random_state"])
+def test_npc_array_backend_makes_npc_chunks(name):
+    make = {"ones": lambda: da.ones((5, 4), chunks=2), "zeros_int32": lambda: da.zeros((5, 4), chunks=2, dtype=np.int32),
+            "full": lambda: da.full((5, 4), 2.5, chunks=2), "empty": lambda: da.empty((5,), chunks=2),
+            "arange": lambda: da.arange(10, chunks=3),
+            "arange_float32": lambda: da.arange(0, 5, 0.5, chunks=3, dtype=np.float32),
+            "random_state": lambda: da.random.RandomState(5).random_sample((5, 4), chunks=2)}[name]
+    expected = make().compute(**SYNC)
+    npc.reset_fallback_stats()
+    with dask.config.set({"array.backend": "npc"}):
+        d = make()
+    assert type(d._meta) is npc.ndarray
+    r = d.compute(**SYNC)
+    assert type(r) is npc.ndarray and npc.fallback_stats() == {}
+    if name != "empty":
+        np.testing.assert_array_equal(np.asarray(r), expected, strict=True)  # npc.random: NumPy's streams
+
+
+def test_to_backend_npc():
+    x = da.from_array(np.arange(12.0).reshape(3, 4), chunks=2)
+    y = x.to_backend("npc")
+    assert type(y._meta) is npc.ndarray and type(y.compute(**SYNC)) is npc.ndarray
+    assert type(y.to_backend("numpy").compute(**SYNC)) is np.ndarray
