@@ -53,6 +53,9 @@ def test_from_array_meta_and_compute():
         out = r.compute()
     assert type(out) is npc.ndarray
     np.testing.assert_array_equal(np.asarray(out), ((dn * 2 + 1).sum(axis=1)).compute(**SYNC))
+    for asarray in (None, True):
+        e = da.from_array(npc.asarray(xn), chunks=(3, 4, 2), asarray=asarray)
+        assert type(e._meta) is npc.ndarray and type(e.compute(**SYNC)) is npc.ndarray
 
 
 def test_from_delayed_map_blocks_blockwise():
