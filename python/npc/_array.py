@@ -499,7 +499,8 @@ _METHODS = {
     "transpose": _transpose, "tobytes": _tobytes, "item": _item, "tolist": _tolist,
     "__len__": _len, "__iter__": _iter, "__bool__": _bool, "__int__": _scalar_conv(int),
     "__float__": _scalar_conv(float), "__complex__": _scalar_conv(complex), "__index__": _index,
-    "__reduce__": _reduce, "__reduce_ex__": _reduce_ex, "__setstate__": _setstate, "__copy__": _copy_method, "__deepcopy__": _deepcopy,
+    "__reduce__": _reduce, "__reduce_ex__": _reduce_ex, "__setstate__": _setstate,
+    "__copy__": _copy_method, "__deepcopy__": _deepcopy,
     "__array_namespace__": _array_namespace, "__array_wrap__": _array_wrap,
     "__array_finalize__": _array_finalize,
 }
