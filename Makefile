@@ -7,7 +7,7 @@ PY         := $(VENV)/bin/python
 # Python 3.12 where the machine has it, else the default python3.
 PY_BOOT    := $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) $(shell command -v python3.12 2>/dev/null) $(shell command -v python3))
 APT_PKGS   := libopenblas-dev liblapacke-dev catch2 libxtensor-dev libbenchmark-dev ninja-build ccache libhwy-dev
-PIP_PKGS   := "numpy>=2.5,<2.6" "pybind11>=2.12" "scikit-build-core>=0.10" pytest pytest-xdist pytest-timeout hypothesis scipy matplotlib array-api-strict
+PIP_PKGS   := "numpy>=2.5,<2.6" "pybind11>=2.12" "scikit-build-core>=0.10" pytest pytest-xdist pytest-timeout hypothesis scipy matplotlib array-api-strict dask==2026.8.0 distributed==2026.8.0
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS       ?= 2
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(JOBS)

@@ -73,3 +73,8 @@ __getattr__, __dir__ = _fallback.install(globals(), "npc", _np)
 # Type slots of npc.ndarray's hot paths (operators, indexing, len, shape/dtype/...), installed
 # once every layer has set its methods (Note [fast slots] in python/npc/csrc/bindings.hpp).
 _core._install_fast_paths(ndarray, globals())
+
+# Dask: npc registers as a chunk type once dask.array is imported, never importing Dask itself
+# (python/npc/_dask_hook.py, python/npc/dask.py).
+from . import _dask_hook  # noqa: E402
+_dask_hook.install()

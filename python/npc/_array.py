@@ -5,6 +5,7 @@ natural home is Python (formatting goes through NumPy's printer on a zero-copy v
 ``repr``/``str`` and print options are NumPy's own).
 """
 import operator as _operator
+import pickle as _pickle
 import warnings
 
 import numpy as _np
@@ -425,6 +426,35 @@ def _reduce(self):
     return (_reconstruct, (_numpy_view(self).copy(order="K"),))
 
 
+# Note [pickle protocol 5]
+# With protocol 5 a C- or Fortran-contiguous npc array pickles its memory as a PickleBuffer
+# (PEP 574), as NumPy's arrays do: given a ``buffer_callback`` (Dask's and multiprocessing's
+# transports pass one) the bytes travel out of band without any copy, and unpickling wraps the
+# received buffer without copying again. Other layouts, subclasses and older protocols use
+# __reduce__ (a copy in memory order, as NumPy's).
+def _reduce_ex(self, protocol):
+    if protocol < 5 or type(self) is not ndarray:
+        return self.__reduce__()
+    v = _numpy_view(self)
+    if v.flags.c_contiguous:
+        order = "C"
+    elif v.flags.f_contiguous:
+        order = "F"
+        v = v.T  # the same memory as a C-contiguous buffer (consumers read buffers in C order)
+    else:
+        return self.__reduce__()
+    return (_reconstruct_buffer, (_pickle.PickleBuffer(v), v.dtype, v.shape, order))
+
+
+def _reconstruct_buffer(buf, dtype, shape, order):
+    """The array that _reduce_ex pickled, over the unpickled buffer (no copy); `shape` is
+    the buffer's C-order shape (reversed for a Fortran-ordered array)."""
+    a = _np.frombuffer(buf, dtype=dtype).reshape(shape)
+    if not a.flags.aligned:  # a transport may hand over memory at any offset
+        a = a.copy()
+    return _from_numpy(a.T if order == "F" else a)
+
+
 def _reconstruct_subclass(cls):
     """An empty instance of an npc.ndarray subclass (unpickling; __setstate__ fills it)."""
     return cls.__new__(cls, (0,), _np.uint8)
@@ -469,7 +499,8 @@ _METHODS = {
     "transpose": _transpose, "tobytes": _tobytes, "item": _item, "tolist": _tolist,
     "__len__": _len, "__iter__": _iter, "__bool__": _bool, "__int__": _scalar_conv(int),
     "__float__": _scalar_conv(float), "__complex__": _scalar_conv(complex), "__index__": _index,
-    "__reduce__": _reduce, "__setstate__": _setstate, "__copy__": _copy_method, "__deepcopy__": _deepcopy,
+    "__reduce__": _reduce, "__reduce_ex__": _reduce_ex, "__setstate__": _setstate,
+    "__copy__": _copy_method, "__deepcopy__": _deepcopy,
     "__array_namespace__": _array_namespace, "__array_wrap__": _array_wrap,
     "__array_finalize__": _array_finalize,
 }

@@ -241,7 +241,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
 _REAL_SCALARS = (bool, int, float, _np.bool_, _np.integer, _np.floating)
 
 
-def arange(start_or_stop=None, /, stop=None, step=None, *, dtype=None, device=None, like=None):
+def arange(start_or_stop=None, /, stop=None, step=None, dtype=None, *, device=None, like=None):
     """numpy.arange: evenly spaced values in [start, stop) (length ceil((stop - start)/step)).
 
     The dtype is NumPy's: int64 for Python ints, float64 when any argument is a float, the

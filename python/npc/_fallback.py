@@ -120,16 +120,24 @@ def _restore_outputs(result, out, out_np):
     return from_numpy(result)
 
 
-def call(name, fn, args, kwargs):
-    """Runs NumPy's `fn` on converted arguments (counted as a fallback of `name`)."""
-    record(name)
-    if kwargs:
-        out = kwargs.get("out")
-        if out is not None:
-            # NumPy hands back its `out` views: return the caller's own objects.
-            np_kwargs = to_numpy(kwargs)
-            return _restore_outputs(fn(*to_numpy(args), **np_kwargs), out, np_kwargs["out"])
-    return _call_numpy(fn, args, kwargs)
+def call(name, fn, args, kwargs, *, count_errors=True):
+    """Runs NumPy's `fn` on converted arguments (counted as a fallback of `name`).
+
+    ``count_errors=False`` counts the call only when NumPy returns: a call that NumPy rejects
+    too (an argument error npc already found) was not served by NumPy.
+    """
+    if count_errors:
+        record(name)
+    out = kwargs.get("out") if kwargs else None
+    if out is not None:
+        # NumPy hands back its `out` views: return the caller's own objects.
+        np_kwargs = to_numpy(kwargs)
+        r = _restore_outputs(fn(*to_numpy(args), **np_kwargs), out, np_kwargs["out"])
+    else:
+        r = _call_numpy(fn, args, kwargs)
+    if not count_errors:
+        record(name)
+    return r
 
 
 def wrap_function(name, fn):

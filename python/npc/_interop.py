@@ -419,7 +419,7 @@ def _subclass_call(numpy_fn, native, args, kwargs, error):
     if config.strict_fallback or _any_callable(args) or _any_callable(kwargs.values()):
         raise error
     try:
-        return call(_GUARD_NAMES[id(native)], numpy_fn, args, kwargs)
+        return call(_GUARD_NAMES[id(native)], numpy_fn, args, kwargs, count_errors=False)
     except Exception as e:  # noqa: BLE001 (NumPy's error, whatever its type, is the answer)
         raise e.with_traceback(None) from None
 

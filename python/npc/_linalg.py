@@ -135,6 +135,8 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
 
 
 def _matmul_op(self, other):
+    if _core._overrides_ufuncs(other):  # a Dask array, ... (Note [foreign ufunc overrides])
+        return _np.matmul(self, other)
     try:
         return matmul(self, other)
     except TypeError:
@@ -142,6 +144,8 @@ def _matmul_op(self, other):
 
 
 def _rmatmul_op(self, other):
+    if _core._overrides_ufuncs(other):
+        return _np.matmul(other, self)
     try:
         return matmul(other, self)
     except TypeError:

@@ -386,6 +386,12 @@ def _make_unop(name):
     return op
 
 
+def _foreign_operator(op_id, a, b):
+    """a <op> b where an operand's type overrides ufuncs (a Dask array, ...): NumPy's ufunc
+    lets that type's __array_ufunc__ decide (Note [foreign ufunc overrides], bind_ops.cpp)."""
+    return _UFUNCS[_TABLE[op_id][0]]._np(a, b)
+
+
 def _operator_fallback(op_id, args, out):
     """Operators whose operands are not native to npc run on NumPy (called from C++)."""
     uf = _UFUNCS[_TABLE[op_id][0]]

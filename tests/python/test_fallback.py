@@ -569,3 +569,14 @@ def test_resize_in_place():
 def test_ndarray_constructor():
     a = npc.ndarray((2, 3), dtype=npc.float32)
     assert type(a) is npc.ndarray and a.shape == (2, 3) and a.dtype == numpy.float32
+
+
+def test_calls_numpy_rejects_too_are_not_counted():
+    # npc finds the argument error (min of an empty axis); NumPy, asked for its own message,
+    # raises too: nothing ran on NumPy, so nothing is counted (Dask's meta inference does this).
+    npc.reset_fallback_stats()
+    with pytest.raises(ValueError, match="zero-size array"):
+        npc.min(npc.empty((0, 3)), axis=0)
+    with pytest.raises(ValueError, match="zero-size array"):
+        numpy.min(npc.empty((0, 3)), axis=0)
+    assert npc.fallback_stats() == {}

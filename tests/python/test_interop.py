@@ -193,6 +193,29 @@ def test_opt_out_types_get_reflected_operators():
     assert npc.arange(3.0) + OptOut() == "reflected"
 
 
+class Overrides:
+    """A type that overrides ufuncs (as Dask arrays do) and also converts with __array__."""
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return ("overrides", ufunc.__name__, tuple(type(x).__name__ for x in inputs))
+
+    def __array__(self, dtype=None, copy=None):
+        raise AssertionError("converted instead of deferring")
+
+
+@pytest.mark.parametrize("lib", [numpy, npc])
+def test_operators_let_types_that_override_ufuncs_decide(lib):
+    # Note [foreign ufunc overrides]: operators give the type's __array_ufunc__ the call, as
+    # numpy.ndarray's do, instead of converting the operand.
+    a, o = lib.arange(3.0), Overrides()
+    name = type(a).__name__
+    assert a + o == ("overrides", "add", (name, "Overrides"))
+    assert o - a == ("overrides", "subtract", ("Overrides", name))
+    assert (a < o) == ("overrides", "less", (name, "Overrides"))
+    assert a.__mul__(o) == ("overrides", "multiply", (name, "Overrides"))
+    assert a.__rtruediv__(o) == ("overrides", "divide", ("Overrides", name))
+    assert a @ o == ("overrides", "matmul", (name, "Overrides"))
+
+
 # ---------------------------------------------------------------- routing to native
 def test_array_ufunc_routes_to_native_by_name(monkeypatch):
     calls = []

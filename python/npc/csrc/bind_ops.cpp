@@ -385,6 +385,34 @@ bool defers(py::handle other) {
   return none;
 }
 
+// Note [foreign ufunc overrides]
+// An operand of a type that overrides ufuncs (an __array_ufunc__ other than None that is not
+// NumPy's own: Dask arrays, xarray and pandas objects, ...) decides what an operator gives, as it
+// does with numpy.ndarray: the operator calls NumPy's ufunc, whose override dispatch asks npc's
+// __array_ufunc__ (NotImplemented for such operands, python/npc/_interop.py) and then the other
+// type's. Without this, `npc_array + dask_array` converted the Dask array with __array__
+// (computing it whole) instead of giving a Dask array.
+bool overrides_ufuncs(PyObject* o) {
+  if (PyFloat_CheckExact(o) || PyLong_CheckExact(o) || PyComplex_CheckExact(o) || PyBool_Check(o) || array_ptr(o) ||
+      PyUnicode_Check(o) || PyList_Check(o) || PyTuple_Check(o) || o == Py_None)
+    return false;
+  if (py::detail::npy_api::get().PyArray_Check_(o)) return false;  // NumPy arrays and their subclasses
+  PyObject* au = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), "__array_ufunc__");
+  if (!au) {
+    PyErr_Clear();
+    return false;
+  }
+  bool r = au != Py_None;
+  Py_DECREF(au);
+  return r;
+}
+
+// a <op> b through NumPy's ufunc (Note [foreign ufunc overrides]).
+py::object foreign_operator(int op_id, py::handle a, py::handle b) {
+  static py::object* fn = new py::object(py::module_::import("npc._ufunc").attr("_foreign_operator"));
+  return (*fn)(op_id, a, b);
+}
+
 py::object operator_fallback(int op_id, py::tuple args, py::object out) {
   static py::object* fb = new py::object(py::module_::import("npc._ufunc").attr("_operator_fallback"));
   return (*fb)(op_id, args, out);
@@ -393,6 +421,7 @@ py::object operator_fallback(int op_id, py::tuple args, py::object out) {
 // a <op> b as an ndarray operator: fast path, then the general ufunc call.
 py::object binary_operator(int op_id, py::handle a, py::handle b, bool inplace) {
   if (defers(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  if (!inplace && overrides_ufuncs(b.ptr())) return foreign_operator(op_id, a, b);
   py::tuple args = py::make_tuple(a, b);
   py::object out = inplace ? py::object(py::make_tuple(a)) : py::object(py::none());
   py::object r = ufunc_call_impl(op_id, args, out, py::none(), -1, 3, "K");
@@ -408,9 +437,11 @@ py::object binary_operator(int op_id, py::handle a, py::handle b, bool inplace) 
 // on the right), so the ufunc always sees (a, b).
 PyObject* binary_slot(OpId op, PyObject* a, PyObject* b) {
   return guarded([&]() -> PyObject* {
-    if (defers(array_ptr(a) ? b : a)) return Py_NewRef(Py_NotImplemented);
+    PyObject* other = array_ptr(a) ? b : a;
+    if (defers(other)) return Py_NewRef(Py_NotImplemented);
     PyObject* args[2] = {a, b};
     if (py::object r = fast_ufunc_call(op, args, 2)) return wrap_ufunc_result(std::move(r), args, 2).release().ptr();
+    if (overrides_ufuncs(other)) return foreign_operator(static_cast<int>(op), a, b).release().ptr();
     py::tuple t = py::make_tuple(py::handle(a), py::handle(b));
     py::object r = ufunc_call_impl(static_cast<int>(op), t, py::none(), py::none(), -1, 3, "K");
     if (r.is(not_native())) r = operator_fallback(static_cast<int>(op), t, py::none());
@@ -1026,6 +1057,9 @@ void bind_ops(py::module_& m) {
     return wrap(where(oc.array, ox, oy));
   }, "numpy.where(cond, x, y).");
 
+  m.def("_overrides_ufuncs", [](py::handle x) { return overrides_ufuncs(x.ptr()); },
+        "True when x's type overrides ufuncs and is neither npc's nor NumPy's (Note [foreign ufunc overrides]).");
+
   // Installs the arithmetic operators of npc.ndarray as C++ methods (no Python frame per call).
   m.def("_install_operators", [](py::object cls, py::dict binary, py::dict reflected, py::dict inplace, py::dict unary) {
     for (auto item : binary) {
@@ -1039,6 +1073,7 @@ void bind_ops(py::module_& m) {
       cls.attr(item.first) = py::cpp_function(
           [op](py::handle self, py::handle other) -> py::object {
             if (defers(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+            if (overrides_ufuncs(other.ptr())) return foreign_operator(op, other, self);
             py::tuple args = py::make_tuple(other, self);
             py::object r = ufunc_call_impl(op, args, py::none(), py::none(), -1, 3, "K");
             if (r.is(not_native())) r = operator_fallback(op, args, py::none());
