@@ -115,6 +115,7 @@ bool contains_loops(const Block& b);
 void unroll_small(Block& b);
 void hoist_invariants(Block& b, const std::vector<KBuffer>& bufs);
 void reuse_reduced_values(Block& top, const std::vector<KBuffer>& bufs);
+bool has_control(const Block& b);
 
 // The kernel emitter for one group of roots (Note [placement]).
 class Emitter {
@@ -129,6 +130,8 @@ class Emitter {
       // Note [writes as nests]
     } else if (roots.size() == 1 && is_scan(roots[0])) {
       nests.push_back(scan(roots[0]));  // Note [scans in kernels]
+    } else if (roots.size() == 1 && row_order_sum(roots[0], nests)) {
+      // Note [row-order outer sums]
     } else {
       nests.push_back(nest(space_, [&](const std::vector<Lin>& idx) {
         for (NodeRef r : roots) store(r, idx, value(r, idx, /*as_root=*/true));
@@ -303,6 +306,71 @@ class Emitter {
         b.push_back(l);
       }
       store(n, b, value(val, idx));
+    }));
+    return true;
+  }
+
+  // Note [row-order outer sums]
+  // A float sum over the rows of a 2-D array (`x.sum(axis=0)`, the last axis kept) adds each
+  // column in row order (Note [outer-axis sums]); as one loop nest per output element that
+  // walks a column, every load is a new cache line. When the sum is a kernel of its own
+  // (up to 8192 rows, where it is one running sum per column), it is emitted in NumPy's own
+  // order instead: row 0 initialises the output row (0 + x[0, c]), then each following row
+  // is added into it, in blocks of 256 columns (the parallel loop; each block's output stays
+  // in L1) with the rows in order inside a block. Every output element sees the same
+  // additions in the same order as before, so the bits do not change.
+  bool row_order_sum(NodeRef n, std::vector<Block>& nests) {
+    if (n->kind != NodeKind::Reduce || n->op != OpId::add || n->value.has_value()) return false;
+    const DType t = n->dtype;
+    NodeRef src = n->args[0];
+    if ((t != DType::Float32 && t != DType::Float64) || src->dtype != t || src->ndim() != 2) return false;
+    if (n->params.size() != 2 || n->params[1] != 0) return false;
+    if (!src->shape[0].is_static() || !src->shape[1].is_static()) return false;
+    const int64_t rows = src->shape[0].value(), cols = src->shape[1].value();
+    if (rows < 2 || rows > 8192 || cols < 1) return false;
+    const bool keep = n->params[0] != 0;
+    auto out_idx = [&](const Lin& c) { return keep ? std::vector<Lin>{Lin::constant(0), c} : std::vector<Lin>{c}; };
+    auto add = [&](const std::string& a, const Val& b, int level) {
+      Expr e{Expr::K::Lit, t};
+      e.args = {Val{"(" + a + " + " + b.text + ")", t}};
+      return let(t, e, level);
+    };
+    nests.push_back(nest(SymShape{Dim::fixed(cols)}, [&](const std::vector<Lin>& idx) {
+      Val v = value(src, {Lin::constant(0), idx[0]});
+      store(n, out_idx(idx[0]), add(literal(npc::Scalar::from_int(0), t), v, lin_level(idx[0])));
+    }));
+    constexpr int64_t kBlock = 256;
+    const int64_t nblocks = (cols + kBlock - 1) / kBlock;
+    nests.push_back(nest(SymShape{Dim::fixed(nblocks)}, [&](const std::vector<Lin>& bidx) {
+      const std::string r = fresh("r"), c = fresh("c");
+      for (const std::string& var : {r, c}) {
+        scopes_.emplace_back();
+        scopes_.back().var = var;
+        stack_.push_back(&scopes_.back());
+        level_[var] = static_cast<int>(stack_.size()) - 1;
+      }
+      const int clevel = static_cast<int>(stack_.size()) - 1;
+      Val v = value(src, {Lin::atom(r), Lin::atom(c)});
+      Val o = load(n, out_idx(Lin::atom(c)));
+      store(n, out_idx(Lin::atom(c)), add(o.text, v, clevel));
+      Stmt fc{Stmt::K::For};
+      fc.var = c;
+      fc.lo = bidx[0].scaled(kBlock);
+      fc.hi = Lin::atom("std::min<int64_t>(" + std::to_string(cols) + ", " + bidx[0].scaled(kBlock).str() + " + " +
+                        std::to_string(kBlock) + ")");
+      fc.body = std::move(stack_.back()->stmts);
+      fc.simd = !has_control(fc.body);
+      stack_.pop_back();
+      level_.erase(c);
+      stack_.back()->stmts.push_back(std::move(fc));
+      Stmt fr{Stmt::K::For};
+      fr.var = r;
+      fr.lo = Lin::constant(1);
+      fr.hi = Lin::constant(rows);
+      fr.body = std::move(stack_.back()->stmts);
+      stack_.pop_back();
+      level_.erase(r);
+      stack_.back()->stmts.push_back(std::move(fr));
     }));
     return true;
   }
