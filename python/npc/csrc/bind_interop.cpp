@@ -145,6 +145,44 @@ py::object to_numpy(py::handle self) {
   return result;
 }
 
+}  // namespace
+
+// Note [storages of NumPy arrays]
+// An npc array over a NumPy array's memory is a view of a storage that spans the whole block
+// of the NumPy array that owns the memory (the last numpy.ndarray along `.base`), not only
+// the bytes the view reaches: the tracer's covering views of strided arguments (Note
+// [strided inputs] in src/tracer/trace.cpp) read the owner's memory between and around the
+// elements, and with_geometry checks every view against its storage (Note [view bounds]).
+namespace {
+// Lowest byte and one past the highest byte a NumPy array reaches; {0, 0} when it is empty.
+std::pair<uintptr_t, uintptr_t> numpy_extent(const py::detail::PyArray_Proxy* a, int64_t isz) {
+  int64_t lo = 0, hi = isz;
+  for (int d = 0; d < a->nd; ++d) {
+    if (a->dimensions[d] == 0) return {0, 0};
+    const int64_t span = static_cast<int64_t>(a->strides[d]) * (a->dimensions[d] - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  const auto p = reinterpret_cast<uintptr_t>(a->data);
+  return {p + static_cast<uintptr_t>(lo), p + static_cast<uintptr_t>(hi)};
+}
+}  // namespace
+
+std::span<std::byte> numpy_valid_block(PyObject* arr) {
+  auto& api = py::detail::npy_api::get();
+  const auto* x = py::detail::array_proxy(arr);
+  PyObject* root = arr;
+  for (PyObject* b = x->base; b && api.PyArray_Check_(b); b = py::detail::array_proxy(root)->base) root = b;
+  if (root == arr) return {};  // the owner itself: its own bytes
+  const auto [xlo, xhi] = numpy_extent(x, py::reinterpret_borrow<py::array>(arr).itemsize());
+  const auto [rlo, rhi] = numpy_extent(py::detail::array_proxy(root), py::reinterpret_borrow<py::array>(root).itemsize());
+  // An empty view, or one that is not inside its owner's block (never for NumPy's own views):
+  // the view's own bytes.
+  if (xlo == xhi || xlo < rlo || xhi > rhi) return {};
+  return {reinterpret_cast<std::byte*>(rlo), static_cast<size_t>(rhi - rlo)};
+}
+
+namespace {
+
 std::optional<ndarray> ndarray_of_numpy(py::handle o) {
   auto& api = py::detail::npy_api::get();
   // Exactly numpy.ndarray: subclasses (masked arrays, matrix, memmap, user classes) keep
@@ -168,7 +206,7 @@ std::optional<ndarray> ndarray_of_numpy(py::handle o) {
                             AcquireGil g;
                             Py_DECREF(raw);
                           },
-                          (flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0);
+                          (flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0, numpy_valid_block(o.ptr()));
   return a;
 }
 
