@@ -305,6 +305,8 @@ def _view(self, dtype=None, type=None):
 
 
 def _reshape(self, *shape, order="C", copy=None):
+    if not shape:
+        raise TypeError("reshape() takes exactly 1 argument (0 given)")
     if len(shape) == 1 and not isinstance(shape[0], int):
         shape = shape[0]
     if copy:

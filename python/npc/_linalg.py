@@ -125,6 +125,8 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
     ValueError
         0-d operands, or core dimensions ``k`` that differ (NumPy's gufunc messages).
     """
+    if out is not None and not isinstance(out, (ndarray, _np.ndarray, tuple)):
+        raise TypeError("return arrays must be of ArrayType")  # NumPy's ufunc check of out=
     if casting != "same_kind" or order != "K" or not subok or signature is not None \
             or axes is not None or axis is not None:
         raise NotNative

@@ -1201,15 +1201,25 @@ _select = where
 
 
 def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValue, max=_np._NoValue, **kwargs):
-    """numpy.clip: minimum(maximum(a, a_min), a_max) with NumPy 2's promotion (NaN propagates)."""
-    if min is not _np._NoValue:
-        a_min = min
-    if max is not _np._NoValue:
-        a_max = max
-    if a_min is _np._NoValue:
-        a_min = None
-    if a_max is _np._NoValue:
-        a_max = None
+    """numpy.clip: minimum(maximum(a, a_min), a_max) with NumPy 2's promotion (NaN propagates).
+
+    Bounds are both positional (``a_min``, ``a_max``; None for no bound) or both keywords
+    (``min``, ``max``), as NumPy's: TypeError when one positional bound is missing,
+    ValueError for both kinds at once."""
+    if a_min is _np._NoValue and a_max is _np._NoValue:
+        a_min = None if min is _np._NoValue else min
+        a_max = None if max is _np._NoValue else max
+    elif a_min is _np._NoValue:
+        raise TypeError("clip() missing 1 required positional argument: 'a_min'")
+    elif a_max is _np._NoValue:
+        raise TypeError("clip() missing 1 required positional argument: 'a_max'")
+    elif min is not _np._NoValue or max is not _np._NoValue:
+        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` are provided is forbidden.")
+    return _clip(a, a_min, a_max, out, **kwargs)
+
+
+def _clip(a, a_min, a_max, out=None, **kwargs):
+    """numpy.ndarray.clip (NumPy's _methods._clip): None is no bound."""
     x = _native(a)
     if isinstance(x, ndarray) and x.dtype.kind in "iu":
         # NumPy's _clip: a Python int bound beyond the integer dtype's range is no bound
@@ -1220,7 +1230,8 @@ def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValu
         if type(a_max) is int and a_max >= info.max:
             a_max = None
     if a_min is None and a_max is None:
-        return positive(a, out=out, **kwargs) if out is not None or kwargs else asarray_copy(a)  # noqa: F821
+        # NumPy's identity: positive(a) (a scalar for 0-d input; no loop for bool, objects, str).
+        return positive(a, out=out, **kwargs)  # noqa: F821
     if a_min is not None and a_max is not None and isinstance(x, ndarray) and x.dtype.kind == "f" and \
             x.dtype.itemsize > 2 and _np.ndim(a_min) == 0 and _np.ndim(a_max) == 0:
         # numpy.clip with two scalar bounds keeps x where it equals a bound (clip(-0.0, 0, 1)
@@ -1232,11 +1243,6 @@ def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValu
     if a_max is not None:
         r = minimum(r, a_max, out=out, **kwargs)  # noqa: F821
     return r
-
-
-def asarray_copy(a):
-    x = _native(a)
-    return x.copy() if isinstance(x, ndarray) else _np.array(a)
 
 
 def _power_of_ten(n):
@@ -1252,6 +1258,19 @@ def _power_of_ten(n):
     return r
 
 
+def _decimals(d):
+    """round's `decimals` as NumPy converts it (a C int): OverflowError beyond C long, then
+    beyond int."""
+    d = _operator.index(d)
+    if not -2 ** 63 <= d < 2 ** 63:
+        raise OverflowError("Python int too large to convert to C long")
+    if d >= 2 ** 31:
+        raise OverflowError("signed integer is greater than maximum")
+    if d < -2 ** 31:
+        raise OverflowError("signed integer is less than minimum")
+    return d
+
+
 def round(a, decimals=0, out=None):
     """numpy.round/around: round half to even to `decimals` places (NumPy's
     multiply-rint-divide for floats, with NumPy's power of ten as a weak Python float;
@@ -1261,7 +1280,7 @@ def round(a, decimals=0, out=None):
     if x is None:
         _fallback.record("round")
         return _np.round(a, decimals, out)
-    decimals = _operator.index(decimals)
+    decimals = _decimals(decimals)
     k = x.dtype.kind
     if k in "iu":
         if decimals >= 0:
@@ -1350,6 +1369,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """numpy.nan_to_num: NaN -> `nan`, +inf -> `posinf` (default: the dtype's max), -inf ->
     `neginf` (default: the dtype's min); complex parts separately. A 0-d input gives a
     NumPy scalar, as NumPy's."""
+    if isinstance(copy, str):
+        raise ValueError("strings are not allowed for 'copy' keyword. Use True/False/None instead.")
     a = _native(x)
     if a is None:
         _fallback.record("nan_to_num")
@@ -1392,6 +1413,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     if x is None or y is None:
         _fallback.record("isclose")
         return _np.isclose(_to_numpy(a), _to_numpy(b), rtol, atol, equal_nan)
+    _check_tolerances(rtol, atol)
     if isinstance(y, ndarray):
         dt = _np.result_type(y.dtype, 1.0)
         if y.dtype != dt:
@@ -1405,6 +1427,23 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         if equal_nan:
             r = logical_or(r, logical_and(isnan(x), isnan(y)))  # noqa: F821
     return r
+
+
+def _check_tolerances(rtol, atol):
+    """NumPy's check of isclose's tolerances: TypeError for values isfinite has no loop for
+    (Python ints beyond 64 bits), and the 'invalid' error state's reaction (warning,
+    FloatingPointError, ...) to infinite or NaN tolerances."""
+    if type(rtol) is float and type(atol) is float and rtol - rtol == 0 and atol - atol == 0:
+        return  # finite floats (the common case)
+    if not (_np.all(_np.isfinite(_to_numpy(atol))) and _np.all(_np.isfinite(_to_numpy(rtol)))):
+        err_s = _np.geterr()["invalid"]
+        err_msg = f"One of rtol or atol is not valid, atol: {atol}, rtol: {rtol}"
+        if err_s == "warn":
+            warnings.warn(err_msg, RuntimeWarning, stacklevel=3)
+        elif err_s == "raise":
+            raise FloatingPointError(err_msg)
+        elif err_s == "print":
+            print(err_msg)
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -1584,7 +1623,7 @@ def _m_round(self, decimals=0, out=None):
 
 
 def _m_clip(self, min=None, max=None, out=None, **kwargs):
-    return clip(self, min, max, out, **kwargs)
+    return _clip(self, min, max, out, **kwargs)
 
 
 def _m_conj(self):
