@@ -14,7 +14,7 @@ import numpy as _np
 
 from . import _core
 from . import _fallback
-from ._array import _as_npc, _from_numpy, _wrap_ufunc_result, ndarray
+from ._array import _as_npc, _from_numpy, _subclass_wrapper, _wrap_result, _wrap_ufunc_result, ndarray
 from ._dtypes import DTYPES, code_of
 
 _NOT_NATIVE = object()  # returned by the bindings when an operand is not native to npc
@@ -178,7 +178,8 @@ class ufunc(_core._UfuncBase):
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_np._NoValue,
                where=True):
         """numpy.ufunc.reduce: reduces `array` along `axis` (int, tuple or None)."""
-        return _reduce(self, array, axis, dtype, out, keepdims, initial, where)
+        r = _reduce(self, array, axis, dtype, out, keepdims, initial, where)
+        return _method_result(r, (array,), out, True)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
         """numpy.ufunc.accumulate: running reduction along `axis`; same shape as `array`."""
@@ -205,8 +206,8 @@ class ufunc(_core._UfuncBase):
                 self.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
             _check_reduce_loop(self, a, dtype, out, accumulate=True)
             _warn_complex_casts(a, dtype, out, reduce=False)
-        return _core.ufunc_accumulate(self._id, a, _operator.index(axis),
-                                      -1 if dtype is None else code_of(dtype), out)
+        r = _core.ufunc_accumulate(self._id, a, _operator.index(axis), -1 if dtype is None else code_of(dtype), out)
+        return _method_result(r, (array,), out)
 
     def outer(self, A, B, /, **kwargs):
         """numpy.ufunc.outer: op(a[i...], b[j...]) over all pairs; shape a.shape + b.shape."""
@@ -228,8 +229,8 @@ class ufunc(_core._UfuncBase):
             return self(a.reshape(a.shape + (1,) * b.ndim), b, dtype=dtype, **kwargs)
         r = _core.ufunc_outer(self._id, A, B, -1 if dtype is None else code_of(dtype))
         if r is _NOT_NATIVE:
-            return self._fallback("outer", (A, B), {})
-        return r
+            r = self._fallback("outer", (A, B), {})
+        return _method_result(r, (A, B), None)
 
     def at(self, a, indices, b=None, /):
         """numpy.ufunc.at: unbuffered in-place op on `a[indices]` (repeated indices
@@ -282,10 +283,21 @@ class ufunc(_core._UfuncBase):
             _fp_error(flags, self.__name__ if indexed else "at")
 
     def reduceat(self, *args, **kwargs):
-        return self._fallback("reduceat", args, kwargs)
+        r = self._fallback("reduceat", args, kwargs)
+        return _method_result(r, args[:1] or (kwargs.get("array"),), kwargs.get("out"))
 
     def resolve_dtypes(self, *args, **kwargs):
         return self._np.resolve_dtypes(*args, **kwargs)
+
+
+def _method_result(r, inputs, out, keep_0d=False):
+    """The result of ufunc.reduce/accumulate/outer/reduceat as NumPy gives it for instances of
+    Python subclasses of npc.ndarray: wrapped by the subclass operand of highest priority
+    (reductions to 0-d too), unless written into `out` (Note [ndarray subclasses])."""
+    if out is not None and not (isinstance(out, tuple) and builtins.all(o is None for o in out)):
+        return r
+    best = _subclass_wrapper(inputs)
+    return r if best is None else _wrap_result(r, best, keep_0d)
 
 
 # Every ufunc row of the op table becomes a module-level ufunc.

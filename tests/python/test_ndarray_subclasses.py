@@ -166,7 +166,11 @@ def test_methods_keep_subclass(expr):
     assert _outcomes(npc, expr) == _outcomes(numpy, expr)
 
 
-@pytest.mark.xfail(strict=True, reason="npc's public functions (npc.sum, npc.dot, ufunc.reduce) return base-class "
-                                       "arrays for npc.ndarray subclasses; NumPy's keep the class")
-def test_functions_keep_subclass():
-    assert _outcomes(npc, "m.sum(r, axis=0)") == _outcomes(numpy, "m.sum(r, axis=0)")
+@pytest.mark.parametrize("expr", ["m.sum(r, axis=0)", "m.sum(r)", "m.dot(r.reshape(2, 3), r.reshape(3, 2))",
+                                  "m.add.reduce(r)", "m.add.reduce(r.reshape(2, 3))", "r.reshape(2, 3) @ r.reshape(2, 3).T",
+                                  "r @ r", "m.add.accumulate(r)", "m.multiply.outer(r, r)", "m.mean(r)"])
+def test_functions_keep_subclass(expr):
+    """Public functions, ufunc methods and `@` on a subclass instance: results take the class
+    as NumPy's do (Note [subclass results of functions] in python/npc/_interop.py; the wider
+    comparison is tests/python/test_ndarray_subclass_functions.py)."""
+    assert _outcomes(npc, expr) == _outcomes(numpy, expr)
