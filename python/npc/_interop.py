@@ -463,8 +463,11 @@ def _destinations(name, fn):
 #   "wrap0d"  arrays and NumPy scalars (as 0-d arrays) take the class (reductions);
 #   "wrap"    arrays take the class, scalars stay scalars;
 #   "base"    instances of the class become base-class views (asarray, copy, broadcast_to);
+#   "dot"     the class of the operand of higher priority, the first on ties (numpy.dot's
+#             PyArray_MatrixProduct2), for array results;
 #   a tuple   one rule per item of a tuple result;
-#   callable  rule(args, kwargs) gives the rule (round: by its decimals).
+#   callable  rule(args, kwargs) gives the rule (round: by its decimals; unique: by what it
+#             returns).
 # Functions without a rule return what the native function returns (new base-class arrays,
 # or views that keep the class as NumPy's views do). A result that is an argument (out=) is
 # left alone, but for "base" (asarray(r) is a new base-class view of r). numpy.matmul, vecdot,
@@ -480,12 +483,22 @@ def _round_rule(args, kwargs):
     return "base"
 
 
+def _unique_rule(args, kwargs):
+    """numpy.unique: the unique values and their first indices keep the class; the inverse
+    indices and the counts are new base-class arrays."""
+    flags = [bool(args[i]) if len(args) > i else bool(kwargs.get(k, False))
+             for i, k in ((1, "return_index"), (2, "return_inverse"), (3, "return_counts"))]
+    if not any(flags):
+        return "wrap"
+    return ("wrap",) + tuple(r for r, f in zip(("wrap", "base", "base"), flags) if f)
+
+
 _RESULT_RULES = {"npc." + n: "wrap0d" for n in (
     "sum", "mean", "max", "min", "amax", "amin", "prod", "any", "all", "var", "std", "median", "nansum",
     "nanmean", "nanmax", "nanmin", "nanmedian", "nanstd", "nanvar", "nanprod", "trapezoid", "ptp", "average",
     "vecdot", "matmul")}
 _RESULT_RULES.update({"npc." + n: "wrap" for n in (
-    "dot", "argmax", "argmin", "nanargmax", "nanargmin", "count_nonzero", "percentile", "quantile",
+    "argmax", "argmin", "nanargmax", "nanargmin", "count_nonzero", "percentile", "quantile",
     "nanpercentile", "nanquantile", "trace", "sort", "argsort", "partition", "cumsum", "cumprod", "nancumsum",
     "nancumprod", "cumulative_sum", "cumulative_prod", "zeros_like", "ones_like", "empty_like", "full_like",
     "unique_values", "clip", "roll", "repeat", "take", "kron", "linspace", "nan_to_num", "gradient", "insert",
@@ -497,8 +510,9 @@ _RESULT_RULES.update({"npc." + n: "base" for n in (
     "triu", "tril", "cov", "corrcoef", "interp", "convolve", "append", "pad", "resize", "lexsort", "select",
     "choose", "column_stack", "dstack", "hstack", "vstack", "block", "argwhere", "flatnonzero", "sinc",
     "unwrap", "bincount", "digitize")})
-_RESULT_RULES.update({"npc.round": _round_rule, "npc.around": _round_rule, "npc.unique_counts": ("wrap", "base"),
-                      "npc.unique": "wrap"})
+_RESULT_RULES.update({"npc.dot": "dot", "npc.round": _round_rule, "npc.around": _round_rule, "npc.unique": _unique_rule,
+                      "npc.unique_counts": ("wrap", "base"), "npc.unique_inverse": ("wrap", "base"),
+                      "npc.unique_all": ("wrap", "wrap", "base", "base")})
 _RESULT_RULES.update({"npc.linalg." + n: "wrap" for n in (
     "inv", "solve", "matrix_power", "pinv", "cholesky", "qr", "tensorsolve", "multi_dot", "diagonal")})
 _RESULT_RULES.update({"npc.linalg.matmul": "wrap0d", "npc.linalg.vecdot": "wrap0d", "npc.linalg.svd": ("wrap", "base", "wrap"),
@@ -555,6 +569,17 @@ def _apply_result_rule(rule, result, inputs):
         if isinstance(result, ndarray) and type(result) is not ndarray:
             return result.view(ndarray)
         return result
+    if rule == "dot":
+        if len(inputs) < 2:
+            return result
+        a, b = inputs[:2]
+        prio = ndarray.__array_priority__
+        pa = getattr(a, "__array_priority__", prio) if isinstance(a, ndarray) else prio
+        pb = getattr(b, "__array_priority__", prio) if isinstance(b, ndarray) else prio
+        best = b if pb > pa else a
+        if not isinstance(best, ndarray) or type(best) is ndarray:
+            return result
+        return _wrap_result(result, best, False)
     best = _subclass_wrapper(inputs)
     if best is None:
         return result
