@@ -650,8 +650,11 @@ def _subclass_result_method(name, fn, wrap_result):
 
     def method(self, *args, **kwargs):
         r = fn(self, *args, **kwargs)
-        if type(self) is ndarray or kwargs.get("out") is not None:
+        if type(self) is ndarray or kwargs.get("out") is not None or any(r is a for a in args):
             return r
+        if name == "round" and _round_rule((self,) + args, kwargs) == "base":
+            # NumPy rounds to nonzero decimals into a new base-class array.
+            return r.view(ndarray) if isinstance(r, ndarray) and type(r) is not ndarray else r
         if not keep_0d and not isinstance(r, ndarray):
             return r
         return wrap_result(r, (self,))

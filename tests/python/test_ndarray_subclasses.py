@@ -159,7 +159,9 @@ def test_ufunc_with_keywords_keeps_subclass(expr):
                                   "r.cumsum()", "r.clip(0, 1)", "r.round()", "r.argmax(axis=0)",
                                   "r.reshape(2, 3).argmax(axis=0)", "r.dot(r.T)", "r.reshape(2, 3).dot(r.reshape(3, 2))",
                                   "m.linalg.norm(r)", "r.reshape(2, 3).std(axis=1)", "r.var()", "r.take([0, 2])",
-                                  "r.repeat(2)", "r.compress([1, 0, 1])"])
+                                  "r.repeat(2)", "r.compress([1, 0, 1])", "r.sum()", "r.prod()", "r.max()", "r.min()",
+                                  "r.any()", "r.all()", "r.round(1)", "r.round(-1)", "r.round(0)",
+                                  "r.reshape(2, 3).trace()", "r.reshape(2, 3).dot(r.reshape(2, 3).T)"])
 def test_methods_keep_subclass(expr):
     """Method results of a subclass instance (NumPy builds them through ufuncs) and NumPy
     calls on it (no endless hand-over between NumPy and npc)."""
