@@ -1,8 +1,10 @@
 #pragma once
 /// \file creation.hpp
 /// Array creation with NumPy's names and rules (numpy.zeros, numpy.arange, numpy.linspace, ...).
+#include <cstddef>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "npc/ndarray.hpp"
@@ -51,9 +53,13 @@ ndarray array(std::span<const double> values, DType dtype);
 ndarray scalar_array(const Scalar& v);
 /// Wraps caller memory without copying (numpy.frombuffer-like): `data` is the first element,
 /// the view covers the bytes its shape and (possibly negative) byte strides reach from there;
-/// `release` runs when the last view dies. ValueError for null `data` under a non-empty
-/// shape and for strides of another length than the shape.
+/// `release` runs when the last view dies. `valid`, when not empty, is the whole block of
+/// valid memory the array lies in (its owner's, such as a NumPy base array's): the storage
+/// spans it, so views of that memory beyond the array's own elements are in bounds
+/// (Note [view bounds]); empty: the storage is the bytes the array reaches. ValueError for
+/// null `data` under a non-empty shape, for strides of another length than the shape and
+/// for an array that reaches outside `valid`.
 ndarray from_memory(void* data, DType dtype, Shape shape, Strides strides, std::function<void()> release = {},
-                    bool writeable = true);
+                    bool writeable = true, std::span<std::byte> valid = {});
 
 }  // namespace npc

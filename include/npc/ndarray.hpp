@@ -186,10 +186,9 @@ class ndarray {
   static void set_trace_hooks(const TraceHooks& hooks);
   static const TraceHooks& trace_hooks();
 
-  /// Same storage, new geometry. Not checked against the storage's size (the caller keeps
-  /// the view inside valid memory: Note [view bounds] in src/core/ndarray.cpp); ValueError
-  /// for strides of another length than the shape or negative dimensions, TypeError for a
-  /// bad DType.
+  /// Same storage, new geometry. ValueError for a non-empty view that reaches outside the
+  /// storage (Note [view bounds] in src/core/ndarray.cpp), for strides of another length than
+  /// the shape or negative dimensions; TypeError for a bad DType.
   ndarray with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const;
 
   // In-place changes of an array's own geometry (numpy's shape/strides/dtype setters and

@@ -16,7 +16,7 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 from . import _blas_env  # noqa: F401  (before _core loads OpenBLAS: Note [OpenBLAS core type])
 from . import _core
 from ._array import ndarray, flagsobj
-from ._dtypes import result_type, promote_types, can_cast
+from ._dtypes import result_type, promote_types, can_cast, issubdtype
 from ._creation import (array, asarray, asanyarray, ascontiguousarray, asfortranarray, empty, zeros,
                         ones, full, empty_like, zeros_like, ones_like, full_like, arange, linspace,
                         logspace, geomspace, eye, identity, frombuffer, fromfunction, copy)
@@ -32,7 +32,7 @@ from numpy import (dtype, bool_, bool, int8, int16, int32, int64, uint8, uint16,
                    signedinteger, unsignedinteger, inexact, floating, complexfloating, str_, bytes_,
                    void, object_, datetime64, timedelta64, finfo, iinfo, errstate, seterr, geterr,
                    seterrcall, geterrcall, set_printoptions, get_printoptions, printoptions,
-                   newaxis, pi, e, inf, nan, euler_gamma, little_endian, isdtype, issubdtype)
+                   newaxis, pi, e, inf, nan, euler_gamma, little_endian, isdtype)
 
 # --- ufuncs, reductions, statistics (src/ops; python/npc/_ufunc.py)
 from ._ufunc import *  # noqa: E402,F401,F403

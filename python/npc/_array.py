@@ -237,8 +237,11 @@ _TYPE = type
 # every new instance (obj None from the constructor, the source array for views, slices and
 # ufunc results), views and slices keep the class (bindings: finalize_like), and ufunc and
 # operator results take the class of the operand of highest ``__array_priority__`` through its
-# ``__array_wrap__`` (bindings: wrap_ufunc_result), 0-d results included, as NumPy does.
-# Instance attributes (``info``) live in the instance's ``__dict__``.
+# ``__array_wrap__`` (bindings: wrap_ufunc_result), 0-d results included, as NumPy does. So
+# do ufunc.reduce/accumulate/outer/reduceat, ``@`` and matmul-like functions (NumPy ufuncs);
+# the results of public functions follow NumPy's rule for each function (Note [subclass
+# results of functions] in _interop.py). Instance attributes (``info``) live in the
+# instance's ``__dict__``.
 
 
 def _as_subclass(arr, cls, obj):
@@ -255,22 +258,40 @@ def _finalize_like(result, self):
     return _as_subclass(result, type(self), self)
 
 
-def _wrap_ufunc_result(result, inputs):
-    """A ufunc/operator result, wrapped by the subclass operand of highest priority."""
+def _subclass_wrapper(inputs):
+    """The instance of a Python subclass of npc.ndarray of highest __array_priority__ among
+    `inputs` (the first on ties), or None."""
     best = None
     for x in inputs:
         if isinstance(x, ndarray) and type(x) is not ndarray:
             if best is None or getattr(x, "__array_priority__", 0.0) > getattr(best, "__array_priority__", 0.0):
                 best = x
-    if best is None:
-        return result
-    if isinstance(result, tuple):
-        return tuple(_wrap_ufunc_result(r, inputs) for r in result)
+    return best
+
+
+def _wrap_result(result, best, keep_0d=True):
+    """`result` (an npc array, a NumPy scalar when `keep_0d` makes it a 0-d array, or a
+    tuple, list or named tuple of them) wrapped by `best`'s __array_wrap__."""
+    if isinstance(result, (tuple, list)):
+        items = [_wrap_result(r, best, keep_0d) for r in result]
+        if type(result) in (tuple, list):
+            return type(result)(items)
+        return type(result)(*items)  # a named tuple (QRResult, UniqueCountsResult, ...)
     if not isinstance(result, ndarray):
-        if not isinstance(result, _np.generic):
+        if not keep_0d or not isinstance(result, _np.generic):
             return result
         result = _core._from_numpy(_np.asarray(result))
+    if type(result) is type(best):
+        return result  # a view made (and finalized) from `best` already
     return best.__array_wrap__(result, None, False)
+
+
+def _wrap_ufunc_result(result, inputs):
+    """A ufunc/operator result, wrapped by the subclass operand of highest priority."""
+    best = _subclass_wrapper(inputs)
+    if best is None:
+        return result
+    return _wrap_result(result, best)
 
 
 def _array_wrap(self, arr, context=None, return_scalar=False):
@@ -306,6 +327,8 @@ def _view(self, dtype=None, type=None):
 
 
 def _reshape(self, *shape, order="C", copy=None):
+    if not shape:
+        raise TypeError("reshape() takes exactly 1 argument (0 given)")
     if len(shape) == 1 and not isinstance(shape[0], int):
         shape = shape[0]
     if copy:

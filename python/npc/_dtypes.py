@@ -134,3 +134,13 @@ def can_cast(from_, to, casting="safe"):
     if a is None or b is None:
         return _np.can_cast(_np.dtype(src), to, casting)
     return _core.can_cast(a, b, casting)
+
+
+def issubdtype(arg1, arg2):
+    """numpy.issubdtype: whether `arg1`'s type is lower than or equal to `arg2`'s in the type
+    hierarchy. Arrays are not dtypes: TypeError "Cannot construct a dtype from an array" for
+    an npc array as for a NumPy one (numpy.dtype() reads the .dtype of other objects)."""
+    from ._core import ndarray
+    if isinstance(arg1, ndarray) or isinstance(arg2, ndarray):
+        raise TypeError("Cannot construct a dtype from an array")
+    return _np.issubdtype(arg1, arg2)

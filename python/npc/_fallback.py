@@ -121,7 +121,9 @@ def _restore_outputs(result, out, out_np):
 
 
 def call(name, fn, args, kwargs, *, count_errors=True):
-    """Runs NumPy's `fn` on converted arguments (counted as a fallback of `name`).
+    """Runs NumPy's `fn` on converted arguments (counted as a fallback of `name`). Results
+    for instances of Python subclasses of npc.ndarray take the class NumPy gives them (Note
+    [subclass results of functions] in _interop.py).
 
     ``count_errors=False`` counts the call only when NumPy returns: a call that NumPy rejects
     too (an argument error npc already found) was not served by NumPy.
@@ -133,11 +135,30 @@ def call(name, fn, args, kwargs, *, count_errors=True):
         # NumPy hands back its `out` views: return the caller's own objects.
         np_kwargs = to_numpy(kwargs)
         r = _restore_outputs(fn(*to_numpy(args), **np_kwargs), out, np_kwargs["out"])
-    else:
-        r = _call_numpy(fn, args, kwargs)
+        if not count_errors:
+            record(name)
+        return r
+    r = _call_numpy(fn, args, kwargs)
     if not count_errors:
         record(name)
+    if _holds_npc_subclass(args) or (kwargs and _holds_npc_subclass(kwargs.values())):
+        from ._interop import _subclass_result, result_rule
+        rule = result_rule(name, fn)
+        if rule is not None:
+            return _subclass_result(rule, r, args, kwargs)
     return r
+
+
+def _holds_npc_subclass(values):
+    """An instance of a Python subclass of npc.ndarray among `values` (or their list/tuple items)."""
+    for v in values:
+        t = type(v)
+        if t in (list, tuple):
+            if _holds_npc_subclass(v):
+                return True
+        elif t is not ndarray and isinstance(v, ndarray):
+            return True
+    return False
 
 
 def wrap_function(name, fn):

@@ -327,7 +327,12 @@ def diag(v, k=0):
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """numpy.trace: sum along the diagonals (uses npc's sum)."""
-    return diagonal(a, offset, axis1, axis2).sum(-1, dtype=dtype, out=out)
+    d = diagonal(a, offset, axis1, axis2)
+    if type(d) is not ndarray and isinstance(d, ndarray):
+        # NumPy's trace of a subclass instance is a scalar for 2-d input (its sum is not the
+        # subclass's reduction); arrays take the class through the public function's rule.
+        d = d.view(ndarray)
+    return d.sum(-1, dtype=dtype, out=out)
 
 
 def tril(m, k=0):

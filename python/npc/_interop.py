@@ -451,6 +451,141 @@ def _destinations(name, fn):
     return r
 
 
+# Note [subclass results of functions]
+# NumPy's public functions give results of the class of their npc.ndarray-subclass arguments
+# by how each is built: through ufuncs and ufunc.reduce (the class of the argument of highest
+# __array_priority__, by its __array_wrap__; reductions to 0-d too), through the methods of
+# the argument or `asanyarray` (the class kept), or through `asarray` and C functions that
+# make new base-class arrays. One rule per function, from NumPy's behaviour with a subclass of
+# numpy.ndarray (tests/python/test_ndarray_subclass_functions.py compares them), applied by
+# the subclass guard to the native function's results when an argument is an instance of a
+# Python subclass of npc.ndarray (_subclass_result):
+#   "wrap0d"  arrays and NumPy scalars (as 0-d arrays) take the class (reductions);
+#   "wrap"    arrays take the class, scalars stay scalars;
+#   "base"    instances of the class become base-class views (asarray, copy, broadcast_to);
+#   "dot"     the class of the operand of higher priority, the first on ties (numpy.dot's
+#             PyArray_MatrixProduct2), for array results;
+#   a tuple   one rule per item of a tuple result;
+#   callable  rule(args, kwargs) gives the rule (round: by its decimals; unique: by what it
+#             returns).
+# Functions without a rule return what the native function returns (new base-class arrays,
+# or views that keep the class as NumPy's views do). A result that is an argument (out=) is
+# left alone, but for "base" (asarray(r) is a new base-class view of r). numpy.matmul, vecdot,
+# matvec and vecmat are ufuncs: npc's functions wrap their results as ufuncs do (_linalg.py).
+def _round_rule(args, kwargs):
+    """numpy.round keeps the class when it goes through rint (decimals 0, integers with
+    decimals >= 0, complex); other decimals build a new base-class array."""
+    a = args[0] if args else kwargs.get("a")
+    d = args[1] if len(args) > 1 else kwargs.get("decimals", 0)
+    kind = getattr(getattr(a, "dtype", None), "kind", "f")
+    if kind == "c" or d == 0 or (kind in "iu" and d > 0):
+        return "wrap"
+    return "base"
+
+
+def _unique_rule(args, kwargs):
+    """numpy.unique: the unique values and their first indices keep the class; the inverse
+    indices and the counts are new base-class arrays."""
+    flags = [bool(args[i]) if len(args) > i else bool(kwargs.get(k, False))
+             for i, k in ((1, "return_index"), (2, "return_inverse"), (3, "return_counts"))]
+    if not any(flags):
+        return "wrap"
+    return ("wrap",) + tuple(r for r, f in zip(("wrap", "base", "base"), flags) if f)
+
+
+_RESULT_RULES = {"npc." + n: "wrap0d" for n in (
+    "sum", "mean", "max", "min", "amax", "amin", "prod", "any", "all", "var", "std", "median", "nansum",
+    "nanmean", "nanmax", "nanmin", "nanmedian", "nanstd", "nanvar", "nanprod", "trapezoid", "ptp", "average",
+    "vecdot", "matmul")}
+_RESULT_RULES.update({"npc." + n: "wrap" for n in (
+    "argmax", "argmin", "nanargmax", "nanargmin", "count_nonzero", "percentile", "quantile",
+    "nanpercentile", "nanquantile", "trace", "sort", "argsort", "partition", "cumsum", "cumprod", "nancumsum",
+    "nancumprod", "cumulative_sum", "cumulative_prod", "zeros_like", "ones_like", "empty_like", "full_like",
+    "unique_values", "clip", "roll", "repeat", "take", "kron", "linspace", "nan_to_num", "gradient", "insert",
+    "delete", "compress", "extract", "polyval", "i0", "piecewise", "diagflat", "setdiff1d", "matvec", "vecmat",
+    "require", "diff", "ediff1d", "tile")})
+_RESULT_RULES.update({"npc." + n: "base" for n in (
+    "copy", "array", "asarray", "ascontiguousarray", "asfortranarray", "asarray_chkfinite", "broadcast_to",
+    "broadcast_arrays", "sort_complex", "concatenate", "stack", "where", "outer", "tensordot", "cross", "diag",
+    "triu", "tril", "cov", "corrcoef", "interp", "convolve", "append", "pad", "resize", "lexsort", "select",
+    "choose", "column_stack", "dstack", "hstack", "vstack", "block", "argwhere", "flatnonzero", "sinc",
+    "unwrap", "bincount", "digitize")})
+_RESULT_RULES.update({"npc.dot": "dot", "npc.round": _round_rule, "npc.around": _round_rule, "npc.unique": _unique_rule,
+                      "npc.unique_counts": ("wrap", "base"), "npc.unique_inverse": ("wrap", "base"),
+                      "npc.unique_all": ("wrap", "wrap", "base", "base")})
+_RESULT_RULES.update({"npc.linalg." + n: "wrap" for n in (
+    "inv", "solve", "matrix_power", "pinv", "cholesky", "qr", "tensorsolve", "multi_dot", "diagonal")})
+_RESULT_RULES.update({"npc.linalg.matmul": "wrap0d", "npc.linalg.vecdot": "wrap0d", "npc.linalg.svd": ("wrap", "base", "wrap"),
+                      "npc.linalg.eigh": ("base", "wrap"), "npc.linalg.eig": ("base", "wrap"),
+                      "npc.linalg.tensorinv": "base", "npc.linalg.eigvals": "base", "npc.linalg.svdvals": "base",
+                      "npc.linalg.cross": "base"})
+
+
+def result_rule(qualname, fn=None):
+    """The rule for the results of npc function `qualname` ("npc.sum"), or of NumPy callable
+    `fn` run as a fallback: ufuncs and their methods wrap (reduce to 0-d too)."""
+    rule = _RESULT_RULES.get(qualname)
+    if rule is None and fn is not None:
+        owner = getattr(fn, "__self__", fn)
+        if isinstance(owner, _np.ufunc):
+            rule = "wrap0d" if fn is owner or fn.__name__ == "reduce" else "wrap"
+    return rule
+
+
+def _subclass_result(rule, result, args, kwargs):
+    """NumPy's class for the result of a function called with an instance of a Python
+    subclass of npc.ndarray (Note [subclass results of functions])."""
+    if callable(rule):
+        rule = rule(args, kwargs)
+    if kwargs.get("out") is not None:
+        return result
+    if kwargs.get("subok") is not None and rule in ("wrap", "base"):
+        rule = "wrap" if kwargs["subok"] else "base"  # copy, array, *_like, broadcast_to, require
+    inputs = []
+    for v in list(args) + list(kwargs.values()):
+        if type(v) in (list, tuple):
+            for w in v:
+                inputs.extend(w if type(w) in (list, tuple) else (w,))
+        else:
+            inputs.append(v)
+    if rule != "base":
+        for x in inputs:
+            if result is x:
+                return result  # a destination (out= given by position), or the argument itself
+    return _apply_result_rule(rule, result, inputs)
+
+
+def _apply_result_rule(rule, result, inputs):
+    from ._array import _subclass_wrapper, _wrap_result
+    if isinstance(rule, tuple):
+        if not isinstance(result, tuple):
+            return result
+        items = [_apply_result_rule(r, x, inputs) for r, x in zip(rule, result)] + list(result[len(rule):])
+        return type(result)(items) if type(result) is tuple else type(result)(*items)
+    if rule == "base":
+        if isinstance(result, (tuple, list)):
+            items = [_apply_result_rule(rule, x, inputs) for x in result]
+            return type(result)(items) if type(result) in (tuple, list) else type(result)(*items)
+        if isinstance(result, ndarray) and type(result) is not ndarray:
+            return result.view(ndarray)
+        return result
+    if rule == "dot":
+        if len(inputs) < 2:
+            return result
+        a, b = inputs[:2]
+        prio = ndarray.__array_priority__
+        pa = getattr(a, "__array_priority__", prio) if isinstance(a, ndarray) else prio
+        pb = getattr(b, "__array_priority__", prio) if isinstance(b, ndarray) else prio
+        best = b if pb > pa else a
+        if not isinstance(best, ndarray) or type(best) is ndarray:
+            return result
+        return _wrap_result(result, best, False)
+    best = _subclass_wrapper(inputs)
+    if best is None:
+        return result
+    return _wrap_result(result, best, rule == "wrap0d")
+
+
 def guard_subclasses(namespace, numpy_module, qualname):
     """Wraps the native public functions of an npc module (`namespace`, its dict) that
     mirror a function of `numpy_module`, so that calls with instances of numpy.ndarray
@@ -465,7 +600,8 @@ def guard_subclasses(namespace, numpy_module, qualname):
         if np_fn is None or isinstance(np_fn, type) or not callable(np_fn) or isinstance(np_fn, _np.ufunc):
             continue
         _GUARD_NAMES[id(fn)] = f"{qualname}.{name}"
-        g = _core._subclass_guard(fn, np_fn, _subclass_call, _destinations(name, fn))
+        g = _core._subclass_guard(fn, np_fn, _subclass_call, _destinations(name, fn),
+                                  _RESULT_RULES.get(f"{qualname}.{name}"), _subclass_result)
         g.__module__ = qualname  # pickled by reference to its public name
         namespace[name] = g
 
@@ -514,8 +650,11 @@ def _subclass_result_method(name, fn, wrap_result):
 
     def method(self, *args, **kwargs):
         r = fn(self, *args, **kwargs)
-        if type(self) is ndarray or kwargs.get("out") is not None:
+        if type(self) is ndarray or kwargs.get("out") is not None or any(r is a for a in args):
             return r
+        if name == "round" and _round_rule((self,) + args, kwargs) == "base":
+            # NumPy rounds to nonzero decimals into a new base-class array.
+            return r.view(ndarray) if isinstance(r, ndarray) and type(r) is not ndarray else r
         if not keep_0d and not isinstance(r, ndarray):
             return r
         return wrap_result(r, (self,))

@@ -13,7 +13,7 @@ import operator
 import numpy as _np
 
 from . import _core
-from ._array import ndarray
+from ._array import _wrap_ufunc_result, ndarray
 from ._creation import asarray, ones
 from ._fallback import NotNative, call as _fallback_call
 
@@ -25,16 +25,22 @@ __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kr
 
 def _native(np_func, qualname=None):
     """Runs the native body; NotNative (arguments npc does not handle) runs NumPy's
-    `np_func` through the fallback instead (counted and logged as a fallback)."""
+    `np_func` through the fallback instead (counted and logged as a fallback). When `np_func`
+    is a ufunc (matmul, vecdot, matvec, vecmat), results for instances of Python subclasses
+    of npc.ndarray are wrapped as ufuncs wrap them (Note [ndarray subclasses] in _array.py)."""
     name = qualname or "npc." + np_func.__name__
+    is_ufunc = isinstance(np_func, _np.ufunc)
 
     def deco(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             try:
-                return fn(*args, **kwargs)
+                r = fn(*args, **kwargs)
             except NotNative:
                 return _fallback_call(name, np_func, args, kwargs)
+            if is_ufunc and len(args) >= 2 and kwargs.get("out") is None and len(args) < 3:
+                return _wrap_ufunc_result(r, args[:2])
+            return r
         wrapper.__doc__ = fn.__doc__
         return wrapper
     return deco
@@ -125,6 +131,8 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
     ValueError
         0-d operands, or core dimensions ``k`` that differ (NumPy's gufunc messages).
     """
+    if out is not None and not isinstance(out, (ndarray, _np.ndarray, tuple)):
+        raise TypeError("return arrays must be of ArrayType")  # NumPy's ufunc check of out=
     if casting != "same_kind" or order != "K" or not subok or signature is not None \
             or axes is not None or axis is not None:
         raise NotNative

@@ -10,6 +10,7 @@ import operator
 import types
 
 import numpy as _np
+from numpy.lib.array_utils import normalize_axis_tuple as _np_normalize_axis_tuple
 
 from . import _core, _fallback
 from ._array import _as_npc, _from_numpy, ndarray
@@ -728,16 +729,14 @@ def insert(arr, obj, values, axis=None):
 def trim_zeros(filt, trim="fb", axis=None):
     """numpy.trim_zeros: leading ('f') and/or trailing ('b') zeros removed (a view)."""
     x = _arr(filt)
+    trim = trim.lower()
+    if trim not in {"fb", "bf", "f", "b"}:
+        raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
+    # NumPy's axis errors (AxisError, OverflowError beyond C long, TypeError).
+    axes = range(x.ndim) if axis is None else _np_normalize_axis_tuple(axis, x.ndim, argname="axis")
     if x.ndim == 0:
         return x[...]
-    trim = trim.lower()
-    if any(c not in "fb" for c in trim):
-        raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
     nz = _core._nonzero(x)
-    if axis is None:
-        axes = range(x.ndim)
-    else:
-        axes = [operator.index(a) % x.ndim for a in _axes(axis)]
     key = [slice(None)] * x.ndim
     for ax in axes:
         pos = _np.asarray(nz[ax])

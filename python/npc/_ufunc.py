@@ -14,7 +14,7 @@ import numpy as _np
 
 from . import _core
 from . import _fallback
-from ._array import _as_npc, _from_numpy, _wrap_ufunc_result, ndarray
+from ._array import _as_npc, _from_numpy, _subclass_wrapper, _wrap_result, _wrap_ufunc_result, ndarray
 from ._dtypes import DTYPES, code_of
 
 _NOT_NATIVE = object()  # returned by the bindings when an operand is not native to npc
@@ -178,7 +178,8 @@ class ufunc(_core._UfuncBase):
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_np._NoValue,
                where=True):
         """numpy.ufunc.reduce: reduces `array` along `axis` (int, tuple or None)."""
-        return _reduce(self, array, axis, dtype, out, keepdims, initial, where)
+        r = _reduce(self, array, axis, dtype, out, keepdims, initial, where)
+        return _method_result(r, (array,), out, True)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
         """numpy.ufunc.accumulate: running reduction along `axis`; same shape as `array`."""
@@ -205,8 +206,8 @@ class ufunc(_core._UfuncBase):
                 self.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
             _check_reduce_loop(self, a, dtype, out, accumulate=True)
             _warn_complex_casts(a, dtype, out, reduce=False)
-        return _core.ufunc_accumulate(self._id, a, _operator.index(axis),
-                                      -1 if dtype is None else code_of(dtype), out)
+        r = _core.ufunc_accumulate(self._id, a, _operator.index(axis), -1 if dtype is None else code_of(dtype), out)
+        return _method_result(r, (array,), out)
 
     def outer(self, A, B, /, **kwargs):
         """numpy.ufunc.outer: op(a[i...], b[j...]) over all pairs; shape a.shape + b.shape."""
@@ -228,8 +229,8 @@ class ufunc(_core._UfuncBase):
             return self(a.reshape(a.shape + (1,) * b.ndim), b, dtype=dtype, **kwargs)
         r = _core.ufunc_outer(self._id, A, B, -1 if dtype is None else code_of(dtype))
         if r is _NOT_NATIVE:
-            return self._fallback("outer", (A, B), {})
-        return r
+            r = self._fallback("outer", (A, B), {})
+        return _method_result(r, (A, B), None)
 
     def at(self, a, indices, b=None, /):
         """numpy.ufunc.at: unbuffered in-place op on `a[indices]` (repeated indices
@@ -282,10 +283,21 @@ class ufunc(_core._UfuncBase):
             _fp_error(flags, self.__name__ if indexed else "at")
 
     def reduceat(self, *args, **kwargs):
-        return self._fallback("reduceat", args, kwargs)
+        r = self._fallback("reduceat", args, kwargs)
+        return _method_result(r, args[:1] or (kwargs.get("array"),), kwargs.get("out"))
 
     def resolve_dtypes(self, *args, **kwargs):
         return self._np.resolve_dtypes(*args, **kwargs)
+
+
+def _method_result(r, inputs, out, keep_0d=False):
+    """The result of ufunc.reduce/accumulate/outer/reduceat as NumPy gives it for instances of
+    Python subclasses of npc.ndarray: wrapped by the subclass operand of highest priority
+    (reductions to 0-d too), unless written into `out` (Note [ndarray subclasses])."""
+    if out is not None and not (isinstance(out, tuple) and builtins.all(o is None for o in out)):
+        return r
+    best = _subclass_wrapper(inputs)
+    return r if best is None else _wrap_result(r, best, keep_0d)
 
 
 # Every ufunc row of the op table becomes a module-level ufunc.
@@ -1207,15 +1219,25 @@ _select = where
 
 
 def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValue, max=_np._NoValue, **kwargs):
-    """numpy.clip: minimum(maximum(a, a_min), a_max) with NumPy 2's promotion (NaN propagates)."""
-    if min is not _np._NoValue:
-        a_min = min
-    if max is not _np._NoValue:
-        a_max = max
-    if a_min is _np._NoValue:
-        a_min = None
-    if a_max is _np._NoValue:
-        a_max = None
+    """numpy.clip: minimum(maximum(a, a_min), a_max) with NumPy 2's promotion (NaN propagates).
+
+    Bounds are both positional (``a_min``, ``a_max``; None for no bound) or both keywords
+    (``min``, ``max``), as NumPy's: TypeError when one positional bound is missing,
+    ValueError for both kinds at once."""
+    if a_min is _np._NoValue and a_max is _np._NoValue:
+        a_min = None if min is _np._NoValue else min
+        a_max = None if max is _np._NoValue else max
+    elif a_min is _np._NoValue:
+        raise TypeError("clip() missing 1 required positional argument: 'a_min'")
+    elif a_max is _np._NoValue:
+        raise TypeError("clip() missing 1 required positional argument: 'a_max'")
+    elif min is not _np._NoValue or max is not _np._NoValue:
+        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` are provided is forbidden.")
+    return _clip(a, a_min, a_max, out, **kwargs)
+
+
+def _clip(a, a_min, a_max, out=None, **kwargs):
+    """numpy.ndarray.clip (NumPy's _methods._clip): None is no bound."""
     x = _native(a)
     if isinstance(x, ndarray) and x.dtype.kind in "iu":
         # NumPy's _clip: a Python int bound beyond the integer dtype's range is no bound
@@ -1226,7 +1248,8 @@ def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValu
         if type(a_max) is int and a_max >= info.max:
             a_max = None
     if a_min is None and a_max is None:
-        return positive(a, out=out, **kwargs) if out is not None or kwargs else asarray_copy(a)  # noqa: F821
+        # NumPy's identity: positive(a) (a scalar for 0-d input; no loop for bool, objects, str).
+        return positive(a, out=out, **kwargs)  # noqa: F821
     if a_min is not None and a_max is not None and isinstance(x, ndarray) and x.dtype.kind == "f" and \
             x.dtype.itemsize > 2 and _np.ndim(a_min) == 0 and _np.ndim(a_max) == 0:
         # numpy.clip with two scalar bounds keeps x where it equals a bound (clip(-0.0, 0, 1)
@@ -1238,11 +1261,6 @@ def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValu
     if a_max is not None:
         r = minimum(r, a_max, out=out, **kwargs)  # noqa: F821
     return r
-
-
-def asarray_copy(a):
-    x = _native(a)
-    return x.copy() if isinstance(x, ndarray) else _np.array(a)
 
 
 def _power_of_ten(n):
@@ -1258,6 +1276,19 @@ def _power_of_ten(n):
     return r
 
 
+def _decimals(d):
+    """round's `decimals` as NumPy converts it (a C int): OverflowError beyond C long, then
+    beyond int."""
+    d = _operator.index(d)
+    if not -2 ** 63 <= d < 2 ** 63:
+        raise OverflowError("Python int too large to convert to C long")
+    if d >= 2 ** 31:
+        raise OverflowError("signed integer is greater than maximum")
+    if d < -2 ** 31:
+        raise OverflowError("signed integer is less than minimum")
+    return d
+
+
 def round(a, decimals=0, out=None):
     """numpy.round/around: round half to even to `decimals` places (NumPy's
     multiply-rint-divide for floats, with NumPy's power of ten as a weak Python float;
@@ -1267,7 +1298,7 @@ def round(a, decimals=0, out=None):
     if x is None:
         _fallback.record("round")
         return _np.round(a, decimals, out)
-    decimals = _operator.index(decimals)
+    decimals = _decimals(decimals)
     k = x.dtype.kind
     if k in "iu":
         if decimals >= 0:
@@ -1356,6 +1387,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """numpy.nan_to_num: NaN -> `nan`, +inf -> `posinf` (default: the dtype's max), -inf ->
     `neginf` (default: the dtype's min); complex parts separately. A 0-d input gives a
     NumPy scalar, as NumPy's."""
+    if isinstance(copy, str):
+        raise ValueError("strings are not allowed for 'copy' keyword. Use True/False/None instead.")
     a = _native(x)
     if a is None:
         _fallback.record("nan_to_num")
@@ -1398,6 +1431,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     if x is None or y is None:
         _fallback.record("isclose")
         return _np.isclose(_to_numpy(a), _to_numpy(b), rtol, atol, equal_nan)
+    _check_tolerances(rtol, atol)
     if isinstance(y, ndarray):
         dt = _np.result_type(y.dtype, 1.0)
         if y.dtype != dt:
@@ -1411,6 +1445,23 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         if equal_nan:
             r = logical_or(r, logical_and(isnan(x), isnan(y)))  # noqa: F821
     return r
+
+
+def _check_tolerances(rtol, atol):
+    """NumPy's check of isclose's tolerances: TypeError for values isfinite has no loop for
+    (Python ints beyond 64 bits), and the 'invalid' error state's reaction (warning,
+    FloatingPointError, ...) to infinite or NaN tolerances."""
+    if type(rtol) is float and type(atol) is float and rtol - rtol == 0 and atol - atol == 0:
+        return  # finite floats (the common case)
+    if not (_np.all(_np.isfinite(_to_numpy(atol))) and _np.all(_np.isfinite(_to_numpy(rtol)))):
+        err_s = _np.geterr()["invalid"]
+        err_msg = f"One of rtol or atol is not valid, atol: {atol}, rtol: {rtol}"
+        if err_s == "warn":
+            warnings.warn(err_msg, RuntimeWarning, stacklevel=3)
+        elif err_s == "raise":
+            raise FloatingPointError(err_msg)
+        elif err_s == "print":
+            print(err_msg)
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -1590,7 +1641,7 @@ def _m_round(self, decimals=0, out=None):
 
 
 def _m_clip(self, min=None, max=None, out=None, **kwargs):
-    return clip(self, min, max, out, **kwargs)
+    return _clip(self, min, max, out, **kwargs)
 
 
 def _m_conj(self):

@@ -213,7 +213,8 @@ ndarray scalar_array(const Scalar& v) {
   return r;
 }
 
-ndarray from_memory(void* data, DType dtype, Shape shape, Strides strides, std::function<void()> release, bool writeable) {
+ndarray from_memory(void* data, DType dtype, Shape shape, Strides strides, std::function<void()> release, bool writeable,
+                    std::span<std::byte> valid) {
   const int64_t isz = static_cast<int64_t>(itemsize(dtype));
   const int64_t n = shape_size(shape, static_cast<size_t>(isz));
   if (strides.size() != shape.size()) throw ValueError("strides and shape must have the same length");
@@ -228,6 +229,13 @@ ndarray from_memory(void* data, DType dtype, Shape shape, Strides strides, std::
           __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
         throw ValueError("from_memory: the strides reach beyond the address space");
     }
+  if (!valid.empty()) {
+    // The storage is the owner's whole block; the constructor checks that the array lies in it.
+    const int64_t offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(data) -
+                                                reinterpret_cast<uintptr_t>(valid.data()));
+    auto st = Storage::borrow(valid.data(), valid.size(), std::move(release));
+    return ndarray(std::move(st), offset, dtype, std::move(shape), std::move(strides), writeable);
+  }
   auto st = Storage::borrow(static_cast<std::byte*>(data) + lo, static_cast<size_t>(hi - lo), std::move(release));
   return ndarray(std::move(st), -lo, dtype, std::move(shape), std::move(strides), writeable);
 }

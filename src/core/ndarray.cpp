@@ -311,20 +311,28 @@ namespace {
 // this once (O(ndim)), with overflow-safe arithmetic, so an array made from a storage
 // (from_memory, a C++ caller's own storage, every new array) never reaches outside its
 // memory. The placeholder storage of traced arrays is exempt: it is never read.
-// with_geometry, the low-level view maker, is not checked against the storage: covering
-// views of NumPy arguments (src/tracer/trace.cpp) legitimately reach memory of the
-// argument's owner that the wrapping storage does not span.
+// with_geometry, the low-level view maker, checks the same (check_fits): a storage over a
+// NumPy array's memory spans its owner's whole block (Note [storages of NumPy arrays] in
+// python/npc/csrc/bind_interop.cpp), so the tracer's covering views of strided NumPy
+// arguments, which read the owner's memory around the argument's elements, fit it too.
+void check_fits(const Storage* st, int64_t offset, int64_t isz, int64_t n, const Shape& shape, const Strides& strides);
+
 int64_t check_view(const Storage* st, int64_t offset, DType dtype, const Shape& shape, const Strides& strides) {
   const int64_t isz = static_cast<int64_t>(itemsize(dtype));  // TypeError for a bad DType
   if (!st) throw ValueError("ndarray: storage is null");
   if (strides.size() != shape.size()) throw ValueError("strides and shape must have the same length");
   const int64_t n = shape_size(shape, static_cast<size_t>(isz));
   if (st->is_placeholder()) return n;
+  check_fits(st, offset, isz, n, shape, strides);
+  return n;
+}
+
+void check_fits(const Storage* st, int64_t offset, int64_t isz, int64_t n, const Shape& shape, const Strides& strides) {
   const int64_t nbytes = static_cast<int64_t>(st->nbytes());
   if (offset < 0 || offset > nbytes)
     throw ValueError("ndarray: offset " + std::to_string(offset) + " is outside the storage of " +
                      std::to_string(nbytes) + " bytes");
-  if (n == 0) return n;
+  if (n == 0) return;
   if (!st->data()) throw ValueError("ndarray: storage has no data");
   // Lowest and highest byte (exclusive) the view reaches, relative to `offset`.
   int64_t lo = 0, hi = isz;
@@ -341,7 +349,6 @@ int64_t check_view(const Storage* st, int64_t offset, DType dtype, const Shape& 
     throw ValueError("ndarray: a view of shape " + shape_str(shape) + " and strides " + shape_str(strides) +
                      " at offset " + std::to_string(offset) + " does not fit its storage of " +
                      std::to_string(nbytes) + " bytes");
-  return n;
 }
 }  // namespace
 
@@ -466,16 +473,18 @@ void ndarray::resize(std::span<const int64_t> shape) {
 }
 
 ndarray ndarray::with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const {
-  // Note [view bounds]: the one unchecked way to make a view. The tracer's covering views of
-  // NumPy arguments reach into memory of the argument's owner beyond the storage that wraps
-  // the argument, so only the geometry's own consistency is checked here.
-  (void)npc::itemsize(dtype);  // TypeError for a DType outside the enum
+  // Note [view bounds]: the view must lie inside the storage, as for the constructor
+  // (placeholders of traced arrays and empty views, which reach no memory, excepted).
+  const int64_t isz = static_cast<int64_t>(npc::itemsize(dtype));  // TypeError for a DType outside the enum
   if (strides.size() != shape.size()) throw ValueError("strides and shape must have the same length");
+  const int64_t n = shape_size(shape, static_cast<size_t>(isz));
+  if (n > 0 && storage_ && !storage_->is_placeholder()) [[likely]]
+    check_fits(storage_.get(), offset, isz, n, shape, strides);
   ndarray r = *this;
   r.trace_.reset();
   r.offset_ = offset;
   r.dtype_ = dtype;
-  r.size_ = shape_size(shape, npc::itemsize(dtype));
+  r.size_ = n;
   r.shape_ = std::move(shape);
   r.strides_ = std::move(strides);
   r.update_flags();

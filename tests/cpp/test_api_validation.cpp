@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include <npc/linalg.hpp>
@@ -87,6 +88,38 @@ TEST_CASE("ndarray constructor: the view must fit its storage", "[validation]") 
   CHECK(every_other.item(std::vector<int64_t>{1}).as_double() == 3);
   CHECK_THROWS_AS(from_memory(nullptr, DType::Float64, sh({2}), Strides{8}), ValueError);
   CHECK_THROWS_AS(from_memory(buf, DType::Float64, sh({2}), Strides{}), ValueError);
+}
+
+TEST_CASE("with_geometry: a view must fit its storage", "[validation]") {
+  ndarray a = f64({2});  // 16 bytes
+  CHECK(a.with_geometry(8, DType::Float64, sh({2}), Strides{-8}).item(std::vector<int64_t>{1}).as_double() == 0);
+  CHECK_NOTHROW(a.with_geometry(0, DType::Float64, sh({4}), Strides{0}));
+  CHECK_NOTHROW(a.with_geometry(0, DType::Int32, sh({2, 2}), Strides{8, 4}));
+  CHECK_NOTHROW(a.with_geometry(int64_t{1} << 40, DType::Float64, sh({0}), Strides{8}));  // empty: reaches nothing
+  // Shape {10} over 16 bytes, a reversed view reaching before the start, an offset past the
+  // end, a huge offset, a negative one, strides whose extent overflows.
+  CHECK_THROWS_AS(a.with_geometry(0, DType::Float64, sh({10}), Strides{8}), ValueError);
+  CHECK_THROWS_AS(a.with_geometry(0, DType::Float64, sh({2}), Strides{-8}), ValueError);
+  CHECK_THROWS_AS(a.with_geometry(16, DType::Float64, sh({1}), Strides{8}), ValueError);
+  CHECK_THROWS_AS(a.with_geometry(int64_t{1} << 40, DType::Float64, sh({}), Strides{}), ValueError);
+  CHECK_THROWS_AS(a.with_geometry(-8, DType::Float64, sh({1}), Strides{8}), ValueError);
+  CHECK_THROWS_AS(a.with_geometry(0, DType::Float64, sh({3}), Strides{std::numeric_limits<int64_t>::max() / 2}),
+                  ValueError);
+  CHECK_THROWS_AS(a.with_geometry(0, DType::Complex128, sh({2}), Strides{16}), ValueError);
+  CHECK_THROWS_AS(a.with_geometry(0, bad_dtype(), sh({1}), Strides{8}), TypeError);
+  // from_memory with the owner's block: views of the block around the array fit.
+  double buf[6] = {0, 1, 2, 3, 4, 5};
+  std::span<std::byte> block(reinterpret_cast<std::byte*>(buf), sizeof(buf));
+  ndarray odd = from_memory(buf + 1, DType::Float64, sh({3}), Strides{16}, {}, true, block);  // 1, 3, 5
+  CHECK(odd.item(std::vector<int64_t>{2}).as_double() == 5);
+  CHECK(odd.with_geometry(0, DType::Float64, sh({6}), Strides{8}).item(std::vector<int64_t>{0}).as_double() == 0);
+  CHECK_THROWS_AS(odd.with_geometry(0, DType::Float64, sh({7}), Strides{8}), ValueError);
+  ndarray rev = from_memory(buf + 4, DType::Float64, sh({2}), Strides{-16}, {}, true, block);  // 4, 2
+  CHECK(rev.item(std::vector<int64_t>{1}).as_double() == 2);
+  CHECK_NOTHROW(rev.with_geometry(0, DType::Float64, sh({6}), Strides{8}));
+  // An array reaching outside the block it is given.
+  CHECK_THROWS_AS(from_memory(buf + 4, DType::Float64, sh({3}), Strides{8}, {}, true, block), ValueError);
+  CHECK_THROWS_AS(from_memory(buf + 1, DType::Float64, sh({2}), Strides{-16}, {}, true, block), ValueError);
 }
 
 TEST_CASE("ndarray methods: bad axes, indices and geometry", "[validation]") {

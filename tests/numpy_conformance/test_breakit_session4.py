@@ -9,6 +9,7 @@ import pytest
 
 import npc
 from _diff import assert_same_outcome
+from dtypes import cast_specified
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 FLOATS = ["float16", "float32", "float64"]
@@ -274,6 +275,10 @@ def test_round_integers_negative_decimals_native(dt, decimals):
     info = np.iinfo(dt)
     x = np.array([v for v in [0, 5, 15, 25, 149, 150, 151, info.max, info.min, info.max - 49]
                   if info.min <= v <= info.max], dtype=dt)
+    # Values whose rounded float64 NumPy casts back differently on its scalar and SIMD paths
+    # (uint32 beyond 2**32) are left out (Note [float to int casts] in src/core/dispatch.hpp).
+    f = 10.0 ** -decimals
+    x = x[cast_specified(np.rint(x / f) * f, dt)]
     with _strict():
         assert_same(lambda l: l.round(arr(l, x), decimals))
         assert_same(lambda l: l.round(arr(l, x[3]), decimals))

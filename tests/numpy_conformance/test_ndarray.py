@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import npc
-from dtypes import NATIVE, assert_same
+from dtypes import NATIVE, assert_same, cast_specified
 
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 1.7, -2.5, 0.5, 127.0, 128.0, 255.0, 256.0, -129.0, 65504.0, 65520.0,
            2.0 ** 31, -2.0 ** 31, 2.0 ** 63, 1e20, -1e20, 3.4e38, 1e300, np.inf, -np.inf, np.nan, 1e-310]
@@ -56,7 +56,10 @@ def test_astype_every_pair_with_special_values(src):
         with warnings.catch_warnings(record=True) as w_npc:
             warnings.simplefilter("always")
             actual = a_src.astype(dst)
-        assert_same(actual, expected)
+        # Only the values NumPy defines (the same on its scalar and SIMD paths) are compared.
+        ok = cast_specified(e_src, dst)
+        assert_same(actual[ok], expected[ok])
+        assert actual.dtype == expected.dtype and actual.shape == expected.shape
         assert sorted({(type(x.message).__name__, str(x.message)) for x in w_npc}) == \
             sorted({(type(x.message).__name__, str(x.message)) for x in w_np}), (src, dst)
 

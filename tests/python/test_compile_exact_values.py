@@ -1,6 +1,6 @@
 """Compiled results that NumPy computes exactly are NumPy's bit for bit: complex division
 (Smith's algorithm with every product rounded, no fused multiply-add) and float -> uint32
-casts of out-of-range values (NumPy's loop on this machine, with its 'invalid value
+casts of out-of-range values (those NumPy's loop defines, with its 'invalid value
 encountered in cast' warning). Both backends against NumPy running the same function."""
 import numpy as np
 import pytest
@@ -41,11 +41,23 @@ SPECIAL = [-1e20, 1e20, np.nan, -1.5, 5e9, 4294967296.0, -0.5, 1e10, -1e10, 2.0 
            np.inf, -np.inf, 3e9, -3e9, 2.0 ** 32 + 5, -2.0 ** 31 - 1, 6e4, -7e4, 7.9]
 
 
+def _specified(v, src):
+    """NumPy casts v (and 2 v) of dtype src to uint32 alike on its scalar path and in its SIMD
+    body (it does not for NaN, infinities and negative out-of-range values of float32/float64:
+    those are left out, Note [float to int casts] in src/core/dispatch.hpp)."""
+    with np.errstate(all="ignore"):
+        for w in (v, 2 * v):
+            x = np.array([w]).astype(src)
+            if not (np.full(67, x[0]).astype(np.uint32) == x.astype(np.uint32)[0]).all():
+                return False
+    return True
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("src", [np.float64, np.float32, np.float16])
 @pytest.mark.parametrize("n", [5, 20, 67])
 def test_out_of_range_casts_to_uint32(n, src, backend):
     with np.errstate(all="ignore"):
-        x = np.resize(np.array(SPECIAL), n).astype(src)
+        x = np.resize(np.array([v for v in SPECIAL if _specified(v, src)]), n).astype(src)
     check(lambda x: x.astype(np.uint32), (x,), (x[::-1].copy(),), backend=backend)
     check(lambda x: (x * 2).astype(np.uint32) + 1, (x,), backend=backend)

@@ -990,16 +990,11 @@ def _contig(flags_c, flags_f):
 
 def _valid_bytes(x):
     """(bytes before the lowest element, bytes past the highest element) of array `x` that are
-    valid memory: for a NumPy view, those of the array that owns the memory ((-1, -1) for npc
-    arrays: their storage tells). Note [strided inputs] in src/tracer/trace.cpp."""
-    if _is_npc(x):
-        return (-1, -1)
-    from numpy.lib.array_utils import byte_bounds
-    root = x
-    while isinstance(root.base, _np.ndarray):
-        root = root.base
-    (rlo, rhi), (xlo, xhi) = byte_bounds(root), byte_bounds(x)
-    return (max(xlo - rlo, 0), max(rhi - xhi, 0))
+    valid memory, for the covering view of a strided argument (Note [strided inputs] in
+    src/tracer/trace.cpp): (-1, -1), the bytes of the storage the bound npc array views. That
+    storage spans the memory of a NumPy argument's owner (Note [storages of NumPy arrays] in
+    python/npc/csrc/bind_interop.cpp), or is the copy of an argument npc cannot view."""
+    return (-1, -1)
 
 
 # Note [arguments that stay NumPy]

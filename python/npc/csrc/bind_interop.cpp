@@ -145,6 +145,44 @@ py::object to_numpy(py::handle self) {
   return result;
 }
 
+}  // namespace
+
+// Note [storages of NumPy arrays]
+// An npc array over a NumPy array's memory is a view of a storage that spans the whole block
+// of the NumPy array that owns the memory (the last numpy.ndarray along `.base`), not only
+// the bytes the view reaches: the tracer's covering views of strided arguments (Note
+// [strided inputs] in src/tracer/trace.cpp) read the owner's memory between and around the
+// elements, and with_geometry checks every view against its storage (Note [view bounds]).
+namespace {
+// Lowest byte and one past the highest byte a NumPy array reaches; {0, 0} when it is empty.
+std::pair<uintptr_t, uintptr_t> numpy_extent(const py::detail::PyArray_Proxy* a, int64_t isz) {
+  int64_t lo = 0, hi = isz;
+  for (int d = 0; d < a->nd; ++d) {
+    if (a->dimensions[d] == 0) return {0, 0};
+    const int64_t span = static_cast<int64_t>(a->strides[d]) * (a->dimensions[d] - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  const auto p = reinterpret_cast<uintptr_t>(a->data);
+  return {p + static_cast<uintptr_t>(lo), p + static_cast<uintptr_t>(hi)};
+}
+}  // namespace
+
+std::span<std::byte> numpy_valid_block(PyObject* arr) {
+  auto& api = py::detail::npy_api::get();
+  const auto* x = py::detail::array_proxy(arr);
+  PyObject* root = arr;
+  for (PyObject* b = x->base; b && api.PyArray_Check_(b); b = py::detail::array_proxy(root)->base) root = b;
+  if (root == arr) return {};  // the owner itself: its own bytes
+  const auto [xlo, xhi] = numpy_extent(x, py::reinterpret_borrow<py::array>(arr).itemsize());
+  const auto [rlo, rhi] = numpy_extent(py::detail::array_proxy(root), py::reinterpret_borrow<py::array>(root).itemsize());
+  // An empty view, or one that is not inside its owner's block (never for NumPy's own views):
+  // the view's own bytes.
+  if (xlo == xhi || xlo < rlo || xhi > rhi) return {};
+  return {reinterpret_cast<std::byte*>(rlo), static_cast<size_t>(rhi - rlo)};
+}
+
+namespace {
+
 std::optional<ndarray> ndarray_of_numpy(py::handle o) {
   auto& api = py::detail::npy_api::get();
   // Exactly numpy.ndarray: subclasses (masked arrays, matrix, memmap, user classes) keep
@@ -168,7 +206,7 @@ std::optional<ndarray> ndarray_of_numpy(py::handle o) {
                             AcquireGil g;
                             Py_DECREF(raw);
                           },
-                          (flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0);
+                          (flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0, numpy_valid_block(o.ptr()));
   return a;
 }
 
@@ -494,6 +532,11 @@ struct SubclassGuard {
   PyObject* native;
   PyObject* numpy_fn;
   PyObject* on_subclass;  // on_subclass(numpy_fn, native, args, kwargs)
+  // NumPy's rule for the class of the results when an argument is an instance of a Python
+  // subclass of npc.ndarray (None: results as they are), applied by
+  // on_result(rule, result, args, kwargs) (Note [subclass results of functions] in npc/_interop.py).
+  PyObject* result_rule;
+  PyObject* on_result;
   PyObject* dict;
   // Destination parameters (out=, copyto's dst, put's a, ...): positions and names.
   std::vector<std::pair<Py_ssize_t, PyObject*>>* dests;
@@ -528,28 +571,72 @@ bool holds_numpy_subclass(PyObject* o, int depth) {
   return false;
 }
 
+// An instance of a Python subclass of npc.ndarray, also among the items of lists and tuples.
+bool holds_npc_subclass(PyObject* o, int depth) {
+  PyTypeObject* t = Py_TYPE(o);
+  if (t == npc_type() || t == &PyFloat_Type || t == &PyLong_Type || t == &PyBool_Type || o == Py_None ||
+      t == &PyUnicode_Type)
+    return false;
+  if (PyType_IsSubtype(t, npc_type())) return true;
+  if (depth > 0 && (t == &PyTuple_Type || t == &PyList_Type)) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    PyObject** items = PySequence_Fast_ITEMS(o);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (holds_npc_subclass(items[i], depth - 1)) return true;
+  }
+  return false;
+}
+
+// The positional arguments as a tuple and the keyword arguments as a dict (null on error).
+bool pack_arguments(PyObject* const* args, Py_ssize_t n, PyObject* kwnames, PyObject** tuple, PyObject** kw) {
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  *tuple = PyTuple_New(n);
+  if (!*tuple) return false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(*tuple, i, args[i]);
+  }
+  *kw = PyDict_New();
+  if (!*kw) {
+    Py_CLEAR(*tuple);
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < nk; ++i) {
+    if (PyDict_SetItem(*kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) {
+      Py_CLEAR(*tuple);
+      Py_CLEAR(*kw);
+      return false;
+    }
+  }
+  return true;
+}
+
+// `r` (a new reference, or null) given the class NumPy's function gives its results when an
+// argument is an instance of a Python subclass of npc.ndarray (g->result_rule).
+PyObject* guard_subclass_result(SubclassGuard* g, PyObject* r, PyObject* const* args, Py_ssize_t n,
+                                PyObject* kwnames) {
+  if (!r || g->result_rule == Py_None) return r;
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  bool hit = false;
+  for (Py_ssize_t i = 0; i < n + nk && !hit; ++i) hit = holds_npc_subclass(args[i], 2);
+  if (!hit) return r;
+  PyObject *tuple, *kw;
+  if (!pack_arguments(args, n, kwnames, &tuple, &kw)) {
+    Py_DECREF(r);
+    return nullptr;
+  }
+  PyObject* w = PyObject_CallFunctionObjArgs(g->on_result, g->result_rule, r, tuple, kw, nullptr);
+  Py_DECREF(r);
+  Py_DECREF(tuple);
+  Py_DECREF(kw);
+  return w;
+}
+
 // NumPy's function on the caller's own arguments (through on_subclass, a counted fallback).
 PyObject* guard_run_numpy(SubclassGuard* g, PyObject* const* args, Py_ssize_t n, PyObject* kwnames,
                           PyObject* error = Py_None) {
-  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  PyObject* tuple = PyTuple_New(n);
-  if (!tuple) return nullptr;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    Py_INCREF(args[i]);
-    PyTuple_SET_ITEM(tuple, i, args[i]);
-  }
-  PyObject* kw = PyDict_New();
-  if (!kw) {
-    Py_DECREF(tuple);
-    return nullptr;
-  }
-  for (Py_ssize_t i = 0; i < nk; ++i) {
-    if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) {
-      Py_DECREF(tuple);
-      Py_DECREF(kw);
-      return nullptr;
-    }
-  }
+  PyObject *tuple, *kw;
+  if (!pack_arguments(args, n, kwnames, &tuple, &kw)) return nullptr;
   PyObject* r = PyObject_CallFunctionObjArgs(g->on_subclass, g->numpy_fn, g->native, tuple, kw, error, nullptr);
   Py_DECREF(tuple);
   Py_DECREF(kw);
@@ -585,7 +672,8 @@ PyObject* guard_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
   }
   if (hit) return guard_run_numpy(g, args, n, kwnames);
   PyObject* r = PyObject_Vectorcall(g->native, args, nargsf, kwnames);
-  if (r || !pending_argument_error()) return r;
+  if (r) return guard_subclass_result(g, r, args, n, kwnames);
+  if (!pending_argument_error()) return r;
   PyObject *type, *error, *tb;
   PyErr_Fetch(&type, &error, &tb);
   PyErr_NormalizeException(&type, &error, &tb);
@@ -594,7 +682,7 @@ PyObject* guard_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
   Py_XDECREF(tb);
   r = guard_run_numpy(g, args, n, kwnames, error);
   Py_DECREF(error);
-  return r;
+  return guard_subclass_result(g, r, args, n, kwnames);
 }
 
 void guard_dealloc(PyObject* self) {
@@ -603,6 +691,8 @@ void guard_dealloc(PyObject* self) {
   Py_CLEAR(g->native);
   Py_CLEAR(g->numpy_fn);
   Py_CLEAR(g->on_subclass);
+  Py_CLEAR(g->result_rule);
+  Py_CLEAR(g->on_result);
   Py_CLEAR(g->dict);
   if (g->dests) {
     for (auto& d : *g->dests) Py_XDECREF(d.second);
@@ -617,6 +707,8 @@ int guard_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(g->native);
   Py_VISIT(g->numpy_fn);
   Py_VISIT(g->on_subclass);
+  Py_VISIT(g->result_rule);
+  Py_VISIT(g->on_result);
   Py_VISIT(g->dict);
   return 0;
 }
@@ -660,7 +752,8 @@ PyTypeObject* guard_type() {
   return type;
 }
 
-py::object make_subclass_guard(py::object native, py::object numpy_fn, py::object on_subclass, py::list dests) {
+py::object make_subclass_guard(py::object native, py::object numpy_fn, py::object on_subclass, py::list dests,
+                               py::object result_rule, py::object on_result) {
   auto* g = PyObject_GC_New(SubclassGuard, guard_type());
   if (!g) throw py::error_already_set();
   g->dests = new std::vector<std::pair<Py_ssize_t, PyObject*>>();
@@ -672,6 +765,8 @@ py::object make_subclass_guard(py::object native, py::object numpy_fn, py::objec
   g->native = native.release().ptr();
   g->numpy_fn = numpy_fn.release().ptr();
   g->on_subclass = on_subclass.release().ptr();
+  g->result_rule = result_rule.release().ptr();
+  g->on_result = on_result.release().ptr();
   g->dict = nullptr;
   PyObject_GC_Track(reinterpret_cast<PyObject*>(g));
   auto r = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(g));
@@ -696,7 +791,7 @@ void bind_interop(py::module_& m) {
   m.def("_call_numpy", &call_numpy, py::arg("fn"), py::arg("args"), py::arg("kwargs") = py::none(),
         "fn(*args, **kwargs) on NumPy views of npc arguments, NumPy results of native dtypes as npc arrays.");
   m.def("_subclass_guard", &make_subclass_guard, py::arg("native"), py::arg("numpy_fn"), py::arg("on_subclass"),
-        py::arg("dests"),
+        py::arg("dests"), py::arg("result_rule") = py::none(), py::arg("on_result") = py::none(),
         "`native` wrapped so that calls with numpy.ndarray subclasses run on NumPy (Note [subclass guard]).");
   m.def("_to_dlpack", &to_dlpack, py::arg("a"), py::arg("versioned"), py::arg("copy"),
         "DLPack capsule ('dltensor' or 'dltensor_versioned') sharing the array's memory (a copy when copy).");

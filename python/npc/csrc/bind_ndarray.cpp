@@ -1,4 +1,5 @@
 // Binding of npc::ndarray as npc._core.ndarray (Python's npc.ndarray).
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -474,13 +475,17 @@ void bind_ndarray(py::module_& m) {
     Shape sh = to_shape(shape);
     Strides st = to_shape(strides);
     PyObject* raw = owner.ptr();
+    // The storage spans the owner's valid memory (Note [storages of NumPy arrays]).
+    std::span<std::byte> block;
+    if (py::detail::npy_api::get().PyArray_Check_(raw) && py::detail::array_proxy(raw)->data == reinterpret_cast<char*>(ptr))
+      block = numpy_valid_block(raw);
     Py_INCREF(raw);
     ndarray a = from_memory(reinterpret_cast<void*>(ptr), static_cast<DType>(code), sh, st,
                             [raw] {
                               AcquireGil g;
                               Py_DECREF(raw);
                             },
-                            !readonly);
+                            !readonly, block);
     PyArray r(std::move(a));
     r.base = owner;
     return py::cast(std::move(r));

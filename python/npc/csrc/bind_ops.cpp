@@ -746,7 +746,9 @@ template <int K>
 PyObject* fast_reduction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   FastReduction& fr = g_reductions[K];
   PyArray* a = array_ptr(self);
-  if (a && nargs == 0 && (!kwnames || PyTuple_GET_SIZE(kwnames) == 0)) {
+  // Instances of Python subclasses take the Python method: their 0-d result is an instance of
+  // the class (Note [ndarray subclasses] in python/npc/_array.py).
+  if (a && Py_TYPE(self) == g_array_type && nargs == 0 && (!kwnames || PyTuple_GET_SIZE(kwnames) == 0)) {
     return guarded([&]() -> PyObject* {
       ndarray r;
       if (a->size() >= kReleaseGil) {

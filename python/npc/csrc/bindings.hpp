@@ -98,6 +98,10 @@ py::object wrap_ufunc_result(py::object result, PyObject* const* inputs, Py_ssiz
 py::object npc_view_of_numpy(py::handle o);
 /// The same view as a bare ndarray (no Python object), or nullopt.
 std::optional<ndarray> ndarray_view_of_numpy(py::handle o);
+/// The block of valid memory of the numpy.ndarray `arr`'s owner (the last ndarray along
+/// `.base`) that npc's storage over `arr` spans; empty: `arr`'s own bytes (Note [storages of
+/// NumPy arrays] in bind_interop.cpp).
+std::span<std::byte> numpy_valid_block(PyObject* arr);
 
 /// The NumPy scalar (numpy.float64(...) etc.) for the element of dtype `t` at `p`.
 py::object numpy_scalar(DType t, const void* p);
