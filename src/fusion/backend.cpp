@@ -7,6 +7,7 @@
 // writes it, from a free list of storages released after their last reader ran (exact size
 // first, else the smallest that fits). A stencil time loop thus ping-pongs between two
 // buffers whatever the number of steps.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <chrono>
@@ -49,6 +50,10 @@ struct Variant {
   std::vector<int> last_use;  // per buffer: index of the last launch reading it
   std::vector<bool> escapes;  // per buffer: output or write-back value
   std::vector<int> in_place;  // per launch: the buffer its root may take over, or -1
+  // Per launch, computed once: the buffers of its roots, and for a library call the View
+  // chain of each operand, outermost last (walking nodes per launch costs cache misses).
+  std::vector<std::vector<int>> root_bufs;
+  std::vector<std::vector<std::vector<NodeRef>>> chains;
 };
 
 // Note [in-place epilogues]
@@ -311,6 +316,18 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
     int b = in_place_buffer(v.low, i, v.last_use);
     v.in_place.push_back(b >= 0 && !v.escapes[b] ? b : -1);
   }
+  for (const Launch& la : v.low.launches) {
+    v.root_bufs.emplace_back();
+    for (NodeRef r : la.roots) v.root_bufs.back().push_back(v.low.buffer_of.at(r));
+    v.chains.emplace_back();
+    if (la.fn >= 0) continue;
+    for (NodeRef a : la.roots[0]->args) {
+      std::vector<NodeRef> chain;
+      for (NodeRef x = a; x->kind == NodeKind::View; x = x->args[0]) chain.push_back(x);
+      std::reverse(chain.begin(), chain.end());
+      v.chains.back().push_back(std::move(chain));
+    }
+  }
   return v;
 }
 
@@ -410,6 +427,8 @@ class FusedExecutable {
     return *variants_.emplace(contig, v).first->second;
   }
 
+  static constexpr size_t kPooledBytes = 64 * 1024;
+
   // Temporaries whose last reader was launch `li` go back to the free list (Note [memory planning]).
   static void release_after(const Variant& v, size_t li, const Launch& la, std::vector<ndarray>& arrays,
                             std::vector<char*>& ptr, const std::vector<bool>& stolen,
@@ -417,7 +436,9 @@ class FusedExecutable {
     for (int b : la.bufs) {
       if (v.last_use[b] == static_cast<int>(li) && v.low.bufs[b].kind == BufInfo::Temp && !v.escapes[b]) {
         auto s = arrays[b].storage();
-        if (s && ptr[b] && !stolen[b]) free_list.emplace(s->nbytes(), s);
+        // Small storages go back to malloc, which serves them as fast as a lookup here; a loop
+        // of thousands of scalar temporaries would otherwise grow the list without bound.
+        if (s && ptr[b] && !stolen[b] && s->nbytes() >= kPooledBytes) free_list.emplace(s->nbytes(), s);
         arrays[b] = ndarray();
         ptr[b] = nullptr;
       }
@@ -452,20 +473,19 @@ class FusedExecutable {
     int fpe = 0;  // FpFlag bits raised by the kernels, reported by the caller (bind_tracer)
     std::vector<std::pair<int, std::string>> host_errors;  // (FpFlag bits, op) of host calls
     single_thread_if_forked();
+    std::vector<char*> kb;
+    std::vector<ndarray> ops;
     for (size_t li = 0; li < l.launches.size(); ++li) {
       const Launch& la = l.launches[li];
       if (la.fn < 0) {
         // Note [library calls]: operands are views over their buffers; the result is the
         // (C-contiguous) array the library returns.
         NodeRef n = la.roots[0];
-        std::vector<ndarray> ops;
+        ops.clear();
         for (size_t k = 0; k < n->args.size(); ++k) {
           int b = la.bufs[1 + k];
           ndarray a = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : arrays[b];
-          std::vector<NodeRef> chain;
-          for (NodeRef x = n->args[k]; x->kind == NodeKind::View; x = x->args[0]) chain.push_back(x);
-          for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-            a = ir::apply_view(*it, a, ir::concrete_shape((*it)->shape, sym));
+          for (NodeRef x : v.chains[li][k]) a = ir::apply_view(x, a, ir::concrete_shape(x->shape, sym));
           ops.push_back(std::move(a));
         }
         single_thread_if_forked();
@@ -482,8 +502,9 @@ class FusedExecutable {
         release_after(v, li, la, arrays, ptr, stolen, free_list);
         continue;
       }
-      for (NodeRef r : la.roots) {
-        int b = l.buffer_of.at(r);
+      for (size_t ri = 0; ri < la.roots.size(); ++ri) {
+        NodeRef r = la.roots[ri];
+        int b = v.root_bufs[li][ri];
         if (ptr[b]) continue;
         Shape shape = ir::concrete_shape(r->shape, sym);
         if (int src = v.in_place[li]; src >= 0 && arrays[src].is_c_contiguous() && arrays[src].offset() == 0 &&
@@ -508,8 +529,7 @@ class FusedExecutable {
         }
         ptr[b] = reinterpret_cast<char*>(arrays[b].data());
       }
-      std::vector<char*> kb;
-      kb.reserve(la.bufs.size());
+      kb.clear();
       for (int b : la.bufs) kb.push_back(ptr[b]);
       fpe |= v.fns[la.fn](kb.data(), sym.data(), st.data(), la.params.data());
       release_after(v, li, la, arrays, ptr, stolen, free_list);
