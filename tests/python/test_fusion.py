@@ -191,10 +191,20 @@ def test_casts_between_all_dtypes(dtype):
             want = f(a)
             got = Fused(f)(a)
     for t, g, w in zip(targets, got, want):
+        keep = _cast_specified(a, t)  # NumPy's unspecified casts (its scalar path vs its SIMD body)
         try:
-            assert_same(g, w)
+            assert_same(np.asarray(g)[keep], w[keep])
         except AssertionError as e:
             raise AssertionError(f"{dtype} -> {t}: {e}") from None
+
+
+def _cast_specified(values, dst):
+    sys.path.insert(0, os.path.join(ROOT, "tests", "numpy_conformance"))
+    try:
+        from dtypes import cast_specified
+    finally:
+        sys.path.pop(0)
+    return cast_specified(values, dst)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int32", "int64", "uint8", "float16", "float32", "float64", "complex128"])
