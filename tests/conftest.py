@@ -12,6 +12,9 @@ settings.load_profile("ci" if os.environ.get("CI") or os.environ.get("HYPOTHESIS
 if "NPC_CACHE_DIR" not in os.environ:
     os.environ["NPC_CACHE_DIR"] = tempfile.mkdtemp(prefix="npc-test-cache-")
 os.environ.setdefault("NPC_VERIFY", "1")
+# Timing-based choices of compiled functions off (tests/python/test_compile_slow_breaks.py
+# switches it on): trace and break counts must not depend on the machine's speed.
+os.environ.setdefault("NPC_EAGER_IF_FASTER", "0")
 
 
 import pytest  # noqa: E402

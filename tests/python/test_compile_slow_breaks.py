@@ -18,6 +18,7 @@ def _many_breaks(x):
 def _fresh():
     npc.compiler.reset()
     old = npc.config.eager_if_faster
+    npc.config.eager_if_faster = True
     yield
     npc.config.eager_if_faster = old
     npc.compiler.reset()
