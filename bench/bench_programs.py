@@ -6,7 +6,7 @@ kernels compiled and run, graph breaks; geometric means per mode and size.
 Each measurement runs in a subprocess with a time limit, so a program that compiles for
 minutes is reported as a time-out instead of stalling the run. Usage:
 
-    python bench/bench_programs.py [--sizes S,M] [--only name,...] [--write]
+    python bench/bench_programs.py [--sizes S,M] [--only name,...] [--modes eager,compiled] [--write]
 """
 import argparse
 import json
@@ -98,13 +98,16 @@ def run_sub(name, size, mode, cache_dir):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def measure(name, size):
+def measure(name, size, modes=("eager", "compiled")):
     row = {"name": name, "size": size}
-    row["eager"] = run_sub(name, size, "eager", tempfile.mkdtemp(prefix="npc-bench-"))
-    cache = tempfile.mkdtemp(prefix="npc-bench-")
-    row["compiled"] = run_sub(name, size, "compiled", cache)
-    if "error" not in row["compiled"]:
-        row["warm"] = run_sub(name, size, "warm", cache)
+    skipped = {"error": "not run"}
+    row["eager"] = run_sub(name, size, "eager", tempfile.mkdtemp(prefix="npc-bench-")) if "eager" in modes else skipped
+    row["compiled"] = skipped
+    if "compiled" in modes:
+        cache = tempfile.mkdtemp(prefix="npc-bench-")
+        row["compiled"] = run_sub(name, size, "compiled", cache)
+        if "error" not in row["compiled"]:
+            row["warm"] = run_sub(name, size, "warm", cache)
     return row
 
 
@@ -161,6 +164,8 @@ def main():
     ap.add_argument("--worker", nargs=3)
     ap.add_argument("--sizes", default="S,M")
     ap.add_argument("--only", default="")
+    ap.add_argument("--modes", default="eager,compiled",
+                    help="npc modes to measure against NumPy: eager, compiled or both (default)")
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args()
     if a.worker:
@@ -171,7 +176,7 @@ def main():
     rows = []
     for size in a.sizes.split(","):
         for n in names:
-            row = measure(n, size)
+            row = measure(n, size, a.modes.split(","))
             rows.append(row)
             e, c = _ratio(row["eager"]), _ratio(row["compiled"])
             print(f"{size} {n:24s} eager {_fmt_ratio(*e):>12s} compiled {_fmt_ratio(*c):>12s} "

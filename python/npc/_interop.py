@@ -467,6 +467,7 @@ def guard_subclasses(namespace, numpy_module, qualname):
         _GUARD_NAMES[id(fn)] = f"{qualname}.{name}"
         g = _core._subclass_guard(fn, np_fn, _subclass_call, _destinations(name, fn))
         g.__module__ = qualname  # pickled by reference to its public name
+        _core._guard_fast_path(g, f"{qualname}.{name}")  # Note [fast products] in csrc/bind_linalg.cpp
         namespace[name] = g
 
 

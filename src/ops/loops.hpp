@@ -72,12 +72,14 @@ struct UfuncNoLoopError : TypeError {
 namespace ops {
 /// One input of the fast path: an array, or a weak Python scalar's value.
 struct FastInput {
-  const ndarray* array = nullptr;  ///< null for a weak scalar
-  Scalar scalar;                   ///< value when weak (int64/uint64/float64/complex128 carrier)
+  const ndarray* array = nullptr;  ///< null for a scalar
+  Scalar scalar;                   ///< value when a scalar (weak: int64/uint64/float64/complex128 carrier)
+  bool strong = false;             ///< a scalar that is a 0-d array of scalar.dtype (a NumPy scalar), not weak
 };
 /// The common case of ufunc.__call__ without copies: one output, no out=/where=/dtype=,
-/// inputs C-contiguous arrays of one shape already in the loop's dtype, or weak scalars
-/// that fit it. Returns nullopt when the general path (call_ufunc) must run. The raised
+/// inputs C-contiguous arrays of one shape (or 1-D arrays of any stride) already in the
+/// loop's dtype, weak scalars that fit it, or strong scalars (0-d operands, cast safely to the
+/// loop's dtype); with no array operand the result is 0-d. Returns nullopt when the general path (call_ufunc) must run. The raised
 /// floating-point flags go to `*fpe_flags` when given, else to the pending set (note_fpe).
 std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags = nullptr);
 /// Note [weak integers]: nullopt when weak integer operand `i` of `op` fits the loop dtype

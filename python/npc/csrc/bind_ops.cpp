@@ -70,8 +70,10 @@ Operand to_operand(py::handle o, std::vector<py::object>& keep) {
     Py_complex c = PyComplex_AsCComplex(p);
     return {scalar_array(Scalar::from_complex({c.real, c.imag})), true};
   }
-  // NumPy scalars, NumPy arrays, lists: through numpy.asarray, adopted zero-copy. Subclasses
-  // of numpy.ndarray run on NumPy (Note [NumPy subclasses] in npc/_array.py).
+  // NumPy scalars of native dtypes: strong 0-d operands, read directly.
+  if (std::optional<Scalar> s = native_numpy_scalar(p)) return {scalar_array(*s), false};
+  // Other NumPy scalars, NumPy arrays, lists: through numpy.asarray, adopted zero-copy.
+  // Subclasses of numpy.ndarray run on NumPy (Note [NumPy subclasses] in npc/_array.py).
   auto& api = py::detail::npy_api::get();
   if (api.PyArray_Check_(p) && Py_TYPE(p) != reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) throw NotNative{};
   py::object arr = np_asarray()(o);
@@ -160,6 +162,9 @@ py::object fast_ufunc_call(OpId op, PyObject* const* args, Py_ssize_t n, bool nu
     } else if (PyComplex_CheckExact(p)) {
       Py_complex c = PyComplex_AsCComplex(p);
       fin[i].scalar = Scalar::from_complex({c.real, c.imag});
+    } else if (std::optional<Scalar> s = native_numpy_scalar(p)) {
+      fin[i].scalar = *s;  // a NumPy scalar: a strong 0-d operand of its own dtype
+      fin[i].strong = true;
     } else {
       return {};
     }
@@ -1085,6 +1090,7 @@ void bind_ops(py::module_& m) {
     install_fast_methods(type, ns);
     install_fast_ndarray(type);
     install_fast_indexing(type);
+    install_fast_products(type);
     PyType_Modified(type);
   }, "Installs npc.ndarray's type slots and descriptors (Note [fast slots]); call once, last.");
 
