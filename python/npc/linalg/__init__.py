@@ -539,14 +539,14 @@ def norm(x, ord=None, axis=None, keepdims=False):
         nd = x.ndim
         if ord is None or (isinstance(ord, str) and ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
             v = x.reshape(-1)
+            # npc.dot (not _products.dot): its C++ fast path (Note [fast products] in
+            # csrc/bind_linalg.cpp) takes the common case.
             if v.dtype.kind == "c":
                 re, im = v.real, v.imag
-                sq = _products.dot(re, re) + _products.dot(im, im)
+                sq = n.dot(re, re) + n.dot(im, im)
             else:
-                sq = _products.dot(v, v)
-            # sqrt of a 0-d npc array (not of the NumPy scalar dot returns): the same value,
-            # and it keeps npc's ufunc off its NumPy-scalar path.
-            r = n.sqrt(n.asarray(sq))
+                sq = n.dot(v, v)
+            r = n.sqrt(sq)
             if keepdims:
                 r = n.asarray(r).reshape((1,) * nd)
             return r
