@@ -141,12 +141,15 @@ def solve(a, b):
     bb = b.reshape(b.shape + (1,)) if vec else b
     if bb.ndim < 2 or bb.shape[-2] != m:
         raise _NotNative  # NumPy's gufunc message
-    try:
-        batch = tuple(_np.broadcast_shapes(a.shape[:-2], bb.shape[:-2]))
-    except ValueError:
-        raise _NotNative from None
-    A = _as(_core._linalg("broadcast_to", a, batch + a.shape[-2:]), t)
-    B = _as(_core._linalg("broadcast_to", bb, batch + bb.shape[-2:]), t)
+    if a.ndim == 2 and bb.ndim == 2:  # one system: nothing to broadcast
+        A, B = _as(a, t), _as(bb, t)
+    else:
+        try:
+            batch = tuple(_np.broadcast_shapes(a.shape[:-2], bb.shape[:-2]))
+        except ValueError:
+            raise _NotNative from None
+        A = _as(_core._linalg("broadcast_to", a, batch + a.shape[-2:]), t)
+        B = _as(_core._linalg("broadcast_to", bb, batch + bb.shape[-2:]), t)
     x = _core._linalg("solve", A, B)
     if vec:
         x = x.reshape(x.shape[:-1])
