@@ -188,14 +188,19 @@ def main():
     if a.write:
         from _results import write_section
         load = os.getloadavg()[0]
-        head = ["## Real programs (bench/bench_programs.py)", "",
-                f"`python bench/bench_programs.py --write` on {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
+        modes = a.modes.split(",")
+        both = set(modes) == {"eager", "compiled"}
+        cmd = "python bench/bench_programs.py" + ("" if a.sizes == "S,M" else f" --sizes {a.sizes}") + \
+            ("" if both else f" --modes {a.modes}") + (f" --only {a.only}" if a.only else "") + " --write"
+        head = ["## Real programs (bench/bench_programs.py)" + ("" if both else f", {a.modes} only"), "",
+                f"`{cmd}` on {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
                 f"{os.cpu_count()} cores, load average {load:.1f} at the end. Ratios are NumPy time / npc time "
                 "(higher is faster), medians of interleaved rounds in one process; a program whose result "
                 "fails validation (allclose 1e-5/1e-8, else relative L2 < 1e-5) is reported as wrong and not "
                 "timed; each mode runs in a subprocess with a time limit "
                 f"({LIMITS['compiled']} s).", ""]
-        write_section("programs", head + out)
+        # A run of one mode has its own section: it does not replace the full table.
+        write_section("programs" if both else "programs-" + "-".join(modes), head + out)
 
 
 if __name__ == "__main__":

@@ -239,3 +239,27 @@ def test_small_solve_matches_numpy():
         np.testing.assert_allclose(np.asarray(npc.linalg.inv(npc.asarray(A))), np.linalg.inv(A), rtol=1e-12, atol=1e-12)
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
         npc.linalg.solve(npc.zeros((3, 3)), npc.ones(3))
+
+
+@pytest.mark.parametrize("density", [0.0, 0.03, 0.5, 0.97, 1.0])
+def test_mask_selection(density):
+    rng = np.random.default_rng(4)
+    for n in (1, 7, 8, 9, 1003):
+        x = rng.random(n)
+        m = rng.random(n) < density
+        for dtype in ("float64", "int8", "complex128"):
+            same(npc.array(x.astype(dtype))[npc.array(m)], x.astype(dtype)[m])
+    img = rng.random((70, 70))
+    m = img < density
+    same(npc.array(img)[npc.array(m)], img[m])
+
+
+def test_gather_indices():
+    rng = np.random.default_rng(5)
+    x = rng.random(50)
+    idx = rng.integers(-50, 50, 300)
+    same(npc.array(x)[npc.array(idx)], x[idx])
+    bad = idx.copy()
+    bad[7], bad[9] = 50, -51
+    with pytest.raises(IndexError, match="index 50 is out of bounds for axis 0 with size 50"):
+        npc.array(x)[npc.array(bad)]
