@@ -170,6 +170,11 @@ void bind_linalg(py::module_& m) {
       PyErr_SetString(cls.ptr(), e.what());
     }
   });
+  m.def("_fast_product", [](py::handle a, py::handle b) -> py::object {
+    if (PyObject* r = fast_product(a.ptr(), b.ptr())) return py::reinterpret_steal<py::object>(r);
+    if (PyErr_Occurred()) throw py::error_already_set();
+    return py::none();
+  }, "a @ b for two plain npc arrays in the common case (Note [fast products]), else None.");
   m.def("_have_blas", &have_blas);
   m.def("_lapack_available", &lapack::available);
   m.def("_random_available", &random::available);
