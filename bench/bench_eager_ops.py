@@ -150,7 +150,8 @@ def main():
     print(f"geometric mean {gm:.2f}x; below target (1/1.3): {sum(r < TARGET for r in ratios)} of {len(ratios)}")
     if a.write:
         from _results import write_section
-        cmd = "python bench/bench_eager_ops.py --write" + (f" --only '{a.only}'" if a.only else "")
+        cmd = "python bench/bench_eager_ops.py" + (f" --repeat {a.repeat}" if a.repeat != 7 else "") + \
+            (f" --only '{a.only}'" if a.only else "") + " --write"
         head = ["## Eager per-op overhead on real-program patterns (bench/bench_eager_ops.py)", "",
                 f"`{cmd}` on {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
                 f"{os.cpu_count()} shared cores, load average {os.getloadavg()[0]:.1f} at the end, NumPy "
