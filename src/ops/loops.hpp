@@ -81,7 +81,11 @@ struct FastInput {
 /// loop's dtype, weak scalars that fit it, or strong scalars (0-d operands, cast safely to the
 /// loop's dtype); with no array operand the result is 0-d. Returns nullopt when the general path (call_ufunc) must run. The raised
 /// floating-point flags go to `*fpe_flags` when given, else to the pending set (note_fpe).
-std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags = nullptr);
+/// With `scalar_out` (16 bytes, aligned), a call whose inputs are all scalars writes its one
+/// element there and its dtype to `*scalar_dtype` instead of allocating a 0-d array, and
+/// returns nullopt with `*scalar_dtype` set (left untouched when the general path must run).
+std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags = nullptr,
+                                       std::byte* scalar_out = nullptr, DType* scalar_dtype = nullptr);
 /// Note [weak integers]: nullopt when weak integer operand `i` of `op` fits the loop dtype
 /// `t` (or is not an integer); the answer of a comparison with an out-of-range Python int
 /// (NumPy 2 answers exactly); otherwise throws NumPy's OverflowError.

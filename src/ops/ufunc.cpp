@@ -237,7 +237,8 @@ void advise_huge(const ndarray& a) {
 #endif
 }
 
-std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags) {
+std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags,
+                                       std::byte* scalar_out, DType* scalar_dtype) {
   const OpInfo& info = op_info(op);
   if (info.kind != OpKind::Ufunc || info.nout != 1 || info.nin != nin) return std::nullopt;
   const ndarray* shape_of = nullptr;
@@ -320,6 +321,18 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
   if (op == OpId::power && kind(loop.in[1]) == Kind::Signed) return std::nullopt;  // negative-exponent check
   LoopFn fn = loop.fn;
   if (!fn) return std::nullopt;
+  if (!shape_of && scalar_out && scalar_dtype) {  // scalars only: one element, no array
+    ptrs[nin] = scalar_out;
+    strides[nin] = static_cast<int64_t>(itemsize(loop.out[0]));
+    const bool fpe = checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
+    if (fpe) clear_fpe();
+    fn(ptrs, strides, 1);
+    const int flags = fpe ? read_fpe() : 0;
+    if (fpe_flags) *fpe_flags = flags;
+    else if (flags) note_fpe(flags);
+    *scalar_dtype = loop.out[0];
+    return std::nullopt;
+  }
   ndarray out = empty(shape_of ? shape_of->shape() : Shape{}, loop.out[0]);
   advise_huge(out);
   ptrs[nin] = out.data();

@@ -171,15 +171,22 @@ py::object fast_ufunc_call(OpId op, PyObject* const* args, Py_ssize_t n, bool nu
   }
   int flags = 0;
   std::optional<ndarray> r;
+  alignas(16) std::byte scalar_buf[16];
+  DType scalar_dtype = DType::Bool;
+  bool scalar = false;
   if (size >= kReleaseGil) {
     ReleaseGil nogil;
     r = ops::call_ufunc_fast(op, fin, static_cast<int>(n), &flags);
   } else {
-    r = ops::call_ufunc_fast(op, fin, static_cast<int>(n), &flags);
+    constexpr auto kUnset = static_cast<DType>(255);
+    scalar_dtype = kUnset;
+    r = ops::call_ufunc_fast(op, fin, static_cast<int>(n), &flags, scalar_buf, &scalar_dtype);
+    scalar = !r && scalar_dtype != kUnset;
   }
-  if (!r) return {};
+  if (!r && !scalar) return {};
   report_fp("cast");  // a weak scalar cast into the loop dtype (1e300 -> float32) warns first, as NumPy
   if (flags) report_flags(op, flags);
+  if (scalar) return numpy_scalar(scalar_dtype, scalar_buf);
   if (r->ndim() == 0) return numpy_scalar(r->dtype(), r->data());
   return new_array_object(std::move(*r));
 }
