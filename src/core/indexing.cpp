@@ -383,9 +383,18 @@ bool try_mask_select(const ndarray& a, std::span<const IndexItem> idx, ndarray& 
     if (m.shape()[k] != a.shape()[k] || m.shape()[k] == 0) return false;
   const int64_t n = m.size();
   const uint8_t* mk = reinterpret_cast<const uint8_t*>(m.data());
-  int64_t cnt = 0;
-#pragma omp simd reduction(+ : cnt)
-  for (int64_t i = 0; i < n; ++i) cnt += mk[i] != 0;
+  // Selected elements, eight mask bytes at a time: the high bit of each byte of `t` is set
+  // exactly when that mask byte is nonzero (any nonzero byte is true, Note [bool bytes]).
+  int64_t cnt = 0, i0 = 0;
+  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full, kHigh = 0x8080808080808080ull;
+  for (; i0 + 8 <= n; i0 += 8) {
+    uint64_t w;
+    std::memcpy(&w, mk + i0, sizeof w);
+    if (w == 0) continue;
+    const uint64_t t = (((w & kLow7) + kLow7) | w) & kHigh;
+    cnt += __builtin_popcountll(t);
+  }
+  for (; i0 < n; ++i0) cnt += mk[i0] != 0;
   Shape os{cnt};
   os.insert(os.end(), a.shape().begin() + m.ndim(), a.shape().end());
   out = empty(os, a.dtype());
