@@ -263,3 +263,10 @@ def test_gather_indices():
     bad[7], bad[9] = 50, -51
     with pytest.raises(IndexError, match="index 50 is out of bounds for axis 0 with size 50"):
         npc.array(x)[npc.array(bad)]
+
+
+def test_mask_selection_raw_bool_bytes():
+    """Any nonzero byte of a bool mask selects (a bool view of other bytes)."""
+    raw = np.array([0, 2, 255, 0, 1, 0, 0, 128, 3, 0, 7], np.uint8)
+    x = np.arange(11.0)
+    same(npc.array(x)[npc.array(raw).view(bool)], x[raw.view(bool)])
