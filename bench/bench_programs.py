@@ -6,7 +6,7 @@ kernels compiled and run, graph breaks; geometric means per mode and size.
 Each measurement runs in a subprocess with a time limit, so a program that compiles for
 minutes is reported as a time-out instead of stalling the run. Usage:
 
-    python bench/bench_programs.py [--sizes S,M] [--only name,...] [--write]
+    python bench/bench_programs.py [--sizes S,M] [--only name,...] [--modes eager,compiled] [--write]
 """
 import argparse
 import json
@@ -98,13 +98,27 @@ def run_sub(name, size, mode, cache_dir):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def measure(name, size):
+def run_eager(name, size, runs):
+    """The eager measurement `runs` times (separate processes): the median of each system's
+    per-run median time, so one run disturbed by other load on the machine does not decide."""
+    results = [run_sub(name, size, "eager", tempfile.mkdtemp(prefix="npc-bench-")) for _ in range(runs)]
+    bad = [r for r in results if "error" in r or r.get("wrong")]
+    if bad or runs == 1:
+        return (bad or results)[0]
+    times = {k: statistics.median(r["times"][k] for r in results) for k in results[0]["times"]}
+    return {"wrong": None, "times": times, "runs": runs}
+
+
+def measure(name, size, modes=("eager", "compiled"), runs=1):
     row = {"name": name, "size": size}
-    row["eager"] = run_sub(name, size, "eager", tempfile.mkdtemp(prefix="npc-bench-"))
-    cache = tempfile.mkdtemp(prefix="npc-bench-")
-    row["compiled"] = run_sub(name, size, "compiled", cache)
-    if "error" not in row["compiled"]:
-        row["warm"] = run_sub(name, size, "warm", cache)
+    skipped = {"error": "not run"}
+    row["eager"] = run_eager(name, size, runs) if "eager" in modes else skipped
+    row["compiled"] = skipped
+    if "compiled" in modes:
+        cache = tempfile.mkdtemp(prefix="npc-bench-")
+        row["compiled"] = run_sub(name, size, "compiled", cache)
+        if "error" not in row["compiled"]:
+            row["warm"] = run_sub(name, size, "warm", cache)
     return row
 
 
@@ -161,6 +175,11 @@ def main():
     ap.add_argument("--worker", nargs=3)
     ap.add_argument("--sizes", default="S,M")
     ap.add_argument("--only", default="")
+    ap.add_argument("--modes", default="eager,compiled",
+                    help="npc modes to measure against NumPy: eager, compiled or both (default)")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="eager measurements per program and size (separate processes; medians): "
+                         "steadier figures on a loaded machine")
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args()
     if a.worker:
@@ -171,7 +190,7 @@ def main():
     rows = []
     for size in a.sizes.split(","):
         for n in names:
-            row = measure(n, size)
+            row = measure(n, size, a.modes.split(","), a.runs)
             rows.append(row)
             e, c = _ratio(row["eager"]), _ratio(row["compiled"])
             print(f"{size} {n:24s} eager {_fmt_ratio(*e):>12s} compiled {_fmt_ratio(*c):>12s} "
@@ -183,14 +202,21 @@ def main():
     if a.write:
         from _results import write_section
         load = os.getloadavg()[0]
-        head = ["## Real programs (bench/bench_programs.py)", "",
-                f"`python bench/bench_programs.py --write` on {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
+        modes = a.modes.split(",")
+        both = set(modes) == {"eager", "compiled"}
+        cmd = "python bench/bench_programs.py" + ("" if a.sizes == "S,M" else f" --sizes {a.sizes}") + \
+            ("" if both else f" --modes {a.modes}") + (f" --runs {a.runs}" if a.runs > 1 else "") + \
+            (f" --only {a.only}" if a.only else "") + " --write"
+        head = ["## Real programs (bench/bench_programs.py)" + ("" if both else f", {a.modes} only"), "",
+                f"`{cmd}` on {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
                 f"{os.cpu_count()} cores, load average {load:.1f} at the end. Ratios are NumPy time / npc time "
-                "(higher is faster), medians of interleaved rounds in one process; a program whose result "
+                "(higher is faster), medians of interleaved rounds in one process"
+                + (f" (eager: the median of {a.runs} such processes)" if a.runs > 1 else "") + "; a program whose result "
                 "fails validation (allclose 1e-5/1e-8, else relative L2 < 1e-5) is reported as wrong and not "
                 "timed; each mode runs in a subprocess with a time limit "
                 f"({LIMITS['compiled']} s).", ""]
-        write_section("programs", head + out)
+        # A run of one mode has its own section: it does not replace the full table.
+        write_section("programs" if both else "programs-" + "-".join(modes), head + out)
 
 
 if __name__ == "__main__":

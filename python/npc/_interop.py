@@ -603,6 +603,7 @@ def guard_subclasses(namespace, numpy_module, qualname):
         g = _core._subclass_guard(fn, np_fn, _subclass_call, _destinations(name, fn),
                                   _RESULT_RULES.get(f"{qualname}.{name}"), _subclass_result)
         g.__module__ = qualname  # pickled by reference to its public name
+        _core._guard_fast_path(g, f"{qualname}.{name}")  # Note [fast products] in csrc/bind_linalg.cpp
         namespace[name] = g
 
 

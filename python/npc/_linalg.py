@@ -18,6 +18,7 @@ from ._creation import asarray, ones
 from ._fallback import NotNative, call as _fallback_call
 
 _linalg_call = _core._linalg
+_fast_product = _core._fast_product
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cross",
            "matrix_transpose", "vecdot", "matvec", "vecmat"]
@@ -133,6 +134,11 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
     """
     if out is not None and not isinstance(out, (ndarray, _np.ndarray, tuple)):
         raise TypeError("return arrays must be of ArrayType")  # NumPy's ufunc check of out=
+    if out is None and dtype is None and casting == "same_kind" and order == "K" and subok \
+            and signature is None and axes is None and axis is None:
+        r = _fast_product(x1, x2)  # Note [fast products] in csrc/bind_linalg.cpp
+        if r is not None:
+            return r
     if casting != "same_kind" or order != "K" or not subok or signature is not None \
             or axes is not None or axis is not None:
         raise NotNative

@@ -861,6 +861,12 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """numpy.mean: sum / count along `axis`. Integers and bool average in float64, float16
     accumulates in float32 (NumPy's rules). RuntimeWarning "Mean of empty slice" when
     nothing is averaged; the result is then NaN."""
+    if (type(a) is ndarray and axis is None and dtype is None and out is None and not keepdims and where is True
+            and a.dtype.kind in "fc" and a.itemsize >= 4 and a.size and not _core._is_traced(a)):
+        # The common case (the whole array, float32/64 or complex): the general path below
+        # without its argument handling.
+        ret = a.sum()
+        return ret.dtype.type(ret / _np.intp(a.size))
     x = _native(a)
     if x is None or (dtype is not None and code_of(dtype) is None) or (out is not None and not isinstance(out, ndarray)):
         _fallback.record("mean")

@@ -383,9 +383,18 @@ bool try_mask_select(const ndarray& a, std::span<const IndexItem> idx, ndarray& 
     if (m.shape()[k] != a.shape()[k] || m.shape()[k] == 0) return false;
   const int64_t n = m.size();
   const uint8_t* mk = reinterpret_cast<const uint8_t*>(m.data());
-  int64_t cnt = 0;
-#pragma omp simd reduction(+ : cnt)
-  for (int64_t i = 0; i < n; ++i) cnt += mk[i] != 0;
+  // Selected elements, eight mask bytes at a time: the high bit of each byte of `t` is set
+  // exactly when that mask byte is nonzero (any nonzero byte is true, Note [bool bytes]).
+  int64_t cnt = 0, i0 = 0;
+  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full, kHigh = 0x8080808080808080ull;
+  for (; i0 + 8 <= n; i0 += 8) {
+    uint64_t w;
+    std::memcpy(&w, mk + i0, sizeof w);
+    if (w == 0) continue;
+    const uint64_t t = (((w & kLow7) + kLow7) | w) & kHigh;
+    cnt += __builtin_popcountll(t);
+  }
+  for (; i0 < n; ++i0) cnt += mk[i0] != 0;
   Shape os{cnt};
   os.insert(os.end(), a.shape().begin() + m.ndim(), a.shape().end());
   out = empty(os, a.dtype());
@@ -396,12 +405,26 @@ bool try_mask_select(const ndarray& a, std::span<const IndexItem> idx, ndarray& 
     using T = typename decltype(tag)::type;
     const T* s = reinterpret_cast<const T*>(src);
     T* d = reinterpret_cast<T*>(dst);
-    int64_t j = 0;
-    // Branch-free: write every element, advance only past selected ones.
-    for (int64_t i = 0; i < n && j < cnt; ++i) {
-      d[j] = s[i];
-      j += mk[i] != 0;
+    int64_t j = 0, i = 0;
+    // Eight mask bytes at a time: runs of unselected elements are skipped whole; otherwise
+    // branch-free (write every element, advance only past selected ones) while at least
+    // eight slots remain in the output.
+    for (; i + 8 <= n && j < cnt; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, mk + i, sizeof w);
+      if (w == 0) continue;
+      if (j + 8 <= cnt) {
+        for (int k = 0; k < 8; ++k) {
+          d[j] = s[i + k];
+          j += mk[i + k] != 0;
+        }
+      } else {
+        for (int k = 0; k < 8; ++k)
+          if (mk[i + k]) d[j++] = s[i + k];
+      }
     }
+    for (; i < n && j < cnt; ++i)
+      if (mk[i]) d[j++] = s[i];
   };
   if (row == 8) compress(detail::TypeTag<uint64_t>{});
   else if (row == 4) compress(detail::TypeTag<uint32_t>{});
@@ -431,11 +454,22 @@ struct SingleGatherF {
       }
       std::memcpy(dst + j * static_cast<int64_t>(N), src + w * stride, N);
     };
-    if (m > (1 << 16)) {  // Note [no idle parallel regions] in src/ops/registry.cpp
+    if (m > (1 << 18)) {  // Note [no idle parallel regions] and Note [parallel threshold] in src/ops/registry.cpp
 #pragma omp parallel for schedule(static)
       for (int64_t j = 0; j < m; ++j) one(j);
     } else {
-      for (int64_t j = 0; j < m; ++j) one(j);
+      // All indices checked first (a branch-free pass), then gathered without checks; an
+      // invalid index takes the checking loop, which finds the first one.
+      bool ok = true;
+      for (int64_t j = 0; j < m; ++j) ok &= (idx[j] >= -n) & (idx[j] < n);
+      if (ok) {
+        for (int64_t j = 0; j < m; ++j) {
+          const int64_t i = idx[j] + (idx[j] < 0 ? n : 0);
+          std::memcpy(dst + j * static_cast<int64_t>(N), src + i * stride, N);
+        }
+      } else {
+        for (int64_t j = 0; j < m; ++j) one(j);
+      }
     }
     *bad = first_bad;
   }

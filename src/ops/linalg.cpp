@@ -1,5 +1,7 @@
 // numpy.linalg on LAPACKE: batched drivers over stacks of matrices (Note [linalg stacks]).
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -263,6 +265,48 @@ void raw_lapack() {
 }
 
 }  // namespace
+}  // namespace npc::lapack
+
+// OpenBLAS's thread-count controls, when the BLAS is OpenBLAS (weak: null otherwise).
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+extern "C" int openblas_get_num_threads() __attribute__((weak));
+
+namespace npc::lapack {
+namespace {
+// Note [small LAPACK calls on one thread]
+// OpenBLAS parallelises the LU factorisation of small matrices too; a 150x150 complex solve
+// ran 4x slower on two threads than on one (thread hand-offs at every panel, and far worse
+// when the cores are shared), and loops call such solves many times. Matrices up to
+// kSmallLapack rows are factorised on the calling thread alone: the first of overlapping
+// callers sets OpenBLAS to one thread and the last restores the count it found.
+constexpr int64_t kSmallLapack = 200;
+std::atomic<int> g_single_users{0};
+int g_saved_threads = 0;
+std::mutex g_threads_mutex;
+
+class SingleThreadedBlas {
+ public:
+  explicit SingleThreadedBlas(int64_t n) : active_(n <= kSmallLapack && openblas_set_num_threads && openblas_get_num_threads) {
+    if (!active_) return;
+    std::lock_guard<std::mutex> lock(g_threads_mutex);
+    if (g_single_users++ == 0) {
+      g_saved_threads = openblas_get_num_threads();
+      if (g_saved_threads > 1) openblas_set_num_threads(1);
+    }
+  }
+  ~SingleThreadedBlas() {
+    if (!active_) return;
+    std::lock_guard<std::mutex> lock(g_threads_mutex);
+    if (--g_single_users == 0 && g_saved_threads > 1) openblas_set_num_threads(g_saved_threads);
+  }
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+ private:
+  bool active_;
+};
+
+}  // namespace
 
 ndarray solve(const ndarray& a, const ndarray& b) {
   check_solve_args(a, b);
@@ -271,6 +315,7 @@ ndarray solve(const ndarray& a, const ndarray& b) {
   const int64_t n = a.shape()[a.ndim() - 1], k = b.shape()[b.ndim() - 1];
   ndarray A = colmajor(a);
   ndarray X = colmajor(b);  // overwritten with the solution
+  SingleThreadedBlas one_thread(n);
   visit_lapack(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     std::vector<lapack_int> ip(std::max<int64_t>(n, 1));
@@ -292,6 +337,7 @@ ndarray inv(const ndarray& a) {
   const int64_t n = a.shape()[a.ndim() - 1];
   ndarray A = colmajor(a);
   ndarray X = colmajor_result(batch, n, n, a.dtype(), true);
+  SingleThreadedBlas one_thread(n);
   visit_lapack(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t nb = count(batch);

@@ -72,14 +72,20 @@ struct UfuncNoLoopError : TypeError {
 namespace ops {
 /// One input of the fast path: an array, or a weak Python scalar's value.
 struct FastInput {
-  const ndarray* array = nullptr;  ///< null for a weak scalar
-  Scalar scalar;                   ///< value when weak (int64/uint64/float64/complex128 carrier)
+  const ndarray* array = nullptr;  ///< null for a scalar
+  Scalar scalar;                   ///< value when a scalar (weak: int64/uint64/float64/complex128 carrier)
+  bool strong = false;             ///< a scalar that is a 0-d array of scalar.dtype (a NumPy scalar), not weak
 };
 /// The common case of ufunc.__call__ without copies: one output, no out=/where=/dtype=,
-/// inputs C-contiguous arrays of one shape already in the loop's dtype, or weak scalars
-/// that fit it. Returns nullopt when the general path (call_ufunc) must run. The raised
+/// inputs C-contiguous arrays of one shape (or 1-D arrays of any stride) already in the
+/// loop's dtype, weak scalars that fit it, or strong scalars (0-d operands, cast safely to the
+/// loop's dtype); with no array operand the result is 0-d. Returns nullopt when the general path (call_ufunc) must run. The raised
 /// floating-point flags go to `*fpe_flags` when given, else to the pending set (note_fpe).
-std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags = nullptr);
+/// With `scalar_out` (16 bytes, aligned), a call whose inputs are all scalars writes its one
+/// element there and its dtype to `*scalar_dtype` instead of allocating a 0-d array, and
+/// returns nullopt with `*scalar_dtype` set (left untouched when the general path must run).
+std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags = nullptr,
+                                       std::byte* scalar_out = nullptr, DType* scalar_dtype = nullptr);
 /// Note [weak integers]: nullopt when weak integer operand `i` of `op` fits the loop dtype
 /// `t` (or is not an integer); the answer of a comparison with an out-of-range Python int
 /// (NumPy 2 answers exactly); otherwise throws NumPy's OverflowError.
@@ -167,6 +173,92 @@ using storage_t = std::conditional_t<std::is_same_v<T, float16> && std::is_same_
 // path, where alignment is guaranteed (npc's allocator aligns to 64 bytes and NumPy's
 // aligned arrays are adopted only when aligned).
 
+// Note [multiversioned loops]
+// Two kinds of inner loops compile badly for baseline x86-64 (SSE2, no FMA): comparisons
+// of float32/float64 operands, which narrow 4- or 8-byte lanes into 1-byte booleans (GCC
+// does not vectorise them: 5x slower than NumPy's AVX2/AVX-512 loops), and complex loops,
+// whose NumPy formulas use fused multiply-adds (Note [complex product]: without the FMA
+// instruction each std::fma is a library call). Their contiguous and scalar-operand cases
+// are also compiled for AVX2+FMA and for AVX-512, and the best version the CPU has runs
+// (cpu_level, read once). Comparisons are exact, a fused multiply-add is correctly rounded
+// in hardware and software alike, and floating-point contraction stays off, so every
+// version gives the same bits.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define NPC_MULTIVERSION 1
+#define NPC_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define NPC_TARGET_AVX512 __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")))
+/// 2: AVX-512 (F, BW, VL, DQ) and FMA; 1: AVX2 and FMA; 0: neither.
+int cpu_level();
+#else
+#define NPC_MULTIVERSION 0
+#endif
+
+/// The contiguous cases of binary_loop. mode 0: two arrays; 1: `b` is one value; 2: `a` is one value.
+#define NPC_CONTIG_BINARY_BODY                                                                                    \
+  using CA = compute_t<A>;                                                                                        \
+  using CB = compute_t<B>;                                                                                        \
+  if (mode == 0) {                                                                                                \
+    for (int64_t i = 0; i < n; ++i) o[i] = to_storage<S>(F{}(detail::convert<CA>(a[i]), detail::convert<CB>(b[i]))); \
+  } else if (mode == 1) {                                                                                         \
+    const CB y = detail::convert<CB>(*b);                                                                         \
+    for (int64_t i = 0; i < n; ++i) o[i] = to_storage<S>(F{}(detail::convert<CA>(a[i]), y));                      \
+  } else {                                                                                                        \
+    const CA x = detail::convert<CA>(*a);                                                                         \
+    for (int64_t i = 0; i < n; ++i) o[i] = to_storage<S>(F{}(x, detail::convert<CB>(b[i])));                      \
+  }
+#define NPC_CONTIG_UNARY_BODY \
+  using C = compute_t<T>;     \
+  for (int64_t i = 0; i < n; ++i) o[i] = to_storage<S>(F{}(detail::convert<C>(a[i])));
+
+/// Whether [x, x + nx) and [y, y + ny) (bytes) share memory without starting at the same
+/// address: a loop that reads one and writes the other must then run element by element,
+/// in order (an accumulation), never vectorised.
+inline bool partially_overlaps(const std::byte* x, int64_t nx, const std::byte* y, int64_t ny) {
+  return x != y && x < y + ny && y < x + nx;
+}
+
+template <class F, class A, class B, class S>
+void contig_binary_base(const A* a, const B* b, S* o, int64_t n, int mode) { NPC_CONTIG_BINARY_BODY }
+template <class F, class T, class S>
+void contig_unary_base(const T* a, S* o, int64_t n) { NPC_CONTIG_UNARY_BODY }
+#if NPC_MULTIVERSION
+template <class F, class A, class B, class S>
+NPC_TARGET_AVX2 void contig_binary_avx2(const A* a, const B* b, S* o, int64_t n, int mode) { NPC_CONTIG_BINARY_BODY }
+template <class F, class A, class B, class S>
+NPC_TARGET_AVX512 void contig_binary_avx512(const A* a, const B* b, S* o, int64_t n, int mode) { NPC_CONTIG_BINARY_BODY }
+template <class F, class T, class S>
+NPC_TARGET_AVX2 void contig_unary_avx2(const T* a, S* o, int64_t n) { NPC_CONTIG_UNARY_BODY }
+template <class F, class T, class S>
+NPC_TARGET_AVX512 void contig_unary_avx512(const T* a, S* o, int64_t n) { NPC_CONTIG_UNARY_BODY }
+#endif
+
+template <class F, class A, class B, class S>
+void contig_binary(const A* a, const B* b, S* o, int64_t n, int mode) {
+#if NPC_MULTIVERSION
+  static const int level = cpu_level();
+  if (level == 2) return contig_binary_avx512<F, A, B, S>(a, b, o, n, mode);
+  if (level == 1) return contig_binary_avx2<F, A, B, S>(a, b, o, n, mode);
+#endif
+  contig_binary_base<F, A, B, S>(a, b, o, n, mode);
+}
+template <class F, class T, class S>
+void contig_unary(const T* a, S* o, int64_t n) {
+#if NPC_MULTIVERSION
+  static const int level = cpu_level();
+  if (level == 2) return contig_unary_avx512<F, T, S>(a, o, n);
+  if (level == 1) return contig_unary_avx2<F, T, S>(a, o, n);
+#endif
+  contig_unary_base<F, T, S>(a, o, n);
+}
+#undef NPC_CONTIG_BINARY_BODY
+#undef NPC_CONTIG_UNARY_BODY
+
+/// Whether binary_loop<F, A, B> takes the multiversioned contiguous loops (Note [multiversioned loops]).
+template <class A, class B, class S>
+inline constexpr bool kMultiversionBinary =
+    std::is_same_v<A, B> && (((std::is_same_v<A, double> || std::is_same_v<A, float>) && std::is_same_v<S, bool>) ||
+                             std::is_same_v<A, std::complex<double>> || std::is_same_v<A, std::complex<float>>);
+
 template <class F, class T>
 void unary_loop(std::byte* const* p, const int64_t* s, int64_t n) {
   using C = compute_t<T>;
@@ -175,7 +267,14 @@ void unary_loop(std::byte* const* p, const int64_t* s, int64_t n) {
   if (s[0] == sizeof(T) && s[1] == sizeof(S)) {
     const T* a = reinterpret_cast<const T*>(p[0]);
     S* o = reinterpret_cast<S*>(p[1]);
-    for (int64_t i = 0; i < n; ++i) o[i] = to_storage<S>(F{}(detail::convert<C>(a[i])));
+    if constexpr (is_cplx<T>) {
+      if (!partially_overlaps(p[0], n * static_cast<int64_t>(sizeof(T)), p[1], n * static_cast<int64_t>(sizeof(S))))
+        contig_unary<F, T, S>(a, o, n);  // multiversioned (see above)
+      else
+        for (int64_t i = 0; i < n; ++i) o[i] = to_storage<S>(F{}(detail::convert<C>(a[i])));
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i] = to_storage<S>(F{}(detail::convert<C>(a[i])));
+    }
     return;
   }
   for (int64_t i = 0; i < n; ++i)
@@ -189,6 +288,15 @@ void binary_loop(std::byte* const* p, const int64_t* s, int64_t n) {
   using R = decltype(F{}(CA{}, CB{}));
   using S = storage_t<A, R>;
   constexpr int64_t sa = sizeof(A), sb = sizeof(B), so = sizeof(S);
+  if constexpr (kMultiversionBinary<A, B, S>) {
+    if (s[2] == so && (s[0] == sa || s[0] == 0) && (s[1] == sb || s[1] == 0) && (s[0] != 0 || s[1] != 0) &&
+        !partially_overlaps(p[0], s[0] ? n * sa : sa, p[2], n * so) &&
+        !partially_overlaps(p[1], s[1] ? n * sb : sb, p[2], n * so)) {
+      contig_binary<F, A, B, S>(reinterpret_cast<const A*>(p[0]), reinterpret_cast<const B*>(p[1]),
+                                reinterpret_cast<S*>(p[2]), n, s[0] == 0 ? 2 : s[1] == 0 ? 1 : 0);
+      return;
+    }
+  }
   if (s[2] == so) {
     S* o = reinterpret_cast<S*>(p[2]);
     if (s[0] == sa && s[1] == sb) {

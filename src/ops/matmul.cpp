@@ -2,6 +2,7 @@
 // for bool/integers/float16.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "core/dispatch.hpp"
@@ -299,7 +300,61 @@ ndarray outer(const ndarray& a0, const ndarray& b0) {
 
 bool have_blas() { return NPC_HAVE_CBLAS != 0; }
 
+namespace {
+// Note [small products]
+// Products of 1-D and 2-D operands of one BLAS dtype (the short dot products and small
+// matrices of loops over rows) go straight to BLAS: no batch broadcasting, no intermediate
+// views, and vectors of any positive stride (a column of a matrix) are passed to dot/gemv
+// with their increment instead of being copied. Returns nullopt when the general path must
+// run (other dtypes, batches, mismatched core dimensions: its errors, layouts BLAS cannot take).
+std::optional<ndarray> small_product(const ndarray& a, const ndarray& b) {
+#if NPC_HAVE_CBLAS
+  const DType t = a.dtype();
+  if (t != b.dtype() || a.ndim() > 2 || b.ndim() > 2 || a.ndim() == 0 || b.ndim() == 0) return std::nullopt;
+  if (!(t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128))
+    return std::nullopt;
+  const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
+  const int64_t n = a1 ? 1 : a.shape()[0], k = a.shape().back();
+  const int64_t k2 = b.shape()[0], m = b1 ? 1 : b.shape()[1];
+  if (k != k2 || k == 0 || n == 0 || m == 0 || std::max({n, m, k}) >= (int64_t(1) << 31)) return std::nullopt;
+  // Row and column strides, as matmul's 1-D promotion gives them.
+  const int64_t ars = a1 ? 0 : a.strides()[0], acs = a.strides().back();
+  const int64_t brs = b.strides()[0], bcs = b1 ? 0 : b.strides()[1];
+  Shape shape;
+  if (!a1) shape.push_back(n);
+  if (!b1) shape.push_back(m);
+  const int64_t isz = static_cast<int64_t>(itemsize(t));
+  std::optional<ndarray> r;
+  detail::visit(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kBlasType<T>) {
+      if (n != 1 && m != 1) {
+        CBLAS_TRANSPOSE ta, tb;
+        int64_t lda, ldb;
+        if (!blas_layout(ars, acs, n, k, isz, ta, lda) || !blas_layout(brs, bcs, k, m, isz, tb, ldb) ||
+            std::max(lda, ldb) >= (int64_t(1) << 31))
+          return;
+        ndarray out = empty(shape, t);
+        gemm<T>(ta, tb, n, m, k, a.data(), lda, b.data(), ldb, out.data());
+        r = std::move(out);
+        return;
+      }
+      ndarray out = empty(shape, t);
+      if (blas_vector_product<T>(a.data(), ars, acs, b.data(), brs, bcs, out.data(), n, k, m, isz)) r = std::move(out);
+    }
+  });
+  return r;
+#else
+  (void)a;
+  (void)b;
+  return std::nullopt;
+#endif
+}
+}  // namespace
+
 ndarray matmul(const ndarray& a0, const ndarray& b0) {
+  if (!a0.is_traced() && !b0.is_traced())
+    if (std::optional<ndarray> r = small_product(a0, b0)) return std::move(*r);
   if (a0.ndim() == 0 || b0.ndim() == 0) {
     int which = a0.ndim() == 0 ? 0 : 1;
     throw ValueError("matmul: Input operand " + std::to_string(which) +

@@ -144,7 +144,12 @@ bool checks_fpe(OpId op) {
 // the child (as PyTorch does), so multiprocessing workers run kernels single-threaded.
 namespace {
 std::atomic<int> g_threads{0};  // 0: not yet initialised
-std::atomic<int64_t> g_threshold{1 << 15};
+// Note [parallel threshold]
+// Below 128K units of work (elements times the op's cost) kernels stay on the calling
+// thread: waking the workers (passive wait, OMP_WAIT_POLICY) costs more than memory-bound
+// loops of that size gain on two cores, and far more when the cores are shared with other
+// processes (a 300x300 stencil step ran 1.3x slower on two threads than on one).
+std::atomic<int64_t> g_threshold{1 << 17};
 std::atomic<bool> g_forked_child{false};
 
 void on_fork_child() { g_forked_child.store(true); }
@@ -162,6 +167,16 @@ int default_threads() {
   return g_threads.load();
 }
 }  // namespace
+
+#if NPC_MULTIVERSION
+int cpu_level() {  // Note [multiversioned loops] in loops.hpp
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  return avx512 ? 2 : avx2 ? 1 : 0;
+}
+#endif
 
 bool threads_allowed() { return !g_forked_child.load(std::memory_order_relaxed); }
 

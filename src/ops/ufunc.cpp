@@ -237,27 +237,37 @@ void advise_huge(const ndarray& a) {
 #endif
 }
 
-std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags) {
+std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags,
+                                       std::byte* scalar_out, DType* scalar_dtype) {
   const OpInfo& info = op_info(op);
   if (info.kind != OpKind::Ufunc || info.nout != 1 || info.nin != nin) return std::nullopt;
   const ndarray* shape_of = nullptr;
   DType dts[kMaxOperands];
   bool weak[kMaxOperands];
+  bool any_strong = false;
   for (int i = 0; i < nin; ++i) {
     const FastInput& in = inputs[i];
-    weak[i] = in.array == nullptr;
-    if (weak[i]) {
+    weak[i] = in.array == nullptr && !in.strong;
+    if (in.array == nullptr) {
       dts[i] = in.scalar.dtype;
+      any_strong |= in.strong;
       continue;
     }
     const ndarray& a = *in.array;
-    if (a.is_traced() || !a.is_c_contiguous()) return std::nullopt;
+    // C-contiguous arrays, or 1-D arrays of any stride (a column of a matrix).
+    if (a.is_traced() || (!a.is_c_contiguous() && a.ndim() != 1)) return std::nullopt;
     if (!ops::bool_bytes_normal(a)) return std::nullopt;  // Note [bool bytes]: the general path
     if (shape_of && shape_of->shape() != a.shape()) return std::nullopt;
     shape_of = &a;
     dts[i] = a.dtype();
   }
-  if (!shape_of) return std::nullopt;
+  if (!shape_of && !any_strong) {
+    // Python scalars only: NEP 50 gives them their default dtypes (int64, float64, complex128).
+    for (int i = 0; i < nin; ++i) {
+      if (dts[i] == DType::UInt64 || dts[i] == DType::Bool) return std::nullopt;
+      weak[i] = false;
+    }
+  }
   // Note [loop cache]
   // Resolution is pure in (op, dtypes, weakness), so resolved loops are cached in a small
   // global table. Each entry is one atomic word (key << 8 | loop index + 1): readers on any
@@ -284,10 +294,10 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
   std::byte* ptrs[kMaxOperands];
   int64_t strides[kMaxOperands];
   for (int i = 0; i < nin; ++i) {
-    if (weak[i]) {
+    if (inputs[i].array == nullptr) {
       const Scalar& v = inputs[i].scalar;
       DType t = loop.in[i];
-      if (is_integer(t) && (v.dtype == DType::Int64 || v.dtype == DType::UInt64)) {
+      if (weak[i] && is_integer(t) && (v.dtype == DType::Int64 || v.dtype == DType::UInt64)) {
         // Out-of-range Python ints take the general path (OverflowError or exact comparison).
         const int bits = static_cast<int>(itemsize(t)) * 8;
         bool fits;
@@ -296,19 +306,34 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
         else fits = bits == 64 || (v.i >= -(int64_t{1} << (bits - 1)) && v.i < (int64_t{1} << (bits - 1)));
         if (!fits) return std::nullopt;
       }
+      // A strong scalar is a 0-d operand: only safe casts here (the general path checks others).
+      if (!weak[i] && v.dtype != t && !can_cast(v.dtype, t, Casting::Safe)) return std::nullopt;
       v.store(t, scalar_buf[i]);
       ptrs[i] = scalar_buf[i];
       strides[i] = 0;
     } else {
-      if (inputs[i].array->dtype() != loop.in[i]) return std::nullopt;
-      ptrs[i] = inputs[i].array->data();
-      strides[i] = static_cast<int64_t>(itemsize(loop.in[i]));
+      const ndarray& a = *inputs[i].array;
+      if (a.dtype() != loop.in[i]) return std::nullopt;
+      ptrs[i] = a.data();
+      strides[i] = a.ndim() == 1 ? a.strides()[0] : static_cast<int64_t>(itemsize(loop.in[i]));
     }
   }
   if (op == OpId::power && kind(loop.in[1]) == Kind::Signed) return std::nullopt;  // negative-exponent check
   LoopFn fn = loop.fn;
   if (!fn) return std::nullopt;
-  ndarray out = empty(shape_of->shape(), loop.out[0]);
+  if (!shape_of && scalar_out && scalar_dtype) {  // scalars only: one element, no array
+    ptrs[nin] = scalar_out;
+    strides[nin] = static_cast<int64_t>(itemsize(loop.out[0]));
+    const bool fpe = checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
+    if (fpe) clear_fpe();
+    fn(ptrs, strides, 1);
+    const int flags = fpe ? read_fpe() : 0;
+    if (fpe_flags) *fpe_flags = flags;
+    else if (flags) note_fpe(flags);
+    *scalar_dtype = loop.out[0];
+    return std::nullopt;
+  }
+  ndarray out = empty(shape_of ? shape_of->shape() : Shape{}, loop.out[0]);
   advise_huge(out);
   ptrs[nin] = out.data();
   strides[nin] = static_cast<int64_t>(itemsize(loop.out[0]));

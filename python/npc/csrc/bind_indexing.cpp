@@ -196,6 +196,10 @@ ndarray setitem_value(py::handle value, DType target) {
     Py_complex c = PyComplex_AsCComplex(p);
     return scalar_array(Scalar::from_complex({c.real, c.imag}));
   }
+  if (std::optional<Scalar> s = native_numpy_scalar(p)) {  // keeps its dtype, cast by index_assign
+    if (is_complex(s->dtype) && !is_complex(target) && target != DType::Bool) warn_complex_discard();
+    return scalar_array(*s);
+  }
   static py::object& conv = *new py::object(py_helper("_setitem_value"));
   py::object r = conv(value, static_cast<int>(target));
   return static_cast<ndarray>(r.cast<PyArray&>());
@@ -356,18 +360,140 @@ bool unpack_plain_slice(PyObject* key, Py_ssize_t* start, Py_ssize_t* stop, Py_s
          read(s->stop, back ? PY_SSIZE_T_MIN : PY_SSIZE_T_MAX, stop);
 }
 
+// The element a[key] addresses when `key` is an exact Python int (1-D `a`) or a tuple of
+// a->ndim() exact Python ints, all in range; null otherwise (the general path then runs and
+// reports any error).
+std::byte* element_ptr(const PyArray& a, PyObject* key) {
+  const int64_t nd = a.ndim();
+  PyObject* const* items;
+  Py_ssize_t n;
+  if (PyLong_CheckExact(key)) {
+    items = &key;
+    n = 1;
+  } else if (PyTuple_CheckExact(key)) {
+    items = &PyTuple_GET_ITEM(key, 0);
+    n = PyTuple_GET_SIZE(key);
+  } else {
+    return nullptr;
+  }
+  if (n != nd || nd == 0) return nullptr;
+  int64_t off = 0;
+  for (Py_ssize_t d = 0; d < n; ++d) {
+    if (!PyLong_CheckExact(items[d])) return nullptr;
+    int overflow = 0;
+    long long i = PyLong_AsLongLongAndOverflow(items[d], &overflow);
+    const int64_t len = a.shape()[d];
+    if (overflow || i < -len || i >= len) return nullptr;
+    if (i < 0) i += len;
+    off += i * a.strides()[d];
+  }
+  return a.data() + off;
+}
+
+DType g_probe_dtype;  // written by dtype probes whose answer is not needed
+
+// The geometry of the basic view a[key] for `key` a slice, an exact Python int (a >= 2-D)
+// or a tuple of slices and exact Python ints (at least one slice, or fewer ints than
+// dimensions), no more items than dimensions; false otherwise (the general path runs).
+bool basic_view_geometry(const PyArray& a, PyObject* key, int64_t* offset, Shape* shape, Strides* strides) {
+  PyObject* const* items;
+  Py_ssize_t n;
+  if (PySlice_Check(key) || PyLong_CheckExact(key)) {
+    items = &key;
+    n = 1;
+  } else if (PyTuple_CheckExact(key)) {
+    items = &PyTuple_GET_ITEM(key, 0);
+    n = PyTuple_GET_SIZE(key);
+  } else {
+    return false;
+  }
+  const int64_t nd = a.ndim();
+  if (n == 0 || n > nd) return false;
+  shape->clear();
+  strides->clear();
+  shape->reserve(static_cast<size_t>(nd));
+  strides->reserve(static_cast<size_t>(nd));
+  *offset = a.offset();
+  bool any_slice = false;
+  for (Py_ssize_t d = 0; d < n; ++d) {
+    PyObject* it = items[d];
+    const int64_t len = a.shape()[d], st = a.strides()[d];
+    if (PyLong_CheckExact(it)) {
+      int overflow = 0;
+      long long i = PyLong_AsLongLongAndOverflow(it, &overflow);
+      if (overflow || i < -len || i >= len) return false;
+      if (i < 0) i += len;
+      *offset += i * st;
+    } else if (PySlice_Check(it)) {
+      Py_ssize_t start, stop, step;
+      if (!unpack_plain_slice(it, &start, &stop, &step)) return false;
+      const Py_ssize_t m = PySlice_AdjustIndices(static_cast<Py_ssize_t>(len), &start, &stop, step);
+      if (m > 0) *offset += start * st;
+      int64_t stride;
+      if (__builtin_mul_overflow(st, static_cast<int64_t>(step), &stride)) return false;
+      shape->push_back(m);
+      strides->push_back(stride);
+      any_slice = true;
+    } else {
+      return false;
+    }
+  }
+  if (!any_slice && n == nd) return false;  // an element: a NumPy scalar (element_ptr)
+  for (int64_t d = n; d < nd; ++d) {
+    shape->push_back(a.shape()[d]);
+    strides->push_back(a.strides()[d]);
+  }
+  return true;
+}
+
+// The basic view a[key] as a new npc.ndarray (basic_view_geometry), or a null object.
+py::object fast_view(PyObject* self, PyArray& a, PyObject* key) {
+  if (a.warn_on_write) return {};
+  int64_t offset;
+  Shape shape;
+  Strides strides;
+  if (!basic_view_geometry(a, key, &offset, &shape, &strides)) return {};
+  // A view: its base is self's base, or self when self owns its memory (as wrap()).
+  py::object base = a.base.is_none() ? py::reinterpret_borrow<py::object>(self) : a.base;
+  return finalize_like(new_array_object(a.with_geometry(offset, a.dtype(), std::move(shape), std::move(strides)),
+                                        std::move(base)),
+                       self);
+}
+
+// a[key] = value for a basic `key` (basic_view_geometry) and a value that is an npc array of
+// no more dimensions than the view, a Python number or a NumPy scalar: the view is assigned
+// as index_assign assigns it (broadcast, unsafe cast, overlap-safe). False when the general
+// path must run (any other case, and every error).
+bool fast_assign_view(PyArray& a, PyObject* key, PyObject* value) {
+  PyArray* va = array_ptr(value);
+  if (va ? (Py_TYPE(value) != g_array_type || va->is_traced())
+         : !(PyFloat_CheckExact(value) || PyLong_CheckExact(value) || PyComplex_CheckExact(value) ||
+             numpy_scalar_data(value, &g_probe_dtype)))
+    return false;
+  int64_t offset;
+  Shape shape;
+  Strides strides;
+  if (!basic_view_geometry(a, key, &offset, &shape, &strides)) return false;
+  if (va && va->ndim() > static_cast<int>(shape.size())) return false;
+  if (va) {  // broadcastable to the view's shape
+    const int off = static_cast<int>(shape.size()) - va->ndim();
+    for (int d = 0; d < va->ndim(); ++d)
+      if (va->shape()[d] != 1 && va->shape()[d] != shape[off + d]) return false;
+  }
+  ndarray view = a.with_geometry(offset, a.dtype(), shape, std::move(strides));
+  ndarray v = setitem_value(value, a.dtype());
+  assign_array(view, v.shape() == shape ? v : broadcast_to(v, shape));
+  report_fp("cast");
+  return true;
+}
+
 PyObject* fast_getitem(PyObject* self, PyObject* key) {
   return guarded([&]() -> PyObject* {
     PyArray* a = array_ptr(self);
     if (a && !a->is_traced() && a->ndim() >= 1) {
-      if (PyLong_CheckExact(key) && a->ndim() == 1) {
-        int overflow = 0;
-        long long i = PyLong_AsLongLongAndOverflow(key, &overflow);
-        const int64_t n = a->shape()[0];
-        if (!overflow && i >= -n && i < n) {
-          if (i < 0) i += n;
-          return numpy_scalar(a->dtype(), a->data() + i * a->strides()[0]).release().ptr();
-        }
+      if (std::byte* p = element_ptr(*a, key)) return numpy_scalar(a->dtype(), p).release().ptr();
+      if (a->ndim() >= 2 || PyTuple_CheckExact(key)) {
+        if (py::object v = fast_view(self, *a, key)) return v.release().ptr();
       } else if (PySlice_Check(key)) {
         Py_ssize_t start, stop, step;
         if (!unpack_plain_slice(key, &start, &stop, &step) && PySlice_Unpack(key, &start, &stop, &step) < 0)
@@ -396,13 +522,18 @@ PyObject* fast_getitem(PyObject* self, PyObject* key) {
 }
 
 bool fast_store(PyArray& a, PyObject* key, PyObject* value) {
-  if (!PyLong_CheckExact(key) || a.ndim() != 1 || !a.writeable() || a.warn_on_write || a.is_traced()) return false;
+  if (!a.writeable() || a.warn_on_write || a.is_traced()) return false;
+  std::byte* p = element_ptr(a, key);
+  if (!p) return false;
   int overflow = 0;
-  long long i = PyLong_AsLongLongAndOverflow(key, &overflow);
-  const int64_t n = a.shape()[0];
-  if (overflow || i < -n || i >= n) return false;
-  if (i < 0) i += n;
-  std::byte* p = a.data() + i * a.strides()[0];
+  if (!PyFloat_CheckExact(value) && !PyLong_CheckExact(value) && !PyComplex_CheckExact(value)) {
+    // A NumPy scalar of the array's own dtype is stored as it is (no cast, nothing to warn).
+    DType t;
+    const void* v = numpy_scalar_data(value, &t);
+    if (!v || t != a.dtype() || t == DType::Bool) return false;
+    std::memcpy(p, v, itemsize(t));
+    return true;
+  }
   switch (a.dtype()) {
     case DType::Float64:
       if (PyFloat_CheckExact(value)) {
@@ -447,7 +578,9 @@ int fast_setitem(PyObject* self, PyObject* key, PyObject* value) {
   }
   PyObject* r = guarded([&]() -> PyObject* {
     PyArray* a = array_ptr(self);
-    if (!(a && fast_store(*a, key, value))) setitem(py::reinterpret_borrow<py::object>(self), key, value);
+    if (a && fast_store(*a, key, value)) return Py_NewRef(Py_None);
+    if (!(a && a->writeable() && !a->warn_on_write && !a->is_traced() && fast_assign_view(*a, key, value)))
+      setitem(py::reinterpret_borrow<py::object>(self), key, value);
     return Py_NewRef(Py_None);
   });
   if (!r) return -1;

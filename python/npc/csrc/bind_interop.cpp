@@ -540,6 +540,8 @@ struct SubclassGuard {
   PyObject* dict;
   // Destination parameters (out=, copyto's dst, put's a, ...): positions and names.
   std::vector<std::pair<Py_ssize_t, PyObject*>>* dests;
+  // The common case handled in C++ before anything else (Note [fast products]), or null.
+  FastCall fast;
 };
 
 // A destination NumPy writes: a numpy.ndarray of any kind (also in an out= tuple).
@@ -655,6 +657,10 @@ bool pending_argument_error() {
 PyObject* guard_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* g = reinterpret_cast<SubclassGuard*>(self);
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (g->fast) {  // it takes plain npc arrays only: no subclass, no NumPy destination
+    if (PyObject* r = g->fast(args, n, kwnames)) return r;
+    if (PyErr_Occurred()) return nullptr;
+  }
   Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   bool hit = false;
   for (Py_ssize_t i = 0; i < n + nk && !hit; ++i) hit = holds_numpy_subclass(args[i], 2);
@@ -762,6 +768,7 @@ py::object make_subclass_guard(py::object native, py::object numpy_fn, py::objec
     g->dests->emplace_back(t[0].cast<Py_ssize_t>(), py::str(t[1]).release().ptr());
   }
   g->vectorcall = guard_vectorcall;
+  g->fast = nullptr;
   g->native = native.release().ptr();
   g->numpy_fn = numpy_fn.release().ptr();
   g->on_subclass = on_subclass.release().ptr();
@@ -793,6 +800,11 @@ void bind_interop(py::module_& m) {
   m.def("_subclass_guard", &make_subclass_guard, py::arg("native"), py::arg("numpy_fn"), py::arg("on_subclass"),
         py::arg("dests"), py::arg("result_rule") = py::none(), py::arg("on_result") = py::none(),
         "`native` wrapped so that calls with numpy.ndarray subclasses run on NumPy (Note [subclass guard]).");
+  m.def("_guard_fast_path", [](py::handle guard, const std::string& name) {
+    if (Py_TYPE(guard.ptr()) != guard_type()) throw TypeError("expected a subclass guard");
+    reinterpret_cast<SubclassGuard*>(guard.ptr())->fast = fast_call_of(name);
+  }, py::arg("guard"), py::arg("name"),
+        "Gives the guard of public function `name` ('npc.dot') its C++ fast path, if it has one (Note [fast products]).");
   m.def("_to_dlpack", &to_dlpack, py::arg("a"), py::arg("versioned"), py::arg("copy"),
         "DLPack capsule ('dltensor' or 'dltensor_versioned') sharing the array's memory (a copy when copy).");
   m.def("_from_dlpack", &from_dlpack_capsule, py::arg("capsule"), py::arg("producer"),

@@ -1,6 +1,7 @@
 // Bindings of the linear algebra and random layers (npc/linalg.hpp, npc/random.hpp).
 #include <pybind11/pybind11.h>
 
+#include <cmath>
 #include <string>
 #include <unordered_map>
 
@@ -73,7 +74,92 @@ py::object traced_matmul(const ndarray& a, const ndarray& b, const std::string& 
   return wrap(c->new_value(g.prim(OpId::matmul, args, t, std::move(out), params), std::move(hint)));
 }
 
+// Note [fast products]
+// Loops over rows call products of short vectors and small matrices (`np.dot(A[i, :j],
+// A[j, :j])`, `A[i, :i] @ A[:i, j]`) thousands of times, so the common case skips Python:
+// `a @ b` (the nb_matrix_multiply slot), `npc.dot(a, b)` and `npc.matmul(a, b)` (through
+// their SubclassGuard's fast call, Note [subclass guard] in bind_interop.cpp) with two plain
+// npc arrays of 1 or 2 dimensions, one inexact dtype, matching core dimensions and no other
+// argument run npc::matmul here. The result must be finite: NumPy's products report overflow
+// and invalid values (Note [product FP errors] in python/npc/_linalg.py), so a non-finite
+// result goes back to the general path, which computes and reports them. Anything else
+// (other shapes, dtypes, subclasses, traced arrays, errors) declines: a null result with no
+// Python error set.
+bool all_finite(const ndarray& r) {
+  if (!r.is_c_contiguous()) return false;
+  const int64_t n = r.size() * (is_complex(r.dtype()) ? 2 : 1);
+  if (r.dtype() == DType::Float64 || r.dtype() == DType::Complex128) {
+    const auto* p = reinterpret_cast<const double*>(r.data());
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(p[i])) return false;
+    return true;
+  }
+  const auto* p = reinterpret_cast<const float*>(r.data());
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(p[i])) return false;
+  return true;
+}
+
+PyObject* fast_product(PyObject* x, PyObject* y) {
+  if (Py_TYPE(x) != g_array_type || Py_TYPE(y) != g_array_type) return nullptr;
+  const PyArray& a = *array_ptr(x);
+  const PyArray& b = *array_ptr(y);
+  const DType t = a.dtype();
+  if (t != b.dtype() || !(t == DType::Float64 || t == DType::Float32 || t == DType::Complex128 || t == DType::Complex64))
+    return nullptr;
+  if (a.is_traced() || b.is_traced() || a.ndim() < 1 || a.ndim() > 2 || b.ndim() < 1 || b.ndim() > 2) return nullptr;
+  if (a.shape().back() != (b.ndim() == 1 ? b.shape()[0] : b.shape()[0])) return nullptr;
+  return guarded([&]() -> PyObject* {
+    ndarray r = matmul(a, b);
+    if (!all_finite(r)) return nullptr;
+    if (r.ndim() == 0) return numpy_scalar(r.dtype(), r.data()).release().ptr();
+    return new_array_object(std::move(r)).release().ptr();
+  });
+}
+
+// npc.dot(a, b) and npc.matmul(a, b): two positional arguments, no keywords.
+PyObject* fast_product_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs != 2 || (kwnames && PyTuple_GET_SIZE(kwnames) > 0)) return nullptr;
+  return fast_product(args[0], args[1]);
+}
+
+// type(self).<name>(self, other), or NotImplemented when the type has no such method.
+PyObject* call_special(PyObject* self, PyObject* name, PyObject* other) {
+  PyObject* f = _PyType_Lookup(Py_TYPE(self), name);  // borrowed
+  if (!f) Py_RETURN_NOTIMPLEMENTED;
+  return PyObject_CallFunctionObjArgs(f, self, other, nullptr);
+}
+
+// Otherwise the slot runs __matmul__/__rmatmul__ as CPython's own slot for Python methods
+// does: a subclass operand on the right that overrides __rmatmul__ goes first.
+PyObject* nb_matmul(PyObject* x, PyObject* y) {
+  if (PyObject* r = fast_product(x, y)) return r;
+  if (PyErr_Occurred()) return nullptr;
+  static PyObject* mm = PyUnicode_InternFromString("__matmul__");
+  static PyObject* rmm = PyUnicode_InternFromString("__rmatmul__");
+  const bool do_other = Py_TYPE(x) != Py_TYPE(y) && array_ptr(y);
+  if (array_ptr(x)) {
+    if (do_other && PyType_IsSubtype(Py_TYPE(y), Py_TYPE(x)) &&
+        _PyType_Lookup(Py_TYPE(y), rmm) != _PyType_Lookup(Py_TYPE(x), rmm)) {
+      PyObject* r = call_special(y, rmm, x);
+      if (r != Py_NotImplemented) return r;
+      Py_DECREF(r);
+      return call_special(x, mm, y);
+    }
+    PyObject* r = call_special(x, mm, y);
+    if (r != Py_NotImplemented || !do_other) return r;
+    Py_DECREF(r);
+  }
+  return array_ptr(y) ? call_special(y, rmm, x) : Py_NewRef(Py_NotImplemented);
+}
 }  // namespace
+
+FastCall fast_call_of(const std::string& name) {
+  if (name == "npc.dot" || name == "npc.matmul") return fast_product_call;
+  return nullptr;
+}
+
+void install_fast_products(PyTypeObject* type) { type->tp_as_number->nb_matrix_multiply = nb_matmul; }
 
 void bind_linalg(py::module_& m) {
   py::register_exception_translator([](std::exception_ptr p) {
@@ -84,6 +170,11 @@ void bind_linalg(py::module_& m) {
       PyErr_SetString(cls.ptr(), e.what());
     }
   });
+  m.def("_fast_product", [](py::handle a, py::handle b) -> py::object {
+    if (PyObject* r = fast_product(a.ptr(), b.ptr())) return py::reinterpret_steal<py::object>(r);
+    if (PyErr_Occurred()) throw py::error_already_set();
+    return py::none();
+  }, "a @ b for two plain npc arrays in the common case (Note [fast products]), else None.");
   m.def("_have_blas", &have_blas);
   m.def("_lapack_available", &lapack::available);
   m.def("_random_available", &random::available);

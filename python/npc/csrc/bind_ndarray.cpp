@@ -114,6 +114,31 @@ py::object numpy_scalar(DType t, const void* p) {
   return scalar_types().at(c)(to_python(Scalar::load(t, p)));
 }
 
+const void* numpy_scalar_data(PyObject* o, DType* t) {
+  static const unsigned char bools[2] = {0, 1};
+  PyTypeObject* tp = Py_TYPE(o);
+  const auto& types = scalar_types();
+  for (size_t c = 0; c < types.size(); ++c) {
+    if (reinterpret_cast<PyObject*>(tp) != types[c].ptr()) continue;
+    *t = static_cast<DType>(c);
+    if (*t == DType::Bool) {
+      if (o == g_bool_scalars[1]) return &bools[1];
+      if (o == g_bool_scalars[0]) return &bools[0];
+      return nullptr;
+    }
+    if (!g_fast_scalar[c]) return nullptr;
+    return reinterpret_cast<const char*>(o) + kScalarValueOffset;
+  }
+  return nullptr;
+}
+
+std::optional<Scalar> native_numpy_scalar(PyObject* o) {
+  DType t;
+  const void* p = numpy_scalar_data(o, &t);
+  if (!p) return std::nullopt;
+  return Scalar::load(t, p);
+}
+
 bool is_native_numpy_scalar_type(PyTypeObject* t) {
   for (const auto& st : scalar_types())
     if (reinterpret_cast<PyObject*>(t) == st.ptr()) return true;

@@ -70,8 +70,10 @@ Operand to_operand(py::handle o, std::vector<py::object>& keep) {
     Py_complex c = PyComplex_AsCComplex(p);
     return {scalar_array(Scalar::from_complex({c.real, c.imag})), true};
   }
-  // NumPy scalars, NumPy arrays, lists: through numpy.asarray, adopted zero-copy. Subclasses
-  // of numpy.ndarray run on NumPy (Note [NumPy subclasses] in npc/_array.py).
+  // NumPy scalars of native dtypes: strong 0-d operands, read directly.
+  if (std::optional<Scalar> s = native_numpy_scalar(p)) return {scalar_array(*s), false};
+  // Other NumPy scalars, NumPy arrays, lists: through numpy.asarray, adopted zero-copy.
+  // Subclasses of numpy.ndarray run on NumPy (Note [NumPy subclasses] in npc/_array.py).
   auto& api = py::detail::npy_api::get();
   if (api.PyArray_Check_(p) && Py_TYPE(p) != reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) throw NotNative{};
   py::object arr = np_asarray()(o);
@@ -160,21 +162,31 @@ py::object fast_ufunc_call(OpId op, PyObject* const* args, Py_ssize_t n, bool nu
     } else if (PyComplex_CheckExact(p)) {
       Py_complex c = PyComplex_AsCComplex(p);
       fin[i].scalar = Scalar::from_complex({c.real, c.imag});
+    } else if (std::optional<Scalar> s = native_numpy_scalar(p)) {
+      fin[i].scalar = *s;  // a NumPy scalar: a strong 0-d operand of its own dtype
+      fin[i].strong = true;
     } else {
       return {};
     }
   }
   int flags = 0;
   std::optional<ndarray> r;
+  alignas(16) std::byte scalar_buf[16];
+  DType scalar_dtype = DType::Bool;
+  bool scalar = false;
   if (size >= kReleaseGil) {
     ReleaseGil nogil;
     r = ops::call_ufunc_fast(op, fin, static_cast<int>(n), &flags);
   } else {
-    r = ops::call_ufunc_fast(op, fin, static_cast<int>(n), &flags);
+    constexpr auto kUnset = static_cast<DType>(255);
+    scalar_dtype = kUnset;
+    r = ops::call_ufunc_fast(op, fin, static_cast<int>(n), &flags, scalar_buf, &scalar_dtype);
+    scalar = !r && scalar_dtype != kUnset;
   }
-  if (!r) return {};
+  if (!r && !scalar) return {};
   report_fp("cast");  // a weak scalar cast into the loop dtype (1e300 -> float32) warns first, as NumPy
   if (flags) report_flags(op, flags);
+  if (scalar) return numpy_scalar(scalar_dtype, scalar_buf);
   if (r->ndim() == 0) return numpy_scalar(r->dtype(), r->data());
   return new_array_object(std::move(*r));
 }
@@ -373,7 +385,8 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
 // NumPy's binop deferral: operands whose type sets __array_ufunc__ = None get NotImplemented.
 bool defers(py::handle other) {
   PyObject* o = other.ptr();
-  if (PyFloat_CheckExact(o) || PyLong_CheckExact(o) || PyComplex_CheckExact(o) || PyBool_Check(o) || array_ptr(o))
+  if (PyFloat_CheckExact(o) || PyLong_CheckExact(o) || PyComplex_CheckExact(o) || PyBool_Check(o) || array_ptr(o) ||
+      is_native_numpy_scalar_type(Py_TYPE(o)))
     return false;
   PyObject* au = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), "__array_ufunc__");
   if (!au) {
@@ -452,9 +465,41 @@ PyObject* binary_slot(OpId op, PyObject* a, PyObject* b) {
 template <OpId Op>
 PyObject* nb_binary(PyObject* a, PyObject* b) { return binary_slot(Op, a, b); }
 
+// Note [fast in-place operators]
+// `a += b` (-=, *=, /=) on a small plain npc array of an inexact dtype, with `b` an npc
+// array of a's dtype and shape, a Python number that keeps a's dtype, or a NumPy scalar of
+// a's dtype: the result's dtype and shape are a's, so the fast ufunc path computes it and
+// it is copied into `a` (the temporary costs less than the general path's set-up for small
+// arrays; large ones keep the general, in-place path). Null when that case does not apply.
+PyObject* fast_inplace(OpId op, PyObject* a, PyObject* b) {
+  if (op != OpId::add && op != OpId::subtract && op != OpId::multiply && op != OpId::divide) return nullptr;
+  PyArray* pa = array_ptr(a);
+  if (!pa || Py_TYPE(a) != g_array_type || !pa->writeable() || pa->warn_on_write || pa->is_traced() ||
+      pa->ndim() == 0 || pa->size() > 8192)
+    return nullptr;
+  const DType t = pa->dtype();
+  if (!(t == DType::Float64 || t == DType::Float32 || t == DType::Complex128 || t == DType::Complex64)) return nullptr;
+  if (PyArray* pb = array_ptr(b)) {
+    if (Py_TYPE(b) != g_array_type || pb->dtype() != t || pb->shape() != pa->shape()) return nullptr;
+  } else if (PyComplex_CheckExact(b)) {
+    if (!is_complex(t)) return nullptr;
+  } else if (!PyFloat_CheckExact(b) && !PyLong_CheckExact(b)) {
+    DType bt;
+    if (!numpy_scalar_data(b, &bt) || bt != t) return nullptr;
+  }
+  PyObject* args[2] = {a, b};
+  py::object r = fast_ufunc_call(op, args, 2);
+  if (!r) return nullptr;
+  assign_array(*pa, *array_ptr(r));
+  return Py_NewRef(a);
+}
+
 template <OpId Op>
 PyObject* nb_inplace(PyObject* a, PyObject* b) {
-  return guarded([&]() -> PyObject* { return binary_operator(static_cast<int>(Op), a, b, true).release().ptr(); });
+  return guarded([&]() -> PyObject* {
+    if (PyObject* r = fast_inplace(Op, a, b)) return r;
+    return binary_operator(static_cast<int>(Op), a, b, true).release().ptr();
+  });
 }
 
 template <OpId Op>
@@ -1122,6 +1167,7 @@ void bind_ops(py::module_& m) {
     install_fast_methods(type, ns);
     install_fast_ndarray(type);
     install_fast_indexing(type);
+    install_fast_products(type);
     PyType_Modified(type);
   }, "Installs npc.ndarray's type slots and descriptors (Note [fast slots]); call once, last.");
 

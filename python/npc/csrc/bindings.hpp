@@ -106,6 +106,14 @@ std::span<std::byte> numpy_valid_block(PyObject* arr);
 /// The NumPy scalar (numpy.float64(...) etc.) for the element of dtype `t` at `p`.
 py::object numpy_scalar(DType t, const void* p);
 
+/// The value (and dtype) of a NumPy scalar of a native dtype (numpy.float64(...),
+/// numpy.int32(...), numpy.bool_ ...: exact types, not subclasses), read straight from the
+/// object (Note [fast NumPy scalars] in bind_ndarray.cpp); nullopt for any other object.
+std::optional<Scalar> native_numpy_scalar(PyObject* o);
+/// The same, as the address of the value inside the object and its dtype in `*t`; null
+/// for any other object.
+const void* numpy_scalar_data(PyObject* o, DType* t);
+
 /// Runs `f` (which returns a new reference or null with a Python error set) for a raw
 /// CPython slot: C++ exceptions become Python exceptions exactly as in pybind11's dispatcher.
 template <class F>
@@ -152,6 +160,12 @@ std::vector<int64_t> index_list(py::handle o);
 // pybind11-bound method of the same name, which stays in the class for explicit calls.
 void install_fast_ndarray(PyTypeObject* type);   // bind_ndarray.cpp: attributes, len
 void install_fast_indexing(PyTypeObject* type);  // bind_indexing.cpp: __getitem__/__setitem__
+void install_fast_products(PyTypeObject* type);  // bind_linalg.cpp: `@` (Note [fast products])
+/// A public function's fast path (vectorcall arguments): a new reference, or null with a
+/// Python error, or null with none set when it declines (the function itself then runs).
+using FastCall = PyObject* (*)(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+/// The fast path of the public function `name` ("npc.dot"), or null (bind_linalg.cpp).
+FastCall fast_call_of(const std::string& name);
 /// numpy.bool_, numpy.int8, ... numpy.complex128 (the scalar types of the native dtypes).
 bool is_native_numpy_scalar_type(PyTypeObject* t);
 

@@ -141,12 +141,15 @@ def solve(a, b):
     bb = b.reshape(b.shape + (1,)) if vec else b
     if bb.ndim < 2 or bb.shape[-2] != m:
         raise _NotNative  # NumPy's gufunc message
-    try:
-        batch = tuple(_np.broadcast_shapes(a.shape[:-2], bb.shape[:-2]))
-    except ValueError:
-        raise _NotNative from None
-    A = _as(_core._linalg("broadcast_to", a, batch + a.shape[-2:]), t)
-    B = _as(_core._linalg("broadcast_to", bb, batch + bb.shape[-2:]), t)
+    if a.ndim == 2 and bb.ndim == 2:  # one system: nothing to broadcast
+        A, B = _as(a, t), _as(bb, t)
+    else:
+        try:
+            batch = tuple(_np.broadcast_shapes(a.shape[:-2], bb.shape[:-2]))
+        except ValueError:
+            raise _NotNative from None
+        A = _as(_core._linalg("broadcast_to", a, batch + a.shape[-2:]), t)
+        B = _as(_core._linalg("broadcast_to", bb, batch + bb.shape[-2:]), t)
     x = _core._linalg("solve", A, B)
     if vec:
         x = x.reshape(x.shape[:-1])
@@ -539,14 +542,14 @@ def norm(x, ord=None, axis=None, keepdims=False):
         nd = x.ndim
         if ord is None or (isinstance(ord, str) and ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
             v = x.reshape(-1)
+            # npc.dot (not _products.dot): its C++ fast path (Note [fast products] in
+            # csrc/bind_linalg.cpp) takes the common case.
             if v.dtype.kind == "c":
                 re, im = v.real, v.imag
-                sq = _products.dot(re, re) + _products.dot(im, im)
+                sq = n.dot(re, re) + n.dot(im, im)
             else:
-                sq = _products.dot(v, v)
-            # sqrt of a 0-d npc array (not of the NumPy scalar dot returns): the same value,
-            # and it keeps npc's ufunc off its NumPy-scalar path.
-            r = n.sqrt(n.asarray(sq))
+                sq = n.dot(v, v)
+            r = n.sqrt(sq)
             if keepdims:
                 r = n.asarray(r).reshape((1,) * nd)
             return r
