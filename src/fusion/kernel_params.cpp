@@ -11,10 +11,13 @@
 // So, as the last step of lowering, `parametrise_constants` replaces the constant term of
 // every index expression and loop bound (a `Lin`'s `c`) by a parameter `npk_k<j>` read from
 // the launch's parameter block (`kp`, the kernel's fourth argument), and returns the values.
-// Equal constants share one parameter (numbered by first appearance), so the kernel's text
-// still says which offsets are equal (the in-place check of the backend compares index
-// texts), and two kernels with the same text compute the same thing for any parameter
-// block that either of them produced. Kernels are deduplicated by that text (within a
+// Each occurrence gets a parameter of its own (numbered in order of appearance), also when
+// two constants are equal: equal values are a coincidence of one loop iteration (the offset
+// of row i - 1 equals the extent of row i's slice in another), and sharing their parameter
+// would make that iteration's kernel text differ from the others'. So two kernels with the
+// same text compute the same thing for the parameter block of either of them. (Checks that
+// compare index texts, such as the in-place checks, run before this pass or treat distinct
+// parameters as possibly different, which is conservative.) Kernels are deduplicated by that text (within a
 // graph: one function, many launches; across graphs and processes: the translation unit,
 // hence the memory and disk caches, see the same text). The loop-nest structure, the
 // coefficients of the loop variables (the row strides of static shapes, which the
@@ -22,23 +25,19 @@
 // short reduction, blocking a long sum, the dtype of an accumulator) stay in the text:
 // kernels that differ there are different kernels. Zero stays a literal (an index without
 // an offset keeps its plain form).
-#include <map>
-
 #include "fusion/kernel_ir.hpp"
 
 namespace npc::fusion {
 namespace {
 
 struct Params {
-  std::map<int64_t, int> slot;
   std::vector<int64_t> values;
 
   void lin(Lin& l) {
     if (l.c == 0) return;
-    auto [it, fresh] = slot.emplace(l.c, static_cast<int>(values.size()));
-    if (fresh) values.push_back(l.c);
+    l.t["npk_k" + std::to_string(values.size())] += 1;
+    values.push_back(l.c);
     l.c = 0;
-    l.t["npk_k" + std::to_string(it->second)] += 1;
   }
 
   void block(Block& b) {
