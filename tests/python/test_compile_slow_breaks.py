@@ -32,8 +32,8 @@ def test_slow_break_function_runs_eagerly_with_numpy_results():
         got = cf(x)
         np.testing.assert_array_equal(np.asarray(got), want)
     st = npc.compiler.stats()
-    # call 1 compiles, calls 2-3 are timed traces, call 4 is the eager probe; tracing 300
-    # segments costs far more than 300 NumPy scalar operations, so calls 5-6 run eagerly.
+    # call 1 compiles, calls 2-3 are timed traces, calls 4-5 are eager probes; tracing 300
+    # segments costs far more than 300 NumPy scalar operations, so call 6 runs eagerly.
     assert st["eager_runs"] == 3, st
     assert st["traces"] == 3, st
 
@@ -58,3 +58,25 @@ def test_fast_break_functions_stay_traced():
     for _ in range(6):
         np.testing.assert_array_equal(np.asarray(cf(x)), f(x))
     assert npc.compiler.stats()["eager_runs"] == 0
+
+
+def _row_loop(a):
+    # No break: one graph of ~2 * 400 tiny launches (element updates of a row loop).
+    a = a.copy()
+    for i in range(1, a.shape[0]):
+        for j in range(1, a.shape[1]):
+            a[i, j] = a[i, j] * 0.5 + a[i - 1, j - 1]
+    return a
+
+
+def test_measured_replays_pick_the_faster_mode_with_numpy_results():
+    x = np.random.default_rng(0).random((21, 21))
+    cf = npc.compile(_row_loop)
+    want = _row_loop(x)
+    for _ in range(7):
+        np.testing.assert_array_equal(np.asarray(cf(x)), want)
+    st = npc.compiler.stats()
+    # call 1 traces; calls 2-3 are timed replays; two timed eager calls may follow, and then
+    # either every call replays or every call runs eagerly.
+    assert st["traces"] == 1, st
+    assert st["eager_runs"] in (0, 2, 4), st

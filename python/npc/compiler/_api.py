@@ -58,12 +58,15 @@ config.register("eager_if_faster", os.environ.get("NPC_EAGER_IF_FASTER", "1") !=
 # iteration, a scalar read per step) that costs more than the operations themselves, and the
 # compiled function would be slower than the same code run eagerly. So, per guard key, the
 # first two calls after the compiling one are timed; when they take at least
-# _SLOW_BREAK_MIN_S, one call runs eagerly and is timed too, and if the eager call took less
-# than _SLOW_BREAK_RATIO of the faster traced call, later calls with that key run eagerly
+# _SLOW_BREAK_MIN_S, two calls run eagerly and are timed too, and if the faster eager call took
+# less than _SLOW_BREAK_RATIO of the faster traced call, later calls with that key run eagerly
 # (counted in eager_runs, logged under `fallback`). Results are the same either way: eager
 # npc is NumPy's semantics, which compiled code reproduces. `config.eager_if_faster = False`
 # (or NPC_EAGER_IF_FASTER=0, which the test suite sets so that counts of traces do not depend
 # on the machine's speed) keeps every call traced; npc.compiler.reset() forgets the measurements.
+# Whole graphs (functions without breaks) follow the same rule with their replays
+# (_timed_replay): a traced Python loop of thousands of tiny kernel launches can cost more than
+# the eager operations it stands for.
 _SLOW_BREAK_MIN_S = 2e-3
 _SLOW_BREAK_RATIO = 0.8
 
@@ -1374,7 +1377,7 @@ def _registry_of(filename):
 class _Entry:
     __slots__ = ("name", "backend", "graph", "arg_inputs", "transposed", "covered", "captured", "out_tree", "constraints",
                  "numpy_out", "labels",
-                 "ninputs", "nscalars", "template", "rebuild", "py_warnings")
+                 "ninputs", "nscalars", "template", "rebuild", "py_warnings", "timing")
 
 
 _NDARRAY = _core.ndarray
@@ -1458,6 +1461,7 @@ class CompiledFunction:
         self._breaks = False
         self._break_keys = set()  # guard keys traced already (functions with breaks)
         self._break_timing = {}  # key -> [traced call seconds..., "eager"/"traced"] (Note [slow graph breaks])
+        self._probes = {}  # id(timing list) -> eager call seconds so far
         self._dyn = {}          # path -> set of symbolic axes
         self._last_shapes = {}  # path -> shape at the last trace
         self._static_floats = set()
@@ -1518,7 +1522,10 @@ class CompiledFunction:
                     if e.constraints and not _constraints_hold(e.constraints, arrays):
                         continue
                     _stats["cache_hits"] += 1
-                    return self._replay(e, arrays, floats)
+                    timing = getattr(e, "timing", None)
+                    if timing is None or not config.eager_if_faster:
+                        return self._replay(e, arrays, floats)
+                    return self._timed_replay(e, timing, args, kwargs, arrays, floats)
         if _tls.frozen and not self._breaks:
             _stats["frozen_misses"] += 1
             _stats["eager_runs"] += 1
@@ -1534,6 +1541,48 @@ class CompiledFunction:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
         return self._trace(args, kwargs, self._key_builder(args, kwargs), key, known)
 
+    def _timed_replay(self, e, timing, args, kwargs, arrays, floats):
+        """A replay of entry `e` while its speed against eager calls is being measured (Note
+        [slow graph breaks]; the same rule for whole graphs: a traced loop of thousands of
+        tiny kernels can cost more than the eager operations it replaces)."""
+        if timing and isinstance(timing[-1], str):
+            if timing[-1] == "traced":
+                e.timing = None  # decided: replays go the plain way from now on
+                return self._replay(e, arrays, floats)
+            _stats["eager_runs"] += 1
+            return self._fn(*args, **kwargs)
+        if len(timing) >= 2 and min(timing) >= _SLOW_BREAK_MIN_S:
+            return self._eager_probe(timing, args, kwargs)
+        t0 = time.perf_counter()
+        result = self._replay(e, arrays, floats)
+        timing.append(time.perf_counter() - t0)
+        if len(timing) >= 2 and min(timing) < _SLOW_BREAK_MIN_S:
+            timing.append("traced")
+        return result
+
+    def _eager_probe(self, timing, args, kwargs):
+        """One of the two timed eager calls of Note [slow graph breaks]; after the second, the
+        faster mode is recorded in `timing` ("eager" or "traced")."""
+        probes = getattr(self, "_probes", None)
+        if probes is None:
+            probes = self._probes = {}
+        t0 = time.perf_counter()
+        result = self._fn(*args, **kwargs)
+        eager = time.perf_counter() - t0
+        _stats["eager_runs"] += 1
+        seen = probes.setdefault(id(timing), [])
+        seen.append(eager)
+        if len(seen) >= 2:
+            del probes[id(timing)]
+            compiled = min(t for t in timing if not isinstance(t, str))
+            if min(seen) < _SLOW_BREAK_RATIO * compiled:
+                timing.append("eager")
+                _logs.log("fallback", "%s: compiled calls took %.3g s, eager calls %.3g s; running eagerly from "
+                          "now on", self._name, compiled, min(seen))
+            else:
+                timing.append("traced")
+        return result
+
     def _timed_break_call(self, args, kwargs, key):
         """A call of a function with graph breaks whose key was traced before (Note [slow
         graph breaks]): traced and timed, or run eagerly once measured slower than eager."""
@@ -1543,17 +1592,7 @@ class CompiledFunction:
             _stats["eager_runs"] += 1
             return self._fn(*args, **kwargs)
         if decided is None and len(timing) >= 2 and min(timing) >= _SLOW_BREAK_MIN_S:
-            t0 = time.perf_counter()
-            result = self._fn(*args, **kwargs)
-            eager = time.perf_counter() - t0
-            _stats["eager_runs"] += 1
-            if eager < _SLOW_BREAK_RATIO * min(timing):
-                timing.append("eager")
-                _logs.log("fallback", "%s: traced calls with graph breaks took %.3g s, an eager call %.3g s; "
-                          "running eagerly from now on", self._name, min(timing[:-1]), eager)
-            else:
-                timing.append("traced")
-            return result
+            return self._eager_probe(timing, args, kwargs)
         t0 = time.perf_counter()
         result = self._trace(args, kwargs, self._key_builder(args, kwargs), key, True)
         if decided is None:
@@ -1848,6 +1887,7 @@ class CompiledFunction:
             self._break_keys.add(key)
         elif graph is not None:
             e = _Entry()
+            e.timing = []  # Note [slow graph breaks]: replays are measured against an eager call
             e.name = self._name
             e.backend = backend
             e.graph = graph
