@@ -373,7 +373,7 @@ def _scalar_conv(kind):
             raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
         # A traced 0-d value that stands for a NumPy scalar (Note [scalar results]) converts
         # as that scalar.
-        scalar = _core._is_traced(self) and _core._scalar_result(self)
+        scalar = _core._scalar_result(self)
         v = _numpy_view(self)[()]
         if kind is not complex and self.dtype.kind == "c" and not scalar:
             # A complex array converts as a Python complex does (TypeError), not as the NumPy

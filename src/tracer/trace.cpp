@@ -227,8 +227,17 @@ void mark_scalar(const ndarray& a) {
 }
 
 bool is_scalar_result(const ndarray& a) {
-  auto* tv = traced(a);
-  return tv && tv->scalar && a.ndim() == 0;
+  if (a.ndim() != 0) return false;
+  if (auto* tv = traced(a)) return tv->scalar;
+  Context* c = current();
+  return c && c->realized_scalar(a);
+}
+
+bool Context::realized_scalar(const ndarray& a) const {
+  for (const auto& [obj, value] : realized_scalars_)
+    if (obj == &a && a.storage() == value.storage() && a.offset() == value.offset() && a.dtype() == value.dtype())
+      return true;
+  return false;
 }
 
 void specialise_shape(const ndarray& a) {
@@ -668,7 +677,9 @@ ndarray Context::realize(const ndarray& a) {
   ndarray base = bound_.at(b.input);
   if (!base.is_c_contiguous()) base = base.copy();
   // The fabricated geometry is the position in a C-contiguous buffer: a true view.
-  return base.with_geometry(base.offset() + a.offset(), a.dtype(), a.shape(), a.strides());
+  ndarray v = base.with_geometry(base.offset() + a.offset(), a.dtype(), a.shape(), a.strides());
+  if (tv->scalar && a.ndim() == 0) realized_scalars_.emplace_back(&a, v);  // Note [scalar results]
+  return v;
 }
 
 // Note [distinct buffers]
@@ -742,6 +753,33 @@ ir::NodeRef unify(ir::Graph& g, ir::NodeRef n, const ir::SymShape& shape) {
   for (size_t d = 0; d < aligned.size(); ++d)
     if (!(aligned[d].is_static() && aligned[d].value() == 1)) aligned[d] = shape[lead + d];
   return aligned == n->shape ? n : g.reshape(n, aligned);
+}
+
+// Note [mixed int64/uint64 comparisons]
+// NumPy 2 compares int64 with uint64 exactly (its loops "qQ->?" and "Qq->?"), where a cast to
+// either side would wrap. Graph nodes take operands of one dtype (kernels do no promotion), so
+// the tracer records the exact comparison as uniform ones: with `s` the int64 operand and `u`
+// the uint64 one, s < u is (s < 0) | (uint64(s) < u), s > u is !(s < 0) & (uint64(s) > u),
+// and likewise for the other four (the wrapped uint64(s) is only consulted when s >= 0).
+ir::NodeRef mixed_compare(ir::Graph& g, OpId op, ir::NodeRef a, ir::NodeRef b, const ir::SymShape& shape) {
+  if (a->dtype == DType::UInt64) {  // u op s == s op' u
+    std::swap(a, b);
+    op = op == OpId::less ? OpId::greater : op == OpId::greater ? OpId::less
+         : op == OpId::less_equal ? OpId::greater_equal : op == OpId::greater_equal ? OpId::less_equal : op;
+  }
+  ir::NodeRef zero = g.broadcast(g.constant(Scalar::from_int(0)), shape);
+  std::vector<ir::NodeRef> args{a, zero};
+  ir::NodeRef neg = g.ufunc(OpId::less, args, DType::Bool);
+  args = {g.cast(a, DType::UInt64), b};
+  ir::NodeRef cmp = g.ufunc(op, args, DType::Bool);
+  // Negative s: less, less_equal and not_equal are true, the others false.
+  const bool neg_true = op == OpId::less || op == OpId::less_equal || op == OpId::not_equal;
+  if (!neg_true) {
+    args = {neg};
+    neg = g.ufunc(OpId::logical_not, args, DType::Bool);
+  }
+  args = {neg, cmp};
+  return g.ufunc(neg_true ? OpId::logical_or : OpId::logical_and, args, DType::Bool);
 }
 
 std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const UfuncOptions& opts, const LoopTypes& loop) {
@@ -833,8 +871,13 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
       throw ValueError("operands could not be broadcast together (where= mask)");
     mask = g.broadcast(g.cast(unify(g, mask, shape), DType::Bool), shape);
   }
+  const bool mixed = nodes.size() == 2 && nodes[0]->dtype != nodes[1]->dtype && lt.out.size() == 1 &&
+                     lt.out[0] == DType::Bool &&
+                     (op == OpId::equal || op == OpId::not_equal || op == OpId::less || op == OpId::less_equal ||
+                      op == OpId::greater || op == OpId::greater_equal);
   for (size_t k = 0; k < lt.out.size(); ++k) {
-    ir::NodeRef n = g.ufunc(op, nodes, lt.out[k], static_cast<int>(k));
+    ir::NodeRef n = mixed ? mixed_compare(g, op, nodes[0], nodes[1], shape)  // Note [mixed int64/uint64 comparisons]
+                          : g.ufunc(op, nodes, lt.out[k], static_cast<int>(k));
     if (mask) {
       ir::NodeRef cur = g.broadcast(g.cast(c.node_of(*opts.out[k]), lt.out[k]), shape);
       std::vector<ir::NodeRef> sel{mask, n, cur};

@@ -172,6 +172,28 @@ def test_zero_d_results_after_a_break(backend):
     check(f, VEC, backend=backend)
 
 
+CVEC = np.array([1 + 2j, np.nan, 3j])
+REALIZED_SCALARS = {
+    # A scalar result that a graph break realizes stays a scalar result.
+    "nanmax_complex": (lambda x: np.nanmax(x), CVEC),
+    "nanmin_complex": (lambda x: np.nanmin(x), CVEC),
+    "nanmax_complex_0d": (lambda x: np.nanmax(x), np.array(1 + 1j)),
+    "nanmax_float32": (lambda x: np.nanmax(x), np.array([1.0, np.nan], np.float32)),
+    "nanmin_axis": (lambda x: np.nanmin(x, axis=0), VEC),
+    "max_then_float": (lambda x: (float(np.max(x)), np.max(x))[1], VEC),
+    "float_of_max": (lambda x: [m := np.max(x), float(m), m][2], VEC),
+    "element_then_int": (lambda x: [e := x[1], int(e), e][2], VEC),
+    "complex_max_then_float": (lambda x: [m := x.max(), float(m), m][1], CVEC[::2]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(REALIZED_SCALARS))
+def test_scalar_results_realized_at_a_break(name, backend):
+    fn, arg = REALIZED_SCALARS[name]
+    check(fn, arg, backend=backend)
+
+
 def test_eager_take_and_tensordot_return_what_numpy_returns():
     x = npc.arange(3.0)
     assert type(npc.take(x, 1)) is np.float64
