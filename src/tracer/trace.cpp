@@ -831,6 +831,28 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   for (size_t k = 0; k < opts.out.size() && k < lt.out.size(); ++k)
     if (opts.out[k] && !can_cast(lt.out[k], opts.out[k]->dtype(), opts.casting))
       throw UfuncCastingError(op, true, static_cast<int>(k), lt.out[k], opts.out[k]->dtype(), opts.casting);
+  // Note [integer powers]: NumPy raises ValueError for a negative integer exponent when the
+  // loop runs, whether or not the result is used. A traced power node is dead code when its
+  // result is unused, so an integer power with an exponent only known at run time (an array,
+  // not a Python int) runs eagerly, at a graph break; out= arrays get the result by a write.
+  if (op == OpId::power && lt.in.size() == 2 && kind(lt.in[1]) == Kind::Signed && fixed.size() == 2 &&
+      !fixed[1].weak && fixed[1].array.is_traced() && !opts.where) {
+    c.break_graph("integer power with an array exponent");
+    auto ops = realized(fixed);
+    UfuncOptions o2 = opts;
+    for (auto& o : o2.out) o.reset();
+    std::vector<ndarray> r;
+    {
+      Suspend s;
+      r = call_ufunc(op, ops, o2);
+    }
+    for (size_t k = 0; k < r.size() && k < opts.out.size(); ++k)
+      if (opts.out[k]) {
+        copy_into(*opts.out[k], broadcast_to(r[k], opts.out[k]->shape()));
+        r[k] = *opts.out[k];
+      }
+    return r;
+  }
   std::vector<ir::SymShape> shapes;
   std::vector<Shape> hints;
   std::vector<ir::NodeRef> nodes;
