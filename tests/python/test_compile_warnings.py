@@ -104,3 +104,20 @@ def test_exception_inside_errstate(outer, backend):
     # The block's operations report under its state, before the exception leaves it.
     with np.errstate(**outer):
         check(raise_inside_errstate, (np.array([0.0, -1.0, 2.0]),), (np.array([0.0, 2.0]),), backend=backend)
+
+
+COMPLEX_FILLS = [
+    lambda a: np.full_like(a, 1j),
+    lambda a: np.full_like(a, 2 - 1j, dtype=np.int8),
+    lambda a: np.full_like(a, np.complex64(1j)) + a,
+    lambda a: np.full((2,), 1j, dtype=np.float32),
+    lambda a: np.full_like(a, 1j, dtype=complex),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("k", range(len(COMPLEX_FILLS)))
+def test_complex_fill_of_a_real_array_warns(k, backend):
+    # NumPy's full/full_like cast the fill value with copyto(casting='unsafe'): ComplexWarning.
+    x = np.ones(2, np.float16)
+    check(COMPLEX_FILLS[k], (x,), (x,), backend=backend)

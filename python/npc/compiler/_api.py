@@ -394,7 +394,10 @@ class _Patches:
                 if isinstance(value, _RuntimeFloat):
                     sidx = _sentinel_index(value)
                     value = 0.0
-                return p.ctx.fill(shape, value, code, sidx)
+                r = p.ctx.fill(shape, value, code, sidx)
+                from .._creation import fill_complex_warning
+                fill_complex_warning(value, code, 2)
+                return r
             return patched
         return make
 
@@ -426,7 +429,10 @@ class _Patches:
                             if isinstance(value, _RuntimeFloat):
                                 sidx = _sentinel_index(value)
                                 value = 0.0
-                            return p.ctx.fill_like(proto, value, code, sidx)
+                            r = p.ctx.fill_like(proto, value, code, sidx)
+                            from .._creation import fill_complex_warning
+                            fill_complex_warning(value, code, 2)
+                            return r
                 return orig(*args, **kwargs)
             return patched
         return make
