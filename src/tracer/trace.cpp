@@ -653,7 +653,11 @@ void Context::break_graph(const std::string& why) {
   for (size_t i = 0; i < live.size(); ++i) {
     Buffer& b = *live[i];
     // Inputs keep their caller's array (written back already), so aliasing with it stays.
+    // Other values are bound C-contiguous (the eager backend's results keep their operands'
+    // layout): realize() hands out views of that very array, so that eager writes into a
+    // realized value (an assignment the graph cannot express) reach its buffer.
     ndarray v = b.input >= 0 ? old_bound[b.input] : vals[i];
+    if (b.input < 0 && !v.is_c_contiguous()) v = v.copy();
     b.input = static_cast<int>(bound_.size());
     b.shape = ir::static_shape(v.shape());
     b.current = b.initial = graph_->input(b.input, v.dtype(), b.shape);

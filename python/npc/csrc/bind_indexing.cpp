@@ -312,6 +312,8 @@ py::object getitem(py::object self, py::handle key) {
   ndarray r = index(a, idx);
   if (r.ndim() == 0 && index_is_scalar(a, idx)) {
     if (!r.is_traced()) return numpy_scalar(r.dtype(), r.data());
+    // A NumPy scalar is a value, not a view: later writes into `a` must not show in it.
+    r = r.copy();
     tracer::mark_scalar(r);  // Note [scalar results]
   }
   return wrap(std::move(r), self);
