@@ -64,3 +64,51 @@ def test_eager_assignment_into_a_value_realized_at_a_break(order, backend):
         return (np.asfortranarray(a) if order == "F" else a,)
 
     check(reversed_rows_write, arg(3), arg(3), arg(4), arg(5), backend=backend)
+
+
+# ---------------------------------------------------------------- writes before an exception
+def write_then_invert_float(a0, s0):
+    a0[...] = s0
+    v3 = a0.astype(np.float64)
+    np.invert(v3)                # TypeError: the write above has happened
+
+
+def two_writes_then_overflow(a0, a2, s0):
+    a2[...] = a0
+    a2[...] = s0                 # OverflowError (-3 into uint64): the first write has happened
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_writes_before_an_exception_reach_the_argument(backend):
+    args = (np.array(1, np.int32), 300)
+    check(write_then_invert_float, args, args, backend=backend)
+    args = (np.array(1.0, np.float32), np.array(2, np.uint64), -3)
+    check(two_writes_then_overflow, args, args, backend=backend)
+
+
+# ---------------------------------------------------------------- values of another kind
+def empty_fancy_string_assign(a):
+    a[[]] = np.array(["a"])      # nothing selected: nothing converted
+    return a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.int8])
+def test_empty_fancy_assignment_of_strings(dtype, backend):
+    check(empty_fancy_string_assign, (np.ones(3, dtype),), (np.ones(3, dtype),), backend=backend)
+
+
+@pytest.mark.parametrize("key, value", [
+    ([], np.array(["a"])), ([], np.array(["a", "b"])), ([1], np.array(["a"])),
+    (np.zeros(3, bool), np.array(["x"])), ([], np.array([["1", "2"]])),
+])
+def test_eager_fancy_assignment_of_strings(key, value):
+    def outcome(xp):
+        a = xp.ones(3)
+        try:
+            a[key] = value
+        except Exception as e:  # noqa: BLE001  (compared with NumPy's)
+            return type(e), str(e)
+        return np.asarray(a).tolist()
+
+    assert outcome(npc) == outcome(np)
