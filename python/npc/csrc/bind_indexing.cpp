@@ -147,6 +147,9 @@ ndarray setitem_value(py::handle value, DType target) {
           throw OverflowError("Python integer " + std::to_string(v) + " out of bounds for " +
                               std::string(name(target)));
       }
+      // A Python int goes into a float array converted to its dtype up front, as NumPy's
+      // scalar setter does: "overflow encountered in cast" even when nothing is selected.
+      if (is_inexact(target)) return scalar_array(Scalar::from_int(v).cast(target));
       return scalar_array(Scalar::from_int(v));
     }
   }
