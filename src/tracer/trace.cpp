@@ -15,6 +15,7 @@
 namespace npc::tracer {
 
 thread_local bool g_fullgraph = false;
+thread_local bool g_scalar_math = false;
 std::function<std::string(const std::string&)> g_break_annotator;
 
 namespace {
@@ -903,7 +904,7 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
                       op == OpId::greater || op == OpId::greater_equal);
   for (size_t k = 0; k < lt.out.size(); ++k) {
     ir::NodeRef n = mixed ? mixed_compare(g, op, nodes[0], nodes[1], shape)  // Note [mixed int64/uint64 comparisons]
-                          : g.ufunc(op, nodes, lt.out[k], static_cast<int>(k));
+                          : g.ufunc(op, nodes, lt.out[k], static_cast<int>(k), g_scalar_math);  // Note [scalar math]
     if (mask) {
       ir::NodeRef cur = g.broadcast(g.cast(c.node_of(*opts.out[k]), lt.out[k]), shape);
       std::vector<ir::NodeRef> sel{mask, n, cur};

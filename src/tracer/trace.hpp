@@ -219,6 +219,23 @@ struct StaticScalar : std::runtime_error { using std::runtime_error::runtime_err
 double runtime_operand(double marker);
 // When set, a graph break throws GraphBreak instead of running the segment.
 extern thread_local bool g_fullgraph;
+// Note [scalar math]
+// A Python operator whose operands are all NumPy scalars (or Python numbers) runs NumPy's
+// scalar arithmetic, not a ufunc: its floating-point warnings say "... in scalar divide".
+// While tracing, those scalars are 0-d values marked as scalar results (Note [scalar
+// results]); the bindings' operators set this flag around such an operation, and the ufunc
+// nodes it records carry the mark (Graph::ufunc's scalar_math), which names their errors.
+// (NumPy's scalar integer arithmetic also warns on overflow; compiled code does not.)
+extern thread_local bool g_scalar_math;
+// RAII: sets g_scalar_math.
+class ScalarMath {
+ public:
+  explicit ScalarMath(bool on) : prev_(g_scalar_math) { g_scalar_math = on; }
+  ~ScalarMath() { g_scalar_math = prev_; }
+
+ private:
+  bool prev_;
+};
 // Called at each break with its reason (the Python layer adds the user's file:line).
 extern std::function<std::string(const std::string&)> g_break_annotator;
 
