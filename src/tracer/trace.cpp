@@ -445,15 +445,18 @@ void Context::write(const ndarray& dst, ir::NodeRef value) {
   TracedValue* tv = traced(dst);
   if (!tv || tv->ctx_id != id_) throw ValueError("npc.compile: write into an array of another trace");
   ir::NodeRef region = value_node(*tv);
-  // A write into an empty region changes nothing (`a[1:] -= 2` with one row): no node.
-  if (std::any_of(region->shape.begin(), region->shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(0); })) return;
   value = graph_->cast(value, region->dtype);
   // NumPy's setitem drops leading size-1 dims of the value.
   while (value->ndim() > region->ndim() && value->shape[0] == ir::Dim::fixed(1)) {
     ir::SymShape s(value->shape.begin() + 1, value->shape.end());
     value = graph_->reshape(value, s);
   }
-  value = graph_->broadcast(align_dims(value, region->shape), region->shape);
+  value = align_dims(value, region->shape);
+  // A write into an empty region changes nothing (`a[1:] -= 2` with one row): no node. The
+  // dims are aligned all the same, so that the constraints hold (an empty piece of a join
+  // fixes the size of the result's other dims too).
+  if (std::any_of(region->shape.begin(), region->shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(0); })) return;
+  value = graph_->broadcast(value, region->shape);
   Buffer& b = *tv->buf;
   // A write over the whole buffer (`out=` of a fresh result, `x[...] = v`) is the value itself.
   b.current = region == b.current && value->shape == b.current->shape ? value : graph_->write(b.current, region, value);
@@ -898,13 +901,32 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
       throw ValueError("operands could not be broadcast together (where= mask)");
     mask = g.broadcast(g.cast(unify(g, mask, shape), DType::Bool), shape);
   }
+  // Note [empty ufunc results]: NumPy's loop does not run for an empty result, so it raises
+  // no floating-point error. A kernel may still evaluate an operand that does not depend on
+  // the loop index (a constant fill) once, before its zero-trip loop: the empty result is
+  // recorded as a fill instead, unless a weak scalar's cast to the loop dtype warns (NumPy
+  // casts it, with its warning, before any loop: the node stays for that).
+  bool empty_result = std::any_of(shape.begin(), shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(0); });
+  for (size_t i = 0; i < fixed.size() && i < lt.in.size() && empty_result; ++i)
+    if (fixed[i].weak && !fixed[i].array.is_traced()) {
+      // Does the weak scalar's cast to the loop dtype warn ("overflow encountered in cast")?
+      Suspend s;
+      const int before = take_fp_flags();
+      (void)fixed[i].array.astype(lt.in[i]);
+      empty_result = take_fp_flags() == 0;
+      add_fp_flags(before);
+    } else if (fixed[i].weak) {
+      empty_result = false;
+    }
   const bool mixed = nodes.size() == 2 && nodes[0]->dtype != nodes[1]->dtype && lt.out.size() == 1 &&
                      lt.out[0] == DType::Bool &&
                      (op == OpId::equal || op == OpId::not_equal || op == OpId::less || op == OpId::less_equal ||
                       op == OpId::greater || op == OpId::greater_equal);
   for (size_t k = 0; k < lt.out.size(); ++k) {
-    ir::NodeRef n = mixed ? mixed_compare(g, op, nodes[0], nodes[1], shape)  // Note [mixed int64/uint64 comparisons]
-                          : g.ufunc(op, nodes, lt.out[k], static_cast<int>(k), g_scalar_math);  // Note [scalar math]
+    std::vector<ir::NodeRef> zero{g.constant(Scalar::from_int(0).cast(lt.out[k]))};
+    ir::NodeRef n = empty_result ? g.prim(OpId::fill, zero, lt.out[k], shape)  // Note [empty ufunc results]
+                    : mixed      ? mixed_compare(g, op, nodes[0], nodes[1], shape)  // Note [mixed int64/uint64 comparisons]
+                                 : g.ufunc(op, nodes, lt.out[k], static_cast<int>(k), g_scalar_math);  // Note [scalar math]
     if (mask) {
       ir::NodeRef cur = g.broadcast(g.cast(c.node_of(*opts.out[k]), lt.out[k]), shape);
       std::vector<ir::NodeRef> sel{mask, n, cur};

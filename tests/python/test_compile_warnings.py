@@ -121,3 +121,20 @@ def test_complex_fill_of_a_real_array_warns(k, backend):
     # NumPy's full/full_like cast the fill value with copyto(casting='unsafe'): ComplexWarning.
     x = np.ones(2, np.float16)
     check(COMPLEX_FILLS[k], (x,), (x,), backend=backend)
+
+
+EMPTY_RESULTS = [
+    lambda a: np.log2(np.hstack([a, a])),            # log2 of an empty constant fill
+    lambda a: np.hstack([a, a]) / np.hstack([a, a]),
+    lambda a: np.divmod(np.hstack([a, a]), 0.0),
+    lambda a: np.hstack([a, a]) * 1e300,             # the weak scalar's cast still warns
+    lambda a: np.log2(a[:0]) + 70000,
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("k", range(len(EMPTY_RESULTS)))
+def test_empty_results_raise_no_floating_point_errors(k, backend):
+    # Note [empty ufunc results] in src/tracer/trace.cpp.
+    x = np.zeros(0, np.float16)
+    check(EMPTY_RESULTS[k], (x,), (x,), backend=backend)

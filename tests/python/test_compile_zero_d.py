@@ -153,6 +153,10 @@ ZERO_D_RESULTS = {
     "element_of_sort": (lambda x: np.sort(x)[0], VEC),
     "all_of_0d": (lambda x: np.all(x), ZERO),
     "tuple": (lambda x: (x.sum(), np.where(x > 1, x, 0)[0:1].reshape(())), VEC),
+    "real_of_scalar": (lambda x: np.real(x * 1j + 1), ZERO),
+    "imag_of_scalar": (lambda x: np.imag(x * 1j + 1), ZERO),
+    "real_attribute_of_sum": (lambda x: (x * 1j).sum().real, VEC),
+    "imag_attribute_of_element": (lambda x: (x * 1j)[1].imag, VEC),
 }
 
 
