@@ -224,7 +224,13 @@ void Context::specialise(const ndarray& a) {
 }
 
 void mark_scalar(const ndarray& a) {
-  if (auto* tv = traced(a); tv && a.ndim() == 0) tv->scalar = true;
+  if (a.ndim() != 0) return;
+  if (auto* tv = traced(a)) tv->scalar = true;
+  else if (Context* c = current()) c->add_realized_scalar(a);  // computed eagerly after a break
+}
+
+void Context::add_realized_scalar(const ndarray& a) {
+  if (!realized_scalar(a)) realized_scalars_.emplace_back(&a, a);
 }
 
 bool is_scalar_result(const ndarray& a) {

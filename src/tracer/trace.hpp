@@ -134,6 +134,8 @@ class Context {
   ndarray realize(const ndarray& a);
   // Whether concrete `a` is a scalar result realized at a break (Note [scalar results]).
   bool realized_scalar(const ndarray& a) const;
+  // Marks concrete 0-d `a` (an eager result while tracing) as a scalar result.
+  void add_realized_scalar(const ndarray& a);
   // Ends tracing: the outputs' nodes become the last segment's outputs. With no break, the
   // whole program is one graph, returned for caching (with the inputs it binds).
   std::vector<ndarray> finish(const std::vector<ndarray>& outputs);

@@ -188,6 +188,10 @@ REALIZED_SCALARS = {
     "float_of_max": (lambda x: [m := np.max(x), float(m), m][2], VEC),
     "element_then_int": (lambda x: [e := x[1], int(e), e][2], VEC),
     "complex_max_then_float": (lambda x: [m := x.max(), float(m), m][1], CVEC[::2]),
+    # methods of a realized scalar result give scalars (computed eagerly after the break)
+    "nanmin_astype": (lambda x: np.nanmin(x).astype(np.int64), np.array(1 + 0j)),
+    "nanmax_astype": (lambda x: np.nanmax(x).astype(np.float32), VEC),
+    "nanmax_conj": (lambda x: np.nanmax(x).conj(), CVEC),
 }
 
 

@@ -589,8 +589,7 @@ def _scalar_method_maker(orig):
     @functools.wraps(orig)
     def method(self, *args, **kwargs):
         r = orig(self, *args, **kwargs)
-        if isinstance(r, _core.ndarray) and r.ndim == 0 and _core._is_traced(r) and \
-                _core._scalar_result(self):
+        if isinstance(r, _core.ndarray) and r.ndim == 0 and _core._scalar_result(self):
             _core._mark_scalar(r)
         return r
     return method
