@@ -57,6 +57,8 @@ LIBRARY = {
     "var_keepdims": (lambda a: a.var(axis=None, keepdims=True, ddof=1), np.array([1.0])),
     "median_nan_inf": (lambda a: np.median(a), np.array([np.inf, -np.inf, 1.0, np.nan])),
     "median_infs": (lambda a: np.median(a), np.array([np.inf, -np.inf])),
+    "median_keepdims": (lambda a: np.median(a, axis=None, keepdims=True), np.array([np.inf, -np.inf])),
+    "median_keepdims_0d": (lambda a: np.median(a.argmin(axis=-1), axis=None, keepdims=True), np.array([2.0, 1.0])),
 }
 
 
