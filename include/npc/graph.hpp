@@ -171,7 +171,9 @@ class Graph {
   /// A 0-d constant.
   NodeRef constant(const npc::Scalar& v);
   /// Output `out` of ufunc `op`; args must already have the loop's dtypes and the result shape.
-  NodeRef ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out = 0);
+  /// `scalar_math`: NumPy computes it with its scalar arithmetic (a Python operator on NumPy
+  /// scalars), whose floating-point warnings say "scalar <op>" (params[1] = 1).
+  NodeRef ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out = 0, bool scalar_math = false);
   /// `a` cast to `t` (returns `a` itself when it already has dtype `t`).
   NodeRef cast(NodeRef a, DType t);
   /// Reduction of `a` with binary ufunc `op` over sorted, normalised `axes`, result `dtype`

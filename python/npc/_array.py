@@ -397,7 +397,7 @@ def _scalar_conv(kind):
             raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
         # A traced 0-d value that stands for a NumPy scalar (Note [scalar results]) converts
         # as that scalar.
-        scalar = _core._is_traced(self) and _core._scalar_result(self)
+        scalar = _core._scalar_result(self)
         v = _numpy_view(self)[()]
         if kind is not complex and self.dtype.kind == "c" and not scalar:
             # A complex array converts as a Python complex does (TypeError), not as the NumPy
@@ -415,8 +415,18 @@ def _index(self):
     return self._item()
 
 
+def _scalar_part(self, part):
+    # The .real/.imag of a traced value standing for a NumPy scalar (Note [scalar results] in
+    # src/tracer/trace.hpp) is a NumPy scalar too: a value, not a view.
+    if self.ndim == 0 and _core._is_traced(self) and _core._scalar_result(self):
+        r = part.copy()
+        _core._mark_scalar(r)
+        return r
+    return part
+
+
 def _real_get(self):
-    return self._real()
+    return _scalar_part(self, self._real())
 
 
 def _real_set(self, value):
@@ -424,7 +434,7 @@ def _real_set(self, value):
 
 
 def _imag_get(self):
-    return self._imag()
+    return _scalar_part(self, self._imag())
 
 
 def _imag_set(self, value):

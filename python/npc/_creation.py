@@ -184,7 +184,20 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     _check_python_int(fill_value, _np.dtype(dtype))
     if isinstance(fill_value, ndarray):
         fill_value = fill_value._scalar()
-    return _core.full(_shape_arg(shape), fill_value, code, _check_order(order))
+    r = _core.full(_shape_arg(shape), fill_value, code, _check_order(order))
+    fill_complex_warning(fill_value, code, 2)
+    return r
+
+
+def fill_complex_warning(fill_value, code, stacklevel):
+    """NumPy's ComplexWarning of full/full_like (their copyto with casting='unsafe') when a
+    complex fill value goes into an array of a real dtype (`code`: npc's dtype code)."""
+    if DTYPES[code].kind != "c" and (isinstance(fill_value, (complex, _np.complexfloating)) or
+                                         getattr(fill_value, "dtype", None) is not None and
+                                         _np.dtype(fill_value.dtype).kind == "c"):
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      _np.exceptions.ComplexWarning, stacklevel=stacklevel + 1)
 
 
 def _like_args(prototype, dtype, order, shape):
@@ -235,7 +248,9 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
     _check_python_int(fill_value, DTYPES[p._code if code == -1 else code])
     if isinstance(fill_value, ndarray):
         fill_value = fill_value._scalar()
-    return _core.full_like(p, fill_value, code, order, shp)
+    r = _core.full_like(p, fill_value, code, order, shp)
+    fill_complex_warning(fill_value, p._code if code == -1 else code, 2)
+    return r
 
 
 _REAL_SCALARS = (bool, int, float, _np.bool_, _np.integer, _np.floating)

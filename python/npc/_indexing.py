@@ -47,6 +47,10 @@ def _setitem_value(value, code):
         if arr.dtype.kind == "c" and dtype.kind not in "cb":
             warnings.warn("Casting complex values to real discards the imaginary part",
                           _np.exceptions.ComplexWarning, stacklevel=3)
+        if isinstance(value, _np.generic) and dtype.kind in "fc" and arr.dtype.kind in "biuf":
+            # NumPy's scalar setter converts the value first ("overflow encountered in cast"
+            # even when the index selects nothing).
+            arr = arr.astype(dtype)
         r = _from_numpy(arr)
         if not isinstance(r, ndarray):
             r = _from_numpy(arr.astype(dtype))

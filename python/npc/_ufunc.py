@@ -539,6 +539,8 @@ def _pow(self, other, modulo=None):
     ** 0.5 is sqrt for inexact arrays."""
     if modulo is not None:
         return NotImplemented
+    if self.ndim == 0 and _core._scalar_result(self):
+        return _pow_fwd(self, other)  # NumPy's scalar power (Note [scalar math] in src/tracer/trace.hpp)
     t = type(other)
     if t is int and other == 2:
         return square(self)  # noqa: F821
@@ -887,7 +889,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if (rcount == 0 if where is True else builtins.any(_np.asarray(_to_numpy(rcount)).ravel() == 0)):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
     ret = sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
-    if isinstance(ret, ndarray):
+    if isinstance(ret, ndarray) and not _traced_scalar(ret):
         # An intp count, not a weak int: complex64 / intp runs the complex128 loop, as in NumPy.
         ret = divide(ret, _np.intp(rcount) if isinstance(rcount, int) else rcount, out=ret,  # noqa: F821
                      casting="unsafe")
@@ -897,8 +899,26 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         # NumPy scalar arithmetic with an intp count, as numpy.mean does (float32 / intp is
         # a float64 division, "... in divide"; float64 / intp "... in scalar divide").
         rc = _np.intp(rcount) if isinstance(rcount, int) else rcount
-        ret = x.dtype.type(ret / rc) if f16 else ret.dtype.type(ret / rc)
+        ret = _scalar_quotient(ret, rc, x.dtype if f16 else ret.dtype)
     return ret
+
+
+def _traced_scalar(x):
+    """A traced 0-d value that stands for a NumPy scalar (Note [scalar results])."""
+    return x.ndim == 0 and _core._scalar_result(x)
+
+
+def _scalar_quotient(ret, rc, dtype):
+    """`dtype.type(ret / rc)` of NumPy's mean and var for a NumPy scalar `ret`, or a traced
+    value standing for one (the division is then traced as NumPy's scalar arithmetic, Note
+    [scalar math] in src/tracer/trace.hpp)."""
+    if not isinstance(ret, ndarray):
+        return dtype.type(ret / rc)
+    q = ret / rc
+    if q.dtype != dtype:
+        q = q.astype(dtype)
+        _core._mark_scalar(q)
+    return q
 
 
 def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
@@ -930,10 +950,10 @@ def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
         sq = square(d, out=d)  # noqa: F821  (NumPy squares: "overflow encountered in square")
     ret = sum(sq, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     rc = maximum(subtract(rcount, ddof), 0)  # noqa: F821
-    if isinstance(ret, ndarray):
+    if isinstance(ret, ndarray) and not _traced_scalar(ret):
         ret = divide(ret, rc, out=ret, casting="unsafe")  # noqa: F821
     else:
-        ret = ret.dtype.type(ret / rc)
+        ret = _scalar_quotient(ret, rc, ret.dtype)
     return ret
 
 

@@ -223,7 +223,9 @@ ndarray concatenate(std::span<const ndarray> arrays, std::optional<int64_t> axis
   std::vector<IndexItem> key;  // built on first use: each IndexItem allocates
   for (const ndarray& x : in) {
     int64_t n = x.shape()[ax];
-    if (n > 0) {
+    // An empty traced piece is written too: the write ties the result's static shape to the
+    // piece's symbolic dims (Note [specialised symbols] in src/tracer/trace.cpp).
+    if (n > 0 || x.is_traced()) {
       // Along axis 0 of a C-contiguous result each piece is one contiguous block.
       const bool block = ax == 0 && r.is_c_contiguous() && x.is_c_contiguous() && x.dtype() == rt &&
                          x.storage() != r.storage() && !r.is_traced() && !x.is_traced();

@@ -187,14 +187,16 @@ NodeRef Graph::constant(const npc::Scalar& v) {
   return intern(std::move(n));
 }
 
-NodeRef Graph::ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out) {
+NodeRef Graph::ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out, bool scalar_math) {
   int i = static_cast<int>(op);
   (void)op_name(op);  // ValueError for an OpId outside the table (before kOpNin[i] is read)
   if (kOpNin[i] != static_cast<int>(args.size()))
     bad("ufunc " + std::string(op_name(op)) + " takes " + std::to_string(kOpNin[i]) + " args");
   if (out < 0 || out >= kOpNout[i]) bad("bad output index");
   if (args.empty()) bad("ufunc without args");
-  return intern(Node{NodeKind::Ufunc, op, out_dtype, args[0]->shape, {args.begin(), args.end()}, {out}});
+  std::vector<int64_t> params{out};
+  if (scalar_math) params.push_back(1);
+  return intern(Node{NodeKind::Ufunc, op, out_dtype, args[0]->shape, {args.begin(), args.end()}, std::move(params)});
 }
 
 NodeRef Graph::cast(NodeRef a, DType t) {
@@ -455,7 +457,11 @@ std::string node_str(const Graph& g, NodeRef n) {
     case NodeKind::Scalar: os << "scalar[" << n->params[0] << "]"; break;
     case NodeKind::SymVal: os << "symval[s" << n->params[0] << "]"; break;
     case NodeKind::Const: os << "const " << scalar_str(*n->value); break;
-    case NodeKind::Ufunc: os << op_name(n->op); if (n->params[0]) os << "#" << n->params[0]; break;
+    case NodeKind::Ufunc:
+      if (n->params.size() > 1 && n->params[1]) os << "scalar ";
+      os << op_name(n->op);
+      if (n->params[0]) os << "#" << n->params[0];
+      break;
     case NodeKind::Cast: os << "cast"; break;
     case NodeKind::Reduce: os << "reduce." << op_name(n->op); break;
     case NodeKind::View: os << "view." << view_kind_name(n->view_kind()); break;

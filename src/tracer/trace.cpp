@@ -15,6 +15,7 @@
 namespace npc::tracer {
 
 thread_local bool g_fullgraph = false;
+thread_local bool g_scalar_math = false;
 std::function<std::string(const std::string&)> g_break_annotator;
 
 namespace {
@@ -223,12 +224,27 @@ void Context::specialise(const ndarray& a) {
 }
 
 void mark_scalar(const ndarray& a) {
-  if (auto* tv = traced(a); tv && a.ndim() == 0) tv->scalar = true;
+  if (a.ndim() != 0) return;
+  if (auto* tv = traced(a)) tv->scalar = true;
+  else if (Context* c = current()) c->add_realized_scalar(a);  // computed eagerly after a break
+}
+
+void Context::add_realized_scalar(const ndarray& a) {
+  if (!realized_scalar(a)) realized_scalars_.emplace_back(&a, a);
 }
 
 bool is_scalar_result(const ndarray& a) {
-  auto* tv = traced(a);
-  return tv && tv->scalar && a.ndim() == 0;
+  if (a.ndim() != 0) return false;
+  if (auto* tv = traced(a)) return tv->scalar;
+  Context* c = current();
+  return c && c->realized_scalar(a);
+}
+
+bool Context::realized_scalar(const ndarray& a) const {
+  for (const auto& [obj, value] : realized_scalars_)
+    if (obj == &a && a.storage() == value.storage() && a.offset() == value.offset() && a.dtype() == value.dtype())
+      return true;
+  return false;
 }
 
 void specialise_shape(const ndarray& a) {
@@ -435,15 +451,18 @@ void Context::write(const ndarray& dst, ir::NodeRef value) {
   TracedValue* tv = traced(dst);
   if (!tv || tv->ctx_id != id_) throw ValueError("npc.compile: write into an array of another trace");
   ir::NodeRef region = value_node(*tv);
-  // A write into an empty region changes nothing (`a[1:] -= 2` with one row): no node.
-  if (std::any_of(region->shape.begin(), region->shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(0); })) return;
   value = graph_->cast(value, region->dtype);
   // NumPy's setitem drops leading size-1 dims of the value.
   while (value->ndim() > region->ndim() && value->shape[0] == ir::Dim::fixed(1)) {
     ir::SymShape s(value->shape.begin() + 1, value->shape.end());
     value = graph_->reshape(value, s);
   }
-  value = graph_->broadcast(align_dims(value, region->shape), region->shape);
+  value = align_dims(value, region->shape);
+  // A write into an empty region changes nothing (`a[1:] -= 2` with one row): no node. The
+  // dims are aligned all the same, so that the constraints hold (an empty piece of a join
+  // fixes the size of the result's other dims too).
+  if (std::any_of(region->shape.begin(), region->shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(0); })) return;
+  value = graph_->broadcast(value, region->shape);
   Buffer& b = *tv->buf;
   // A write over the whole buffer (`out=` of a fresh result, `x[...] = v`) is the value itself.
   b.current = region == b.current && value->shape == b.current->shape ? value : graph_->write(b.current, region, value);
@@ -644,7 +663,11 @@ void Context::break_graph(const std::string& why) {
   for (size_t i = 0; i < live.size(); ++i) {
     Buffer& b = *live[i];
     // Inputs keep their caller's array (written back already), so aliasing with it stays.
+    // Other values are bound C-contiguous (the eager backend's results keep their operands'
+    // layout): realize() hands out views of that very array, so that eager writes into a
+    // realized value (an assignment the graph cannot express) reach its buffer.
     ndarray v = b.input >= 0 ? old_bound[b.input] : vals[i];
+    if (b.input < 0 && !v.is_c_contiguous()) v = v.copy();
     b.input = static_cast<int>(bound_.size());
     b.shape = ir::static_shape(v.shape());
     b.current = b.initial = graph_->input(b.input, v.dtype(), b.shape);
@@ -668,7 +691,9 @@ ndarray Context::realize(const ndarray& a) {
   ndarray base = bound_.at(b.input);
   if (!base.is_c_contiguous()) base = base.copy();
   // The fabricated geometry is the position in a C-contiguous buffer: a true view.
-  return base.with_geometry(base.offset() + a.offset(), a.dtype(), a.shape(), a.strides());
+  ndarray v = base.with_geometry(base.offset() + a.offset(), a.dtype(), a.shape(), a.strides());
+  if (tv->scalar && a.ndim() == 0) realized_scalars_.emplace_back(&a, v);  // Note [scalar results]
+  return v;
 }
 
 // Note [distinct buffers]
@@ -744,6 +769,33 @@ ir::NodeRef unify(ir::Graph& g, ir::NodeRef n, const ir::SymShape& shape) {
   return aligned == n->shape ? n : g.reshape(n, aligned);
 }
 
+// Note [mixed int64/uint64 comparisons]
+// NumPy 2 compares int64 with uint64 exactly (its loops "qQ->?" and "Qq->?"), where a cast to
+// either side would wrap. Graph nodes take operands of one dtype (kernels do no promotion), so
+// the tracer records the exact comparison as uniform ones: with `s` the int64 operand and `u`
+// the uint64 one, s < u is (s < 0) | (uint64(s) < u), s > u is !(s < 0) & (uint64(s) > u),
+// and likewise for the other four (the wrapped uint64(s) is only consulted when s >= 0).
+ir::NodeRef mixed_compare(ir::Graph& g, OpId op, ir::NodeRef a, ir::NodeRef b, const ir::SymShape& shape) {
+  if (a->dtype == DType::UInt64) {  // u op s == s op' u
+    std::swap(a, b);
+    op = op == OpId::less ? OpId::greater : op == OpId::greater ? OpId::less
+         : op == OpId::less_equal ? OpId::greater_equal : op == OpId::greater_equal ? OpId::less_equal : op;
+  }
+  ir::NodeRef zero = g.broadcast(g.constant(Scalar::from_int(0)), shape);
+  std::vector<ir::NodeRef> args{a, zero};
+  ir::NodeRef neg = g.ufunc(OpId::less, args, DType::Bool);
+  args = {g.cast(a, DType::UInt64), b};
+  ir::NodeRef cmp = g.ufunc(op, args, DType::Bool);
+  // Negative s: less, less_equal and not_equal are true, the others false.
+  const bool neg_true = op == OpId::less || op == OpId::less_equal || op == OpId::not_equal;
+  if (!neg_true) {
+    args = {neg};
+    neg = g.ufunc(OpId::logical_not, args, DType::Bool);
+  }
+  args = {neg, cmp};
+  return g.ufunc(neg_true ? OpId::logical_or : OpId::logical_and, args, DType::Bool);
+}
+
 std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const UfuncOptions& opts, const LoopTypes& loop) {
   Context& c = ctx_or_throw();
   bool all_out = !opts.out.empty();
@@ -793,6 +845,28 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   for (size_t k = 0; k < opts.out.size() && k < lt.out.size(); ++k)
     if (opts.out[k] && !can_cast(lt.out[k], opts.out[k]->dtype(), opts.casting))
       throw UfuncCastingError(op, true, static_cast<int>(k), lt.out[k], opts.out[k]->dtype(), opts.casting);
+  // Note [integer powers]: NumPy raises ValueError for a negative integer exponent when the
+  // loop runs, whether or not the result is used. A traced power node is dead code when its
+  // result is unused, so an integer power with an exponent only known at run time (an array,
+  // not a Python int) runs eagerly, at a graph break; out= arrays get the result by a write.
+  if (op == OpId::power && lt.in.size() == 2 && kind(lt.in[1]) == Kind::Signed && fixed.size() == 2 &&
+      !fixed[1].weak && fixed[1].array.is_traced() && !opts.where) {
+    c.break_graph("integer power with an array exponent");
+    auto ops = realized(fixed);
+    UfuncOptions o2 = opts;
+    for (auto& o : o2.out) o.reset();
+    std::vector<ndarray> r;
+    {
+      Suspend s;
+      r = call_ufunc(op, ops, o2);
+    }
+    for (size_t k = 0; k < r.size() && k < opts.out.size(); ++k)
+      if (opts.out[k]) {
+        copy_into(*opts.out[k], broadcast_to(r[k], opts.out[k]->shape()));
+        r[k] = *opts.out[k];
+      }
+    return r;
+  }
   std::vector<ir::SymShape> shapes;
   std::vector<Shape> hints;
   std::vector<ir::NodeRef> nodes;
@@ -833,8 +907,32 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
       throw ValueError("operands could not be broadcast together (where= mask)");
     mask = g.broadcast(g.cast(unify(g, mask, shape), DType::Bool), shape);
   }
+  // Note [empty ufunc results]: NumPy's loop does not run for an empty result, so it raises
+  // no floating-point error. A kernel may still evaluate an operand that does not depend on
+  // the loop index (a constant fill) once, before its zero-trip loop: the empty result is
+  // recorded as a fill instead, unless a weak scalar's cast to the loop dtype warns (NumPy
+  // casts it, with its warning, before any loop: the node stays for that).
+  bool empty_result = std::any_of(shape.begin(), shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(0); });
+  for (size_t i = 0; i < fixed.size() && i < lt.in.size() && empty_result; ++i)
+    if (fixed[i].weak && !fixed[i].array.is_traced()) {
+      // Does the weak scalar's cast to the loop dtype warn ("overflow encountered in cast")?
+      Suspend s;
+      const int before = take_fp_flags();
+      (void)fixed[i].array.astype(lt.in[i]);
+      empty_result = take_fp_flags() == 0;
+      add_fp_flags(before);
+    } else if (fixed[i].weak) {
+      empty_result = false;
+    }
+  const bool mixed = nodes.size() == 2 && nodes[0]->dtype != nodes[1]->dtype && lt.out.size() == 1 &&
+                     lt.out[0] == DType::Bool &&
+                     (op == OpId::equal || op == OpId::not_equal || op == OpId::less || op == OpId::less_equal ||
+                      op == OpId::greater || op == OpId::greater_equal);
   for (size_t k = 0; k < lt.out.size(); ++k) {
-    ir::NodeRef n = g.ufunc(op, nodes, lt.out[k], static_cast<int>(k));
+    std::vector<ir::NodeRef> zero{g.constant(Scalar::from_int(0).cast(lt.out[k]))};
+    ir::NodeRef n = empty_result ? g.prim(OpId::fill, zero, lt.out[k], shape)  // Note [empty ufunc results]
+                    : mixed      ? mixed_compare(g, op, nodes[0], nodes[1], shape)  // Note [mixed int64/uint64 comparisons]
+                                 : g.ufunc(op, nodes, lt.out[k], static_cast<int>(k), g_scalar_math);  // Note [scalar math]
     if (mask) {
       ir::NodeRef cur = g.broadcast(g.cast(c.node_of(*opts.out[k]), lt.out[k]), shape);
       std::vector<ir::NodeRef> sel{mask, n, cur};

@@ -55,7 +55,9 @@ struct TracedValue {
 // Eager NumPy returns some 0-d results as NumPy scalars (ufuncs, reductions, `x[0]` of a
 // vector) and others as 0-d arrays (`where`, `astype`, `zeros(())`, views, `tensordot`).
 // While tracing both are traced 0-d arrays: the bindings mark those that eager code would
-// have unwrapped, and npc.compile returns exactly those as NumPy scalars.
+// have unwrapped, and npc.compile returns exactly those as NumPy scalars. A marked value
+// that a graph break realizes is an ordinary 0-d array afterwards: the context remembers
+// that array object, so it still counts as a scalar result until tracing ends.
 void mark_scalar(const ndarray& a);
 bool is_scalar_result(const ndarray& a);
 
@@ -130,6 +132,10 @@ class Context {
   void break_graph(const std::string& reason);
   // The concrete value of traced `a` (runs the pending segment).
   ndarray realize(const ndarray& a);
+  // Whether concrete `a` is a scalar result realized at a break (Note [scalar results]).
+  bool realized_scalar(const ndarray& a) const;
+  // Marks concrete 0-d `a` (an eager result while tracing) as a scalar result.
+  void add_realized_scalar(const ndarray& a);
   // Ends tracing: the outputs' nodes become the last segment's outputs. With no break, the
   // whole program is one graph, returned for caching (with the inputs it binds).
   std::vector<ndarray> finish(const std::vector<ndarray>& outputs);
@@ -175,6 +181,9 @@ class Context {
   std::vector<int64_t> sym_sizes_;                        // the first segment's symbols' sizes, after a break
   std::vector<std::string> breaks_;
   size_t segment_start_size_ = 0;  // nodes of a segment right after it started
+  // Scalar results realized in place: the array object and its value (which keeps the
+  // storage alive, so that another object at the same address cannot pass for it).
+  std::vector<std::pair<const ndarray*, ndarray>> realized_scalars_;
 };
 
 // The active context on this thread (null outside tracing).
@@ -212,6 +221,23 @@ struct StaticScalar : std::runtime_error { using std::runtime_error::runtime_err
 double runtime_operand(double marker);
 // When set, a graph break throws GraphBreak instead of running the segment.
 extern thread_local bool g_fullgraph;
+// Note [scalar math]
+// A Python operator whose operands are all NumPy scalars (or Python numbers) runs NumPy's
+// scalar arithmetic, not a ufunc: its floating-point warnings say "... in scalar divide".
+// While tracing, those scalars are 0-d values marked as scalar results (Note [scalar
+// results]); the bindings' operators set this flag around such an operation, and the ufunc
+// nodes it records carry the mark (Graph::ufunc's scalar_math), which names their errors.
+// (NumPy's scalar integer arithmetic also warns on overflow; compiled code does not.)
+extern thread_local bool g_scalar_math;
+// RAII: sets g_scalar_math.
+class ScalarMath {
+ public:
+  explicit ScalarMath(bool on) : prev_(g_scalar_math) { g_scalar_math = on; }
+  ~ScalarMath() { g_scalar_math = prev_; }
+
+ private:
+  bool prev_;
+};
 // Called at each break with its reason (the Python layer adds the user's file:line).
 extern std::function<std::string(const std::string&)> g_break_annotator;
 

@@ -215,3 +215,23 @@ def test_non_native_dtypes_stay_numpy():
     assert type(d) is np.ndarray
     assert type(npc.zeros(3, dtype="U3")) is np.ndarray
     assert type(npc.array([1, "a"], dtype=object)) is np.ndarray
+
+
+# (Out-of-range float -> int casts are platform-defined: no such fill for int8.)
+@pytest.mark.parametrize("fill, dt", [(f, d) for f in [1j, 2 - 1j, np.complex64(1j), np.array(1j)]
+                                      for d in (np.float16, np.int8, np.complex64)] +
+                         [(complex(1e300, 1), np.float16), (complex(1e300, 1), np.complex64)])
+def test_full_and_full_like_complex_fill_warnings(fill, dt):
+    # copyto(casting='unsafe') in NumPy: ComplexWarning for a real dtype, after any cast warning.
+    import warnings
+
+    def run(xp, fn):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = fn(xp)
+        return np.asarray(r), [(m.category, str(m.message)) for m in w]
+
+    for fn in (lambda xp: xp.full_like(xp.ones(2, dt), fill), lambda xp: xp.full(2, fill, dtype=dt)):
+        (g, gw), (w, ww) = run(npc, fn), run(np, fn)
+        np.testing.assert_array_equal(g, w)
+        assert g.dtype == w.dtype and gw == ww

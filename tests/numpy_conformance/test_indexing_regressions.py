@@ -157,3 +157,24 @@ def test_searchsorted_sorter_values(side):
     v = rng.integers(-2, 22, 40).astype(np.float64)
     v[::5] = np.nan
     check(lambda lib: lib.searchsorted(lib.array(a), lib.array(v), side=side, sorter=lib.argsort(lib.array(a))))
+
+
+@pytest.mark.parametrize("key", [slice(1, None), slice(2, 0, -1), (), Ellipsis, [0], []])
+@pytest.mark.parametrize("value, dtype", [
+    (70000, np.float16), (-9223372036854775808, np.float16), (2 ** 64 - 1, np.float32),
+    (np.int64(70000), np.float16), (np.float64(1e300), np.float32), (np.float64(1e300), np.complex64),
+    (10 ** 39, np.complex64),
+])
+def test_setitem_scalar_is_cast_first(key, value, dtype):
+    # NumPy converts a scalar to the array's dtype before assigning it: "overflow encountered
+    # in cast" even when the index selects nothing.
+    import warnings
+
+    def outcome(xp):
+        a = xp.ones((1, 1) if key == () else (1,), dtype)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            a[key] = value
+        return np.asarray(a).tolist(), [(m.category, str(m.message)) for m in w]
+
+    assert outcome(npc) == outcome(np)

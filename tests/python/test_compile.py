@@ -124,10 +124,20 @@ def test_ufunc_compiled_equals_eager_and_ir_types(name, nin, nout):
             same(got, want)
             same(got2, want)
             # The IR's inferred dtype and shape of each output node equal the eager result's.
-            (e,) = entries(f)
+            es = entries(f)
+            if not es:
+                # An integer power with an array exponent runs eagerly at a graph break
+                # (Note [integer powers] in src/tracer/trace.cpp): no graph to inspect.
+                assert name == "power" and f.last_breaks
+                continue
+            (e,) = es
             nodes = {n[0]: n for n in e.graph.nodes()}
             outs = want if nout > 1 else (want,)
-            ufunc_nodes = [n for n in nodes.values() if n[1] == f"ufunc:{name}"]
+            # An empty result is a fill (Note [empty ufunc results] in src/tracer/trace.cpp).
+            label = "prim:fill" if kind == "empty" else f"ufunc:{name}"
+            ufunc_nodes = [n for n in nodes.values() if n[1] == label]
+            if kind == "empty" and len(ufunc_nodes) == 1:
+                ufunc_nodes = ufunc_nodes * nout  # equal empty fills are one interned node
             assert len(ufunc_nodes) == nout
             for node, w in zip(ufunc_nodes, outs):
                 w = np.asarray(w)

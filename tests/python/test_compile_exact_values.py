@@ -61,3 +61,21 @@ def test_out_of_range_casts_to_uint32(n, src, backend):
         x = np.resize(np.array([v for v in SPECIAL if _specified(v, src)]), n).astype(src)
     check(lambda x: x.astype(np.uint32), (x,), (x[::-1].copy(),), backend=backend)
     check(lambda x: (x * 2).astype(np.uint32) + 1, (x,), backend=backend)
+
+
+# Note [mixed int64/uint64 comparisons] in src/tracer/trace.cpp: NumPy 2 compares a signed
+# with an unsigned 64-bit integer exactly (no wrapping cast to either side).
+SIGNED = np.array([-1, 5, -(2**63), 3, 2**63 - 1, 0], np.int64)
+UNSIGNED = np.array([0, 2**64 - 1, 1, 3, 2**63, 0], np.uint64)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("signed", [np.int8, np.int32, np.int64])
+@pytest.mark.parametrize("op", ["less", "less_equal", "greater", "greater_equal", "equal", "not_equal"])
+def test_signed_unsigned_64_bit_comparisons(op, signed, backend):
+    ufunc = getattr(np, op)
+
+    def f(s, u):
+        return ufunc(s, u), ufunc(u, s), ufunc(s[::-1], u[0])
+
+    check(f, (SIGNED.astype(signed), UNSIGNED), backend=backend)

@@ -91,3 +91,26 @@ def test_empty_mask_assignment_is_an_index_array(f, backend):
     # A boolean mask of another shape than the array is an (empty) index array: NumPy's
     # broadcast ValueError, not the mask assignment's TypeError about value dimensions.
     check(f, (np.ones(3),), backend=backend)
+
+
+# Note [integer powers] in src/tracer/trace.cpp: a negative integer exponent raises whether or
+# not the power is used, and for the values of each call (not only those of the trace).
+def unused_int_power(a, b):
+    np.power(a[a != 0][None], b)
+    return a + 1
+
+
+def inplace_int_power(a, b):
+    a **= b
+    return a
+
+
+def int_power_of_element(a, b):
+    return np.power(a, b[1]), b.argmin()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f", [unused_int_power, inplace_int_power, int_power_of_element])
+def test_negative_integer_exponent_raises_on_each_call(f, backend):
+    base, pos, neg = np.array([1, 2, 3]), np.array([1, 2, 3]), np.array([1, -2, 3])
+    check(f, (base, pos), (base, neg), (base, pos), (base.astype(np.uint8), neg), backend=backend)

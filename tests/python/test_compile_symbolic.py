@@ -134,3 +134,14 @@ def test_constraints_of_f_ordered_arguments_name_their_axes():
     with pytest.raises(ValueError) as compiled:
         cf(x, y)
     assert "broadcast" in str(eager.value) and "broadcast" in str(compiled.value)
+
+
+@pytest.mark.parametrize("backend", ["eager", "fused"])
+@pytest.mark.parametrize("join", [np.hstack, lambda xs: np.concatenate(xs, axis=1), np.vstack])
+def test_join_of_empty_pieces_at_new_sizes(join, backend):
+    # Empty pieces write nothing; their dims still fix the result's (Note [specialised symbols]).
+    f = lambda a: join([a, a])  # noqa: E731
+    cf = npc.compile(f, backend=backend)
+    for n in (2, 3, 4, 5, 3):
+        a = np.zeros((n, 0))
+        same(cf(a), f(a))

@@ -136,3 +136,18 @@ def test_segments_equal_but_for_unread_inputs(backend):
     check_sizes(after_break("x"), [(3,), (4,)], backend)
     check_sizes(argmax_condition, [(3,), (4,), (5,)], backend)
     check_sizes(after_break("np.quantile(x, 0.3)"), [(3,), (4,)], backend)
+
+
+def host_call_then_argmax_break(a0, a2):
+    v3 = np.arange(np.size(a2))          # a host call of the graph
+    bool(int(a0.argmax()) == 0)          # at symbolic sizes: a break inside argmax
+    return v3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_break_after_a_host_call_at_new_sizes(backend):
+    # The segment's graph (holding the host call's Python function) is released at the break,
+    # inside an op that runs without the GIL: it crashed the process.
+    from _compile_diff import check
+    check(host_call_then_argmax_break, *[(np.ones(n, bool), np.array(1, np.uint8)) for n in (3, 4, 5, 4)],
+          backend=backend)

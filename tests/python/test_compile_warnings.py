@@ -104,3 +104,37 @@ def test_exception_inside_errstate(outer, backend):
     # The block's operations report under its state, before the exception leaves it.
     with np.errstate(**outer):
         check(raise_inside_errstate, (np.array([0.0, -1.0, 2.0]),), (np.array([0.0, 2.0]),), backend=backend)
+
+
+COMPLEX_FILLS = [
+    lambda a: np.full_like(a, 1j),
+    lambda a: np.full_like(a, 2 - 1j, dtype=np.int8),
+    lambda a: np.full_like(a, np.complex64(1j)) + a,
+    lambda a: np.full((2,), 1j, dtype=np.float32),
+    lambda a: np.full_like(a, 1j, dtype=complex),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("k", range(len(COMPLEX_FILLS)))
+def test_complex_fill_of_a_real_array_warns(k, backend):
+    # NumPy's full/full_like cast the fill value with copyto(casting='unsafe'): ComplexWarning.
+    x = np.ones(2, np.float16)
+    check(COMPLEX_FILLS[k], (x,), (x,), backend=backend)
+
+
+EMPTY_RESULTS = [
+    lambda a: np.log2(np.hstack([a, a])),            # log2 of an empty constant fill
+    lambda a: np.hstack([a, a]) / np.hstack([a, a]),
+    lambda a: np.divmod(np.hstack([a, a]), 0.0),
+    lambda a: np.hstack([a, a]) * 1e300,             # the weak scalar's cast still warns
+    lambda a: np.log2(a[:0]) + 70000,
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("k", range(len(EMPTY_RESULTS)))
+def test_empty_results_raise_no_floating_point_errors(k, backend):
+    # Note [empty ufunc results] in src/tracer/trace.cpp.
+    x = np.zeros(0, np.float16)
+    check(EMPTY_RESULTS[k], (x,), (x,), backend=backend)

@@ -153,6 +153,10 @@ ZERO_D_RESULTS = {
     "element_of_sort": (lambda x: np.sort(x)[0], VEC),
     "all_of_0d": (lambda x: np.all(x), ZERO),
     "tuple": (lambda x: (x.sum(), np.where(x > 1, x, 0)[0:1].reshape(())), VEC),
+    "real_of_scalar": (lambda x: np.real(x * 1j + 1), ZERO),
+    "imag_of_scalar": (lambda x: np.imag(x * 1j + 1), ZERO),
+    "real_attribute_of_sum": (lambda x: (x * 1j).sum().real, VEC),
+    "imag_attribute_of_element": (lambda x: (x * 1j)[1].imag, VEC),
 }
 
 
@@ -170,6 +174,32 @@ def test_zero_d_results_after_a_break(backend):
         return x.astype(np.float32)[0:1].reshape(()), x.sum(), np.where(x[0] > 0, 1, 2)
 
     check(f, VEC, backend=backend)
+
+
+CVEC = np.array([1 + 2j, np.nan, 3j])
+REALIZED_SCALARS = {
+    # A scalar result that a graph break realizes stays a scalar result.
+    "nanmax_complex": (lambda x: np.nanmax(x), CVEC),
+    "nanmin_complex": (lambda x: np.nanmin(x), CVEC),
+    "nanmax_complex_0d": (lambda x: np.nanmax(x), np.array(1 + 1j)),
+    "nanmax_float32": (lambda x: np.nanmax(x), np.array([1.0, np.nan], np.float32)),
+    "nanmin_axis": (lambda x: np.nanmin(x, axis=0), VEC),
+    "max_then_float": (lambda x: (float(np.max(x)), np.max(x))[1], VEC),
+    "float_of_max": (lambda x: [m := np.max(x), float(m), m][2], VEC),
+    "element_then_int": (lambda x: [e := x[1], int(e), e][2], VEC),
+    "complex_max_then_float": (lambda x: [m := x.max(), float(m), m][1], CVEC[::2]),
+    # methods of a realized scalar result give scalars (computed eagerly after the break)
+    "nanmin_astype": (lambda x: np.nanmin(x).astype(np.int64), np.array(1 + 0j)),
+    "nanmax_astype": (lambda x: np.nanmax(x).astype(np.float32), VEC),
+    "nanmax_conj": (lambda x: np.nanmax(x).conj(), CVEC),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(REALIZED_SCALARS))
+def test_scalar_results_realized_at_a_break(name, backend):
+    fn, arg = REALIZED_SCALARS[name]
+    check(fn, arg, backend=backend)
 
 
 def test_eager_take_and_tensordot_return_what_numpy_returns():

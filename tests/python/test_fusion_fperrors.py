@@ -234,3 +234,13 @@ def test_compiled_function_in_forked_child(tmp_path):
     r = subprocess.run([sys.executable, "-c", FORK], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "FORK OK" in r.stdout
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16])
+def test_float_remainder_and_floor_divide_of_nan_raise_nothing(dt):
+    # NumPy's npy_divmod compares quietly (isless/isgreater): NaN operands raise no "invalid".
+    from _compile_diff import check
+    a = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 5.0, -5.0, 7.5], dt)
+    b = np.array([1.0, 2.0, -2.0, np.nan, np.inf, -np.inf, 0.0, -0.5], dt)
+    for f in (lambda x, y: np.remainder(x, y), lambda x, y: x // y, lambda x, y: np.divmod(x, y)):
+        check(f, (a, b), (b, a), backend="fused")

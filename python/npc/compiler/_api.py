@@ -415,7 +415,10 @@ class _Patches:
                 if isinstance(value, _RuntimeFloat):
                     sidx = _sentinel_index(value)
                     value = 0.0
-                return p.ctx.fill(shape, value, code, sidx)
+                r = p.ctx.fill(shape, value, code, sidx)
+                from .._creation import fill_complex_warning
+                fill_complex_warning(value, code, 2)
+                return r
             return patched
         return make
 
@@ -447,7 +450,10 @@ class _Patches:
                             if isinstance(value, _RuntimeFloat):
                                 sidx = _sentinel_index(value)
                                 value = 0.0
-                            return p.ctx.fill_like(proto, value, code, sidx)
+                            r = p.ctx.fill_like(proto, value, code, sidx)
+                            from .._creation import fill_complex_warning
+                            fill_complex_warning(value, code, 2)
+                            return r
                 return orig(*args, **kwargs)
             return patched
         return make
@@ -604,8 +610,7 @@ def _scalar_method_maker(orig):
     @functools.wraps(orig)
     def method(self, *args, **kwargs):
         r = orig(self, *args, **kwargs)
-        if isinstance(r, _core.ndarray) and r.ndim == 0 and _core._is_traced(r) and \
-                _core._scalar_result(self):
+        if isinstance(r, _core.ndarray) and r.ndim == 0 and _core._scalar_result(self):
             _core._mark_scalar(r)
         return r
     return method

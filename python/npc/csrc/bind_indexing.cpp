@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "bindings.hpp"
+#include "npc/creation.hpp"
 #include "npc/ops.hpp"
 #include "tracer/trace.hpp"
 
@@ -146,6 +147,9 @@ ndarray setitem_value(py::handle value, DType target) {
           throw OverflowError("Python integer " + std::to_string(v) + " out of bounds for " +
                               std::string(name(target)));
       }
+      // A Python int goes into a float array converted to its dtype up front, as NumPy's
+      // scalar setter does: "overflow encountered in cast" even when nothing is selected.
+      if (is_inexact(target)) return scalar_array(Scalar::from_int(v).cast(target));
       return scalar_array(Scalar::from_int(v));
     }
   }
@@ -316,6 +320,8 @@ py::object getitem(py::object self, py::handle key) {
   ndarray r = index(a, idx);
   if (r.ndim() == 0 && index_is_scalar(a, idx)) {
     if (!r.is_traced()) return numpy_scalar(r.dtype(), r.data());
+    // A NumPy scalar is a value, not a view: later writes into `a` must not show in it.
+    r = r.copy();
     tracer::mark_scalar(r);  // Note [scalar results]
   }
   return wrap(std::move(r), self);
@@ -328,7 +334,26 @@ void setitem(py::object self, py::handle key, py::handle value) {
   if (!a.writeable()) throw ValueError("assignment destination is read-only");
   if (a.warn_on_write) warn_write(a);
   py::object v = check_setitem_shape(a, idx, value);
-  index_assign(a, idx, setitem_value(v, a.dtype()));
+  ndarray val;
+  try {
+    val = setitem_value(v, a.dtype());
+  } catch (py::error_already_set& e) {
+    // NumPy converts a value array of another kind (strings) element by element while it
+    // assigns: an index that selects nothing converts nothing, and only the shapes are
+    // checked. Zeros of the value's shape stand in for it then.
+    if (!e.matches(PyExc_ValueError) && !e.matches(PyExc_TypeError)) throw;
+    if (!py::isinstance(v, numpy_module().attr("ndarray"))) throw;
+    for (const IndexItem& it : idx)
+      if (it.kind == IndexItem::Kind::Array && it.array.is_traced()) throw;
+    ndarray selected;
+    {
+      tracer::Suspend untraced;
+      selected = index(npc::empty(a.shape(), DType::Bool), idx);
+    }
+    if (selected.size() != 0) throw;
+    val = npc::zeros(v.attr("shape").cast<Shape>(), a.dtype());
+  }
+  index_assign(a, idx, val);
   report_fp("cast");  // a cast in the assignment warns here, not at the next operation
 }
 

@@ -431,10 +431,59 @@ py::object operator_fallback(int op_id, py::tuple args, py::object out) {
   return (*fb)(op_id, args, out);
 }
 
+// Whether NumPy would run a Python operator on these operands with its scalar arithmetic
+// (Note [scalar math] in src/tracer/trace.hpp): while tracing, every operand is a traced
+// scalar result, a NumPy scalar or a Python number, one at least a traced scalar result, and
+// for two typed operands one type casts safely to the other (else NumPy promotes through
+// the ufunc: float32 / intp says "in divide"); a Python float needs an inexact partner, a
+// Python complex a complex one, a Python int a numeric one.
+bool scalar_math(PyObject* const* ops, int n) {
+  if (!tracer::current()) return false;
+  bool traced = false;
+  std::optional<DType> typed[2];
+  int weak[2] = {-1, -1};  // 0 bool, 1 int, 2 float, 3 complex
+  for (int i = 0; i < n; ++i) {
+    PyObject* o = ops[i];
+    if (PyArray* a = array_ptr(o)) {
+      if (!tracer::is_scalar_result(*a)) return false;
+      traced = true;
+      typed[i] = a->dtype();
+    } else if (PyBool_Check(o)) {
+      weak[i] = 0;
+    } else if (PyLong_CheckExact(o)) {
+      weak[i] = 1;
+    } else if (PyFloat_CheckExact(o)) {
+      weak[i] = 2;
+    } else if (PyComplex_CheckExact(o)) {
+      weak[i] = 3;
+    } else if (is_native_numpy_scalar_type(Py_TYPE(o))) {
+      typed[i] = from_python(o).dtype;
+    } else {
+      return false;
+    }
+  }
+  if (!traced) return false;
+  if (n == 1) return typed[0] != DType::Bool;
+  if (typed[0] && typed[1]) {
+    if (*typed[0] == DType::Bool && *typed[1] == DType::Bool) return false;
+    return can_cast(*typed[0], *typed[1], Casting::Safe) || can_cast(*typed[1], *typed[0], Casting::Safe);
+  }
+  const DType t = typed[0] ? *typed[0] : *typed[1];
+  switch (weak[typed[0] ? 1 : 0]) {
+    case 0: return true;
+    case 1: return t != DType::Bool;
+    case 2: return is_inexact(t);
+    case 3: return is_complex(t);
+  }
+  return false;
+}
+
 // a <op> b as an ndarray operator: fast path, then the general ufunc call.
 py::object binary_operator(int op_id, py::handle a, py::handle b, bool inplace) {
   if (defers(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   if (!inplace && overrides_ufuncs(b.ptr())) return foreign_operator(op_id, a, b);
+  PyObject* both[2] = {a.ptr(), b.ptr()};
+  tracer::ScalarMath sm(scalar_math(both, 2));
   py::tuple args = py::make_tuple(a, b);
   py::object out = inplace ? py::object(py::make_tuple(a)) : py::object(py::none());
   py::object r = ufunc_call_impl(op_id, args, out, py::none(), -1, 3, "K");
@@ -453,6 +502,7 @@ PyObject* binary_slot(OpId op, PyObject* a, PyObject* b) {
     PyObject* other = array_ptr(a) ? b : a;
     if (defers(other)) return Py_NewRef(Py_NotImplemented);
     PyObject* args[2] = {a, b};
+    tracer::ScalarMath sm(scalar_math(args, 2));
     if (py::object r = fast_ufunc_call(op, args, 2)) return wrap_ufunc_result(std::move(r), args, 2).release().ptr();
     if (overrides_ufuncs(other)) return foreign_operator(static_cast<int>(op), a, b).release().ptr();
     py::tuple t = py::make_tuple(py::handle(a), py::handle(b));
@@ -505,6 +555,7 @@ PyObject* nb_inplace(PyObject* a, PyObject* b) {
 template <OpId Op>
 PyObject* nb_unary(PyObject* a) {
   return guarded([&]() -> PyObject* {
+    tracer::ScalarMath sm(scalar_math(&a, 1));
     if (py::object r = fast_ufunc_call(Op, &a, 1)) return wrap_ufunc_result(std::move(r), &a, 1).release().ptr();
     return wrap_ufunc_result(
                ufunc_call_impl(static_cast<int>(Op), py::make_tuple(py::handle(a)), py::none(), py::none(), -1, 3, "K"),
@@ -1121,6 +1172,8 @@ void bind_ops(py::module_& m) {
           [op](py::handle self, py::handle other) -> py::object {
             if (defers(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
             if (overrides_ufuncs(other.ptr())) return foreign_operator(op, other, self);
+            PyObject* both[2] = {other.ptr(), self.ptr()};
+            tracer::ScalarMath sm(scalar_math(both, 2));
             py::tuple args = py::make_tuple(other, self);
             py::object r = ufunc_call_impl(op, args, py::none(), py::none(), -1, 3, "K");
             if (r.is(not_native())) r = operator_fallback(op, args, py::none());
@@ -1140,6 +1193,7 @@ void bind_ops(py::module_& m) {
       cls.attr(item.first) = py::cpp_function(
           [op](py::handle self) {
             PyObject* operand = self.ptr();
+            tracer::ScalarMath sm(scalar_math(&operand, 1));
             return wrap_ufunc_result(ufunc_call_impl(op, py::make_tuple(self), py::none(), py::none(), -1, 3, "K"),
                                      &operand, 1);
           },

@@ -417,9 +417,15 @@ void bind_tracer(py::module_& m) {
       .def("host_call", [](tracer::Context& c, py::function fn, std::string name, py::handle example) {
         // A NumPy call with no array argument (numpy.random.*): runs again on every replay.
         ndarray ex = example.cast<PyArray&>();
-        ir::HostCall call = [fn](std::span<const ndarray>) {
+        // Graphs (and their copies) may be destroyed with the GIL released (a graph break
+        // inside an op that runs without it): the Python function is released under the GIL.
+        std::shared_ptr<py::function> held(new py::function(fn), [](py::function* p) {
           AcquireGil gil;
-          py::object r = fn();
+          delete p;
+        });
+        ir::HostCall call = [held](std::span<const ndarray>) {
+          AcquireGil gil;
+          py::object r = (*held)();
           return static_cast<ndarray>(r.cast<PyArray&>());
         };
         std::vector<ir::NodeRef> none;
