@@ -83,6 +83,9 @@ std::vector<ndarray> to_arrays(py::handle seq) {
 void report_compiled_fp() {
   auto errs = take_named_fp_flags();
   if (errs.empty()) return;
+  // A segment can run at a break inside an op that released the GIL (argmax of a flattened
+  // array with symbolic sizes, ...): the report calls Python, so it takes the GIL.
+  py::gil_scoped_acquire gil;
   tracer::Suspend untraced;
   py::object report = py::module_::import("npc._errstate").attr("report");
   for (auto& [bit, where] : errs) report(bit, where);
