@@ -3,6 +3,7 @@ eager on the same source (``np`` bound to npc), and ``npc.compile`` of the NumPy
 both backends, traced and then replayed; every result must validate against NumPy's as the
 benchmark validates it (same dtype and shape, allclose 1e-5/1e-8, else relative L2 < 1e-5)."""
 import pathlib
+import subprocess
 import sys
 
 import numpy as np
@@ -30,9 +31,7 @@ def test_eager_matches_numpy(name):
     assert h.mismatch(ref, got) is None, h.mismatch(ref, got)
 
 
-@pytest.mark.parametrize("backend", ["fused", "eager"])
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_compiled_matches_numpy(name, backend):
+def _compiled_check(name, backend):
     prog = PROGRAMS[name]
     args = _args(prog)
     ref = prog.fn(*h.copy_args(args))
@@ -45,6 +44,17 @@ def test_compiled_matches_numpy(name, backend):
         for a, p in zip(args, passed):
             if isinstance(a, np.ndarray):
                 np.testing.assert_array_equal(a, p)
+
+
+@pytest.mark.parametrize("backend", ["fused", "eager"])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_compiled_matches_numpy(name, backend):
+    # Each program is compiled in a process of its own, as the fuzzer runs its programs: a
+    # crash is reported as this program's failure (exit status), never as a lost worker.
+    code = (f"import sys; sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r}); "
+            f"import test_real_programs as t; t._compiled_check({name!r}, {backend!r})")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"exit status {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
 
 
 def test_the_suite_covers_the_issue_list():
