@@ -10,11 +10,9 @@
 namespace npc::ops {
 namespace {
 
+// The element rules are npk::* (include/npc/scalar_rules.hpp, Note [scalar rules]).
 template <class T>
-inline bool truth(T a) {
-  if constexpr (is_cplx<T>) return a.real() != 0 || a.imag() != 0;
-  else return a != 0;
-}
+inline bool truth(T a) { return npk::truth(to_rule(a)); }
 
 // Comparisons: equal dtypes, or NumPy 2's exact int64 <-> uint64 loops.
 template <class A, class B>
@@ -43,16 +41,14 @@ inline int cmp3(A a, B b) {
       else return a op b;                                                              \
     }                                                                                  \
   };
-NPC_CMP(Equal, ==, a.real() == b.real() && a.imag() == b.imag())
-NPC_CMP(NotEqual, !=, a.real() != b.real() || a.imag() != b.imag())
-// NumPy's complex order (CLT/CLE/CGT/CGE in its loops): lexicographic, but a real-part
-// decision needs both imaginary parts to be numbers (1+nanj < 2+0j is False).
-#define NPC_NO_NAN_IMAG (!std::isnan(a.imag()) && !std::isnan(b.imag()))
-NPC_CMP(Less, <, (a.real() < b.real() && NPC_NO_NAN_IMAG) || (a.real() == b.real() && a.imag() < b.imag()))
-NPC_CMP(LessEqual, <=, (a.real() < b.real() && NPC_NO_NAN_IMAG) || (a.real() == b.real() && a.imag() <= b.imag()))
-NPC_CMP(Greater, >, (a.real() > b.real() && NPC_NO_NAN_IMAG) || (a.real() == b.real() && a.imag() > b.imag()))
-NPC_CMP(GreaterEqual, >=, (a.real() > b.real() && NPC_NO_NAN_IMAG) || (a.real() == b.real() && a.imag() >= b.imag()))
-#undef NPC_NO_NAN_IMAG
+// Real operands compare with C's operators (comparisons do not check the floating-point
+// status, and these vectorize); complex ones in NumPy's order (npk::clt, npk::cle).
+NPC_CMP(Equal, ==, npk::eq(to_rule(a), to_rule(b)))
+NPC_CMP(NotEqual, !=, !npk::eq(to_rule(a), to_rule(b)))
+NPC_CMP(Less, <, npk::clt(to_rule(a), to_rule(b)))
+NPC_CMP(LessEqual, <=, npk::cle(to_rule(a), to_rule(b)))
+NPC_CMP(Greater, >, npk::clt(to_rule(b), to_rule(a)))
+NPC_CMP(GreaterEqual, >=, npk::cle(to_rule(b), to_rule(a)))
 #undef NPC_CMP
 
 struct LogicalAnd {
@@ -79,64 +75,37 @@ struct BitXor {
   template <IntOrBool T> T operator()(T a, T b) const { return static_cast<T>(a ^ b); }
 };
 struct Invert {
-  template <IntOrBool T> T operator()(T a) const {
-    if constexpr (std::is_same_v<T, bool>) return !a;
-    else return static_cast<T>(~a);
-  }
+  template <IntOrBool T> T operator()(T a) const { return npk::invert(a); }
 };
 // npy_lshift / npy_rshift: shifts by >= the bit width (or negative) give 0 (or -1 for
 // negative values shifted right), never C++ undefined behaviour.
 struct LeftShift {
-  template <class T> requires is_int<T> T operator()(T a, T b) const {
-    if (static_cast<std::make_unsigned_t<T>>(b) < sizeof(T) * 8 && !(std::is_signed_v<T> && b < 0))
-      return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) << b);
-    return 0;
-  }
+  template <class T> requires is_int<T> T operator()(T a, T b) const { return npk::lshift(a, b); }
 };
 struct RightShift {
-  template <class T> requires is_int<T> T operator()(T a, T b) const {
-    if (static_cast<std::make_unsigned_t<T>>(b) < sizeof(T) * 8 && !(std::is_signed_v<T> && b < 0))
-      return static_cast<T>(a >> b);
-    if constexpr (std::is_signed_v<T>) return a < 0 ? T(-1) : T(0);
-    else return 0;
-  }
+  template <class T> requires is_int<T> T operator()(T a, T b) const { return npk::rshift(a, b); }
 };
 
 struct IsNan {
-  template <class T> requires is_num<T> bool operator()(T a) const {
-    if constexpr (is_cplx<T>) return std::isnan(a.real()) || std::isnan(a.imag());
-    else if constexpr (is_real_float<T>) return std::isnan(a);
-    else return false;
-  }
+  template <class T> requires is_num<T> bool operator()(T a) const { return npk::isnanv(to_rule(a)); }
 };
 struct IsInf {
-  template <class T> requires is_num<T> bool operator()(T a) const {
-    if constexpr (is_cplx<T>) return std::isinf(a.real()) || std::isinf(a.imag());
-    else if constexpr (is_real_float<T>) return std::isinf(a);
-    else return false;
-  }
+  template <class T> requires is_num<T> bool operator()(T a) const { return npk::isinfv(to_rule(a)); }
 };
 struct IsFinite {
-  template <class T> requires is_num<T> bool operator()(T a) const {
-    if constexpr (is_cplx<T>) return std::isfinite(a.real()) && std::isfinite(a.imag());
-    else if constexpr (is_real_float<T>) return std::isfinite(a);
-    else return true;
-  }
+  template <class T> requires is_num<T> bool operator()(T a) const { return npk::isfinitev(to_rule(a)); }
 };
 struct Signbit {
   template <class T> requires is_real_float<T> bool operator()(T a) const { return std::signbit(a); }
 };
 
-#define NPC_ROUND(Name, fn)                                         \
-  struct Name {                                                     \
-    template <class T> requires (std::is_arithmetic_v<T>) T operator()(T a) const { \
-      if constexpr (std::is_floating_point_v<T>) return fn(a);     \
-      else return a;                                                \
-    }                                                               \
+#define NPC_ROUND(Name, fn)                                                                     \
+  struct Name {                                                                                 \
+    template <class T> requires (std::is_arithmetic_v<T>) T operator()(T a) const { return fn(a); } \
   };
-NPC_ROUND(Floor, std::floor)
-NPC_ROUND(Ceil, std::ceil)
-NPC_ROUND(Trunc, std::trunc)
+NPC_ROUND(Floor, npk::floorv)
+NPC_ROUND(Ceil, npk::ceilv)
+NPC_ROUND(Trunc, npk::truncv)
 #undef NPC_ROUND
 struct Rint {
   template <class T> requires (is_real_float<T> || is_cplx<T>) T operator()(T a) const {
@@ -151,33 +120,17 @@ struct Copysign {
 struct Nextafter {
   template <class T> requires is_real_float<T> T operator()(T a, T b) const { return std::nextafter(a, b); }
 };
-// npy_spacing: signed distance to the next value away from zero (-0.0 counts as positive);
-// NaN for infinities.
 struct Spacing {
-  template <class T> requires is_real_float<T> T operator()(T a) const {
-    if (std::isinf(a)) return std::numeric_limits<T>::quiet_NaN();
-    // Zero's spacing is the smallest subnormal, which NumPy returns without the underflow
-    // flag that nextafter(0, inf) raises.
-    if (a == T(0)) return std::numeric_limits<T>::denorm_min();
-    const T inf = std::numeric_limits<T>::infinity();
-    return std::nextafter(a, std::isless(a, T(0)) ? -inf : inf) - a;
-  }
+  template <class T> requires is_real_float<T> T operator()(T a) const { return npk::spacingv(a); }
 };
 struct Ldexp {
   static constexpr bool kMixed = true;
-  template <class A, class B> requires (is_real_float<A> && is_int<B>) A operator()(A x, B e) const {
-    // Exponents beyond int range saturate: the result is 0 or inf either way.
-    int ei = 0;
-    if constexpr (std::is_signed_v<B>) ei = e > 100000 ? 100000 : e < -100000 ? -100000 : static_cast<int>(e);
-    else ei = e > 100000u ? 100000 : static_cast<int>(e);
-    return std::ldexp(x, ei);
-  }
+  template <class A, class B> requires (is_real_float<A> && is_int<B>) A operator()(A x, B e) const { return npk::ldexpv(x, e); }
 };
 struct Frexp {
   template <class T> requires is_real_float<T> std::pair<T, int> operator()(T a) const {
-    int e = 0;
-    T m = std::frexp(a, &e);
-    if (!std::isfinite(a)) e = 0;
+    int e;
+    T m = npk::frexpv(a, &e);
     return {m, e};
   }
 };
@@ -191,36 +144,12 @@ struct Modf {
 
 // ---------------------------------------------------------------- float16 bit-level loops
 // npy_half_nextafter / npy_half_spacing work on the binary16 bit patterns.
-inline uint16_t half_nextafter(uint16_t x, uint16_t y) {
-  auto isnan = [](uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x03ffu) != 0; };
-  uint16_t r;
-  if (isnan(x) || isnan(y)) r = 0x7e00u;
-  else if (x == y || ((x | y) & 0x7fffu) == 0) r = y;
-  else if ((x & 0x7fffu) == 0) r = static_cast<uint16_t>((y & 0x8000u) + 1);
-  else if (!(x & 0x8000u)) r = (static_cast<int16_t>(x) > static_cast<int16_t>(y)) ? x - 1 : x + 1;
-  else r = (!(y & 0x8000u) || (x & 0x7fffu) > (y & 0x7fffu)) ? x - 1 : x + 1;
-  if ((r & 0x7fffu) == 0x7c00u && (x & 0x7c00u) != 0x7c00u) raise_overflow();
-  return r;
-}
-inline uint16_t half_spacing(uint16_t h) {
-  const uint16_t e = h & 0x7c00u, sig = h & 0x03ffu;
-  if (e == 0x7c00u) { raise_invalid(); return 0x7e00u; }
-  if (h == 0x7bffu) { raise_overflow(); return 0x7c00u; }
-  if ((h & 0x8000u) && sig == 0) {
-    if (e > 0x2c00u) return static_cast<uint16_t>(e - 0x2c00u);
-    if (e > 0x0400u) return static_cast<uint16_t>(1u << ((e >> 10) - 2));
-    return 1;
-  }
-  if (e > 0x2800u) return static_cast<uint16_t>(e - 0x2800u);
-  if (e > 0x0400u) return static_cast<uint16_t>(1u << ((e >> 10) - 1));
-  return 1;
-}
 void half_nextafter_loop(std::byte* const* p, const int64_t* s, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
-    store<uint16_t>(p[2] + i * s[2], half_nextafter(load<uint16_t>(p[0] + i * s[0]), load<uint16_t>(p[1] + i * s[1])));
+    store<uint16_t>(p[2] + i * s[2], npk::half_nextafter(load<uint16_t>(p[0] + i * s[0]), load<uint16_t>(p[1] + i * s[1])));
 }
 void half_spacing_loop(std::byte* const* p, const int64_t* s, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) store<uint16_t>(p[1] + i * s[1], half_spacing(load<uint16_t>(p[0] + i * s[0])));
+  for (int64_t i = 0; i < n; ++i) store<uint16_t>(p[1] + i * s[1], npk::half_spacing(load<uint16_t>(p[0] + i * s[0])));
 }
 
 }  // namespace

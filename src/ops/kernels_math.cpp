@@ -2,7 +2,6 @@
 // NumPy's own formulas where it has them (logaddexp, complex exp2/log2/log10/expm1/log1p).
 #include <cmath>
 #include <complex>
-#include <numbers>
 
 #include "ops/loops.hpp"
 #include "ops/math_simd.hpp"
@@ -38,80 +37,42 @@ NPC_MATH_UNARY(Arctanh, std::atanh(x))
 struct Cbrt {
   template <Flt T> T operator()(T x) const { return std::cbrt(x); }
 };
+// NumPy's own formulas are npk::* (include/npc/scalar_rules.hpp, Note [scalar rules]).
 struct Exp2 {
   template <FltOrCplx T> T operator()(T x) const {
-    if constexpr (is_cplx<T>) {
-      using R = typename T::value_type;
-      const R ln2 = std::numbers::ln2_v<R>;
-      return std::exp(T(x.real() * ln2, x.imag() * ln2));
-    } else {
-      return std::exp2(x);
-    }
+    if constexpr (is_cplx<T>) return from_rule(npk::cexp2v(to_rule(x)));
+    else return std::exp2(x);
   }
 };
 struct Expm1 {
   template <FltOrCplx T> T operator()(T x) const {
-    if constexpr (is_cplx<T>) {
-      using R = typename T::value_type;
-      const R a = std::sin(x.imag() / 2);
-      return {std::expm1(x.real()) * std::cos(x.imag()) - 2 * a * a, std::exp(x.real()) * std::sin(x.imag())};
-    } else {
-      return std::expm1(x);
-    }
+    if constexpr (is_cplx<T>) return from_rule(npk::cexpm1v(to_rule(x)));
+    else return std::expm1(x);
   }
 };
 struct Log2 {
   template <FltOrCplx T> T operator()(T x) const {
-    if constexpr (is_cplx<T>) {
-      using R = typename T::value_type;
-      T l = std::log(x);
-      return {l.real() * std::numbers::log2e_v<R>, l.imag() * std::numbers::log2e_v<R>};
-    } else {
-      return std::log2(x);
-    }
+    if constexpr (is_cplx<T>) return from_rule(npk::clog2v(to_rule(x)));
+    else return std::log2(x);
   }
 };
 struct Log10 {
   template <FltOrCplx T> T operator()(T x) const {
-    if constexpr (is_cplx<T>) {
-      using R = typename T::value_type;
-      T l = std::log(x);
-      return {l.real() * std::numbers::log10e_v<R>, l.imag() * std::numbers::log10e_v<R>};
-    } else {
-      return std::log10(x);
-    }
+    if constexpr (is_cplx<T>) return from_rule(npk::clog10v(to_rule(x)));
+    else return std::log10(x);
   }
 };
 struct Log1p {
   template <FltOrCplx T> T operator()(T x) const {
-    if constexpr (is_cplx<T>) {
-      using R = typename T::value_type;
-      const R l = std::hypot(x.real() + 1, x.imag());
-      return {std::log(l), std::atan2(x.imag(), x.real() + R(1))};
-    } else {
-      return std::log1p(x);
-    }
+    if constexpr (is_cplx<T>) return from_rule(npk::clog1pv(to_rule(x)));
+    else return std::log1p(x);
   }
 };
-
-// npy_logaddexp: equal inputs (also equal infinities) give x + log(2) without warnings.
 struct Logaddexp {
-  template <Flt T> T operator()(T x, T y) const {
-    if (x == y) return x + std::numbers::ln2_v<T>;
-    const T d = x - y;
-    if (d > 0) return x + std::log1p(std::exp(-d));
-    if (d <= 0) return y + std::log1p(std::exp(d));
-    return d;  // NaN
-  }
+  template <Flt T> T operator()(T x, T y) const { return npk::logaddexp(x, y); }
 };
 struct Logaddexp2 {
-  template <Flt T> T operator()(T x, T y) const {
-    if (x == y) return x + 1;
-    const T d = x - y;
-    if (d > 0) return x + std::numbers::log2e_v<T> * std::log1p(std::exp2(-d));
-    if (d <= 0) return y + std::numbers::log2e_v<T> * std::log1p(std::exp2(d));
-    return d;
-  }
+  template <Flt T> T operator()(T x, T y) const { return npk::logaddexp2(x, y); }
 };
 struct Arctan2 {
   template <Flt T> T operator()(T y, T x) const { return std::atan2(y, x); }
@@ -120,10 +81,10 @@ struct Hypot {
   template <Flt T> T operator()(T x, T y) const { return std::hypot(x, y); }
 };
 struct Deg2rad {
-  template <Flt T> T operator()(T x) const { return x * (std::numbers::pi_v<T> / T(180)); }
+  template <Flt T> T operator()(T x) const { return npk::deg2radv(x); }
 };
 struct Rad2deg {
-  template <Flt T> T operator()(T x) const { return x * (T(180) / std::numbers::pi_v<T>); }
+  template <Flt T> T operator()(T x) const { return npk::rad2degv(x); }
 };
 
 }  // namespace

@@ -1,0 +1,131 @@
+// The runtime prelude of every generated C++/OpenMP translation unit (src/fusion/emit_cpp.cpp).
+// It is plain C++17: generated code must compile on its own, with no include path to npc.
+// At build time cmake/embed_prelude.cmake replaces the #include of npc/scalar_rules.hpp
+// below with that header's text and wraps the whole file as a string (the generated
+// fusion/prelude_str.inc), so the kernels compute every element with the eager kernels'
+// rules (Note [scalar rules] in include/npc/scalar_rules.hpp). The text is part of each
+// translation unit and so of its disk-cache key: editing either file recompiles kernels.
+//
+// Note [numpy semantics in kernels]
+// - integer +, -, *, negation wrap around: computed in unsigned types (no C++ UB);
+// - // and % by zero give 0 for integers, MIN // -1 gives MIN and MIN % -1 gives 0 (NumPy 2);
+//   float // and % follow NumPy's npy_divmod;
+// - shifts by >= the bit width (or a negative count) give 0 (or -1 for negative >> n);
+// - float -> int casts give what x86-64 cvttsd2si gives, as NumPy's C casts do here;
+// - float16 values live in float and are rounded to half after every operation, and
+//   float64 -> float16 rounds once (NumPy's npy_double_to_half);
+// - complex arithmetic uses NumPy's formulas (Smith's division, hypot for abs);
+// - maximum/minimum propagate NaN, fmax/fmin ignore it;
+// - comparisons are quiet: NaN operands raise no "invalid" flag (Note [fp errors in kernels]).
+#include <cfenv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace npk {
+// ---- floating-point status (Note [fp errors in kernels], src/fusion/emit_cpp.cpp)
+// Reads this thread's FE flags as npc's FpFlag bits (1 divide, 2 overflow, 4 underflow,
+// 8 invalid) and clears them.
+inline int fpe_take() {
+  int e = std::fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID);
+  if (!e) return 0;
+  std::feclearexcept(FE_ALL_EXCEPT);
+  return ((e & FE_DIVBYZERO) ? 1 : 0) | ((e & FE_OVERFLOW) ? 2 : 0) | ((e & FE_UNDERFLOW) ? 4 : 0) |
+         ((e & FE_INVALID) ? 8 : 0);
+}
+inline void fpe_clear() { std::feclearexcept(FE_ALL_EXCEPT); }
+// Raises FpFlag bits as FE flags: the scalar rules' NPK_RAISE_FP hook (integer // and % by
+// zero, MIN // -1, float16 rounding).
+inline void fpe_raise(int bits) {
+  std::feraiseexcept(((bits & 1) ? FE_DIVBYZERO : 0) | ((bits & 2) ? FE_OVERFLOW : 0) |
+                     ((bits & 4) ? FE_UNDERFLOW : 0) | ((bits & 8) ? FE_INVALID : 0));
+}
+#ifdef _OPENMP
+inline int thread_id() { return omp_get_thread_num(); }
+inline int thread_count() { return omp_get_num_threads(); }
+#else
+inline int thread_id() { return 0; }
+inline int thread_count() { return 1; }
+#endif
+}  // namespace npk
+
+#define NPK_RAISE_FP(bits) ::npk::fpe_raise(bits)
+// Every product of the complex formulas rounded on its own: the empty asm keeps GCC's
+// vectorizer from fusing `x + y * rat` pairs into vfmaddsub/vfmsubadd, which ignores
+// -ffp-contract=off (it changed the last bit of ~17% of complex quotients).
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define NPK_KEEP_ROUNDED(x) asm("" : "+x"(x))
+#endif
+#include "npc/scalar_rules.hpp"
+
+namespace npk {
+// A quiet scalar a < b (argmin/argmax over a reduced axis, which leave the loop at the first
+// NaN, or unrolled over a short axis, Note [small reductions]): ucomis* raises no "invalid"
+// on NaN and costs far less than npk::lt's bit tricks. On x86-64 it is inline asm: GCC's
+// -O3 vectorizer would turn a loop of __builtin_isless compares (argmin over an unrolled
+// short axis) into signaling vcmppd, and it never vectorizes a loop with an asm statement.
+// b > a ("above": CF = ZF = 0) is false when either is NaN (unordered sets CF and ZF).
+template <class T> inline bool lt_scalar(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+    bool r;
+    if constexpr (sizeof(T) == 8) {
+#ifdef __AVX__
+      asm("vucomisd %1, %2" : "=@cca"(r) : "x"(a), "x"(b));
+#else
+      asm("ucomisd %1, %2" : "=@cca"(r) : "x"(a), "x"(b));
+#endif
+    } else {
+#ifdef __AVX__
+      asm("vucomiss %1, %2" : "=@cca"(r) : "x"(a), "x"(b));
+#else
+      asm("ucomiss %1, %2" : "=@cca"(r) : "x"(a), "x"(b));
+#endif
+    }
+    return r;
+#else
+    return __builtin_isless(a, b);
+#endif
+  } else {
+    return a < b;
+  }
+}
+
+// float32 exp that vectorizes (no libm call): x = n*ln2 + r with |r| <= ln2/2 (Cody-Waite,
+// two steps since there is no FMA contraction), exp(r) by Cephes' degree-6 polynomial,
+// then 2^n applied in two factors so subnormal results stay exact enough. Max error is
+// about 1 ULP over the whole range (tests/python/test_fusion.py checks it against NumPy).
+inline float expf32(float x) {
+  // NaN becomes 0 first (on the bits, see notnan_or): no "invalid" from the compares or the
+  // int conversion below; the result for NaN is x itself.
+  float xs = notnan_or(x, 0.0f);
+  float xc = xs > 88.8f ? 88.8f : (xs < -104.0f ? -104.0f : xs);
+  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float r2 = r * r;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float y = p * r2 + r + 1.0f;
+  int32_t ni = (int32_t)n;
+  int32_t n1 = ni >> 1, n2 = ni - n1;
+  uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
+  float s1, s2;
+  std::memcpy(&s1, &b1, 4);
+  std::memcpy(&s2, &b2, 4);
+  float res = y * s1 * s2;
+  // x > 88.8 computes exp(88.8), which overflows to inf, and x < -104 exp(-104), which
+  // underflows to 0: the flags NumPy raises come from the arithmetic itself (a select to
+  // inf or 0 would become a masked multiply that raises nothing).
+  return x != x ? x : res;
+}
+}  // namespace npk
