@@ -25,6 +25,12 @@
 //   operation doing it (integer division by zero, float16 rounding, complex 0 ** -1).
 //   Required: eager kernels set the hardware flags, fused kernels too, a GPU target would
 //   OR them into a status word.
+// - NPK_ORDER_BY_KEYS: 1 makes the quiet ordered comparisons (lt, le) compare
+//   order-preserving integer keys after quiet NaN tests (default 0: C's std::isless and
+//   std::islessequal). The fused kernels' prelude sets it: compiled with -march=native,
+//   GCC vectorizes isless into signaling compares that raise "invalid" on NaN. The eager
+//   kernels, compiled for baseline x86-64, keep C's compares, which vectorize there (64-bit
+//   integer compares do not) and give the same results.
 // - NPK_KEEP_ROUNDED(x): keeps the floating-point lvalue x rounded on its own
 //   (default: nothing). GCC's vectorizer fuses `x + y * r` pairs of complex formulas into
 //   vfmaddsub whatever -ffp-contract says; the fused kernels' prelude defines this hook as an
@@ -50,6 +56,9 @@
 #define NPK_FN static inline NPK_HD
 #ifndef NPK_KEEP_ROUNDED
 #define NPK_KEEP_ROUNDED(x) ((void)0)
+#endif
+#ifndef NPK_ORDER_BY_KEYS
+#define NPK_ORDER_BY_KEYS 0
 #endif
 #ifndef NPK_RAISE_FP
 #error "define NPK_RAISE_FP(bits) before including npc/scalar_rules.hpp (Note [scalar rules])"
@@ -87,9 +96,9 @@ NPK_FN void raise_ovf() { NPK_RAISE_FP(2); }
 NPK_FN void raise_invalid() { NPK_RAISE_FP(8); }
 
 // ---------------------------------------------------------------- quiet comparisons
-// NumPy's comparisons are quiet: a NaN operand raises no "invalid". Not `<` or
-// __builtin_isless: GCC vectorizes both to signaling compares. Only quiet equality tests and
-// integer compares of order-preserving keys are used.
+// NumPy's comparisons are quiet: a NaN operand raises no "invalid". Not `<`, which is a
+// signaling compare; with NPK_ORDER_BY_KEYS only quiet equality tests and integer compares of
+// order-preserving keys are used.
 
 /// An integer whose order is the order of the non-NaN float `a`.
 template <class T> NPK_FN auto fkey(T a) {
@@ -99,12 +108,20 @@ template <class T> NPK_FN auto fkey(T a) {
 }
 /// numpy.less, quiet (false when either is NaN).
 template <class T> NPK_FN bool lt(T a, T b) {
+#if NPK_ORDER_BY_KEYS
   if constexpr (std::is_floating_point_v<T>) return (a == a) & (b == b) & (a != b) & (fkey(a) < fkey(b));
+#else
+  if constexpr (std::is_floating_point_v<T>) return std::isless(a, b);
+#endif
   else return a < b;
 }
 /// numpy.less_equal, quiet.
 template <class T> NPK_FN bool le(T a, T b) {
+#if NPK_ORDER_BY_KEYS
   if constexpr (std::is_floating_point_v<T>) return (a == a) & (b == b) & ((a == b) | (fkey(a) < fkey(b)));
+#else
+  if constexpr (std::is_floating_point_v<T>) return std::islessequal(a, b);
+#endif
   else return a <= b;
 }
 /// numpy.equal (complex: both parts equal).

@@ -55,6 +55,9 @@ inline int thread_count() { return 1; }
 }  // namespace npk
 
 #define NPK_RAISE_FP(bits) ::npk::fpe_raise(bits)
+// Quiet ordered comparisons on integer keys: GCC's -O3 -march=native vectorizer turns
+// std::isless into signaling compares (Note [fp errors in kernels]).
+#define NPK_ORDER_BY_KEYS 1
 // Every product of the complex formulas rounded on its own: the empty asm keeps GCC's
 // vectorizer from fusing `x + y * rat` pairs into vfmaddsub/vfmsubadd, which ignores
 // -ffp-contract=off (it changed the last bit of ~17% of complex quotients).

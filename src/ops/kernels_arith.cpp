@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "ops/loops.hpp"
+#include "ops/rules.hpp"
 
 namespace npc::ops {
 namespace {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "ops/loops.hpp"
+#include "ops/rules.hpp"
 
 namespace npc::ops {
 namespace {

@@ -4,6 +4,7 @@
 #include <complex>
 
 #include "ops/loops.hpp"
+#include "ops/rules.hpp"
 #include "ops/math_simd.hpp"
 
 namespace npc::ops {

@@ -17,28 +17,8 @@
 #include <optional>
 #include <vector>
 
-#include <cfenv>
-
 #include "core/dispatch.hpp"
 #include "npc/ops.hpp"
-
-namespace npc::ops {
-/// Sets the hardware floating-point flags (integer loops report like NumPy's float status).
-void raise_overflow();
-void raise_divbyzero();
-void raise_invalid();
-/// Raises npc's FpFlag bits (1 divide, 2 overflow, 4 underflow, 8 invalid) as hardware flags:
-/// the scalar rules' NPK_RAISE_FP hook in eager kernels.
-inline void raise_fp(int bits) {
-  if (bits & 1) raise_divbyzero();
-  if (bits & 2) raise_overflow();
-  if (bits & 4) std::feraiseexcept(FE_UNDERFLOW);
-  if (bits & 8) raise_invalid();
-}
-}  // namespace npc::ops
-// NumPy's element rules, shared with the fused kernels (Note [scalar rules]).
-#define NPK_RAISE_FP(bits) ::npc::ops::raise_fp(bits)
-#include "npc/scalar_rules.hpp"
 
 namespace npc {
 /// equal, not_equal, less, less_equal, greater, greater_equal.
@@ -161,18 +141,10 @@ inline void store(std::byte* p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
 
-/// An element as the scalar rules take it (std::complex becomes npk::cplx, same layout).
-template <class T>
-inline auto to_rule(T v) {
-  if constexpr (is_cplx<T>) return npk::cplx<typename T::value_type>{v.real(), v.imag()};
-  else return v;
-}
-/// A scalar rule's result as the loops store it (npk::cplx becomes std::complex).
-template <class T>
-inline auto from_rule(T v) {
-  if constexpr (npk::is_cplx<T>) return std::complex<decltype(v.re)>(v.re, v.im);
-  else return v;
-}
+/// Sets the hardware floating-point flags (integer loops report like NumPy's float status).
+void raise_overflow();
+void raise_divbyzero();
+void raise_invalid();
 
 /// Converts a computed value to the storage type (float -> float16, identity otherwise).
 template <class S, class R>
