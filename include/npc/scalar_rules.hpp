@@ -17,8 +17,8 @@
 //
 // The rules must stay compilable as CUDA `__host__ __device__` code and by NVRTC, so they
 // use no <cfenv>, no I/O, no host-only library calls (the C library's complex functions are
-// the one host-only section, marked), and reach the target through three hooks that the
-// includer may define before including this header:
+// the one host-only section, marked), and reach the target through hooks that the includer
+// defines before including this header:
 // - NPK_HD: qualifiers of every rule (default: none; `__host__ __device__` on CUDA).
 // - NPK_RAISE_FP(bits): raises floating-point error kinds, npc's FpFlag bits (1 divide,
 //   2 overflow, 4 underflow, 8 invalid), where NumPy's loops set them without an IEEE
@@ -29,8 +29,8 @@
 //   order-preserving integer keys after quiet NaN tests (default 0: C's std::isless and
 //   std::islessequal). The fused kernels' prelude sets it: compiled with -march=native,
 //   GCC vectorizes isless into signaling compares that raise "invalid" on NaN. The eager
-//   kernels, compiled for baseline x86-64, keep C's compares, which vectorize there (64-bit
-//   integer compares do not) and give the same results.
+//   kernels, compiled for baseline x86-64, keep C's compares (same results): there the
+//   float64 keys do not vectorize (fmax of float64 ran 20x slower with them).
 // - NPK_KEEP_ROUNDED(x): keeps the floating-point lvalue x rounded on its own
 //   (default: nothing). GCC's vectorizer fuses `x + y * r` pairs of complex formulas into
 //   vfmaddsub whatever -ffp-contract says; the fused kernels' prelude defines this hook as an
@@ -52,7 +52,7 @@
 // Rules have internal linkage: each translation unit (an eager kernel file, a generated
 // kernel, a program that includes this header with its own NPK_RAISE_FP) has its own copy,
 // so includers with different hooks never break the one-definition rule, and a loaded
-// kernel never binds to another binary's copy.
+// kernel never binds to another binary's copy. (Undefined again at the end.)
 #define NPK_FN static inline NPK_HD
 #ifndef NPK_KEEP_ROUNDED
 #define NPK_KEEP_ROUNDED(x) ((void)0)
