@@ -30,8 +30,9 @@ from . import _errstate  # noqa: E402
 
 
 # ---------------------------------------------------------------- the op table
+# Rows of include/npc/ops.def as named tuples (name, nin, ..., resolver, at, dunders, ...).
 _TABLE = _core.op_table()
-_OP_ID = {row[0]: i for i, row in enumerate(_TABLE)}
+_OP_ID = {row.name: i for i, row in enumerate(_TABLE)}
 
 
 def _to_numpy(x):
@@ -275,7 +276,7 @@ class ufunc(_core._UfuncBase):
                           stacklevel=2)
         if idx.size == 0:
             return
-        indexed = _at_indexed_loop(self.__name__, a, indices, sel.size, None if b is None else b_given)
+        indexed = _at_indexed_loop(self, a, indices, sel.size, None if b is None else b_given)
         if indexed and self.__name__ in ("maximum", "minimum") and a.dtype.char in "fd" and \
                 _np.isnan(_to_numpy(a)[_to_numpy(indices)]).any():
             flags |= 8  # the indexed loop's ordered comparison with a NaN raises 'invalid'
@@ -418,7 +419,7 @@ def _operator_fallback(op_id, args, out):
 # comparison has an exact answer (every element is below 2**70); any other integer loop
 # raises OverflowError. The bindings send such calls here.
 _CASTING_NAMES = {v: k for k, v in _CASTING.items()}
-_COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+_COMPARISONS = frozenset(row.name for row in _TABLE if row.resolver == "Comparison")
 
 
 def _is_big_int(v):
@@ -514,22 +515,15 @@ def _big_int_where(condition, x, y):
     return where(condition, *[float(v) if _is_big_int(v) else v for v in vals])
 
 
+# ndarray's operators, from the dunders column of the op table ("forward [reflected [in-place]]").
 _BINARY = {}
 _REFLECTED = {}
 _INPLACE = {}
-for _dunder, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
-                       ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
-                       ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
-                       ("lshift", "left_shift"), ("rshift", "right_shift"), ("divmod", "divmod")):
-    _BINARY[f"__{_dunder}__"] = _OP_ID[_name]
-    _REFLECTED[f"__r{_dunder}__"] = _OP_ID[_name]
-    if _dunder != "divmod":
-        _INPLACE[f"__i{_dunder}__"] = _OP_ID[_name]
-for _dunder, _name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
-                       ("gt", "greater"), ("ge", "greater_equal")):
-    _BINARY[f"__{_dunder}__"] = _OP_ID[_name]
-_UNARY = {"__neg__": _OP_ID["negative"], "__pos__": _OP_ID["positive"], "__abs__": _OP_ID["absolute"],
-          "__invert__": _OP_ID["invert"]}
+_UNARY = {}
+for _i, _row in enumerate(_TABLE):
+    for _dunder, _kind in zip(_row.dunders, (_UNARY, _REFLECTED, _INPLACE) if _row.nin == 1 else
+                              (_BINARY, _REFLECTED, _INPLACE)):
+        _kind[_dunder] = _i
 _core._install_operators(ndarray, _BINARY, _REFLECTED, _INPLACE, _UNARY)
 _pow_fwd = ndarray.__pow__
 
@@ -641,14 +635,10 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
 # or array part or selects one element; its floating-point errors are then named after the
 # ufunc ("divide by zero encountered in floor_divide"), elsewhere "... in at". The indexed
 # maximum/minimum of float32/float64 compare in order, so a NaN raises 'invalid' there (the
-# plain loops clear that flag). Kinds with indexed loops, per ufunc:
-_AT_INDEXED = {"add": "iufc", "subtract": "iufc", "multiply": "iufc", "floor_divide": "iuf", "divide": "f",
-               "maximum": "iuf", "minimum": "iuf", "fmax": "iuf", "fmin": "iuf"}
-
-
-def _at_indexed_loop(name, a, indices, count, b):
+# plain loops clear that flag). The kinds with indexed loops are the `at` column of the op table.
+def _at_indexed_loop(uf, a, indices, count, b):
     """Whether NumPy's ufunc.at takes the ufunc's indexed loop (Note [ufunc.at error names])."""
-    if a.ndim != 1 or a.dtype.kind not in _AT_INDEXED.get(name, ""):
+    if a.ndim != 1 or a.dtype.kind not in _TABLE[uf._id].at:
         return False
     if b is not None and (b.dtype != a.dtype or b.ndim > 1):
         return False
@@ -662,7 +652,7 @@ def _at_drops_imag(uf, a, b):
     """Whether ufunc.at of complex values `b` into a real array `a` drops an imaginary part:
     b cast into a real loop, or a complex loop's result cast into `a` (a comparison's bool
     result, a logical loop's bool inputs drop none)."""
-    if uf.__name__ in ("logical_and", "logical_or", "logical_xor"):
+    if _TABLE[uf._id].resolver == "Logical":
         return False
     try:
         ins, outs = _core.resolve_loop(uf._id, [code_of(a.dtype), code_of(b.dtype)], [False, False], -1)

@@ -1,12 +1,14 @@
 // The C++/OpenMP emitter: renders the kernel IR as C++ source.
 //
 // Note [emitter table]
-// Each op-table row maps to one C++ expression pattern ({0}, {1}: arguments, {T}: the loop's
-// C++ type) and the dtype kinds it supports (b: bool, i: integer, f: float, c: complex).
-// NumPy's exact semantics live in the prelude (prelude.inc), so most patterns just name a
-// helper. The CUDA emitter copies this table and overrides only the rows that differ
-// (STYLE.md 3). A row with no pattern, or a dtype kind outside its set, is "unsupported":
-// the graph then runs on the eager backend.
+// Each ufunc row of the op table maps to one C++ expression pattern ({0}, {1}: arguments,
+// {T}: the loop's C++ type) and the dtype kinds it supports (b: bool, i: integer, f: float,
+// c: complex), or to an explicit Unsupported(reason): a graph with such an op (or a dtype
+// kind outside the pattern's set) runs on the eager backend. Every ufunc row has one or the
+// other (tests/python/test_op_table.py); rows that are not ufuncs (reductions, primitives)
+// are lowered structurally and have none. NumPy's exact semantics live in the prelude
+// (prelude.inc), so most patterns just name a helper. A GPU emitter copies this table and
+// overrides only the rows that differ (STYLE.md 3).
 //
 // Note [fp errors in kernels]
 // A kernel returns the floating-point error kinds it raised (FpFlag bits) so the caller can
@@ -34,10 +36,7 @@ const char kPrelude[] =
 #include "fusion/prelude_str.inc"
     ;
 
-struct Rule {
-  const char* pattern = nullptr;
-  const char* kinds = "";  ///< subset of "bifc"
-};
+using Rule = EmitRule;
 
 char kind_letter(DType t) {
   switch (kind(t)) {
@@ -53,7 +52,12 @@ using Table = std::array<Rule, kNumOps>;
 
 Table make_cpp_table() {
   Table t{};
-  auto set = [&](OpId op, const char* pat, const char* kinds) { t[static_cast<int>(op)] = Rule{pat, kinds}; };
+  auto set = [&](OpId op, const char* pat, const char* kinds) {
+    t[static_cast<int>(op)] = Rule{Rule::Status::Pattern, pat, kinds};
+  };
+  auto unsupported = [&](OpId op, const char* reason) {
+    t[static_cast<int>(op)] = Rule{Rule::Status::Unsupported, reason, ""};
+  };
   using O = OpId;
   set(O::add, "npk::add<{T}>({0}, {1})", "bifc");
   set(O::subtract, "npk::sub<{T}>({0}, {1})", "ifc");
@@ -130,6 +134,14 @@ Table make_cpp_table() {
   set(O::isfinite, "npk::isfinitev<{T}>({0})", "bifc");
   set(O::signbit, "std::signbit({0})", "f");
   set(O::copysign, "std::copysign({0}, {1})", "f");
+  unsupported(O::divmod, "two outputs: a kernel expression has one result");
+  unsupported(O::frexp, "two outputs: a kernel expression has one result");
+  unsupported(O::modf, "two outputs: a kernel expression has one result");
+  unsupported(O::ldexp, "mixed-dtype loops (integer exponent): a pattern has one loop type");
+  unsupported(O::gcd, "no prelude helper");
+  unsupported(O::lcm, "no prelude helper");
+  unsupported(O::spacing, "no prelude helper");
+  unsupported(O::nextafter, "no prelude helper");
   return t;
 }
 
@@ -197,7 +209,7 @@ std::string render_expr(const Expr& e) {
     case Expr::K::Apply: {
       const Rule& r = cpp_table()[static_cast<int>(e.op)];
       const char* ov = e.dtype == e.in ? cpp_override(e.op, e.in) : nullptr;
-      std::string s = subst(ov ? ov : r.pattern, a, cpp_local_type(e.in));
+      std::string s = subst(ov ? ov : r.text.data(), a, cpp_local_type(e.in));
       if (e.dtype == DType::Float16) s = "npk::r16(" + s + ")";
       return s;
     }
@@ -432,12 +444,14 @@ std::string cpp_local_type(DType t) {
 
 bool cpp_supports(OpId op, DType in) {
   const Rule& r = cpp_table()[static_cast<int>(op)];
-  if (!r.pattern) return false;
-  if (op == OpId::nextafter) return false;
+  if (r.status != Rule::Status::Pattern) return false;
   if (is_complex(in) && cpp_override(op, in)) return true;
-  for (const char* p = r.kinds; *p; ++p)
-    if (*p == kind_letter(in)) return true;
-  return false;
+  return r.kinds.find(kind_letter(in)) != std::string_view::npos;
+}
+
+EmitRule cpp_emit_rule(OpId op) {
+  op_info(op);  // ValueError for an id outside the op table
+  return cpp_table()[static_cast<int>(op)];
 }
 
 bool supports(OpId op, DType t) { return cpp_supports(op, t); }

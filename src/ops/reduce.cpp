@@ -890,22 +890,12 @@ ndarray reduce_mixed(OpId op, ops::LoopFn fn, const ndarray& a, const ReduceOpti
 // bool input (or dtype=) has a loop whose first input is its output: others raise NumPy's
 // TypeError (with out=, its no-loop error naming a bool first operand, as NumPy's
 // comparison promoter reports it).
-bool has_uniform_type_resolver(OpId op) {
-  switch (op) {
-    case OpId::add: case OpId::subtract: case OpId::multiply: case OpId::maximum: case OpId::minimum:
-    case OpId::fmax: case OpId::fmin: case OpId::gcd: case OpId::lcm:
-      return true;
-    default:
-      return false;
-  }
-}
-
 namespace {
 enum class LegacyResolver { Default, Uniform, TrueDivision };
 
 LegacyResolver legacy_resolver_of(OpId op) {
   if (has_uniform_type_resolver(op)) return LegacyResolver::Uniform;
-  return op == OpId::divide ? LegacyResolver::TrueDivision : LegacyResolver::Default;
+  return op_info(op).resolver == Resolver::TrueDivide ? LegacyResolver::TrueDivision : LegacyResolver::Default;
 }
 
 [[noreturn]] void reduce_no_loop(OpId op, std::optional<DType> first, DType in, std::optional<DType> outd) {
@@ -977,7 +967,7 @@ static void check_reducelike(OpId op, const char* method) {
 ReduceLoop reduce_loop(OpId op_in, DType in, std::optional<DType> dtype, std::optional<DType> out, bool accumulate) {
   const OpId op = ufunc_of(op_in);
   check_reducelike(op, accumulate ? "accumulate" : "reduce");
-  const bool logical = op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor;
+  const bool logical = is_logical_binary(op);
   if (!dtype && is_comparison_op(op) && in != DType::Bool) {
     if (out) throw UfuncNoLoopError(op, {DType::Bool, in});
     throw TypeError("No loop matching the specified signature and casting was found for ufunc " +

@@ -23,9 +23,9 @@ thread_local Context* t_current = nullptr;
 std::atomic<uint64_t> g_next_id{1};
 
 constexpr Identity kIdentity[] = {
-#define NPC_UFUNC(name, nin, nout, identity, diff, loops) Identity::identity,
-#define NPC_REDUCE(name, ufunc) Identity::None_,
-#define NPC_PRIM(name, nin, diff) Identity::None_,
+#define NPC_UFUNC(name, nin, nout, identity, ...) Identity::identity,
+#define NPC_REDUCE(name, ...) Identity::None_,
+#define NPC_PRIM(name, nin, ...) Identity::None_,
 #include "npc/ops.def"
 };
 
