@@ -4,6 +4,9 @@
 #include <pybind11/stl.h>
 #include <structmember.h>
 
+#include <array>
+#include <utility>
+
 #include "bindings.hpp"
 #include "npc/creation.hpp"
 #include "npc/fusion.hpp"
@@ -836,10 +839,15 @@ struct FastReduction {
   OpId op;
   PyObject* python = nullptr;  // the replaced method
 };
-FastReduction g_reductions[] = {{"sum", OpId::add}, {"prod", OpId::multiply}, {"max", OpId::maximum},
-                                {"min", OpId::minimum}, {"any", OpId::logical_or}, {"all", OpId::logical_and}};
+// One per reduction row of ops.def (the method's name is the row's).
+FastReduction g_reductions[] = {
+#define NPC_UFUNC(name, ...)
+#define NPC_REDUCE(name, ufunc, ...) {#name, OpId::ufunc},
+#define NPC_PRIM(name, ...)
+#include "npc/ops.def"
+};
 
-template <int K>
+template <size_t K>
 PyObject* fast_reduction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   FastReduction& fr = g_reductions[K];
   PyArray* a = array_ptr(self);
@@ -865,14 +873,13 @@ PyObject* fast_reduction(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   return PyObject_Vectorcall(fr.python, full.data(), static_cast<size_t>(nargs + 1), kwnames);
 }
 
-PyMethodDef g_reduction_defs[] = {
-    {"sum", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<0>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
-    {"prod", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<1>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
-    {"max", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<2>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
-    {"min", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<3>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
-    {"any", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<4>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
-    {"all", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<5>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
-};
+template <size_t... K>
+std::array<PyMethodDef, sizeof...(K)> reduction_defs(std::index_sequence<K...>) {
+  return {PyMethodDef{g_reductions[K].name, reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<K>)),
+                      METH_FASTCALL | METH_KEYWORDS, nullptr}...};
+}
+std::array<PyMethodDef, std::size(g_reductions)> g_reduction_defs =
+    reduction_defs(std::make_index_sequence<std::size(g_reductions)>());
 
 // Replaces type.<def.name> (a Python function, kept in *saved) by a method descriptor for def.
 void install_method(PyTypeObject* type, PyMethodDef& def, PyObject** saved) {
