@@ -249,7 +249,7 @@ class ufunc(_core._UfuncBase):
         if not a.flags.writeable:
             raise ValueError("array to perform in place operation on is read-only")
         # C-order positions of the selected elements (the kernel maps them to offsets in any
-        # view: Note [ufunc.at targets] in src/ops/reduce.cpp).
+        # view: Note [ufunc.at targets] in src/ops/ufunc_at.cpp).
         pos = _np.arange(a.size, dtype=_np.int64).reshape(a.shape)
         sel = _np.asarray(pos[_to_numpy(indices)])
         idx = sel.ravel()
@@ -663,7 +663,7 @@ def _at_drops_imag(uf, a, b):
 
 def _check_reduce_loop(uf, a, dtype, out, accumulate=False):
     """Raises NumPy's TypeError when reduce/accumulate has no loop for the signature that
-    dtype= / out= make (Note [reduce loop signature] in reduce.cpp): NumPy resolves the loop
+    dtype= / out= make (Note [reduce loop signature] in reduce_resolve.cpp): NumPy resolves the loop
     before any cast, so no cast warning comes first."""
     _core.reduce_loop_dtype(uf._id, code_of(a.dtype), -1 if dtype is None else code_of(dtype),
                             -1 if out is None else code_of(out.dtype), accumulate)
