@@ -134,6 +134,28 @@ Table make_cpp_table() {
   set(O::isfinite, "npk::isfinitev<{T}>({0})", "bifc");
   set(O::signbit, "std::signbit({0})", "f");
   set(O::copysign, "std::copysign({0}, {1})", "f");
+  // Complex loops call NumPy's own formulas (prelude helpers); float32 exp its float32 routine.
+  auto complex_ = [&](OpId op, const char* pat) {
+    Rule& r = t[static_cast<int>(op)];
+    r.complex_text = pat;
+    r.kinds = "fc";  // the pattern above renders the float loops
+  };
+  complex_(O::exp, "npk::cexpv({0})");
+  complex_(O::log, "npk::clogv({0})");
+  complex_(O::sqrt, "npk::csqrtv({0})");
+  complex_(O::sin, "npk::csinv({0})");
+  complex_(O::cos, "npk::ccosv({0})");
+  complex_(O::tan, "npk::ctanv({0})");
+  complex_(O::sinh, "npk::csinhv({0})");
+  complex_(O::cosh, "npk::ccoshv({0})");
+  complex_(O::tanh, "npk::ctanhv({0})");
+  complex_(O::arcsin, "npk::casinv({0})");
+  complex_(O::arccos, "npk::cacosv({0})");
+  complex_(O::arctan, "npk::catanv({0})");
+  complex_(O::arcsinh, "npk::casinhv({0})");
+  complex_(O::arccosh, "npk::cacoshv({0})");
+  complex_(O::arctanh, "npk::catanhv({0})");
+  t[static_cast<int>(O::exp)].float32_text = "npk::expf32({0})";
   unsupported(O::divmod, "two outputs: a kernel expression has one result");
   unsupported(O::frexp, "two outputs: a kernel expression has one result");
   unsupported(O::modf, "two outputs: a kernel expression has one result");
@@ -145,43 +167,18 @@ Table make_cpp_table() {
   return t;
 }
 
-// Per-dtype overrides of the table (op, loop dtype) -> pattern.
-const char* cpp_override(OpId op, DType in) {
-  if (op == OpId::exp && in == DType::Float32) return "npk::expf32({0})";
-  if (is_complex(in)) {
-    switch (op) {
-      case OpId::exp: return "npk::cexpv({0})";
-      case OpId::log: return "npk::clogv({0})";
-      case OpId::sqrt: return "npk::csqrtv({0})";
-      case OpId::sin: return "npk::csinv({0})";
-      case OpId::cos: return "npk::ccosv({0})";
-      case OpId::tan: return "npk::ctanv({0})";
-      case OpId::sinh: return "npk::csinhv({0})";
-      case OpId::cosh: return "npk::ccoshv({0})";
-      case OpId::tanh: return "npk::ctanhv({0})";
-      case OpId::arcsin: return "npk::casinv({0})";
-      case OpId::arccos: return "npk::cacosv({0})";
-      case OpId::arctan: return "npk::catanv({0})";
-      case OpId::arcsinh: return "npk::casinhv({0})";
-      case OpId::arccosh: return "npk::cacoshv({0})";
-      case OpId::arctanh: return "npk::catanhv({0})";
-      default: break;
-    }
-  }
-  return nullptr;
-}
-
 const Table& cpp_table() {
   static const Table t = make_cpp_table();
   return t;
 }
 
-std::string subst(const char* pat, const std::vector<std::string>& args, const std::string& T) {
+std::string subst(std::string_view pat, const std::vector<std::string>& args, const std::string& T) {
   std::string out;
-  for (const char* p = pat; *p; ++p) {
-    if (*p == '{' && p[1] == 'T' && p[2] == '}') { out += T; p += 2; continue; }
-    if (*p == '{' && p[1] >= '0' && p[1] <= '9' && p[2] == '}') { out += args.at(p[1] - '0'); p += 2; continue; }
-    out += *p;
+  for (size_t i = 0; i < pat.size(); ++i) {
+    const char c = pat[i], c1 = i + 1 < pat.size() ? pat[i + 1] : '\0', c2 = i + 2 < pat.size() ? pat[i + 2] : '\0';
+    if (c == '{' && c1 == 'T' && c2 == '}') { out += T; i += 2; continue; }
+    if (c == '{' && c1 >= '0' && c1 <= '9' && c2 == '}') { out += args.at(c1 - '0'); i += 2; continue; }
+    out += c;
   }
   return out;
 }
@@ -208,8 +205,10 @@ std::string render_expr(const Expr& e) {
     }
     case Expr::K::Apply: {
       const Rule& r = cpp_table()[static_cast<int>(e.op)];
-      const char* ov = e.dtype == e.in ? cpp_override(e.op, e.in) : nullptr;
-      std::string s = subst(ov ? ov : r.text.data(), a, cpp_local_type(e.in));
+      std::string_view pat = r.text;
+      if (e.dtype == e.in && is_complex(e.in) && !r.complex_text.empty()) pat = r.complex_text;
+      if (e.dtype == e.in && e.in == DType::Float32 && !r.float32_text.empty()) pat = r.float32_text;
+      std::string s = subst(pat, a, cpp_local_type(e.in));
       if (e.dtype == DType::Float16) s = "npk::r16(" + s + ")";
       return s;
     }
@@ -445,7 +444,6 @@ std::string cpp_local_type(DType t) {
 bool cpp_supports(OpId op, DType in) {
   const Rule& r = cpp_table()[static_cast<int>(op)];
   if (r.status != Rule::Status::Pattern) return false;
-  if (is_complex(in) && cpp_override(op, in)) return true;
   return r.kinds.find(kind_letter(in)) != std::string_view::npos;
 }
 

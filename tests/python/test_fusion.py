@@ -166,7 +166,7 @@ def test_supported_follows_the_emitter_table():
     for row in _ROWS:
         if row.kind != 0:
             continue
-        status, _, kinds = row.emit["cpp"]
+        status, _, kinds, _ = row.emit["cpp"]
         for sig in row.loops.split():
             ins = sig.split("->")[0]
             if len(set(ins)) != 1:

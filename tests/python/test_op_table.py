@@ -177,7 +177,7 @@ def test_emitter_table():
     """Every ufunc row has a C++ pattern or an explicit Unsupported(reason); other rows have
     none (they are lowered structurally); a pattern's dtype kinds are kinds of the row's loops."""
     for r in ROWS:
-        for target, (status, text, kinds) in r.emit.items():
+        for target, (status, text, kinds, overrides) in r.emit.items():
             if r.kind != UFUNC:
                 assert status == "missing", (target, r.name)
                 continue
@@ -186,3 +186,8 @@ def test_emitter_table():
             if status == "pattern":
                 have = {KIND[i[0]] for i, _ in loops(r)}
                 assert kinds and set(kinds) <= have, (target, r.name, kinds)
+                assert set(overrides) <= {"complex", "float32"}, (target, r.name)
+                assert "complex" not in overrides or "c" in kinds, (target, r.name)
+                assert "float32" not in overrides or "ff" in "".join(i + o for i, o in loops(r)), (target, r.name)
+            else:
+                assert not kinds and not overrides, (target, r.name)

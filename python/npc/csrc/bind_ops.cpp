@@ -1060,7 +1060,11 @@ void bind_ops(py::module_& m) {
       }
       const fusion::EmitRule cpp = fusion::cpp_emit_rule(static_cast<OpId>(i));
       py::dict emit;
-      emit["cpp"] = py::make_tuple(kEmit[static_cast<int>(cpp.status)], std::string(cpp.text), std::string(cpp.kinds));
+      py::dict overrides;
+      if (!cpp.complex_text.empty()) overrides["complex"] = std::string(cpp.complex_text);
+      if (!cpp.float32_text.empty()) overrides["float32"] = std::string(cpp.float32_text);
+      emit["cpp"] = py::make_tuple(kEmit[static_cast<int>(cpp.status)], std::string(cpp.text), std::string(cpp.kinds),
+                                   overrides);
       rows.append(row_type(std::string(o.name), static_cast<int>(o.kind), o.nin, o.nout, static_cast<int>(o.identity),
                            o.differentiable, std::string(o.loops), kResolver[static_cast<int>(o.resolver)],
                            o.fpe_check, std::string(o.fpe), std::string(o.at), py::tuple(dunders),
@@ -1069,7 +1073,8 @@ void bind_ops(py::module_& m) {
     return rows;
   }, "Rows of ops.def as named tuples (name, kind 0=ufunc 1=reduce 2=prim, nin, nout, identity, differentiable, "
      "loops, resolver, fpe_check, fpe, at, dunders, fused, emit): every column (include/npc/ops.def), and the "
-     "emitter tables' rows per target {target: (status 'pattern'/'unsupported'/'missing', pattern or reason, kinds)}.");
+     "emitter tables' rows per target {target: (status 'pattern'/'unsupported'/'missing', pattern or reason, kinds, "
+     "{'complex'/'float32': the pattern of those loops when it differs})}.");
 
   m.def("op_kernels", [](int op) {
     py::list out;
