@@ -24,8 +24,9 @@ inline constexpr int kNumOps = static_cast<int>(OpId::kCount);
 
 /// What a row of the op table is.
 enum class OpKind : uint8_t { Ufunc, Reduce, Prim };
-/// NumPy's ufunc.identity values.
-enum class Identity : uint8_t { None_, Zero, One, AllOnes, True_, False_, MinusInf };
+/// NumPy's ufunc.identity values; ReorderableNone is None for Python, but reductions over
+/// several axes at once are allowed (NumPy's PyUFunc_ReorderableNone: maximum, minimum, ...).
+enum class Identity : uint8_t { None_, Zero, One, AllOnes, True_, False_, MinusInf, ReorderableNone };
 /// How NumPy resolves a ufunc's loop (the `resolver` column of ops.def).
 enum class Resolver : uint8_t { Default, Uniform, TrueDivide, Absolute, Comparison, Logical };
 

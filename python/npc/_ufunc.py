@@ -21,7 +21,7 @@ _NOT_NATIVE = object()  # returned by the bindings when an operand is not native
 _call_simple = _core.ufunc_call_simple
 _reduce_all = _core.reduce_all
 _CASTING = {"no": 0, "equiv": 1, "safe": 2, "same_kind": 3, "unsafe": 4}
-_IDENTITY = {0: None, 1: 0, 2: 1, 3: -1, 4: True, 5: False, 6: -_np.inf}
+_IDENTITY = {0: None, 1: 0, 2: 1, 3: -1, 4: True, 5: False, 6: -_np.inf, 7: None}  # 7: reorderable, none
 
 # ---------------------------------------------------------------- floating-point errors
 # One implementation for every layer (called by the bindings with the flags and the op name).

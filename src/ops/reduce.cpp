@@ -334,12 +334,12 @@ std::optional<Scalar> identity_of(OpId op, DType t) {
 }
 
 // Note [reorderable reductions]: NumPy reduces over several axes at once only with ufuncs
-// whose result does not depend on the order (those with an identity, and maximum/minimum/
-// fmax/fmin); subtract, divide, power, comparisons and the like take at most one axis.
+// whose result does not depend on the order (those with an identity, and those whose
+// identity column is ReorderableNone: maximum/minimum/fmax/fmin); subtract, divide, power,
+// comparisons and the like take at most one axis.
 void check_reorderable(OpId op, const ndarray& a, const ReduceOptions& opts) {
   const size_t naxes = opts.axes ? opts.axes->size() : static_cast<size_t>(a.ndim());
   if (naxes <= 1 || op_info(op).identity != Identity::None_) return;
-  if (op == OpId::maximum || op == OpId::minimum || op == OpId::fmax || op == OpId::fmin) return;
   throw ValueError("reduction operation '" + std::string(op_info(op).name) +
                    "' is not reorderable, so at most one axis may be specified");
 }

@@ -981,7 +981,8 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   const DType t = loop.acc;
   bool empty = false;
   for (auto ax : axes) empty = empty || a.shape()[ax] == 0;
-  if (empty && !opts.initial && kIdentity[static_cast<int>(op)] == Identity::None_)
+  const Identity id = kIdentity[static_cast<int>(op)];
+  if (empty && !opts.initial && (id == Identity::None_ || id == Identity::ReorderableNone))
     throw ValueError("zero-size array to reduction operation " + std::string(ir::op_name(op)) + " which has no identity");
   ir::Graph& g = c.graph();
   std::optional<Scalar> init;

@@ -191,3 +191,26 @@ def test_emitter_table():
                 assert "float32" not in overrides or "ff" in "".join(i + o for i, o in loops(r)), (target, r.name)
             else:
                 assert not kinds and not overrides, (target, r.name)
+
+
+@pytest.mark.parametrize("row", [r for r in UFUNCS if r.nin == 2 and r.nout == 1], ids=lambda r: r.name)
+def test_identity_column_reorderable(row):
+    """NumPy's identity (ufunc.identity, and whether a ufunc without one reduces over several
+    axes at once: ReorderableNone) matches the column, and npc reduces over two axes when
+    NumPy does."""
+    sigs = [i for i, o in loops(row) if len(set(i + o)) == 1]
+    if not sigs:
+        pytest.skip("no loop reduces in its own dtype")
+    a = np.ones((2, 2), dtype=np.dtype(sigs[-1][0]))
+    uf = getattr(np, row.name)
+    try:
+        want = uf.reduce(a, axis=(0, 1))
+    except ValueError as e:
+        assert "not reorderable" in str(e)
+        reorderable = False
+    else:
+        reorderable = True
+    assert reorderable == (row.identity != 0), row.name  # 0: None_, 7: ReorderableNone
+    assert (uf.identity is None) == (row.identity in (0, 7)), row.name
+    if reorderable:
+        np.testing.assert_array_equal(np.asarray(getattr(npc, row.name).reduce(npc.asarray(a), axis=(0, 1))), want)
