@@ -108,6 +108,22 @@ ir::Executable compile_graph(const ir::Graph& g);
 /// Whether generated code supports ufunc `op` on loop dtype `t` (the emitter table's row).
 bool supports(OpId op, DType t);
 
+/// One row of a target's emitter table (Note [emitter table] in src/fusion/emit_cpp.cpp).
+struct EmitRule {
+  enum class Status : uint8_t {
+    Missing,      ///< no row: only rows that are not ufuncs (lowered structurally) have none
+    Pattern,      ///< rendered from `text` for the dtype kinds in `kinds`
+    Unsupported,  ///< explicitly not rendered (`text` says why): graphs with it run eagerly
+  };
+  Status status = Status::Missing;
+  std::string_view text;   ///< the pattern, or the reason it is unsupported
+  std::string_view kinds;  ///< Pattern: the dtype kinds it renders (b bool, i integer, f float, c complex)
+  std::string_view complex_text;  ///< Pattern: the pattern of complex loops, when not `text` (a prelude helper)
+  std::string_view float32_text;  ///< Pattern: the pattern of the float32 loop, when not `text`
+};
+/// The C++ emitter table's row for `op`.
+EmitRule cpp_emit_rule(OpId op);
+
 /// Runs `g` on the eager interpreter (ir::interpret) and leaves the floating-point errors its
 /// ops raised pending on this thread as NumPy reports them: one entry per op and kind, in
 /// program order (npc/fperror.hpp); with `report` false they are discarded instead.

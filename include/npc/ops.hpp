@@ -14,9 +14,9 @@ namespace npc {
 
 /// One id per row of include/npc/ops.def.
 enum class OpId : uint16_t {
-#define NPC_UFUNC(name, nin, nout, identity, diff, loops) name,
-#define NPC_REDUCE(name, ufunc) name,
-#define NPC_PRIM(name, nin, diff) name,
+#define NPC_UFUNC(name, ...) name,
+#define NPC_REDUCE(name, ...) name,
+#define NPC_PRIM(name, ...) name,
 #include "npc/ops.def"
   kCount
 };
@@ -24,8 +24,11 @@ inline constexpr int kNumOps = static_cast<int>(OpId::kCount);
 
 /// What a row of the op table is.
 enum class OpKind : uint8_t { Ufunc, Reduce, Prim };
-/// NumPy's ufunc.identity values.
-enum class Identity : uint8_t { None_, Zero, One, AllOnes, True_, False_, MinusInf };
+/// NumPy's ufunc.identity values; ReorderableNone is None for Python, but reductions over
+/// several axes at once are allowed (NumPy's PyUFunc_ReorderableNone: maximum, minimum, ...).
+enum class Identity : uint8_t { None_, Zero, One, AllOnes, True_, False_, MinusInf, ReorderableNone };
+/// How NumPy resolves a ufunc's loop (the `resolver` column of ops.def).
+enum class Resolver : uint8_t { Default, Uniform, TrueDivide, Absolute, Comparison, Logical };
 
 /// One row of the op table.
 struct OpInfo {
@@ -35,6 +38,12 @@ struct OpInfo {
   Identity identity;
   bool differentiable;
   std::string_view loops;  ///< ufuncs: "ff->f dd->d ..."; reductions: the ufunc's name
+  Resolver resolver;       ///< ufuncs: NumPy's type resolver (Default for other rows)
+  bool fpe_check;          ///< ufuncs: the eager loop reads the floating-point status
+  std::string_view fpe;    ///< FP error kinds the op can raise: "DOUI" from finite operands, "doui" from inf/NaN only
+  std::string_view at;     ///< ufuncs: NumPy kinds ("iufc") with an indexed ufunc.at loop
+  std::string_view dunders;  ///< ufuncs: "forward [reflected [in-place]]" Python operator names
+  std::string_view fused;  ///< reductions: dtype kinds ("bifc") generated code reduces
 };
 
 /// The row for `op`. Every entry point taking an OpId throws ValueError for a value outside
@@ -42,6 +51,8 @@ struct OpInfo {
 const OpInfo& op_info(OpId op);
 /// The op with NumPy name `name`, if any.
 std::optional<OpId> op_from_name(std::string_view name);
+/// The reduction row (sum, max, any, ...) whose ufunc is `ufunc`, or null when it has none.
+const OpInfo* reduction_row(OpId ufunc);
 
 /// An input of a ufunc call: an array, or a weak Python scalar (NEP 50) held as a 0-d
 /// array of its default dtype (int64, float64, complex128) with `weak` set.

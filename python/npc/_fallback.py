@@ -342,9 +342,8 @@ _SKIP_METHODS = frozenset({
     "__array_priority__", "__array_struct__", "__array_interface__", "__dlpack__",
     "__dlpack_device__", "__array_namespace__", "__module__", "__getstate__",
 })
-_INPLACE = frozenset({"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
-                      "__ipow__", "__imatmul__", "__ilshift__", "__irshift__", "__iand__", "__ior__",
-                      "__ixor__"})
+# In-place operators: the ufuncs' (the third name of the op table's dunders column) and @=.
+_INPLACE = frozenset([row.dunders[2] for row in _core.op_table() if len(row.dunders) == 3] + ["__imatmul__"])
 
 
 def _make_method(name):

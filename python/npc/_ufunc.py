@@ -1,9 +1,9 @@
-"""ufuncs, array operators, reductions and statistics (numpy.ufunc, numpy.sum, numpy.mean, ...).
+"""ufuncs, array operators and reductions (numpy.ufunc, numpy.sum, ...).
 
 Every ufunc is an :class:`ufunc` object built from a row of the op table
 (``include/npc/ops.def``); calls reach C++ through one generic binding
-(``_core.ufunc_call``). Composite functions (mean, var, std, ptp, average, isclose, nan*)
-are written with these primitives, following NumPy's own formulas so results and dtypes
+(``_core.ufunc_call``). Composite functions (ptp, isclose, clip, round; the statistics
+are in _statistics.py) are written with these primitives, following NumPy's own formulas so results and dtypes
 match. Anything with a non-native dtype runs on NumPy (npc._fallback).
 """
 import builtins
@@ -21,7 +21,7 @@ _NOT_NATIVE = object()  # returned by the bindings when an operand is not native
 _call_simple = _core.ufunc_call_simple
 _reduce_all = _core.reduce_all
 _CASTING = {"no": 0, "equiv": 1, "safe": 2, "same_kind": 3, "unsafe": 4}
-_IDENTITY = {0: None, 1: 0, 2: 1, 3: -1, 4: True, 5: False, 6: -_np.inf}
+_IDENTITY = {0: None, 1: 0, 2: 1, 3: -1, 4: True, 5: False, 6: -_np.inf, 7: None}  # 7: reorderable, none
 
 # ---------------------------------------------------------------- floating-point errors
 # One implementation for every layer (called by the bindings with the flags and the op name).
@@ -30,8 +30,9 @@ from . import _errstate  # noqa: E402
 
 
 # ---------------------------------------------------------------- the op table
+# Rows of include/npc/ops.def as named tuples (name, nin, ..., resolver, at, dunders, ...).
 _TABLE = _core.op_table()
-_OP_ID = {row[0]: i for i, row in enumerate(_TABLE)}
+_OP_ID = {row.name: i for i, row in enumerate(_TABLE)}
 
 
 def _to_numpy(x):
@@ -248,7 +249,7 @@ class ufunc(_core._UfuncBase):
         if not a.flags.writeable:
             raise ValueError("array to perform in place operation on is read-only")
         # C-order positions of the selected elements (the kernel maps them to offsets in any
-        # view: Note [ufunc.at targets] in src/ops/reduce.cpp).
+        # view: Note [ufunc.at targets] in src/ops/ufunc_at.cpp).
         pos = _np.arange(a.size, dtype=_np.int64).reshape(a.shape)
         sel = _np.asarray(pos[_to_numpy(indices)])
         idx = sel.ravel()
@@ -275,7 +276,7 @@ class ufunc(_core._UfuncBase):
                           stacklevel=2)
         if idx.size == 0:
             return
-        indexed = _at_indexed_loop(self.__name__, a, indices, sel.size, None if b is None else b_given)
+        indexed = _at_indexed_loop(self, a, indices, sel.size, None if b is None else b_given)
         if indexed and self.__name__ in ("maximum", "minimum") and a.dtype.char in "fd" and \
                 _np.isnan(_to_numpy(a)[_to_numpy(indices)]).any():
             flags |= 8  # the indexed loop's ordered comparison with a NaN raises 'invalid'
@@ -418,7 +419,7 @@ def _operator_fallback(op_id, args, out):
 # comparison has an exact answer (every element is below 2**70); any other integer loop
 # raises OverflowError. The bindings send such calls here.
 _CASTING_NAMES = {v: k for k, v in _CASTING.items()}
-_COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+_COMPARISONS = frozenset(row.name for row in _TABLE if row.resolver == "Comparison")
 
 
 def _is_big_int(v):
@@ -514,22 +515,15 @@ def _big_int_where(condition, x, y):
     return where(condition, *[float(v) if _is_big_int(v) else v for v in vals])
 
 
+# ndarray's operators, from the dunders column of the op table ("forward [reflected [in-place]]").
 _BINARY = {}
 _REFLECTED = {}
 _INPLACE = {}
-for _dunder, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
-                       ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
-                       ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
-                       ("lshift", "left_shift"), ("rshift", "right_shift"), ("divmod", "divmod")):
-    _BINARY[f"__{_dunder}__"] = _OP_ID[_name]
-    _REFLECTED[f"__r{_dunder}__"] = _OP_ID[_name]
-    if _dunder != "divmod":
-        _INPLACE[f"__i{_dunder}__"] = _OP_ID[_name]
-for _dunder, _name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
-                       ("gt", "greater"), ("ge", "greater_equal")):
-    _BINARY[f"__{_dunder}__"] = _OP_ID[_name]
-_UNARY = {"__neg__": _OP_ID["negative"], "__pos__": _OP_ID["positive"], "__abs__": _OP_ID["absolute"],
-          "__invert__": _OP_ID["invert"]}
+_UNARY = {}
+for _i, _row in enumerate(_TABLE):
+    for _dunder, _kind in zip(_row.dunders, (_UNARY, _REFLECTED, _INPLACE) if _row.nin == 1 else
+                              (_BINARY, _REFLECTED, _INPLACE)):
+        _kind[_dunder] = _i
 _core._install_operators(ndarray, _BINARY, _REFLECTED, _INPLACE, _UNARY)
 _pow_fwd = ndarray.__pow__
 
@@ -641,14 +635,10 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
 # or array part or selects one element; its floating-point errors are then named after the
 # ufunc ("divide by zero encountered in floor_divide"), elsewhere "... in at". The indexed
 # maximum/minimum of float32/float64 compare in order, so a NaN raises 'invalid' there (the
-# plain loops clear that flag). Kinds with indexed loops, per ufunc:
-_AT_INDEXED = {"add": "iufc", "subtract": "iufc", "multiply": "iufc", "floor_divide": "iuf", "divide": "f",
-               "maximum": "iuf", "minimum": "iuf", "fmax": "iuf", "fmin": "iuf"}
-
-
-def _at_indexed_loop(name, a, indices, count, b):
+# plain loops clear that flag). The kinds with indexed loops are the `at` column of the op table.
+def _at_indexed_loop(uf, a, indices, count, b):
     """Whether NumPy's ufunc.at takes the ufunc's indexed loop (Note [ufunc.at error names])."""
-    if a.ndim != 1 or a.dtype.kind not in _AT_INDEXED.get(name, ""):
+    if a.ndim != 1 or a.dtype.kind not in _TABLE[uf._id].at:
         return False
     if b is not None and (b.dtype != a.dtype or b.ndim > 1):
         return False
@@ -662,7 +652,7 @@ def _at_drops_imag(uf, a, b):
     """Whether ufunc.at of complex values `b` into a real array `a` drops an imaginary part:
     b cast into a real loop, or a complex loop's result cast into `a` (a comparison's bool
     result, a logical loop's bool inputs drop none)."""
-    if uf.__name__ in ("logical_and", "logical_or", "logical_xor"):
+    if _TABLE[uf._id].resolver == "Logical":
         return False
     try:
         ins, outs = _core.resolve_loop(uf._id, [code_of(a.dtype), code_of(b.dtype)], [False, False], -1)
@@ -673,7 +663,7 @@ def _at_drops_imag(uf, a, b):
 
 def _check_reduce_loop(uf, a, dtype, out, accumulate=False):
     """Raises NumPy's TypeError when reduce/accumulate has no loop for the signature that
-    dtype= / out= make (Note [reduce loop signature] in reduce.cpp): NumPy resolves the loop
+    dtype= / out= make (Note [reduce loop signature] in reduce_resolve.cpp): NumPy resolves the loop
     before any cast, so no cast warning comes first."""
     _core.reduce_loop_dtype(uf._id, code_of(a.dtype), -1 if dtype is None else code_of(dtype),
                             -1 if out is None else code_of(out.dtype), accumulate)
@@ -841,161 +831,6 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return _cum(multiply, "cumprod", a, axis, dtype, out)  # noqa: F821
 
 
-
-def _count(a, axis, keepdims=False):
-    """Number of elements reduced along `axis` (NumPy's _count_reduce_items)."""
-    if axis is None:
-        return a.size
-    axes = axis if isinstance(axis, tuple) else (axis,)
-    n = 1
-    for ax in axes:
-        # NumPy's own check: its TypeError for a float axis ("integer argument expected, got
-        # float") and AxisError.
-        n *= a.shape[_np.lib.array_utils.normalize_axis_index(ax, a.ndim)]
-    return n
-
-
-def _is_kind(a, kinds):
-    return a.dtype.kind in kinds
-
-
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    """numpy.mean: sum / count along `axis`. Integers and bool average in float64, float16
-    accumulates in float32 (NumPy's rules). RuntimeWarning "Mean of empty slice" when
-    nothing is averaged; the result is then NaN."""
-    if (type(a) is ndarray and axis is None and dtype is None and out is None and not keepdims and where is True
-            and a.dtype.kind in "fc" and a.itemsize >= 4 and a.size and not _core._is_traced(a)):
-        # The common case (the whole array, float32/64 or complex): the general path below
-        # without its argument handling.
-        ret = a.sum()
-        return ret.dtype.type(ret / _np.intp(a.size))
-    x = _native(a)
-    if x is None or (dtype is not None and code_of(dtype) is None) or (out is not None and not isinstance(out, ndarray)):
-        _fallback.record("mean")
-        return _fallback.from_numpy(_np.mean(_to_numpy(a), axis=axis, dtype=dtype, out=_to_numpy(out),
-                                             keepdims=keepdims, where=_to_numpy(where)))
-    f16 = False
-    if dtype is None:
-        if x.dtype.kind in "iub":
-            dtype = _np.float64
-        elif x.dtype == _np.float16:
-            dtype = _np.float32
-            f16 = True
-    if where is True:
-        rcount = _count(x, axis)
-    else:
-        w = _native(where)
-        rcount = sum(broadcast_to(w, x.shape), axis=axis, dtype=_np.intp, keepdims=keepdims)
-    if (rcount == 0 if where is True else builtins.any(_np.asarray(_to_numpy(rcount)).ravel() == 0)):
-        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
-    ret = sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
-    if isinstance(ret, ndarray) and not _traced_scalar(ret):
-        # An intp count, not a weak int: complex64 / intp runs the complex128 loop, as in NumPy.
-        ret = divide(ret, _np.intp(rcount) if isinstance(rcount, int) else rcount, out=ret,  # noqa: F821
-                     casting="unsafe")
-        if f16 and out is None:
-            ret = ret.astype(x.dtype)
-    else:
-        # NumPy scalar arithmetic with an intp count, as numpy.mean does (float32 / intp is
-        # a float64 division, "... in divide"; float64 / intp "... in scalar divide").
-        rc = _np.intp(rcount) if isinstance(rcount, int) else rcount
-        ret = _scalar_quotient(ret, rc, x.dtype if f16 else ret.dtype)
-    return ret
-
-
-def _traced_scalar(x):
-    """A traced 0-d value that stands for a NumPy scalar (Note [scalar results])."""
-    return x.ndim == 0 and _core._scalar_result(x)
-
-
-def _scalar_quotient(ret, rc, dtype):
-    """`dtype.type(ret / rc)` of NumPy's mean and var for a NumPy scalar `ret`, or a traced
-    value standing for one (the division is then traced as NumPy's scalar arithmetic, Note
-    [scalar math] in src/tracer/trace.hpp)."""
-    if not isinstance(ret, ndarray):
-        return dtype.type(ret / rc)
-    q = ret / rc
-    if q.dtype != dtype:
-        q = q.astype(dtype)
-        _core._mark_scalar(q)
-    return q
-
-
-def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
-    if dtype is None and x.dtype.kind in "iub":
-        dtype = _np.float64
-    if where is True:
-        rcount = _count(x, axis)
-        bad = rcount - ddof <= 0
-    else:
-        # The counts take the result's shape (keepdims as given), as numpy._core._methods._var;
-        # the mean below divides by them reshaped to its keepdims shape.
-        rcount = sum(broadcast_to(_native(where), x.shape), axis=axis, dtype=_np.intp, keepdims=keepdims)
-        bad = builtins.any(_np.asarray(_to_numpy(rcount)).ravel() - ddof <= 0)
-    if bad:
-        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
-    arrmean = sum(x, axis=axis, dtype=dtype, keepdims=True, where=where)
-    if arrmean.ndim == 0 and not isinstance(arrmean, ndarray):
-        arrmean = _from_numpy(_np.asarray(arrmean))
-    div = rcount.reshape(arrmean.shape) if isinstance(rcount, ndarray) else rcount
-    arrmean = divide(arrmean, _np.intp(div) if isinstance(div, int) else div, out=arrmean,  # noqa: F821
-                     casting="unsafe")
-    d = subtract(x, arrmean)  # noqa: F821
-    if not isinstance(d, ndarray):
-        d = _from_numpy(_np.asarray(d))
-    if d.dtype.kind == "c":
-        re, im = d.real, d.imag
-        sq = add(square(re), square(im))  # noqa: F821
-    else:
-        sq = square(d, out=d)  # noqa: F821  (NumPy squares: "overflow encountered in square")
-    ret = sum(sq, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
-    rc = maximum(subtract(rcount, ddof), 0)  # noqa: F821
-    if isinstance(ret, ndarray) and not _traced_scalar(ret):
-        ret = divide(ret, rc, out=ret, casting="unsafe")  # noqa: F821
-    else:
-        ret = _scalar_quotient(ret, rc, ret.dtype)
-    return ret
-
-
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
-        correction=_np._NoValue):
-    """numpy.var: mean of squared deviations, divided by N - ddof. float64 for integer
-    input; a real result for complex input. RuntimeWarning "Degrees of freedom <= 0 for
-    slice" when N - ddof <= 0."""
-    x = _native(a)
-    if correction is not _np._NoValue:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        ddof = correction
-    if x is None or mean is not _np._NoValue or (dtype is not None and code_of(dtype) is None) or \
-            (out is not None and not isinstance(out, ndarray)):
-        _fallback.record("var")
-        kw = {} if mean is _np._NoValue else {"mean": _to_numpy(mean)}
-        return _fallback.from_numpy(_np.var(_to_numpy(a), axis=axis, dtype=dtype, out=_to_numpy(out), ddof=ddof,
-                                            keepdims=keepdims, where=_to_numpy(where), **kw))
-    return _var(x, axis, dtype, out, ddof, keepdims, where, "var")
-
-
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
-        correction=_np._NoValue):
-    """numpy.std: square root of numpy.var (same arguments, dtypes and warnings)."""
-    x = _native(a)
-    if correction is not _np._NoValue:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        ddof = correction
-    if x is None or mean is not _np._NoValue or (dtype is not None and code_of(dtype) is None) or \
-            (out is not None and not isinstance(out, ndarray)):
-        _fallback.record("std")
-        kw = {} if mean is _np._NoValue else {"mean": _to_numpy(mean)}
-        return _fallback.from_numpy(_np.std(_to_numpy(a), axis=axis, dtype=dtype, out=_to_numpy(out), ddof=ddof,
-                                            keepdims=keepdims, where=_to_numpy(where), **kw))
-    ret = _var(x, axis, dtype, out, ddof, keepdims, where, "std")
-    if isinstance(ret, ndarray):
-        return sqrt(ret, out=ret)  # noqa: F821
-    return ret.dtype.type(_np.sqrt(ret))
-
-
 def ptp(a, axis=None, out=None, keepdims=False):
     """numpy.ptp: max - min along `axis` (same dtype, wraps for integers like NumPy)."""
     x = _native(a)
@@ -1025,204 +860,6 @@ def broadcast_to(array, shape, subok=False):
     if x.shape == shape:
         return x
     return _from_numpy(_np.broadcast_to(_to_numpy(x), shape))
-
-
-# ---------------------------------------------------------------- nan-aware reductions
-def _replace_nan(a, val):
-    """(a with NaNs replaced by `val`, NaN mask or None), as numpy.lib._nanfunctions_impl."""
-    if a.dtype.kind in "fc":
-        mask = isnan(a)  # noqa: F821
-        return where(mask, a.dtype.type(val), a), mask
-    return a, None
-
-
-def _nan_fallback(name, a, **kw):
-    _fallback.record(name)
-    return _fallback.from_numpy(getattr(_np, name)(_to_numpy(a), **{k: _to_numpy(v) for k, v in kw.items()}))
-
-
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
-    """numpy.nansum: sum treating NaN as zero."""
-    x = _native(a)
-    if x is None:
-        return _nan_fallback("nansum", a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-    x, _ = _replace_nan(x, 0)
-    return sum(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial, where=where)
-
-
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
-    """numpy.nanprod: product treating NaN as one."""
-    x = _native(a)
-    if x is None:
-        return _nan_fallback("nanprod", a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-    x, _ = _replace_nan(x, 1)
-    return prod(x, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial, where=where)
-
-
-def _nanminmax(name, fred, a, axis, out, keepdims, initial, where):
-    x = _native(a)
-    if x is None:
-        return _nan_fallback(name, a, axis=axis, out=out, keepdims=keepdims)
-    if x.dtype.kind not in "fc":
-        return _reduce(fred, x, axis, None, out, keepdims, initial, where, name)
-    res = _reduce(fred, x, axis, None, out, keepdims, initial, where, name)
-    if builtins.any(_np.atleast_1d(_np.isnan(_to_numpy(res))).ravel()):
-        warnings.warn("All-NaN slice encountered" if name in ("nanmax", "nanmin") else "All-NaN axis encountered",
-                      RuntimeWarning, stacklevel=3)
-    return res
-
-
-def nanmax(a, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
-    """numpy.nanmax: maximum ignoring NaN (fmax.reduce); RuntimeWarning for all-NaN slices."""
-    return _nanminmax("nanmax", fmax, a, axis, out, keepdims, initial, where)  # noqa: F821
-
-
-def nanmin(a, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
-    """numpy.nanmin: minimum ignoring NaN (fmin.reduce); RuntimeWarning for all-NaN slices."""
-    return _nanminmax("nanmin", fmin, a, axis, out, keepdims, initial, where)  # noqa: F821
-
-
-def _nanarg(name, fill, a, axis, out, keepdims):
-    x = _native(a)
-    if x is None:
-        return _nan_fallback(name, a, axis=axis, out=out, keepdims=keepdims)
-    if x.dtype.kind not in "fc":
-        return _arg(name[3:], x, axis, out, keepdims)
-    y, mask = _replace_nan(x, fill)
-    if builtins.any(_np.atleast_1d(_to_numpy(all(mask, axis=axis))).ravel()):
-        raise ValueError("All-NaN slice encountered")
-    return _arg(name[3:], y, axis, out, keepdims)
-
-
-def nanargmax(a, axis=None, out=None, *, keepdims=False):
-    """numpy.nanargmax: argmax ignoring NaN; ValueError "All-NaN slice encountered"."""
-    return _nanarg("nanargmax", -_np.inf, a, axis, out, keepdims)
-
-
-def nanargmin(a, axis=None, out=None, *, keepdims=False):
-    """numpy.nanargmin: argmin ignoring NaN; ValueError "All-NaN slice encountered"."""
-    return _nanarg("nanargmin", _np.inf, a, axis, out, keepdims)
-
-
-def nancumsum(a, axis=None, dtype=None, out=None):
-    """numpy.nancumsum: cumsum treating NaN as zero."""
-    x = _native(a)
-    if x is None:
-        return _nan_fallback("nancumsum", a, axis=axis, dtype=dtype, out=out)
-    return cumsum(_replace_nan(x, 0)[0], axis=axis, dtype=dtype, out=out)
-
-
-def nancumprod(a, axis=None, dtype=None, out=None):
-    """numpy.nancumprod: cumprod treating NaN as one."""
-    x = _native(a)
-    if x is None:
-        return _nan_fallback("nancumprod", a, axis=axis, dtype=dtype, out=out)
-    return cumprod(_replace_nan(x, 1)[0], axis=axis, dtype=dtype, out=out)
-
-
-def _nan_inexact_check(x, dtype, out):
-    """numpy.nanmean/nanvar/nanstd of inexact input: a dtype= or out= that is not inexact
-    raises TypeError (whether or not the input holds NaNs)."""
-    if x.dtype.kind not in "fc":
-        return
-    if dtype is not None and _np.dtype(dtype).kind not in "fc":
-        raise TypeError("If a is inexact, then dtype must be inexact")
-    if out is not None and getattr(out, "dtype", _np.dtype(float)).kind not in "fc":
-        raise TypeError("If a is inexact, then out must be inexact")
-
-
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    """numpy.nanmean: mean of the non-NaN elements; RuntimeWarning "Mean of empty slice"
-    where there are none (result NaN)."""
-    x = _native(a)
-    if x is None:
-        return _nan_fallback("nanmean", a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-    _nan_inexact_check(x, dtype, out)
-    arr, mask = _replace_nan(x, 0)
-    if mask is None:
-        return mean(arr, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
-    cnt = sum(logical_not(mask), axis=axis, dtype=_np.intp, keepdims=keepdims, where=where)  # noqa: F821
-    tot = sum(arr, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
-    with _np.errstate(invalid="ignore", divide="ignore"):
-        if isinstance(tot, ndarray):
-            avg = divide(tot, cnt, out=tot, casting="unsafe")  # noqa: F821
-        else:
-            avg = tot.dtype.type(tot / cnt)
-    if builtins.any(_np.atleast_1d(_to_numpy(cnt) == 0).ravel()):
-        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
-    return avg
-
-
-def _divide_by_count(a, b):
-    """numpy.lib._nanfunctions_impl._divide_by_count: a / b in place for arrays (unsafe
-    cast back), in a's own type for scalars; no warnings for 0/0 or x/0."""
-    with _np.errstate(invalid="ignore", divide="ignore"):
-        if isinstance(a, ndarray):
-            return divide(a, b, out=a, casting="unsafe")  # noqa: F821
-        return a.dtype.type(a / b)
-
-
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
-           correction=_np._NoValue):
-    """numpy.nanvar: variance of the non-NaN elements.
-
-    NumPy's algorithm step by step: the deviations from the mean are written into a copy of
-    `a` (its dtype, unsafe cast: a float16 input keeps float16 deviations even with
-    dtype=float64, and a complex mean into real data warns ComplexWarning), squared there
-    (complex: the real part of x * conj(x)), then summed in `dtype`. RuntimeWarning
-    "Degrees of freedom <= 0 for slice." and NaN where count - ddof <= 0; TypeError for a
-    dtype= or out= that is not inexact."""
-    x = _native(a)
-    if x is None or mean is not _np._NoValue or (out is not None and not isinstance(out, ndarray)) or \
-            (dtype is not None and code_of(dtype) is None):
-        kw = {} if correction is _np._NoValue else {"correction": correction}
-        if mean is not _np._NoValue:
-            kw["mean"] = mean
-        return _nan_fallback("nanvar", a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                             where=where, **kw)
-    if x.dtype.kind not in "fc":
-        return var(x, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where,
-                   correction=correction)
-    _nan_inexact_check(x, dtype, out)
-    if correction is not _np._NoValue:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        ddof = correction
-    from ._shape import copyto
-    mask = isnan(x)  # noqa: F821
-    arr = x.copy(order="K")  # numpy.array(a, copy=True): the layout (and so the sums' order) kept
-    copyto(arr, 0, where=mask)
-    cnt = sum(logical_not(mask), axis=axis, dtype=_np.intp, keepdims=True, where=where)  # noqa: F821
-    avg = _divide_by_count(sum(arr, axis=axis, dtype=dtype, keepdims=True, where=where), cnt)
-    subtract(arr, avg, out=arr, casting="unsafe", where=where)  # noqa: F821
-    copyto(arr, 0, where=mask, casting="unsafe")
-    if arr.dtype.kind == "c":
-        sqr = multiply(arr, arr.conj(), out=arr, where=where).real  # noqa: F821
-    else:
-        sqr = multiply(arr, arr, out=arr, where=where)  # noqa: F821
-    v = sum(sqr, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
-    if (v.ndim if isinstance(v, ndarray) else 0) < cnt.ndim:
-        cnt = cnt.squeeze(axis)
-    dof = subtract(cnt, ddof)  # noqa: F821
-    v = _divide_by_count(v, dof)
-    isbad = less_equal(dof, 0)  # noqa: F821
-    if builtins.any(_np.atleast_1d(_to_numpy(isbad)).ravel()):
-        warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning, stacklevel=2)
-        if isinstance(v, ndarray):
-            copyto(v, _np.nan, where=isbad, casting="unsafe")
-        else:
-            v = v.dtype.type(_np.nan)
-    return v
-
-
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
-           correction=_np._NoValue):
-    """numpy.nanstd: sqrt(nanvar)."""
-    v = nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
-               correction=correction)
-    if isinstance(v, ndarray):
-        return sqrt(v, out=v)  # noqa: F821
-    return v.dtype.type(sqrt(v))  # noqa: F821
 
 
 # ---------------------------------------------------------------- selection and composites
@@ -1526,53 +1163,6 @@ def array_equiv(a1, a2):
     return builtins.bool(all(equal(x, y)))  # noqa: F821
 
 
-def average(a, axis=None, weights=None, returned=False, *, keepdims=_np._NoValue):
-    """numpy.average: mean, or sum(a * w) / sum(w) with `weights` (NumPy's result dtype).
-
-    `axis` is None, an int or a tuple (AxisError when out of range); `weights` has a's
-    shape, or the shape of a along the (sorted) axes of `axis`. With `returned`, also the
-    sum of the weights (or the element count), broadcast to the average's shape.
-    Raises TypeError when the shapes differ and `axis` is None, ValueError when they do
-    not match along `axis`, ZeroDivisionError when the weights sum to zero (or, as
-    NumPy's, when the average is an empty array)."""
-    x = _native(a)
-    if x is None or (weights is not None and _native(weights) is None):
-        _fallback.record("average")
-        kw = {} if keepdims is _np._NoValue else {"keepdims": keepdims}
-        return _fallback.from_numpy(_np.average(_to_numpy(a), axis, _to_numpy(weights), returned, **kw))
-    if axis is not None:
-        axis = _np.lib.array_utils.normalize_axis_tuple(axis, x.ndim, argname="axis")
-    kd = {} if keepdims is _np._NoValue else {"keepdims": keepdims}
-    if weights is None:
-        avg = mean(x, axis=axis, **kd)
-        avg_size = avg.size if isinstance(avg, ndarray) else 1
-        # NumPy's count: a.size / avg.size in the average's dtype (ZeroDivisionError for
-        # an empty average).
-        scl = _np.result_type(avg).type(x.size / avg_size)
-    else:
-        w = _native(weights)
-        if x.shape != w.shape:
-            if axis is None:
-                raise TypeError("Axis must be specified when shapes of a and weights differ.")
-            if w.shape != tuple(x.shape[ax] for ax in axis):
-                raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
-            w = w.transpose([int(i) for i in _np.argsort(axis)])
-            w = w.reshape(tuple((s if ax in axis else 1) for ax, s in enumerate(x.shape)))
-        rt = _np.result_type(x.dtype, w.dtype, "f8") if x.dtype.kind in "iub" else _np.result_type(x.dtype, w.dtype)
-        scl = sum(w, axis=axis, dtype=rt, **kd)
-        if builtins.any(_np.atleast_1d(_to_numpy(scl) == 0.0).ravel()):
-            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-        avg = divide(sum(multiply(x, w, dtype=rt), axis=axis, **kd), scl)  # noqa: F821
-    if returned:
-        avg_shape = avg.shape if isinstance(avg, ndarray) else ()
-        if _np.shape(_to_numpy(scl)) != avg_shape:
-            scl = broadcast_to(_from_numpy(_np.asarray(_to_numpy(scl))), avg_shape).copy()
-            if not avg_shape:
-                scl = scl._scalar()
-        return avg, scl
-    return avg
-
-
 # median, quantile, percentile and their nan- forms: python/npc/_quantile.py
 
 
@@ -1632,20 +1222,6 @@ def _m_all(self, axis=None, out=None, keepdims=False, *, where=True):
     return all(self, axis, out, keepdims, where=where)
 
 
-def _m_mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    return mean(self, axis, dtype, out, keepdims, where=where)
-
-
-def _m_var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
-           correction=_np._NoValue):
-    return var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
-
-
-def _m_std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_np._NoValue,
-           correction=_np._NoValue):
-    return std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
-
-
 def _m_argmax(self, axis=None, out=None, *, keepdims=False):
     return argmax(self, axis, out, keepdims=keepdims)
 
@@ -1678,16 +1254,14 @@ def _m_conj(self):
 
 
 for _name, _fn in (("sum", _m_sum), ("prod", _m_prod), ("max", _m_max), ("min", _m_min), ("any", _m_any),
-                   ("all", _m_all), ("mean", _m_mean), ("var", _m_var), ("std", _m_std),
-                   ("argmax", _m_argmax), ("argmin", _m_argmin), ("cumsum", _m_cumsum),
+                   ("all", _m_all), ("argmax", _m_argmax), ("argmin", _m_argmin), ("cumsum", _m_cumsum),
                    ("cumprod", _m_cumprod), ("round", _m_round), ("clip", _m_clip), ("conj", _m_conj),
                    ("conjugate", _m_conj)):
     setattr(ndarray, _name, _fn)
 
 __all__ = (["ufunc"] + list(_UFUNCS) + _ALIASES +
            ["sum", "prod", "max", "min", "amax", "amin", "any", "all", "argmax", "argmin", "cumsum", "cumprod",
-            "mean", "var", "std", "ptp", "count_nonzero", "nansum", "nanprod", "nanmax", "nanmin",
-            "nanargmax", "nanargmin", "nancumsum", "nancumprod", "nanmean", "nanvar", "nanstd", "where",
+            "ptp", "count_nonzero", "where",
             "clip", "round", "around", "fix", "real", "imag", "angle", "nan_to_num", "isclose", "allclose",
-            "array_equal", "array_equiv", "average", "set_num_threads", "get_num_threads",
+            "array_equal", "array_equiv", "set_num_threads", "get_num_threads",
             "set_parallel_threshold", "get_parallel_threshold"])

@@ -184,7 +184,16 @@ void single_thread_if_forked() {
 // in multiply). A ufunc is named by its name, a sum/prod reduction "reduce", a scan
 // (cumsum/cumprod) "accumulate" and a narrowing cast "cast" (NumPy's names for those). When no node qualifies (it should not
 // happen), the first computing node is named.
-//
+
+// The rank of kind `bit` in an fpe column of ops.def ("DOUI": from finite operands, "doui":
+// only from an inf or NaN operand).
+int fp_kind_rank(std::string_view kinds, int bit) {
+  const char letter = bit == kFpDivide ? 'D' : bit == kFpOverflow ? 'O' : bit == kFpUnderflow ? 'U' : 'I';
+  if (kinds.find(letter) != std::string_view::npos) return 1;
+  if (kinds.find(static_cast<char>(letter - 'A' + 'a')) != std::string_view::npos) return 2;
+  return 0;
+}
+
 // fp_rank: 0 cannot raise the kind `bit`, 1 can from finite operands, 2 only from inf/NaN.
 int fp_rank(ir::NodeRef n, int bit) {
   using ir::NodeKind;
@@ -195,32 +204,12 @@ int fp_rank(ir::NodeRef n, int bit) {
     return fl && narrowing && (bit == kFpOverflow || bit == kFpInvalid) ? 1 : 0;
   }
   if (n->kind == NodeKind::Reduce) {
-    if (n->op != OpId::add && n->op != OpId::multiply) return 0;
-    return bit == kFpDivide ? 0 : bit == kFpInvalid ? 2 : 1;
+    // The reduction row of the node's ufunc (sum for add, ...) lists what it can raise.
+    const OpInfo* r = reduction_row(n->op);
+    return r ? fp_kind_rank(r->fpe, bit) : 0;
   }
   if (n->kind != NodeKind::Ufunc && n->kind != NodeKind::Prim) return 0;
-  constexpr int D = kFpDivide, O = kFpOverflow, U = kFpUnderflow, I = kFpInvalid;
-  // Kinds each op can raise; `I` only where finite operands can give an invalid value.
-  static const std::map<std::string_view, int> finite = {
-      {"add", O}, {"subtract", O}, {"multiply", O | U}, {"divide", D | O | U | I},
-      {"true_divide", D | O | U | I}, {"floor_divide", D | O | U | I}, {"remainder", D | I}, {"fmod", D | I},
-      {"divmod", D | O | U | I}, {"reciprocal", D | O | U}, {"power", D | O | U | I},
-      {"float_power", D | O | U | I}, {"square", O | U}, {"sqrt", I}, {"exp", O | U}, {"exp2", O | U},
-      {"expm1", O | U}, {"log", D | I}, {"log2", D | I}, {"log10", D | I}, {"log1p", D | I},
-      {"tan", O}, {"arcsin", I}, {"arccos", I}, {"arccosh", I}, {"arctanh", D | I}, {"sinh", O},
-      {"cosh", O}, {"ldexp", O | U}, {"hypot", O | U}, {"logaddexp", O}, {"logaddexp2", O},
-      {"matmul", O | U}, {"dot", O | U}, {"cumsum", O}, {"cumprod", O | U}, {"arctan2", U},
-      {"spacing", O}, {"deg2rad", U}, {"rad2deg", O}, {"radians", U}, {"degrees", O}, {"absolute", O}};
-  // Ops whose invalid value needs an inf or NaN operand.
-  static const std::map<std::string_view, int> nonfinite = {
-      {"add", I}, {"subtract", I}, {"multiply", I}, {"square", I}, {"sin", I}, {"cos", I}, {"tan", I},
-      {"exp", I}, {"exp2", I}, {"expm1", I}, {"sinh", I}, {"cosh", I}, {"ldexp", I}, {"hypot", I},
-      {"logaddexp", I}, {"logaddexp2", I}, {"matmul", I}, {"dot", I}, {"cumsum", I}, {"cumprod", I},
-      {"arctan2", I}, {"spacing", I}, {"sign", I}, {"reciprocal", I}};
-  std::string_view name = ir::op_name(n->op);
-  if (auto it = finite.find(name); it != finite.end() && (it->second & bit)) return 1;
-  if (auto it = nonfinite.find(name); it != nonfinite.end() && (it->second & bit)) return 2;
-  return 0;
+  return fp_kind_rank(op_info(n->op).fpe, bit);
 }
 
 std::string node_label(ir::NodeRef n) {

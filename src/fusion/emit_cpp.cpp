@@ -1,12 +1,14 @@
 // The C++/OpenMP emitter: renders the kernel IR as C++ source.
 //
 // Note [emitter table]
-// Each op-table row maps to one C++ expression pattern ({0}, {1}: arguments, {T}: the loop's
-// C++ type) and the dtype kinds it supports (b: bool, i: integer, f: float, c: complex).
-// NumPy's exact semantics live in the prelude (prelude.inc), so most patterns just name a
-// helper. The CUDA emitter copies this table and overrides only the rows that differ
-// (STYLE.md 3). A row with no pattern, or a dtype kind outside its set, is "unsupported":
-// the graph then runs on the eager backend.
+// Each ufunc row of the op table maps to one C++ expression pattern ({0}, {1}: arguments,
+// {T}: the loop's C++ type) and the dtype kinds it supports (b: bool, i: integer, f: float,
+// c: complex), or to an explicit Unsupported(reason): a graph with such an op (or a dtype
+// kind outside the pattern's set) runs on the eager backend. Every ufunc row has one or the
+// other (tests/python/test_op_table.py); rows that are not ufuncs (reductions, primitives)
+// are lowered structurally and have none. NumPy's exact semantics live in the prelude
+// (prelude.inc), so most patterns just name a helper. A GPU emitter copies this table and
+// overrides only the rows that differ (STYLE.md 3).
 //
 // Note [fp errors in kernels]
 // A kernel returns the floating-point error kinds it raised (FpFlag bits) so the caller can
@@ -34,10 +36,7 @@ const char kPrelude[] =
 #include "fusion/prelude_str.inc"
     ;
 
-struct Rule {
-  const char* pattern = nullptr;
-  const char* kinds = "";  ///< subset of "bifc"
-};
+using Rule = EmitRule;
 
 char kind_letter(DType t) {
   switch (kind(t)) {
@@ -53,7 +52,12 @@ using Table = std::array<Rule, kNumOps>;
 
 Table make_cpp_table() {
   Table t{};
-  auto set = [&](OpId op, const char* pat, const char* kinds) { t[static_cast<int>(op)] = Rule{pat, kinds}; };
+  auto set = [&](OpId op, const char* pat, const char* kinds) {
+    t[static_cast<int>(op)] = Rule{Rule::Status::Pattern, pat, kinds};
+  };
+  auto unsupported = [&](OpId op, const char* reason) {
+    t[static_cast<int>(op)] = Rule{Rule::Status::Unsupported, reason, ""};
+  };
   using O = OpId;
   set(O::add, "npk::add<{T}>({0}, {1})", "bifc");
   set(O::subtract, "npk::sub<{T}>({0}, {1})", "ifc");
@@ -130,33 +134,37 @@ Table make_cpp_table() {
   set(O::isfinite, "npk::isfinitev<{T}>({0})", "bifc");
   set(O::signbit, "std::signbit({0})", "f");
   set(O::copysign, "std::copysign({0}, {1})", "f");
+  // Complex loops call NumPy's own formulas (prelude helpers); float32 exp its float32 routine.
+  auto complex_ = [&](OpId op, const char* pat) {
+    Rule& r = t[static_cast<int>(op)];
+    r.complex_text = pat;
+    r.kinds = "fc";  // the pattern above renders the float loops
+  };
+  complex_(O::exp, "npk::cexpv({0})");
+  complex_(O::log, "npk::clogv({0})");
+  complex_(O::sqrt, "npk::csqrtv({0})");
+  complex_(O::sin, "npk::csinv({0})");
+  complex_(O::cos, "npk::ccosv({0})");
+  complex_(O::tan, "npk::ctanv({0})");
+  complex_(O::sinh, "npk::csinhv({0})");
+  complex_(O::cosh, "npk::ccoshv({0})");
+  complex_(O::tanh, "npk::ctanhv({0})");
+  complex_(O::arcsin, "npk::casinv({0})");
+  complex_(O::arccos, "npk::cacosv({0})");
+  complex_(O::arctan, "npk::catanv({0})");
+  complex_(O::arcsinh, "npk::casinhv({0})");
+  complex_(O::arccosh, "npk::cacoshv({0})");
+  complex_(O::arctanh, "npk::catanhv({0})");
+  t[static_cast<int>(O::exp)].float32_text = "npk::expf32({0})";
+  unsupported(O::divmod, "two outputs: a kernel expression has one result");
+  unsupported(O::frexp, "two outputs: a kernel expression has one result");
+  unsupported(O::modf, "two outputs: a kernel expression has one result");
+  unsupported(O::ldexp, "mixed-dtype loops (integer exponent): a pattern has one loop type");
+  unsupported(O::gcd, "no prelude helper");
+  unsupported(O::lcm, "no prelude helper");
+  unsupported(O::spacing, "no prelude helper");
+  unsupported(O::nextafter, "no prelude helper");
   return t;
-}
-
-// Per-dtype overrides of the table (op, loop dtype) -> pattern.
-const char* cpp_override(OpId op, DType in) {
-  if (op == OpId::exp && in == DType::Float32) return "npk::expf32({0})";
-  if (is_complex(in)) {
-    switch (op) {
-      case OpId::exp: return "npk::cexpv({0})";
-      case OpId::log: return "npk::clogv({0})";
-      case OpId::sqrt: return "npk::csqrtv({0})";
-      case OpId::sin: return "npk::csinv({0})";
-      case OpId::cos: return "npk::ccosv({0})";
-      case OpId::tan: return "npk::ctanv({0})";
-      case OpId::sinh: return "npk::csinhv({0})";
-      case OpId::cosh: return "npk::ccoshv({0})";
-      case OpId::tanh: return "npk::ctanhv({0})";
-      case OpId::arcsin: return "npk::casinv({0})";
-      case OpId::arccos: return "npk::cacosv({0})";
-      case OpId::arctan: return "npk::catanv({0})";
-      case OpId::arcsinh: return "npk::casinhv({0})";
-      case OpId::arccosh: return "npk::cacoshv({0})";
-      case OpId::arctanh: return "npk::catanhv({0})";
-      default: break;
-    }
-  }
-  return nullptr;
 }
 
 const Table& cpp_table() {
@@ -164,12 +172,13 @@ const Table& cpp_table() {
   return t;
 }
 
-std::string subst(const char* pat, const std::vector<std::string>& args, const std::string& T) {
+std::string subst(std::string_view pat, const std::vector<std::string>& args, const std::string& T) {
   std::string out;
-  for (const char* p = pat; *p; ++p) {
-    if (*p == '{' && p[1] == 'T' && p[2] == '}') { out += T; p += 2; continue; }
-    if (*p == '{' && p[1] >= '0' && p[1] <= '9' && p[2] == '}') { out += args.at(p[1] - '0'); p += 2; continue; }
-    out += *p;
+  for (size_t i = 0; i < pat.size(); ++i) {
+    const char c = pat[i], c1 = i + 1 < pat.size() ? pat[i + 1] : '\0', c2 = i + 2 < pat.size() ? pat[i + 2] : '\0';
+    if (c == '{' && c1 == 'T' && c2 == '}') { out += T; i += 2; continue; }
+    if (c == '{' && c1 >= '0' && c1 <= '9' && c2 == '}') { out += args.at(c1 - '0'); i += 2; continue; }
+    out += c;
   }
   return out;
 }
@@ -196,8 +205,10 @@ std::string render_expr(const Expr& e) {
     }
     case Expr::K::Apply: {
       const Rule& r = cpp_table()[static_cast<int>(e.op)];
-      const char* ov = e.dtype == e.in ? cpp_override(e.op, e.in) : nullptr;
-      std::string s = subst(ov ? ov : r.pattern, a, cpp_local_type(e.in));
+      std::string_view pat = r.text;
+      if (e.dtype == e.in && is_complex(e.in) && !r.complex_text.empty()) pat = r.complex_text;
+      if (e.dtype == e.in && e.in == DType::Float32 && !r.float32_text.empty()) pat = r.float32_text;
+      std::string s = subst(pat, a, cpp_local_type(e.in));
       if (e.dtype == DType::Float16) s = "npk::r16(" + s + ")";
       return s;
     }
@@ -432,12 +443,13 @@ std::string cpp_local_type(DType t) {
 
 bool cpp_supports(OpId op, DType in) {
   const Rule& r = cpp_table()[static_cast<int>(op)];
-  if (!r.pattern) return false;
-  if (op == OpId::nextafter) return false;
-  if (is_complex(in) && cpp_override(op, in)) return true;
-  for (const char* p = r.kinds; *p; ++p)
-    if (*p == kind_letter(in)) return true;
-  return false;
+  if (r.status != Rule::Status::Pattern) return false;
+  return r.kinds.find(kind_letter(in)) != std::string_view::npos;
+}
+
+EmitRule cpp_emit_rule(OpId op) {
+  op_info(op);  // ValueError for an id outside the op table
+  return cpp_table()[static_cast<int>(op)];
 }
 
 bool supports(OpId op, DType t) { return cpp_supports(op, t); }

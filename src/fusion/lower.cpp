@@ -91,16 +91,12 @@ std::string literal(const npc::Scalar& v, DType t) {
   return "0";
 }
 
+// Whether generated code reduces with ufunc `op` in dtype `t`: the fused column of the op's
+// reduction row in ops.def.
 bool reduce_supported(OpId op, DType t) {
-  switch (op) {
-    case OpId::add:
-    case OpId::multiply: return true;
-    case OpId::maximum:
-    case OpId::minimum: return !is_complex(t);
-    case OpId::logical_or:
-    case OpId::logical_and: return true;
-    default: return false;
-  }
+  const char k = t == DType::Bool ? 'b' : is_complex(t) ? 'c' : kind(t) == Kind::Float ? 'f' : 'i';
+  const OpInfo* r = reduction_row(op);
+  return r && r->fused.find(k) != std::string_view::npos;
 }
 
 // Note [small reductions]: reduction loops of at most kUnrollExtent iterations and

@@ -21,10 +21,10 @@
 #include "npc/ops.hpp"
 
 namespace npc {
-/// equal, not_equal, less, less_equal, greater, greater_equal.
+/// The Comparison rows of ops.def (equal, not_equal, less, ...).
 bool is_comparison_op(OpId op);
-/// logical_and, logical_or, logical_xor: mixed inputs run the bool loop, cast without a
-/// casting check (Note [logical promotion]).
+/// The binary Logical rows of ops.def (logical_and, ...): mixed inputs run the bool loop, cast
+/// without a casting check (Note [logical promotion]).
 bool is_logical_binary(OpId op);
 /// NumPy's spelling of a casting rule ("same_kind").
 std::string casting_rule_name(Casting c);
@@ -41,7 +41,7 @@ SortTraceHook sort_trace_hook();
 WhereTraceHook where_trace_hook();
 
 /// Whether NumPy resolves the ufunc's loops with its uniform type resolver (one dtype for
-/// every operand: add, subtract, multiply, maximum, minimum, fmax, fmin, gcd, lcm): with
+/// every operand: the Uniform rows of ops.def, add, subtract, ...): with
 /// dtype= the loop of that dtype alone, else NumPy's no-loop error (gcd with dtype=float64).
 bool has_uniform_type_resolver(OpId op);
 
@@ -111,8 +111,9 @@ struct Loop {
 
 /// The loops of `op` in ops.def's order, with their registered kernels.
 const std::vector<Loop>& loops_of(OpId op);
-/// Whether the op checks the floating-point status after its loop (false for comparisons,
-/// selections and predicates, whose C comparisons may raise spurious "invalid" on NaN).
+/// Whether the op checks the floating-point status after its loop: the fpe_check column of
+/// ops.def (NoFpe for comparisons, selections and predicates, whose C comparisons may raise
+/// spurious "invalid" on NaN).
 bool checks_fpe(OpId op);
 
 /// Parses one ops.def dtype character ('?', 'b', 'B', ... 'D').

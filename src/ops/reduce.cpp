@@ -1,4 +1,5 @@
-// numpy.ufunc.reduce / accumulate / at and argmin/argmax.
+// numpy.ufunc.reduce and argmin/argmax: execution (the loop resolution is in
+// reduce_resolve.cpp, accumulate in accumulate.cpp, ufunc.at in ufunc_at.cpp).
 //
 // Note [reduction order]
 // Reductions visit the elements in NumPy's order, so float sums and products have NumPy's
@@ -20,6 +21,7 @@
 #include "npc/fperror.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
+#include "ops/reduce_internal.hpp"
 #include "ops/reduce_simd.hpp"
 #include "core/cast.hpp"
 
@@ -332,15 +334,17 @@ std::optional<Scalar> identity_of(OpId op, DType t) {
 }
 
 // Note [reorderable reductions]: NumPy reduces over several axes at once only with ufuncs
-// whose result does not depend on the order (those with an identity, and maximum/minimum/
-// fmax/fmin); subtract, divide, power, comparisons and the like take at most one axis.
+// whose result does not depend on the order (those with an identity, and those whose
+// identity column is ReorderableNone: maximum/minimum/fmax/fmin); subtract, divide, power,
+// comparisons and the like take at most one axis.
 void check_reorderable(OpId op, const ndarray& a, const ReduceOptions& opts) {
   const size_t naxes = opts.axes ? opts.axes->size() : static_cast<size_t>(a.ndim());
   if (naxes <= 1 || op_info(op).identity != Identity::None_) return;
-  if (op == OpId::maximum || op == OpId::minimum || op == OpId::fmax || op == OpId::fmin) return;
   throw ValueError("reduction operation '" + std::string(op_info(op).name) +
                    "' is not reorderable, so at most one axis may be specified");
 }
+
+}  // namespace
 
 // Integer power loops reject negative exponents (as the ufunc call does). In a reduce or
 // accumulate along `ax` the exponents are every element after the first (all of them when
@@ -367,19 +371,13 @@ OpId ufunc_of(OpId op) {
   return op;
 }
 
-// The dtype NumPy reduces in: add/multiply widen small integers and bool to int64/uint64.
-DType reduce_dtype(OpId op, DType t, std::optional<DType> dtype) {
-  if (dtype) return *dtype;
-  if ((op == OpId::add || op == OpId::multiply) && (kind(t) == Kind::Bool || (is_integer(t) && itemsize(t) < 8)))
-    return kind(t) == Kind::Unsigned ? DType::UInt64 : DType::Int64;
-  return t;
-}
-
 ops::LoopFn loop_for(OpId op, DType t) {
   for (const auto& l : ops::loops_of(op))
     if (l.in.size() == 2 && l.in[0] == t && l.in[1] == t && l.out[0] == t) return l.fn;
   return nullptr;
 }
+
+namespace {
 
 // ---------------------------------------------------------------- index walking
 // Note [index walking]
@@ -863,167 +861,6 @@ ndarray reduce_mixed(OpId op, ops::LoopFn fn, const ndarray& a, const ReduceOpti
 }
 }  // namespace
 
-// Note [reduce loop signature]
-// NumPy resolves the loop of a reduce or accumulate (reducelike_promote_and_resolve in
-// ufunc_object.c, promote_and_get_ufuncimpl in dispatching.cpp) from three operand DTypes:
-// (out or None, input, None), with dtype= (or add/multiply's widening of bool and small
-// integers when neither keyword is given) fixing the first and the output:
-// (dtype, input, dtype). Then:
-//  1. a loop whose DTypes equal the given ones is taken as it is (ldexp's "di->d" for an
-//     int32 input and out=float64);
-//  2. else the ufunc's legacy type resolver runs on the operands (out or input, input) under
-//     unsafe casting: the default one searches the loops in order for the first whose inputs
-//     take the operands safely (with dtype=: the loops with first input and output `dtype`,
-//     then the homogeneous one, whose casts it does not check); the uniform one (gcd, lcm,
-//     maximum, minimum, fmax, fmin, add, subtract, multiply) takes the promoted dtype for
-//     every operand, and a loop of those dtypes must exist (else NumPy's no-loop error,
-//     naming the DTypes of step 1: "(None, BoolDType) -> None"). Their own errors are
-//     NumPy's TypeErrors ("not supported for the input types", "No loop matching ...");
-//  3. a loop whose first input is not its output (a comparison's) is retried with the first
-//     DType fixed to the output's;
-//  4. the first input and the output must be one dtype (and for accumulate, the second
-//     input too): else NumPy's "the resolved dtypes are not compatible with ldexp.accumulate".
-// So ldexp.reduce(int8) runs "ei->e": the float16 accumulator takes each int8 as an int32
-// exponent (Note [mixed reduce loops]).
-// Logical reductions run in bool whatever the resolved loop's inputs are (their promoter
-// casts every input to bool). A comparison's loops give bool from other inputs, so only a
-// bool input (or dtype=) has a loop whose first input is its output: others raise NumPy's
-// TypeError (with out=, its no-loop error naming a bool first operand, as NumPy's
-// comparison promoter reports it).
-bool has_uniform_type_resolver(OpId op) {
-  switch (op) {
-    case OpId::add: case OpId::subtract: case OpId::multiply: case OpId::maximum: case OpId::minimum:
-    case OpId::fmax: case OpId::fmin: case OpId::gcd: case OpId::lcm:
-      return true;
-    default:
-      return false;
-  }
-}
-
-namespace {
-enum class LegacyResolver { Default, Uniform, TrueDivision };
-
-LegacyResolver legacy_resolver_of(OpId op) {
-  if (has_uniform_type_resolver(op)) return LegacyResolver::Uniform;
-  return op == OpId::divide ? LegacyResolver::TrueDivision : LegacyResolver::Default;
-}
-
-[[noreturn]] void reduce_no_loop(OpId op, std::optional<DType> first, DType in, std::optional<DType> outd) {
-  throw UfuncNoLoopError(std::vector<std::optional<DType>>{first, in, outd}, op);
-}
-
-std::string dtype_repr(DType t) { return "dtype('" + std::string(name(t)) + "')"; }
-
-// One resolution (steps 1-3 of Note [reduce loop signature]) for fixed first DType `sig0`
-// (also the output's when `sig_out`) and a first operand of dtype `op0`.
-const ops::Loop& find_reduce_loop(OpId op, DType op0, DType in, std::optional<DType> sig0, bool sig_out,
-                                  std::optional<DType> first_dt) {
-  const auto& loops = ops::loops_of(op);
-  const std::string nm(op_info(op).name);
-  // 1. The loop with exactly these DTypes.
-  if (first_dt) {
-    for (const auto& l : loops)
-      if (l.in[0] == *first_dt && l.in[1] == in && (!sig_out || l.out[0] == *sig0)) return l;
-  }
-  // 2. The legacy type resolver.
-  const LegacyResolver kindr = legacy_resolver_of(op);
-  auto exact = [&](DType a, DType b, DType c) -> const ops::Loop& {
-    for (const auto& l : loops)
-      if (l.in[0] == a && l.in[1] == b && l.out[0] == c) return l;
-    reduce_no_loop(op, first_dt, in, sig_out ? sig0 : std::nullopt);
-  };
-  auto typed = [&](DType s0, bool with_out) -> const ops::Loop* {
-    // type_tuple_type_resolver: the given types must match, the others take the operands
-    // safely (the input's, second); then every unset type replaced by the output's.
-    for (const auto& l : loops)
-      if (l.in[0] == s0 && (!with_out || l.out[0] == s0) && can_cast(in, l.in[1], Casting::Safe)) return &l;
-    if (with_out)
-      for (const auto& l : loops)
-        if (l.in[0] == s0 && l.in[1] == s0 && l.out[0] == s0) return &l;
-    throw TypeError("No loop matching the specified signature and casting was found for ufunc " + nm);
-  };
-  if (kindr == LegacyResolver::Uniform) {
-    DType r;
-    if (sig0 && sig_out) {
-      r = *sig0;
-    } else if (sig0) {
-      return *typed(*sig0, false);  // a fixed first input only: the default resolver
-    } else {
-      DType two[2] = {op0, in};
-      r = result_type(std::span<const DType>(two, 2));
-    }
-    if (op == OpId::subtract && r == DType::Bool)
-      throw TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
-                      "operator, or the logical_xor function instead.");
-    return exact(r, r, r);
-  }
-  if (sig0) return *typed(*sig0, sig_out);
-  if (kindr == LegacyResolver::TrueDivision && (is_integer(op0) || op0 == DType::Bool) &&
-      (is_integer(in) || in == DType::Bool))
-    return exact(DType::Float64, DType::Float64, DType::Float64);
-  for (const auto& l : loops)
-    if (can_cast(op0, l.in[0], Casting::Safe) && can_cast(in, l.in[1], Casting::Safe)) return l;
-  throw TypeError("ufunc '" + nm + "' not supported for the input types, and the inputs could not be safely "
-                  "coerced to any supported types according to the casting rule ''safe''");
-}
-}  // namespace
-
-static void check_reducelike(OpId op, const char* method) {
-  if (op_info(op).nin != 2) throw ValueError(std::string(method) + " only supported for binary functions");
-  if (op_info(op).nout != 1)
-    throw ValueError(std::string(method) + " only supported for functions returning a single value");
-}
-
-ReduceLoop reduce_loop(OpId op_in, DType in, std::optional<DType> dtype, std::optional<DType> out, bool accumulate) {
-  const OpId op = ufunc_of(op_in);
-  check_reducelike(op, accumulate ? "accumulate" : "reduce");
-  const bool logical = op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor;
-  if (!dtype && is_comparison_op(op) && in != DType::Bool) {
-    if (out) throw UfuncNoLoopError(op, {DType::Bool, in});
-    throw TypeError("No loop matching the specified signature and casting was found for ufunc " +
-                    std::string(op_info(op).name));
-  }
-  if (logical || is_comparison_op(op)) {
-    // Their promoters (logical: every input to bool) and bool outputs: the loop's own dtypes.
-    DType t;
-    if (dtype) {
-      DType sig[2] = {*dtype, *dtype};
-      t = resolve_loop(op, sig, {}, dtype).out[0];
-    } else if (out) {
-      DType sig[2] = {*out, in};
-      t = resolve_loop(op, sig, {}, std::nullopt).out[0];
-    } else {
-      DType sig[2] = {in, in};
-      t = resolve_loop(op, sig, {}, std::nullopt).out[0];
-    }
-    if (logical) t = DType::Bool;
-    return {t, t};
-  }
-  std::optional<DType> sig0 = dtype;
-  if (!dtype && !out) {
-    const DType w = reduce_dtype(op, in, std::nullopt);
-    if (w != in) sig0 = w;
-  }
-  const DType op0 = out ? *out : in;
-  std::optional<DType> first_dt = sig0 ? sig0 : out;
-  const ops::Loop* l = &find_reduce_loop(op, op0, in, sig0, sig0.has_value(), first_dt);
-  if (!sig0 && l->in[0] != l->out[0]) {  // 3. not reduce-compatible: fix the first DType
-    sig0 = l->out[0];
-    l = &find_reduce_loop(op, op0, in, sig0, false, sig0);
-    if (l->in[0] != *sig0) reduce_no_loop(op, sig0, in, std::nullopt);
-  }
-  // 4. NumPy's check of the resolved descriptors.
-  if (l->in[0] != l->out[0] || (accumulate && l->in[1] != l->in[0]))
-    throw TypeError("the resolved dtypes are not compatible with " + std::string(op_info(op).name) +
-                    (accumulate ? ".accumulate" : ".reduce") + ". Resolved (" + dtype_repr(l->in[0]) + ", " +
-                    dtype_repr(l->in[1]) + ", " + dtype_repr(l->out[0]) + ")");
-  return {l->out[0], l->in[1]};
-}
-
-DType reduce_loop_dtype(OpId op, DType in, std::optional<DType> dtype, std::optional<DType> out) {
-  return reduce_loop(op, in, dtype, out, false).acc;
-}
-
 ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   if (a.is_traced()) {
     auto hook = reduce_trace_hook();
@@ -1488,69 +1325,6 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   return finish(std::move(res));
 }
 
-// ---------------------------------------------------------------- accumulate
-ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DType> dtype, std::optional<ndarray> out) {
-  const OpId op = ufunc_of(op_in);
-  check_reducelike(op, "accumulate");
-  if (a.ndim() == 0) throw TypeError("cannot accumulate on a scalar");
-  int64_t ax = normalize_axis(axis, a.ndim());
-  const DType t = reduce_loop(op, a.dtype(), dtype, out ? std::optional<DType>(out->dtype()) : std::nullopt, true).acc;
-  ops::LoopFn fn = loop_for(op, t);
-  if (!fn) throw TypeError("ufunc '" + std::string(op_info(op).name) + "' not supported for the input types");
-  if (a.is_traced() || (out && out->is_traced()))  // Note [trace hooks]: a Prim cumsum/cumprod node
-    if (auto hook = accumulate_trace_hook()) return hook(op, a, ax, t, out);
-  check_int_power_exponents(op, t, a, ax, false);
-  ndarray res = empty(a.shape(), t);
-  copy_into(res, a);  // casts to t; the scan then runs in place
-  const int64_t n = a.shape()[ax];
-  if (n > 1 && res.size() > 0) {
-    // Other axes: iterate every position, scan along `ax` with the binary loop reading the
-    // element it wrote one step before (sequential by the C aliasing rules).
-    Shape os;
-    Strides ost;
-    for (int d = 0; d < a.ndim(); ++d)
-      if (d != ax) { os.push_back(a.shape()[d]); ost.push_back(res.strides()[d]); }
-    const int64_t s = res.strides()[ax];
-    int64_t cnt = shape_size(os);
-    std::vector<int64_t> idx(os.size(), 0);
-    int flags = 0;
-    ops::clear_fpe();
-    for (int64_t j = 0; j < cnt; ++j) {
-      std::byte* p = res.data();
-      for (size_t d = 0; d < os.size(); ++d) p += idx[d] * ost[d];
-      std::byte* ptrs[3] = {p, p + s, p + s};
-      int64_t st[3] = {s, s, s};
-      // NumPy's loop sees the input's own (negative) stride along a reversed axis and takes
-      // its scalar complex64 product (Note [complex product]); with n == 2 the one call
-      // reads no stride, so the sign alone picks that loop (longer scans overlap and take it
-      // anyway).
-      if (n == 2 && a.dtype() == t && a.strides()[ax] < 0) st[0] = st[1] = st[2] = -s;
-      fn(ptrs, st, n - 1);
-      for (int d = static_cast<int>(os.size()) - 1; d >= 0; --d) {
-        if (++idx[d] < os[d]) break;
-        idx[d] = 0;
-      }
-    }
-    if (ops::checks_fpe(op)) flags = ops::read_fpe();
-    // NumPy accumulates into a copy of out= in the loop dtype and casts it back at the end
-    // (its writeback), which clears the flags the loop raised before it checks its own:
-    // np.divide.accumulate([1., 0.], out=float32 array) does not warn.
-    if (flags && !(out && out->dtype() != t)) ops::note_fpe(flags);
-  }
-  if (out) {
-    if (out->shape() != res.shape()) throw ValueError("output array has the wrong shape");
-    // NumPy reports the errors of the cast into out= twice: "... in cast" and "... in
-    // accumulate" (the input's dtype= cast only as "cast").
-    const int before = take_fp_flags();
-    copy_into(*out, res);
-    const int oc = take_fp_flags();
-    add_fp_flags(before | oc);
-    if (oc) ops::note_fpe(oc);
-    return *out;
-  }
-  return res;
-}
-
 // ---------------------------------------------------------------- argmin / argmax
 namespace {
 template <class T, bool kMax>
@@ -1653,119 +1427,6 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
     res = res.reshape(keep_shape);
   }
   return res;
-}
-
-// ---------------------------------------------------------------- at
-// Note [ufunc.at casting]: NumPy's ufunc.at resolves the loop from (a.dtype, b.dtype) and
-// casts each result back into `a` unsafely (np.add.at(int_array, i, 1.5) truncates). When the
-// loop's dtype differs from a's, each element is cast to the loop's dtype, updated and cast
-// back before the next index (a repeated index sees the truncated value, as in NumPy), and
-// untouched elements never round-trip through another dtype.
-void ufunc_at(OpId op, const ndarray& a_in, const ndarray& flat_indices, const std::optional<Operand>& b) {
-  const OpInfo& info = op_info(op);
-  if (info.kind != OpKind::Ufunc) throw TypeError("'" + std::string(info.name) + "' is not a ufunc");
-  // NumPy's checks and messages (ufunc_at in ufunc_object.c).
-  if (info.nout != 1) throw ValueError("Only single output ufuncs supported at this time");
-  if (info.nin == 2 && !b) throw ValueError("second operand needed for ufunc");
-  if (info.nin == 1 && b) throw ValueError("second operand provided when ufunc is unary");
-  if (!is_integer(flat_indices.dtype()))
-    throw IndexError("arrays used as indices must be of integer (or boolean) type");
-  if (!a_in.writeable()) throw ValueError("output array is read-only");
-  // Note [ufunc.at targets]: `flat_indices` are C-order positions in `a`, which may be any
-  // view (strided, transposed, negative strides): each maps to its element's byte offset.
-  const Shape& ashape = a_in.shape();
-  const Strides& astr = a_in.strides();
-  const bool contiguous = a_in.is_c_contiguous();
-  auto byte_offset = [&](int64_t i) {
-    if (contiguous) return i * static_cast<int64_t>(a_in.itemsize());
-    int64_t off = 0;
-    for (int d = a_in.ndim() - 1; d >= 0; --d) {
-      off += (i % ashape[d]) * astr[d];
-      i /= ashape[d];
-    }
-    return off;
-  };
-  ndarray idx = flat_indices.dtype() == DType::Int64 ? flat_indices : flat_indices.astype(DType::Int64);
-  idx = idx.copy(Order::C);
-  const int64_t m = idx.size();
-  DType ins[2] = {a_in.dtype(), b ? b->array.dtype() : a_in.dtype()};
-  bool weak[2] = {false, b ? b->weak : false};
-  LoopTypes lt = resolve_loop(op, std::span<const DType>(ins, info.nin), std::span<const bool>(weak, info.nin));
-  const bool cast = lt.in[0] != a_in.dtype() || lt.out[0] != a_in.dtype();
-  ops::LoopFn fn = nullptr;
-  for (const auto& l : ops::loops_of(op))
-    if (l.in == lt.in && l.out == lt.out) fn = l.fn;
-  if (!fn) throw TypeError("npc: no kernel for ufunc.at");
-  ndarray bv;
-  if (b) {
-    bv = b->array.dtype() == lt.in[1] ? b->array : b->array.astype(lt.in[1]);
-    Shape sh{m};
-    bv = broadcast_to(bv, sh);
-    if (op == OpId::power && kind(lt.in[1]) == Kind::Signed) {
-      // As the ufunc call: integer loops reject negative exponents before any write.
-      ndarray e = bv.astype(DType::Int64, Order::C);
-      const int64_t* ep = reinterpret_cast<const int64_t*>(e.data());
-      for (int64_t k = 0; k < e.size(); ++k)
-        if (ep[k] < 0) throw ValueError("Integers to negative integer powers are not allowed.");
-    }
-  }
-  const int64_t* ip = reinterpret_cast<const int64_t*>(idx.data());
-  const int64_t n = a_in.size();
-  for (int64_t k = 0; k < m; ++k)
-    if (ip[k] < -n || ip[k] >= n)
-      throw IndexError("index " + std::to_string(ip[k]) + " is out of bounds for axis 0 with size " +
-                       std::to_string(n));
-  const int64_t isz = static_cast<int64_t>(a_in.itemsize());
-  // Floating-point flags: the loop's, read after each call when casts run around it (a
-  // cast clears the hardware flags first), and the casts' own. NumPy's float max/min/fmax/
-  // fmin loops clear the flags, so only what the casts after the last call raise is left.
-  const bool loop_fpe = ops::checks_fpe(op);
-  const bool loop_clears = (op == OpId::maximum || op == OpId::minimum || op == OpId::fmax || op == OpId::fmin) &&
-                           is_inexact(lt.in[0]);
-  const int pending_before = take_fp_flags();
-  int f = 0;
-  ops::clear_fpe();
-  for (int64_t k = 0; k < m; ++k) {
-    int64_t i = ip[k];
-    if (i < 0) i += n;
-    // The element in the loop's dtype: `a` itself, or a one-element copy cast each time.
-    // With a cast, the loop reads a copy in its input dtype and writes a one-element output
-    // of its output dtype (logical_and on uint8 runs ll->?), cast back into `a`.
-    ndarray tmp, tout;
-    if (cast) {
-      tmp = a_in.with_geometry(a_in.offset() + byte_offset(i), a_in.dtype(), Shape{1}, Strides{isz}).astype(lt.in[0]);
-      tout = lt.out[0] == lt.in[0] ? tmp : empty(Shape{1}, lt.out[0]);
-    }
-    std::byte* p = cast ? tmp.data() : a_in.data() + byte_offset(i);
-    std::byte* po = cast ? tout.data() : p;
-    if (info.nin == 2) {
-      std::byte* ptrs[3] = {p, bv.data() + k * bv.strides()[0], po};
-      int64_t st[3] = {0, 0, 0};
-      fn(ptrs, st, 1);
-    } else {
-      std::byte* ptrs[2] = {p, po};
-      int64_t st[2] = {0, 0};
-      fn(ptrs, st, 1);
-    }
-    if (loop_clears) {
-      f = 0;
-      take_fp_flags();
-      ops::clear_fpe();
-    } else if (cast && loop_fpe) {
-      f |= ops::read_fpe();
-      ops::clear_fpe();
-    }
-    if (cast) {
-      ndarray back = tout.astype(a_in.dtype());
-      std::memcpy(a_in.data() + byte_offset(i), back.data(), static_cast<size_t>(isz));
-    }
-  }
-  // NumPy reports the flags of the loop and of the casts around it as raised "in at" (or
-  // in the ufunc: Note [ufunc.at error names] in _ufunc.py).
-  if (loop_fpe && !cast) f |= ops::read_fpe();
-  f |= take_fp_flags();
-  add_fp_flags(pending_before);
-  if (f) ops::note_fpe(f);
 }
 
 }  // namespace npc

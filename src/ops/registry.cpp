@@ -25,11 +25,16 @@ namespace npc {
 
 // ---------------------------------------------------------------- op table
 namespace {
+constexpr bool is_diff(std::string_view d) { return d == "Diff"; }
+
 constexpr OpInfo kOps[] = {
-#define NPC_UFUNC(n, nin, nout, id, diff, loops) \
-  OpInfo{#n, OpKind::Ufunc, nin, nout, Identity::id, std::string_view(#diff) == "Diff", loops},
-#define NPC_REDUCE(n, uf) OpInfo{#n, OpKind::Reduce, 1, 1, Identity::None_, true, #uf},
-#define NPC_PRIM(n, nin, diff) OpInfo{#n, OpKind::Prim, nin, 1, Identity::None_, std::string_view(#diff) == "Diff", ""},
+#define NPC_UFUNC(n, nin, nout, id, diff, resolver, fpe_check, fpe, at, dunders, loops)                        \
+  OpInfo{#n,       OpKind::Ufunc, nin, nout, Identity::id, is_diff(#diff), loops, Resolver::resolver, \
+         std::string_view(#fpe_check) == "Fpe", fpe, at, dunders, ""},
+#define NPC_REDUCE(n, uf, diff, fpe, fused) \
+  OpInfo{#n, OpKind::Reduce, 1, 1, Identity::None_, is_diff(#diff), #uf, Resolver::Default, true, fpe, "", "", fused},
+#define NPC_PRIM(n, nin, diff, fpe) \
+  OpInfo{#n, OpKind::Prim, nin, 1, Identity::None_, is_diff(#diff), "", Resolver::Default, true, fpe, "", "", ""},
 #include "npc/ops.def"
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == kNumOps);
@@ -47,6 +52,13 @@ std::optional<OpId> op_from_name(std::string_view name) {
   for (int i = 0; i < kNumOps; ++i)
     if (kOps[i].name == name) return static_cast<OpId>(i);
   return std::nullopt;
+}
+
+const OpInfo* reduction_row(OpId ufunc) {
+  const std::string_view name = op_info(ufunc).name;
+  for (const OpInfo& r : kOps)
+    if (r.kind == OpKind::Reduce && r.loops == name) return &r;
+  return nullptr;
 }
 
 namespace ops {
@@ -74,12 +86,6 @@ DType dtype_from_char(char c) {
 char char_from_dtype(DType t) { return "?bBhHiIlLefdFD"[static_cast<int>(t)]; }
 
 namespace {
-// Comparisons get NumPy 2's exact mixed int64/uint64 loops ("qQ->?", "Qq->?"), which the
-// ops.def rows (restricted to one loop per dtype) do not spell.
-bool is_comparison(OpId op) {
-  return op == OpId::equal || op == OpId::not_equal || op == OpId::less || op == OpId::less_equal ||
-         op == OpId::greater || op == OpId::greater_equal;
-}
 
 struct Registry {
   std::vector<std::vector<Loop>> loops;
@@ -103,7 +109,9 @@ struct Registry {
         for (DType t : l.in) if (t != l.in[0]) uniform[i] = false;
         loops[i].push_back(std::move(l));
       }
-      if (is_comparison(static_cast<OpId>(i))) {
+      // Comparisons get NumPy 2's exact mixed int64/uint64 loops ("qQ->?", "Qq->?"), which the
+      // ops.def rows (restricted to one loop per dtype) do not spell.
+      if (info.resolver == Resolver::Comparison) {
         loops[i].push_back(Loop{{DType::Int64, DType::UInt64}, {DType::Bool}, nullptr});
         loops[i].push_back(Loop{{DType::UInt64, DType::Int64}, {DType::Bool}, nullptr});
       }
@@ -123,19 +131,7 @@ const Registry& registry() {
 
 const std::vector<Loop>& loops_of(OpId op) { return registry().loops[static_cast<int>(op)]; }
 
-bool checks_fpe(OpId op) {
-  switch (op) {
-    case OpId::equal: case OpId::not_equal: case OpId::less: case OpId::less_equal: case OpId::greater:
-    case OpId::greater_equal: case OpId::maximum: case OpId::minimum: case OpId::fmax: case OpId::fmin:
-    case OpId::logical_and: case OpId::logical_or: case OpId::logical_xor: case OpId::logical_not:
-    case OpId::isnan: case OpId::isinf: case OpId::isfinite: case OpId::signbit: case OpId::copysign:
-    case OpId::sign: case OpId::floor: case OpId::ceil: case OpId::trunc: case OpId::rint:
-    case OpId::absolute: case OpId::fabs: case OpId::negative: case OpId::positive: case OpId::conjugate:
-      return false;
-    default:
-      return true;
-  }
-}
+bool checks_fpe(OpId op) { return op_info(op).fpe_check; }
 
 // ---------------------------------------------------------------- threads
 // Note [fork]
@@ -520,8 +516,7 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
     // NumPy's uniform-operation and absolute type resolvers do not take the signature to
     // the legacy search: they ask for the loop (dtype, ..., dtype) alone, and their no-loop
     // error names it ("... matching types <class 'numpy.dtypes.BoolDType'> -> <... BoolDType'>").
-    if (has_uniform_type_resolver(op) || op == OpId::positive || op == OpId::sign ||
-        (op == OpId::absolute && !is_complex(in[0]))) {
+    if (has_uniform_type_resolver(op) || (info.resolver == Resolver::Absolute && !is_complex(in[0]))) {
       std::vector<std::optional<DType>> all(in.begin(), in.end());
       for (int k = 0; k < info.nout; ++k) all.push_back(*dtype);
       UfuncNoLoopError e(std::move(all), op);
@@ -560,7 +555,9 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
   // np.hypot(int8, uint8) runs "ee->e", where their promotion (int16) would take "ff->f".
   // Arrays of one dtype, and Python scalars, resolve as promotion does; the linear search
   // below handles the rest.
-  const bool default_resolver = !has_uniform_type_resolver(op) && !is_comparison_op(op) && op != OpId::divide;
+  const Resolver resolver = op_info(op).resolver;
+  const bool default_resolver =
+      resolver != Resolver::Uniform && resolver != Resolver::Comparison && resolver != Resolver::TrueDivide;
   if (uniform && default_resolver && weak_kinds.empty() && in.size() == 2 && in[0] != in[1]) uniform = false;
 
   if (uniform) {
@@ -621,13 +618,13 @@ LoopTypes resolve_loop(OpId op, std::span<const DType> in, std::span<const bool>
 }
 
 bool is_logical_binary(OpId op) {
-  return op == OpId::logical_and || op == OpId::logical_or || op == OpId::logical_xor;
+  const OpInfo& info = op_info(op);
+  return info.resolver == Resolver::Logical && info.nin == 2;
 }
 
-bool is_comparison_op(OpId op) {
-  return op == OpId::equal || op == OpId::not_equal || op == OpId::less || op == OpId::less_equal ||
-         op == OpId::greater || op == OpId::greater_equal;
-}
+bool is_comparison_op(OpId op) { return op_info(op).resolver == Resolver::Comparison; }
+
+bool has_uniform_type_resolver(OpId op) { return op_info(op).resolver == Resolver::Uniform; }
 
 std::string casting_rule_name(Casting c) { return casting_name(c); }
 

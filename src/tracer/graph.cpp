@@ -13,21 +13,21 @@ namespace npc::ir {
 
 namespace {
 constexpr std::string_view kOpNames[] = {
-#define NPC_UFUNC(name, nin, nout, identity, diff, loops) #name,
-#define NPC_REDUCE(name, ufunc) #name,
-#define NPC_PRIM(name, nin, diff) #name,
+#define NPC_UFUNC(name, nin, nout, identity, ...) #name,
+#define NPC_REDUCE(name, ...) #name,
+#define NPC_PRIM(name, nin, ...) #name,
 #include "npc/ops.def"
 };
 constexpr int kOpNin[] = {
-#define NPC_UFUNC(name, nin, nout, identity, diff, loops) nin,
-#define NPC_REDUCE(name, ufunc) 1,
-#define NPC_PRIM(name, nin, diff) nin,
+#define NPC_UFUNC(name, nin, nout, identity, ...) nin,
+#define NPC_REDUCE(name, ...) 1,
+#define NPC_PRIM(name, nin, ...) nin,
 #include "npc/ops.def"
 };
 constexpr int kOpNout[] = {
-#define NPC_UFUNC(name, nin, nout, identity, diff, loops) nout,
-#define NPC_REDUCE(name, ufunc) 1,
-#define NPC_PRIM(name, nin, diff) 1,
+#define NPC_UFUNC(name, nin, nout, identity, ...) nout,
+#define NPC_REDUCE(name, ...) 1,
+#define NPC_PRIM(name, nin, ...) 1,
 #include "npc/ops.def"
 };
 

@@ -23,9 +23,9 @@ thread_local Context* t_current = nullptr;
 std::atomic<uint64_t> g_next_id{1};
 
 constexpr Identity kIdentity[] = {
-#define NPC_UFUNC(name, nin, nout, identity, diff, loops) Identity::identity,
-#define NPC_REDUCE(name, ufunc) Identity::None_,
-#define NPC_PRIM(name, nin, diff) Identity::None_,
+#define NPC_UFUNC(name, nin, nout, identity, ...) Identity::identity,
+#define NPC_REDUCE(name, ...) Identity::None_,
+#define NPC_PRIM(name, nin, ...) Identity::None_,
 #include "npc/ops.def"
 };
 
@@ -981,7 +981,8 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   const DType t = loop.acc;
   bool empty = false;
   for (auto ax : axes) empty = empty || a.shape()[ax] == 0;
-  if (empty && !opts.initial && kIdentity[static_cast<int>(op)] == Identity::None_)
+  const Identity id = kIdentity[static_cast<int>(op)];
+  if (empty && !opts.initial && (id == Identity::None_ || id == Identity::ReorderableNone))
     throw ValueError("zero-size array to reduction operation " + std::string(ir::op_name(op)) + " which has no identity");
   ir::Graph& g = c.graph();
   std::optional<Scalar> init;

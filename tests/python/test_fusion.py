@@ -5,6 +5,7 @@ counters (npc._fusion.stats()): generated kernels, not the eager backend, produc
 results (kernel_runs grew, fallbacks did not). Ops are batched into few graphs per C++
 compile to keep the suite fast.
 """
+import csv
 import json
 import os
 import subprocess
@@ -85,21 +86,23 @@ def values(dtype, n=64, seed=0):
     return (re + 1j * im).astype(dt)
 
 
-UNARY = ["negative", "positive", "absolute", "fabs", "sign", "reciprocal", "sqrt", "cbrt", "square", "exp",
-         "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
-         "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "floor", "ceil", "trunc",
-         "rint", "conjugate", "logical_not", "invert", "isnan", "isinf", "isfinite", "signbit"]
-BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power", "float_power",
-          "maximum", "minimum", "fmax", "fmin", "equal", "not_equal", "less", "less_equal", "greater",
-          "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
-          "left_shift", "right_shift", "arctan2", "hypot", "logaddexp", "logaddexp2", "copysign", "heaviside"]
-# Ops whose results are exact in NumPy (correctly rounded or integer): compared bit for bit.
-EXACT = {"negative", "positive", "absolute", "fabs", "sign", "square", "floor", "ceil", "trunc", "rint", "conjugate",
-         "logical_not", "invert", "isnan", "isinf", "isfinite", "signbit", "add", "subtract", "multiply", "divide",
-         "floor_divide", "remainder", "fmod", "maximum", "minimum", "fmax", "fmin", "equal", "not_equal", "less",
-         "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
-         "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "copysign", "heaviside", "reciprocal", "sqrt",
-         "deg2rad", "rad2deg"}
+# The ufuncs generated code renders (a pattern in the emitter table), from the op table.
+_ROWS = _core.op_table()
+UNARY = [r.name for r in _ROWS if r.kind == 0 and r.nin == 1 and r.nout == 1 and r.emit["cpp"][0] == "pattern"]
+BINARY = [r.name for r in _ROWS if r.kind == 0 and r.nin == 2 and r.nout == 1 and r.emit["cpp"][0] == "pattern"]
+
+
+def _exact_ops():
+    """Ops whose real-float results NumPy rounds correctly or computes exactly (no ULP bound
+    in tests/numpy_conformance/ulp_tolerances.csv): compared bit for bit."""
+    path = os.path.join(ROOT, "tests", "numpy_conformance", "ulp_tolerances.csv")
+    with open(path) as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    bounded = {r["op"] for r in rows if r["kind"] == "f"}
+    return {name for name in UNARY + BINARY if name not in bounded}
+
+
+EXACT = _exact_ops()
 
 
 def loop_ops(names, dtype, nin):
@@ -156,20 +159,24 @@ def test_elementwise_op_matrix(dtype):
             raise AssertionError(f"{name} on {dtype}: {e}") from None
 
 
-def test_supported_table_is_complete():
-    """Ufuncs without a C++ rule are listed here on purpose (their graphs run eagerly)."""
-    unsupported = {"divmod", "frexp", "modf", "ldexp", "gcd", "lcm", "spacing", "nextafter"}
-    for name in UNARY + BINARY + sorted(unsupported):
-        uf = getattr(np, name)
-        for t in uf.types:
-            ins = t.split("->")[0]
-            if len(set(ins)) != 1 or ins[0] not in "?bBhHiIlLefdFD":
+def test_supported_follows_the_emitter_table():
+    """_fusion_supports answers from the emitter table: a pattern row for the dtype kinds it
+    lists (complex helpers aside), an Unsupported row for none (its graphs run eagerly)."""
+    kind_letter = {"b": "b", "i": "i", "u": "i", "f": "f", "c": "c"}
+    for row in _ROWS:
+        if row.kind != 0:
+            continue
+        status, _, kinds, _ = row.emit["cpp"]
+        for sig in row.loops.split():
+            ins = sig.split("->")[0]
+            if len(set(ins)) != 1:
                 continue
-            code = CODES[np.dtype(ins[0])]
-            if name in unsupported:
-                assert not _core._fusion_supports(name, code), name
-    for name in ["add", "multiply", "exp", "maximum", "greater", "sqrt"]:
-        assert _core._fusion_supports(name, CODES[np.dtype("float64")])
+            dt = np.dtype(ins[0])
+            got = _core._fusion_supports(row.name, CODES[dt])
+            if status == "unsupported":
+                assert not got, row.name
+            elif kind_letter[dt.kind] in kinds:
+                assert got, (row.name, dt)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "uint64", "float16", "float32", "float64"])

@@ -628,11 +628,7 @@ def _scalar_method_maker(orig):
 # from the selected elements only, as eagerly. A Python scalar `v` stays weak (NEP 50):
 # where(mask, v, 1 of a's dtype) has the dtype `v` takes against `a`. Any other value falls
 # back to eager semantics (the mask read is then a graph break).
-_RMW_OPS = {"__iadd__": "add", "__isub__": "subtract", "__imul__": "multiply",
-            "__itruediv__": "true_divide", "__ifloordiv__": "floor_divide",
-            "__imod__": "remainder", "__ipow__": "power", "__iand__": "bitwise_and",
-            "__ior__": "bitwise_or", "__ixor__": "bitwise_xor", "__ilshift__": "left_shift",
-            "__irshift__": "right_shift"}
+_RMW_OPS = {row.dunders[2]: row.name for row in _core.op_table() if len(row.dunders) == 3}  # "__iadd__": "add"
 _rmw_sites = {}
 
 

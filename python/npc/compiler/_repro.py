@@ -267,8 +267,8 @@ def _report(name, graph, g, backend, inputs, scalars, k, why):
 
 # ---------------------------------------------------------------- reproduction script
 _LINE = re.compile(r"^%(\d+) = (\S+?)(?:\((.*?)\))?(?: \[(.*?)\])?(?: initial=(\S+))? : (\w+)\((.*)\)$")
-_REDUCE_PY = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-              "logical_and": "all", "logical_or": "any"}
+# The NumPy function of each reduction: the op table's reduction rows, keyed by their ufunc.
+_REDUCE_PY = {row.loops: row.name for row in _core.op_table() if row.kind == 1}
 
 
 def _shape_expr(text, symbols):

@@ -4,8 +4,12 @@
 #include <pybind11/stl.h>
 #include <structmember.h>
 
+#include <array>
+#include <utility>
+
 #include "bindings.hpp"
 #include "npc/creation.hpp"
+#include "npc/fusion.hpp"
 #include "npc/ops.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
@@ -565,11 +569,11 @@ PyObject* nb_unary(PyObject* a) {
   });
 }
 
+OpId g_compare[6] = {};  // Py_LT .. Py_GE: the ops whose dunders are __lt__ .. __ge__ (install_fast_operators)
+
 PyObject* richcompare(PyObject* a, PyObject* b, int cmp) {
-  static constexpr OpId kCompare[] = {OpId::less, OpId::less_equal, OpId::equal, OpId::not_equal, OpId::greater,
-                                      OpId::greater_equal};  // Py_LT .. Py_GE
   if (cmp < Py_LT || cmp > Py_GE) return Py_NewRef(Py_NotImplemented);
-  return binary_slot(kCompare[cmp], a, b);
+  return binary_slot(g_compare[cmp], a, b);
 }
 
 // npc.ufunc's base type: __call__ without keywords runs here (vectorcall), everything else
@@ -835,10 +839,15 @@ struct FastReduction {
   OpId op;
   PyObject* python = nullptr;  // the replaced method
 };
-FastReduction g_reductions[] = {{"sum", OpId::add}, {"prod", OpId::multiply}, {"max", OpId::maximum},
-                                {"min", OpId::minimum}, {"any", OpId::logical_or}, {"all", OpId::logical_and}};
+// One per reduction row of ops.def (the method's name is the row's).
+FastReduction g_reductions[] = {
+#define NPC_UFUNC(name, ...)
+#define NPC_REDUCE(name, ufunc, ...) {#name, OpId::ufunc},
+#define NPC_PRIM(name, ...)
+#include "npc/ops.def"
+};
 
-template <int K>
+template <size_t K>
 PyObject* fast_reduction(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   FastReduction& fr = g_reductions[K];
   PyArray* a = array_ptr(self);
@@ -864,14 +873,13 @@ PyObject* fast_reduction(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   return PyObject_Vectorcall(fr.python, full.data(), static_cast<size_t>(nargs + 1), kwnames);
 }
 
-PyMethodDef g_reduction_defs[] = {
-    {"sum", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<0>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
-    {"prod", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<1>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
-    {"max", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<2>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
-    {"min", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<3>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
-    {"any", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<4>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
-    {"all", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<5>)), METH_FASTCALL | METH_KEYWORDS, nullptr},
-};
+template <size_t... K>
+std::array<PyMethodDef, sizeof...(K)> reduction_defs(std::index_sequence<K...>) {
+  return {PyMethodDef{g_reductions[K].name, reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(fast_reduction<K>)),
+                      METH_FASTCALL | METH_KEYWORDS, nullptr}...};
+}
+std::array<PyMethodDef, std::size(g_reductions)> g_reduction_defs =
+    reduction_defs(std::make_index_sequence<std::size(g_reductions)>());
 
 // Replaces type.<def.name> (a Python function, kept in *saved) by a method descriptor for def.
 void install_method(PyTypeObject* type, PyMethodDef& def, PyObject** saved) {
@@ -903,35 +911,75 @@ void install_fast_methods(PyTypeObject* type, py::dict ns) {
   install_method(type, g_array_function_def, &g_array_function_py);
 }
 
+constexpr int kArity[] = {
+#define NPC_UFUNC(name, nin, ...) nin,
+#define NPC_REDUCE(name, ...) 1,
+#define NPC_PRIM(name, nin, ...) nin,
+#include "npc/ops.def"
+};
+constexpr int op_arity(OpId op) { return kArity[static_cast<int>(op)]; }
+
+// The dunders column of ops.def, as constants (its rows' operators are installed from it).
+constexpr std::string_view kDunders[] = {
+#define NPC_UFUNC(name, nin, nout, identity, diff, resolver, fpe_check, fpe, at, dunders, loops) dunders,
+#define NPC_REDUCE(name, ...) "",
+#define NPC_PRIM(name, ...) "",
+#include "npc/ops.def"
+};
+
+// CPython's number-protocol slot of each operator name that npc fills in C++ (__pow__ takes
+// a modulo and stays a Python method, python/npc/_ufunc.py).
+constexpr std::pair<std::string_view, binaryfunc PyNumberMethods::*> kBinarySlots[] = {
+    {"__add__", &PyNumberMethods::nb_add}, {"__sub__", &PyNumberMethods::nb_subtract},
+    {"__mul__", &PyNumberMethods::nb_multiply}, {"__truediv__", &PyNumberMethods::nb_true_divide},
+    {"__floordiv__", &PyNumberMethods::nb_floor_divide}, {"__mod__", &PyNumberMethods::nb_remainder},
+    {"__divmod__", &PyNumberMethods::nb_divmod}, {"__and__", &PyNumberMethods::nb_and},
+    {"__or__", &PyNumberMethods::nb_or}, {"__xor__", &PyNumberMethods::nb_xor},
+    {"__lshift__", &PyNumberMethods::nb_lshift}, {"__rshift__", &PyNumberMethods::nb_rshift}};
+constexpr std::pair<std::string_view, binaryfunc PyNumberMethods::*> kInplaceSlots[] = {
+    {"__iadd__", &PyNumberMethods::nb_inplace_add}, {"__isub__", &PyNumberMethods::nb_inplace_subtract},
+    {"__imul__", &PyNumberMethods::nb_inplace_multiply}, {"__itruediv__", &PyNumberMethods::nb_inplace_true_divide},
+    {"__ifloordiv__", &PyNumberMethods::nb_inplace_floor_divide}, {"__imod__", &PyNumberMethods::nb_inplace_remainder},
+    {"__iand__", &PyNumberMethods::nb_inplace_and}, {"__ior__", &PyNumberMethods::nb_inplace_or},
+    {"__ixor__", &PyNumberMethods::nb_inplace_xor}, {"__ilshift__", &PyNumberMethods::nb_inplace_lshift},
+    {"__irshift__", &PyNumberMethods::nb_inplace_rshift}};
+constexpr std::pair<std::string_view, unaryfunc PyNumberMethods::*> kUnarySlots[] = {
+    {"__neg__", &PyNumberMethods::nb_negative}, {"__pos__", &PyNumberMethods::nb_positive},
+    {"__abs__", &PyNumberMethods::nb_absolute}, {"__invert__", &PyNumberMethods::nb_invert}};
+constexpr std::string_view kCompareNames[] = {"__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__"};
+
+// Fills the slots of the operators in row Op's dunders column.
+template <OpId Op>
+void install_row(PyNumberMethods* nb) {
+  constexpr std::string_view dunders = kDunders[static_cast<int>(Op)];
+  if constexpr (!dunders.empty()) {
+    size_t pos = 0;
+    while (pos < dunders.size()) {
+      size_t end = dunders.find(' ', pos);
+      if (end == std::string_view::npos) end = dunders.size();
+      const std::string_view name = dunders.substr(pos, end - pos);
+      pos = end + 1;
+      if constexpr (op_arity(Op) == 1) {
+        for (auto [n, slot] : kUnarySlots)
+          if (n == name) nb->*slot = nb_unary<Op>;
+      } else {
+        for (auto [n, slot] : kBinarySlots)
+          if (n == name) nb->*slot = nb_binary<Op>;
+        for (auto [n, slot] : kInplaceSlots)
+          if (n == name) nb->*slot = nb_inplace<Op>;
+        for (int c = 0; c < 6; ++c)
+          if (kCompareNames[c] == name) g_compare[c] = Op;
+      }
+    }
+  }
+}
+
 void install_fast_operators(PyTypeObject* type) {
   PyNumberMethods* nb = type->tp_as_number;
-  nb->nb_add = nb_binary<OpId::add>;
-  nb->nb_subtract = nb_binary<OpId::subtract>;
-  nb->nb_multiply = nb_binary<OpId::multiply>;
-  nb->nb_true_divide = nb_binary<OpId::divide>;
-  nb->nb_floor_divide = nb_binary<OpId::floor_divide>;
-  nb->nb_remainder = nb_binary<OpId::remainder>;
-  nb->nb_divmod = nb_binary<OpId::divmod>;
-  nb->nb_and = nb_binary<OpId::bitwise_and>;
-  nb->nb_or = nb_binary<OpId::bitwise_or>;
-  nb->nb_xor = nb_binary<OpId::bitwise_xor>;
-  nb->nb_lshift = nb_binary<OpId::left_shift>;
-  nb->nb_rshift = nb_binary<OpId::right_shift>;
-  nb->nb_inplace_add = nb_inplace<OpId::add>;
-  nb->nb_inplace_subtract = nb_inplace<OpId::subtract>;
-  nb->nb_inplace_multiply = nb_inplace<OpId::multiply>;
-  nb->nb_inplace_true_divide = nb_inplace<OpId::divide>;
-  nb->nb_inplace_floor_divide = nb_inplace<OpId::floor_divide>;
-  nb->nb_inplace_remainder = nb_inplace<OpId::remainder>;
-  nb->nb_inplace_and = nb_inplace<OpId::bitwise_and>;
-  nb->nb_inplace_or = nb_inplace<OpId::bitwise_or>;
-  nb->nb_inplace_xor = nb_inplace<OpId::bitwise_xor>;
-  nb->nb_inplace_lshift = nb_inplace<OpId::left_shift>;
-  nb->nb_inplace_rshift = nb_inplace<OpId::right_shift>;
-  nb->nb_negative = nb_unary<OpId::negative>;
-  nb->nb_positive = nb_unary<OpId::positive>;
-  nb->nb_absolute = nb_unary<OpId::absolute>;
-  nb->nb_invert = nb_unary<OpId::invert>;
+#define NPC_UFUNC(name, ...) install_row<OpId::name>(nb);
+#define NPC_REDUCE(name, ...)
+#define NPC_PRIM(name, ...)
+#include "npc/ops.def"
   type->tp_richcompare = richcompare;
 }
 
@@ -996,14 +1044,37 @@ void bind_ops(py::module_& m) {
   });
 
   m.def("op_table", [] {
+    static const char* const kResolver[] = {"Default", "Uniform", "TrueDivide", "Absolute", "Comparison", "Logical"};
+    static const char* const kEmit[] = {"missing", "pattern", "unsupported"};
+    py::object row_type = py::module_::import("collections").attr("namedtuple")(
+        "OpRow", py::make_tuple("name", "kind", "nin", "nout", "identity", "differentiable", "loops", "resolver",
+                                "fpe_check", "fpe", "at", "dunders", "fused", "emit"));
     py::list rows;
     for (int i = 0; i < kNumOps; ++i) {
       const OpInfo& o = op_info(static_cast<OpId>(i));
-      rows.append(py::make_tuple(std::string(o.name), static_cast<int>(o.kind), o.nin, o.nout,
-                                 static_cast<int>(o.identity), o.differentiable, std::string(o.loops)));
+      py::list dunders;
+      for (size_t pos = 0; pos < o.dunders.size();) {
+        size_t end = std::min(o.dunders.find(' ', pos), o.dunders.size());
+        dunders.append(std::string(o.dunders.substr(pos, end - pos)));
+        pos = end + 1;
+      }
+      const fusion::EmitRule cpp = fusion::cpp_emit_rule(static_cast<OpId>(i));
+      py::dict emit;
+      py::dict overrides;
+      if (!cpp.complex_text.empty()) overrides["complex"] = std::string(cpp.complex_text);
+      if (!cpp.float32_text.empty()) overrides["float32"] = std::string(cpp.float32_text);
+      emit["cpp"] = py::make_tuple(kEmit[static_cast<int>(cpp.status)], std::string(cpp.text), std::string(cpp.kinds),
+                                   overrides);
+      rows.append(row_type(std::string(o.name), static_cast<int>(o.kind), o.nin, o.nout, static_cast<int>(o.identity),
+                           o.differentiable, std::string(o.loops), kResolver[static_cast<int>(o.resolver)],
+                           o.fpe_check, std::string(o.fpe), std::string(o.at), py::tuple(dunders),
+                           std::string(o.fused), emit));
     }
     return rows;
-  }, "Rows of ops.def: (name, kind 0=ufunc 1=reduce 2=prim, nin, nout, identity, differentiable, loops).");
+  }, "Rows of ops.def as named tuples (name, kind 0=ufunc 1=reduce 2=prim, nin, nout, identity, differentiable, "
+     "loops, resolver, fpe_check, fpe, at, dunders, fused, emit): every column (include/npc/ops.def), and the "
+     "emitter tables' rows per target {target: (status 'pattern'/'unsupported'/'missing', pattern or reason, kinds, "
+     "{'complex'/'float32': the pattern of those loops when it differs})}.");
 
   m.def("op_kernels", [](int op) {
     py::list out;
