@@ -11,6 +11,8 @@
 // BLAS calls to NumPy's OpenBLAS (use_loaded_numpy_blas, at import): one BLAS pool in the
 // process, the same OpenBLAS version and kernels as NumPy's products (so the same results and
 // speed), and the linked library stays for C++ programs. NPC_BLAS=system keeps the linked one.
+// The LAPACKE drivers (linalg.cpp) and OpenBLAS's thread-count controls follow the same
+// choice through library_symbol.
 //
 // The table holds the functions as untyped pointers plus the width of their integers (the
 // ILP64 build takes int64_t where the linked one takes int); every call goes through the
@@ -26,6 +28,7 @@
 #include <link.h>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #if NPC_HAVE_CBLAS
@@ -53,6 +56,10 @@ namespace {
 struct Table {
   std::string name;  // "system" or a path
   bool ilp64 = false;
+  void* handle = nullptr;  // a library chosen with use_library (never closed)
+  std::string prefix, suffix;
+  std::mutex mu;
+  std::unordered_map<std::string, void*> symbols;  // library_symbol's lookups
 #define NPC_X(fn, ret, params) void* fn = nullptr;
   NPC_BLAS_ENTRIES(NPC_X)
 #undef NPC_X
@@ -105,6 +112,17 @@ I n(int64_t v) { return static_cast<I>(v); }
 bool available() { return table().cblas_dgemm != nullptr; }
 
 std::string current() { return table().name; }
+
+void* library_symbol(const std::string& name) {
+  Table& t = const_cast<Table&>(table());
+  if (!t.handle) return nullptr;
+  std::lock_guard lk(t.mu);
+  auto [it, fresh] = t.symbols.try_emplace(name, nullptr);
+  if (fresh) it->second = dlsym(t.handle, (t.prefix + name + t.suffix).c_str());
+  return it->second;
+}
+
+bool library_ilp64() { return table().ilp64; }
 
 template <class T>
 void gemm(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
@@ -188,6 +206,9 @@ bool use_library(const std::string& path, const std::string& prefix, const std::
   auto t = std::make_unique<Table>();
   t->name = path;
   t->ilp64 = ilp64;
+  t->handle = h;
+  t->prefix = prefix;
+  t->suffix = suffix;
   bool ok = true;
 #define NPC_X(fn, ret, params)                                              \
   t->fn = dlsym(h, (prefix + #fn + suffix).c_str());                       \

@@ -34,4 +34,11 @@ std::string use_loaded_numpy_blas();
 // "system" (the linked CBLAS), "none", or the path of the library in use.
 std::string current();
 
+// Function `name` ("LAPACKE_dgesv", "openblas_set_num_threads") of the library chosen with
+// use_library, with its prefix and suffix; null while the linked library is in use (its
+// LAPACKE is called directly) or when the library lacks it. Its integers are 64-bit when
+// library_ilp64().
+void* library_symbol(const std::string& name);
+bool library_ilp64();
+
 }  // namespace npc::ops::blas
