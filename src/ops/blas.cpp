@@ -25,7 +25,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#if defined(__linux__)
 #include <link.h>
+#endif
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -229,6 +231,7 @@ bool use_library(const std::string& path, const std::string& prefix, const std::
 std::string use_loaded_numpy_blas() {
   if (const char* e = std::getenv("NPC_BLAS"); e && std::strcmp(e, "system") == 0) return "";
   std::vector<std::string> found;
+#if defined(__linux__)
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) {
         const char* name = info->dlpi_name;
@@ -236,6 +239,7 @@ std::string use_loaded_numpy_blas() {
         return 0;
       },
       &found);
+#endif  // elsewhere the linked library stays
   for (const std::string& p : found) {
     // scipy-openblas64 (what NumPy's 64-bit wheels ship), then scipy-openblas32.
     if (use_library(p, "scipy_", "64_", true)) return p;
