@@ -15,6 +15,10 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from . import _blas_env  # noqa: F401  (before _core loads OpenBLAS: Note [OpenBLAS core type])
 from . import _core
+
+# npc's matmul/dot call the OpenBLAS that NumPy loaded, not a second one with its own thread
+# pool (Note [one BLAS per process] in src/ops/blas.cpp).
+_core._use_numpy_blas()
 from ._array import ndarray, flagsobj
 from ._dtypes import result_type, promote_types, can_cast, issubdtype
 from ._creation import (array, asarray, asanyarray, ascontiguousarray, asfortranarray, empty, zeros,

@@ -6,11 +6,13 @@
 #include <complex>
 #include <cstring>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "core/dispatch.hpp"
 #include "npc/creation.hpp"
 #include "npc/linalg.hpp"
+#include "ops/blas.hpp"
 
 #if NPC_HAVE_LAPACKE
 // LAPACKE's complex types are std::complex (same layout as NumPy's complex64/128).
@@ -95,66 +97,118 @@ using cf = std::complex<float>;
 using cd = std::complex<double>;
 constexpr int kCol = LAPACK_COL_MAJOR;
 
+// Note [one BLAS per process] in src/ops/blas.cpp: the drivers run in the library that the
+// products use (NumPy's OpenBLAS when NumPy is loaded, whose LAPACKE takes 64-bit integers),
+// else in the linked LAPACKE. `lapacke` passes the arguments in either form: the layout and
+// chars and pointers as they are, lapack_int widened, integer arrays the driver writes
+// (pivots, the rank) through a 64-bit copy.
+struct Layout { int v; };
+struct IntOut { lapack_int* p; int64_t n; };
+
+template <class A> struct Hold {
+  A v;
+  Hold(A x) : v(x) {}
+  A get() const { return v; }
+};
+template <> struct Hold<lapack_int> {
+  int64_t v;
+  Hold(lapack_int x) : v(x) {}
+  int64_t get() const { return v; }
+};
+template <> struct Hold<Layout> {
+  int v;
+  Hold(Layout x) : v(x.v) {}
+  int get() const { return v; }
+};
+template <> struct Hold<IntOut> {
+  IntOut o;
+  std::vector<int64_t> buf;
+  Hold(IntOut x) : o(x), buf(static_cast<size_t>(std::max<int64_t>(x.n, 1))) {
+    for (int64_t i = 0; i < o.n; ++i) buf[static_cast<size_t>(i)] = o.p[i];
+  }
+  ~Hold() {
+    for (int64_t i = 0; i < o.n; ++i) o.p[i] = static_cast<lapack_int>(buf[static_cast<size_t>(i)]);
+  }
+  Hold(const Hold&) = delete;
+  Hold& operator=(const Hold&) = delete;
+  int64_t* get() { return buf.data(); }
+};
+template <class A> A narrow(A a) { return a; }
+inline int narrow(Layout l) { return l.v; }
+inline lapack_int* narrow(IntOut o) { return o.p; }
+
+template <class Sys, class... A>
+lapack_int lapacke(const char* name, Sys sys, A... a) {
+  if (void* f = ops::blas::library_symbol(name)) {
+    if (!ops::blas::library_ilp64()) return reinterpret_cast<lapack_int (*)(decltype(narrow(a))...)>(f)(narrow(a)...);
+    std::tuple<Hold<A>...> h(a...);
+    using F = int64_t (*)(decltype(std::declval<Hold<A>&>().get())...);
+    return static_cast<lapack_int>(std::apply([&](auto&... x) { return reinterpret_cast<F>(f)(x.get()...); }, h));
+  }
+  return sys(narrow(a)...);
+}
+#define NPC_LAPACKE(fn, ...) lapacke(#fn, fn, __VA_ARGS__)
+
 // ---- typed LAPACKE entry points, one overload per dtype
-lapack_int getrf(lapack_int n, float* a, lapack_int* ip) { return LAPACKE_sgetrf(kCol, n, n, a, n, ip); }
-lapack_int getrf(lapack_int n, double* a, lapack_int* ip) { return LAPACKE_dgetrf(kCol, n, n, a, n, ip); }
-lapack_int getrf(lapack_int n, cf* a, lapack_int* ip) { return LAPACKE_cgetrf(kCol, n, n, a, n, ip); }
-lapack_int getrf(lapack_int n, cd* a, lapack_int* ip) { return LAPACKE_zgetrf(kCol, n, n, a, n, ip); }
+lapack_int getrf(lapack_int n, float* a, lapack_int* ip) { return NPC_LAPACKE(LAPACKE_sgetrf, Layout{kCol}, n, n, a, n, IntOut{ip, n}); }
+lapack_int getrf(lapack_int n, double* a, lapack_int* ip) { return NPC_LAPACKE(LAPACKE_dgetrf, Layout{kCol}, n, n, a, n, IntOut{ip, n}); }
+lapack_int getrf(lapack_int n, cf* a, lapack_int* ip) { return NPC_LAPACKE(LAPACKE_cgetrf, Layout{kCol}, n, n, a, n, IntOut{ip, n}); }
+lapack_int getrf(lapack_int n, cd* a, lapack_int* ip) { return NPC_LAPACKE(LAPACKE_zgetrf, Layout{kCol}, n, n, a, n, IntOut{ip, n}); }
 
-lapack_int gesv(lapack_int n, lapack_int k, float* a, lapack_int* ip, float* b) { return LAPACKE_sgesv(kCol, n, k, a, n, ip, b, n); }
-lapack_int gesv(lapack_int n, lapack_int k, double* a, lapack_int* ip, double* b) { return LAPACKE_dgesv(kCol, n, k, a, n, ip, b, n); }
-lapack_int gesv(lapack_int n, lapack_int k, cf* a, lapack_int* ip, cf* b) { return LAPACKE_cgesv(kCol, n, k, a, n, ip, b, n); }
-lapack_int gesv(lapack_int n, lapack_int k, cd* a, lapack_int* ip, cd* b) { return LAPACKE_zgesv(kCol, n, k, a, n, ip, b, n); }
+lapack_int gesv(lapack_int n, lapack_int k, float* a, lapack_int* ip, float* b) { return NPC_LAPACKE(LAPACKE_sgesv, Layout{kCol}, n, k, a, n, IntOut{ip, n}, b, n); }
+lapack_int gesv(lapack_int n, lapack_int k, double* a, lapack_int* ip, double* b) { return NPC_LAPACKE(LAPACKE_dgesv, Layout{kCol}, n, k, a, n, IntOut{ip, n}, b, n); }
+lapack_int gesv(lapack_int n, lapack_int k, cf* a, lapack_int* ip, cf* b) { return NPC_LAPACKE(LAPACKE_cgesv, Layout{kCol}, n, k, a, n, IntOut{ip, n}, b, n); }
+lapack_int gesv(lapack_int n, lapack_int k, cd* a, lapack_int* ip, cd* b) { return NPC_LAPACKE(LAPACKE_zgesv, Layout{kCol}, n, k, a, n, IntOut{ip, n}, b, n); }
 
-lapack_int potrf(char u, lapack_int n, float* a) { return LAPACKE_spotrf(kCol, u, n, a, n); }
-lapack_int potrf(char u, lapack_int n, double* a) { return LAPACKE_dpotrf(kCol, u, n, a, n); }
-lapack_int potrf(char u, lapack_int n, cf* a) { return LAPACKE_cpotrf(kCol, u, n, a, n); }
-lapack_int potrf(char u, lapack_int n, cd* a) { return LAPACKE_zpotrf(kCol, u, n, a, n); }
+lapack_int potrf(char u, lapack_int n, float* a) { return NPC_LAPACKE(LAPACKE_spotrf, Layout{kCol}, u, n, a, n); }
+lapack_int potrf(char u, lapack_int n, double* a) { return NPC_LAPACKE(LAPACKE_dpotrf, Layout{kCol}, u, n, a, n); }
+lapack_int potrf(char u, lapack_int n, cf* a) { return NPC_LAPACKE(LAPACKE_cpotrf, Layout{kCol}, u, n, a, n); }
+lapack_int potrf(char u, lapack_int n, cd* a) { return NPC_LAPACKE(LAPACKE_zpotrf, Layout{kCol}, u, n, a, n); }
 
-lapack_int heevd(char j, char u, lapack_int n, float* a, float* w) { return LAPACKE_ssyevd(kCol, j, u, n, a, n, w); }
-lapack_int heevd(char j, char u, lapack_int n, double* a, double* w) { return LAPACKE_dsyevd(kCol, j, u, n, a, n, w); }
-lapack_int heevd(char j, char u, lapack_int n, cf* a, float* w) { return LAPACKE_cheevd(kCol, j, u, n, a, n, w); }
-lapack_int heevd(char j, char u, lapack_int n, cd* a, double* w) { return LAPACKE_zheevd(kCol, j, u, n, a, n, w); }
+lapack_int heevd(char j, char u, lapack_int n, float* a, float* w) { return NPC_LAPACKE(LAPACKE_ssyevd, Layout{kCol}, j, u, n, a, n, w); }
+lapack_int heevd(char j, char u, lapack_int n, double* a, double* w) { return NPC_LAPACKE(LAPACKE_dsyevd, Layout{kCol}, j, u, n, a, n, w); }
+lapack_int heevd(char j, char u, lapack_int n, cf* a, float* w) { return NPC_LAPACKE(LAPACKE_cheevd, Layout{kCol}, j, u, n, a, n, w); }
+lapack_int heevd(char j, char u, lapack_int n, cd* a, double* w) { return NPC_LAPACKE(LAPACKE_zheevd, Layout{kCol}, j, u, n, a, n, w); }
 
 lapack_int gesdd(char j, lapack_int m, lapack_int n, float* a, float* s, float* u, lapack_int ldu, float* vt, lapack_int ldvt) {
-  return LAPACKE_sgesdd(kCol, j, m, n, a, m, s, u, ldu, vt, ldvt);
+  return NPC_LAPACKE(LAPACKE_sgesdd, Layout{kCol}, j, m, n, a, m, s, u, ldu, vt, ldvt);
 }
 lapack_int gesdd(char j, lapack_int m, lapack_int n, double* a, double* s, double* u, lapack_int ldu, double* vt, lapack_int ldvt) {
-  return LAPACKE_dgesdd(kCol, j, m, n, a, m, s, u, ldu, vt, ldvt);
+  return NPC_LAPACKE(LAPACKE_dgesdd, Layout{kCol}, j, m, n, a, m, s, u, ldu, vt, ldvt);
 }
 lapack_int gesdd(char j, lapack_int m, lapack_int n, cf* a, float* s, cf* u, lapack_int ldu, cf* vt, lapack_int ldvt) {
-  return LAPACKE_cgesdd(kCol, j, m, n, a, m, s, u, ldu, vt, ldvt);
+  return NPC_LAPACKE(LAPACKE_cgesdd, Layout{kCol}, j, m, n, a, m, s, u, ldu, vt, ldvt);
 }
 lapack_int gesdd(char j, lapack_int m, lapack_int n, cd* a, double* s, cd* u, lapack_int ldu, cd* vt, lapack_int ldvt) {
-  return LAPACKE_zgesdd(kCol, j, m, n, a, m, s, u, ldu, vt, ldvt);
+  return NPC_LAPACKE(LAPACKE_zgesdd, Layout{kCol}, j, m, n, a, m, s, u, ldu, vt, ldvt);
 }
 
-lapack_int geqrf(lapack_int m, lapack_int n, float* a, lapack_int lda, float* t) { return LAPACKE_sgeqrf(kCol, m, n, a, lda, t); }
-lapack_int geqrf(lapack_int m, lapack_int n, double* a, lapack_int lda, double* t) { return LAPACKE_dgeqrf(kCol, m, n, a, lda, t); }
-lapack_int geqrf(lapack_int m, lapack_int n, cf* a, lapack_int lda, cf* t) { return LAPACKE_cgeqrf(kCol, m, n, a, lda, t); }
-lapack_int geqrf(lapack_int m, lapack_int n, cd* a, lapack_int lda, cd* t) { return LAPACKE_zgeqrf(kCol, m, n, a, lda, t); }
-lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, float* a, lapack_int lda, const float* t) { return LAPACKE_sorgqr(kCol, m, n, k, a, lda, t); }
-lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, double* a, lapack_int lda, const double* t) { return LAPACKE_dorgqr(kCol, m, n, k, a, lda, t); }
-lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, cf* a, lapack_int lda, const cf* t) { return LAPACKE_cungqr(kCol, m, n, k, a, lda, t); }
-lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, cd* a, lapack_int lda, const cd* t) { return LAPACKE_zungqr(kCol, m, n, k, a, lda, t); }
+lapack_int geqrf(lapack_int m, lapack_int n, float* a, lapack_int lda, float* t) { return NPC_LAPACKE(LAPACKE_sgeqrf, Layout{kCol}, m, n, a, lda, t); }
+lapack_int geqrf(lapack_int m, lapack_int n, double* a, lapack_int lda, double* t) { return NPC_LAPACKE(LAPACKE_dgeqrf, Layout{kCol}, m, n, a, lda, t); }
+lapack_int geqrf(lapack_int m, lapack_int n, cf* a, lapack_int lda, cf* t) { return NPC_LAPACKE(LAPACKE_cgeqrf, Layout{kCol}, m, n, a, lda, t); }
+lapack_int geqrf(lapack_int m, lapack_int n, cd* a, lapack_int lda, cd* t) { return NPC_LAPACKE(LAPACKE_zgeqrf, Layout{kCol}, m, n, a, lda, t); }
+lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, float* a, lapack_int lda, const float* t) { return NPC_LAPACKE(LAPACKE_sorgqr, Layout{kCol}, m, n, k, a, lda, t); }
+lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, double* a, lapack_int lda, const double* t) { return NPC_LAPACKE(LAPACKE_dorgqr, Layout{kCol}, m, n, k, a, lda, t); }
+lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, cf* a, lapack_int lda, const cf* t) { return NPC_LAPACKE(LAPACKE_cungqr, Layout{kCol}, m, n, k, a, lda, t); }
+lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, cd* a, lapack_int lda, const cd* t) { return NPC_LAPACKE(LAPACKE_zungqr, Layout{kCol}, m, n, k, a, lda, t); }
 
 lapack_int gelsd(lapack_int m, lapack_int n, lapack_int k, float* a, float* b, lapack_int ldb, float* s, float rc, lapack_int* r) {
-  return LAPACKE_sgelsd(kCol, m, n, k, a, std::max<lapack_int>(m, 1), b, ldb, s, rc, r);
+  return NPC_LAPACKE(LAPACKE_sgelsd, Layout{kCol}, m, n, k, a, std::max<lapack_int>(m, 1), b, ldb, s, rc, IntOut{r, 1});
 }
 lapack_int gelsd(lapack_int m, lapack_int n, lapack_int k, double* a, double* b, lapack_int ldb, double* s, double rc, lapack_int* r) {
-  return LAPACKE_dgelsd(kCol, m, n, k, a, std::max<lapack_int>(m, 1), b, ldb, s, rc, r);
+  return NPC_LAPACKE(LAPACKE_dgelsd, Layout{kCol}, m, n, k, a, std::max<lapack_int>(m, 1), b, ldb, s, rc, IntOut{r, 1});
 }
 lapack_int gelsd(lapack_int m, lapack_int n, lapack_int k, cf* a, cf* b, lapack_int ldb, float* s, float rc, lapack_int* r) {
-  return LAPACKE_cgelsd(kCol, m, n, k, a, std::max<lapack_int>(m, 1), b, ldb, s, rc, r);
+  return NPC_LAPACKE(LAPACKE_cgelsd, Layout{kCol}, m, n, k, a, std::max<lapack_int>(m, 1), b, ldb, s, rc, IntOut{r, 1});
 }
 lapack_int gelsd(lapack_int m, lapack_int n, lapack_int k, cd* a, cd* b, lapack_int ldb, double* s, double rc, lapack_int* r) {
-  return LAPACKE_zgelsd(kCol, m, n, k, a, std::max<lapack_int>(m, 1), b, ldb, s, rc, r);
+  return NPC_LAPACKE(LAPACKE_zgelsd, Layout{kCol}, m, n, k, a, std::max<lapack_int>(m, 1), b, ldb, s, rc, IntOut{r, 1});
 }
 
 // geev: real inputs give (wr, wi) and packed real vectors; unpacked into complex here.
 lapack_int geev(char jv, lapack_int n, float* a, cf* w, cf* v) {
   std::vector<float> wr(n), wi(n), vr(static_cast<size_t>(jv == 'V' ? n * n : 1));
-  lapack_int info = LAPACKE_sgeev(kCol, 'N', jv, n, a, n, wr.data(), wi.data(), nullptr, 1, vr.data(), jv == 'V' ? n : 1);
+  lapack_int info = NPC_LAPACKE(LAPACKE_sgeev, Layout{kCol}, 'N', jv, n, a, n, wr.data(), wi.data(), static_cast<decltype(wr.data())>(nullptr), 1, vr.data(), jv == 'V' ? n : 1);
   if (info) return info;
   for (lapack_int i = 0; i < n; ++i) w[i] = cf(wr[i], wi[i]);
   if (jv == 'V')
@@ -173,7 +227,7 @@ lapack_int geev(char jv, lapack_int n, float* a, cf* w, cf* v) {
 }
 lapack_int geev(char jv, lapack_int n, double* a, cd* w, cd* v) {
   std::vector<double> wr(n), wi(n), vr(static_cast<size_t>(jv == 'V' ? n * n : 1));
-  lapack_int info = LAPACKE_dgeev(kCol, 'N', jv, n, a, n, wr.data(), wi.data(), nullptr, 1, vr.data(), jv == 'V' ? n : 1);
+  lapack_int info = NPC_LAPACKE(LAPACKE_dgeev, Layout{kCol}, 'N', jv, n, a, n, wr.data(), wi.data(), static_cast<decltype(wr.data())>(nullptr), 1, vr.data(), jv == 'V' ? n : 1);
   if (info) return info;
   for (lapack_int i = 0; i < n; ++i) w[i] = cd(wr[i], wi[i]);
   if (jv == 'V')
@@ -191,10 +245,10 @@ lapack_int geev(char jv, lapack_int n, double* a, cd* w, cd* v) {
   return 0;
 }
 lapack_int geev(char jv, lapack_int n, cf* a, cf* w, cf* v) {
-  return LAPACKE_cgeev(kCol, 'N', jv, n, a, n, w, nullptr, 1, v, jv == 'V' ? n : 1);
+  return NPC_LAPACKE(LAPACKE_cgeev, Layout{kCol}, 'N', jv, n, a, n, w, static_cast<decltype(w)>(nullptr), 1, v, jv == 'V' ? n : 1);
 }
 lapack_int geev(char jv, lapack_int n, cd* a, cd* w, cd* v) {
-  return LAPACKE_zgeev(kCol, 'N', jv, n, a, n, w, nullptr, 1, v, jv == 'V' ? n : 1);
+  return NPC_LAPACKE(LAPACKE_zgeev, Layout{kCol}, 'N', jv, n, a, n, w, static_cast<decltype(w)>(nullptr), 1, v, jv == 'V' ? n : 1);
 }
 
 template <class T> struct real_of { using type = T; };
@@ -262,6 +316,7 @@ lapack_int li(int64_t v) { return static_cast<lapack_int>(v); }
 void raw_lapack() {
   static const bool done = (LAPACKE_set_nancheck(0), true);
   (void)done;
+  if (void* f = ops::blas::library_symbol("LAPACKE_set_nancheck")) reinterpret_cast<void (*)(int)>(f)(0);
 }
 
 }  // namespace
@@ -286,23 +341,33 @@ std::mutex g_threads_mutex;
 
 class SingleThreadedBlas {
  public:
-  explicit SingleThreadedBlas(int64_t n) : active_(n <= kSmallLapack && openblas_set_num_threads && openblas_get_num_threads) {
+  // The controls of the library the drivers run in (Note [one BLAS per process]).
+  explicit SingleThreadedBlas(int64_t n)
+      : set_(ops::blas::library_symbol("LAPACKE_dgesv")
+                 ? reinterpret_cast<void (*)(int)>(ops::blas::library_symbol("openblas_set_num_threads"))
+                 : openblas_set_num_threads),
+        get_(ops::blas::library_symbol("LAPACKE_dgesv")
+                 ? reinterpret_cast<int (*)()>(ops::blas::library_symbol("openblas_get_num_threads"))
+                 : openblas_get_num_threads),
+        active_(n <= kSmallLapack && set_ && get_) {
     if (!active_) return;
     std::lock_guard<std::mutex> lock(g_threads_mutex);
     if (g_single_users++ == 0) {
-      g_saved_threads = openblas_get_num_threads();
-      if (g_saved_threads > 1) openblas_set_num_threads(1);
+      g_saved_threads = get_();
+      if (g_saved_threads > 1) set_(1);
     }
   }
   ~SingleThreadedBlas() {
     if (!active_) return;
     std::lock_guard<std::mutex> lock(g_threads_mutex);
-    if (--g_single_users == 0 && g_saved_threads > 1) openblas_set_num_threads(g_saved_threads);
+    if (--g_single_users == 0 && g_saved_threads > 1) set_(g_saved_threads);
   }
   SingleThreadedBlas(const SingleThreadedBlas&) = delete;
   SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
 
  private:
+  void (*set_)(int);
+  int (*get_)();
   bool active_;
 };
 

@@ -11,10 +11,11 @@
 #include "npc/ops.hpp"
 
 #if NPC_HAVE_CBLAS
-#include <cblas.h>
+#include "ops/blas.hpp"
 #endif
 
 namespace npc {
+namespace blas = ops::blas;
 namespace {
 
 using detail::TypeTag;
@@ -83,81 +84,32 @@ void matmul_loop(Mat A, Mat B, std::byte* C, int64_t n, int64_t k, int64_t m) {
 #if NPC_HAVE_CBLAS
 // A BLAS-usable layout of an operand with `rows` x `cols`: unit stride along one axis and a
 // leading dimension >= the other extent. Returns false when a copy is needed.
-bool blas_layout(int64_t rs, int64_t cs, int64_t rows, int64_t cols, int64_t isz, CBLAS_TRANSPOSE& tr, int64_t& ld) {
+bool blas_layout(int64_t rs, int64_t cs, int64_t rows, int64_t cols, int64_t isz, int& tr, int64_t& ld) {
   if (cs == isz && rs % isz == 0 && rs / isz >= std::max<int64_t>(cols, 1)) {
-    tr = CblasNoTrans;
+    tr = blas::kNoTrans;
     ld = rs / isz;
     return true;
   }
   if (rs == isz && cs % isz == 0 && cs / isz >= std::max<int64_t>(rows, 1)) {
-    tr = CblasTrans;
+    tr = blas::kTrans;
     ld = cs / isz;
     return true;
   }
   // Single row or column: any leading dimension works.
-  if (rows == 1 && cs == isz) { tr = CblasNoTrans; ld = std::max<int64_t>(cols, 1); return true; }
-  if (cols == 1 && rs == isz) { tr = CblasTrans; ld = std::max<int64_t>(rows, 1); return true; }
+  if (rows == 1 && cs == isz) { tr = blas::kNoTrans; ld = std::max<int64_t>(cols, 1); return true; }
+  if (cols == 1 && rs == isz) { tr = blas::kTrans; ld = std::max<int64_t>(rows, 1); return true; }
   return false;
 }
 
-template <class T>
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, const void* a, int64_t lda,
-          const void* b, int64_t ldb, void* c) {
-  const auto N = static_cast<blasint>(n), M = static_cast<blasint>(m), K = static_cast<blasint>(k);
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, ta, tb, N, M, K, 1.0f, static_cast<const float*>(a), static_cast<blasint>(lda),
-                static_cast<const float*>(b), static_cast<blasint>(ldb), 0.0f, static_cast<float*>(c), M);
-  } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, ta, tb, N, M, K, 1.0, static_cast<const double*>(a), static_cast<blasint>(lda),
-                static_cast<const double*>(b), static_cast<blasint>(ldb), 0.0, static_cast<double*>(c), M);
-  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
-    const T one(1), zero(0);
-    cblas_cgemm(CblasRowMajor, ta, tb, N, M, K, &one, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), &zero,
-                c, M);
-  } else {
-    const T one(1), zero(0);
-    cblas_zgemm(CblasRowMajor, ta, tb, N, M, K, &one, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), &zero,
-                c, M);
-  }
-}
+using blas::gemm;
+using blas::gemv;
+using blas::dot;
 
 // Note [matrix-vector products]
 // NumPy's matmul loop calls BLAS by shape: dot for (1,k)@(k,1), gemv when one side is a
 // vector, gemm otherwise. gemm with one output column is much slower than gemv in OpenBLAS
 // (it packs the matrix), and dot/gemv also sum in the order NumPy's calls do.
-template <class T>
-void gemv(CBLAS_TRANSPOSE tr, int64_t rows, int64_t cols, const void* a, int64_t lda, const void* x, int64_t incx,
-          void* y) {
-  const auto M = static_cast<blasint>(rows), N = static_cast<blasint>(cols);
-  const auto LDA = static_cast<blasint>(lda), INCX = static_cast<blasint>(incx);
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemv(CblasRowMajor, tr, M, N, 1.0f, static_cast<const float*>(a), LDA, static_cast<const float*>(x), INCX,
-                0.0f, static_cast<float*>(y), 1);
-  } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemv(CblasRowMajor, tr, M, N, 1.0, static_cast<const double*>(a), LDA, static_cast<const double*>(x), INCX,
-                0.0, static_cast<double*>(y), 1);
-  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
-    const T one(1), zero(0);
-    cblas_cgemv(CblasRowMajor, tr, M, N, &one, a, LDA, x, INCX, &zero, y, 1);
-  } else {
-    const T one(1), zero(0);
-    cblas_zgemv(CblasRowMajor, tr, M, N, &one, a, LDA, x, INCX, &zero, y, 1);
-  }
-}
-
-template <class T>
-void dot(int64_t k, const void* x, int64_t incx, const void* y, int64_t incy, void* out) {
-  const auto K = static_cast<blasint>(k), IX = static_cast<blasint>(incx), IY = static_cast<blasint>(incy);
-  if constexpr (std::is_same_v<T, float>) {
-    *static_cast<float*>(out) = cblas_sdot(K, static_cast<const float*>(x), IX, static_cast<const float*>(y), IY);
-  } else if constexpr (std::is_same_v<T, double>) {
-    *static_cast<double*>(out) = cblas_ddot(K, static_cast<const double*>(x), IX, static_cast<const double*>(y), IY);
-  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
-    cblas_cdotu_sub(K, x, IX, y, IY, out);
-  } else {
-    cblas_zdotu_sub(K, x, IX, y, IY, out);
-  }
-}
+// (blas::gemv and blas::dot, src/ops/blas.cpp.)
 
 // The element stride of a vector operand (k elements, byte stride s) as a positive BLAS
 // increment, or 0 when BLAS cannot take it.
@@ -179,20 +131,20 @@ bool blas_vector_product(const std::byte* pa, int64_t ars, int64_t acs, const st
     dot<T>(k, pa, ia, pb, ib, c);
     return true;
   }
-  CBLAS_TRANSPOSE tr;
+  int tr;
   int64_t ld;
   if (m == 1) {  // (n,k) @ (k,1): y = A x
     const int64_t ix = blas_inc(brs, k, isz);
     if (!ix || !blas_layout(ars, acs, n, k, isz, tr, ld)) return false;
-    if (tr == CblasNoTrans) gemv<T>(CblasNoTrans, n, k, pa, ld, pb, ix, c);
-    else gemv<T>(CblasTrans, k, n, pa, ld, pb, ix, c);
+    if (tr == blas::kNoTrans) gemv<T>(blas::kNoTrans, n, k, pa, ld, pb, ix, c);
+    else gemv<T>(blas::kTrans, k, n, pa, ld, pb, ix, c);
     return true;
   }
   // (1,k) @ (k,m): y = B^T x
   const int64_t ix = blas_inc(acs, k, isz);
   if (!ix || !blas_layout(brs, bcs, k, m, isz, tr, ld)) return false;
-  if (tr == CblasNoTrans) gemv<T>(CblasTrans, k, m, pb, ld, pa, ix, c);
-  else gemv<T>(CblasNoTrans, m, k, pb, ld, pa, ix, c);
+  if (tr == blas::kNoTrans) gemv<T>(blas::kTrans, k, m, pb, ld, pa, ix, c);
+  else gemv<T>(blas::kNoTrans, m, k, pb, ld, pa, ix, c);
   return true;
 }
 #endif
@@ -226,7 +178,7 @@ void run_batches(const ndarray& a, const ndarray& b, const ndarray& out, int64_t
     bool done = false;
 #if NPC_HAVE_CBLAS
     if constexpr (kBlasType<T>) {
-      CBLAS_TRANSPOSE ta, tb;
+      int ta, tb;
       int64_t lda, ldb;
       if (blas_vector_product<T>(pa + oa, ars, acs, pb + ob, brs, bcs, c, n, k, m, isz)) {
         done = true;
@@ -329,7 +281,7 @@ std::optional<ndarray> small_product(const ndarray& a, const ndarray& b) {
     using T = typename decltype(tag)::type;
     if constexpr (kBlasType<T>) {
       if (n != 1 && m != 1) {
-        CBLAS_TRANSPOSE ta, tb;
+        int ta, tb;
         int64_t lda, ldb;
         if (!blas_layout(ars, acs, n, k, isz, ta, lda) || !blas_layout(brs, bcs, k, m, isz, tb, ldb) ||
             std::max(lda, ldb) >= (int64_t(1) << 31))

@@ -297,7 +297,7 @@ ir::NodeRef Context::node_of(const ndarray& a) {
       throw ValueError("a traced array escaped the npc.compile call that created it (it has no value here)");
     return value_node(*tv);
   }
-  if (a.ndim() == 0) return constant(a.item());
+  if (a.ndim() == 0) return concrete_value(a.item());
   if (!breaks_.empty() && a.writeable()) {
     // After a break, a concrete array is a value the function's Python computed (it runs on
     // every call): the graph reads it as it is now, so eager code that changes it later in
@@ -377,8 +377,34 @@ ir::NodeRef Context::node_of_operand(const ndarray& a, bool weak) {
         if (std::memcmp(&b, &v.f, sizeof(double)) == 0) return graph_->scalar(k, DType::Float64);
       }
   }
-  if (weak && !a.is_traced()) return constant(a.item());
+  if (weak && !a.is_traced()) return concrete_value(a.item());
   return node_of(a);
+}
+
+// Note [values after a break]
+// A function with graph breaks runs its Python on every call, and each segment's graph is
+// looked up by structure (Note [segment cache] in bind_tracer.cpp). Concrete numbers that
+// reach a segment as values (NumPy scalars computed eagerly between breaks or realized by
+// one: `res[i] = data[mask].mean()`, `float(x.sum())`, `int(a.argmax())` and whatever the
+// Python computes from them, then used as operands, written, filled or returned) differ
+// from one loop iteration, and one call, to the next. As Const nodes they would make every
+// iteration's segment a new graph with new kernel text: a loop with a break per iteration
+// compiled a translation unit per iteration, and compiled them all again for new data.
+// So after the first break such a number is a runtime Scalar node of the segment, numbered
+// after the function's float arguments (which are static in functions with breaks, Note
+// [runtime scalars]), its value passed when the segment runs: iterations and calls that do
+// the same thing share one graph and one set of kernels. The number's dtype stays the
+// node's, and promotion already happened in the tracer, so results are the constant's.
+// Where the value must be static it never becomes such a node: shapes, indices, slice
+// bounds and Python control flow are decided while the Python runs (on every call), and
+// they reach the graph as structure, so the segment lookup compares them; a 0-d index
+// array stays a Const (index_operand). Bools stay Consts (two values at most). Before the
+// first break, numbers come from guarded values and stay Consts.
+ir::NodeRef Context::concrete_value(const Scalar& v) {
+  if (breaks_.empty() || kind(v.dtype) == Kind::Bool) return constant(v);
+  const int k = static_cast<int>(scalar_values.size() + segment_scalars_.size());
+  segment_scalars_.push_back(v);
+  return graph_->scalar(k, v.dtype);
 }
 
 ndarray Context::new_value(ir::NodeRef n, Shape hint) {
@@ -603,6 +629,7 @@ ir::SymShape Context::broadcast(const std::vector<ir::SymShape>& shapes, const s
 void Context::start_segment() {
   graph_ = std::make_unique<ir::Graph>();
   bound_by_key_.clear();
+  segment_scalars_.clear();
   for (size_t k = 0; k < scalar_values.size(); ++k) graph_->scalar(static_cast<int>(k), DType::Float64);
   segment_start_size_ = graph_->nodes().size();
 }
@@ -624,6 +651,7 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
   segment_graphs.push_back(pruned.str());
   std::vector<Scalar> scalars;
   for (double v : scalar_values) scalars.push_back(Scalar::from_double(v));
+  scalars.insert(scalars.end(), segment_scalars_.begin(), segment_scalars_.end());  // Note [values after a break]
   std::vector<ndarray> out;
   {
     Suspend s;
@@ -642,11 +670,20 @@ void Context::break_graph(const std::string& why) {
   std::string reason = g_break_annotator ? g_break_annotator(why) : why;
   if (g_fullgraph) throw GraphBreak(reason);
   breaks_.push_back(reason);
-  // Live buffers carry their values into the next segment.
+  // Live buffers carry their values into the next segment. A buffer only the context itself
+  // holds (as an input of this segment) is dead: nothing the program holds can read it again
+  // (Note [dead buffers at a break]).
+  std::unordered_map<const Buffer*, long> own_refs;
+  for (auto& b : input_buffers_) ++own_refs[b.get()];
+  for (auto& [key, b] : bound_by_key_) ++own_refs[b.get()];
   std::vector<std::shared_ptr<Buffer>> live;
   std::unordered_set<Buffer*> seen;
-  for (auto& w : all_buffers_)
-    if (auto b = w.lock(); b && seen.insert(b.get()).second) live.push_back(b);
+  for (auto& w : all_buffers_) {
+    auto b = w.lock();
+    if (!b || !seen.insert(b.get()).second) continue;
+    if (b.use_count() - 1 - own_refs[b.get()] <= 0) continue;
+    live.push_back(b);
+  }
   std::vector<Buffer*> raw;
   for (auto& b : live) raw.push_back(b.get());
   separate_buffers(raw);
@@ -679,6 +716,16 @@ void Context::break_graph(const std::string& why) {
   segment_start_size_ = graph_->nodes().size();
 }
 
+// Note [dead buffers at a break]
+// Every buffer live at a break becomes an input of the next segment, and the context holds
+// its segment's input buffers (their final values are written back when the segment runs,
+// also when the program dropped every array of them since). Were those references enough to
+// keep a buffer live at the next break, every value that once crossed a break (a loop's
+// mask, its bounds `r1, r2`) would be an input and an output of every later segment: each
+// iteration's segment would have more of them than the last, so no two would be equal and
+// the segment cache (Note [segment cache] in bind_tracer.cpp) would never hit. So a buffer
+// that nothing but the context refers to (no traced array, view or operand in flight) is
+// dead at a break: it has been written back already, and nothing can read it again.
 ndarray Context::realize(const ndarray& a) {
   TracedValue* tv = traced(a);
   if (!tv || tv->ctx_id != id_)
@@ -1177,7 +1224,8 @@ std::vector<IndexItem> realized_items(std::span<const IndexItem> idx) {
 ir::NodeRef index_operand(Context& c, const ndarray& ind, int64_t extent, int64_t axis) {
   ir::Graph& g = c.graph();
   if (!ind.is_traced()) ir::check_index_values(ind, extent, axis);  // eager raises here too
-  ir::NodeRef raw = c.node_of(ind);
+  // A concrete 0-d index stays a Const (Note [values after a break]).
+  ir::NodeRef raw = !ind.is_traced() && ind.ndim() == 0 ? c.constant(ind.item()) : c.node_of(ind);
   // Views that keep every element (reshape, transpose, broadcast to a non-empty shape) of an
   // input: checking the whole input is checking them.
   ir::NodeRef root = raw;

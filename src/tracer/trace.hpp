@@ -115,6 +115,9 @@ class Context {
   ir::NodeRef node_of_operand(const ndarray& a, bool weak);
   // A Const node of `v`; a value computed from a runtime scalar's marker throws StaticScalar.
   ir::NodeRef constant(const Scalar& v);
+  // Concrete value `v` as an operand: after a graph break a runtime Scalar node of the
+  // segment (Note [values after a break]), before it (and for bools) a Const node.
+  ir::NodeRef concrete_value(const Scalar& v);
   ndarray new_value(ir::NodeRef n, Shape hint);    // a fresh buffer holding n
   // A traced alias of concrete array `a` (Note [writes into captured arrays]): `a` becomes a
   // graph input bound by reference, so writes through the alias are functionalized and
@@ -181,6 +184,9 @@ class Context {
   std::vector<int64_t> sym_sizes_;                        // the first segment's symbols' sizes, after a break
   std::vector<std::string> breaks_;
   size_t segment_start_size_ = 0;  // nodes of a segment right after it started
+  // Values of the segment's own runtime scalars (Note [values after a break]), numbered
+  // after the function's float arguments.
+  std::vector<Scalar> segment_scalars_;
   // Scalar results realized in place: the array object and its value (which keeps the
   // storage alive, so that another object at the same address cannot pass for it).
   std::vector<std::pair<const ndarray*, ndarray>> realized_scalars_;

@@ -10,6 +10,7 @@
 #include "npc/ops.hpp"
 #include "npc/random.hpp"
 #include "npc/graph.hpp"
+#include "ops/blas.hpp"
 #include "tracer/trace.hpp"
 
 namespace npc::py_bind {
@@ -176,6 +177,9 @@ void bind_linalg(py::module_& m) {
     return py::none();
   }, "a @ b for two plain npc arrays in the common case (Note [fast products]), else None.");
   m.def("_have_blas", &have_blas);
+  m.def("_use_numpy_blas", &ops::blas::use_loaded_numpy_blas,
+        "Routes npc's BLAS calls to the OpenBLAS NumPy loaded (Note [one BLAS per process]); its path or ''.");
+  m.def("_blas_library", &ops::blas::current, "The BLAS npc calls: 'system', 'none' or a library path.");
   m.def("_lapack_available", &lapack::available);
   m.def("_random_available", &random::available);
 

@@ -401,7 +401,7 @@ void bind_tracer(py::module_& m) {
         DType t = static_cast<DType>(code);
         Shape s = to_shape(shape);
         ir::NodeRef v = scalar_index >= 0 ? c.graph().scalar(scalar_index, DType::Float64)
-                                          : c.constant(from_python(value));
+                                          : c.concrete_value(from_python(value));
         std::vector<ir::NodeRef> args{c.graph().cast(v, t)};
         ir::NodeRef n = c.graph().prim(OpId::fill, args, t, ir::static_shape(s));
         return wrap(c.new_value(n, s));
@@ -412,7 +412,7 @@ void bind_tracer(py::module_& m) {
         DType t = static_cast<DType>(code);
         ir::NodeRef p = c.node_of(proto);
         ir::NodeRef v = scalar_index >= 0 ? c.graph().scalar(scalar_index, DType::Float64)
-                                          : c.graph().constant(from_python(value));
+                                          : c.concrete_value(from_python(value));
         std::vector<ir::NodeRef> args{c.graph().cast(v, t)};
         ir::NodeRef n = c.graph().prim(OpId::fill, args, t, p->shape);
         return wrap(c.new_value(n, proto.shape()));

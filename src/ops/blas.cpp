@@ -1,0 +1,251 @@
+// BLAS entry points, resolved once per process.
+//
+// Note [one BLAS per process]
+// npc links a CBLAS at build time (Debian's OpenBLAS), so that its C++ API works without
+// Python. NumPy's wheels bring their own OpenBLAS (scipy-openblas, symbols prefixed "scipy_"),
+// and a process that uses both libraries then holds two OpenBLAS thread pools besides npc's
+// OpenMP pool. OpenBLAS's idle workers spin (yielding) for a while after every call, so on a
+// machine with few cores the pools take the cores from each other: a small MLP's matmuls ran
+// anywhere between 5 and 45 ms from one call to the next, NumPy's own calls included, when
+// NumPy and npc alternated. When NumPy is loaded, the Python module therefore routes npc's
+// BLAS calls to NumPy's OpenBLAS (use_loaded_numpy_blas, at import): one BLAS pool in the
+// process, the same OpenBLAS version and kernels as NumPy's products (so the same results and
+// speed), and the linked library stays for C++ programs. NPC_BLAS=system keeps the linked one.
+// The LAPACKE drivers (linalg.cpp) and OpenBLAS's thread-count controls follow the same
+// choice through library_symbol.
+//
+// The table holds the functions as untyped pointers plus the width of their integers (the
+// ILP64 build takes int64_t where the linked one takes int); every call goes through the
+// typed wrappers below. The table is set at most a few times (import), before any product
+// runs on another thread, and read with an atomic load.
+#include "ops/blas.hpp"
+
+#include <atomic>
+#include <complex>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#if defined(__linux__)
+#include <link.h>
+#endif
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#if NPC_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+namespace npc::ops::blas {
+namespace {
+
+// X(name, return type, parameter list; I stands for the BLAS integer type)
+#define NPC_BLAS_ENTRIES(X)                                                                                         \
+  X(cblas_sgemm, void, (int, int, int, I, I, I, float, const void*, I, const void*, I, float, void*, I))           \
+  X(cblas_dgemm, void, (int, int, int, I, I, I, double, const void*, I, const void*, I, double, void*, I))         \
+  X(cblas_cgemm, void, (int, int, int, I, I, I, const void*, const void*, I, const void*, I, const void*, void*, I)) \
+  X(cblas_zgemm, void, (int, int, int, I, I, I, const void*, const void*, I, const void*, I, const void*, void*, I)) \
+  X(cblas_sgemv, void, (int, int, I, I, float, const void*, I, const void*, I, float, void*, I))                   \
+  X(cblas_dgemv, void, (int, int, I, I, double, const void*, I, const void*, I, double, void*, I))                 \
+  X(cblas_cgemv, void, (int, int, I, I, const void*, const void*, I, const void*, I, const void*, void*, I))       \
+  X(cblas_zgemv, void, (int, int, I, I, const void*, const void*, I, const void*, I, const void*, void*, I))       \
+  X(cblas_sdot, float, (I, const void*, I, const void*, I))                                                        \
+  X(cblas_ddot, double, (I, const void*, I, const void*, I))                                                       \
+  X(cblas_cdotu_sub, void, (I, const void*, I, const void*, I, void*))                                             \
+  X(cblas_zdotu_sub, void, (I, const void*, I, const void*, I, void*))
+
+struct Table {
+  std::string name;  // "system" or a path
+  bool ilp64 = false;
+  void* handle = nullptr;  // a library chosen with use_library (never closed)
+  std::string prefix, suffix;
+  std::mutex mu;
+  std::unordered_map<std::string, void*> symbols;  // library_symbol's lookups
+#define NPC_X(fn, ret, params) void* fn = nullptr;
+  NPC_BLAS_ENTRIES(NPC_X)
+#undef NPC_X
+};
+
+// Typed views of an entry: Sig<int>::fn / Sig<int64_t>::fn.
+#define NPC_X(fn, ret, params)              \
+  template <class I>                        \
+  struct fn##_sig {                         \
+    using type = ret(*) params;             \
+  };
+NPC_BLAS_ENTRIES(NPC_X)
+#undef NPC_X
+
+std::unique_ptr<Table> system_table() {
+  auto t = std::make_unique<Table>();
+#if NPC_HAVE_CBLAS
+  t->name = "system";
+  t->ilp64 = sizeof(blasint) == 8;
+#define NPC_X(fn, ret, params) t->fn = reinterpret_cast<void*>(&::fn);
+  NPC_BLAS_ENTRIES(NPC_X)
+#undef NPC_X
+#else
+  t->name = "none";
+#endif
+  return t;
+}
+
+std::atomic<const Table*> g_table{nullptr};
+std::mutex g_mu;
+std::vector<std::unique_ptr<Table>> g_tables;  // every table ever installed (never freed: calls may be in flight)
+
+const Table& table() {
+  const Table* t = g_table.load(std::memory_order_acquire);
+  if (t) return *t;
+  std::lock_guard lk(g_mu);
+  if (!g_table.load(std::memory_order_relaxed)) {
+    g_tables.push_back(system_table());
+    g_table.store(g_tables.back().get(), std::memory_order_release);
+  }
+  return *g_table.load(std::memory_order_relaxed);
+}
+
+// The integer arguments, narrowed for a 32-bit BLAS (callers use BLAS only below 2^31).
+template <class I>
+I n(int64_t v) { return static_cast<I>(v); }
+
+}  // namespace
+
+bool available() { return table().cblas_dgemm != nullptr; }
+
+std::string current() { return table().name; }
+
+void* library_symbol(const std::string& name) {
+  Table& t = const_cast<Table&>(table());
+  if (!t.handle) return nullptr;
+  std::lock_guard lk(t.mu);
+  auto [it, fresh] = t.symbols.try_emplace(name, nullptr);
+  if (fresh) it->second = dlsym(t.handle, (t.prefix + name + t.suffix).c_str());
+  return it->second;
+}
+
+bool library_ilp64() { return table().ilp64; }
+
+template <class T>
+void gemm(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
+          void* c) {
+  const Table& t = table();
+  auto go = [&](auto I0) {
+    using I = decltype(I0);
+    const I N = n<I>(n_), M = n<I>(m), K = n<I>(k), LA = n<I>(lda), LB = n<I>(ldb);
+    if constexpr (std::is_same_v<T, float>) {
+      reinterpret_cast<typename cblas_sgemm_sig<I>::type>(t.cblas_sgemm)(kRowMajor, ta, tb, N, M, K, 1.0f, a, LA, b, LB,
+                                                                          0.0f, c, M);
+    } else if constexpr (std::is_same_v<T, double>) {
+      reinterpret_cast<typename cblas_dgemm_sig<I>::type>(t.cblas_dgemm)(kRowMajor, ta, tb, N, M, K, 1.0, a, LA, b, LB,
+                                                                          0.0, c, M);
+    } else {
+      const T one(1), zero(0);
+      void* f = std::is_same_v<T, std::complex<float>> ? t.cblas_cgemm : t.cblas_zgemm;
+      reinterpret_cast<typename cblas_cgemm_sig<I>::type>(f)(kRowMajor, ta, tb, N, M, K, &one, a, LA, b, LB, &zero, c,
+                                                             M);
+    }
+  };
+  if (t.ilp64) go(int64_t{});
+  else go(int{});
+}
+
+template <class T>
+void gemv(int tr, int64_t rows, int64_t cols, const void* a, int64_t lda, const void* x, int64_t incx, void* y) {
+  const Table& t = table();
+  auto go = [&](auto I0) {
+    using I = decltype(I0);
+    const I M = n<I>(rows), N = n<I>(cols), LA = n<I>(lda), IX = n<I>(incx);
+    if constexpr (std::is_same_v<T, float>) {
+      reinterpret_cast<typename cblas_sgemv_sig<I>::type>(t.cblas_sgemv)(kRowMajor, tr, M, N, 1.0f, a, LA, x, IX, 0.0f,
+                                                                          y, I(1));
+    } else if constexpr (std::is_same_v<T, double>) {
+      reinterpret_cast<typename cblas_dgemv_sig<I>::type>(t.cblas_dgemv)(kRowMajor, tr, M, N, 1.0, a, LA, x, IX, 0.0, y,
+                                                                          I(1));
+    } else {
+      const T one(1), zero(0);
+      void* f = std::is_same_v<T, std::complex<float>> ? t.cblas_cgemv : t.cblas_zgemv;
+      reinterpret_cast<typename cblas_cgemv_sig<I>::type>(f)(kRowMajor, tr, M, N, &one, a, LA, x, IX, &zero, y, I(1));
+    }
+  };
+  if (t.ilp64) go(int64_t{});
+  else go(int{});
+}
+
+template <class T>
+void dot(int64_t k, const void* x, int64_t incx, const void* y, int64_t incy, void* out) {
+  const Table& t = table();
+  auto go = [&](auto I0) {
+    using I = decltype(I0);
+    const I K = n<I>(k), IX = n<I>(incx), IY = n<I>(incy);
+    if constexpr (std::is_same_v<T, float>) {
+      *static_cast<float*>(out) = reinterpret_cast<typename cblas_sdot_sig<I>::type>(t.cblas_sdot)(K, x, IX, y, IY);
+    } else if constexpr (std::is_same_v<T, double>) {
+      *static_cast<double*>(out) = reinterpret_cast<typename cblas_ddot_sig<I>::type>(t.cblas_ddot)(K, x, IX, y, IY);
+    } else {
+      void* f = std::is_same_v<T, std::complex<float>> ? t.cblas_cdotu_sub : t.cblas_zdotu_sub;
+      reinterpret_cast<typename cblas_cdotu_sub_sig<I>::type>(f)(K, x, IX, y, IY, out);
+    }
+  };
+  if (t.ilp64) go(int64_t{});
+  else go(int{});
+}
+
+#define NPC_INST(T)                                                                                              \
+  template void gemm<T>(int, int, int64_t, int64_t, int64_t, const void*, int64_t, const void*, int64_t, void*); \
+  template void gemv<T>(int, int64_t, int64_t, const void*, int64_t, const void*, int64_t, void*);              \
+  template void dot<T>(int64_t, const void*, int64_t, const void*, int64_t, void*);
+NPC_INST(float)
+NPC_INST(double)
+NPC_INST(std::complex<float>)
+NPC_INST(std::complex<double>)
+#undef NPC_INST
+
+bool use_library(const std::string& path, const std::string& prefix, const std::string& suffix, bool ilp64) {
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!h) h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) return false;
+  auto t = std::make_unique<Table>();
+  t->name = path;
+  t->ilp64 = ilp64;
+  t->handle = h;
+  t->prefix = prefix;
+  t->suffix = suffix;
+  bool ok = true;
+#define NPC_X(fn, ret, params)                                              \
+  t->fn = dlsym(h, (prefix + #fn + suffix).c_str());                       \
+  ok = ok && t->fn != nullptr;
+  NPC_BLAS_ENTRIES(NPC_X)
+#undef NPC_X
+  if (!ok) {
+    dlclose(h);  // the handle only: a library NumPy loaded stays loaded
+    return false;
+  }
+  (void)table();  // the system table exists first, so a later reset can find it
+  std::lock_guard lk(g_mu);
+  g_tables.push_back(std::move(t));
+  g_table.store(g_tables.back().get(), std::memory_order_release);
+  return true;
+}
+
+std::string use_loaded_numpy_blas() {
+  if (const char* e = std::getenv("NPC_BLAS"); e && std::strcmp(e, "system") == 0) return "";
+  std::vector<std::string> found;
+#if defined(__linux__)
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        const char* name = info->dlpi_name;
+        if (name && std::strstr(name, "scipy_openblas")) static_cast<std::vector<std::string>*>(data)->push_back(name);
+        return 0;
+      },
+      &found);
+#endif  // elsewhere the linked library stays
+  for (const std::string& p : found) {
+    // scipy-openblas64 (what NumPy's 64-bit wheels ship), then scipy-openblas32.
+    if (use_library(p, "scipy_", "64_", true)) return p;
+    if (use_library(p, "scipy_", "", false)) return p;
+  }
+  return "";
+}
+
+}  // namespace npc::ops::blas

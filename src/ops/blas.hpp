@@ -1,0 +1,44 @@
+// The BLAS entry points npc calls (matmul, dot, vdot, inner), resolved once per process
+// (Note [one BLAS per process] in blas.cpp).
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace npc::ops::blas {
+
+// CBLAS's enumeration values (the same in every CBLAS).
+enum : int { kRowMajor = 101, kNoTrans = 111, kTrans = 112 };
+
+// True when some BLAS is available (the linked CBLAS, or a library chosen with use_library).
+bool available();
+
+// C = A @ B (row-major; alpha 1, beta 0), A n x k (ta: stored transposed), B k x m, C n x m
+// contiguous. T is float, double, std::complex<float> or std::complex<double>.
+template <class T>
+void gemm(int ta, int tb, int64_t n, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
+          void* c);
+// y = op(A) x (row-major A rows x cols, alpha 1, beta 0), y contiguous.
+template <class T>
+void gemv(int tr, int64_t rows, int64_t cols, const void* a, int64_t lda, const void* x, int64_t incx, void* y);
+// *out = sum x[i] * y[i] (unconjugated for complex).
+template <class T>
+void dot(int64_t k, const void* x, int64_t incx, const void* y, int64_t incy, void* out);
+
+// Uses the OpenBLAS build at `path` (already loaded or loadable) whose symbols are named
+// `prefix` + cblas name + `suffix` (NumPy's wheels: prefix "scipy_", suffix "64_" with 64-bit
+// integers, or "" with 32-bit ones). Returns false, changing nothing, when a symbol is missing.
+bool use_library(const std::string& path, const std::string& prefix, const std::string& suffix, bool ilp64);
+// Finds a loaded OpenBLAS of NumPy's wheels (scipy-openblas64 or scipy-openblas32) in this
+// process and uses it; returns its path, or "" when there is none (the linked BLAS stays).
+std::string use_loaded_numpy_blas();
+// "system" (the linked CBLAS), "none", or the path of the library in use.
+std::string current();
+
+// Function `name` ("LAPACKE_dgesv", "openblas_set_num_threads") of the library chosen with
+// use_library, with its prefix and suffix; null while the linked library is in use (its
+// LAPACKE is called directly) or when the library lacks it. Its integers are 64-bit when
+// library_ilp64().
+void* library_symbol(const std::string& name);
+bool library_ilp64();
+
+}  // namespace npc::ops::blas
