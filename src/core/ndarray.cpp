@@ -102,6 +102,19 @@ BlockCache& block_cache() {
 }
 }  // namespace
 
+// Note [poisoned allocations]
+// NPC_POISON_EMPTY=1 fills every allocation made without zeroing (np.empty, kernel outputs
+// and temporaries) with the byte 0xA5, as glibc's MALLOC_PERTURB_ does for malloc: code
+// that reads memory it never wrote gives garbage at once instead of the zeros a fresh
+// process's pages happen to hold (the test suite runs a check with it set).
+static bool poison_empty() {
+  static const bool on = [] {
+    const char* v = std::getenv("NPC_POISON_EMPTY");
+    return v && *v && std::string_view(v) != "0";
+  }();
+  return on;
+}
+
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, bool zero) {
   auto s = std::shared_ptr<Storage>(new Storage());
   size_t n = std::max<size_t>(nbytes, 1);
@@ -112,6 +125,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, bool zero) {
       s->data_ = static_cast<std::byte*>(cached);
       s->nbytes_ = nbytes;
       account(static_cast<int64_t>(nbytes));
+      if (poison_empty()) std::memset(cached, 0xA5, rounded);
       return s;
     }
   }
@@ -133,6 +147,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, bool zero) {
   s->nbytes_ = nbytes;
   s->owns_ = true;
   account(static_cast<int64_t>(nbytes));
+  if (!zero && poison_empty()) std::memset(p, 0xA5, rounded);
   return s;
 }
 

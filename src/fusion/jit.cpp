@@ -311,13 +311,27 @@ bool name_loaded(const std::string& name) {
   return q.found;
 }
 
-// dlopen() of the file open as `fd`, through /proc/self/fd. The dynamic loader returns the
-// object already loaded under the same name without opening anything, and an earlier kernel
-// may have been loaded through the same descriptor number: the file is then loaded through
-// a duplicate descriptor whose name is unused.
+// Note [loading through /proc/self/fd]
+// dlopen() of the file open as `fd`, through /proc/self/fd/N. The dynamic loader returns
+// the object already loaded under the same name without opening anything, and an earlier
+// kernel may have been loaded through the same descriptor number: the file is then loaded
+// through a duplicate descriptor whose name is unused. The loader also matches a new file
+// against the loaded objects by device and inode, and when one matches it returns that
+// object and adds the new name to that object's names, which dl_iterate_phdr does not
+// show: a later, different kernel opened as the same N would then get the old object (and
+// its old kernels, all named npc_g_k<i>). So a file whose inode is loaded already (the same
+// cache entry found on disk again after clear_cache() forgot the loaded modules) is never
+// passed to dlopen: its handle is returned from `by_inode`. Loaded kernels are never
+// dlclose()d, so their inodes stay allocated and an inode seen here names one file for the
+// life of the process.
 void* dlopen_fd(int fd) {
   static std::mutex mu;
+  static std::map<std::pair<dev_t, ino_t>, void*> by_inode;
   std::lock_guard<std::mutex> l(mu);
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) return nullptr;
+  const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
+  if (auto it = by_inode.find(id); it != by_inode.end()) return it->second;
   std::vector<int> held;
   int use = fd;
   while (name_loaded("/proc/self/fd/" + std::to_string(use))) {
@@ -327,6 +341,7 @@ void* dlopen_fd(int fd) {
   }
   void* h = use < 0 ? nullptr : ::dlopen(("/proc/self/fd/" + std::to_string(use)).c_str(), RTLD_NOW | RTLD_LOCAL);
   for (int d : held) ::close(d);
+  if (h) by_inode.emplace(id, h);
   return h;
 }
 

@@ -60,6 +60,17 @@ class Worker:
         except OSError:
             return ""
 
+    def _forget(self):
+        """Closes the pipes and the selector of the (dead or killed) worker process: left to
+        the garbage collector they warn (ResourceWarning) inside whatever test runs then."""
+        self.sel.close()
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        self.proc = None
+
     def stop(self):
         if self.proc is not None:
             try:
@@ -67,11 +78,13 @@ class Worker:
                 self.proc.wait(10)
             except OSError:
                 pass
-            self.proc = None
+            self._forget()
 
     def run(self, job, timeout=JOB_TIMEOUT):
         """Run one job; {"found": [...]} or {"crash": ..., "mode": ...} or {"hang": ...}."""
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is not None and self.proc.poll() is not None:
+            self._forget()
+        if self.proc is None:
             self._start()
         self.next_id += 1
         job = dict(job, id=self.next_id)
@@ -87,7 +100,7 @@ class Worker:
             if msg is None:
                 rc = self.proc.wait(10)
                 tail = self._tail()
-                self.proc = None
+                self._forget()
                 return {"crash": rc, "mode": mode, "text": f"worker died (exit status {rc}); stderr: {tail[-600:]}"}
             if "mode" in msg and "found" not in msg:
                 mode = msg["mode"]
@@ -96,6 +109,7 @@ class Worker:
 
     def close(self):
         self.stop()
+        self.log.close()
         try:
             os.unlink(self.log.name)
         except OSError:

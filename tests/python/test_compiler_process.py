@@ -157,5 +157,5 @@ def test_compiler_dies_with_its_parent(cache, tmp_path):
     p, pids = start_child(tmp_path, cache)
     assert not any(gone(q) for q in pids)
     p.kill()
-    p.wait(timeout=10)
+    p.communicate(timeout=10)  # also closes its pipes
     assert wait_for(lambda: all(gone(q) for q in pids), 3), pids

@@ -2,6 +2,7 @@
 eager on the same source (``np`` bound to npc), and ``npc.compile`` of the NumPy function on
 both backends, traced and then replayed; every result must validate against NumPy's as the
 benchmark validates it (same dtype and shape, allclose 1e-5/1e-8, else relative L2 < 1e-5)."""
+import os
 import pathlib
 import subprocess
 import sys
@@ -49,11 +50,21 @@ def _compiled_check(name, backend):
 @pytest.mark.parametrize("backend", ["fused", "eager"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_compiled_matches_numpy(name, backend):
-    # Each program is compiled in a process of its own, as the fuzzer runs its programs: a
-    # crash is reported as this program's failure (exit status), never as a lost worker.
-    code = (f"import sys; sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r}); "
-            f"import test_real_programs as t; t._compiled_check({name!r}, {backend!r})")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    # In this process, after whatever it ran before: kernels loaded earlier, cleared caches
+    # and reused memory must not change the result (test_kernel_cache_reload.py).
+    _compiled_check(name, backend)
+
+
+def test_compiled_programs_read_no_unwritten_memory():
+    # Every allocation made without zeroing holds the byte 0xA5 (Note [poisoned allocations]
+    # in src/core/ndarray.cpp): a kernel that reads memory it never wrote gives garbage.
+    code = ("import sys; sys.path.insert(0, %r); import test_real_programs as t, numpy as np, npc\n"
+            "assert np.asarray(npc.empty(3, np.uint8)).tolist() == [0xA5] * 3\n"
+            "for name in sorted(t.PROGRAMS):\n"
+            "    for backend in ('fused', 'eager'):\n"
+            "        t._compiled_check(name, backend)\n") % str(pathlib.Path(__file__).parent)
+    env = dict(os.environ, NPC_POISON_EMPTY="1")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, env=env)
     assert r.returncode == 0, f"exit status {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
 
 

@@ -127,7 +127,9 @@ struct PyGraph {
 };
 
 // npc.config.codegen_errors == "raise": backend failures reach the caller of npc.compile.
+// Segments may be built at a break inside an op that released the GIL: it is taken here.
 bool codegen_errors_raise() {
+  AcquireGil gil;
   try {
     py::object cfg = py::module_::import("npc").attr("config");
     return py::hasattr(cfg, "codegen_errors") && std::string(py::str(cfg.attr("codegen_errors"))) == "raise";
@@ -162,6 +164,7 @@ ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& 
       error = "backend '" + backend + "' is not available";
       if (codegen_errors_raise()) throw ValueError("npc.compile: " + error);
     }
+    AcquireGil gil;  // as in codegen_errors_raise
     if (PyErr_WarnEx(PyExc_RuntimeWarning,
                      ("npc.compile: backend '" + backend + "' failed, running the graph eagerly: " + error).c_str(),
                      1) != 0)
