@@ -114,3 +114,28 @@ def int_power_of_element(a, b):
 def test_negative_integer_exponent_raises_on_each_call(f, backend):
     base, pos, neg = np.array([1, 2, 3]), np.array([1, 2, 3]), np.array([1, -2, 3])
     check(f, (base, pos), (base, neg), (base, pos), (base.astype(np.uint8), neg), backend=backend)
+
+
+def write_then_raise(a0, a1, s):
+    a1[...] = 4294967296
+    if int(a0.argmax()) == 0:  # argmax of an empty array raises
+        return a1 + s
+    return a1 - s
+
+
+def write_with_scalar_then_raise(a, b, s):
+    a[...] = s
+    b.argmax()
+    return a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f, args", [
+    (write_then_raise, (np.zeros(0, np.complex64)[::-1], np.array(-2.5 + 3.5j, np.complex64), float("inf"))),
+    (write_then_raise, (np.zeros(0), np.array(1.0), 2.0)),
+    (write_with_scalar_then_raise, (np.ones(3), np.zeros(0), 0.5)),
+])
+def test_writes_before_an_exception_with_runtime_scalars(f, args, backend):
+    # The writes recorded before the exception ran in NumPy: with a Python float argument
+    # (a runtime scalar) they run too, on every call.
+    check(f, args, args, backend=backend)

@@ -1836,7 +1836,11 @@ class CompiledFunction:
                         # the arguments come first, as there.
                         try:
                             ctx.graph_break("an exception in the traced function")
-                        except (_core._StaticScalar, _core._GraphBreak):
+                        except _core._StaticScalar:
+                            # The recorded work uses runtime scalars, which a break cannot
+                            # run: trace again with them static, so that it runs here.
+                            raise _Retrace(float_paths) from None
+                        except _core._GraphBreak:
                             pass
                     raise
             leaves, tree = _flatten(result, traced.values())
