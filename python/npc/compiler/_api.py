@@ -471,6 +471,25 @@ class _Patches:
         return make
 
     @staticmethod
+    def _layout_maker(orig):
+        # numpy.ascontiguousarray/asfortranarray do not dispatch through __array_function__:
+        # given a traced array, NumPy would realize it (a graph break) into a copy, where its
+        # result is a view of the array when the array already has the layout (later writes
+        # into one show in the other). npc's own function keeps it traced, and a view.
+        import npc
+        mine = getattr(npc, orig.__name__)
+
+        @functools.wraps(orig)
+        def patched(*args, **kwargs):
+            a = args[0] if args else kwargs.get("a")
+            if kwargs.get("like") is None and _is_npc(a) and _core._is_traced(a) and \
+                    _Patches._current() is not None:
+                kwargs.pop("like", None)
+                return mine(*args, **kwargs)
+            return orig(*args, **kwargs)
+        return patched
+
+    @staticmethod
     def _rng_maker(orig):
         @functools.wraps(orig)
         def patched(*a, **k):
@@ -492,6 +511,9 @@ class _Patches:
             P._patch(mod, "empty_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 0, dtype, k)))
             P._patch(mod, "full_like", P._fill_like_maker(
                 lambda a, fill_value, dtype=None, **k: (a, fill_value, dtype, k)))
+        for name in ("ascontiguousarray", "asfortranarray"):
+            P._patch(_np, name, P._layout_maker)
+        for mod in (_np, npc):
             for name in ("arange", "linspace", "logspace", "geomspace", "eye", "identity", "tri"):
                 P._patch(mod, name, P._host_maker(mod.__name__, lambda: None))
         glob = lambda: _GlobalState()  # noqa: E731
