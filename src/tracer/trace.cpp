@@ -1318,10 +1318,23 @@ ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
     }
   }
   if (auto r = gather_on_traced(c, a, idx)) return *r;
+  if (basic_on_traced(a, idx)) {
+    // A view the tracer cannot name with symbolic sizes (a slice along a symbolic axis):
+    // after the break the sizes are static (Note [symbols after a break]) and it can. It
+    // must stay a traced view: a concrete one would be read as a copy of what the array
+    // held at the break, without the writes into the array recorded after it.
+    c.break_graph("a view of a traced array with symbolic sizes");
+    ndarray v = index(untraced_twin(a), idx);
+    if (auto t = c.view(a, v)) {
+      v.set_trace(std::move(t));
+      return v;
+    }
+  }
   bool mask = false;
   for (const IndexItem& it : idx) mask = mask || (it.kind == IndexItem::Kind::Array && it.array.dtype() == DType::Bool);
-  c.break_graph(mask ? "advanced indexing by a boolean mask (its result has a data-dependent shape)"
-                     : "advanced indexing of a traced array that is not captured (newaxis or symbolic sizes with index arrays)");
+  if (!basic_on_traced(a, idx))
+    c.break_graph(mask ? "advanced indexing by a boolean mask (its result has a data-dependent shape)"
+                       : "advanced indexing of a traced array that is not captured (newaxis or symbolic sizes with index arrays)");
   ndarray x = a;
   x.realize();
   auto items = realized_items(idx);

@@ -151,3 +151,25 @@ def test_break_after_a_host_call_at_new_sizes(backend):
     from _compile_diff import check
     check(host_call_then_argmax_break, *[(np.ones(n, bool), np.array(1, np.uint8)) for n in (3, 4, 5, 4)],
           backend=backend)
+
+
+# A slice along a symbolic axis breaks the graph; the slice stays a view of the traced array
+# (writes into the array after the break show in it, and writes into it in the array).
+def slice_then_write_base(a):
+    x = a[1:]
+    a += 1
+    return x * 1
+
+
+def strided_slice_write_both(a):
+    x = a[1:, ::2]
+    a[...] += 1
+    x[0] = 7
+    return x * 1, a * 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [slice_then_write_base, strided_slice_write_both])
+def test_slice_with_symbolic_sizes_stays_a_view(fn, backend):
+    from _compile_diff import check
+    check(fn, *[(np.arange(n * 2.0).reshape(n, 2),) for n in (3, 4, 5, 4)], backend=backend)
