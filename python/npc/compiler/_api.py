@@ -346,6 +346,9 @@ for _name in ("__bool__", "__int__", "__neg__", "__pos__", "__abs__", "__round__
     # asarray, setitem, fill): such uses need the value, so the argument becomes static; npc's
     # ufunc operands take the object itself (Note [runtime scalars]).
     setattr(_RuntimeFloat, _name, _static_use)
+for _name in ("real", "imag"):
+    # numpy.real(s)/numpy.imag(s) of a Python float read these (the float's own value).
+    setattr(_RuntimeFloat, _name, property(_static_use))
 _core._set_runtime_float_type(_RuntimeFloat)
 
 
