@@ -796,6 +796,26 @@ ir::NodeRef mixed_compare(ir::Graph& g, OpId op, ir::NodeRef a, ir::NodeRef b, c
   return g.ufunc(neg_true ? OpId::logical_or : OpId::logical_and, args, DType::Bool);
 }
 
+// Note [quiet scalar complex comparisons]
+// NumPy's complex ordering loops (less, greater, ...) raise "invalid" on NaN parts, but its
+// scalar arithmetic compares complex scalars quietly, and lexicographically without the
+// loops' NaN test of the imaginary parts. A comparison recorded as scalar math (Note
+// [scalar math]) is spelled with the scalars' formula over the parts, whose float
+// comparisons are quiet: xr > yr || (xr == yr && xi >= yi).
+bool is_ordering(OpId op) {
+  return op == OpId::less || op == OpId::less_equal || op == OpId::greater || op == OpId::greater_equal;
+}
+
+ir::NodeRef quiet_complex_compare(ir::Graph& g, OpId op, ir::NodeRef a, ir::NodeRef b) {
+  ir::NodeRef ar = g.component(a, false), ai = g.component(a, true);
+  ir::NodeRef br = g.component(b, false), bi = g.component(b, true);
+  const OpId strict = op == OpId::less || op == OpId::less_equal ? OpId::less : OpId::greater;
+  auto u = [&](OpId o, std::vector<ir::NodeRef> args) { return g.ufunc(o, args, DType::Bool); };
+  ir::NodeRef first = u(strict, {ar, br});
+  ir::NodeRef second = u(OpId::logical_and, {u(OpId::equal, {ar, br}), u(op, {ai, bi})});
+  return u(OpId::logical_or, {first, second});
+}
+
 std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const UfuncOptions& opts, const LoopTypes& loop) {
   Context& c = ctx_or_throw();
   bool all_out = !opts.out.empty();
@@ -932,6 +952,8 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
     std::vector<ir::NodeRef> zero{g.constant(Scalar::from_int(0).cast(lt.out[k]))};
     ir::NodeRef n = empty_result ? g.prim(OpId::fill, zero, lt.out[k], shape)  // Note [empty ufunc results]
                     : mixed      ? mixed_compare(g, op, nodes[0], nodes[1], shape)  // Note [mixed int64/uint64 comparisons]
+                    : g_scalar_math && is_ordering(op) && nodes.size() == 2 && is_complex(nodes[0]->dtype)
+                        ? quiet_complex_compare(g, op, nodes[0], nodes[1])  // Note [quiet scalar complex comparisons]
                                  : g.ufunc(op, nodes, lt.out[k], static_cast<int>(k), g_scalar_math);  // Note [scalar math]
     if (mask) {
       ir::NodeRef cur = g.broadcast(g.cast(c.node_of(*opts.out[k]), lt.out[k]), shape);
