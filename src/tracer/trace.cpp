@@ -961,6 +961,7 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
       n = g.prim(OpId::where, sel, lt.out[k], shape);
     }
     if (k < opts.out.size() && opts.out[k]) {
+      n = g.cast(n, opts.out[k]->dtype(), op);  // the ufunc's own cast into out=
       c.write(*opts.out[k], n);
       result.push_back(*opts.out[k]);
     } else {
