@@ -139,3 +139,16 @@ def test_writes_before_an_exception_with_runtime_scalars(f, args, backend):
     # The writes recorded before the exception ran in NumPy: with a Python float argument
     # (a runtime scalar) they run too, on every call.
     check(f, args, args, backend=backend)
+
+
+def empty_int_power(v, a):
+    return np.power(v[..., :0].astype(np.uint16), a), np.power(a[:0], a[:0] - 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_negative_integer_exponent_of_an_empty_power_does_not_raise(backend):
+    # NumPy's loop does not run for an empty result: no check of the exponents.
+    a = np.array([[-5], [-1], [0]], np.int8)
+    check(empty_int_power, (a, a), (a, a), backend=backend)
+    got = npc.power(npc.asarray(np.zeros((3, 0), np.uint16)), npc.asarray(a))
+    assert got.shape == (3, 0) and got.dtype == np.power(np.zeros((3, 0), np.uint16), a).dtype
