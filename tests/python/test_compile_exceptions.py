@@ -129,8 +129,14 @@ def write_with_scalar_then_raise(a, b, s):
     return a
 
 
+def warn_then_raise(a, s):
+    v = a.astype(np.float64)           # ComplexWarning, once per call
+    return np.positive(np.equal(a, v)) + s  # UFuncTypeError: positive of bools
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("f, args", [
+    (warn_then_raise, (np.array(1 + 0j, np.complex64), 0.5)),
     (write_then_raise, (np.zeros(0, np.complex64)[::-1], np.array(-2.5 + 3.5j, np.complex64), float("inf"))),
     (write_then_raise, (np.zeros(0), np.array(1.0), 2.0)),
     (write_with_scalar_then_raise, (np.ones(3), np.zeros(0), 0.5)),

@@ -1840,9 +1840,20 @@ class CompiledFunction:
             fn, proxy = _traced_copy(self._fn, ctx, {k[0]: t for k, t in traced.items()})
             lists_before = self._free_lists()
             with _Patches(ctx, self._name):
+                flushed = False
                 try:
                     with _recording_warnings() as py_warnings:
-                        result = fn(*targs, **tkwargs)
+                        try:
+                            result = fn(*targs, **tkwargs)
+                        except Exception as e:
+                            if counter[0] and not self._fullgraph and not isinstance(e, _NO_FLUSH):
+                                # The flush below, inside the recording of warnings: with
+                                # runtime scalars the break raises _StaticScalar, and the
+                                # function is traced again with them static (the warnings
+                                # of this trace are dropped; the retrace's count).
+                                ctx.graph_break("an exception in the traced function")
+                                flushed = True
+                            raise
                 except _StaticUse:
                     raise _Retrace(float_paths)
                 except _core._StaticScalar:
@@ -1855,7 +1866,7 @@ class CompiledFunction:
                     reason = _tls.last_break
                     if self._fullgraph and reason:
                         raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {reason}") from None
-                    if not self._fullgraph and not isinstance(sys.exc_info()[1], _NO_FLUSH):
+                    if not self._fullgraph and not flushed and not isinstance(sys.exc_info()[1], _NO_FLUSH):
                         # The operations recorded before the exception ran eagerly in NumPy:
                         # run them, so their warnings (or errstate's error) and writes into
                         # the arguments come first, as there.
