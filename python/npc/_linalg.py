@@ -89,10 +89,7 @@ def _result(r, out=None, dtype=None):
 def _mm(a, b, where="matmul"):
     # `where`: the name NumPy gives the product's floating-point errors ("matmul", "dot"),
     # or "" for none (vdot); a traced product records it (Note [matmul in traces]).
-    r = _linalg_call("matmul", a, b, where)
-    if where:
-        _report_product_fp(r, a, b, where)
-    return r
+    return _linalg_call("matmul", a, b, where)
 
 
 def _conj(a):
@@ -147,6 +144,7 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
         raise NotNative
     a, b = _arr(x1), _arr(x2)
     r = _mm(a, b)
+    _report_product_fp(r, a, b, "matmul")
     return _result(r, out, dtype)
 
 
@@ -210,70 +208,29 @@ def dot(a, b, out=None):
         r = _tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
     if out is not None:
         _check_dot_out(out, r)
+    _report_product_fp(r, a, b, "dot")
     return _result(r, out)
 
 
 # Note [product FP errors]: NumPy reports the floating-point flags its BLAS call or loop
 # raised as "overflow/invalid value encountered in matmul" (or dot). npc's products run in
 # BLAS worker threads and blocked kernels whose flags never reach the caller, so the flags
-# are found again from the values, for the operands of the matrix product itself (`_mm`,
-# shapes (..., n, k) and (..., k, m), 1-d as a row and a column): overflow when a product
-# of finite parts, or a sum of finite products, is infinite; invalid when a product is 0 *
-# inf, or a sum of products that hold no NaN is NaN (inf - inf). A NaN operand raises
-# nothing. Only non-finite results cost the scan; past _FP_SCAN_LIMIT products it is
-# approximated from the result alone (an inf, or a NaN, that no input holds).
-_FP_SCAN_LIMIT = 1 << 22
-
-
-def _product_flags(a, b):
-    """The flags (2 overflow, 8 invalid) of the matrix product of NumPy arrays `a`, `b`."""
-    a = a[None, :] if a.ndim == 1 else a
-    b = b[:, None] if b.ndim == 1 else b
-    parts = (lambda x: (x.real, x.imag)) if a.dtype.kind == "c" else (lambda x: (x,))
-    flags = 0
-    with _np.errstate(all="ignore"):
-        sums = []
-        for x in parts(a):
-            for y in parts(b):
-                p = x[..., :, :, None] * y[..., None, :, :]
-                xf, yf = _np.isfinite(x)[..., :, :, None], _np.isfinite(y)[..., None, :, :]
-                if (_np.isinf(p) & xf & yf).any():
-                    flags |= 2
-                if (_np.isnan(p) & ~_np.isnan(x)[..., :, :, None] & ~_np.isnan(y)[..., None, :, :]).any():
-                    flags |= 8
-                sums.append(p)
-        # The sums over k (and, for complex parts, re = ar*br - ai*bi, im = ar*bi + ai*br).
-        terms = [sums[0]] if len(sums) == 1 else [sums[0], -sums[3], sums[1], sums[2]]
-        groups = [terms] if len(terms) == 1 else [terms[:2], terms[2:]]
-        for g in groups:
-            total = sum(t.sum(axis=-2) for t in g)
-            nan_g = _np.logical_or.reduce([_np.isnan(t).any(axis=-2) for t in g])
-            inf_g = _np.logical_or.reduce([_np.isinf(t).any(axis=-2) for t in g])
-            if (_np.isinf(total) & ~inf_g & ~nan_g).any():
-                flags |= 2
-            if (_np.isnan(total) & ~nan_g).any():
-                flags |= 8
-    return flags
-
-
+# are read back from the values: overflow when the result holds an inf that no input holds,
+# invalid when it holds a NaN that no input holds (inf * 0, inf - inf). Only non-finite
+# results cost the scan of the inputs.
 def _report_product_fp(r, a, b, where):
     if r.dtype.kind not in "fc" or r.size == 0 or _core._is_traced(r) or _np.isfinite(_core._to_numpy(r)).all():
         return
     state = _np.geterr()
     if state["over"] == "ignore" and state["invalid"] == "ignore":
         return
+    from ._ufunc import isinf, isnan
+    flags = 0
     ins = [x for x in (a, b) if x.dtype.kind in "fc"]
-    if a.ndim and b.ndim and a.size * b.shape[-1] <= _FP_SCAN_LIMIT and not _core._is_traced(a) \
-            and not _core._is_traced(b):
-        t = r.dtype
-        flags = _product_flags(_np.asarray(_core._to_numpy(a)).astype(t), _np.asarray(_core._to_numpy(b)).astype(t))
-    else:
-        from ._ufunc import isinf, isnan
-        flags = 0
-        if bool(isinf(r).any()) and not any(bool(isinf(x).any()) for x in ins):
-            flags |= 2
-        if bool(isnan(r).any()) and not any(bool(isnan(x).any()) for x in ins):
-            flags |= 8
+    if bool(isinf(r).any()) and not any(bool(isinf(x).any()) for x in ins):
+        flags |= 2
+    if bool(isnan(r).any()) and not any(bool(isnan(x).any()) for x in ins):
+        flags |= 8
     if flags:
         from ._errstate import report
         report(flags, where)
@@ -318,6 +275,7 @@ def inner(a, b, /):
                          f"{b.shape[-1]} (dim {b.ndim - 1})")
     k = a.shape[-1]
     r = _mm(a.reshape(-1, k), b.reshape(-1, k).T, "dot")
+    _report_product_fp(r, a, b, "dot")
     return _result(r.reshape(a.shape[:-1] + b.shape[:-1]))
 
 
@@ -384,6 +342,7 @@ def tensordot(a, b, axes=2):
             or any(not -b.ndim <= x < max(b.ndim, 1) for x in axes_b):
         raise NotNative  # NumPy's own error messages
     r = _tensordot(a, b, (axes_a, axes_b))  # NumPy's tensordot returns 0-d arrays, not scalars
+    _report_product_fp(r, a, b, "dot")
     return r
 
 
