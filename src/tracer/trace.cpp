@@ -298,6 +298,30 @@ ir::NodeRef Context::node_of(const ndarray& a) {
     return value_node(*tv);
   }
   if (a.ndim() == 0) return constant(a.item());
+  if (!breaks_.empty() && a.writeable() && a.size() > 0) {
+    // A concrete view of a buffer this segment has written (a view realized at the break
+    // while another handle of the same array stays traced): read through the buffer's
+    // current value, so that the writes recorded since the break show in it, as in NumPy.
+    for (size_t i = 0; i < bound_.size() && i < input_buffers_.size(); ++i) {
+      const ndarray& base = bound_[i];
+      Buffer& b = *input_buffers_[i];
+      if (b.current == b.initial || base.storage() != a.storage() || base.dtype() != a.dtype() ||
+          !base.is_c_contiguous() || b.input != static_cast<int>(i))
+        continue;
+      const int64_t isz = static_cast<int64_t>(a.itemsize());
+      const int64_t off = a.offset() - base.offset();
+      bool ok = off >= 0 && off % isz == 0;
+      std::vector<int64_t> st;
+      for (auto x : a.strides()) {
+        ok = ok && x % isz == 0;
+        st.push_back(x / isz);
+      }
+      int64_t lo = off / isz, hi = off / isz;
+      for (int d = 0; d < a.ndim(); ++d) (st[d] < 0 ? lo : hi) += (a.shape()[d] - 1) * st[d];
+      if (!ok || lo < 0 || hi >= base.size()) continue;
+      return graph_->strided(b.current, off / isz, st, ir::static_shape(a.shape()));
+    }
+  }
   if (!breaks_.empty() && a.writeable()) {
     // After a break, a concrete array is a value the function's Python computed (it runs on
     // every call): the graph reads it as it is now, so eager code that changes it later in

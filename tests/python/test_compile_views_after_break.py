@@ -173,3 +173,18 @@ def strided_slice_write_both(a):
 def test_slice_with_symbolic_sizes_stays_a_view(fn, backend):
     from _compile_diff import check
     check(fn, *[(np.arange(n * 2.0).reshape(n, 2),) for n in (3, 4, 5, 4)], backend=backend)
+
+
+# A view realized at a break (np.flip of a view needs a concrete value) while the array stays
+# traced through another handle: the writes into the array recorded after the break show in it.
+def flip_of_view_then_write(a1):
+    v1 = a1[:]
+    v3 = np.flip(v1)
+    a1[:] = True
+    return v3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_view_realized_at_a_break_sees_later_writes(backend):
+    from _compile_diff import check
+    check(flip_of_view_then_write, *[(np.arange(n, dtype=np.int32),) for n in (3, 3, 4, 5)], backend=backend)
