@@ -174,8 +174,10 @@ class Graph {
   /// `scalar_math`: NumPy computes it with its scalar arithmetic (a Python operator on NumPy
   /// scalars), whose floating-point warnings say "scalar <op>" (params[1] = 1).
   NodeRef ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out = 0, bool scalar_math = false);
-  /// `a` cast to `t` (returns `a` itself when it already has dtype `t`).
-  NodeRef cast(NodeRef a, DType t);
+  /// `a` cast to `t` (returns `a` itself when it already has dtype `t`). `of`: the cast of
+  /// ufunc `of`'s result into its out= array (params[0]), whose floating-point errors NumPy
+  /// reports under the ufunc's name ("overflow encountered in power"), not as "in cast".
+  NodeRef cast(NodeRef a, DType t, OpId of = OpId::kCount);
   /// Reduction of `a` with binary ufunc `op` over sorted, normalised `axes`, result `dtype`
   /// (the input is cast to `dtype` first by the caller).
   NodeRef reduce(OpId op, NodeRef a, std::span<const int64_t> axes, bool keepdims, DType dtype,

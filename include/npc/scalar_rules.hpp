@@ -320,14 +320,21 @@ template <class T> NPK_FN T div(T a, T b) {
     return T{(p + a.im) * scl, (q - a.re) * scl};
   } else return a / b;
 }
+/// A complex part with its sign flipped. The rounding barrier keeps GCC from folding the
+/// negation into a product's fused multiply-add (-(x*y + z) as vfnmsub), which gives +0
+/// where NumPy negates a +0 part into -0 (conj of (0+0j) * (2-1j)).
+template <class R> NPK_FN R neg_part(R x) {
+  NPK_KEEP_ROUNDED(x);
+  return -x;
+}
 /// numpy.negative: integers wrap (-MIN == MIN).
 template <class T> NPK_FN T neg(T a) {
   if constexpr (is_int<T>) return (T)((uw<T>)0 - (uw<T>)a);
-  else if constexpr (is_cplx<T>) return T{-a.re, -a.im};
+  else if constexpr (is_cplx<T>) return T{neg_part(a.re), neg_part(a.im)};
   else return -a;
 }
 /// numpy.conjugate (the identity for real types).
-template <class T> NPK_FN T conj(T a) { if constexpr (is_cplx<T>) return T{a.re, -a.im}; else return a; }
+template <class T> NPK_FN T conj(T a) { if constexpr (is_cplx<T>) return T{a.re, neg_part(a.im)}; else return a; }
 /// numpy.absolute: integers wrap (abs(MIN) == MIN); complex is npy_cabs (hypot), NumPy's
 /// scalar loop. Its SIMD loop is cabs_vec.
 template <class T> NPK_FN auto absv(T a) {
@@ -488,22 +495,36 @@ template <class T> NPK_FN T lcmv(T a, T b) {
 }
 
 // ---------------------------------------------------------------- predicates, rounding
+// NaN and inf tests on the bits (|x| as an unsigned integer against the exponent mask):
+// GCC vectorizes std::isfinite/isinf into an ordered, signaling compare of |x|, which
+// raises "invalid" on NaN where NumPy's isnan/isinf/isfinite raise nothing.
+/// |x|'s bits (float32/float64) as an unsigned integer.
+template <class R> NPK_FN auto abs_bits(R x) {
+  using U = std::conditional_t<sizeof(R) == 8, uint64_t, uint32_t>;
+  return (U)(bits_as<U>(x) & (std::numeric_limits<U>::max() >> 1));
+}
+/// True when the real `x` is a NaN.
+template <class R> NPK_FN bool nan_part(R x) { return abs_bits(x) > abs_bits(std::numeric_limits<R>::infinity()); }
+/// True when the real `x` is +-inf.
+template <class R> NPK_FN bool inf_part(R x) { return abs_bits(x) == abs_bits(std::numeric_limits<R>::infinity()); }
+/// True when the real `x` is neither NaN nor inf.
+template <class R> NPK_FN bool finite_part(R x) { return abs_bits(x) < abs_bits(std::numeric_limits<R>::infinity()); }
 /// numpy.isnan (complex: either part).
 template <class T> NPK_FN bool isnanv(T a) {
-  if constexpr (is_cplx<T>) return std::isnan(a.re) || std::isnan(a.im);
-  else if constexpr (std::is_floating_point_v<T>) return std::isnan(a);
+  if constexpr (is_cplx<T>) return nan_part(a.re) || nan_part(a.im);
+  else if constexpr (std::is_floating_point_v<T>) return nan_part(a);
   else return false;
 }
 /// numpy.isinf (complex: either part).
 template <class T> NPK_FN bool isinfv(T a) {
-  if constexpr (is_cplx<T>) return std::isinf(a.re) || std::isinf(a.im);
-  else if constexpr (std::is_floating_point_v<T>) return std::isinf(a);
+  if constexpr (is_cplx<T>) return inf_part(a.re) || inf_part(a.im);
+  else if constexpr (std::is_floating_point_v<T>) return inf_part(a);
   else return false;
 }
 /// numpy.isfinite (complex: both parts).
 template <class T> NPK_FN bool isfinitev(T a) {
-  if constexpr (is_cplx<T>) return std::isfinite(a.re) && std::isfinite(a.im);
-  else if constexpr (std::is_floating_point_v<T>) return std::isfinite(a);
+  if constexpr (is_cplx<T>) return finite_part(a.re) && finite_part(a.im);
+  else if constexpr (std::is_floating_point_v<T>) return finite_part(a);
   else return true;
 }
 /// numpy.floor (the identity for bool and integers).

@@ -701,6 +701,14 @@ ndarray ndarray::real() const {
 ndarray ndarray::imag() const {
   if (is_complex(dtype_))
     return with_geometry(offset_ + static_cast<int64_t>(itemsize() / 2), real_dtype(dtype_), shape_, strides_);
+  if (trace_ && g_trace_hooks.copy && g_trace_hooks.write) [[unlikely]] {  // Note [traced views and writes]
+    // Zeros of the traced shape (symbolic sizes included): a concrete array would keep
+    // the sizes of the trace on every replay.
+    ndarray z = g_trace_hooks.copy(*this, dtype_);
+    z.fill(Scalar::from_int(0));
+    z.set_writeable(false);
+    return z;
+  }
   ndarray z = zeros_like(*this);
   z.set_writeable(false);
   return z;

@@ -1,5 +1,6 @@
 // Comparisons, logical and bitwise ufuncs, predicates, rounding and the floating-point
 // bit-level functions (copysign, nextafter, spacing, ldexp, frexp, modf).
+#include <cfenv>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -43,13 +44,32 @@ inline int cmp3(A a, B b) {
     }                                                                                  \
   };
 // Real operands compare with C's operators (comparisons do not check the floating-point
-// status, and these vectorize); complex ones in NumPy's order (npk::clt, npk::cle).
+// status, and these vectorize); complex equality is npk::eq.
 NPC_CMP(Equal, ==, npk::eq(to_rule(a), to_rule(b)))
 NPC_CMP(NotEqual, !=, !npk::eq(to_rule(a), to_rule(b)))
-NPC_CMP(Less, <, npk::clt(to_rule(a), to_rule(b)))
-NPC_CMP(LessEqual, <=, npk::cle(to_rule(a), to_rule(b)))
-NPC_CMP(Greater, >, npk::clt(to_rule(b), to_rule(a)))
-NPC_CMP(GreaterEqual, >=, npk::cle(to_rule(b), to_rule(a)))
+// Note [complex order flags]
+// NumPy's complex order (CLT/CLE/CGT/CGE in its loops): lexicographic, but a real-part
+// decision needs both imaginary parts to be numbers (1+nanj < 2+0j is False). Its C
+// comparisons are signaling: "invalid" when a real part is NaN (the first comparison
+// always runs), or when the real parts are equal and an imaginary part is NaN (the second
+// runs). The compiler may vectorize or reorder plain comparisons (quiet or not), so the
+// parts are compared quietly and the flag is raised from those conditions.
+template <class C, class Strict, class Part>
+inline bool complex_order(C a, C b, Strict strict, Part part) {
+  const auto xr = a.real(), yr = b.real(), xi = a.imag(), yi = b.imag();
+  const bool real_nan = std::isnan(xr) || std::isnan(yr);
+  const bool same_real = !real_nan && xr == yr;
+  const bool imag_nan = std::isnan(xi) || std::isnan(yi);
+  if (real_nan || (same_real && imag_nan)) [[unlikely]] std::feraiseexcept(FE_INVALID);
+  return (strict(xr, yr) && !imag_nan) || (same_real && part(xi, yi));
+}
+#define NPC_ORDER(strict, part) \
+  complex_order(a, b, [](auto x, auto y) { return strict(x, y); }, [](auto x, auto y) { return part(x, y); })
+NPC_CMP(Less, <, NPC_ORDER(std::isless, std::isless))
+NPC_CMP(LessEqual, <=, NPC_ORDER(std::isless, std::islessequal))
+NPC_CMP(Greater, >, NPC_ORDER(std::isgreater, std::isgreater))
+NPC_CMP(GreaterEqual, >=, NPC_ORDER(std::isgreater, std::isgreaterequal))
+#undef NPC_ORDER
 #undef NPC_CMP
 
 struct LogicalAnd {

@@ -492,8 +492,9 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     targets.push_back(t);
     if (!has_out) results.push_back(t);
   }
-  // After the casting checks of the outputs, as NumPy's loop raises this only when it runs.
-  if (op == OpId::power && kind(loop.in[1]) == Kind::Signed && any_negative(args[1]))
+  // After the casting checks of the outputs, as NumPy's loop raises this only when it runs
+  // (not for an empty result, whatever the exponent's values).
+  if (op == OpId::power && kind(loop.in[1]) == Kind::Signed && shape_size(shape) != 0 && any_negative(args[1]))
     throw ValueError("Integers to negative integer powers are not allowed.");
   for (int i = 0; i < nin; ++i)  // Note [bool bytes]
     if (!ops::bool_bytes_normal(args[i])) args[i] = args[i].astype(DType::UInt8).view(DType::Bool);

@@ -199,9 +199,11 @@ NodeRef Graph::ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, in
   return intern(Node{NodeKind::Ufunc, op, out_dtype, args[0]->shape, {args.begin(), args.end()}, std::move(params)});
 }
 
-NodeRef Graph::cast(NodeRef a, DType t) {
+NodeRef Graph::cast(NodeRef a, DType t, OpId of) {
   if (a->dtype == t) return a;
-  return intern(Node{NodeKind::Cast, OpId::cast, t, a->shape, {a}, {}});
+  std::vector<int64_t> params;
+  if (of != OpId::kCount) params.push_back(static_cast<int64_t>(of));
+  return intern(Node{NodeKind::Cast, OpId::cast, t, a->shape, {a}, std::move(params)});
 }
 
 NodeRef Graph::reduce(OpId op, NodeRef a, std::span<const int64_t> axes, bool keepdims, DType dtype,
@@ -462,7 +464,10 @@ std::string node_str(const Graph& g, NodeRef n) {
       os << op_name(n->op);
       if (n->params[0]) os << "#" << n->params[0];
       break;
-    case NodeKind::Cast: os << "cast"; break;
+    case NodeKind::Cast:
+      os << "cast";
+      if (!n->params.empty()) os << "." << op_name(static_cast<OpId>(n->params[0]));
+      break;
     case NodeKind::Reduce: os << "reduce." << op_name(n->op); break;
     case NodeKind::View: os << "view." << view_kind_name(n->view_kind()); break;
     case NodeKind::Gather: os << "gather"; break;

@@ -298,6 +298,30 @@ ir::NodeRef Context::node_of(const ndarray& a) {
     return value_node(*tv);
   }
   if (a.ndim() == 0) return concrete_value(a.item());
+  if (!breaks_.empty() && a.writeable() && a.size() > 0) {
+    // A concrete view of a buffer this segment has written (a view realized at the break
+    // while another handle of the same array stays traced): read through the buffer's
+    // current value, so that the writes recorded since the break show in it, as in NumPy.
+    for (size_t i = 0; i < bound_.size() && i < input_buffers_.size(); ++i) {
+      const ndarray& base = bound_[i];
+      Buffer& b = *input_buffers_[i];
+      if (b.current == b.initial || base.storage() != a.storage() || base.dtype() != a.dtype() ||
+          !base.is_c_contiguous() || b.input != static_cast<int>(i))
+        continue;
+      const int64_t isz = static_cast<int64_t>(a.itemsize());
+      const int64_t off = a.offset() - base.offset();
+      bool ok = off >= 0 && off % isz == 0;
+      std::vector<int64_t> st;
+      for (auto x : a.strides()) {
+        ok = ok && x % isz == 0;
+        st.push_back(x / isz);
+      }
+      int64_t lo = off / isz, hi = off / isz;
+      for (int d = 0; d < a.ndim(); ++d) (st[d] < 0 ? lo : hi) += (a.shape()[d] - 1) * st[d];
+      if (!ok || lo < 0 || hi >= base.size()) continue;
+      return graph_->strided(b.current, off / isz, st, ir::static_shape(a.shape()));
+    }
+  }
   if (!breaks_.empty() && a.writeable()) {
     // After a break, a concrete array is a value the function's Python computed (it runs on
     // every call): the graph reads it as it is now, so eager code that changes it later in
@@ -843,6 +867,26 @@ ir::NodeRef mixed_compare(ir::Graph& g, OpId op, ir::NodeRef a, ir::NodeRef b, c
   return g.ufunc(neg_true ? OpId::logical_or : OpId::logical_and, args, DType::Bool);
 }
 
+// Note [quiet scalar complex comparisons]
+// NumPy's complex ordering loops (less, greater, ...) raise "invalid" on NaN parts, but its
+// scalar arithmetic compares complex scalars quietly, and lexicographically without the
+// loops' NaN test of the imaginary parts. A comparison recorded as scalar math (Note
+// [scalar math]) is spelled with the scalars' formula over the parts, whose float
+// comparisons are quiet: xr > yr || (xr == yr && xi >= yi).
+bool is_ordering(OpId op) {
+  return op == OpId::less || op == OpId::less_equal || op == OpId::greater || op == OpId::greater_equal;
+}
+
+ir::NodeRef quiet_complex_compare(ir::Graph& g, OpId op, ir::NodeRef a, ir::NodeRef b) {
+  ir::NodeRef ar = g.component(a, false), ai = g.component(a, true);
+  ir::NodeRef br = g.component(b, false), bi = g.component(b, true);
+  const OpId strict = op == OpId::less || op == OpId::less_equal ? OpId::less : OpId::greater;
+  auto u = [&](OpId o, std::vector<ir::NodeRef> args) { return g.ufunc(o, args, DType::Bool); };
+  ir::NodeRef first = u(strict, {ar, br});
+  ir::NodeRef second = u(OpId::logical_and, {u(OpId::equal, {ar, br}), u(op, {ai, bi})});
+  return u(OpId::logical_or, {first, second});
+}
+
 std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const UfuncOptions& opts, const LoopTypes& loop) {
   Context& c = ctx_or_throw();
   bool all_out = !opts.out.empty();
@@ -979,6 +1023,8 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
     std::vector<ir::NodeRef> zero{g.constant(Scalar::from_int(0).cast(lt.out[k]))};
     ir::NodeRef n = empty_result ? g.prim(OpId::fill, zero, lt.out[k], shape)  // Note [empty ufunc results]
                     : mixed      ? mixed_compare(g, op, nodes[0], nodes[1], shape)  // Note [mixed int64/uint64 comparisons]
+                    : g_scalar_math && is_ordering(op) && nodes.size() == 2 && is_complex(nodes[0]->dtype)
+                        ? quiet_complex_compare(g, op, nodes[0], nodes[1])  // Note [quiet scalar complex comparisons]
                                  : g.ufunc(op, nodes, lt.out[k], static_cast<int>(k), g_scalar_math);  // Note [scalar math]
     if (mask) {
       ir::NodeRef cur = g.broadcast(g.cast(c.node_of(*opts.out[k]), lt.out[k]), shape);
@@ -986,6 +1032,7 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
       n = g.prim(OpId::where, sel, lt.out[k], shape);
     }
     if (k < opts.out.size() && opts.out[k]) {
+      n = g.cast(n, opts.out[k]->dtype(), op);  // the ufunc's own cast into out=
       c.write(*opts.out[k], n);
       result.push_back(*opts.out[k]);
     } else {
@@ -1367,10 +1414,23 @@ ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
     }
   }
   if (auto r = gather_on_traced(c, a, idx)) return *r;
+  if (basic_on_traced(a, idx)) {
+    // A view the tracer cannot name with symbolic sizes (a slice along a symbolic axis):
+    // after the break the sizes are static (Note [symbols after a break]) and it can. It
+    // must stay a traced view: a concrete one would be read as a copy of what the array
+    // held at the break, without the writes into the array recorded after it.
+    c.break_graph("a view of a traced array with symbolic sizes");
+    ndarray v = index(untraced_twin(a), idx);
+    if (auto t = c.view(a, v)) {
+      v.set_trace(std::move(t));
+      return v;
+    }
+  }
   bool mask = false;
   for (const IndexItem& it : idx) mask = mask || (it.kind == IndexItem::Kind::Array && it.array.dtype() == DType::Bool);
-  c.break_graph(mask ? "advanced indexing by a boolean mask (its result has a data-dependent shape)"
-                     : "advanced indexing of a traced array that is not captured (newaxis or symbolic sizes with index arrays)");
+  if (!basic_on_traced(a, idx))
+    c.break_graph(mask ? "advanced indexing by a boolean mask (its result has a data-dependent shape)"
+                       : "advanced indexing of a traced array that is not captured (newaxis or symbolic sizes with index arrays)");
   ndarray x = a;
   x.realize();
   auto items = realized_items(idx);

@@ -183,7 +183,7 @@ def _lit(v):
 
 def _input_literal(x):
     if x[0] == "s":
-        return _lit(x[1])
+        return f"('s', {_lit(x[1])})"  # a Python scalar input, as fuzzgen.call_inputs makes it
     a = numpy.asarray(x[1])
     vals = ", ".join(_lit(v) for v in a.ravel().tolist()) if a.size else ""
     return f"arr([{vals}], {a.dtype.name!r}, {tuple(a.shape)!r}, {x[2]!r})"

@@ -27,8 +27,11 @@ INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uin
 
 @pytest.mark.parametrize("dtype", INT_DTYPES + [np.bool_])
 @pytest.mark.parametrize("value", FLOAT_VALUES, ids=repr)
-@pytest.mark.parametrize("key", [0, slice(None)], ids=["element", "slice"])
+@pytest.mark.parametrize("key", [0, slice(None), np.array([True, False, True]), np.array([0, 2])],
+                         ids=["element", "slice", "mask", "index_array"])
 def test_scalar_into_integer_setitem(dtype, value, key):
+    # With a mask or an index array, NumPy scalars are cast like arrays (no int() of the
+    # value: NaN and out-of-range values do not raise); Python floats still raise.
     with np.errstate(invalid="ignore", over="ignore"):
         try:
             exp = _set(dtype, key, value)(np)

@@ -112,3 +112,26 @@ def test_eager_fancy_assignment_of_strings(key, value):
         return np.asarray(a).tolist()
 
     assert outcome(npc) == outcome(np)
+
+
+# ---------------------------------------------------------------- layout functions are views
+# numpy.ascontiguousarray/asfortranarray of an array that has the layout return a view of
+# it (of a 0-d array too, reshaped to 1-d): a later write into the source shows in it.
+def contiguous_of_transposed_0d(a0):
+    v3 = np.ascontiguousarray(a0.T)
+    a0[...] = True
+    return np.median(v3, axis=-1, keepdims=True), v3 * 1
+
+
+def layouts_then_write(a):
+    v = np.ascontiguousarray(a.T)      # a copy (a.T is F-ordered)
+    w = np.asfortranarray(a.T)         # a view
+    x = np.ascontiguousarray(a[1:])    # a view
+    a[...] += 1
+    return v * 1, w * 1, x * 1, np.ascontiguousarray(a[::2], dtype=np.float32)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_layout_functions_return_views(backend):
+    check(contiguous_of_transposed_0d, (np.array(0, np.int8),), (np.array(3, np.int8),), backend=backend)
+    check(layouts_then_write, *[(np.arange(n * 2.0).reshape(n, 2),) for n in (3, 3, 4, 5)], backend=backend)

@@ -79,3 +79,24 @@ def test_signed_unsigned_64_bit_comparisons(op, signed, backend):
         return ufunc(s, u), ufunc(u, s), ufunc(s[::-1], u[0])
 
     check(f, (SIGNED.astype(signed), UNSIGNED), backend=backend)
+
+
+def _bits(x):
+    x = np.asarray(x)
+    return x.view(np.uint32 if x.dtype == np.complex64 else np.uint64)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+@pytest.mark.parametrize("fn", [
+    lambda a: (a * (2 - 1j)).conj(),
+    lambda a: -(a * (2 - 1j)),
+    lambda a: np.negative(a * a[::-1]),
+    lambda a: np.conjugate(a * 1),
+], ids=["conj_of_product", "neg_of_product", "negative_of_product", "conjugate_of_int_product"])
+def test_negated_parts_of_products_keep_the_sign_of_zero(fn, dt, backend):
+    # -(x*y + z) must not become -(x*y) - z: NumPy negates a +0 part into -0.
+    z = np.array([0j, 1 + 0j, complex(0, -0.0), complex(-0.0, 0), 2 - 1j] * 7, dt)
+    got, want = npc.compile(fn, backend=backend)(z), fn(z)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(_bits(got), _bits(want))

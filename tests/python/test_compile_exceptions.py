@@ -114,3 +114,47 @@ def int_power_of_element(a, b):
 def test_negative_integer_exponent_raises_on_each_call(f, backend):
     base, pos, neg = np.array([1, 2, 3]), np.array([1, 2, 3]), np.array([1, -2, 3])
     check(f, (base, pos), (base, neg), (base, pos), (base.astype(np.uint8), neg), backend=backend)
+
+
+def write_then_raise(a0, a1, s):
+    a1[...] = 4294967296
+    if int(a0.argmax()) == 0:  # argmax of an empty array raises
+        return a1 + s
+    return a1 - s
+
+
+def write_with_scalar_then_raise(a, b, s):
+    a[...] = s
+    b.argmax()
+    return a
+
+
+def warn_then_raise(a, s):
+    v = a.astype(np.float64)           # ComplexWarning, once per call
+    return np.positive(np.equal(a, v)) + s  # UFuncTypeError: positive of bools
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f, args", [
+    (warn_then_raise, (np.array(1 + 0j, np.complex64), 0.5)),
+    (write_then_raise, (np.zeros(0, np.complex64)[::-1], np.array(-2.5 + 3.5j, np.complex64), float("inf"))),
+    (write_then_raise, (np.zeros(0), np.array(1.0), 2.0)),
+    (write_with_scalar_then_raise, (np.ones(3), np.zeros(0), 0.5)),
+])
+def test_writes_before_an_exception_with_runtime_scalars(f, args, backend):
+    # The writes recorded before the exception ran in NumPy: with a Python float argument
+    # (a runtime scalar) they run too, on every call.
+    check(f, args, args, backend=backend)
+
+
+def empty_int_power(v, a):
+    return np.power(v[..., :0].astype(np.uint16), a), np.power(a[:0], a[:0] - 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_negative_integer_exponent_of_an_empty_power_does_not_raise(backend):
+    # NumPy's loop does not run for an empty result: no check of the exponents.
+    a = np.array([[-5], [-1], [0]], np.int8)
+    check(empty_int_power, (a, a), (a, a), backend=backend)
+    got = npc.power(npc.asarray(np.zeros((3, 0), np.uint16)), npc.asarray(a))
+    assert got.shape == (3, 0) and got.dtype == np.power(np.zeros((3, 0), np.uint16), a).dtype

@@ -97,3 +97,46 @@ def test_empty_take_along_axis_after_a_break_keeps_the_dtype(fn, dtype, backend)
             shape = shape + (2,)
         a = np.ones(shape, dtype)
         assert_same(cf(a), fn(a))
+
+
+def imag_of_real(a):
+    return np.imag(a)
+
+
+def imag_of_real_then_empty_like(a):
+    v = np.empty_like(np.imag(a))
+    v[...] = 2
+    return v
+
+
+def imag_attribute_of_real(a):
+    return a.imag * 1, np.real(a) + 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [imag_of_real, imag_of_real_then_empty_like, imag_attribute_of_real])
+@pytest.mark.parametrize("dtype", [np.int64, np.float32])
+def test_imaginary_part_of_a_real_array_follows_the_size(fn, dtype, backend):
+    # The imaginary part of a real array is zeros of its shape, symbolic sizes included.
+    cf = npc.compile(fn, backend=backend)
+    for n in (2, 3, 4, 5, 4):
+        a = np.arange(n, dtype=dtype)
+        a[0] = np.nan if dtype == np.float32 else a[0]
+        got, want = cf(a), fn(a)
+        for g, w in zip(got, want) if isinstance(want, tuple) else [(got, want)]:
+            assert_same(g, w)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_imaginary_part_of_a_real_array_is_read_only(backend):
+    def f(a):
+        v = np.imag(a)
+        v[...] = 1
+        return v
+
+    with pytest.raises(ValueError, match="read-only"):
+        f(np.ones(3))
+    cf = npc.compile(f, backend=backend)
+    for n in (3, 4, 5):
+        with pytest.raises(ValueError, match="read-only"):
+            cf(np.ones(n))

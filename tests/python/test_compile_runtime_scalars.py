@@ -64,6 +64,9 @@ PROGRAMS = [
     lambda a, s: a * s + 1,
     lambda a, s: np.maximum(a, s),
     lambda a, s: np.where(a > 1, s, a),
+    lambda a, s: (a + 1, np.real(s)),
+    lambda a, s: (a + 1, np.imag(s)),
+    lambda a, s: a * s.real + s.imag,
     w_index, w_step, w_ellipsis, w_fill, w_int,
 ]
 

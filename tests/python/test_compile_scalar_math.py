@@ -78,3 +78,23 @@ def test_library_full_reductions_divide_as_numpy_eagerly(name):
     want, ww, _ = outcome(f, (x,))
     assert gw == ww
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+# Note [quiet scalar complex comparisons] in src/tracer/trace.cpp: NumPy compares complex
+# scalars quietly and lexicographically (its array loops warn on NaN parts).
+COMPLEX_VALUES = [complex(np.nan, 0), 1, complex(0, np.nan), 1 + 1j, 1 - 1j, complex(1, np.nan),
+                  complex(np.nan, np.nan), 0j, complex(np.inf, 1)]
+
+
+def complex_scalar_comparisons(a, b):
+    x, y = a[0], b[0]
+    m = np.median(a)
+    return x < y, x <= y, x > y, x >= y, m >= m, y < m
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_complex_scalar_comparisons_are_quiet(dt, backend):
+    a = np.array(COMPLEX_VALUES, dt)
+    calls = [(a[i:i + 1], a[j:j + 1]) for i in range(len(a)) for j in range(len(a))]
+    check(complex_scalar_comparisons, *calls, backend=backend)

@@ -151,3 +151,40 @@ def test_break_after_a_host_call_at_new_sizes(backend):
     from _compile_diff import check
     check(host_call_then_argmax_break, *[(np.ones(n, bool), np.array(1, np.uint8)) for n in (3, 4, 5, 4)],
           backend=backend)
+
+
+# A slice along a symbolic axis breaks the graph; the slice stays a view of the traced array
+# (writes into the array after the break show in it, and writes into it in the array).
+def slice_then_write_base(a):
+    x = a[1:]
+    a += 1
+    return x * 1
+
+
+def strided_slice_write_both(a):
+    x = a[1:, ::2]
+    a[...] += 1
+    x[0] = 7
+    return x * 1, a * 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [slice_then_write_base, strided_slice_write_both])
+def test_slice_with_symbolic_sizes_stays_a_view(fn, backend):
+    from _compile_diff import check
+    check(fn, *[(np.arange(n * 2.0).reshape(n, 2),) for n in (3, 4, 5, 4)], backend=backend)
+
+
+# A view realized at a break (np.flip of a view needs a concrete value) while the array stays
+# traced through another handle: the writes into the array recorded after the break show in it.
+def flip_of_view_then_write(a1):
+    v1 = a1[:]
+    v3 = np.flip(v1)
+    a1[:] = True
+    return v3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_view_realized_at_a_break_sees_later_writes(backend):
+    from _compile_diff import check
+    check(flip_of_view_then_write, *[(np.arange(n, dtype=np.int32),) for n in (3, 3, 4, 5)], backend=backend)

@@ -138,3 +138,48 @@ def test_empty_results_raise_no_floating_point_errors(k, backend):
     # Note [empty ufunc results] in src/tracer/trace.cpp.
     x = np.zeros(0, np.float16)
     check(EMPTY_RESULTS[k], (x,), (x,), backend=backend)
+
+
+# isfinite/isinf/isnan raise nothing on NaN, in a vectorized kernel too (followed by a cast).
+CLASSIFY = [
+    lambda a: np.isfinite(np.real(a)).astype(np.uint32),
+    lambda a: np.isinf(np.real(a)).astype(np.uint32),
+    lambda a: np.isnan(np.real(a) * 1).astype(np.uint32),
+    lambda a: np.isfinite(a).astype(np.uint8) + np.isinf(a),
+]
+
+
+@pytest.mark.parametrize("backend", ("eager", "fused"))
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+@pytest.mark.parametrize("k", range(len(CLASSIFY)))
+def test_classification_of_nan_is_quiet(k, dt, backend):
+    from _compile_diff import check
+    a = np.array([complex(np.nan, 1), 1, complex(1, np.nan), complex(np.inf, 0), complex(-np.inf, np.nan), 0] * 5, dt)
+    check(CLASSIFY[k], (a,), (a[::-1],), backend=backend)
+    check(CLASSIFY[k], (a.real.copy(),), backend=backend)
+
+
+# NumPy reports the errors of a ufunc's cast into out= under the ufunc's name.
+def ipow_by_argmin(c):
+    v = c.argmin(axis=-1)
+    c **= v
+    return c
+
+
+def power_into_out(c):
+    np.power(c, np.int64(3), out=c)
+    return c
+
+
+def multiply_into_out(c):
+    np.multiply(c, np.arange(4), out=c)
+    return c
+
+
+@pytest.mark.parametrize("backend", ("eager", "fused"))
+@pytest.mark.parametrize("f", [ipow_by_argmin, power_into_out, multiply_into_out])
+def test_cast_into_out_warns_with_the_ufunc_name(f, backend):
+    from _compile_diff import check
+    a = np.array([3, 3 + 1.5j, complex(3.4028234663852886e+38, 1.0), 1], np.complex64)
+    check(f, (a,), (a,), backend=backend)
+    check(f, (a.real.copy(),), backend=backend)

@@ -346,6 +346,9 @@ for _name in ("__bool__", "__int__", "__neg__", "__pos__", "__abs__", "__round__
     # asarray, setitem, fill): such uses need the value, so the argument becomes static; npc's
     # ufunc operands take the object itself (Note [runtime scalars]).
     setattr(_RuntimeFloat, _name, _static_use)
+for _name in ("real", "imag"):
+    # numpy.real(s)/numpy.imag(s) of a Python float read these (the float's own value).
+    setattr(_RuntimeFloat, _name, property(_static_use))
 _core._set_runtime_float_type(_RuntimeFloat)
 
 
@@ -471,6 +474,25 @@ class _Patches:
         return make
 
     @staticmethod
+    def _layout_maker(orig):
+        # numpy.ascontiguousarray/asfortranarray do not dispatch through __array_function__:
+        # given a traced array, NumPy would realize it (a graph break) into a copy, where its
+        # result is a view of the array when the array already has the layout (later writes
+        # into one show in the other). npc's own function keeps it traced, and a view.
+        import npc
+        mine = getattr(npc, orig.__name__)
+
+        @functools.wraps(orig)
+        def patched(*args, **kwargs):
+            a = args[0] if args else kwargs.get("a")
+            if kwargs.get("like") is None and _is_npc(a) and _core._is_traced(a) and \
+                    _Patches._current() is not None:
+                kwargs.pop("like", None)
+                return mine(*args, **kwargs)
+            return orig(*args, **kwargs)
+        return patched
+
+    @staticmethod
     def _rng_maker(orig):
         @functools.wraps(orig)
         def patched(*a, **k):
@@ -492,6 +514,9 @@ class _Patches:
             P._patch(mod, "empty_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 0, dtype, k)))
             P._patch(mod, "full_like", P._fill_like_maker(
                 lambda a, fill_value, dtype=None, **k: (a, fill_value, dtype, k)))
+        for name in ("ascontiguousarray", "asfortranarray"):
+            P._patch(_np, name, P._layout_maker)
+        for mod in (_np, npc):
             for name in ("arange", "linspace", "logspace", "geomspace", "eye", "identity", "tri"):
                 P._patch(mod, name, P._host_maker(mod.__name__, lambda: None))
         glob = lambda: _GlobalState()  # noqa: E731
@@ -1811,9 +1836,20 @@ class CompiledFunction:
             fn, proxy = _traced_copy(self._fn, ctx, {k[0]: t for k, t in traced.items()})
             lists_before = self._free_lists()
             with _Patches(ctx, self._name):
+                flushed = False
                 try:
                     with _recording_warnings() as py_warnings:
-                        result = fn(*targs, **tkwargs)
+                        try:
+                            result = fn(*targs, **tkwargs)
+                        except Exception as e:
+                            if counter[0] and not self._fullgraph and not isinstance(e, _NO_FLUSH):
+                                # The flush below, inside the recording of warnings: with
+                                # runtime scalars the break raises _StaticScalar, and the
+                                # function is traced again with them static (the warnings
+                                # of this trace are dropped; the retrace's count).
+                                ctx.graph_break("an exception in the traced function")
+                                flushed = True
+                            raise
                 except _StaticUse:
                     raise _Retrace(float_paths)
                 except _core._StaticScalar:
@@ -1826,13 +1862,17 @@ class CompiledFunction:
                     reason = _tls.last_break
                     if self._fullgraph and reason:
                         raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {reason}") from None
-                    if not self._fullgraph and not isinstance(sys.exc_info()[1], _NO_FLUSH):
+                    if not self._fullgraph and not flushed and not isinstance(sys.exc_info()[1], _NO_FLUSH):
                         # The operations recorded before the exception ran eagerly in NumPy:
                         # run them, so their warnings (or errstate's error) and writes into
                         # the arguments come first, as there.
                         try:
                             ctx.graph_break("an exception in the traced function")
-                        except (_core._StaticScalar, _core._GraphBreak):
+                        except _core._StaticScalar:
+                            # The recorded work uses runtime scalars, which a break cannot
+                            # run: trace again with them static, so that it runs here.
+                            raise _Retrace(float_paths) from None
+                        except _core._GraphBreak:
                             pass
                     raise
             leaves, tree = _flatten(result, traced.values())

@@ -128,7 +128,8 @@ void warn_complex_discard() {
 }
 
 // The value of `a[key] = value` as an npc array (any dtype; index_assign casts unsafely).
-ndarray setitem_value(py::handle value, DType target) {
+// `advanced`: the key holds an index array or a mask (Note [float into integer setitem]).
+ndarray setitem_value(py::handle value, DType target, bool advanced = false) {
   PyObject* p = value.ptr();
   if (is_npc_array(value)) {
     const ndarray& v = *array_ptr(value);
@@ -158,8 +159,12 @@ ndarray setitem_value(py::handle value, DType target) {
   // into an integer array through int(value): NaN raises ValueError, infinities and values
   // beyond a C long raise OverflowError, and the integer must then fit the dtype. NumPy float
   // scalars into unsigned arrays are cast unsafely (handled by the generic path below).
-  // The same int() path takes NumPy integer scalars into signed integer arrays.
-  if (kind(target) == Kind::Signed && !PyBool_Check(p) && py::isinstance(value, numpy_module().attr("integer"))) {
+  // The same int() path takes NumPy integer scalars into signed integer arrays. With an
+  // index array or a mask (advanced indexing), NumPy scalars are cast like arrays instead
+  // (unsafely: NaN warns "invalid value encountered in cast"); Python floats still go
+  // through int().
+  if (kind(target) == Kind::Signed && !advanced && !PyBool_Check(p) &&
+      py::isinstance(value, numpy_module().attr("integer"))) {
     int overflow = 0;
     py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(p));
     if (!i) throw py::error_already_set();
@@ -172,7 +177,7 @@ ndarray setitem_value(py::handle value, DType target) {
   }
   if (is_integer(target) &&
       (PyFloat_CheckExact(p) ||
-       (kind(target) == Kind::Signed && py::isinstance(value, numpy_module().attr("floating"))))) {
+       (kind(target) == Kind::Signed && !advanced && py::isinstance(value, numpy_module().attr("floating"))))) {
     const double d = PyFloat_AsDouble(p);
     if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
     if (std::isnan(d)) throw ValueError("cannot convert float NaN to integer");
@@ -338,8 +343,10 @@ void setitem(py::object self, py::handle key, py::handle value) {
   if (a.warn_on_write) warn_write(a);
   py::object v = check_setitem_shape(a, idx, value);
   ndarray val;
+  bool advanced = false;
+  for (const IndexItem& it : idx) advanced = advanced || it.kind == IndexItem::Kind::Array;
   try {
-    val = setitem_value(v, a.dtype());
+    val = setitem_value(v, a.dtype(), advanced);
   } catch (py::error_already_set& e) {
     // NumPy converts a value array of another kind (strings) element by element while it
     // assigns: an index that selects nothing converts nothing, and only the shapes are
