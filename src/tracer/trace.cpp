@@ -425,7 +425,7 @@ ir::NodeRef Context::node_of_operand(const ndarray& a, bool weak) {
 // array stays a Const (index_operand). Bools stay Consts (two values at most). Before the
 // first break, numbers come from guarded values and stay Consts.
 ir::NodeRef Context::concrete_value(const Scalar& v) {
-  if (breaks_.empty() || kind(v.dtype) == Kind::Bool) return constant(v);
+  if (breaks_.empty() || kind(v.dtype) == Kind::Bool || kind(v.dtype) == Kind::Complex) return constant(v);
   const int k = static_cast<int>(scalar_values.size() + segment_scalars_.size());
   segment_scalars_.push_back(v);
   return graph_->scalar(k, v.dtype);
