@@ -44,8 +44,13 @@ from ._ufunc import *  # noqa: E402,F401,F403
 from ._reductions import *  # noqa: E402,F401,F403
 from ._composites import *  # noqa: E402,F401,F403
 from ._statistics import *  # noqa: E402,F401,F403
-# --- indexing, shape manipulation, sorting, sets (python/npc/_indexing.py, _shape.py)
+# --- indexing, shape manipulation, sorting, sets, histograms, differences (python/npc/_indexing.py,
+# _shape.py, _sorting.py, _sets.py, _histograms.py, _differences.py)
 from ._indexing import *  # noqa: E402,F401,F403
+from ._sorting import *  # noqa: E402,F401,F403
+from ._sets import *  # noqa: E402,F401,F403
+from ._histograms import *  # noqa: E402,F401,F403
+from ._differences import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
 # --- median and quantiles (python/npc/_quantile.py)
 from ._quantile import *  # noqa: E402,F401,F403
