@@ -15,10 +15,12 @@ from . import _core
 from . import _fallback
 from ._array import _as_npc, _from_numpy, ndarray
 from ._dtypes import code_of
-from ._ufunc import (_OP_ID, _to_numpy, add, logical_and, logical_or, maximum, minimum, multiply, not_equal,
+from ._ufunc import (_OP_ID, _TABLE, _to_numpy, add, logical_and, logical_or, maximum, minimum, multiply, not_equal,
                      subtract)
 
 _reduce_all = _core.reduce_all
+# The ufunc of each reduction row of the op table (sum: add, max: maximum, ...).
+_UFUNC_OF = {row.name: _OP_ID[row.loops] for row in _TABLE if row.kind == 1}
 
 
 def _axis_arg(axis, ndim=None):
@@ -71,7 +73,7 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
         return uf._fallback("reduce", (array,), kw)
     if (a.dtype.kind == "c" or (out is not None and out.dtype.kind == "c") or
             (dtype is not None and _np.dtype(dtype).kind == "c")) and \
-            uf.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
+            _TABLE[uf._id].resolver != "Logical":  # (bool loops)
         # Without identity or initial=, an empty reduced axis raises before NumPy copies
         # the first elements into out (one cast, one warning fewer).
         starts = True
@@ -177,7 +179,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue
     reductions, an npc array otherwise."""
     if type(a) is ndarray and axis is None and dtype is None and out is None and not keepdims and \
             initial is _np._NoValue and where is True:
-        return _reduce_all(_OP_ID["add"], a)
+        return _reduce_all(_UFUNC_OF["sum"], a)
     return _reduce(add, a, axis, dtype, out, keepdims, initial, where, "sum")
 
 
@@ -305,12 +307,9 @@ def broadcast_to(array, shape, subok=False):
 
 
 # ---------------------------------------------------------------- ndarray methods
-_ADD_ID, _MUL_ID, _MAX_ID, _MIN_ID = (_OP_ID[n] for n in ("add", "multiply", "maximum", "minimum"))
-
-
 def _m_sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
     if axis is None and dtype is None and out is None and not keepdims and initial is _np._NoValue and where is True:
-        return _reduce_all(_ADD_ID, self)
+        return _reduce_all(_UFUNC_OF["sum"], self)
     return sum(self, axis, dtype, out, keepdims, initial, where)
 
 
@@ -320,13 +319,13 @@ def _m_prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_np._
 
 def _m_max(self, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
     if axis is None and out is None and not keepdims and initial is _np._NoValue and where is True:
-        return _reduce_all(_MAX_ID, self)
+        return _reduce_all(_UFUNC_OF["max"], self)
     return max(self, axis, out, keepdims, initial, where)
 
 
 def _m_min(self, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
     if axis is None and out is None and not keepdims and initial is _np._NoValue and where is True:
-        return _reduce_all(_MIN_ID, self)
+        return _reduce_all(_UFUNC_OF["min"], self)
     return min(self, axis, out, keepdims, initial, where)
 
 

@@ -204,7 +204,7 @@ class ufunc(_core._UfuncBase):
             axis = axes[0]
         if (a.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or
                 (isinstance(out, ndarray) and out.dtype.kind == "c")) and \
-                self.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
+                _TABLE[self._id].resolver != "Logical":  # (bool loops)
             _check_reduce_loop(self, a, dtype, out, accumulate=True)
             _warn_complex_casts(a, dtype, out, reduce=False)
         r = _core.ufunc_accumulate(self._id, a, _operator.index(axis), -1 if dtype is None else code_of(dtype), out)
@@ -277,7 +277,7 @@ class ufunc(_core._UfuncBase):
         if idx.size == 0:
             return
         indexed = _at_indexed_loop(self, a, indices, sel.size, None if b is None else b_given)
-        if indexed and self.__name__ in ("maximum", "minimum") and a.dtype.char in "fd" and \
+        if indexed and a.dtype.char in "fd" and _at_nan_is_invalid(self) and \
                 _np.isnan(_to_numpy(a)[_to_numpy(indices)]).any():
             flags |= 8  # the indexed loop's ordered comparison with a NaN raises 'invalid'
         if flags:
@@ -308,6 +308,25 @@ def _at_indexed_loop(uf, a, indices, count, b):
         return True
     parts = indices if isinstance(indices, tuple) else (indices,)
     return builtins.any(not (p is None or p is Ellipsis or isinstance(p, slice)) for p in parts)
+
+
+_AT_NAN_INVALID = {}
+
+
+def _at_nan_is_invalid(uf):
+    """Whether NumPy's indexed loop of `uf` raises 'invalid' when `a` holds a NaN (the
+    ordered comparisons of maximum/minimum; Note [ufunc.at error names]): asked of NumPy once."""
+    r = _AT_NAN_INVALID.get(uf._id)
+    if r is None:
+        r = False
+        if "f" in _TABLE[uf._id].at:
+            with _np.errstate(all="ignore", invalid="raise"):
+                try:
+                    uf._np.at(_np.array([_np.nan, 1.0]), [0], 1.0)
+                except FloatingPointError:
+                    r = True
+        _AT_NAN_INVALID[uf._id] = r
+    return r
 
 
 def _at_drops_imag(uf, a, b):
@@ -521,9 +540,11 @@ def _big_int_call(op_id, args, out, where, dtype, casting, order):
         return uf(*new, **kw)
     if cmp:
         i = big[0]
-        above = (args[i] > 0) == (i == 1)  # the right-hand side is the larger one
-        value = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
-                 "greater": not above, "greater_equal": not above}[name]
+        # Every in-range value is between the big int and zero's far side: the answer is
+        # NumPy's for the big int's sign against 0.
+        signs = [0, 0]
+        signs[i] = 1 if args[i] > 0 else -1
+        value = builtins.bool(getattr(_np, name)(*signs))
         other = args[1 - i]
         shape = _np.shape(other) if not isinstance(other, ndarray) else other.shape
         if where is not None:
