@@ -74,6 +74,7 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
     if (a.dtype.kind == "c" or (out is not None and out.dtype.kind == "c") or
             (dtype is not None and _np.dtype(dtype).kind == "c")) and \
             _TABLE[uf._id].resolver != "Logical":  # (bool loops)
+        _check_duplicate_axes(axis, a.ndim)  # NumPy rejects them before it resolves the loop
         # Without identity or initial=, an empty reduced axis raises before NumPy copies
         # the first elements into out (one cast, one warning fewer).
         starts = True
@@ -103,6 +104,19 @@ def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
             raise
         _raise_reduce_out_error(uf, a, axis, dtype, out, keepdims)
         raise
+
+
+def _check_duplicate_axes(axis, ndim):
+    """NumPy's ValueError for an axis tuple that names an axis twice (axes out of range are
+    left to the reduction's AxisError)."""
+    if not isinstance(axis, tuple) or len(axis) < 2:
+        return
+    try:
+        axes = [_operator.index(d) for d in axis]
+    except TypeError:
+        return
+    if builtins.all(-ndim <= d < ndim for d in axes) and len({d % ndim for d in axes}) < len(axes):
+        raise ValueError("duplicate value in 'axis'")
 
 
 def _check_reduce_loop(uf, a, dtype, out, accumulate=False):

@@ -268,6 +268,8 @@ class ufunc(_core._UfuncBase):
             try:
                 bb = _np.broadcast_to(bb, sel.shape).ravel()
             except ValueError:
+                # NumPy resolves the loop first: a ufunc without one raises its no-loop error.
+                _core.resolve_loop(self._id, [code_of(a.dtype), code_of(bb.dtype)], [False, False], -1)
                 raise ValueError("array is not broadcastable to correct shape") from None
             b = _from_numpy(_np.ascontiguousarray(bb))
         flags = _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
