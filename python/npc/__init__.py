@@ -38,11 +38,19 @@ from numpy import (dtype, bool_, bool, int8, int16, int32, int64, uint8, uint16,
                    seterrcall, geterrcall, set_printoptions, get_printoptions, printoptions,
                    newaxis, pi, e, inf, nan, euler_gamma, little_endian, isdtype)
 
-# --- ufuncs, reductions (src/ops; python/npc/_ufunc.py) and statistics (python/npc/_statistics.py)
+# --- ufuncs (src/ops; python/npc/_ufunc.py), reductions (_reductions.py), composites such as
+# where, clip, round, isclose (_composites.py) and statistics (_statistics.py)
 from ._ufunc import *  # noqa: E402,F401,F403
+from ._reductions import *  # noqa: E402,F401,F403
+from ._composites import *  # noqa: E402,F401,F403
 from ._statistics import *  # noqa: E402,F401,F403
-# --- indexing, shape manipulation, sorting, sets (python/npc/_indexing.py, _shape.py)
+# --- indexing, shape manipulation, sorting, sets, histograms, differences (python/npc/_indexing.py,
+# _shape.py, _sorting.py, _sets.py, _histograms.py, _differences.py)
 from ._indexing import *  # noqa: E402,F401,F403
+from ._sorting import *  # noqa: E402,F401,F403
+from ._sets import *  # noqa: E402,F401,F403
+from ._histograms import *  # noqa: E402,F401,F403
+from ._differences import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
 # --- median and quantiles (python/npc/_quantile.py)
 from ._quantile import *  # noqa: E402,F401,F403

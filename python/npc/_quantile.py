@@ -28,6 +28,8 @@ import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple as _normalize_axis_tuple
 
 from . import _fallback
+from . import _composites as _c
+from . import _reductions as _r
 from . import _ufunc as _u
 from ._array import _from_numpy, ndarray
 from ._errstate import report as _report
@@ -199,7 +201,7 @@ def _write_out(out, r, median=False, setitem=False, weighted=False):
             raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the "
                              f"broadcast shape {r.shape}")
         r = _npc().broadcast_to(r, out.shape)
-    _u.copyto_(out, r)
+    _r.copyto_(out, r)
     return out
 
 
@@ -224,7 +226,7 @@ def _take_out(r, qshape, kept, kdims, keepdims, axis, ndim, out, quiet=False):
     r = r.reshape(qshape + kept)
     if quiet:
         with _np.errstate(all="ignore"):
-            _u.copyto_(dst, r.astype(dst.dtype))
+            _r.copyto_(dst, r.astype(dst.dtype))
         return
     if dst.shape != r.shape:
         raise ValueError("output array does not match result of ndarray.take")
@@ -232,7 +234,7 @@ def _take_out(r, qshape, kept, kdims, keepdims, axis, ndim, out, quiet=False):
         dst.astype(r.dtype)  # the copy into take's buffer, with its warnings
         if not _np.can_cast(r.dtype, dst.dtype, "same_kind"):
             warnings.warn(_OUT_KIND_DEPRECATION, DeprecationWarning, stacklevel=4)
-    _u.copyto_(dst, r.astype(dst.dtype))
+    _r.copyto_(dst, r.astype(dst.dtype))
 
 
 # ---------------------------------------------------------------- the quantile kernel
@@ -256,7 +258,7 @@ def _sub_checked(b, a, scalar):
         else:
             wrapped = _u.logical_or(_u.logical_and(_u.greater(b, a), _u.less(d, 0)),
                                     _u.logical_and(_u.less(b, a), _u.greater_equal(d, 0)))
-        if _u.any(wrapped):
+        if _r.any(wrapped):
             _report(2, "scalar subtract")
     return d
 
@@ -306,7 +308,7 @@ def _virtual_index(method, n, Q):
         cond = u.equal(gamma, 0)
         if method == "closest_observation":
             cond = u.logical_and(cond, u.equal(u.remainder(u.floor(index), 2), 1))
-        res = u.where(cond, previous.astype(_np.float64), nxt.astype(_np.float64)).astype(_np.intp)
+        res = _c.where(cond, previous.astype(_np.float64), nxt.astype(_np.float64)).astype(_np.intp)
         return u.maximum(res, 0)
     k = u.multiply(N(n - 1), Q)
     if method == "lower":
@@ -341,17 +343,17 @@ def _quantile_lanes(s, n, qa, weak_q, method, scalar, nan_aware, out_dtype=None)
     nxt = u.add(prev, 1)
     above = u.greater_equal(vi, last if isinstance(last, int) else last.astype(vi.dtype))
     below = u.less(vi, 0)
-    prev = u.where(below, 0, u.where(above, -1, prev)).astype(_np.intp)
-    nxt = u.where(below, 0, u.where(above, -1, nxt)).astype(_np.intp)
+    prev = _c.where(below, 0, _c.where(above, -1, prev)).astype(_np.intp)
+    nxt = _c.where(below, 0, _c.where(above, -1, nxt)).astype(_np.intp)
     gamma = u.subtract(vi, prev)  # NumPy's dtype: float64 for float32 vi, cast back below
     if method == "averaged_inverted_cdf":
-        gamma = u.where(u.equal(gamma, 0), 0.5, 1.0)
+        gamma = _c.where(u.equal(gamma, 0), 0.5, 1.0)
     elif method == "midpoint":
-        gamma = u.where(u.equal(u.remainder(vi, 1), 0), 0.0, 0.5)
+        gamma = _c.where(u.equal(u.remainder(vi, 1), 0), 0.0, 0.5)
     gamma = gamma.astype(vi.dtype)
     # Index -1 is the lane's last valid value.
-    pi = u.where(u.less(prev, 0), last, prev)
-    ni = u.where(u.less(nxt, 0), last, nxt)
+    pi = _c.where(u.less(prev, 0), last, prev)
+    ni = _c.where(u.less(nxt, 0), last, nxt)
     if not isinstance(pi, ndarray):
         pi, ni = _arr(pi), _arr(ni)
     lo, hi = _gather(s, pi), _gather(s, ni)
@@ -375,7 +377,7 @@ def _nan_lanes(s, n_all, nan_aware):
     nanl = u.isnan(lastv)
     if not nan_aware:
         return n_all, None, nanl
-    cnt = u.sum(u.isnan(s), axis=1, dtype=_np.int64)
+    cnt = _r.sum(u.isnan(s), axis=1, dtype=_np.int64)
     cnt = u.subtract(n_all, cnt)
     allnan = u.equal(cnt, 0)
     return u.maximum(cnt, 1).reshape(1, -1), allnan, nanl
@@ -391,26 +393,26 @@ def _weighted_lanes(y, w, qa, nan_aware):
     L, n = s.shape
     if nan_aware and s.dtype.kind == "f":
         isn = u.isnan(s)
-        ws = u.where(isn, ws.dtype.type(0), ws)
-        allnan = u.all(isn, axis=1)
-        if u.any(allnan):
+        ws = _c.where(isn, ws.dtype.type(0), ws)
+        allnan = _r.all(isn, axis=1)
+        if _r.any(allnan):
             first = npc.zeros((L, n), dtype=bool)
             first[:, 0] = allnan
-            ws = u.where(first, ws.dtype.type(1), ws)
-        cnt = u.maximum(u.subtract(n, u.sum(isn, axis=1, dtype=_np.int64)), 1)
+            ws = _c.where(first, ws.dtype.type(1), ws)
+        cnt = u.maximum(u.subtract(n, _r.sum(isn, axis=1, dtype=_np.int64)), 1)
     else:
         cnt = None
     cdf = npc.cumsum(ws, axis=1, dtype=_np.float64)
     cdf = u.divide(cdf, cdf[:, n - 1:n])
-    if u.any(u.isnan(cdf[:, n - 1])):
+    if _r.any(u.isnan(cdf[:, n - 1])):
         raise ValueError("Weights included NaN, inf or were all zero.")
     qf = qa.reshape(-1)
     if qa.dtype.kind == "f":
         cdf = cdf.astype(qa.dtype)
-    if u.any(u.equal(cdf[:, 0], 0)):
-        cdf = u.where(u.equal(cdf, 0), cdf.dtype.type(-1), cdf)
+    if _r.any(u.equal(cdf[:, 0], 0)):
+        cdf = _c.where(u.equal(cdf, 0), cdf.dtype.type(-1), cdf)
     Q = _arr(qf.reshape(-1, 1, 1))
-    idx = u.sum(u.less(cdf.reshape(1, L, n), Q), axis=2, dtype=_np.int64)  # searchsorted 'left'
+    idx = _r.sum(u.less(cdf.reshape(1, L, n), Q), axis=2, dtype=_np.int64)  # searchsorted 'left'
     idx = u.minimum(idx, n - 1 if cnt is None else u.subtract(cnt, 1).reshape(1, -1))
     return _gather(s, idx), s
 
@@ -427,13 +429,13 @@ def _empty_lane_error(dtype, method, qa, weighted):
         raise IndexError("cannot do a non-empty take from an empty axes.")
     qf = qa.reshape(-1, 1)
     vi = _virtual_index(method, 0, _arr(qf.astype(_np.int64) if qf.dtype == _np.bool_ else qf))
-    idx = -1 if bool(_u.any(_u.greater_equal(vi, 0))) else 0
+    idx = -1 if bool(_r.any(_u.greater_equal(vi, 0))) else 0
     raise IndexError(f"index {idx} is out of bounds for axis 0 with size 0")
 
 
 def _quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, weights, percent, nan_aware):
-    x = _u._native(a)
-    if x is None or (weights is not None and _u._native(weights) is None) or \
+    x = _r._native(a)
+    if x is None or (weights is not None and _r._native(weights) is None) or \
             (out is not None and not isinstance(out, ndarray)):
         _fallback.record(name)
         return _fallback.from_numpy(getattr(_np, name)(
@@ -496,16 +498,16 @@ def _quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, wei
         # Note [quantile out through take]: NumPy picks integer positions with
         # numpy.take(..., out=out), then copies the NaNs of NaN lanes with numpy.copyto.
         _take_out(r, qa.shape, kept, kdims, keepdims, axis, x.ndim, out)
-        if inexact and _u.any(nanl):
+        if inexact and _r.any(nanl):
             if not _np.can_cast(r.dtype, out.dtype, "same_kind"):
                 raise TypeError(f"Cannot cast {'array data' if kept else 'scalar'} from {r.dtype!r} to {out.dtype!r} "
                                 "according to the rule 'same_kind'")
-            r = _u.where(nanl.reshape(1, -1), s[:, n - 1].reshape(1, -1).astype(r.dtype), r)
+            r = _c.where(nanl.reshape(1, -1), s[:, n - 1].reshape(1, -1).astype(r.dtype), r)
             _take_out(r, qa.shape, kept, kdims, keepdims, axis, x.ndim, out, quiet=True)
         return out
     if inexact:
         if nan_aware:
-            nbad = int(_u.sum(allnan))
+            nbad = int(_r.sum(allnan))
             if nbad:
                 for _ in range(nbad):
                     warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
@@ -516,13 +518,13 @@ def _quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, wei
                     if w is not None and (axis is None or x.ndim == 1) and out is None and not keepdims:
                         # NumPy's 1-d weighted path returns np.full(q.shape, nan)[()]: a scalar.
                         return r[0, 0]
-        elif _u.any(nanl):
+        elif _r.any(nanl):
             lastv = s[:, n - 1]
             if qa.ndim == 0 and L == 1 and len(kept) == 0 and out is None:
                 # NumPy returns the lane's NaN itself (a's dtype), which keepdims then indexes
                 # into an array.
                 return lastv.reshape(kdims) if keepdims else lastv[0]
-            r = _u.where(nanl.reshape(1, -1), lastv.reshape(1, -1).astype(r.dtype), r)
+            r = _c.where(nanl.reshape(1, -1), lastv.reshape(1, -1).astype(r.dtype), r)
     # The weighted path fills an np.empty result: a 0-d array stays an array.
     return _finish(r, qa.shape, kept, kdims, keepdims, out, scalar_ok=w is None, setitem=nan_aware, red=red,
                    weighted=w is not None and not nan_aware)
@@ -607,7 +609,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """numpy.median: the middle value, or the mean of the two middle values, along `axis`
     (None, int or tuple). float64 for integer input (numpy.mean's dtypes); NaN where a slice
     holds NaN; an empty slice gives NaN with numpy.mean's warnings."""
-    x = _u._native(a)
+    x = _r._native(a)
     if x is None or (out is not None and not isinstance(out, ndarray)):
         _fallback.record("median")
         return _fallback.from_numpy(_np.median(_to_numpy(a), axis=axis, out=_to_numpy(out),
@@ -643,21 +645,21 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     if s.dtype.kind in "fc":
         lastv = s[:, n - 1]
         nanl = _u.isnan(lastv)
-        if _u.any(nanl):
+        if _r.any(nanl):
             if len(kept) == 0 and out is None and not keepdims:
                 return lastv[0]
             if out is not None and not _np.can_cast(s.dtype, out.dtype, "same_kind"):
                 # NumPy copies the NaNs into out= with numpy.copyto (same_kind).
                 raise TypeError(f"Cannot cast {'array data' if kept else 'scalar'} from {s.dtype!r} to {out.dtype!r} "
                                 "according to the rule 'same_kind'")
-            r = _u.where(nanl, lastv.astype(r.dtype), r)
+            r = _c.where(nanl, lastv.astype(r.dtype), r)
     return _finish(r, (), kept, kdims, keepdims, out, median=True)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """numpy.nanmedian: median ignoring NaNs. All-NaN slices give NaN with a RuntimeWarning
     "All-NaN slice encountered"; an empty array gives nanmean's result."""
-    x = _u._native(a)
+    x = _r._native(a)
     if x is None or (out is not None and not isinstance(out, ndarray)):
         _fallback.record("nanmedian")
         return _fallback.from_numpy(_np.nanmedian(_to_numpy(a), axis=axis, out=_to_numpy(out),
@@ -682,15 +684,15 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     red = range(x.ndim) if axis is None else _normalize_axis_tuple(axis, x.ndim)
     L, n = y.shape
     s = npc.sort(y, axis=1)
-    cnt = _u.subtract(n, _u.sum(_u.isnan(s), axis=1, dtype=_np.int64))
+    cnt = _u.subtract(n, _r.sum(_u.isnan(s), axis=1, dtype=_np.int64))
     allnan = _u.equal(cnt, 0)
-    nbad = int(_u.sum(allnan))
+    nbad = int(_r.sum(allnan))
     for _ in range(nbad):
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
     one_d = axis is None or x.ndim == 1 or len(kept) == 0
     h = _u.floor_divide(cnt, 2)
     odd = _u.equal(_u.remainder(cnt, 2), 1)
-    lo = _u.maximum(_u.where(odd, h, _u.subtract(h, 1)), 0)
+    lo = _u.maximum(_c.where(odd, h, _u.subtract(h, 1)), 0)
     hi = _u.minimum(h, n - 1)
     lh = npc.stack([lo, hi], axis=1)
     pair = npc.take_along_axis(s, lh, axis=1)  # (L, 2)
@@ -706,14 +708,14 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         f16 = x.dtype == _np.float16
         acc = pair.astype(_np.float32) if f16 else pair
         both = _u.add(acc[:, 0], acc[:, 1])
-        sm = _u.where(odd, acc[:, 1], _u.divide(both, 2))
+        sm = _c.where(odd, acc[:, 1], _u.divide(both, 2))
         r = sm.astype(x.dtype) if f16 else sm
     else:
         # NumPy's masked median (np.ma.median): low + high summed (a reduction) in a's
         # dtype, then halved.
         r = _u.divide(npc.sum(pair, axis=1), 2.0)
     if nbad:
-        r = _u.where(allnan, r.dtype.type(_np.nan), r)
+        r = _c.where(allnan, r.dtype.type(_np.nan), r)
     return _finish(r, (), kept, kdims, keepdims, out, median=True, setitem=True, red=red)
 
 

@@ -1,7 +1,7 @@
 """Statistics: mean, var, std, average and the NaN-aware reductions (numpy.mean,
 numpy.nansum, ...).
 
-Written with npc's ufuncs and reductions (python/npc/_ufunc.py), following NumPy's own
+Written with npc's ufuncs (python/npc/_ufunc.py) and reductions (_reductions.py), following NumPy's own
 formulas so results and dtypes match. Anything with a non-native dtype runs on NumPy
 (npc._fallback).
 """
@@ -14,9 +14,10 @@ from . import _core
 from . import _fallback
 from ._array import _from_numpy, ndarray
 from ._dtypes import code_of
-from ._ufunc import (_arg, _native, _reduce, _to_numpy, add, all, broadcast_to, cumprod, cumsum,  # noqa: F401
-                     divide, fmax, fmin, isnan, less_equal, logical_not, maximum, multiply, prod, sqrt, square,
-                     subtract, sum, where)
+from ._composites import where
+from ._reductions import _arg, _native, _reduce, all, broadcast_to, cumprod, cumsum, prod, sum  # noqa: F401
+from ._ufunc import (_to_numpy, add, divide, fmax, fmin, isnan, less_equal, logical_not, maximum,  # noqa: F401
+                     multiply, sqrt, square, subtract)
 
 
 def _count(a, axis, keepdims=False):

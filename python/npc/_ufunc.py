@@ -1,10 +1,11 @@
-"""ufuncs, array operators and reductions (numpy.ufunc, numpy.sum, ...).
+"""ufunc objects and array operators (numpy.ufunc, numpy.add, ndarray.__add__, ...).
 
 Every ufunc is an :class:`ufunc` object built from a row of the op table
 (``include/npc/ops.def``); calls reach C++ through one generic binding
-(``_core.ufunc_call``). Composite functions (ptp, isclose, clip, round; the statistics
-are in _statistics.py) are written with these primitives, following NumPy's own formulas so results and dtypes
-match. Anything with a non-native dtype runs on NumPy (npc._fallback).
+(``_core.ufunc_call``). ndarray's operators come from the table's dunders column. The
+reductions (sum, max, cumsum, ...) are in _reductions.py, the composite functions (where,
+clip, round, isclose, ...) in _composites.py and the statistics in _statistics.py. Anything
+with a non-native dtype runs on NumPy (npc._fallback).
 """
 import builtins
 import operator as _operator
@@ -19,7 +20,6 @@ from ._dtypes import DTYPES, code_of
 
 _NOT_NATIVE = object()  # returned by the bindings when an operand is not native to npc
 _call_simple = _core.ufunc_call_simple
-_reduce_all = _core.reduce_all
 _CASTING = {"no": 0, "equiv": 1, "safe": 2, "same_kind": 3, "unsafe": 4}
 _IDENTITY = {0: None, 1: 0, 2: 1, 3: -1, 4: True, 5: False, 6: -_np.inf, 7: None}  # 7: reorderable, none
 
@@ -204,7 +204,7 @@ class ufunc(_core._UfuncBase):
             axis = axes[0]
         if (a.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or
                 (isinstance(out, ndarray) and out.dtype.kind == "c")) and \
-                self.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
+                _TABLE[self._id].resolver != "Logical":  # (bool loops)
             _check_reduce_loop(self, a, dtype, out, accumulate=True)
             _warn_complex_casts(a, dtype, out, reduce=False)
         r = _core.ufunc_accumulate(self._id, a, _operator.index(axis), -1 if dtype is None else code_of(dtype), out)
@@ -268,6 +268,8 @@ class ufunc(_core._UfuncBase):
             try:
                 bb = _np.broadcast_to(bb, sel.shape).ravel()
             except ValueError:
+                # NumPy resolves the loop first: a ufunc without one raises its no-loop error.
+                _core.resolve_loop(self._id, [code_of(a.dtype), code_of(bb.dtype)], [False, False], -1)
                 raise ValueError("array is not broadcastable to correct shape") from None
             b = _from_numpy(_np.ascontiguousarray(bb))
         flags = _core.ufunc_at(self._id, a, _from_numpy(_np.ascontiguousarray(idx)), b)
@@ -277,7 +279,7 @@ class ufunc(_core._UfuncBase):
         if idx.size == 0:
             return
         indexed = _at_indexed_loop(self, a, indices, sel.size, None if b is None else b_given)
-        if indexed and self.__name__ in ("maximum", "minimum") and a.dtype.char in "fd" and \
+        if indexed and a.dtype.char in "fd" and _at_nan_is_invalid(self) and \
                 _np.isnan(_to_numpy(a)[_to_numpy(indices)]).any():
             flags |= 8  # the indexed loop's ordered comparison with a NaN raises 'invalid'
         if flags:
@@ -289,6 +291,57 @@ class ufunc(_core._UfuncBase):
 
     def resolve_dtypes(self, *args, **kwargs):
         return self._np.resolve_dtypes(*args, **kwargs)
+
+
+# Note [ufunc.at error names]: NumPy runs ufunc.at through the ufunc's indexed loop
+# (`*_indexed` in loops_*.dispatch.c.src; generate_umath.py's `indexed=`) when there is one
+# for the dtype, `a` is 1-d, needs no cast (b has a's dtype too) and the index has an integer
+# or array part or selects one element; its floating-point errors are then named after the
+# ufunc ("divide by zero encountered in floor_divide"), elsewhere "... in at". The indexed
+# maximum/minimum of float32/float64 compare in order, so a NaN raises 'invalid' there (the
+# plain loops clear that flag). The kinds with indexed loops are the `at` column of the op table.
+def _at_indexed_loop(uf, a, indices, count, b):
+    """Whether NumPy's ufunc.at takes the ufunc's indexed loop (Note [ufunc.at error names])."""
+    if a.ndim != 1 or a.dtype.kind not in _TABLE[uf._id].at:
+        return False
+    if b is not None and (b.dtype != a.dtype or b.ndim > 1):
+        return False
+    if count == 1:
+        return True
+    parts = indices if isinstance(indices, tuple) else (indices,)
+    return builtins.any(not (p is None or p is Ellipsis or isinstance(p, slice)) for p in parts)
+
+
+_AT_NAN_INVALID = {}
+
+
+def _at_nan_is_invalid(uf):
+    """Whether NumPy's indexed loop of `uf` raises 'invalid' when `a` holds a NaN (the
+    ordered comparisons of maximum/minimum; Note [ufunc.at error names]): asked of NumPy once."""
+    r = _AT_NAN_INVALID.get(uf._id)
+    if r is None:
+        r = False
+        if "f" in _TABLE[uf._id].at:
+            with _np.errstate(all="ignore", invalid="raise"):
+                try:
+                    uf._np.at(_np.array([_np.nan, 1.0]), [0], 1.0)
+                except FloatingPointError:
+                    r = True
+        _AT_NAN_INVALID[uf._id] = r
+    return r
+
+
+def _at_drops_imag(uf, a, b):
+    """Whether ufunc.at of complex values `b` into a real array `a` drops an imaginary part:
+    b cast into a real loop, or a complex loop's result cast into `a` (a comparison's bool
+    result, a logical loop's bool inputs drop none)."""
+    if _TABLE[uf._id].resolver == "Logical":
+        return False
+    try:
+        ins, outs = _core.resolve_loop(uf._id, [code_of(a.dtype), code_of(b.dtype)], [False, False], -1)
+    except TypeError:
+        return True
+    return DTYPES[ins[1]].kind not in "cb" or DTYPES[outs[0]].kind == "c"
 
 
 def _method_result(r, inputs, out, keep_0d=False):
@@ -489,9 +542,11 @@ def _big_int_call(op_id, args, out, where, dtype, casting, order):
         return uf(*new, **kw)
     if cmp:
         i = big[0]
-        above = (args[i] > 0) == (i == 1)  # the right-hand side is the larger one
-        value = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
-                 "greater": not above, "greater_equal": not above}[name]
+        # Every in-range value is between the big int and zero's far side: the answer is
+        # NumPy's for the big int's sign against 0.
+        signs = [0, 0]
+        signs[i] = 1 if args[i] > 0 else -1
+        value = builtins.bool(getattr(_np, name)(*signs))
         other = args[1 - i]
         shape = _np.shape(other) if not isinstance(other, ndarray) else other.shape
         if where is not None:
@@ -546,626 +601,6 @@ def _pow(self, other, modulo=None):
 ndarray.__pow__ = _pow
 
 
-# ---------------------------------------------------------------- reductions
-def _axis_arg(axis, ndim=None):
-    if axis is None:
-        return None
-    if isinstance(axis, tuple):
-        return [_operator.index(a) for a in axis]
-    return [_operator.index(axis)]
-
-
-def _native(a):
-    """npc array for `a`, or None when it is not native (then NumPy runs the call)."""
-    if isinstance(a, ndarray):
-        return a
-    r = _as_npc(a)
-    return r if isinstance(r, ndarray) else None
-
-
-def _where_arg(where):
-    if where is True:
-        return None
-    w = _native(where)
-    if w is None:
-        raise TypeError("where must be a boolean array")
-    # NumPy converts a mask that is not an array (a list, a Python bool) to bool; an array
-    # mask of another dtype is the reduction's TypeError (cast to bool under 'safe').
-    if w.dtype != _np.bool_ and not isinstance(where, (ndarray, _np.ndarray)):
-        w = w.astype(_np.bool_)
-    return w
-
-
-def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
-    a = _native(array)
-    if isinstance(out, tuple):
-        if len(out) != 1:
-            raise ValueError("The 'out' tuple must have exactly one entry")
-        out = out[0]
-    code = -1 if dtype is None else code_of(dtype)
-    if a is None or code is None or (out is not None and not isinstance(out, ndarray)):
-        kw = dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
-        if initial is not _np._NoValue:
-            kw["initial"] = initial
-        if fname is not None:
-            _fallback.record(fname)
-            # Defaults stay unsaid, so subclasses whose methods lack a keyword (a masked
-            # array's sum has no where=) get NumPy's own call.
-            kw = {k: v for k, v in kw.items() if not ((k == "dtype" and v is None) or (k == "where" and v is True)
-                                                       or (k == "keepdims" and v is False))}
-            return _fallback.from_numpy(getattr(_np, fname)(_to_numpy(array), **_to_numpy(kw)))
-        return uf._fallback("reduce", (array,), kw)
-    if (a.dtype.kind == "c" or (out is not None and out.dtype.kind == "c") or
-            (dtype is not None and _np.dtype(dtype).kind == "c")) and \
-            uf.__name__ not in ("logical_and", "logical_or", "logical_xor"):  # (bool loops)
-        # Without identity or initial=, an empty reduced axis raises before NumPy copies
-        # the first elements into out (one cast, one warning fewer).
-        starts = True
-        if out is not None and uf.identity is None and (initial is _np._NoValue or initial is None) and a.size == 0:
-            ax = range(a.ndim) if axis is None else (axis,) if not isinstance(axis, tuple) else axis
-            try:
-                starts = builtins.all(a.shape[_operator.index(d) % a.ndim] for d in ax) if a.ndim else True
-            except (TypeError, ZeroDivisionError):
-                pass
-        _check_reduce_loop(uf, a, dtype, out)
-        _warn_complex_casts(a, dtype, out, reduce=True if starts else False)
-    init = None if initial is _np._NoValue or initial is None else initial
-    int_loop = a.dtype.kind in "iub" if dtype is None else _np.dtype(dtype).kind in "iub"
-    if dtype is None and out is not None:  # NumPy resolves the loop from (out, input)
-        int_loop = int_loop and out.dtype.kind in "iub"
-    if (type(init) is int and (init < -2**31 or init > 2**31 - 1 or a.dtype.kind in "iu" or
-                               (dtype is not None and _np.dtype(dtype).kind in "iu") or
-                               (dtype is None and out is not None and out.dtype.kind in "iub"))) or \
-            (type(init) is float and int_loop):  # np.sum(uint8, out=uint8, initial=-1.5) raises
-        _check_initial(uf, a, dtype, out, init)
-        if not -2**63 <= init < 2**64:
-            init = float(init)  # NumPy accepted it, so the loop is inexact (np.sum(f4, initial=2**70))
-    try:
-        return _core.ufunc_reduce(uf._id, a, _axis_arg(axis), bool(keepdims), code, out, init, _where_arg(where))
-    except ValueError as e:
-        if out is None or not str(e).startswith("output parameter for reduction operation"):
-            raise
-        _raise_reduce_out_error(uf, a, axis, dtype, out, keepdims)
-        raise
-
-
-# Note [ufunc.at error names]: NumPy runs ufunc.at through the ufunc's indexed loop
-# (`*_indexed` in loops_*.dispatch.c.src; generate_umath.py's `indexed=`) when there is one
-# for the dtype, `a` is 1-d, needs no cast (b has a's dtype too) and the index has an integer
-# or array part or selects one element; its floating-point errors are then named after the
-# ufunc ("divide by zero encountered in floor_divide"), elsewhere "... in at". The indexed
-# maximum/minimum of float32/float64 compare in order, so a NaN raises 'invalid' there (the
-# plain loops clear that flag). The kinds with indexed loops are the `at` column of the op table.
-def _at_indexed_loop(uf, a, indices, count, b):
-    """Whether NumPy's ufunc.at takes the ufunc's indexed loop (Note [ufunc.at error names])."""
-    if a.ndim != 1 or a.dtype.kind not in _TABLE[uf._id].at:
-        return False
-    if b is not None and (b.dtype != a.dtype or b.ndim > 1):
-        return False
-    if count == 1:
-        return True
-    parts = indices if isinstance(indices, tuple) else (indices,)
-    return builtins.any(not (p is None or p is Ellipsis or isinstance(p, slice)) for p in parts)
-
-
-def _at_drops_imag(uf, a, b):
-    """Whether ufunc.at of complex values `b` into a real array `a` drops an imaginary part:
-    b cast into a real loop, or a complex loop's result cast into `a` (a comparison's bool
-    result, a logical loop's bool inputs drop none)."""
-    if _TABLE[uf._id].resolver == "Logical":
-        return False
-    try:
-        ins, outs = _core.resolve_loop(uf._id, [code_of(a.dtype), code_of(b.dtype)], [False, False], -1)
-    except TypeError:
-        return True
-    return DTYPES[ins[1]].kind not in "cb" or DTYPES[outs[0]].kind == "c"
-
-
-def _check_reduce_loop(uf, a, dtype, out, accumulate=False):
-    """Raises NumPy's TypeError when reduce/accumulate has no loop for the signature that
-    dtype= / out= make (Note [reduce loop signature] in reduce_resolve.cpp): NumPy resolves the loop
-    before any cast, so no cast warning comes first."""
-    _core.reduce_loop_dtype(uf._id, code_of(a.dtype), -1 if dtype is None else code_of(dtype),
-                            -1 if out is None else code_of(out.dtype), accumulate)
-
-
-def _warn_complex_casts(a, dtype, out, reduce):
-    """NumPy's ComplexWarning for the casts of a reduction (reduce=True) or accumulation
-    that drop an imaginary part (Note [complex input casts] in bind_ops.cpp): the input into
-    a real loop dtype `dtype=`; a complex out= read into a real loop (reductions read out
-    first); a complex loop written to a real out= (reductions warn twice there: the first
-    values or the identity go into out, then the result). Casts to bool never warn."""
-    if dtype is not None:
-        loop = _np.dtype(dtype)
-    elif a.dtype.kind == "c":
-        loop = a.dtype
-    else:
-        return  # a real loop, or out's complex dtype itself: nothing is dropped
-    def drops(src, dst):
-        return src.kind == "c" and dst.kind not in "cb"
-    n = int(drops(a.dtype, loop))
-    if out is not None and out.dtype != loop:
-        n += int(drops(out.dtype, loop)) + (2 if reduce else 1) * int(drops(loop, out.dtype))
-    for _ in range(n):
-        warnings.warn("Casting complex values to real discards the imaginary part", _np.exceptions.ComplexWarning,
-                      stacklevel=4)
-
-
-def _check_initial(uf, a, dtype, out, initial):
-    """NumPy converts a Python int `initial` to the loop dtype as NEP 50 does: out of its
-    range it raises OverflowError ("Python integer -1 out of bounds for uint8", "Python int
-    too large to convert to C long"). NumPy's own conversion runs on an empty stand-in."""
-    np_uf = getattr(_np, uf.__name__, None)
-    if not isinstance(np_uf, _np.ufunc):
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            np_uf.reduce(_np.empty(0, a.dtype), dtype=dtype, initial=initial,
-                         out=None if out is None else _np.empty((), out.dtype))
-        except OverflowError as e:
-            raise OverflowError(str(e)) from None
-        except Exception:
-            pass
-
-
-def _raise_reduce_out_error(uf, a, axis, dtype, out, keepdims):
-    """Raises NumPy's error for a reduction `out` of the wrong shape: "... has the wrong number
-    of dimensions: Found 2 but expected 1", "operands could not be broadcast together with
-    remapped shapes [original->remapped]: ...", "output operand requires a reduction along
-    dimension ...", "operand was set up as a reduction along axis ...": NumPy's own checks,
-    run on one-element zero-stride stand-ins of the operands' shapes."""
-    def stand_in(shape, dt):
-        return _np.lib.stride_tricks.as_strided(_np.zeros(1, dt), shape=shape, strides=(0,) * len(shape))
-    np_uf = getattr(_np, uf.__name__, None)
-    if not isinstance(np_uf, _np.ufunc):
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            np_uf.reduce(stand_in(a.shape, a.dtype), axis=axis, dtype=dtype, out=_np.empty(out.shape, out.dtype),
-                         keepdims=keepdims)
-        except ValueError as e:
-            raise ValueError(str(e)) from None
-
-
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
-    """numpy.sum: sum over `axis` (None, int or tuple). Small integers and bool sum in
-    int64/uint64; floats use NumPy's pairwise summation. Returns a NumPy scalar for full
-    reductions, an npc array otherwise."""
-    if type(a) is ndarray and axis is None and dtype is None and out is None and not keepdims and \
-            initial is _np._NoValue and where is True:
-        return _reduce_all(_OP_ID["add"], a)
-    return _reduce(add, a, axis, dtype, out, keepdims, initial, where, "sum")  # noqa: F821
-
-
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
-    """numpy.prod: product over `axis` (dtype rules as numpy.sum)."""
-    return _reduce(multiply, a, axis, dtype, out, keepdims, initial, where, "prod")  # noqa: F821
-
-
-def max(a, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
-    """numpy.max (amax): maximum over `axis`; NaN propagates. ValueError for an empty
-    reduction without `initial`."""
-    return _reduce(maximum, a, axis, None, out, keepdims, initial, where, "max")  # noqa: F821
-
-
-def min(a, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
-    """numpy.min (amin): minimum over `axis`; NaN propagates."""
-    return _reduce(minimum, a, axis, None, out, keepdims, initial, where, "min")  # noqa: F821
-
-
-amax, amin = max, min
-
-
-def any(a, axis=None, out=None, keepdims=False, *, where=True):
-    """numpy.any: whether any element along `axis` is true (bool result)."""
-    return _reduce(logical_or, a, axis, None, out, keepdims, _np._NoValue, where, "any")  # noqa: F821
-
-
-def all(a, axis=None, out=None, keepdims=False, *, where=True):
-    """numpy.all: whether all elements along `axis` are true (bool result)."""
-    return _reduce(logical_and, a, axis, None, out, keepdims, _np._NoValue, where, "all")  # noqa: F821
-
-
-def _arg(opname, a, axis, out, keepdims):
-    x = _native(a)
-    if x is None:
-        _fallback.record(opname)
-        return _fallback.from_numpy(getattr(_np, opname)(_to_numpy(a), axis=axis, out=_to_numpy(out),
-                                                         keepdims=keepdims))
-    r = _core.arg_reduce(_OP_ID[opname], x, None if axis is None else _operator.index(axis), bool(keepdims))
-    if out is not None:
-        copyto_(out, r)
-        return out
-    return r
-
-
-def argmax(a, axis=None, out=None, *, keepdims=False):
-    """numpy.argmax: index of the first maximum (NaN counts as maximum); int64 result.
-    ValueError "attempt to get argmax of an empty sequence" for empty input."""
-    return _arg("argmax", a, axis, out, keepdims)
-
-
-def argmin(a, axis=None, out=None, *, keepdims=False):
-    """numpy.argmin: index of the first minimum (NaN counts as minimum); int64 result."""
-    return _arg("argmin", a, axis, out, keepdims)
-
-
-def copyto_(dst, src):
-    """Copies `src` (broadcast) into npc array `dst` with an unsafe cast."""
-    s = _native(src)
-    s = _np.broadcast_to(_to_numpy(s), dst.shape)
-    _core._copy_into(dst, _from_numpy(_np.asarray(s, order="C")) if not isinstance(src, ndarray) or
-                     src.shape != dst.shape else src)
-
-
-def _flat(a):
-    return a.reshape(-1) if a.ndim != 1 else a
-
-
-def _cum(uf, name, a, axis, dtype, out):
-    x = _native(a)
-    if x is None or (dtype is not None and code_of(dtype) is None) or (out is not None and not isinstance(out, ndarray)):
-        _fallback.record(name)
-        return _fallback.from_numpy(getattr(_np, name)(_to_numpy(a), axis=axis, dtype=dtype, out=_to_numpy(out)))
-    if axis is None:
-        x = _flat(x)
-        axis = 0
-    if x.ndim == 0:
-        x = x.reshape(1)
-    if x.dtype.kind == "c" or (dtype is not None and _np.dtype(dtype).kind == "c") or \
-            (isinstance(out, ndarray) and out.dtype.kind == "c"):
-        _check_reduce_loop(uf, x, dtype, out, accumulate=True)
-        _warn_complex_casts(x, dtype, out, reduce=False)
-    return _core.ufunc_accumulate(uf._id, x, _operator.index(axis), -1 if dtype is None else code_of(dtype), out)
-
-
-def cumsum(a, axis=None, dtype=None, out=None):
-    """numpy.cumsum: running sum along `axis` (flattened when None); int64 for small ints."""
-    return _cum(add, "cumsum", a, axis, dtype, out)  # noqa: F821
-
-
-def cumprod(a, axis=None, dtype=None, out=None):
-    """numpy.cumprod: running product along `axis` (flattened when None)."""
-    return _cum(multiply, "cumprod", a, axis, dtype, out)  # noqa: F821
-
-
-def ptp(a, axis=None, out=None, keepdims=False):
-    """numpy.ptp: max - min along `axis` (same dtype, wraps for integers like NumPy)."""
-    x = _native(a)
-    if x is None:
-        _fallback.record("ptp")
-        return _fallback.from_numpy(_np.ptp(_to_numpy(a), axis=axis, out=_to_numpy(out), keepdims=keepdims))
-    return subtract(max(x, axis=axis, keepdims=keepdims), min(x, axis=axis, keepdims=keepdims), out=out)  # noqa: F821
-
-
-def count_nonzero(a, axis=None, *, keepdims=False):
-    """numpy.count_nonzero: number of non-zero elements (int for axis=None, else an intp array)."""
-    x = _native(a)
-    if x is None:
-        _fallback.record("count_nonzero")
-        return _np.count_nonzero(_to_numpy(a), axis=axis, keepdims=keepdims)
-    nz = x if x.dtype == _np.bool_ else not_equal(x, 0)  # noqa: F821
-    return sum(nz, axis=axis, dtype=_np.intp, keepdims=keepdims)
-
-
-def broadcast_to(array, shape, subok=False):
-    """numpy.broadcast_to: a read-only view of `array` with `shape` (ValueError when it does
-    not broadcast)."""
-    x = _native(array)
-    if x is None:
-        return _np.broadcast_to(array, shape)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    if x.shape == shape:
-        return x
-    return _from_numpy(_np.broadcast_to(_to_numpy(x), shape))
-
-
-# ---------------------------------------------------------------- selection and composites
-def where(condition, x=_np._NoValue, y=_np._NoValue, /):
-    """numpy.where: `x` where `condition` else `y` (broadcast; dtype as result_type(x, y)
-    with weak Python scalars). With only `condition`: numpy.nonzero(condition)."""
-    if x is _np._NoValue and y is _np._NoValue:
-        import npc
-        return npc.nonzero(condition)
-    if x is _np._NoValue or y is _np._NoValue:
-        raise ValueError("either both or neither of x and y should be given")
-    r = _core.where3(condition, x, y)
-    if r is _NOT_NATIVE:
-        _fallback.record("where")
-        return _fallback.from_numpy(_np.where(_to_numpy(condition), _to_numpy(x), _to_numpy(y)))
-    return r
-
-
-_select = where
-
-
-def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValue, max=_np._NoValue, **kwargs):
-    """numpy.clip: minimum(maximum(a, a_min), a_max) with NumPy 2's promotion (NaN propagates).
-
-    Bounds are both positional (``a_min``, ``a_max``; None for no bound) or both keywords
-    (``min``, ``max``), as NumPy's: TypeError when one positional bound is missing,
-    ValueError for both kinds at once."""
-    if a_min is _np._NoValue and a_max is _np._NoValue:
-        a_min = None if min is _np._NoValue else min
-        a_max = None if max is _np._NoValue else max
-    elif a_min is _np._NoValue:
-        raise TypeError("clip() missing 1 required positional argument: 'a_min'")
-    elif a_max is _np._NoValue:
-        raise TypeError("clip() missing 1 required positional argument: 'a_max'")
-    elif min is not _np._NoValue or max is not _np._NoValue:
-        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` are provided is forbidden.")
-    return _clip(a, a_min, a_max, out, **kwargs)
-
-
-def _clip(a, a_min, a_max, out=None, **kwargs):
-    """numpy.ndarray.clip (NumPy's _methods._clip): None is no bound."""
-    x = _native(a)
-    if isinstance(x, ndarray) and x.dtype.kind in "iu":
-        # NumPy's _clip: a Python int bound beyond the integer dtype's range is no bound
-        # (NEP 50 would otherwise raise OverflowError for it).
-        info = _np.iinfo(x.dtype)
-        if type(a_min) is int and a_min <= info.min:
-            a_min = None
-        if type(a_max) is int and a_max >= info.max:
-            a_max = None
-    if a_min is None and a_max is None:
-        # NumPy's identity: positive(a) (a scalar for 0-d input; no loop for bool, objects, str).
-        return positive(a, out=out, **kwargs)  # noqa: F821
-    if a_min is not None and a_max is not None and isinstance(x, ndarray) and x.dtype.kind == "f" and \
-            x.dtype.itemsize > 2 and _np.ndim(a_min) == 0 and _np.ndim(a_max) == 0:
-        # numpy.clip with two scalar bounds keeps x where it equals a bound (clip(-0.0, 0, 1)
-        # is -0.0); npc's float32/64 maximum and minimum return their second operand on ties.
-        return minimum(a_max, maximum(a_min, a, **kwargs), out=out, **kwargs)  # noqa: F821
-    r = a
-    if a_min is not None:
-        r = maximum(r, a_min, **kwargs) if a_max is not None else maximum(r, a_min, out=out, **kwargs)  # noqa: F821
-    if a_max is not None:
-        r = minimum(r, a_max, out=out, **kwargs)  # noqa: F821
-    return r
-
-
-def _power_of_ten(n):
-    """NumPy's power_of_ten (multiarray/calculation.c): exact powers up to 1e8, then repeated
-    multiplication by 10 (which rounds differently from 10.0 ** n beyond 1e22, and gives inf
-    instead of Python's OverflowError)."""
-    if n < 9:
-        return 10.0 ** n
-    r = 1e9
-    while n > 9 and r != float("inf"):
-        r *= 10.0
-        n -= 1
-    return r
-
-
-def _decimals(d):
-    """round's `decimals` as NumPy converts it (a C int): OverflowError beyond C long, then
-    beyond int."""
-    d = _operator.index(d)
-    if not -2 ** 63 <= d < 2 ** 63:
-        raise OverflowError("Python int too large to convert to C long")
-    if d >= 2 ** 31:
-        raise OverflowError("signed integer is greater than maximum")
-    if d < -2 ** 31:
-        raise OverflowError("signed integer is less than minimum")
-    return d
-
-
-def round(a, decimals=0, out=None):
-    """numpy.round/around: round half to even to `decimals` places (NumPy's
-    multiply-rint-divide for floats, with NumPy's power of ten as a weak Python float;
-    integers unchanged for decimals >= 0; complex numbers part by part in their real dtype,
-    as NumPy's PyArray_Round)."""
-    x = _native(a)
-    if x is None:
-        _fallback.record("round")
-        return _np.round(a, decimals, out)
-    decimals = _decimals(decimals)
-    k = x.dtype.kind
-    if k in "iu":
-        if decimals >= 0:
-            if out is not None:
-                return positive(x, out=out)  # noqa: F821
-            return x.copy() if x.ndim else x._scalar()
-        if out is not None:
-            _fallback.record("round")
-            return _fallback.from_numpy(_np.round(_to_numpy(x), decimals, _to_numpy(out)))
-        # NumPy's PyArray_Round for integers: divide by the power of ten into float64, rint,
-        # multiply back, and cast to the input dtype (with the cast's warnings).
-        f = _power_of_ten(-decimals)
-        y = multiply(rint(divide(x, f)), f)  # noqa: F821
-        return y.astype(x.dtype)
-    if k == "c":
-        if out is not None and (not isinstance(out, ndarray) or out.dtype.kind != "c"):
-            _fallback.record("round")
-            return _fallback.from_numpy(_np.round(_to_numpy(x), decimals, _to_numpy(out)))
-        # NumPy copies the array (or assigns it to out=), then sets .real and .imag to the
-        # rounded parts, each rounded in the parts' float dtype.
-        r = x.copy() if out is None else out
-        if out is not None:
-            copyto_(r, x)
-        r_re, r_im = round(x.real, decimals), round(x.imag, decimals)
-        copyto_(r.real, r_re)
-        copyto_(r.imag, r_im)
-        return r if out is not None or x.ndim else r._scalar()
-    if decimals == 0:
-        return rint(x, out=out)  # noqa: F821
-    if k == "b" and out is None:
-        # PyArray_Round writes a bool input's scaled values into an array like the input:
-        # the float64 product does not cast into bool under same_kind.
-        raise _np._core._exceptions._UFuncOutputCastingError(
-            _np.multiply if decimals > 0 else _np.divide, "same_kind", _np.dtype(_np.float64), _np.dtype(_np.bool_), 0)
-    op1, op2 = (multiply, divide) if decimals > 0 else (divide, multiply)  # noqa: F821
-    f = _power_of_ten(builtins.abs(decimals))
-    y = rint(op1(x, f))  # noqa: F821
-    return op2(y, f, out=out) if out is not None else op2(y, f)
-
-
-around = round
-
-
-def fix(x, out=None):
-    """numpy.fix: round towards zero (ceil for negatives, floor otherwise). Deprecated in
-    NumPy 2.5 like numpy.fix (DeprecationWarning): use trunc."""
-    warnings.warn("numpy.fix is deprecated. Use numpy.trunc instead, which is faster and follows the Array "
-                  "API standard.", DeprecationWarning, stacklevel=2)
-    return trunc(x, out=out) if out is not None else trunc(x)  # noqa: F821
-
-
-def real(val):
-    """numpy.real: real part (a view for complex arrays); a scalar's own ``.real`` for
-    scalars (Python or NumPy), as numpy.real."""
-    if not isinstance(val, (ndarray, _np.ndarray, list, tuple)) and hasattr(val, "real"):
-        return val.real
-    x = _native(val)
-    return x.real if x is not None else _np.real(val)
-
-
-def imag(val):
-    """numpy.imag: imaginary part (zeros for real input); a scalar's own ``.imag`` for
-    scalars (Python or NumPy), as numpy.imag."""
-    if not isinstance(val, (ndarray, _np.ndarray, list, tuple)) and hasattr(val, "imag"):
-        return val.imag
-    x = _native(val)
-    return x.imag if x is not None else _np.imag(val)
-
-
-def angle(z, deg=False):
-    """numpy.angle: arctan2(imag, real) in radians (degrees when `deg`)."""
-    x = _native(z)
-    if x is None:
-        _fallback.record("angle")
-        return _np.angle(z, deg)
-    if x.dtype.kind == "c":
-        a = arctan2(x.imag, x.real)  # noqa: F821
-    else:
-        a = arctan2(0, x)  # noqa: F821
-    if deg:
-        a = multiply(a, 180 / _np.pi)  # noqa: F821
-    return a
-
-
-def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    """numpy.nan_to_num: NaN -> `nan`, +inf -> `posinf` (default: the dtype's max), -inf ->
-    `neginf` (default: the dtype's min); complex parts separately. A 0-d input gives a
-    NumPy scalar, as NumPy's."""
-    if isinstance(copy, str):
-        raise ValueError("strings are not allowed for 'copy' keyword. Use True/False/None instead.")
-    a = _native(x)
-    if a is None:
-        _fallback.record("nan_to_num")
-        return _np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
-    r = _nan_to_num(a, copy, nan, posinf, neginf)
-    return r._scalar() if isinstance(r, ndarray) and r.ndim == 0 else r
-
-
-def _nan_to_num(a, copy, nan, posinf, neginf):
-    if a.dtype.kind not in "fc":
-        return a.copy() if copy else a
-    if a.dtype.kind == "c":
-        re = _nan_to_num(a.real, True, nan, posinf, neginf)
-        im = _nan_to_num(a.imag, True, nan, posinf, neginf)
-        r = a.copy() if copy else a
-        r.real = re
-        r.imag = im
-        return r
-    t = a.dtype.type
-    info = _np.finfo(a.dtype)
-    pi_ = t(info.max if posinf is None else posinf)
-    ni_ = t(info.min if neginf is None else neginf)
-    # The masks come from the input, as NumPy's: a `nan` replacement that overflows to inf
-    # is not then replaced by `posinf`.
-    pos, neg = equal(a, t(_np.inf)), equal(a, t(-_np.inf))  # noqa: F821
-    r = where(isnan(a), t(nan), a)  # noqa: F821
-    r = where(pos, pi_, r)
-    r = where(neg, ni_, r)
-    if not copy:
-        _core._copy_into(a, r)
-        return a
-    return r
-
-
-def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """numpy.isclose: |a - b| <= atol + rtol * |b| elementwise (NaNs equal when
-    `equal_nan`); a bool array, or a NumPy bool for scalar input."""
-    x = a if isinstance(a, (int, float, complex)) else _native(a)
-    y = b if isinstance(b, (int, float, complex)) else _native(b)
-    if x is None or y is None:
-        _fallback.record("isclose")
-        return _np.isclose(_to_numpy(a), _to_numpy(b), rtol, atol, equal_nan)
-    _check_tolerances(rtol, atol)
-    if isinstance(y, ndarray):
-        dt = _np.result_type(y.dtype, 1.0)
-        if y.dtype != dt:
-            y = y.astype(dt)
-    elif isinstance(y, int):
-        y = float(y)
-    with _np.errstate(invalid="ignore"):
-        r = logical_or(logical_and(less_equal(absolute(subtract(x, y)),  # noqa: F821
-                                              add(atol, multiply(rtol, absolute(y)))), isfinite(y)),  # noqa: F821
-                       equal(x, y))  # noqa: F821
-        if equal_nan:
-            r = logical_or(r, logical_and(isnan(x), isnan(y)))  # noqa: F821
-    return r
-
-
-def _check_tolerances(rtol, atol):
-    """NumPy's check of isclose's tolerances: TypeError for values isfinite has no loop for
-    (Python ints beyond 64 bits), and the 'invalid' error state's reaction (warning,
-    FloatingPointError, ...) to infinite or NaN tolerances."""
-    if type(rtol) is float and type(atol) is float and rtol - rtol == 0 and atol - atol == 0:
-        return  # finite floats (the common case)
-    if not (_np.all(_np.isfinite(_to_numpy(atol))) and _np.all(_np.isfinite(_to_numpy(rtol)))):
-        err_s = _np.geterr()["invalid"]
-        err_msg = f"One of rtol or atol is not valid, atol: {atol}, rtol: {rtol}"
-        if err_s == "warn":
-            warnings.warn(err_msg, RuntimeWarning, stacklevel=3)
-        elif err_s == "raise":
-            raise FloatingPointError(err_msg)
-        elif err_s == "print":
-            print(err_msg)
-
-
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """numpy.allclose: all(isclose(...)) as a Python bool."""
-    return bool(all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
-
-
-def array_equal(a1, a2, equal_nan=False):
-    """numpy.array_equal: same shape and all elements equal (NaNs equal when `equal_nan`)."""
-    x, y = _native(a1), _native(a2)
-    if x is None or y is None:
-        _fallback.record("array_equal")
-        return _np.array_equal(_to_numpy(a1), _to_numpy(a2), equal_nan)
-    if x.shape != y.shape:
-        return False
-    if not equal_nan:
-        return builtins.bool(all(equal(x, y)))  # noqa: F821
-    if x.dtype.kind not in "fc" and y.dtype.kind not in "fc":
-        return builtins.bool(all(equal(x, y)))  # noqa: F821
-    nx, ny = isnan(x), isnan(y)  # noqa: F821
-    if not builtins.bool(all(equal(nx, ny))):  # noqa: F821
-        return False
-    return builtins.bool(all(logical_or(equal(x, y), nx)))  # noqa: F821
-
-
-def array_equiv(a1, a2):
-    """numpy.array_equiv: broadcastable and all elements equal."""
-    x, y = _native(a1), _native(a2)
-    if x is None or y is None:
-        _fallback.record("array_equiv")
-        return _np.array_equiv(_to_numpy(a1), _to_numpy(a2))
-    try:
-        _np.broadcast_shapes(x.shape, y.shape)
-    except ValueError:
-        return False
-    return builtins.bool(all(equal(x, y)))  # noqa: F821
-
-
-# median, quantile, percentile and their nan- forms: python/npc/_quantile.py
-
-
 # ---------------------------------------------------------------- threads
 def set_num_threads(n):
     """Number of threads npc's eager kernels use (default: all cores). NumPy has no such
@@ -1189,63 +624,6 @@ def get_parallel_threshold():
 
 
 # ---------------------------------------------------------------- ndarray methods
-_ADD_ID, _MUL_ID, _MAX_ID, _MIN_ID = (_OP_ID[n] for n in ("add", "multiply", "maximum", "minimum"))
-
-
-def _m_sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
-    if axis is None and dtype is None and out is None and not keepdims and initial is _np._NoValue and where is True:
-        return _reduce_all(_ADD_ID, self)
-    return sum(self, axis, dtype, out, keepdims, initial, where)
-
-
-def _m_prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
-    return prod(self, axis, dtype, out, keepdims, initial, where)
-
-
-def _m_max(self, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
-    if axis is None and out is None and not keepdims and initial is _np._NoValue and where is True:
-        return _reduce_all(_MAX_ID, self)
-    return max(self, axis, out, keepdims, initial, where)
-
-
-def _m_min(self, axis=None, out=None, keepdims=False, initial=_np._NoValue, where=True):
-    if axis is None and out is None and not keepdims and initial is _np._NoValue and where is True:
-        return _reduce_all(_MIN_ID, self)
-    return min(self, axis, out, keepdims, initial, where)
-
-
-def _m_any(self, axis=None, out=None, keepdims=False, *, where=True):
-    return any(self, axis, out, keepdims, where=where)
-
-
-def _m_all(self, axis=None, out=None, keepdims=False, *, where=True):
-    return all(self, axis, out, keepdims, where=where)
-
-
-def _m_argmax(self, axis=None, out=None, *, keepdims=False):
-    return argmax(self, axis, out, keepdims=keepdims)
-
-
-def _m_argmin(self, axis=None, out=None, *, keepdims=False):
-    return argmin(self, axis, out, keepdims=keepdims)
-
-
-def _m_cumsum(self, axis=None, dtype=None, out=None):
-    return cumsum(self, axis, dtype, out)
-
-
-def _m_cumprod(self, axis=None, dtype=None, out=None):
-    return cumprod(self, axis, dtype, out)
-
-
-def _m_round(self, decimals=0, out=None):
-    return round(self, decimals, out)
-
-
-def _m_clip(self, min=None, max=None, out=None, **kwargs):
-    return _clip(self, min, max, out, **kwargs)
-
-
 def _m_conj(self):
     # numpy.ndarray.conj returns the array itself for real dtypes.
     if self.dtype.kind != "c":
@@ -1253,15 +631,12 @@ def _m_conj(self):
     return conjugate(self)  # noqa: F821
 
 
-for _name, _fn in (("sum", _m_sum), ("prod", _m_prod), ("max", _m_max), ("min", _m_min), ("any", _m_any),
-                   ("all", _m_all), ("argmax", _m_argmax), ("argmin", _m_argmin), ("cumsum", _m_cumsum),
-                   ("cumprod", _m_cumprod), ("round", _m_round), ("clip", _m_clip), ("conj", _m_conj),
-                   ("conjugate", _m_conj)):
-    setattr(ndarray, _name, _fn)
+ndarray.conj = ndarray.conjugate = _m_conj
+
+# The reductions and composites are written with the ufuncs above; ufunc.reduce/accumulate
+# and the big-int operators call back into them.
+from ._reductions import _check_reduce_loop, _reduce, _warn_complex_casts  # noqa: E402
+from ._composites import where  # noqa: E402
 
 __all__ = (["ufunc"] + list(_UFUNCS) + _ALIASES +
-           ["sum", "prod", "max", "min", "amax", "amin", "any", "all", "argmax", "argmin", "cumsum", "cumprod",
-            "ptp", "count_nonzero", "where",
-            "clip", "round", "around", "fix", "real", "imag", "angle", "nan_to_num", "isclose", "allclose",
-            "array_equal", "array_equiv", "set_num_threads", "get_num_threads",
-            "set_parallel_threshold", "get_parallel_threshold"])
+           ["set_num_threads", "get_num_threads", "set_parallel_threshold", "get_parallel_threshold"])

@@ -27,9 +27,52 @@ def load_ulps():
 
 ULPS = load_ulps()
 
-# Rows of the op table: (name, kind, nin, nout, identity, differentiable, loops).
+# Rows of the op table: (name, kind, nin, nout, identity, differentiable, loops, resolver,
+# fpe_check, fpe, at, dunders, ...): include/npc/ops.def. The tests pick their ufuncs from
+# its columns (ufuncs(...), representatives(...)), never from lists of names.
 TABLE = _core.op_table()
 UFUNC_ROWS = [r for r in TABLE if r[1] == 0]
+# Reductions of the table (sum, prod, max, min, any, all), in table order.
+REDUCTIONS = [r.name for r in TABLE if r.kind == 1]
+# Identity column codes (ops.def: None_ 0, ..., ReorderableNone 7).
+NO_IDENTITY, REORDERABLE_NONE = 0, 7
+
+
+def binary(r):
+    """A binary ufunc with one output (the ones with reduce/accumulate/outer/at)."""
+    return r.nin == 2 and r.nout == 1
+
+
+def unary(r):
+    """A unary ufunc with one output."""
+    return r.nin == 1 and r.nout == 1
+
+
+def reorderable(r):
+    """NumPy reduces it over several axes at once: an identity or ReorderableNone."""
+    return r.identity != NO_IDENTITY
+
+
+def kinds(r):
+    """NumPy kinds ("b", "i", "u", "f", "c") of the first inputs of a ufunc row's loops."""
+    return {NATIVE[sig[0]].kind for sig in r.loops.split()}
+
+
+def ufuncs(*preds):
+    """Names of the ufunc rows (table order) for which every predicate holds."""
+    return [r.name for r in UFUNC_ROWS if all(p(r) for p in preds)]
+
+
+def representatives(*preds, key=lambda r: (r.nin, r.nout, r.resolver, r.fpe_check)):
+    """One ufunc per class `key` (default: arity, type resolver and whether it reads the
+    floating-point status), the first of the table, among the rows for which every
+    predicate holds."""
+    seen, names = set(), []
+    for r in UFUNC_ROWS:
+        if all(p(r) for p in preds) and key(r) not in seen:
+            seen.add(key(r))
+            names.append(r.name)
+    return names
 
 
 def loop_dtypes(row):

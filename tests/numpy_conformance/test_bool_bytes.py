@@ -7,6 +7,11 @@ import numpy as np
 import pytest
 
 import npc
+from npc import _core
+
+# The ufuncs of the op table with a bool loop ("??->?", "?->?") and one output.
+BOOL_UFUNCS = [r for r in _core.op_table()
+               if r.kind == 0 and r.nout == 1 and any(sig[0] == "?" for sig in r.loops.split())]
 
 BYTES = [2, 0, 1, 255, 4, 128, 0, 3]
 MASK = [True, True, False, True, False, False, True, True]
@@ -27,20 +32,10 @@ OPS = {
     "eq": lambda m, a, o: a == o,
     "ne": lambda m, a, o: a != o,
     "eq_self_reversed": lambda m, a, o: a == a[::-1],
-    "greater": lambda m, a, o: m.greater(a, o),
-    "less_equal": lambda m, a, o: m.less_equal(a, o),
-    "logical_and": lambda m, a, o: m.logical_and(a, o),
-    "logical_or": lambda m, a, o: m.logical_or(a, o),
-    "logical_xor": lambda m, a, o: m.logical_xor(a, o),
-    "logical_not": lambda m, a, o: m.logical_not(a),
     "and": lambda m, a, o: a & o,
     "or": lambda m, a, o: a | o,
     "xor": lambda m, a, o: a ^ o,
-    "invert": lambda m, a, o: ~a,
-    "add": lambda m, a, o: m.add(a, o),
-    "multiply": lambda m, a, o: m.multiply(a, o),
-    "maximum": lambda m, a, o: m.maximum(a, o),
-    "minimum": lambda m, a, o: m.minimum(a, o),
+    "invert_operator": lambda m, a, o: ~a,
     "times_int": lambda m, a, o: a * 1,
     "plus_float": lambda m, a, o: a + 0.5,
     "astype_int64": lambda m, a, o: a.astype(m.int64),
@@ -59,13 +54,28 @@ OPS = {
     "nonzero": lambda m, a, o: a.nonzero()[0],
     "where": lambda m, a, o: m.where(a, 10, 20),
     "mask_index": lambda m, a, o: m.arange(a.size)[a],
-    "isfinite": lambda m, a, o: m.isfinite(a),
 }
+# Each of them on the bool view (and the mask, for binary ones).
+OPS.update({r.name: (lambda m, a, o, name=r.name, nin=r.nin: getattr(m, name)(*(a, o)[:nin])) for r in BOOL_UFUNCS})
+
+
+def _numpy_copies_bool_bytes(name):
+    """NumPy's bool loop of the unary ufunc `name` copies its input's bytes (floor, ceil and
+    trunc of a bool are the identity there), where npc's kernels see normalised 0/1 values."""
+    uf = getattr(np, name, None)
+    if not isinstance(uf, np.ufunc) or uf.nin != 1:
+        return False
+    r = uf(np.array([2], np.uint8).view(bool))
+    return r.dtype == bool and r.view(np.uint8)[0] == 2
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "strided", "reversed"])
 @pytest.mark.parametrize("name", list(OPS))
-def test_nonzero_bytes_are_true(name, layout):
+def test_nonzero_bytes_are_true(request, name, layout):
+    if _numpy_copies_bool_bytes(name):
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "NumPy's floor/ceil/trunc of a bool view copy its bytes (2 stays 2); npc's bool inputs are read "
+            "as 0/1 (Note [bool bytes]), so the result holds 1: equal as bools, not as bytes")))
     fn = OPS[name]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -93,8 +103,7 @@ def test_unique_of_bool_view():
     assert np.asarray(npc.unique(a)).view(np.uint8).tolist() == np.unique(e).view(np.uint8).tolist()
 
 
-@pytest.mark.parametrize("ufunc", ["equal", "bitwise_and", "bitwise_or", "logical_xor", "maximum", "minimum",
-                                   "multiply", "add"])
+@pytest.mark.parametrize("ufunc", [r.name for r in BOOL_UFUNCS if r.nin == 2])
 def test_reductions_of_bool_view(ufunc):
     a = npc.array([2, 255, 0, 1, 4, 4], npc.uint8).view(bool)
     e = np.array([2, 255, 0, 1, 4, 4], np.uint8).view(bool)

@@ -7,6 +7,7 @@ import pytest
 
 import npc
 from _diff import assert_same_outcome
+from _ufunc_helpers import UFUNC_ROWS, binary, kinds, representatives, ufuncs
 
 
 def _outcome(lib, fn):
@@ -499,10 +500,10 @@ _AT_INDICES = [[0, 1], 0, slice(0, 1), slice(0, 2), Ellipsis, [3, 3], np.array([
 
 
 @pytest.mark.parametrize("dt", ["i1", "u1", "i8", "u8", "f2", "f4", "f8", "c8", "c16", "?"])
-@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "floor_divide", "divide", "maximum", "minimum", "fmax",
-                                  "fmin", "remainder"])
+# The ufuncs with indexed loops (the `at` column) and one binary ufunc of each other class.
+@pytest.mark.parametrize("name", ufuncs(lambda r: r.at) + representatives(binary, lambda r: not r.at))
 def test_ufunc_at_error_names_across_dtypes(name, dt):
-    if dt[0] == "c" and name in ("floor_divide", "remainder"):
+    if dt[0] == "c" and "c" not in kinds(next(r for r in UFUNC_ROWS if r.name == name)):
         pytest.skip("no complex loop (the TypeError's text differs: see the report)")
     a = np.array([1, 2, 3, 0]).astype(dt)
     if dt[0] == "f":

@@ -1,5 +1,5 @@
 """Float reductions accumulate in NumPy's order (Note [NumPy reduction order] in
-src/ops/reduce.cpp): on order-sensitive data the results are identical to
+src/ops/reduce_plan.cpp): on order-sensitive data the results are identical to
 NumPy's (0 ULP) for C, Fortran, transposed, strided and reversed views and every axis
 combination. npc's NumPy fallback is an error here."""
 import itertools

@@ -9,7 +9,8 @@ import pytest
 
 import npc
 
-from _ufunc_helpers import NATIVE, assert_same, check_exceptions, run_both, ulp_bound
+from _ufunc_helpers import (NATIVE, REDUCTIONS as TABLE_REDUCTIONS, UFUNC_ROWS, assert_same, binary,
+                            check_exceptions, kinds, representatives, run_both, ufuncs, ulp_bound)
 
 
 
@@ -84,8 +85,7 @@ def test_methods_match_functions(dtype):
     a = data(dtype)
     b = npc.asarray(a)
     with np.errstate(all="ignore"):
-        for m in ("sum", "prod", "max", "min", "any", "all", "mean", "var", "std", "argmax", "argmin",
-                  "cumsum", "cumprod"):
+        for m in TABLE_REDUCTIONS + ["mean", "var", "std", "argmax", "argmin", "cumsum", "cumprod"]:
             for axis in (None, 1):
                 e, g, _, _ = run_both(getattr(np.ndarray, m), getattr(npc.ndarray, m), [a], [b], {"axis": axis})
                 if check_exceptions(e, g, f"{m} {dtype}"):
@@ -116,8 +116,7 @@ def test_result_dtypes():
             assert np.asarray(g).dtype == np.asarray(e).dtype, (name, dt)
 
 
-@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "any", "all", "mean", "argmax", "argmin",
-                                  "var", "std", "ptp"])
+@pytest.mark.parametrize("name", TABLE_REDUCTIONS + ["mean", "argmax", "argmin", "var", "std", "ptp"])
 def test_empty_arrays(name):
     for shape in ((0,), (0, 3), (3, 0), (2, 0, 4)):
         a = np.zeros(shape, np.float64)
@@ -165,25 +164,45 @@ def test_reduce_keywords_initial_where_out_dtype():
         npc.max(b, where=npc.asarray(mask))
 
 
-@pytest.mark.parametrize("uf", ["add", "subtract", "multiply", "divide", "maximum", "minimum", "logical_and",
-                                "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"])
-def test_ufunc_methods(uf):
-    dt = np.int64 if uf.startswith("bitwise") else np.float64
+@pytest.mark.parametrize("uf", ufuncs(binary))
+def test_ufunc_methods(request, uf):
+    # float64 where the ufunc has float loops, else int64.
+    dt = np.float64 if "f" in kinds(next(r for r in UFUNC_ROWS if r.name == uf)) else np.int64
     a = np.arange(1, 13, dtype=dt).reshape(3, 4)
     b = npc.asarray(a)
     np_f, npc_f = getattr(np, uf), getattr(npc, uf)
+    if _numpy_reduce_is_not_a_fold(np_f, a):
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "NumPy 2.5's SIMD float64 power/arctan2 loops ignore the running value in a contiguous "
+            "reduce (power.reduce([4., 5., 6.]) gives 4**6); npc folds left as the ufunc defines")))
     for axis in (0, 1):
         e, g, _, _ = run_both(np_f.reduce, npc_f.reduce, [a], [b], {"axis": axis})
         if not check_exceptions(e, g, f"{uf}.reduce"):
-            assert_same(g, e, uf, 0, f"{uf}.reduce axis={axis}")
+            assert_same(g, e, uf, ulp_bound(uf, e.dtype), f"{uf}.reduce axis={axis}")
         e, g, _, _ = run_both(np_f.accumulate, npc_f.accumulate, [a], [b], {"axis": axis})
         if not check_exceptions(e, g, f"{uf}.accumulate"):
-            assert_same(g, e, uf, 0, f"{uf}.accumulate axis={axis}")
+            assert_same(g, e, uf, ulp_bound(uf, e.dtype), f"{uf}.accumulate axis={axis}")
     x, y = np.arange(1, 4, dtype=dt), np.arange(1, 5, dtype=dt)
-    assert_same(npc_f.outer(npc.asarray(x), npc.asarray(y)), np_f.outer(x, y), uf, 0, f"{uf}.outer")
+    e, g, _, _ = run_both(np_f.outer, npc_f.outer, [x, y], [npc.asarray(x), npc.asarray(y)])
+    if not check_exceptions(e, g, f"{uf}.outer"):
+        assert_same(g, e, uf, ulp_bound(uf, e.dtype), f"{uf}.outer")
 
 
-@pytest.mark.parametrize("uf", ["add", "subtract", "multiply", "minimum", "maximum"])
+def _numpy_reduce_is_not_a_fold(np_f, a):
+    """NumPy's reduce of the rows of `a` is not the left fold of its own ufunc."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            r = np_f.reduce(a, axis=1)
+        except TypeError:
+            return False
+        acc = a[:, 0].astype(r.dtype)
+        for i in range(1, a.shape[1]):
+            acc = np_f(acc, a[:, i]).astype(r.dtype)
+    return r.tobytes() != acc.tobytes()
+
+
+@pytest.mark.parametrize("uf", ufuncs(lambda r: "f" in r.at))
 def test_ufunc_at(uf):
     a = np.arange(6, dtype=np.float64)
     b = npc.asarray(a.copy())
@@ -269,8 +288,9 @@ def test_quantile_percentile_linear(fn, dtype):
         getattr(npc, fn)(b, 2 * scale)
 
 
-@pytest.mark.parametrize("uf", ["add", "subtract", "multiply", "true_divide", "floor_divide", "maximum", "negative",
-                                "sqrt", "power"])
+# The ufuncs with NumPy's indexed loops (the op table's `at` column), and one of each other
+# class of single-output ufuncs (arity, type resolver, floating-point error class).
+@pytest.mark.parametrize("uf", ufuncs(lambda r: r.at) + representatives(lambda r: not r.at and r.nout == 1))
 @pytest.mark.parametrize("dtype", ["int64", "int8", "uint8", "float32", "float64", "complex64", "bool"])
 @pytest.mark.parametrize("val", [1.5, 2, -3, 2.5 + 1j, "f64_array", "f32_scalar", "i16_array"])
 def test_ufunc_at_casts_unsafely_like_numpy(uf, dtype, val):

@@ -10,7 +10,7 @@ import pytest
 
 import npc
 
-from _ufunc_helpers import NATIVE, assert_same, ulp_bound
+from _ufunc_helpers import NATIVE, assert_same, representatives, ufuncs, ulp_bound
 
 
 
@@ -36,8 +36,9 @@ INDEX = {
     "empty": [],
 }
 
-UFUNCS = ["add", "subtract", "multiply", "divide", "minimum", "maximum", "fmax", "power", "bitwise_or",
-          "logical_and", "negative", "invert", "square", "floor_divide", "arctan2"]
+# The ufuncs with NumPy's indexed loops (the op table's `at` column), and one of each other
+# class of single-output ufuncs (arity, type resolver, floating-point error class).
+UFUNCS = ufuncs(lambda r: r.at) + representatives(lambda r: not r.at and r.nout == 1)
 DTYPES = [NATIVE[c] for c in "?bBhHiIlLefdFD"]
 
 

@@ -9,6 +9,7 @@ and of another dtype.
 Big Python ints (Note [big Python ints] in npc/_ufunc.py): comparisons answer exactly, float
 and complex loops take float(int), integer arithmetic raises OverflowError, as NumPy 2.5.
 npc's NumPy fallback is an error here."""
+import operator
 import warnings
 
 import numpy as np
@@ -16,8 +17,8 @@ import pytest
 
 import npc
 
-from _ufunc_helpers import NATIVE, UFUNC_ROWS, assert_same, check_exceptions, loop_dtypes, run_both, \
-    second_operand_dtype, ulp_bound
+from _ufunc_helpers import NATIVE, UFUNC_ROWS, assert_same, binary, check_exceptions, loop_dtypes, run_both, \
+    second_operand_dtype, ufuncs, ulp_bound
 
 
 
@@ -105,7 +106,7 @@ def test_divide_where_does_not_warn():
 
 
 def test_where_0d_and_multi_output():
-    for name in ("divmod", "modf", "frexp"):
+    for name in ufuncs(lambda r: r.nout == 2):
         uf_np, uf_npc = getattr(np, name), getattr(npc, name)
         x = np.array([0.0, 1.5, -2.0, np.inf])
         args = (x, np.array([0.0, 2.0, 0.0, 1.0])) if uf_np.nin == 2 else (x,)
@@ -129,8 +130,11 @@ def test_where_0d_and_multi_output():
 
 # ---------------------------------------------------------------- big Python ints
 BIG = [2**64, 2**70, -2**63 - 1, -2**70, 2**1100, -2**1100, 2**200]
-BIG_OPS = ["add", "subtract", "multiply", "divide", "floor_divide", "maximum", "fmin", "arctan2", "equal",
-           "not_equal", "less", "less_equal", "greater", "greater_equal", "logaddexp", "hypot", "copysign"]
+BIG_OPS = ufuncs(binary)
+# ndarray's binary operators (the forward names of the op table's dunders column) that the
+# operator module has (divmod is a builtin).
+OPERATORS = [getattr(operator, r.dunders[0]) for r in UFUNC_ROWS
+             if binary(r) and r.dunders and hasattr(operator, r.dunders[0])]
 ALL = [NATIVE[c] for c in "?bBhHiIlLefdFD"]
 
 
@@ -154,10 +158,9 @@ def test_big_python_ints(name, dtype):
 
 @pytest.mark.parametrize("dtype", ALL, ids=str)
 def test_big_python_int_operators(dtype):
-    import operator as op
     x = np.arange(4).astype(dtype)
     for v in BIG:
-        for fn in (op.add, op.sub, op.mul, op.truediv, op.lt, op.le, op.gt, op.ge, op.eq, op.ne):
+        for fn in OPERATORS:
             for args_np, args_npc in (([x, v], [npc.asarray(x), v]), ([v, x], [v, npc.asarray(x)])):
                 what = f"{fn.__name__} {dtype} {v} {'left' if args_np[0] is v else 'right'}"
                 e, g, we, wg = run_both(fn, fn, args_np, args_npc)
@@ -167,7 +170,7 @@ def test_big_python_int_operators(dtype):
                 assert_same(g, e, fn.__name__, 0, what)
         # in place: float arrays take float(v); integer arrays raise OverflowError
         a_np, a_npc = x.copy(), npc.asarray(x.copy())
-        e, g, _, _ = run_both(op.iadd, op.iadd, [a_np, v], [a_npc, v])
+        e, g, _, _ = run_both(operator.iadd, operator.iadd, [a_np, v], [a_npc, v])
         if not check_exceptions(e, g, f"+= {dtype} {v}"):
             assert_same(a_npc, a_np, "add", 0, f"+= {dtype} {v}")
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import npc
-from npc import compiler
+from npc import _core, compiler
 
 BACKENDS = ("eager", "fused")
 
@@ -248,9 +248,15 @@ def test_strided_view_at_the_end_of_its_memory():
 
 
 # ---------------------------------------------------------------- ufunc.accumulate
-ACC_UFUNCS = ["maximum", "minimum", "subtract", "divide", "true_divide", "floor_divide", "fmax", "fmin",
-              "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "add",
-              "multiply", "power", "hypot"]
+# Binary ufuncs of the op table: the reorderable ones (an identity or ReorderableNone) and
+# those with a type resolver of their own, then one of each other class (type resolver,
+# floating-point error class).
+_BINARY = [r for r in _core.op_table() if r.kind == 0 and r.nin == 2 and r.nout == 1]
+ACC_UFUNCS = [r.name for r in _BINARY if r.identity != 0 or r.resolver in ("Uniform", "TrueDivide", "Logical")]
+for _r in _BINARY:
+    if _r.name not in ACC_UFUNCS and not any((r.resolver, r.fpe_check) == (_r.resolver, _r.fpe_check)
+                                             for r in _BINARY if r.name in ACC_UFUNCS):
+        ACC_UFUNCS.append(_r.name)
 ACC_DTYPES = [np.bool_, np.int8, np.uint16, np.int64, np.float16, np.float32, np.float64, np.complex128]
 
 

@@ -28,8 +28,12 @@ _CSV = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirn
 # Array API spellings of NumPy ufunc names (the IR uses NumPy's).
 _NUMPY_NAME = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
                "atan2": "arctan2", "atanh": "arctanh", "pow": "power"}
-# Ops whose float results accumulate rounding over a reduced axis.
-_ACCUMULATING = {"add", "multiply", "cumsum", "cumprod", "matmul", "subtract", "logaddexp", "logaddexp2"}
+# Ops whose float results accumulate rounding over a reduced axis: the rows of the op table
+# that can raise a floating-point error (they round) and reduce or accumulate, named by the
+# graph as reductions (sum, or ufunc.reduce of a binary ufunc such as add) or primitives
+# (cumsum, cumprod, matmul).
+_ACCUMULATING = {row.name for row in _core.op_table()
+                 if row.fpe and (row.kind != 0 or (row.nin == 2 and row.nout == 1))}
 _bounds = None
 _reports = []  # (function, directory) of every mismatch, newest last (tests read it)
 

@@ -833,7 +833,7 @@ PyMethodDef g_array_function_def = {
     "(python/npc/_interop.py)."};
 
 // ---- a.sum(), a.max(), ... without arguments: the full reduction in C++; with arguments,
-// the Python method they replace (python/npc/_ufunc.py).
+// the Python method they replace (python/npc/_reductions.py).
 struct FastReduction {
   const char* name;
   OpId op;
