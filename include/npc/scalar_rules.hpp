@@ -558,37 +558,40 @@ template <class T> NPK_FN T frexpv(T a, int* e) {
 }
 
 // ---------------------------------------------------------------- maximum, minimum, sign
+// Note [extremum rules]
+// numpy.maximum, minimum, fmax and fmin, in NumPy's scalar loops and in its SIMD loop of
+// float32/float64 maximum/minimum, are one rule with three switches: which side wins (Max),
+// whether a NaN propagates (the first NaN operand) or is ignored (the other operand wins),
+// and which operand a tie (0.0 and -0.0, or equal values) gives. Complex values compare in
+// NumPy's order (cle) and a NaN in either part counts as NaN; integers and bool never tie
+// differently, so only the float rule reads TieFirst.
+
+/// `a` or `b`: the larger (Max) or smaller; with PropagateNan the first NaN operand wins,
+/// otherwise a NaN operand loses to the other; ties give `a` (TieFirst) or `b`.
+template <bool Max, bool PropagateNan, bool TieFirst, class T> NPK_FN T extremum(T a, T b) {
+  // Keep `a` when lo <= hi: b <= a for the maximum, a <= b for the minimum.
+  const T& lo = Max ? b : a;
+  const T& hi = Max ? a : b;
+  // The operand whose NaN decides: a NaN `a` is kept (propagated), a NaN `b` is skipped.
+  const T& n = PropagateNan ? a : b;
+  if constexpr (is_cplx<T>) return (isnanv(n) || cle(lo, hi)) ? a : b;
+  else if constexpr (std::is_floating_point_v<T>) return ((TieFirst ? le(lo, hi) : lt(lo, hi)) || std::isnan(n)) ? a : b;
+  else return le(lo, hi) ? a : b;
+}
 /// numpy.maximum in NumPy's scalar loops (float16, and all integer, bool and complex loops):
-/// NaN propagates (the first NaN operand), ties give the first operand; complex compares in
-/// NumPy's order and propagates a NaN in either part.
-template <class T> NPK_FN T maxv(T a, T b) {
-  if constexpr (is_cplx<T>) return (isnanv(a) || cle(b, a)) ? a : b;
-  else if constexpr (std::is_floating_point_v<T>) return (le(b, a) || std::isnan(a)) ? a : b;
-  else return a >= b ? a : b;
-}
+/// NaN propagates (the first NaN operand), ties give the first operand.
+template <class T> NPK_FN T maxv(T a, T b) { return extremum<true, true, true>(a, b); }
 /// numpy.minimum in NumPy's scalar loops (see maxv).
-template <class T> NPK_FN T minv(T a, T b) {
-  if constexpr (is_cplx<T>) return (isnanv(a) || cle(a, b)) ? a : b;
-  else if constexpr (std::is_floating_point_v<T>) return (le(a, b) || std::isnan(a)) ? a : b;
-  else return a <= b ? a : b;
-}
+template <class T> NPK_FN T minv(T a, T b) { return extremum<false, true, true>(a, b); }
 /// numpy.maximum of float32/float64 in NumPy's SIMD loop: NaN propagates, ties (0.0 and
 /// -0.0) give the second operand.
-template <class T> NPK_FN T maxv_vec(T a, T b) { return (std::isgreater(a, b) || std::isnan(a)) ? a : b; }
+template <class T> NPK_FN T maxv_vec(T a, T b) { return extremum<true, true, false>(a, b); }
 /// numpy.minimum of float32/float64 in NumPy's SIMD loop (see maxv_vec).
-template <class T> NPK_FN T minv_vec(T a, T b) { return (std::isless(a, b) || std::isnan(a)) ? a : b; }
+template <class T> NPK_FN T minv_vec(T a, T b) { return extremum<false, true, false>(a, b); }
 /// numpy.fmax: NaN is ignored (the other operand wins), ties give the first operand.
-template <class T> NPK_FN T fmaxv(T a, T b) {
-  if constexpr (is_cplx<T>) return (isnanv(b) || cle(b, a)) ? a : b;
-  else if constexpr (std::is_floating_point_v<T>) return (le(b, a) || std::isnan(b)) ? a : b;
-  else return a >= b ? a : b;
-}
+template <class T> NPK_FN T fmaxv(T a, T b) { return extremum<true, false, true>(a, b); }
 /// numpy.fmin: NaN is ignored, ties give the first operand.
-template <class T> NPK_FN T fminv(T a, T b) {
-  if constexpr (is_cplx<T>) return (isnanv(b) || cle(a, b)) ? a : b;
-  else if constexpr (std::is_floating_point_v<T>) return (le(a, b) || std::isnan(b)) ? a : b;
-  else return a <= b ? a : b;
-}
+template <class T> NPK_FN T fminv(T a, T b) { return extremum<false, false, true>(a, b); }
 /// numpy.sign: -1, 0 or 1 (NaN stays NaN, -0.0 stays -0.0); complex is z / |z| (NumPy 2),
 /// NaN when a part is NaN or both are infinite.
 template <class T> NPK_FN T signv(T a) {
