@@ -47,7 +47,7 @@ def test_the_prelude_is_the_scalar_rules_header_inlined_in_prelude_cpu(capfd):
     head, tail = prelude.split(INCLUDE_LINE)
     # the whole prelude, verbatim: nothing in generated code is kept by hand apart from these files
     assert head + rules + tail in src
-    assert "npk::floordiv<int32_t>" in src and "npk::rem<int32_t>" in src
+    assert "npk::ufunc::floor_divide<int32_t>" in src and "npk::ufunc::remainder<int32_t>" in src
 
 
 def test_editing_a_rule_changes_the_cache_key(capfd):
