@@ -115,7 +115,6 @@ Table make_cpp_table() {
   kinds_only(O::rint, "f");
   for (OpId op : {O::exp2, O::expm1, O::log2, O::log10, O::log1p}) kinds_only(op, "f");
   for (OpId op : {O::maximum, O::minimum, O::fmax, O::fmin}) kinds_only(op, "bif");
-  for (OpId op : {O::less, O::less_equal, O::greater, O::greater_equal}) kinds_only(op, "bif");
   // Complex loops call NumPy's own formulas (prelude helpers); float32 exp its float32 routine.
   auto complex_ = [&](OpId op, const char* pat) {
     Rule& r = t[static_cast<int>(op)];
