@@ -915,6 +915,17 @@ template <class T> NPK_FN two<T, T> modf(T a) {
 }
 template <class T> NPK_FN T gcd(T a, T b) { return npk::gcdv(a, b); }
 template <class T> NPK_FN T lcm(T a, T b) { return npk::lcmv(a, b); }
+/// numpy.bitwise_count: the number of 1 bits of |a| (npy_popcount of the absolute value, so
+/// the most negative value counts one bit), as uint8.
+template <class T> NPK_FN uint8_t bitwise_count(T a) {
+  using U = std::make_unsigned_t<T>;
+  uint64_t x = (U)a;
+  if constexpr (std::is_signed_v<T>) x = a < 0 ? (U)((U)0 - (U)a) : (U)a;
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return (uint8_t)((x * 0x0101010101010101ull) >> 56);
+}
 }  // namespace ufunc
 
 }  // namespace npk
