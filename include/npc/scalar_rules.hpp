@@ -35,8 +35,9 @@
 //   (default: nothing). GCC's vectorizer fuses `x + y * r` pairs of complex formulas into
 //   vfmaddsub whatever -ffp-contract says; the fused kernels' prelude defines this hook as an
 //   empty asm statement so that every product is rounded as NumPy rounds it.
-// Adding a ufunc's element rule: write it here with a `///` line naming the NumPy loop, call
-// it from the eager functor and name it in the fused emitter's pattern table.
+// Adding a ufunc's element rule: write it here with a `///` line naming the NumPy loop, as
+// the row's entry point npk::ufunc::<name> (Note [ufunc entry points], at the end): the eager
+// kernels and the fused emitter take it from there.
 
 #ifndef __CUDACC_RTC__
 #include <cmath>
@@ -73,6 +74,10 @@ template <class T> struct cplx { T re, im; };
 using c64 = cplx<float>;
 using c128 = cplx<double>;
 
+/// The two results of a ufunc with two outputs (divmod, frexp, modf).
+template <class A, class B> struct two { A first; B second; };
+template <class T> inline constexpr bool is_two = false;
+template <class A, class B> inline constexpr bool is_two<two<A, B>> = true;
 /// Integer element types (bool excluded).
 template <class T> inline constexpr bool is_int = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 /// Complex element types.
@@ -557,38 +562,60 @@ template <class T> NPK_FN T frexpv(T a, int* e) {
   return m;
 }
 
+// ---------------------------------------------------------------- complex order
+// Note [complex order flags]
+// NumPy's complex order (CLT/CLE/CGT/CGE in its loops): lexicographic, but a real-part
+// decision needs both imaginary parts to be numbers (1+nanj < 2+0j is False). Its C
+// comparisons are signaling: "invalid" when a real part is NaN (the first comparison always
+// runs), or when the real parts are equal and an imaginary part is NaN (the second runs).
+// A compiler may vectorize or reorder plain comparisons (quiet or not), so the parts are
+// compared quietly (lt, le, bit tests) and the flag is raised from those conditions.
+
+/// numpy.less (`or_equal`: numpy.less_equal) of complex values, with NumPy's "invalid" flag;
+/// greater and greater_equal are these with the operands swapped.
+template <class R> NPK_FN bool corder(cplx<R> a, cplx<R> b, bool or_equal) {
+  const bool real_nan = nan_part(a.re) || nan_part(b.re);
+  const bool imag_nan = nan_part(a.im) || nan_part(b.im);
+  const bool same_real = !real_nan && a.re == b.re;
+  if (real_nan || (same_real && imag_nan)) raise_invalid();
+  return (lt(a.re, b.re) && !imag_nan) || (same_real && (or_equal ? le(a.im, b.im) : lt(a.im, b.im)));
+}
+
 // ---------------------------------------------------------------- maximum, minimum, sign
+// Note [extremum rules]
+// numpy.maximum, minimum, fmax and fmin, in NumPy's scalar loops and in its SIMD loop of
+// float32/float64 maximum/minimum, are one rule with three switches: which side wins (Max),
+// whether a NaN propagates (the first NaN operand) or is ignored (the other operand wins),
+// and which operand a tie (0.0 and -0.0, or equal values) gives. Complex values compare in
+// NumPy's order (cle) and a NaN in either part counts as NaN; integers and bool never tie
+// differently, so only the float rule reads TieFirst.
+
+/// `a` or `b`: the larger (Max) or smaller; with PropagateNan the first NaN operand wins,
+/// otherwise a NaN operand loses to the other; ties give `a` (TieFirst) or `b`.
+template <bool Max, bool PropagateNan, bool TieFirst, class T> NPK_FN T extremum(T a, T b) {
+  // Keep `a` when lo <= hi: b <= a for the maximum, a <= b for the minimum.
+  const T& lo = Max ? b : a;
+  const T& hi = Max ? a : b;
+  // The operand whose NaN decides: a NaN `a` is kept (propagated), a NaN `b` is skipped.
+  const T& n = PropagateNan ? a : b;
+  if constexpr (is_cplx<T>) return (isnanv(n) || cle(lo, hi)) ? a : b;
+  else if constexpr (std::is_floating_point_v<T>) return ((TieFirst ? le(lo, hi) : lt(lo, hi)) || std::isnan(n)) ? a : b;
+  else return le(lo, hi) ? a : b;
+}
 /// numpy.maximum in NumPy's scalar loops (float16, and all integer, bool and complex loops):
-/// NaN propagates (the first NaN operand), ties give the first operand; complex compares in
-/// NumPy's order and propagates a NaN in either part.
-template <class T> NPK_FN T maxv(T a, T b) {
-  if constexpr (is_cplx<T>) return (isnanv(a) || cle(b, a)) ? a : b;
-  else if constexpr (std::is_floating_point_v<T>) return (le(b, a) || std::isnan(a)) ? a : b;
-  else return a >= b ? a : b;
-}
+/// NaN propagates (the first NaN operand), ties give the first operand.
+template <class T> NPK_FN T maxv(T a, T b) { return extremum<true, true, true>(a, b); }
 /// numpy.minimum in NumPy's scalar loops (see maxv).
-template <class T> NPK_FN T minv(T a, T b) {
-  if constexpr (is_cplx<T>) return (isnanv(a) || cle(a, b)) ? a : b;
-  else if constexpr (std::is_floating_point_v<T>) return (le(a, b) || std::isnan(a)) ? a : b;
-  else return a <= b ? a : b;
-}
+template <class T> NPK_FN T minv(T a, T b) { return extremum<false, true, true>(a, b); }
 /// numpy.maximum of float32/float64 in NumPy's SIMD loop: NaN propagates, ties (0.0 and
 /// -0.0) give the second operand.
-template <class T> NPK_FN T maxv_vec(T a, T b) { return (std::isgreater(a, b) || std::isnan(a)) ? a : b; }
+template <class T> NPK_FN T maxv_vec(T a, T b) { return extremum<true, true, false>(a, b); }
 /// numpy.minimum of float32/float64 in NumPy's SIMD loop (see maxv_vec).
-template <class T> NPK_FN T minv_vec(T a, T b) { return (std::isless(a, b) || std::isnan(a)) ? a : b; }
+template <class T> NPK_FN T minv_vec(T a, T b) { return extremum<false, true, false>(a, b); }
 /// numpy.fmax: NaN is ignored (the other operand wins), ties give the first operand.
-template <class T> NPK_FN T fmaxv(T a, T b) {
-  if constexpr (is_cplx<T>) return (isnanv(b) || cle(b, a)) ? a : b;
-  else if constexpr (std::is_floating_point_v<T>) return (le(b, a) || std::isnan(b)) ? a : b;
-  else return a >= b ? a : b;
-}
+template <class T> NPK_FN T fmaxv(T a, T b) { return extremum<true, false, true>(a, b); }
 /// numpy.fmin: NaN is ignored, ties give the first operand.
-template <class T> NPK_FN T fminv(T a, T b) {
-  if constexpr (is_cplx<T>) return (isnanv(b) || cle(a, b)) ? a : b;
-  else if constexpr (std::is_floating_point_v<T>) return (le(a, b) || std::isnan(b)) ? a : b;
-  else return a <= b ? a : b;
-}
+template <class T> NPK_FN T fminv(T a, T b) { return extremum<false, false, true>(a, b); }
 /// numpy.sign: -1, 0 or 1 (NaN stays NaN, -0.0 stays -0.0); complex is z / |z| (NumPy 2),
 /// NaN when a part is NaN or both are infinite.
 template <class T> NPK_FN T signv(T a) {
@@ -757,6 +784,149 @@ template <class R> static inline cplx<R> cpowv(cplx<R> a, cplx<R> b) {
   return cpow_libm(a, b);
 }
 #endif
+
+// ---------------------------------------------------------------- one entry point per ufunc
+// Note [ufunc entry points]
+// Each ufunc row of include/npc/ops.def has its element rule here, as npk::ufunc::<row name>:
+// a function template of the loop's element type (float16 is computed in float) taking the
+// row's inputs and returning its output (npk::two for two outputs). The eager kernels
+// register it for every loop of the row (src/ops/rules.hpp), and the fused emitter renders
+// it as `npk::ufunc::<name><T>(args)` for the dtype kinds of the row's loops
+// (src/fusion/emit_cpp.cpp); both tables only list where NumPy runs another loop (SIMD
+// variants, by stride) or generated code does not follow (Note [emitter table]).
+// Adding a ufunc: its row in ops.def and its entry point here (docs/architecture.md).
+namespace ufunc {
+/// One-argument functions: NumPy's complex loop (its own formula or the C library's, above)
+/// or the C library's real function.
+#define NPK_MATH1(name, cfn, rfn)                                \
+  template <class T> NPK_FN T name(T a) {                        \
+    if constexpr (is_cplx<T>) return ::npk::cfn(a);              \
+    else return rfn(a);                                          \
+  }
+
+template <class T> NPK_FN T add(T a, T b) { return npk::add(a, b); }
+template <class T> NPK_FN T subtract(T a, T b) { return npk::sub(a, b); }
+template <class T> NPK_FN T multiply(T a, T b) { return npk::mul(a, b); }
+template <class T> NPK_FN T divide(T a, T b) { return npk::div(a, b); }
+template <class T> NPK_FN T floor_divide(T a, T b) { return npk::floordiv(a, b); }
+template <class T> NPK_FN T remainder(T a, T b) { return npk::rem(a, b); }
+template <class T> NPK_FN T fmod(T a, T b) { return npk::fmodv(a, b); }
+template <class T> NPK_FN two<T, T> divmod(T a, T b) {
+  T mod;
+  T q = npk::divmodv(a, b, &mod);
+  return {q, mod};
+}
+/// numpy.power: integers by squaring (ipow), complex npy_cpow, floats the C library's pow.
+template <class T> NPK_FN T power(T a, T b) {
+  if constexpr (is_int<T>) return npk::ipow(a, b);
+  else if constexpr (is_cplx<T>) return npk::cpowv(a, b);
+  else return std::pow(a, b);
+}
+template <class T> NPK_FN T float_power(T a, T b) { return ufunc::power(a, b); }
+template <class T> NPK_FN T negative(T a) { return npk::neg(a); }
+template <class T> NPK_FN T positive(T a) { return a; }
+template <class T> NPK_FN auto absolute(T a) { return npk::absv(a); }
+template <class T> NPK_FN T fabs(T a) { return std::fabs(a); }
+template <class T> NPK_FN T sign(T a) { return npk::signv(a); }
+template <class T> NPK_FN T heaviside(T x, T h0) { return npk::heaviside(x, h0); }
+template <class T> NPK_FN T reciprocal(T a) { return npk::reciprocal(a); }
+NPK_MATH1(sqrt, csqrtv, std::sqrt)
+template <class T> NPK_FN T cbrt(T a) { return std::cbrt(a); }
+template <class T> NPK_FN T square(T a) { return npk::square(a); }
+NPK_MATH1(exp, cexpv, std::exp)
+NPK_MATH1(exp2, cexp2v, std::exp2)
+NPK_MATH1(expm1, cexpm1v, std::expm1)
+NPK_MATH1(log, clogv, std::log)
+NPK_MATH1(log2, clog2v, std::log2)
+NPK_MATH1(log10, clog10v, std::log10)
+NPK_MATH1(log1p, clog1pv, std::log1p)
+template <class T> NPK_FN T logaddexp(T a, T b) { return npk::logaddexp(a, b); }
+template <class T> NPK_FN T logaddexp2(T a, T b) { return npk::logaddexp2(a, b); }
+NPK_MATH1(sin, csinv, std::sin)
+NPK_MATH1(cos, ccosv, std::cos)
+NPK_MATH1(tan, ctanv, std::tan)
+NPK_MATH1(arcsin, casinv, std::asin)
+NPK_MATH1(arccos, cacosv, std::acos)
+NPK_MATH1(arctan, catanv, std::atan)
+template <class T> NPK_FN T arctan2(T y, T x) { return std::atan2(y, x); }
+template <class T> NPK_FN T hypot(T a, T b) { return std::hypot(a, b); }
+NPK_MATH1(sinh, csinhv, std::sinh)
+NPK_MATH1(cosh, ccoshv, std::cosh)
+NPK_MATH1(tanh, ctanhv, std::tanh)
+NPK_MATH1(arcsinh, casinhv, std::asinh)
+NPK_MATH1(arccosh, cacoshv, std::acosh)
+NPK_MATH1(arctanh, catanhv, std::atanh)
+#undef NPK_MATH1
+template <class T> NPK_FN T deg2rad(T a) { return npk::deg2radv(a); }
+template <class T> NPK_FN T rad2deg(T a) { return npk::rad2degv(a); }
+template <class T> NPK_FN T floor(T a) { return npk::floorv(a); }
+template <class T> NPK_FN T ceil(T a) { return npk::ceilv(a); }
+template <class T> NPK_FN T trunc(T a) { return npk::truncv(a); }
+/// numpy.rint: round half to even in the current rounding mode, each part of a complex.
+template <class T> NPK_FN T rint(T a) {
+  if constexpr (is_cplx<T>) return T{std::nearbyint(a.re), std::nearbyint(a.im)};
+  else return std::nearbyint(a);
+}
+template <class T> NPK_FN T conjugate(T a) { return npk::conj(a); }
+template <class T> NPK_FN T maximum(T a, T b) { return npk::maxv(a, b); }
+template <class T> NPK_FN T minimum(T a, T b) { return npk::minv(a, b); }
+template <class T> NPK_FN T fmax(T a, T b) { return npk::fmaxv(a, b); }
+template <class T> NPK_FN T fmin(T a, T b) { return npk::fminv(a, b); }
+template <class T> NPK_FN bool equal(T a, T b) { return npk::eq(a, b); }
+template <class T> NPK_FN bool not_equal(T a, T b) { return !npk::eq(a, b); }
+/// numpy.less: quiet for real values; complex in NumPy's order, with its flags.
+template <class T> NPK_FN bool less(T a, T b) {
+  if constexpr (is_cplx<T>) return npk::corder(a, b, false);
+  else return npk::lt(a, b);
+}
+template <class T> NPK_FN bool less_equal(T a, T b) {
+  if constexpr (is_cplx<T>) return npk::corder(a, b, true);
+  else return npk::le(a, b);
+}
+template <class T> NPK_FN bool greater(T a, T b) { return ufunc::less(b, a); }
+template <class T> NPK_FN bool greater_equal(T a, T b) { return ufunc::less_equal(b, a); }
+template <class T> NPK_FN bool logical_and(T a, T b) { return npk::truth(a) && npk::truth(b); }
+template <class T> NPK_FN bool logical_or(T a, T b) { return npk::truth(a) || npk::truth(b); }
+template <class T> NPK_FN bool logical_xor(T a, T b) { return npk::truth(a) != npk::truth(b); }
+template <class T> NPK_FN bool logical_not(T a) { return !npk::truth(a); }
+template <class T> NPK_FN T bitwise_and(T a, T b) { return (T)(a & b); }
+template <class T> NPK_FN T bitwise_or(T a, T b) { return (T)(a | b); }
+template <class T> NPK_FN T bitwise_xor(T a, T b) { return (T)(a ^ b); }
+template <class T> NPK_FN T invert(T a) { return npk::invert(a); }
+template <class T> NPK_FN T left_shift(T a, T b) { return npk::lshift(a, b); }
+template <class T> NPK_FN T right_shift(T a, T b) { return npk::rshift(a, b); }
+template <class T> NPK_FN bool isnan(T a) { return npk::isnanv(a); }
+template <class T> NPK_FN bool isinf(T a) { return npk::isinfv(a); }
+template <class T> NPK_FN bool isfinite(T a) { return npk::isfinitev(a); }
+template <class T> NPK_FN bool signbit(T a) { return std::signbit(a); }
+template <class T> NPK_FN T copysign(T a, T b) { return std::copysign(a, b); }
+template <class T> NPK_FN T nextafter(T a, T b) { return std::nextafter(a, b); }
+template <class T> NPK_FN T spacing(T a) { return npk::spacingv(a); }
+template <class T, class E> NPK_FN T ldexp(T x, E e) { return npk::ldexpv(x, e); }
+template <class T> NPK_FN two<T, int> frexp(T a) {
+  int e;
+  T m = npk::frexpv(a, &e);
+  return {m, e};
+}
+template <class T> NPK_FN two<T, T> modf(T a) {
+  T ip;
+  T f = std::modf(a, &ip);
+  return {f, ip};
+}
+template <class T> NPK_FN T gcd(T a, T b) { return npk::gcdv(a, b); }
+template <class T> NPK_FN T lcm(T a, T b) { return npk::lcmv(a, b); }
+/// numpy.bitwise_count: the number of 1 bits of |a| (npy_popcount of the absolute value, so
+/// the most negative value counts one bit), as uint8.
+template <class T> NPK_FN uint8_t bitwise_count(T a) {
+  using U = std::make_unsigned_t<T>;
+  uint64_t x = (U)a;
+  if constexpr (std::is_signed_v<T>) x = a < 0 ? (U)((U)0 - (U)a) : (U)a;
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return (uint8_t)((x * 0x0101010101010101ull) >> 56);
+}
+}  // namespace ufunc
 
 }  // namespace npk
 

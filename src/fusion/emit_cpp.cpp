@@ -4,11 +4,15 @@
 // Each ufunc row of the op table maps to one C++ expression pattern ({0}, {1}: arguments,
 // {T}: the loop's C++ type) and the dtype kinds it supports (b: bool, i: integer, f: float,
 // c: complex), or to an explicit Unsupported(reason): a graph with such an op (or a dtype
-// kind outside the pattern's set) runs on the eager backend. Every ufunc row has one or the
-// other (tests/python/test_op_table.py); rows that are not ufuncs (reductions, primitives)
-// are lowered structurally and have none. NumPy's exact semantics live in the prelude
-// (prelude.inc), so most patterns just name a helper. A GPU emitter copies this table and
-// overrides only the rows that differ (STYLE.md 3).
+// kind outside the pattern's set) runs on the eager backend. By default a row's pattern is
+// its entry point in the scalar rules, `npk::ufunc::<name><{T}>({0}, ...)` (Note [ufunc entry
+// points] in include/npc/scalar_rules.hpp, part of the prelude), for the kinds of its loops
+// whose inputs share one dtype; a row with two outputs or only mixed-dtype loops is
+// Unsupported. make_cpp_table lists only what differs from that: fewer kinds, a complex or
+// float32 pattern, Unsupported. Every ufunc row has one or the other
+// (tests/python/test_op_table.py); rows that are not ufuncs (reductions, primitives) are
+// lowered structurally and have none. A GPU emitter copies this table and overrides only the
+// rows that differ (STYLE.md 3).
 //
 // Note [fp errors in kernels]
 // A kernel returns the floating-point error kinds it raised (FpFlag bits) so the caller can
@@ -24,6 +28,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <deque>
 #include <sstream>
 
 #include "fusion/kernel_ir.hpp"
@@ -50,95 +55,71 @@ char kind_letter(DType t) {
 
 using Table = std::array<Rule, kNumOps>;
 
+// The dtype kinds of a ufunc row's loops whose inputs share one dtype, in "bifc" order.
+std::string uniform_loop_kinds(std::string_view loops) {
+  bool have[4] = {false, false, false, false};
+  size_t pos = 0;
+  while (pos < loops.size()) {
+    size_t end = loops.find(' ', pos);
+    if (end == std::string_view::npos) end = loops.size();
+    std::string_view sig = loops.substr(pos, end - pos);
+    pos = end + 1;
+    const std::string_view in = sig.substr(0, sig.find("->"));
+    if (in.empty() || in.find_first_not_of(in[0]) != std::string_view::npos) continue;
+    // ops.def's loop characters: ? bool, bBhHiIlL integers, efd floats, FD complex.
+    const char c = in[0];
+    have[c == '?' ? 0 : std::string_view("efd").find(c) != std::string_view::npos ? 2 : (c == 'F' || c == 'D') ? 3 : 1] = true;
+  }
+  std::string kinds;
+  for (int k = 0; k < 4; ++k)
+    if (have[k]) kinds += "bifc"[k];
+  return kinds;
+}
+
 Table make_cpp_table() {
   Table t{};
-  auto set = [&](OpId op, const char* pat, const char* kinds) {
+  // The default patterns' text (the table lives as long as this storage).
+  static std::deque<std::string> text;
+  auto keep = [&](std::string s) -> std::string_view { return text.emplace_back(std::move(s)); };
+  auto set = [&](OpId op, std::string_view pat, std::string_view kinds) {
     t[static_cast<int>(op)] = Rule{Rule::Status::Pattern, pat, kinds};
   };
   auto unsupported = [&](OpId op, const char* reason) {
     t[static_cast<int>(op)] = Rule{Rule::Status::Unsupported, reason, ""};
   };
+  // Every ufunc row: its entry point in the scalar rules (Note [ufunc entry points]) for the
+  // kinds of its one-dtype loops.
+  for (int i = 0; i < kNumOps; ++i) {
+    const OpId op = static_cast<OpId>(i);
+    const OpInfo& row = op_info(op);
+    if (row.kind != OpKind::Ufunc) continue;
+    std::string kinds = uniform_loop_kinds(row.loops);
+    if (row.nout != 1) {
+      unsupported(op, "two outputs: a kernel expression has one result");
+    } else if (kinds.empty()) {
+      unsupported(op, "mixed-dtype loops: a pattern has one loop type");
+    } else {
+      std::string pat = "npk::ufunc::" + std::string(row.name) + "<{T}>(";
+      for (int k = 0; k < row.nin; ++k) pat += (k ? ", {" : "{") + std::to_string(k) + "}";
+      set(op, keep(pat + ")"), keep(kinds));
+    }
+  }
+  // Where generated code differs: fewer dtype kinds (their graphs run eagerly), the complex
+  // loops named as NumPy's C library calls, the float32 exp that vectorizes, no rendering.
   using O = OpId;
-  set(O::add, "npk::add<{T}>({0}, {1})", "bifc");
-  set(O::subtract, "npk::sub<{T}>({0}, {1})", "ifc");
-  set(O::multiply, "npk::mul<{T}>({0}, {1})", "bifc");
-  set(O::divide, "npk::div<{T}>({0}, {1})", "fc");
-  set(O::floor_divide, "npk::floordiv<{T}>({0}, {1})", "if");
-  set(O::remainder, "npk::rem<{T}>({0}, {1})", "if");
-  set(O::fmod, "npk::fmodv<{T}>({0}, {1})", "if");
-  set(O::power, "std::pow({0}, {1})", "f");
-  set(O::float_power, "std::pow({0}, {1})", "f");
-  set(O::negative, "npk::neg<{T}>({0})", "ifc");
-  set(O::positive, "{0}", "ifc");
-  set(O::absolute, "npk::absv<{T}>({0})", "bifc");
-  set(O::fabs, "std::fabs({0})", "f");
-  set(O::sign, "npk::signv<{T}>({0})", "if");
-  set(O::heaviside, "npk::heaviside<{T}>({0}, {1})", "f");
-  set(O::reciprocal, "(({T})1 / {0})", "f");
-  set(O::sqrt, "std::sqrt({0})", "f");
-  set(O::cbrt, "std::cbrt({0})", "f");
-  set(O::square, "npk::square<{T}>({0})", "ifc");
-  set(O::exp, "std::exp({0})", "f");
-  set(O::exp2, "std::exp2({0})", "f");
-  set(O::expm1, "std::expm1({0})", "f");
-  set(O::log, "std::log({0})", "f");
-  set(O::log2, "std::log2({0})", "f");
-  set(O::log10, "std::log10({0})", "f");
-  set(O::log1p, "std::log1p({0})", "f");
-  set(O::logaddexp, "npk::logaddexp<{T}>({0}, {1})", "f");
-  set(O::logaddexp2, "npk::logaddexp2<{T}>({0}, {1})", "f");
-  set(O::sin, "std::sin({0})", "f");
-  set(O::cos, "std::cos({0})", "f");
-  set(O::tan, "std::tan({0})", "f");
-  set(O::arcsin, "std::asin({0})", "f");
-  set(O::arccos, "std::acos({0})", "f");
-  set(O::arctan, "std::atan({0})", "f");
-  set(O::arctan2, "std::atan2({0}, {1})", "f");
-  set(O::hypot, "std::hypot({0}, {1})", "f");
-  set(O::sinh, "std::sinh({0})", "f");
-  set(O::cosh, "std::cosh({0})", "f");
-  set(O::tanh, "std::tanh({0})", "f");
-  set(O::arcsinh, "std::asinh({0})", "f");
-  set(O::arccosh, "std::acosh({0})", "f");
-  set(O::arctanh, "std::atanh({0})", "f");
-  // NumPy computes the factor in the loop's precision: NPY_PIf / 180.0f for float32.
-  set(O::deg2rad, "({0} * (({T})3.141592653589793238462643383279502884 / ({T})180.0))", "f");
-  set(O::rad2deg, "({0} * (({T})180.0 / ({T})3.141592653589793238462643383279502884))", "f");
-  set(O::floor, "npk::floorv<{T}>({0})", "bif");
-  set(O::ceil, "npk::ceilv<{T}>({0})", "bif");
-  set(O::trunc, "npk::truncv<{T}>({0})", "bif");
-  set(O::rint, "std::nearbyint({0})", "f");
-  set(O::conjugate, "npk::conj<{T}>({0})", "ifc");
-  set(O::maximum, "npk::maxv<{T}>({0}, {1})", "bif");
-  set(O::minimum, "npk::minv<{T}>({0}, {1})", "bif");
-  set(O::fmax, "npk::fmaxv<{T}>({0}, {1})", "bif");
-  set(O::fmin, "npk::fminv<{T}>({0}, {1})", "bif");
-  set(O::equal, "npk::eq<{T}>({0}, {1})", "bifc");
-  set(O::not_equal, "(!npk::eq<{T}>({0}, {1}))", "bifc");
-  set(O::less, "npk::lt<{T}>({0}, {1})", "bif");
-  set(O::less_equal, "npk::le<{T}>({0}, {1})", "bif");
-  set(O::greater, "npk::lt<{T}>({1}, {0})", "bif");
-  set(O::greater_equal, "npk::le<{T}>({1}, {0})", "bif");
-  set(O::logical_and, "(npk::truth<{T}>({0}) && npk::truth<{T}>({1}))", "bifc");
-  set(O::logical_or, "(npk::truth<{T}>({0}) || npk::truth<{T}>({1}))", "bifc");
-  set(O::logical_xor, "(npk::truth<{T}>({0}) != npk::truth<{T}>({1}))", "bifc");
-  set(O::logical_not, "(!npk::truth<{T}>({0}))", "bifc");
-  set(O::bitwise_and, "({T})({0} & {1})", "bi");
-  set(O::bitwise_or, "({T})({0} | {1})", "bi");
-  set(O::bitwise_xor, "({T})({0} ^ {1})", "bi");
-  set(O::invert, "npk::invert<{T}>({0})", "bi");
-  set(O::left_shift, "npk::lshift<{T}>({0}, {1})", "i");
-  set(O::right_shift, "npk::rshift<{T}>({0}, {1})", "i");
-  set(O::isnan, "npk::isnanv<{T}>({0})", "bifc");
-  set(O::isinf, "npk::isinfv<{T}>({0})", "bifc");
-  set(O::isfinite, "npk::isfinitev<{T}>({0})", "bifc");
-  set(O::signbit, "std::signbit({0})", "f");
-  set(O::copysign, "std::copysign({0}, {1})", "f");
+  auto kinds_only = [&](OpId op, const char* kinds) { t[static_cast<int>(op)].kinds = kinds; };
+  kinds_only(O::power, "f");
+  kinds_only(O::float_power, "f");
+  kinds_only(O::sign, "if");
+  kinds_only(O::reciprocal, "f");
+  kinds_only(O::rint, "f");
+  for (OpId op : {O::exp2, O::expm1, O::log2, O::log10, O::log1p}) kinds_only(op, "f");
+  for (OpId op : {O::maximum, O::minimum, O::fmax, O::fmin}) kinds_only(op, "bif");
   // Complex loops call NumPy's own formulas (prelude helpers); float32 exp its float32 routine.
   auto complex_ = [&](OpId op, const char* pat) {
     Rule& r = t[static_cast<int>(op)];
     r.complex_text = pat;
-    r.kinds = "fc";  // the pattern above renders the float loops
+    r.kinds = "fc";  // the pattern renders the float loops
   };
   complex_(O::exp, "npk::cexpv({0})");
   complex_(O::log, "npk::clogv({0})");
@@ -156,14 +137,10 @@ Table make_cpp_table() {
   complex_(O::arccosh, "npk::cacoshv({0})");
   complex_(O::arctanh, "npk::catanhv({0})");
   t[static_cast<int>(O::exp)].float32_text = "npk::expf32({0})";
-  unsupported(O::divmod, "two outputs: a kernel expression has one result");
-  unsupported(O::frexp, "two outputs: a kernel expression has one result");
-  unsupported(O::modf, "two outputs: a kernel expression has one result");
-  unsupported(O::ldexp, "mixed-dtype loops (integer exponent): a pattern has one loop type");
-  unsupported(O::gcd, "no prelude helper");
-  unsupported(O::lcm, "no prelude helper");
-  unsupported(O::spacing, "no prelude helper");
-  unsupported(O::nextafter, "no prelude helper");
+  unsupported(O::gcd, "not rendered: runs on the eager kernels");
+  unsupported(O::lcm, "not rendered: runs on the eager kernels");
+  unsupported(O::spacing, "float16 works on the binary16 bits (the eager loop)");
+  unsupported(O::nextafter, "float16 works on the binary16 bits (the eager loop)");
   return t;
 }
 

@@ -16,7 +16,8 @@
 //   float64 -> float16 rounds once (NumPy's npy_double_to_half);
 // - complex arithmetic uses NumPy's formulas (Smith's division, hypot for abs);
 // - maximum/minimum propagate NaN, fmax/fmin ignore it;
-// - comparisons are quiet: NaN operands raise no "invalid" flag (Note [fp errors in kernels]).
+// - comparisons are quiet: NaN operands raise no "invalid" flag (Note [fp errors in kernels]),
+//   except where NumPy's complex order raises it (Note [complex order flags]).
 #include <cfenv>
 #include <cmath>
 #include <cstdint>

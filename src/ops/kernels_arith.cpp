@@ -1,5 +1,6 @@
-// Arithmetic ufuncs: one functor per op, NumPy's semantics (npy_math formulas), registered
-// for the loops of the op's ops.def row.
+// Arithmetic ufuncs: the loops where NumPy's kernel is not the row's scalar rule (complex
+// products and absolute values by stride, float power with a 0.5 exponent, float32/float64
+// maximum/minimum), and a third of the rows' rule kernels.
 //
 // Note [integer semantics]
 // Signed integer arithmetic wraps like NumPy's (two's complement) without C++ undefined
@@ -17,116 +18,30 @@ namespace npc::ops {
 namespace {
 
 // The element rules are npk::* (include/npc/scalar_rules.hpp, Note [scalar rules]), shared
-// with the fused kernels; the functors pick the rule of the NumPy loop that runs.
+// with the fused kernels; every row's rule is registered for all its loops (Note [rule
+// kernels] in rules.hpp). This file registers the loops where NumPy runs another loop.
 // Note [complex product]
 // NumPy's SIMD complex multiply (x86-64 with FMA) computes re = fma(ar, br, -(ai*bi)) and
 // im = fma(ar, bi, ai*br) (npk::mul); its scalar loops, which it runs when an operand has a
 // negative stride, use the plain product (npk::mul_plain) and npy_hypot for absolute
 // (npk::absv). Division is Smith's algorithm, as npy_math (npk::div).
 #define NPC_RULE2(rule) from_rule(npk::rule(to_rule(a), to_rule(b)))
-#define NPC_RULE1(rule) from_rule(npk::rule(to_rule(a)))
 
-// ---------------------------------------------------------------- + - * /
-struct Add {
-  template <class T> requires is_num<T> T operator()(T a, T b) const { return NPC_RULE2(add); }
-};
-struct Subtract {
-  template <class T> requires (is_num<T> && !std::is_same_v<T, bool>) T operator()(T a, T b) const { return NPC_RULE2(sub); }
-};
-struct Multiply {
-  template <class T> requires is_num<T> T operator()(T a, T b) const { return NPC_RULE2(mul); }
-};
-struct Divide {
-  template <class T> requires (is_real_float<T> || is_cplx<T>) T operator()(T a, T b) const { return NPC_RULE2(div); }
-};
-
-// ---------------------------------------------------------------- // % fmod divmod
-struct FloorDivide {
-  template <class T> requires (is_int<T> || is_real_float<T>) T operator()(T a, T b) const { return npk::floordiv(a, b); }
-};
-struct Remainder {
-  template <class T> requires (is_int<T> || is_real_float<T>) T operator()(T a, T b) const { return npk::rem(a, b); }
-};
-struct Fmod {
-  template <class T> requires (is_int<T> || is_real_float<T>) T operator()(T a, T b) const { return npk::fmodv(a, b); }
-};
-struct Divmod {
-  template <class T> requires (is_int<T> || is_real_float<T>) std::pair<T, T> operator()(T a, T b) const {
-    T mod;
-    T q = npk::divmodv(a, b, &mod);
-    return {q, mod};
-  }
-};
-
-// ---------------------------------------------------------------- powers
-struct Power {
-  template <class T> requires (is_num<T> && !std::is_same_v<T, bool>) T operator()(T a, T b) const {
-    if constexpr (is_int<T>) return npk::ipow(a, b);
-    else if constexpr (is_cplx<T>) return NPC_RULE2(cpowv);
-    else return std::pow(a, b);
-  }
-};
-
-// ---------------------------------------------------------------- unary arithmetic
-struct Negative {
-  template <class T> requires (is_num<T> && !std::is_same_v<T, bool>) T operator()(T a) const { return NPC_RULE1(neg); }
-};
-struct Positive {
-  template <class T> requires (is_num<T> && !std::is_same_v<T, bool>) T operator()(T a) const { return a; }
-};
+using Multiply = Rule<OpId::multiply>;
+using Square = Rule<OpId::square>;
+// NumPy's SIMD loop of complex absolute.
 struct Absolute {
-  template <class T> requires is_num<T> auto operator()(T a) const {
-    if constexpr (is_cplx<T>) return npk::cabs_vec(to_rule(a));  // NumPy's SIMD loop
-    else return npk::absv(a);
-  }
-};
-struct Fabs {
-  template <class T> requires is_real_float<T> T operator()(T a) const { return std::fabs(a); }
-};
-struct Sign {
-  template <class T> requires (is_num<T> && !std::is_same_v<T, bool>) T operator()(T a) const { return NPC_RULE1(signv); }
-};
-struct Heaviside {
-  template <class T> requires is_real_float<T> T operator()(T x, T h0) const { return npk::heaviside(x, h0); }
-};
-struct Reciprocal {
-  template <class T> requires (is_num<T> && !std::is_same_v<T, bool>) T operator()(T a) const { return NPC_RULE1(reciprocal); }
-};
-struct Square {
-  template <class T> requires (is_num<T> && !std::is_same_v<T, bool>) T operator()(T a) const { return NPC_RULE1(square); }
-};
-struct Conjugate {
-  template <class T> requires (is_num<T> && !std::is_same_v<T, bool>) T operator()(T a) const { return NPC_RULE1(conj); }
+  template <class T> requires is_cplx<T> auto operator()(T a) const { return npk::cabs_vec(to_rule(a)); }
 };
 
 // ---------------------------------------------------------------- maximum / minimum
 // float32/float64 run NumPy's SIMD loop (ties give the second operand), the other dtypes
-// its scalar loops (npk::maxv: ties give the first).
-struct Maximum {
-  template <class T> requires is_num<T> T operator()(T a, T b) const {
-    if constexpr (is_real_float<T>) return npk::maxv_vec(a, b);
-    else return NPC_RULE2(maxv);
-  }
+// its scalar loops (the rows' rules, npk::maxv: ties give the first).
+struct MaximumVec {
+  template <class T> requires is_real_float<T> T operator()(T a, T b) const { return npk::maxv_vec(a, b); }
 };
-struct Minimum {
-  template <class T> requires is_num<T> T operator()(T a, T b) const {
-    if constexpr (is_real_float<T>) return npk::minv_vec(a, b);
-    else return NPC_RULE2(minv);
-  }
-};
-struct Fmax {
-  template <class T> requires is_num<T> T operator()(T a, T b) const { return NPC_RULE2(fmaxv); }
-};
-struct Fmin {
-  template <class T> requires is_num<T> T operator()(T a, T b) const { return NPC_RULE2(fminv); }
-};
-
-// ---------------------------------------------------------------- gcd / lcm
-struct Gcd {
-  template <class T> requires is_int<T> T operator()(T a, T b) const { return npk::gcdv(a, b); }
-};
-struct Lcm {
-  template <class T> requires is_int<T> T operator()(T a, T b) const { return npk::lcmv(a, b); }
+struct MinimumVec {
+  template <class T> requires is_real_float<T> T operator()(T a, T b) const { return npk::minv_vec(a, b); }
 };
 
 // NumPy's scalar (non-SIMD) complex loops, which it runs when an operand has a negative
@@ -140,7 +55,6 @@ struct SquarePlain {
 struct AbsolutePlain {
   template <class T> requires is_cplx<T> auto operator()(T a) const { return npk::absv(to_rule(a)); }
 };
-#undef NPC_RULE1
 #undef NPC_RULE2
 
 // An input that overlaps the output without being it (accumulate, shifted views).
@@ -188,14 +102,6 @@ void register_complex_variants(Registrar& r, DType t) {
   r.set(OpId::absolute, t, &by_stride_sign<Absolute, AbsolutePlain, T, 2>);
 }
 
-// float16 maximum/minimum are NumPy's scalar loops: ties return the first operand.
-struct MaximumHalf {
-  template <class T> requires is_real_float<T> T operator()(T a, T b) const { return npk::maxv(a, b); }
-};
-struct MinimumHalf {
-  template <class T> requires is_real_float<T> T operator()(T a, T b) const { return npk::minv(a, b); }
-};
-
 // NumPy's float32/float64 power loop takes sqrt for a stride-0 exponent of 0.5 (a scalar
 // or broadcast exponent): power(-0.0, 0.5) is -0.0 and power(-inf, 0.5) NaN with "invalid",
 // where pow() gives +0.0 and +inf. Its other fast cases (-1, 0, 1, 2) equal pow()'s results.
@@ -205,43 +111,25 @@ void power_float_loop(std::byte* const* p, const int64_t* s, int64_t n) {
     for (int64_t i = 0; i < n; ++i) store<T>(p[2] + i * s[2], std::sqrt(load<T>(p[0] + i * s[0])));
     return;
   }
-  binary_loop<Power, T, T>(p, s, n);
+  binary_loop<Rule<OpId::power>, T, T>(p, s, n);
 }
 
 }  // namespace
 
+template <>
+void register_rules<0>(Registrar& r) {
+  register_rule_kernels<0>(r);
+}
+
 void register_arith(Registrar& r) {
-  r.binary<Add>(OpId::add);
-  r.binary<Subtract>(OpId::subtract);
-  r.binary<Multiply>(OpId::multiply);
-  r.binary<Divide>(OpId::divide);
-  r.binary<FloorDivide>(OpId::floor_divide);
-  r.binary<Remainder>(OpId::remainder);
-  r.binary<Fmod>(OpId::fmod);
-  r.binary<Divmod>(OpId::divmod);
-  r.binary<Power>(OpId::power);
-  r.binary<Power>(OpId::float_power);
-  r.unary<Negative>(OpId::negative);
-  r.unary<Positive>(OpId::positive);
-  r.unary<Absolute>(OpId::absolute);
-  r.unary<Fabs>(OpId::fabs);
-  r.unary<Sign>(OpId::sign);
-  r.binary<Heaviside>(OpId::heaviside);
-  r.unary<Reciprocal>(OpId::reciprocal);
-  r.unary<Square>(OpId::square);
-  r.unary<Conjugate>(OpId::conjugate);
-  r.binary<Maximum>(OpId::maximum);
-  r.binary<Minimum>(OpId::minimum);
-  r.binary<Fmax>(OpId::fmax);
-  r.binary<Fmin>(OpId::fmin);
-  r.binary<Gcd>(OpId::gcd);
-  r.binary<Lcm>(OpId::lcm);
   register_complex_variants<std::complex<float>>(r, DType::Complex64);
   register_complex_variants<std::complex<double>>(r, DType::Complex128);
   r.set(OpId::power, DType::Float32, &power_float_loop<float>);
   r.set(OpId::power, DType::Float64, &power_float_loop<double>);
-  r.set(OpId::maximum, DType::Float16, &binary_loop<MaximumHalf, float16, float16>);
-  r.set(OpId::minimum, DType::Float16, &binary_loop<MinimumHalf, float16, float16>);
+  r.set(OpId::maximum, DType::Float32, &binary_loop<MaximumVec, float, float>);
+  r.set(OpId::maximum, DType::Float64, &binary_loop<MaximumVec, double, double>);
+  r.set(OpId::minimum, DType::Float32, &binary_loop<MinimumVec, float, float>);
+  r.set(OpId::minimum, DType::Float64, &binary_loop<MinimumVec, double, double>);
 }
 
 }  // namespace npc::ops

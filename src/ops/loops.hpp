@@ -357,17 +357,26 @@ void binary2_loop(std::byte* const* p, const int64_t* s, int64_t n) {
 struct Registrar {
   std::vector<std::vector<Loop>>* table;
 
-  /// Registers functor F for every loop of `op` whose element types F accepts.
   /// Sets the kernel of the loop of `op` whose first input is `in0` directly.
   void set(OpId op, DType in0, LoopFn fn) {
     for (Loop& l : (*table)[static_cast<int>(op)])
       if (l.in[0] == in0) l.fn = fn;
   }
 
+  /// Registers functor F for the loops of `op` (a ufunc of `nin` inputs) whose element types
+  /// it accepts (Note [rule kernels] in rules.hpp).
+  template <class F, int nin>
+  void rule(OpId op) {
+    if constexpr (nin == 1) unary<F>(op);
+    else binary<F>(op);
+  }
+
+  /// Registers unary functor F for every loop of `op` whose element type F accepts,
+  /// replacing the kernels registered before for those loops; the other loops keep theirs.
   template <class F>
   void unary(OpId op) {
     for (Loop& l : (*table)[static_cast<int>(op)]) {
-      l.fn = detail::visit(l.in[0], [&](auto tag) -> LoopFn {
+      keep_or_set(l, detail::visit(l.in[0], [&](auto tag) -> LoopFn {
         using T = typename decltype(tag)::type;
         if constexpr (requires { F{}(compute_t<T>{}); }) {
           using R = decltype(F{}(compute_t<T>{}));
@@ -382,34 +391,39 @@ struct Registrar {
         } else {
           return nullptr;
         }
-      });
+      }));
     }
   }
 
-  /// Registers binary functor F; loops with two different input types (ldexp's "fi->f",
-  /// comparisons' "qQ->?") only when F declares `static constexpr bool kMixed = true`.
+  /// Registers binary functor F (replacing earlier kernels of the loops it accepts, as
+  /// unary); loops with two different input types (ldexp's "fi->f", comparisons' "qQ->?")
+  /// only when F declares `static constexpr bool kMixed = true`.
   template <class F>
   void binary(OpId op) {
     for (Loop& l : (*table)[static_cast<int>(op)]) {
       if constexpr (mixed<F>::value) {
-        l.fn = detail::visit(l.in[0], [&](auto ta) -> LoopFn {
+        keep_or_set(l, detail::visit(l.in[0], [&](auto ta) -> LoopFn {
           using A = typename decltype(ta)::type;
           return detail::visit(l.in[1], [&](auto tb) -> LoopFn {
             using B = typename decltype(tb)::type;
             return binary_for<F, A, B>(op, l);
           });
-        });
+        }));
       } else {
         if (l.in[0] != l.in[1]) continue;
-        l.fn = detail::visit(l.in[0], [&](auto ta) -> LoopFn {
+        keep_or_set(l, detail::visit(l.in[0], [&](auto ta) -> LoopFn {
           using A = typename decltype(ta)::type;
           return binary_for<F, A, A>(op, l);
-        });
+        }));
       }
     }
   }
 
  private:
+  static void keep_or_set(Loop& l, LoopFn fn) {
+    if (fn) l.fn = fn;
+  }
+
   template <class F, class A, class B>
   LoopFn binary_for(OpId op, const Loop& l) {
     if constexpr (requires { F{}(compute_t<A>{}, compute_t<B>{}); }) {
@@ -441,7 +455,13 @@ struct Registrar {
   template <class F> struct mixed<F, std::void_t<decltype(F::kMixed)>> : std::bool_constant<F::kMixed> {};
 };
 
-// The kernel files: each registers its op group.
+// The kernel files: each instantiates a part of the rows' rule kernels (Note [rule kernels] in
+// rules.hpp: register_rules<0..2> run first), then registers the loops of its op group that
+// differ from the rules.
+template <int Part> void register_rules(Registrar& r);
+template <> void register_rules<0>(Registrar& r);  // kernels_arith.cpp
+template <> void register_rules<1>(Registrar& r);  // kernels_math.cpp
+template <> void register_rules<2>(Registrar& r);  // kernels_logic.cpp
 void register_arith(Registrar& r);
 void register_math(Registrar& r);
 void register_logic(Registrar& r);

@@ -116,7 +116,11 @@ struct Registry {
         loops[i].push_back(Loop{{DType::UInt64, DType::Int64}, {DType::Bool}, nullptr});
       }
     }
+    // Every row's scalar rule first, then the loops that differ (Note [rule kernels]).
     Registrar r{&loops};
+    register_rules<0>(r);
+    register_rules<1>(r);
+    register_rules<2>(r);
     register_arith(r);
     register_math(r);
     register_logic(r);

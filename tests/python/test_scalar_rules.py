@@ -7,6 +7,7 @@ compiled code give NumPy's values for the rules they share.
 """
 import os
 import pathlib
+import warnings
 
 import numpy as np
 import pytest
@@ -47,7 +48,7 @@ def test_the_prelude_is_the_scalar_rules_header_inlined_in_prelude_cpu(capfd):
     head, tail = prelude.split(INCLUDE_LINE)
     # the whole prelude, verbatim: nothing in generated code is kept by hand apart from these files
     assert head + rules + tail in src
-    assert "npk::floordiv<int32_t>" in src and "npk::rem<int32_t>" in src
+    assert "npk::ufunc::floor_divide<int32_t>" in src and "npk::ufunc::remainder<int32_t>" in src
 
 
 def test_editing_a_rule_changes_the_cache_key(capfd):
@@ -170,3 +171,37 @@ def test_compiled_complex_absolute_contiguous():
     z = np.array([3 + 4j, 1e-3 + 7j, 5.5 + 1.1j] * 100)
     got = npc.compile(lambda x: np.absolute(x), backend="fused")(z)
     same_values(got, np.absolute(z))
+
+
+# ---------------------------------------------------------------- complex order, eager and compiled
+def _warnings_of(fn, *args):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = fn(*args)
+    return r, sorted({str(m.message) for m in w})
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", ["less", "less_equal", "greater", "greater_equal"])
+def test_complex_order_is_numpys_in_generated_code(op, dtype):
+    """less/less_equal/greater/greater_equal of complex values run in the fused kernel (the
+    scalar rule npk::corder) with NumPy's values and its "invalid" warning: NaN in either
+    part, signed zeros, equal real parts with differing or NaN imaginary parts."""
+    parts = [0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan]
+    pairs = [complex(r, i) for r in parts for i in parts]
+    a = np.array([p for p in pairs for _ in pairs], dtype=dtype)
+    b = np.array([q for _ in pairs for q in pairs], dtype=dtype)
+    f = lambda x, y: getattr(np, op)(x, y)  # noqa: E731
+    cf = npc.compile(f, backend="fused")
+    for x, y in [(a, b), (a[:7], b[:7]), (a[~np.isnan(a)], b[~np.isnan(a)]), (a[::-3], b[::3])]:
+        x, y = x.copy(), y.copy()
+        want, want_w = _warnings_of(f, x, y)
+        s0 = npc._fusion.stats()
+        got, got_w = _warnings_of(cf, x, y)
+        s1 = npc._fusion.stats()
+        assert s1["fallbacks"] == s0["fallbacks"] and s1["kernel_runs"] > s0["kernel_runs"]
+        np.testing.assert_array_equal(np.asarray(got), want)
+        assert got_w == want_w, (len(x), got_w, want_w)
+        eager, eager_w = _warnings_of(f, npc.asarray(x), npc.asarray(y))
+        np.testing.assert_array_equal(np.asarray(eager), want)
+        assert eager_w == want_w
