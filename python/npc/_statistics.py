@@ -15,7 +15,7 @@ from . import _fallback
 from ._array import _from_numpy, ndarray
 from ._dtypes import code_of
 from ._ufunc import (_arg, _native, _reduce, _to_numpy, add, all, broadcast_to, cumprod, cumsum,  # noqa: F401
-                     divide, fmax, fmin, isnan, less_equal, logical_not, maximum, multiply, prod, sqrt, square,
+                     divide, fmax, fmin, isnan, less_equal, logical_not, maximum, minimum, multiply, prod, sqrt, square,
                      subtract, sum, where)
 
 
@@ -210,10 +210,36 @@ def _nanminmax(name, fred, a, axis, out, keepdims, initial, where):
         return _nan_fallback(name, a, axis=axis, out=out, keepdims=keepdims)
     if x.dtype.kind not in "fc":
         return _reduce(fred, x, axis, None, out, keepdims, initial, where, name)
+    if not isinstance(a, (ndarray, _np.ndarray)) or _traced_scalar(a):
+        return _nanminmax_masked(name, x, axis, out, keepdims, initial, where)  # noqa: F821
     res = _reduce(fred, x, axis, None, out, keepdims, initial, where, name)
     if builtins.any(_np.atleast_1d(_np.isnan(_to_numpy(res))).ravel()):
         warnings.warn("All-NaN slice encountered" if name in ("nanmax", "nanmin") else "All-NaN axis encountered",
                       RuntimeWarning, stacklevel=3)
+    return res
+
+
+def _nanminmax_masked(name, x, axis, out, keepdims, initial, wh):
+    """NumPy's nanmax/nanmin of anything but an ndarray (a NumPy scalar, a list): NaNs
+    replaced by -inf (+inf), amax (amin), then NaN where a slice held only NaNs, with the
+    warning "All-NaN axis encountered" (a complex NaN comes back as ``nan+0j``)."""
+    big = _np.inf if name == "nanmin" else -_np.inf
+    y, mask = _replace_nan(x, big)
+    res = _reduce(minimum if name == "nanmin" else maximum, y, axis, None, out, keepdims,
+                  initial, wh, name[3:])
+    m = all(mask, axis=axis, keepdims=keepdims)
+    if builtins.any(_np.atleast_1d(_to_numpy(m)).ravel()):
+        nan = res.dtype.type(_np.nan)
+        if not isinstance(res, ndarray):
+            res = nan
+        elif out is not None:
+            _core._copy_into(res, where(m, nan, res))
+        else:
+            scalar = _traced_scalar(res)
+            res = where(m, nan, res)
+            if scalar:  # a traced NumPy scalar stays one (Note [scalar results])
+                _core._mark_scalar(res)
+        warnings.warn("All-NaN axis encountered", RuntimeWarning, stacklevel=4)
     return res
 
 
