@@ -133,6 +133,15 @@ ndarray setitem_value(py::handle value, DType target, bool advanced = false) {
   PyObject* p = value.ptr();
   if (is_npc_array(value)) {
     const ndarray& v = *array_ptr(value);
+    // A traced value that stands for a NumPy scalar (Note [scalar results] in trace.hpp) goes
+    // into a signed integer array through int() (Note [float into integer setitem]): its
+    // errors depend on the value, so it is realized (a graph break) and stored as the NumPy
+    // scalar it is. Integers that always fit the target need no check.
+    if (v.is_traced() && v.ndim() == 0 && !advanced && kind(target) == Kind::Signed && tracer::is_scalar_result(v) &&
+        (kind(v.dtype()) == Kind::Float || (is_integer(v.dtype()) && !can_cast(v.dtype(), target, Casting::Safe)))) {
+      v.realize();
+      return setitem_value(numpy_scalar(v.dtype(), v.data()), target, advanced);
+    }
     if (is_complex(v.dtype()) && !is_complex(target) && target != DType::Bool) warn_complex_discard();
     return v;
   }
