@@ -64,3 +64,21 @@ def test_int64_scalar_into_int8_array(backend, values):
         return b
 
     assert_same(f, lambda: [np.array(values), np.zeros(2, np.int8)], backend)
+
+
+@pytest.mark.parametrize("mode", ["npc", "fused", "eager"])
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "int8"])
+@pytest.mark.parametrize("key", [(0, None), 0, (Ellipsis, 0)])
+def test_invalid_index_is_checked_before_the_value(mode, dtype, key):
+    # NumPy parses the index first: "too many indices" (IndexError), not the OverflowError of
+    # 2**64-1 for an integer array.
+    def f(a0):
+        a0[key] = 2**64 - 1
+        return a0
+
+    with pytest.raises(IndexError):
+        f(np.array(5, dtype))
+    g = f if mode == "npc" else npc.compile(f, backend=mode)
+    a = npc.asarray(np.array(5, dtype)) if mode == "npc" else np.array(5, dtype)
+    with pytest.raises(IndexError):
+        g(a)

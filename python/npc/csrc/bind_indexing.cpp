@@ -344,6 +344,16 @@ py::object getitem(py::object self, py::handle key) {
   return wrap(std::move(r), self);
 }
 
+// NumPy parses and bounds-checks the index before it converts the value: an invalid index
+// is its IndexError even when the value cannot be converted either (`a0[0, None] = 2**64-1`
+// on a 0-d integer array). Called when the conversion failed; returns when the index is valid.
+void check_index_first(const ndarray& a, const std::vector<IndexItem>& idx) {
+  for (const IndexItem& it : idx)
+    if (it.kind == IndexItem::Kind::Array && it.array.is_traced()) return;
+  tracer::Suspend untraced;
+  (void)index(npc::empty(a.shape(), DType::Bool), idx);
+}
+
 void setitem(py::object self, py::handle key, py::handle value) {
   PyArray* ap = array_ptr(self);
   auto& a = ap ? *ap : self.cast<PyArray&>();
@@ -357,6 +367,7 @@ void setitem(py::object self, py::handle key, py::handle value) {
   try {
     val = setitem_value(v, a.dtype(), advanced);
   } catch (py::error_already_set& e) {
+    check_index_first(a, idx);
     // NumPy converts a value array of another kind (strings) element by element while it
     // assigns: an index that selects nothing converts nothing, and only the shapes are
     // checked. Zeros of the value's shape stand in for it then.
@@ -371,6 +382,9 @@ void setitem(py::object self, py::handle key, py::handle value) {
     }
     if (selected.size() != 0) throw;
     val = npc::zeros(v.attr("shape").cast<Shape>(), a.dtype());
+  } catch (const std::exception&) {
+    check_index_first(a, idx);
+    throw;
   }
   index_assign(a, idx, val);
   report_fp("cast");  // a cast in the assignment warns here, not at the next operation
