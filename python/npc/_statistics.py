@@ -112,11 +112,14 @@ def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
     if bad:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
     arrmean = sum(x, axis=axis, dtype=dtype, keepdims=True, where=where)
-    if arrmean.ndim == 0 and not isinstance(arrmean, ndarray):
-        arrmean = _from_numpy(_np.asarray(arrmean))
-    div = rcount.reshape(arrmean.shape) if isinstance(rcount, ndarray) else rcount
-    arrmean = divide(arrmean, _np.intp(div) if isinstance(div, int) else div, out=arrmean,  # noqa: F821
-                     casting="unsafe")
+    if not isinstance(arrmean, ndarray) or _traced_scalar(arrmean):
+        # A NumPy scalar (the sum of a 0-d array): NumPy's scalar division, "... in scalar
+        # divide".
+        arrmean = _scalar_quotient(arrmean, _np.intp(rcount) if isinstance(rcount, int) else rcount, arrmean.dtype)
+    else:
+        div = rcount.reshape(arrmean.shape) if isinstance(rcount, ndarray) else rcount
+        arrmean = divide(arrmean, _np.intp(div) if isinstance(div, int) else div, out=arrmean,  # noqa: F821
+                         casting="unsafe")
     d = subtract(x, arrmean)  # noqa: F821
     if not isinstance(d, ndarray):
         d = _from_numpy(_np.asarray(d))

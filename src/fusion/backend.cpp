@@ -328,9 +328,11 @@ class FusedExecutable {
   // threads raised. Errors are rare, so a call that raised any runs the graph again on the
   // eager interpreter with the same inputs (those the graph writes are copied first: the
   // caller's arrays and the results already computed do not change) and reads the flags
-  // after each op, so the report is eager NumPy's. Graphs with host calls (running
-  // numpy.random again would advance its stream), and calls whose eager run raises nothing,
-  // keep the naming rule (Note [naming fp errors]).
+  // after each op, so the report is eager NumPy's. When the eager run raises nothing, the
+  // kernels' flags came from their own order of evaluation (a blocked sum that met inf +
+  // -inf before the NaN that NumPy's order meets first): NumPy raises nothing either, and
+  // nothing is reported. Graphs with host calls (running numpy.random again would advance
+  // its stream) keep the naming rule (Note [naming fp errors]).
   void record_fp_errors(int kernel_flags, const std::vector<std::pair<int, std::string>>& host_errors,
                         const ir::RunArgs& args) {
     if (!has_calls_) {
@@ -340,10 +342,8 @@ class FusedExecutable {
       interpret_with_fp_errors(g_, ir::RunArgs{in, args.scalars});
       auto found = take_named_fp_flags();
       for (auto& [bit, where] : pending) add_fp_report(bit, where);
-      if (!found.empty()) {
-        for (auto& [bit, where] : found) add_fp_report(bit, where);
-        return;
-      }
+      for (auto& [bit, where] : found) add_fp_report(bit, where);
+      return;
     }
     for (auto& [f, where] : host_errors) add_fp_report(f, where);
     if (kernel_flags) add_named_fp_flags(kernel_flags, fp_where_);

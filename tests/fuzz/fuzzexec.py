@@ -162,17 +162,25 @@ def input_scale(inputs):
     return m
 
 
+def _unsigned_zeros(x):
+    return numpy.where(x == 0, numpy.zeros_like(x), x)
+
+
 def _values_equal(e, g, ulps, scale=0.0):
     if ulps >= fuzzgen.UNSPECIFIED:  # Note [unspecified casts] in fuzzgen.py
         return True
+    zero_sign = ulps >= fuzzgen.ZERO_SIGN  # Note [signs of zero ties] in fuzzgen.py
+    ulps %= fuzzgen.ZERO_SIGN
     e, g = numpy.asarray(e), numpy.asarray(g)
     kind = e.dtype.kind
     if kind in "fc":
         parts = [(e.real, g.real), (e.imag, g.imag)] if kind == "c" else [(e, g)]
+        if zero_sign:
+            parts = [(_unsigned_zeros(a), _unsigned_zeros(b)) for a, b in parts]
         if ulps == 0:
             return all(_bits_equal(a, b) for a, b in parts)
         return all(_close(a, b, ulps, scale) for a, b in parts)
-    if ulps:  # integers and bools computed from inexact floats are not compared
+    if ulps or zero_sign:  # integers and bools computed from inexact floats are not compared
         return True
     return numpy.array_equal(e, g)
 

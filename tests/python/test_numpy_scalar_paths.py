@@ -87,3 +87,15 @@ def f(a0):
     return np.full_like(a0, (2-1j))
 """
     assert_same(src, [np.array([True, False])], mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_of_a_0d_array_divides_a_numpy_scalar(mode, name):
+    # The mean inside numpy.var of a 0-d array is a NumPy scalar: "... in scalar divide".
+    src = f"""
+def f(a0):
+    return a0.{name}()
+"""
+    assert_same(src, [np.array(complex(nan, inf))], mode)
+    assert_same(src, [np.array(2.5)], mode)
