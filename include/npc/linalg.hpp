@@ -19,6 +19,17 @@ namespace npc {
 /// not broadcast (NumPy's messages).
 ndarray matmul(const ndarray& a, const ndarray& b);
 
+/// numpy.dot(a, b) of operands with at least one dimension: NumPy's paths for 1-D and 2-D
+/// operands (cblas_matrixproduct: scaling by a one-element operand, dot, gemv, gemm, syrk)
+/// and the dot of each row and column for more dimensions, so the bits and floating-point
+/// flags are NumPy's. Throws ValueError "shapes ... not aligned" (NumPy's message).
+ndarray dot(const ndarray& a, const ndarray& b);
+
+/// The floating-point flags (FpFlag bits, npc/fperror.hpp) that this thread's last
+/// matmul or dot raised, read as NumPy reads them after its loops and BLAS calls; returns
+/// and clears them.
+int take_product_fp_flags();
+
 /// numpy.outer: the products a[i] * b[j] of the flattened inputs, shape (a.size, b.size),
 /// dtype promote_types(a, b); each element is exactly NumPy's multiply (bool: and).
 ndarray outer(const ndarray& a, const ndarray& b);

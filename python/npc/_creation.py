@@ -191,8 +191,9 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
 
 def fill_complex_warning(fill_value, code, stacklevel):
     """NumPy's ComplexWarning of full/full_like (their copyto with casting='unsafe') when a
-    complex fill value goes into an array of a real dtype (`code`: npc's dtype code)."""
-    if DTYPES[code].kind != "c" and (isinstance(fill_value, (complex, _np.complexfloating)) or
+    complex fill value goes into an array of a real dtype (`code`: npc's dtype code); the
+    cast to bool (a test for nonzero) never warns."""
+    if DTYPES[code].kind not in "cb" and (isinstance(fill_value, (complex, _np.complexfloating)) or
                                          getattr(fill_value, "dtype", None) is not None and
                                          _np.dtype(fill_value.dtype).kind == "c"):
         import warnings

@@ -86,10 +86,28 @@ def _result(r, out=None, dtype=None):
     return r
 
 
-def _mm(a, b, where="matmul"):
-    # `where`: the name NumPy gives the product's floating-point errors ("matmul", "dot"),
-    # or "" for none (vdot); a traced product records it (Note [matmul in traces]).
+def _mm(a, b, where=""):
+    # numpy.matmul's paths (Note [NumPy's product paths] in src/ops/matmul.cpp). `where`: the
+    # name NumPy gives the product's floating-point errors ("matmul", "dot"), or "" for none;
+    # a traced product records it (Note [matmul in traces]).
     return _linalg_call("matmul", a, b, where)
+
+
+_BLAS_KINDS = frozenset(_np.dtype(t) for t in (_np.float32, _np.float64, _np.complex64, _np.complex128))
+
+
+def _dot(a, b):
+    """numpy.dot of npc arrays with at least one dimension each: NumPy's paths (npc::dot,
+    Note [NumPy's product paths] in src/ops/matmul.cpp) and its errors "in dot"."""
+    if a.ndim <= 2 and b.ndim <= 2:
+        return _linalg_call("dot", a, b)
+    if not (_core._is_traced(a) or _core._is_traced(b)) and _np.promote_types(a.dtype, b.dtype) in _BLAS_KINDS:
+        return _linalg_call("dot", a, b)
+    # Traced, or an exact dtype (any order of its sums gives the same bits): one matmul.
+    ka = a.shape[-1]
+    if b.ndim <= 2:
+        return _mm(a.reshape(-1, ka), b, "dot").reshape(a.shape[:-1] + b.shape[1:])
+    return _tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
 
 
 def _conj(a):
@@ -143,9 +161,7 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
             or axes is not None or axis is not None:
         raise NotNative
     a, b = _arr(x1), _arr(x2)
-    r = _mm(a, b)
-    _report_product_fp(r, a, b, "matmul")
-    return _result(r, out, dtype)
+    return _result(_mm(a, b, "matmul"), out, dtype)
 
 
 def _matmul_op(self, other):
@@ -197,43 +213,21 @@ def dot(a, b, out=None):
     if ka != kb:
         bd = 0 if b.ndim == 1 else b.ndim - 2
         raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {ka} (dim {a.ndim - 1}) != {kb} (dim {bd})")
-    if b.ndim <= 2:
-        if a.ndim <= 2:
-            r = _mm(a, b, "dot")
-        else:
-            lead = a.shape[:-1]
-            r = _mm(a.reshape(-1, ka), b, "dot")
-            r = r.reshape(lead + b.shape[1:])
-    else:
-        r = _tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
+    r = _dot(a, b)
     if out is not None:
         _check_dot_out(out, r)
-    _report_product_fp(r, a, b, "dot")
     return _result(r, out)
 
 
-# Note [product FP errors]: NumPy reports the floating-point flags its BLAS call or loop
-# raised as "overflow/invalid value encountered in matmul" (or dot). npc's products run in
-# BLAS worker threads and blocked kernels whose flags never reach the caller, so the flags
-# are read back from the values: overflow when the result holds an inf that no input holds,
-# invalid when it holds a NaN that no input holds (inf * 0, inf - inf). Only non-finite
-# results cost the scan of the inputs.
-def _report_product_fp(r, a, b, where):
-    if r.dtype.kind not in "fc" or r.size == 0 or _core._is_traced(r) or _np.isfinite(_core._to_numpy(r)).all():
-        return
-    state = _np.geterr()
-    if state["over"] == "ignore" and state["invalid"] == "ignore":
-        return
-    from ._ufunc import isinf, isnan
-    flags = 0
-    ins = [x for x in (a, b) if x.dtype.kind in "fc"]
-    if bool(isinf(r).any()) and not any(bool(isinf(x).any()) for x in ins):
-        flags |= 2
-    if bool(isnan(r).any()) and not any(bool(isnan(x).any()) for x in ins):
-        flags |= 8
-    if flags:
-        from ._errstate import report
-        report(flags, where)
+# Note [product FP errors]: NumPy reports the floating-point flags of the calling thread
+# after its product loops and BLAS calls: numpy.matmul through its ufunc machinery ("...
+# encountered in matmul"), numpy.dot, inner and tensordot after cblas_matrixproduct or their
+# dot loop ("... in dot"); all four kinds, under numpy.errstate. Flags raised in OpenBLAS's
+# worker threads (large products) never reach that thread, in NumPy as in npc. npc takes
+# NumPy's paths with NumPy's OpenBLAS (Note [NumPy's product paths] in src/ops/matmul.cpp),
+# reads the same flags (npc::take_product_fp_flags) and reports them under the same name
+# (the "matmul" and "dot" entries of _core._linalg; compiled code: Note [library call fp
+# errors] in src/fusion/backend.cpp).
 
 
 def _check_dot_out(out, r):
@@ -274,8 +268,11 @@ def inner(a, b, /):
         raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
                          f"{b.shape[-1]} (dim {b.ndim - 1})")
     k = a.shape[-1]
+    if a.ndim <= 2 and b.ndim <= 2:  # numpy.inner is numpy.dot(a, b.T) (its last two axes swapped)
+        return _result(_linalg_call("dot", a, b.T if b.ndim == 2 else b))
+    if not (_core._is_traced(a) or _core._is_traced(b)) and _np.promote_types(a.dtype, b.dtype) in _BLAS_KINDS:
+        return _result(_linalg_call("dot", a, b.swapaxes(-1, -2) if b.ndim >= 2 else b))
     r = _mm(a.reshape(-1, k), b.reshape(-1, k).T, "dot")
-    _report_product_fp(r, a, b, "dot")
     return _result(r.reshape(a.shape[:-1] + b.shape[:-1]))
 
 
@@ -306,7 +303,7 @@ def _tensordot(a, b, axes):
         m2 *= b.shape[j]
     at = a.transpose(free_a + axes_a).reshape(m1, k)
     bt = b.transpose(axes_b + free_b).reshape(k, m2)
-    r = _mm(at, bt, "dot")  # numpy.tensordot is numpy.dot of the reshaped operands
+    r = _linalg_call("dot", at, bt)  # numpy.tensordot is numpy.dot of the reshaped operands
     return r.reshape(tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b))
 
 
@@ -341,9 +338,7 @@ def tensordot(a, b, axes=2):
     if len(axes_a) != len(axes_b) or any(not -a.ndim <= x < max(a.ndim, 1) for x in axes_a) \
             or any(not -b.ndim <= x < max(b.ndim, 1) for x in axes_b):
         raise NotNative  # NumPy's own error messages
-    r = _tensordot(a, b, (axes_a, axes_b))  # NumPy's tensordot returns 0-d arrays, not scalars
-    _report_product_fp(r, a, b, "dot")
-    return r
+    return _tensordot(a, b, (axes_a, axes_b))  # NumPy's tensordot returns 0-d arrays, not scalars
 
 
 @_native(_np.kron)

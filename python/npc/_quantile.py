@@ -638,8 +638,13 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     mid = n // 2
     part = s[:, mid - 1:mid + 1] if n % 2 == 0 else s[:, mid:mid + 1]
     # NumPy's median is numpy.mean(part, axis, out=out): the sum runs in out's loop dtype.
-    if out is None and len(kept) == 0 and not keepdims:
-        r = npc.mean(part.reshape(-1))  # a NumPy scalar mean: "... in scalar divide"
+    if out is None and len(kept) == 0:
+        # NumPy's median takes the mean of a 1-D part when every axis is reduced (keepdims
+        # or not: _ureduce adds the axes back afterwards): a NumPy scalar mean, "... in
+        # scalar divide".
+        r = npc.mean(part.reshape(-1))
+        if keepdims and isinstance(r, ndarray):
+            r = r[...]  # a traced NumPy scalar: keepdims makes it an array (Note [scalar results])
     else:
         r = npc.mean(part, axis=1) if out is None else npc.mean(part, axis=1, out=npc.empty(L, dtype=out.dtype))
     if s.dtype.kind in "fc":

@@ -17,7 +17,7 @@ from ._dtypes import code_of
 from ._composites import where
 from ._reductions import _arg, _native, _reduce, all, broadcast_to, cumprod, cumsum, prod, sum  # noqa: F401
 from ._ufunc import (_to_numpy, add, divide, fmax, fmin, isnan, less_equal, logical_not, maximum,  # noqa: F401
-                     multiply, sqrt, square, subtract)
+                     minimum, multiply, sqrt, square, subtract)
 
 
 def _count(a, axis, keepdims=False):
@@ -113,11 +113,14 @@ def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
     if bad:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
     arrmean = sum(x, axis=axis, dtype=dtype, keepdims=True, where=where)
-    if arrmean.ndim == 0 and not isinstance(arrmean, ndarray):
-        arrmean = _from_numpy(_np.asarray(arrmean))
-    div = rcount.reshape(arrmean.shape) if isinstance(rcount, ndarray) else rcount
-    arrmean = divide(arrmean, _np.intp(div) if isinstance(div, int) else div, out=arrmean,  # noqa: F821
-                     casting="unsafe")
+    if not isinstance(arrmean, ndarray) or _traced_scalar(arrmean):
+        # A NumPy scalar (the sum of a 0-d array): NumPy's scalar division, "... in scalar
+        # divide".
+        arrmean = _scalar_quotient(arrmean, _np.intp(rcount) if isinstance(rcount, int) else rcount, arrmean.dtype)
+    else:
+        div = rcount.reshape(arrmean.shape) if isinstance(rcount, ndarray) else rcount
+        arrmean = divide(arrmean, _np.intp(div) if isinstance(div, int) else div, out=arrmean,  # noqa: F821
+                         casting="unsafe")
     d = subtract(x, arrmean)  # noqa: F821
     if not isinstance(d, ndarray):
         d = _from_numpy(_np.asarray(d))
@@ -211,10 +214,36 @@ def _nanminmax(name, fred, a, axis, out, keepdims, initial, where):
         return _nan_fallback(name, a, axis=axis, out=out, keepdims=keepdims)
     if x.dtype.kind not in "fc":
         return _reduce(fred, x, axis, None, out, keepdims, initial, where, name)
+    if not isinstance(a, (ndarray, _np.ndarray)) or _traced_scalar(a):
+        return _nanminmax_masked(name, x, axis, out, keepdims, initial, where)  # noqa: F821
     res = _reduce(fred, x, axis, None, out, keepdims, initial, where, name)
     if builtins.any(_np.atleast_1d(_np.isnan(_to_numpy(res))).ravel()):
         warnings.warn("All-NaN slice encountered" if name in ("nanmax", "nanmin") else "All-NaN axis encountered",
                       RuntimeWarning, stacklevel=3)
+    return res
+
+
+def _nanminmax_masked(name, x, axis, out, keepdims, initial, wh):
+    """NumPy's nanmax/nanmin of anything but an ndarray (a NumPy scalar, a list): NaNs
+    replaced by -inf (+inf), amax (amin), then NaN where a slice held only NaNs, with the
+    warning "All-NaN axis encountered" (a complex NaN comes back as ``nan+0j``)."""
+    big = _np.inf if name == "nanmin" else -_np.inf
+    y, mask = _replace_nan(x, big)
+    res = _reduce(minimum if name == "nanmin" else maximum, y, axis, None, out, keepdims,
+                  initial, wh, name[3:])
+    m = all(mask, axis=axis, keepdims=keepdims)
+    if builtins.any(_np.atleast_1d(_to_numpy(m)).ravel()):
+        nan = res.dtype.type(_np.nan)
+        if not isinstance(res, ndarray):
+            res = nan
+        elif out is not None:
+            _core._copy_into(res, where(m, nan, res))
+        else:
+            scalar = _traced_scalar(res)
+            res = where(m, nan, res)
+            if scalar:  # a traced NumPy scalar stays one (Note [scalar results])
+                _core._mark_scalar(res)
+        warnings.warn("All-NaN axis encountered", RuntimeWarning, stacklevel=4)
     return res
 
 

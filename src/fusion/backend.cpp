@@ -104,49 +104,11 @@ int in_place_buffer(const Lowered& l, size_t li, const std::vector<int>& last_us
 }
 
 // Note [library call fp errors]
-// BLAS runs in threads whose floating-point flags never reach the caller, so (as eager npc
-// does, Note [product FP errors] in python/npc/_linalg.py) the flags of a product are read
-// back from the values: overflow when the result holds an inf that no operand holds,
-// invalid when it holds a NaN that no operand holds. Only a non-finite result costs the
-// scan of the operands.
-template <class T>
-bool all_finite(const void* data, int64_t n) {
-  const T* p = static_cast<const T*>(data);
-  bool ok = true;
-  for (int64_t i = 0; i < n; ++i) ok &= std::isfinite(p[i]);  // no FP flags, no temporary
-  return ok;
-}
-
-// A matmul node whose product reports floating-point errors (np.vdot's does not).
+// A product reports the floating-point flags its loops and BLAS calls raised on the calling
+// thread, as NumPy reads them (npc::take_product_fp_flags; Note [product FP errors] in
+// python/npc/_linalg.py), under the product's name; np.vdot's reports none.
 bool reports_product_fp(NodeRef n) {
   return n->kind == NodeKind::Prim && n->op == OpId::matmul && !(n->params.size() == 1 && n->params[0] == 2);
-}
-
-int product_fp_flags(const ndarray& r, const std::vector<ndarray>& ops) {
-  if (!is_inexact(r.dtype()) || r.size() == 0) return 0;
-  auto any = [](OpId test, const ndarray& a) {
-    std::vector<Operand> in{Operand{a, false}};
-    return reduce(OpId::logical_or, call_ufunc(test, in).at(0)).item().b;
-  };
-  const int64_t n = r.size() * (is_complex(r.dtype()) ? 2 : 1);
-  const DType t = r.dtype();
-  if (r.is_c_contiguous() && (t == DType::Float64 || t == DType::Complex128)) {
-    if (all_finite<double>(r.data(), n)) return 0;
-  } else if (r.is_c_contiguous() && (t == DType::Float32 || t == DType::Complex64)) {
-    if (all_finite<float>(r.data(), n)) return 0;
-  } else {
-    std::vector<Operand> in{Operand{r, false}};
-    if (reduce(OpId::logical_and, call_ufunc(OpId::isfinite, in).at(0)).item().b) return 0;
-  }
-  int flags = 0;
-  auto operand_has = [&](OpId test) {
-    for (auto& a : ops)
-      if (is_inexact(a.dtype()) && any(test, a)) return true;
-    return false;
-  };
-  if (any(OpId::isinf, r) && !operand_has(OpId::isinf)) flags |= kFpOverflow;
-  if (any(OpId::isnan, r) && !operand_has(OpId::isnan)) flags |= kFpInvalid;
-  return flags;
 }
 
 // Runs library or host call `n` on its operand arrays with npc's eager ops (Note [library
@@ -366,9 +328,11 @@ class FusedExecutable {
   // threads raised. Errors are rare, so a call that raised any runs the graph again on the
   // eager interpreter with the same inputs (those the graph writes are copied first: the
   // caller's arrays and the results already computed do not change) and reads the flags
-  // after each op, so the report is eager NumPy's. Graphs with host calls (running
-  // numpy.random again would advance its stream), and calls whose eager run raises nothing,
-  // keep the naming rule (Note [naming fp errors]).
+  // after each op, so the report is eager NumPy's. When the eager run raises nothing, the
+  // kernels' flags came from their own order of evaluation (a blocked sum that met inf +
+  // -inf before the NaN that NumPy's order meets first): NumPy raises nothing either, and
+  // nothing is reported. Graphs with host calls (running numpy.random again would advance
+  // its stream) keep the naming rule (Note [naming fp errors]).
   void record_fp_errors(int kernel_flags, const std::vector<std::pair<int, std::string>>& host_errors,
                         const ir::RunArgs& args) {
     if (!has_calls_) {
@@ -378,10 +342,8 @@ class FusedExecutable {
       interpret_with_fp_errors(g_, ir::RunArgs{in, args.scalars});
       auto found = take_named_fp_flags();
       for (auto& [bit, where] : pending) add_fp_report(bit, where);
-      if (!found.empty()) {
-        for (auto& [bit, where] : found) add_fp_report(bit, where);
-        return;
-      }
+      for (auto& [bit, where] : found) add_fp_report(bit, where);
+      return;
     }
     for (auto& [f, where] : host_errors) add_fp_report(f, where);
     if (kernel_flags) add_named_fp_flags(kernel_flags, fp_where_);
@@ -483,10 +445,12 @@ class FusedExecutable {
         }
         single_thread_if_forked();
         take_fp_errors();  // stale flags of earlier eager calls are not this node's
+        take_product_fp_flags();
         ndarray r = run_library_call(g_, n, ops, ir::concrete_shape(n->shape, sym));
         // Errors of the eager ops a host call ran, and of a BLAS product (Note [library call fp errors]).
         int f = take_fp_errors() | take_fp_flags();
-        if (reports_product_fp(n)) f |= product_fp_flags(r, ops);
+        const int pf = take_product_fp_flags();
+        if (reports_product_fp(n)) f |= pf;
         if (f) host_errors.emplace_back(f, node_label(n));
         if (!r.is_c_contiguous() || r.offset() != 0) r = r.copy();
         int b = la.bufs[0];
@@ -544,6 +508,7 @@ class FusedExecutable {
 std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunArgs& args, bool report) {
   take_fp_errors();  // stale flags of earlier eager calls are not this graph's
   take_fp_flags();
+  take_product_fp_flags();
   // A ufunc with several outputs (divmod) is one call in NumPy: its errors are reported once,
   // by its first output's node when the graph has it.
   std::set<std::pair<OpId, std::vector<NodeRef>>> first_outputs;
@@ -551,8 +516,8 @@ std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunA
     if (n->kind == NodeKind::Ufunc && n->params.at(0) == 0) first_outputs.insert({n->op, n->args});
   return ir::interpret(g, args, [&](NodeRef n, const ndarray& value, std::span<const ndarray> in) {
     int f = take_fp_errors() | take_fp_flags();
-    if (reports_product_fp(n))
-      f |= product_fp_flags(value, std::vector<ndarray>(in.begin(), in.end()));
+    const int pf = take_product_fp_flags();
+    if (reports_product_fp(n)) f |= pf;
     if (n->kind == NodeKind::Ufunc && n->params.at(0) != 0 && first_outputs.count({n->op, n->args})) f = 0;
     if (f && report)  // once per evaluation the node stands for (Note [merged evaluations])
       for (uint32_t k = 0; k < g.evaluations(n); ++k) add_fp_report(f, node_label(n));

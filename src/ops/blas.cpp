@@ -53,7 +53,15 @@ namespace {
   X(cblas_sdot, float, (I, const void*, I, const void*, I))                                                        \
   X(cblas_ddot, double, (I, const void*, I, const void*, I))                                                       \
   X(cblas_cdotu_sub, void, (I, const void*, I, const void*, I, void*))                                             \
-  X(cblas_zdotu_sub, void, (I, const void*, I, const void*, I, void*))
+  X(cblas_zdotu_sub, void, (I, const void*, I, const void*, I, void*))                                             \
+  X(cblas_ssyrk, void, (int, int, int, I, I, float, const void*, I, float, void*, I))                                \
+  X(cblas_dsyrk, void, (int, int, int, I, I, double, const void*, I, double, void*, I))                              \
+  X(cblas_csyrk, void, (int, int, int, I, I, const void*, const void*, I, const void*, void*, I))                    \
+  X(cblas_zsyrk, void, (int, int, int, I, I, const void*, const void*, I, const void*, void*, I))                    \
+  X(cblas_saxpy, void, (I, float, const void*, I, void*, I))                                                       \
+  X(cblas_daxpy, void, (I, double, const void*, I, void*, I))                                                      \
+  X(cblas_caxpy, void, (I, const void*, const void*, I, void*, I))                                                 \
+  X(cblas_zaxpy, void, (I, const void*, const void*, I, void*, I))
 
 struct Table {
   std::string name;  // "system" or a path
@@ -191,7 +199,52 @@ void dot(int64_t k, const void* x, int64_t incx, const void* y, int64_t incy, vo
   else go(int{});
 }
 
+template <class T>
+void syrk(int tr, int64_t n_, int64_t k, const void* a, int64_t lda, void* c, int64_t ldc) {
+  const Table& t = table();
+  auto go = [&](auto I0) {
+    using I = decltype(I0);
+    const I N = n<I>(n_), K = n<I>(k), LA = n<I>(lda), LC = n<I>(ldc);
+    if constexpr (std::is_same_v<T, float>) {
+      reinterpret_cast<typename cblas_ssyrk_sig<I>::type>(t.cblas_ssyrk)(kRowMajor, kUpper, tr, N, K, 1.0f, a, LA, 0.0f,
+                                                                          c, LC);
+    } else if constexpr (std::is_same_v<T, double>) {
+      reinterpret_cast<typename cblas_dsyrk_sig<I>::type>(t.cblas_dsyrk)(kRowMajor, kUpper, tr, N, K, 1.0, a, LA, 0.0, c,
+                                                                          LC);
+    } else {
+      const T one(1), zero(0);
+      void* f = std::is_same_v<T, std::complex<float>> ? t.cblas_csyrk : t.cblas_zsyrk;
+      reinterpret_cast<typename cblas_csyrk_sig<I>::type>(f)(kRowMajor, kUpper, tr, N, K, &one, a, LA, &zero, c, LC);
+    }
+  };
+  if (t.ilp64) go(int64_t{});
+  else go(int{});
+}
+
+template <class T>
+void axpy(int64_t k, const void* alpha, const void* x, int64_t incx, void* y, int64_t incy) {
+  const Table& t = table();
+  auto go = [&](auto I0) {
+    using I = decltype(I0);
+    const I K = n<I>(k), IX = n<I>(incx), IY = n<I>(incy);
+    if constexpr (std::is_same_v<T, float>) {
+      reinterpret_cast<typename cblas_saxpy_sig<I>::type>(t.cblas_saxpy)(K, *static_cast<const float*>(alpha), x, IX, y,
+                                                                          IY);
+    } else if constexpr (std::is_same_v<T, double>) {
+      reinterpret_cast<typename cblas_daxpy_sig<I>::type>(t.cblas_daxpy)(K, *static_cast<const double*>(alpha), x, IX, y,
+                                                                          IY);
+    } else {
+      void* f = std::is_same_v<T, std::complex<float>> ? t.cblas_caxpy : t.cblas_zaxpy;
+      reinterpret_cast<typename cblas_caxpy_sig<I>::type>(f)(K, alpha, x, IX, y, IY);
+    }
+  };
+  if (t.ilp64) go(int64_t{});
+  else go(int{});
+}
+
 #define NPC_INST(T)                                                                                              \
+  template void syrk<T>(int, int64_t, int64_t, const void*, int64_t, void*, int64_t);                           \
+  template void axpy<T>(int64_t, const void*, const void*, int64_t, void*, int64_t);                            \
   template void gemm<T>(int, int, int64_t, int64_t, int64_t, const void*, int64_t, const void*, int64_t, void*); \
   template void gemv<T>(int, int64_t, int64_t, const void*, int64_t, const void*, int64_t, void*);              \
   template void dot<T>(int64_t, const void*, int64_t, const void*, int64_t, void*);

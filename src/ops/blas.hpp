@@ -7,7 +7,7 @@
 namespace npc::ops::blas {
 
 // CBLAS's enumeration values (the same in every CBLAS).
-enum : int { kRowMajor = 101, kNoTrans = 111, kTrans = 112 };
+enum : int { kRowMajor = 101, kNoTrans = 111, kTrans = 112, kUpper = 121 };
 
 // True when some BLAS is available (the linked CBLAS, or a library chosen with use_library).
 bool available();
@@ -23,6 +23,14 @@ void gemv(int tr, int64_t rows, int64_t cols, const void* a, int64_t lda, const 
 // *out = sum x[i] * y[i] (unconjugated for complex).
 template <class T>
 void dot(int64_t k, const void* x, int64_t incx, const void* y, int64_t incy, void* out);
+
+// The upper triangle of C = op(A) op(A)^T (row-major; alpha 1, beta 0): A n x k (tr kNoTrans)
+// or k x n (kTrans); C n x n with leading dimension ldc, its lower triangle left unwritten.
+template <class T>
+void syrk(int tr, int64_t n, int64_t k, const void* a, int64_t lda, void* c, int64_t ldc);
+// y += alpha * x (`alpha` points to a T).
+template <class T>
+void axpy(int64_t k, const void* alpha, const void* x, int64_t incx, void* y, int64_t incy);
 
 // Uses the OpenBLAS build at `path` (already loaded or loadable) whose symbols are named
 // `prefix` + cblas name + `suffix` (NumPy's wheels: prefix "scipy_", suffix "64_" with 64-bit

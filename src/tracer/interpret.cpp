@@ -119,7 +119,8 @@ std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<con
           return r.size() == len ? r : r.reshape(Shape{len});
         }
         case OpId::where: return where(ops[0], Operand{ops[1], false}, Operand{ops[2], false});
-        case OpId::matmul: return matmul(ops[0], ops[1]);
+        // params {1}: numpy.dot's paths (Note [matmul in traces] in bind_linalg.cpp).
+        case OpId::matmul: return n->params.size() == 1 && n->params[0] == 1 ? dot(ops[0], ops[1]) : matmul(ops[0], ops[1]);
         case OpId::argmin:
         case OpId::argmax: return arg_reduce(n->op, ops[0], n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
         // Note [traced scans and sorts] (src/tracer/trace.cpp): the operand already has the

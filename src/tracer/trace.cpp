@@ -1081,8 +1081,19 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   ir::Graph& g = c.graph();
   std::optional<Scalar> init;
   if (opts.initial) init = opts.initial->cast(t);
-  // No axis to reduce (a 0-d operand): each element is its own result, in the loop dtype.
-  ir::NodeRef r = axes.empty() && !init ? g.cast(n, t) : g.reduce(op, g.cast(n, t), axes, opts.keepdims, t, init);
+  // No axis to reduce (a 0-d operand, axis=()): NumPy still starts from the identity (0 +
+  // -0.0 is 0.0, 1 * (nan-infj) is nan+nanj with "invalid value encountered in reduce"), so
+  // the operand gets a length-1 axis reduced like any other; without an identity each element
+  // is its own result, in the loop dtype.
+  ir::NodeRef r;
+  if (axes.empty() && !init && id != Identity::None_ && id != Identity::ReorderableNone) {
+    ir::SymShape s1 = n->shape;
+    s1.push_back(ir::Dim::fixed(1));
+    const int64_t last = a.ndim();
+    r = g.reduce(op, g.reshape(g.cast(n, t), std::move(s1)), std::span<const int64_t>(&last, 1), false, t, init);
+  } else {
+    r = axes.empty() && !init ? g.cast(n, t) : g.reduce(op, g.cast(n, t), axes, opts.keepdims, t, init);
+  }
   Shape hint;
   std::sort(axes.begin(), axes.end());
   for (int d = 0; d < a.ndim(); ++d) {

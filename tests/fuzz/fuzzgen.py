@@ -32,6 +32,7 @@ NumPy's semantics and not by the last bit of a transcendental function.
 import csv
 import pathlib
 import random
+import re
 import warnings
 
 import numpy as np
@@ -68,6 +69,29 @@ ULP_ACCUMULATING = {"cumsum": ULP.get("sum", 4), "cumprod": ULP.get("prod", 4), 
 # the budget UNSPECIFIED (its values are not compared, nor the values computed from it), and
 # a program with such casts does not compare that warning.
 UNSPECIFIED = 10 ** 9
+
+# Note [signs of zero ties]: which zero fmax, fmin, maximum and minimum return for a tie of
+# +0.0 and -0.0 (and the max/min reductions) depends on NumPy's loop: its SIMD and scalar
+# loops pick different operands, so the sign of such a zero is left to the platform. A
+# float value made by one of them, and every value computed from it (the generator tracks
+# the operands a statement names: `_Var.zs`), has its zeros compared without their signs:
+# its budget in prog["ulps"] carries the flag ZERO_SIGN on top of its ULP budget. A
+# statement that turns the sign of a zero into another value (a division, copysign,
+# signbit, arctan2, a power) makes its result UNSPECIFIED when an operand has the flag.
+ZERO_SIGN = 2 ** 20
+_TIE_OPS = re.compile(r"\b(fmax|fmin|maximum|minimum|amax|amin|nanmax|nanmin|ptp)\(|\.(max|min)\(")
+_SIGN_SENSITIVE = re.compile(r"/|%|\*\*|\b(reciprocal|arctan2|copysign|signbit|power|float_power|divide|true_divide|"
+                             r"floor_divide|remainder|fmod|angle|heaviside|sign)\b")
+
+
+def zero_sign_state(text, value, inherited):
+    """The zero-sign state of a statement's result (Note [signs of zero ties]): 0 none, 1
+    its zeros' signs are unspecified, 2 its values are (`inherited`: the operands' state)."""
+    if inherited and _SIGN_SENSITIVE.search(text):
+        return 2
+    if _TIE_OPS.search(text) and np.asarray(value).dtype.kind in "fc":
+        return max(inherited, 1)
+    return inherited
 
 
 def op_ulps(name):
@@ -210,10 +234,10 @@ FLOAT_LITERALS = ["0.5", "-0.0", "2.5", "1e-300", "1e300", "float('nan')", "floa
 
 
 class _Var:
-    __slots__ = ("name", "value", "ulps", "kind")
+    __slots__ = ("name", "value", "ulps", "kind", "zs")
 
-    def __init__(self, name, value, ulps, kind):
-        self.name, self.value, self.ulps, self.kind = name, value, ulps, kind
+    def __init__(self, name, value, ulps, kind, zs=0):
+        self.name, self.value, self.ulps, self.kind, self.zs = name, value, ulps, kind, zs
 
 
 def _is_array(v):
@@ -609,6 +633,10 @@ class Generator:
                 env = self._replay(prog)
                 continue
             if name is not None:
+                # Note [signs of zero ties]: the state of the operands the statement names.
+                inherited = max([self.vars[t].zs for t in re.findall(r"\b[avst]\d+\b", text) if t in self.vars],
+                                default=0)
+                zs = zero_sign_state(text, env.get(name), inherited)
                 kind = "scalar" if isinstance(env.get(name), (bool, int, float, complex)) else "array"
                 old = self.vars.get(name)
                 if old is not None and old.kind == "array":
@@ -616,7 +644,8 @@ class Generator:
                     for v in self.vars.values():
                         if _is_array(v.value) and _is_array(old.value) and np.may_share_memory(v.value, old.value):
                             v.ulps = max(v.ulps, ulps)
-                self.vars[name] = _Var(name, env[name], ulps, kind)
+                            v.zs = max(v.zs, zs)
+                self.vars[name] = _Var(name, env[name], ulps, kind, zs)
             for v in self.vars.values():
                 v.value = env.get(v.name, v.value)
         live = [v.name for v in self.vars.values() if v.name[0] in "vt"]
@@ -624,7 +653,8 @@ class Generator:
             live = ["a0"]
         k = self.r.randint(1, min(3, len(live)))
         prog["ret"] = sorted(set(live[-1:] + self.r.sample(live, k - 1)), key=live.index)
-        prog["ulps"] = {v.name: min(v.ulps, UNSPECIFIED) for v in self.vars.values()}
+        prog["ulps"] = {v.name: UNSPECIFIED if v.zs == 2 else min(v.ulps + (ZERO_SIGN if v.zs else 0), UNSPECIFIED)
+                        for v in self.vars.values()}
         prog["unspecified_cast"] = self.unspecified_cast
         return prog
 

@@ -133,6 +133,15 @@ ndarray setitem_value(py::handle value, DType target, bool advanced = false) {
   PyObject* p = value.ptr();
   if (is_npc_array(value)) {
     const ndarray& v = *array_ptr(value);
+    // A traced value that stands for a NumPy scalar (Note [scalar results] in trace.hpp) goes
+    // into a signed integer array through int() (Note [float into integer setitem]): its
+    // errors depend on the value, so it is realized (a graph break) and stored as the NumPy
+    // scalar it is. Integers that always fit the target need no check.
+    if (v.is_traced() && v.ndim() == 0 && !advanced && kind(target) == Kind::Signed && tracer::is_scalar_result(v) &&
+        (kind(v.dtype()) == Kind::Float || (is_integer(v.dtype()) && !can_cast(v.dtype(), target, Casting::Safe)))) {
+      v.realize();
+      return setitem_value(numpy_scalar(v.dtype(), v.data()), target, advanced);
+    }
     if (is_complex(v.dtype()) && !is_complex(target) && target != DType::Bool) warn_complex_discard();
     return v;
   }
@@ -335,6 +344,16 @@ py::object getitem(py::object self, py::handle key) {
   return wrap(std::move(r), self);
 }
 
+// NumPy parses and bounds-checks the index before it converts the value: an invalid index
+// is its IndexError even when the value cannot be converted either (`a0[0, None] = 2**64-1`
+// on a 0-d integer array). Called when the conversion failed; returns when the index is valid.
+void check_index_first(const ndarray& a, const std::vector<IndexItem>& idx) {
+  for (const IndexItem& it : idx)
+    if (it.kind == IndexItem::Kind::Array && it.array.is_traced()) return;
+  tracer::Suspend untraced;
+  (void)index(npc::empty(a.shape(), DType::Bool), idx);
+}
+
 void setitem(py::object self, py::handle key, py::handle value) {
   PyArray* ap = array_ptr(self);
   auto& a = ap ? *ap : self.cast<PyArray&>();
@@ -348,6 +367,7 @@ void setitem(py::object self, py::handle key, py::handle value) {
   try {
     val = setitem_value(v, a.dtype(), advanced);
   } catch (py::error_already_set& e) {
+    check_index_first(a, idx);
     // NumPy converts a value array of another kind (strings) element by element while it
     // assigns: an index that selects nothing converts nothing, and only the shapes are
     // checked. Zeros of the value's shape stand in for it then.
@@ -362,6 +382,9 @@ void setitem(py::object self, py::handle key, py::handle value) {
     }
     if (selected.size() != 0) throw;
     val = npc::zeros(v.attr("shape").cast<Shape>(), a.dtype());
+  } catch (const std::exception&) {
+    check_index_first(a, idx);
+    throw;
   }
   index_assign(a, idx, val);
   report_fp("cast");  // a cast in the assignment warns here, not at the next operation

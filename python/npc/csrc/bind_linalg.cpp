@@ -75,33 +75,26 @@ py::object traced_matmul(const ndarray& a, const ndarray& b, const std::string& 
   return wrap(c->new_value(g.prim(OpId::matmul, args, t, std::move(out), params), std::move(hint)));
 }
 
+// The floating-point flags of the product just computed, reported as NumPy names them
+// ("matmul", "dot"), or dropped for `where` "" (Note [product FP errors] in _linalg.py).
+void report_product_flags(const std::string& where) {
+  const int f = take_product_fp_flags();
+  if (!f || where.empty()) return;
+  static py::object* handler = new py::object(py::module_::import("npc._ufunc").attr("_fp_error"));
+  (*handler)(f, where);
+}
+
 // Note [fast products]
 // Loops over rows call products of short vectors and small matrices (`np.dot(A[i, :j],
 // A[j, :j])`, `A[i, :i] @ A[:i, j]`) thousands of times, so the common case skips Python:
 // `a @ b` (the nb_matrix_multiply slot), `npc.dot(a, b)` and `npc.matmul(a, b)` (through
 // their SubclassGuard's fast call, Note [subclass guard] in bind_interop.cpp) with two plain
 // npc arrays of 1 or 2 dimensions, one inexact dtype, matching core dimensions and no other
-// argument run npc::matmul here. The result must be finite: NumPy's products report overflow
-// and invalid values (Note [product FP errors] in python/npc/_linalg.py), so a non-finite
-// result goes back to the general path, which computes and reports them. Anything else
-// (other shapes, dtypes, subclasses, traced arrays, errors) declines: a null result with no
-// Python error set.
-bool all_finite(const ndarray& r) {
-  if (!r.is_c_contiguous()) return false;
-  const int64_t n = r.size() * (is_complex(r.dtype()) ? 2 : 1);
-  if (r.dtype() == DType::Float64 || r.dtype() == DType::Complex128) {
-    const auto* p = reinterpret_cast<const double*>(r.data());
-    for (int64_t i = 0; i < n; ++i)
-      if (!std::isfinite(p[i])) return false;
-    return true;
-  }
-  const auto* p = reinterpret_cast<const float*>(r.data());
-  for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(p[i])) return false;
-  return true;
-}
-
-PyObject* fast_product(PyObject* x, PyObject* y) {
+// argument run npc::matmul (npc::dot) here. A product that raised floating-point flags goes
+// back to the general path, which computes and reports them (Note [product FP errors] in
+// python/npc/_linalg.py). Anything else (other shapes, dtypes, subclasses, traced arrays,
+// errors) declines: a null result with no Python error set.
+PyObject* fast_product(PyObject* x, PyObject* y, bool is_dot = false) {
   if (Py_TYPE(x) != g_array_type || Py_TYPE(y) != g_array_type) return nullptr;
   const PyArray& a = *array_ptr(x);
   const PyArray& b = *array_ptr(y);
@@ -111,17 +104,22 @@ PyObject* fast_product(PyObject* x, PyObject* y) {
   if (a.is_traced() || b.is_traced() || a.ndim() < 1 || a.ndim() > 2 || b.ndim() < 1 || b.ndim() > 2) return nullptr;
   if (a.shape().back() != (b.ndim() == 1 ? b.shape()[0] : b.shape()[0])) return nullptr;
   return guarded([&]() -> PyObject* {
-    ndarray r = matmul(a, b);
-    if (!all_finite(r)) return nullptr;
+    ndarray r = is_dot ? dot(a, b) : matmul(a, b);
+    if (take_product_fp_flags()) return nullptr;
     if (r.ndim() == 0) return numpy_scalar(r.dtype(), r.data()).release().ptr();
     return new_array_object(std::move(r)).release().ptr();
   });
 }
 
 // npc.dot(a, b) and npc.matmul(a, b): two positional arguments, no keywords.
-PyObject* fast_product_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+PyObject* fast_matmul_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   if (nargs != 2 || (kwnames && PyTuple_GET_SIZE(kwnames) > 0)) return nullptr;
   return fast_product(args[0], args[1]);
+}
+
+PyObject* fast_dot_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs != 2 || (kwnames && PyTuple_GET_SIZE(kwnames) > 0)) return nullptr;
+  return fast_product(args[0], args[1], true);
 }
 
 // type(self).<name>(self, other), or NotImplemented when the type has no such method.
@@ -156,7 +154,8 @@ PyObject* nb_matmul(PyObject* x, PyObject* y) {
 }  // namespace
 
 FastCall fast_call_of(const std::string& name) {
-  if (name == "npc.dot" || name == "npc.matmul") return fast_product_call;
+  if (name == "npc.dot") return fast_dot_call;
+  if (name == "npc.matmul") return fast_matmul_call;
   return nullptr;
 }
 
@@ -171,11 +170,12 @@ void bind_linalg(py::module_& m) {
       PyErr_SetString(cls.ptr(), e.what());
     }
   });
-  m.def("_fast_product", [](py::handle a, py::handle b) -> py::object {
-    if (PyObject* r = fast_product(a.ptr(), b.ptr())) return py::reinterpret_steal<py::object>(r);
+  m.def("_fast_product", [](py::handle a, py::handle b, bool is_dot) -> py::object {
+    if (PyObject* r = fast_product(a.ptr(), b.ptr(), is_dot)) return py::reinterpret_steal<py::object>(r);
     if (PyErr_Occurred()) throw py::error_already_set();
     return py::none();
-  }, "a @ b for two plain npc arrays in the common case (Note [fast products]), else None.");
+  }, py::arg("a"), py::arg("b"), py::arg("is_dot") = false,
+     "a @ b (numpy.dot with is_dot) for two plain npc arrays in the common case (Note [fast products]), else None.");
   m.def("_have_blas", &have_blas);
   m.def("_use_numpy_blas", &ops::blas::use_loaded_numpy_blas,
         "Routes npc's BLAS calls to the OpenBLAS NumPy loaded (Note [one BLAS per process]); its path or ''.");
@@ -187,12 +187,22 @@ void bind_linalg(py::module_& m) {
   // for the LAPACK drivers, of a LAPACK dtype (python/npc/linalg chooses it).
   using Fn = py::object (*)(py::args&);
   static const std::unordered_map<std::string, Fn> linalg_ops = {
+      // _linalg("matmul", a, b, where) and _linalg("dot", a, b): the product's floating-point
+      // errors are reported under `where` ("matmul" by default, "" for none).
       {"matmul", +[](py::args& x) -> py::object {
+         const std::string where = x.size() > 3 ? x[3].cast<std::string>() : "matmul";
          if (tracer::current())
-           if (py::object t = traced_matmul(arr(x[1]), arr(x[2]), x.size() > 3 ? x[3].cast<std::string>() : "matmul");
-               !t.is_none())
-             return t;
-         return wrap(matmul(arr(x[1]), arr(x[2])));
+           if (py::object t = traced_matmul(arr(x[1]), arr(x[2]), where); !t.is_none()) return t;
+         ndarray r = matmul(arr(x[1]), arr(x[2]));
+         report_product_flags(where);
+         return wrap(std::move(r));
+       }},
+      {"dot", +[](py::args& x) -> py::object {
+         if (tracer::current())
+           if (py::object t = traced_matmul(arr(x[1]), arr(x[2]), "dot"); !t.is_none()) return t;
+         ndarray r = dot(arr(x[1]), arr(x[2]));
+         report_product_flags("dot");
+         return wrap(std::move(r));
        }},
       {"outer", +[](py::args& x) -> py::object { return wrap(outer(arr(x[1]), arr(x[2]))); }},
       {"broadcast_to",
