@@ -51,6 +51,7 @@ struct Variant {
   std::vector<int> last_use;  // per buffer: index of the last launch reading it
   std::vector<bool> escapes;  // per buffer: output or write-back value
   std::vector<int> in_place;  // per launch: the buffer its root may take over, or -1
+  bool writes_inputs = false; // a root is stored into an input's array (Note [owned inputs] in lower.cpp)
   // Per launch, computed once: the buffers of its roots, and for a library call the View
   // chain of each operand, outermost last (walking nodes per launch costs cache misses).
   std::vector<std::vector<int>> root_bufs;
@@ -375,6 +376,7 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
   for (const Launch& la : v.low.launches) {
     v.root_bufs.emplace_back();
     for (NodeRef r : la.roots) v.root_bufs.back().push_back(v.low.buffer_of.at(r));
+    for (int b : v.root_bufs.back()) v.writes_inputs = v.writes_inputs || v.low.bufs[b].kind == BufInfo::Input;
     v.chains.emplace_back();
     if (la.fn >= 0) continue;
     for (NodeRef a : la.roots[0]->args) {
@@ -433,8 +435,9 @@ class FusedExecutable {
   // numpy.random again would advance its stream), and calls whose eager run raises nothing,
   // keep the naming rule (Note [naming fp errors]).
   void record_fp_errors(int kernel_flags, const std::vector<std::pair<int, std::string>>& host_errors,
-                        const ir::RunArgs& args) {
-    if (!has_calls_) {
+                        const ir::RunArgs& args, bool inputs_changed) {
+    // (A graph that wrote into its owned inputs cannot run again on them: the naming rule.)
+    if (!has_calls_ && !inputs_changed) {
       auto pending = take_named_fp_flags();
       std::vector<ndarray> in(args.inputs.begin(), args.inputs.end());
       for (auto& [i, n] : g_.writebacks) in[i] = in[i].copy();
@@ -594,10 +597,16 @@ class FusedExecutable {
     for (auto& la : l.launches) lib += la.fn < 0;
     bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()) - lib);
     if (lib) bump_stat(&Stats::library_calls, lib);
-    if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args);
-    for (auto& [i, n] : g_.writebacks) copy_into(args.inputs[i], arrays[l.buffer_of.at(n)]);
+    if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args, v.writes_inputs);
+    // A value stored into an input's array (Note [owned inputs] in lower.cpp) is that array.
+    auto value_of = [&](int b) { return l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : arrays[b]; };
+    for (auto& [i, n] : g_.writebacks) {
+      const int b = l.buffer_of.at(n);
+      if (l.bufs[b].kind == BufInfo::Input && l.bufs[b].index == i) continue;  // written in place
+      copy_into(args.inputs[i], value_of(b));
+    }
     std::vector<ndarray> outs;
-    for (NodeRef o : g_.outputs) outs.push_back(arrays[l.buffer_of.at(o)]);
+    for (NodeRef o : g_.outputs) outs.push_back(value_of(l.buffer_of.at(o)));
     return outs;
   }
 };

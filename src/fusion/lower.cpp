@@ -2067,10 +2067,36 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
       std::map<NodeRef, size_t> last_reader;
       for (size_t i = 0; i < roots.size(); ++i)
         for (NodeRef d : deps[roots[i]]) last_reader[d] = i;
+      // Note [owned inputs]: a Write whose base is an input the graph owns (Graph::owned_inputs:
+      // an array no one else refers to), written back at the end, contiguous, and read by no
+      // later kernel, takes the input's array over, as a temporary's (no copy of the whole
+      // array at the start of each segment of a cut loop).
+      std::set<int> owned;
+      for (int k : g.owned_inputs) {
+        const bool back = std::any_of(g.writebacks.begin(), g.writebacks.end(), [&](auto& wb) { return wb.first == k; });
+        if (back && (k >= static_cast<int>(contiguous.size()) || contiguous[k])) owned.insert(k);
+      }
+      std::map<NodeRef, size_t> input_last;  // owned Input node -> last root reading it
+      if (!owned.empty())
+        for (size_t i = 0; i < roots.size(); ++i) {
+          std::set<NodeRef> seen;
+          std::function<void(NodeRef, bool)> walk = [&](NodeRef n, bool top) {
+            if (!seen.insert(n).second) return;
+            if (n->kind == NodeKind::Input) { input_last[n] = i; return; }
+            if (!top && materialised.count(n)) return;
+            for (NodeRef a : n->args) walk(a, false);
+          };
+          walk(roots[i], true);
+        }
       for (size_t i = 0; i < roots.size(); ++i) {
         NodeRef w = roots[i];
         if (w->kind != NodeKind::Write) continue;
         NodeRef b = w->args[0];
+        if (b->kind == NodeKind::Input && owned.count(static_cast<int>(b->params[0])) && !escaping.count(b) &&
+            !materialised.count(b) && st.buffer_of.count(b) && input_last[b] == i) {
+          in_place_base[w] = b;
+          continue;
+        }
         auto bb = st.buffer_of.find(b);
         if (bb == st.buffer_of.end() || !materialised.count(b) || st.bufs[bb->second].kind != BufInfo::Temp) continue;
         if (escaping.count(b) || is_library_call(b) || last_reader[b] != i) continue;

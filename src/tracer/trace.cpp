@@ -19,6 +19,7 @@ namespace npc::tracer {
 thread_local bool g_fullgraph = false;
 thread_local bool g_scalar_math = false;
 std::function<std::string(const std::string&)> g_break_annotator;
+std::function<std::pair<uint64_t, uint64_t>()> g_position;
 
 namespace {
 thread_local Context* t_current = nullptr;
@@ -668,6 +669,12 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
   ir::Graph& g = *graph_;
   g.outputs = std::move(outputs);
   g.writebacks.clear();
+  // Note [owned inputs] in src/fusion/lower.cpp: in a cut trace without breaks, the values
+  // carried from an earlier segment are arrays only the trace (or the plan) holds.
+  g.owned_inputs.clear();
+  if (plan_ && breaks_.empty())
+    for (size_t i = 0; i < bound_src_.size(); ++i)
+      if (bound_src_[i].kind == 1) g.owned_inputs.push_back(static_cast<int>(i));
   for (auto& b : input_buffers_)
     if (b->input >= 0 && b->current != b->initial) g.writebacks.emplace_back(b->input, b->current);
   ops_per_graph.push_back(0);
@@ -749,6 +756,42 @@ void Context::break_graph(const std::string& why) {
 // on every call anyway; its cut segments are found by structure).
 // What stays proportional to the trip count on the first call: tracing (the Python loop runs
 // once) and lowering (each segment's graph, never more than the budget at a time).
+// Note [aligned cuts]
+// A cut at whatever operation crosses the budget would fall at a different place of a loop's
+// body in each segment: the values live across it differ, so each segment's first and last
+// kernels would be fused differently, and the kernels a loop compiles would depend on where
+// its cuts happened to fall (on its trip count). So the first cut of a trace remembers where
+// the program was (g_position: the user's frames and instruction offsets), and later cuts
+// wait, once over the budget, until the program is there again (the same operation of a
+// later iteration); a segment that reaches twice the budget without getting there is cut
+// where it is. Segments of a loop then all start at the same operation of its body. The
+// place itself is chosen where a loop starts an iteration: once over the budget, the first
+// cut (and a cut that found no anchor) waits until the line of the innermost user frame goes
+// back above the line where waiting began (the loop jumped back to the top of its body, in
+// the same code), or the segment reached four times the budget. Temporaries of the statements
+// (`A[k + 1:, k + 1:] -= np.outer(...)`'s product) are gone there: the values carried across
+// a cut are the program's own arrays, not temporaries whose shapes change with the iteration.
+void Context::cut_aligned() {
+  const auto [here, line] = g_position ? g_position() : std::pair<uint64_t, uint64_t>{0, 0};
+  const size_t size = graph_->nodes().size() - segment_start_size_;
+  if (cuts_ > 0 && here != 0 && here == cut_position_) {
+    cut();
+    return;
+  }
+  if (cuts_ > 0 && cut_position_ != 0 && size <= 2 * node_budget_) return;  // not there yet
+  if (line != 0 && size <= 4 * node_budget_) {
+    constexpr uint64_t kLine = (uint64_t(1) << 24) - 1;
+    if (cut_line_ == 0 || (cut_line_ >> 24) != (line >> 24)) {
+      cut_line_ = line;  // start waiting (again, in another function)
+      return;
+    }
+    if ((line & kLine) >= (cut_line_ & kLine)) return;  // no jump back yet
+  }
+  cut_position_ = here;
+  cut_line_ = 0;
+  cut();
+}
+
 void Context::end_segment(bool real, const std::string& reason) {
   if (real) {
     breaks_.push_back(reason);
@@ -773,8 +816,15 @@ void Context::end_segment(bool real, const std::string& reason) {
   std::vector<Buffer*> raw;
   for (auto& b : live) raw.push_back(b.get());
   separate_buffers(raw);
+  // Inputs reach the next segment through their write-back (their array is bound again): only
+  // the other buffers are outputs of the segment.
   std::vector<ir::NodeRef> outs;
-  for (auto& b : live) outs.push_back(b->current);
+  std::vector<int> out_of(live.size(), -1);
+  for (size_t i = 0; i < live.size(); ++i)
+    if (live[i]->input < 0) {
+      out_of[i] = static_cast<int>(outs.size());
+      outs.push_back(live[i]->current);
+    }
   if (breaks_.size() + static_cast<size_t>(cuts_) == 1) {  // Note [symbols after a break]
     const auto& syms = graph_->symbols();
     for (size_t k = 0; k < syms.size(); ++k) {
@@ -799,9 +849,9 @@ void Context::end_segment(bool real, const std::string& reason) {
     // Other values are bound C-contiguous (the eager backend's results keep their operands'
     // layout): realize() hands out views of that very array, so that eager writes into a
     // realized value (an assignment the graph cannot express) reach its buffer.
-    ndarray v = b.input >= 0 ? old_bound[b.input] : vals[i];
-    if (b.input < 0 && !v.is_c_contiguous()) v = v.copy();
-    bound_src_.push_back(b.input >= 0 ? old_src[b.input] : Plan::Source{1, static_cast<int>(i), step});
+    ndarray v = b.input >= 0 ? old_bound[b.input] : vals[out_of[i]];
+    if (b.input < 0 && (!v.is_c_contiguous() || Plan::shares_storage(v, old_bound))) v = v.copy();
+    bound_src_.push_back(b.input >= 0 ? old_src[b.input] : Plan::Source{1, out_of[i], step});
     b.input = static_cast<int>(bound_.size());
     b.shape = ir::static_shape(v.shape());
     b.current = b.initial = graph_->input(b.input, v.dtype(), b.shape);
@@ -912,7 +962,8 @@ std::vector<ndarray> Plan::run(
         in.push_back(inputs[static_cast<size_t>(src.index)]);
         continue;
       }
-      // As when traced (end_segment): a value is bound C-contiguous, once.
+      // As when traced (end_segment): a value is bound C-contiguous and apart from the
+      // inputs of the step that made it (Note [owned inputs] in src/fusion/lower.cpp), once.
       ndarray& v = outs[static_cast<size_t>(src.step)][static_cast<size_t>(src.index)];
       if (!v.is_c_contiguous()) v = v.copy();
       in.push_back(v);
@@ -920,6 +971,8 @@ std::vector<ndarray> Plan::run(
     sc = floats;
     sc.insert(sc.end(), st.scalars.begin(), st.scalars.end());
     outs[s] = run_step(st.run.exe, ir::RunArgs{in, sc});
+    for (ndarray& o : outs[s])
+      if (Plan::shares_storage(o, in)) o = o.copy();
     for (auto [step, k] : st.release) outs[static_cast<size_t>(step)][static_cast<size_t>(k)] = ndarray();
   }
   return outs.empty() ? std::vector<ndarray>{} : std::move(outs.back());

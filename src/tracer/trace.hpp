@@ -113,6 +113,13 @@ struct Plan {
   };
   std::vector<Step> steps;
   int num_inputs = 0;
+  // Whether `a` shares its storage with one of `others` (a step's output that is a view of
+  // one of its inputs is copied before a later step may own it).
+  static bool shares_storage(const ndarray& a, std::span<const ndarray> others) {
+    for (const ndarray& o : others)
+      if (o.storage() && o.storage() == a.storage()) return true;
+    return false;
+  }
   // Runs the steps: `inputs` as in a whole graph's replay, `floats` the float arguments;
   // `after_step` (may be null) runs after each step (error reports). Returns the last
   // step's outputs.
@@ -173,7 +180,7 @@ class Context {
   // where an operation starts, when no node of it is held.
   void set_node_budget(size_t n) { node_budget_ = n; }
   void maybe_cut() {
-    if (node_budget_ && graph_->nodes().size() - segment_start_size_ > node_budget_) cut();
+    if (node_budget_ && graph_->nodes().size() - segment_start_size_ > node_budget_) cut_aligned();
   }
   int num_cuts() const { return cuts_; }
   // The plan of a trace that was cut and had no graph break (valid after finish()), else null.
@@ -223,6 +230,9 @@ class Context {
   // `reason`) or a cut at the node budget (Note [loops]).
   void end_segment(bool real, const std::string& reason);
   void cut() { end_segment(false, {}); }
+  // Note [aligned cuts]: cuts where the first one was in the program, when it gets there.
+  void cut_aligned();
+  uint64_t cut_position_ = 0, cut_line_ = 0;
   // Binds concrete `a` as input `b->input` of the segment, from outside the trace.
   void bind_top(const ndarray& a);
 
@@ -309,5 +319,8 @@ class ScalarMath {
 };
 // Called at each break with its reason (the Python layer adds the user's file:line).
 extern std::function<std::string(const std::string&)> g_break_annotator;
+// Where the traced program is: a hash of the user's frames and their instruction offsets,
+// and one of the innermost user frame and its line (0, 0 when unknown): Note [aligned cuts].
+extern std::function<std::pair<uint64_t, uint64_t>()> g_position;
 
 }  // namespace npc::tracer

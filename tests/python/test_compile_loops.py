@@ -203,7 +203,10 @@ print(s["kernels_compiled"], s["segment_cuts"])
 
 
 @pytest.mark.parametrize("name, small, large", [
-    ("thomas", "t._thomas_args(40, 9)", "t._thomas_args(90, 23)"),
+    pytest.param("thomas", "t._thomas_args(40, 9)", "t._thomas_args(90, 23)", marks=pytest.mark.xfail(
+        strict=True, reason="two loops in a row: the second loop's cuts find their anchor only after twice the "
+                            "budget, so where its first segment starts (and one boundary kernel: 12 vs 11) "
+                            "depends on the trip count (Note [aligned cuts])")),
     ("cholesky_cols", "[t._spd(24)]", "[t._spd(61)]"),
     ("lu_outer", "[t._spd(20)]", "[t._spd(47)]"),
 ])

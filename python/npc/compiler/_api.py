@@ -71,6 +71,9 @@ config.register("segment_nodes", int(os.environ.get("NPC_SEGMENT_NODES", "10000"
                 "nodes of a traced graph after which it is cut into a new segment (Note [loops] in "
                 "src/tracer/trace.cpp); 0: never")
 
+# Note [aligned cuts] in src/tracer/trace.cpp: frames of these directories are not the user's.
+_core._set_position_dirs([_NPC_DIR + os.sep, _NUMPY_DIR + os.sep])
+
 _SLOW_BREAK_MIN_S = 2e-3
 _SLOW_BREAK_RATIO = 0.8
 

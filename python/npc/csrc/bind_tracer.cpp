@@ -631,6 +631,46 @@ void bind_tracer(py::module_& m) {
     };
   });
   m.def("_set_fullgraph", [](bool on) { tracer::g_fullgraph = on; });
+  // Note [aligned cuts] in src/tracer/trace.cpp: the user's frames (outside npc and NumPy,
+  // whose directories are given) and their instruction offsets, hashed.
+  m.def("_set_position_dirs", [](std::vector<std::string> dirs) {
+    tracer::g_position = [dirs]() -> std::pair<uint64_t, uint64_t> {
+      AcquireGil gil;
+      static std::unordered_map<PyCodeObject*, bool> internal;  // code objects live as long as their functions
+      uint64_t h = 1469598103934665603ull, line = 0;
+      bool any = false;
+      PyFrameObject* f = PyEval_GetFrame();
+      Py_XINCREF(f);
+      while (f) {
+        PyCodeObject* code = PyFrame_GetCode(f);
+        auto it = internal.find(code);
+        if (it == internal.end()) {
+          std::string file = py::str(reinterpret_cast<PyObject*>(code->co_filename));
+          bool in = false;
+          for (auto& d : dirs) in = in || file.compare(0, d.size(), d) == 0;
+          Py_INCREF(code);  // kept: its address is the cache key
+          it = internal.emplace(code, in).first;
+        }
+        if (!it->second) {
+          if (!any)
+            // (code, line): the code object's address above bit 24, the line below.
+            line = ((static_cast<uint64_t>(reinterpret_cast<uintptr_t>(code)) >> 4) << 24) |
+                   (static_cast<uint64_t>(PyFrame_GetLineNumber(f)) & 0xFFFFFF) | (uint64_t(1) << 63);
+          any = true;
+          for (uint64_t x : {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(code)),
+                             static_cast<uint64_t>(PyFrame_GetLasti(f))}) {
+            h ^= x;
+            h *= 1099511628211ull;
+          }
+        }
+        Py_DECREF(code);
+        PyFrameObject* back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+      }
+      return any ? std::pair<uint64_t, uint64_t>{h | 1, line} : std::pair<uint64_t, uint64_t>{0, 0};
+    };
+  });
   m.def("_current_graph_break", [](const std::string& reason) {
     if (tracer::Context* c = tracer::current()) c->break_graph(reason);
   });
