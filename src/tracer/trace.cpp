@@ -816,12 +816,13 @@ void Context::end_segment(bool real, const std::string& reason) {
   std::vector<Buffer*> raw;
   for (auto& b : live) raw.push_back(b.get());
   separate_buffers(raw);
-  // Inputs reach the next segment through their write-back (their array is bound again): only
-  // the other buffers are outputs of the segment.
+  // Inputs reach the next segment through their write-back (their array is bound again): at a
+  // cut only the other buffers are outputs of the segment (a break lists them all, as
+  // explain shows them).
   std::vector<ir::NodeRef> outs;
   std::vector<int> out_of(live.size(), -1);
   for (size_t i = 0; i < live.size(); ++i)
-    if (live[i]->input < 0) {
+    if (live[i]->input < 0 || real) {
       out_of[i] = static_cast<int>(outs.size());
       outs.push_back(live[i]->current);
     }
