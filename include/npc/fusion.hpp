@@ -44,6 +44,7 @@ Config current_config();
 struct Stats {
   int64_t graphs = 0;          ///< graphs lowered
   int64_t kernels = 0;         ///< loop nests generated (after merging identical ones)
+  int64_t distinct_kernels = 0;///< kernel texts lowered that no graph had since reset_distinct_kernels()
   int64_t compiles = 0;        ///< C++ compiler invocations
   int64_t disk_hits = 0;       ///< shared objects loaded from the disk cache
   int64_t memory_hits = 0;     ///< shared objects reused in this process
@@ -58,6 +59,9 @@ struct Stats {
 };
 Stats stats();
 void reset_stats();
+/// Starts a new count of Stats::distinct_kernels (npc.compiler.reset()): kernel texts lowered
+/// before count again when a graph lowers them.
+void reset_distinct_kernels();
 
 /// A loaded shared object of generated code.
 class Module {

@@ -280,7 +280,14 @@ def inner(a, b, /):
 def outer(a, b, out=None):
     """Outer product of the flattened inputs (numpy.outer): shape ``(a.size, b.size)``,
     dtype ``promote_types`` (bool: logical and)."""
-    return _result(_core._linalg("outer", _arr(a), _arr(b)), out)
+    a, b = _arr(a), _arr(b)
+    if _core._is_tracing() and (_core._is_traced(a) or _core._is_traced(b)):
+        # Inside npc.compile: NumPy's own definition, multiply(a.ravel()[:, None],
+        # b.ravel()[None, :], out), recorded as graph nodes (the eager product would be a
+        # graph break per call: a loop of rank-1 updates, Note [loops] in src/tracer/trace.cpp).
+        import npc
+        return npc.multiply(a.ravel()[:, None], b.ravel()[None, :], out=out)
+    return _result(_core._linalg("outer", a, b), out)
 
 
 def _tensordot(a, b, axes):

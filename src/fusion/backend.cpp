@@ -46,11 +46,12 @@ struct Variant {
   bool eager = false;  // codegen failed: run the interpreter
   std::string error;
   Lowered low;
-  std::shared_ptr<Module> mod;
+  std::vector<std::shared_ptr<Module>> mods;  // the modules holding fns
   std::vector<KernelFn> fns;
   std::vector<int> last_use;  // per buffer: index of the last launch reading it
   std::vector<bool> escapes;  // per buffer: output or write-back value
   std::vector<int> in_place;  // per launch: the buffer its root may take over, or -1
+  bool writes_inputs = false; // a root is stored into an input's array (Note [owned inputs] in lower.cpp)
   // Per launch, computed once: the buffers of its roots, and for a library call the View
   // chain of each operand, outermost last (walking nodes per launch costs cache misses).
   std::vector<std::vector<int>> root_bufs;
@@ -247,20 +248,83 @@ void write_debug(const ir::Graph& g, const Lowered& l, const std::string& src, c
   }
 }
 
+// Note [kernels across graphs]
+// Kernels are generic (Note [generic kernels] in kernel_params.cpp): the segments of a long
+// traced loop (Note [loops] in src/tracer/trace.cpp) and the graphs of other functions hold
+// many kernels of equal text, in different combinations. Each kernel text is compiled once
+// per process: a graph's translation unit holds only the kernels no earlier graph compiled
+// (named by a hash of their text), and the functions are shared from then on. So compile
+// time grows with the number of distinct kernels, not with the number of graphs or segments;
+// a process that runs the same graphs in the same order asks the disk cache for the same units.
+struct CompiledKernel {
+  std::shared_ptr<Module> mod;
+  KernelFn fn = nullptr;
+};
+std::mutex g_kernels_mu;
+std::map<std::string, CompiledKernel> g_kernels;  // compiler and flags + kernel text -> function
+std::set<std::string> g_counted;  // kernel texts counted in Stats::distinct_kernels
+
+std::string kernel_name(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) { h ^= c; h *= 1099511628211ull; }
+  char b[32];
+  std::snprintf(b, sizeof b, "npc_k%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
+// The functions of `l`'s kernels, compiling those not compiled yet in one translation unit.
+void compile_kernels(const Lowered& l, Variant& v) {
+  const Config cfg = config();
+  const std::string prefix = cfg.cxx + "\n" + cfg.flags + "\n";
+  std::vector<size_t> missing;
+  int64_t fresh = 0;
+  {
+    std::lock_guard<std::mutex> lk(g_kernels_mu);
+    std::set<std::string> seen;
+    for (size_t i = 0; i < l.kernel_text.size(); ++i) {
+      if (!g_kernels.count(prefix + l.kernel_text[i]) && seen.insert(l.kernel_text[i]).second) missing.push_back(i);
+      fresh += g_counted.insert(l.kernel_text[i]).second;
+    }
+  }
+  bump_stat(&Stats::distinct_kernels, fresh);
+  if (!missing.empty()) {
+    std::string src = cpp_prelude();
+    src += "#include <algorithm>\n#include <limits>\n\n";
+    std::vector<std::string> names;
+    for (size_t i : missing) {
+      std::string text = l.kernel_text[i];
+      names.push_back(kernel_name(text));
+      text.replace(text.find("@NAME@"), 6, names.back());
+      src += text + "\n";
+    }
+    if (cfg.output_code) std::cerr << "[npc output_code] " << missing.size() << " new kernels:\n" << src << std::endl;
+    std::shared_ptr<Module> mod = jit(src);
+    std::vector<KernelFn> fns;
+    for (auto& n : names) fns.push_back(reinterpret_cast<KernelFn>(mod->symbol(n)));
+    std::lock_guard<std::mutex> lk(g_kernels_mu);
+    for (size_t k = 0; k < missing.size(); ++k) g_kernels.emplace(prefix + l.kernel_text[missing[k]], CompiledKernel{mod, fns[k]});
+  }
+  std::lock_guard<std::mutex> lk(g_kernels_mu);
+  std::set<const Module*> held;
+  for (const std::string& text : l.kernel_text) {
+    const CompiledKernel& c = g_kernels.at(prefix + text);
+    v.fns.push_back(c.fn);
+    if (held.insert(c.mod.get()).second) v.mods.push_back(c.mod);
+  }
+}
+
 Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
   current_config();
   Variant v;
   v.low = lower(g, contiguous);
   std::string tag = std::to_string(g.structural_hash() % 1000000007ull) + "_" + std::to_string(g_tag++);
-  std::vector<std::string> names;
-  // Kernel names do not depend on the tag, so identical graphs share one cache entry.
-  std::string src = translation_unit(v.low, names, "g");
-  if (config().output_code) std::cerr << "[npc output_code] graph with " << v.low.launches.size() << " launches:\n" << src << std::endl;
-  if (config().debug) write_debug(g, v.low, src, tag);
+  if (config().debug) {
+    std::vector<std::string> names;
+    write_debug(g, v.low, translation_unit(v.low, names, "g"), tag);
+  }
   bump_stat(&Stats::graphs, 1);
   bump_stat(&Stats::kernels, static_cast<int64_t>(v.low.kernels.size()));
-  if (!names.empty()) v.mod = jit(src);  // a graph of library calls only compiles nothing
-  for (auto& n : names) v.fns.push_back(reinterpret_cast<KernelFn>(v.mod->symbol(n)));
+  compile_kernels(v.low, v);  // Note [kernels across graphs]; a graph of library calls only compiles nothing
   v.last_use.assign(v.low.bufs.size(), -1);
   v.escapes.assign(v.low.bufs.size(), false);
   for (size_t i = 0; i < v.low.launches.size(); ++i)
@@ -274,6 +338,7 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
   for (const Launch& la : v.low.launches) {
     v.root_bufs.emplace_back();
     for (NodeRef r : la.roots) v.root_bufs.back().push_back(v.low.buffer_of.at(r));
+    for (int b : v.root_bufs.back()) v.writes_inputs = v.writes_inputs || v.low.bufs[b].kind == BufInfo::Input;
     v.chains.emplace_back();
     if (la.fn >= 0) continue;
     for (NodeRef a : la.roots[0]->args) {
@@ -334,8 +399,9 @@ class FusedExecutable {
   // nothing is reported. Graphs with host calls (running numpy.random again would advance
   // its stream) keep the naming rule (Note [naming fp errors]).
   void record_fp_errors(int kernel_flags, const std::vector<std::pair<int, std::string>>& host_errors,
-                        const ir::RunArgs& args) {
-    if (!has_calls_) {
+                        const ir::RunArgs& args, bool inputs_changed) {
+    // (A graph that wrote into its owned inputs cannot run again on them: the naming rule.)
+    if (!has_calls_ && !inputs_changed) {
       auto pending = take_named_fp_flags();
       std::vector<ndarray> in(args.inputs.begin(), args.inputs.end());
       for (auto& [i, n] : g_.writebacks) in[i] = in[i].copy();
@@ -495,15 +561,31 @@ class FusedExecutable {
     for (auto& la : l.launches) lib += la.fn < 0;
     bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()) - lib);
     if (lib) bump_stat(&Stats::library_calls, lib);
-    if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args);
-    for (auto& [i, n] : g_.writebacks) copy_into(args.inputs[i], arrays[l.buffer_of.at(n)]);
+    if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args, v.writes_inputs);
+    // A value stored into an input's array (Note [owned inputs] in lower.cpp) is that array.
+    auto value_of = [&](int b) { return l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : arrays[b]; };
+    for (auto& [i, n] : g_.writebacks) {
+      const int b = l.buffer_of.at(n);
+      if (l.bufs[b].kind == BufInfo::Input && l.bufs[b].index == i) continue;  // written in place
+      copy_into(args.inputs[i], value_of(b));
+    }
     std::vector<ndarray> outs;
-    for (NodeRef o : g_.outputs) outs.push_back(arrays[l.buffer_of.at(o)]);
+    for (NodeRef o : g_.outputs) outs.push_back(value_of(l.buffer_of.at(o)));
     return outs;
   }
 };
 
 }  // namespace
+
+void forget_kernels() {
+  std::lock_guard<std::mutex> lk(g_kernels_mu);
+  g_kernels.clear();
+}
+
+void reset_distinct_kernels() {
+  std::lock_guard<std::mutex> lk(g_kernels_mu);
+  g_counted.clear();
+}
 
 std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunArgs& args, bool report) {
   take_fp_errors();  // stale flags of earlier eager calls are not this graph's

@@ -821,7 +821,10 @@ std::shared_ptr<Module> jit(const std::string& source) {
   return finish(h, installed, false);
 }
 
+void forget_kernels();  // backend.cpp (Note [kernels across graphs])
+
 int64_t clear_cache() {
+  forget_kernels();
   int64_t n = 0;
   const Config cfg = current_config();
   if (!cfg.cache_dir.empty()) {

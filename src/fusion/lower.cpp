@@ -42,6 +42,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -2072,15 +2073,46 @@ NodeRef library_operand_base(NodeRef a) {
 // at the element being stored (each element is read before it is overwritten, and no other
 // element reads it), or when the region is one element stored by the box nest alone (the
 // value is computed before the single store). Anything else gets a buffer of its own.
+// Note [disjoint in-place loads]: the elements index `l` can reach, from the static bounds
+// of the loops around it ([lo, hi) of each loop variable); nullopt when an atom is not such a
+// loop variable (a size, a stride, a loaded index) or a loop may be empty.
+std::optional<std::pair<int64_t, int64_t>> index_range(const Lin& l,
+                                                       const std::map<std::string, std::pair<int64_t, int64_t>>& bounds) {
+  int64_t lo = l.c, hi = l.c;
+  for (auto& [a, coef] : l.t) {
+    auto it = bounds.find(a);
+    if (it == bounds.end() || it->second.second <= it->second.first) return std::nullopt;
+    const int64_t x = coef * it->second.first, y = coef * (it->second.second - 1);
+    lo += std::min(x, y);
+    hi += std::max(x, y);
+  }
+  return std::make_pair(lo, hi);
+}
+
 bool in_place_safe(const Kernel& k, const Emitter& em, NodeRef w) {
   std::vector<std::string> stores, loads;
+  // Note [disjoint in-place loads]: a load of the stored buffer whose elements cannot meet
+  // the stored region (row i - 1 of a buffer whose row i is written: `cp[i] = c[i] / (b[i] -
+  // a[i] * cp[i - 1])`) reads values the kernel never overwrites, so it does not prevent
+  // the write from taking the buffer over.
+  std::vector<std::pair<std::string, std::optional<std::pair<int64_t, int64_t>>>> ranged_loads;
+  std::optional<std::pair<int64_t, int64_t>> store_range;
+  std::map<std::string, std::pair<int64_t, int64_t>> bounds;
   std::function<void(const Block&)> walk = [&](const Block& b) {
     for (const Stmt& s : b) {
-      if (s.k == Stmt::K::Store && k.bufs.at(s.buf).written) stores.push_back(std::to_string(s.buf) + ":" + s.index.str());
-      if ((s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::Assign) && s.expr.k == Expr::K::Load)
+      if (s.k == Stmt::K::Store && k.bufs.at(s.buf).written) {
+        stores.push_back(std::to_string(s.buf) + ":" + s.index.str());
+        store_range = index_range(s.index, bounds);
+      }
+      if ((s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::Assign) && s.expr.k == Expr::K::Load) {
         loads.push_back(std::to_string(s.expr.buf) + ":" + s.expr.index.str());
+        ranged_loads.emplace_back(loads.back(), index_range(s.expr.index, bounds));
+      }
+      const bool loop = s.k == Stmt::K::For && s.lo.is_const() && s.hi.is_const() && s.step == 1;
+      if (loop) bounds[s.var] = {s.lo.c, s.hi.c};
       walk(s.body);
       walk(s.orelse);
+      if (loop) bounds.erase(s.var);
     }
   };
   walk(k.body);
@@ -2092,8 +2124,10 @@ bool in_place_safe(const Kernel& k, const Emitter& em, NodeRef w) {
   if (em.box_in_place() && region == 1) return true;
   if (stores.size() != 1) return false;
   const std::string buf = stores[0].substr(0, stores[0].find(':') + 1);
-  for (auto& l : loads)
-    if (l.compare(0, buf.size(), buf) == 0 && l != stores[0]) return false;
+  for (auto& [l, range] : ranged_loads)
+    if (l.compare(0, buf.size(), buf) == 0 && l != stores[0] &&
+        !(range && store_range && (range->second < store_range->first || store_range->second < range->first)))
+      return false;
   return true;
 }
 
@@ -2218,10 +2252,36 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
       std::map<NodeRef, size_t> last_reader;
       for (size_t i = 0; i < roots.size(); ++i)
         for (NodeRef d : deps[roots[i]]) last_reader[d] = i;
+      // Note [owned inputs]: a Write whose base is an input the graph owns (Graph::owned_inputs:
+      // an array no one else refers to), written back at the end, contiguous, and read by no
+      // later kernel, takes the input's array over, as a temporary's (no copy of the whole
+      // array at the start of each segment of a cut loop).
+      std::set<int> owned;
+      for (int k : g.owned_inputs) {
+        const bool back = std::any_of(g.writebacks.begin(), g.writebacks.end(), [&](auto& wb) { return wb.first == k; });
+        if (back && (k >= static_cast<int>(contiguous.size()) || contiguous[k])) owned.insert(k);
+      }
+      std::map<NodeRef, size_t> input_last;  // owned Input node -> last root reading it
+      if (!owned.empty())
+        for (size_t i = 0; i < roots.size(); ++i) {
+          std::set<NodeRef> seen;
+          std::function<void(NodeRef, bool)> walk = [&](NodeRef n, bool top) {
+            if (!seen.insert(n).second) return;
+            if (n->kind == NodeKind::Input) { input_last[n] = i; return; }
+            if (!top && materialised.count(n)) return;
+            for (NodeRef a : n->args) walk(a, false);
+          };
+          walk(roots[i], true);
+        }
       for (size_t i = 0; i < roots.size(); ++i) {
         NodeRef w = roots[i];
         if (w->kind != NodeKind::Write) continue;
         NodeRef b = w->args[0];
+        if (b->kind == NodeKind::Input && owned.count(static_cast<int>(b->params[0])) && !escaping.count(b) &&
+            !materialised.count(b) && st.buffer_of.count(b) && input_last[b] == i) {
+          in_place_base[w] = b;
+          continue;
+        }
         auto bb = st.buffer_of.find(b);
         if (bb == st.buffer_of.end() || !materialised.count(b) || st.bufs[bb->second].kind != BufInfo::Temp) continue;
         if (escaping.count(b) || is_library_call(b) || last_reader[b] != i) continue;

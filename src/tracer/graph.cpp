@@ -441,6 +441,7 @@ size_t Graph::structural_hash() const {
   for (auto& [i, n] : writebacks) { hash_mix(h, static_cast<uint64_t>(i)); hash_mix(h, n->id); }
   for (auto& s : symbols_) { hash_mix(h, static_cast<uint64_t>(s.input)); hash_mix(h, static_cast<uint64_t>(s.axis)); }
   for (auto& c : index_checks) { hash_mix(h, static_cast<uint64_t>(c.input)); hash_mix(h, static_cast<uint64_t>(c.extent)); }
+  for (int i : owned_inputs) hash_mix(h, static_cast<uint64_t>(i) + 0x9e37u);
   return h;
 }
 
@@ -507,6 +508,7 @@ std::string Graph::str() const {
        << ")\n";
   for (auto& c : index_checks)
     os << "# check input[" << c.input << "] in [-" << c.extent << ", " << c.extent << ") (axis " << c.axis << ")\n";
+  for (int i : owned_inputs) os << "# owned input[" << i << "]\n";
   for (NodeRef n : order_) os << node_str(*this, n) << "\n";
   for (auto& [i, n] : writebacks) os << "writeback input[" << i << "] <- %" << n->id << "\n";
   os << "return";
@@ -660,6 +662,7 @@ template <class Keep> Graph Graph::copy_kept(const Keep& keep, std::vector<NodeR
   r.num_scalars_ = num_scalars_;
   r.calls = calls;
   r.index_checks = index_checks;
+  r.owned_inputs = owned_inputs;
   map.assign(order_.size(), nullptr);
   for (NodeRef n : order_) {
     if (!keep[n->id]) continue;

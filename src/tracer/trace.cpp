@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <map>
+#include <utility>
 #include <unordered_set>
 
 #include "npc/creation.hpp"
@@ -17,6 +19,7 @@ namespace npc::tracer {
 thread_local bool g_fullgraph = false;
 thread_local bool g_scalar_math = false;
 std::function<std::string(const std::string&)> g_break_annotator;
+std::function<std::pair<uint64_t, uint64_t>()> g_position;
 
 namespace {
 thread_local Context* t_current = nullptr;
@@ -81,7 +84,7 @@ std::shared_ptr<Buffer> Context::buffer_for_input(const ndarray& a, ir::SymShape
   b->shape = shape;
   b->hint = a.shape();
   b->current = b->initial = graph_->input(b->input, a.dtype(), std::move(shape));
-  bound_.push_back(a);
+  bind_top(a);
   input_buffers_.push_back(b);
   all_buffers_.push_back(b);
   bound_by_key_[key] = b;
@@ -337,7 +340,7 @@ ir::NodeRef Context::node_of(const ndarray& a) {
     b->shape = ir::static_shape(snap.shape());
     b->hint = snap.shape();
     b->current = b->initial = graph_->input(b->input, snap.dtype(), b->shape);
-    bound_.push_back(snap);
+    bind_top(snap);
     input_buffers_.push_back(b);
     all_buffers_.push_back(b);
     return b->current;
@@ -425,7 +428,11 @@ ir::NodeRef Context::node_of_operand(const ndarray& a, bool weak) {
 // array stays a Const (index_operand). Bools stay Consts (two values at most). Before the
 // first break, numbers come from guarded values and stay Consts.
 ir::NodeRef Context::concrete_value(const Scalar& v) {
-  if (breaks_.empty() || kind(v.dtype) == Kind::Bool || kind(v.dtype) == Kind::Complex) return constant(v);
+  // After a cut (Note [loops]) too: the value is a guarded one, the same on every replay of
+  // the plan, but as a Scalar node it leaves the segment's structure alone.
+  if ((breaks_.empty() && cuts_ == 0) || kind(v.dtype) == Kind::Bool || kind(v.dtype) == Kind::Complex)
+    return constant(v);
+  if (!sentinels_.empty() && marked(v)) throw StaticScalar("a value computed from a float argument reached the graph");
   const int k = static_cast<int>(scalar_values.size() + segment_scalars_.size());
   segment_scalars_.push_back(v);
   return graph_->scalar(k, v.dtype);
@@ -662,6 +669,12 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
   ir::Graph& g = *graph_;
   g.outputs = std::move(outputs);
   g.writebacks.clear();
+  // Note [owned inputs] in src/fusion/lower.cpp: in a cut trace without breaks, the values
+  // carried from an earlier segment are arrays only the trace (or the plan) holds.
+  g.owned_inputs.clear();
+  if (plan_ && breaks_.empty())
+    for (size_t i = 0; i < bound_src_.size(); ++i)
+      if (bound_src_[i].kind == 1) g.owned_inputs.push_back(static_cast<int>(i));
   for (auto& b : input_buffers_)
     if (b->input >= 0 && b->current != b->initial) g.writebacks.emplace_back(b->input, b->current);
   ops_per_graph.push_back(0);
@@ -677,13 +690,31 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
   for (double v : scalar_values) scalars.push_back(Scalar::from_double(v));
   scalars.insert(scalars.end(), segment_scalars_.begin(), segment_scalars_.end());  // Note [values after a break]
   std::vector<ndarray> out;
+  const bool reusable = !breaks_.empty() || cuts_ > 0;
+  // Note [loops]: the segments of a cut trace without breaks are the steps of its plan.
+  const bool step = plan_ && breaks_.empty() && cuts_ > 0;
+  SegmentRun keep;
   {
     Suspend s;
-    if (runner) out = runner(pruned, bound_, scalars, !breaks_.empty());
-    else out = ir::interpret(pruned, ir::RunArgs{bound_, scalars});
+    if (runner) {
+      out = runner(pruned, bound_, scalars, reusable, step ? &keep : nullptr);
+    } else if (step) {
+      auto g = std::make_shared<ir::Graph>(std::move(pruned));
+      keep = {g, [g](const ir::RunArgs& a) { return ir::interpret(*g, a); }};
+      out = keep.exe(ir::RunArgs{bound_, scalars});
+    } else {
+      out = ir::interpret(pruned, ir::RunArgs{bound_, scalars});
+    }
   }
+  if (step) plan_->steps.push_back({std::move(keep), bound_src_, segment_scalars_, {}});
   *graph_ = std::move(pruned);
   return out;
+}
+
+void Context::bind_top(const ndarray& a) {
+  bound_.push_back(a);
+  top_.push_back(a);
+  bound_src_.push_back({0, static_cast<int>(top_.size()) - 1, -1});
 }
 
 void Context::break_graph(const std::string& why) {
@@ -693,7 +724,81 @@ void Context::break_graph(const std::string& why) {
   if (!sentinels_.empty()) throw StaticScalar("a graph break with runtime scalars");
   std::string reason = g_break_annotator ? g_break_annotator(why) : why;
   if (g_fullgraph) throw GraphBreak(reason);
-  breaks_.push_back(reason);
+  end_segment(true, reason);
+}
+
+// Note [loops]
+// Tracing unrolls Python loops: `for i in range(n): A[i, :i] -= ...` records every iteration,
+// so a row loop is a graph of many thousands of nodes, and lowering and compiling one graph
+// grows faster than its size. So a trace is cut into segments: when a segment holds more than
+// a node budget (npc.config.segment_nodes, NPC_SEGMENT_NODES, 10000 by default), the next
+// operation that starts (a hook calls maybe_cut() before it records anything) ends it as a
+// graph break would, except that nothing is realized for the Python: the pending segment
+// runs, the buffers live at the cut become inputs of the next segment, and tracing goes on.
+// A cut is no graph break: the trace keeps its runtime float arguments, fullgraph does not
+// raise, bool Consts and the rest of the semantics of one graph stay. What differs:
+// - numbers that reach a later segment as values are its runtime Scalar nodes (as after a
+//   break, Note [values after a break]), with the values they had while tracing: before any
+//   break they come from guarded values, so they are the same on every call;
+// - the symbolic sizes of the trace are specialised to the sizes seen (Note [symbols after a
+//   break]): a cut trace is reused for those sizes only (other sizes trace again);
+// - segments are looked up by structure like those of functions with breaks (Note [segment
+//   cache] in bind_tracer.cpp), and the fused backend compiles each distinct kernel once per
+//   process whatever graph it comes from (Note [kernels across graphs] in
+//   src/fusion/backend.cpp; kernels are generic over slice offsets and extents, Note [generic
+//   kernels] in src/fusion/kernel_params.cpp), so the C++ a loop compiles grows with the
+//   number of distinct kernels, not with the number of iterations or segments.
+// A trace that was cut but had no graph break is recorded as a Plan: the segments in order,
+// where each of their inputs comes from (an input of the call, or an output of an earlier
+// step) and their runtime scalars. npc.compile caches the plan like a whole graph and replays
+// it without running the Python: a call runs each step's executable in turn, releasing step
+// outputs after their last reader. A trace with a graph break keeps no plan (its Python runs
+// on every call anyway; its cut segments are found by structure).
+// What stays proportional to the trip count on the first call: tracing (the Python loop runs
+// once) and lowering (each segment's graph, never more than the budget at a time).
+// Note [aligned cuts]
+// A cut at whatever operation crosses the budget would fall at a different place of a loop's
+// body in each segment: the values live across it differ, so each segment's first and last
+// kernels would be fused differently, and the kernels a loop compiles would depend on where
+// its cuts happened to fall (on its trip count). So the first cut of a trace remembers where
+// the program was (g_position: the user's frames and instruction offsets), and later cuts
+// wait, once over the budget, until the program is there again (the same operation of a
+// later iteration); a segment that reaches twice the budget without getting there is cut
+// where it is. Segments of a loop then all start at the same operation of its body. The
+// place itself is chosen where a loop starts an iteration: once over the budget, the first
+// cut (and a cut that found no anchor) waits until the line of the innermost user frame goes
+// back above the line where waiting began (the loop jumped back to the top of its body, in
+// the same code), or the segment reached four times the budget. Temporaries of the statements
+// (`A[k + 1:, k + 1:] -= np.outer(...)`'s product) are gone there: the values carried across
+// a cut are the program's own arrays, not temporaries whose shapes change with the iteration.
+void Context::cut_aligned() {
+  const auto [here, line] = g_position ? g_position() : std::pair<uint64_t, uint64_t>{0, 0};
+  const size_t size = graph_->nodes().size() - segment_start_size_;
+  if (cuts_ > 0 && here != 0 && here == cut_position_) {
+    cut();
+    return;
+  }
+  if (cuts_ > 0 && cut_position_ != 0 && size <= 2 * node_budget_) return;  // not there yet
+  if (line != 0 && size <= 4 * node_budget_) {
+    constexpr uint64_t kLine = (uint64_t(1) << 24) - 1;
+    if (cut_line_ == 0 || (cut_line_ >> 24) != (line >> 24)) {
+      cut_line_ = line;  // start waiting (again, in another function)
+      return;
+    }
+    if ((line & kLine) >= (cut_line_ & kLine)) return;  // no jump back yet
+  }
+  cut_position_ = here;
+  cut_line_ = 0;
+  cut();
+}
+
+void Context::end_segment(bool real, const std::string& reason) {
+  if (real) {
+    breaks_.push_back(reason);
+    plan_.reset();  // the Python runs on every call: no plan
+  } else {
+    ++cuts_;
+  }
   // Live buffers carry their values into the next segment. A buffer only the context itself
   // holds (as an input of this segment) is dead: nothing the program holds can read it again
   // (Note [dead buffers at a break]).
@@ -711,13 +816,31 @@ void Context::break_graph(const std::string& why) {
   std::vector<Buffer*> raw;
   for (auto& b : live) raw.push_back(b.get());
   separate_buffers(raw);
+  // Inputs reach the next segment through their write-back (their array is bound again): at a
+  // cut only the other buffers are outputs of the segment (a break lists them all, as
+  // explain shows them).
   std::vector<ir::NodeRef> outs;
-  for (auto& b : live) outs.push_back(b->current);
-  if (breaks_.size() == 1)  // Note [symbols after a break]
-    for (const auto& sym : graph_->symbols()) sym_sizes_.push_back(sym.hint);
+  std::vector<int> out_of(live.size(), -1);
+  for (size_t i = 0; i < live.size(); ++i)
+    if (live[i]->input < 0 || real) {
+      out_of[i] = static_cast<int>(outs.size());
+      outs.push_back(live[i]->current);
+    }
+  if (breaks_.size() + static_cast<size_t>(cuts_) == 1) {  // Note [symbols after a break]
+    const auto& syms = graph_->symbols();
+    for (size_t k = 0; k < syms.size(); ++k) {
+      sym_sizes_.push_back(syms[k].hint);
+      // A plan (Note [loops]) is replayed for the sizes it was traced with.
+      if (!real && (k >= specialised_.size() || !specialised_[k]))
+        constraints_.push_back({syms[k].input, syms[k].axis, -1, -1, syms[k].hint});
+    }
+  }
   std::vector<ndarray> vals = run_segment(outs);
   std::vector<ndarray> old_bound = std::move(bound_);
+  std::vector<Plan::Source> old_src = std::move(bound_src_);
+  const int step = plan_ ? static_cast<int>(plan_->steps.size()) - 1 : -1;
   bound_.clear();
+  bound_src_.clear();
   input_buffers_.clear();
   all_buffers_.clear();
   start_segment();
@@ -727,8 +850,9 @@ void Context::break_graph(const std::string& why) {
     // Other values are bound C-contiguous (the eager backend's results keep their operands'
     // layout): realize() hands out views of that very array, so that eager writes into a
     // realized value (an assignment the graph cannot express) reach its buffer.
-    ndarray v = b.input >= 0 ? old_bound[b.input] : vals[i];
-    if (b.input < 0 && !v.is_c_contiguous()) v = v.copy();
+    ndarray v = b.input >= 0 ? old_bound[b.input] : vals[out_of[i]];
+    if (b.input < 0 && (!v.is_c_contiguous() || Plan::shares_storage(v, old_bound))) v = v.copy();
+    bound_src_.push_back(b.input >= 0 ? old_src[b.input] : Plan::Source{1, out_of[i], step});
     b.input = static_cast<int>(bound_.size());
     b.shape = ir::static_shape(v.shape());
     b.current = b.initial = graph_->input(b.input, v.dtype(), b.shape);
@@ -806,8 +930,53 @@ std::vector<ndarray> Context::finish(const std::vector<ndarray>& outputs) {
   std::vector<ir::NodeRef> outs;
   for (const auto& o : outputs) outs.push_back(node_of(o));
   std::vector<ndarray> vals = run_segment(outs);
-  if (breaks_.empty()) final_graph_ = std::make_unique<ir::Graph>(std::move(*graph_));
+  if (breaks_.empty() && cuts_ == 0) final_graph_ = std::make_unique<ir::Graph>(std::move(*graph_));
   return vals;
+}
+
+std::shared_ptr<Plan> Context::take_plan() {
+  if (!plan_ || cuts_ == 0 || !breaks_.empty() || plan_->steps.empty()) return nullptr;
+  Plan& p = *plan_;
+  p.num_inputs = static_cast<int>(top_.size());
+  // Each step output is released after the last step that reads it (the last step's are the results).
+  std::map<std::pair<int, int>, int> last;
+  for (size_t s = 0; s < p.steps.size(); ++s)
+    for (const Plan::Source& src : p.steps[s].inputs)
+      if (src.kind == 1) last[{src.step, src.index}] = static_cast<int>(s);
+  for (size_t s = 0; s < p.steps.size(); ++s) p.steps[s].release.clear();
+  for (auto& [out, s] : last)
+    if (out.first != static_cast<int>(p.steps.size()) - 1) p.steps[s].release.push_back(out);
+  return std::exchange(plan_, nullptr);
+}
+
+std::vector<ndarray> Plan::run(
+    std::span<const ndarray> inputs, const std::vector<Scalar>& floats,
+    const std::function<std::vector<ndarray>(const ir::Executable&, const ir::RunArgs&)>& run_step) const {
+  std::vector<std::vector<ndarray>> outs(steps.size());
+  std::vector<ndarray> in;
+  std::vector<Scalar> sc;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const Step& st = steps[s];
+    in.clear();
+    for (const Source& src : st.inputs) {
+      if (src.kind == 0) {
+        in.push_back(inputs[static_cast<size_t>(src.index)]);
+        continue;
+      }
+      // As when traced (end_segment): a value is bound C-contiguous and apart from the
+      // inputs of the step that made it (Note [owned inputs] in src/fusion/lower.cpp), once.
+      ndarray& v = outs[static_cast<size_t>(src.step)][static_cast<size_t>(src.index)];
+      if (!v.is_c_contiguous()) v = v.copy();
+      in.push_back(v);
+    }
+    sc = floats;
+    sc.insert(sc.end(), st.scalars.begin(), st.scalars.end());
+    outs[s] = run_step(st.run.exe, ir::RunArgs{in, sc});
+    for (ndarray& o : outs[s])
+      if (Plan::shares_storage(o, in)) o = o.copy();
+    for (auto [step, k] : st.release) outs[static_cast<size_t>(step)][static_cast<size_t>(k)] = ndarray();
+  }
+  return outs.empty() ? std::vector<ndarray>{} : std::move(outs.back());
 }
 
 int Context::input_index(const ndarray& traced_arg) const {
@@ -889,6 +1058,7 @@ ir::NodeRef quiet_complex_compare(ir::Graph& g, OpId op, ir::NodeRef a, ir::Node
 
 std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const UfuncOptions& opts, const LoopTypes& loop) {
   Context& c = ctx_or_throw();
+  c.maybe_cut();  // Note [loops]
   bool all_out = !opts.out.empty();
   for (auto& o : opts.out) all_out = all_out && o.has_value();
   if (opts.where && !all_out) {
@@ -1044,6 +1214,7 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
 
 ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   Context& c = ctx_or_throw();
+  c.maybe_cut();  // Note [loops]
   // Reduction rows (sum, max, ...) name their binary ufunc; graphs record the ufunc.
   if (op_info(op).kind == OpKind::Reduce) op = *op_from_name(op_info(op).loops);
   const bool concrete_out = opts.out && !opts.out->is_traced();
@@ -1113,6 +1284,7 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
 // axis=None reduces the C-order flattening: a reshape to one axis first.
 ndarray arg_hook(OpId op, const ndarray& a, std::optional<int64_t> axis, bool keepdims) {
   Context& c = ctx_or_throw();
+  c.maybe_cut();  // Note [loops]
   ir::Graph& g = c.graph();
   ir::NodeRef n = c.node_of(a);
   if (!axis || a.ndim() == 0) {
@@ -1155,6 +1327,7 @@ ndarray arg_hook(OpId op, const ndarray& a, std::optional<int64_t> axis, bool ke
 // the fused backend as library calls between its kernels (Note [library calls]).
 ndarray accumulate_hook(OpId op, const ndarray& a, int64_t axis, DType t, const std::optional<ndarray>& out) {
   Context& c = ctx_or_throw();
+  c.maybe_cut();  // Note [loops]
   if (out && out->shape() != a.shape()) throw ValueError("output array has the wrong shape");
   if (out && !out->is_traced()) {  // not a graph input: a graph break (see write_hook)
     c.break_graph(std::string(ir::op_name(op)) + ".accumulate with an out= array that is not a graph input");
@@ -1191,6 +1364,7 @@ ndarray accumulate_hook(OpId op, const ndarray& a, int64_t axis, DType t, const 
 
 ndarray sort_hook(const ndarray& a, int64_t axis, bool descending, bool arg) {
   Context& c = ctx_or_throw();
+  c.maybe_cut();  // Note [loops]
   ir::Graph& g = c.graph();
   ir::NodeRef n = c.node_of(a);
   std::vector<int64_t> p{axis, descending ? 1 : 0};
@@ -1202,6 +1376,7 @@ ndarray sort_hook(const ndarray& a, int64_t axis, bool descending, bool arg) {
 // where(cond, x, y): a Prim node over operands cast to the result dtype and broadcast.
 ndarray where_hook(const ndarray& cond, const Operand& x, const Operand& y, DType t, const Shape&) {
   Context& c = ctx_or_throw();
+  c.maybe_cut();  // Note [loops]
   ir::Graph& g = c.graph();
   std::vector<ir::NodeRef> nodes{c.node_of_operand(cond, false), c.node_of_operand(x.array, x.weak),
                                  c.node_of_operand(y.array, y.weak)};
@@ -1224,6 +1399,7 @@ std::shared_ptr<void> view_hook(const ndarray& src, const ndarray& v) {
 
 ndarray copy_hook(const ndarray& src, DType t) {
   Context& c = ctx_or_throw();
+  c.maybe_cut();  // Note [loops]
   ir::NodeRef n = c.graph().cast(c.node_of(src), t);
   return c.new_value(n, src.shape());
 }
@@ -1235,6 +1411,7 @@ ndarray copy_hook(const ndarray& src, DType t) {
 // not observe. Captured globals and closures are traced stand-ins and never reach here.
 void write_hook(const ndarray& dst, const ndarray& src) {
   Context& c = ctx_or_throw();
+  c.maybe_cut();  // Note [loops]
   if (dst.is_traced()) {
     c.write(dst, c.node_of(src));
     return;
@@ -1417,6 +1594,7 @@ std::optional<ndarray> gather_on_traced(Context& c, const ndarray& a, std::span<
 
 ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
   Context& c = ctx_or_throw();
+  c.maybe_cut();  // Note [loops]
   if (basic_on_traced(a, idx)) {
     ndarray v = index(untraced_twin(a), idx);
     if (auto t = c.view(a, v)) {
@@ -1489,6 +1667,7 @@ bool mask_assign(Context& c, const ndarray& a, std::span<const IndexItem> idx, c
 
 void index_set_hook(const ndarray& a, std::span<const IndexItem> idx, const ndarray& value) {
   Context& c = ctx_or_throw();
+  c.maybe_cut();  // Note [loops]
   if (mask_assign(c, a, idx, value)) return;
   if (!a.is_traced() && std::none_of(idx.begin(), idx.end(), [](const IndexItem& it) {
         return it.kind == IndexItem::Kind::Array && it.array.is_traced();

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -78,12 +79,54 @@ struct BreakInfo {
   std::string reason;
 };
 
+// A segment's graph with the executable that ran it (kept by a plan, Note [loops]).
+struct SegmentRun {
+  std::shared_ptr<const ir::Graph> graph;
+  ir::Executable exe;
+};
+
 // Runs a finished segment graph; returns its outputs (the hook the compile layer installs:
 // backend selection, caching of executables by structural hash, statistics).
-// `reusable`: the graph is a segment of a function with graph breaks; the runner may keep
-// it (and its executable) to reuse for structurally equal segments of later calls.
+// `reusable`: the graph is a segment of a function with graph breaks or of a cut trace; the
+// runner may keep it (and its executable) to reuse for structurally equal segments of later
+// calls. `keep`, when not null, receives the graph and executable it ran (a plan's step).
 using SegmentRunner = std::function<std::vector<ndarray>(ir::Graph& g, const std::vector<ndarray>& inputs,
-                                                         const std::vector<Scalar>& scalars, bool reusable)>;
+                                                         const std::vector<Scalar>& scalars, bool reusable,
+                                                         SegmentRun* keep)>;
+
+// Note [loops] (src/tracer/trace.cpp): a trace cut into segments at a node budget, replayed
+// without Python as this list of steps when it has no graph break.
+struct Plan {
+  // Where a step's input comes from: kind 0, the call's input `index` (an argument or a
+  // captured/constant array, numbered like a whole graph's inputs); kind 1, output `index`
+  // of step `step`.
+  struct Source {
+    int kind;
+    int index;
+    int step;
+  };
+  struct Step {
+    SegmentRun run;
+    std::vector<Source> inputs;
+    std::vector<Scalar> scalars;   // the segment's own runtime scalars, after the floats
+    std::vector<std::pair<int, int>> release;  // (step, output) nothing reads after this step
+  };
+  std::vector<Step> steps;
+  int num_inputs = 0;
+  // Whether `a` shares its storage with one of `others` (a step's output that is a view of
+  // one of its inputs is copied before a later step may own it).
+  static bool shares_storage(const ndarray& a, std::span<const ndarray> others) {
+    for (const ndarray& o : others)
+      if (o.storage() && o.storage() == a.storage()) return true;
+    return false;
+  }
+  // Runs the steps: `inputs` as in a whole graph's replay, `floats` the float arguments;
+  // `after_step` (may be null) runs after each step (error reports). Returns the last
+  // step's outputs.
+  std::vector<ndarray> run(std::span<const ndarray> inputs, const std::vector<Scalar>& floats,
+                           const std::function<std::vector<ndarray>(const ir::Executable&, const ir::RunArgs&)>&
+                               run_step) const;
+};
 
 // The recording state of one trace on this thread.
 class Context {
@@ -133,6 +176,20 @@ class Context {
   // ---- segments
   // Runs the pending segment (graph break: `reason`) and rebinds live buffers to its results.
   void break_graph(const std::string& reason);
+  // Note [loops]: a segment longer than `n` nodes is cut (0: never). Hooks call maybe_cut()
+  // where an operation starts, when no node of it is held.
+  void set_node_budget(size_t n) { node_budget_ = n; }
+  void maybe_cut() {
+    if (node_budget_ && graph_->nodes().size() - segment_start_size_ > node_budget_) cut_aligned();
+  }
+  int num_cuts() const { return cuts_; }
+  // The plan of a trace that was cut and had no graph break (valid after finish()), else null.
+  std::shared_ptr<Plan> take_plan();
+  // The arrays bound as inputs of the whole trace (a plan's inputs; bound_inputs() when the
+  // trace is one graph).
+  const std::vector<ndarray>& top_inputs() const { return top_; }
+  // Segments found in the segment cache (their executable reused, nothing lowered).
+  int segments_reused = 0;
   // The concrete value of traced `a` (runs the pending segment).
   ndarray realize(const ndarray& a);
   // Whether concrete `a` is a scalar result realized at a break (Note [scalar results]).
@@ -169,6 +226,15 @@ class Context {
   ndarray traced_input(const ndarray& a, std::shared_ptr<Buffer> b);
   std::vector<ndarray> run_segment(std::vector<ir::NodeRef> outputs);
   void start_segment();
+  // Ends the segment and continues on a new graph: a graph break (`real`, recorded with
+  // `reason`) or a cut at the node budget (Note [loops]).
+  void end_segment(bool real, const std::string& reason);
+  void cut() { end_segment(false, {}); }
+  // Note [aligned cuts]: cuts where the first one was in the program, when it gets there.
+  void cut_aligned();
+  uint64_t cut_position_ = 0, cut_line_ = 0;
+  // Binds concrete `a` as input `b->input` of the segment, from outside the trace.
+  void bind_top(const ndarray& a);
 
   uint64_t id_;
   std::unique_ptr<ir::Graph> graph_;
@@ -184,6 +250,13 @@ class Context {
   std::vector<int64_t> sym_sizes_;                        // the first segment's symbols' sizes, after a break
   std::vector<std::string> breaks_;
   size_t segment_start_size_ = 0;  // nodes of a segment right after it started
+  size_t node_budget_ = 0;         // Note [loops]
+  int cuts_ = 0;
+  // Note [loops]: the trace as a plan: the inputs from outside, where each input of the
+  // current segment comes from, the segments run so far.
+  std::vector<ndarray> top_;
+  std::vector<Plan::Source> bound_src_;
+  std::shared_ptr<Plan> plan_ = std::make_shared<Plan>();
   // Values of the segment's own runtime scalars (Note [values after a break]), numbered
   // after the function's float arguments.
   std::vector<Scalar> segment_scalars_;
@@ -246,5 +319,8 @@ class ScalarMath {
 };
 // Called at each break with its reason (the Python layer adds the user's file:line).
 extern std::function<std::string(const std::string&)> g_break_annotator;
+// Where the traced program is: a hash of the user's frames and their instruction offsets,
+// and one of the innermost user frame and its line (0, 0 when unknown): Note [aligned cuts].
+extern std::function<std::pair<uint64_t, uint64_t>()> g_position;
 
 }  // namespace npc::tracer

@@ -67,13 +67,21 @@ config.register("eager_if_faster", os.environ.get("NPC_EAGER_IF_FASTER", "1") !=
 # Whole graphs (functions without breaks) follow the same rule with their replays
 # (_timed_replay): a traced Python loop of thousands of tiny kernel launches can cost more than
 # the eager operations it stands for.
+config.register("segment_nodes", int(os.environ.get("NPC_SEGMENT_NODES", "10000")),
+                "nodes of a traced graph after which it is cut into a new segment (Note [loops] in "
+                "src/tracer/trace.cpp); 0: never")
+
+# Note [aligned cuts] in src/tracer/trace.cpp: frames of these directories are not the user's.
+_core._set_position_dirs([_NPC_DIR + os.sep, _NUMPY_DIR + os.sep])
+
 _SLOW_BREAK_MIN_S = 2e-3
 _SLOW_BREAK_RATIO = 0.8
 
 
 # ---------------------------------------------------------------- statistics
 _STAT_KEYS = ("traces", "cache_hits", "recompiles", "graph_breaks", "eager_runs", "frozen_misses",
-              "kernels_compiled", "kernels_run", "graphs_run", "compile_timeouts")
+              "kernels_compiled", "kernels_run", "graphs_run", "compile_timeouts",
+              "segment_cuts", "segments_reused")
 _stats = dict.fromkeys(_STAT_KEYS, 0)
 # Note [compiles and traces]: traces with a guard key seen for the first time, by all compiled
 # functions together (what config.accumulated_recompile_limit bounds). A function with graph
@@ -112,11 +120,13 @@ def stats():
     r = dict(_stats)
     f = _fusion_counters()
     if f:
-        # kernels_compiled: loop nests the fused backend generated (whether the C++ compiler
-        # ran or the disk cache had them); kernels_run: generated kernels executed. A reset
-        # of the backend's own counters (npc._fusion.reset_stats) restarts from zero.
-        for key, src in (("kernels_compiled", "kernels"), ("kernels_run", "kernel_runs"),
-                         ("compile_timeouts", "compile_timeouts")):
+        # kernels_compiled: distinct kernels (loop nests of distinct text) the fused backend
+        # lowered, whether the C++ compiler ran or a cache had them (Note [kernels across
+        # graphs] in src/fusion/backend.cpp): it grows with the number of distinct kernels, not
+        # with the graphs or segments that hold them; kernels_run: generated kernels executed.
+        # A reset of the backend's own counters (npc._fusion.reset_stats) restarts from zero.
+        for key, src in (("kernels_compiled", "distinct_kernels"),
+                         ("kernels_run", "kernel_runs"), ("compile_timeouts", "compile_timeouts")):
             now, base = f.get(src, 0), _fusion_base.get(src, 0)
             if now < base:
                 _fusion_base.clear()
@@ -1403,7 +1413,7 @@ def _registry_of(filename):
 class _Entry:
     __slots__ = ("name", "backend", "graph", "arg_inputs", "transposed", "covered", "captured", "out_tree", "constraints",
                  "numpy_out", "labels",
-                 "ninputs", "nscalars", "template", "rebuild", "py_warnings", "timing")
+                 "ninputs", "nscalars", "template", "rebuild", "py_warnings", "timing", "plan")
 
 
 _NDARRAY = _core.ndarray
@@ -1497,6 +1507,8 @@ class CompiledFunction:
         self.last_graphs = []
         self.last_ops_per_graph = []
         self.last_side_effects = []
+        self.last_cuts = 0
+        self.last_segments_reused = 0
 
     def __get__(self, obj, objtype=None):
         # Methods: bind like a function.
@@ -1686,7 +1698,7 @@ class CompiledFunction:
         _stats["graphs_run"] += 1
         if e.py_warnings:
             _replay_warnings(e.py_warnings, True)
-        if config.repro and e.backend != "eager" and _repro.enabled():
+        if config.repro and e.backend != "eager" and not e.plan and _repro.enabled():
             return e.rebuild(_repro.run_checked(e.name, e.graph, e.backend, inputs, floats))
         return e.rebuild(e.graph(inputs, floats))
 
@@ -1780,6 +1792,8 @@ class CompiledFunction:
                 self._logged_backend = True
             backend = "eager"
         ctx = _core._TraceContext(backend if backend not in _backends else "eager")
+        if backend not in _backends:
+            ctx.set_node_budget(max(int(config.segment_nodes), 0))  # Note [loops] in src/tracer/trace.cpp
         # Traced stand-ins for the arguments.
         traced = {}
         arg_inputs = []
@@ -1882,7 +1896,9 @@ class CompiledFunction:
             if counter[0] and _marked(leaves):
                 raise _Retrace(float_paths)  # a runtime scalar reached an eager op: make it static
             outs = ctx.finish(npc_leaves)
-            if counter[0] and _marked(ctx.bound_inputs[ctx.num_user_inputs:]):
+            cut = ctx.num_cuts > 0 and not ctx.breaks  # a plan (Note [loops])
+            bound_now = ctx.top_inputs if cut else ctx.bound_inputs
+            if counter[0] and _marked(bound_now[ctx.num_user_inputs:]):
                 raise _Retrace(float_paths)
         finally:
             if proxy is not None:
@@ -1904,11 +1920,16 @@ class CompiledFunction:
         self.last_graphs = list(ctx.segment_graphs)
         self.last_ops_per_graph = list(ctx.ops_per_graph)
         self.last_side_effects = list(_tls.side_effects)
+        self.last_cuts = ctx.num_cuts
+        self.last_segments_reused = ctx.segments_reused
+        _stats["segment_cuts"] += ctx.num_cuts
+        _stats["segments_reused"] += ctx.segments_reused
         if not known:
             self._ncompiles += 1
             _compiles[0] += 1
             self._last_labels = self._labels(args, kwargs)
         graph = ctx.take_graph(backend if backend not in _backends else "eager")
+        plan = ctx.take_plan() if graph is None and cut else None  # Note [loops]
         t3 = time.perf_counter()
         cxx = _fusion_counters().get("compile_seconds", 0.0) - cxx0
         # The first run compiles through the backend too: C++ compile time is reported apart.
@@ -1926,18 +1947,19 @@ class CompiledFunction:
         if nbreaks:
             self._breaks = True
             self._break_keys.add(key)
-        elif graph is not None:
+        elif graph is not None or plan is not None:
             e = _Entry()
             e.timing = []  # Note [slow graph breaks]: replays are measured against an eager call
             e.name = self._name
             e.backend = backend
-            e.graph = graph
+            e.graph = graph if plan is None else plan
+            e.plan = plan is not None
             if backend in _backends:
                 e.graph = _PyBackendGraph(graph, _backends[backend](graph))
             e.arg_inputs = arg_inputs
             e.transposed = sorted(transposed)
             e.covered = sorted(covered.items())
-            bound = ctx.bound_inputs
+            bound = bound_now
             e.captured = [(i, bound[i]) for i in range(n_user, len(bound))]
             e.ninputs = len(bound)
             e.nscalars = counter[0]
@@ -1950,7 +1972,7 @@ class CompiledFunction:
             e.rebuild = _make_rebuild(tree, numpy_out)
             e.py_warnings = py_warnings  # Note [warnings of traced Python]
             self._entries.setdefault(key, []).append(e)
-            if config.repro and backend != "eager" and backend not in _backends and _repro.enabled():
+            if config.repro and backend != "eager" and backend not in _backends and not e.plan and _repro.enabled():
                 # The first run already ran on the backend: check it against the eager one.
                 outs = _repro.run_checked(e.name, graph, backend, ctx.bound_inputs, scalar_values,
                                           outs=list(outs))
@@ -2087,12 +2109,19 @@ class ExplainOutput:
         self.guards = [f"{p}: {t}" for p, t in (f._last_labels or [])]
         self.graphs = f_graphs
         self.side_effects = list(f.last_side_effects)
+        # Note [loops] in src/tracer/trace.cpp: segments cut at the node budget, and how many
+        # segments (cut or broken) were found by structure instead of built.
+        self.segment_cuts = f.last_cuts
+        self.segments_reused = f.last_segments_reused
 
     def __str__(self):
         lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
                  f"Op Count: {self.op_count}", "Break Reasons:"]
         lines += [f"  {i + 1}. {r}" for i, r in enumerate(self.break_reasons)] or ["  (none)"]
         lines.append("Ops per Graph: " + ", ".join(map(str, self.ops_per_graph)))
+        if self.segment_cuts or self.segments_reused:
+            lines.append(f"Segments: {self.graph_count} ({self.segment_cuts} cuts at the node budget, "
+                         f"{self.segments_reused} reused by structure)")
         if self.side_effects:
             lines.append("Python side effects (not replayed):")
             lines += [f"  {x}" for x in self.side_effects]

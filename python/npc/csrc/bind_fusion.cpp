@@ -106,6 +106,7 @@ void bind_fusion(py::module_& m) {
     py::dict d;
     d["graphs"] = s.graphs;
     d["kernels"] = s.kernels;
+    d["distinct_kernels"] = s.distinct_kernels;
     d["compiles"] = s.compiles;
     d["disk_hits"] = s.disk_hits;
     d["memory_hits"] = s.memory_hits;

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "bindings.hpp"
@@ -216,7 +217,8 @@ py::object contig_key(const ndarray& a, int contig) {
 }
 
 std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc,
-                                        const std::string& backend, bool reusable) {
+                                        const std::string& backend, bool reusable, tracer::SegmentRun* keep,
+                                        int* reused) {
   bool cacheable = reusable;
   for (ir::NodeRef n : g.nodes()) cacheable = cacheable && n->kind != ir::NodeKind::Call;
   size_t h = 0;
@@ -225,21 +227,29 @@ std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>
     h = g.structural_hash();
     text = g.str();
     ir::Executable exe;
+    std::shared_ptr<ir::Graph> found;
     {
       std::lock_guard lk(g_seg_mu);
       if (auto it = g_segments.find(h); it != g_segments.end())
         for (auto& c : it->second)
           // The text omits inputs that nothing reads: equal texts may bind different counts.
           if (c.backend == backend && c.text == text && c.graph->num_inputs() == g.num_inputs() &&
-              c.graph->num_scalars() == g.num_scalars())
+              c.graph->num_scalars() == g.num_scalars()) {
             exe = c.exe;
+            found = c.graph;
+          }
     }
-    if (exe) return run_reporting_fp(exe, ir::RunArgs{in, sc});
+    if (exe) {
+      if (keep) *keep = {found, exe};
+      if (reused) ++*reused;
+      return run_reporting_fp(exe, ir::RunArgs{in, sc});
+    }
   }
   auto shared = std::make_shared<ir::Graph>(std::move(g));
   std::string used, err;
   auto exe = make_exe(shared, backend, used, err);
   auto out = run_collecting_fp(exe, ir::RunArgs{in, sc});
+  if (keep) *keep = {shared, exe};
   if (cacheable) {
     std::lock_guard lk(g_seg_mu);
     if (g_segment_count >= kMaxSegments) {
@@ -248,7 +258,7 @@ std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>
     }
     g_segments[h].push_back({std::move(text), backend, shared, exe});
     ++g_segment_count;
-  } else {
+  } else if (!keep) {
     g = std::move(*shared);
   }
   report_compiled_fp();  // once the segment is cached: an error raised here keeps it
@@ -260,9 +270,10 @@ std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>
 struct SegmentRunner {
   std::string backend;
   std::shared_ptr<LastGraph> last;
+  int* reused = nullptr;  // the context's segments_reused
   std::vector<ndarray> operator()(ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc,
-                                  bool reusable) const {
-    if (reusable) return run_segment_cached(g, in, sc, backend, reusable);
+                                  bool reusable, tracer::SegmentRun* keep) const {
+    if (reusable) return run_segment_cached(g, in, sc, backend, reusable, keep, reused);
     // The whole program as one graph: its executable is kept for take_graph (the trace
     // context's copy of the graph is left empty; take_graph returns this one).
     auto pg = std::make_shared<PyGraph>();
@@ -272,6 +283,12 @@ struct SegmentRunner {
     last->graph = pg;
     return run_reporting_fp(pg->exe, ir::RunArgs{in, sc});
   }
+};
+
+// Note [loops] in src/tracer/trace.cpp: a cut trace without breaks, replayed step by step
+// (each step's errors reported after it, as when the segments ran while tracing).
+struct PyPlan {
+  std::shared_ptr<tracer::Plan> plan;
 };
 
 py::list node_table(const ir::Graph& g) {
@@ -350,11 +367,31 @@ void bind_tracer(py::module_& m) {
         return pg;
       }, "the graph computing only the nodes `ids`, compiled with `backend`");
 
+  py::class_<PyPlan>(m, "_Plan")
+      .def("__call__", [](const PyPlan& p, py::handle inputs, py::handle scalars) {
+        std::vector<ndarray> in = to_arrays(inputs);
+        std::vector<Scalar> sc = to_scalars(scalars);
+        return wrap_all(p.plan->run(in, sc, run_reporting_fp));
+      })
+      .def_property_readonly("num_steps", [](const PyPlan& p) { return p.plan->steps.size(); })
+      .def_property_readonly("num_graphs", [](const PyPlan& p) {
+        // Distinct graphs (executables) among the steps: the rest are reuses.
+        std::set<const ir::Graph*> seen;
+        for (auto& s : p.plan->steps) seen.insert(s.run.graph.get());
+        return seen.size();
+      })
+      .def("__str__", [](const PyPlan& p) {
+        std::string r;
+        for (size_t i = 0; i < p.plan->steps.size(); ++i)
+          r += "# step " + std::to_string(i) + "\n" + p.plan->steps[i].run.graph->str();
+        return r;
+      });
+
   py::class_<tracer::Context>(m, "_TraceContext")
       .def(py::init([](std::string backend) {
              auto c = std::make_unique<tracer::Context>();
              // Segments of functions with graph breaks run through the same backend choice.
-             c->runner = SegmentRunner{backend, std::make_shared<LastGraph>()};
+             c->runner = SegmentRunner{backend, std::make_shared<LastGraph>(), &c->segments_reused};
              return c;
            }),
            py::arg("backend") = "eager")
@@ -389,6 +426,16 @@ void bind_tracer(py::module_& m) {
         return py::cast(pg);
       })
       .def_property_readonly("bound_inputs", [](const tracer::Context& c) { return wrap_all(c.bound_inputs()); })
+      // Note [loops] in src/tracer/trace.cpp.
+      .def("set_node_budget", &tracer::Context::set_node_budget)
+      .def_property_readonly("num_cuts", &tracer::Context::num_cuts)
+      .def_readonly("segments_reused", &tracer::Context::segments_reused)
+      .def_property_readonly("top_inputs", [](const tracer::Context& c) { return wrap_all(c.top_inputs()); })
+      .def("take_plan", [](tracer::Context& c) -> py::object {
+        auto p = c.take_plan();
+        if (!p) return py::none();
+        return py::cast(PyPlan{std::move(p)});
+      })
       .def_readonly("num_user_inputs", &tracer::Context::num_user_inputs)
       .def_property_readonly("breaks", [](const tracer::Context& c) { return c.breaks(); })
       .def_readonly("segment_graphs", &tracer::Context::segment_graphs)
@@ -584,14 +631,57 @@ void bind_tracer(py::module_& m) {
     };
   });
   m.def("_set_fullgraph", [](bool on) { tracer::g_fullgraph = on; });
+  // Note [aligned cuts] in src/tracer/trace.cpp: the user's frames (outside npc and NumPy,
+  // whose directories are given) and their instruction offsets, hashed.
+  m.def("_set_position_dirs", [](std::vector<std::string> dirs) {
+    tracer::g_position = [dirs]() -> std::pair<uint64_t, uint64_t> {
+      AcquireGil gil;
+      static std::unordered_map<PyCodeObject*, bool> internal;  // code objects live as long as their functions
+      uint64_t h = 1469598103934665603ull, line = 0;
+      bool any = false;
+      PyFrameObject* f = PyEval_GetFrame();
+      Py_XINCREF(f);
+      while (f) {
+        PyCodeObject* code = PyFrame_GetCode(f);
+        auto it = internal.find(code);
+        if (it == internal.end()) {
+          std::string file = py::str(reinterpret_cast<PyObject*>(code->co_filename));
+          bool in = false;
+          for (auto& d : dirs) in = in || file.compare(0, d.size(), d) == 0;
+          Py_INCREF(code);  // kept: its address is the cache key
+          it = internal.emplace(code, in).first;
+        }
+        if (!it->second) {
+          if (!any)
+            // (code, line): the code object's address above bit 24, the line below.
+            line = ((static_cast<uint64_t>(reinterpret_cast<uintptr_t>(code)) >> 4) << 24) |
+                   (static_cast<uint64_t>(PyFrame_GetLineNumber(f)) & 0xFFFFFF) | (uint64_t(1) << 63);
+          any = true;
+          for (uint64_t x : {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(code)),
+                             static_cast<uint64_t>(PyFrame_GetLasti(f))}) {
+            h ^= x;
+            h *= 1099511628211ull;
+          }
+        }
+        Py_DECREF(code);
+        PyFrameObject* back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+      }
+      return any ? std::pair<uint64_t, uint64_t>{h | 1, line} : std::pair<uint64_t, uint64_t>{0, 0};
+    };
+  });
   m.def("_current_graph_break", [](const std::string& reason) {
     if (tracer::Context* c = tracer::current()) c->break_graph(reason);
   });
   m.def("_verify_enabled", &ir::verify_enabled);
   m.def("_clear_segment_cache", [] {
-    std::lock_guard lk(g_seg_mu);
-    g_segments.clear();
-    g_segment_count = 0;
+    {
+      std::lock_guard lk(g_seg_mu);
+      g_segments.clear();
+      g_segment_count = 0;
+    }
+    fusion::reset_distinct_kernels();  // kernels_compiled counts from here (npc.compiler.reset)
   });
   m.def("_backends", [] {
     std::vector<std::string> r{"eager"};
