@@ -1,7 +1,7 @@
 """Complex ordering comparisons (less, less_equal, greater, greater_equal) warn as NumPy's
 loops do: "invalid value encountered in ..." when a real part is NaN, or when the real
 parts are equal and an imaginary part is NaN (Note [complex order flags] in
-src/ops/kernels_logic.cpp). Eager npc and both compiled backends against NumPy."""
+include/npc/scalar_rules.hpp). Eager npc and both compiled backends against NumPy."""
 import itertools
 import warnings
 
