@@ -273,8 +273,7 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
       break;
     case Stmt::K::Decl:
       indent(os, ind);
-      if (s.array_len > 0) os << cpp_local_type(s.dtype) << " " << s.var << "[" << s.array_len << "];\n";
-      else os << cpp_local_type(s.dtype) << " " << s.var << " = " << render_expr(s.expr) << ";\n";
+      os << cpp_local_type(s.dtype) << " " << s.var << " = " << render_expr(s.expr) << ";\n";
       break;
     case Stmt::K::Assign:
       indent(os, ind);
@@ -301,8 +300,6 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
         std::string sched = "guided";
         if (s.hi.is_const() && s.lo.is_const())
           sched = "dynamic, " + std::to_string(std::max<int64_t>(1, (s.hi.c - s.lo.c) / 64));
-        else if (s.step != 1)  // blocks of iterations (Note [lane blocks]): each is a chunk
-          sched = "dynamic, 1";
         else if (s.step == 1)  // bounds are launch parameters or sizes: the same rule at run time
           sched = "dynamic, std::max<int64_t>(1, ((" + s.hi.str() + ") - (" + s.lo.str() + ")) / 64)";
         // Note [fp errors in kernels]: each thread of the team clears its FE flags before its
@@ -327,8 +324,7 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
         os << "\n";
       }
       indent(os, ind);
-      os << "for (int64_t " << s.var << " = " << s.lo.str() << "; " << s.var << " < "
-         << (s.capped ? "std::min<int64_t>(" + s.hi.str() + ", " + s.hi_cap.str() + ")" : s.hi.str()) << "; "
+      os << "for (int64_t " << s.var << " = " << s.lo.str() << "; " << s.var << " < " << s.hi.str() << "; "
          << (s.step == 1 ? "++" + s.var : s.var + " += " + std::to_string(s.step)) << ") {\n";
       render_block(os, s.body, k, ind + 1);
       indent(os, ind);
@@ -368,16 +364,11 @@ void dump_block(std::ostringstream& os, const Block& b, int ind) {
     indent(os, ind);
     switch (s.k) {
       case Stmt::K::Let: os << "let " << s.var << ": " << name(s.dtype) << " = " << render_expr(s.expr) << "\n"; break;
-      case Stmt::K::Decl:
-        if (s.array_len > 0) os << "var " << s.var << ": " << name(s.dtype) << "[" << s.array_len << "]\n";
-        else os << "var " << s.var << ": " << name(s.dtype) << " = " << render_expr(s.expr) << "\n";
-        break;
+      case Stmt::K::Decl: os << "var " << s.var << ": " << name(s.dtype) << " = " << render_expr(s.expr) << "\n"; break;
       case Stmt::K::Assign: os << s.var << " <- " << render_expr(s.expr) << "\n"; break;
       case Stmt::K::Store: os << "store buf" << s.buf << "[" << s.index.str() << "] <- " << s.val.text << "\n"; break;
       case Stmt::K::For:
-        os << "for " << s.var << " in [" << s.lo.str() << ", " << s.hi.str() << ")"
-           << (s.capped ? " min " + s.hi_cap.str() : "") << (s.step != 1 ? " step " + std::to_string(s.step) : "")
-           << (s.parallel ? " parallel" : "")
+        os << "for " << s.var << " in [" << s.lo.str() << ", " << s.hi.str() << ")" << (s.parallel ? " parallel" : "")
            << (s.simd ? " simd" : "") << (s.reduction.empty() ? "" : " reduce(" + s.reduction + ")") << "\n";
         dump_block(os, s.body, ind + 1);
         break;

@@ -94,12 +94,6 @@ struct Stmt {
   Val val{"", DType::Float64};
   // For
   Lin lo, hi;
-  /// With `capped`, the loop also stops at hi_cap: it runs to min(hi, hi_cap) (the lane
-  /// loops of Note [lane blocks]).
-  Lin hi_cap;
-  bool capped = false;
-  /// Decl of a local array of array_len elements (no initial value; Note [lane blocks]).
-  int64_t array_len = 0;
   int64_t step = 1;
   bool parallel = false, simd = false;
   /// A statement that must stay scalar code (a quiet compare that GCC would vectorize into

@@ -46,7 +46,6 @@ struct Params {
       lin(s.expr.index);
       lin(s.lo);
       lin(s.hi);
-      if (s.capped) lin(s.hi_cap);
       block(s.body);
       block(s.orelse);
     }

@@ -112,7 +112,6 @@ bool contains_loops(const Block& b);
 void unroll_small(Block& b);
 void hoist_invariants(Block& b, const std::vector<KBuffer>& bufs);
 void reuse_reduced_values(Block& top, const std::vector<KBuffer>& bufs);
-void lane_blocks(Block& top);
 bool has_control(const Block& b);
 
 // The kernel emitter for one group of roots (Note [placement]).
@@ -143,7 +142,6 @@ class Emitter {
       coalesce(b);
       schedule(b, inner_loops);
       parallel_scalar_sums(b);
-      lane_blocks(b);  // Note [lane blocks]
       for (auto& st : b) k.body.push_back(std::move(st));
     }
     k.bufs = bufs_;
@@ -327,10 +325,6 @@ class Emitter {
     if (!src->shape[0].is_static() || !src->shape[1].is_static()) return false;
     const int64_t rows = src->shape[0].value(), cols = src->shape[1].value();
     if (rows < 2 || rows > 8192 || cols < 1) return false;
-    // It reads the source at row 0 and at row r: a computed source would be materialised
-    // (Note [fusion]); the general loop nest computes it in place, in lane blocks when the
-    // rows are wide (Note [lane blocks]).
-    if (src->kind != NodeKind::Input && !st_.buffer_of.count(src)) return false;
     const bool keep = n->params[0] != 0;
     auto out_idx = [&](const Lin& c) { return keep ? std::vector<Lin>{Lin::constant(0), c} : std::vector<Lin>{c}; };
     auto add = [&](const std::string& a, const Val& b, int level) {
@@ -1829,185 +1823,6 @@ void reuse_reduced_values(Block& top, const std::vector<KBuffer>& bufs) {
   std::map<int, int> stores, loads;
   count_buffer_uses(top, stores, loads);
   reuse_in_block(top, bufs, stores, loads);
-}
-
-// Note [lane blocks]
-// A main loop over output elements whose body runs reduction loops over outer axes
-// (`x.sum(axis=0)`, `x.mean(axis=0)` and `x.std(axis=0)` of an (n, 256) array) walks one
-// column per output element: every load of the reduction loop is a new cache line, and no
-// loop vectorizes (the reduction loop is sequential, NumPy's order for outer axes, Note
-// [outer-axis sums]). lane_blocks strip-mines such a loop into blocks of kLanes consecutive
-// outputs: every local of its body becomes an array of kLanes elements, and every run of
-// straight-line statements is wrapped in a loop over the block's lanes, placed innermost.
-// The reduction loops then run once per block around a contiguous lane loop that
-// vectorizes, and each block's rows are read as cache lines. Each output element sees the
-// same operations in the same order as before (only the interleaving between elements
-// changes, and the main loop's iterations were already independent: it runs in parallel),
-// so the results, FP flags included, do not change. Applied only when it pays: the lanes
-// are unit-stride in the loads of the reduction loops, no reduction loop is unit-stride
-// itself (a contiguous reduction already streams), and there are at least 2 blocks.
-constexpr int64_t kLanes = 64;
-
-// Whether `l` mentions any name of `names` (as an atom factor or inside atom text).
-bool lin_names_any(const Lin& l, const std::set<std::string>& names) {
-  for (auto& [atom, k] : l.t) {
-    bool hit = false;
-    for_each_ident(atom, [&](size_t b, size_t e) { hit = hit || names.count(atom.substr(b, e - b)); });
-    if (hit) return true;
-  }
-  return false;
-}
-
-struct LaneScan {
-  std::string var;                  // the main loop's variable
-  std::set<std::string> loop_vars;  // variables of the reduction loops inside it
-  std::set<std::string> locals;     // Let/Decl names inside it
-  bool ok = true, lanes_unit = false;
-  void expr_loads(const Expr& e, bool in_loop) {
-    if (e.k != Expr::K::Load || !in_loop) return;
-    bool on_loop = false;
-    for (auto& [atom, k] : e.index.t) {
-      if (loop_vars.count(atom)) {
-        on_loop = true;
-        if (k == 1 || k == -1) ok = false;  // a contiguous reduction: already streaming
-      }
-    }
-    auto it = e.index.t.find(var);
-    if (on_loop && it != e.index.t.end() && it->second == 1) lanes_unit = true;
-  }
-  void block(const Block& b, bool in_loop) {
-    for (const Stmt& s : b) {
-      switch (s.k) {
-        case Stmt::K::Let:
-        case Stmt::K::Decl:
-          locals.insert(s.var);
-          expr_loads(s.expr, in_loop);
-          break;
-        case Stmt::K::Assign: expr_loads(s.expr, in_loop); break;
-        case Stmt::K::Store: break;
-        case Stmt::K::For:
-          // An `omp simd` reduction loop is taken only for reductions exact in any order
-          // (max, min, bitwise or/and of NaN flags): it runs in order inside the block.
-          if (s.simd && (s.reduction.empty() || s.reduction.find_first_of("+*") != std::string::npos)) ok = false;
-          if (s.parallel || !s.par_acc.empty() || s.capped || s.scalar_only) ok = false;
-          if (s.lo.t.count(var) || s.hi.t.count(var)) ok = false;
-          loop_vars.insert(s.var);
-          block(s.body, true);
-          break;
-        case Stmt::K::If:
-        case Stmt::K::Break: ok = false; break;
-      }
-      if (s.scalar_only && s.k != Stmt::K::For) ok = false;
-    }
-  }
-};
-
-// `b` with every run of straight-line statements wrapped in a lane loop (Note [lane blocks]).
-Block lane_rewrite(const Block& b, const Stmt& main, const std::string& blk, const std::map<std::string, std::string>& m) {
-  Block out, run;
-  auto ren_val = [&](Val v) { v.text = rename_idents(v.text, m); return v; };
-  auto ren_lin = [&](const Lin& l) {
-    Lin r = Lin::constant(l.c);
-    for (auto& [atom, k] : l.t) r += Lin::atom(rename_idents(atom, m), k);
-    return r;
-  };
-  auto ren_expr = [&](Expr e) {
-    for (auto& a : e.args) a = ren_val(a);
-    e.index = ren_lin(e.index);
-    return e;
-  };
-  auto flush = [&]() {
-    if (run.empty()) return;
-    Stmt f{Stmt::K::For};
-    f.var = main.var;
-    f.lo = Lin::atom(blk);
-    f.hi = Lin::atom(blk) + Lin::constant(kLanes);
-    f.capped = true;
-    f.hi_cap = main.hi;
-    f.simd = true;
-    f.body = std::move(run);
-    run.clear();
-    out.push_back(std::move(f));
-  };
-  for (const Stmt& s : b) {
-    if (s.k == Stmt::K::For) {
-      flush();
-      Stmt f = s;
-      f.simd = false;  // the lane loop inside is the vector loop now
-      f.reduction.clear();
-      f.body = lane_rewrite(s.body, main, blk, m);
-      out.push_back(std::move(f));
-      continue;
-    }
-    Stmt t = s;
-    if (s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::Assign) {
-      t.k = Stmt::K::Assign;
-      t.var = rename_idents(s.var, m);
-      t.expr = ren_expr(s.expr);
-    } else {  // Store
-      t.index = ren_lin(s.index);
-      t.val = ren_val(s.val);
-    }
-    run.push_back(std::move(t));
-  }
-  flush();
-  return out;
-}
-
-void lane_blocks(Block& top) {
-  // The innermost loop of the main nest (as schedule() finds it).
-  Stmt* main = nullptr;
-  Block* b = &top;
-  while (!b->empty() && b->back().k == Stmt::K::For && b->back().var[0] == 'i') {
-    main = &b->back();
-    b = &main->body;
-  }
-  if (!main || main->step != 1 || !main->par_acc.empty() || main->capped) return;
-  if (main->hi.is_const() && main->lo.is_const() && main->hi.c - main->lo.c < 2 * kLanes) return;
-  LaneScan scan;
-  scan.var = main->var;
-  scan.block(main->body, false);
-  if (!scan.ok || !scan.lanes_unit || scan.loop_vars.empty()) return;
-  // Bounds of the reduction loops must be the same for every lane.
-  std::set<std::string> per_lane = scan.locals;
-  per_lane.insert(main->var);
-  bool uniform = true;
-  std::function<void(const Block&)> bounds = [&](const Block& bb) {
-    for (const Stmt& s : bb)
-      if (s.k == Stmt::K::For) {
-        uniform = uniform && !lin_names_any(s.lo, per_lane) && !lin_names_any(s.hi, per_lane);
-        bounds(s.body);
-      }
-  };
-  bounds(main->body);
-  if (!uniform) return;
-  const std::string blk = "npk_lb";
-  std::map<std::string, std::string> m;
-  for (const std::string& v : scan.locals) m[v] = v + "[" + main->var + " - " + blk + "]";
-  Block body;
-  std::function<void(const Block&)> decls = [&](const Block& bb) {
-    for (const Stmt& s : bb) {
-      if (s.k == Stmt::K::Let || s.k == Stmt::K::Decl) {
-        Stmt d{Stmt::K::Decl};
-        d.var = s.var;
-        d.dtype = s.dtype;
-        d.array_len = kLanes;
-        body.push_back(std::move(d));
-      }
-      if (s.k == Stmt::K::For) decls(s.body);
-    }
-  };
-  decls(main->body);
-  Block rest = lane_rewrite(main->body, *main, blk, m);
-  for (auto& s : rest) body.push_back(std::move(s));
-  Stmt blocks{Stmt::K::For};
-  blocks.var = blk;
-  blocks.lo = main->lo;
-  blocks.hi = main->hi;
-  blocks.step = kLanes;
-  blocks.parallel = main->parallel;
-  blocks.body = std::move(body);
-  *main = std::move(blocks);
 }
 
 }  // namespace
