@@ -38,6 +38,7 @@
 // [in-place epilogues] in backend.cpp), so the epilogue adds no full-size temporary.
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <map>
@@ -62,33 +63,6 @@ int64_t static_extent(const Dim& d) { return d.is_static() ? d.value() : -1; }
 Lin dim_lin(const Dim& d) {
   if (d.is_static()) return Lin::constant(d.value());
   return Lin::atom("sym[" + std::to_string(d.symbol()) + "]");
-}
-
-std::string literal(const npc::Scalar& v, DType t) {
-  npc::Scalar s = v.cast(t);
-  char b[64];
-  auto fp = [&](double x, bool single) -> std::string {
-    if (std::isnan(x)) return single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
-    if (std::isinf(x)) return std::string(x < 0 ? "-" : "") + (single ? "__builtin_inff()" : "__builtin_inf()");
-    std::snprintf(b, sizeof b, "%a", x);
-    return single ? "(float)" + std::string(b) : std::string(b);
-  };
-  switch (kind(t)) {
-    case Kind::Bool: return s.b ? "true" : "false";
-    case Kind::Signed:
-      if (s.i == INT64_MIN) return "(int64_t)INT64_MIN";
-      return "(" + cpp_local_type(t) + ")" + std::to_string(s.i) + "LL";
-    case Kind::Unsigned: return "(" + cpp_local_type(t) + ")" + std::to_string(s.u) + "ULL";
-    case Kind::Float:
-      if (t == DType::Float64) return fp(s.f, false);
-      return fp(t == DType::Float16 ? half_to_double(double_to_half(s.f)) : static_cast<double>(static_cast<float>(s.f)),
-                true);
-    case Kind::Complex:
-      if (t == DType::Complex64)
-        return "npk::c64{" + fp(static_cast<float>(s.c.real()), true) + ", " + fp(static_cast<float>(s.c.imag()), true) + "}";
-      return "npk::c128{" + fp(s.c.real(), false) + ", " + fp(s.c.imag(), false) + "}";
-  }
-  return "0";
 }
 
 // Whether generated code reduces with ufunc `op` in dtype `t`: the fused column of the op's
@@ -133,14 +107,18 @@ class Emitter {
         for (NodeRef r : roots) store(r, idx, value(r, idx, /*as_root=*/true));
       }));
     }
+    // Note [kernel-IR passes] (kir_verify.cpp): each nest is verified as lowered and after
+    // every pass under NPC_VERIFY=1.
     for (auto& b : nests) {
-      unroll_small(b);  // Note [small reductions]
-      hoist_invariants(b, bufs_);
-      reuse_reduced_values(b, bufs_);  // Note [reuse of reduced values]
+      if (default_verify()) verify_nest(b, bufs_, 0, "lower");
+      run_pass("unroll_small", b, bufs_, unroll_small);  // Note [small reductions]
+      run_pass("hoist_invariants", b, bufs_, [&](Block& x) { hoist_invariants(x, bufs_); });
+      // Note [reuse of reduced values]
+      run_pass("reuse_reduced_values", b, bufs_, [&](Block& x) { reuse_reduced_values(x, bufs_); });
       bool inner_loops = contains_loops(b);
-      coalesce(b);
-      schedule(b, inner_loops);
-      parallel_scalar_sums(b);
+      run_pass("coalesce", b, bufs_, coalesce);
+      run_pass("schedule", b, bufs_, [&](Block& x) { schedule(x, inner_loops); });
+      run_pass("parallel_scalar_sums", b, bufs_, parallel_scalar_sums);
       for (auto& st : b) k.body.push_back(std::move(st));
     }
     k.bufs = bufs_;
@@ -208,8 +186,7 @@ class Emitter {
       Stmt decl{Stmt::K::Decl};
       decl.var = acc;
       decl.dtype = t;
-      decl.expr = Expr{Expr::K::Lit, t};
-      decl.expr.args = {Val{literal(npc::Scalar::from_int(op == OpId::add ? 0 : 1), t), t}};
+      decl.expr = value_expr(Val::literal(npc::Scalar::from_int(op == OpId::add ? 0 : 1), t));
       stack_.back()->stmts.push_back(std::move(decl));
       level_[acc] = static_cast<int>(stack_.size()) - 1;
       scopes_.emplace_back();
@@ -227,15 +204,19 @@ class Emitter {
       step.expr.op = op;
       step.expr.in = t;
       step.expr.args = {Val{acc, t}, v};
-      if (op == OpId::multiply && is_complex(t)) {  // NumPy's accumulate: its scalar complex product
-        step.expr = Expr{Expr::K::Lit, t};
-        step.expr.args = {Val{"npk::mul_plain(" + acc + ", " + v.text + ")", t}};
-      }
+      if (op == OpId::multiply && is_complex(t))  // NumPy's accumulate: its scalar complex product
+        step.expr = helper_call(Helper::ComplexMulPlain, t, t, {Val{acc, t}, v});
+      Stmt first{Stmt::K::Let};  // r == 0
+      first.var = fresh();
+      first.dtype = DType::Bool;
+      first.expr = Expr{Expr::K::InRange, DType::Bool};
+      first.expr.index = Lin::atom(r);
+      first.expr.params = {0, 1, 1};
       Stmt upd{Stmt::K::Assign};
       upd.var = acc;
-      upd.expr = Expr{Expr::K::Lit, t};
-      upd.expr.args = {Val{"(" + r + " == 0 ? " + v.text + " : " + step.var + ")", t}};
+      upd.expr = select_expr(Val{first.var, DType::Bool}, v, Val{step.var, t});
       stack_.back()->stmts.push_back(std::move(step));
+      stack_.back()->stmts.push_back(std::move(first));
       stack_.back()->stmts.push_back(std::move(upd));
       store(n, sidx, Val{acc, t});
       Stmt f{Stmt::K::For};
@@ -326,14 +307,12 @@ class Emitter {
     if (rows < 2 || rows > 8192 || cols < 1) return false;
     const bool keep = n->params[0] != 0;
     auto out_idx = [&](const Lin& c) { return keep ? std::vector<Lin>{Lin::constant(0), c} : std::vector<Lin>{c}; };
-    auto add = [&](const std::string& a, const Val& b, int level) {
-      Expr e{Expr::K::Lit, t};
-      e.args = {Val{"(" + a + " + " + b.text + ")", t}};
-      return let(t, e, level);
+    auto add = [&](const Val& a, const Val& b, int level) {
+      return let(t, helper_call(Helper::PlainAdd, t, t, {a, b}), level);
     };
     nests.push_back(nest(SymShape{Dim::fixed(cols)}, [&](const std::vector<Lin>& idx) {
       Val v = value(src, {Lin::constant(0), idx[0]});
-      store(n, out_idx(idx[0]), add(literal(npc::Scalar::from_int(0), t), v, lin_level(idx[0])));
+      store(n, out_idx(idx[0]), add(Val::literal(npc::Scalar::from_int(0), t), v, lin_level(idx[0])));
     }));
     constexpr int64_t kBlock = 256;
     const int64_t nblocks = (cols + kBlock - 1) / kBlock;
@@ -348,12 +327,13 @@ class Emitter {
       const int clevel = static_cast<int>(stack_.size()) - 1;
       Val v = value(src, {Lin::atom(r), Lin::atom(c)});
       Val o = load(n, out_idx(Lin::atom(c)));
-      store(n, out_idx(Lin::atom(c)), add(o.text, v, clevel));
+      store(n, out_idx(Lin::atom(c)), add(o, v, clevel));
       Stmt fc{Stmt::K::For};
       fc.var = c;
       fc.lo = bidx[0].scaled(kBlock);
-      fc.hi = Lin::atom("std::min<int64_t>(" + std::to_string(cols) + ", " + bidx[0].scaled(kBlock).str() + " + " +
-                        std::to_string(kBlock) + ")");
+      fc.hi = bidx[0].scaled(kBlock) + Lin::constant(kBlock);
+      fc.capped = true;
+      fc.cap = Lin::constant(cols);
       fc.body = std::move(stack_.back()->stmts);
       fc.simd = !has_control(fc.body);
       stack_.pop_back();
@@ -606,7 +586,7 @@ class Emitter {
     return out;
   }
 
-  Val zero_of(DType t) { return Val{literal(npc::Scalar::from_int(0), t), t}; }
+  Val zero_of(DType t) { return Val::literal(npc::Scalar::from_int(0), t); }
 
   Val value(NodeRef n, const std::vector<Lin>& idx, bool as_root = false) {
     bool materialised = st_.buffer_of.count(n) && !(as_root && roots_.count(n));
@@ -657,7 +637,7 @@ class Emitter {
         e.index = Lin::atom("sym[" + std::to_string(n->params[0]) + "]");
         return let(DType::Int64, e, 0, key);
       }
-      case NodeKind::Const: return Val{literal(*n->value, n->dtype), n->dtype};
+      case NodeKind::Const: return Val::literal(*n->value, n->dtype);
       case NodeKind::Ufunc: {
         OpId op = generated_as(n);
         if (op == OpId::kCount) throw CodegenError("multi-output ufunc");
@@ -681,8 +661,7 @@ class Emitter {
         NodeRef src = n->args[0];
         if (n->view_kind() == ViewKind::Component) {
           Val a = value(src, idx);
-          Expr e{Expr::K::Lit, n->dtype};
-          e.args = {Val{a.text + (n->params[1] ? ".im" : ".re"), n->dtype}};
+          Expr e = helper_call(n->params[1] ? Helper::Imag : Helper::Real, n->dtype, src->dtype, {a});
           return let(n->dtype, e, val_level(a), key);
         }
         std::vector<Lin> sidx = view_source_index(n, idx);
@@ -733,9 +712,9 @@ class Emitter {
         for (int64_t j = 0; j < k; ++j) {
           Val iv = value(n->args[1 + j], iidx);
           Lin extent = dim_lin(a->shape[axis + j]);
-          Expr e{Expr::K::Lit, DType::Int64};
-          e.args = {Val{"(" + iv.text + " < 0 ? " + iv.text + " + " + extent.str() + " : " + iv.text + ")", DType::Int64}};
-          Val norm = let(DType::Int64, e, val_level(iv));
+          Expr e = helper_call(Helper::WrapIndex, DType::Int64, DType::Int64, {iv});
+          e.index = extent;
+          Val norm = let(DType::Int64, e, std::max(val_level(iv), lin_level(extent)));
           sidx.push_back(Lin::atom(norm.text));
         }
         for (size_t d = axis + ind_nd; d < idx.size(); ++d) sidx.push_back(idx[d]);
@@ -804,30 +783,29 @@ class Emitter {
     DType t = n->dtype;
     // float16 accumulates in float and rounds once at the end (as NumPy's half reductions).
     std::string acc = fresh("acc");
-    npc::Scalar init;
     bool use_initial = n->value.has_value();
     OpId op = n->op;
-    std::string init_text, identity_text;
+    Val init{"", t}, identity{"", t};
     {
       switch (op) {
-        case OpId::add: init_text = literal(npc::Scalar::from_int(0), t); break;
-        case OpId::multiply: init_text = literal(npc::Scalar::from_int(1), t); break;
-        case OpId::logical_or: init_text = "false"; break;
-        case OpId::logical_and: init_text = "true"; break;
+        case OpId::add: init = Val::literal(npc::Scalar::from_int(0), t); break;
+        case OpId::multiply: init = Val::literal(npc::Scalar::from_int(1), t); break;
+        case OpId::logical_or: init = Val::literal(npc::Scalar::from_bool(false), t); break;
+        case OpId::logical_and: init = Val::literal(npc::Scalar::from_bool(true), t); break;
         case OpId::maximum:
-          if (is_inexact(t)) init_text = "-__builtin_inf()";
-          else if (t == DType::Bool) init_text = "false";
-          else init_text = "std::numeric_limits<" + cpp_local_type(t) + ">::lowest()";
+          if (is_inexact(t)) init = Val::of(Special::NegInf, t);
+          else if (t == DType::Bool) init = Val::literal(npc::Scalar::from_bool(false), t);
+          else init = Val::of(Special::Lowest, t);
           break;
         case OpId::minimum:
-          if (is_inexact(t)) init_text = "__builtin_inf()";
-          else if (t == DType::Bool) init_text = "true";
-          else init_text = "std::numeric_limits<" + cpp_local_type(t) + ">::max()";
+          if (is_inexact(t)) init = Val::of(Special::Inf, t);
+          else if (t == DType::Bool) init = Val::literal(npc::Scalar::from_bool(true), t);
+          else init = Val::of(Special::Highest, t);
           break;
         default: throw CodegenError("unsupported reduction");
       }
-      identity_text = init_text;
-      if (use_initial) init_text = literal(*n->value, t);
+      identity = init;
+      if (use_initial) init = Val::literal(*n->value, t);
       // max/min of an empty axis has no identity: NumPy raises, so let eager run it.
       if (!use_initial && (op == OpId::maximum || op == OpId::minimum)) {
         for (int64_t a : axes) {
@@ -845,8 +823,7 @@ class Emitter {
       Stmt s{Stmt::K::Decl};
       s.var = nanflag;
       s.dtype = DType::Int32;
-      s.expr = Expr{Expr::K::Lit, DType::Int32};
-      s.expr.args = {Val{"0", DType::Int32}};
+      s.expr = value_expr(Val::literal(npc::Scalar::from_int(0), DType::Int32));
       stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
     }
     // Long float32 sums add their blocks in double (Note [summation]).
@@ -858,8 +835,7 @@ class Emitter {
       Stmt s{Stmt::K::Decl};
       s.var = acc;
       s.dtype = wide_acc ? DType::Float64 : t;
-      s.expr = Expr{Expr::K::Lit, t};
-      s.expr.args = {Val{init_text, t}};
+      s.expr = value_expr(init);
       stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
     }
     // Note [small reductions]: a float sum over a short last axis (unrolled) adds in NumPy's
@@ -874,8 +850,7 @@ class Emitter {
       Stmt s{Stmt::K::Decl};
       s.var = rest = fresh("rest");
       s.dtype = t;
-      s.expr = Expr{Expr::K::Lit, t};
-      s.expr.args = {Val{"-" + literal(npc::Scalar::from_int(0), t), t}};
+      s.expr = value_expr(Val::of(Special::NegZero, t));
       stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
     }
     lv = std::max(lv, barrier_level());
@@ -907,30 +882,32 @@ class Emitter {
     const int64_t block = outer_seq ? 8192 : t == DType::Float64 ? 2048 : 256;
     if (float_add && (inner_ext < 0 || inner_ext > block)) blocked = true;
     if (blocked) target = part = fresh("part");
-    // Note [parallel scalar reductions]: acc op partial, for the partials of a split loop.
-    Expr combine{Expr::K::Lit, t};
+    // Note [parallel scalar reductions]: acc op partial, for the partials of a split loop
+    // (its two operands are filled in by the renderer).
+    const DType acc_t = wide_acc ? DType::Float64 : t;
+    const std::vector<Val> operands{Val{"", acc_t}, Val{"", acc_t}};
+    Expr combine{Expr::K::Value, t};
     {
       Stmt s{Stmt::K::Assign};
       s.var = target;
-      s.expr = Expr{Expr::K::Lit, t};
       if (numpy_order) {
         s.var = rest;
         // NumPy starts the output from the identity (or initial=) and adds the pairwise sum
         // of all the elements: 0.0 + (((-0.0 + v0) + v1) + ...), so np.sum of -0.0 is 0.0.
-        s.expr.args = {Val{"(" + rest + " + " + v.text + ")", t}};
-        combine.args = {Val{"(@A@ + @B@)", t}};
+        s.expr = helper_call(Helper::PlainAdd, t, t, {Val{rest, t}, v});
+        combine = helper_call(Helper::PlainAdd, t, acc_t, operands);
       } else if (float_add) {
-        s.expr.args = {Val{"(" + target + " + " + v.text + ")", t}};
-        combine.args = {Val{"(@A@ + @B@)", t}};
+        s.expr = helper_call(Helper::PlainAdd, t, acc_t, {Val{target, acc_t}, v});
+        combine = helper_call(Helper::PlainAdd, t, acc_t, operands);
       }
       else if (float_minmax) {
         // Quiet comparison: a NaN element raises no "invalid" flag (it sets the NaN flag).
-        s.expr.args = {Val{std::string(op == OpId::maximum ? "npk::qmax(" : "npk::qmin(") + target + ", " + v.text + ")", t}};
-        combine.args = {Val{std::string(op == OpId::maximum ? "npk::qmax(" : "npk::qmin(") + "@A@, @B@)", t}};
+        const Helper q = op == OpId::maximum ? Helper::QuietMax : Helper::QuietMin;
+        s.expr = helper_call(q, t, t, {Val{target, t}, v});
+        combine = helper_call(q, t, t, operands);
         Stmt nf{Stmt::K::Assign};
         nf.var = nanflag;
-        nf.expr = Expr{Expr::K::Lit, DType::Int32};
-        nf.expr.args = {Val{"(" + nanflag + " | (int)(" + v.text + " != " + v.text + "))", DType::Int32}};
+        nf.expr = helper_call(Helper::OrNaN, DType::Int32, t, {Val{nanflag, DType::Int32}, v});
         stack_.back()->stmts.push_back(std::move(nf));
       } else {
         Expr a{Expr::K::Apply, t};
@@ -939,12 +916,10 @@ class Emitter {
         a.args = {Val{target, t}, v};
         s.expr = a;
         combine = a;
-        combine.args = {Val{"@A@", t}, Val{"@B@", t}};
+        combine.args = operands;
         if (t == DType::Float16) {  // accumulate float16 in float: no per-step rounding
-          s.expr = Expr{Expr::K::Lit, t};
-          s.expr.args = {Val{std::string(op == OpId::multiply ? "(" + target + " * " + v.text + ")" : render_apply(op, target, v.text)), t}};
-          combine = Expr{Expr::K::Lit, t};
-          combine.args = {Val{op == OpId::multiply ? "(@A@ * @B@)" : render_apply(op, "@A@", "@B@"), t}};
+          s.expr = helper_call(float16_step(op), t, t, {Val{target, t}, v});
+          combine = helper_call(float16_step(op), t, t, operands);
         }
       }
       stack_.back()->stmts.push_back(std::move(s));
@@ -962,22 +937,25 @@ class Emitter {
         // Blocked summation: for (rb = 0; rb < n; rb += block) { part = 0; for (r in block) part += v; acc += part; }
         std::string rb = fresh("rb");
         loop.lo = Lin::atom(rb);
-        loop.hi = Lin::atom("std::min<int64_t>(" + hi.str() + ", " + rb + " + " + std::to_string(block) + ")");
+        loop.hi = Lin::atom(rb) + Lin::constant(block);
+        loop.capped = true;
+        loop.cap = hi;
         loop.simd = !outer_seq;
-        if (!outer_seq) loop.reduction = "+:" + part;
+        if (!outer_seq) {
+          loop.lane_op = LaneReduce::Add;
+          loop.lane_acc = part;
+        }
         loop.body = std::move(inner);
         Block blk;
         Stmt pd{Stmt::K::Decl};
         pd.var = part;
-        pd.dtype = wide_acc ? DType::Float64 : t;  // float32 blocks sum in double lanes (Note [summation])
-        pd.expr = Expr{Expr::K::Lit, t};
-        pd.expr.args = {Val{literal(npc::Scalar::from_int(0), t), t}};
+        pd.dtype = acc_t;  // float32 blocks sum in double lanes (Note [summation])
+        pd.expr = value_expr(Val::literal(npc::Scalar::from_int(0), t));
         blk.push_back(std::move(pd));
         blk.push_back(std::move(loop));
         Stmt addp{Stmt::K::Assign};
         addp.var = acc;
-        addp.expr = Expr{Expr::K::Lit, t};
-        addp.expr.args = {Val{"(" + acc + " + " + part + ")", t}};
+        addp.expr = helper_call(Helper::PlainAdd, t, acc_t, {Val{acc, acc_t}, Val{part, acc_t}});
         blk.push_back(std::move(addp));
         Stmt ob{Stmt::K::For};
         ob.var = rb;
@@ -987,16 +965,22 @@ class Emitter {
         ob.body = std::move(blk);
         loop = std::move(ob);
       } else {
-        if (innermost && float_add && !numpy_order && !outer_seq) { loop.simd = true; loop.reduction = "+:" + acc; }
+        if (innermost && float_add && !numpy_order && !outer_seq) {
+          loop.simd = true;
+          loop.lane_op = LaneReduce::Add;
+          loop.lane_acc = acc;
+        }
         if (innermost && float_minmax) {
           loop.simd = true;
-          loop.reduction = std::string(op == OpId::maximum ? "max:" : "min:") + acc + ") reduction(|:" + nanflag;
+          loop.lane_op = op == OpId::maximum ? LaneReduce::Max : LaneReduce::Min;
+          loop.lane_acc = acc;
+          loop.lane_flag = nanflag;
         }
         loop.body = std::move(inner);
       }
       if (i == 0) {
         loop.red_acc = acc;
-        loop.red_identity = float_add ? literal(npc::Scalar::from_int(0), wide_acc ? DType::Float64 : t) : identity_text;
+        loop.red_identity = float_add ? Val::literal(npc::Scalar::from_int(0), acc_t) : identity;
         loop.red_combine = combine;
         loop.red_flag = nanflag;
       }
@@ -1008,40 +992,36 @@ class Emitter {
     if (numpy_order) {
       Stmt sum{Stmt::K::Assign};
       sum.var = acc;
-      sum.expr = Expr{Expr::K::Lit, t};
-      sum.expr.args = {Val{"(" + acc + " + " + rest + ")", t}};
+      sum.expr = helper_call(Helper::PlainAdd, t, t, {Val{acc, t}, Val{rest, t}});
       stack_[lv]->stmts.push_back(std::move(sum));
     }
     if (float_minmax) {
       Stmt fix{Stmt::K::Assign};
       fix.var = acc;
-      fix.expr = Expr{Expr::K::Lit, t};
-      fix.expr.args = {Val{"(" + nanflag + " ? (" + cpp_local_type(t) + ")__builtin_nan(\"\") : " + acc + ")", t}};
+      fix.expr = select_expr(Val{nanflag, DType::Int32}, Val::of(Special::NaN, t), Val{acc, t});
       stack_[lv]->stmts.push_back(std::move(fix));
     }
     for (auto& r : rvars) level_.erase(r);
     level_[acc] = lv;
     Val result{acc, t};
     if (wide_acc) {
-      Expr e{Expr::K::Lit, t};
-      e.args = {Val{"(float)" + acc, t}};
+      Expr e{Expr::K::Cast, t};
+      e.in = DType::Float64;
+      e.args = {Val{acc, DType::Float64}};
       result = let(t, e, lv);
     }
-    if (t == DType::Float16) {
-      Expr e{Expr::K::Lit, t};
-      e.args = {Val{"npk::r16(" + acc + ")", t}};
-      result = let(t, e, lv);
-    }
+    if (t == DType::Float16) result = let(t, helper_call(Helper::RoundHalf, t, t, {Val{acc, t}}), lv);
     stack_[lv]->memo[key] = result;
     return result;
   }
 
-  static std::string render_apply(OpId op, const std::string& a, const std::string& b) {
+  // The step of a float16 accumulator, computed in float without rounding.
+  static Helper float16_step(OpId op) {
     switch (op) {
-      case OpId::add: return "(" + a + " + " + b + ")";
-      case OpId::maximum: return "npk::maxv<float>(" + a + ", " + b + ")";
-      case OpId::minimum: return "npk::minv<float>(" + a + ", " + b + ")";
-      default: return "(" + a + " * " + b + ")";
+      case OpId::add: return Helper::PlainAdd;
+      case OpId::maximum: return Helper::Max;
+      case OpId::minimum: return Helper::Min;
+      default: return Helper::PlainMul;
     }
   }
 
@@ -1093,20 +1073,18 @@ class Emitter {
     DType t = src->dtype;
     bool mn = n->op == OpId::argmin;
     std::string best = fresh("best"), bi = fresh("bi");
-    std::string init;
-    if (is_inexact(t)) init = mn ? "__builtin_inf()" : "-__builtin_inf()";
-    else if (t == DType::Bool) init = mn ? "true" : "false";
-    else init = "std::numeric_limits<" + cpp_local_type(t) + ">::" + (mn ? "max()" : "lowest()");
+    Val init{"", t};
+    if (is_inexact(t)) init = Val::of(mn ? Special::Inf : Special::NegInf, t);
+    else if (t == DType::Bool) init = Val::literal(npc::Scalar::from_bool(mn), t);
+    else init = Val::of(mn ? Special::Highest : Special::Lowest, t);
     Stmt d1{Stmt::K::Decl};
     d1.var = best;
     d1.dtype = t;
-    d1.expr = Expr{Expr::K::Lit, t};
-    d1.expr.args = {Val{init, t}};
+    d1.expr = value_expr(init);
     Stmt d2{Stmt::K::Decl};
     d2.var = bi;
     d2.dtype = DType::Int64;
-    d2.expr = Expr{Expr::K::Lit, DType::Int64};
-    d2.expr.args = {Val{"0", DType::Int64}};
+    d2.expr = value_expr(Val::literal(npc::Scalar::from_int(0), DType::Int64));
     stack_[lv]->stmts.push_back(std::move(d1));
     stack_[lv]->stmts.push_back(std::move(d2));
     std::vector<Scope*> saved = stack_;
@@ -1116,6 +1094,25 @@ class Emitter {
     stack_.push_back(&scopes_.back());
     level_[rvars[0]] = static_cast<int>(stack_.size()) - 1;
     Val v = value(src, sidx);
+    // A Let in the scan loop's body (marked scalar code when `scalar`).
+    auto body_let = [&](Expr e, bool scalar) {
+      Stmt c{Stmt::K::Let};
+      c.var = fresh(scalar ? "take" : "v");
+      c.dtype = e.dtype;
+      c.expr = std::move(e);
+      c.scalar_only = scalar;
+      Val r{c.var, c.dtype};
+      stack_.back()->stmts.push_back(std::move(c));
+      return r;
+    };
+    auto logical = [&](OpId op, std::vector<Val> args) {
+      Expr e{Expr::K::Apply, DType::Bool};
+      e.op = op;
+      e.in = DType::Bool;
+      e.args = std::move(args);
+      return e;
+    };
+    const Val best_v{best, t}, bi_v{bi, DType::Int64};
     // Closes the scan loop over rvars[0] (0..hi) at level lv; `bi` holds the index found.
     auto close_scan = [&](Lin hi) {
       Stmt f{Stmt::K::For};
@@ -1140,23 +1137,21 @@ class Emitter {
       // GCC's quiet compares become signaling ones, and npk::lt's bit tricks cost twice
       // the whole loop in scalar code).
       bool fl = kind(t) == Kind::Float;
-      std::string cmp = mn ? "npk::lt_scalar(" + v.text + ", " + best + ")" : "npk::lt_scalar(" + best + ", " + v.text + ")";
-      std::string take = fl ? "(!std::isnan(" + best + ") && (std::isnan(" + v.text + ") || " + cmp + "))" : cmp;
-      Stmt c{Stmt::K::Let};
-      c.var = fresh("take");
-      c.dtype = DType::Bool;
-      c.expr = Expr{Expr::K::Lit, DType::Bool};
-      c.expr.args = {Val{take, DType::Bool}};
-      c.scalar_only = true;
+      Val take = body_let(helper_call(Helper::QuietLess, DType::Bool, t, mn ? std::vector<Val>{v, best_v}
+                                                                             : std::vector<Val>{best_v, v}), true);
+      if (fl) {  // !isnan(best) && (isnan(v) || cmp)
+        Val best_nan = body_let(helper_call(Helper::IsNaN, DType::Bool, t, {best_v}), true);
+        Val v_nan = body_let(helper_call(Helper::IsNaN, DType::Bool, t, {v}), true);
+        Val either = body_let(logical(OpId::logical_or, {v_nan, take}), true);
+        Val best_ok = body_let(logical(OpId::logical_not, {best_nan}), true);
+        take = body_let(logical(OpId::logical_and, {best_ok, either}), true);
+      }
       Stmt a1{Stmt::K::Assign};
       a1.var = best;
-      a1.expr = Expr{Expr::K::Lit, t};
-      a1.expr.args = {Val{"(" + c.var + " ? " + v.text + " : " + best + ")", t}};
+      a1.expr = select_expr(take, v, best_v);
       Stmt a2{Stmt::K::Assign};
       a2.var = bi;
-      a2.expr = Expr{Expr::K::Lit, DType::Int64};
-      a2.expr.args = {Val{"(" + c.var + " ? (int64_t)" + rvars[0] + " : " + bi + ")", DType::Int64}};
-      stack_.back()->stmts.push_back(std::move(c));
+      a2.expr = select_expr(take, Val{rvars[0], DType::Int64}, bi_v);
       stack_.back()->stmts.push_back(std::move(a1));
       stack_.back()->stmts.push_back(std::move(a2));
       return close_scan(Lin::constant(ext));
@@ -1164,25 +1159,27 @@ class Emitter {
     // npk::lt_scalar: a quiet comparison, a NaN element raises no "invalid" flag (NumPy's
     // argmin). This loop breaks at the first NaN, so it is never vectorized, and the scalar
     // quiet compare (ucomisd) is several times cheaper than npk::lt's bit tricks.
-    std::string cmp = mn ? "npk::lt_scalar(" + v.text + ", " + best + ")"
-                         : "npk::lt_scalar(" + best + ", " + v.text + ")";
+    Val cond = body_let(helper_call(Helper::QuietLess, DType::Bool, t, mn ? std::vector<Val>{v, best_v}
+                                                                           : std::vector<Val>{best_v, v}), false);
     bool fl = kind(t) == Kind::Float;
-    std::string cond = "(" + cmp + (fl ? " || std::isnan(" + v.text + "))" : ")");
+    Val v_nan{"", DType::Bool};
+    if (fl) {  // cmp || isnan(v)
+      v_nan = body_let(helper_call(Helper::IsNaN, DType::Bool, t, {v}), false);
+      cond = body_let(logical(OpId::logical_or, {cond, v_nan}), false);
+    }
     Stmt upd{Stmt::K::If};
-    upd.val = Val{cond, DType::Bool};
+    upd.val = cond;
     Stmt a1{Stmt::K::Assign};
     a1.var = best;
-    a1.expr = Expr{Expr::K::Lit, t};
-    a1.expr.args = {v};
+    a1.expr = value_expr(v);
     Stmt a2{Stmt::K::Assign};
     a2.var = bi;
-    a2.expr = Expr{Expr::K::Lit, DType::Int64};
-    a2.expr.args = {Val{rvars[0], DType::Int64}};
+    a2.expr = value_expr(Val{rvars[0], DType::Int64});
     upd.body.push_back(std::move(a1));
     upd.body.push_back(std::move(a2));
     if (fl) {
       Stmt brk{Stmt::K::If};
-      brk.val = Val{"std::isnan(" + v.text + ")", DType::Bool};
+      brk.val = v_nan;
       brk.body.push_back(Stmt{Stmt::K::Break});
       upd.body.push_back(std::move(brk));
     }
@@ -1227,15 +1224,16 @@ class Emitter {
         if (coef == 1 || coef == -1) {
           vidx[j] = (idx[d] + Lin::constant(-f.c)).scaled(coef);
         } else {
-          Expr q{Expr::K::Lit, DType::Int64};
-          q.args = {Val{"((" + idx[d].str() + " - (" + std::to_string(f.c) + ")) / " + std::to_string(coef) + ")", DType::Int64}};
+          Expr q{Expr::K::Index, DType::Int64};  // (idx - c) / coef, exact inside the region
+          q.index = idx[d] + Lin::constant(-f.c);
+          q.params = {coef};
           Val qv = let(DType::Int64, q, lin_level(idx[d]));
           vidx[j] = Lin::atom(qv.text);
         }
       }
       conds.push_back(let(DType::Bool, e, lin_level(idx[d])));
     }
-    Val cond = conds.empty() ? Val{"true", DType::Bool} : conds[0];
+    Val cond = conds.empty() ? Val::literal(npc::Scalar::from_bool(true), DType::Bool) : conds[0];
     for (size_t i = 1; i < conds.size(); ++i) {
       Expr a{Expr::K::Apply, DType::Bool};
       a.op = OpId::logical_and;
@@ -1248,8 +1246,7 @@ class Emitter {
     Stmt decl{Stmt::K::Decl};
     decl.var = w;
     decl.dtype = n->dtype;
-    decl.expr = Expr{Expr::K::Lit, n->dtype};
-    decl.expr.args = {zero_of(n->dtype)};
+    decl.expr = value_expr(zero_of(n->dtype));
     stack_[here]->stmts.push_back(std::move(decl));
     Stmt s{Stmt::K::If};
     s.val = cond;
@@ -1260,8 +1257,7 @@ class Emitter {
       Val x = branch == 0 ? value(val, vidx) : value(base, idx);
       Stmt as{Stmt::K::Assign};
       as.var = w;
-      as.expr = Expr{Expr::K::Lit, n->dtype};
-      as.expr.args = {x};
+      as.expr = value_expr(x);
       stack_.back()->stmts.push_back(std::move(as));
       (branch == 0 ? s.body : s.orelse) = std::move(stack_.back()->stmts);
       stack_.pop_back();
@@ -1281,6 +1277,7 @@ void visit_lins(Block& b, const std::function<void(Lin&)>& f) {
     f(s.expr.index);
     f(s.lo);
     f(s.hi);
+    f(s.cap);
     visit_lins(s.body, f);
     visit_lins(s.orelse, f);
   }
@@ -1288,11 +1285,11 @@ void visit_lins(Block& b, const std::function<void(Lin&)>& f) {
 
 bool uses_var_outside_offsets(const Block& b, const std::string& v) {
   for (auto& s : b) {
-    if (s.expr.k == Expr::K::Index || s.expr.k == Expr::K::InRange || s.expr.k == Expr::K::Lit) {
-      if (s.expr.k != Expr::K::Lit && s.expr.index.t.count(v)) return true;
-      for (auto& a : s.expr.args) if (a.text.find(v) != std::string::npos) return true;
-    }
-    if (s.k == Stmt::K::If && s.val.text.find(v) != std::string::npos) return true;
+    if ((s.expr.k == Expr::K::Index || s.expr.k == Expr::K::InRange || s.expr.k == Expr::K::Call) &&
+        s.expr.index.t.count(v))
+      return true;
+    for (auto& a : s.expr.args) if (a.is_local() && a.text == v) return true;
+    if ((s.k == Stmt::K::If || s.k == Stmt::K::Store) && s.val.is_local() && s.val.text == v) return true;
     if (uses_var_outside_offsets(s.body, v) || uses_var_outside_offsets(s.orelse, v)) return true;
   }
   return false;
@@ -1443,57 +1440,9 @@ bool contains_loops(const Block& b) {
 // loop-invariant and hoisted out of the main loop (hoist_invariants), and the main loop has
 // straight-line code that `schedule` vectorizes (`omp simd`). Float sums add in order.
 
-bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// Calls f on every identifier of C++ expression text `s` (numeric literals skipped).
-void for_each_ident(const std::string& s, const std::function<void(size_t, size_t)>& f) {
-  size_t i = 0;
-  while (i < s.size()) {
-    char c = s[i];
-    if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
-      // a numeric literal, hex floats included (0x1.8p+3)
-      ++i;
-      while (i < s.size()) {
-        char d = s[i];
-        if (is_ident_char(d) || d == '.') { ++i; continue; }
-        if ((d == '+' || d == '-') && (s[i - 1] == 'p' || s[i - 1] == 'P' || s[i - 1] == 'e' || s[i - 1] == 'E')) { ++i; continue; }
-        break;
-      }
-      continue;
-    }
-    if (is_ident_start(c)) {
-      size_t b = i;
-      while (i < s.size() && is_ident_char(s[i])) ++i;
-      f(b, i);
-      continue;
-    }
-    ++i;
-  }
-}
-
-std::string rename_idents(const std::string& s, const std::map<std::string, std::string>& m) {
-  if (m.empty()) return s;
-  std::string out;
-  size_t last = 0;
-  for_each_ident(s, [&](size_t b, size_t e) {
-    auto it = m.find(s.substr(b, e - b));
-    if (it == m.end()) return;
-    out.append(s, last, b - last);
-    out += it->second;
-    last = e;
-  });
-  out.append(s, last, std::string::npos);
-  return out;
-}
-
 // `l` with loop variable `var` replaced by `value` and locals renamed by `m`.
 Lin subst_lin(const Lin& l, const std::string& var, int64_t value, const std::map<std::string, std::string>& m) {
   Lin r = Lin::constant(l.c);
-  // Factors that are C++ text (a blocked bound `std::min<int64_t>(n, rb5 + 2048)`) have
-  // their identifiers renamed and the loop variable replaced inside the text.
-  std::map<std::string, std::string> mv = m;
-  mv[var] = "(int64_t)" + std::to_string(value);
   for (auto& [atom, k] : l.t) {
     int64_t coef = k;
     std::string rest;
@@ -1506,7 +1455,7 @@ Lin subst_lin(const Lin& l, const std::string& var, int64_t value, const std::ma
       else {
         auto it = m.find(f);
         if (!rest.empty()) rest += "*";
-        rest += it == m.end() ? rename_idents(f, mv) : it->second;
+        rest += it == m.end() ? f : it->second;
       }
       s = e + 1;
     }
@@ -1524,22 +1473,36 @@ void declared_names(const Block& b, std::set<std::string>& out) {
   }
 }
 
+// A local renamed by `m`; the loop variable `var` becomes the int64 literal `value`.
+void subst_val(Val& v, const std::string& var, int64_t value, const std::map<std::string, std::string>& m) {
+  if (!v.is_local()) return;
+  if (v.text == var) {
+    v = Val::literal(npc::Scalar::from_int(value), DType::Int64);
+    return;
+  }
+  auto it = m.find(v.text);
+  if (it != m.end()) v.text = it->second;
+}
+
+void rename(std::string& name, const std::map<std::string, std::string>& m) {
+  auto it = m.find(name);
+  if (it != m.end()) name = it->second;
+}
+
 void subst_block(Block& b, const std::string& var, int64_t value, const std::map<std::string, std::string>& m) {
-  const std::string lit = "(int64_t)" + std::to_string(value);
-  std::map<std::string, std::string> mv = m;
-  mv[var] = lit;
   for (auto& s : b) {
-    auto it = m.find(s.var);
-    if (it != m.end()) s.var = it->second;
+    rename(s.var, m);
     s.index = subst_lin(s.index, var, value, m);
     s.expr.index = subst_lin(s.expr.index, var, value, m);
-    for (auto& a : s.expr.args) a.text = rename_idents(a.text, mv);
-    s.val.text = rename_idents(s.val.text, mv);
+    for (auto& a : s.expr.args) subst_val(a, var, value, m);
+    subst_val(s.val, var, value, m);
     s.lo = subst_lin(s.lo, var, value, m);
     s.hi = subst_lin(s.hi, var, value, m);
-    s.reduction = rename_idents(s.reduction, m);
-    s.red_acc = rename_idents(s.red_acc, m);
-    s.red_flag = rename_idents(s.red_flag, m);
+    s.cap = subst_lin(s.cap, var, value, m);
+    rename(s.lane_acc, m);
+    rename(s.lane_flag, m);
+    rename(s.red_acc, m);
+    rename(s.red_flag, m);
     subst_block(s.body, var, value, m);
     subst_block(s.orelse, var, value, m);
   }
@@ -1594,16 +1557,24 @@ void defined_names(const Block& b, std::set<std::string>& out) {
   }
 }
 
-bool mentions(const std::string& text, const std::set<std::string>& names) {
-  bool hit = false;
-  for_each_ident(text, [&](size_t b, size_t e) { if (!hit && names.count(text.substr(b, e - b))) hit = true; });
-  return hit;
+// Calls f on each factor of index atom `a` (a name, or a product of names joined by '*').
+void for_each_factor(const std::string& a, const std::function<void(const std::string&)>& f) {
+  size_t s = 0;
+  while (s <= a.size()) {
+    size_t e = a.find('*', s);
+    if (e == std::string::npos) e = a.size();
+    f(a.substr(s, e - s));
+    s = e + 1;
+  }
 }
 
+bool mentions(const Val& v, const std::set<std::string>& names) { return v.is_local() && names.count(v.text); }
+
 bool lin_mentions(const Lin& l, const std::set<std::string>& names) {
+  bool hit = false;
   for (auto& [a, k] : l.t)
-    if (mentions(a, names)) return true;
-  return false;
+    for_each_factor(a, [&](const std::string& f) { hit = hit || names.count(f); });
+  return hit;
 }
 
 // Whether evaluating `e` can raise no floating-point flag (so computing it once before a
@@ -1646,7 +1617,7 @@ void hoist_invariants(Block& b, const std::vector<KBuffer>& bufs) {
       bool inv = c.k == Stmt::K::Let && no_fp_effects(c.expr) && !lin_mentions(c.expr.index, defs);
       if (inv && c.expr.k == Expr::K::Load && bufs.at(c.expr.buf).written) inv = false;
       if (inv)
-        for (auto& a : c.expr.args) if (mentions(a.text, defs)) inv = false;
+        for (auto& a : c.expr.args) if (mentions(a, defs)) inv = false;
       if (inv) {
         defs.erase(c.var);  // what depends on it only may move too
         out.push_back(std::move(c));
@@ -1672,6 +1643,17 @@ void hoist_invariants(Block& b, const std::vector<KBuffer>& bufs) {
 // B[store index with r for i] and L2 loads it instead of recomputing it. Only when the
 // value involves an operation (not a mere load), has B's dtype (no conversion on the
 // store; not float16 or bool), and is a Let directly in both loop bodies.
+// A key equal for equal literals and special values (of one dtype).
+std::string val_key(const Val& v) {
+  char b[96];
+  if (v.k == Val::K::Special) std::snprintf(b, sizeof b, "S%d:%d", static_cast<int>(v.special), static_cast<int>(v.dtype));
+  else
+    std::snprintf(b, sizeof b, "L%d:%d:%lld:%llu:%a:%a:%a", static_cast<int>(v.dtype), v.lit.b ? 1 : 0,
+                  static_cast<long long>(v.lit.i), static_cast<unsigned long long>(v.lit.u), v.lit.f, v.lit.c.real(),
+                  v.lit.c.imag());
+  return b;
+}
+
 std::map<std::string, std::string> loop_signatures(const Stmt& loop, std::map<std::string, bool>& has_op) {
   std::map<std::string, std::string> sig;  // local -> signature
   std::map<std::string, std::string> ren{{loop.var, "#"}};
@@ -1688,14 +1670,14 @@ std::map<std::string, std::string> loop_signatures(const Stmt& loop, std::map<st
           std::to_string(e.buf) + "|" + subst_lin(e.index, "", 0, ren).str() + "(";
       op = e.k != Expr::K::Load;
       for (auto& a : e.args) {
-        auto it = sig.find(a.text);
+        auto it = a.is_local() ? sig.find(a.text) : sig.end();
         if (it != sig.end()) {
           g += "{" + it->second + "}";
           op = op || has_op[a.text];
-        } else if (mentions(a.text, locals)) {
-          g += "?" + std::to_string(unique++);  // an expression over locals: never equal
+        } else if (mentions(a, locals)) {
+          g += "?" + std::to_string(unique++);  // a value of the loop: never equal
         } else {
-          g += a.text;
+          g += val_key(a);
         }
         g += ",";
       }
@@ -1711,18 +1693,20 @@ std::map<std::string, std::string> loop_signatures(const Stmt& loop, std::map<st
 }
 
 void used_names(const Block& b, std::set<std::string>& out) {
-  auto text = [&](const std::string& t) {
-    for_each_ident(t, [&](size_t x, size_t y) { out.insert(t.substr(x, y - x)); });
+  auto val = [&](const Val& v) { if (v.is_local()) out.insert(v.text); };
+  auto lin = [&](const Lin& l) {
+    for (auto& [a, k] : l.t) for_each_factor(a, [&](const std::string& f) { out.insert(f); });
   };
-  auto lin = [&](const Lin& l) { for (auto& [a, k] : l.t) text(a); };
   for (const Stmt& s : b) {
-    for (auto& a : s.expr.args) text(a.text);
+    for (auto& a : s.expr.args) val(a);
     lin(s.expr.index);
     lin(s.index);
     lin(s.lo);
     lin(s.hi);
-    text(s.val.text);
-    text(s.reduction);
+    lin(s.cap);
+    val(s.val);
+    if (!s.lane_acc.empty()) out.insert(s.lane_acc);
+    if (!s.lane_flag.empty()) out.insert(s.lane_flag);
     if (s.k == Stmt::K::Assign) out.insert(s.var);
     used_names(s.body, out);
     used_names(s.orelse, out);
@@ -1766,7 +1750,7 @@ void reuse_in_block(Block& b, const std::vector<KBuffer>& bufs, const std::map<i
     for (size_t k = j + 1; k < b.size(); ++k) {
       Stmt& l2 = b[k];
       if (l2.k != Stmt::K::For || l2.var[0] != 'i' || l2.step != 1 || l2.lo.str() != l1.lo.str() ||
-          l2.hi.str() != l1.hi.str())
+          l2.hi.str() != l1.hi.str() || l1.capped || l2.capped)
         continue;
       const Stmt* st = nullptr;
       for (const Stmt& x : l2.body) if (x.k == Stmt::K::Store) st = &x;
@@ -2067,7 +2051,8 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
           em = std::make_unique<Emitter>(st, grp.front()->shape, rs);
           k = em->run(grp);
         }
-        std::vector<int64_t> params = parametrise_constants(k);  // Note [generic kernels]
+        std::vector<int64_t> params;  // Note [generic kernels]
+        run_pass("parametrise_constants", k, [&](Kernel& x) { params = parametrise_constants(x); });
         std::string body = emit_cpp_kernel(k, "@NAME@");
         auto it = fn_by_text.find(body);
         int fn;
