@@ -331,7 +331,7 @@ void render_block(std::ostringstream& os, const Block& b, const Kernel& k, int i
 
 void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind);
 
-// `acc op part` of a split reduction (Note [parallel scalar reductions], lower.cpp).
+// `acc op part` of a split reduction (Note [parallel scalar reductions], kir_passes.cpp).
 std::string render_combine(const Stmt& s, const std::string& acc, const std::string& part) {
   Expr e = s.red_combine;
   e.args.at(0) = Val::local(acc, e.args[0].dtype);
@@ -348,7 +348,7 @@ std::string lane_clause(const Stmt& s) {
   return c;
 }
 
-// Note [parallel scalar reductions] (lower.cpp): one contiguous range of the loop's
+// Note [parallel scalar reductions] (kir_passes.cpp): one contiguous range of the loop's
 // iterations per thread, each reduced from the op's identity; partials combined in thread
 // order (NaN flags of float max/min ORed).
 void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind) {
