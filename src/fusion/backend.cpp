@@ -59,7 +59,7 @@ struct Variant {
 };
 
 // Note [in-place epilogues]
-// The result of a library call (Note [library calls] in lower.cpp) is a temporary that an
+// The result of a library call (Note [library calls] in lower_group.cpp) is a temporary that an
 // epilogue kernel reads (`np.maximum(X @ W + b, 0)`). When that kernel has one root of the
 // same dtype and shape, is the result's last reader, and reads it only at the very element
 // it stores (every load of the buffer has the index of the root's store), the root is

@@ -27,6 +27,7 @@
 // overflow/underflow) where NumPy has it.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <deque>
 #include <sstream>
@@ -149,15 +150,104 @@ const Table& cpp_table() {
   return t;
 }
 
-std::string subst(std::string_view pat, const std::vector<std::string>& args, const std::string& T) {
+// Note [helper table]
+// Kernel operations that are not op-table rows (Helper in kernel_ir.hpp: accumulator
+// updates, quiet compares, NaN flags, index wrapping) have one C++ pattern each, in the
+// notation of the emitter table ({0}, {1}: operands, {T}: the C++ local type of the loop
+// dtype, {I}: the expression's index). A GPU renderer overrides the rows that differ.
+using HelperTable = std::array<const char*, static_cast<int>(Helper::kCount)>;
+
+HelperTable make_helper_table() {
+  HelperTable t{};
+  auto set = [&](Helper h, const char* pat) { t[static_cast<int>(h)] = pat; };
+  set(Helper::PlainAdd, "({0} + {1})");
+  set(Helper::PlainMul, "({0} * {1})");
+  set(Helper::Max, "npk::maxv<{T}>({0}, {1})");
+  set(Helper::Min, "npk::minv<{T}>({0}, {1})");
+  set(Helper::QuietMax, "npk::qmax({0}, {1})");
+  set(Helper::QuietMin, "npk::qmin({0}, {1})");
+  set(Helper::ComplexMulPlain, "npk::mul_plain({0}, {1})");
+  set(Helper::QuietLess, "npk::lt_scalar({0}, {1})");
+  set(Helper::IsNaN, "std::isnan({0})");
+  set(Helper::OrNaN, "({0} | (int)({1} != {1}))");
+  set(Helper::RoundHalf, "npk::r16({0})");
+  set(Helper::Real, "{0}.re");
+  set(Helper::Imag, "{0}.im");
+  set(Helper::WrapIndex, "({0} < 0 ? {0} + {I} : {0})");
+  return t;
+}
+
+const HelperTable& helper_table() {
+  static const HelperTable t = make_helper_table();
+  return t;
+}
+
+std::string subst(std::string_view pat, const std::vector<std::string>& args, const std::string& T,
+                  const std::string& I = "") {
   std::string out;
   for (size_t i = 0; i < pat.size(); ++i) {
     const char c = pat[i], c1 = i + 1 < pat.size() ? pat[i + 1] : '\0', c2 = i + 2 < pat.size() ? pat[i + 2] : '\0';
     if (c == '{' && c1 == 'T' && c2 == '}') { out += T; i += 2; continue; }
+    if (c == '{' && c1 == 'I' && c2 == '}') { out += I; i += 2; continue; }
     if (c == '{' && c1 >= '0' && c1 <= '9' && c2 == '}') { out += args.at(c1 - '0'); i += 2; continue; }
     out += c;
   }
   return out;
+}
+
+// A literal of dtype t in C++ (hex floats: exact).
+std::string render_literal(const npc::Scalar& s, DType t) {
+  char b[64];
+  auto fp = [&](double x, bool single) -> std::string {
+    if (std::isnan(x)) return single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+    if (std::isinf(x)) return std::string(x < 0 ? "-" : "") + (single ? "__builtin_inff()" : "__builtin_inf()");
+    std::snprintf(b, sizeof b, "%a", x);
+    return single ? "(float)" + std::string(b) : std::string(b);
+  };
+  switch (kind(t)) {
+    case Kind::Bool: return s.b ? "true" : "false";
+    case Kind::Signed:
+      if (s.i == INT64_MIN) return "(int64_t)INT64_MIN";
+      return "(" + cpp_local_type(t) + ")" + std::to_string(s.i) + "LL";
+    case Kind::Unsigned: return "(" + cpp_local_type(t) + ")" + std::to_string(s.u) + "ULL";
+    case Kind::Float:
+      if (t == DType::Float64) return fp(s.f, false);
+      return fp(t == DType::Float16 ? half_to_double(double_to_half(s.f)) : static_cast<double>(static_cast<float>(s.f)),
+                true);
+    case Kind::Complex:
+      if (t == DType::Complex64)
+        return "npk::c64{" + fp(static_cast<float>(s.c.real()), true) + ", " + fp(static_cast<float>(s.c.imag()), true) + "}";
+      return "npk::c128{" + fp(s.c.real(), false) + ", " + fp(s.c.imag(), false) + "}";
+  }
+  return "0";
+}
+
+std::string render_special(Special sp, DType t) {
+  const bool single = t != DType::Float64;
+  switch (sp) {
+    case Special::Inf: return single ? "__builtin_inff()" : "__builtin_inf()";
+    case Special::NegInf: return single ? "-__builtin_inff()" : "-__builtin_inf()";
+    case Special::NaN: return single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+    case Special::NegZero: return "-" + render_literal(npc::Scalar::from_int(0).cast(t), t);
+    case Special::Lowest: return "std::numeric_limits<" + cpp_local_type(t) + ">::lowest()";
+    case Special::Highest: return "std::numeric_limits<" + cpp_local_type(t) + ">::max()";
+  }
+  return "0";
+}
+
+std::string render_val(const Val& v) {
+  switch (v.k) {
+    case Val::K::Local: return v.text;
+    case Val::K::Lit: return render_literal(v.lit, v.dtype);
+    case Val::K::Special: return render_special(v.special, v.dtype);
+  }
+  return "";
+}
+
+// A loop's upper bound: hi, or min(cap, hi) for a block of a blocked loop.
+std::string render_bound(const Stmt& s) {
+  if (!s.capped) return s.hi.str();
+  return "std::min<int64_t>(" + s.cap.str() + ", " + s.hi.str() + ")";
 }
 
 std::string mem_type(DType t) {
@@ -172,7 +262,7 @@ void indent(std::ostringstream& os, int n) { for (int i = 0; i < n; ++i) os << "
 
 std::string render_expr(const Expr& e) {
   std::vector<std::string> a;
-  for (auto& v : e.args) a.push_back(v.text);
+  for (auto& v : e.args) a.push_back(render_val(v));
   switch (e.k) {
     case Expr::K::Load: {
       std::string ref = "p" + std::to_string(e.buf) + "[" + e.index.str() + "]";
@@ -196,7 +286,9 @@ std::string render_expr(const Expr& e) {
       return "npk::cast<" + cpp_local_type(e.dtype) + ", " + cpp_local_type(e.in) + ">(" + a[0] + ")";
     }
     case Expr::K::Select: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
-    case Expr::K::Index: return e.index.str();
+    case Expr::K::Index:
+      if (e.params.empty()) return e.index.str();
+      return "(" + e.index.str() + " / " + std::to_string(e.params[0]) + ")";
     case Expr::K::InRange: {
       // params: first, step, count; the index is in the region when first + k*step == index for 0 <= k < count.
       std::string d = "(" + e.index.str() + " - (" + std::to_string(e.params[0]) + "))";
@@ -205,7 +297,9 @@ std::string render_expr(const Expr& e) {
       return "(" + d + " % " + std::to_string(step) + " == 0 && " + d + " / " + std::to_string(step) + " >= 0 && " + d +
              " / " + std::to_string(step) + " < " + std::to_string(n) + ")";
     }
-    case Expr::K::Lit: return a.at(0);
+    case Expr::K::Value: return a.at(0);
+    case Expr::K::Call:
+      return subst(helper_table()[static_cast<int>(e.helper)], a, cpp_local_type(e.in), e.index.str());
   }
   return "";
 }
@@ -214,25 +308,30 @@ void render_block(std::ostringstream& os, const Block& b, const Kernel& k, int i
 
 void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind);
 
-// `acc op part` of a split reduction (Note [parallel scalar reductions], lower.cpp).
+// `acc op part` of a split reduction (Note [parallel scalar reductions], kir_passes.cpp).
 std::string render_combine(const Stmt& s, const std::string& acc, const std::string& part) {
   Expr e = s.red_combine;
-  for (auto& a : e.args) {
-    for (auto [from, to] : {std::pair<std::string, std::string>{"@A@", acc}, {"@B@", part}}) {
-      size_t p;
-      while ((p = a.text.find(from)) != std::string::npos) a.text.replace(p, from.size(), to);
-    }
-  }
+  e.args.at(0) = Val::local(acc, e.args[0].dtype);
+  e.args.at(1) = Val::local(part, e.args[1].dtype);
   return render_expr(e);
 }
 
-// Note [parallel scalar reductions] (lower.cpp): one contiguous range of the loop's
+// The OpenMP reduction clause of a vectorized loop ("" for none).
+std::string lane_clause(const Stmt& s) {
+  if (s.lane_op == LaneReduce::None) return "";
+  const char* op = s.lane_op == LaneReduce::Add ? "+" : s.lane_op == LaneReduce::Max ? "max" : "min";
+  std::string c = std::string("reduction(") + op + ":" + s.lane_acc + ")";
+  if (!s.lane_flag.empty()) c += " reduction(|:" + s.lane_flag + ")";
+  return c;
+}
+
+// Note [parallel scalar reductions] (kir_passes.cpp): one contiguous range of the loop's
 // iterations per thread, each reduced from the op's identity; partials combined in thread
 // order (NaN flags of float max/min ORed).
 void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind) {
   const std::string T = cpp_local_type(s.par_dtype), acc = s.par_acc, parts = "npk_parts_" + acc;
   const std::string flag = s.red_flag, flags = "npk_flags_" + acc;
-  const std::string lo = s.lo.str(), hi = s.hi.str(), step = std::to_string(s.step);
+  const std::string lo = s.lo.str(), hi = render_bound(s), step = std::to_string(s.step);
   auto line = [&](int i, const std::string& text) { indent(os, i); os << text << "\n"; };
   line(ind, "{");
   line(ind + 1, T + " " + parts + "[256];");
@@ -244,11 +343,12 @@ void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k,
   line(ind + 2, "npk::fpe_clear();");
   line(ind + 2, "const int64_t npk_t = npk::thread_id(), npk_n = std::min(npk::thread_count(), 256);");
   line(ind + 2, "const int64_t npk_iters = ((" + hi + ") - (" + lo + ") + " + step + " - 1) / " + step + ";");
-  line(ind + 2, T + " " + acc + " = " + s.red_identity + ";");
+  line(ind + 2, T + " " + acc + " = " + render_val(s.red_identity) + ";");
   if (!flag.empty()) line(ind + 2, "int " + flag + " = 0;");
   line(ind + 2, "if (npk_t < npk_n) {");
   Stmt loop = s;
   loop.par_acc.clear();
+  loop.capped = false;
   loop.lo = Lin::atom("(" + lo + ") + " + step + " * (npk_iters * npk_t / npk_n)");
   loop.hi = Lin::atom("std::min<int64_t>(" + hi + ", (" + lo + ") + " + step + " * (npk_iters * (npk_t + 1) / npk_n))");
   render_stmt(os, loop, k, ind + 3);
@@ -282,7 +382,7 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
     case Stmt::K::Store: {
       indent(os, ind);
       DType t = k.bufs.at(s.buf).dtype;
-      std::string v = s.val.text;
+      std::string v = render_val(s.val);
       if (t == DType::Float16) v = "npk::d2h((double)" + v + ")";
       else if (t == DType::Bool) v = "(uint8_t)(" + v + ")";
       os << "p" << s.buf << "[" << s.index.str() << "] = " << v << ";\n";
@@ -298,10 +398,10 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
         // does not hold the others at the barrier. Each iteration writes its own outputs,
         // so results do not depend on the schedule.
         std::string sched = "guided";
-        if (s.hi.is_const() && s.lo.is_const())
+        if (s.hi.is_const() && s.lo.is_const() && !s.capped)
           sched = "dynamic, " + std::to_string(std::max<int64_t>(1, (s.hi.c - s.lo.c) / 64));
         else if (s.step == 1)  // bounds are launch parameters or sizes: the same rule at run time
-          sched = "dynamic, std::max<int64_t>(1, ((" + s.hi.str() + ") - (" + s.lo.str() + ")) / 64)";
+          sched = "dynamic, std::max<int64_t>(1, ((" + render_bound(s) + ") - (" + s.lo.str() + ")) / 64)";
         // Note [fp errors in kernels]: each thread of the team clears its FE flags before its
         // share of the loop and ORs what it raised into npk_fpe (the caller's flags were taken
         // just before, so the master thread's clear loses nothing).
@@ -320,11 +420,11 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
       if (s.simd && !s.parallel) {
         indent(os, ind);
         os << "#pragma omp simd";
-        if (!s.reduction.empty()) os << " reduction(" << s.reduction << ")";
+        if (s.lane_op != LaneReduce::None) os << " " << lane_clause(s);
         os << "\n";
       }
       indent(os, ind);
-      os << "for (int64_t " << s.var << " = " << s.lo.str() << "; " << s.var << " < " << s.hi.str() << "; "
+      os << "for (int64_t " << s.var << " = " << s.lo.str() << "; " << s.var << " < " << render_bound(s) << "; "
          << (s.step == 1 ? "++" + s.var : s.var + " += " + std::to_string(s.step)) << ") {\n";
       render_block(os, s.body, k, ind + 1);
       indent(os, ind);
@@ -338,7 +438,7 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
       break;
     case Stmt::K::If:
       indent(os, ind);
-      os << "if (" << s.val.text << ") {\n";
+      os << "if (" << render_val(s.val) << ") {\n";
       render_block(os, s.body, k, ind + 1);
       indent(os, ind);
       if (!s.orelse.empty()) {
@@ -366,14 +466,15 @@ void dump_block(std::ostringstream& os, const Block& b, int ind) {
       case Stmt::K::Let: os << "let " << s.var << ": " << name(s.dtype) << " = " << render_expr(s.expr) << "\n"; break;
       case Stmt::K::Decl: os << "var " << s.var << ": " << name(s.dtype) << " = " << render_expr(s.expr) << "\n"; break;
       case Stmt::K::Assign: os << s.var << " <- " << render_expr(s.expr) << "\n"; break;
-      case Stmt::K::Store: os << "store buf" << s.buf << "[" << s.index.str() << "] <- " << s.val.text << "\n"; break;
+      case Stmt::K::Store: os << "store buf" << s.buf << "[" << s.index.str() << "] <- " << render_val(s.val) << "\n"; break;
       case Stmt::K::For:
-        os << "for " << s.var << " in [" << s.lo.str() << ", " << s.hi.str() << ")" << (s.parallel ? " parallel" : "")
-           << (s.simd ? " simd" : "") << (s.reduction.empty() ? "" : " reduce(" + s.reduction + ")") << "\n";
+        os << "for " << s.var << " in [" << s.lo.str() << ", " << render_bound(s) << ")"
+           << (s.step == 1 ? "" : " step " + std::to_string(s.step)) << (s.parallel ? " parallel" : "")
+           << (s.simd ? " simd" : "") << (s.lane_op == LaneReduce::None ? "" : " " + lane_clause(s)) << "\n";
         dump_block(os, s.body, ind + 1);
         break;
       case Stmt::K::If:
-        os << "if " << s.val.text << "\n";
+        os << "if " << render_val(s.val) << "\n";
         dump_block(os, s.body, ind + 1);
         if (!s.orelse.empty()) { indent(os, ind); os << "else\n"; dump_block(os, s.orelse, ind + 1); }
         break;

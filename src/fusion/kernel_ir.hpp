@@ -3,12 +3,15 @@
 // three-address statements (Let) whose operations are rows of the op table, rendered by an
 // emitter table (emit_cpp.cpp; the CUDA emitter overrides only what differs).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "npc/dtype.hpp"
+#include "npc/ndarray.hpp"
 #include "npc/ops.hpp"
 
 namespace npc::fusion {
@@ -44,35 +47,130 @@ struct Lin {
   std::string str() const;
 };
 
-/// A value in a statement: the name of a local, or a literal.
-struct Val {
-  std::string text;
-  DType dtype;
+/// Values that a literal of the dtype cannot spell (each target renders them its own way).
+enum class Special : uint8_t {
+  Inf,      ///< +infinity (float dtypes)
+  NegInf,   ///< -infinity (float dtypes)
+  NaN,      ///< a quiet NaN (float dtypes)
+  NegZero,  ///< -0.0 (float dtypes)
+  Lowest,   ///< the smallest finite value of the dtype (integers: its minimum)
+  Highest,  ///< the largest finite value of the dtype
 };
 
-/// Expression of a Let: one operation over locals.
+/// A value in a statement: a local (or loop variable) by name, a literal, or a special value.
+/// Nothing in it is target syntax: the emitter renders literals and specials per target.
+struct Val {
+  enum class K : uint8_t { Local, Lit, Special };
+  std::string text;  ///< Local: the name of a local or loop variable ("" for the others)
+  DType dtype = DType::Float64;
+  K k = K::Local;
+  npc::Scalar lit{};         ///< Lit: the value, already cast to `dtype`
+  Special special = Special::Inf;
+
+  static Val local(std::string name, DType t) {
+    Val r;
+    r.text = std::move(name);
+    r.dtype = t;
+    return r;
+  }
+  /// The literal `v` cast to `t` (NumPy's cast rules).
+  static Val literal(const npc::Scalar& v, DType t) {
+    Val r;
+    r.dtype = t;
+    r.k = K::Lit;
+    r.lit = v.cast(t);
+    return r;
+  }
+  static Val of(Special s, DType t) {
+    Val r;
+    r.dtype = t;
+    r.k = K::Special;
+    r.special = s;
+    return r;
+  }
+  bool is_local() const { return k == K::Local; }
+};
+
+/// Operations of kernels that are not rows of the op table (accumulator updates, quiet
+/// compares, index wrapping): a call of a named helper, rendered by each target's helper
+/// table (emit_cpp.cpp). `in` is the dtype whose local type the helper computes in.
+enum class Helper : uint8_t {
+  PlainAdd,         ///< a + b in the local type of `in` (float16 accumulators add in float, no rounding)
+  PlainMul,         ///< a * b in the local type of `in`
+  Max,              ///< NaN-propagating maximum in the local type of `in` (float16 accumulators)
+  Min,              ///< NaN-propagating minimum in the local type of `in`
+  QuietMax,         ///< max(a, b) that raises no FP flag on NaN (a NaN flag tracks NaN)
+  QuietMin,         ///< min(a, b), the same
+  ComplexMulPlain,  ///< the complex product by its schoolbook formula (NumPy's scalar loop)
+  QuietLess,        ///< bool a < b, raising no "invalid" flag on NaN (scalar compare)
+  IsNaN,            ///< bool: a is NaN
+  OrNaN,            ///< int32: a | (b is NaN)
+  RoundHalf,        ///< a (a float16 value computed in float) rounded to float16 precision
+  Real,             ///< the real part of complex a
+  Imag,             ///< the imaginary part of complex a
+  WrapIndex,        ///< int64: a < 0 ? a + index : a (a negative index counted from the end)
+  kCount
+};
+/// The number of operands of a helper.
+int helper_arity(Helper h);
+/// The helper's name (kernel-IR dumps and verifier messages).
+const char* helper_name(Helper h);
+
+/// Expression of a Let: one operation over values (three-address code).
 struct Expr {
   enum class K : uint8_t {
     Load,    ///< buf[index] of `dtype` (float16 buffers load as float)
     Apply,   ///< op-table row `op` over args, loop dtype `in`, result `dtype`
     Cast,    ///< args[0] (dtype `in`) cast to `dtype`
     Select,  ///< args[0] ? args[1] : args[2]
-    Index,   ///< the int64 value of `index`
+    Index,   ///< the int64 value of `index` (divided by params[0], an exact divisor, when given)
     InRange, ///< lo <= index < hi and (index - lo) % step == 0, as bool (lo/hi/step in params)
-    Lit,     ///< literal text in args[0]
+    Value,   ///< args[0] itself (a local, literal or special value)
+    Call,    ///< helper `helper` over args (loop dtype `in`, result `dtype`)
   };
-  K k;
-  DType dtype;
+  K k = K::Value;
+  DType dtype = DType::Float64;
   DType in = DType::Float64;
   OpId op = OpId::kCount;
+  Helper helper = Helper::kCount;
   int buf = -1;
   Lin index;
   std::vector<Val> args;
   std::vector<int64_t> params;
 };
 
+/// The expression `v` itself.
+inline Expr value_expr(const Val& v) {
+  Expr e;
+  e.k = Expr::K::Value;
+  e.dtype = v.dtype;
+  e.args = {v};
+  return e;
+}
+/// Helper `h` over `args`, computed in the local type of `in`, of result dtype `t`.
+inline Expr helper_call(Helper h, DType t, DType in, std::vector<Val> args) {
+  Expr e;
+  e.k = Expr::K::Call;
+  e.dtype = t;
+  e.helper = h;
+  e.in = in;
+  e.args = std::move(args);
+  return e;
+}
+/// args[0] ? args[1] : args[2].
+inline Expr select_expr(Val c, Val x, Val y) {
+  Expr e;
+  e.k = Expr::K::Select;
+  e.dtype = x.dtype;
+  e.args = {std::move(c), std::move(x), std::move(y)};
+  return e;
+}
+
 struct Stmt;
 using Block = std::vector<Stmt>;
+
+/// Reduction clause of a vectorized loop: the accumulator combines its lanes with `op`.
+enum class LaneReduce : uint8_t { None, Add, Max, Min };
 
 /// One statement of a kernel body.
 struct Stmt {
@@ -81,35 +179,42 @@ struct Stmt {
     Decl,    ///< dtype var = expr (mutable: accumulators)
     Assign,  ///< var = expr
     Store,   ///< buf[index] = val
-    For,     ///< for (var = lo; var < hi; ++var) body
-    If,      ///< if (cond) body else orelse
+    For,     ///< for (var = lo; var < min(hi, cap); var += step) body (cap only when `capped`)
+    If,      ///< if (val) body else orelse
     Break,   ///< leave the innermost loop
   };
   K k;
   std::string var;
   DType dtype = DType::Float64;
-  Expr expr{Expr::K::Lit, DType::Float64};
+  Expr expr;
   int buf = -1;
   Lin index;
-  Val val{"", DType::Float64};
+  Val val;
   // For
   Lin lo, hi;
+  bool capped = false;  ///< the loop stops at min(hi, cap) (a block of a blocked loop)
+  Lin cap;
   int64_t step = 1;
   bool parallel = false, simd = false;
   /// A statement that must stay scalar code (a quiet compare that GCC would vectorize into
   /// a signaling one): the loop around it is not made `omp simd`.
   bool scalar_only = false;
-  std::string reduction;  ///< "+:acc" for an omp simd reduction clause
+  /// Reduction across the SIMD lanes of a vectorized loop: accumulator `lane_acc` combined
+  /// with `lane_op`, and `lane_flag` (an int NaN flag, "" for none) ORed.
+  LaneReduce lane_op = LaneReduce::None;
+  std::string lane_acc, lane_flag;
   /// Note [parallel scalar reductions]: a top-level loop summing into accumulator
   /// `par_acc` (of `par_dtype`) whose iterations are split over the threads.
   std::string par_acc;
   DType par_dtype = DType::Float64;
   /// Set by a reduction on its outermost loop (Note [parallel scalar reductions]): its
-  /// accumulator `red_acc`, the op's identity literal (a thread's partial starts there),
-  /// red_combine (accumulator op partial: args or Lit text use "@A@" and "@B@") and red_flag,
-  /// an int NaN flag of float max/min ORed across threads ("" for none).
-  std::string red_acc, red_identity, red_flag;
-  Expr red_combine{Expr::K::Lit, DType::Float64};
+  /// accumulator `red_acc`, the op's identity (a thread's partial starts there),
+  /// red_combine (accumulator op partial: an expression over two operands whose args the
+  /// renderer fills in, args[0] the accumulator and args[1] a partial) and red_flag, an int
+  /// NaN flag of float max/min ORed across threads ("" for none).
+  std::string red_acc, red_flag;
+  Val red_identity;
+  Expr red_combine;
   Block body, orelse;
 };
 
@@ -125,6 +230,22 @@ struct Kernel {
   Block body;
   int num_params = 0;  ///< launch parameters npk_k<j> (Note [generic kernels])
 };
+
+/// Whether kernel-IR passes verify their result by default (NPC_VERIFY=1, as the graph passes).
+bool default_verify();
+/// Runs kernel-IR pass `name` over one loop nest `nest` of a kernel with buffers `bufs` and,
+/// when `verify` (NPC_VERIFY=1 by default), verifies the nest after it: ir::VerifyError names
+/// the pass (Note [kernel-IR passes], kir_verify.cpp).
+void run_pass(std::string_view name, Block& nest, const std::vector<KBuffer>& bufs,
+              const std::function<void(Block&)>& pass, bool verify = default_verify());
+/// The same for a pass over a whole kernel.
+void run_pass(std::string_view name, Kernel& k, const std::function<void(Kernel&)>& pass,
+              bool verify = default_verify());
+/// Checks the kernel-IR invariants (kir_verify.cpp) of nest `b` of a kernel with buffers
+/// `bufs` and `num_params` launch parameters; throws ir::VerifyError naming `after_pass`.
+void verify_nest(const Block& b, const std::vector<KBuffer>& bufs, int num_params, std::string_view after_pass);
+/// verify_nest over a whole kernel.
+void verify_kernel(const Kernel& k, std::string_view after_pass);
 
 /// Replaces the constant terms of the kernel's index arithmetic and loop bounds by launch
 /// parameters and returns their values for this launch (Note [generic kernels],

@@ -46,6 +46,7 @@ struct Params {
       lin(s.expr.index);
       lin(s.lo);
       lin(s.hi);
+      lin(s.cap);
       block(s.body);
       block(s.orelse);
     }

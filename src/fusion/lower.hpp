@@ -1,5 +1,6 @@
 #pragma once
-// Internal: fusion grouping and lowering of an ir::Graph into kernels (lower.cpp).
+// Internal: fusion grouping and lowering of an ir::Graph into kernels (lower_group.cpp; the
+// kernel emitter is lower_internal.hpp, lower_expr.cpp and lower_reduce.cpp).
 #include <map>
 #include <set>
 #include <string>

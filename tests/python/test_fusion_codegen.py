@@ -1,6 +1,6 @@
 """Code generation of the fused backend (src/fusion, docs/fusion.md), checked against NumPy:
 
-- reductions over short static axes are unrolled (Note [small reductions] in lower.cpp):
+- reductions over short static axes are unrolled (Note [small reductions] in kir_passes.cpp):
   argmin/argmax keep NumPy's first-NaN / first-occurrence results without raising "invalid",
   and the loop-invariant casts of the k-means means are hoisted out of the main loop;
 - reductions to a single value (max, min, prod, integer sums, any/all) are split over the

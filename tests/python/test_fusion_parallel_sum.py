@@ -1,5 +1,5 @@
 """Reductions to a single value run on every thread (Note [parallel scalar reductions] in
-src/fusion/lower.cpp): one contiguous range per thread, partial sums added in thread order.
+src/fusion/kir_passes.cpp): one contiguous range per thread, partial sums added in thread order.
 Results are accurate (blocked summation), identical from call to call for a thread count,
 and the generated loop is the split one (checked in the generated source).
 """

@@ -1,5 +1,5 @@
 """Sums over the rows of a 2-D array emitted row by row (Note [row-order outer sums] in
-src/fusion/lower.cpp): NumPy's bits, any layout of the operand and the result."""
+src/fusion/lower_reduce.cpp): NumPy's bits, any layout of the operand and the result."""
 import numpy as np
 import pytest
 

@@ -1,0 +1,381 @@
+// Fusion grouping and materialisation: ir::Graph -> groups of roots, each lowered into a
+// kernel (lower_expr.cpp, lower_reduce.cpp) -> one C++ translation unit.
+//
+// Note [fusion]
+// Every node is *inlined* into its consumers as index arithmetic unless it is materialised.
+// Materialised: graph outputs and write-back values, Write nodes (stores in program order),
+// sources of Reshapes that are not index maps, reductions whose result would otherwise be
+// recomputed (a loop outside them that does not index them), and any non-leaf node read at
+// two different indices in one kernel (stencils: each time step becomes one kernel). The
+// decisions are found by trial lowering: emitting a kernel throws NeedMaterialize(node) and
+// the grouping retries. Materialised nodes of one shape with no dependency between them
+// share one loop nest (several outputs from one iteration space).
+//
+// Note [library calls]
+// Matmul stays a library call (npc::matmul: CBLAS for floats, exact loops otherwise) inside
+// a fused graph. The call node is materialised by a launch of its own (fn -1) that the
+// backend runs between the kernels; its operands are read as strided views: an operand that
+// is a chain of View nodes (a transpose, a slice, a broadcast) over a graph input or a
+// materialised value is passed as that view, anything else (an elementwise chain, a cast)
+// is materialised by the fused kernel that produces it. Consumers of the result (an
+// epilogue such as `np.maximum(X @ W + b, 0)`) load it from its buffer, and the backend lets
+// an elementwise epilogue that is the result's last reader write into that buffer (Note
+// [in-place epilogues] in backend.cpp), so the epilogue adds no full-size temporary.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "fusion/lower_internal.hpp"
+
+namespace npc::fusion {
+
+// A multi-output ufunc output the emitter generates as another row: divmod's quotient and
+// remainder are floor_divide and remainder (NumPy computes all three with npy_divmod).
+OpId generated_as(NodeRef n) {
+  if (n->op == OpId::divmod) return n->params.at(0) == 0 ? OpId::floor_divide : OpId::remainder;
+  return n->params.empty() || n->params[0] == 0 ? n->op : OpId::kCount;
+}
+
+bool static_empty_axis(NodeRef src, const std::vector<int64_t>& axes) {
+  for (int64_t a : axes)
+    if (src->shape.at(a).is_static() && src->shape[a].value() == 0) return true;
+  return false;
+}
+
+bool is_scan(NodeRef n) {
+  return n->kind == NodeKind::Prim && (n->op == OpId::cumsum || n->op == OpId::cumprod) &&
+         cpp_supports(n->op == OpId::cumsum ? OpId::add : OpId::multiply, n->dtype);
+}
+
+bool is_library_call(NodeRef n) {
+  switch (n->kind) {
+    case NodeKind::Call: return true;
+    case NodeKind::Cast:
+      // Note [casts to uint32]: float32/float64 -> uint32 of out-of-range values depends on
+      // which path of NumPy's loop converts the element (its SIMD body converts through int32,
+      // its scalar tail through int64): npc's eager cast is built the same way and gives
+      // NumPy's values for a contiguous array, so the fused backend calls it.
+      return n->dtype == DType::UInt32 && (n->args[0]->dtype == DType::Float64 || n->args[0]->dtype == DType::Float32);
+    case NodeKind::Ufunc: {
+      OpId op = generated_as(n);
+      return op == OpId::kCount || !cpp_supports(op, n->args[0]->dtype);
+    }
+    case NodeKind::Reduce: {
+      if (!reduce_supported(n->op, n->dtype)) return true;
+      // max/min of an empty axis has no identity: the eager reduction raises NumPy's error.
+      return (n->op == OpId::maximum || n->op == OpId::minimum) && !n->value &&
+             static_empty_axis(n->args[0], std::vector<int64_t>(n->params.begin() + 1, n->params.end()));
+    }
+    case NodeKind::Prim:
+      if (n->op == OpId::argmin || n->op == OpId::argmax)
+        return is_complex(n->args[0]->dtype) || static_empty_axis(n->args[0], {n->params.at(0)});
+      if (is_scan(n)) return false;  // Note [scans in kernels]
+      return n->op != OpId::where && n->op != OpId::iota && n->op != OpId::fill && n->op != OpId::copy;
+    default: return false;
+  }
+}
+
+NodeRef library_operand_base(NodeRef a) {
+  while (a->kind == NodeKind::View) a = a->args[0];
+  return a;
+}
+
+// Note [writes in place]
+// A Write (`A[i, j] -= x`, a stencil's interior) produces a new value of its base. When the
+// base is a temporary of the graph that nothing reads after the Write (no later kernel, no
+// output or write-back, not a library result that may alias an operand), the Write takes
+// its buffer over: only the region is stored, the elements outside it are already there.
+// Otherwise an element update of a loop over rows would copy the whole array each time.
+// Reading the old value while storing the new one is safe when every load of the buffer is
+// at the element being stored (each element is read before it is overwritten, and no other
+// element reads it), or when the region is one element stored by the box nest alone (the
+// value is computed before the single store). Anything else gets a buffer of its own.
+// Note [disjoint in-place loads]: the elements index `l` can reach, from the static bounds
+// of the loops around it ([lo, hi) of each loop variable); nullopt when an atom is not such a
+// loop variable (a size, a stride, a loaded index) or a loop may be empty.
+std::optional<std::pair<int64_t, int64_t>> index_range(const Lin& l,
+                                                       const std::map<std::string, std::pair<int64_t, int64_t>>& bounds) {
+  int64_t lo = l.c, hi = l.c;
+  for (auto& [a, coef] : l.t) {
+    auto it = bounds.find(a);
+    if (it == bounds.end() || it->second.second <= it->second.first) return std::nullopt;
+    const int64_t x = coef * it->second.first, y = coef * (it->second.second - 1);
+    lo += std::min(x, y);
+    hi += std::max(x, y);
+  }
+  return std::make_pair(lo, hi);
+}
+
+bool in_place_safe(const Kernel& k, const Emitter& em, NodeRef w) {
+  std::vector<std::string> stores, loads;
+  // Note [disjoint in-place loads]: a load of the stored buffer whose elements cannot meet
+  // the stored region (row i - 1 of a buffer whose row i is written: `cp[i] = c[i] / (b[i] -
+  // a[i] * cp[i - 1])`) reads values the kernel never overwrites, so it does not prevent
+  // the write from taking the buffer over.
+  std::vector<std::pair<std::string, std::optional<std::pair<int64_t, int64_t>>>> ranged_loads;
+  std::optional<std::pair<int64_t, int64_t>> store_range;
+  std::map<std::string, std::pair<int64_t, int64_t>> bounds;
+  std::function<void(const Block&)> walk = [&](const Block& b) {
+    for (const Stmt& s : b) {
+      if (s.k == Stmt::K::Store && k.bufs.at(s.buf).written) {
+        stores.push_back(std::to_string(s.buf) + ":" + s.index.str());
+        store_range = index_range(s.index, bounds);
+      }
+      if ((s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::Assign) && s.expr.k == Expr::K::Load) {
+        loads.push_back(std::to_string(s.expr.buf) + ":" + s.expr.index.str());
+        ranged_loads.emplace_back(loads.back(), index_range(s.expr.index, bounds));
+      }
+      const bool loop = s.k == Stmt::K::For && s.lo.is_const() && s.hi.is_const() && s.step == 1;
+      if (loop) bounds[s.var] = {s.lo.c, s.hi.c};
+      walk(s.body);
+      walk(s.orelse);
+      if (loop) bounds.erase(s.var);
+    }
+  };
+  walk(k.body);
+  int64_t region = 1;
+  for (const Dim& d : w->args[1]->shape) {
+    if (!d.is_static()) { region = -1; break; }
+    region *= d.value();
+  }
+  if (em.box_in_place() && region == 1) return true;
+  if (stores.size() != 1) return false;
+  const std::string buf = stores[0].substr(0, stores[0].find(':') + 1);
+  for (auto& [l, range] : ranged_loads)
+    if (l.compare(0, buf.size(), buf) == 0 && l != stores[0] &&
+        !(range && store_range && (range->second < store_range->first || store_range->second < range->first)))
+      return false;
+  return true;
+}
+
+bool LowerState::is_input(NodeRef n) const { return n->kind == NodeKind::Input || n->kind == NodeKind::Scalar; }
+
+bool LowerState::can_materialise(NodeRef n) const { return !materialised.count(n); }
+
+// The lowering driver: decides materialisation by trial emission, groups roots into kernels.
+Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
+  // Reachable nodes.
+  std::set<NodeRef> live;
+  std::function<void(NodeRef)> mark = [&](NodeRef n) {
+    if (!live.insert(n).second) return;
+    for (NodeRef a : n->args) mark(a);
+  };
+  for (NodeRef o : g.outputs) mark(o);
+  for (auto& [i, v] : g.writebacks) mark(v);
+  // Nodes the emitter cannot generate run as host calls (Note [library calls]).
+  std::set<NodeRef> materialised;
+  for (NodeRef o : g.outputs) materialised.insert(o);
+  for (auto& [i, v] : g.writebacks) materialised.insert(v);
+  for (NodeRef n : live) if (n->kind == NodeKind::Write || is_scan(n)) materialised.insert(n);
+  // Note [library calls]: the call and the values its operands view are materialised.
+  for (NodeRef n : live) {
+    if (!is_library_call(n)) continue;
+    materialised.insert(n);
+    for (NodeRef a : n->args) {
+      NodeRef base = library_operand_base(a);
+      if (base->kind != NodeKind::Input || base->ndim() == 0) materialised.insert(base);
+    }
+  }
+
+  for (int attempt = 0; attempt < 10000; ++attempt) {
+    Lowered out;
+    LowerState st;
+    st.materialised = materialised;
+    // Buffers: inputs (by graph input index), one scalar block, then materialised values.
+    std::map<int, NodeRef> inputs;
+    for (NodeRef n : g.nodes()) if (live.count(n) && n->kind == NodeKind::Input) inputs[n->params[0]] = n;
+    int stride_base = 0;
+    for (int i = 0; i < g.num_inputs(); ++i) {
+      BufInfo b;
+      b.kind = BufInfo::Input;
+      b.index = i;
+      auto it = inputs.find(i);
+      b.contiguous = i < static_cast<int>(contiguous.size()) ? contiguous[i] : true;
+      if (it != inputs.end()) {
+        b.dtype = it->second->dtype;
+        b.shape = it->second->shape;
+        b.stride_base = stride_base;
+        stride_base += it->second->ndim();
+      }
+      st.bufs.push_back(b);
+      if (it != inputs.end()) {
+        (materialised.count(it->second) ? st.input_buffer_of : st.buffer_of)[it->second] = i;
+      }
+    }
+    out.num_strides = stride_base;
+    {
+      BufInfo b;
+      b.kind = BufInfo::Scalars;
+      b.dtype = DType::Float64;
+      st.bufs.push_back(b);
+      st.scalar_buffer = static_cast<int>(st.bufs.size()) - 1;
+    }
+    for (NodeRef n : g.nodes()) {
+      if (live.count(n) && n->kind == NodeKind::Scalar) {
+        BufInfo b = st.bufs[st.scalar_buffer];
+        (void)b;
+        // Scalars share the scalar block; each has a 16-byte slot at its index.
+        BufInfo sb;
+        sb.kind = BufInfo::Scalars;
+        sb.scalar_slot = static_cast<int>(n->params[0]);
+        sb.dtype = n->dtype;
+        st.bufs.push_back(sb);
+        // A materialised scalar (a host call's operand) is copied from its slot by a kernel.
+        (materialised.count(n) ? st.input_buffer_of : st.buffer_of)[n] = static_cast<int>(st.bufs.size()) - 1;
+      }
+    }
+    // Materialised values in topological order.
+    std::vector<NodeRef> roots;
+    for (NodeRef n : g.nodes()) {
+      if (!live.count(n) || !materialised.count(n)) continue;
+      BufInfo b;
+      b.kind = BufInfo::Temp;
+      b.dtype = n->dtype;
+      b.shape = n->shape;
+      b.node = n;
+      st.bufs.push_back(b);
+      st.buffer_of[n] = static_cast<int>(st.bufs.size()) - 1;
+      roots.push_back(n);
+    }
+    // Dependencies between roots (through inlined nodes).
+    std::map<NodeRef, std::set<NodeRef>> deps;
+    for (NodeRef r : roots) {
+      std::set<NodeRef> seen;
+      std::function<void(NodeRef, bool)> walk = [&](NodeRef n, bool top) {
+        if (!seen.insert(n).second) return;
+        if (!top && materialised.count(n)) { deps[r].insert(n); return; }
+        for (NodeRef a : n->args) walk(a, false);
+      };
+      walk(r, true);
+    }
+    // Group: join the latest group when the shape matches and no dependency on it.
+    std::vector<std::vector<NodeRef>> groups;
+    for (NodeRef r : roots) {
+      if (!groups.empty()) {
+        auto& last = groups.back();
+        bool ok = last.front()->shape == r->shape && r->kind != NodeKind::Write && last.front()->kind != NodeKind::Write &&
+                  !is_scan(r) && !is_scan(last.front()) &&
+                  !is_library_call(r) && !is_library_call(last.front());
+        for (NodeRef m : last) if (deps[r].count(m)) ok = false;
+        if (ok) { last.push_back(r); continue; }
+      }
+      groups.push_back({r});
+    }
+    // Note [writes in place]: Writes that may take their base's buffer over.
+    std::map<NodeRef, NodeRef> in_place_base;
+    {
+      std::set<NodeRef> escaping(g.outputs.begin(), g.outputs.end());
+      for (auto& [i, v] : g.writebacks) escaping.insert(v);
+      std::map<NodeRef, size_t> last_reader;
+      for (size_t i = 0; i < roots.size(); ++i)
+        for (NodeRef d : deps[roots[i]]) last_reader[d] = i;
+      // Note [owned inputs]: a Write whose base is an input the graph owns (Graph::owned_inputs:
+      // an array no one else refers to), written back at the end, contiguous, and read by no
+      // later kernel, takes the input's array over, as a temporary's (no copy of the whole
+      // array at the start of each segment of a cut loop).
+      std::set<int> owned;
+      for (int k : g.owned_inputs) {
+        const bool back = std::any_of(g.writebacks.begin(), g.writebacks.end(), [&](auto& wb) { return wb.first == k; });
+        if (back && (k >= static_cast<int>(contiguous.size()) || contiguous[k])) owned.insert(k);
+      }
+      std::map<NodeRef, size_t> input_last;  // owned Input node -> last root reading it
+      if (!owned.empty())
+        for (size_t i = 0; i < roots.size(); ++i) {
+          std::set<NodeRef> seen;
+          std::function<void(NodeRef, bool)> walk = [&](NodeRef n, bool top) {
+            if (!seen.insert(n).second) return;
+            if (n->kind == NodeKind::Input) { input_last[n] = i; return; }
+            if (!top && materialised.count(n)) return;
+            for (NodeRef a : n->args) walk(a, false);
+          };
+          walk(roots[i], true);
+        }
+      for (size_t i = 0; i < roots.size(); ++i) {
+        NodeRef w = roots[i];
+        if (w->kind != NodeKind::Write) continue;
+        NodeRef b = w->args[0];
+        if (b->kind == NodeKind::Input && owned.count(static_cast<int>(b->params[0])) && !escaping.count(b) &&
+            !materialised.count(b) && st.buffer_of.count(b) && input_last[b] == i) {
+          in_place_base[w] = b;
+          continue;
+        }
+        auto bb = st.buffer_of.find(b);
+        if (bb == st.buffer_of.end() || !materialised.count(b) || st.bufs[bb->second].kind != BufInfo::Temp) continue;
+        if (escaping.count(b) || is_library_call(b) || last_reader[b] != i) continue;
+        in_place_base[w] = b;
+      }
+    }
+    try {
+      std::map<std::string, int> fn_by_text;
+      for (auto& grp : groups) {
+        if (is_library_call(grp.front())) {
+          // Note [library calls]: result buffer first, then the buffers its operands view.
+          std::vector<int> bufs{st.buffer_of.at(grp.front())};
+          for (NodeRef a : grp.front()->args) {
+            NodeRef base = library_operand_base(a);
+            bufs.push_back(st.input_buffer_of.count(base) ? st.input_buffer_of.at(base) : st.buffer_of.at(base));
+          }
+          out.launches.push_back(Launch{-1, bufs, grp, {}});
+          continue;
+        }
+        std::set<NodeRef> rs(grp.begin(), grp.end());
+        auto ip = grp.size() == 1 ? in_place_base.find(grp.front()) : in_place_base.end();
+        const int own_buffer = st.buffer_of.at(grp.front());
+        if (ip != in_place_base.end()) st.buffer_of[grp.front()] = st.buffer_of.at(ip->second);
+        auto em = std::make_unique<Emitter>(st, grp.front()->shape, rs);
+        Kernel k = em->run(grp);
+        if (ip != in_place_base.end() && !in_place_safe(k, *em, grp.front())) {
+          st.buffer_of[grp.front()] = own_buffer;  // the value reads the base elsewhere: a new buffer
+          em = std::make_unique<Emitter>(st, grp.front()->shape, rs);
+          k = em->run(grp);
+        }
+        std::vector<int64_t> params;  // Note [generic kernels]
+        run_pass("parametrise_constants", k, [&](Kernel& x) { params = parametrise_constants(x); });
+        std::string body = emit_cpp_kernel(k, "@NAME@");
+        auto it = fn_by_text.find(body);
+        int fn;
+        if (it == fn_by_text.end()) {
+          fn = static_cast<int>(out.kernels.size());
+          fn_by_text[body] = fn;
+          out.kernels.push_back(std::move(k));
+          out.kernel_text.push_back(body);
+        } else {
+          fn = it->second;
+        }
+        out.launches.push_back(Launch{fn, em->global_bufs(), grp, std::move(params)});
+      }
+    } catch (const NeedMaterialize& m) {
+      materialised.insert(m.node);
+      continue;
+    }
+    out.bufs = st.bufs;
+    out.buffer_of = st.buffer_of;
+    out.input_buffer_of = st.input_buffer_of;
+    out.scalar_buffer = st.scalar_buffer;
+    return out;
+  }
+  throw CodegenError("fusion did not converge");
+}
+
+std::string translation_unit(const Lowered& l, std::vector<std::string>& names, const std::string& tag) {
+  std::string src = cpp_prelude();
+  src += "#include <algorithm>\n#include <limits>\n\n";
+  names.clear();
+  for (size_t i = 0; i < l.kernel_text.size(); ++i) {
+    std::string name = "npc_" + tag + "_k" + std::to_string(i);
+    std::string text = l.kernel_text[i];
+    text.replace(text.find("@NAME@"), 6, name);
+    src += text + "\n";
+    names.push_back(name);
+  }
+  return src;
+}
+
+}  // namespace npc::fusion

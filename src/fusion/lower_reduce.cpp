@@ -1,0 +1,581 @@
+// Reductions, argmin/argmax and scans in the kernel emitter: accumulators, blocked and
+// row-order float sums, the lane reductions and split reductions of the schedule.
+//
+// Note [summation]
+// Float sums are deterministic for a given build and accurate: the innermost reduced loop
+// runs in blocks (256 elements for float32, 2048 for float64), each summed in SIMD lanes (an omp simd reduction), and
+// the block sums are added in order, so the error grows with the number of blocks, not the
+// number of elements. Long float32 sums accumulate in double, blocks included: a block of
+// equal float32 values summed in float lanes is off by a few ULPs in the same direction in
+// every block (how many depends on the lane count, so on the CPU), which adds up. float16 sums accumulate in float and
+// round once, as NumPy's half reductions do.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "fusion/lower_internal.hpp"
+
+namespace npc::fusion {
+
+// Whether generated code reduces with ufunc `op` in dtype `t`: the fused column of the op's
+// reduction row in ops.def.
+bool reduce_supported(OpId op, DType t) {
+  const char k = t == DType::Bool ? 'b' : is_complex(t) ? 'c' : kind(t) == Kind::Float ? 'f' : 'i';
+  const OpInfo* r = reduction_row(op);
+  return r && r->fused.find(k) != std::string_view::npos;
+}
+
+// Note [scans in kernels]
+// cumsum/cumprod (Prim cumsum/cumprod over the input cast to the loop dtype, Note [traced
+// scans and sorts] in src/tracer/trace.cpp) are generated, not called: a loop nest over
+// the other axes (the outermost of them parallel) around a sequential loop along the scan
+// axis that carries the running value in a local and stores every step. NumPy's
+// accumulate is the same sequential recurrence, out[0] = x[0], out[k] = out[k-1] op x[k],
+// with the binary op's rounding at every step (float16 included; complex products as its
+// scalar loop computes them), so the results are bit-identical; integers wrap. The producer of x is inlined into the scan
+// loop; the scan is always materialised (consumers load it), in a kernel of its own.
+Block Emitter::scan(NodeRef n) {
+  NodeRef src = n->args[0];
+  const int64_t axis = n->params.at(0);
+  const DType t = n->dtype;
+  const OpId op = n->op == OpId::cumsum ? OpId::add : OpId::multiply;
+  SymShape outer;
+  for (int d = 0; d < n->ndim(); ++d)
+    if (d != axis) outer.push_back(n->shape[d]);
+  return nest(outer, [&](const std::vector<Lin>& oidx) {
+    std::string acc = fresh("acc"), r = fresh("r");
+    Stmt decl{Stmt::K::Decl};
+    decl.var = acc;
+    decl.dtype = t;
+    decl.expr = value_expr(Val::literal(npc::Scalar::from_int(op == OpId::add ? 0 : 1), t));
+    stack_.back()->stmts.push_back(std::move(decl));
+    level_[acc] = static_cast<int>(stack_.size()) - 1;
+    scopes_.emplace_back();
+    scopes_.back().var = r;
+    stack_.push_back(&scopes_.back());
+    level_[r] = static_cast<int>(stack_.size()) - 1;
+    std::vector<Lin> sidx;
+    for (int d = 0, k = 0; d < n->ndim(); ++d) sidx.push_back(d == axis ? Lin::atom(r) : oidx.at(k++));
+    Val v = value(src, sidx);
+    // acc op x[k]; at k == 0 the step is x[0] itself (identity op x[0] would turn -0.0 into 0.0).
+    Stmt step{Stmt::K::Let};
+    step.var = fresh();
+    step.dtype = t;
+    step.expr = Expr{Expr::K::Apply, t};
+    step.expr.op = op;
+    step.expr.in = t;
+    step.expr.args = {Val{acc, t}, v};
+    if (op == OpId::multiply && is_complex(t))  // NumPy's accumulate: its scalar complex product
+      step.expr = helper_call(Helper::ComplexMulPlain, t, t, {Val{acc, t}, v});
+    Stmt first{Stmt::K::Let};  // r == 0
+    first.var = fresh();
+    first.dtype = DType::Bool;
+    first.expr = Expr{Expr::K::InRange, DType::Bool};
+    first.expr.index = Lin::atom(r);
+    first.expr.params = {0, 1, 1};
+    Stmt upd{Stmt::K::Assign};
+    upd.var = acc;
+    upd.expr = select_expr(Val{first.var, DType::Bool}, v, Val{step.var, t});
+    stack_.back()->stmts.push_back(std::move(step));
+    stack_.back()->stmts.push_back(std::move(first));
+    stack_.back()->stmts.push_back(std::move(upd));
+    store(n, sidx, Val{acc, t});
+    Stmt f{Stmt::K::For};
+    f.var = r;
+    f.lo = Lin::constant(0);
+    f.hi = dim_lin(n->shape[axis]);
+    f.body = std::move(stack_.back()->stmts);
+    stack_.pop_back();
+    level_.erase(r);
+    stack_.back()->stmts.push_back(std::move(f));
+  });
+}
+
+// Note [row-order outer sums]
+// A float sum over the rows of a 2-D array (`x.sum(axis=0)`, the last axis kept) adds each
+// column in row order (Note [outer-axis sums]); as one loop nest per output element that
+// walks a column, every load is a new cache line. When the sum is a kernel of its own
+// (up to 8192 rows, where it is one running sum per column), it is emitted in NumPy's own
+// order instead: row 0 initialises the output row (0 + x[0, c]), then each following row
+// is added into it, in blocks of 256 columns (the parallel loop; each block's output stays
+// in L1) with the rows in order inside a block. Every output element sees the same
+// additions in the same order as before, so the bits do not change.
+bool Emitter::row_order_sum(NodeRef n, std::vector<Block>& nests) {
+  if (n->kind != NodeKind::Reduce || n->op != OpId::add || n->value.has_value()) return false;
+  const DType t = n->dtype;
+  NodeRef src = n->args[0];
+  if ((t != DType::Float32 && t != DType::Float64) || src->dtype != t || src->ndim() != 2) return false;
+  if (n->params.size() != 2 || n->params[1] != 0) return false;
+  if (!src->shape[0].is_static() || !src->shape[1].is_static()) return false;
+  const int64_t rows = src->shape[0].value(), cols = src->shape[1].value();
+  if (rows < 2 || rows > 8192 || cols < 1) return false;
+  const bool keep = n->params[0] != 0;
+  auto out_idx = [&](const Lin& c) { return keep ? std::vector<Lin>{Lin::constant(0), c} : std::vector<Lin>{c}; };
+  auto add = [&](const Val& a, const Val& b, int level) {
+    return let(t, helper_call(Helper::PlainAdd, t, t, {a, b}), level);
+  };
+  nests.push_back(nest(SymShape{Dim::fixed(cols)}, [&](const std::vector<Lin>& idx) {
+    Val v = value(src, {Lin::constant(0), idx[0]});
+    store(n, out_idx(idx[0]), add(Val::literal(npc::Scalar::from_int(0), t), v, lin_level(idx[0])));
+  }));
+  constexpr int64_t kBlock = 256;
+  const int64_t nblocks = (cols + kBlock - 1) / kBlock;
+  nests.push_back(nest(SymShape{Dim::fixed(nblocks)}, [&](const std::vector<Lin>& bidx) {
+    const std::string r = fresh("r"), c = fresh("c");
+    for (const std::string& var : {r, c}) {
+      scopes_.emplace_back();
+      scopes_.back().var = var;
+      stack_.push_back(&scopes_.back());
+      level_[var] = static_cast<int>(stack_.size()) - 1;
+    }
+    const int clevel = static_cast<int>(stack_.size()) - 1;
+    Val v = value(src, {Lin::atom(r), Lin::atom(c)});
+    Val o = load(n, out_idx(Lin::atom(c)));
+    store(n, out_idx(Lin::atom(c)), add(o, v, clevel));
+    Stmt fc{Stmt::K::For};
+    fc.var = c;
+    fc.lo = bidx[0].scaled(kBlock);
+    fc.hi = bidx[0].scaled(kBlock) + Lin::constant(kBlock);
+    fc.capped = true;
+    fc.cap = Lin::constant(cols);
+    fc.body = std::move(stack_.back()->stmts);
+    fc.simd = !has_control(fc.body);
+    stack_.pop_back();
+    level_.erase(c);
+    stack_.back()->stmts.push_back(std::move(fc));
+    Stmt fr{Stmt::K::For};
+    fr.var = r;
+    fr.lo = Lin::constant(1);
+    fr.hi = Lin::constant(rows);
+    fr.body = std::move(stack_.back()->stmts);
+    stack_.pop_back();
+    level_.erase(r);
+    stack_.back()->stmts.push_back(std::move(fr));
+  }));
+  return true;
+}
+
+// Source index of a reduction and the placement level (Note [placement]).
+std::vector<Lin> Emitter::reduced_index(NodeRef src, const std::vector<Lin>& idx, const std::set<int64_t>& axes, bool keepdims,
+                               std::vector<std::string>& rvars) {
+  std::vector<Lin> sidx;
+  size_t k = 0;
+  for (int d = 0; d < src->ndim(); ++d) {
+    if (axes.count(d)) {
+      std::string r = fresh("r");
+      rvars.push_back(r);
+      sidx.push_back(Lin::atom(r));
+      if (keepdims) ++k;
+    } else {
+      sidx.push_back(idx.at(k++));
+    }
+  }
+  return sidx;
+}
+
+int Emitter::placement(const std::vector<Lin>& idx, NodeRef n, bool as_root) {
+  int lv = 0;
+  std::set<std::string> used;
+  for (auto& l : idx) {
+    lv = std::max(lv, lin_level(l));
+    for (auto& [a, c] : l.t) used.insert(a);
+  }
+  if (roots_.count(n)) return lv;
+  // Recompute check: every loop variable bound at levels 1..lv must index this value.
+  for (int level = 1; level <= lv && level < static_cast<int>(stack_.size()); ++level) {
+    const std::string& var = stack_[level]->var;
+    if (var.empty()) continue;
+    bool found = false;
+    for (auto& u : used)
+      if (u == var || u.find(var + "*") == 0 || u.find("*" + var) != std::string::npos) found = true;
+    if (!found && st_.can_materialise(n)) throw NeedMaterialize{n};
+  }
+  (void)as_root;
+  return lv;
+}
+
+Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& key) {
+  NodeRef src = n->args[0];
+  bool keepdims = n->params[0] != 0;
+  std::set<int64_t> axes(n->params.begin() + 1, n->params.end());
+  if (!reduce_supported(n->op, n->dtype)) throw CodegenError("unsupported reduction");
+  std::vector<std::string> rvars;
+  std::vector<Lin> sidx = reduced_index(src, idx, axes, keepdims, rvars);
+  int lv = placement(idx, n, false);
+  DType t = n->dtype;
+  // float16 accumulates in float and rounds once at the end (as NumPy's half reductions).
+  std::string acc = fresh("acc");
+  bool use_initial = n->value.has_value();
+  OpId op = n->op;
+  Val init{"", t}, identity{"", t};
+  {
+    switch (op) {
+      case OpId::add: init = Val::literal(npc::Scalar::from_int(0), t); break;
+      case OpId::multiply: init = Val::literal(npc::Scalar::from_int(1), t); break;
+      case OpId::logical_or: init = Val::literal(npc::Scalar::from_bool(false), t); break;
+      case OpId::logical_and: init = Val::literal(npc::Scalar::from_bool(true), t); break;
+      case OpId::maximum:
+        if (is_inexact(t)) init = Val::of(Special::NegInf, t);
+        else if (t == DType::Bool) init = Val::literal(npc::Scalar::from_bool(false), t);
+        else init = Val::of(Special::Lowest, t);
+        break;
+      case OpId::minimum:
+        if (is_inexact(t)) init = Val::of(Special::Inf, t);
+        else if (t == DType::Bool) init = Val::literal(npc::Scalar::from_bool(true), t);
+        else init = Val::of(Special::Highest, t);
+        break;
+      default: throw CodegenError("unsupported reduction");
+    }
+    identity = init;
+    if (use_initial) init = Val::literal(*n->value, t);
+    // max/min of an empty axis has no identity: NumPy raises, so let eager run it.
+    if (!use_initial && (op == OpId::maximum || op == OpId::minimum)) {
+      for (int64_t a : axes) {
+        if (src->shape[a].is_static() && src->shape[a].value() == 0) throw CodegenError("empty max/min reduction");
+      }
+    }
+  }
+  bool float_add = op == OpId::add && kind(t) == Kind::Float;
+  // max/min of float32/float64 vectorize as an omp max/min reduction plus a NaN flag
+  // (NumPy propagates NaN; the flag restores that after the loop).
+  bool float_minmax = (op == OpId::maximum || op == OpId::minimum) && !use_initial &&
+                      (t == DType::Float32 || t == DType::Float64);
+  std::string nanflag = float_minmax ? fresh("nan") : "";
+  if (float_minmax) {
+    Stmt s{Stmt::K::Decl};
+    s.var = nanflag;
+    s.dtype = DType::Int32;
+    s.expr = value_expr(Val::literal(npc::Scalar::from_int(0), DType::Int32));
+    stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
+  }
+  // Long float32 sums add their blocks in double (Note [summation]).
+  int64_t last_ext = axes.empty() ? 1 : static_extent(src->shape[*axes.rbegin()]);
+  // Outer-axis sums (Note [outer-axis sums]) add in the result dtype, as NumPy's rows do.
+  const bool outer_only = float_add && !axes.empty() && !axes.count(src->ndim() - 1);
+  bool wide_acc = float_add && t == DType::Float32 && (last_ext < 0 || last_ext > 256) && !outer_only;
+  {
+    Stmt s{Stmt::K::Decl};
+    s.var = acc;
+    s.dtype = wide_acc ? DType::Float64 : t;
+    s.expr = value_expr(init);
+    stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
+  }
+  // Note [small reductions]: a float sum over a short last axis (unrolled) adds in NumPy's
+  // order for a contiguous axis: the identity (or initial=) plus the pairwise_sum of all the
+  // elements, which below 8 elements is a running sum from -0.0 (8 elements are summed as a
+  // tree by NumPy: those keep the in-order loop).
+  const int64_t ext_last = axes.empty() ? -1 : static_extent(src->shape[*axes.rbegin()]);
+  const bool numpy_order = float_add && axes.size() == 1 && *axes.begin() == src->ndim() - 1 && ext_last >= 1 &&
+                           ext_last < 8 && ext_last <= kUnrollExtent;
+  std::string rest;
+  if (numpy_order) {
+    Stmt s{Stmt::K::Decl};
+    s.var = rest = fresh("rest");
+    s.dtype = t;
+    s.expr = value_expr(Val::of(Special::NegZero, t));
+    stack_[std::max(lv, barrier_level())]->stmts.push_back(std::move(s));
+  }
+  lv = std::max(lv, barrier_level());
+  // Truncate the stack to the placement level and open the reduction loops.
+  std::vector<Scope*> saved = stack_;
+  stack_.resize(lv + 1);
+  std::vector<int> reduced;
+  for (int d = 0; d < src->ndim(); ++d) if (axes.count(d)) reduced.push_back(d);
+  std::vector<Scope*> rscopes;
+  std::string part;
+  bool blocked = false;
+  for (size_t i = 0; i < rvars.size(); ++i) {
+    scopes_.emplace_back();
+    scopes_.back().var = rvars[i];
+    stack_.push_back(&scopes_.back());
+    rscopes.push_back(stack_.back());
+    level_[rvars[i]] = static_cast<int>(stack_.size()) - 1;
+  }
+  // Body.
+  Val v = value(src, sidx);
+  std::string target = acc;
+  int64_t inner_ext = static_extent(src->shape[reduced.back()]);
+  // Note [outer-axis sums]: a float sum over outer axes only (the last axis kept) is a
+  // running sum per output element in NumPy (it adds whole rows into the output in order).
+  // Within blocks of NumPy's buffer size (8192) npc adds in that order too (no SIMD lanes),
+  // so rows up to 8192 give NumPy's bits; longer runs add the blocks' partial sums, so a
+  // sum over millions of rows is never one running sum.
+  const bool outer_seq = outer_only && !numpy_order;
+  const int64_t block = outer_seq ? 8192 : t == DType::Float64 ? 2048 : 256;
+  if (float_add && (inner_ext < 0 || inner_ext > block)) blocked = true;
+  if (blocked) target = part = fresh("part");
+  // Note [parallel scalar reductions]: acc op partial, for the partials of a split loop
+  // (its two operands are filled in by the renderer).
+  const DType acc_t = wide_acc ? DType::Float64 : t;
+  const std::vector<Val> operands{Val{"", acc_t}, Val{"", acc_t}};
+  Expr combine{Expr::K::Value, t};
+  {
+    Stmt s{Stmt::K::Assign};
+    s.var = target;
+    if (numpy_order) {
+      s.var = rest;
+      // NumPy starts the output from the identity (or initial=) and adds the pairwise sum
+      // of all the elements: 0.0 + (((-0.0 + v0) + v1) + ...), so np.sum of -0.0 is 0.0.
+      s.expr = helper_call(Helper::PlainAdd, t, t, {Val{rest, t}, v});
+      combine = helper_call(Helper::PlainAdd, t, acc_t, operands);
+    } else if (float_add) {
+      s.expr = helper_call(Helper::PlainAdd, t, acc_t, {Val{target, acc_t}, v});
+      combine = helper_call(Helper::PlainAdd, t, acc_t, operands);
+    }
+    else if (float_minmax) {
+      // Quiet comparison: a NaN element raises no "invalid" flag (it sets the NaN flag).
+      const Helper q = op == OpId::maximum ? Helper::QuietMax : Helper::QuietMin;
+      s.expr = helper_call(q, t, t, {Val{target, t}, v});
+      combine = helper_call(q, t, t, operands);
+      Stmt nf{Stmt::K::Assign};
+      nf.var = nanflag;
+      nf.expr = helper_call(Helper::OrNaN, DType::Int32, t, {Val{nanflag, DType::Int32}, v});
+      stack_.back()->stmts.push_back(std::move(nf));
+    } else {
+      Expr a{Expr::K::Apply, t};
+      a.op = op;
+      a.in = t;
+      a.args = {Val{target, t}, v};
+      s.expr = a;
+      combine = a;
+      combine.args = operands;
+      if (t == DType::Float16) {  // accumulate float16 in float: no per-step rounding
+        s.expr = helper_call(float16_step(op), t, t, {Val{target, t}, v});
+        combine = helper_call(float16_step(op), t, t, operands);
+      }
+    }
+    stack_.back()->stmts.push_back(std::move(s));
+  }
+  // Close loops from the inside out: the body of loop i is scope i's statements + loop i+1.
+  Block inner = std::move(stack_.back()->stmts);
+  for (int i = static_cast<int>(rvars.size()) - 1; i >= 0; --i) {
+    Lin hi = dim_lin(src->shape[reduced[i]]);
+    bool innermost = i == static_cast<int>(rvars.size()) - 1;
+    Stmt loop{Stmt::K::For};
+    loop.var = rvars[i];
+    loop.lo = Lin::constant(0);
+    loop.hi = hi;
+    if (innermost && blocked) {
+      // Blocked summation: for (rb = 0; rb < n; rb += block) { part = 0; for (r in block) part += v; acc += part; }
+      std::string rb = fresh("rb");
+      loop.lo = Lin::atom(rb);
+      loop.hi = Lin::atom(rb) + Lin::constant(block);
+      loop.capped = true;
+      loop.cap = hi;
+      loop.simd = !outer_seq;
+      if (!outer_seq) {
+        loop.lane_op = LaneReduce::Add;
+        loop.lane_acc = part;
+      }
+      loop.body = std::move(inner);
+      Block blk;
+      Stmt pd{Stmt::K::Decl};
+      pd.var = part;
+      pd.dtype = acc_t;  // float32 blocks sum in double lanes (Note [summation])
+      pd.expr = value_expr(Val::literal(npc::Scalar::from_int(0), t));
+      blk.push_back(std::move(pd));
+      blk.push_back(std::move(loop));
+      Stmt addp{Stmt::K::Assign};
+      addp.var = acc;
+      addp.expr = helper_call(Helper::PlainAdd, t, acc_t, {Val{acc, acc_t}, Val{part, acc_t}});
+      blk.push_back(std::move(addp));
+      Stmt ob{Stmt::K::For};
+      ob.var = rb;
+      ob.lo = Lin::constant(0);
+      ob.hi = hi;
+      ob.step = block;
+      ob.body = std::move(blk);
+      loop = std::move(ob);
+    } else {
+      if (innermost && float_add && !numpy_order && !outer_seq) {
+        loop.simd = true;
+        loop.lane_op = LaneReduce::Add;
+        loop.lane_acc = acc;
+      }
+      if (innermost && float_minmax) {
+        loop.simd = true;
+        loop.lane_op = op == OpId::maximum ? LaneReduce::Max : LaneReduce::Min;
+        loop.lane_acc = acc;
+        loop.lane_flag = nanflag;
+      }
+      loop.body = std::move(inner);
+    }
+    if (i == 0) {
+      loop.red_acc = acc;
+      loop.red_identity = float_add ? Val::literal(npc::Scalar::from_int(0), acc_t) : identity;
+      loop.red_combine = combine;
+      loop.red_flag = nanflag;
+    }
+    inner = i > 0 ? std::move(rscopes[i - 1]->stmts) : Block{};
+    inner.push_back(std::move(loop));
+  }
+  stack_ = saved;
+  for (auto& blk_stmt : inner) stack_[lv]->stmts.push_back(std::move(blk_stmt));
+  if (numpy_order) {
+    Stmt sum{Stmt::K::Assign};
+    sum.var = acc;
+    sum.expr = helper_call(Helper::PlainAdd, t, t, {Val{acc, t}, Val{rest, t}});
+    stack_[lv]->stmts.push_back(std::move(sum));
+  }
+  if (float_minmax) {
+    Stmt fix{Stmt::K::Assign};
+    fix.var = acc;
+    fix.expr = select_expr(Val{nanflag, DType::Int32}, Val::of(Special::NaN, t), Val{acc, t});
+    stack_[lv]->stmts.push_back(std::move(fix));
+  }
+  for (auto& r : rvars) level_.erase(r);
+  level_[acc] = lv;
+  Val result{acc, t};
+  if (wide_acc) {
+    Expr e{Expr::K::Cast, t};
+    e.in = DType::Float64;
+    e.args = {Val{acc, DType::Float64}};
+    result = let(t, e, lv);
+  }
+  if (t == DType::Float16) result = let(t, helper_call(Helper::RoundHalf, t, t, {Val{acc, t}}), lv);
+  stack_[lv]->memo[key] = result;
+  return result;
+}
+
+// The step of a float16 accumulator, computed in float without rounding.
+Helper Emitter::float16_step(OpId op) {
+  switch (op) {
+    case OpId::add: return Helper::PlainAdd;
+    case OpId::maximum: return Helper::Max;
+    case OpId::minimum: return Helper::Min;
+    default: return Helper::PlainMul;
+  }
+}
+
+Val Emitter::argreduce(NodeRef n, const std::vector<Lin>& idx, const std::string& key) {
+  NodeRef src = n->args[0];
+  int64_t axis = n->params.at(0);
+  bool keepdims = n->params.size() > 1 && n->params[1] != 0;
+  if (is_complex(src->dtype)) throw CodegenError("complex argmin/argmax");
+  if (src->shape[axis].is_static() && src->shape[axis].value() == 0) throw CodegenError("empty argmin/argmax");
+  std::vector<std::string> rvars;
+  std::vector<Lin> sidx = reduced_index(src, idx, {axis}, keepdims, rvars);
+  int lv = std::max(placement(idx, n, false), barrier_level());
+  DType t = src->dtype;
+  bool mn = n->op == OpId::argmin;
+  std::string best = fresh("best"), bi = fresh("bi");
+  Val init{"", t};
+  if (is_inexact(t)) init = Val::of(mn ? Special::Inf : Special::NegInf, t);
+  else if (t == DType::Bool) init = Val::literal(npc::Scalar::from_bool(mn), t);
+  else init = Val::of(mn ? Special::Highest : Special::Lowest, t);
+  Stmt d1{Stmt::K::Decl};
+  d1.var = best;
+  d1.dtype = t;
+  d1.expr = value_expr(init);
+  Stmt d2{Stmt::K::Decl};
+  d2.var = bi;
+  d2.dtype = DType::Int64;
+  d2.expr = value_expr(Val::literal(npc::Scalar::from_int(0), DType::Int64));
+  stack_[lv]->stmts.push_back(std::move(d1));
+  stack_[lv]->stmts.push_back(std::move(d2));
+  std::vector<Scope*> saved = stack_;
+  stack_.resize(lv + 1);
+  scopes_.emplace_back();
+  scopes_.back().var = rvars[0];
+  stack_.push_back(&scopes_.back());
+  level_[rvars[0]] = static_cast<int>(stack_.size()) - 1;
+  Val v = value(src, sidx);
+  // A Let in the scan loop's body (marked scalar code when `scalar`).
+  auto body_let = [&](Expr e, bool scalar) {
+    Stmt c{Stmt::K::Let};
+    c.var = fresh(scalar ? "take" : "v");
+    c.dtype = e.dtype;
+    c.expr = std::move(e);
+    c.scalar_only = scalar;
+    Val r{c.var, c.dtype};
+    stack_.back()->stmts.push_back(std::move(c));
+    return r;
+  };
+  auto logical = [&](OpId op, std::vector<Val> args) {
+    Expr e{Expr::K::Apply, DType::Bool};
+    e.op = op;
+    e.in = DType::Bool;
+    e.args = std::move(args);
+    return e;
+  };
+  const Val best_v{best, t}, bi_v{bi, DType::Int64};
+  // Closes the scan loop over rvars[0] (0..hi) at level lv; `bi` holds the index found.
+  auto close_scan = [&](Lin hi) {
+    Stmt f{Stmt::K::For};
+    f.var = rvars[0];
+    f.lo = Lin::constant(0);
+    f.hi = hi;
+    f.body = std::move(stack_.back()->stmts);
+    stack_ = saved;
+    stack_[lv]->stmts.push_back(std::move(f));
+    level_.erase(rvars[0]);
+    level_[bi] = lv;
+    Val r{bi, DType::Int64};
+    stack_[lv]->memo[key] = r;
+    return r;
+  };
+  const int64_t ext = static_extent(src->shape[axis]);
+  if (ext > 0 && ext <= kUnrollExtent) {
+    // Note [small reductions]: a short static axis is scanned without a break, as selects,
+    // so the loop unrolls into straight-line code. Once `best` is NaN nothing changes
+    // (NumPy returns the first NaN). The compare is the scalar quiet one (ucomisd): the
+    // Let is marked scalar_only, so the enclosing loop is not made `omp simd` (vectorized,
+    // GCC's quiet compares become signaling ones, and npk::lt's bit tricks cost twice
+    // the whole loop in scalar code).
+    bool fl = kind(t) == Kind::Float;
+    Val take = body_let(helper_call(Helper::QuietLess, DType::Bool, t, mn ? std::vector<Val>{v, best_v}
+                                                                           : std::vector<Val>{best_v, v}), true);
+    if (fl) {  // !isnan(best) && (isnan(v) || cmp)
+      Val best_nan = body_let(helper_call(Helper::IsNaN, DType::Bool, t, {best_v}), true);
+      Val v_nan = body_let(helper_call(Helper::IsNaN, DType::Bool, t, {v}), true);
+      Val either = body_let(logical(OpId::logical_or, {v_nan, take}), true);
+      Val best_ok = body_let(logical(OpId::logical_not, {best_nan}), true);
+      take = body_let(logical(OpId::logical_and, {best_ok, either}), true);
+    }
+    Stmt a1{Stmt::K::Assign};
+    a1.var = best;
+    a1.expr = select_expr(take, v, best_v);
+    Stmt a2{Stmt::K::Assign};
+    a2.var = bi;
+    a2.expr = select_expr(take, Val{rvars[0], DType::Int64}, bi_v);
+    stack_.back()->stmts.push_back(std::move(a1));
+    stack_.back()->stmts.push_back(std::move(a2));
+    return close_scan(Lin::constant(ext));
+  }
+  // npk::lt_scalar: a quiet comparison, a NaN element raises no "invalid" flag (NumPy's
+  // argmin). This loop breaks at the first NaN, so it is never vectorized, and the scalar
+  // quiet compare (ucomisd) is several times cheaper than npk::lt's bit tricks.
+  Val cond = body_let(helper_call(Helper::QuietLess, DType::Bool, t, mn ? std::vector<Val>{v, best_v}
+                                                                         : std::vector<Val>{best_v, v}), false);
+  bool fl = kind(t) == Kind::Float;
+  Val v_nan{"", DType::Bool};
+  if (fl) {  // cmp || isnan(v)
+    v_nan = body_let(helper_call(Helper::IsNaN, DType::Bool, t, {v}), false);
+    cond = body_let(logical(OpId::logical_or, {cond, v_nan}), false);
+  }
+  Stmt upd{Stmt::K::If};
+  upd.val = cond;
+  Stmt a1{Stmt::K::Assign};
+  a1.var = best;
+  a1.expr = value_expr(v);
+  Stmt a2{Stmt::K::Assign};
+  a2.var = bi;
+  a2.expr = value_expr(Val{rvars[0], DType::Int64});
+  upd.body.push_back(std::move(a1));
+  upd.body.push_back(std::move(a2));
+  if (fl) {
+    Stmt brk{Stmt::K::If};
+    brk.val = v_nan;
+    brk.body.push_back(Stmt{Stmt::K::Break});
+    upd.body.push_back(std::move(brk));
+  }
+  stack_.back()->stmts.push_back(std::move(upd));
+  return close_scan(dim_lin(src->shape[axis]));
+}
+}  // namespace npc::fusion
