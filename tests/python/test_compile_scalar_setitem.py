@@ -82,3 +82,29 @@ def test_invalid_index_is_checked_before_the_value(mode, dtype, key):
     a = npc.asarray(np.array(5, dtype)) if mode == "npc" else np.array(5, dtype)
     with pytest.raises(IndexError):
         g(a)
+
+
+@pytest.mark.parametrize("mode", ["npc", "fused", "eager"])
+@pytest.mark.parametrize("value", [complex(float("nan"), 1), 3.7 + 2j, 1e30 + 0j])
+def test_complex_numpy_scalar_into_int_array(mode, value):
+    # NumPy stores a complex NumPy scalar into a signed integer array through int() of its
+    # real part, after the ComplexWarning: NaN is its ValueError, 1e30 its OverflowError.
+    def f(a, z):
+        a[...] = z * 1
+        return a
+
+    def run(g, a):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            try:
+                r, e = g(a, np.complex128(value)), None
+            except Exception as exc:
+                r, e = None, type(exc)
+        return r, e, sorted(str(w.message) for w in rec)
+
+    want = run(f, np.array(5))
+    g = f if mode == "npc" else npc.compile(f, backend=mode)
+    got = run(g, npc.asarray(np.array(5)) if mode == "npc" else np.array(5))
+    assert got[1] is want[1] and got[2] == want[2]
+    if want[1] is None:
+        np.testing.assert_array_equal(np.asarray(got[0]), want[0])

@@ -138,7 +138,7 @@ ndarray setitem_value(py::handle value, DType target, bool advanced = false) {
     // errors depend on the value, so it is realized (a graph break) and stored as the NumPy
     // scalar it is. Integers that always fit the target need no check.
     if (v.is_traced() && v.ndim() == 0 && !advanced && kind(target) == Kind::Signed && tracer::is_scalar_result(v) &&
-        (kind(v.dtype()) == Kind::Float || (is_integer(v.dtype()) && !can_cast(v.dtype(), target, Casting::Safe)))) {
+        (is_inexact(v.dtype()) || (is_integer(v.dtype()) && !can_cast(v.dtype(), target, Casting::Safe)))) {
       v.realize();
       return setitem_value(numpy_scalar(v.dtype(), v.data()), target, advanced);
     }
@@ -183,6 +183,12 @@ ndarray setitem_value(py::handle value, DType target, bool advanced = false) {
     if (s.cast(target).as_int() != v)
       throw OverflowError("Python integer " + std::to_string(v) + " out of bounds for " + std::string(name(target)));
     return scalar_array(s);
+  }
+  // A NumPy complex scalar goes into a signed integer array through int() too: its real
+  // part, after the ComplexWarning.
+  if (kind(target) == Kind::Signed && !advanced && py::isinstance(value, numpy_module().attr("complexfloating"))) {
+    warn_complex_discard();
+    return setitem_value(value.attr("real"), target, advanced);
   }
   if (is_integer(target) &&
       (PyFloat_CheckExact(p) ||
