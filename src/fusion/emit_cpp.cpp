@@ -237,7 +237,7 @@ std::string render_special(Special sp, DType t) {
 
 std::string render_val(const Val& v) {
   switch (v.k) {
-    case Val::K::Local: return v.text;
+    case Val::K::Local: return v.lane.empty() ? v.text : v.text + "[" + v.lane + "]";
     case Val::K::Lit: return render_literal(v.lit, v.dtype);
     case Val::K::Special: return render_special(v.special, v.dtype);
   }
@@ -373,11 +373,12 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
       break;
     case Stmt::K::Decl:
       indent(os, ind);
-      os << cpp_local_type(s.dtype) << " " << s.var << " = " << render_expr(s.expr) << ";\n";
+      if (s.array_len > 0) os << cpp_local_type(s.dtype) << " " << s.var << "[" << s.array_len << "];\n";
+      else os << cpp_local_type(s.dtype) << " " << s.var << " = " << render_expr(s.expr) << ";\n";
       break;
     case Stmt::K::Assign:
       indent(os, ind);
-      os << s.var << " = " << render_expr(s.expr) << ";\n";
+      os << s.var << (s.lane.empty() ? "" : "[" + s.lane + "]") << " = " << render_expr(s.expr) << ";\n";
       break;
     case Stmt::K::Store: {
       indent(os, ind);
@@ -400,6 +401,8 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
         std::string sched = "guided";
         if (s.hi.is_const() && s.lo.is_const() && !s.capped)
           sched = "dynamic, " + std::to_string(std::max<int64_t>(1, (s.hi.c - s.lo.c) / 64));
+        else if (s.step != 1)  // blocks of iterations (Note [lane blocks]): a block is a chunk
+          sched = "dynamic, 1";
         else if (s.step == 1)  // bounds are launch parameters or sizes: the same rule at run time
           sched = "dynamic, std::max<int64_t>(1, ((" + render_bound(s) + ") - (" + s.lo.str() + ")) / 64)";
         // Note [fp errors in kernels]: each thread of the team clears its FE flags before its
@@ -464,8 +467,11 @@ void dump_block(std::ostringstream& os, const Block& b, int ind) {
     indent(os, ind);
     switch (s.k) {
       case Stmt::K::Let: os << "let " << s.var << ": " << name(s.dtype) << " = " << render_expr(s.expr) << "\n"; break;
-      case Stmt::K::Decl: os << "var " << s.var << ": " << name(s.dtype) << " = " << render_expr(s.expr) << "\n"; break;
-      case Stmt::K::Assign: os << s.var << " <- " << render_expr(s.expr) << "\n"; break;
+      case Stmt::K::Decl:
+        if (s.array_len > 0) os << "var " << s.var << ": " << name(s.dtype) << "[" << s.array_len << "]\n";
+        else os << "var " << s.var << ": " << name(s.dtype) << " = " << render_expr(s.expr) << "\n";
+        break;
+      case Stmt::K::Assign: os << s.var << (s.lane.empty() ? "" : "[" + s.lane + "]") << " <- " << render_expr(s.expr) << "\n"; break;
       case Stmt::K::Store: os << "store buf" << s.buf << "[" << s.index.str() << "] <- " << render_val(s.val) << "\n"; break;
       case Stmt::K::For:
         os << "for " << s.var << " in [" << s.lo.str() << ", " << render_bound(s) << ")"

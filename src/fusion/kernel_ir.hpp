@@ -88,6 +88,9 @@ struct Val {
     r.special = s;
     return r;
   }
+  /// Local: with a name here, element [lane] of the local array `text` (`lane` is a loop
+  /// variable; Note [lane blocks]).
+  std::string lane;
   bool is_local() const { return k == K::Local; }
 };
 
@@ -216,6 +219,10 @@ struct Stmt {
   Val red_identity;
   Expr red_combine;
   Block body, orelse;
+  /// Assign: the target is element [lane] of the local array `var`. Decl: with array_len > 0,
+  /// `var` is a local array of that many elements, without an initial value (Note [lane blocks]).
+  std::string lane;
+  int64_t array_len = 0;
 };
 
 /// A buffer of a kernel: its dtype (element type in memory).

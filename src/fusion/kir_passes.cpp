@@ -572,4 +572,195 @@ void reuse_reduced_values(Block& top, const std::vector<KBuffer>& bufs) {
   reuse_in_block(top, bufs, stores, loads);
 }
 
+// Note [lane blocks]
+// A main loop over output elements whose body runs reduction loops over outer axes
+// (`x.sum(axis=0)`, `x.mean(axis=0)`, `x.std(axis=0)` of an (n, 256) array) walks one
+// column per output element: every load of the reduction loop is a new cache line, and no
+// loop vectorizes (an outer-axis sum is sequential, NumPy's order, Note [outer-axis sums]).
+// lane_blocks strip-mines such a loop into blocks of kLanes consecutive outputs (the block
+// loop takes the main loop's place, parallel if it was): every local of the body becomes a
+// local array of kLanes elements, and every run of straight-line statements is wrapped in a
+// loop over the block's lanes (`l`, with i = block + l), placed innermost. The reduction
+// loops then run once per block around a contiguous lane loop that vectorizes, and read
+// each block's rows as cache lines. Every output element sees the same operations in the
+// same order as before (only the interleaving between elements changes, and the main loop's
+// iterations were independent already: it may run in parallel), so the values and the FP
+// flags do not change. Applied when it pays: the lanes are unit-stride in a load of a
+// reduction loop, no reduction loop is unit-stride itself (a contiguous reduction streams
+// already), there are at least two blocks, and the lane loops stay straight-line (no
+// branch, no index arithmetic on a local). An `omp simd` reduction loop inside is taken only
+// for max and min (exact in any order): it runs in order inside the block.
+namespace {
+
+constexpr int64_t kLanes = 64;
+
+struct LaneScan {
+  std::string var;                  // the main loop's variable
+  std::set<std::string> loop_vars;  // variables of the reduction loops inside it
+  std::set<std::string> locals;     // Let/Decl names inside it
+  bool ok = true, lanes_unit = false;
+
+  bool names_local(const Lin& l) const {
+    for (auto& [atom, k] : l.t) {
+      size_t s = 0;
+      while (s <= atom.size()) {
+        size_t e = atom.find('*', s);
+        if (e == std::string::npos) e = atom.size();
+        if (locals.count(atom.substr(s, e - s))) return true;
+        s = e + 1;
+      }
+    }
+    return false;
+  }
+  void load(const Expr& e, bool in_loop) {
+    if (e.k != Expr::K::Load || !in_loop) return;
+    bool on_loop = false;
+    for (auto& [atom, k] : e.index.t)
+      if (loop_vars.count(atom)) {
+        on_loop = true;
+        if (k == 1 || k == -1) ok = false;  // a contiguous reduction: it streams already
+      }
+    auto it = e.index.t.find(var);
+    if (on_loop && it != e.index.t.end() && it->second == 1) lanes_unit = true;
+  }
+  void collect(const Block& b) {
+    for (const Stmt& s : b) {
+      if (s.k == Stmt::K::Let || s.k == Stmt::K::Decl) locals.insert(s.var);
+      collect(s.body);
+      collect(s.orelse);
+    }
+  }
+  void block(const Block& b, bool in_loop) {
+    for (const Stmt& s : b) {
+      if (s.scalar_only) ok = false;
+      switch (s.k) {
+        case Stmt::K::Let:
+        case Stmt::K::Decl:
+        case Stmt::K::Assign:
+          if (names_local(s.expr.index)) ok = false;
+          load(s.expr, in_loop);
+          break;
+        case Stmt::K::Store:
+          if (names_local(s.index)) ok = false;
+          break;
+        case Stmt::K::For: {
+          const bool exact = s.lane_op == LaneReduce::Max || s.lane_op == LaneReduce::Min;
+          if (s.simd && !exact) ok = false;
+          if (s.parallel || !s.par_acc.empty()) ok = false;
+          if (s.lo.t.count(var) || s.hi.t.count(var) || (s.capped && s.cap.t.count(var))) ok = false;
+          if (names_local(s.lo) || names_local(s.hi) || (s.capped && names_local(s.cap))) ok = false;
+          loop_vars.insert(s.var);
+          block(s.body, true);
+          break;
+        }
+        case Stmt::K::If:
+        case Stmt::K::Break: ok = false; break;
+      }
+    }
+  }
+};
+
+struct LaneRewrite {
+  const Stmt& main;
+  std::string blk, lane;
+  const std::set<std::string>& locals;
+
+  void val(Val& v) const {
+    if (v.k == Val::K::Local && locals.count(v.text)) v.lane = lane;
+  }
+  Block block(const Block& b) const {
+    Block out, run;
+    auto flush = [&]() {
+      if (run.empty()) return;
+      Stmt f{Stmt::K::For};
+      f.var = lane;
+      f.lo = Lin::constant(0);
+      f.hi = Lin::constant(kLanes);
+      f.capped = true;
+      f.cap = main.hi + Lin::atom(blk, -1);
+      f.simd = true;
+      Stmt idx{Stmt::K::Let};
+      idx.var = main.var;
+      idx.dtype = DType::Int64;
+      idx.expr.k = Expr::K::Index;
+      idx.expr.dtype = DType::Int64;
+      idx.expr.index = Lin::atom(blk) + Lin::atom(lane);
+      f.body.push_back(std::move(idx));
+      for (auto& s : run) f.body.push_back(std::move(s));
+      run.clear();
+      out.push_back(std::move(f));
+    };
+    for (const Stmt& s : b) {
+      if (s.k == Stmt::K::For) {
+        flush();
+        Stmt f = s;
+        f.simd = false;  // the lane loop inside is the vector loop now
+        f.lane_op = LaneReduce::None;
+        f.lane_acc.clear();
+        f.lane_flag.clear();
+        f.red_acc.clear();  // only a split loop (par_acc) combines partials, and this one is not
+        f.red_flag.clear();
+        f.body = block(s.body);
+        out.push_back(std::move(f));
+        continue;
+      }
+      Stmt t = s;
+      for (Val& a : t.expr.args) val(a);
+      val(t.val);
+      if (s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::Assign) {
+        t.k = Stmt::K::Assign;
+        t.lane = lane;
+      }
+      run.push_back(std::move(t));
+    }
+    flush();
+    return out;
+  }
+};
+
+void lane_decls(const Block& b, Block& out) {
+  for (const Stmt& s : b) {
+    if (s.k == Stmt::K::Let || s.k == Stmt::K::Decl) {
+      Stmt d{Stmt::K::Decl};
+      d.var = s.var;
+      d.dtype = s.dtype;
+      d.array_len = kLanes;
+      out.push_back(std::move(d));
+    }
+    lane_decls(s.body, out);
+  }
+}
+
+}  // namespace
+
+void lane_blocks(Block& top) {
+  // The innermost loop of the main nest (as schedule() finds it).
+  Stmt* main = nullptr;
+  Block* b = &top;
+  while (!b->empty() && b->back().k == Stmt::K::For && b->back().var[0] == 'i') {
+    main = &b->back();
+    b = &main->body;
+  }
+  if (!main || main->step != 1 || main->capped || main->simd || !main->par_acc.empty()) return;
+  if (main->hi.is_const() && main->lo.is_const() && main->hi.c - main->lo.c < 2 * kLanes) return;
+  LaneScan scan;
+  scan.var = main->var;
+  scan.collect(main->body);
+  scan.block(main->body, false);
+  if (!scan.ok || !scan.lanes_unit || scan.loop_vars.empty()) return;
+  const std::string blk = "npk_lb", lane = "npk_l";
+  Block body;
+  lane_decls(main->body, body);
+  LaneRewrite rw{*main, blk, lane, scan.locals};
+  for (auto& s : rw.block(main->body)) body.push_back(std::move(s));
+  Stmt blocks{Stmt::K::For};
+  blocks.var = blk;
+  blocks.lo = main->lo;
+  blocks.hi = main->hi;
+  blocks.step = kLanes;
+  blocks.parallel = main->parallel;
+  blocks.body = std::move(body);
+  *main = std::move(blocks);
+}
+
 }  // namespace npc::fusion

@@ -77,6 +77,7 @@ class Verifier {
   struct Name {
     Def def;
     DType dtype;
+    bool array = false;  ///< a local array (Note [lane blocks]): used only as element [lane]
   };
 
   const std::vector<KBuffer>& bufs_;
@@ -115,6 +116,12 @@ class Verifier {
     return *f;
   }
 
+  // An array local is used as element [lane] of a loop variable, a scalar one plainly.
+  void lane_use(const Name& n, const std::string& text, const std::string& lane) const {
+    if (n.array != !lane.empty()) fail("'" + text + "' is " + (n.array ? "an array used without a lane" : "not an array"));
+    if (!lane.empty() && use(lane).def != Def::Loop) fail("lane '" + lane + "' of '" + text + "' is not a loop variable");
+  }
+
   void mutable_name(const std::string& n, const char* what) const {
     if (use(n).def != Def::Decl) fail(std::string(what) + " '" + n + "' is not a mutable local");
   }
@@ -123,6 +130,7 @@ class Verifier {
     switch (v.k) {
       case Val::K::Local: {
         const Name& n = use(v.text);
+        lane_use(n, v.text, v.lane);
         if (n.dtype != v.dtype)
           fail("'" + v.text + "' is used as " + std::string(name(v.dtype)) + " but is " + std::string(name(n.dtype)));
         return;
@@ -229,12 +237,18 @@ class Verifier {
         define(s.var, Def::Let, s.dtype);
         break;
       case Stmt::K::Decl:
+        if (s.array_len > 0) {
+          define(s.var, Def::Decl, s.dtype);
+          scopes_.back()[s.var].array = true;
+          break;
+        }
         expr(s.expr);
         define(s.var, Def::Decl, s.dtype);
         break;
       case Stmt::K::Assign:
         expr(s.expr);
         mutable_name(s.var, "assignment to");
+        lane_use(use(s.var), s.var, s.lane);
         break;
       case Stmt::K::Store:
         if (s.buf < 0 || s.buf >= static_cast<int>(bufs_.size())) fail("store to a missing buffer");

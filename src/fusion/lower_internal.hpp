@@ -43,6 +43,7 @@ void unroll_small(Block& b);
 void hoist_invariants(Block& b, const std::vector<KBuffer>& bufs);
 void reuse_reduced_values(Block& top, const std::vector<KBuffer>& bufs);
 bool has_control(const Block& b);
+void lane_blocks(Block& top);
 
 // The kernel emitter for one group of roots (Note [placement] in lower_expr.cpp); its
 // methods are in lower_expr.cpp (expressions, views, writes) and lower_reduce.cpp

@@ -115,6 +115,10 @@ bool Emitter::row_order_sum(NodeRef n, std::vector<Block>& nests) {
   if (!src->shape[0].is_static() || !src->shape[1].is_static()) return false;
   const int64_t rows = src->shape[0].value(), cols = src->shape[1].value();
   if (rows < 2 || rows > 8192 || cols < 1) return false;
+  // It reads the source at row 0 and at row r: a computed source would be materialised
+  // (Note [fusion]); the general loop nest computes it in place, in lane blocks when the
+  // rows are wide (Note [lane blocks]).
+  if (src->kind != NodeKind::Input && !st_.buffer_of.count(src)) return false;
   const bool keep = n->params[0] != 0;
   auto out_idx = [&](const Lin& c) { return keep ? std::vector<Lin>{Lin::constant(0), c} : std::vector<Lin>{c}; };
   auto add = [&](const Val& a, const Val& b, int level) {

@@ -228,6 +228,12 @@ NodeRef Graph::reduce(OpId op, NodeRef a, std::span<const int64_t> axes, bool ke
     if (!red) shape.push_back(a->shape[d]);
     else if (keepdims) shape.push_back(Dim::fixed(1));
   }
+  if (keepdims) {
+    // A reduction with keepdims is the reduction without it, reshaped: one node for both, so
+    // `x - x.mean(axis=0, keepdims=True)` and `x.std(axis=0)` (which takes the mean with
+    // keepdims) reduce x once.
+    return reshape(reduce(op, a, ax, false, dtype, initial), std::move(shape));
+  }
   std::vector<int64_t> params{keepdims ? 1 : 0};
   params.insert(params.end(), ax.begin(), ax.end());
   Node n{NodeKind::Reduce, op, dtype, std::move(shape), {a}, std::move(params)};
