@@ -31,7 +31,7 @@ REASONS = {
     "normalise": ("the fused kernel walked a column per output element for the axis-0 mean and std "
                   "of the (n, 256) array, computing the mean twice (as measured here);"
                   " since then reductions over outer axes run in lane blocks "
-                  "(Note [lane blocks] in src/fusion/lower.cpp) and a keepdims mean is the same graph "
+                  "(Note [lane blocks] in src/fusion/kir_passes.cpp) and a keepdims mean is the same graph "
                   "node as the plain one"),
     "mlp": "the two matmuls dominate: npc calls the same OpenBLAS as NumPy and fuses only the "
            "epilogues; XLA's own matmul is faster at these shapes (not analysed further)",

@@ -219,7 +219,7 @@ class Graph {
     bool operator==(const IndexCheck&) const = default;
   };
   std::vector<IndexCheck> index_checks;
-  /// Inputs the graph owns (Note [owned inputs] in src/fusion/lower.cpp): arrays nothing
+  /// Inputs the graph owns (Note [owned inputs] in src/fusion/lower_group.cpp): arrays nothing
   /// outside the run refers to (the values a cut trace carries from one segment to the next,
   /// Note [loops] in src/tracer/trace.cpp). A backend may overwrite such an input that is
   /// written back while the graph runs, instead of copying it first.

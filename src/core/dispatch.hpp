@@ -58,7 +58,7 @@ decltype(auto) visit(DType t, F&& f) {
 // hardware (NumPy's "invalid value encountered in cast"). On x86-64 these are the hardware
 // instructions through intrinsics (the same speed as the undefined cast they replace). The
 // fused backend's prelude (npk::f2i in include/npc/scalar_rules.hpp) gives the same values; its
-// float32/float64 -> uint32 casts call this eager cast (Note [casts to uint32] in lower.cpp).
+// float32/float64 -> uint32 casts call this eager cast (Note [casts to uint32] in src/fusion/lower_group.cpp).
 inline int64_t float_to_int64(double v) {
 #if defined(__x86_64__)
   return _mm_cvttsd_si64(_mm_set_sd(v));

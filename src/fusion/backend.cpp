@@ -51,7 +51,7 @@ struct Variant {
   std::vector<int> last_use;  // per buffer: index of the last launch reading it
   std::vector<bool> escapes;  // per buffer: output or write-back value
   std::vector<int> in_place;  // per launch: the buffer its root may take over, or -1
-  bool writes_inputs = false; // a root is stored into an input's array (Note [owned inputs] in lower.cpp)
+  bool writes_inputs = false; // a root is stored into an input's array (Note [owned inputs] in src/fusion/lower_group.cpp)
   // Per launch, computed once: the buffers of its roots, and for a library call the View
   // chain of each operand, outermost last (walking nodes per launch costs cache misses).
   std::vector<std::vector<int>> root_bufs;
@@ -562,7 +562,7 @@ class FusedExecutable {
     bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()) - lib);
     if (lib) bump_stat(&Stats::library_calls, lib);
     if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args, v.writes_inputs);
-    // A value stored into an input's array (Note [owned inputs] in lower.cpp) is that array.
+    // A value stored into an input's array (Note [owned inputs] in src/fusion/lower_group.cpp) is that array.
     auto value_of = [&](int b) { return l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : arrays[b]; };
     for (auto& [i, n] : g_.writebacks) {
       const int b = l.buffer_of.at(n);

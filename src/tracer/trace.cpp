@@ -669,7 +669,7 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
   ir::Graph& g = *graph_;
   g.outputs = std::move(outputs);
   g.writebacks.clear();
-  // Note [owned inputs] in src/fusion/lower.cpp: in a cut trace without breaks, the values
+  // Note [owned inputs] in src/fusion/lower_group.cpp: in a cut trace without breaks, the values
   // carried from an earlier segment are arrays only the trace (or the plan) holds.
   g.owned_inputs.clear();
   if (plan_ && breaks_.empty())
@@ -964,7 +964,7 @@ std::vector<ndarray> Plan::run(
         continue;
       }
       // As when traced (end_segment): a value is bound C-contiguous and apart from the
-      // inputs of the step that made it (Note [owned inputs] in src/fusion/lower.cpp), once.
+      // inputs of the step that made it (Note [owned inputs] in src/fusion/lower_group.cpp), once.
       ndarray& v = outs[static_cast<size_t>(src.step)][static_cast<size_t>(src.index)];
       if (!v.is_c_contiguous()) v = v.copy();
       in.push_back(v);

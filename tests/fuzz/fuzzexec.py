@@ -136,7 +136,7 @@ def _close(e, g, ulps, scale=0.0):
 
 # Note [error bound of sums]
 # A float sum computed in another order than NumPy's (fused code sums in blocks and SIMD
-# lanes: Note [summation] in src/fusion/lower.cpp) differs from NumPy's by at most about
+# lanes: Note [summation] in src/fusion/lower_reduce.cpp) differs from NumPy's by at most about
 # n * eps * sum(|x_i|), a bound set by the magnitudes of the terms, not of the result: with
 # 1.8e308 and -1.8e308 among small terms, the small terms that each order loses to the large
 # running sum differ, and two accurate results of -0.17 and -0.15 are both within the bound.

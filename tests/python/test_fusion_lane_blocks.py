@@ -1,5 +1,5 @@
 """Reductions over outer axes in fused kernels: lane blocks (Note [lane blocks] in
-src/fusion/lower.cpp) keep NumPy's bits while the kernel walks rows instead of columns.
+src/fusion/kir_passes.cpp) keep NumPy's bits while the kernel walks rows instead of columns.
 
 Every case is compared with NumPy bit for bit (values, dtype, shape) and, where NumPy
 raises floating-point errors, with the same warnings; the kernel text is checked for the

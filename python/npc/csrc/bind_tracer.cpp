@@ -143,7 +143,7 @@ bool codegen_errors_raise() {
 // A backend that cannot build an executable for a graph: with codegen_errors="raise" the
 // exception reaches the npc.compile caller; with "warn" a RuntimeWarning names the cause and
 // the graph runs on the eager interpreter. Host calls (Call nodes: numpy.random, index bounds
-// checks) run between the fused kernels (Note [library calls] in src/fusion/lower.cpp).
+// checks) run between the fused kernels (Note [library calls] in src/fusion/lower_group.cpp).
 ir::Executable make_exe(const std::shared_ptr<ir::Graph>& g, const std::string& backend, std::string& used,
                         std::string& error) {
   used = "eager";
