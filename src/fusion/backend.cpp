@@ -287,6 +287,18 @@ void compile_kernels(const Lowered& l, Variant& v) {
     }
   }
   bump_stat(&Stats::distinct_kernels, fresh);
+  if (cfg.output_code) {
+    // Every kernel of the graph, compiled now or shared with an earlier graph (NPC_LOGS=output_code
+    // shows what each graph runs, whatever ran before it in the process).
+    std::string all;
+    for (const std::string& t : l.kernel_text) {
+      std::string text = t;
+      text.replace(text.find("@NAME@"), 6, kernel_name(t));
+      all += text + "\n";
+    }
+    std::cerr << "[npc output_code] " << l.kernel_text.size() << " kernels (" << missing.size() << " new):\n"
+              << cpp_prelude() << all << std::endl;
+  }
   if (!missing.empty()) {
     std::string src = cpp_prelude();
     src += "#include <algorithm>\n#include <limits>\n\n";
@@ -297,7 +309,6 @@ void compile_kernels(const Lowered& l, Variant& v) {
       text.replace(text.find("@NAME@"), 6, names.back());
       src += text + "\n";
     }
-    if (cfg.output_code) std::cerr << "[npc output_code] " << missing.size() << " new kernels:\n" << src << std::endl;
     std::shared_ptr<Module> mod = jit(src);
     std::vector<KernelFn> fns;
     for (auto& n : names) fns.push_back(reinterpret_cast<KernelFn>(mod->symbol(n)));
