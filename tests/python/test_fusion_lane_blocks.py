@@ -102,30 +102,8 @@ def test_integer_column_sums_wrap_as_numpy(dtype, capfd):
         bits_equal(g, w)
 
 
-def test_nan_inf_and_signed_zero_columns(capfd):
-    x = np.random.default_rng(1).standard_normal((600, 192))
-    x[5, 3] = np.nan
-    x[:, 7] = -0.0
-    x[10, 9] = np.inf
-    x[11, 9] = -np.inf
-    x[100, 150] = np.inf
-    fn = lambda a: (a.sum(axis=0), a.max(axis=0), a.min(axis=0), a.mean(axis=0))  # noqa: E731
-    with warnings.catch_warnings(record=True) as want_w:
-        warnings.simplefilter("always")
-        want = fn(x)
-    with warnings.catch_warnings(record=True) as got_w:
-        warnings.simplefilter("always")
-        got, src = source_and_result(fn, (x,), capfd)
-    assert "npk_lb" in src
-    for g, w in zip(got, want):
-        bits_equal(g, w)
-    assert [str(w.message) for w in got_w] == [str(w.message) for w in want_w]
-
-
-def test_overflow_in_a_column_warns_as_numpy(capfd):
-    x = np.full((400, 130), 1e308)
-    x[:, 5] = 1.0
-    fn = lambda a: (a.sum(axis=0), a.min(axis=0))  # noqa: E731
+def lane_blocked_as_numpy(fn, x, capfd):
+    """fn(x) compiled is lane-blocked and gives NumPy's bits and warnings (category, text)."""
     with warnings.catch_warnings(record=True) as want_w:
         warnings.simplefilter("always")
         want = fn(x)
@@ -136,6 +114,22 @@ def test_overflow_in_a_column_warns_as_numpy(capfd):
     for g, w in zip(got, want):
         bits_equal(g, w)
     assert [(w.category, str(w.message)) for w in got_w] == [(w.category, str(w.message)) for w in want_w]
+
+
+def test_nan_inf_and_signed_zero_columns(capfd):
+    x = np.random.default_rng(1).standard_normal((600, 192))
+    x[5, 3] = np.nan
+    x[:, 7] = -0.0
+    x[10, 9] = np.inf
+    x[11, 9] = -np.inf
+    x[100, 150] = np.inf
+    lane_blocked_as_numpy(lambda a: (a.sum(axis=0), a.max(axis=0), a.min(axis=0), a.mean(axis=0)), x, capfd)
+
+
+def test_overflow_in_a_column_warns_as_numpy(capfd):
+    x = np.full((400, 130), 1e308)
+    x[:, 5] = 1.0
+    lane_blocked_as_numpy(lambda a: (a.sum(axis=0), a.min(axis=0)), x, capfd)
 
 
 def test_dynamic_sizes_reuse_the_lane_kernel():
