@@ -183,7 +183,8 @@ def run_checked(name, graph, backend, inputs, scalars, outs=None):
 
 
 def _subgraph(graph, g, backend, ids):
-    from ._api import _backends, _PyBackendGraph
+    from ._api import _PyBackendGraph
+    from ._state import _backends
     if backend in _backends:
         sub = g.subgraph(ids, "eager")
         return _PyBackendGraph(sub, _backends[backend](sub))
