@@ -493,10 +493,11 @@ def _unique_rule(args, kwargs):
     return ("wrap",) + tuple(r for r, f in zip(("wrap", "base", "base"), flags) if f)
 
 
-_RESULT_RULES = {"npc." + n: "wrap0d" for n in (
-    "sum", "mean", "max", "min", "amax", "amin", "prod", "any", "all", "var", "std", "median", "nansum",
-    "nanmean", "nanmax", "nanmin", "nanmedian", "nanstd", "nanvar", "nanprod", "trapezoid", "ptp", "average",
-    "vecdot", "matmul")}
+# The reductions of the op table (sum, prod, max, min, any, all): ufunc.reduce in NumPy.
+_TABLE_REDUCTIONS = tuple(row.name for row in _core.op_table() if row.kind == 1)
+_RESULT_RULES = {"npc." + n: "wrap0d" for n in _TABLE_REDUCTIONS + (
+    "mean", "amax", "amin", "var", "std", "median", "nansum", "nanmean", "nanmax", "nanmin", "nanmedian",
+    "nanstd", "nanvar", "nanprod", "trapezoid", "ptp", "average", "vecdot", "matmul")}
 _RESULT_RULES.update({"npc." + n: "wrap" for n in (
     "argmax", "argmin", "nanargmax", "nanargmin", "count_nonzero", "percentile", "quantile",
     "nanpercentile", "nanquantile", "trace", "sort", "argsort", "partition", "cumsum", "cumprod", "nancumsum",
@@ -625,9 +626,9 @@ def guard_method_destinations(cls):
 
 # Methods whose results NumPy builds through ufuncs (or as new arrays of the class), so that a
 # subclass instance gets a result of its class, 0-d included (Note [ndarray subclasses]).
-_SUBCLASS_RESULT_METHODS = ("sum", "prod", "mean", "max", "min", "any", "all", "cumsum", "cumprod", "clip",
-                            "round", "argmax", "argmin", "dot", "var", "std", "take", "compress", "conj",
-                            "conjugate", "trace", "repeat", "diagonal", "choose")
+_SUBCLASS_RESULT_METHODS = _TABLE_REDUCTIONS + ("mean", "cumsum", "cumprod", "clip", "round", "argmax", "argmin",
+                                                "dot", "var", "std", "take", "compress", "conj", "conjugate",
+                                                "trace", "repeat", "diagonal", "choose")
 
 
 def guard_subclass_results(cls):
@@ -643,7 +644,7 @@ def guard_subclass_results(cls):
 
 # Of those, the reductions NumPy runs through ufunc.reduce keep the class for 0-d results too;
 # the others give scalars for 0-d results (argmax, dot of vectors, take of one index).
-_SUBCLASS_0D_METHODS = frozenset(("sum", "prod", "mean", "max", "min", "any", "all", "var", "std"))
+_SUBCLASS_0D_METHODS = frozenset(_TABLE_REDUCTIONS + ("mean", "var", "std"))
 
 
 def _subclass_result_method(name, fn, wrap_result):

@@ -361,15 +361,11 @@ for _row in _TABLE:
         _UFUNCS[_row[0]] = ufunc(_row[0])
 globals().update(_UFUNCS)
 
-# NumPy's aliases.
-true_divide = _UFUNCS["divide"]
-mod = _UFUNCS["remainder"]
-abs = _UFUNCS["absolute"]
-conj = _UFUNCS["conjugate"]
-bitwise_not = _UFUNCS["invert"]
-bitwise_invert = _UFUNCS["invert"]
-bitwise_left_shift = _UFUNCS["left_shift"]
-bitwise_right_shift = _UFUNCS["right_shift"]
+# NumPy's aliases (true_divide, mod, abs, conj, acos, pow, bitwise_not, ...): the names of
+# NumPy's module whose ufunc is a row of the table under another name.
+_ALIASES = sorted(n for n, u in vars(_np).items()
+                  if not n.startswith("_") and isinstance(u, _np.ufunc) and u.__name__ != n and u.__name__ in _UFUNCS)
+globals().update({n: _UFUNCS[getattr(_np, n).__name__] for n in _ALIASES})
 
 
 class _RenamedUfunc(ufunc):
@@ -391,13 +387,7 @@ class _RenamedUfunc(ufunc):
 
 degrees = _RenamedUfunc("degrees", "rad2deg")  # NumPy's own ufuncs with rad2deg's loops
 radians = _RenamedUfunc("radians", "deg2rad")
-acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh  # noqa: F821
-atan, atanh, atan2 = arctan, arctanh, arctan2  # noqa: F821
-pow = _UFUNCS["power"]
-
-_ALIASES = ["true_divide", "mod", "abs", "conj", "bitwise_not", "bitwise_invert", "bitwise_left_shift",
-            "bitwise_right_shift", "degrees", "radians", "acos", "acosh", "asin", "asinh", "atan",
-            "atanh", "atan2", "pow"]
+_ALIASES += ["degrees", "radians"]
 
 
 # ---------------------------------------------------------------- operators on ndarray

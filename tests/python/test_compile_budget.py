@@ -1,5 +1,5 @@
 """npc.compile's bookkeeping for functions with graph breaks (Note [compiles and traces] in
-python/npc/compiler/_api.py): calls that re-trace with a guard key seen before are no
+python/npc/compiler/_state.py): calls that re-trace with a guard key seen before are no
 compiles, so they use up neither the per-function nor the process-wide recompile limit and
 append no compile-time rows; memory stays bounded over many calls; limit warnings name the
 real reason. Results are compared with NumPy running the same function."""

@@ -382,8 +382,8 @@ class _WithGrad(np.ndarray):
 def test_guards_include_device_and_requires_grad(monkeypatch):
     # NumPy subclasses run eagerly (Note [arguments that stay NumPy]); these two stand in for
     # device and autodiff arrays, which npc will trace: let them through to the guard key.
-    from npc.compiler import _api
-    monkeypatch.setattr(_api, "_numpy_only", lambda x: not x.flags.aligned)
+    from npc.compiler import _guards
+    monkeypatch.setattr(_guards, "_numpy_only", lambda x: not x.flags.aligned)
     f = npc.compile(lambda x: x * 2)
     x = np.arange(3.0)
     same(f(x), x * 2)

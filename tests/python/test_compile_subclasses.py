@@ -1,5 +1,5 @@
 """npc.compile with NumPy arrays that npc leaves to NumPy (Note [arguments that stay NumPy] in
-python/npc/compiler/_api.py): ndarray subclasses (np.matrix, masked arrays) keep their own
+python/npc/compiler/_guards.py): ndarray subclasses (np.matrix, masked arrays) keep their own
 semantics, and writes into unaligned arguments reach the caller's memory. Every compiled call
 is compared with the same function run by NumPy: the result (type, dtype, values, mask) and
 the arguments afterwards."""

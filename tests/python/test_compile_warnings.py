@@ -1,7 +1,7 @@
 """Warnings of compiled functions against NumPy running the same function, on the tracing
 call and on replays: Python-level warnings raised while tracing (ComplexWarning of astype,
 "Mean of empty slice", "Degrees of freedom <= 0") are shown on every replay (Note [warnings
-of traced Python] in python/npc/compiler/_api.py); operations that npc's own functions run
+of traced Python] in python/npc/compiler/_capture.py); operations that npc's own functions run
 under numpy.errstate report under it (nanmean's 0/0); products name NumPy's function. Known
 differences are strict xfails."""
 import numpy as np

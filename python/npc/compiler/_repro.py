@@ -25,9 +25,6 @@ config.register("repro", os.environ.get("NPC_REPRO", "") or None,
 
 _CSV = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
                     "tests", "numpy_conformance", "ulp_tolerances.csv")
-# Array API spellings of NumPy ufunc names (the IR uses NumPy's).
-_NUMPY_NAME = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
-               "atan2": "arctan2", "atanh": "arctanh", "pow": "power"}
 # Ops whose float results accumulate rounding over a reduced axis: the rows of the op table
 # that can raise a floating-point error (they round) and reduce or accumulate, named by the
 # graph as reductions (sum, or ufunc.reduce of a binary ufunc such as add) or primitives
@@ -65,6 +62,12 @@ def _to_numpy(x):
     return _np.array(x, copy=True)
 
 
+def _numpy_name(op):
+    """NumPy's own name of ufunc `op` (acos: arccos, pow: power; the IR uses NumPy's)."""
+    uf = getattr(_np, op, None)
+    return uf.__name__ if isinstance(uf, _np.ufunc) else op
+
+
 def _graph_of(g):
     # Python backends wrap the tracer's graph (npc.compiler.register_backend).
     return getattr(g, "_g", g)
@@ -86,7 +89,7 @@ def _tolerance(table, cone):
     for nid in cone:
         _id, what, _dt, shape, args = table[nid]
         op = what.split(":", 1)[1] if ":" in what else ""
-        op = _NUMPY_NAME.get(op, op)
+        op = _numpy_name(op)
         if what.startswith("ufunc:"):
             b = bounds.get((op, "c"), 0) or bounds.get((op, "f"), 0)
             if b:
@@ -183,7 +186,8 @@ def run_checked(name, graph, backend, inputs, scalars, outs=None):
 
 
 def _subgraph(graph, g, backend, ids):
-    from ._api import _backends, _PyBackendGraph
+    from ._api import _PyBackendGraph
+    from ._state import _backends
     if backend in _backends:
         sub = g.subgraph(ids, "eager")
         return _PyBackendGraph(sub, _backends[backend](sub))

@@ -1,0 +1,693 @@
+"""Running the user's Python under tracing: float arguments as runtime scalars, array-free
+NumPy calls (creation, random draws) captured as graph nodes or host calls, the ndarray
+methods patched while tracing (scalar results, masked and scalar read-modify-write), and the
+warnings of traced Python.
+"""
+import contextlib
+import functools
+import struct
+import sys
+import threading
+import warnings
+
+import numpy as _np
+import numpy.random  # noqa: F401  (imported before any patching of numpy functions)
+
+from .. import _core
+from ._breaks import _run_outside
+from ._state import _COMPILER_DIR, _NPC_DIR, _epoch, _internal_file, _is_npc, _tls
+
+
+# ---------------------------------------------------------------- runtime scalars
+# Note [runtime scalars] in src/tracer/trace.cpp: a float argument is traced as a marked NaN.
+def _sentinel(k):
+    return struct.unpack("<d", struct.pack("<Q", 0x7FF8_5A5A_0000_0000 | (k & 0xFFFFFFFF)))[0]
+
+
+class _StaticUse(Exception):
+    pass
+
+
+# Exceptions after which the operations recorded so far are not run (an error of a segment
+# run itself, a retrace): see the exception handling of _trace_once.
+_NO_FLUSH = (FloatingPointError, Warning, _StaticUse, _core._StaticScalar, _core._GraphBreak)
+
+
+def _static_use(*_a, **_k):
+    raise _StaticUse()
+
+
+class _RuntimeFloat(float):
+    """A float argument while tracing: any use as a Python value restarts tracing with the
+    argument static; use with arrays records a runtime scalar."""
+    __slots__ = ()
+
+
+def _arith(name):
+    def op(self, other=None, *rest):
+        if isinstance(other, (_core.ndarray, _np.ndarray)):
+            return NotImplemented
+        raise _StaticUse()
+    op.__name__ = name
+    return op
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+              "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
+              "__rpow__", "__divmod__", "__rdivmod__", "__lt__", "__le__", "__gt__", "__ge__",
+              "__eq__", "__ne__"):
+    setattr(_RuntimeFloat, _name, _arith(_name))
+for _name in ("__bool__", "__int__", "__neg__", "__pos__", "__abs__", "__round__",
+              "__trunc__", "__floor__", "__ceil__", "__hash__", "__repr__", "__str__", "__format__",
+              "is_integer", "as_integer_ratio", "hex", "conjugate", "__getnewargs__", "__reduce__",
+              "__reduce_ex__", "__complex__", "__float__"):
+    # __float__: NumPy converts a float subclass through it (numpy.cos(s), numpy.float64(s),
+    # asarray, setitem, fill): such uses need the value, so the argument becomes static; npc's
+    # ufunc operands take the object itself (Note [runtime scalars]).
+    setattr(_RuntimeFloat, _name, _static_use)
+for _name in ("real", "imag"):
+    # numpy.real(s)/numpy.imag(s) of a Python float read these (the float's own value).
+    setattr(_RuntimeFloat, _name, property(_static_use))
+_core._set_runtime_float_type(_RuntimeFloat)
+
+
+# ---------------------------------------------------------------- captured NumPy calls
+class _Patches:
+    """While tracing, array-free NumPy/npc creation and random calls made by user code record
+    graph nodes (Fill) or host calls (re-run on each replay), so nothing is frozen.
+
+    The module attributes are patched once for all threads that trace at the same time (a
+    count under a lock: threads entering and leaving in any order restore the originals when
+    the last one leaves); a patched function acts for the calling thread's own trace
+    (``_tls.patches``) and calls the original on every other thread."""
+
+    _lock = threading.Lock()
+    _users = 0
+    _saved = []
+    _made = {}  # (module or type, name) -> (original, patched): made once, not per trace
+
+    def __init__(self, ctx, fn_name):
+        self.ctx = ctx
+        self._prev = None
+
+    @staticmethod
+    def _current(depth=2):
+        # The calling thread's patches, for calls made by the traced function itself.
+        p = _tls.patches
+        if p is None or _internal_file(sys._getframe(depth).f_code.co_filename):
+            return None
+        return p
+
+    @staticmethod
+    def _npc_caller(depth=2):
+        # npc's own functions (nanmean's divide under errstate(invalid="ignore")) change the
+        # error state around operations too: their segments must run under it as well.
+        if _tls.patches is None:
+            return False
+        fname = sys._getframe(depth).f_code.co_filename
+        return fname.startswith(_NPC_DIR) and not fname.startswith(_COMPILER_DIR)
+
+    @staticmethod
+    def _patch(mod, name, make):
+        orig = getattr(mod, name, None)
+        if orig is None:
+            return
+        _Patches._saved.append((mod, name, orig))
+        made = _Patches._made.get((mod, name))
+        if made is None or made[0] is not orig:
+            made = _Patches._made[(mod, name)] = (orig, make(orig))
+        setattr(mod, name, made[1])
+
+    @staticmethod
+    def _fill_maker(value_of):
+        def make(orig):
+            @functools.wraps(orig)
+            def patched(*args, **kwargs):
+                p = _Patches._current()
+                if p is None:
+                    return orig(*args, **kwargs)
+                try:
+                    shape, value, dtype = value_of(*args, **kwargs)
+                    code = _code(dtype)
+                except _Unsupported:
+                    code = None
+                if code is None:
+                    return orig(*args, **kwargs)
+                sidx = -1
+                if isinstance(value, _RuntimeFloat):
+                    sidx = _sentinel_index(value)
+                    value = 0.0
+                r = p.ctx.fill(shape, value, code, sidx)
+                from .._creation import fill_complex_warning
+                fill_complex_warning(value, code, 2)
+                return r
+            return patched
+        return make
+
+    @staticmethod
+    def _fill_like_maker(args_of):
+        # zeros_like/ones_like/empty_like/full_like of a traced array: a Fill node with the
+        # prototype's (possibly symbolic) shape; eager code would allocate a concrete array of
+        # the sizes seen while tracing, which the graph would return on every replay.
+        def make(orig):
+            @functools.wraps(orig)
+            def patched(*args, **kwargs):
+                p = _Patches._current()
+                if p is not None:
+                    try:
+                        proto, value, dtype, rest = args_of(*args, **kwargs)
+                    except TypeError:
+                        proto = None
+                    if _is_npc(proto) and _core._is_traced(proto) and rest.get("shape") is None and \
+                            rest.get("order", "K") in ("K", "A", "C") and rest.get("subok", True) is True and \
+                            set(rest) <= {"order", "subok", "shape", "device"} and \
+                            rest.get("device") in (None, "cpu") and \
+                            isinstance(value, (bool, int, float, complex, _np.generic)):
+                        code = proto._code if dtype is None else _code(dtype)
+                        if code is not None:
+                            if isinstance(value, int) and not isinstance(value, bool):
+                                from .._array import _check_python_int
+                                _check_python_int(value, _np.dtype(dtype) if dtype is not None else proto.dtype)
+                            sidx = -1
+                            if isinstance(value, _RuntimeFloat):
+                                sidx = _sentinel_index(value)
+                                value = 0.0
+                            r = p.ctx.fill_like(proto, value, code, sidx)
+                            from .._creation import fill_complex_warning
+                            fill_complex_warning(value, code, 2)
+                            return r
+                return orig(*args, **kwargs)
+            return patched
+        return make
+
+    @staticmethod
+    def _host_maker(label, state_of):
+        def make(orig):
+            @functools.wraps(orig)
+            def patched(*args, **kwargs):
+                p = _Patches._current()
+                if p is None:
+                    return orig(*args, **kwargs)
+                return _host_call(p.ctx, lambda: orig(*args, **kwargs), f"{label}.{orig.__name__}", state_of())
+            return patched
+        return make
+
+    @staticmethod
+    def _layout_maker(orig):
+        # numpy.ascontiguousarray/asfortranarray do not dispatch through __array_function__:
+        # given a traced array, NumPy would realize it (a graph break) into a copy, where its
+        # result is a view of the array when the array already has the layout (later writes
+        # into one show in the other). npc's own function keeps it traced, and a view.
+        import npc
+        mine = getattr(npc, orig.__name__)
+
+        @functools.wraps(orig)
+        def patched(*args, **kwargs):
+            a = args[0] if args else kwargs.get("a")
+            if kwargs.get("like") is None and _is_npc(a) and _core._is_traced(a) and \
+                    _Patches._current() is not None:
+                kwargs.pop("like", None)
+                return mine(*args, **kwargs)
+            return orig(*args, **kwargs)
+        return patched
+
+    @staticmethod
+    def _rng_maker(orig):
+        @functools.wraps(orig)
+        def patched(*a, **k):
+            p = _Patches._current()
+            return _GenProxy(p.ctx, lambda: orig(*a, **k), fresh=True) if p is not None else orig(*a, **k)
+        return patched
+
+    @staticmethod
+    def _install():
+        import npc
+        P = _Patches
+        for mod in (_np, npc):
+            P._patch(mod, "zeros", P._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype)))
+            P._patch(mod, "ones", P._fill_maker(lambda shape, dtype=None, order="C", **k: (shape, 1, dtype)))
+            P._patch(mod, "empty", P._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype)))
+            P._patch(mod, "full", P._fill_maker(_full_args))
+            P._patch(mod, "zeros_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 0, dtype, k)))
+            P._patch(mod, "ones_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 1, dtype, k)))
+            P._patch(mod, "empty_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 0, dtype, k)))
+            P._patch(mod, "full_like", P._fill_like_maker(
+                lambda a, fill_value, dtype=None, **k: (a, fill_value, dtype, k)))
+        for name in ("ascontiguousarray", "asfortranarray"):
+            P._patch(_np, name, P._layout_maker)
+        for mod in (_np, npc):
+            for name in ("arange", "linspace", "logspace", "geomspace", "eye", "identity", "tri"):
+                P._patch(mod, name, P._host_maker(mod.__name__, lambda: None))
+        glob = lambda: _GlobalState()  # noqa: E731
+        for name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "randint",
+                     "standard_normal", "exponential", "poisson", "binomial", "permutation", "choice",
+                     "beta", "gamma"):
+            P._patch(_np.random, name, P._host_maker("numpy.random", glob))
+        P._patch(_np.random, "default_rng", P._rng_maker)
+        P._patch(_np.random, "seed", lambda orig: functools.wraps(orig)(
+            lambda *a, **k: _run_outside(orig, "numpy.random.seed (global state)", a, k)
+            if _Patches._current() is not None else orig(*a, **k)))
+        # Note [errstate inside compiled functions]: numpy.errstate (npc's is NumPy's) entered
+        # or left, and seterr, by the traced function break the graph there, so every
+        # segment runs under the error state in effect around its operations.
+        P._patch(_np.errstate, "__enter__", P._errstate_enter_maker)
+        P._patch(_np.errstate, "__exit__", P._errstate_exit_maker)
+        for mod in (_np, npc):
+            P._patch(mod, "seterr", P._seterr_maker)
+        import builtins
+        P._patch(builtins, "print", P._print_maker)
+        for name in _SCALAR_METHODS:
+            P._patch(_core.ndarray, name, _scalar_method_maker)
+        P._patch(_core.ndarray, "__getitem__", _masked_getitem_maker)
+        P._patch(_core.ndarray, "__setitem__", _masked_setitem_maker)
+
+    def __enter__(self):
+        with _Patches._lock:
+            if _Patches._users == 0:
+                try:
+                    _Patches._install()
+                except BaseException:
+                    _Patches._restore()
+                    raise
+            _Patches._users += 1
+        self._prev = _tls.patches
+        _tls.patches = self
+        return self
+
+    @staticmethod
+    def _errstate_enter_maker(orig):
+        @functools.wraps(orig)
+        def __enter__(self):
+            if _Patches._current() is not None or _Patches._npc_caller():
+                _core._current_graph_break("numpy.errstate entered")
+            return orig(self)
+        return __enter__
+
+    @staticmethod
+    def _errstate_exit_maker(orig):
+        @functools.wraps(orig)
+        def __exit__(self, *exc_info):
+            if _Patches._current() is None and not _Patches._npc_caller():
+                return orig(self, *exc_info)
+            if exc_info and exc_info[0] is not None:
+                if issubclass(exc_info[0], _NO_FLUSH):
+                    return orig(self, *exc_info)
+                # An exception leaves the block: what it recorded ran under its state in NumPy.
+                try:
+                    try:
+                        _core._current_graph_break("numpy.errstate left")
+                    except (_core._StaticScalar, _core._GraphBreak):
+                        pass
+                finally:
+                    orig(self, *exc_info)
+                return None
+            try:
+                _core._current_graph_break("numpy.errstate left")
+            finally:
+                orig(self, *exc_info)
+        return __exit__
+
+    @staticmethod
+    def _seterr_maker(orig):
+        @functools.wraps(orig)
+        def seterr(*args, **kwargs):
+            if _Patches._current() is not None:
+                _core._current_graph_break("numpy.seterr")
+            return orig(*args, **kwargs)
+        return seterr
+
+    @staticmethod
+    def _print_maker(orig):
+        @functools.wraps(orig)
+        def patched(*args, **kwargs):
+            if _Patches._current() is not None and not any(isinstance(a, (_core.ndarray, _np.ndarray)) for a in args):
+                f = sys._getframe(1)
+                _tls.side_effects.append(f"print() of non-array values at {f.f_code.co_filename}:{f.f_lineno} "
+                                         "runs while tracing only")
+            return orig(*args, **kwargs)
+        return patched
+
+    @staticmethod
+    def _restore():
+        for mod, name, orig in reversed(_Patches._saved):
+            setattr(mod, name, orig)
+        _Patches._saved.clear()
+
+    def __exit__(self, *exc):
+        _tls.patches = self._prev
+        with _Patches._lock:
+            _Patches._users -= 1
+            if _Patches._users == 0:
+                _Patches._restore()
+
+
+# ---------------------------------------------------------------- ndarray methods while tracing
+# Note [scalar results] in src/tracer/trace.hpp: a method of a NumPy scalar returns a scalar
+# where the ndarray method returns a 0-d array (NumPy runs the method on a 0-d array and
+# unwraps the result). While tracing, such a method of a traced 0-d value that eager code
+# would have returned as a scalar marks its 0-d result as one too.
+_SCALAR_METHODS = ("astype", "copy", "reshape", "round", "conj", "conjugate", "clip", "squeeze",
+                   "transpose", "view", "byteswap", "flatten", "ravel", "__abs__", "__neg__",
+                   "__pos__", "__invert__")
+
+
+def _scalar_method_maker(orig):
+    @functools.wraps(orig)
+    def method(self, *args, **kwargs):
+        r = orig(self, *args, **kwargs)
+        if isinstance(r, _core.ndarray) and r.ndim == 0 and _core._scalar_result(self):
+            _core._mark_scalar(r)
+        return r
+    return method
+
+
+# Note [masked read-modify-write]
+# `a[mask] += v` is `t = a[mask]; t += v; a[mask] = t`: the middle value has a data-dependent
+# shape, but the statement as a whole does not. While tracing, a boolean-mask __getitem__
+# whose caller is exactly that statement (the bytecode `COPY 2; COPY 2; BINARY_SUBSCR` that
+# only augmented subscript assignment emits) returns a _MaskedRMW; its in-place operator
+# with a value whose broadcast does not depend on the number of selected elements computes
+# `op(where(mask, a, 1), where(mask, v, 1))` over all of `a` with the in-place casting rules,
+# and the store writes where(mask, result, a). Unselected elements compute `op(1, 1)`, which
+# raises no floating-point error for any of these ops and dtypes, so warnings and errors come
+# from the selected elements only, as eagerly. A Python scalar `v` stays weak (NEP 50):
+# where(mask, v, 1 of a's dtype) has the dtype `v` takes against `a`. Any other value falls
+# back to eager semantics (the mask read is then a graph break).
+_RMW_OPS = {row.dunders[2]: row.name for row in _core.op_table() if len(row.dunders) == 3}  # "__iadd__": "add"
+_rmw_sites = {}
+
+
+def _is_augmented_subscript(frame):
+    code = frame.f_code
+    sites = _rmw_sites.get(code)
+    if sites is None:
+        import dis
+        ins = list(dis.get_instructions(code))
+        sites = set()
+        for k in range(2, len(ins) - 1):
+            if ins[k].opname == "BINARY_SUBSCR" and all(
+                    ins[k - j].opname == "COPY" and ins[k - j].arg == 2 for j in (1, 2)):
+                # f_lasti may point into the instruction's inline cache once it is specialised.
+                sites.update(range(ins[k].offset, ins[k + 1].offset))
+        _rmw_sites[code] = sites
+    return frame.f_lasti in sites
+
+
+def _bool_mask(key):
+    if isinstance(key, (_core.ndarray, _np.ndarray)) and key.dtype == _np.bool_ and key.ndim >= 1:
+        return key
+    return None
+
+
+def _masked_getitem_maker(orig):
+    def getitem(self, key):
+        m = _bool_mask(key)
+        if m is not None and _tls.patches is not None and \
+                m.ndim <= self.ndim and tuple(m.shape) == tuple(self.shape[:m.ndim]) and \
+                (_core._is_traced(self) or (_is_npc(m) and _core._is_traced(m))) and \
+                _is_augmented_subscript(sys._getframe(1)):
+            return _MaskedRMW(self, m, orig)
+        if _tls.patches is not None and _scalar_key(key, self.ndim) and _core._is_traced(self) and \
+                not _internal_file(sys._getframe(1).f_code.co_filename):
+            # Note [traced scalar elements]
+            return _ScalarRMW(orig(self, key)) if _is_augmented_subscript(sys._getframe(1)) else orig(self, key).copy()
+        return orig(self, key)
+    return getitem
+
+
+# Note [traced scalar elements]
+# An element read with integers only (`a[0]`, `a[1, 2]`) is a NumPy scalar eagerly: a value
+# of its own, and its in-place operators make new objects (`a[0] /= 2` on an int array
+# divides a float64 scalar and stores it back through setitem's cast). While tracing the
+# element is a 0-d array: a copy, so later writes into it never reach `a`, and inside an
+# augmented subscript assignment a _ScalarRMW whose in-place operators compute out of place.
+def _scalar_key(key, ndim):
+    keys = key if type(key) is tuple else (key,)
+    if len(keys) != ndim:
+        return False
+    for k in keys:
+        if isinstance(k, (bool, _np.bool_)) or not isinstance(k, (int, _np.integer)):
+            return False
+    return True
+
+
+class _ScalarRMW:
+    """`a[i]` inside `a[i] op= v` while tracing (Note [traced scalar elements])."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _scalar_rmw_method(name):
+    import operator
+    op = getattr(operator, "__" + name[3:])  # __itruediv__ -> operator.__truediv__
+
+    def method(self, v):
+        return op(self.value, v)
+    method.__name__ = name
+    return method
+
+
+for _name in _RMW_OPS:
+    setattr(_ScalarRMW, _name, _scalar_rmw_method(_name))
+setattr(_ScalarRMW, "__imatmul__", _scalar_rmw_method("__imatmul__"))
+
+
+def _masked_setitem_maker(orig):
+    def setitem(self, key, value):
+        if type(value) is _MaskedResult and value.base is self and value.mask is key:
+            import npc
+            m = value.mask
+            mb = npc.reshape(m, tuple(m.shape) + (1,) * (self.ndim - m.ndim))
+            return orig(self, Ellipsis, npc.where(mb, value.full, self))
+        return orig(self, key, value)
+    return setitem
+
+
+class _MaskedResult:
+    __slots__ = ("base", "mask", "full")
+
+    def __init__(self, base, mask, full):
+        self.base, self.mask, self.full = base, mask, full
+
+
+class _MaskedRMW:
+    """`a[mask]` inside `a[mask] op= v` while tracing (Note [masked read-modify-write])."""
+    __slots__ = ("base", "mask", "getitem")
+
+    def __init__(self, base, mask, getitem):
+        self.base, self.mask, self.getitem = base, mask, getitem
+
+    def _independent(self, v):
+        vs = list(_np.shape(v))
+        while vs and vs[0] == 1:
+            vs.pop(0)
+        rest = tuple(self.base.shape[self.mask.ndim:])
+        if len(vs) > len(rest) or (not rest and vs):
+            return False
+        return all(a == 1 or a == b for a, b in zip(reversed(vs), reversed(rest)))
+
+
+def _rmw_method(name, ufunc_name):
+    import operator
+    inplace = getattr(operator, name.strip("_"))  # operator.iadd, ...
+
+    def method(self, v):
+        import npc
+        if isinstance(v, (_MaskedRMW, _MaskedResult)) or not self._independent(v):
+            tmp = self.getitem(self.base, self.mask)
+            return inplace(tmp, v)
+        m = self.mask
+        mb = npc.reshape(m, tuple(m.shape) + (1,) * (self.base.ndim - m.ndim))
+        one = npc.asarray(1, dtype=self.base.dtype)
+        full = npc.where(mb, self.base, one)
+        if isinstance(v, (_core.ndarray, _np.ndarray)):
+            v = npc.where(mb, v, npc.asarray(1, dtype=v.dtype))
+        else:
+            v = npc.where(mb, v, one)
+        getattr(npc, ufunc_name)(full, v, out=full)
+        return _MaskedResult(self.base, m, full)
+    method.__name__ = name
+    return method
+
+
+for _name, _uf in _RMW_OPS.items():
+    setattr(_MaskedRMW, _name, _rmw_method(_name, _uf))
+
+
+# ---------------------------------------------------------------- fills and host calls
+class _Unsupported(Exception):
+    pass
+
+
+def _full_args(shape, fill_value, dtype=None, order="C", **k):
+    if dtype is None:
+        if isinstance(fill_value, bool):
+            dtype = _np.bool_
+        elif isinstance(fill_value, int):
+            dtype = _np.int64
+        elif isinstance(fill_value, float):
+            dtype = _np.float64
+        elif isinstance(fill_value, complex):
+            dtype = _np.complex128
+        elif isinstance(fill_value, _np.generic):
+            dtype = fill_value.dtype
+        else:
+            raise _Unsupported()
+    if not isinstance(fill_value, (bool, int, float, complex, _np.generic)):
+        raise _Unsupported()
+    return shape, fill_value, dtype
+
+
+def _code(dtype):
+    from .._dtypes import code_of
+    try:
+        return code_of(_np.dtype(dtype if dtype is not None else float))
+    except TypeError:
+        return None
+
+
+def _marked(arrays):
+    """True when a concrete float64/complex128 array holds a runtime scalar's marker NaN
+    (it was computed eagerly from a float argument while tracing)."""
+    for a in arrays:
+        if _is_npc(a) and _core._is_traced(a):
+            continue
+        a = _np.asarray(a)
+        if a.dtype not in (_np.float64, _np.complex128) or a.size > (1 << 20):
+            continue
+        bits = _np.ascontiguousarray(a).view(_np.uint64)
+        tag = (bits >> 32) & 0xFFFF
+        if _np.any((((bits >> 51) & 0xFFF) == 0xFFF) & ((tag == 0x5A5A) | (tag == 0xA5A5))):
+            return True
+    return False
+
+
+def _sentinel_index(v):
+    return struct.unpack("<Q", struct.pack("<d", float.__float__(v)))[0] & 0xFFFFFFFF
+
+
+class _GlobalState:
+    """Save/restore of numpy.random's global state around a trace-time draw."""
+
+    def save(self):
+        return _np.random.get_state()
+
+    def restore(self, st):
+        _np.random.set_state(st)
+
+
+class _GenState:
+    def __init__(self, gen):
+        self.gen = gen
+
+    def save(self):
+        return self.gen.bit_generator.state
+
+    def restore(self, st):
+        self.gen.bit_generator.state = st
+
+
+def _host_call(ctx, thunk, name, state):
+    """Records `thunk` (an array-free NumPy call) as a host call of the graph: it runs on every
+    replay. The trace-time example is drawn with the random state restored afterwards, so the
+    stream advances once per call, as in eager code."""
+    st = state.save() if state is not None else None
+    try:
+        example = thunk()
+    finally:
+        if st is not None:
+            state.restore(st)
+    if _np.ndim(example) == 0 and not isinstance(example, (_np.ndarray, _core.ndarray)):
+        # A scalar draw (np.random.rand() with no size): Python value, not captured.
+        return _run_outside(lambda: thunk(), f"{name} returning a Python scalar", (), {})
+    from .._array import _as_npc
+
+    def call():
+        return _as_npc(_np.asarray(thunk()))
+    return ctx.host_call(call, name, _as_npc(_np.asarray(example)))
+
+
+class _GenProxy:
+    """A numpy.random.Generator inside a compiled function: each draw is a host call. A
+    generator created inside the function (default_rng) is re-created on every call, as the
+    eager code does; one passed in is used by reference."""
+
+    _DRAWS = ("random", "normal", "uniform", "integers", "standard_normal", "exponential", "poisson",
+              "binomial", "choice", "permutation", "beta", "gamma", "standard_exponential", "lognormal")
+
+    def __init__(self, ctx, factory, fresh):
+        self._ctx, self._factory, self._fresh = ctx, factory, fresh
+        self._gen = factory() if not fresh else None
+        self._epoch = None
+
+    def _current(self):
+        if not self._fresh:
+            return self._gen
+        if self._epoch != _epoch[0] or self._gen is None:
+            self._gen = self._factory()
+            self._epoch = _epoch[0]
+        return self._gen
+
+    def __getattr__(self, name):
+        if name not in self._DRAWS:
+            return getattr(self._current(), name)
+
+        def draw(*args, **kwargs):
+            return _host_call(self._ctx, lambda: getattr(self._current(), name)(*args, **kwargs),
+                              f"Generator.{name}", _LazyGenState(self))
+        return draw
+
+
+class _LazyGenState:
+    def __init__(self, proxy):
+        self.proxy = proxy
+
+    def save(self):
+        return self.proxy._current().bit_generator.state
+
+    def restore(self, st):
+        self.proxy._current().bit_generator.state = st
+
+
+# ---------------------------------------------------------------- warnings of traced Python
+# Note [warnings of traced Python]
+# Warnings the function's Python raises while it is traced (NumPy's and npc's Python-level
+# ones: ComplexWarning of astype, "Mean of empty slice", "Degrees of freedom <= 0", the
+# RuntimeWarnings of eager ops on concrete values) are recorded through the caller's filters
+# and shown again right after the traced call returns or raises (their order among
+# themselves and the segments' floating-point warnings is kept). A graph without breaks
+# replays without running the Python, so its entry keeps them and shows them on every
+# replay, before the graph's own floating-point warnings, under the filters then in effect.
+@contextlib.contextmanager
+def _recording_warnings():
+    recorded = []
+    retrace = False
+    try:
+        with warnings.catch_warnings(record=True) as rec:
+            try:
+                yield recorded
+            except (_StaticUse, _core._StaticScalar):
+                retrace = True  # traced again: its warnings come from that trace
+                raise
+            finally:
+                recorded.extend((w.message, w.category, w.filename, w.lineno) for w in rec)
+    finally:
+        if not retrace:
+            _replay_warnings(recorded, False)
+
+
+def _replay_warnings(recorded, replay):
+    for message, category, filename, lineno in recorded:
+        # On replays, once-per-location filters behave as for the same code run eagerly.
+        registry = _registry_of(filename) if replay else None
+        warnings.warn_explicit(message, category, filename, lineno, registry=registry)
+
+
+@functools.lru_cache(maxsize=256)
+def _registry_of(filename):
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__file__", None) == filename:
+            return mod.__dict__.setdefault("__warningregistry__", {})
+    return None

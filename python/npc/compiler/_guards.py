@@ -1,0 +1,358 @@
+"""Guard keys of npc.compile: what a call's arguments and the function's captured globals
+and closure cells must match for a cached graph to replay, and the traced stand-ins of the
+captured arrays (Note [captured arrays]).
+"""
+import types
+
+import numpy as _np
+
+from .. import _core
+from . import _api  # CompiledFunction, read while tracing (_api imports this module first)
+from ._state import _is_npc
+
+
+# ---------------------------------------------------------------- guard keys
+def _contig(flags_c, flags_f):
+    return 2 if flags_c else (1 if flags_f else 0)
+
+
+def _valid_bytes(x):
+    """(bytes before the lowest element, bytes past the highest element) of array `x` that are
+    valid memory, for the covering view of a strided argument (Note [strided inputs] in
+    src/tracer/trace.cpp): (-1, -1), the bytes of the storage the bound npc array views. That
+    storage spans the memory of a NumPy argument's owner (Note [storages of NumPy arrays] in
+    python/npc/csrc/bind_interop.cpp), or is the copy of an argument npc cannot view."""
+    return (-1, -1)
+
+
+# Note [arguments that stay NumPy]
+# A NumPy array that npc cannot trace faithfully is left to NumPy: a call with such an
+# argument runs the function eagerly (counted in eager_runs, logged under `fallback`), and
+# such a captured global/closure array is read as the NumPy array it is (its operations are
+# NumPy's; those that meet traced arrays break the graph). Two kinds:
+# - subclasses of numpy.ndarray (np.matrix, np.ma.MaskedArray, ...): their operators and
+#   methods have their own semantics (matrix products, masks) that a traced npc array would
+#   silently drop;
+# - unaligned arrays (np.frombuffer at an odd offset): npc binds a copy of them, so a write
+#   through the traced argument would not reach the caller's memory.
+def _numpy_only(x):
+    """True for a NumPy array that npc.compile leaves to NumPy (Note [arguments that stay NumPy])."""
+    return type(x) is not _np.ndarray or not x.flags.aligned
+
+def _contig_label(c):
+    if isinstance(c, tuple):
+        return f"strides {c[:-1]}"
+    return ['strided', 'F-contiguous', 'C-contiguous'][c]
+
+
+class _KeyBuilder:
+    """Flattens arguments into a guard key (a hashable tuple), the arrays bound as graph
+    inputs, the float arguments (runtime scalars) and, with `labels`, a description."""
+    __slots__ = ("key", "arrays", "floats", "labels", "want_labels", "dyn", "static_floats", "numpy_in",
+                 "npc_in", "unsupported")
+
+    def __init__(self, dyn, static_floats, want_labels=False):
+        self.key = []
+        self.arrays = []
+        self.floats = []
+        self.labels = [] if want_labels else None
+        self.dyn = dyn
+        self.static_floats = static_floats
+        self.numpy_in = False
+        self.npc_in = False
+        self.unsupported = False
+
+    def add(self, x, path):
+        t = type(x)
+        if t is float:
+            if path in self.static_floats:
+                self._part(("f", x), path, f"== {x!r}")
+            else:
+                self.floats.append(x)
+                self._part("F", path, "float (runtime scalar)")
+            return
+        if isinstance(x, _core.ndarray) or isinstance(x, _np.ndarray):
+            self._array(x, path)
+            return
+        if t is tuple or t is list:
+            self._part((t.__name__, len(x)), path, f"{t.__name__} of length {len(x)}")
+            for i, v in enumerate(x):
+                self.add(v, f"{path}[{i}]")
+            return
+        if t is dict:
+            keys = tuple(x.keys())
+            self._part(("dict", keys), path, f"dict with keys {keys}")
+            for k, v in x.items():
+                self.add(v, f"{path}[{k!r}]")
+            return
+        if t in (int, bool, str, bytes, type(None), complex) or isinstance(x, _np.generic):
+            self._part((t, x), path, f"== {x!r}")
+            return
+        if isinstance(x, _np.random.Generator):
+            self._part(("gen", id(x)), path, "the same numpy Generator")
+            return
+        try:
+            hash(x)
+            self._part((t, id(x)), path, f"is the same {t.__name__} object")
+        except TypeError:
+            self._part((t, id(x)), path, f"is the same {t.__name__} object")
+
+    def _array(self, x, path):
+        if _is_npc(x):
+            if _core._is_traced(x):
+                self.unsupported = True
+            fl = x._flags
+            c = _contig(fl[0], fl[1])
+            code = x._code
+            self.npc_in = True
+        else:
+            from .._dtypes import code_of
+            code = code_of(x.dtype) if x.dtype.isnative else None
+            if code is None or _numpy_only(x):
+                # Note [arguments that stay NumPy]
+                self.unsupported = True
+                code = -1
+            c = _contig(x.flags.c_contiguous, x.flags.f_contiguous)
+            self.numpy_in = True
+        shape = x.shape
+        dyn = self.dyn.get(path)
+        if c == 0 and code >= 0:
+            # Note [strided inputs] in src/tracer/trace.cpp: traced with its own strides, so
+            # the key holds them and the shape stays static.
+            xs = x if _is_npc(x) else _from_numpy(x)
+            if _core._strided_input(xs):
+                c = tuple(x.strides) + (_core._cover_layout(xs, _valid_bytes(x)),)
+                dyn = None
+        if dyn:
+            shape = tuple(-1 if (i in dyn and s >= 2) else s for i, s in enumerate(shape))
+        # The same array passed twice is one graph input (aliasing is part of the key).
+        alias = -1
+        for k, (y, _) in enumerate(self.arrays):
+            if y is x:
+                alias = k
+                break
+        # Device and requires_grad (all npc arrays are on "cpu" without gradients today) are
+        # part of the key so that device arrays and autodiff get their own entries.
+        dev = str(getattr(x, "device", "cpu"))
+        rg = bool(getattr(x, "requires_grad", False))
+        self.key.append((code, shape, c, alias, dev, rg))
+        self.arrays.append((x, path))
+        if self.labels is not None:
+            self.labels.append((path, f"dtype {x.dtype}, shape {shape}, "
+                                      f"{_contig_label(c)}, "
+                                      f"device {dev}, requires_grad {rg}"))
+
+    def _part(self, value, path, text):
+        self.key.append(value)
+        if self.labels is not None:
+            self.labels.append((path, text))
+
+
+def _code_names(code):
+    """The global names a code object reads, recursively into nested code objects."""
+    names = set(code.co_names)
+    for k in code.co_consts:
+        if isinstance(k, types.CodeType):
+            names |= _code_names(k)
+    return names
+
+
+def _free_values(fn):
+    """(name, getter) for the globals and closure cells fn's code reads (recursively into
+    nested code objects); their numbers and arrays are guarded."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    names = _code_names(code)
+    g = getattr(fn, "__globals__", {})
+    out = [(f"global {n}", (lambda n=n: g.get(n, _MISSING))) for n in sorted(names)]
+    if fn.__closure__:
+        for name, cell in zip(code.co_freevars, fn.__closure__):
+            def get(cell=cell):
+                try:
+                    return cell.cell_contents
+                except ValueError:
+                    return _MISSING
+            out.append((f"closure {name}", get))
+    return out
+
+
+# Note [captured arrays]
+# Arrays the function reads from its globals and closure cells are graph inputs bound by
+# reference (guarded by identity, dtype and shape), so changes between calls are seen. While
+# tracing, the function runs as a copy of itself (same code) whose globals are a _TraceGlobals
+# over its module's dict and whose closure cells holding arrays are new cells: each captured
+# array reads as a traced stand-in there, exactly like an array argument, so every read, every
+# NumPy call on it and every write into it (`BUF[:] = x`, `out=BUF`) is recorded, writes are
+# functionalized and written back into the caller's array, and expressions of captured arrays
+# alone are never frozen into constants. Functions of the same module that it calls read their
+# globals through the same _TraceGlobals (they are called as copies too), so a global array
+# read by a helper is the same stand-in. The module's dict and the original cells are never
+# rebound: other threads see the real arrays while a trace runs. Globals the traced code
+# assigns are copied into the module's dict when the trace ends.
+class _TraceGlobals(dict):
+    """The globals of traced copies: a copy of the module's dict taken when the trace starts,
+    into which the traced code stores. Reading a name through it (CPython reads globals that
+    are not an exact dict through __getitem__) gives the traced stand-in of a module array and
+    a traced copy of a module function, until the trace ends (`alive` False). Class bodies,
+    which read globals as a dict, see the module's values."""
+    __slots__ = ("real", "snapshot", "standins", "copies", "ctx", "by_id", "alive")
+
+    def __getitem__(self, name):
+        v = dict.__getitem__(self, name)
+        if not self.alive or self.snapshot.get(name, _MISSING) is not v:
+            return v  # after the trace, or assigned while tracing
+        t = self.standins.get(name)
+        if t is not None:
+            return t
+        if isinstance(v, (_core.ndarray, _np.ndarray)):
+            t = _standin(self.ctx, v, self.by_id)
+            if t is not None:
+                self.standins[name] = t
+                return t
+        elif type(v) is types.FunctionType and v.__globals__ is self.real:
+            c = self.copies.get(name)
+            if c is None:
+                c = self.copies[name] = _function_copy(v, self, v.__closure__)
+            return c
+        elif type(v) is _api.CompiledFunction and getattr(v._fn, "__globals__", None) is self.real and \
+                type(v._fn) is types.FunctionType:
+            # A compiled function called while tracing is inlined: as a copy, like a helper.
+            c = self.copies.get(name)
+            if c is None:
+                c = self.copies[name] = _function_copy(v._fn, self, v._fn.__closure__)
+            return c
+        return v
+
+    def get(self, name, default=None):
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def finish(self):
+        """Ends the trace: the globals the traced code assigned or deleted are assigned or
+        deleted in the module's dict (a traced value cannot outlive its trace: such an
+        assignment keeps the module's value)."""
+        self.alive = False
+        for name, v in list(dict.items(self)):
+            if self.snapshot.get(name, _MISSING) is v:
+                continue
+            if isinstance(v, _core.ndarray) and _core._is_traced(v):
+                continue
+            self.real[name] = v
+        for name in self.snapshot:
+            if not dict.__contains__(self, name) and self.real.get(name, _MISSING) is self.snapshot[name]:
+                del self.real[name]
+        self.standins.clear()
+        self.copies.clear()
+
+
+def _function_copy(fn, glob, closure):
+    copy = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, closure)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__qualname__ = fn.__qualname__
+    if fn.__dict__:
+        copy.__dict__.update(fn.__dict__)
+    return copy
+
+
+def _standin(ctx, v, by_id):
+    """The traced stand-in of captured array `v`, or None when it cannot be traced."""
+    if _is_npc(v):
+        if _core._is_traced(v):
+            return None
+        npcx = v
+    else:
+        from .._dtypes import code_of
+        if not v.dtype.isnative or code_of(v.dtype) is None or _numpy_only(v):
+            return None
+        npcx = _from_numpy(v)
+    t = by_id.get(id(v))
+    if t is None:
+        t = by_id[id(v)] = ctx.add_input(npcx, [], True)
+    return t
+
+
+def _traced_copy(fn, ctx, by_id):
+    """(function to trace, its _TraceGlobals or None): a copy of `fn` reading traced stand-ins
+    of its captured arrays (Note [captured arrays]); `fn` itself when it is not a function."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not isinstance(fn, types.FunctionType):
+        return fn, None
+    g = fn.__globals__
+    # The names fn's own code reads are bound first (in name order, as the guards list them).
+    proxy = _TraceGlobals(g)
+    proxy.real, proxy.snapshot, proxy.standins, proxy.copies = g, dict(g), {}, {}
+    proxy.ctx, proxy.by_id, proxy.alive = ctx, by_id, True
+    for name in sorted(_code_names(code)):
+        if isinstance(g.get(name, None), (_core.ndarray, _np.ndarray)):
+            proxy.__getitem__(name)  # binds the stand-in now
+    closure = fn.__closure__
+    if closure:
+        cells = []
+        for cell in closure:
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                v = _MISSING
+            t = _standin(ctx, v, by_id) if isinstance(v, (_core.ndarray, _np.ndarray)) else None
+            cells.append(cell if t is None else types.CellType(t))
+        if any(c is not o for c, o in zip(cells, closure)):
+            closure = tuple(cells)
+    return _function_copy(fn, proxy, closure), proxy
+
+
+_MISSING = object()
+_GUARDED = (int, float, complex, bool, _np.generic)
+
+
+def _free_key(free, unguarded=()):
+    key = []
+    for name, get in free:
+        v = get()
+        if v is _MISSING or isinstance(v, (types.ModuleType, types.FunctionType, type)):
+            continue
+        if isinstance(v, _GUARDED):
+            key.append((name, type(v), v))
+        elif isinstance(v, (_core.ndarray, _np.ndarray)):
+            # Captured arrays are graph inputs bound by reference: in-place changes between
+            # calls are seen; rebinding the name is a guard failure.
+            key.append((name, id(v), getattr(v, "dtype", None), v.shape))
+        elif (type(v) is list or type(v) is tuple) and name not in unguarded:
+            # A list or tuple (an index `x[IDX]`, sizes, a list of arrays) is read while
+            # tracing and frozen into the graph: guarded by its contents, so mutating it
+            # between calls traces again. One the function itself changes while tracing (a
+            # Python side effect: `calls.append(1)`) is not (CompiledFunction._unguarded).
+            key.append((name, type(v), _contents_key(v, 0)))
+    return tuple(key)
+
+
+_CONTENTS_MAX = 256
+
+
+def _contents_key(v, depth):
+    """A hashable snapshot of list/tuple `v`: numbers and strings by value, arrays by
+    identity, dtype and shape, nested lists and tuples recursively, other objects by identity.
+    Longer than _CONTENTS_MAX elements (or nested too deep): identity and length only."""
+    if len(v) > _CONTENTS_MAX or depth > 3:
+        return ("id", id(v), len(v))
+    out = []
+    for x in v:
+        t = type(x)
+        if t in (int, float, bool, str, complex) or x is None or isinstance(x, _np.generic):
+            out.append((t, x))
+        elif t is list or t is tuple:
+            out.append((t, _contents_key(x, depth + 1)))
+        elif isinstance(x, (_core.ndarray, _np.ndarray)):
+            out.append(("A", id(x), x.dtype, x.shape))
+        else:
+            out.append(("id", id(x)))
+    return tuple(out)
+
+
+
+def _from_numpy(x):
+    from .._array import _from_numpy as f
+    globals()["_from_numpy"] = f  # resolved once (npc._array imports after this module loads)
+    return f(x)
