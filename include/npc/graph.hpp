@@ -221,7 +221,7 @@ class Graph {
   std::vector<IndexCheck> index_checks;
   /// Inputs the graph owns (Note [owned inputs] in src/fusion/lower_group.cpp): arrays nothing
   /// outside the run refers to (the values a cut trace carries from one segment to the next,
-  /// Note [loops] in src/tracer/trace.cpp). A backend may overwrite such an input that is
+  /// Note [loops] in src/tracer/trace_segments.cpp). A backend may overwrite such an input that is
   /// written back while the graph runs, instead of copying it first.
   std::vector<int> owned_inputs;
   int num_inputs() const { return num_inputs_; }

@@ -284,7 +284,7 @@ def outer(a, b, out=None):
     if _core._is_tracing() and (_core._is_traced(a) or _core._is_traced(b)):
         # Inside npc.compile: NumPy's own definition, multiply(a.ravel()[:, None],
         # b.ravel()[None, :], out), recorded as graph nodes (the eager product would be a
-        # graph break per call: a loop of rank-1 updates, Note [loops] in src/tracer/trace.cpp).
+        # graph break per call: a loop of rank-1 updates, Note [loops] in src/tracer/trace_segments.cpp).
         import npc
         return npc.multiply(a.ravel()[:, None], b.ravel()[None, :], out=out)
     return _result(_core._linalg("outer", a, b), out)

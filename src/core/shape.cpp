@@ -224,7 +224,7 @@ ndarray concatenate(std::span<const ndarray> arrays, std::optional<int64_t> axis
   for (const ndarray& x : in) {
     int64_t n = x.shape()[ax];
     // An empty traced piece is written too: the write ties the result's static shape to the
-    // piece's symbolic dims (Note [specialised symbols] in src/tracer/trace.cpp).
+    // piece's symbolic dims (Note [specialised symbols] in src/tracer/trace_nodes.cpp).
     if (n > 0 || x.is_traced()) {
       // Along axis 0 of a C-contiguous result each piece is one contiguous block.
       const bool block = ax == 0 && r.is_c_contiguous() && x.is_c_contiguous() && x.dtype() == rt &&

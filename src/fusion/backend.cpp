@@ -250,7 +250,7 @@ void write_debug(const ir::Graph& g, const Lowered& l, const std::string& src, c
 
 // Note [kernels across graphs]
 // Kernels are generic (Note [generic kernels] in kernel_params.cpp): the segments of a long
-// traced loop (Note [loops] in src/tracer/trace.cpp) and the graphs of other functions hold
+// traced loop (Note [loops] in src/tracer/trace_segments.cpp) and the graphs of other functions hold
 // many kernels of equal text, in different combinations. Each kernel text is compiled once
 // per process: a graph's translation unit holds only the kernels no earlier graph compiled
 // (named by a hash of their text), and the functions are shared from then on. So compile

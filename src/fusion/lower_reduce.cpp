@@ -33,7 +33,7 @@ bool reduce_supported(OpId op, DType t) {
 
 // Note [scans in kernels]
 // cumsum/cumprod (Prim cumsum/cumprod over the input cast to the loop dtype, Note [traced
-// scans and sorts] in src/tracer/trace.cpp) are generated, not called: a loop nest over
+// scans and sorts] in src/tracer/trace_hooks.cpp) are generated, not called: a loop nest over
 // the other axes (the outermost of them parallel) around a sequential loop along the scan
 // axis that carries the running value in a local and stores every step. NumPy's
 // accumulate is the same sequential recurrence, out[0] = x[0], out[k] = out[k-1] op x[k],

@@ -123,7 +123,7 @@ std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<con
         case OpId::matmul: return n->params.size() == 1 && n->params[0] == 1 ? dot(ops[0], ops[1]) : matmul(ops[0], ops[1]);
         case OpId::argmin:
         case OpId::argmax: return arg_reduce(n->op, ops[0], n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
-        // Note [traced scans and sorts] (src/tracer/trace.cpp): the operand already has the
+        // Note [traced scans and sorts] (src/tracer/trace_hooks.cpp): the operand already has the
         // loop dtype; npc's eager scan and sort.
         case OpId::cumsum:
         case OpId::cumprod:

@@ -63,12 +63,12 @@ void mark_scalar(const ndarray& a);
 bool is_scalar_result(const ndarray& a);
 
 // True when `a` is bound as a strided view of its covering run (Note [strided inputs] in
-// trace.cpp): neither C- nor F-contiguous, not empty, strides multiples of the itemsize.
+// trace_inputs.cpp): neither C- nor F-contiguous, not empty, strides multiples of the itemsize.
 bool strided_input(const ndarray& a);
-// The C-contiguous array over the memory of strided `a` (Note [strided inputs]): the box of
-// rows it slices when that fits in the valid memory around it (`valid_before` bytes before
-// its lowest element, `valid_after` past its highest; -1: what a's storage holds), else the
-// 1-D run from its lowest to its highest element.
+// The C-contiguous array over the memory of strided `a` (Note [strided inputs] in
+// trace_inputs.cpp): the box of rows it slices when that fits in the valid memory around it
+// (`valid_before` bytes before its lowest element, `valid_after` past its highest; -1: what
+// a's storage holds), else the 1-D run from its lowest to its highest element.
 ndarray covering_view(const ndarray& a, int64_t valid_before = -1, int64_t valid_after = -1);
 
 // Context::specialise on the current context, if any (the Python shape/size/strides getters).
@@ -79,7 +79,8 @@ struct BreakInfo {
   std::string reason;
 };
 
-// A segment's graph with the executable that ran it (kept by a plan, Note [loops]).
+// A segment's graph with the executable that ran it (kept by a plan, Note [loops] in
+// trace_segments.cpp).
 struct SegmentRun {
   std::shared_ptr<const ir::Graph> graph;
   ir::Executable exe;
@@ -94,8 +95,8 @@ using SegmentRunner = std::function<std::vector<ndarray>(ir::Graph& g, const std
                                                          const std::vector<Scalar>& scalars, bool reusable,
                                                          SegmentRun* keep)>;
 
-// Note [loops] (src/tracer/trace.cpp): a trace cut into segments at a node budget, replayed
-// without Python as this list of steps when it has no graph break.
+// Note [loops] (src/tracer/trace_segments.cpp): a trace cut into segments at a node budget,
+// replayed without Python as this list of steps when it has no graph break.
 struct Plan {
   // Where a step's input comes from: kind 0, the call's input `index` (an argument or a
   // captured/constant array, numbered like a whole graph's inputs); kind 1, output `index`
@@ -138,9 +139,10 @@ class Context {
   // ---- inputs of the traced function
   // A traced stand-in for argument `a`; `dynamic` lists the axes that are symbolic.
   // With `f_order`, an F-contiguous (not C-contiguous) `a` of rank >= 2 is bound as its
-  // C-contiguous transpose and traced as a transpose of that (Note [F-ordered inputs]): the
-  // caller binds `a` reversed (a.T) on replays. With `f_order`, a strided `a` is bound as
-  // covering_view(a) (Note [strided inputs]): the caller binds that on replays.
+  // C-contiguous transpose and traced as a transpose of that (Note [F-ordered inputs] in
+  // trace_inputs.cpp): the caller binds `a` reversed (a.T) on replays. With `f_order`, a strided
+  // `a` is bound as covering_view(a) (Note [strided inputs] in trace_inputs.cpp): the caller binds
+  // that on replays.
   ndarray add_input(const ndarray& a, const std::vector<int>& dynamic, bool f_order = false,
                     int64_t valid_before = -1, int64_t valid_after = -1);
   // Registers runtime scalar k: weak float operands equal to `sentinel` become Scalar nodes.
@@ -149,22 +151,25 @@ class Context {
   // (input, axis) pairs, or (input, axis) == size (other.first = -1).
   struct Constraint { int in_a, ax_a, in_b, ax_b; int64_t size; };
   const std::vector<Constraint>& constraints() const { return constraints_; }
-  // Specialises traced `a`'s symbolic dims to the sizes seen (Note [shapes read in Python]).
+  // Specialises traced `a`'s symbolic dims to the sizes seen (Note [shapes read in Python] in
+  // trace_inputs.cpp).
   void specialise(const ndarray& a);
 
   // ---- recording (called by the hooks)
   ir::NodeRef node_of(const ndarray& a);           // traced, or a concrete array bound as an input/constant
-  void separate_buffers(const std::vector<Buffer*>& bufs);  // Note [distinct buffers]
+  // Note [distinct buffers] in trace_segments.cpp.
+  void separate_buffers(const std::vector<Buffer*>& bufs);
   ir::NodeRef node_of_operand(const ndarray& a, bool weak);
   // A Const node of `v`; a value computed from a runtime scalar's marker throws StaticScalar.
   ir::NodeRef constant(const Scalar& v);
   // Concrete value `v` as an operand: after a graph break a runtime Scalar node of the
-  // segment (Note [values after a break]), before it (and for bools) a Const node.
+  // segment (Note [values after a break] in trace_nodes.cpp), before it (and for bools) a
+  // Const node.
   ir::NodeRef concrete_value(const Scalar& v);
   ndarray new_value(ir::NodeRef n, Shape hint);    // a fresh buffer holding n
-  // A traced alias of concrete array `a` (Note [writes into captured arrays]): `a` becomes a
-  // graph input bound by reference, so writes through the alias are functionalized and
-  // written back into `a` when the graph ran.
+  // A traced alias of concrete array `a` (Note [writes into captured arrays] in trace_nodes.cpp):
+  // `a` becomes a graph input bound by reference, so writes through the alias are
+  // functionalized and written back into `a` when the graph ran.
   ndarray traced_alias(const ndarray& a);
   // A run-time bounds check of graph input `input` as an index of an axis of size `extent`.
   void add_index_check(int input, int64_t extent, int64_t axis);
@@ -176,8 +181,8 @@ class Context {
   // ---- segments
   // Runs the pending segment (graph break: `reason`) and rebinds live buffers to its results.
   void break_graph(const std::string& reason);
-  // Note [loops]: a segment longer than `n` nodes is cut (0: never). Hooks call maybe_cut()
-  // where an operation starts, when no node of it is held.
+  // Note [loops] in trace_segments.cpp: a segment longer than `n` nodes is cut (0: never). Hooks
+  // call maybe_cut() where an operation starts, when no node of it is held.
   void set_node_budget(size_t n) { node_budget_ = n; }
   void maybe_cut() {
     if (node_budget_ && graph_->nodes().size() - segment_start_size_ > node_budget_) cut_aligned();
@@ -216,10 +221,10 @@ class Context {
  private:
   ir::NodeRef value_node(TracedValue& tv);
   // `s` in the current segment: after a break, the first segment's symbols are its sizes
-  // (Note [symbols after a break]).
+  // (Note [symbols after a break] in trace_nodes.cpp).
   ir::SymShape segment_shape(const ir::SymShape& s) const;
   // `value` with its dims renamed to `target`'s where tracing saw equal sizes (recorded as
-  // constraints; Note [specialised symbols]).
+  // constraints; Note [specialised symbols] in trace_nodes.cpp).
   ir::NodeRef align_dims(ir::NodeRef value, const ir::SymShape& target);
   std::shared_ptr<Buffer> buffer_for_input(const ndarray& a, ir::SymShape shape);
   // A traced C-contiguous array standing for input array `a` bound to buffer `b`.
@@ -227,10 +232,11 @@ class Context {
   std::vector<ndarray> run_segment(std::vector<ir::NodeRef> outputs);
   void start_segment();
   // Ends the segment and continues on a new graph: a graph break (`real`, recorded with
-  // `reason`) or a cut at the node budget (Note [loops]).
+  // `reason`) or a cut at the node budget (Note [loops] in trace_segments.cpp).
   void end_segment(bool real, const std::string& reason);
   void cut() { end_segment(false, {}); }
-  // Note [aligned cuts]: cuts where the first one was in the program, when it gets there.
+  // Note [aligned cuts] in trace_segments.cpp: cuts where the first one was in the program, when it
+  // gets there.
   void cut_aligned();
   uint64_t cut_position_ = 0, cut_line_ = 0;
   // Binds concrete `a` as input `b->input` of the segment, from outside the trace.
@@ -250,15 +256,15 @@ class Context {
   std::vector<int64_t> sym_sizes_;                        // the first segment's symbols' sizes, after a break
   std::vector<std::string> breaks_;
   size_t segment_start_size_ = 0;  // nodes of a segment right after it started
-  size_t node_budget_ = 0;         // Note [loops]
+  size_t node_budget_ = 0;         // Note [loops] in trace_segments.cpp
   int cuts_ = 0;
-  // Note [loops]: the trace as a plan: the inputs from outside, where each input of the
-  // current segment comes from, the segments run so far.
+  // Note [loops] in trace_segments.cpp: the trace as a plan: the inputs from outside, where each
+  // input of the current segment comes from, the segments run so far.
   std::vector<ndarray> top_;
   std::vector<Plan::Source> bound_src_;
   std::shared_ptr<Plan> plan_ = std::make_shared<Plan>();
-  // Values of the segment's own runtime scalars (Note [values after a break]), numbered
-  // after the function's float arguments.
+  // Values of the segment's own runtime scalars (Note [values after a break] in trace_nodes.cpp),
+  // numbered after the function's float arguments.
   std::vector<Scalar> segment_scalars_;
   // Scalar results realized in place: the array object and its value (which keeps the
   // storage alive, so that another object at the same address cannot pass for it).
@@ -293,7 +299,8 @@ void install_hooks();
 
 // Thrown (with fullgraph) at a graph break; also what Python's GraphBreakError maps from.
 struct GraphBreak : std::runtime_error { using std::runtime_error::runtime_error; };
-// A runtime-scalar argument was used as a Python value: retrace with it static (Note [runtime scalars]).
+// A runtime-scalar argument was used as a Python value: retrace with it static (Note [runtime
+// scalars] in trace_nodes.cpp).
 struct StaticScalar : std::runtime_error { using std::runtime_error::runtime_error; };
 // The operand value of a runtime float argument (its `_RuntimeFloat` object's marker NaN, as
 // bound by the ufunc operand conversion): the only value that becomes a Scalar node.
@@ -320,7 +327,8 @@ class ScalarMath {
 // Called at each break with its reason (the Python layer adds the user's file:line).
 extern std::function<std::string(const std::string&)> g_break_annotator;
 // Where the traced program is: a hash of the user's frames and their instruction offsets,
-// and one of the innermost user frame and its line (0, 0 when unknown): Note [aligned cuts].
+// and one of the innermost user frame and its line (0, 0 when unknown): Note [aligned cuts] in
+// trace_segments.cpp.
 extern std::function<std::pair<uint64_t, uint64_t>()> g_position;
 
 }  // namespace npc::tracer

@@ -127,13 +127,13 @@ def test_ufunc_compiled_equals_eager_and_ir_types(name, nin, nout):
             es = entries(f)
             if not es:
                 # An integer power with an array exponent runs eagerly at a graph break
-                # (Note [integer powers] in src/tracer/trace.cpp): no graph to inspect.
+                # (Note [integer powers] in src/tracer/trace_hooks.cpp): no graph to inspect.
                 assert name == "power" and f.last_breaks
                 continue
             (e,) = es
             nodes = {n[0]: n for n in e.graph.nodes()}
             outs = want if nout > 1 else (want,)
-            # An empty result is a fill (Note [empty ufunc results] in src/tracer/trace.cpp).
+            # An empty result is a fill (Note [empty ufunc results] in src/tracer/trace_hooks.cpp).
             label = "prim:fill" if kind == "empty" else f"ufunc:{name}"
             ufunc_nodes = [n for n in nodes.values() if n[1] == label]
             if kind == "empty" and len(ufunc_nodes) == 1:

@@ -1,5 +1,5 @@
 """Arrays a compiled program holds apart come back apart (Note [distinct buffers] in
-src/tracer/trace.cpp): interning merges equal values (np.zeros twice, x + 1 twice) and a copy of
+src/tracer/trace_segments.cpp): interning merges equal values (np.zeros twice, x + 1 twice) and a copy of
 an unwritten array has its source's value, but their memory must stay separate, as in NumPy."""
 import numpy as np
 import pytest

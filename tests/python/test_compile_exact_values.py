@@ -63,7 +63,7 @@ def test_out_of_range_casts_to_uint32(n, src, backend):
     check(lambda x: (x * 2).astype(np.uint32) + 1, (x,), backend=backend)
 
 
-# Note [mixed int64/uint64 comparisons] in src/tracer/trace.cpp: NumPy 2 compares a signed
+# Note [mixed int64/uint64 comparisons] in src/tracer/trace_hooks.cpp: NumPy 2 compares a signed
 # with an unsigned 64-bit integer exactly (no wrapping cast to either side).
 SIGNED = np.array([-1, 5, -(2**63), 3, 2**63 - 1, 0], np.int64)
 UNSIGNED = np.array([0, 2**64 - 1, 1, 3, 2**63, 0], np.uint64)

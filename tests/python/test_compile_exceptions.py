@@ -93,7 +93,7 @@ def test_empty_mask_assignment_is_an_index_array(f, backend):
     check(f, (np.ones(3),), backend=backend)
 
 
-# Note [integer powers] in src/tracer/trace.cpp: a negative integer exponent raises whether or
+# Note [integer powers] in src/tracer/trace_hooks.cpp: a negative integer exponent raises whether or
 # not the power is used, and for the values of each call (not only those of the trace).
 def unused_int_power(a, b):
     np.power(a[a != 0][None], b)

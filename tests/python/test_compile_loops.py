@@ -1,4 +1,4 @@
-"""Python loops under npc.compile (Note [loops] in src/tracer/trace.cpp): a trace longer than
+"""Python loops under npc.compile (Note [loops] in src/tracer/trace_segments.cpp): a trace longer than
 npc.config.segment_nodes is cut into segments, a trace without graph breaks is replayed as its
 plan of segments (no Python), and each distinct kernel is compiled once per process (Note
 [kernels across graphs] in src/fusion/backend.cpp), so the kernels a loop compiles do not

@@ -1,5 +1,5 @@
 """Python float arguments of compiled functions (runtime scalars, Note [runtime scalars] in
-src/tracer/trace.cpp): every use gives what the Python float gives in NumPy, on the tracing
+src/tracer/trace_nodes.cpp): every use gives what the Python float gives in NumPy, on the tracing
 call and on replays with other values; uses that need the value make the argument static."""
 import math
 

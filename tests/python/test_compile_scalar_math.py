@@ -80,7 +80,7 @@ def test_library_full_reductions_divide_as_numpy_eagerly(name):
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
-# Note [quiet scalar complex comparisons] in src/tracer/trace.cpp: NumPy compares complex
+# Note [quiet scalar complex comparisons] in src/tracer/trace_hooks.cpp: NumPy compares complex
 # scalars quietly and lexicographically (its array loops warn on NaN parts).
 COMPLEX_VALUES = [complex(np.nan, 0), 1, complex(0, np.nan), 1 + 1j, 1 - 1j, complex(1, np.nan),
                   complex(np.nan, np.nan), 0j, complex(np.inf, 1)]

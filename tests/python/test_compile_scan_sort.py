@@ -1,5 +1,5 @@
 """cumsum/cumprod and sort/argsort inside npc.compile (docs/ir.md, Note [traced scans and
-sorts] in src/tracer/trace.cpp): they are graph nodes, not graph breaks.
+sorts] in src/tracer/trace_hooks.cpp): they are graph nodes, not graph breaks.
 
 Every case runs on the eager interpreter (backend="eager") and on the fused backend with
 codegen_errors="raise", and compares with NumPy: values bit-identical, dtypes and shapes

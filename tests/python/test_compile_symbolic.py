@@ -1,8 +1,9 @@
 """npc.compile with symbolic (dynamic) sizes: shape-producing operations and Python reads of
 shapes give eager NumPy's values and dtypes for every size, never an exception and never a
-value frozen from an earlier size (Note [specialised symbols], Note [shapes read in Python]
-in src/tracer/trace.cpp). Sizes change over calls, so dims become symbolic (dynamic=None)
-or are symbolic from the start (dynamic=True)."""
+value frozen from an earlier size (Note [specialised symbols] in
+src/tracer/trace_nodes.cpp, Note [shapes read in Python] in src/tracer/trace_inputs.cpp).
+Sizes change over calls, so dims become symbolic (dynamic=None) or are symbolic from the
+start (dynamic=True)."""
 import warnings
 
 import numpy as np

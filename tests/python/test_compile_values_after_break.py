@@ -1,6 +1,6 @@
 """Numbers that reach a segment after a graph break (NumPy scalars computed between breaks,
 values realized by one, what Python computes from them) are runtime scalars of the segment,
-not constants (Note [values after a break] in src/tracer/trace.cpp), and buffers nothing
+not constants (Note [values after a break] in src/tracer/trace_nodes.cpp), and buffers nothing
 refers to any more are not carried across breaks (Note [dead buffers at a break]): a loop
 with a break per iteration compiles the same translation units at any trip count and for any
 data."""

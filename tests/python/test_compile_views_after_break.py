@@ -1,7 +1,7 @@
 """npc.compile of functions that return views of their arguments after a graph break or a
 write, called with new sizes (dynamic shapes: the second size makes dims symbolic), and
 functions whose segments equal earlier ones except for inputs nothing reads (Note [symbols
-after a break] in src/tracer/trace.cpp, Note [segment cache] in bind_tracer.cpp). Every
+after a break] in src/tracer/trace_nodes.cpp, Note [segment cache] in bind_tracer.cpp). Every
 call is compared with the same function run by NumPy: result, dtype, shape and the
 arguments afterwards."""
 import warnings

@@ -135,7 +135,7 @@ EMPTY_RESULTS = [
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("k", range(len(EMPTY_RESULTS)))
 def test_empty_results_raise_no_floating_point_errors(k, backend):
-    # Note [empty ufunc results] in src/tracer/trace.cpp.
+    # Note [empty ufunc results] in src/tracer/trace_hooks.cpp.
     x = np.zeros(0, np.float16)
     check(EMPTY_RESULTS[k], (x,), (x,), backend=backend)
 

@@ -151,7 +151,7 @@ py::object to_numpy(py::handle self) {
 // An npc array over a NumPy array's memory is a view of a storage that spans the whole block
 // of the NumPy array that owns the memory (the last numpy.ndarray along `.base`), not only
 // the bytes the view reaches: the tracer's covering views of strided arguments (Note
-// [strided inputs] in src/tracer/trace.cpp) read the owner's memory between and around the
+// [strided inputs] in src/tracer/trace_inputs.cpp) read the owner's memory between and around the
 // elements, and with_geometry checks every view against its storage (Note [view bounds]).
 namespace {
 // Lowest byte and one past the highest byte a NumPy array reaches; {0, 0} when it is empty.

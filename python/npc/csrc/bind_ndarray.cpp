@@ -557,7 +557,7 @@ PyObject* fast_get(PyObject* self, void* closure) {
   }
   const auto attr = static_cast<FastAttr>(reinterpret_cast<intptr_t>(closure));
   if (a->is_traced() && (attr == kShape || attr == kSize || attr == kStrides || attr == kNbytes)) [[unlikely]]
-    tracer::specialise_shape(*a);  // Note [shapes read in Python] in src/tracer/trace.cpp
+    tracer::specialise_shape(*a);  // Note [shapes read in Python] in src/tracer/trace_inputs.cpp
   switch (attr) {
     case kShape: return tuple_of(a->shape());
     case kDtype: return py::object(dtype_objects().at(static_cast<int>(a->dtype()))).release().ptr();

@@ -47,7 +47,7 @@ struct BigPyInt : OverflowError {
 
 PyArray* as_array(py::handle o) { return array_ptr(o.ptr()); }
 
-// The type of a float argument while tracing (Note [runtime scalars] in src/tracer/trace.cpp).
+// The type of a float argument while tracing (Note [runtime scalars] in src/tracer/trace_nodes.cpp).
 PyTypeObject* g_runtime_float = nullptr;
 
 // One ufunc operand: npc arrays as they are, Python scalars weak (NEP 50), NumPy scalars

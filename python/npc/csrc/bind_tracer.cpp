@@ -206,7 +206,7 @@ py::tuple cover_layout(const ndarray& a, int64_t before, int64_t after) {
 }
 
 // The contiguity part of an array's guard key: 2 C, 1 F, 0 strided; a strided array that
-// is traced with its own strides (Note [strided inputs] in src/tracer/trace.cpp) is keyed by
+// is traced with its own strides (Note [strided inputs] in src/tracer/trace_inputs.cpp) is keyed by
 // its strides instead.
 py::object contig_key(const ndarray& a, int contig) {
   if (contig != 0 || !tracer::strided_input(a)) return py::int_(contig);
@@ -285,7 +285,7 @@ struct SegmentRunner {
   }
 };
 
-// Note [loops] in src/tracer/trace.cpp: a cut trace without breaks, replayed step by step
+// Note [loops] in src/tracer/trace_segments.cpp: a cut trace without breaks, replayed step by step
 // (each step's errors reported after it, as when the segments ran while tracing).
 struct PyPlan {
   std::shared_ptr<tracer::Plan> plan;
@@ -426,7 +426,7 @@ void bind_tracer(py::module_& m) {
         return py::cast(pg);
       })
       .def_property_readonly("bound_inputs", [](const tracer::Context& c) { return wrap_all(c.bound_inputs()); })
-      // Note [loops] in src/tracer/trace.cpp.
+      // Note [loops] in src/tracer/trace_segments.cpp.
       .def("set_node_budget", &tracer::Context::set_node_budget)
       .def_property_readonly("num_cuts", &tracer::Context::num_cuts)
       .def_readonly("segments_reused", &tracer::Context::segments_reused)
@@ -631,7 +631,7 @@ void bind_tracer(py::module_& m) {
     };
   });
   m.def("_set_fullgraph", [](bool on) { tracer::g_fullgraph = on; });
-  // Note [aligned cuts] in src/tracer/trace.cpp: the user's frames (outside npc and NumPy,
+  // Note [aligned cuts] in src/tracer/trace_segments.cpp: the user's frames (outside npc and NumPy,
   // whose directories are given) and their instruction offsets, hashed.
   m.def("_set_position_dirs", [](std::vector<std::string> dirs) {
     tracer::g_position = [dirs]() -> std::pair<uint64_t, uint64_t> {

@@ -1,0 +1,412 @@
+// The graph nodes of traced arrays: view chains, concrete operands and numbers (runtime
+// scalars, values after a break), writes, views and broadcasting. See trace.hpp.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "tracer/trace_internal.hpp"
+
+namespace npc::tracer {
+
+// Note [symbols after a break]
+// Symbols exist in the first segment only (the arguments' symbolic dims); a break rebinds
+// every live buffer as an input of static shape, and later segments are looked up by
+// structure with concrete sizes. Traced arrays made before the break still carry the first
+// segment's symbols in their view chains and shapes, so a view of an argument read after
+// the break (`float(x[0]); return x.reshape(-1, 1)`) would name a symbol the new graph does
+// not have: after a break, every such dim is the size it had in this call.
+ir::SymShape Context::segment_shape(const ir::SymShape& s) const {
+  if (sym_sizes_.empty()) return s;
+  ir::SymShape r = s;
+  for (auto& d : r)
+    if (!d.is_static() && static_cast<size_t>(d.symbol()) < sym_sizes_.size())
+      d = ir::Dim::fixed(sym_sizes_[static_cast<size_t>(d.symbol())]);
+  return r;
+}
+
+ir::NodeRef Context::value_node(TracedValue& tv) {
+  if (tv.node && tv.version == tv.buf->version) return tv.node;
+  ir::NodeRef n = tv.buf->current;
+  if (!sym_sizes_.empty()) tv.shape = segment_shape(tv.shape);
+  for (const auto& step : tv.chain) {
+    ViewStep s = step;
+    if (!sym_sizes_.empty()) s.shape = segment_shape(s.shape);
+    switch (s.kind) {
+      case ir::ViewKind::Slice: n = graph_->slice(n, s.params, s.shape); break;
+      case ir::ViewKind::Permute: n = graph_->permute(n, s.params); break;
+      case ir::ViewKind::Broadcast: n = graph_->broadcast(n, s.shape); break;
+      case ir::ViewKind::Reshape: n = graph_->reshape(n, s.shape); break;
+      case ir::ViewKind::Component: n = graph_->component(n, s.params.at(0) != 0); break;
+      case ir::ViewKind::Strided:
+        n = graph_->strided(n, s.params.at(0), std::span<const int64_t>(s.params).subspan(1), s.shape);
+        break;
+    }
+  }
+  tv.node = n;
+  tv.version = tv.buf->version;
+  return n;
+}
+
+ir::NodeRef Context::node_of(const ndarray& a) {
+  if (TracedValue* tv = traced(a)) {
+    if (tv->ctx_id != id_)
+      throw ValueError("a traced array escaped the npc.compile call that created it (it has no value here)");
+    return value_node(*tv);
+  }
+  if (a.ndim() == 0) return concrete_value(a.item());
+  if (!breaks_.empty() && a.writeable() && a.size() > 0) {
+    // A concrete view of a buffer this segment has written (a view realized at the break
+    // while another handle of the same array stays traced): read through the buffer's
+    // current value, so that the writes recorded since the break show in it, as in NumPy.
+    for (size_t i = 0; i < bound_.size() && i < input_buffers_.size(); ++i) {
+      const ndarray& base = bound_[i];
+      Buffer& b = *input_buffers_[i];
+      if (b.current == b.initial || base.storage() != a.storage() || base.dtype() != a.dtype() ||
+          !base.is_c_contiguous() || b.input != static_cast<int>(i))
+        continue;
+      const int64_t isz = static_cast<int64_t>(a.itemsize());
+      const int64_t off = a.offset() - base.offset();
+      bool ok = off >= 0 && off % isz == 0;
+      std::vector<int64_t> st;
+      for (auto x : a.strides()) {
+        ok = ok && x % isz == 0;
+        st.push_back(x / isz);
+      }
+      int64_t lo = off / isz, hi = off / isz;
+      for (int d = 0; d < a.ndim(); ++d) (st[d] < 0 ? lo : hi) += (a.shape()[d] - 1) * st[d];
+      if (!ok || lo < 0 || hi >= base.size()) continue;
+      return graph_->strided(b.current, off / isz, st, ir::static_shape(a.shape()));
+    }
+  }
+  if (!breaks_.empty() && a.writeable()) {
+    // After a break, a concrete array is a value the function's Python computed (it runs on
+    // every call): the graph reads it as it is now, so eager code that changes it later in
+    // the segment (`v[v < 0] = w` after `stack([.., v])`) is not seen. A copy, bound anew.
+    ndarray snap;
+    {
+      Suspend s;
+      snap = a.copy();
+    }
+    auto b = std::make_shared<Buffer>();
+    b->input = static_cast<int>(bound_.size());
+    b->dtype = snap.dtype();
+    b->shape = ir::static_shape(snap.shape());
+    b->hint = snap.shape();
+    b->current = b->initial = graph_->input(b->input, snap.dtype(), b->shape);
+    bind_top(snap);
+    input_buffers_.push_back(b);
+    all_buffers_.push_back(b);
+    return b->current;
+  }
+  return buffer_for_input(a, ir::static_shape(a.shape()))->current;
+}
+
+namespace {
+// Note [runtime scalars]
+// A Python float argument is traced as a float whose value is a NaN with a marker payload
+// (one per argument): the Python object is a `_RuntimeFloat` (python/npc/compiler/_api.py).
+// Only npc's ufunc operand conversion (bind_ops.cpp) recognises that object and hands the
+// tracer its value with the payload's tag changed from 0x5A5A to 0xA5A5 (runtime_operand):
+// weak operands with exactly that value become Scalar nodes. Every other way the float can
+// take reaches NumPy or a non-traced consumer and must not compute with the NaN:
+// - NumPy converts a float subclass through `__float__` (ufuncs, numpy.float64(s),
+//   asarray, setitem, fill, clip...), which raises: the argument becomes static;
+// - Python arithmetic and comparisons on it raise likewise (`_arith`);
+// - anything else that computed a value from the marked NaN (math.exp(lr), a value read
+//   through float.__float__ by a C API) carries the 0x5A5A tag (NaN payloads propagate), and
+//   a marked value that enters a graph in any other way than a weak operand with the
+//   blessed value (a constant, a strong 0-d operand, a fill value, an array bound as an
+//   input: see _marked in _api.py) restarts tracing with the argument static (guarded by
+//   value). A value computed from the marker that lost it (math.isnan(lr)) is not seen:
+//   such Python-level computation with a runtime float is documented as a difference.
+constexpr uint64_t kMarkerTag = 0x5A5A, kOperandTag = 0xA5A5;
+
+bool marked_nan(double d) {
+  uint64_t bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  const uint64_t tag = (bits >> 32) & 0xFFFF;
+  return (bits & 0x7FF8000000000000ULL) == 0x7FF8000000000000ULL && (tag == kMarkerTag || tag == kOperandTag);
+}
+
+bool marked(const Scalar& v) {
+  return kind(v.dtype) == Kind::Float ? marked_nan(v.f)
+         : kind(v.dtype) == Kind::Complex ? marked_nan(v.c.real()) || marked_nan(v.c.imag()) : false;
+}
+}  // namespace
+
+double runtime_operand(double marker) {
+  uint64_t bits;
+  std::memcpy(&bits, &marker, sizeof bits);
+  bits = (bits & ~(0xFFFFULL << 32)) | (kOperandTag << 32);
+  double r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+
+ir::NodeRef Context::constant(const Scalar& v) {
+  if (!sentinels_.empty() && marked(v)) throw StaticScalar("a value computed from a float argument reached the graph");
+  return graph_->constant(v);
+}
+
+ir::NodeRef Context::node_of_operand(const ndarray& a, bool weak) {
+  if (!a.is_traced() && a.ndim() == 0 && !sentinels_.empty()) {
+    Scalar v = a.item();
+    if (weak && kind(v.dtype) == Kind::Float && marked_nan(v.f))
+      for (auto& [s, k] : sentinels_) {
+        const double b = runtime_operand(s);
+        if (std::memcmp(&b, &v.f, sizeof(double)) == 0) return graph_->scalar(k, DType::Float64);
+      }
+  }
+  if (weak && !a.is_traced()) return concrete_value(a.item());
+  return node_of(a);
+}
+
+// Note [values after a break]
+// A function with graph breaks runs its Python on every call, and each segment's graph is
+// looked up by structure (Note [segment cache] in bind_tracer.cpp). Concrete numbers that
+// reach a segment as values (NumPy scalars computed eagerly between breaks or realized by
+// one: `res[i] = data[mask].mean()`, `float(x.sum())`, `int(a.argmax())` and whatever the
+// Python computes from them, then used as operands, written, filled or returned) differ
+// from one loop iteration, and one call, to the next. As Const nodes they would make every
+// iteration's segment a new graph with new kernel text: a loop with a break per iteration
+// compiled a translation unit per iteration, and compiled them all again for new data.
+// So after the first break such a number is a runtime Scalar node of the segment, numbered
+// after the function's float arguments (which are static in functions with breaks, Note
+// [runtime scalars]), its value passed when the segment runs: iterations and calls that do
+// the same thing share one graph and one set of kernels. The number's dtype stays the
+// node's, and promotion already happened in the tracer, so results are the constant's.
+// Where the value must be static it never becomes such a node: shapes, indices, slice
+// bounds and Python control flow are decided while the Python runs (on every call), and
+// they reach the graph as structure, so the segment lookup compares them; a 0-d index
+// array stays a Const (index_operand). Bools stay Consts (two values at most). Before the
+// first break, numbers come from guarded values and stay Consts.
+ir::NodeRef Context::concrete_value(const Scalar& v) {
+  // After a cut (Note [loops] in trace_segments.cpp) too: the value is a guarded one, the same on
+  // every replay of the plan, but as a Scalar node it leaves the segment's structure alone.
+  if ((breaks_.empty() && cuts_ == 0) || kind(v.dtype) == Kind::Bool || kind(v.dtype) == Kind::Complex)
+    return constant(v);
+  if (!sentinels_.empty() && marked(v)) throw StaticScalar("a value computed from a float argument reached the graph");
+  const int k = static_cast<int>(scalar_values.size() + segment_scalars_.size());
+  segment_scalars_.push_back(v);
+  return graph_->scalar(k, v.dtype);
+}
+
+ndarray Context::new_value(ir::NodeRef n, Shape hint) {
+  auto b = std::make_shared<Buffer>();
+  b->current = n;
+  b->dtype = n->dtype;
+  b->shape = n->shape;
+  b->hint = hint;
+  all_buffers_.push_back(b);
+  auto tv = std::make_shared<TracedValue>();
+  tv->buf = b;
+  tv->shape = n->shape;
+  tv->dtype = n->dtype;
+  tv->ctx_id = id_;
+  return make_traced(tv, hint, 0, contiguous_strides(hint, itemsize(n->dtype)));
+}
+
+// Note [writes into captured arrays]
+// A traced value written into an array that is not traced (a global or closure array, the
+// `out=` of a non-input, `buf[:] = x`) makes that array a graph input bound by reference,
+// like an array the function reads: the write is functionalized on its buffer and the final
+// value is written back into it after the graph ran (Graph::writebacks), on every replay.
+ndarray Context::traced_alias(const ndarray& a) {
+  if (!a.writeable()) throw ValueError("assignment destination is read-only");
+  return traced_input(a, buffer_for_input(a, ir::static_shape(a.shape())));
+}
+
+void Context::add_index_check(int input, int64_t extent, int64_t axis) {
+  ir::Graph::IndexCheck chk{input, extent, axis};
+  auto& v = graph_->index_checks;
+  if (std::find(v.begin(), v.end(), chk) == v.end()) v.push_back(chk);
+}
+
+// Note [specialised symbols]
+// A value whose dims are symbolic where the destination's are static or other symbols (a
+// piece of concatenate(..., axis) along a symbolic axis written into the static-shaped
+// result, a join whose output size would be s0 + s1) cannot be broadcast exactly. Tracing
+// saw equal sizes (eager code checked them), so the dims are unified and the assumption is
+// recorded as a constraint: the compiled graph is reused only while it holds, and a call
+// with other sizes traces again. Never an error on a valid program.
+ir::NodeRef Context::align_dims(ir::NodeRef value, const ir::SymShape& target) {
+  if (value->shape.size() > target.size()) return value;  // the builder reports it
+  const size_t lead = target.size() - value->shape.size();
+  ir::SymShape aligned = value->shape;
+  auto hint_of = [&](ir::Dim d) { return graph_->symbols().at(d.symbol()).hint; };
+  for (size_t d = 0; d < aligned.size(); ++d) {
+    ir::Dim s = aligned[d], t = target[lead + d];
+    if (s == t || (s.is_static() && s.value() == 1)) continue;
+    if (!s.is_static() && t.is_static()) {
+      if (hint_of(s) != t.value()) continue;
+      auto o = graph_->symbols().at(s.symbol());
+      constraints_.push_back({o.input, o.axis, -1, -1, t.value()});
+    } else if (s.is_static() && !t.is_static()) {
+      if (hint_of(t) != s.value()) continue;
+      auto o = graph_->symbols().at(t.symbol());
+      constraints_.push_back({o.input, o.axis, -1, -1, s.value()});
+    } else if (!s.is_static() && !t.is_static()) {
+      if (hint_of(s) != hint_of(t)) continue;
+      auto a = graph_->symbols().at(s.symbol()), b = graph_->symbols().at(t.symbol());
+      constraints_.push_back({a.input, a.axis, b.input, b.axis, 0});
+    } else {
+      continue;
+    }
+    aligned[d] = t;
+  }
+  return aligned == value->shape ? value : graph_->reshape(value, aligned);
+}
+
+void Context::write(const ndarray& dst, ir::NodeRef value) {
+  TracedValue* tv = traced(dst);
+  if (!tv || tv->ctx_id != id_) throw ValueError("npc.compile: write into an array of another trace");
+  ir::NodeRef region = value_node(*tv);
+  value = graph_->cast(value, region->dtype);
+  // NumPy's setitem drops leading size-1 dims of the value.
+  while (value->ndim() > region->ndim() && value->shape[0] == ir::Dim::fixed(1)) {
+    ir::SymShape s(value->shape.begin() + 1, value->shape.end());
+    value = graph_->reshape(value, s);
+  }
+  value = align_dims(value, region->shape);
+  // A write into an empty region changes nothing (`a[1:] -= 2` with one row): no node. The
+  // dims are aligned all the same, so that the constraints hold (an empty piece of a join
+  // fixes the size of the result's other dims too).
+  if (std::any_of(region->shape.begin(), region->shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(0); })) return;
+  value = graph_->broadcast(value, region->shape);
+  Buffer& b = *tv->buf;
+  // A write over the whole buffer (`out=` of a fresh result, `x[...] = v`) is the value itself.
+  b.current = region == b.current && value->shape == b.current->shape ? value : graph_->write(b.current, region, value);
+  ++b.version;
+}
+
+std::shared_ptr<void> Context::view(const ndarray& src, const ndarray& r) {
+  TracedValue* tv = traced(src);
+  if (!tv || tv->ctx_id != id_) return nullptr;
+  if (!sym_sizes_.empty()) tv->shape = segment_shape(tv->shape);  // Note [symbols after a break]
+  const int64_t isz = static_cast<int64_t>(itemsize(tv->dtype));
+  auto derived = [&](ViewStep step, ir::SymShape shape) {
+    auto t = std::make_shared<TracedValue>();
+    t->buf = tv->buf;
+    t->chain = tv->chain;
+    t->chain.push_back(std::move(step));
+    t->shape = std::move(shape);
+    t->dtype = r.dtype();
+    t->ctx_id = id_;
+    return t;
+  };
+  if (r.dtype() == src.dtype() && r.offset() == src.offset()) {
+    if (r.shape() == src.shape() && r.strides() == src.strides()) {
+      auto t = std::make_shared<TracedValue>(*tv);
+      t->scalar = false;  // a view is an array (Note [scalar results])
+      return t;
+    }
+    // A permutation of the axes (transpose): exact with symbolic sizes too.
+    if (r.ndim() == src.ndim()) {
+      std::vector<int64_t> perm;
+      std::vector<bool> used(src.ndim(), false);
+      for (int i = 0; i < r.ndim(); ++i)
+        for (int j = 0; j < src.ndim(); ++j)
+          if (!used[j] && src.shape()[j] == r.shape()[i] && src.strides()[j] == r.strides()[i]) {
+            used[j] = true;
+            perm.push_back(j);
+            break;
+          }
+      if (static_cast<int>(perm.size()) == r.ndim()) {
+        ir::SymShape s;
+        for (auto j : perm) s.push_back(tv->shape[j]);
+        return derived({ir::ViewKind::Permute, perm, s}, s);
+      }
+    }
+    // A reshape of a contiguous array: symbolic sizes carry over when only size-1 axes change.
+    if (src.is_c_contiguous() && r.is_c_contiguous() && r.size() == src.size()) {
+      ir::SymShape s;
+      if (all_static(tv->shape)) {
+        s = ir::static_shape(r.shape());
+      } else {
+        std::vector<ir::Dim> nonone;
+        for (size_t d = 0; d < tv->shape.size(); ++d)
+          if (src.shape()[d] != 1) nonone.push_back(tv->shape[d]);
+        std::vector<int64_t> nonone_hint;
+        for (size_t d = 0; d < tv->shape.size(); ++d)
+          if (src.shape()[d] != 1) nonone_hint.push_back(src.shape()[d]);
+        size_t k = 0;
+        bool ok = true;
+        for (int d = 0; d < r.ndim(); ++d) {
+          if (r.shape()[d] == 1) { s.push_back(ir::Dim::fixed(1)); continue; }
+          // The same sequence of non-1 sizes: a dim carries over only onto a dim of its size.
+          if (k >= nonone.size() || nonone_hint[k] != r.shape()[d] || nonone_hint[k] == 0) { ok = false; break; }
+          s.push_back(nonone[k++]);
+        }
+        if (!ok || k != nonone.size()) s.clear();
+      }
+      if (!s.empty() || r.ndim() == 0) return derived({ir::ViewKind::Reshape, {}, s}, s);
+    }
+  }
+  // Real/imaginary part.
+  if (is_complex(src.dtype()) && r.dtype() == real_dtype(src.dtype()) && r.shape() == src.shape() &&
+      r.strides() == src.strides() && (r.offset() == src.offset() || r.offset() == src.offset() + isz / 2)) {
+    int64_t imag = r.offset() != src.offset();
+    return derived({ir::ViewKind::Component, {imag}, tv->shape}, tv->shape);
+  }
+  // Anything else strided over the buffer (static shapes, same dtype as the buffer).
+  const Buffer& b = *tv->buf;
+  const int64_t bsz = static_cast<int64_t>(itemsize(b.dtype));
+  if (all_static(b.shape) && r.dtype() == b.dtype && r.offset() % bsz == 0) {
+    std::vector<int64_t> p{r.offset() / bsz};
+    for (auto st : r.strides()) {
+      if (st % bsz != 0) return nullptr;
+      p.push_back(st / bsz);
+    }
+    auto t = std::make_shared<TracedValue>();
+    t->buf = tv->buf;
+    t->shape = ir::static_shape(r.shape());
+    t->chain.push_back({ir::ViewKind::Strided, p, t->shape});
+    t->dtype = r.dtype();
+    t->ctx_id = id_;
+    return t;
+  }
+  return nullptr;
+}
+
+ir::SymShape Context::broadcast(const std::vector<ir::SymShape>& shapes, const std::vector<Shape>& hints, Shape& hint) {
+  size_t nd = 0;
+  for (auto& s : shapes) nd = std::max(nd, s.size());
+  ir::SymShape out(nd, ir::Dim::fixed(1));
+  hint.assign(nd, 1);
+  for (size_t d = 0; d < nd; ++d) {
+    std::optional<ir::Dim> pick;
+    int64_t h = 1;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const auto& s = shapes[i];
+      if (d + s.size() < nd) continue;
+      size_t k = d + s.size() - nd;
+      ir::Dim dim = s[k];
+      int64_t dh = hints[i][k];
+      if (dim.is_static() && dim.value() == 1) continue;
+      if (h != 1 && dh != h)
+        throw ValueError("operands could not be broadcast together (traced shapes)");
+      h = dh;
+      if (!pick) { pick = dim; continue; }
+      if (*pick == dim) continue;
+      // Two different dims of equal traced size: tracing assumed they are equal; record it
+      // so the compiled graph is only reused when they still are.
+      auto origin = [&](ir::Dim x) { return graph_->symbols().at(x.symbol()); };
+      if (pick->is_static() && !dim.is_static()) {
+        auto o = origin(dim);
+        constraints_.push_back({o.input, o.axis, -1, -1, pick->value()});
+      } else if (!pick->is_static() && dim.is_static()) {
+        auto o = origin(*pick);
+        constraints_.push_back({o.input, o.axis, -1, -1, dim.value()});
+        pick = dim;
+      } else if (!pick->is_static() && !dim.is_static()) {
+        auto a = origin(*pick), b = origin(dim);
+        constraints_.push_back({a.input, a.axis, b.input, b.axis, 0});
+      }
+    }
+    if (pick) out[d] = *pick;
+    hint[d] = h;
+  }
+  return out;
+}
+
+}  // namespace npc::tracer

@@ -1,0 +1,339 @@
+// Segments of a trace: graph breaks, cuts at the node budget (loops), the buffers live across
+// them, realization, the outputs of a trace and its plan. See trace.hpp.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "tracer/trace_internal.hpp"
+
+namespace npc::tracer {
+
+void Context::start_segment() {
+  graph_ = std::make_unique<ir::Graph>();
+  bound_by_key_.clear();
+  segment_scalars_.clear();
+  for (size_t k = 0; k < scalar_values.size(); ++k) graph_->scalar(static_cast<int>(k), DType::Float64);
+  segment_start_size_ = graph_->nodes().size();
+}
+
+std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
+  ir::Graph& g = *graph_;
+  g.outputs = std::move(outputs);
+  g.writebacks.clear();
+  // Note [owned inputs] in src/fusion/lower_group.cpp: in a cut trace without breaks, the values
+  // carried from an earlier segment are arrays only the trace (or the plan) holds.
+  g.owned_inputs.clear();
+  if (plan_ && breaks_.empty())
+    for (size_t i = 0; i < bound_src_.size(); ++i)
+      if (bound_src_[i].kind == 1) g.owned_inputs.push_back(static_cast<int>(i));
+  for (auto& b : input_buffers_)
+    if (b->input >= 0 && b->current != b->initial) g.writebacks.emplace_back(b->input, b->current);
+  ops_per_graph.push_back(0);
+  for (ir::NodeRef n : g.nodes())
+    if (n->kind != ir::NodeKind::Input && n->kind != ir::NodeKind::Scalar && n->kind != ir::NodeKind::Const &&
+        n->kind != ir::NodeKind::View)
+      ++ops_per_graph.back();
+  if (ir::verify_enabled()) ir::verify(g, "trace");
+  segment_graphs_raw.push_back(g.str());
+  ir::Graph pruned = ir::run_pass(std::move(g), ir::dce, "dce");
+  segment_graphs.push_back(pruned.str());
+  std::vector<Scalar> scalars;
+  for (double v : scalar_values) scalars.push_back(Scalar::from_double(v));
+  // Note [values after a break] in trace_nodes.cpp.
+  scalars.insert(scalars.end(), segment_scalars_.begin(), segment_scalars_.end());
+  std::vector<ndarray> out;
+  const bool reusable = !breaks_.empty() || cuts_ > 0;
+  // Note [loops]: the segments of a cut trace without breaks are the steps of its plan.
+  const bool step = plan_ && breaks_.empty() && cuts_ > 0;
+  SegmentRun keep;
+  {
+    Suspend s;
+    if (runner) {
+      out = runner(pruned, bound_, scalars, reusable, step ? &keep : nullptr);
+    } else if (step) {
+      auto g = std::make_shared<ir::Graph>(std::move(pruned));
+      keep = {g, [g](const ir::RunArgs& a) { return ir::interpret(*g, a); }};
+      out = keep.exe(ir::RunArgs{bound_, scalars});
+    } else {
+      out = ir::interpret(pruned, ir::RunArgs{bound_, scalars});
+    }
+  }
+  if (step) plan_->steps.push_back({std::move(keep), bound_src_, segment_scalars_, {}});
+  *graph_ = std::move(pruned);
+  return out;
+}
+
+void Context::bind_top(const ndarray& a) {
+  bound_.push_back(a);
+  top_.push_back(a);
+  bound_src_.push_back({0, static_cast<int>(top_.size()) - 1, -1});
+}
+
+void Context::break_graph(const std::string& why) {
+  // After a break, concrete arrays meet Python values in eager ops, where a runtime scalar's
+  // marker value would be computed with: functions with breaks take their floats static
+  // (they run their Python on every call anyway). Note [runtime scalars] in trace_nodes.cpp.
+  if (!sentinels_.empty()) throw StaticScalar("a graph break with runtime scalars");
+  std::string reason = g_break_annotator ? g_break_annotator(why) : why;
+  if (g_fullgraph) throw GraphBreak(reason);
+  end_segment(true, reason);
+}
+
+// Note [loops]
+// Tracing unrolls Python loops: `for i in range(n): A[i, :i] -= ...` records every iteration,
+// so a row loop is a graph of many thousands of nodes, and lowering and compiling one graph
+// grows faster than its size. So a trace is cut into segments: when a segment holds more than
+// a node budget (npc.config.segment_nodes, NPC_SEGMENT_NODES, 10000 by default), the next
+// operation that starts (a hook calls maybe_cut() before it records anything) ends it as a
+// graph break would, except that nothing is realized for the Python: the pending segment
+// runs, the buffers live at the cut become inputs of the next segment, and tracing goes on.
+// A cut is no graph break: the trace keeps its runtime float arguments, fullgraph does not
+// raise, bool Consts and the rest of the semantics of one graph stay. What differs:
+// - numbers that reach a later segment as values are its runtime Scalar nodes (as after a
+//   break, Note [values after a break] in trace_nodes.cpp), with the values they had while
+//   tracing: before any break they come from guarded values, so they are the same on every
+//   call;
+// - the symbolic sizes of the trace are specialised to the sizes seen (Note [symbols after a
+//   break] in trace_nodes.cpp): a cut trace is reused for those sizes only (other sizes trace
+//   again);
+// - segments are looked up by structure like those of functions with breaks (Note [segment
+//   cache] in bind_tracer.cpp), and the fused backend compiles each distinct kernel once per
+//   process whatever graph it comes from (Note [kernels across graphs] in
+//   src/fusion/backend.cpp; kernels are generic over slice offsets and extents, Note [generic
+//   kernels] in src/fusion/kernel_params.cpp), so the C++ a loop compiles grows with the
+//   number of distinct kernels, not with the number of iterations or segments.
+// A trace that was cut but had no graph break is recorded as a Plan: the segments in order,
+// where each of their inputs comes from (an input of the call, or an output of an earlier
+// step) and their runtime scalars. npc.compile caches the plan like a whole graph and replays
+// it without running the Python: a call runs each step's executable in turn, releasing step
+// outputs after their last reader. A trace with a graph break keeps no plan (its Python runs
+// on every call anyway; its cut segments are found by structure).
+// What stays proportional to the trip count on the first call: tracing (the Python loop runs
+// once) and lowering (each segment's graph, never more than the budget at a time).
+// Note [aligned cuts]
+// A cut at whatever operation crosses the budget would fall at a different place of a loop's
+// body in each segment: the values live across it differ, so each segment's first and last
+// kernels would be fused differently, and the kernels a loop compiles would depend on where
+// its cuts happened to fall (on its trip count). So the first cut of a trace remembers where
+// the program was (g_position: the user's frames and instruction offsets), and later cuts
+// wait, once over the budget, until the program is there again (the same operation of a
+// later iteration); a segment that reaches twice the budget without getting there is cut
+// where it is. Segments of a loop then all start at the same operation of its body. The
+// place itself is chosen where a loop starts an iteration: once over the budget, the first
+// cut (and a cut that found no anchor) waits until the line of the innermost user frame goes
+// back above the line where waiting began (the loop jumped back to the top of its body, in
+// the same code), or the segment reached four times the budget. Temporaries of the statements
+// (`A[k + 1:, k + 1:] -= np.outer(...)`'s product) are gone there: the values carried across
+// a cut are the program's own arrays, not temporaries whose shapes change with the iteration.
+void Context::cut_aligned() {
+  const auto [here, line] = g_position ? g_position() : std::pair<uint64_t, uint64_t>{0, 0};
+  const size_t size = graph_->nodes().size() - segment_start_size_;
+  if (cuts_ > 0 && here != 0 && here == cut_position_) {
+    cut();
+    return;
+  }
+  if (cuts_ > 0 && cut_position_ != 0 && size <= 2 * node_budget_) return;  // not there yet
+  if (line != 0 && size <= 4 * node_budget_) {
+    constexpr uint64_t kLine = (uint64_t(1) << 24) - 1;
+    if (cut_line_ == 0 || (cut_line_ >> 24) != (line >> 24)) {
+      cut_line_ = line;  // start waiting (again, in another function)
+      return;
+    }
+    if ((line & kLine) >= (cut_line_ & kLine)) return;  // no jump back yet
+  }
+  cut_position_ = here;
+  cut_line_ = 0;
+  cut();
+}
+
+void Context::end_segment(bool real, const std::string& reason) {
+  if (real) {
+    breaks_.push_back(reason);
+    plan_.reset();  // the Python runs on every call: no plan
+  } else {
+    ++cuts_;
+  }
+  // Live buffers carry their values into the next segment. A buffer only the context itself
+  // holds (as an input of this segment) is dead: nothing the program holds can read it again
+  // (Note [dead buffers at a break]).
+  std::unordered_map<const Buffer*, long> own_refs;
+  for (auto& b : input_buffers_) ++own_refs[b.get()];
+  for (auto& [key, b] : bound_by_key_) ++own_refs[b.get()];
+  std::vector<std::shared_ptr<Buffer>> live;
+  std::unordered_set<Buffer*> seen;
+  for (auto& w : all_buffers_) {
+    auto b = w.lock();
+    if (!b || !seen.insert(b.get()).second) continue;
+    if (b.use_count() - 1 - own_refs[b.get()] <= 0) continue;
+    live.push_back(b);
+  }
+  std::vector<Buffer*> raw;
+  for (auto& b : live) raw.push_back(b.get());
+  separate_buffers(raw);
+  // Inputs reach the next segment through their write-back (their array is bound again): at a
+  // cut only the other buffers are outputs of the segment (a break lists them all, as
+  // explain shows them).
+  std::vector<ir::NodeRef> outs;
+  std::vector<int> out_of(live.size(), -1);
+  for (size_t i = 0; i < live.size(); ++i)
+    if (live[i]->input < 0 || real) {
+      out_of[i] = static_cast<int>(outs.size());
+      outs.push_back(live[i]->current);
+    }
+  // Note [symbols after a break] in trace_nodes.cpp.
+  if (breaks_.size() + static_cast<size_t>(cuts_) == 1) {
+    const auto& syms = graph_->symbols();
+    for (size_t k = 0; k < syms.size(); ++k) {
+      sym_sizes_.push_back(syms[k].hint);
+      // A plan (Note [loops]) is replayed for the sizes it was traced with.
+      if (!real && (k >= specialised_.size() || !specialised_[k]))
+        constraints_.push_back({syms[k].input, syms[k].axis, -1, -1, syms[k].hint});
+    }
+  }
+  std::vector<ndarray> vals = run_segment(outs);
+  std::vector<ndarray> old_bound = std::move(bound_);
+  std::vector<Plan::Source> old_src = std::move(bound_src_);
+  const int step = plan_ ? static_cast<int>(plan_->steps.size()) - 1 : -1;
+  bound_.clear();
+  bound_src_.clear();
+  input_buffers_.clear();
+  all_buffers_.clear();
+  start_segment();
+  for (size_t i = 0; i < live.size(); ++i) {
+    Buffer& b = *live[i];
+    // Inputs keep their caller's array (written back already), so aliasing with it stays.
+    // Other values are bound C-contiguous (the eager backend's results keep their operands'
+    // layout): realize() hands out views of that very array, so that eager writes into a
+    // realized value (an assignment the graph cannot express) reach its buffer.
+    ndarray v = b.input >= 0 ? old_bound[b.input] : vals[out_of[i]];
+    if (b.input < 0 && (!v.is_c_contiguous() || Plan::shares_storage(v, old_bound))) v = v.copy();
+    bound_src_.push_back(b.input >= 0 ? old_src[b.input] : Plan::Source{1, out_of[i], step});
+    b.input = static_cast<int>(bound_.size());
+    b.shape = ir::static_shape(v.shape());
+    b.current = b.initial = graph_->input(b.input, v.dtype(), b.shape);
+    ++b.version;
+    bound_.push_back(v);
+    input_buffers_.push_back(live[i]);
+    all_buffers_.push_back(live[i]);
+  }
+  segment_start_size_ = graph_->nodes().size();
+}
+
+// Note [dead buffers at a break]
+// Every buffer live at a break becomes an input of the next segment, and the context holds
+// its segment's input buffers (their final values are written back when the segment runs,
+// also when the program dropped every array of them since). Were those references enough to
+// keep a buffer live at the next break, every value that once crossed a break (a loop's
+// mask, its bounds `r1, r2`) would be an input and an output of every later segment: each
+// iteration's segment would have more of them than the last, so no two would be equal and
+// the segment cache (Note [segment cache] in bind_tracer.cpp) would never hit. So a buffer
+// that nothing but the context refers to (no traced array, view or operand in flight) is
+// dead at a break: it has been written back already, and nothing can read it again.
+ndarray Context::realize(const ndarray& a) {
+  TracedValue* tv = traced(a);
+  if (!tv || tv->ctx_id != id_)
+    throw ValueError("a traced array escaped the npc.compile call that created it (it has no value here)");
+  Buffer& b = *tv->buf;
+  // Every realization is a graph break (the function's Python must run again on each call
+  // to produce the value), except right after another break with nothing recorded since.
+  if (breaks_.empty() || graph_->nodes().size() != segment_start_size_ || b.input < 0 || b.current != b.initial)
+    break_graph("a concrete value was needed");
+  ndarray base = bound_.at(b.input);
+  if (!base.is_c_contiguous()) base = base.copy();
+  // The fabricated geometry is the position in a C-contiguous buffer: a true view.
+  ndarray v = base.with_geometry(base.offset() + a.offset(), a.dtype(), a.shape(), a.strides());
+  if (tv->scalar && a.ndim() == 0) realized_scalars_.emplace_back(&a, v);  // Note [scalar results]
+  return v;
+}
+
+// Note [distinct buffers]
+// Interning merges structurally equal nodes (np.zeros(3) twice, x + 1 twice), and a copy of
+// an array nobody wrote since is its source's node (x.copy() has x's value). That is right
+// for values but not for memory: two arrays the program holds apart must come out of a
+// graph as two arrays, or a write into one shows in the other, and a copy of an argument
+// would be the caller's own array. Where a graph hands buffers out (its outputs, and the
+// live buffers at a graph break), a buffer whose value node another buffer already hands
+// out, or an input node it is not, becomes an explicit copy: Prim copy, numbered so that
+// interning keeps two copies of one value apart.
+void Context::separate_buffers(const std::vector<Buffer*>& bufs) {
+  std::unordered_set<const ir::Node*> claimed;
+  // Inputs own their own input node, wherever they are in the list.
+  for (Buffer* b : bufs)
+    if (b->input >= 0 && b->current == b->initial) claimed.insert(b->current);
+  std::unordered_set<const Buffer*> seen;
+  for (Buffer* b : bufs) {
+    if (!seen.insert(b).second) continue;
+    ir::NodeRef n = b->current;
+    if (b->input >= 0 && n == b->initial) continue;
+    if (n->kind != ir::NodeKind::Input && claimed.insert(n).second) continue;
+    const int64_t serial = static_cast<int64_t>(graph_->nodes().size());
+    b->current = graph_->prim(OpId::copy, std::span<const ir::NodeRef>(&n, 1), n->dtype, n->shape,
+                              std::span<const int64_t>(&serial, 1));
+    claimed.insert(b->current);
+    ++b->version;
+  }
+}
+
+std::vector<ndarray> Context::finish(const std::vector<ndarray>& outputs) {
+  {
+    std::vector<Buffer*> bufs;
+    for (const auto& o : outputs)
+      if (TracedValue* tv = traced(o); tv && tv->ctx_id == id_) bufs.push_back(tv->buf.get());
+    separate_buffers(bufs);
+  }
+  // Concrete outputs are bound as inputs too, so a replay returns them without Python.
+  std::vector<ir::NodeRef> outs;
+  for (const auto& o : outputs) outs.push_back(node_of(o));
+  std::vector<ndarray> vals = run_segment(outs);
+  if (breaks_.empty() && cuts_ == 0) final_graph_ = std::make_unique<ir::Graph>(std::move(*graph_));
+  return vals;
+}
+
+std::shared_ptr<Plan> Context::take_plan() {
+  if (!plan_ || cuts_ == 0 || !breaks_.empty() || plan_->steps.empty()) return nullptr;
+  Plan& p = *plan_;
+  p.num_inputs = static_cast<int>(top_.size());
+  // Each step output is released after the last step that reads it (the last step's are the results).
+  std::map<std::pair<int, int>, int> last;
+  for (size_t s = 0; s < p.steps.size(); ++s)
+    for (const Plan::Source& src : p.steps[s].inputs)
+      if (src.kind == 1) last[{src.step, src.index}] = static_cast<int>(s);
+  for (size_t s = 0; s < p.steps.size(); ++s) p.steps[s].release.clear();
+  for (auto& [out, s] : last)
+    if (out.first != static_cast<int>(p.steps.size()) - 1) p.steps[s].release.push_back(out);
+  return std::exchange(plan_, nullptr);
+}
+
+std::vector<ndarray> Plan::run(
+    std::span<const ndarray> inputs, const std::vector<Scalar>& floats,
+    const std::function<std::vector<ndarray>(const ir::Executable&, const ir::RunArgs&)>& run_step) const {
+  std::vector<std::vector<ndarray>> outs(steps.size());
+  std::vector<ndarray> in;
+  std::vector<Scalar> sc;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const Step& st = steps[s];
+    in.clear();
+    for (const Source& src : st.inputs) {
+      if (src.kind == 0) {
+        in.push_back(inputs[static_cast<size_t>(src.index)]);
+        continue;
+      }
+      // As when traced (end_segment): a value is bound C-contiguous and apart from the
+      // inputs of the step that made it (Note [owned inputs] in src/fusion/lower_group.cpp), once.
+      ndarray& v = outs[static_cast<size_t>(src.step)][static_cast<size_t>(src.index)];
+      if (!v.is_c_contiguous()) v = v.copy();
+      in.push_back(v);
+    }
+    sc = floats;
+    sc.insert(sc.end(), st.scalars.begin(), st.scalars.end());
+    outs[s] = run_step(st.run.exe, ir::RunArgs{in, sc});
+    for (ndarray& o : outs[s])
+      if (Plan::shares_storage(o, in)) o = o.copy();
+    for (auto [step, k] : st.release) outs[static_cast<size_t>(step)][static_cast<size_t>(k)] = ndarray();
+  }
+  return outs.empty() ? std::vector<ndarray>{} : std::move(outs.back());
+}
+
+}  // namespace npc::tracer
