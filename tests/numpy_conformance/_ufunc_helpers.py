@@ -43,6 +43,11 @@ def binary(r):
     return r.nin == 2 and r.nout == 1
 
 
+def shift(r):
+    """A shift (the row of Python's << or >>): its second operand is a count in [0, bits)."""
+    return r.dunders[:1] in (("__lshift__",), ("__rshift__",))
+
+
 def unary(r):
     """A unary ufunc with one output."""
     return r.nin == 1 and r.nout == 1
@@ -61,6 +66,9 @@ def kinds(r):
 def ufuncs(*preds):
     """Names of the ufunc rows (table order) for which every predicate holds."""
     return [r.name for r in UFUNC_ROWS if all(p(r) for p in preds)]
+
+
+SHIFTS = ufuncs(shift)
 
 
 def representatives(*preds, key=lambda r: (r.nin, r.nout, r.resolver, r.fpe_check)):
@@ -101,7 +109,7 @@ def values(dtype, op, n, seed=0, role=0):
         return rng.integers(0, 2, n).astype(bool)
     if k in "iu":
         info = np.iinfo(dtype)
-        if op in ("left_shift", "right_shift") and role == 1:
+        if op in SHIFTS and role == 1:
             return rng.integers(0, info.bits, n).astype(dtype)
         if op == "power" and role == 1:
             return rng.integers(0, 5, n).astype(dtype)
