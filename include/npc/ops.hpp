@@ -44,6 +44,7 @@ struct OpInfo {
   std::string_view fpe;    ///< FP error kinds the op can raise: "DOUI" from finite operands, "doui" from inf/NaN only
   std::string_view at;     ///< ufuncs: NumPy kinds ("iufc") with an indexed ufunc.at loop
   std::string_view dunders;  ///< ufuncs: "forward [reflected [in-place]]" Python operator names
+  std::string_view vmath;  ///< ufuncs: "f d*": loops on SIMD vector math ('*': only with NPC_VECTOR_MATH=all)
   std::string_view fused;  ///< reductions: dtype kinds ("bifc") generated code reduces
 };
 

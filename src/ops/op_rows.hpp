@@ -13,19 +13,19 @@
 namespace npc::ops {
 
 inline constexpr OpInfo kOpRows[] = {
-#define NPC_UFUNC(n, nin_, nout_, id, diff, resolver_, fpe_check_, fpe_, at_, dunders_, loops_)                  \
+#define NPC_UFUNC(n, nin_, nout_, id, diff, resolver_, fpe_check_, fpe_, at_, dunders_, vmath_, loops_)          \
   OpInfo{.name = #n, .kind = OpKind::Ufunc, .nin = nin_, .nout = nout_, .identity = Identity::id,                \
          .differentiable = std::string_view(#diff) == "Diff", .loops = loops_, .resolver = Resolver::resolver_, \
          .fpe_check = std::string_view(#fpe_check_) == "Fpe", .fpe = fpe_, .at = at_, .dunders = dunders_,      \
-         .fused = ""},
+         .vmath = vmath_, .fused = ""},
 #define NPC_REDUCE(n, uf, diff, fpe_, fused_)                                                                    \
   OpInfo{.name = #n, .kind = OpKind::Reduce, .nin = 1, .nout = 1, .identity = Identity::None_,                 \
          .differentiable = std::string_view(#diff) == "Diff", .loops = #uf, .resolver = Resolver::Default,       \
-         .fpe_check = true, .fpe = fpe_, .at = "", .dunders = "", .fused = fused_},
+         .fpe_check = true, .fpe = fpe_, .at = "", .dunders = "", .vmath = "", .fused = fused_},
 #define NPC_PRIM(n, nin_, diff, fpe_)                                                                            \
   OpInfo{.name = #n, .kind = OpKind::Prim, .nin = nin_, .nout = 1, .identity = Identity::None_,                \
          .differentiable = std::string_view(#diff) == "Diff", .loops = "", .resolver = Resolver::Default,        \
-         .fpe_check = true, .fpe = fpe_, .at = "", .dunders = "", .fused = ""},
+         .fpe_check = true, .fpe = fpe_, .at = "", .dunders = "", .vmath = "", .fused = ""},
 #include "npc/ops.def"
 };
 static_assert(std::size(kOpRows) == kNumOps);

@@ -163,6 +163,23 @@ def test_differentiable_column():
     assert not BY_NAME["any"].differentiable and not BY_NAME["all"].differentiable
 
 
+def test_vmath_column():
+    """vmath lists float32/float64 loops ("f", "d", each once; '*' after one: only with
+    NPC_VECTOR_MATH=all) of unary ufuncs that have those loops (src/ops/math_simd.cpp checks
+    at compile time that each such row has a libmvec function, and no other row does)."""
+    for r in ROWS:
+        if r.kind != UFUNC:
+            assert r.vmath == "", r.name
+            continue
+        items = r.vmath.split()
+        assert all(i in ("f", "d", "f*", "d*") for i in items), r.name
+        assert len({i[0] for i in items}) == len(items), r.name
+        if items:
+            assert r.nin == 1 and r.nout == 1, r.name
+            assert {i[0] for i in items} <= {i for i, _ in loops(r)}, r.name
+    assert any(r.vmath for r in ROWS)
+
+
 def test_fused_reduction_column():
     """Reductions list the dtype kinds generated code reduces; each is a kind of their ufunc's loops."""
     for r in ROWS:

@@ -1035,7 +1035,7 @@ void bind_ops(py::module_& m) {
     static const char* const kEmit[] = {"missing", "pattern", "unsupported"};
     py::object row_type = py::module_::import("collections").attr("namedtuple")(
         "OpRow", py::make_tuple("name", "kind", "nin", "nout", "identity", "differentiable", "loops", "resolver",
-                                "fpe_check", "fpe", "at", "dunders", "fused", "emit"));
+                                "fpe_check", "fpe", "at", "dunders", "vmath", "fused", "emit"));
     py::list rows;
     for (int i = 0; i < kNumOps; ++i) {
       const OpInfo& o = op_info(static_cast<OpId>(i));
@@ -1055,11 +1055,11 @@ void bind_ops(py::module_& m) {
       rows.append(row_type(std::string(o.name), static_cast<int>(o.kind), o.nin, o.nout, static_cast<int>(o.identity),
                            o.differentiable, std::string(o.loops), kResolver[static_cast<int>(o.resolver)],
                            o.fpe_check, std::string(o.fpe), std::string(o.at), py::tuple(dunders),
-                           std::string(o.fused), emit));
+                           std::string(o.vmath), std::string(o.fused), emit));
     }
     return rows;
   }, "Rows of ops.def as named tuples (name, kind 0=ufunc 1=reduce 2=prim, nin, nout, identity, differentiable, "
-     "loops, resolver, fpe_check, fpe, at, dunders, fused, emit): every column (include/npc/ops.def), and the "
+     "loops, resolver, fpe_check, fpe, at, dunders, vmath, fused, emit): every column (include/npc/ops.def), and the "
      "emitter tables' rows per target {target: (status 'pattern'/'unsupported'/'missing', pattern or reason, kinds, "
      "{'complex'/'float32': the pattern of those loops when it differs})}.");
 
