@@ -30,19 +30,21 @@ enum class Identity : uint8_t { None_, Zero, One, AllOnes, True_, False_, MinusI
 /// How NumPy resolves a ufunc's loop (the `resolver` column of ops.def).
 enum class Resolver : uint8_t { Default, Uniform, TrueDivide, Absolute, Comparison, Logical };
 
-/// One row of the op table.
+/// One row of the op table (src/ops/op_rows.hpp expands ops.def into these). Columns a row
+/// kind does not have keep their defaults.
 struct OpInfo {
   std::string_view name;
-  OpKind kind;
-  int nin, nout;
-  Identity identity;
-  bool differentiable;
+  OpKind kind = OpKind::Ufunc;
+  int nin = 0, nout = 0;
+  Identity identity = Identity::None_;
+  bool differentiable = false;
   std::string_view loops;  ///< ufuncs: "ff->f dd->d ..."; reductions: the ufunc's name
-  Resolver resolver;       ///< ufuncs: NumPy's type resolver (Default for other rows)
-  bool fpe_check;          ///< ufuncs: the eager loop reads the floating-point status
+  Resolver resolver = Resolver::Default;  ///< ufuncs: NumPy's type resolver (Default for other rows)
+  bool fpe_check = true;   ///< ufuncs: the eager loop reads the floating-point status
   std::string_view fpe;    ///< FP error kinds the op can raise: "DOUI" from finite operands, "doui" from inf/NaN only
   std::string_view at;     ///< ufuncs: NumPy kinds ("iufc") with an indexed ufunc.at loop
   std::string_view dunders;  ///< ufuncs: "forward [reflected [in-place]]" Python operator names
+  std::string_view vmath;  ///< ufuncs: "f d*": loops on SIMD vector math ('*': only with NPC_VECTOR_MATH=all)
   std::string_view fused;  ///< reductions: dtype kinds ("bifc") generated code reduces
 };
 

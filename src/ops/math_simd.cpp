@@ -32,7 +32,7 @@
 // and libmvec's versions differ by 1-3 ULP in 20-65% of elements; programs and tests that
 // compare such results with NumPy's exactly would see the difference. So by default the
 // vector loop runs where its results are at least as close to NumPy's as the scalar loop's
-// (the flags of NPC_VMATH_FUNCS), float32 exp excepted: compiled kernels call the scalar
+// (the vmath column of ops.def: 'f' and 'd' without a '*'), float32 exp excepted: compiled kernels call the scalar
 // expf, and compiled results equal eager ones. float32 arctanh runs the float64 routine
 // instead (Note [float32 through float64]). NPC_VECTOR_MATH=all takes every function
 // (within the 8 ULP of ulp_tolerances.csv; 2-10x faster), NPC_VECTOR_MATH=0 none.
@@ -46,6 +46,7 @@
 #include <string>
 
 #include "ops/loops.hpp"
+#include "ops/op_rows.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(NPC_HAVE_LIBMVEC)
 #include <immintrin.h>
@@ -57,27 +58,52 @@
 namespace npc::ops::simd {
 
 #if NPC_VMATH
-// The libmvec functions used: (ufunc, C name, float64 by default, float32 by default); see
-// Note [vector math policy].
-#define NPC_VMATH_FUNCS(X)                                                                    \
-  X(exp, exp, 0, 0) X(exp2, exp2, 0, 1) X(expm1, expm1, 0, 1) X(log, log, 0, 1)               \
-  X(log2, log2, 0, 1) X(log10, log10, 0, 1) X(log1p, log1p, 0, 1) X(sin, sin, 0, 1)           \
-  X(cos, cos, 0, 1) X(tan, tan, 0, 1) X(arcsin, asin, 0, 1) X(arccos, acos, 0, 1)             \
-  X(arctan, atan, 0, 1) X(sinh, sinh, 0, 1) X(cosh, cosh, 0, 1) X(tanh, tanh, 1, 1)           \
-  X(arcsinh, asinh, 1, 1) X(arccosh, acosh, 1, 1) X(arctanh, atanh, 1, 0) X(cbrt, cbrt, 1, 1)
+// The C name of the libmvec function of each row with a vmath column (ufunc, C name): a table
+// keyed by the op table's rows, checked against the column below. Which loops take it by
+// default is the column's (Note [vector math policy]).
+#define NPC_VMATH_FUNCS(X)                                                                         \
+  X(exp, exp) X(exp2, exp2) X(expm1, expm1) X(log, log) X(log2, log2) X(log10, log10)              \
+  X(log1p, log1p) X(sin, sin) X(cos, cos) X(tan, tan) X(arcsin, asin) X(arccos, acos)              \
+  X(arctan, atan) X(sinh, sinh) X(cosh, cosh) X(tanh, tanh) X(arcsinh, asinh) X(arccosh, acosh)    \
+  X(arctanh, atanh) X(cbrt, cbrt)
+
+// Whether row `op`'s vmath column lists loop `t` ('f', 'd'), and whether without a '*' (taken
+// by default).
+constexpr bool vmath_lists(OpId op, char t) { return op_row(op).vmath.find(t) != std::string_view::npos; }
+constexpr bool vmath_default(OpId op, char t) {
+  const std::string_view v = op_row(op).vmath;
+  const size_t k = v.find(t);
+  return k != std::string_view::npos && (k + 1 == v.size() || v[k + 1] != '*');
+}
+
+// Completeness: every row with a vmath column has a libmvec function here, for both loops,
+// and nothing else does.
+#define NPC_COUNT(op, c) +1
+constexpr int kVmathFuncs = 0 NPC_VMATH_FUNCS(NPC_COUNT);
+#undef NPC_COUNT
+#define NPC_CHECK(op, c) \
+  static_assert(vmath_lists(OpId::op, 'f') && vmath_lists(OpId::op, 'd'), "ops.def: " #op " needs a vmath column");
+NPC_VMATH_FUNCS(NPC_CHECK)
+#undef NPC_CHECK
+constexpr int vmath_rows() {
+  int n = 0;
+  for (const OpInfo& r : kOpRows) n += !r.vmath.empty();
+  return n;
+}
+static_assert(vmath_rows() == kVmathFuncs, "a row of ops.def with a vmath column has no libmvec function here");
 
 // The vector ABI's names (x86_64 vector function ABI: 'd' AVX2, 'e' AVX-512, N lanes, 'v' a
 // vector argument), declared with the instruction set their register types need.
 extern "C" {
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
-#define NPC_DECL(op, c, D64, F32) __m256d _ZGVdN4v_##c(__m256d); __m256 _ZGVdN8v_##c##f(__m256);
+#define NPC_DECL(op, c) __m256d _ZGVdN4v_##c(__m256d); __m256 _ZGVdN8v_##c##f(__m256);
 NPC_VMATH_FUNCS(NPC_DECL)
 #undef NPC_DECL
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx512f")
-#define NPC_DECL(op, c, D64, F32) __m512d _ZGVeN8v_##c(__m512d); __m512 _ZGVeN16v_##c##f(__m512);
+#define NPC_DECL(op, c) __m512d _ZGVeN8v_##c(__m512d); __m512 _ZGVeN16v_##c##f(__m512);
 NPC_VMATH_FUNCS(NPC_DECL)
 #undef NPC_DECL
 #pragma GCC pop_options
@@ -206,7 +232,7 @@ void vector_loop(std::byte* const* p, const int64_t* s, int64_t n) {
 }
 
 // Scalar functions: what kernels_math.cpp's functors call for real floats.
-#define NPC_SCALAR(op, c, D64, F32) \
+#define NPC_SCALAR(op, c) \
   double s_##c(double x) { return std::c(x); } \
   float s_##c##f(float x) { return std::c(x); }
 NPC_VMATH_FUNCS(NPC_SCALAR)
@@ -222,18 +248,24 @@ void register_vector_math(Registrar& r) {
   if (mode == "0" || mode == "off") return;
   const bool all = mode == "all";
   if (__builtin_cpu_supports("avx512f")) {
-#define NPC_REG(op, c, D64, F32)                                                                              \
-  if (all || D64) r.set(OpId::op, DType::Float64, &vector_loop<double, &tile_pd512<&_ZGVeN8v_##c>, &s_##c>); \
-  if (all || F32) r.set(OpId::op, DType::Float32, &vector_loop<float, &tile_ps512<&_ZGVeN16v_##c##f>, &s_##c##f>);
+#define NPC_REG(op, c)                                                                                         \
+  if (all || vmath_default(OpId::op, 'd'))                                                                    \
+    r.set(OpId::op, DType::Float64, &vector_loop<double, &tile_pd512<&_ZGVeN8v_##c>, &s_##c>);               \
+  if (all || vmath_default(OpId::op, 'f'))                                                                    \
+    r.set(OpId::op, DType::Float32, &vector_loop<float, &tile_ps512<&_ZGVeN16v_##c##f>, &s_##c##f>);
     NPC_VMATH_FUNCS(NPC_REG)
 #undef NPC_REG
+    // float32 arctanh's default vector loop is the float64 routine (Note [float32 through float64]).
     if (!all) r.set(OpId::arctanh, DType::Float32, &vector_loop<float, &tile_ps512<&atanhf_via_pd512>, &s_atanhf>);
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-#define NPC_REG(op, c, D64, F32)                                                                              \
-  if (all || D64) r.set(OpId::op, DType::Float64, &vector_loop<double, &tile_pd256<&_ZGVdN4v_##c>, &s_##c>); \
-  if (all || F32) r.set(OpId::op, DType::Float32, &vector_loop<float, &tile_ps256<&_ZGVdN8v_##c##f>, &s_##c##f>);
+#define NPC_REG(op, c)                                                                                         \
+  if (all || vmath_default(OpId::op, 'd'))                                                                    \
+    r.set(OpId::op, DType::Float64, &vector_loop<double, &tile_pd256<&_ZGVdN4v_##c>, &s_##c>);               \
+  if (all || vmath_default(OpId::op, 'f'))                                                                    \
+    r.set(OpId::op, DType::Float32, &vector_loop<float, &tile_ps256<&_ZGVdN8v_##c##f>, &s_##c##f>);
     NPC_VMATH_FUNCS(NPC_REG)
 #undef NPC_REG
+    // float32 arctanh's default vector loop is the float64 routine (Note [float32 through float64]).
     if (!all) r.set(OpId::arctanh, DType::Float32, &vector_loop<float, &tile_ps256<&atanhf_via_pd256>, &s_atanhf>);
   }
 }

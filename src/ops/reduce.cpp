@@ -132,21 +132,18 @@ bool cast_in_pieces(DType from, DType to) {
 }
 
 // Note [chunked reductions]
-// Reductions whose result does not depend on how the elements are grouped (integer and
-// bool add, multiply, max, min, bitwise and logical ops: exact, associative and commutative)
-// may split one output's elements among threads in chunks and combine the chunk results in
-// order. Float max/min qualify for one long run (their chunks are combined in order, so the
-// first NaN still wins).
+// Reductions whose result does not depend on how the elements are grouped may split one
+// output's elements among threads in chunks and combine the chunk results in order. Those
+// are the integer and bool loops of the reorderable ufuncs (the identity column of ops.def is
+// not None_: an identity, or NumPy's ReorderableNone): NumPy reduces them over several axes
+// at once because they are associative and commutative, and integer and bool arithmetic is
+// exact (add, multiply, maximum, minimum, fmax, fmin, gcd, the bitwise and logical ops;
+// tests/python/test_op_table.py checks that each such loop is associative). Float max/min
+// qualify for one long run (their chunks are combined in order, so the first NaN still wins).
 bool exact_any_grouping(OpId op, DType t) {
-  if (!(is_integer(t) || kind(t) == Kind::Bool)) return false;
-  switch (op) {
-    case OpId::add: case OpId::multiply: case OpId::maximum: case OpId::minimum:
-    case OpId::bitwise_and: case OpId::bitwise_or: case OpId::bitwise_xor:
-    case OpId::logical_and: case OpId::logical_or: case OpId::logical_xor:
-      return true;
-    default:
-      return false;
-  }
+  const OpInfo& row = op_info(op);
+  return (is_integer(t) || kind(t) == Kind::Bool) && row.kind == OpKind::Ufunc && row.nin == 2 && row.nout == 1 &&
+         row.identity != Identity::None_;
 }
 
 // Note [small reductions]

@@ -20,24 +20,14 @@
 #include "core/cast.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
+#include "ops/op_rows.hpp"
 
 namespace npc {
 
 // ---------------------------------------------------------------- op table
 namespace {
-constexpr bool is_diff(std::string_view d) { return d == "Diff"; }
-
-constexpr OpInfo kOps[] = {
-#define NPC_UFUNC(n, nin, nout, id, diff, resolver, fpe_check, fpe, at, dunders, loops)                        \
-  OpInfo{#n,       OpKind::Ufunc, nin, nout, Identity::id, is_diff(#diff), loops, Resolver::resolver, \
-         std::string_view(#fpe_check) == "Fpe", fpe, at, dunders, ""},
-#define NPC_REDUCE(n, uf, diff, fpe, fused) \
-  OpInfo{#n, OpKind::Reduce, 1, 1, Identity::None_, is_diff(#diff), #uf, Resolver::Default, true, fpe, "", "", fused},
-#define NPC_PRIM(n, nin, diff, fpe) \
-  OpInfo{#n, OpKind::Prim, nin, 1, Identity::None_, is_diff(#diff), "", Resolver::Default, true, fpe, "", "", ""},
-#include "npc/ops.def"
-};
-static_assert(sizeof(kOps) / sizeof(kOps[0]) == kNumOps);
+// The rows as constants (src/ops/op_rows.hpp).
+constexpr const OpInfo* kOps = ops::kOpRows;
 }  // namespace
 
 const OpInfo& op_info(OpId op) {
@@ -56,7 +46,7 @@ std::optional<OpId> op_from_name(std::string_view name) {
 
 const OpInfo* reduction_row(OpId ufunc) {
   const std::string_view name = op_info(ufunc).name;
-  for (const OpInfo& r : kOps)
+  for (const OpInfo& r : ops::kOpRows)
     if (r.kind == OpKind::Reduce && r.loops == name) return &r;
   return nullptr;
 }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "ops/loops.hpp"
+#include "ops/op_rows.hpp"
 
 namespace npc::ops {
 /// Raises npc's FpFlag bits (1 divide, 2 overflow, 4 underflow, 8 invalid) as hardware flags:
@@ -93,10 +94,10 @@ constexpr bool has_loop(std::string_view loops) {
 }
 
 template <OpId op> struct Rule;
-#define NPC_UFUNC(name, nin, nout, identity, diff, resolver, fpe_check, fpe, at, dunders, loops) \
+#define NPC_UFUNC(name, ...)                                                              \
   template <> struct Rule<OpId::name> {                                                    \
     static constexpr bool kMixed = true; /* ldexp's (float, int) loops */                  \
-    template <class... A> requires (has_loop<A...>(loops))                                 \
+    template <class... A> requires (has_loop<A...>(op_row(OpId::name).loops))              \
     auto operator()(A... a) const { return from_rule(npk::ufunc::name(to_rule(a)...)); }   \
   };
 #include "npc/ops.def"

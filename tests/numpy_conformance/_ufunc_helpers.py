@@ -101,6 +101,33 @@ def ulp_bound(op, dtype):
 
 
 # ---------------------------------------------------------------- inputs
+# Operands of the ufuncs whose domain is not every number, keyed by the op table's rows
+# (test_input_domains.py checks that every row's values are in its domain, and that every
+# key is a row). Real parts are uniform over REAL_RANGE (DEFAULT_RANGE otherwise); complex
+# ones add an imaginary part uniform over IMAG_RANGE (DEFAULT_IMAG otherwise); the base of
+# POSITIVE_BASE is |v| + 0.1 in float loops. Integer operands: INT_OPERAND[(op, role)]; the
+# count of a shift (SHIFTS, from the table) is below the bit width.
+DEFAULT_RANGE, DEFAULT_IMAG = (-10, 10), (-3, 3)
+REAL_RANGE = {
+    "arcsin": (-0.95, 0.95), "arccos": (-0.95, 0.95), "arctanh": (-0.95, 0.95), "arccosh": (1.05, 10),
+    "log": (0.05, 20), "log2": (0.05, 20), "log10": (0.05, 20), "sqrt": (0.05, 20), "log1p": (-0.9, 20),
+    # Results that grow fast (overflow in float16 beyond a few units).
+    "exp": (-3, 3), "exp2": (-3, 3), "expm1": (-3, 3), "sinh": (-3, 3), "cosh": (-3, 3), "tanh": (-3, 3),
+    "power": (-3, 3), "float_power": (-3, 3), "ldexp": (-3, 3),
+}
+# Near the real axis for the functions with branch cuts on it.
+IMAG_RANGE = {"arcsin": (-0.75, 0.75), "arccos": (-0.75, 0.75), "arctanh": (-0.75, 0.75), "log": (-0.75, 0.75),
+              "log1p": (-0.75, 0.75), "sqrt": (-0.75, 0.75), "arccosh": (0.1, 3)}
+POSITIVE_BASE = {"power", "float_power"}
+# (op, operand index) -> "shift" (a count below the bit width), "exponent" (0..4), "base"
+# (-3..3, unsigned 0..3), "nonzero" (+-1..4), "divisor" (the default values, 0 replaced by 3).
+INT_OPERAND = {
+    ("power", 1): "exponent", ("power", 0): "base",
+    ("reciprocal", 0): "nonzero", ("floor_divide", 1): "divisor", ("remainder", 1): "divisor",
+    ("fmod", 1): "divisor", ("divmod", 1): "divisor", ("gcd", 1): "divisor", ("lcm", 1): "divisor",
+}
+
+
 def values(dtype, op, n, seed=0, role=0):
     """Deterministic, in-domain values of `dtype` for op `op` (role: operand index)."""
     rng = np.random.default_rng(seed + 17 * role)
@@ -109,42 +136,30 @@ def values(dtype, op, n, seed=0, role=0):
         return rng.integers(0, 2, n).astype(bool)
     if k in "iu":
         info = np.iinfo(dtype)
-        if op in SHIFTS and role == 1:
+        form = "shift" if op in SHIFTS and role == 1 else INT_OPERAND.get((op, role))
+        if form == "shift":
             return rng.integers(0, info.bits, n).astype(dtype)
-        if op == "power" and role == 1:
+        if form == "exponent":
             return rng.integers(0, 5, n).astype(dtype)
-        if op in ("power",):
+        if form == "base":
             return rng.integers(0 if k == "u" else -3, 4, n).astype(dtype)
-        if op in ("reciprocal",):
+        if form == "nonzero":
             v = rng.integers(1, 5, n)
             if k == "i":
                 v = v * rng.choice([-1, 1], n)
             return v.astype(dtype)
         lo = 0 if k == "u" else -50
         v = rng.integers(lo, 50, n)
-        if op in ("floor_divide", "remainder", "fmod", "divmod", "gcd", "lcm") and role == 1:
+        if form == "divisor":
             v[v == 0] = 3
         return v.astype(dtype)
     real = dtype if k == "f" else np.dtype(f"f{dtype.itemsize // 2}")
-    if op in ("arcsin", "arccos", "arctanh"):
-        v = rng.uniform(-0.95, 0.95, n)
-    elif op == "arccosh":
-        v = rng.uniform(1.05, 10, n)
-    elif op in ("log", "log2", "log10", "sqrt"):
-        v = rng.uniform(0.05, 20, n)
-    elif op == "log1p":
-        v = rng.uniform(-0.9, 20, n)
-    elif op in ("exp", "exp2", "expm1", "sinh", "cosh", "tanh", "power", "float_power", "ldexp"):
-        v = rng.uniform(-3, 3, n)
-        if op in ("power", "float_power") and role == 0 and k == "f":
-            v = np.abs(v) + 0.1
-    else:
-        v = rng.uniform(-10, 10, n)
+    v = rng.uniform(*REAL_RANGE.get(op, DEFAULT_RANGE), n)
+    if op in POSITIVE_BASE and role == 0 and k == "f":
+        v = np.abs(v) + 0.1
     v = v.astype(real)
     if k == "c":
-        w = rng.uniform(-3, 3, n).astype(real) if op not in ("arccosh",) else rng.uniform(0.1, 3, n).astype(real)
-        if op in ("arcsin", "arccos", "arctanh", "log", "log1p", "sqrt"):
-            w = (w / 4).astype(real)
+        w = rng.uniform(*IMAG_RANGE.get(op, DEFAULT_IMAG), n).astype(real)
         return (v + 1j * w).astype(dtype)
     return v
 

@@ -163,6 +163,23 @@ def test_differentiable_column():
     assert not BY_NAME["any"].differentiable and not BY_NAME["all"].differentiable
 
 
+def test_vmath_column():
+    """vmath lists float32/float64 loops ("f", "d", each once; '*' after one: only with
+    NPC_VECTOR_MATH=all) of unary ufuncs that have those loops (src/ops/math_simd.cpp checks
+    at compile time that each such row has a libmvec function, and no other row does)."""
+    for r in ROWS:
+        if r.kind != UFUNC:
+            assert r.vmath == "", r.name
+            continue
+        items = r.vmath.split()
+        assert all(i in ("f", "d", "f*", "d*") for i in items), r.name
+        assert len({i[0] for i in items}) == len(items), r.name
+        if items:
+            assert r.nin == 1 and r.nout == 1, r.name
+            assert {i[0] for i in items} <= {i for i, _ in loops(r)}, r.name
+    assert any(r.vmath for r in ROWS)
+
+
 def test_fused_reduction_column():
     """Reductions list the dtype kinds generated code reduces; each is a kind of their ufunc's loops."""
     for r in ROWS:
@@ -214,3 +231,32 @@ def test_identity_column_reorderable(row):
     assert (uf.identity is None) == (row.identity in (0, 7)), row.name
     if reorderable:
         np.testing.assert_array_equal(np.asarray(getattr(npc, row.name).reduce(npc.asarray(a), axis=(0, 1))), want)
+
+
+@pytest.mark.parametrize("row", [r for r in UFUNCS if r.nin == 2 and r.nout == 1 and r.identity != 0],
+                         ids=lambda r: r.name)
+def test_reorderable_integer_loops_are_exact(row):
+    """Note [chunked reductions] in src/ops/reduce.cpp: the integer and bool loops of the
+    reorderable ufuncs (identity column not None_) reduce in chunks split among threads, which
+    needs them associative: NumPy's loop gives (a op b) op c == a op (b op c) bit for bit, at
+    the extremes of the dtype too."""
+    sigs = [i[0] for i, o in loops(row) if len(set(i + o)) == 1 and KIND[i[0]] in "bi"]
+    if not sigs:
+        pytest.skip("no integer or bool loop")
+    rng = np.random.default_rng(5)
+    for c in sigs:
+        t = np.dtype(c)
+        if t.kind == "b":
+            vals = np.array([False, True])
+        else:
+            info = np.iinfo(t)
+            vals = np.unique(np.array([info.min, info.min + 1, -7, -1, 0, 1, 3, 12, info.max - 1, info.max],
+                                      dtype=object).clip(info.min, info.max).astype(t))
+        a, b, c3 = (rng.choice(vals, 2000) for _ in range(3))
+        a = np.concatenate([a, np.repeat(vals, len(vals) ** 2)])
+        b = np.concatenate([b, np.tile(np.repeat(vals, len(vals)), len(vals))])
+        c3 = np.concatenate([c3, np.tile(vals, len(vals) ** 2)])
+        uf = getattr(np, row.name)
+        with np.errstate(all="ignore"):
+            left, right = uf(uf(a, b), c3), uf(a, uf(b, c3))
+        np.testing.assert_array_equal(left, right, err_msg=f"{row.name} {t}")

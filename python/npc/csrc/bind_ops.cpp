@@ -13,6 +13,7 @@
 #include "npc/ops.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
+#include "ops/op_rows.hpp"
 #include "tracer/trace.hpp"
 
 namespace npc::py_bind {
@@ -911,21 +912,6 @@ void install_fast_methods(PyTypeObject* type, py::dict ns) {
   install_method(type, g_array_function_def, &g_array_function_py);
 }
 
-constexpr int kArity[] = {
-#define NPC_UFUNC(name, nin, ...) nin,
-#define NPC_REDUCE(name, ...) 1,
-#define NPC_PRIM(name, nin, ...) nin,
-#include "npc/ops.def"
-};
-constexpr int op_arity(OpId op) { return kArity[static_cast<int>(op)]; }
-
-// The dunders column of ops.def, as constants (its rows' operators are installed from it).
-constexpr std::string_view kDunders[] = {
-#define NPC_UFUNC(name, nin, nout, identity, diff, resolver, fpe_check, fpe, at, dunders, loops) dunders,
-#define NPC_REDUCE(name, ...) "",
-#define NPC_PRIM(name, ...) "",
-#include "npc/ops.def"
-};
 
 // CPython's number-protocol slot of each operator name that npc fills in C++ (__pow__ takes
 // a modulo and stays a Python method, python/npc/_ufunc.py).
@@ -951,7 +937,8 @@ constexpr std::string_view kCompareNames[] = {"__lt__", "__le__", "__eq__", "__n
 // Fills the slots of the operators in row Op's dunders column.
 template <OpId Op>
 void install_row(PyNumberMethods* nb) {
-  constexpr std::string_view dunders = kDunders[static_cast<int>(Op)];
+  // The dunders column of ops.def, as a constant (src/ops/op_rows.hpp).
+  constexpr std::string_view dunders = ops::op_row(Op).dunders;
   if constexpr (!dunders.empty()) {
     size_t pos = 0;
     while (pos < dunders.size()) {
@@ -959,7 +946,7 @@ void install_row(PyNumberMethods* nb) {
       if (end == std::string_view::npos) end = dunders.size();
       const std::string_view name = dunders.substr(pos, end - pos);
       pos = end + 1;
-      if constexpr (op_arity(Op) == 1) {
+      if constexpr (ops::op_row(Op).nin == 1) {
         for (auto [n, slot] : kUnarySlots)
           if (n == name) nb->*slot = nb_unary<Op>;
       } else {
@@ -1048,7 +1035,7 @@ void bind_ops(py::module_& m) {
     static const char* const kEmit[] = {"missing", "pattern", "unsupported"};
     py::object row_type = py::module_::import("collections").attr("namedtuple")(
         "OpRow", py::make_tuple("name", "kind", "nin", "nout", "identity", "differentiable", "loops", "resolver",
-                                "fpe_check", "fpe", "at", "dunders", "fused", "emit"));
+                                "fpe_check", "fpe", "at", "dunders", "vmath", "fused", "emit"));
     py::list rows;
     for (int i = 0; i < kNumOps; ++i) {
       const OpInfo& o = op_info(static_cast<OpId>(i));
@@ -1068,11 +1055,11 @@ void bind_ops(py::module_& m) {
       rows.append(row_type(std::string(o.name), static_cast<int>(o.kind), o.nin, o.nout, static_cast<int>(o.identity),
                            o.differentiable, std::string(o.loops), kResolver[static_cast<int>(o.resolver)],
                            o.fpe_check, std::string(o.fpe), std::string(o.at), py::tuple(dunders),
-                           std::string(o.fused), emit));
+                           std::string(o.vmath), std::string(o.fused), emit));
     }
     return rows;
   }, "Rows of ops.def as named tuples (name, kind 0=ufunc 1=reduce 2=prim, nin, nout, identity, differentiable, "
-     "loops, resolver, fpe_check, fpe, at, dunders, fused, emit): every column (include/npc/ops.def), and the "
+     "loops, resolver, fpe_check, fpe, at, dunders, vmath, fused, emit): every column (include/npc/ops.def), and the "
      "emitter tables' rows per target {target: (status 'pattern'/'unsupported'/'missing', pattern or reason, kinds, "
      "{'complex'/'float32': the pattern of those loops when it differs})}.");
 
