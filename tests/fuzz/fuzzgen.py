@@ -37,6 +37,8 @@ import warnings
 
 import numpy as np
 
+from npc import _core
+
 DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
           "float16", "float32", "float64", "complex64", "complex128"]
 LAYOUTS = ["C", "F", "rev", "step", "perm"]
@@ -214,15 +216,13 @@ def call_inputs(prog, call):
 # ---------------------------------------------------------------------------------------
 # Statements
 
-UNARY = ["negative", "positive", "absolute", "sign", "square", "sqrt", "exp", "log", "log1p", "expm1", "sin",
-         "cos", "tan", "tanh", "arctan", "sinh", "cosh", "floor", "ceil", "rint", "trunc", "reciprocal",
-         "invert", "logical_not", "isnan", "isinf", "isfinite", "signbit", "conjugate", "exp2", "log2",
-         "log10", "cbrt", "arcsin", "arccos", "arcsinh", "arccosh", "arctanh", "fabs", "deg2rad", "real", "imag"]
+# The elementwise ufuncs come from the op table (include/npc/ops.def): every one-output ufunc row
+# of one or two inputs; `real` and `imag` are NumPy functions, not ufuncs. Order is the table's,
+# so a seed names the same program on every machine.
+_UFUNCS = [r for r in _core.op_table() if r.kind == 0 and r.nout == 1]
+UNARY = [r.name for r in _UFUNCS if r.nin == 1] + ["real", "imag"]
 BINARY_OPS = ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>", "<", "<=", "==", "!=", ">", ">="]
-BINARY_FUNCS = ["maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "logaddexp", "copysign", "heaviside",
-                "gcd", "lcm", "power", "float_power", "remainder", "fmod", "logical_and", "logical_or",
-                "logical_xor", "bitwise_and", "add", "subtract", "multiply", "true_divide", "floor_divide",
-                "greater", "less_equal", "equal"]
+BINARY_FUNCS = [r.name for r in _UFUNCS if r.nin == 2]
 _OP_NAME = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "//": "floor_divide", "%": "remainder",
             "**": "power"}
 REDUCTIONS = ["sum", "prod", "min", "max", "mean", "any", "all", "std", "var", "argmax", "argmin"]

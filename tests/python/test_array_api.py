@@ -8,6 +8,8 @@ import pytest
 import npc
 from _ulps import assert_close
 
+# The names below are the standard's own lists (its "elementwise functions", "creation functions",
+# ...), which this file checks npc against: a specification's text, not npc's op set.
 CONSTANTS = ["e", "inf", "nan", "newaxis", "pi"]
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float32", "float64", "complex64", "complex128"]
