@@ -104,7 +104,7 @@ ir::NodeRef Context::node_of(const ndarray& a) {
 namespace {
 // Note [runtime scalars]
 // A Python float argument is traced as a float whose value is a NaN with a marker payload
-// (one per argument): the Python object is a `_RuntimeFloat` (python/npc/compiler/_api.py).
+// (one per argument): the Python object is a `_RuntimeFloat` (python/npc/compiler/_capture.py).
 // Only npc's ufunc operand conversion (bind_ops.cpp) recognises that object and hands the
 // tracer its value with the payload's tag changed from 0x5A5A to 0xA5A5 (runtime_operand):
 // weak operands with exactly that value become Scalar nodes. Every other way the float can
@@ -116,7 +116,7 @@ namespace {
 //   through float.__float__ by a C API) carries the 0x5A5A tag (NaN payloads propagate), and
 //   a marked value that enters a graph in any other way than a weak operand with the
 //   blessed value (a constant, a strong 0-d operand, a fill value, an array bound as an
-//   input: see _marked in _api.py) restarts tracing with the argument static (guarded by
+//   input: see _marked in python/npc/compiler/_capture.py) restarts tracing with the argument static (guarded by
 //   value). A value computed from the marker that lost it (math.isnan(lr)) is not seen:
 //   such Python-level computation with a runtime float is documented as a difference.
 constexpr uint64_t kMarkerTag = 0x5A5A, kOperandTag = 0xA5A5;

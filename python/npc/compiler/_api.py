@@ -67,7 +67,7 @@ config.register("eager_if_faster", os.environ.get("NPC_EAGER_IF_FASTER", "1") !=
 # the eager operations it stands for.
 config.register("segment_nodes", int(os.environ.get("NPC_SEGMENT_NODES", "10000")),
                 "nodes of a traced graph after which it is cut into a new segment (Note [loops] in "
-                "src/tracer/trace.cpp); 0: never")
+                "src/tracer/trace_segments.cpp); 0: never")
 
 _SLOW_BREAK_MIN_S = 2e-3
 _SLOW_BREAK_RATIO = 0.8
@@ -456,7 +456,7 @@ class CompiledFunction:
             backend = "eager"
         ctx = _core._TraceContext(backend if backend not in _backends else "eager")
         if backend not in _backends:
-            ctx.set_node_budget(max(int(config.segment_nodes), 0))  # Note [loops] in src/tracer/trace.cpp
+            ctx.set_node_budget(max(int(config.segment_nodes), 0))  # Note [loops] in src/tracer/trace_segments.cpp
         # Traced stand-ins for the arguments.
         traced = {}
         arg_inputs = []
@@ -467,7 +467,7 @@ class CompiledFunction:
             dyn = sorted(a for a in self._dyn.get(path, ()) if a < npcx.ndim and npcx.shape[a] >= 2)  # rank may differ
             cover = _core._strided_input(npcx)
             if cover:
-                dyn = []  # Note [strided inputs] in src/tracer/trace.cpp
+                dyn = []  # Note [strided inputs] in src/tracer/trace_inputs.cpp
             t = ctx.add_input(npcx, dyn, True, _valid_bytes(x) if cover else (-1, -1))
             traced[id(x), path] = t
             arg_inputs.append(ctx.input_index(t))
@@ -475,7 +475,7 @@ class CompiledFunction:
             if cover:
                 covered[arg_inputs[-1]] = len(arg_inputs) - 1
             elif npcx.ndim >= 2 and not fl[0] and fl[1]:
-                transposed.add(arg_inputs[-1])  # Note [F-ordered inputs] in src/tracer/trace.cpp
+                transposed.add(arg_inputs[-1])  # Note [F-ordered inputs] in src/tracer/trace_inputs.cpp
         float_paths = []
         scalar_values = []
         counter = [0]

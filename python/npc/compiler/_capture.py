@@ -19,7 +19,7 @@ from ._state import _COMPILER_DIR, _NPC_DIR, _epoch, _internal_file, _is_npc, _t
 
 
 # ---------------------------------------------------------------- runtime scalars
-# Note [runtime scalars] in src/tracer/trace.cpp: a float argument is traced as a marked NaN.
+# Note [runtime scalars] in src/tracer/trace_nodes.cpp: a float argument is traced as a marked NaN.
 def _sentinel(k):
     return struct.unpack("<d", struct.pack("<Q", 0x7FF8_5A5A_0000_0000 | (k & 0xFFFFFFFF)))[0]
 

@@ -17,7 +17,7 @@ class ExplainOutput:
         self.guards = [f"{p}: {t}" for p, t in (f._last_labels or [])]
         self.graphs = f_graphs
         self.side_effects = list(f.last_side_effects)
-        # Note [loops] in src/tracer/trace.cpp: segments cut at the node budget, and how many
+        # Note [loops] in src/tracer/trace_segments.cpp: segments cut at the node budget, and how many
         # segments (cut or broken) were found by structure instead of built.
         self.segment_cuts = f.last_cuts
         self.segments_reused = f.last_segments_reused

@@ -19,7 +19,7 @@ def _contig(flags_c, flags_f):
 def _valid_bytes(x):
     """(bytes before the lowest element, bytes past the highest element) of array `x` that are
     valid memory, for the covering view of a strided argument (Note [strided inputs] in
-    src/tracer/trace.cpp): (-1, -1), the bytes of the storage the bound npc array views. That
+    src/tracer/trace_inputs.cpp): (-1, -1), the bytes of the storage the bound npc array views. That
     storage spans the memory of a NumPy argument's owner (Note [storages of NumPy arrays] in
     python/npc/csrc/bind_interop.cpp), or is the copy of an argument npc cannot view."""
     return (-1, -1)
@@ -117,7 +117,7 @@ class _KeyBuilder:
         shape = x.shape
         dyn = self.dyn.get(path)
         if c == 0 and code >= 0:
-            # Note [strided inputs] in src/tracer/trace.cpp: traced with its own strides, so
+            # Note [strided inputs] in src/tracer/trace_inputs.cpp: traced with its own strides, so
             # the key holds them and the shape stays static.
             xs = x if _is_npc(x) else _from_numpy(x)
             if _core._strided_input(xs):

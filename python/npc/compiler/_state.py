@@ -18,7 +18,7 @@ _NPC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(_np.__file__))
 _COMPILER_DIR = os.path.dirname(os.path.abspath(__file__))
 
-# Note [aligned cuts] in src/tracer/trace.cpp: frames of these directories are not the user's.
+# Note [aligned cuts] in src/tracer/trace_segments.cpp: frames of these directories are not the user's.
 _core._set_position_dirs([_NPC_DIR + os.sep, _NUMPY_DIR + os.sep])
 
 
