@@ -185,6 +185,9 @@ struct Stmt {
     For,     ///< for (var = lo; var < min(hi, cap); var += step) body (cap only when `capped`)
     If,      ///< if (val) body else orelse
     Break,   ///< leave the innermost loop
+    /// var[0:n] = expr.op(expr.args[0][0:n]) over local arrays, n = min(hi, cap) (cap only
+    /// when `capped`), by the vector routine of the op (Note [vector math in kernels]).
+    VecApply,
   };
   K k;
   std::string var;
@@ -223,6 +226,10 @@ struct Stmt {
   /// `var` is a local array of that many elements, without an initial value (Note [lane blocks]).
   std::string lane;
   int64_t array_len = 0;
+  /// VecApply: the routine eager npc uses for the op (ops::simd::vector_math): its register
+  /// width in bits (512, 256) and whether float32 goes through the float64 routine.
+  int vec_bits = 0;
+  bool vec_via_float64 = false;
 };
 
 /// A buffer of a kernel: its dtype (element type in memory).
