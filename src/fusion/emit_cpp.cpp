@@ -307,7 +307,7 @@ std::string render_expr(const Expr& e) {
 
 void render_block(std::ostringstream& os, const Block& b, const Kernel& k, int ind);
 
-// Note [vector math in kernels] (kir_passes.cpp): the block function of the prelude's
+// Note [vector math in kernels] (kir_vector_math.cpp): the block function of the prelude's
 // vector-math entry points (src/ops/vector_math_block.hpp), <c>[_via64]_<e|d>(in, out, n).
 std::string render_vec_apply(const Stmt& s) {
   const Expr& e = s.expr;
@@ -558,6 +558,12 @@ bool supports(OpId op, DType t) { return cpp_supports(op, t); }
 const std::string& cpp_prelude() {
   static const std::string s(kPrelude);
   return s;
+}
+
+std::string cpp_prelude_for(const std::vector<std::string>& texts) {
+  for (const std::string& t : texts)
+    if (t.find("npk::vm::") != std::string::npos) return "#define NPK_VECTOR_MATH 1\n" + cpp_prelude();
+  return cpp_prelude();
 }
 
 std::string emit_cpp_kernel(const Kernel& k, const std::string& name) {

@@ -273,6 +273,9 @@ std::vector<int64_t> parametrise_constants(Kernel& k);
 std::string emit_cpp_kernel(const Kernel& k, const std::string& name);
 /// The prelude every translation unit starts with (NumPy-exact helpers).
 const std::string& cpp_prelude();
+/// The prelude of a unit of the kernels `texts`: cpp_prelude(), with the vector-math blocks
+/// when a kernel calls them (Note [vector math in kernels]).
+std::string cpp_prelude_for(const std::vector<std::string>& texts);
 /// Text dump of the kernel IR (NPC_COMPILE_DEBUG).
 std::string dump_kernel(const Kernel& k);
 /// Whether the C++ emitter has a rule for ufunc `op` on loop dtype `in`.

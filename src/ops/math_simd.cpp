@@ -32,8 +32,11 @@
 // and libmvec's versions differ by 1-3 ULP in 20-65% of elements; programs and tests that
 // compare such results with NumPy's exactly would see the difference. So by default the
 // vector loop runs where its results are at least as close to NumPy's as the scalar loop's
-// (the flags of NPC_VMATH_FUNCS), float32 exp excepted: compiled kernels call the scalar
-// expf, and compiled results equal eager ones. float32 arctanh runs the float64 routine
+// (the flags of NPC_VMATH_FUNCS in src/ops/vector_math_block.hpp), float32 exp excepted
+// (fused kernels compute it with their vectorizable npk::expf32, Note [emitter table]).
+// Fused kernels call the vector routines exactly where these loops do, through the same
+// block function (Note [vector math in kernels] in src/fusion/kir_vector_math.cpp), so
+// compiled results equal eager ones. float32 arctanh runs the float64 routine
 // instead (Note [float32 through float64]). NPC_VECTOR_MATH=all takes every function
 // (within the 8 ULP of ulp_tolerances.csv; 2-10x faster), NPC_VECTOR_MATH=0 none.
 #include "ops/math_simd.hpp"
@@ -48,7 +51,6 @@
 #include "ops/loops.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(NPC_HAVE_LIBMVEC)
-#include <immintrin.h>
 #define NPC_VMATH 1
 #else
 #define NPC_VMATH 0
@@ -134,16 +136,16 @@ void register_vector_math(Registrar& r) {
 #define NPC_REG(op, c, D64, F32)                                                                  \
   {                                                                                               \
     const VectorMath d = vector_math(OpId::op, DType::Float64), f = vector_math(OpId::op, DType::Float32); \
-    if (d.bits == 512) r.set(OpId::op, DType::Float64, &vector_loop<double, &c##_e>);             \
-    if (d.bits == 256) r.set(OpId::op, DType::Float64, &vector_loop<double, &c##_d>);             \
-    if (f.bits == 512 && !f.via_float64) r.set(OpId::op, DType::Float32, &vector_loop<float, &c##_e>); \
-    if (f.bits == 256 && !f.via_float64) r.set(OpId::op, DType::Float32, &vector_loop<float, &c##_d>); \
+    if (d.bits == 512) r.set(OpId::op, DType::Float64, &vector_loop<double, &c##_e<double>>);             \
+    if (d.bits == 256) r.set(OpId::op, DType::Float64, &vector_loop<double, &c##_d<double>>);             \
+    if (f.bits == 512 && !f.via_float64) r.set(OpId::op, DType::Float32, &vector_loop<float, &c##_e<float>>); \
+    if (f.bits == 256 && !f.via_float64) r.set(OpId::op, DType::Float32, &vector_loop<float, &c##_d<float>>); \
   }
   NPC_VMATH_FUNCS(NPC_REG)
 #undef NPC_REG
   const VectorMath a = vector_math(OpId::arctanh, DType::Float32);
-  if (a.via_float64 && a.bits == 512) r.set(OpId::arctanh, DType::Float32, &vector_loop<float, &atanh_via64_e>);
-  if (a.via_float64 && a.bits == 256) r.set(OpId::arctanh, DType::Float32, &vector_loop<float, &atanh_via64_d>);
+  if (a.via_float64 && a.bits == 512) r.set(OpId::arctanh, DType::Float32, &vector_loop<float, &atanh_via64_e<float>>);
+  if (a.via_float64 && a.bits == 256) r.set(OpId::arctanh, DType::Float32, &vector_loop<float, &atanh_via64_d<float>>);
 }
 
 #else

@@ -15,7 +15,7 @@ namespace npc::ops::simd {
 /// registers (512: AVX-512F, 256: AVX2+FMA) for the C function `c_name`, float32 through
 /// the float64 routine when `via_float64` (Note [float32 through float64]). Fused kernels
 /// call the same routine through the same block function (src/ops/vector_math_block.hpp,
-/// Note [vector math in kernels] in src/fusion/kir_passes.cpp).
+/// Note [vector math in kernels] in src/fusion/kir_vector_math.cpp).
 struct VectorMath {
   int bits = 0;
   bool via_float64 = false;
