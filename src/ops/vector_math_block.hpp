@@ -61,21 +61,47 @@ struct VmRedo {
 // Smallest |input| taken as ordinary (Note [vector math]).
 template <class T> constexpr T kVmInLo = sizeof(T) == 8 ? T(0x1p-500) : T(0x1p-60);
 
+// Lanes (bit k = lane k) with lo <= |v| <= hi; false for NaN (ordered quiet compares, the
+// compiler's builtins: GCC's generic vector code has no mask extraction worth the name).
+typedef long long vm_pq8 __attribute__((vector_size(64)));
+typedef int vm_pi16 __attribute__((vector_size(64)));
+typedef long long vm_pq4 __attribute__((vector_size(32)));
+typedef int vm_pi8 __attribute__((vector_size(32)));
+constexpr int kVmGeOQ = 0x1d, kVmLeOQ = 0x12, kVmCurDirection = 4;  // _CMP_GE_OQ, _CMP_LE_OQ
+__attribute__((target("avx512f"))) inline unsigned vm_ok_pd512(vm_pd8 v, vm_pd8 lo, vm_pd8 hi) {
+  const vm_pd8 a = (vm_pd8)((vm_pq8)v & 0x7fffffffffffffffLL);
+  return __builtin_ia32_cmppd512_mask(a, lo, kVmGeOQ, 0xff, kVmCurDirection) &
+         __builtin_ia32_cmppd512_mask(a, hi, kVmLeOQ, 0xff, kVmCurDirection);
+}
+__attribute__((target("avx512f"))) inline unsigned vm_ok_ps512(vm_ps16 v, vm_ps16 lo, vm_ps16 hi) {
+  const vm_ps16 a = (vm_ps16)((vm_pi16)v & 0x7fffffff);
+  return __builtin_ia32_cmpps512_mask(a, lo, kVmGeOQ, 0xffff, kVmCurDirection) &
+         __builtin_ia32_cmpps512_mask(a, hi, kVmLeOQ, 0xffff, kVmCurDirection);
+}
+__attribute__((target("avx2,fma"))) inline unsigned vm_ok_pd256(vm_pd4 v, vm_pd4 lo, vm_pd4 hi) {
+  const vm_pd4 a = (vm_pd4)((vm_pq4)v & 0x7fffffffffffffffLL);
+  return __builtin_ia32_movmskpd256(__builtin_ia32_cmppd256(a, lo, kVmGeOQ)) &
+         __builtin_ia32_movmskpd256(__builtin_ia32_cmppd256(a, hi, kVmLeOQ));
+}
+__attribute__((target("avx2,fma"))) inline unsigned vm_ok_ps256(vm_ps8 v, vm_ps8 lo, vm_ps8 hi) {
+  const vm_ps8 a = (vm_ps8)((vm_pi8)v & 0x7fffffff);
+  return __builtin_ia32_movmskps256(__builtin_ia32_cmpps256(a, lo, kVmGeOQ)) &
+         __builtin_ia32_movmskps256(__builtin_ia32_cmpps256(a, hi, kVmLeOQ));
+}
+
 // One tile, n <= kVmTile elements, contiguous in/out (out may equal in): out = VF(in) for
-// ordinary lanes, those with lo <= |x| <= max and min <= |y| <= max (false for NaN); the
-// others are listed in `redo`. The compares may raise flags: the caller discards the
-// tile's flags. One definition per instruction set: the target attribute cannot be a
-// template argument.
-#define NPC_VMATH_TILE(NAME, TARGET, T, V, W)                                                 \
+// ordinary lanes (OKMASK of input and result); the others are listed in `redo`. One
+// definition per instruction set: the target attribute cannot be a template argument.
+#define NPC_VMATH_TILE(NAME, TARGET, T, V, W, OKMASK)                                         \
   template <V (*VF)(V)>                                                                       \
   __attribute__((target(TARGET))) void NAME(const T* in, T* out, int64_t n, VmRedo<T>& redo) { \
-    V lo_in, lo_out, hi, zero;                                                                \
+    V lo_in, lo_out, hi;                                                                      \
     for (int k = 0; k < W; ++k) {                                                             \
       lo_in[k] = kVmInLo<T>;                                                                  \
       lo_out[k] = std::numeric_limits<T>::min();                                              \
       hi[k] = std::numeric_limits<T>::max();                                                  \
-      zero[k] = T(0);                                                                         \
     }                                                                                         \
+    constexpr unsigned all = (1u << W) - 1;                                                   \
     alignas(64) T pad[W];                                                                     \
     for (int64_t i = 0; i < n; i += W) {                                                      \
       const bool tail = i + W > n;                                                            \
@@ -87,10 +113,7 @@ template <class T> constexpr T kVmInLo = sizeof(T) == 8 ? T(0x1p-500) : T(0x1p-6
       V x;                                                                                    \
       __builtin_memcpy(&x, src, sizeof(V));                                                   \
       const V y = VF(x);                                                                      \
-      const V ax = x < zero ? -x : x, ay = y < zero ? -y : y;                                 \
-      const auto ok = (ax >= lo_in) & (ax <= hi) & (ay >= lo_out) & (ay <= hi);               \
-      unsigned bad = 0;                                                                       \
-      for (int k = 0; k < W; ++k) bad |= unsigned(ok[k] == 0) << k;                           \
+      unsigned bad = ~(OKMASK(x, lo_in, hi) & OKMASK(y, lo_out, hi)) & all;                   \
       while (bad) {                                                                           \
         const int k = __builtin_ctz(bad);                                                     \
         redo.idx[redo.n] = static_cast<int32_t>(i + k);                                       \
@@ -108,10 +131,10 @@ template <class T> constexpr T kVmInLo = sizeof(T) == 8 ? T(0x1p-500) : T(0x1p-6
     }                                                                                         \
   }
 
-NPC_VMATH_TILE(vm_tile_pd512, "avx512f", double, vm_pd8, 8)
-NPC_VMATH_TILE(vm_tile_ps512, "avx512f", float, vm_ps16, 16)
-NPC_VMATH_TILE(vm_tile_pd256, "avx2,fma", double, vm_pd4, 4)
-NPC_VMATH_TILE(vm_tile_ps256, "avx2,fma", float, vm_ps8, 8)
+NPC_VMATH_TILE(vm_tile_pd512, "avx512f", double, vm_pd8, 8, vm_ok_pd512)
+NPC_VMATH_TILE(vm_tile_ps512, "avx512f", float, vm_ps16, 16, vm_ok_ps512)
+NPC_VMATH_TILE(vm_tile_pd256, "avx2,fma", double, vm_pd4, 4, vm_ok_pd256)
+NPC_VMATH_TILE(vm_tile_ps256, "avx2,fma", float, vm_ps8, 8, vm_ok_ps256)
 #undef NPC_VMATH_TILE
 
 // Note [float32 through float64]: glibc's float32 atanh, scalar (atanhf) and vector alike,
