@@ -29,22 +29,23 @@ typedef float vm_ps16 __attribute__((vector_size(64)));
 typedef double vm_pd4 __attribute__((vector_size(32)));
 typedef float vm_ps8 __attribute__((vector_size(32)));
 
-// The vector ABI's names (x86_64 vector function ABI: 'd' AVX2, 'e' AVX-512, N lanes, 'v' a
-// vector argument), declared with the instruction set their register types need.
-extern "C" {
+// The vector ABI's functions (x86_64 vector function ABI: 'd' AVX2, 'e' AVX-512, N lanes, 'v'
+// a vector argument), declared by symbol name (asm labels: the prelude holds no C-linkage
+// block, kernels' text is found by theirs) with the instruction set their register types need.
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
-#define NPC_VMATH_DECL(op, c, D64, F32) vm_pd4 _ZGVdN4v_##c(vm_pd4); vm_ps8 _ZGVdN8v_##c##f(vm_ps8);
+#define NPC_VMATH_DECL(op, c, D64, F32) \
+  vm_pd4 vm_d4_##c(vm_pd4) __asm__("_ZGVdN4v_" #c); vm_ps8 vm_d8_##c##f(vm_ps8) __asm__("_ZGVdN8v_" #c "f");
 NPC_VMATH_FUNCS(NPC_VMATH_DECL)
 #undef NPC_VMATH_DECL
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx512f")
-#define NPC_VMATH_DECL(op, c, D64, F32) vm_pd8 _ZGVeN8v_##c(vm_pd8); vm_ps16 _ZGVeN16v_##c##f(vm_ps16);
+#define NPC_VMATH_DECL(op, c, D64, F32) \
+  vm_pd8 vm_e8_##c(vm_pd8) __asm__("_ZGVeN8v_" #c); vm_ps16 vm_e16_##c##f(vm_ps16) __asm__("_ZGVeN16v_" #c "f");
 NPC_VMATH_FUNCS(NPC_VMATH_DECL)
 #undef NPC_VMATH_DECL
 #pragma GCC pop_options
-}
 
 /// The most elements one call of vector_block takes.
 constexpr int64_t kVmTile = 1024;
@@ -148,8 +149,8 @@ __attribute__((target("avx512f"))) inline vm_ps16 vm_atanhf_via_pd512(vm_ps16 x)
   ps8 lo, hi;
   __builtin_memcpy(&lo, &x, 32);
   __builtin_memcpy(&hi, reinterpret_cast<const char*>(&x) + 32, 32);
-  const ps8 rlo = __builtin_convertvector(_ZGVeN8v_atanh(__builtin_convertvector(lo, vm_pd8)), ps8);
-  const ps8 rhi = __builtin_convertvector(_ZGVeN8v_atanh(__builtin_convertvector(hi, vm_pd8)), ps8);
+  const ps8 rlo = __builtin_convertvector(vm_e8_atanh(__builtin_convertvector(lo, vm_pd8)), ps8);
+  const ps8 rhi = __builtin_convertvector(vm_e8_atanh(__builtin_convertvector(hi, vm_pd8)), ps8);
   vm_ps16 r;
   __builtin_memcpy(&r, &rlo, 32);
   __builtin_memcpy(reinterpret_cast<char*>(&r) + 32, &rhi, 32);
@@ -160,8 +161,8 @@ __attribute__((target("avx2,fma"))) inline vm_ps8 vm_atanhf_via_pd256(vm_ps8 x) 
   ps4 lo, hi;
   __builtin_memcpy(&lo, &x, 16);
   __builtin_memcpy(&hi, reinterpret_cast<const char*>(&x) + 16, 16);
-  const ps4 rlo = __builtin_convertvector(_ZGVdN4v_atanh(__builtin_convertvector(lo, vm_pd4)), ps4);
-  const ps4 rhi = __builtin_convertvector(_ZGVdN4v_atanh(__builtin_convertvector(hi, vm_pd4)), ps4);
+  const ps4 rlo = __builtin_convertvector(vm_d4_atanh(__builtin_convertvector(lo, vm_pd4)), ps4);
+  const ps4 rhi = __builtin_convertvector(vm_d4_atanh(__builtin_convertvector(hi, vm_pd4)), ps4);
   vm_ps8 r;
   __builtin_memcpy(&r, &rlo, 16);
   __builtin_memcpy(reinterpret_cast<char*>(&r) + 16, &rhi, 16);
@@ -195,15 +196,15 @@ inline void vector_block(const T* in, T* out, int64_t n) {
 #define NPC_VMATH_ENTRY(op, c, D64, F32)                                                \
   template <class T> inline void c##_e(const T* in, T* out, int64_t n) {                \
     if constexpr (sizeof(T) == 8)                                                       \
-      vector_block<T, &vm_tile_pd512<&_ZGVeN8v_##c>, &vm_s_##c>(in, out, n);            \
+      vector_block<T, &vm_tile_pd512<&vm_e8_##c>, &vm_s_##c>(in, out, n);            \
     else                                                                                \
-      vector_block<T, &vm_tile_ps512<&_ZGVeN16v_##c##f>, &vm_s_##c##f>(in, out, n);     \
+      vector_block<T, &vm_tile_ps512<&vm_e16_##c##f>, &vm_s_##c##f>(in, out, n);     \
   }                                                                                     \
   template <class T> inline void c##_d(const T* in, T* out, int64_t n) {                \
     if constexpr (sizeof(T) == 8)                                                       \
-      vector_block<T, &vm_tile_pd256<&_ZGVdN4v_##c>, &vm_s_##c>(in, out, n);            \
+      vector_block<T, &vm_tile_pd256<&vm_d4_##c>, &vm_s_##c>(in, out, n);            \
     else                                                                                \
-      vector_block<T, &vm_tile_ps256<&_ZGVdN8v_##c##f>, &vm_s_##c##f>(in, out, n);      \
+      vector_block<T, &vm_tile_ps256<&vm_d8_##c##f>, &vm_s_##c##f>(in, out, n);      \
   }
 NPC_VMATH_FUNCS(NPC_VMATH_ENTRY)
 #undef NPC_VMATH_ENTRY
