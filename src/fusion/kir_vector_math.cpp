@@ -31,8 +31,10 @@
 // NumPy's special values, and the flags a kernel reports are the scalar functions' (those
 // of NumPy's loops). Every element still sees the same operations in the same order.
 // Applied only where eager npc is vectorised (NPC_VECTOR_MATH=0 leaves every kernel as it
-// was; NPC_VECTOR_MATH=all vectorises the kernels as it does the eager loops), and only when
-// the operand is a local of the loop body (an op of a loop-invariant value stays scalar).
+// was; NPC_VECTOR_MATH=all vectorises the kernels as it does the eager loops), only when the
+// operand is a local of the loop body (an op of a loop-invariant value stays scalar), and
+// with at most kMaxArrays local arrays (they live on each thread's stack). A translation
+// unit that calls no vector routine does not compile the block code (cpp_prelude_for).
 #include <map>
 #include <set>
 #include <string>
@@ -45,6 +47,7 @@ namespace npc::fusion {
 namespace {
 
 constexpr int64_t kBlock = 256;
+constexpr size_t kMaxArrays = 128;
 
 bool names_any(const Lin& l, const std::set<std::string>& names) {
   for (auto& [atom, k] : l.t) {
@@ -120,7 +123,8 @@ void vector_math_blocks(Block& top) {
     if (s.k == Stmt::K::Store) read(s.val);
     else seg_of[s.var] = seg;
   }
-  if (!any) return;
+  // Local arrays live on each thread's stack: at most kMaxArrays of them (256 KiB of float64).
+  if (!any || arrays.size() > kMaxArrays) return;
 
   const std::string blk = "npk_vb", lane = "npk_vl";
   const Lin left = main->hi + Lin::atom(blk, -1);  // elements from the block's start to the end
