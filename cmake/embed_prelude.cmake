@@ -1,8 +1,10 @@
 # Writes the fused kernels' prelude as a C++ raw string literal (included by
 # src/fusion/emit_cpp.cpp): PRELUDE (src/fusion/prelude_cpu.hpp) with its
 # `#include "npc/scalar_rules.hpp"` line replaced by RULES' text, so generated kernels and
-# eager kernels share one source of NumPy's element rules (Note [scalar rules]).
-# Usage: cmake -DPRELUDE=... -DRULES=... -DOUT=... -P embed_prelude.cmake
+# eager kernels share one source of NumPy's element rules (Note [scalar rules]), and its
+# `#include "ops/vector_math_block.hpp"` line by VMATH's text (src/ops/vector_math_block.hpp,
+# the eager loops' vector-math blocks; Note [vector math in kernels]).
+# Usage: cmake -DPRELUDE=... -DRULES=... -DVMATH=... -DOUT=... -P embed_prelude.cmake
 file(READ "${PRELUDE}" prelude)
 file(READ "${RULES}" rules)
 set(include_line "#include \"npc/scalar_rules.hpp\"\n")
@@ -11,6 +13,13 @@ if(at EQUAL -1)
   message(FATAL_ERROR "${PRELUDE} does not include npc/scalar_rules.hpp")
 endif()
 string(REPLACE "${include_line}" "${rules}" text "${prelude}")
+file(READ "${VMATH}" vmath)
+set(vmath_line "#include \"ops/vector_math_block.hpp\"\n")
+string(FIND "${text}" "${vmath_line}" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "${PRELUDE} does not include ops/vector_math_block.hpp")
+endif()
+string(REPLACE "${vmath_line}" "${vmath}" text "${text}")
 if(text MATCHES "\\)NPKPRELUDE\"")
   message(FATAL_ERROR "the prelude contains the raw-string delimiter )NPKPRELUDE\"")
 endif()

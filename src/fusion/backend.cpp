@@ -297,10 +297,10 @@ void compile_kernels(const Lowered& l, Variant& v) {
       all += text + "\n";
     }
     std::cerr << "[npc output_code] " << l.kernel_text.size() << " kernels (" << missing.size() << " new):\n"
-              << cpp_prelude() << all << std::endl;
+              << cpp_prelude_for(l.kernel_text) << all << std::endl;
   }
   if (!missing.empty()) {
-    std::string src = cpp_prelude();
+    std::string src = cpp_prelude_for(l.kernel_text);
     src += "#include <algorithm>\n#include <limits>\n\n";
     std::vector<std::string> names;
     for (size_t i : missing) {

@@ -34,6 +34,7 @@
 
 #include "fusion/kernel_ir.hpp"
 #include "npc/fusion.hpp"
+#include "ops/math_simd.hpp"
 
 namespace npc::fusion {
 namespace {
@@ -306,6 +307,14 @@ std::string render_expr(const Expr& e) {
 
 void render_block(std::ostringstream& os, const Block& b, const Kernel& k, int ind);
 
+// Note [vector math in kernels] (kir_vector_math.cpp): the block function of the prelude's
+// vector-math entry points (src/ops/vector_math_block.hpp), <c>[_via64]_<e|d>(in, out, n).
+std::string render_vec_apply(const Stmt& s) {
+  const Expr& e = s.expr;
+  return std::string("npk::vm::") + ops::simd::vector_math_name(e.op) + (s.vec_via_float64 ? "_via64" : "") +
+         (s.vec_bits == 512 ? "_e" : "_d") + "(" + e.args.at(0).text + ", " + s.var + ", " + render_bound(s) + ")";
+}
+
 void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind);
 
 // `acc op part` of a split reduction (Note [parallel scalar reductions], kir_passes.cpp).
@@ -455,6 +464,10 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
       indent(os, ind);
       os << "break;\n";
       break;
+    case Stmt::K::VecApply:
+      indent(os, ind);
+      os << render_vec_apply(s) << ";\n";
+      break;
   }
 }
 
@@ -485,6 +498,10 @@ void dump_block(std::ostringstream& os, const Block& b, int ind) {
         if (!s.orelse.empty()) { indent(os, ind); os << "else\n"; dump_block(os, s.orelse, ind + 1); }
         break;
       case Stmt::K::Break: os << "break\n"; break;
+      case Stmt::K::VecApply:
+        os << s.var << "[0:" << render_bound(s) << "] <- vector(" << s.vec_bits << (s.vec_via_float64 ? ", via float64" : "")
+           << ") " << op_info(s.expr.op).name << "(" << s.expr.args.at(0).text << ")\n";
+        break;
     }
   }
 }
@@ -541,6 +558,12 @@ bool supports(OpId op, DType t) { return cpp_supports(op, t); }
 const std::string& cpp_prelude() {
   static const std::string s(kPrelude);
   return s;
+}
+
+std::string cpp_prelude_for(const std::vector<std::string>& texts) {
+  for (const std::string& t : texts)
+    if (t.find("npk::vm::") != std::string::npos) return "#define NPK_VECTOR_MATH 1\n" + cpp_prelude();
+  return cpp_prelude();
 }
 
 std::string emit_cpp_kernel(const Kernel& k, const std::string& name) {

@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "npc/fusion.hpp"
+#include "ops/math_simd.hpp"
 
 #ifndef NPC_VERSION
 #define NPC_VERSION "0"
@@ -763,6 +764,9 @@ std::shared_ptr<Module> jit(const std::string& source) {
   }
   std::string cmd = cfg.cxx + " " + cfg.flags + " -std=c++17 -shared -fPIC -o " + shell_quote(so_path) + " " +
                     shell_quote(src_path);
+  // Kernels that call the vector-math blocks need libmvec (Note [vector math in kernels]);
+  // --as-needed keeps it out of the others.
+  if (*ops::simd::vector_math_name(OpId::sin) != '\0') cmd += " -Wl,--as-needed -lmvec";
   auto c0 = std::chrono::steady_clock::now();
   int status = run_compiler(cmd, log_path, cfg.compile_timeout);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();

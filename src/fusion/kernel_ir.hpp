@@ -185,6 +185,9 @@ struct Stmt {
     For,     ///< for (var = lo; var < min(hi, cap); var += step) body (cap only when `capped`)
     If,      ///< if (val) body else orelse
     Break,   ///< leave the innermost loop
+    /// var[0:n] = expr.op(expr.args[0][0:n]) over local arrays, n = min(hi, cap) (cap only
+    /// when `capped`), by the vector routine of the op (Note [vector math in kernels]).
+    VecApply,
   };
   K k;
   std::string var;
@@ -223,6 +226,10 @@ struct Stmt {
   /// `var` is a local array of that many elements, without an initial value (Note [lane blocks]).
   std::string lane;
   int64_t array_len = 0;
+  /// VecApply: the routine eager npc uses for the op (ops::simd::vector_math): its register
+  /// width in bits (512, 256) and whether float32 goes through the float64 routine.
+  int vec_bits = 0;
+  bool vec_via_float64 = false;
 };
 
 /// A buffer of a kernel: its dtype (element type in memory).
@@ -266,6 +273,9 @@ std::vector<int64_t> parametrise_constants(Kernel& k);
 std::string emit_cpp_kernel(const Kernel& k, const std::string& name);
 /// The prelude every translation unit starts with (NumPy-exact helpers).
 const std::string& cpp_prelude();
+/// The prelude of a unit of the kernels `texts`: cpp_prelude(), with the vector-math blocks
+/// when a kernel calls them (Note [vector math in kernels]).
+std::string cpp_prelude_for(const std::vector<std::string>& texts);
 /// Text dump of the kernel IR (NPC_COMPILE_DEBUG).
 std::string dump_kernel(const Kernel& k);
 /// Whether the C++ emitter has a rule for ufunc `op` on loop dtype `in`.

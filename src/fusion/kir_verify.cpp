@@ -17,7 +17,9 @@
 //   read the dtype of their buffer, stores go to buffers marked written; special values are
 //   of a dtype that has them;
 // - loops have a name and a positive step; their reduction clauses, split reductions and
-//   NaN flags name mutable accumulators in scope; Break is inside a loop.
+//   NaN flags name mutable accumulators in scope; Break is inside a loop;
+// - a vector apply maps a local array of float32/float64 to a mutable local array of the
+//   same dtype with a unary op and a vector width (Note [vector math in kernels]).
 #include <map>
 #include <string>
 #include <vector>
@@ -90,7 +92,7 @@ class Verifier {
   [[noreturn]] void fail(const std::string& why) const {
     std::string where;
     if (at_) {
-      static const char* kinds[] = {"let", "var", "assign", "store", "for", "if", "break"};
+      static const char* kinds[] = {"let", "var", "assign", "store", "for", "if", "break", "vector apply"};
       where = std::string(" at ") + kinds[static_cast<int>(at_->k)] + (at_->var.empty() ? "" : " " + at_->var);
     }
     throw ir::VerifyError("kernel IR verification failed after pass '" + std::string(pass_) + "'" + where + ": " + why);
@@ -287,6 +289,24 @@ class Verifier {
       case Stmt::K::Break:
         if (loops_ == 0) fail("break outside a loop");
         break;
+      case Stmt::K::VecApply: {
+        // Note [vector math in kernels]: a unary float op from local array to local array.
+        const Expr& e = s.expr;
+        if (e.k != Expr::K::Apply || e.op == OpId::kCount || op_info(e.op).nin != 1 || e.args.size() != 1)
+          fail("vector apply of something other than a unary op");
+        if (e.dtype != e.in || (e.in != DType::Float32 && e.in != DType::Float64) || s.dtype != e.dtype)
+          fail("vector apply outside float32/float64");
+        if (s.vec_bits != 256 && s.vec_bits != 512) fail("vector apply of width " + std::to_string(s.vec_bits));
+        if (s.vec_via_float64 && e.in != DType::Float32) fail("vector apply through float64 of a float64 op");
+        const Val& a = e.args[0];
+        if (a.k != Val::K::Local || !a.lane.empty() || !use(a.text).array || use(a.text).dtype != e.in || a.dtype != e.in)
+          fail("vector apply operand that is not a local array of its dtype");
+        mutable_name(s.var, "vector apply to");
+        if (!use(s.var).array || use(s.var).dtype != s.dtype) fail("vector apply to a non-array or another dtype");
+        lin(s.hi);
+        if (s.capped) lin(s.cap);
+        break;
+      }
     }
     at_ = &s;
   }

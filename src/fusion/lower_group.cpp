@@ -365,7 +365,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
 }
 
 std::string translation_unit(const Lowered& l, std::vector<std::string>& names, const std::string& tag) {
-  std::string src = cpp_prelude();
+  std::string src = cpp_prelude_for(l.kernel_text);
   src += "#include <algorithm>\n#include <limits>\n\n";
   names.clear();
   for (size_t i = 0; i < l.kernel_text.size(); ++i) {

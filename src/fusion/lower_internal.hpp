@@ -44,6 +44,8 @@ void hoist_invariants(Block& b, const std::vector<KBuffer>& bufs);
 void reuse_reduced_values(Block& top, const std::vector<KBuffer>& bufs);
 bool has_control(const Block& b);
 void lane_blocks(Block& top);
+// Note [vector math in kernels] (kir_vector_math.cpp).
+void vector_math_blocks(Block& top);
 
 // The kernel emitter for one group of roots (Note [placement] in lower_expr.cpp); its
 // methods are in lower_expr.cpp (expressions, views, writes) and lower_reduce.cpp

@@ -67,6 +67,15 @@ inline int thread_count() { return 1; }
 #endif
 #include "npc/scalar_rules.hpp"
 
+// The eager loops' vector-math blocks (libmvec), which the vector_math_blocks pass calls over
+// lane blocks (Note [vector math in kernels], src/fusion/kir_vector_math.cpp); only in units
+// that call them (cpp_prelude_for defines NPK_VECTOR_MATH), the others compile faster.
+#if defined(NPK_VECTOR_MATH) && defined(__x86_64__) && defined(__GNUC__)
+namespace npk::vm {
+#include "ops/vector_math_block.hpp"
+}  // namespace npk::vm
+#endif
+
 namespace npk {
 // A quiet scalar a < b (argmin/argmax over a reduced axis, which leave the loop at the first
 // NaN, or unrolled over a short axis, Note [small reductions]): ucomis* raises no "invalid"

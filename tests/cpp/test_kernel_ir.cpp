@@ -6,7 +6,9 @@
 #include <string>
 
 #include "fusion/kernel_ir.hpp"
+#include "fusion/lower_internal.hpp"
 #include "npc/graph.hpp"
+#include "ops/math_simd.hpp"
 
 using namespace npc;
 using namespace npc::fusion;
@@ -140,4 +142,58 @@ TEST_CASE("kernel IR: literals, special values and helpers are rendered by the C
   CHECK(src.find("int16_t lo = std::numeric_limits<int16_t>::lowest();") != std::string::npos);
   CHECK(src.find("const bool q = npk::lt_scalar(v0, v1);") != std::string::npos);
   CHECK(src.find("add<double>(v0, 0x1p+0)") != std::string::npos);  // npk::ufunc::add, the row's rule
+}
+
+// for (i0 = 0; i0 < 1000; ++i0) { v0 = buf0[i0]; v1 = sin(v0); buf1[i0] = v1 * 2 } in float32.
+static Kernel sin_kernel() {
+  Kernel k = small_kernel();
+  k.bufs = {KBuffer{DType::Float32, false}, KBuffer{DType::Float32, true}};
+  Block& b = k.body[0].body;
+  b[0].dtype = b[0].expr.dtype = DType::Float32;
+  b[1].dtype = DType::Float32;
+  b[1].expr.op = OpId::sin;
+  b[1].expr.dtype = b[1].expr.in = DType::Float32;
+  b[1].expr.args = {Val::local("v0", DType::Float32)};
+  Stmt twice = stmt(Stmt::K::Let);
+  twice.var = "v2";
+  twice.dtype = DType::Float32;
+  twice.expr = expr(Expr::K::Apply, DType::Float32);
+  twice.expr.op = OpId::multiply;
+  twice.expr.in = DType::Float32;
+  twice.expr.args = {Val::local("v1", DType::Float32), Val::literal(Scalar::from_double(2.0), DType::Float32)};
+  b.insert(b.begin() + 2, twice);
+  b.back().val = Val::local("v2", DType::Float32);
+  k.body[0].hi = Lin::constant(1000);
+  return k;
+}
+
+TEST_CASE("kernel IR: vector_math_blocks puts an eager vector routine in a verified VecApply") {
+  Kernel k = sin_kernel();
+  REQUIRE_NOTHROW(run_pass("vector_math_blocks", k.body, k.bufs, vector_math_blocks, true));
+  bool vec = false;
+  for (const Stmt& s : k.body.at(0).body) vec = vec || s.k == Stmt::K::VecApply;
+  const std::string text = emit_cpp_kernel(k, "f");
+  if (ops::simd::vector_math(OpId::sin, DType::Float32).bits == 0) {
+    CHECK(!vec);  // eager npc runs the scalar loop: so does the kernel
+    return;
+  }
+  CHECK(vec);
+  CHECK(k.body.at(0).step == 256);
+  CHECK(text.find("npk::vm::sin_") != std::string::npos);
+  REQUIRE_NOTHROW(run_pass("parametrise_constants", k, [](Kernel& x) { parametrise_constants(x); }, true));
+
+  // A VecApply whose operand is a scalar local, and one of an integer dtype, fail verification.
+  Kernel bad = sin_kernel();
+  run_pass("vector_math_blocks", bad.body, bad.bufs, vector_math_blocks, false);
+  std::string e;
+  try {
+    run_pass("scalar_operand", bad.body, bad.bufs, [](Block& b) {
+      for (Stmt& s : b.at(0).body)
+        if (s.k == Stmt::K::VecApply) s.expr.args[0] = Val::literal(Scalar::from_double(1.0), DType::Float32);
+    }, true);
+  } catch (const ir::VerifyError& x) {
+    e = x.what();
+  }
+  CHECK(e.find("after pass 'scalar_operand' at vector apply") != std::string::npos);
+  CHECK(e.find("not a local array") != std::string::npos);
 }
