@@ -118,6 +118,35 @@ def test_mutations_reach_the_caller(f, make_args, backend):
     compare(f, make_args, backend)
 
 
+def append_then_raise(xs, s):
+    xs.append(xs[0] * 2)
+    xs[0] = xs[0] + s
+    xs.append(s)
+    raise KeyError("after the changes")
+
+
+def append_then_shape_error(xs):
+    xs.append(xs[0] * 2)
+    return xs[0] + np.ones(5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f, make_args", [
+    (append_then_raise, lambda: ([np.zeros(2)], 0.5)),
+    (append_then_shape_error, lambda: ([np.zeros(2)],)),
+])
+def test_mutations_before_an_exception_reach_the_caller(f, make_args, backend):
+    cf = npc.compile(f, backend=backend)
+    for _ in range(3):
+        got_args, want_args = make_args(), make_args()
+        with pytest.raises(Exception) as got:
+            cf(*got_args)
+        with pytest.raises(Exception) as want:
+            f(*want_args)
+        assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
+        _same(got_args, want_args, "arguments after the call")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_caller_objects_stay_themselves(backend):
     cf = npc.compile(keeps_caller_objects, backend=backend)

@@ -559,6 +559,11 @@ class CompiledFunction:
                             raise _Retrace(float_paths) from None
                         except _core._GraphBreak:
                             pass
+                    if not self._fullgraph and not isinstance(sys.exc_info()[1], _NO_FLUSH):
+                        # What the function did to its list and dict arguments before raising
+                        # happened in NumPy too (Note [mutated arguments]).
+                        _write_back_realized(containers, kb, traced, kb.numpy_in and not kb.npc_in,
+                                             lambda v: scalar_values[_sentinel_index(v)])
                     raise
             mutated = [(orig, c) for orig, c, items in containers if _changed(c, items)]
             if mutated:
@@ -719,6 +724,31 @@ class _PyBackendGraph:
 
     def __str__(self):
         return str(self._g)
+
+
+def _write_back_realized(containers, kb, traced, numpy_out, scalar_of):
+    """The caller's list and dict arguments get the contents the traced function left in their
+    copies when it raised, after the operations recorded before the exception ran (their
+    traced arrays are realized): Note [mutated arguments]."""
+    mutated = [(orig, c) for orig, c, items in containers if _changed(c, items)]
+    if not mutated:
+        return
+    objects = {id(c): orig for orig, c, _ in containers}
+    for x, path in kb.arrays:
+        objects[id(traced[id(x), path])] = x
+    leaves, tree = _flatten([type(c)(c) for _, c in mutated], traced.values(), objects,
+                            scalar_of)
+    outs = []
+    for leaf in leaves:
+        if _is_npc(leaf) and _core._is_traced(leaf):
+            _core._realize(leaf)
+        outs.append(leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)))
+    for (orig, _), new in zip(mutated, _rebuild(tree, outs, numpy_out)):
+        if type(orig) is list:
+            orig[:] = new
+        else:
+            orig.clear()
+            orig.update(new)
 
 
 def _changed(c, items):
