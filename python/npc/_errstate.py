@@ -41,6 +41,37 @@ def renamed(op, name):
         _renames.map = old
 
 
+_compiled = threading.local()
+
+
+@contextlib.contextmanager
+def marking_compiled(log):
+    """Within the block (on this thread), warnings that ``report_compiled`` appends to `log`
+    (the list of a ``warnings.catch_warnings(record=True)``) are marked ``_npc_compiled``:
+    npc.compile tells the errors of compiled kernels, which a replay raises again, from the
+    warnings of the traced Python (Note [warnings of traced Python] in npc/compiler/_capture.py)."""
+    old = getattr(_compiled, "log", None)
+    _compiled.log = log
+    try:
+        yield
+    finally:
+        _compiled.log = old
+
+
+def report_compiled(flags, where):
+    """``report`` for the errors of a compiled graph or segment (Note [reporting compiled fp
+    errors] in npc/csrc/bind_tracer.cpp)."""
+    log = getattr(_compiled, "log", None)
+    if log is None:
+        return report(flags, where)
+    n = len(log)
+    try:
+        return report(flags, where)
+    finally:
+        for w in log[n:]:
+            w._npc_compiled = True
+
+
 def report(flags, where):
     """Act on error `flags` (bits: 1 divide, 2 overflow, 4 underflow, 8 invalid) raised in `where`."""
     m = getattr(_renames, "map", None)

@@ -171,6 +171,19 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   }
   for (auto& o : opts.out)
     if (o) { shapes.push_back(c.node_of(*o)->shape); hints.push_back(o->shape()); }
+  {
+    // The eager path's shape checks on the traced sizes (the same exceptions and messages as
+    // NumPy's iterator: the operands, out= arrays and where= mask broadcast together, then
+    // each out= array has the whole shape). A replay with other sizes is traced again when
+    // the graph's size constraints fail, so these checks run for them too.
+    std::vector<Shape> concrete = hints;
+    if (opts.where) concrete.push_back(opts.where->shape());
+    const Shape whole = broadcast_operand_shapes(concrete);
+    for (const auto& o : opts.out)
+      if (o && o->shape() != whole)
+        throw ValueError("non-broadcastable output operand with shape " + iter_shape_str(o->shape()) +
+                         " doesn't match the broadcast shape " + iter_shape_str(whole));
+  }
   Shape hint;
   ir::SymShape shape = c.broadcast(shapes, hints, hint);
   ir::Graph& g = c.graph();

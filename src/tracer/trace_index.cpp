@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "npc/ops.hpp"
+#include "ops/loops.hpp"  // iter_shape_str (NumPy's spelling of shapes in messages)
 #include "tracer/trace_internal.hpp"
 
 namespace npc::tracer {
@@ -271,13 +272,17 @@ void index_set_hook(const ndarray& a, std::span<const IndexItem> idx, const ndar
       region.set_trace(std::move(t));
       ir::NodeRef v = c.node_of(value);
       // NumPy's setitem: the value broadcasts to the region (ValueError otherwise).
-      std::vector<Shape> sh{value.shape(), region.shape()};
+      // The region is never broadcast itself: each of the value's dims (past leading ones
+      // beyond the region's rank) is 1 or the region's; NumPy's message and spelling.
       Shape vs = value.shape();
-      while (vs.size() > region.shape().size() && vs.front() == 1) vs.erase(vs.begin());
-      std::vector<Shape> both{vs, region.shape()};
-      if (broadcast_shapes(both) != region.shape())
-        throw ValueError("could not broadcast input array from shape " + shape_str(value.shape()) +
-                         " into shape " + shape_str(region.shape()));
+      const Shape& rs = region.shape();
+      while (vs.size() > rs.size() && vs.front() == 1) vs.erase(vs.begin());
+      bool fits = vs.size() <= rs.size();
+      for (size_t i = 0; fits && i < vs.size(); ++i)
+        fits = vs[i] == 1 || vs[i] == rs[rs.size() - vs.size() + i];
+      if (!fits)
+        throw ValueError("could not broadcast input array from shape " + iter_shape_str(value.shape()) +
+                         " into shape " + iter_shape_str(rs));
       c.write(region, v);
       return;
     }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "ops/loops.hpp"  // iter_shape_str (NumPy's spelling of shapes in messages)
 #include "tracer/trace_internal.hpp"
 
 namespace npc::tracer {
@@ -383,8 +384,12 @@ ir::SymShape Context::broadcast(const std::vector<ir::SymShape>& shapes, const s
       ir::Dim dim = s[k];
       int64_t dh = hints[i][k];
       if (dim.is_static() && dim.value() == 1) continue;
-      if (h != 1 && dh != h)
-        throw ValueError("operands could not be broadcast together (traced shapes)");
+      if (h != 1 && dh != h) {
+        // NumPy's message, naming the operands' (traced) shapes.
+        std::string msg = "operands could not be broadcast together with shapes";
+        for (const Shape& t : hints) msg += " " + iter_shape_str(t);
+        throw ValueError(msg + " ");
+      }
       h = dh;
       if (!pick) { pick = dim; continue; }
       if (*pick == dim) continue;

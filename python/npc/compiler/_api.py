@@ -26,7 +26,8 @@ from . import _logs
 from . import _repro
 from ._breaks import _annotate, _run_outside
 from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _StaticUse, _marked, _recording_warnings,
-                       _replay_warnings, _sentinel)
+                       _python_warnings, _replay_warnings, _sentinel,
+                       _sentinel_index)
 from ._guards import (_KeyBuilder, _contents_key, _free_key, _free_values, _numpy_only, _traced_copy,
                       _valid_bytes)
 from ._state import (_all_compiled, _available, _backends, _compiles, _epoch, _fusion_counters, _is_npc,
@@ -80,6 +81,7 @@ class _Entry:
 
 
 _NDARRAY = _core.ndarray
+_MISSING = object()
 
 
 def _from_numpy(x):
@@ -479,6 +481,7 @@ class CompiledFunction:
         float_paths = []
         scalar_values = []
         counter = [0]
+        containers = []  # (caller's list or dict, traced copy, its items then): Note [mutated arguments]
 
         def subst(x, path):
             t = type(x)
@@ -493,9 +496,14 @@ class CompiledFunction:
             if isinstance(x, (_core.ndarray, _np.ndarray)):
                 return traced[id(x), path]
             if t is tuple or t is list:
-                return t(subst(v, f"{path}[{i}]") for i, v in enumerate(x))
+                c = t(subst(v, f"{path}[{i}]") for i, v in enumerate(x))
+                if t is list:
+                    containers.append((x, c, list(c)))
+                return c
             if t is dict:
-                return {k: subst(v, f"{path}[{k!r}]") for k, v in x.items()}
+                c = {k: subst(v, f"{path}[{k!r}]") for k, v in x.items()}
+                containers.append((x, c, list(c.items())))
+                return c
             if isinstance(x, _np.random.Generator):
                 return _GenProxy(ctx, lambda x=x: x, fresh=False)
             return x
@@ -551,8 +559,23 @@ class CompiledFunction:
                             raise _Retrace(float_paths) from None
                         except _core._GraphBreak:
                             pass
+                    if not self._fullgraph and not isinstance(sys.exc_info()[1], _NO_FLUSH):
+                        # What the function did to its list and dict arguments before raising
+                        # happened in NumPy too (Note [mutated arguments]).
+                        _write_back_realized(containers, kb, traced, kb.numpy_in and not kb.npc_in,
+                                             lambda v: scalar_values[_sentinel_index(v)])
                     raise
-            leaves, tree = _flatten(result, traced.values())
+            mutated = [(orig, c) for orig, c, items in containers if _changed(c, items)]
+            if mutated:
+                # Note [mutated arguments]: the caller's containers get the final contents,
+                # which refer to the caller's own objects (lists, dicts, argument arrays).
+                objects = {id(c): orig for orig, c, _ in containers}
+                for x, path in kb.arrays:
+                    objects[id(traced[id(x), path])] = x
+                leaves, tree = _flatten((result, [type(c)(c) for _, c in mutated]), traced.values(), objects,
+                                        lambda v: scalar_values[_sentinel_index(v)])
+            else:
+                leaves, tree = _flatten(result, traced.values())
             t1 = time.perf_counter()
             cxx0 = _fusion_counters().get("compile_seconds", 0.0)
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
@@ -607,6 +630,24 @@ class CompiledFunction:
                       "\n  ".join(f"{p}: {t}" for p, t in self._last_labels))
         if _logs.enabled("output_code") and graph is not None:
             _logs.log("output_code", "%s graph:\n%s", self._name, str(graph))
+        if mutated:
+            # Note [mutated arguments]: the function runs its Python on every call, as with breaks.
+            self._breaks = True
+            self._break_keys.add(key)
+            why = ("the function changes a list or dict argument: it runs its Python on every call so that "
+                   "the caller's container changes each time")
+            if why not in self.last_side_effects:
+                self.last_side_effects.append(why)
+            if not known:
+                _logs.log("fallback", "%s: %s", self._name, why)
+            result, contents = _rebuild(tree, list(outs), numpy_out)
+            for (orig, _), new in zip(mutated, contents):
+                if type(orig) is list:
+                    orig[:] = new
+                else:
+                    orig.clear()
+                    orig.update(new)
+            return result
         if nbreaks:
             self._breaks = True
             self._break_keys.add(key)
@@ -633,7 +674,7 @@ class CompiledFunction:
             for slot, arr in e.captured:
                 e.template[slot] = arr
             e.rebuild = _make_rebuild(tree, numpy_out)
-            e.py_warnings = py_warnings  # Note [warnings of traced Python]
+            e.py_warnings = _python_warnings(py_warnings)  # Note [warnings of traced Python]
             self._entries.setdefault(key, []).append(e)
             if config.repro and backend != "eager" and backend not in _backends and not e.plan and _repro.enabled():
                 # The first run already ran on the backend: check it against the eager one.
@@ -685,15 +726,68 @@ class _PyBackendGraph:
         return str(self._g)
 
 
-def _flatten(obj, inputs=()):
+def _write_back_realized(containers, kb, traced, numpy_out, scalar_of):
+    """The caller's list and dict arguments get the contents the traced function left in their
+    copies when it raised, after the operations recorded before the exception ran (their
+    traced arrays are realized): Note [mutated arguments]."""
+    mutated = [(orig, c) for orig, c, items in containers if _changed(c, items)]
+    if not mutated:
+        return
+    objects = {id(c): orig for orig, c, _ in containers}
+    for x, path in kb.arrays:
+        objects[id(traced[id(x), path])] = x
+    leaves, tree = _flatten([type(c)(c) for _, c in mutated], traced.values(), objects,
+                            scalar_of)
+    outs = []
+    for leaf in leaves:
+        if _is_npc(leaf) and _core._is_traced(leaf):
+            _core._realize(leaf)
+        outs.append(leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)))
+    for (orig, _), new in zip(mutated, _rebuild(tree, outs, numpy_out)):
+        if type(orig) is list:
+            orig[:] = new
+        else:
+            orig.clear()
+            orig.update(new)
+
+
+def _changed(c, items):
+    """Whether traced copy `c` of a list or dict argument no longer holds `items` (the same
+    objects in the same places, Note [mutated arguments])."""
+    now = list(c.items()) if type(c) is dict else list(c)
+    if len(now) != len(items):
+        return True
+    if type(c) is dict:
+        return any(k0 != k1 or v0 is not v1 for (k0, v0), (k1, v1) in zip(now, items))
+    return any(a is not b for a, b in zip(now, items))
+
+
+# Note [mutated arguments]
+# A list or dict argument is traced as a copy holding the traced stand-ins of its arrays (and
+# runtime scalars). When the function changes the copy (`xs[0] = ...`, `xs.append(...)`,
+# `d["k"] = ...`, also of a nested list), NumPy code changes the caller's object, on every
+# call: so the caller's container gets the copy's final contents (arrays computed by the
+# trace, the caller's own objects where the copy held their stand-ins, the floats' values),
+# and the function runs its Python on every call, as one with graph breaks does (a replay
+# without Python could not change the container). A result that is such a copy is the
+# caller's object too (`return xs`).
+def _flatten(obj, inputs=(), objects=None, scalar_of=None):
     """Array leaves of a result and a tree to rebuild it (non-array leaves are static).
     0-d results that eager NumPy returns as NumPy scalars (ufuncs, reductions, `x[0]`) become
     scalars, the others (`where`, `astype`, views, `zeros(())`) stay 0-d arrays (Note [scalar
-    results] in src/tracer/trace.hpp); 0-d arrays the function received stay arrays."""
+    results] in src/tracer/trace.hpp); 0-d arrays the function received stay arrays.
+    `objects` maps ids of traced stand-ins to the caller's objects, which the tree then holds
+    as static leaves; `scalar_of` gives a runtime scalar's value (Note [mutated arguments])."""
     leaves = []
     ids = {id(i) for i in inputs}
 
     def walk(x):
+        if objects is not None:
+            o = objects.get(id(x), _MISSING)
+            if o is not _MISSING:
+                return ("S", o)
+            if isinstance(x, _RuntimeFloat):
+                return ("S", scalar_of(x))
         if isinstance(x, (_core.ndarray, _np.ndarray)):
             leaves.append(x)
             scalar = x.ndim == 0 and id(x) not in ids and _is_npc(x) and _core._scalar_result(x)

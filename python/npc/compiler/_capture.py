@@ -660,26 +660,38 @@ class _LazyGenState:
 # themselves and the segments' floating-point warnings is kept). A graph without breaks
 # replays without running the Python, so its entry keeps them and shows them on every
 # replay, before the graph's own floating-point warnings, under the filters then in effect.
+# The floating-point errors of the segments that ran while tracing (a trace cut at the node
+# budget, Note [loops] in src/tracer/trace_segments.cpp) are not the Python's: the replay
+# runs the same segments, which report their errors for the values of that call. They are
+# recorded marked (npc._errstate.report_compiled) and shown on the tracing call only:
+# `_python_warnings` leaves them out of what an entry keeps.
 @contextlib.contextmanager
 def _recording_warnings():
+    from .._errstate import marking_compiled
     recorded = []
     retrace = False
     try:
-        with warnings.catch_warnings(record=True) as rec:
+        with warnings.catch_warnings(record=True) as rec, marking_compiled(rec):
             try:
                 yield recorded
             except (_StaticUse, _core._StaticScalar):
                 retrace = True  # traced again: its warnings come from that trace
                 raise
             finally:
-                recorded.extend((w.message, w.category, w.filename, w.lineno) for w in rec)
+                recorded.extend((w.message, w.category, w.filename, w.lineno, getattr(w, "_npc_compiled", False))
+                                for w in rec)
     finally:
         if not retrace:
             _replay_warnings(recorded, False)
 
 
+def _python_warnings(recorded):
+    """The warnings of the traced Python among `recorded` (those a replay shows again)."""
+    return [w for w in recorded if not w[4]]
+
+
 def _replay_warnings(recorded, replay):
-    for message, category, filename, lineno in recorded:
+    for message, category, filename, lineno, _ in recorded:
         # On replays, once-per-location filters behave as for the same code run eagerly.
         registry = _registry_of(filename) if replay else None
         warnings.warn_explicit(message, category, filename, lineno, registry=registry)

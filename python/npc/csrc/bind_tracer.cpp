@@ -88,7 +88,7 @@ void report_compiled_fp() {
   // array with symbolic sizes, ...): the report calls Python, so it takes the GIL.
   py::gil_scoped_acquire gil;
   tracer::Suspend untraced;
-  py::object report = py::module_::import("npc._errstate").attr("report");
+  py::object report = py::module_::import("npc._errstate").attr("report_compiled");
   for (auto& [bit, where] : errs) report(bit, where);
 }
 
