@@ -84,6 +84,10 @@ inline PyArray* array_ptr(py::handle o) { return array_ptr(o.ptr()); }
 /// A new npc.ndarray object owning `a` (its `base` set to `base`), made without pybind11's
 /// per-call type lookups.
 py::object new_array_object(ndarray a, py::object base = py::none());
+/// A new npc.ndarray object for the view of the untraced `src` at `offset` with `shape` and
+/// `strides` (its base set to `base`): new_array_object(src.with_geometry(...)).
+py::object new_view_object(const ndarray& src, int64_t offset, std::span<const int64_t> shape,
+                           std::span<const int64_t> strides, py::object base);
 /// `result` (a new npc.ndarray made from `self`) as an instance of self's class when that is a
 /// Python subclass of npc.ndarray, with `__array_finalize__(self)` called as NumPy does
 /// (Note [ndarray subclasses] in python/npc/_array.py); `result` itself otherwise.
