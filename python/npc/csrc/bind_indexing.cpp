@@ -3,6 +3,7 @@
 // points of python/npc/_indexing.py and _shape.py.
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -540,6 +541,11 @@ bool fast_assign_view(PyArray& a, PyObject* key, PyObject* value) {
     return false;
   ViewGeometry g;
   if (!basic_view_geometry(a, key, &g)) return false;
+  // `a[key] op= b` stores the view it updated in place back into itself (Python's augmented
+  // assignment): a copy of the memory onto itself, with nothing to cast. Nothing to do.
+  if (va && va->storage() == a.storage() && va->offset() == g.offset && va->dtype() == a.dtype() &&
+      std::ranges::equal(va->shape(), g.shape_span()) && std::ranges::equal(va->strides(), g.strides_span()))
+    return true;
   const Shape shape(g.shape, g.shape + g.ndim);
   if (va && va->ndim() > g.ndim) return false;
   if (va) {  // broadcastable to the view's shape

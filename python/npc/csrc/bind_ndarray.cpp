@@ -232,7 +232,8 @@ void report_fp(const char* where) {
 namespace {
 bool is_array_subclass_instance(PyObject* o) {
   PyTypeObject* t = Py_TYPE(o);
-  return t != g_array_type && g_array_type && PyType_IsSubtype(t, g_array_type);
+  // Static types are never subclasses of the heap type npc.ndarray (array_ptr).
+  return t != g_array_type && g_array_type && PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE) && PyType_IsSubtype(t, g_array_type);
 }
 }  // namespace
 

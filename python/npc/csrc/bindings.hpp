@@ -74,7 +74,11 @@ extern PyTypeObject* g_array_type;
 /// other object. No pybind11 type lookup: this runs on every operator and ufunc call.
 inline PyArray* array_ptr(PyObject* o) {
   PyTypeObject* t = Py_TYPE(o);
-  if (t != g_array_type && (!g_array_type || !PyType_IsSubtype(t, g_array_type))) return nullptr;
+  // npc.ndarray is a heap type, so a static type (float, numpy.float64, numpy.ndarray) is
+  // never it nor a subclass of it: no walk along the MRO for the common scalar operands.
+  if (t != g_array_type &&
+      (!g_array_type || !PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE) || !PyType_IsSubtype(t, g_array_type)))
+    return nullptr;
   auto* inst = reinterpret_cast<py::detail::instance*>(o);
   void* v = inst->simple_layout ? inst->simple_value_holder[0] : inst->get_value_and_holder().value_ptr();
   return static_cast<PyArray*>(v);
