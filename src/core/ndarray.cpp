@@ -53,8 +53,12 @@ void reset_peak_memory_stats() { g_peak.store(g_current.load()); }
 // same rounded size, already mapped: the common `c = a + b` in a loop then writes into warm
 // memory, as a caching allocator (PyTorch's, for instance) does. Zeroed allocations (calloc)
 // never use it. memory_stats() counts live arrays only, not the cache.
+// The bound is 256 KiB, not only arrays glibc maps on their own: eager expressions on
+// mid-size arrays (a 300x300 stencil step, five temporaries of 700 KiB) otherwise make glibc
+// trim its heap when the temporaries die and fault the pages in again at the next step,
+// which took half the time of the step.
 namespace {
-constexpr size_t kCacheMin = size_t{1} << 22;
+constexpr size_t kCacheMin = size_t{1} << 18;
 constexpr size_t kCacheMaxBlocks = 8;
 constexpr size_t kCacheMaxBytes = size_t{1} << 30;
 
