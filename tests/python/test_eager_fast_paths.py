@@ -270,3 +270,23 @@ def test_mask_selection_raw_bool_bytes():
     raw = np.array([0, 2, 255, 0, 1, 0, 0, 128, 3, 0, 7], np.uint8)
     x = np.arange(11.0)
     same(npc.array(x)[npc.array(raw).view(bool)], x[raw.view(bool)])
+
+
+@pytest.mark.parametrize("key", [(slice(None), 2), (1, slice(1, None)), (slice(1, -1), slice(None, None, 2)),
+                                 (slice(None, None, -1), 0)], ids=str)
+def test_augmented_assignment_and_self_views(key):
+    """`a[key] op= b` stores the updated view back into itself (a no-op store); views that
+    overlap without being the same still copy as NumPy does."""
+    e = np.arange(30.0).reshape(5, 6)
+    a = npc.array(e)
+    a[key] -= a[key] * np.float64(0.5)
+    e[key] -= e[key] * np.float64(0.5)
+    same(a, e)
+    a[key] = a[key]
+    e[key] = e[key]
+    same(a, e)
+    a[1:, 0] = a[:-1, 0]
+    e[1:, 0] = e[:-1, 0]
+    a[0, 1:] = a[0, :-1]
+    e[0, 1:] = e[0, :-1]
+    same(a, e)
