@@ -290,3 +290,21 @@ def test_augmented_assignment_and_self_views(key):
     a[0, 1:] = a[0, :-1]
     e[0, 1:] = e[0, :-1]
     same(a, e)
+
+
+@pytest.mark.parametrize("name", ["matmul", "vecdot", "matvec", "vecmat"])
+def test_products_named_like_numpy_ufuncs(name):
+    """npc.matmul and the other products that NumPy defines as ufuncs take the guarded fast
+    call like npc.dot (Note [fast products]): plain arrays give NumPy's values, and instances
+    of numpy.ndarray subclasses run on NumPy (Note [NumPy subclasses])."""
+    rng = np.random.default_rng(0)
+    m, v = rng.random((4, 4)), rng.random(4)
+    args = {"matmul": (m, v), "vecdot": (v, v), "matvec": (m, v), "vecmat": (v, m)}[name]
+    f, g = getattr(npc, name), getattr(np, name)
+    assert type(f) is type(npc.dot)
+    exp = g(*args)
+    got = f(*[npc.array(x) for x in args])
+    np.testing.assert_allclose(np.asarray(got), exp, rtol=1e-15)
+    masked = [np.ma.array(x) for x in args]
+    r = f(*masked)
+    assert type(r) is type(g(*masked))
