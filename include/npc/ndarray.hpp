@@ -208,6 +208,8 @@ class ndarray {
   void resize(std::span<const int64_t> shape);
 
  private:
+  struct NoInit {};
+  explicit ndarray(NoInit) {}  // members set by the caller (with_geometry)
   void update_flags();
   // mutable: realize() replaces a traced array's placeholder storage with the real one.
   mutable std::shared_ptr<Storage> storage_;

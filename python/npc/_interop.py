@@ -598,7 +598,9 @@ def guard_subclasses(namespace, numpy_module, qualname):
         if not (getattr(fn, "__module__", "") or "").startswith("npc"):
             continue
         np_fn = getattr(numpy_module, name, None)
-        if np_fn is None or isinstance(np_fn, type) or not callable(np_fn) or isinstance(np_fn, _np.ufunc):
+        # (NumPy's matmul, vecdot, matvec and vecmat are ufuncs; npc's are functions, guarded
+        # like the others, which also gives npc.matmul its fast call: Note [fast products].)
+        if np_fn is None or isinstance(np_fn, type) or not callable(np_fn):
             continue
         _GUARD_NAMES[id(fn)] = f"{qualname}.{name}"
         g = _core._subclass_guard(fn, np_fn, _subclass_call, _destinations(name, fn),

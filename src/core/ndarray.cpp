@@ -53,8 +53,12 @@ void reset_peak_memory_stats() { g_peak.store(g_current.load()); }
 // same rounded size, already mapped: the common `c = a + b` in a loop then writes into warm
 // memory, as a caching allocator (PyTorch's, for instance) does. Zeroed allocations (calloc)
 // never use it. memory_stats() counts live arrays only, not the cache.
+// The bound is 256 KiB, not only arrays glibc maps on their own: eager expressions on
+// mid-size arrays (a 300x300 stencil step, five temporaries of 700 KiB) otherwise make glibc
+// trim its heap when the temporaries die and fault the pages in again at the next step,
+// which took half the time of the step.
 namespace {
-constexpr size_t kCacheMin = size_t{1} << 22;
+constexpr size_t kCacheMin = size_t{1} << 18;
 constexpr size_t kCacheMaxBlocks = 8;
 constexpr size_t kCacheMaxBytes = size_t{1} << 30;
 
@@ -330,7 +334,8 @@ namespace {
 // NumPy array's memory spans its owner's whole block (Note [storages of NumPy arrays] in
 // python/npc/csrc/bind_interop.cpp), so the tracer's covering views of strided NumPy
 // arguments, which read the owner's memory around the argument's elements, fit it too.
-void check_fits(const Storage* st, int64_t offset, int64_t isz, int64_t n, const Shape& shape, const Strides& strides);
+void check_fits(const Storage* st, int64_t offset, int64_t isz, int64_t n, std::span<const int64_t> shape,
+                std::span<const int64_t> strides);
 
 int64_t check_view(const Storage* st, int64_t offset, DType dtype, const Shape& shape, const Strides& strides) {
   const int64_t isz = static_cast<int64_t>(itemsize(dtype));  // TypeError for a bad DType
@@ -342,7 +347,8 @@ int64_t check_view(const Storage* st, int64_t offset, DType dtype, const Shape& 
   return n;
 }
 
-void check_fits(const Storage* st, int64_t offset, int64_t isz, int64_t n, const Shape& shape, const Strides& strides) {
+void check_fits(const Storage* st, int64_t offset, int64_t isz, int64_t n, std::span<const int64_t> shape,
+                std::span<const int64_t> strides) {
   const int64_t nbytes = static_cast<int64_t>(st->nbytes());
   if (offset < 0 || offset > nbytes)
     throw ValueError("ndarray: offset " + std::to_string(offset) + " is outside the storage of " +
@@ -420,11 +426,17 @@ void ndarray::update_flags() {
   };
   c_contig_ = check(false);
   f_contig_ = check(true);
-  size_t align = is_complex(dtype_) ? itemsize() / 2 : itemsize();
-  aligned_ = reinterpret_cast<uintptr_t>(data()) % align == 0;
-  for (int d = 0; d < ndim() && aligned_; ++d)
-    if (shape_[d] > 1 && strides_[d] % static_cast<int64_t>(align) != 0) aligned_ = false;
-  if (size_ == 0) aligned_ = true;  // NumPy: an empty array is aligned, whatever its pointer
+  if (size_ == 0) {  // NumPy: an empty array is aligned, whatever its pointer
+    aligned_ = true;
+    return;
+  }
+  // Item sizes are powers of two: alignment is a mask test, not a division.
+  const size_t align = is_complex(dtype_) ? itemsize() / 2 : itemsize();
+  const auto mask = static_cast<uint64_t>(align - 1);
+  uint64_t bits = reinterpret_cast<uintptr_t>(storage_ ? storage_->data() + offset_ : nullptr);
+  for (int d = 0; d < ndim(); ++d)
+    if (shape_[d] > 1) bits |= static_cast<uint64_t>(strides_[d]);
+  aligned_ = (bits & mask) == 0;
 }
 
 Flags ndarray::flags() const { return {c_contig_, f_contig_, aligned_, writeable_, owndata_}; }
@@ -495,13 +507,16 @@ ndarray ndarray::with_geometry(int64_t offset, DType dtype, Shape shape, Strides
   const int64_t n = shape_size(shape, static_cast<size_t>(isz));
   if (n > 0 && storage_ && !storage_->is_placeholder()) [[likely]]
     check_fits(storage_.get(), offset, isz, n, shape, strides);
-  ndarray r = *this;
-  r.trace_.reset();
+  // Member by member, not `r = *this`: a copy of this array's shape and strides would be
+  // allocated only to be replaced (views are made on every slice of every loop).
+  ndarray r(NoInit{});
+  r.storage_ = storage_;
   r.offset_ = offset;
   r.dtype_ = dtype;
-  r.size_ = n;
   r.shape_ = std::move(shape);
   r.strides_ = std::move(strides);
+  r.size_ = n;
+  r.writeable_ = writeable_;
   r.update_flags();
   r.owndata_ = false;
   if (trace_) [[unlikely]] {  // Note [traced views and writes]

@@ -211,16 +211,25 @@ void check_where_mask(const ndarray& where) {
 
 bool bool_bytes_normal(const ndarray& a) {
   if (a.dtype() != DType::Bool || a.is_traced() || a.size() == 0) return true;
-  unsigned acc = 0;
+  // A byte-wide accumulator: the contiguous loop vectorizes to one OR per vector of bytes
+  // (a wider one makes the compiler widen every byte first, several times slower).
+  uint8_t acc = 0;
+  if (a.is_c_contiguous()) {
+    const auto* b = reinterpret_cast<const uint8_t*>(a.data());
+    for (int64_t i = 0, n = a.size(); i < n; ++i) acc |= b[i];
+    return (acc & 0xfe) == 0;
+  }
   std::array<std::span<const int64_t>, 1> st{a.strides()};
   detail::strided_loop<1>(a.shape(), {a.data()}, st, [&](auto p, auto s, int64_t n) {
     const auto* b = reinterpret_cast<const uint8_t*>(p[0]);
+    uint8_t run = 0;
     if (s[0] == 1)
-      for (int64_t i = 0; i < n; ++i) acc |= b[i];
+      for (int64_t i = 0; i < n; ++i) run |= b[i];
     else
-      for (int64_t i = 0; i < n; ++i) acc |= b[i * s[0]];
+      for (int64_t i = 0; i < n; ++i) run |= b[i * s[0]];
+    acc |= run;
   });
-  return (acc & ~1u) == 0;
+  return (acc & 0xfe) == 0;
 }
 
 void advise_huge(const ndarray& a) {
@@ -236,6 +245,37 @@ void advise_huge(const ndarray& a) {
   (void)a;
 #endif
 }
+
+namespace {
+// Note [truth-value loops]
+// bool & bool (and |, ^, logical_and/or/xor) on 0/1 bytes is the bytewise operation; on a
+// bool view holding other bytes NumPy reads each nonzero byte as True. These loops compute
+// the truth values themselves ((a != 0) op (b != 0), which vectorizes), so the fast path
+// need not scan its bool inputs for other bytes first (a scan costs as much as the loop).
+template <class Op>
+void truthy_loop_impl(std::byte* const* p, const int64_t* s, int64_t n) {
+  const auto* a = reinterpret_cast<const uint8_t*>(p[0]);
+  const auto* b = reinterpret_cast<const uint8_t*>(p[1]);
+  auto* o = reinterpret_cast<uint8_t*>(p[2]);
+  if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = Op{}(a[i] != 0, b[i] != 0);
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i * s[2]] = Op{}(a[i * s[0]] != 0, b[i * s[1]] != 0);
+  }
+}
+struct TruthAnd { uint8_t operator()(bool x, bool y) const { return x & y; } };
+struct TruthOr { uint8_t operator()(bool x, bool y) const { return x | y; } };
+struct TruthXor { uint8_t operator()(bool x, bool y) const { return x ^ y; } };
+
+LoopFn truthy_loop(OpId op) {
+  switch (op) {
+    case OpId::bitwise_and: case OpId::logical_and: return &truthy_loop_impl<TruthAnd>;
+    case OpId::bitwise_or: case OpId::logical_or: return &truthy_loop_impl<TruthOr>;
+    case OpId::bitwise_xor: case OpId::logical_xor: return &truthy_loop_impl<TruthXor>;
+    default: return nullptr;
+  }
+}
+}  // namespace
 
 std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags,
                                        std::byte* scalar_out, DType* scalar_dtype) {
@@ -256,7 +296,6 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
     const ndarray& a = *in.array;
     // C-contiguous arrays, or 1-D arrays of any stride (a column of a matrix).
     if (a.is_traced() || (!a.is_c_contiguous() && a.ndim() != 1)) return std::nullopt;
-    if (!ops::bool_bytes_normal(a)) return std::nullopt;  // Note [bool bytes]: the general path
     if (shape_of && shape_of->shape() != a.shape()) return std::nullopt;
     shape_of = &a;
     dts[i] = a.dtype();
@@ -290,6 +329,14 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
     ce.store((key << 8) | static_cast<uint64_t>(lp - loops.data() + 1), std::memory_order_relaxed);
   }
   const Loop& loop = *lp;
+  // Note [bool bytes]: bool inputs holding other bytes take the general path, which
+  // normalises them; the truth-value loops (Note [truth-value loops]) read any nonzero byte
+  // as True themselves.
+  LoopFn fn = loop.fn;
+  const bool truthy = loop.in[0] == DType::Bool && nin == 2 && loop.in[1] == DType::Bool;
+  if (LoopFn t = truthy ? truthy_loop(op) : nullptr) fn = t;
+  for (int i = 0; i < nin; ++i)
+    if (inputs[i].array && fn == loop.fn && !ops::bool_bytes_normal(*inputs[i].array)) return std::nullopt;
   alignas(16) std::byte scalar_buf[kMaxOperands][16];
   std::byte* ptrs[kMaxOperands];
   int64_t strides[kMaxOperands];
@@ -319,7 +366,6 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
     }
   }
   if (op == OpId::power && kind(loop.in[1]) == Kind::Signed) return std::nullopt;  // negative-exponent check
-  LoopFn fn = loop.fn;
   if (!fn) return std::nullopt;
   if (!shape_of && scalar_out && scalar_dtype) {  // scalars only: one element, no array
     ptrs[nin] = scalar_out;

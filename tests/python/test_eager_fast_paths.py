@@ -270,3 +270,41 @@ def test_mask_selection_raw_bool_bytes():
     raw = np.array([0, 2, 255, 0, 1, 0, 0, 128, 3, 0, 7], np.uint8)
     x = np.arange(11.0)
     same(npc.array(x)[npc.array(raw).view(bool)], x[raw.view(bool)])
+
+
+@pytest.mark.parametrize("key", [(slice(None), 2), (1, slice(1, None)), (slice(1, -1), slice(None, None, 2)),
+                                 (slice(None, None, -1), 0)], ids=str)
+def test_augmented_assignment_and_self_views(key):
+    """`a[key] op= b` stores the updated view back into itself (a no-op store); views that
+    overlap without being the same still copy as NumPy does."""
+    e = np.arange(30.0).reshape(5, 6)
+    a = npc.array(e)
+    a[key] -= a[key] * np.float64(0.5)
+    e[key] -= e[key] * np.float64(0.5)
+    same(a, e)
+    a[key] = a[key]
+    e[key] = e[key]
+    same(a, e)
+    a[1:, 0] = a[:-1, 0]
+    e[1:, 0] = e[:-1, 0]
+    a[0, 1:] = a[0, :-1]
+    e[0, 1:] = e[0, :-1]
+    same(a, e)
+
+
+@pytest.mark.parametrize("name", ["matmul", "vecdot", "matvec", "vecmat"])
+def test_products_named_like_numpy_ufuncs(name):
+    """npc.matmul and the other products that NumPy defines as ufuncs take the guarded fast
+    call like npc.dot (Note [fast products]): plain arrays give NumPy's values, and instances
+    of numpy.ndarray subclasses run on NumPy (Note [NumPy subclasses])."""
+    rng = np.random.default_rng(0)
+    m, v = rng.random((4, 4)), rng.random(4)
+    args = {"matmul": (m, v), "vecdot": (v, v), "matvec": (m, v), "vecmat": (v, m)}[name]
+    f, g = getattr(npc, name), getattr(np, name)
+    assert type(f) is type(npc.dot)
+    exp = g(*args)
+    got = f(*[npc.array(x) for x in args])
+    np.testing.assert_allclose(np.asarray(got), exp, rtol=1e-15)
+    masked = [np.ma.array(x) for x in args]
+    r = f(*masked)
+    assert type(r) is type(g(*masked))

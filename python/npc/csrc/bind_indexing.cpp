@@ -3,6 +3,7 @@
 // points of python/npc/_indexing.py and _shape.py.
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -459,7 +460,17 @@ DType g_probe_dtype;  // written by dtype probes whose answer is not needed
 // The geometry of the basic view a[key] for `key` a slice, an exact Python int (a >= 2-D)
 // or a tuple of slices and exact Python ints (at least one slice, or fewer ints than
 // dimensions), no more items than dimensions; false otherwise (the general path runs).
-bool basic_view_geometry(const PyArray& a, PyObject* key, int64_t* offset, Shape* shape, Strides* strides) {
+// The geometry of a view, on the stack (no allocation on the hot path).
+struct ViewGeometry {
+  int64_t offset = 0;
+  int ndim = 0;
+  int64_t shape[64];  // NumPy's maximum number of dimensions
+  int64_t strides[64];
+  std::span<const int64_t> shape_span() const { return {shape, static_cast<size_t>(ndim)}; }
+  std::span<const int64_t> strides_span() const { return {strides, static_cast<size_t>(ndim)}; }
+};
+
+bool basic_view_geometry(const PyArray& a, PyObject* key, ViewGeometry* g) {
   PyObject* const* items;
   Py_ssize_t n;
   if (PySlice_Check(key) || PyLong_CheckExact(key)) {
@@ -472,11 +483,9 @@ bool basic_view_geometry(const PyArray& a, PyObject* key, int64_t* offset, Shape
     return false;
   }
   const int64_t nd = a.ndim();
-  if (n == 0 || n > nd) return false;
-  shape->clear();
-  strides->clear();
-  shape->reserve(static_cast<size_t>(nd));
-  strides->reserve(static_cast<size_t>(nd));
+  if (n == 0 || n > nd || nd > 64) return false;
+  int64_t* offset = &g->offset;
+  g->ndim = 0;
   *offset = a.offset();
   bool any_slice = false;
   for (Py_ssize_t d = 0; d < n; ++d) {
@@ -495,8 +504,8 @@ bool basic_view_geometry(const PyArray& a, PyObject* key, int64_t* offset, Shape
       if (m > 0) *offset += start * st;
       int64_t stride;
       if (__builtin_mul_overflow(st, static_cast<int64_t>(step), &stride)) return false;
-      shape->push_back(m);
-      strides->push_back(stride);
+      g->shape[g->ndim] = m;
+      g->strides[g->ndim++] = stride;
       any_slice = true;
     } else {
       return false;
@@ -504,8 +513,8 @@ bool basic_view_geometry(const PyArray& a, PyObject* key, int64_t* offset, Shape
   }
   if (!any_slice && n == nd) return false;  // an element: a NumPy scalar (element_ptr)
   for (int64_t d = n; d < nd; ++d) {
-    shape->push_back(a.shape()[d]);
-    strides->push_back(a.strides()[d]);
+    g->shape[g->ndim] = a.shape()[d];
+    g->strides[g->ndim++] = a.strides()[d];
   }
   return true;
 }
@@ -513,15 +522,11 @@ bool basic_view_geometry(const PyArray& a, PyObject* key, int64_t* offset, Shape
 // The basic view a[key] as a new npc.ndarray (basic_view_geometry), or a null object.
 py::object fast_view(PyObject* self, PyArray& a, PyObject* key) {
   if (a.warn_on_write) return {};
-  int64_t offset;
-  Shape shape;
-  Strides strides;
-  if (!basic_view_geometry(a, key, &offset, &shape, &strides)) return {};
+  ViewGeometry g;
+  if (!basic_view_geometry(a, key, &g)) return {};
   // A view: its base is self's base, or self when self owns its memory (as wrap()).
   py::object base = a.base.is_none() ? py::reinterpret_borrow<py::object>(self) : a.base;
-  return finalize_like(new_array_object(a.with_geometry(offset, a.dtype(), std::move(shape), std::move(strides)),
-                                        std::move(base)),
-                       self);
+  return finalize_like(new_view_object(a, g.offset, g.shape_span(), g.strides_span(), std::move(base)), self);
 }
 
 // a[key] = value for a basic `key` (basic_view_geometry) and a value that is an npc array of
@@ -534,17 +539,21 @@ bool fast_assign_view(PyArray& a, PyObject* key, PyObject* value) {
          : !(PyFloat_CheckExact(value) || PyLong_CheckExact(value) || PyComplex_CheckExact(value) ||
              numpy_scalar_data(value, &g_probe_dtype)))
     return false;
-  int64_t offset;
-  Shape shape;
-  Strides strides;
-  if (!basic_view_geometry(a, key, &offset, &shape, &strides)) return false;
-  if (va && va->ndim() > static_cast<int>(shape.size())) return false;
+  ViewGeometry g;
+  if (!basic_view_geometry(a, key, &g)) return false;
+  // `a[key] op= b` stores the view it updated in place back into itself (Python's augmented
+  // assignment): a copy of the memory onto itself, with nothing to cast. Nothing to do.
+  if (va && va->storage() == a.storage() && va->offset() == g.offset && va->dtype() == a.dtype() &&
+      std::ranges::equal(va->shape(), g.shape_span()) && std::ranges::equal(va->strides(), g.strides_span()))
+    return true;
+  const Shape shape(g.shape, g.shape + g.ndim);
+  if (va && va->ndim() > g.ndim) return false;
   if (va) {  // broadcastable to the view's shape
-    const int off = static_cast<int>(shape.size()) - va->ndim();
+    const int off = g.ndim - va->ndim();
     for (int d = 0; d < va->ndim(); ++d)
       if (va->shape()[d] != 1 && va->shape()[d] != shape[off + d]) return false;
   }
-  ndarray view = a.with_geometry(offset, a.dtype(), shape, std::move(strides));
+  ndarray view = a.with_geometry(g.offset, a.dtype(), shape, Strides(g.strides, g.strides + g.ndim));
   ndarray v = setitem_value(value, a.dtype());
   assign_array(view, v.shape() == shape ? v : broadcast_to(v, shape));
   report_fp("cast");
@@ -563,22 +572,15 @@ PyObject* fast_getitem(PyObject* self, PyObject* key) {
         if (!unpack_plain_slice(key, &start, &stop, &step) && PySlice_Unpack(key, &start, &stop, &step) < 0)
           return nullptr;
         const Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(a->shape()[0]), &start, &stop, step);
-        Shape shape = a->shape();
-        Strides strides = a->strides();
-        const int64_t offset = a->offset() + (len > 0 ? start * strides[0] : 0);
-        shape[0] = len;
+        const int64_t offset = a->offset() + (len > 0 ? start * a->strides()[0] : 0);
+        const int64_t shape[1] = {len};
         // A huge step selects at most one element, and the product may not fit: it wraps as
         // NumPy's does (its stride is then never used), without signed-overflow UB.
-        int64_t stride0;
-        __builtin_mul_overflow(strides[0], static_cast<int64_t>(step), &stride0);
-        strides[0] = stride0;
+        int64_t strides[1];
+        __builtin_mul_overflow(a->strides()[0], static_cast<int64_t>(step), &strides[0]);
         // A view: its base is self's base, or self when self owns its memory (as wrap()).
         py::object base = a->base.is_none() ? py::reinterpret_borrow<py::object>(self) : a->base;
-        return finalize_like(new_array_object(a->with_geometry(offset, a->dtype(), std::move(shape), std::move(strides)),
-                                              std::move(base)),
-                             self)
-            .release()
-            .ptr();
+        return finalize_like(new_view_object(*a, offset, shape, strides, std::move(base)), self).release().ptr();
       }
     }
     return getitem(py::reinterpret_borrow<py::object>(self), key).release().ptr();

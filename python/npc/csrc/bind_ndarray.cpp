@@ -164,7 +164,39 @@ void check_fast_instances() {
   Py_DECREF(probe);
 }
 
+// Note [array object cache]
+// Eager code makes and drops an array object for nearly every operation (a view `A[:, j]`,
+// a temporary `a * s`); allocating the Python object and its PyArray, and freeing them
+// again, is a good part of what a small op costs. So
+// fast_dealloc parks up to kCachedArrays dead arrays of the plain kind (Note [fast dealloc])
+// here instead of freeing them: their storage, trace and base are dropped at once (so no
+// memory is kept alive), the object and its PyArray are kept. A new array takes a parked
+// object (its reference count set back to one, as CPython's own free lists do) and moves
+// its value in. Only the GIL holder touches the cache. Parked objects still hold their
+// reference to the type, as live instances do.
+constexpr int kCachedArrays = 32;
+PyObject* g_cached_arrays[kCachedArrays];
+int g_num_cached = 0;
+
+// A parked array object revived with reference count 1, or null when none is parked.
+PyObject* take_cached_array() {
+  if (g_num_cached == 0) return nullptr;
+  PyObject* o = g_cached_arrays[--g_num_cached];
+  Py_SET_REFCNT(o, 1);
+  return o;
+}
+
+PyArray* cached_payload(PyObject* o) {
+  return static_cast<PyArray*>(reinterpret_cast<py::detail::instance*>(o)->simple_value_holder[0]);
+}
+
 py::object new_array_object(ndarray a, py::object base) {
+  if (PyObject* o = take_cached_array()) {
+    PyArray* pa = cached_payload(o);
+    static_cast<ndarray&>(*pa) = std::move(a);
+    pa->base = std::move(base);
+    return py::reinterpret_steal<py::object>(o);
+  }
   auto heap = std::make_unique<PyArray>(std::move(a));
   heap->base = std::move(base);
   if (g_fast_instances) {
@@ -185,6 +217,13 @@ py::object new_array_object(ndarray a, py::object base) {
   return py::reinterpret_steal<py::object>(h);
 }
 
+py::object new_view_object(const ndarray& src, int64_t offset, std::span<const int64_t> shape,
+                           std::span<const int64_t> strides, py::object base) {
+  return new_array_object(src.with_geometry(offset, src.dtype(), Shape(shape.begin(), shape.end()),
+                                            Strides(strides.begin(), strides.end())),
+                          std::move(base));
+}
+
 void report_fp(const char* where) {
   int flags = take_fp_flags();
   if (flags) py::module_::import("npc._errstate").attr("report")(flags, where);
@@ -193,7 +232,8 @@ void report_fp(const char* where) {
 namespace {
 bool is_array_subclass_instance(PyObject* o) {
   PyTypeObject* t = Py_TYPE(o);
-  return t != g_array_type && g_array_type && PyType_IsSubtype(t, g_array_type);
+  // Static types are never subclasses of the heap type npc.ndarray (array_ptr).
+  return t != g_array_type && g_array_type && PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE) && PyType_IsSubtype(t, g_array_type);
 }
 }  // namespace
 
@@ -739,6 +779,20 @@ void fast_dealloc(PyObject* self) {
   PyObject *err_type = nullptr, *err_value = nullptr, *err_tb = nullptr;
   const bool had_error = PyErr_Occurred() != nullptr;
   if (had_error) PyErr_Fetch(&err_type, &err_value, &err_tb);
+  if (g_num_cached < kCachedArrays && !inst->weakrefs) {  // Note [array object cache]
+    // Releasing the storage and the base may run Python code (which may make and drop
+    // arrays): the object is parked only once it is reset, if there is still room.
+    PyArray* pa = cached_payload(self);
+    static const ndarray* parked = new ndarray(Storage::allocate(8), 0, DType::Float64, {}, {});  // leaked, as the cache
+    static_cast<ndarray&>(*pa) = *parked;  // drops the storage and trace
+    pa->base = py::none();
+    pa->warn_on_write = false;
+    if (g_num_cached < kCachedArrays) {
+      g_cached_arrays[g_num_cached++] = self;
+      if (had_error) PyErr_Restore(err_type, err_value, err_tb);
+      return;
+    }
+  }
   using Holder = std::unique_ptr<PyArray>;
   reinterpret_cast<Holder*>(&inst->simple_value_holder[1])->~Holder();
   inst->simple_holder_constructed = false;

@@ -144,8 +144,18 @@ void report_fpe(OpId op) {
 // (the __array_ufunc__ path: numpy_array + npc_array).
 py::object fast_ufunc_call(OpId op, PyObject* const* args, Py_ssize_t n, bool numpy_views = false) {
   if (n > 3) return {};
-  ops::FastInput fin[ops::kMaxOperands];
-  std::optional<ndarray> views[ops::kMaxOperands];
+  // Only the n inputs are initialised: zeroing the whole array (Scalars of 64 bytes each)
+  // is a measurable part of a call on NumPy scalars.
+  union Inputs {
+    ops::FastInput v[3];
+    Inputs() {}
+  } inputs;
+  static_assert(std::is_trivially_destructible_v<ops::FastInput>);
+  ops::FastInput* fin = inputs.v;
+  for (Py_ssize_t i = 0; i < n; ++i) new (&fin[i]) ops::FastInput();
+  // Views of numpy.ndarray operands (numpy_views), made on demand: an array of them on the
+  // stack would be zeroed on every call.
+  std::unique_ptr<std::optional<ndarray>[]> views;
   int64_t size = 0;
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* p = args[i];
@@ -153,6 +163,7 @@ py::object fast_ufunc_call(OpId op, PyObject* const* args, Py_ssize_t n, bool nu
       fin[i].array = a;
       size = std::max(size, a->size());
     } else if (numpy_views && Py_TYPE(p) == reinterpret_cast<PyTypeObject*>(py::detail::npy_api::get().PyArray_Type_)) {
+      if (!views) views = std::make_unique<std::optional<ndarray>[]>(3);
       views[i] = ndarray_view_of_numpy(p);
       if (!views[i]) return {};
       fin[i].array = &*views[i];

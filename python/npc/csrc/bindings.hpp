@@ -74,7 +74,11 @@ extern PyTypeObject* g_array_type;
 /// other object. No pybind11 type lookup: this runs on every operator and ufunc call.
 inline PyArray* array_ptr(PyObject* o) {
   PyTypeObject* t = Py_TYPE(o);
-  if (t != g_array_type && (!g_array_type || !PyType_IsSubtype(t, g_array_type))) return nullptr;
+  // npc.ndarray is a heap type, so a static type (float, numpy.float64, numpy.ndarray) is
+  // never it nor a subclass of it: no walk along the MRO for the common scalar operands.
+  if (t != g_array_type &&
+      (!g_array_type || !PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE) || !PyType_IsSubtype(t, g_array_type)))
+    return nullptr;
   auto* inst = reinterpret_cast<py::detail::instance*>(o);
   void* v = inst->simple_layout ? inst->simple_value_holder[0] : inst->get_value_and_holder().value_ptr();
   return static_cast<PyArray*>(v);
@@ -84,6 +88,10 @@ inline PyArray* array_ptr(py::handle o) { return array_ptr(o.ptr()); }
 /// A new npc.ndarray object owning `a` (its `base` set to `base`), made without pybind11's
 /// per-call type lookups.
 py::object new_array_object(ndarray a, py::object base = py::none());
+/// A new npc.ndarray object for the view of the untraced `src` at `offset` with `shape` and
+/// `strides` (its base set to `base`): new_array_object(src.with_geometry(...)).
+py::object new_view_object(const ndarray& src, int64_t offset, std::span<const int64_t> shape,
+                           std::span<const int64_t> strides, py::object base);
 /// `result` (a new npc.ndarray made from `self`) as an instance of self's class when that is a
 /// Python subclass of npc.ndarray, with `__array_finalize__(self)` called as NumPy does
 /// (Note [ndarray subclasses] in python/npc/_array.py); `result` itself otherwise.

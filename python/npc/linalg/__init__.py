@@ -541,7 +541,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if axis is None:
         nd = x.ndim
         if ord is None or (isinstance(ord, str) and ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
-            v = x.reshape(-1)
+            v = x if nd == 1 else x.reshape(-1)
             # npc.dot (not _products.dot): its C++ fast path (Note [fast products] in
             # csrc/bind_linalg.cpp) takes the common case.
             if v.dtype.kind == "c":
