@@ -69,6 +69,8 @@ bool is_library_call(NodeRef n) {
     }
     case NodeKind::Reduce: {
       if (!reduce_supported(n->op, n->dtype)) return true;
+      // A float16 sum that NumPy rounds once per inner run (Note [float16 reductions]).
+      if (half_rounding(n) == HalfRounding::PerInnerRun) return true;
       // max/min of an empty axis has no identity: the eager reduction raises NumPy's error.
       return (n->op == OpId::maximum || n->op == OpId::minimum) && !n->value &&
              static_empty_axis(n->args[0], std::vector<int64_t>(n->params.begin() + 1, n->params.end()));
