@@ -185,6 +185,20 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
       if (base->kind != NodeKind::Input || base->ndim() == 0) materialised.insert(base);
     }
   }
+  // Note [operands of empty results]: a ufunc whose result is empty is traced as a fill
+  // (Note [empty ufunc results] in src/tracer/trace_hooks.cpp) whose further arguments are
+  // the operands the program computed for it. NumPy computed them, with their warnings (the
+  // mean of an (0, 4) array divides 0 by 0 before `x - mean` subtracts nothing); inlined into
+  // the empty loop they would never run, so they are materialised.
+  for (NodeRef n : live) {
+    if (n->kind != NodeKind::Prim || n->op != OpId::fill) continue;
+    for (size_t i = 1; i < n->args.size(); ++i) {
+      NodeRef base = library_operand_base(n->args[i]);
+      if (base->kind != NodeKind::Input && base->kind != NodeKind::Const && base->kind != NodeKind::Scalar &&
+          base->kind != NodeKind::SymVal)
+        materialised.insert(base);
+    }
+  }
 
   for (int attempt = 0; attempt < 10000; ++attempt) {
     Lowered out;
