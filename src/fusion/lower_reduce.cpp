@@ -244,7 +244,7 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
   std::vector<Lin> sidx = reduced_index(src, idx, axes, keepdims, rvars);
   int lv = placement(idx, n, false);
   DType t = n->dtype;
-  // float16 accumulates in float and rounds once at the end (as NumPy's half reductions).
+  // float16 accumulates in float and rounds where NumPy rounds (Note [float16 reductions]).
   std::string acc = fresh("acc");
   bool use_initial = n->value.has_value();
   OpId op = n->op;
