@@ -233,6 +233,10 @@ class Graph {
   /// repeated computation (two `v * v`) into one node, which NumPy computes (and warns for)
   /// each time (Note [merged evaluations]).
   uint32_t evaluations(NodeRef n) const { return n->id < evals_.size() ? evals_[n->id] : 1; }
+  /// The program's evaluations in the order it made them: a node id per evaluation, a node
+  /// standing for several (Note [merged evaluations]) at each of their places. Error reports
+  /// follow this order, as NumPy's warnings follow the program's.
+  const std::vector<uint32_t>& evaluation_order() const { return eval_order_; }
   /// Structural hash of the program (nodes reachable from outputs and write-backs).
   size_t structural_hash() const;
   /// Text form, one SSA value per line: "%3 = add(%1, %2) : float64(s0, 4)".
@@ -249,6 +253,7 @@ class Graph {
   std::vector<NodeRef> order_;
   std::unordered_set<const Node*, Hash, Eq> table_;
   std::vector<uint32_t> evals_;  ///< per node id: evaluations() (Note [merged evaluations])
+  std::vector<uint32_t> eval_order_;  ///< evaluation_order()
   std::vector<Symbol> symbols_;
   int num_inputs_ = 0, num_scalars_ = 0;
   friend Graph dce(Graph&&);

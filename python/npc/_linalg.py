@@ -279,15 +279,15 @@ def inner(a, b, /):
 @_native(_np.outer)
 def outer(a, b, out=None):
     """Outer product of the flattened inputs (numpy.outer): shape ``(a.size, b.size)``,
-    dtype ``promote_types`` (bool: logical and)."""
+    dtype ``promote_types`` (bool: logical and).
+
+    Computed as NumPy defines it, ``multiply(a.ravel()[:, None], b.ravel()[None, :], out)``:
+    the same values, ``out=`` casting, and floating-point errors reported "in multiply"
+    (eagerly, and as graph nodes inside npc.compile).
+    """
+    from ._ufunc import multiply
     a, b = _arr(a), _arr(b)
-    if _core._is_tracing() and (_core._is_traced(a) or _core._is_traced(b)):
-        # Inside npc.compile: NumPy's own definition, multiply(a.ravel()[:, None],
-        # b.ravel()[None, :], out), recorded as graph nodes (the eager product would be a
-        # graph break per call: a loop of rank-1 updates, Note [loops] in src/tracer/trace_segments.cpp).
-        import npc
-        return npc.multiply(a.ravel()[:, None], b.ravel()[None, :], out=out)
-    return _result(_core._linalg("outer", a, b), out)
+    return multiply(a.ravel()[:, None], b.ravel()[None, :], out=out)
 
 
 def _tensordot(a, b, axes):
@@ -351,16 +351,22 @@ def tensordot(a, b, axes=2):
 @_native(_np.kron)
 def kron(a, b):
     """Kronecker product (numpy.kron): blocks ``a[i, j] * b``; shape is the elementwise
-    product of the shapes (the shorter one padded with leading 1s)."""
+    product of the shapes (the shorter one padded with leading 1s).
+
+    NumPy's definition: one ``multiply`` of the operands with interleaved size-1 axes, then
+    a reshape, so values, dtypes and floating-point errors ("... in multiply") are NumPy's.
+    """
+    from ._ufunc import multiply
     a = _arr(a)
     b = _arr(b)
+    if b.ndim == 0:
+        return multiply(a, b)
     nd = max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + a.shape
     sb = (1,) * (nd - b.ndim) + b.shape
-    r = _core._linalg("outer", a, b).reshape(sa + sb)
-    perm = [p for i in range(nd) for p in (i, nd + i)]
-    r = r.transpose(perm).reshape(tuple(x * y for x, y in zip(sa, sb)))
-    return _result(r)
+    a2 = a.reshape(tuple(d for s in sa for d in (s, 1)))
+    b2 = b.reshape(tuple(d for s in sb for d in (1, s)))
+    return multiply(a2, b2).reshape(tuple(x * y for x, y in zip(sa, sb)))
 
 
 def _normalize_axis(axis, ndim, prefix):

@@ -607,14 +607,36 @@ std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunA
   std::set<std::pair<OpId, std::vector<NodeRef>>> first_outputs;
   for (NodeRef n : g.nodes())
     if (n->kind == NodeKind::Ufunc && n->params.at(0) == 0) first_outputs.insert({n->op, n->args});
-  return ir::interpret(g, args, [&](NodeRef n, const ndarray& value, std::span<const ndarray> in) {
-    int f = take_fp_errors() | take_fp_flags();
-    const int pf = take_product_fp_flags();
-    if (reports_product_fp(n)) f |= pf;
-    if (n->kind == NodeKind::Ufunc && n->params.at(0) != 0 && first_outputs.count({n->op, n->args})) f = 0;
-    if (f && report)  // once per evaluation the node stands for (Note [merged evaluations])
-      for (uint32_t k = 0; k < g.evaluations(n); ++k) add_fp_report(f, node_label(n));
-  });
+  // The kinds each node raised; reported in the program's order of evaluation, once per
+  // evaluation a node stands for (Note [merged evaluations]), also when a later op throws.
+  std::vector<int> raised(g.nodes().size(), 0);
+  auto flush = [&] {
+    if (!report) return;
+    std::vector<uint32_t> seen(raised.size(), 0);
+    for (uint32_t id : g.evaluation_order()) {
+      if (id >= raised.size() || !raised[id]) continue;
+      ++seen[id];
+      add_fp_report(raised[id], node_label(g.nodes()[id]));
+    }
+    // A node the order does not list (it should not happen) still reports each evaluation.
+    for (NodeRef n : g.nodes())
+      for (uint32_t k = seen[n->id]; raised[n->id] && k < g.evaluations(n); ++k) add_fp_report(raised[n->id], node_label(n));
+  };
+  std::vector<ndarray> out;
+  try {
+    out = ir::interpret(g, args, [&](NodeRef n, const ndarray& value, std::span<const ndarray> in) {
+      int f = take_fp_errors() | take_fp_flags();
+      const int pf = take_product_fp_flags();
+      if (reports_product_fp(n)) f |= pf;
+      if (n->kind == NodeKind::Ufunc && n->params.at(0) != 0 && first_outputs.count({n->op, n->args})) f = 0;
+      if (n->id < raised.size()) raised[n->id] |= f;
+    });
+  } catch (...) {
+    flush();
+    throw;
+  }
+  flush();
+  return out;
 }
 
 ir::Executable compile_graph(const ir::Graph& g) {

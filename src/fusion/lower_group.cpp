@@ -69,6 +69,8 @@ bool is_library_call(NodeRef n) {
     }
     case NodeKind::Reduce: {
       if (!reduce_supported(n->op, n->dtype)) return true;
+      // A float16 sum that NumPy rounds once per inner run (Note [float16 reductions]).
+      if (half_rounding(n) == HalfRounding::PerInnerRun) return true;
       // max/min of an empty axis has no identity: the eager reduction raises NumPy's error.
       return (n->op == OpId::maximum || n->op == OpId::minimum) && !n->value &&
              static_empty_axis(n->args[0], std::vector<int64_t>(n->params.begin() + 1, n->params.end()));
@@ -181,6 +183,20 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     for (NodeRef a : n->args) {
       NodeRef base = library_operand_base(a);
       if (base->kind != NodeKind::Input || base->ndim() == 0) materialised.insert(base);
+    }
+  }
+  // Note [operands of empty results]: a ufunc whose result is empty is traced as a fill
+  // (Note [empty ufunc results] in src/tracer/trace_hooks.cpp) whose further arguments are
+  // the operands the program computed for it. NumPy computed them, with their warnings (the
+  // mean of an (0, 4) array divides 0 by 0 before `x - mean` subtracts nothing); inlined into
+  // the empty loop they would never run, so they are materialised.
+  for (NodeRef n : live) {
+    if (n->kind != NodeKind::Prim || n->op != OpId::fill) continue;
+    for (size_t i = 1; i < n->args.size(); ++i) {
+      NodeRef base = library_operand_base(n->args[i]);
+      if (base->kind != NodeKind::Input && base->kind != NodeKind::Const && base->kind != NodeKind::Scalar &&
+          base->kind != NodeKind::SymVal)
+        materialised.insert(base);
     }
   }
 

@@ -28,6 +28,9 @@ inline Lin dim_lin(const Dim& d) {
 
 // Whether generated code reduces with ufunc `op` in dtype `t` (lower_reduce.cpp).
 bool reduce_supported(OpId op, DType t);
+/// Where NumPy rounds a float16 sum or product to float16 (Note [float16 reductions]).
+enum class HalfRounding { Once, EveryStep, PerInnerRun };
+HalfRounding half_rounding(NodeRef n);
 
 // Note [small reductions]: reduction loops of at most kUnrollExtent iterations and
 // kUnrollStmts statements once unrolled are unrolled.

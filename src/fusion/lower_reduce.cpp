@@ -7,8 +7,8 @@
 // the block sums are added in order, so the error grows with the number of blocks, not the
 // number of elements. Long float32 sums accumulate in double, blocks included: a block of
 // equal float32 values summed in float lanes is off by a few ULPs in the same direction in
-// every block (how many depends on the lane count, so on the CPU), which adds up. float16 sums accumulate in float and
-// round once, as NumPy's half reductions do.
+// every block (how many depends on the lane count, so on the CPU), which adds up. float16
+// sums and products round where NumPy's do (Note [float16 reductions]).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -29,6 +29,37 @@ bool reduce_supported(OpId op, DType t) {
   const char k = t == DType::Bool ? 'b' : is_complex(t) ? 'c' : kind(t) == Kind::Float ? 'f' : 'i';
   const OpInfo* r = reduction_row(op);
   return r && r->fused.find(k) != std::string_view::npos;
+}
+
+// Note [float16 reductions]
+// NumPy's float16 add and multiply loops compute in float and round every result to float16;
+// a reduce loop (the inner loop walks a reduced axis, the output stays put) accumulates its
+// whole run in float and rounds once when it returns. Which loop runs depends on the inner
+// axis of NumPy's iteration, the last axis of a C-ordered operand once size-1 axes are
+// dropped (and the trailing reduced axes coalesced):
+// - that axis reduced, and every other reduced axis with it in the trailing run (x.sum(),
+//   x.sum(axis=-1), axis=(1, 2) of a 3-D array): one run per output, rounded once (Once);
+// - that axis kept (x.sum(axis=0) of a 2-D array, an outer-axis sum): every step is an
+//   elementwise add into the output, rounded to float16 (EveryStep); 2048 + 1 + 1 stays 2048
+//   and 4e4 + 4e4 overflows to inf ("overflow encountered in reduce"), as in NumPy;
+// - both (axis=(0, 2) of a 3-D array): one rounding per inner run (PerInnerRun); the kernel
+//   does not generate this one, the node runs as npc's eager reduction (a host call).
+// Computed values are modelled as C-ordered; a view NumPy walks in another memory order (a
+// transposed input) may round at other steps (docs/fusion.md, known gaps).
+HalfRounding half_rounding(NodeRef n) {
+  if (n->kind != NodeKind::Reduce || n->dtype != DType::Float16 || (n->op != OpId::add && n->op != OpId::multiply))
+    return HalfRounding::Once;
+  NodeRef src = n->args[0];
+  const std::set<int64_t> axes(n->params.begin() + 1, n->params.end());
+  std::vector<bool> reduced;  // per axis of a size other than 1, in order
+  for (int d = 0; d < src->ndim(); ++d)
+    if (!(src->shape[d].is_static() && src->shape[d].value() == 1)) reduced.push_back(axes.count(d) > 0);
+  if (reduced.empty() || !reduced.back()) return reduced.empty() ? HalfRounding::Once : HalfRounding::EveryStep;
+  size_t k = reduced.size();
+  while (k > 0 && reduced[k - 1]) --k;
+  for (size_t d = 0; d < k; ++d)
+    if (reduced[d]) return HalfRounding::PerInnerRun;
+  return HalfRounding::Once;
 }
 
 // Note [scans in kernels]
@@ -213,7 +244,7 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
   std::vector<Lin> sidx = reduced_index(src, idx, axes, keepdims, rvars);
   int lv = placement(idx, n, false);
   DType t = n->dtype;
-  // float16 accumulates in float and rounds once at the end (as NumPy's half reductions).
+  // float16 accumulates in float and rounds where NumPy rounds (Note [float16 reductions]).
   std::string acc = fresh("acc");
   bool use_initial = n->value.has_value();
   OpId op = n->op;
@@ -312,7 +343,10 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
   // sum over millions of rows is never one running sum.
   const bool outer_seq = outer_only && !numpy_order;
   const int64_t block = outer_seq ? 8192 : t == DType::Float64 ? 2048 : 256;
-  if (float_add && (inner_ext < 0 || inner_ext > block)) blocked = true;
+  // float16 sums that NumPy rounds at every step (Note [float16 reductions]) run in order.
+  const bool round_steps = half_rounding(n) == HalfRounding::EveryStep;
+  if (half_rounding(n) == HalfRounding::PerInnerRun) throw CodegenError("float16 reduction rounded per inner run");
+  if (float_add && !round_steps && (inner_ext < 0 || inner_ext > block)) blocked = true;
   if (blocked) target = part = fresh("part");
   // Note [parallel scalar reductions]: acc op partial, for the partials of a split loop
   // (its two operands are filled in by the renderer).
@@ -331,6 +365,7 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
     } else if (float_add) {
       s.expr = helper_call(Helper::PlainAdd, t, acc_t, {Val{target, acc_t}, v});
       combine = helper_call(Helper::PlainAdd, t, acc_t, operands);
+      if (round_steps) s.expr = helper_call(Helper::RoundHalf, t, t, {let(t, s.expr, static_cast<int>(stack_.size()) - 1)});
     }
     else if (float_minmax) {
       // Quiet comparison: a NaN element raises no "invalid" flag (it sets the NaN flag).
@@ -349,9 +384,10 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
       s.expr = a;
       combine = a;
       combine.args = operands;
-      if (t == DType::Float16) {  // accumulate float16 in float: no per-step rounding
+      if (t == DType::Float16) {  // accumulate float16 in float (Note [float16 reductions])
         s.expr = helper_call(float16_step(op), t, t, {Val{target, t}, v});
         combine = helper_call(float16_step(op), t, t, operands);
+        if (round_steps) s.expr = helper_call(Helper::RoundHalf, t, t, {let(t, s.expr, static_cast<int>(stack_.size()) - 1)});
       }
     }
     stack_.back()->stmts.push_back(std::move(s));
@@ -397,7 +433,7 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
       ob.body = std::move(blk);
       loop = std::move(ob);
     } else {
-      if (innermost && float_add && !numpy_order && !outer_seq) {
+      if (innermost && float_add && !numpy_order && !outer_seq && !round_steps) {
         loop.simd = true;
         loop.lane_op = LaneReduce::Add;
         loop.lane_acc = acc;

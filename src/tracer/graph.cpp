@@ -147,15 +147,20 @@ NodeRef Graph::intern(Node n) {
     // Note [merged evaluations]
     // A computing node built again (the program computes `v * v` twice) is the same node,
     // evaluated once; NumPy evaluates it each time and warns each time it raises. The count
-    // lets the error report repeat its warnings (fusion::interpret_with_fp_errors); passes
-    // that rebuild a graph carry it over.
+    // lets the error report repeat its warnings (fusion::interpret_with_fp_errors) at the
+    // place of each evaluation in the program (evaluation_order(): `b - b.mean(0)` computed
+    // again inside `b.std(0)` warns after the mean of the std, as in NumPy); passes that
+    // rebuild a graph carry both over.
     const NodeKind k = (*it)->kind;
-    if (k == NodeKind::Ufunc || k == NodeKind::Reduce || k == NodeKind::Cast || k == NodeKind::Prim)
+    if (k == NodeKind::Ufunc || k == NodeKind::Reduce || k == NodeKind::Cast || k == NodeKind::Prim) {
       ++evals_[(*it)->id];
+      eval_order_.push_back((*it)->id);
+    }
     return *it;
   }
   n.id = static_cast<uint32_t>(order_.size());
   evals_.push_back(1);
+  eval_order_.push_back(n.id);
   owned_.push_back(std::make_unique<Node>(std::move(n)));
   const Node* p = owned_.back().get();
   table_.insert(p);
@@ -671,6 +676,9 @@ template <class Keep> Graph Graph::copy_kept(const Keep& keep, std::vector<NodeR
     map[n->id] = r.intern(std::move(c));
     r.evals_[map[n->id]->id] += evaluations(n) - 1;  // Note [merged evaluations]
   }
+  r.eval_order_.clear();
+  for (uint32_t id : eval_order_)
+    if (keep[id]) r.eval_order_.push_back(map[id]->id);
   return r;
 }
 

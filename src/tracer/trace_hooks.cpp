@@ -199,6 +199,7 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
       }
       return {c.new_value(n, hint)};
     }
+  const std::vector<ir::NodeRef> operands(nodes.begin(), nodes.end());
   for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = g.broadcast(g.cast(unify(g, nodes[i], shape), lt.in.at(i)), shape);
   std::vector<ndarray> result;
   ir::NodeRef mask = nullptr;
@@ -217,7 +218,11 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   // no floating-point error. A kernel may still evaluate an operand that does not depend on
   // the loop index (a constant fill) once, before its zero-trip loop: the empty result is
   // recorded as a fill instead, unless a weak scalar's cast to the loop dtype warns (NumPy
-  // casts it, with its warning, before any loop: the node stays for that).
+  // casts it, with its warning, before any loop: the node stays for that). The operands the
+  // program computed before the call (an (n, 4) array minus its mean, n == 0: the mean is a
+  // non-empty division that warns) stay in the graph as further arguments of the fill, so
+  // they are still evaluated, with their warnings (Note [operands of empty results] in
+  // src/fusion/lower_group.cpp).
   bool empty_result = std::any_of(shape.begin(), shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(0); });
   for (size_t i = 0; i < fixed.size() && i < lt.in.size() && empty_result; ++i)
     if (fixed[i].weak && !fixed[i].array.is_traced()) {
@@ -236,6 +241,19 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
                       op == OpId::greater || op == OpId::greater_equal);
   for (size_t k = 0; k < lt.out.size(); ++k) {
     std::vector<ir::NodeRef> zero{g.constant(Scalar::from_int(0).cast(lt.out[k]))};
+    if (empty_result)
+      for (ir::NodeRef a : operands) {
+        ir::NodeRef base = a;
+        while (base->kind == ir::NodeKind::View) base = base->args[0];
+        const bool computed = base->kind == ir::NodeKind::Ufunc || base->kind == ir::NodeKind::Reduce ||
+                              base->kind == ir::NodeKind::Cast || base->kind == ir::NodeKind::Prim ||
+                              base->kind == ir::NodeKind::Call;
+        const bool empty = std::any_of(base->shape.begin(), base->shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(0); });
+        if (base->kind == ir::NodeKind::Prim && base->op == OpId::fill)  // an empty result itself: its operands
+          zero.insert(zero.end(), base->args.begin() + 1, base->args.end());
+        else if (computed && !empty)
+          zero.push_back(a);
+      }
     ir::NodeRef n = empty_result ? g.prim(OpId::fill, zero, lt.out[k], shape)  // Note [empty ufunc results]
                     : mixed      ? mixed_compare(g, op, nodes[0], nodes[1], shape)  // Note [mixed int64/uint64 comparisons]
                     : g_scalar_math && is_ordering(op) && nodes.size() == 2 && is_complex(nodes[0]->dtype)

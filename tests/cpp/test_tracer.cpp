@@ -1,5 +1,6 @@
 // Graph IR, recording and npc::compile (views, casts, writes, breaks, caching).
 #include <catch2/catch.hpp>
+#include <algorithm>
 
 #include "npc/compile.hpp"
 #include "npc/creation.hpp"
@@ -81,6 +82,36 @@ TEST_CASE("graph: dce keeps live nodes, symbolic shapes print", "[tracer]") {
   REQUIRE(r.nodes().size() == before - 1);
   REQUIRE(ir::sym_shape_str(r.outputs[0]->shape) == "(3, s0)");
   ir::verify(r, "dce");
+}
+
+TEST_CASE("graph: evaluation order keeps the place of each merged evaluation", "[tracer]") {
+  // Note [merged evaluations]: u = a * a; v = log(a); w = a * a evaluates the product twice.
+  ir::Graph g;
+  auto a = g.input(0, DType::Float64, ir::static_shape(Shape{3}));
+  std::vector<ir::NodeRef> aa{a, a}, one{a};
+  auto u = g.ufunc(OpId::multiply, aa, DType::Float64);
+  auto v = g.ufunc(OpId::log, one, DType::Float64);
+  g.cast(a, DType::Float32);  // dead
+  auto w = g.ufunc(OpId::multiply, aa, DType::Float64);
+  REQUIRE(u == w);
+  std::vector<ir::NodeRef> uv{u, v};
+  g.outputs = {g.ufunc(OpId::add, uv, DType::Float64)};
+  auto ids = [](const ir::Graph& x) {
+    std::vector<std::string> r;
+    for (uint32_t id : x.evaluation_order()) r.push_back(std::string(ir::kind_name(x.nodes()[id]->kind)) + ":" + std::to_string(id));
+    return r;
+  };
+  const std::string mul = "ufunc:" + std::to_string(u->id), lg = "ufunc:" + std::to_string(v->id);
+  auto order = ids(g);
+  REQUIRE(std::count(order.begin(), order.end(), mul) == 2);
+  REQUIRE(std::find(order.begin(), order.end(), mul) < std::find(order.begin(), order.end(), lg));
+  REQUIRE(order[order.size() - 2] == mul);  // the second product, after the log and the cast
+  ir::Graph r = ir::run_pass(std::move(g), ir::dce, "dce");
+  std::vector<std::string> kinds;
+  for (uint32_t id : r.evaluation_order()) kinds.push_back(std::string(ir::kind_name(r.nodes()[id]->kind)));
+  REQUIRE(kinds == std::vector<std::string>{"input", "ufunc", "ufunc", "ufunc", "ufunc"});
+  REQUIRE(r.evaluations(r.nodes()[r.evaluation_order()[1]]) == 2);
+  REQUIRE(r.evaluation_order()[1] == r.evaluation_order()[3]);
 }
 
 TEST_CASE("interpret: views, casts and functionalized writes", "[tracer]") {
