@@ -1,7 +1,7 @@
 """NumPy's element rules live in one header, include/npc/scalar_rules.hpp (Note [scalar rules]).
 
 The eager kernels include it; the fused kernels' prelude is src/fusion/prelude_cpu.hpp with the
-header's text inlined at build time. These tests check the embedding (the generated source holds
+header's text (and src/ops/vector_math_block.hpp's) inlined at build time. These tests check the embedding (the generated source holds
 the header verbatim, so editing a rule changes every kernel's cache key) and that eager and
 compiled code give NumPy's values for the rules they share.
 """
@@ -21,6 +21,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 RULES = ROOT / "include" / "npc" / "scalar_rules.hpp"
 PRELUDE = ROOT / "src" / "fusion" / "prelude_cpu.hpp"
 INCLUDE_LINE = '#include "npc/scalar_rules.hpp"\n'
+VMATH = ROOT / "src" / "ops" / "vector_math_block.hpp"
+VMATH_LINE = '#include "ops/vector_math_block.hpp"\n'
 
 
 @pytest.fixture(autouse=True)
@@ -46,10 +48,11 @@ def test_the_prelude_is_the_scalar_rules_header_inlined_in_prelude_cpu(capfd):
     x = np.arange(1, 9, dtype=np.int32)
     src = generated_source(lambda a, b: np.floor_divide(a, b) + np.remainder(a, b), (x, x[::-1].copy()), capfd)
     rules, prelude = RULES.read_text(), PRELUDE.read_text()
-    assert prelude.count(INCLUDE_LINE) == 1
+    assert prelude.count(INCLUDE_LINE) == 1 and prelude.count(VMATH_LINE) == 1
     head, tail = prelude.split(INCLUDE_LINE)
-    # the whole prelude, verbatim: nothing in generated code is kept by hand apart from these files
-    assert head + rules + tail in src
+    # the whole prelude, verbatim: nothing in generated code is kept by hand apart from these
+    # files (the eager loops' vector-math blocks are embedded the same way)
+    assert head + rules + tail.replace(VMATH_LINE, VMATH.read_text()) in src
     assert "npk::ufunc::floor_divide<int32_t>" in src and "npk::ufunc::remainder<int32_t>" in src
 
 
