@@ -27,16 +27,12 @@ from _ulps import assert_close
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 from bench.programs.harness import mismatch  # noqa: E402 - the real-programs suite's validation
 
-# The ufuncs with a vector routine: (NumPy name, C name, float64 by default, float32 by
-# default), as NPC_VMATH_FUNCS in src/ops/vector_math_block.hpp.
-VMATH = [("exp", "exp", 0, 0), ("exp2", "exp2", 0, 1), ("expm1", "expm1", 0, 1), ("log", "log", 0, 1),
-         ("log2", "log2", 0, 1), ("log10", "log10", 0, 1), ("log1p", "log1p", 0, 1), ("sin", "sin", 0, 1),
-         ("cos", "cos", 0, 1), ("tan", "tan", 0, 1), ("arcsin", "asin", 0, 1), ("arccos", "acos", 0, 1),
-         ("arctan", "atan", 0, 1), ("sinh", "sinh", 0, 1), ("cosh", "cosh", 0, 1), ("tanh", "tanh", 1, 1),
-         ("arcsinh", "asinh", 1, 1), ("arccosh", "acosh", 1, 1), ("arctanh", "atanh", 1, 0),
-         ("cbrt", "cbrt", 1, 1)]
-OPS = [v[0] for v in VMATH]
-C_NAME = {v[0]: v[1] for v in VMATH}
+# The ufuncs with a vector routine and the loops that take it by default: ops.def's vmath
+# column ("f d*": float32 by default, float64 only with NPC_VECTOR_MATH=all). The routine's C
+# name is NumPy's name with "arc" spelt "a" (arcsin: asin), as libmvec names them.
+VMATH = {r.name: r.vmath.split() for r in _core.op_table() if r.vmath}
+OPS = list(VMATH)
+C_NAME = {op: op.replace("arc", "a") for op in OPS}
 
 
 def _cpu_flags():
@@ -61,10 +57,9 @@ def eager_vectorised(op, dtype, mode=MODE):
         return False
     if mode == "all":
         return True
-    row = VMATH[OPS.index(op)]
     if op == "arctanh" and dtype == np.float32:
         return True  # through the float64 routine (Note [float32 through float64])
-    return bool(row[2] if dtype == np.float64 else row[3])
+    return ("d" if dtype == np.float64 else "f") in VMATH[op]
 
 
 def vector_call(op, dtype, mode=MODE):
