@@ -116,6 +116,48 @@ void power_float_loop(std::byte* const* p, const int64_t* s, int64_t n) {
 
 }  // namespace
 
+LoopFn scalar_loop_of(OpId op, DType t) {
+  using C64 = std::complex<float>;
+  using C128 = std::complex<double>;
+  if (t == DType::Complex64) {
+    if (op == OpId::absolute) return &unary_loop<AbsolutePlain, C64>;
+    if (op == OpId::multiply) return &binary_loop<MultiplyPlain, C64, C64>;
+    if (op == OpId::square) return &unary_loop<SquarePlain, C64>;
+  } else if (t == DType::Complex128) {
+    if (op == OpId::absolute) return &unary_loop<AbsolutePlain, C128>;
+    if (op == OpId::multiply) return &binary_loop<MultiplyPlain, C128, C128>;
+    if (op == OpId::square) return &unary_loop<SquarePlain, C128>;
+  }
+  return nullptr;
+}
+
+// The loop by_stride_sign picks, predicted from the operands' strides: NumPy's innermost axis
+// is the one of smallest nonzero |stride| (the last of equals), and the eager executor runs it
+// innermost (Note [loop order] in core/strided.hpp). Partial overlap is not predicted.
+bool runs_scalar_loop(OpId op, DType t, std::span<const ndarray> operands, std::span<const int64_t> shape) {
+  const bool by_sign = (op == OpId::absolute && is_complex(t)) ||
+                       (t == DType::Complex64 && (op == OpId::multiply || op == OpId::square));
+  if (!by_sign) return false;
+  const int nd = static_cast<int>(shape.size());
+  auto stride = [&](const ndarray& a, int d) -> int64_t {
+    const int k = d - (nd - a.ndim());
+    return k < 0 || a.shape()[k] == 1 ? 0 : a.strides()[k];
+  };
+  int inner = -1;
+  int64_t best = 0;
+  for (int d = 0; d < nd; ++d) {
+    if (shape[d] <= 1) continue;
+    for (const ndarray& a : operands) {
+      const int64_t s = std::abs(stride(a, d));
+      if (s != 0 && (inner < 0 || s <= best)) inner = d, best = s;
+    }
+  }
+  if (inner < 0) return false;
+  for (const ndarray& a : operands)
+    if (stride(a, inner) < 0) return true;
+  return false;
+}
+
 template <>
 void register_rules<0>(Registrar& r) {
   register_rule_kernels<0>(r);

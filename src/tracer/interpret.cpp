@@ -88,7 +88,9 @@ std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<con
       std::vector<Operand> in;
       in.reserve(ops.size());
       for (const ndarray& a : ops) in.push_back(Operand{a, false});
-      return call_ufunc(n->op, in, {}).at(n->params.at(0));
+      UfuncOptions o;
+      o.scalar_loops = n->params.size() > 1 && (n->params[1] & Graph::kScalarLoop);  // Note [scalar loops]
+      return call_ufunc(n->op, in, o).at(n->params.at(0));
     }
     case NodeKind::Reduce: {
       ReduceOptions o;
