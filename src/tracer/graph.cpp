@@ -188,7 +188,7 @@ NodeRef Graph::constant(const npc::Scalar& v) {
 }
 
 NodeRef Graph::ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out, bool scalar_math,
-                     bool scalar_loop) {
+                     std::optional<bool> scalar_loop) {
   int i = static_cast<int>(op);
   (void)op_name(op);  // ValueError for an OpId outside the table (before kOpNin[i] is read)
   if (kOpNin[i] != static_cast<int>(args.size()))
@@ -196,7 +196,8 @@ NodeRef Graph::ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, in
   if (out < 0 || out >= kOpNout[i]) bad("bad output index");
   if (args.empty()) bad("ufunc without args");
   std::vector<int64_t> params{out};
-  if (scalar_math || scalar_loop) params.push_back((scalar_math ? kScalarMath | kScalarLoop : 0) | (scalar_loop ? kScalarLoop : 0));
+  const int64_t loop = scalar_math ? kScalarMath | kScalarLoop : !scalar_loop ? 0 : *scalar_loop ? kScalarLoop : kSimdLoop;
+  if (loop) params.push_back(loop);
   return intern(Node{NodeKind::Ufunc, op, out_dtype, args[0]->shape, {args.begin(), args.end()}, std::move(params)});
 }
 

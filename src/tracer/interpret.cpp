@@ -89,7 +89,8 @@ std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<con
       in.reserve(ops.size());
       for (const ndarray& a : ops) in.push_back(Operand{a, false});
       UfuncOptions o;
-      o.scalar_loops = n->params.size() > 1 && (n->params[1] & Graph::kScalarLoop);  // Note [scalar loops]
+      const int64_t loop = n->params.size() > 1 ? n->params[1] : 0;  // Note [scalar loops]
+      if (loop & (Graph::kScalarLoop | Graph::kSimdLoop)) o.scalar_loop = (loop & Graph::kScalarLoop) != 0;
       return call_ufunc(n->op, in, o).at(n->params.at(0));
     }
     case NodeKind::Reduce: {

@@ -1193,9 +1193,10 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   std::vector<ndarray> strided;
   for (size_t i = 0; i < fixed.size() && i < lt.in.size(); ++i)
     if (!fixed[i].weak && fixed[i].array.dtype() == lt.in[i]) strided.push_back(fixed[i].array);
-  for (auto& o : opts.out)
-    if (o) strided.push_back(*o);
-  const bool scalar_loop = !lt.in.empty() && ops::runs_scalar_loop(op, lt.in[0], strided, hint);
+  const bool given_out = !opts.out.empty() && opts.out[0];
+  if (given_out) strided.push_back(*opts.out[0]);
+  const std::optional<bool> scalar_loop =
+      lt.in.empty() ? std::nullopt : ops::runs_scalar_loop(op, lt.in[0], strided, hint, !given_out);
   for (size_t k = 0; k < lt.out.size(); ++k) {
     std::vector<ir::NodeRef> zero{g.constant(Scalar::from_int(0).cast(lt.out[k]))};
     ir::NodeRef n = empty_result ? g.prim(OpId::fill, zero, lt.out[k], shape)  // Note [empty ufunc results]

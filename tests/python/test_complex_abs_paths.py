@@ -165,3 +165,29 @@ def test_compiled_products_by_stride(backend, dtype):
               lambda a, b: np.square(a)):
         npc.compiler.reset()
         _same(f(z, w), npc.compile(f, backend=backend)(z.copy(), w.copy()))
+
+
+OUT_CASES = {
+    "abs reversed into reversed": lambda a, b: np.abs(a[::-1], out=np.empty(a.shape, a.real.dtype)[::-1]),
+    "abs into reversed": lambda a, b: np.abs(a, out=np.empty(a.shape, a.real.dtype)[::-1]),
+    "product into reversed": lambda a, b: np.multiply(a, b, out=np.empty_like(a)[::-1]),
+    "product of reversed into reversed": lambda a, b: np.multiply(a[::-1], b[::-1], out=np.empty_like(a)[::-1]),
+    "product of reversed": lambda a, b: a[::-1] * b[::-1],
+    "square of reversed into reversed": lambda a, b: np.square(a[::-1], out=np.empty_like(a)[::-1]),
+}
+
+
+@pytest.mark.parametrize("mode", ["npc", "eager", "fused"])
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("case", list(OUT_CASES))
+def test_loops_by_stride_sign_with_out(mode, dtype, case):
+    # Note [loops by stride sign] in src/ops/kernels_arith.cpp: a loop whose operands all step
+    # backwards runs forwards (SIMD); a reversed out= alone keeps the SIMD product.
+    z, w = _differing(dtype)
+    f = OUT_CASES[case]
+    if mode == "npc":
+        got = f(npc.asarray(z), npc.asarray(w))
+    else:
+        npc.compiler.reset()
+        got = npc.compile(f, backend=mode)(z.copy(), w.copy())
+    _same(f(z, w), got)
