@@ -172,8 +172,14 @@ class Graph {
   NodeRef constant(const npc::Scalar& v);
   /// Output `out` of ufunc `op`; args must already have the loop's dtypes and the result shape.
   /// `scalar_math`: NumPy computes it with its scalar arithmetic (a Python operator on NumPy
-  /// scalars), whose floating-point warnings say "scalar <op>" (params[1] = 1).
-  NodeRef ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out = 0, bool scalar_math = false);
+  /// scalars), whose floating-point warnings say "scalar <op>" (bit 1 of params[1]).
+  /// `scalar_loop`: where NumPy has two loops for the op, whether it runs its scalar (non-SIMD)
+  /// loop (bit 2 of params[1], implied by `scalar_math`) or its SIMD loop (bit 4); unset: the
+  /// eager kernels pick by stride (Note [scalar loops] in src/tracer/trace.hpp).
+  NodeRef ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out = 0, bool scalar_math = false,
+                std::optional<bool> scalar_loop = std::nullopt);
+  /// Bits of a Ufunc node's params[1].
+  static constexpr int64_t kScalarMath = 1, kScalarLoop = 2, kSimdLoop = 4;
   /// `a` cast to `t` (returns `a` itself when it already has dtype `t`). `of`: the cast of
   /// ufunc `of`'s result into its out= array (params[0]), whose floating-point errors NumPy
   /// reports under the ufunc's name ("overflow encountered in power"), not as "in cast".

@@ -88,6 +88,10 @@ struct UfuncOptions {
   /// The floating-point flags of the inputs' casts count as the loop's own (NumPy's buffered
   /// iterator: "overflow encountered in add"), not as a separate "cast".
   bool input_cast_flags_to_loop = false;
+  /// Where NumPy has two loops with different results (complex absolute and products): true
+  /// runs its scalar (non-SIMD) loop, what its scalar arithmetic computes, false its SIMD loop
+  /// (Note [scalar loops] in src/tracer/trace.hpp); unset, the loop is picked by stride.
+  std::optional<bool> scalar_loop;
 };
 
 /// Calls ufunc `op` (numpy.ufunc.__call__): broadcasting, promotion, casting, out=, where=.

@@ -342,6 +342,16 @@ template <class T> NPK_FN T neg(T a) {
 template <class T> NPK_FN T conj(T a) { if constexpr (is_cplx<T>) return T{a.re, neg_part(a.im)}; else return a; }
 /// numpy.absolute: integers wrap (abs(MIN) == MIN); complex is npy_cabs (hypot), NumPy's
 /// scalar loop. Its SIMD loop is cabs_vec.
+//
+// Note [complex absolute]
+// NumPy has two results for the absolute value of a complex number, one ULP apart for about
+// a third of the values: its SIMD loop (cabs_vec: larger * sqrt(fma(r, r, 1))) and npy_cabs,
+// the C library's hypot (absv). It runs the SIMD loop on every array, 0-d arrays and
+// np.abs(scalar) included, unless an operand has a negative stride (its scalar loop then);
+// Python's abs() of a NumPy complex scalar is its scalar arithmetic, npy_cabs. The eager
+// kernels pick by stride (src/ops/kernels_arith.cpp); traced code marks the ufunc nodes that
+// NumPy runs with its scalar loop (Note [scalar loops] in src/tracer/trace.hpp), and fused
+// code calls absv there and the entry point ufunc::absolute (cabs_vec) everywhere else.
 template <class T> NPK_FN auto absv(T a) {
   if constexpr (is_cplx<T>) return std::hypot(a.re, a.im);
   else if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) return a;
@@ -825,7 +835,12 @@ template <class T> NPK_FN T power(T a, T b) {
 template <class T> NPK_FN T float_power(T a, T b) { return ufunc::power(a, b); }
 template <class T> NPK_FN T negative(T a) { return npk::neg(a); }
 template <class T> NPK_FN T positive(T a) { return a; }
-template <class T> NPK_FN auto absolute(T a) { return npk::absv(a); }
+/// numpy.absolute: for complex NumPy's SIMD loop (cabs_vec), which it runs on arrays and 0-d
+/// arrays alike; npk::absv (npy_cabs, hypot) is its scalar loop (Note [complex absolute]).
+template <class T> NPK_FN auto absolute(T a) {
+  if constexpr (is_cplx<T>) return npk::cabs_vec(a);
+  else return npk::absv(a);
+}
 template <class T> NPK_FN T fabs(T a) { return std::fabs(a); }
 template <class T> NPK_FN T sign(T a) { return npk::signv(a); }
 template <class T> NPK_FN T heaviside(T x, T h0) { return npk::heaviside(x, h0); }

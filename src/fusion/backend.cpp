@@ -185,7 +185,8 @@ std::string node_label(ir::NodeRef n) {
   // np.cumsum / np.cumprod run add.accumulate / multiply.accumulate: NumPy names those.
   if (name == "cumsum" || name == "cumprod") return "accumulate";
   // NumPy's scalar arithmetic names its errors "scalar <op>" (Note [scalar math] in trace.hpp).
-  if (n->kind == ir::NodeKind::Ufunc && n->params.size() > 1 && n->params[1]) return "scalar " + name;
+  if (n->kind == ir::NodeKind::Ufunc && n->params.size() > 1 && (n->params[1] & ir::Graph::kScalarMath))
+    return "scalar " + name;
   return name;
 }
 

@@ -168,6 +168,7 @@ HelperTable make_helper_table() {
   set(Helper::QuietMax, "npk::qmax({0}, {1})");
   set(Helper::QuietMin, "npk::qmin({0}, {1})");
   set(Helper::ComplexMulPlain, "npk::mul_plain({0}, {1})");
+  set(Helper::ComplexAbsPlain, "npk::absv({0})");
   set(Helper::QuietLess, "npk::lt_scalar({0}, {1})");
   set(Helper::IsNaN, "std::isnan({0})");
   set(Helper::OrNaN, "({0} | (int)({1} != {1}))");

@@ -105,6 +105,7 @@ enum class Helper : uint8_t {
   QuietMax,         ///< max(a, b) that raises no FP flag on NaN (a NaN flag tracks NaN)
   QuietMin,         ///< min(a, b), the same
   ComplexMulPlain,  ///< the complex product by its schoolbook formula (NumPy's scalar loop)
+  ComplexAbsPlain,  ///< |a| of complex a by hypot (NumPy's scalar loop, Note [complex absolute])
   QuietLess,        ///< bool a < b, raising no "invalid" flag on NaN (scalar compare)
   IsNaN,            ///< bool: a is NaN
   OrNaN,            ///< int32: a | (b is NaN)

@@ -34,6 +34,7 @@ int helper_arity(Helper h) {
     case Helper::RoundHalf:
     case Helper::Real:
     case Helper::Imag:
+    case Helper::ComplexAbsPlain:
     case Helper::IsNaN:
     case Helper::WrapIndex: return 1;
     default: return 2;
@@ -49,6 +50,7 @@ const char* helper_name(Helper h) {
     case Helper::QuietMax: return "quiet_max";
     case Helper::QuietMin: return "quiet_min";
     case Helper::ComplexMulPlain: return "complex_mul_plain";
+    case Helper::ComplexAbsPlain: return "complex_abs_plain";
     case Helper::QuietLess: return "quiet_less";
     case Helper::IsNaN: return "isnan";
     case Helper::OrNaN: return "or_nan";

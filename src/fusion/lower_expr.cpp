@@ -355,6 +355,16 @@ Val Emitter::compute(NodeRef n, const std::vector<Lin>& idx, const std::string& 
       std::vector<Val> args;
       int lv = 0;
       for (NodeRef a : n->args) { args.push_back(value(a, idx)); lv = std::max(lv, val_level(args.back())); }
+      // Note [complex absolute], Note [complex product]: where NumPy runs its scalar loop
+      // (scalar arithmetic, negative strides), hypot and the schoolbook product.
+      const bool scalar_loop = n->params.size() > 1 && (n->params[1] & ir::Graph::kScalarLoop);
+      if (scalar_loop && is_complex(n->args[0]->dtype) &&
+          (op == OpId::absolute || op == OpId::multiply || op == OpId::square)) {
+        if (op == OpId::square) args.push_back(args[0]);
+        Expr e = helper_call(op == OpId::absolute ? Helper::ComplexAbsPlain : Helper::ComplexMulPlain, n->dtype,
+                             n->args[0]->dtype, args);
+        return let(n->dtype, e, lv, key);
+      }
       Expr e{Expr::K::Apply, n->dtype};
       e.op = op;
       e.in = n->args[0]->dtype;

@@ -336,7 +336,9 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
           std::vector<int> bufs{st.buffer_of.at(grp.front())};
           for (NodeRef a : grp.front()->args) {
             NodeRef base = library_operand_base(a);
-            bufs.push_back(st.input_buffer_of.count(base) ? st.input_buffer_of.at(base) : st.buffer_of.at(base));
+            // A runtime scalar's slot is no array: the call reads its materialised copy.
+            const bool slot = base->kind == NodeKind::Scalar;
+            bufs.push_back(st.input_buffer_of.count(base) && !slot ? st.input_buffer_of.at(base) : st.buffer_of.at(base));
           }
           out.launches.push_back(Launch{-1, bufs, grp, {}});
           continue;

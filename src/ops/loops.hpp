@@ -111,6 +111,18 @@ struct Loop {
 
 /// The loops of `op` in ops.def's order, with their registered kernels.
 const std::vector<Loop>& loops_of(OpId op);
+/// NumPy's scalar (non-SIMD) loop (`scalar`) or SIMD loop of `op` for the one-dtype loop of
+/// `t` where NumPy has two loops with different results (complex absolute, multiply and
+/// square: Note [complex product] in kernels_arith.cpp), else null. UfuncOptions::scalar_loop
+/// runs it.
+LoopFn loop_variant(OpId op, DType t, bool scalar);
+/// Whether NumPy runs its scalar loop for ufunc `op` in dtype `t` over `shape` with these
+/// operands (inputs of dtype `t`, then the given output, with their strides; `fresh_output`:
+/// a new C-ordered output comes last) from the strides of the innermost axis, as the eager
+/// kernels pick by stride sign (Note [scalar loops] in src/tracer/trace.hpp).
+/// Unset where NumPy has one loop.
+std::optional<bool> runs_scalar_loop(OpId op, DType t, std::span<const ndarray> operands,
+                                     std::span<const int64_t> shape, bool fresh_output);
 /// Whether the op checks the floating-point status after its loop: the fpe_check column of
 /// ops.def (NoFpe for comparisons, selections and predicates, whose C comparisons may raise
 /// spurious "invalid" on NaN).

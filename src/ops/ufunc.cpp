@@ -568,6 +568,8 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   for (const auto& l : loops)
     if (l.in == loop.in && l.out == loop.out) { fn = l.fn; break; }
   if (!fn) throw TypeError("npc: no kernel for ufunc '" + std::string(info.name) + "' with this loop");
+  if (opts.scalar_loop && loop.in.size() && loop.in == std::vector<DType>(loop.in.size(), loop.in[0]))
+    if (ops::LoopFn s = ops::loop_variant(op, loop.in[0], *opts.scalar_loop)) fn = s;
 
   std::byte* ptrs[ops::kMaxOperands];
   std::vector<std::vector<int64_t>> strides;

@@ -192,7 +192,8 @@ NodeRef Graph::constant(const npc::Scalar& v) {
   return intern(std::move(n));
 }
 
-NodeRef Graph::ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out, bool scalar_math) {
+NodeRef Graph::ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, int out, bool scalar_math,
+                     std::optional<bool> scalar_loop) {
   int i = static_cast<int>(op);
   (void)op_name(op);  // ValueError for an OpId outside the table (before kOpNin[i] is read)
   if (kOpNin[i] != static_cast<int>(args.size()))
@@ -200,7 +201,8 @@ NodeRef Graph::ufunc(OpId op, std::span<const NodeRef> args, DType out_dtype, in
   if (out < 0 || out >= kOpNout[i]) bad("bad output index");
   if (args.empty()) bad("ufunc without args");
   std::vector<int64_t> params{out};
-  if (scalar_math) params.push_back(1);
+  const int64_t loop = scalar_math ? kScalarMath | kScalarLoop : !scalar_loop ? 0 : *scalar_loop ? kScalarLoop : kSimdLoop;
+  if (loop) params.push_back(loop);
   return intern(Node{NodeKind::Ufunc, op, out_dtype, args[0]->shape, {args.begin(), args.end()}, std::move(params)});
 }
 
@@ -472,8 +474,9 @@ std::string node_str(const Graph& g, NodeRef n) {
     case NodeKind::SymVal: os << "symval[s" << n->params[0] << "]"; break;
     case NodeKind::Const: os << "const " << scalar_str(*n->value); break;
     case NodeKind::Ufunc:
-      if (n->params.size() > 1 && n->params[1]) os << "scalar ";
+      if (n->params.size() > 1 && (n->params[1] & Graph::kScalarMath)) os << "scalar ";
       os << op_name(n->op);
+      if (n->params.size() > 1 && n->params[1] == Graph::kScalarLoop) os << "[scalar loop]";
       if (n->params[0]) os << "#" << n->params[0];
       break;
     case NodeKind::Cast:

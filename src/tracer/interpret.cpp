@@ -88,7 +88,10 @@ std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<con
       std::vector<Operand> in;
       in.reserve(ops.size());
       for (const ndarray& a : ops) in.push_back(Operand{a, false});
-      return call_ufunc(n->op, in, {}).at(n->params.at(0));
+      UfuncOptions o;
+      const int64_t loop = n->params.size() > 1 ? n->params[1] : 0;  // Note [scalar loops]
+      if (loop & (Graph::kScalarLoop | Graph::kSimdLoop)) o.scalar_loop = (loop & Graph::kScalarLoop) != 0;
+      return call_ufunc(n->op, in, o).at(n->params.at(0));
     }
     case NodeKind::Reduce: {
       ReduceOptions o;

@@ -315,6 +315,16 @@ extern thread_local bool g_fullgraph;
 // nodes it records carry the mark (Graph::ufunc's scalar_math), which names their errors.
 // (NumPy's scalar integer arithmetic also warns on overflow; compiled code does not.)
 extern thread_local bool g_scalar_math;
+// Note [scalar loops]
+// For a few ufuncs NumPy has two loops whose results differ in the last bit: complex absolute
+// (Note [complex absolute] in include/npc/scalar_rules.hpp) and complex products (Note
+// [complex product] in src/ops/kernels_arith.cpp). Its scalar arithmetic (Note [scalar math])
+// and its loops over a negative innermost stride compute with the scalar loop (hypot, the
+// schoolbook product), its other loops with SIMD formulas. The eager kernels pick by the
+// strides they run on; a traced ufunc node carries the pick as Graph::kScalarLoop (set for
+// scalar math, and where ops::runs_scalar_loop predicts it from the traced operands' eager
+// strides), which the eager backend passes on (UfuncOptions::scalar_loops) and fused code
+// renders as npk::absv and npk::mul_plain.
 // RAII: sets g_scalar_math.
 class ScalarMath {
  public:

@@ -239,6 +239,14 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
                      lt.out[0] == DType::Bool &&
                      (op == OpId::equal || op == OpId::not_equal || op == OpId::less || op == OpId::less_equal ||
                       op == OpId::greater || op == OpId::greater_equal);
+  // Note [scalar loops]: the operands whose strides NumPy's loop sees (a cast one is buffered).
+  std::vector<ndarray> strided;
+  for (size_t i = 0; i < fixed.size() && i < lt.in.size(); ++i)
+    if (!fixed[i].weak && fixed[i].array.dtype() == lt.in[i]) strided.push_back(fixed[i].array);
+  const bool given_out = !opts.out.empty() && opts.out[0];
+  if (given_out) strided.push_back(*opts.out[0]);
+  const std::optional<bool> scalar_loop =
+      lt.in.empty() ? std::nullopt : ops::runs_scalar_loop(op, lt.in[0], strided, hint, !given_out);
   for (size_t k = 0; k < lt.out.size(); ++k) {
     std::vector<ir::NodeRef> zero{g.constant(Scalar::from_int(0).cast(lt.out[k]))};
     if (empty_result)
@@ -258,7 +266,7 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
                     : mixed      ? mixed_compare(g, op, nodes[0], nodes[1], shape)  // Note [mixed int64/uint64 comparisons]
                     : g_scalar_math && is_ordering(op) && nodes.size() == 2 && is_complex(nodes[0]->dtype)
                         ? quiet_complex_compare(g, op, nodes[0], nodes[1])  // Note [quiet scalar complex comparisons]
-                                 : g.ufunc(op, nodes, lt.out[k], static_cast<int>(k), g_scalar_math);  // Note [scalar math]
+                                 : g.ufunc(op, nodes, lt.out[k], static_cast<int>(k), g_scalar_math, scalar_loop);  // Note [scalar math]
     if (mask) {
       ir::NodeRef cur = g.broadcast(g.cast(c.node_of(*opts.out[k]), lt.out[k]), shape);
       std::vector<ir::NodeRef> sel{mask, n, cur};

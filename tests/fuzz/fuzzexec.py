@@ -166,7 +166,7 @@ def _unsigned_zeros(x):
     return numpy.where(x == 0, numpy.zeros_like(x), x)
 
 
-def _values_equal(e, g, ulps, scale=0.0):
+def _values_equal(e, g, ulps, scale=0.0, prec=None):
     if ulps >= fuzzgen.UNSPECIFIED:  # Note [unspecified casts] in fuzzgen.py
         return True
     zero_sign = ulps >= fuzzgen.ZERO_SIGN  # Note [signs of zero ties] in fuzzgen.py
@@ -175,6 +175,9 @@ def _values_equal(e, g, ulps, scale=0.0):
     kind = e.dtype.kind
     if kind in "fc":
         parts = [(e.real, g.real), (e.imag, g.imag)] if kind == "c" else [(e, g)]
+        if prec is not None and ulps:  # Note [budgets in a narrower precision] in fuzzgen.py
+            parts = [(a.astype(prec), b.astype(prec)) for a, b in parts]
+            ulps += 1
         if zero_sign:
             parts = [(_unsigned_zeros(a), _unsigned_zeros(b)) for a, b in parts]
         if ulps == 0:
@@ -185,7 +188,7 @@ def _values_equal(e, g, ulps, scale=0.0):
     return numpy.array_equal(e, g)
 
 
-def _compare_desc(exp, got, ulps, where, scale=0.0):
+def _compare_desc(exp, got, ulps, where, scale=0.0, prec=None):
     """The first difference between two described values, as (kind, text), or None."""
     if exp[0] != got[0]:
         return "type", f"{where}: NumPy gives {exp[0]}, npc {got[0]}"
@@ -193,7 +196,7 @@ def _compare_desc(exp, got, ulps, where, scale=0.0):
         if exp[2] != got[2]:
             return "shape", f"{where}: length {exp[2]} vs {got[2]}"
         for k, (a, b) in enumerate(zip(exp[3], got[3])):
-            d = _compare_desc(a, b, ulps, f"{where}[{k}]", scale)
+            d = _compare_desc(a, b, ulps, f"{where}[{k}]", scale, prec)
             if d:
                 return d
         return None
@@ -206,7 +209,7 @@ def _compare_desc(exp, got, ulps, where, scale=0.0):
     if isinstance(exp[3], int) and not isinstance(exp[3], bool):
         return None if exp[3] == got[3] else ("value", f"{where}: NumPy {exp[3]!r}, npc {got[3]!r}")
     with numpy.errstate(all="ignore"):
-        if not _values_equal(exp[3], got[3], ulps, scale):
+        if not _values_equal(exp[3], got[3], ulps, scale, prec):
             return "value", f"{where}: NumPy {_short(exp[3])}, npc {_short(got[3])}"
     return None
 
@@ -215,10 +218,21 @@ def _short(a):
     return numpy.array2string(numpy.asarray(a), threshold=12, edgeitems=3, floatmode="unique").replace("\n", " ")
 
 
+def _extra_only(exp, got, texts):
+    """`exp` is the multiset `got` plus RuntimeWarnings whose messages are in `texts`."""
+    rest = list(exp)
+    for w in got:
+        if w not in rest:
+            return False
+        rest.remove(w)
+    return all(w[0] == "RuntimeWarning" and w[1] in texts for w in rest)
+
+
 def compare(exp, got, ulps, scale=0.0):
     """The first difference of two call outcomes, as (kind, text), or None. `ulps` holds
     the budgets: {"ret": [per returned value], "args": [per array argument]}; `scale` is the
-    call's input_scale (Note [error bound of sums])."""
+    call's input_scale (Note [error bound of sums]); "ret_prec" and "args_prec" the precisions
+    budgets count in (Note [budgets in a narrower precision] in fuzzgen.py)."""
     if (exp["exc"] is None) != (got["exc"] is None) or (
             exp["exc"] is not None and not isinstance(got["exc"], type(exp["exc"]))):
         e = "returns" if exp["exc"] is None else f"raises {type(exp['exc']).__name__}: {exp['exc']}"
@@ -230,17 +244,21 @@ def compare(exp, got, ulps, scale=0.0):
             ul = ulps["ret"][k] if k < len(ulps["ret"]) else 0
             if got["ret"][0] != "tuple" or len(got["ret"][3]) != len(rets):
                 return "type", f"result: {got['ret'][0]}"
-            d = _compare_desc(rets[k], got["ret"][3][k], ul, f"return[{k}]", scale)
+            pr = ulps.get("ret_prec", [])
+            d = _compare_desc(rets[k], got["ret"][3][k], ul, f"return[{k}]", scale, pr[k] if k < len(pr) else None)
             if d:
                 return d
     for k, (a, b) in enumerate(zip(exp["args"], got["args"])):
         ul = ulps["args"][k] if k < len(ulps["args"]) else 0
-        d = _compare_desc(a, b, ul, f"argument {k} after the call", scale)
+        pr = ulps.get("args_prec", [])
+        d = _compare_desc(a, b, ul, f"argument {k} after the call", scale, pr[k] if k < len(pr) else None)
         if d:
             return "args", d[1]
     ew, gw = exp["warn"], got["warn"]
     if ulps.get("unspecified_cast"):  # Note [unspecified casts] in fuzzgen.py
         ew, gw = ([w for w in x if w[1] != "invalid value encountered in cast"] for x in (ew, gw))
+    if ulps.get("power") and _extra_only(ew, gw, fuzzgen.POWER_ZERO_DIVIDE):  # Note [power of zero to -inf]
+        ew = gw
     if ew != gw:
         return "warnings", f"NumPy warns {exp['warn']}, npc {got['warn']}"
     return None
@@ -348,9 +366,13 @@ def program_case(prog):
     calls = [fuzzgen.call_inputs(prog, tuple(c)) for c in prog["calls"]]
     used = fuzzgen.used_params(prog)
     budget = prog.get("ulps", {})
+    prec = prog.get("prec", {})
     ulps = {"ret": [budget.get(n, 0) for n in prog["ret"]],
             "args": [budget.get(n, 0) for n in used if n.startswith("a")],
-            "unspecified_cast": bool(prog.get("unspecified_cast"))}
+            "ret_prec": [prec.get(n) for n in prog["ret"]],
+            "args_prec": [prec.get(n) for n in used if n.startswith("a")],
+            "unspecified_cast": bool(prog.get("unspecified_cast")),
+            "power": bool(fuzzgen.POWER.search(src))}
     return src, calls, ulps
 
 

@@ -72,6 +72,14 @@ ULP_ACCUMULATING = {"cumsum": ULP.get("sum", 4), "cumprod": ULP.get("prod", 4), 
 # a program with such casts does not compare that warning.
 UNSPECIFIED = 10 ** 9
 
+# Note [power of zero to -inf]: NumPy's float power loop is SVML's pow on CPUs with AVX-512
+# (it raises "divide by zero" for 0 ** -inf) and the C library's elsewhere (glibc raises
+# nothing for it, nor do npc's loops): that warning is NumPy's only on some CPUs. In a program
+# with a power (`**`, np.power, np.float_power), NumPy's warnings may hold "divide by zero
+# encountered in power" entries that npc's lack (fuzzexec.compare); nothing else is excused.
+POWER = re.compile(r"\*\*|\bnp\.(float_)?power\(")
+POWER_ZERO_DIVIDE = {"divide by zero encountered in power", "divide by zero encountered in scalar power"}
+
 # Note [signs of zero ties]: which zero fmax, fmin, maximum and minimum return for a tie of
 # +0.0 and -0.0 (and the max/min reductions) depends on NumPy's loop: its SIMD and scalar
 # loops pick different operands, so the sign of such a zero is left to the platform. A
@@ -94,6 +102,25 @@ def zero_sign_state(text, value, inherited):
     if _TIE_OPS.search(text) and np.asarray(value).dtype.kind in "fc":
         return max(inherited, 1)
     return inherited
+
+
+# Note [budgets in a narrower precision]: a budget counts ULPs of the precision its inexact
+# operations ran in. A float32 cbrt off by one float32 ULP makes a float64 quotient computed
+# from it differ by about 2**29 float64 ULPs: such a value (its own precision wider than the
+# narrowest one among the budgeted values it is computed from) is compared in that narrower
+# precision (prog["prec"]: its name -> "float16" or "float32"), both sides rounded to it, with
+# one ULP more for that rounding.
+_PRECISIONS = ["float16", "float32", "float64"]
+
+
+def precision(value):
+    """0, 1, 2 for float16, float32, float64 values (complex by their parts), else None."""
+    dt = np.asarray(value).dtype
+    if dt.kind == "c":
+        return 1 if dt == np.complex64 else 2
+    if dt.kind == "f":
+        return {2: 0, 4: 1, 8: 2}.get(dt.itemsize)
+    return None
 
 
 def op_ulps(name):
@@ -234,10 +261,11 @@ FLOAT_LITERALS = ["0.5", "-0.0", "2.5", "1e-300", "1e300", "float('nan')", "floa
 
 
 class _Var:
-    __slots__ = ("name", "value", "ulps", "kind", "zs")
+    __slots__ = ("name", "value", "ulps", "kind", "zs", "prec")
 
-    def __init__(self, name, value, ulps, kind, zs=0):
+    def __init__(self, name, value, ulps, kind, zs=0, prec=None):
         self.name, self.value, self.ulps, self.kind, self.zs = name, value, ulps, kind, zs
+        self.prec = prec  # Note [budgets in a narrower precision]
 
 
 def _is_array(v):
@@ -634,9 +662,14 @@ class Generator:
                 continue
             if name is not None:
                 # Note [signs of zero ties]: the state of the operands the statement names.
-                inherited = max([self.vars[t].zs for t in re.findall(r"\b[avst]\d+\b", text) if t in self.vars],
-                                default=0)
+                named = [self.vars[t] for t in re.findall(r"\b[avst]\d+\b", text) if t in self.vars]
+                inherited = max([v.zs for v in named], default=0)
                 zs = zero_sign_state(text, env.get(name), inherited)
+                # Note [budgets in a narrower precision]: the narrowest precision among the
+                # budgeted values the statement reads, and its own.
+                own = precision(env.get(name))
+                precs = [v.prec if v.prec is not None else precision(v.value) for v in named if v.ulps]
+                prec = min([p for p in precs + [own] if p is not None], default=None)
                 kind = "scalar" if isinstance(env.get(name), (bool, int, float, complex)) else "array"
                 old = self.vars.get(name)
                 if old is not None and old.kind == "array":
@@ -645,7 +678,9 @@ class Generator:
                         if _is_array(v.value) and _is_array(old.value) and np.may_share_memory(v.value, old.value):
                             v.ulps = max(v.ulps, ulps)
                             v.zs = max(v.zs, zs)
-                self.vars[name] = _Var(name, env[name], ulps, kind, zs)
+                            if prec is not None:
+                                v.prec = prec if v.prec is None else min(v.prec, prec)
+                self.vars[name] = _Var(name, env[name], ulps, kind, zs, prec)
             for v in self.vars.values():
                 v.value = env.get(v.name, v.value)
         live = [v.name for v in self.vars.values() if v.name[0] in "vt"]
@@ -655,6 +690,8 @@ class Generator:
         prog["ret"] = sorted(set(live[-1:] + self.r.sample(live, k - 1)), key=live.index)
         prog["ulps"] = {v.name: UNSPECIFIED if v.zs == 2 else min(v.ulps + (ZERO_SIGN if v.zs else 0), UNSPECIFIED)
                         for v in self.vars.values()}
+        prog["prec"] = {v.name: _PRECISIONS[v.prec] for v in self.vars.values()
+                        if v.ulps and v.prec is not None and precision(v.value) is not None and v.prec < precision(v.value)}
         prog["unspecified_cast"] = self.unspecified_cast
         return prog
 

@@ -178,9 +178,9 @@ def test_compiled_float_maximum_signed_zero_ties(op):
     same_values(got, getattr(np, op)(a, b))
 
 
-@pytest.mark.xfail(strict=True, reason="compiled complex absolute uses npy_hypot (npk::absv, NumPy's scalar loop) "
-                   "where NumPy's contiguous loop uses its SIMD formula (npk::cabs_vec)")
 def test_compiled_complex_absolute_contiguous():
+    # NumPy's SIMD formula (npk::cabs_vec) on a contiguous array, not npy_hypot (Note [complex
+    # absolute] in include/npc/scalar_rules.hpp; tests/python/test_complex_abs_paths.py).
     z = np.array([3 + 4j, 1e-3 + 7j, 5.5 + 1.1j] * 100)
     got = npc.compile(lambda x: np.absolute(x), backend="fused")(z)
     same_values(got, np.absolute(z))
