@@ -156,10 +156,6 @@ def test_elementwise_op_matrix(dtype):
         if name in SHIFTS:
             continue
         ulp = 0 if name in EXACT else (4 if dtype != "float16" else 1)
-        if dtype in COMPLEX and name in ("absolute", "multiply", "square", "divide"):
-            # NumPy's SIMD complex loops use FMA on this CPU (and its own cabs); npc uses
-            # npy_math's plain formulas, as its eager kernels do: within 1 ULP.
-            ulp = 2
         try:
             assert_same(g, w, ulp)
         except AssertionError as e:
