@@ -74,10 +74,22 @@ _SLOW_BREAK_MIN_S = 2e-3
 _SLOW_BREAK_RATIO = 0.8
 
 
+def _arrays_in(values, depth=0):
+    """The arrays among `values` and inside their lists and tuples (as deep as the guard key
+    looks, _contents_key)."""
+    out = []
+    for v in values:
+        if isinstance(v, (_core.ndarray, _np.ndarray)):
+            out.append(v)
+        elif (type(v) is list or type(v) is tuple) and depth < 4:
+            out.extend(_arrays_in(v, depth + 1))
+    return out
+
+
 class _Entry:
     __slots__ = ("name", "backend", "graph", "arg_inputs", "transposed", "covered", "captured", "out_tree", "constraints",
                  "numpy_out", "labels",
-                 "ninputs", "nscalars", "template", "rebuild", "py_warnings", "timing", "plan")
+                 "ninputs", "nscalars", "template", "rebuild", "py_warnings", "timing", "plan", "keep_alive")
 
 
 _NDARRAY = _core.ndarray
@@ -665,6 +677,11 @@ class CompiledFunction:
             e.covered = sorted(covered.items())
             bound = bound_now
             e.captured = [(i, bound[i]) for i in range(n_user, len(bound))]
+            # Note [captured arrays] in _guards.py: a captured array is guarded by its id. The
+            # entry keeps the captured objects alive, so while it exists no other array (a
+            # freed object reused by npc's array cache, or new memory at the same address)
+            # can take that id and replay this graph with the old data.
+            e.keep_alive = _arrays_in([get() for _, get in self._free])
             e.ninputs = len(bound)
             e.nscalars = counter[0]
             e.out_tree = tree
