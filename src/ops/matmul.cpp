@@ -52,8 +52,10 @@ void matmul_loop(Mat A, Mat B, std::byte* C, int64_t n, int64_t k, int64_t m) {
       for (int64_t j = 0; j < m; ++j) {
         bool acc = false;
         for (int64_t p = 0; p < k && !acc; ++p)
-          acc = *reinterpret_cast<const bool*>(A.p + i * A.rs + p * A.cs) &&
-                *reinterpret_cast<const bool*>(B.p + p * B.rs + j * B.cs);
+          // Read as bytes: a bool array may hold any nonzero byte for True (a view of
+          // uint8 data), which a load as C++ bool does not allow.
+          acc = *reinterpret_cast<const uint8_t*>(A.p + i * A.rs + p * A.cs) != 0 &&
+                *reinterpret_cast<const uint8_t*>(B.p + p * B.rs + j * B.cs) != 0;
         out[i * m + j] = acc;
       }
   } else if constexpr (std::is_same_v<T, float16>) {

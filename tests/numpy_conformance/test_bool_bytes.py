@@ -112,3 +112,27 @@ def test_reductions_of_bool_view(ufunc):
         exp = np.asarray(getattr(np, ufunc).reduce(e[sl]))
         assert got.dtype == exp.dtype and got.view(np.uint8 if exp.dtype == bool else exp.dtype) == \
             exp.view(np.uint8 if exp.dtype == bool else exp.dtype)
+
+
+PRODUCTS = {
+    "matmul": lambda lib, a, b: a @ b,
+    "dot": lambda lib, a, b: lib.dot(a, b),
+    "matvec": lambda lib, a, b: a @ b[:, 0],
+    "vector dot": lambda lib, a, b: a[0] @ b[:, 0],
+    "einsum": lambda lib, a, b: lib.einsum("ij,jk->ik", a, b),
+    "tensordot": lambda lib, a, b: lib.tensordot(a, b, 1),
+    "inner": lambda lib, a, b: lib.inner(a, b),
+    "vecdot": lambda lib, a, b: lib.vecdot(a, b),
+}
+
+
+@pytest.mark.parametrize("name", list(PRODUCTS))
+def test_products_of_bool_views(name):
+    """A bool product is an OR of ANDs of truth values: bytes 2 and 128 make True, not 2 * 128."""
+    rng = np.random.default_rng(7)
+    a = rng.choice(np.array([0, 2, 4, 128, 1, 255], np.uint8), (9, 9)).view(bool)
+    b = rng.choice(np.array([0, 2, 4, 128, 1, 255], np.uint8), (9, 9)).view(bool)
+    want = np.asarray(PRODUCTS[name](np, a, b))
+    got = np.asarray(PRODUCTS[name](npc, npc.asarray(a), npc.asarray(b)))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got.astype(np.uint8) != 0, want.astype(np.uint8) != 0)
