@@ -20,6 +20,9 @@
 #endif
 
 namespace npc {
+namespace ops {
+bool bool_bytes_normal(const ndarray& a);
+}
 
 ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DType> dtype, std::optional<ndarray> out) {
   const OpId op = ufunc_of(op_in);
@@ -33,7 +36,12 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
     if (auto hook = accumulate_trace_hook()) return hook(op, a, ax, t, out);
   check_int_power_exponents(op, t, a, ax, false);
   ndarray res = empty(a.shape(), t);
-  copy_into(res, a);  // casts to t; the scan then runs in place
+  // Note [bool bytes] in src/ops/ufunc.cpp: a bool input holding other bytes scans its
+  // truth values (a copy into a bool result would keep the bytes).
+  if (t == DType::Bool && !ops::bool_bytes_normal(a))
+    copy_into(res, a.astype(DType::UInt8));
+  else
+    copy_into(res, a);  // casts to t; the scan then runs in place
   const int64_t n = a.shape()[ax];
   if (n > 1 && res.size() > 0) {
     // Other axes: iterate every position, scan along `ax` with the binary loop reading the

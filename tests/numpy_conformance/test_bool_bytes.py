@@ -136,3 +136,18 @@ def test_products_of_bool_views(name):
     got = np.asarray(PRODUCTS[name](npc, npc.asarray(a), npc.asarray(b)))
     assert got.dtype == want.dtype and got.shape == want.shape
     assert np.array_equal(got.astype(np.uint8) != 0, want.astype(np.uint8) != 0)
+
+
+@pytest.mark.parametrize("mode", ["npc", "eager", "fused"])
+@pytest.mark.parametrize("ufunc", ["bitwise_xor", "logical_xor", "not_equal", "bitwise_and", "equal", "minimum",
+                                   "logical_or", "maximum", "add", "multiply"])
+def test_accumulate_of_bool_view(ufunc, mode):
+    """The scan reads truth values (NumPy keeps the first element's own byte; npc's is 1, the
+    same truth value)."""
+    a = np.array([2, 4, 1, 8, 0, 3, 128, 0, 255], np.uint8).view(bool)
+    f = lambda x: getattr(np, ufunc).accumulate(x)  # noqa: E731
+    want = f(a)
+    got = np.asarray(getattr(npc, ufunc).accumulate(npc.asarray(a)) if mode == "npc"
+                     else npc.compile(f, backend=mode)(a))
+    assert got.dtype == want.dtype
+    assert np.array_equal(got.astype(np.uint8) != 0, want.astype(np.uint8) != 0)
