@@ -314,6 +314,16 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   } else {
     for (int d = 0; d < a.ndim(); ++d) axes.push_back(d);
   }
+  if (opts.out) {  // NumPy's check of out='s shape, as eager's (src/ops/reduce.cpp)
+    Shape want;
+    for (int d = 0; d < a.ndim(); ++d)
+      if (std::find(axes.begin(), axes.end(), d) == axes.end()) want.push_back(a.shape()[d]);
+      else if (opts.keepdims) want.push_back(1);
+    if (opts.out->shape() != want)
+      throw ValueError("output parameter for reduction operation " + std::string(ir::op_name(op)) +
+                       " has the wrong number of dimensions: Found " + std::to_string(opts.out->ndim()) +
+                       " but expected " + std::to_string(want.size()));
+  }
   const DType t = loop.acc;
   bool empty = false;
   for (auto ax : axes) empty = empty || a.shape()[ax] == 0;

@@ -71,3 +71,32 @@ def test_setitem_value_new_sizes(backend):
     check(setitem_row, (np.zeros((2, 3)), np.ones(3)), (np.zeros((2, 4)), np.ones(4)),
           (np.zeros((2, 5)), np.ones(4)), (np.zeros((2, 5)), np.ones((1, 5))), (np.zeros((2, 5)), np.ones((2, 5))),
           (np.zeros((3, 6)), np.ones(1)), backend=backend)
+
+
+REDUCE_OUT = [
+    (lambda a, o: np.sum(a, axis=0, keepdims=True, out=o), (4,)),
+    (lambda a, o: np.sum(a, axis=0, keepdims=True, out=o), (1, 1, 4)),
+    (lambda a, o: a.mean(axis=1, keepdims=True, out=o), (3,)),
+    (lambda a, o: np.sum(a, axis=0, out=o), (1, 4)),
+    (lambda a, o: np.sum(a, axis=0, keepdims=True, out=o), (1, 4)),
+    (lambda a, o: a.max(axis=1, out=o), (3,)),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("k", range(len(REDUCE_OUT)))
+def test_reduction_out_of_the_wrong_rank(k, backend):
+    """A reduction into an out= array of the wrong number of dimensions raises NumPy's
+    ValueError (with the keepdims remark), or writes into a right one, as eagerly."""
+    f, out_shape = REDUCE_OUT[k]
+    a = np.arange(12.0).reshape(3, 4)
+
+    def outcome(fn):
+        o = np.zeros(out_shape)
+        try:
+            r = fn(a.copy(), o)
+        except ValueError as e:
+            return ("ValueError", str(e))
+        return ("ok", np.asarray(r).tolist(), o.tolist())
+
+    assert outcome(npc.compile(f, backend=backend)) == outcome(f)
