@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import npc
-from npc import _core
+
+from _fused_source import compiled_source_and_result
 
 
 @pytest.fixture(autouse=True)
@@ -28,23 +29,6 @@ def bits_equal(got, want):
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     assert got.shape == want.shape, (got.shape, want.shape)
     assert got.tobytes() == want.tobytes(), (got, want)
-
-
-def source_and_result(fn, args, capfd):
-    capfd.readouterr()
-    old = _core._fusion_get_config()["output_code"]
-    _core._fusion_set_config({"output_code": True})
-    try:
-        f = npc.compile(fn, backend="fused")
-        s0 = npc._fusion.stats()
-        out = f(*args)
-        s1 = npc._fusion.stats()
-    finally:
-        _core._fusion_set_config({"output_code": old})
-    assert not f.last_breaks, f.last_breaks
-    assert s1["fallbacks"] == s0["fallbacks"], "ran on the eager backend"
-    err = capfd.readouterr().err
-    return out, err[err.find('extern "C"'):]
 
 
 def normalise(x):
@@ -85,7 +69,7 @@ def test_outer_axis_reductions_bit_identical_in_lane_blocks(name, fn, shape, dty
     if name == "prod":
         x = (1 + rng.random(shape) / 8).astype(dtype)
     want = fn(x)
-    got, src = source_and_result(fn, (x,), capfd)
+    got, src = compiled_source_and_result(fn, (x,), capfd)
     assert "npk_lb" in src, "the outer-axis reduction was not lane-blocked"
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
         bits_equal(g, w)
@@ -96,7 +80,7 @@ def test_integer_column_sums_wrap_as_numpy(dtype, capfd):
     rng = np.random.default_rng(3)
     x = rng.integers(0, 200, (300, 190)).astype(dtype)
     fn = lambda a: (a.sum(axis=0), a.max(axis=0), (a * 3).sum(axis=0, dtype=a.dtype))  # noqa: E731
-    got, src = source_and_result(fn, (x,), capfd)
+    got, src = compiled_source_and_result(fn, (x,), capfd)
     assert "npk_lb" in src
     for g, w in zip(got, fn(x)):
         bits_equal(g, w)
@@ -109,7 +93,7 @@ def lane_blocked_as_numpy(fn, x, capfd):
         want = fn(x)
     with warnings.catch_warnings(record=True) as got_w:
         warnings.simplefilter("always")
-        got, src = source_and_result(fn, (x,), capfd)
+        got, src = compiled_source_and_result(fn, (x,), capfd)
     assert "npk_lb" in src
     for g, w in zip(got, want):
         bits_equal(g, w)
@@ -147,7 +131,7 @@ def test_contiguous_or_narrow_reductions_keep_their_loops(shape, capfd):
     # (Integers: a float sum over the last axis adds in SIMD lanes, not in NumPy's order.)
     x = np.random.default_rng(2).integers(-1000, 1000, shape)
     fn = (lambda a: a - a.sum(axis=1, keepdims=True)) if shape[1] == 1000 else (lambda a: a.sum(axis=0) + a.max(axis=0))
-    got, src = source_and_result(fn, (x,), capfd)
+    got, src = compiled_source_and_result(fn, (x,), capfd)
     assert "npk_lb" not in src
     bits_equal(got, fn(x))
 
@@ -155,5 +139,5 @@ def test_contiguous_or_narrow_reductions_keep_their_loops(shape, capfd):
 def test_noncontiguous_input_columns(capfd):
     x = np.random.default_rng(4).standard_normal((400, 600))[:, ::2]
     fn = lambda a: a.sum(axis=0) + a.max(axis=0)  # noqa: E731
-    got, _ = source_and_result(fn, (x,), capfd)
+    got, _ = compiled_source_and_result(fn, (x,), capfd)
     bits_equal(got, fn(x))

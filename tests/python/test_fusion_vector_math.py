@@ -22,6 +22,7 @@ import pytest
 import npc
 from npc import _core
 
+from _fused_source import compiled_source_and_result
 from _ulps import assert_close
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
@@ -74,25 +75,6 @@ def _private_cache(tmp_path_factory):
     npc.compiler.reset()
     with npc.config.patch(codegen_errors="raise", cache_dir=cache):
         yield
-
-
-def compiled_source_and_result(fn, args, capfd):
-    """fn(*args) compiled with the fused backend (no break, no eager fallback) and the
-    generated kernel text."""
-    capfd.readouterr()
-    old = _core._fusion_get_config()["output_code"]
-    _core._fusion_set_config({"output_code": True})
-    try:
-        f = npc.compile(fn, backend="fused")
-        s0 = npc._fusion.stats()
-        out = f(*args)
-        s1 = npc._fusion.stats()
-    finally:
-        _core._fusion_set_config({"output_code": old})
-    assert not f.last_breaks, f.last_breaks
-    assert s1["fallbacks"] == s0["fallbacks"], "ran on the eager backend"
-    err = capfd.readouterr().err
-    return out, err[err.find('extern "C"'):]
 
 
 def specials(dtype):
