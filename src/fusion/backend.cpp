@@ -26,6 +26,7 @@
 #endif
 
 #include "fusion/lower.hpp"
+#include "ops/exec.hpp"
 #include "npc/creation.hpp"
 #include "npc/fperror.hpp"
 #include "npc/linalg.hpp"
@@ -311,6 +312,9 @@ void compile_kernels(const Lowered& l, Variant& v) {
       src += text + "\n";
     }
     std::shared_ptr<Module> mod = jit(src);
+    // Note [threads of kernels] in emit_cpp.cpp: the module's parallel loops ask npc's rule.
+    using SetThreadsFor = void (*)(int (*)(int64_t, int64_t));
+    reinterpret_cast<SetThreadsFor>(mod->symbol("npk_set_threads_for"))(&ops::threads_for);
     std::vector<KernelFn> fns;
     for (auto& n : names) fns.push_back(reinterpret_cast<KernelFn>(mod->symbol(n)));
     std::lock_guard<std::mutex> lk(g_kernels_mu);

@@ -27,9 +27,11 @@
 // overflow/underflow) where NumPy has it.
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <set>
 #include <sstream>
 
 #include "fusion/kernel_ir.hpp"
@@ -335,6 +337,59 @@ std::string lane_clause(const Stmt& s) {
   return c;
 }
 
+// Note [threads of kernels]
+// Kernels are generic (Note [generic kernels] in kernel_params.cpp): a loop's trip count is
+// known at launch, so whether threads pay is decided there. A parallel loop asks npc's own
+// rule (npk::threads_for: ops::threads_for of src/ops/registry.cpp, handed to each module when
+// it is loaded) with the elements of its loop nest and the work of one element
+// (Stmt::par_cost, counted as eager kernels count an op's element, Note [parallel threshold]).
+// On one thread the loop runs as plain code on the calling thread, without entering an OpenMP
+// region, which costs more than a small kernel (Note [no idle parallel regions]; a parallel
+// scalar reduction enters one with a team of one, so that it sums as with more): before,
+// every loop over a runtime extent woke the whole team, and a 120x120 relaxation step paid
+// about 60 us of wake-up for 10 us of work. The rule is eager npc's, so npc.set_num_threads,
+// the parallel threshold and one thread in a forked child (Note [fork]) hold for fused code.
+
+// The iterations of loop `s` as a C++ expression.
+std::string trip_count(const Stmt& s) {
+  const std::string step = std::to_string(s.step);
+  return "std::max<int64_t>(0, ((" + render_bound(s) + ") - (" + s.lo.str() + ") + " + step + " - 1) / " + step + ")";
+}
+
+// Whether `text` names one of `vars` (as a whole identifier).
+bool names_any(const std::string& text, const std::set<std::string>& vars) {
+  size_t i = 0;
+  while (i < text.size()) {
+    if (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_') {
+      size_t j = i;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      if (vars.count(text.substr(i, j - i))) return true;
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return false;
+}
+
+// The elements of the loop nest under `s` (the loops that end each body, as the schedule
+// sees the nest), times its work per element: the `work` argument of npk::threads_for. An
+// inner loop whose bounds depend on an outer loop's variable is not counted (a lower bound).
+std::string nest_work(const Stmt& s) {
+  std::string w = trip_count(s);
+  std::set<std::string> vars{s.var};
+  const Block* b = &s.body;
+  while (!b->empty() && b->back().k == Stmt::K::For) {
+    const Stmt& in = b->back();
+    const std::string bound = in.lo.str() + " " + in.hi.str() + (in.capped ? " " + in.cap.str() : "");
+    if (names_any(bound, vars)) break;
+    w += " * " + trip_count(in);
+    vars.insert(in.var);
+    b = &in.body;
+  }
+  return "npk::threads_for(" + w + ", " + std::to_string(s.par_cost) + ")";
+}
+
 // Note [parallel scalar reductions] (kir_passes.cpp): one contiguous range of the loop's
 // iterations per thread, each reduced from the op's identity; partials combined in thread
 // order (NaN flags of float max/min ORed).
@@ -347,8 +402,9 @@ void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k,
   line(ind + 1, T + " " + parts + "[256];");
   if (!flag.empty()) line(ind + 1, "int " + flags + "[256];");
   line(ind + 1, "int npk_np_" + acc + " = 1;");
+  line(ind + 1, "const int npk_nt_" + acc + " = " + nest_work(s) + ";");
   line(ind + 1, "npk_fpe |= npk::fpe_take();");
-  line(ind + 1, "#pragma omp parallel reduction(|: npk_fpe)");
+  line(ind + 1, "#pragma omp parallel num_threads(npk_nt_" + acc + ") reduction(|: npk_fpe)");
   line(ind + 1, "{");
   line(ind + 2, "npk::fpe_clear();");
   line(ind + 2, "const int64_t npk_t = npk::thread_id(), npk_n = std::min(npk::thread_count(), 256);");
@@ -405,6 +461,16 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
         break;
       }
       if (s.parallel) {
+        // Note [threads of kernels]: the plain loop when one thread does it.
+        Stmt plain = s;
+        plain.parallel = false;
+        const std::string nt = "npk_nt_" + s.var;
+        indent(os, ind);
+        os << "if (const int " << nt << " = " << nest_work(s) << "; " << nt << " <= 1) {\n";
+        render_stmt(os, plain, k, ind + 1);
+        indent(os, ind);
+        os << "} else {\n";
+        ind += 1;
         // Dynamic chunks (about 64 per loop): on a loaded machine a descheduled thread
         // does not hold the others at the barrier. Each iteration writes its own outputs,
         // so results do not depend on the schedule.
@@ -421,7 +487,7 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
         indent(os, ind);
         os << "npk_fpe |= npk::fpe_take();\n";
         indent(os, ind);
-        os << "#pragma omp parallel reduction(|: npk_fpe)\n";
+        os << "#pragma omp parallel num_threads(" << nt << ") reduction(|: npk_fpe)\n";
         indent(os, ind);
         os << "{\n";
         indent(os, ind + 1);
@@ -446,6 +512,8 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
         indent(os, ind);
         os << "npk_fpe |= npk::fpe_take();\n";
         indent(os, ind - 1);
+        os << "}\n";
+        indent(os, ind - 2);
         os << "}\n";
       }
       break;

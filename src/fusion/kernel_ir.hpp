@@ -203,6 +203,10 @@ struct Stmt {
   Lin cap;
   int64_t step = 1;
   bool parallel = false, simd = false;
+  /// A parallel loop (or a loop of Note [parallel scalar reductions]): units of work of one
+  /// iteration of its innermost loop, weighed as eager kernels weigh an element (Note
+  /// [threads of kernels] in emit_cpp.cpp).
+  int64_t par_cost = 1;
   /// A statement that must stay scalar code (a quiet compare that GCC would vectorize into
   /// a signaling one): the loop around it is not made `omp simd`.
   bool scalar_only = false;

@@ -123,6 +123,28 @@ int64_t static_work(const Block& top) {
   return w;
 }
 
+// Units of work of one pass over `b`, as eager kernels count an element of an op (Note
+// [parallel threshold] in src/ops/registry.cpp): 1 for add, subtract, multiply and the
+// non-float ops, 8 for the other float ops; a vector-math call is one such op.
+int64_t work_of(const Block& b) {
+  int64_t w = 0;
+  for (const auto& s : b) {
+    if (s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::Assign) {
+      const Expr& e = s.expr;
+      if (e.k == Expr::K::Apply) {
+        const bool cheap = !is_inexact(e.in) || e.op == OpId::add || e.op == OpId::subtract || e.op == OpId::multiply;
+        w += cheap ? 1 : 8;
+      } else if (e.k == Expr::K::Call || e.k == Expr::K::Cast || e.k == Expr::K::Select) {
+        w += 1;
+      }
+    } else if (s.k == Stmt::K::VecApply) {
+      w += 8;
+    }
+    w += work_of(s.body) + work_of(s.orelse);
+  }
+  return w;
+}
+
 }  // namespace
 
 // Marks the outermost main loop parallel and unit-stride innermost main loops simd.
@@ -131,6 +153,7 @@ void schedule(Block& top, bool has_reduction_inside) {
   for (auto& s : top) if (s.k == Stmt::K::For && s.var[0] == 'i') outer = &s;
   if (!outer) return;
   if (static_work(top) >= 8192 || has_reduction_inside) outer->parallel = true;
+  outer->par_cost = std::max<int64_t>(1, work_of(outer->body));
   Stmt* innermost = outer;
   while (!innermost->body.empty() && innermost->body.back().k == Stmt::K::For && innermost->body.back().var[0] == 'i')
     innermost = &innermost->body.back();
@@ -173,6 +196,7 @@ void parallel_scalar_sums(Block& top) {
     }
     f.par_acc = d.var;
     f.par_dtype = d.dtype;
+    f.par_cost = std::max<int64_t>(1, work_of(f.body));
   }
 }
 

@@ -53,7 +53,14 @@ inline int thread_count() { return omp_get_num_threads(); }
 inline int thread_id() { return 0; }
 inline int thread_count() { return 1; }
 #endif
+// ---- threads of a parallel loop (Note [threads of kernels], src/fusion/emit_cpp.cpp)
+// npc's own rule (ops::threads_for: npc.set_num_threads, the parallel threshold, one thread
+// in a forked child), handed to the module when it is loaded.
+using ThreadsFor = int (*)(int64_t work, int64_t cost);
+static ThreadsFor g_threads_for = nullptr;
+inline int threads_for(int64_t work, int64_t cost) { return g_threads_for ? g_threads_for(work, cost) : 1; }
 }  // namespace npk
+extern "C" void npk_set_threads_for(npk::ThreadsFor f) { npk::g_threads_for = f; }
 
 #define NPK_RAISE_FP(bits) ::npk::fpe_raise(bits)
 // Quiet ordered comparisons on integer keys: GCC's -O3 -march=native vectorizer turns

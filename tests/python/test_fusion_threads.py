@@ -1,0 +1,91 @@
+"""Threads of fused kernels (Note [threads of kernels] in src/fusion/emit_cpp.cpp): a parallel
+loop asks npc's rule at launch (npc.set_num_threads, npc.set_parallel_threshold) and runs on
+the calling thread when one thread does it. Both ways give NumPy's values and warnings."""
+import warnings
+
+import numpy as np
+import pytest
+
+import npc
+from _fused_source import compiled_source_and_result
+
+
+@pytest.fixture
+def threshold():
+    """Sets npc's parallel threshold for one test (1: every parallel loop uses the team)."""
+    old = npc.get_parallel_threshold()
+    yield npc.set_parallel_threshold
+    npc.set_parallel_threshold(old)
+
+
+def _relax(d, k):
+    return np.minimum(d, d[:, k, None] + d[None, k, :])
+
+
+def _chain(a, b):
+    return np.sin(a) * b + np.sqrt(b)
+
+
+def _row_sums(a):
+    return (a * 2).sum(axis=1)
+
+
+def _total(a):
+    return np.sum(a * a)
+
+
+CASES = [
+    (_relax, lambda r: (r.random((70, 70)), 3)),
+    (_chain, lambda r: (r.standard_normal(5000), r.standard_normal(5000))),  # sqrt of negatives warns
+    (_row_sums, lambda r: (r.random((300, 40)),)),
+    (_total, lambda r: (r.random(100_000),)),
+]
+
+
+def _run(fn, args):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = fn(*args)
+    return out, [(x.category, str(x.message)) for x in w]
+
+
+@pytest.mark.parametrize("fn,make", CASES, ids=[c[0].__name__ for c in CASES])
+@pytest.mark.parametrize("limit", [1, 1 << 40], ids=["team", "calling-thread"])
+def test_both_ways_give_numpy_results(fn, make, limit, threshold):
+    args = make(np.random.default_rng(0))
+    want, want_w = _run(fn, args)
+    threshold(limit)
+    f = npc.compile(fn, backend="fused")
+    for _ in range(2):  # trace, replay
+        got, got_w = _run(f, args)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+        assert np.asarray(got).dtype == want.dtype
+        assert got_w == want_w
+
+
+def test_one_thread_setting_holds(threshold):
+    """npc.set_num_threads(1) and a threshold of 1: the loops still give NumPy's results."""
+    old = npc.get_num_threads()
+    threshold(1)
+    npc.set_num_threads(1)
+    try:
+        r = np.random.default_rng(1)
+        for fn, make in CASES:
+            args = make(r)
+            got, _ = _run(npc.compile(fn, backend="fused"), args)
+            want, _ = _run(fn, args)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    finally:
+        npc.set_num_threads(old)
+
+
+def test_loop_asks_with_its_work(capfd):
+    """A runtime-sized loop asks npc's rule with its elements and the work of one element
+    (eager's weights: 1 for multiply and add, 8 for sin and sqrt)."""
+    a = np.random.default_rng(2).standard_normal(50_000)
+    with np.errstate(invalid="ignore"):
+        got, src = compiled_source_and_result(_chain, (a, np.abs(a)), capfd)
+    np.testing.assert_allclose(got, _chain(a, np.abs(a)), rtol=1e-12)
+    assert "npk::threads_for(" in src, src
+    calls = src[src.index("npk::threads_for("):].split(";")[0]
+    assert calls.rstrip(") ").endswith(", 18"), calls  # sin 8 + multiply 1 + sqrt 8 + add 1
