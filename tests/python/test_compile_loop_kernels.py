@@ -101,16 +101,35 @@ def test_scalar_loop_over_elements_continues_its_segment():
 
 
 def test_read_of_unchanged_input_in_a_continuing_segment():
-    # The realized element is bound as an input of the continuing segment: the trace reads the
-    # value the Python saw, and the pending work (y) runs with the rest of the segment.
+    # The realized element is bound as an input of the continuing segment: the trace goes on
+    # in the same graph (one graph, one break) and reads the value the Python saw.
     def f(x):
-        y = x * 2
-        k = int(x[1])  # a read of an unchanged input: the segment goes on
-        z = x[k] + y[0]
-        return z, k
+        a = x[2]
+        k = int(x[1])  # a read of an unchanged input with only views pending: the segment goes on
+        return x[k] * 2 + a, k
 
     x = np.array([3.0, 2.0, 0.0, 1.0])
+    e = npc.explain(f)(x)
+    assert e.graph_break_count == 1 and e.graph_count == 1, str(e)
     cf = npc.compile(f)
     for v in (x, x[::-1].copy()):
         got, want = cf(v), f(v)
         assert got[1] == want[1] and np.asarray(got[0]) == want[0]
+
+
+def test_read_after_pending_work_ends_the_segment():
+    # A pending write (or any operation) must run before the value is read: a real break.
+    def f(x):
+        x[1] = x[0] + 1
+        k = int(x[1])
+        return x * k, k
+
+    x = np.array([1.0, 2.0, 0.0, 1.0])
+    e = npc.explain(f)(x.copy())
+    assert e.graph_break_count == 1 and e.graph_count == 2, str(e)
+    cf = npc.compile(f)
+    a, b = x.copy(), x.copy()
+    got, want = cf(a), f(b)
+    assert got[1] == want[1] == 2
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(a, b)
