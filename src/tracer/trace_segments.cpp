@@ -168,7 +168,9 @@ bool Context::bind_from_inputs(const std::shared_ptr<Buffer>& sb) {
 // outputs after their last reader. A trace with a graph break keeps no plan (its Python runs
 // on every call anyway; its cut segments are found by structure).
 // What stays proportional to the trip count on the first call: tracing (the Python loop runs
-// once) and lowering (each segment's graph, never more than the budget at a time).
+// once) and lowering (each segment's graph, never more than the budget at a time). A scalar
+// loop that realizes an element of an input per iteration keeps one segment (Note [reads of
+// unchanged inputs]); the graphs' texts (explain, last_graphs) are rendered only when read.
 // Note [aligned cuts]
 // A cut at whatever operation crosses the budget would fall at a different place of a loop's
 // body in each segment: the values live across it differ, so each segment's first and last
