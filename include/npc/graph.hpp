@@ -247,6 +247,9 @@ class Graph {
   size_t structural_hash() const;
   /// Text form, one SSA value per line: "%3 = add(%1, %2) : float64(s0, 4)".
   std::string str() const;
+  /// Whether `o` has the same nodes (in the same order), interface and symbols: the graphs
+  /// str() renders equal, decided without rendering them.
+  bool same_structure(const Graph& o) const;
 
  private:
   NodeRef intern(Node n);

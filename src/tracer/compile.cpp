@@ -88,15 +88,14 @@ struct CompiledFunction::Impl {
     // breaks run on the interpreter.
     std::shared_ptr<ir::Graph> first_graph;
     ir::Executable first_exe;
-    ctx.runner = [&](ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc, bool reusable,
-                     tracer::SegmentRun* keep) {
+    ctx.runner = [&](const std::shared_ptr<ir::Graph>& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc,
+                     bool reusable, tracer::SegmentRun* keep) {
       if (keep) {  // a plan's step (no node budget is set here: not reached today)
-        auto sg = std::make_shared<ir::Graph>(std::move(g));
-        *keep = {sg, [sg](const ir::RunArgs& a) { return ir::interpret(*sg, a); }};
+        *keep = {g, [sg = g](const ir::RunArgs& a) { return ir::interpret(*sg, a); }};
         return keep->exe(ir::RunArgs{in, sc});
       }
-      if (reusable) return ir::interpret(g, ir::RunArgs{in, sc});
-      first_graph = std::make_shared<ir::Graph>(std::move(g));
+      if (reusable) return ir::interpret(*g, ir::RunArgs{in, sc});
+      first_graph = g;
       first_exe = make_executable(first_graph, opts.backend);
       return first_exe(ir::RunArgs{in, sc});
     };

@@ -525,6 +525,39 @@ std::string Graph::str() const {
   return os.str();
 }
 
+bool Graph::same_structure(const Graph& o) const {
+  if (order_.size() != o.order_.size() || symbols_.size() != o.symbols_.size() || outputs.size() != o.outputs.size() ||
+      writebacks.size() != o.writebacks.size() || index_checks != o.index_checks || owned_inputs != o.owned_inputs)
+    return false;
+  for (size_t k = 0; k < symbols_.size(); ++k)
+    if (symbols_[k].input != o.symbols_[k].input || symbols_[k].axis != o.symbols_[k].axis ||
+        symbols_[k].hint != o.symbols_[k].hint)
+      return false;
+  for (size_t k = 0; k < outputs.size(); ++k)
+    if (outputs[k]->id != o.outputs[k]->id) return false;
+  for (size_t k = 0; k < writebacks.size(); ++k)
+    if (writebacks[k].first != o.writebacks[k].first || writebacks[k].second->id != o.writebacks[k].second->id)
+      return false;
+  for (size_t k = 0; k < order_.size(); ++k) {
+    const Node &a = *order_[k], &b = *o.order_[k];
+    if (a.id != b.id || a.hash != b.hash || a.kind != b.kind || a.op != b.op || a.dtype != b.dtype ||
+        a.shape != b.shape || a.params != b.params || a.args.size() != b.args.size() ||
+        a.value.has_value() != b.value.has_value())
+      return false;
+    if (a.kind == NodeKind::Call) return false;  // a host call closes over its own trace's arguments
+    for (size_t i = 0; i < a.args.size(); ++i)
+      if (a.args[i]->id != b.args[i]->id) return false;
+    if (a.value) {
+      // The stored bits, as interning compares them (NaN == NaN, -0.0 != 0.0).
+      alignas(16) std::byte bx[16] = {}, by[16] = {};
+      a.value->store(a.value->dtype, bx);
+      b.value->store(b.value->dtype, by);
+      if (a.value->dtype != b.value->dtype || !std::equal(bx, bx + 16, by)) return false;
+    }
+  }
+  return true;
+}
+
 // ---------------------------------------------------------------- verifier
 bool verify_enabled() {
   static const bool on = [] {

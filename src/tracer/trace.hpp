@@ -91,7 +91,7 @@ struct SegmentRun {
 // `reusable`: the graph is a segment of a function with graph breaks or of a cut trace; the
 // runner may keep it (and its executable) to reuse for structurally equal segments of later
 // calls. `keep`, when not null, receives the graph and executable it ran (a plan's step).
-using SegmentRunner = std::function<std::vector<ndarray>(ir::Graph& g, const std::vector<ndarray>& inputs,
+using SegmentRunner = std::function<std::vector<ndarray>(const std::shared_ptr<ir::Graph>& g, const std::vector<ndarray>& inputs,
                                                          const std::vector<Scalar>& scalars, bool reusable,
                                                          SegmentRun* keep)>;
 
@@ -205,12 +205,16 @@ class Context {
   // whole program is one graph, returned for caching (with the inputs it binds).
   std::vector<ndarray> finish(const std::vector<ndarray>& outputs);
   // The graph of a trace without breaks (valid after finish()).
-  std::unique_ptr<ir::Graph> take_graph() { return std::move(final_graph_); }
+  std::shared_ptr<ir::Graph> take_graph() { return std::move(final_graph_); }
   const std::vector<ndarray>& bound_inputs() const { return bound_; }
   int num_breaks() const { return static_cast<int>(breaks_.size()); }
   const std::vector<std::string>& breaks() const { return breaks_; }
-  std::vector<std::string> segment_graphs;  // str() of each segment after the passes
-  std::vector<std::string> segment_graphs_raw;  // ... and as traced, before them
+  // Each segment's graph after the passes (rendered by str() only when asked: a loop's
+  // segments are many, and rendering them costs more than tracing them).
+  std::vector<std::shared_ptr<const ir::Graph>> segment_graphs;
+  // str() of each segment as traced, before the passes, when keep_raw_graphs is set (debug dumps).
+  std::vector<std::string> segment_graphs_raw;
+  bool keep_raw_graphs = false;
   std::vector<int> ops_per_graph;
   SegmentRunner runner;
   std::vector<double> scalar_values;        // actual values of the runtime scalars
@@ -235,6 +239,14 @@ class Context {
   // `reason`) or a cut at the node budget (Note [loops] in trace_segments.cpp).
   void end_segment(bool real, const std::string& reason);
   void cut() { end_segment(false, {}); }
+  // Records a graph break without ending the segment (the checks and reason of break_graph).
+  void note_break(const std::string& why);
+  // Note [reads of unchanged inputs] in trace_segments.cpp: `b` computed from the segment's
+  // inputs without running anything pending, bound as an input of the segment; false when
+  // that does not apply.
+  bool bind_from_inputs(const std::shared_ptr<Buffer>& b);
+  size_t benign_checked_ = 0;  // nodes of the segment known to be views, copies and leaves
+  bool benign_ = true;
   // Note [aligned cuts] in trace_segments.cpp: cuts where the first one was in the program, when it
   // gets there.
   void cut_aligned();
@@ -244,7 +256,8 @@ class Context {
 
   uint64_t id_;
   std::unique_ptr<ir::Graph> graph_;
-  std::unique_ptr<ir::Graph> final_graph_;
+  std::shared_ptr<ir::Graph> final_graph_;
+  std::shared_ptr<ir::Graph> last_graph_;                 // the segment run last (after the passes)
   std::vector<ndarray> bound_;                            // arrays bound to the segment's inputs
   std::vector<std::shared_ptr<Buffer>> input_buffers_;    // kept alive: written inputs write back
   std::vector<std::weak_ptr<Buffer>> all_buffers_;

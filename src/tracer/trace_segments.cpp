@@ -16,6 +16,8 @@ void Context::start_segment() {
   segment_scalars_.clear();
   for (size_t k = 0; k < scalar_values.size(); ++k) graph_->scalar(static_cast<int>(k), DType::Float64);
   segment_start_size_ = graph_->nodes().size();
+  benign_checked_ = 0;
+  benign_ = true;
 }
 
 std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
@@ -36,9 +38,9 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
         n->kind != ir::NodeKind::View)
       ++ops_per_graph.back();
   if (ir::verify_enabled()) ir::verify(g, "trace");
-  segment_graphs_raw.push_back(g.str());
-  ir::Graph pruned = ir::run_pass(std::move(g), ir::dce, "dce");
-  segment_graphs.push_back(pruned.str());
+  if (keep_raw_graphs) segment_graphs_raw.push_back(g.str());
+  auto pruned = std::make_shared<ir::Graph>(ir::run_pass(std::move(g), ir::dce, "dce"));
+  segment_graphs.push_back(pruned);
   std::vector<Scalar> scalars;
   for (double v : scalar_values) scalars.push_back(Scalar::from_double(v));
   // Note [values after a break] in trace_nodes.cpp.
@@ -53,15 +55,14 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
     if (runner) {
       out = runner(pruned, bound_, scalars, reusable, step ? &keep : nullptr);
     } else if (step) {
-      auto g = std::make_shared<ir::Graph>(std::move(pruned));
-      keep = {g, [g](const ir::RunArgs& a) { return ir::interpret(*g, a); }};
+      keep = {pruned, [g = pruned](const ir::RunArgs& a) { return ir::interpret(*g, a); }};
       out = keep.exe(ir::RunArgs{bound_, scalars});
     } else {
-      out = ir::interpret(pruned, ir::RunArgs{bound_, scalars});
+      out = ir::interpret(*pruned, ir::RunArgs{bound_, scalars});
     }
   }
   if (step) plan_->steps.push_back({std::move(keep), bound_src_, segment_scalars_, {}});
-  *graph_ = std::move(pruned);
+  last_graph_ = std::move(pruned);
   return out;
 }
 
@@ -79,6 +80,62 @@ void Context::break_graph(const std::string& why) {
   std::string reason = g_break_annotator ? g_break_annotator(why) : why;
   if (g_fullgraph) throw GraphBreak(reason);
   end_segment(true, reason);
+}
+
+void Context::note_break(const std::string& why) {
+  if (!sentinels_.empty()) throw StaticScalar("a graph break with runtime scalars");
+  std::string reason = g_break_annotator ? g_break_annotator(why) : why;
+  if (g_fullgraph) throw GraphBreak(reason);
+  breaks_.push_back(reason);
+  plan_.reset();  // the Python runs on every call: no plan
+}
+
+// Note [reads of unchanged inputs]
+// A scalar loop over an array (`for byte in data: crc ^= int(byte) << 8`) realizes one element
+// per iteration. Each realization is a graph break (the Python must run again on every call to
+// produce the value), but ending the segment there costs a lowering and a launch per element,
+// and the segments differ (each reads another offset), so the segment cache never hits. When
+// the value is a chain of views and copies of a segment input, and the segment has recorded
+// nothing but views, copies and leaves (no write is pending, no operation that could raise or
+// warn is delayed), the input's array holds the value already: it is computed from that array
+// eagerly, and the buffer is bound as a new input of the same segment (so a realized view
+// still aliases what the trace reads, as after a break), which goes on. The break is recorded
+// all the same (reasons, counts, no plan); the segment simply continues.
+bool Context::bind_from_inputs(const std::shared_ptr<Buffer>& sb) {
+  Buffer& b = *sb;
+  if (!graph_->symbols().empty()) return false;  // shapes of this segment may be symbolic
+  const auto& nodes = graph_->nodes();
+  auto benign = [](ir::NodeRef n) {
+    return n->kind == ir::NodeKind::Input || n->kind == ir::NodeKind::Scalar || n->kind == ir::NodeKind::Const ||
+           n->kind == ir::NodeKind::View || (n->kind == ir::NodeKind::Prim && n->op == OpId::copy);
+  };
+  for (; benign_ && benign_checked_ < nodes.size(); ++benign_checked_) benign_ = benign(nodes[benign_checked_]);
+  if (!benign_) return false;
+  std::vector<ir::NodeRef> chain;
+  ir::NodeRef n = b.current;
+  for (; n->kind == ir::NodeKind::View || (n->kind == ir::NodeKind::Prim && n->op == OpId::copy); n = n->args[0])
+    chain.push_back(n);
+  if (n->kind != ir::NodeKind::Input || n->params.empty() || n->params[0] < 0 ||
+      static_cast<size_t>(n->params[0]) >= bound_.size())
+    return false;
+  ndarray v;
+  {
+    Suspend s;
+    v = bound_[static_cast<size_t>(n->params[0])];
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      ir::NodeRef x = *it;
+      if (x->kind == ir::NodeKind::View) v = ir::apply_view(x, v, ir::concrete_shape(x->shape, {}));
+    }
+    if (v.dtype() != b.dtype || ir::static_shape(v.shape()) != b.shape) return false;
+    v = v.copy();  // C-contiguous, apart from the input (the buffer is a value of its own)
+  }
+  b.input = static_cast<int>(bound_.size());
+  b.current = b.initial = graph_->input(b.input, v.dtype(), b.shape);
+  ++b.version;
+  bound_.push_back(v);
+  bound_src_.push_back({0, -1, -1});  // (no plan after a break)
+  input_buffers_.push_back(sb);
+  return true;
 }
 
 // Note [loops]
@@ -111,7 +168,9 @@ void Context::break_graph(const std::string& why) {
 // outputs after their last reader. A trace with a graph break keeps no plan (its Python runs
 // on every call anyway; its cut segments are found by structure).
 // What stays proportional to the trip count on the first call: tracing (the Python loop runs
-// once) and lowering (each segment's graph, never more than the budget at a time).
+// once) and lowering (each segment's graph, never more than the budget at a time). A scalar
+// loop that realizes an element of an input per iteration keeps one segment (Note [reads of
+// unchanged inputs]); the graphs' texts (explain, last_graphs) are rendered only when read.
 // Note [aligned cuts]
 // A cut at whatever operation crosses the budget would fall at a different place of a loop's
 // body in each segment: the values live across it differ, so each segment's first and last
@@ -238,8 +297,13 @@ ndarray Context::realize(const ndarray& a) {
   Buffer& b = *tv->buf;
   // Every realization is a graph break (the function's Python must run again on each call
   // to produce the value), except right after another break with nothing recorded since.
-  if (breaks_.empty() || graph_->nodes().size() != segment_start_size_ || b.input < 0 || b.current != b.initial)
-    break_graph("a concrete value was needed");
+  if (breaks_.empty() || graph_->nodes().size() != segment_start_size_ || b.input < 0 || b.current != b.initial) {
+    // Note [reads of unchanged inputs]: nothing pending needs to run for this value.
+    if (!(b.input >= 0 && b.current == b.initial) && !g_fullgraph && sentinels_.empty() && bind_from_inputs(tv->buf))
+      note_break("a concrete value was needed");
+    else
+      break_graph("a concrete value was needed");
+  }
   ndarray base = bound_.at(b.input);
   if (!base.is_c_contiguous()) base = base.copy();
   // The fabricated geometry is the position in a C-contiguous buffer: a true view.
@@ -287,7 +351,7 @@ std::vector<ndarray> Context::finish(const std::vector<ndarray>& outputs) {
   std::vector<ir::NodeRef> outs;
   for (const auto& o : outputs) outs.push_back(node_of(o));
   std::vector<ndarray> vals = run_segment(outs);
-  if (breaks_.empty() && cuts_ == 0) final_graph_ = std::make_unique<ir::Graph>(std::move(*graph_));
+  if (breaks_.empty() && cuts_ == 0) final_graph_ = std::move(last_graph_);
   return vals;
 }
 

@@ -471,6 +471,7 @@ class CompiledFunction:
         ctx = _core._TraceContext(backend if backend not in _backends else "eager")
         if backend not in _backends:
             ctx.set_node_budget(max(int(config.segment_nodes), 0))  # Note [loops] in src/tracer/trace_segments.cpp
+        ctx.keep_raw_graphs = os.environ.get("NPC_COMPILE_DEBUG", "0") not in ("", "0")  # _debug_dump
         # Traced stand-ins for the arguments.
         traced = {}
         arg_inputs = []
@@ -615,7 +616,7 @@ class CompiledFunction:
         nbreaks = len(ctx.breaks)
         _stats["graph_breaks"] += nbreaks
         self.last_breaks = list(ctx.breaks)
-        self.last_graphs = list(ctx.segment_graphs)
+        self.last_graphs = ctx.segment_graphs  # a sequence of str, rendered when read
         self.last_ops_per_graph = list(ctx.ops_per_graph)
         self.last_side_effects = list(_tls.side_effects)
         self.last_cuts = ctx.num_cuts

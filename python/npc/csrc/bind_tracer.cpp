@@ -187,7 +187,7 @@ struct LastGraph {
 // fused backend: its compiled kernels) is built once. Graphs with host calls are not reused:
 // their calls close over the Python arguments of the trace that made them.
 struct CachedSegment {
-  std::string text, backend;
+  std::string backend;
   std::shared_ptr<ir::Graph> graph;
   ir::Executable exe;
 };
@@ -216,25 +216,24 @@ py::object contig_key(const ndarray& a, int contig) {
   return std::move(st);
 }
 
-std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc,
-                                        const std::string& backend, bool reusable, tracer::SegmentRun* keep,
-                                        int* reused) {
+std::vector<ndarray> run_segment_cached(const std::shared_ptr<ir::Graph>& shared, const std::vector<ndarray>& in,
+                                        const std::vector<Scalar>& sc, const std::string& backend, bool reusable,
+                                        tracer::SegmentRun* keep, int* reused) {
+  const ir::Graph& g = *shared;
   bool cacheable = reusable;
   for (ir::NodeRef n : g.nodes()) cacheable = cacheable && n->kind != ir::NodeKind::Call;
   size_t h = 0;
-  std::string text;
   if (cacheable) {
     h = g.structural_hash();
-    text = g.str();
     ir::Executable exe;
     std::shared_ptr<ir::Graph> found;
     {
       std::lock_guard lk(g_seg_mu);
       if (auto it = g_segments.find(h); it != g_segments.end())
         for (auto& c : it->second)
-          // The text omits inputs that nothing reads: equal texts may bind different counts.
-          if (c.backend == backend && c.text == text && c.graph->num_inputs() == g.num_inputs() &&
-              c.graph->num_scalars() == g.num_scalars()) {
+          // The structure omits inputs that nothing reads: equal graphs may bind different counts.
+          if (c.backend == backend && c.graph->num_inputs() == g.num_inputs() &&
+              c.graph->num_scalars() == g.num_scalars() && c.graph->same_structure(g)) {
             exe = c.exe;
             found = c.graph;
           }
@@ -245,7 +244,6 @@ std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>
       return run_reporting_fp(exe, ir::RunArgs{in, sc});
     }
   }
-  auto shared = std::make_shared<ir::Graph>(std::move(g));
   std::string used, err;
   auto exe = make_exe(shared, backend, used, err);
   auto out = run_collecting_fp(exe, ir::RunArgs{in, sc});
@@ -256,10 +254,8 @@ std::vector<ndarray> run_segment_cached(ir::Graph& g, const std::vector<ndarray>
       g_segments.clear();
       g_segment_count = 0;
     }
-    g_segments[h].push_back({std::move(text), backend, shared, exe});
+    g_segments[h].push_back({backend, shared, exe});
     ++g_segment_count;
-  } else if (!keep) {
-    g = std::move(*shared);
   }
   report_compiled_fp();  // once the segment is cached: an error raised here keeps it
   return out;
@@ -271,13 +267,12 @@ struct SegmentRunner {
   std::string backend;
   std::shared_ptr<LastGraph> last;
   int* reused = nullptr;  // the context's segments_reused
-  std::vector<ndarray> operator()(ir::Graph& g, const std::vector<ndarray>& in, const std::vector<Scalar>& sc,
-                                  bool reusable, tracer::SegmentRun* keep) const {
+  std::vector<ndarray> operator()(const std::shared_ptr<ir::Graph>& g, const std::vector<ndarray>& in,
+                                  const std::vector<Scalar>& sc, bool reusable, tracer::SegmentRun* keep) const {
     if (reusable) return run_segment_cached(g, in, sc, backend, reusable, keep, reused);
-    // The whole program as one graph: its executable is kept for take_graph (the trace
-    // context's copy of the graph is left empty; take_graph returns this one).
+    // The whole program as one graph: its executable is kept for take_graph.
     auto pg = std::make_shared<PyGraph>();
-    pg->g = std::make_shared<ir::Graph>(std::move(g));
+    pg->g = g;
     std::string err;
     pg->exe = make_exe(pg->g, backend, pg->backend_used, err);
     last->graph = pg;
@@ -289,6 +284,12 @@ struct SegmentRunner {
 // (each step's errors reported after it, as when the segments ran while tracing).
 struct PyPlan {
   std::shared_ptr<tracer::Plan> plan;
+};
+
+// The texts of a trace's segment graphs as a read-only sequence of str, each rendered when
+// read (CompiledFunction.last_graphs): a loop's segments are many, and few are ever shown.
+struct SegmentTexts {
+  std::vector<std::shared_ptr<const ir::Graph>> graphs;
 };
 
 py::list node_table(const ir::Graph& g) {
@@ -367,6 +368,20 @@ void bind_tracer(py::module_& m) {
         return pg;
       }, "the graph computing only the nodes `ids`, compiled with `backend`");
 
+  py::class_<SegmentTexts>(m, "_SegmentTexts")
+      .def("__len__", [](const SegmentTexts& t) { return t.graphs.size(); })
+      .def("__getitem__", [](const SegmentTexts& t, py::ssize_t i) {
+        const auto n = static_cast<py::ssize_t>(t.graphs.size());
+        if (i < 0) i += n;
+        if (i < 0 || i >= n) throw py::index_error("segment index out of range");
+        return t.graphs[static_cast<size_t>(i)]->str();
+      })
+      .def("__iter__", [](const SegmentTexts& t) {
+        py::list l;
+        for (auto& g : t.graphs) l.append(py::str(g->str()));
+        return py::iter(l);
+      });
+
   py::class_<PyPlan>(m, "_Plan")
       .def("__call__", [](const PyPlan& p, py::handle inputs, py::handle scalars) {
         std::vector<ndarray> in = to_arrays(inputs);
@@ -420,7 +435,7 @@ void bind_tracer(py::module_& m) {
           return py::cast(pg);
         }
         auto pg = std::make_shared<PyGraph>();
-        pg->g = std::shared_ptr<ir::Graph>(std::move(g));
+        pg->g = std::move(g);
         std::string err;
         pg->exe = make_exe(pg->g, backend, pg->backend_used, err);
         return py::cast(pg);
@@ -438,8 +453,10 @@ void bind_tracer(py::module_& m) {
       })
       .def_readonly("num_user_inputs", &tracer::Context::num_user_inputs)
       .def_property_readonly("breaks", [](const tracer::Context& c) { return c.breaks(); })
-      .def_readonly("segment_graphs", &tracer::Context::segment_graphs)
+      .def_property_readonly("segment_graphs", [](const tracer::Context& c) { return SegmentTexts{c.segment_graphs}; },
+                             "the text of each segment's graph, rendered when read")
       .def_readonly("segment_graphs_raw", &tracer::Context::segment_graphs_raw)
+      .def_readwrite("keep_raw_graphs", &tracer::Context::keep_raw_graphs)
       .def_readonly("ops_per_graph", &tracer::Context::ops_per_graph)
       .def_property_readonly("constraints", [](const tracer::Context& c) {
         py::list l;
