@@ -27,6 +27,15 @@ py::object& numpy_module() {
   return np;
 }
 
+// numpy.ndarray, numpy.integer, ...: looked up once (a module attribute lookup by name costs
+// more than the rest of a small setitem). Leaked, see numpy_module().
+py::handle numpy_type(const char* name) {
+  static std::unordered_map<std::string, py::handle>& types = *new std::unordered_map<std::string, py::handle>();
+  auto it = types.find(name);
+  if (it == types.end()) it = types.emplace(name, py::object(numpy_module().attr(name)).release()).first;
+  return it->second;
+}
+
 // Python helpers (python/npc/_indexing.py), looked up once.
 py::object py_helper(const char* name) {
   return py::module_::import("npc._indexing").attr(name);
@@ -80,8 +89,8 @@ IndexItem parse_item(py::handle o) {
     return IndexItem(static_cast<int64_t>(v));
   }
   if (PyArray* ia = array_ptr(o)) return IndexItem(scalar_u64_checked(static_cast<const ndarray&>(*ia)));
-  if (py::isinstance(o, numpy_module().attr("ndarray")) || py::isinstance(o, numpy_module().attr("bool_"))) {
-    if (py::isinstance(o, numpy_module().attr("ndarray")) && o.attr("ndim").cast<int>() == 0 &&
+  if (py::isinstance(o, numpy_type("ndarray")) || py::isinstance(o, numpy_type("bool_"))) {
+    if (py::isinstance(o, numpy_type("ndarray")) && o.attr("ndim").cast<int>() == 0 &&
         o.attr("dtype").attr("kind").cast<std::string>() == "u" &&
         py::int_(py::reinterpret_borrow<py::object>(o)) > py::int_(std::numeric_limits<int64_t>::max()))
       throw OverflowError("Python int too large to convert to C long");
@@ -96,7 +105,7 @@ IndexItem parse_item(py::handle o) {
     }
     // NumPy integers convert like Python ints ([2**63, 2**64): OverflowError); other
     // __index__ objects beyond int64 give the invalid-index IndexError.
-    if (!py::isinstance(o, numpy_module().attr("integer"))) {
+    if (!py::isinstance(o, numpy_type("integer"))) {
       int overflow = 0;
       PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
       if (overflow) throw IndexError(kValidIndices);
@@ -174,7 +183,7 @@ ndarray setitem_value(py::handle value, DType target, bool advanced = false) {
   // (unsafely: NaN warns "invalid value encountered in cast"); Python floats still go
   // through int().
   if (kind(target) == Kind::Signed && !advanced && !PyBool_Check(p) &&
-      py::isinstance(value, numpy_module().attr("integer"))) {
+      py::isinstance(value, numpy_type("integer"))) {
     int overflow = 0;
     py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(p));
     if (!i) throw py::error_already_set();
@@ -187,13 +196,13 @@ ndarray setitem_value(py::handle value, DType target, bool advanced = false) {
   }
   // A NumPy complex scalar goes into a signed integer array through int() too: its real
   // part, after the ComplexWarning.
-  if (kind(target) == Kind::Signed && !advanced && py::isinstance(value, numpy_module().attr("complexfloating"))) {
+  if (kind(target) == Kind::Signed && !advanced && py::isinstance(value, numpy_type("complexfloating"))) {
     warn_complex_discard();
     return setitem_value(value.attr("real"), target, advanced);
   }
   if (is_integer(target) &&
       (PyFloat_CheckExact(p) ||
-       (kind(target) == Kind::Signed && !advanced && py::isinstance(value, numpy_module().attr("floating"))))) {
+       (kind(target) == Kind::Signed && !advanced && py::isinstance(value, numpy_type("floating"))))) {
     const double d = PyFloat_AsDouble(p);
     if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
     if (std::isnan(d)) throw ValueError("cannot convert float NaN to integer");
@@ -243,7 +252,7 @@ ndarray setitem_value(py::handle value, DType target, bool advanced = false) {
 py::object check_setitem_shape(const ndarray& a, const std::vector<IndexItem>& idx, py::handle value) {
   PyObject* p = value.ptr();
   const bool seq = PyList_Check(p) || PyTuple_Check(p);
-  const bool array = is_npc_array(value) || py::isinstance(value, numpy_module().attr("ndarray"));
+  const bool array = is_npc_array(value) || py::isinstance(value, numpy_type("ndarray"));
   py::object same = py::reinterpret_borrow<py::object>(value);
   if (!seq && !array) return same;
   bool basic = true;
@@ -379,7 +388,7 @@ void setitem(py::object self, py::handle key, py::handle value) {
     // assigns: an index that selects nothing converts nothing, and only the shapes are
     // checked. Zeros of the value's shape stand in for it then.
     if (!e.matches(PyExc_ValueError) && !e.matches(PyExc_TypeError)) throw;
-    if (!py::isinstance(v, numpy_module().attr("ndarray"))) throw;
+    if (!py::isinstance(v, numpy_type("ndarray"))) throw;
     for (const IndexItem& it : idx)
       if (it.kind == IndexItem::Kind::Array && it.array.is_traced()) throw;
     ndarray selected;
