@@ -467,8 +467,9 @@ std::byte* element_ptr(const PyArray& a, PyObject* key) {
 DType g_probe_dtype;  // written by dtype probes whose answer is not needed
 
 // The geometry of the basic view a[key] for `key` a slice, an exact Python int (a >= 2-D)
-// or a tuple of slices and exact Python ints (at least one slice, or fewer ints than
-// dimensions), no more items than dimensions; false otherwise (the general path runs).
+// or a tuple of slices, exact Python ints and Nones (at least one slice or None, or fewer
+// ints than dimensions), no more indices than dimensions; false otherwise (the general path
+// runs).
 // The geometry of a view, on the stack (no allocation on the hot path).
 struct ViewGeometry {
   int64_t offset = 0;
@@ -492,14 +493,24 @@ bool basic_view_geometry(const PyArray& a, PyObject* key, ViewGeometry* g) {
     return false;
   }
   const int64_t nd = a.ndim();
-  if (n == 0 || n > nd || nd > 64) return false;
+  if (n == 0 || nd > 64) return false;
   int64_t* offset = &g->offset;
   g->ndim = 0;
   *offset = a.offset();
-  bool any_slice = false;
+  bool any_slice = false, any_new = false;
+  int64_t ax = 0;  // the next axis of `a`
   for (Py_ssize_t d = 0; d < n; ++d) {
     PyObject* it = items[d];
-    const int64_t len = a.shape()[d], st = a.strides()[d];
+    if (it == Py_None) {  // numpy.newaxis: a new axis of length 1
+      if (g->ndim >= 64) return false;
+      g->shape[g->ndim] = 1;
+      g->strides[g->ndim++] = 0;
+      any_new = true;
+      continue;
+    }
+    if (ax >= nd) return false;  // too many indices: the general path raises
+    const int64_t len = a.shape()[ax], st = a.strides()[ax];
+    ++ax;
     if (PyLong_CheckExact(it)) {
       int overflow = 0;
       long long i = PyLong_AsLongLongAndOverflow(it, &overflow);
@@ -513,6 +524,7 @@ bool basic_view_geometry(const PyArray& a, PyObject* key, ViewGeometry* g) {
       if (m > 0) *offset += start * st;
       int64_t stride;
       if (__builtin_mul_overflow(st, static_cast<int64_t>(step), &stride)) return false;
+      if (g->ndim >= 64) return false;
       g->shape[g->ndim] = m;
       g->strides[g->ndim++] = stride;
       any_slice = true;
@@ -520,8 +532,9 @@ bool basic_view_geometry(const PyArray& a, PyObject* key, ViewGeometry* g) {
       return false;
     }
   }
-  if (!any_slice && n == nd) return false;  // an element: a NumPy scalar (element_ptr)
-  for (int64_t d = n; d < nd; ++d) {
+  if (!any_slice && !any_new && ax == nd) return false;  // an element: a NumPy scalar (element_ptr)
+  if (g->ndim + (nd - ax) > 64) return false;  // beyond NumPy's dimensions: the general path raises
+  for (int64_t d = ax; d < nd; ++d) {
     g->shape[g->ndim] = a.shape()[d];
     g->strides[g->ndim++] = a.strides()[d];
   }
