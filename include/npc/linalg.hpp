@@ -3,7 +3,9 @@
 /// Matrix products on OpenBLAS (float32/64, complex64/128) and exact native loops
 /// (bool, integers, float16). Mirrors numpy.matmul; the other products of numpy
 /// (dot, inner, tensordot, einsum, ...) are built on it in python/npc/_linalg.py.
+#include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -36,6 +38,15 @@ ndarray outer(const ndarray& a, const ndarray& b);
 
 /// Whether npc was built with a BLAS library (matmul of floats uses it when true).
 bool have_blas();
+
+/// numpy.einsum of two operands of one float or complex dtype as NumPy's sum-of-products
+/// loop (Note [einsum sum of products] in src/ops/einsum.cpp): `la`, `lb` and `lo` name the
+/// axes of a, b and the result, one label each, each label once per string; every label of
+/// `lo` names an axis of a or b; labels of a and b not in `lo` are summed over. The result is
+/// C-contiguous. nullopt for another dtype, traced operands, a 0-d result, or elements that
+/// are not aligned; ValueError for a label of two sizes.
+std::optional<ndarray> einsum_pair(const ndarray& a, std::string_view la, const ndarray& b, std::string_view lb,
+                                   std::string_view lo);
 
 }  // namespace npc
 

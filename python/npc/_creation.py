@@ -255,6 +255,8 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
 
 
 _REAL_SCALARS = (bool, int, float, _np.bool_, _np.integer, _np.floating)
+_INT64_BOUND = 2 ** 63
+_INT64_CODE = code_of(_np.int64)
 
 
 def arange(start_or_stop=None, /, stop=None, step=None, dtype=None, *, device=None, like=None):
@@ -264,6 +266,13 @@ def arange(start_or_stop=None, /, stop=None, step=None, dtype=None, *, device=No
     NumPy scalar's own dtype otherwise. ValueError for a zero step ("Maximum allowed size
     exceeded"), TypeError for non-numbers.
     """
+    if (type(start_or_stop) is int and dtype is None and device is None and like is None
+            and (stop is None or type(stop) is int) and (step is None or type(step) is int)):
+        # Python ints only (np.arange(n) in a loop): int64 values, no promotion to work out.
+        a, b = (0, start_or_stop) if stop is None else (start_or_stop, stop)
+        c = 1 if step is None else step
+        if c != 0 and all(-_INT64_BOUND <= v < _INT64_BOUND for v in (a, b, c)):
+            return _core.arange(a, b, c, _INT64_CODE)
     _check_device(device)
     if start_or_stop is None and stop is None:
         raise TypeError("arange() requires stop to be specified.")

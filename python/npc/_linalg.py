@@ -561,8 +561,30 @@ def _sum_out(x, lab, drop):
     return r, "".join(lab[i] for i in keep)
 
 
-def _contract(a, la, b, lb, keep):
-    """Contracts two operands over their shared labels that are not in `keep`."""
+# Contractions over at most this many elements (the product of the summed labels' sizes) run
+# as NumPy's sum-of-products loop (Note [einsum sum of products] in src/ops/einsum.cpp), larger
+# ones as matrix products.
+_SUM_OF_PRODUCTS_MAX = 32
+
+
+def _contract(a, la, b, lb, keep, order=None):
+    """Contracts two operands over their labels that are not in `keep`: the result and its
+    labels, in the order `order` when it names exactly the labels the result keeps."""
+    if a.dtype.char in "fdFD" and b.dtype == a.dtype:
+        summed = {c for c in la + lb if c not in keep}
+        k = 1
+        for x, lab in ((a, la), (b, lb)):
+            for c, d in zip(lab, x.shape):
+                if c in summed:
+                    k *= d
+                    summed.discard(c)
+        if k <= _SUM_OF_PRODUCTS_MAX:
+            kept = [c for c in la if c in keep] + [c for c in lb if c in keep and c not in la]
+            lo = order if order is not None and sorted(order) == sorted(kept) else "".join(kept)
+            if lo:
+                r = _linalg_call("einsum_pair", a, la, b, lb, lo)
+                if r is not None:
+                    return r, lo
     a, la = _sum_out(a, la, {c for c in la if c not in lb and c not in keep})
     b, lb = _sum_out(b, lb, {c for c in lb if c not in la and c not in keep})
     batch = [c for c in la if c in lb and c in keep]
@@ -684,12 +706,12 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         b, lb = ops.pop(j), labels.pop(j)
         a, la = ops.pop(i), labels.pop(i)
         keep = set(outs).union(*[set(t) for t in labels])
-        r, lr = _contract(a, la, b, lb, keep)
+        r, lr = _contract(a, la, b, lb, keep, outs if not ops else None)
         ops.append(r)
         labels.append(lr)
     while len(ops) > 1:  # anything a partial path left over
         keep = set(outs).union(*[set(t) for t in labels[2:]])
-        r, lr = _contract(ops[0], labels[0], ops[1], labels[1], keep)
+        r, lr = _contract(ops[0], labels[0], ops[1], labels[1], keep, outs if len(ops) == 2 else None)
         ops = [r] + ops[2:]
         labels = [lr] + labels[2:]
     x, lab = _sum_out(ops[0], labels[0], {c for c in labels[0] if c not in outs})

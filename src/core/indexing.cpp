@@ -374,6 +374,11 @@ template <size_t N> struct GatherF { static void run(std::byte* d, const std::by
 template <size_t N> struct ScatterF { static void run(std::byte* d, const std::byte* s, const Gather& g) { scatter_loop<N>(d, s, g); } };
 
 // Fast path for a[mask] with a C-contiguous `a` and a C-contiguous mask over its leading axes.
+// A 16-byte element (complex128) moved as two 8-byte words, not through memcpy per element.
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+
 bool try_mask_select(const ndarray& a, std::span<const IndexItem> idx, ndarray& out) {
   if (idx.empty() || idx.size() > 2 || !is_bool_array(idx[0]) || idx[0].array.ndim() == 0) return false;
   if (idx.size() == 2 && idx[1].kind != IndexItem::Kind::Ellipsis) return false;
@@ -426,7 +431,8 @@ bool try_mask_select(const ndarray& a, std::span<const IndexItem> idx, ndarray& 
     for (; i < n && j < cnt; ++i)
       if (mk[i]) d[j++] = s[i];
   };
-  if (row == 8) compress(detail::TypeTag<uint64_t>{});
+  if (row == 16) compress(detail::TypeTag<Bytes16>{});  // complex128
+  else if (row == 8) compress(detail::TypeTag<uint64_t>{});
   else if (row == 4) compress(detail::TypeTag<uint32_t>{});
   else if (row == 2) compress(detail::TypeTag<uint16_t>{});
   else if (row == 1) compress(detail::TypeTag<uint8_t>{});
@@ -496,6 +502,51 @@ bool try_single_gather(const ndarray& a, const Prepared& p, ndarray& out) {
   if (bad >= 0)
     throw IndexError("index " + std::to_string(iv[bad]) + " is out of bounds for axis " +
                      std::to_string(p.array_axis[0]) + " with size " + std::to_string(p.shape[0]));
+  return true;
+}
+
+// a[idx] = value for a 1-d `a`, one int64 index array and a value of a's dtype that is one
+// element or one per index (contiguous, of the index's shape, not a's memory): every index
+// is checked first (nothing is written when one is out of bounds, as the general path), then
+// the elements are stored in index order (a repeated index keeps the last value). Without
+// the offset tables, broadcast value and copy of the general path.
+template <size_t N>
+void single_scatter(std::byte* dst, int64_t stride, int64_t n, const int64_t* iv, int64_t m, const std::byte* v,
+                    bool one) {
+  for (int64_t j = 0; j < m; ++j) {
+    const int64_t i = iv[j] + (iv[j] < 0 ? n : 0);
+    std::memcpy(dst + i * stride, one ? v : v + j * static_cast<int64_t>(N), N);
+  }
+}
+
+bool try_single_scatter(const ndarray& a, std::span<const IndexItem> idx, const ndarray& value) {
+  if (idx.size() != 1 || idx[0].kind != IndexItem::Kind::Array || a.ndim() != 1) return false;
+  const ndarray& ind = idx[0].array;
+  if (ind.dtype() != DType::Int64 || ind.ndim() == 0 || !ind.is_c_contiguous() || ind.storage() == a.storage())
+    return false;
+  if (value.dtype() != a.dtype()) return false;
+  const bool one = value.size() == 1;
+  if (!one && (value.shape() != ind.shape() || !value.is_c_contiguous() || value.storage() == a.storage())) return false;
+  const int64_t n = a.shape()[0], m = ind.size();
+  const int64_t* iv = reinterpret_cast<const int64_t*>(ind.data());
+  bool ok = true;
+  for (int64_t j = 0; j < m; ++j) ok &= (iv[j] >= -n) & (iv[j] < n);
+  if (!ok) {
+    for (int64_t j = 0; j < m; ++j)
+      if (iv[j] < -n || iv[j] >= n)
+        throw IndexError("index " + std::to_string(iv[j]) + " is out of bounds for axis 0 with size " + std::to_string(n));
+  }
+  std::byte* dst = a.data();
+  const std::byte* v = value.data();
+  const int64_t st = a.strides()[0];
+  switch (a.itemsize()) {
+    case 1: single_scatter<1>(dst, st, n, iv, m, v, one); break;
+    case 2: single_scatter<2>(dst, st, n, iv, m, v, one); break;
+    case 4: single_scatter<4>(dst, st, n, iv, m, v, one); break;
+    case 8: single_scatter<8>(dst, st, n, iv, m, v, one); break;
+    case 16: single_scatter<16>(dst, st, n, iv, m, v, one); break;
+    default: return false;
+  }
   return true;
 }
 
@@ -657,6 +708,7 @@ void index_assign(const ndarray& a, std::span<const IndexItem> idx, const ndarra
   if (value.dtype() == a.dtype() && try_mask_assign(a, idx, value)) return;
   if (value.size() == 1 && value.dtype() != a.dtype() && idx.size() == 1 && is_bool_array(idx[0]) &&
       try_mask_assign(a, idx, value.astype(a.dtype()))) return;
+  if (try_single_scatter(a, idx, value)) return;
   Prepared p = prepare(a, idx);
   Shape target;
   Gather g;

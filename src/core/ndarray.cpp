@@ -8,6 +8,7 @@
 #include <mutex>
 #include <numeric>
 #include <sstream>
+#include <unordered_map>
 #include <vector>
 
 #include <sys/mman.h>
@@ -50,50 +51,86 @@ void reset_peak_memory_stats() { g_peak.store(g_current.load()); }
 // which for a 10M-element float64 result is about as much work as the arithmetic itself.
 // Freed npc-owned blocks of at least kCacheMin bytes are kept (up to kCacheMaxBlocks blocks
 // and kCacheMaxBytes bytes, oldest dropped first) and handed to the next allocation of the
-// same rounded size, already mapped: the common `c = a + b` in a loop then writes into warm
-// memory, as a caching allocator (PyTorch's, for instance) does. Zeroed allocations (calloc)
+// same size class or a little larger (Note [block size classes]), already mapped: the common
+// `c = a + b` in a loop then writes into warm memory, as a caching allocator (PyTorch's, for
+// instance) does. Zeroed allocations (calloc)
 // never use it. memory_stats() counts live arrays only, not the cache.
 // The bound is 256 KiB, not only arrays glibc maps on their own: eager expressions on
 // mid-size arrays (a 300x300 stencil step, five temporaries of 700 KiB) otherwise make glibc
 // trim its heap when the temporaries die and fault the pages in again at the next step,
 // which took half the time of the step.
+//
+// Note [block size classes]
+// Blocks of at least kCacheMin bytes are allocated in size classes, eight per power of two
+// (at most 12.5% more than asked for, as PyTorch's caching allocator rounds), and a request
+// takes the best-fitting cached block of its class or up to a quarter larger. So arrays
+// whose sizes change from one step to the next (the shrinking masked arrays of an iteration
+// that drops the points it is done with, a varying number of selected elements) reuse the
+// blocks of the previous step instead of faulting in fresh pages: Mandelbrot's escape loop
+// faulted four times as many pages as NumPy's before.
 namespace {
 constexpr size_t kCacheMin = size_t{1} << 18;
 constexpr size_t kCacheMaxBlocks = 8;
 constexpr size_t kCacheMaxBytes = size_t{1} << 30;
 
+// The size of the block that holds `nbytes` (Note [block size classes]).
+size_t block_size(size_t nbytes) {
+  const size_t r = (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
+  if (r < kCacheMin || r > kCacheMaxBytes) return r;  // never cached: no class
+  const int lg = 63 - __builtin_clzll(r);
+  const size_t step = size_t{1} << (lg - 3);
+  return (r + step - 1) / step * step;
+}
+
 struct BlockCache {
   std::mutex mu;
-  std::vector<std::pair<size_t, void*>> blocks;  // (rounded size, block), oldest first
+  std::vector<std::pair<size_t, void*>> blocks;  // (block size, block), oldest first
   size_t bytes = 0;
+  // Blocks handed out for a smaller size class than their own, with their own size: the
+  // storage that dies knows only the size it asked for.
+  std::unordered_map<void*, size_t> larger;
 
+  // A cached block of `rounded` bytes or up to two classes more (the best fit), or null.
   void* take(size_t rounded) {
     std::lock_guard<std::mutex> lock(mu);
+    const size_t limit = rounded + rounded / 4;
+    size_t best = blocks.size();
     for (size_t i = blocks.size(); i-- > 0;) {
-      if (blocks[i].first != rounded) continue;
-      void* p = blocks[i].second;
-      bytes -= rounded;
-      blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(i));
-      return p;
+      const size_t sz = blocks[i].first;
+      if (sz >= rounded && sz <= limit && (best == blocks.size() || sz < blocks[best].first)) best = i;
+      if (sz == rounded) break;
     }
-    return nullptr;
+    if (best == blocks.size()) return nullptr;
+    const auto [size, p] = blocks[best];
+    bytes -= size;
+    blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(best));
+    if (size != rounded) larger.emplace(p, size);
+    return p;
   }
-  // Keeps `p` (false when it does not fit: the caller frees it).
-  bool put(size_t rounded, void* p) {
-    if (rounded > kCacheMaxBytes) return false;
+  // Keeps the dead block `p` of an array that asked for a block of `rounded` bytes, or frees it.
+  void give_back(size_t rounded, void* p) {
     std::vector<void*> drop;
     {
       std::lock_guard<std::mutex> lock(mu);
-      while (!blocks.empty() && (blocks.size() >= kCacheMaxBlocks || bytes + rounded > kCacheMaxBytes)) {
-        drop.push_back(blocks.front().second);
-        bytes -= blocks.front().first;
-        blocks.erase(blocks.begin());
+      if (!larger.empty()) {
+        if (auto it = larger.find(p); it != larger.end()) {
+          rounded = it->second;
+          larger.erase(it);
+        }
       }
-      blocks.emplace_back(rounded, p);
-      bytes += rounded;
+      if (rounded > kCacheMaxBytes) {
+        drop.push_back(p);
+      } else {
+        while (!blocks.empty() && (blocks.size() >= kCacheMaxBlocks || bytes + rounded > kCacheMaxBytes)) {
+          drop.push_back(blocks.front().second);
+          bytes -= blocks.front().first;
+          blocks.erase(blocks.begin());
+        }
+        blocks.emplace_back(rounded, p);
+        bytes += rounded;
+      }
     }
     for (void* d : drop) std::free(d);
-    return true;
   }
   ~BlockCache() {
     for (auto& b : blocks) std::free(b.second);
@@ -121,8 +158,7 @@ static bool poison_empty() {
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, bool zero) {
   auto s = std::shared_ptr<Storage>(new Storage());
-  size_t n = std::max<size_t>(nbytes, 1);
-  size_t rounded = (n + 63) / 64 * 64;
+  const size_t rounded = block_size(nbytes);
   void* p = nullptr;
   if (!zero && rounded >= kCacheMin) {
     if (void* cached = block_cache().take(rounded)) {
@@ -182,10 +218,11 @@ Storage::~Storage() {
   if (release_) {
     release_();
   } else {
-    const size_t rounded = (std::max<size_t>(nbytes_, 1) + 63) / 64 * 64;
+    const size_t rounded = block_size(nbytes_);
     // Only blocks that allocate() made with aligned_alloc (calloc'd ones may be less aligned).
     const bool cacheable = rounded >= kCacheMin && reinterpret_cast<uintptr_t>(data_) % 64 == 0;
-    if (!(cacheable && block_cache().put(rounded, data_))) std::free(data_);
+    if (cacheable) block_cache().give_back(rounded, data_);
+    else std::free(data_);
     account(-static_cast<int64_t>(nbytes_));
   }
 }

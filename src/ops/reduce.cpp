@@ -633,6 +633,35 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
         for (int k = 0; k < nchunks; ++k)
           if (has[static_cast<size_t>(k)]) feed(out0, first, parts.data() + k * 16, 0, 1);
         if (fpe) flags |= ops::read_fpe();
+      } else if (one_run && nruns == 1) {
+        // Note [short inner reductions]
+        // One strided run per output element (sum(axis=-1) of a (150, 150, 3) array): the
+        // outputs go in blocks whose source offsets advance as an odometer over the kept
+        // dims, instead of dividing each output's index out (which cost as much as adding
+        // three numbers). Each element is fed exactly as reduce_one feeds it.
+        constexpr int64_t kBlock = 1024;
+        const int64_t nblocks = (nout + kBlock - 1) / kBlock;
+        const std::byte* s0 = src.data();
+        flags |= run_parallel(static_cast<int>(std::min<int64_t>(nt, nblocks)), nblocks, false, fpe, [&](int64_t b) {
+          const int64_t j0 = b * kBlock, j1 = std::min(nout, j0 + kBlock);
+          int64_t idx[64];
+          int64_t off = 0, rem = j0;
+          for (size_t d = 0; d < kn.size(); ++d) {
+            idx[d] = rem % kn[d];
+            rem /= kn[d];
+            off += idx[d] * ks[d];
+          }
+          for (int64_t j = j0; j < j1; ++j) {
+            bool first = !init.has_value();
+            feed(out0 + j * isz, first, s0 + off, run_s, run);
+            for (size_t d = 0; d < kn.size(); ++d) {
+              off += ks[d];
+              if (++idx[d] < kn[d]) break;
+              off -= ks[d] * kn[d];
+              idx[d] = 0;
+            }
+          }
+        });
       } else {
         flags |= run_parallel(static_cast<int>(std::min<int64_t>(nt, nout)), nout, false, fpe, reduce_one);
       }

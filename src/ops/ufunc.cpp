@@ -252,6 +252,7 @@ namespace {
 // bool view holding other bytes NumPy reads each nonzero byte as True. These loops compute
 // the truth values themselves ((a != 0) op (b != 0), which vectorizes), so the fast path
 // need not scan its bool inputs for other bytes first (a scan costs as much as the loop).
+// The same holds for ~a and logical_not(a) of bool (a == 0).
 template <class Op>
 void truthy_loop_impl(std::byte* const* p, const int64_t* s, int64_t n) {
   const auto* a = reinterpret_cast<const uint8_t*>(p[0]);
@@ -263,12 +264,23 @@ void truthy_loop_impl(std::byte* const* p, const int64_t* s, int64_t n) {
     for (int64_t i = 0; i < n; ++i) o[i * s[2]] = Op{}(a[i * s[0]] != 0, b[i * s[1]] != 0);
   }
 }
+// not x (invert and logical_not of bool): a byte compare, which vectorizes.
+void truthy_not_loop(std::byte* const* p, const int64_t* s, int64_t n) {
+  const auto* a = reinterpret_cast<const uint8_t*>(p[0]);
+  auto* o = reinterpret_cast<uint8_t*>(p[1]);
+  if (s[0] == 1 && s[1] == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = a[i] == 0;
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i * s[1]] = a[i * s[0]] == 0;
+  }
+}
 struct TruthAnd { uint8_t operator()(bool x, bool y) const { return x & y; } };
 struct TruthOr { uint8_t operator()(bool x, bool y) const { return x | y; } };
 struct TruthXor { uint8_t operator()(bool x, bool y) const { return x ^ y; } };
 
 LoopFn truthy_loop(OpId op) {
   switch (op) {
+    case OpId::invert: case OpId::logical_not: return &truthy_not_loop;
     case OpId::bitwise_and: case OpId::logical_and: return &truthy_loop_impl<TruthAnd>;
     case OpId::bitwise_or: case OpId::logical_or: return &truthy_loop_impl<TruthOr>;
     case OpId::bitwise_xor: case OpId::logical_xor: return &truthy_loop_impl<TruthXor>;
@@ -333,7 +345,7 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
   // normalises them; the truth-value loops (Note [truth-value loops]) read any nonzero byte
   // as True themselves.
   LoopFn fn = loop.fn;
-  const bool truthy = loop.in[0] == DType::Bool && nin == 2 && loop.in[1] == DType::Bool;
+  const bool truthy = loop.in[0] == DType::Bool && (nin == 1 || loop.in[1] == DType::Bool);
   if (LoopFn t = truthy ? truthy_loop(op) : nullptr) fn = t;
   for (int i = 0; i < nin; ++i)
     if (inputs[i].array && fn == loop.fn && !ops::bool_bytes_normal(*inputs[i].array)) return std::nullopt;

@@ -56,3 +56,34 @@ def test_setitem_through_view_reaches_source():
     a = npc.zeros((3, 3))
     a[1:, ::-1][0] = [1, 2, 3]
     np.testing.assert_array_equal(np.asarray(a)[1], [3, 2, 1])
+
+
+NEWAXIS_KEYS = [(slice(None), None), (None, slice(None)), (0, None), (0, 1, None), (0, 1, 2, None),
+                (None, 0, None, slice(1, 3)), (slice(None), None, slice(None), None), (None,) * 3 + (slice(None),),
+                (1, slice(None, None, -1), None, 2), (None,) * 61 + (0,)]
+
+
+@pytest.mark.parametrize("key", NEWAXIS_KEYS, ids=repr)
+def test_newaxis_keys_view_like_numpy(key):
+    # Tuples of ints, slices and None take the fast view path: NumPy's shape, strides
+    # (0 on the new axes), values, and a view that writes through.
+    base = np.arange(24.0).reshape(2, 3, 4)
+    a = npc.asarray(base.copy())
+    v, e = a[key], base[key]
+    assert isinstance(v, npc.ndarray) and _shares(v, a)
+    got = np.asarray(v)
+    assert got.shape == e.shape and got.strides == e.strides
+    np.testing.assert_array_equal(got, e)
+    a[key] = -1.0
+    base[key] = -1.0
+    np.testing.assert_array_equal(np.asarray(a), base)
+
+
+def test_newaxis_keys_errors_like_numpy():
+    a, A = np.zeros((2, 3, 4)), npc.zeros((2, 3, 4))
+    for key in [(0, 1, 2, 3, None), (None, 0, 0, 0, 0), (None,) * 63 + (0,)]:
+        with pytest.raises(IndexError) as ref:
+            a[key]
+        with pytest.raises(IndexError) as got:
+            A[key]
+        assert str(got.value) == str(ref.value)

@@ -27,6 +27,15 @@ py::object& numpy_module() {
   return np;
 }
 
+// numpy.ndarray, numpy.integer, ...: looked up once (a module attribute lookup by name costs
+// more than the rest of a small setitem). Leaked, see numpy_module().
+py::handle numpy_type(const char* name) {
+  static std::unordered_map<std::string, py::handle>& types = *new std::unordered_map<std::string, py::handle>();
+  auto it = types.find(name);
+  if (it == types.end()) it = types.emplace(name, py::object(numpy_module().attr(name)).release()).first;
+  return it->second;
+}
+
 // Python helpers (python/npc/_indexing.py), looked up once.
 py::object py_helper(const char* name) {
   return py::module_::import("npc._indexing").attr(name);
@@ -80,8 +89,8 @@ IndexItem parse_item(py::handle o) {
     return IndexItem(static_cast<int64_t>(v));
   }
   if (PyArray* ia = array_ptr(o)) return IndexItem(scalar_u64_checked(static_cast<const ndarray&>(*ia)));
-  if (py::isinstance(o, numpy_module().attr("ndarray")) || py::isinstance(o, numpy_module().attr("bool_"))) {
-    if (py::isinstance(o, numpy_module().attr("ndarray")) && o.attr("ndim").cast<int>() == 0 &&
+  if (py::isinstance(o, numpy_type("ndarray")) || py::isinstance(o, numpy_type("bool_"))) {
+    if (py::isinstance(o, numpy_type("ndarray")) && o.attr("ndim").cast<int>() == 0 &&
         o.attr("dtype").attr("kind").cast<std::string>() == "u" &&
         py::int_(py::reinterpret_borrow<py::object>(o)) > py::int_(std::numeric_limits<int64_t>::max()))
       throw OverflowError("Python int too large to convert to C long");
@@ -96,7 +105,7 @@ IndexItem parse_item(py::handle o) {
     }
     // NumPy integers convert like Python ints ([2**63, 2**64): OverflowError); other
     // __index__ objects beyond int64 give the invalid-index IndexError.
-    if (!py::isinstance(o, numpy_module().attr("integer"))) {
+    if (!py::isinstance(o, numpy_type("integer"))) {
       int overflow = 0;
       PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
       if (overflow) throw IndexError(kValidIndices);
@@ -174,7 +183,7 @@ ndarray setitem_value(py::handle value, DType target, bool advanced = false) {
   // (unsafely: NaN warns "invalid value encountered in cast"); Python floats still go
   // through int().
   if (kind(target) == Kind::Signed && !advanced && !PyBool_Check(p) &&
-      py::isinstance(value, numpy_module().attr("integer"))) {
+      py::isinstance(value, numpy_type("integer"))) {
     int overflow = 0;
     py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(p));
     if (!i) throw py::error_already_set();
@@ -187,13 +196,13 @@ ndarray setitem_value(py::handle value, DType target, bool advanced = false) {
   }
   // A NumPy complex scalar goes into a signed integer array through int() too: its real
   // part, after the ComplexWarning.
-  if (kind(target) == Kind::Signed && !advanced && py::isinstance(value, numpy_module().attr("complexfloating"))) {
+  if (kind(target) == Kind::Signed && !advanced && py::isinstance(value, numpy_type("complexfloating"))) {
     warn_complex_discard();
     return setitem_value(value.attr("real"), target, advanced);
   }
   if (is_integer(target) &&
       (PyFloat_CheckExact(p) ||
-       (kind(target) == Kind::Signed && !advanced && py::isinstance(value, numpy_module().attr("floating"))))) {
+       (kind(target) == Kind::Signed && !advanced && py::isinstance(value, numpy_type("floating"))))) {
     const double d = PyFloat_AsDouble(p);
     if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
     if (std::isnan(d)) throw ValueError("cannot convert float NaN to integer");
@@ -243,7 +252,7 @@ ndarray setitem_value(py::handle value, DType target, bool advanced = false) {
 py::object check_setitem_shape(const ndarray& a, const std::vector<IndexItem>& idx, py::handle value) {
   PyObject* p = value.ptr();
   const bool seq = PyList_Check(p) || PyTuple_Check(p);
-  const bool array = is_npc_array(value) || py::isinstance(value, numpy_module().attr("ndarray"));
+  const bool array = is_npc_array(value) || py::isinstance(value, numpy_type("ndarray"));
   py::object same = py::reinterpret_borrow<py::object>(value);
   if (!seq && !array) return same;
   bool basic = true;
@@ -379,7 +388,7 @@ void setitem(py::object self, py::handle key, py::handle value) {
     // assigns: an index that selects nothing converts nothing, and only the shapes are
     // checked. Zeros of the value's shape stand in for it then.
     if (!e.matches(PyExc_ValueError) && !e.matches(PyExc_TypeError)) throw;
-    if (!py::isinstance(v, numpy_module().attr("ndarray"))) throw;
+    if (!py::isinstance(v, numpy_type("ndarray"))) throw;
     for (const IndexItem& it : idx)
       if (it.kind == IndexItem::Kind::Array && it.array.is_traced()) throw;
     ndarray selected;
@@ -458,8 +467,9 @@ std::byte* element_ptr(const PyArray& a, PyObject* key) {
 DType g_probe_dtype;  // written by dtype probes whose answer is not needed
 
 // The geometry of the basic view a[key] for `key` a slice, an exact Python int (a >= 2-D)
-// or a tuple of slices and exact Python ints (at least one slice, or fewer ints than
-// dimensions), no more items than dimensions; false otherwise (the general path runs).
+// or a tuple of slices, exact Python ints and Nones (at least one slice or None, or fewer
+// ints than dimensions), no more indices than dimensions; false otherwise (the general path
+// runs).
 // The geometry of a view, on the stack (no allocation on the hot path).
 struct ViewGeometry {
   int64_t offset = 0;
@@ -483,14 +493,24 @@ bool basic_view_geometry(const PyArray& a, PyObject* key, ViewGeometry* g) {
     return false;
   }
   const int64_t nd = a.ndim();
-  if (n == 0 || n > nd || nd > 64) return false;
+  if (n == 0 || nd > 64) return false;
   int64_t* offset = &g->offset;
   g->ndim = 0;
   *offset = a.offset();
-  bool any_slice = false;
+  bool any_slice = false, any_new = false;
+  int64_t ax = 0;  // the next axis of `a`
   for (Py_ssize_t d = 0; d < n; ++d) {
     PyObject* it = items[d];
-    const int64_t len = a.shape()[d], st = a.strides()[d];
+    if (it == Py_None) {  // numpy.newaxis: a new axis of length 1
+      if (g->ndim >= 64) return false;
+      g->shape[g->ndim] = 1;
+      g->strides[g->ndim++] = 0;
+      any_new = true;
+      continue;
+    }
+    if (ax >= nd) return false;  // too many indices: the general path raises
+    const int64_t len = a.shape()[ax], st = a.strides()[ax];
+    ++ax;
     if (PyLong_CheckExact(it)) {
       int overflow = 0;
       long long i = PyLong_AsLongLongAndOverflow(it, &overflow);
@@ -504,6 +524,7 @@ bool basic_view_geometry(const PyArray& a, PyObject* key, ViewGeometry* g) {
       if (m > 0) *offset += start * st;
       int64_t stride;
       if (__builtin_mul_overflow(st, static_cast<int64_t>(step), &stride)) return false;
+      if (g->ndim >= 64) return false;
       g->shape[g->ndim] = m;
       g->strides[g->ndim++] = stride;
       any_slice = true;
@@ -511,8 +532,9 @@ bool basic_view_geometry(const PyArray& a, PyObject* key, ViewGeometry* g) {
       return false;
     }
   }
-  if (!any_slice && n == nd) return false;  // an element: a NumPy scalar (element_ptr)
-  for (int64_t d = n; d < nd; ++d) {
+  if (!any_slice && !any_new && ax == nd) return false;  // an element: a NumPy scalar (element_ptr)
+  if (g->ndim + (nd - ax) > 64) return false;  // beyond NumPy's dimensions: the general path raises
+  for (int64_t d = ax; d < nd; ++d) {
     g->shape[g->ndim] = a.shape()[d];
     g->strides[g->ndim++] = a.strides()[d];
   }

@@ -205,6 +205,18 @@ void bind_linalg(py::module_& m) {
          return wrap(std::move(r));
        }},
       {"outer", +[](py::args& x) -> py::object { return wrap(outer(arr(x[1]), arr(x[2]))); }},
+      // _linalg("einsum_pair", a, a_labels, b, b_labels, out_labels): the result, or None when
+      // einsum_pair does not take the operands.
+      {"einsum_pair", +[](py::args& x) -> py::object {
+         std::optional<ndarray> r;
+         {
+           const ndarray &a = arr(x[1]), &b = arr(x[3]);
+           const std::string la = x[2].cast<std::string>(), lb = x[4].cast<std::string>(), lo = x[5].cast<std::string>();
+           ReleaseGil nogil;
+           r = einsum_pair(a, la, b, lb, lo);
+         }
+         return r ? wrap(std::move(*r)) : py::none();
+       }},
       {"broadcast_to",
        +[](py::args& x) -> py::object { return wrap(broadcast_to(arr(x[1]), to_shape(x[2])), x[1]); }},
       {"solve", +[](py::args& x) -> py::object { return wrap(lapack::solve(arr(x[1]), arr(x[2]))); }},
