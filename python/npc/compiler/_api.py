@@ -28,8 +28,8 @@ from ._breaks import _annotate, _run_outside
 from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _StaticUse, _marked, _recording_warnings,
                        _python_warnings, _replay_warnings, _sentinel,
                        _sentinel_index)
-from ._guards import (_KeyBuilder, _contents_key, _free_key, _free_values, _numpy_only, _traced_copy,
-                      _valid_bytes)
+from ._guards import (_KeyBuilder, _StandIns, _contents_key, _free_key, _free_values, _locate, _numpy_only,
+                      _traced_copy, _valid_bytes)
 from ._state import (_all_compiled, _available, _backends, _compiles, _epoch, _fusion_counters, _is_npc,
                      _marked_dynamic, _stats, _thread_flag, _times, _tls)
 
@@ -89,7 +89,8 @@ def _arrays_in(values, depth=0):
 class _Entry:
     __slots__ = ("name", "backend", "graph", "arg_inputs", "transposed", "covered", "captured", "out_tree", "constraints",
                  "numpy_out", "labels",
-                 "ninputs", "nscalars", "template", "rebuild", "py_warnings", "timing", "plan", "keep_alive")
+                 "ninputs", "nscalars", "template", "rebuild", "py_warnings", "timing", "plan", "keep_alive",
+                 "aliases")
 
 
 _NDARRAY = _core.ndarray
@@ -239,7 +240,7 @@ class CompiledFunction:
                     _stats["cache_hits"] += 1
                     timing = getattr(e, "timing", None)
                     if timing is None or not config.eager_if_faster:
-                        return self._replay(e, arrays, floats)
+                        return self._replay(e, arrays, floats, args, kwargs)
                     return self._timed_replay(e, timing, args, kwargs, arrays, floats)
         if _tls.frozen and not self._breaks:
             _stats["frozen_misses"] += 1
@@ -263,13 +264,13 @@ class CompiledFunction:
         if timing and isinstance(timing[-1], str):
             if timing[-1] == "traced":
                 e.timing = None  # decided: replays go the plain way from now on
-                return self._replay(e, arrays, floats)
+                return self._replay(e, arrays, floats, args, kwargs)
             _stats["eager_runs"] += 1
             return self._fn(*args, **kwargs)
         if len(timing) >= 2 and min(timing) >= _SLOW_BREAK_MIN_S:
             return self._eager_probe(timing, args, kwargs)
         t0 = time.perf_counter()
-        result = self._replay(e, arrays, floats)
+        result = self._replay(e, arrays, floats, args, kwargs)
         timing.append(time.perf_counter() - t0)
         if len(timing) >= 2 and min(timing) < _SLOW_BREAK_MIN_S:
             timing.append("traced")
@@ -360,7 +361,7 @@ class CompiledFunction:
         return kb
 
     @staticmethod
-    def _replay(e, arrays, floats):
+    def _replay(e, arrays, floats, args=(), kwargs=None):
         inputs = e.template[:]
         for x, slot in zip(arrays, e.arg_inputs):
             inputs[slot] = x if type(x) is _NDARRAY else _from_numpy(x)
@@ -376,8 +377,13 @@ class CompiledFunction:
         if e.py_warnings:
             _replay_warnings(e.py_warnings, True)
         if config.repro and e.backend != "eager" and not e.plan and _repro.enabled():
-            return e.rebuild(_repro.run_checked(e.name, e.graph, e.backend, inputs, floats))
-        return e.rebuild(e.graph(inputs, floats))
+            outs = _repro.run_checked(e.name, e.graph, e.backend, inputs, floats)
+        else:
+            outs = e.graph(inputs, floats)
+        if e.aliases is None:
+            return e.rebuild(outs)
+        # Note [results that view inputs]: arguments and views of them, from this call's arrays.
+        return _rebuild(e.out_tree, list(outs), e.numpy_out, e.aliases(args, kwargs or {}, inputs))
 
     def _limit_hit(self, args, kwargs, which, limit):
         scope = ("compiles of all compiled functions together" if which == "accumulated_recompile_limit"
@@ -494,6 +500,7 @@ class CompiledFunction:
         scalar_values = []
         counter = [0]
         containers = []  # (caller's list or dict, traced copy, its items then): Note [mutated arguments]
+        copies = {}  # id of a caller's list or dict -> its traced copy (Note [aliased containers])
 
         def subst(x, path):
             t = type(x)
@@ -507,13 +514,21 @@ class CompiledFunction:
                 return _RuntimeFloat(s)
             if isinstance(x, (_core.ndarray, _np.ndarray)):
                 return traced[id(x), path]
-            if t is tuple or t is list:
-                c = t(subst(v, f"{path}[{i}]") for i, v in enumerate(x))
-                if t is list:
-                    containers.append((x, c, list(c)))
+            if t is list or t is dict:
+                c = copies.get(id(x))
+                if c is not None:
+                    return c  # the same container again: the same copy
+            if t is tuple:
+                return tuple(subst(v, f"{path}[{i}]") for i, v in enumerate(x))
+            if t is list:
+                c = copies[id(x)] = []
+                c.extend(subst(v, f"{path}[{i}]") for i, v in enumerate(x))
+                containers.append((x, c, list(c)))
                 return c
             if t is dict:
-                c = {k: subst(v, f"{path}[{k!r}]") for k, v in x.items()}
+                c = copies[id(x)] = {}
+                for k, v in x.items():
+                    c[k] = subst(v, f"{path}[{k!r}]")
                 containers.append((x, c, list(c.items())))
                 return c
             if isinstance(x, _np.random.Generator):
@@ -530,7 +545,8 @@ class CompiledFunction:
         _core._set_break_annotator(_annotate)
         _core._set_fullgraph(bool(self._fullgraph))
         try:
-            fn, proxy = _traced_copy(self._fn, ctx, {k[0]: t for k, t in traced.items()})
+            standins = _StandIns((k[0], t) for k, t in traced.items())
+            fn, proxy = _traced_copy(self._fn, ctx, standins)
             lists_before = self._free_lists()
             with _Patches(ctx, self._name):
                 flushed = False
@@ -578,16 +594,15 @@ class CompiledFunction:
                                              lambda v: scalar_values[_sentinel_index(v)])
                     raise
             mutated = [(orig, c) for orig, c, items in containers if _changed(c, items)]
+            aliases = _Aliases(ctx, kb, traced, arg_inputs, standins)  # Note [results that view inputs]
             if mutated:
                 # Note [mutated arguments]: the caller's containers get the final contents,
                 # which refer to the caller's own objects (lists, dicts, argument arrays).
                 objects = {id(c): orig for orig, c, _ in containers}
-                for x, path in kb.arrays:
-                    objects[id(traced[id(x), path])] = x
                 leaves, tree = _flatten((result, [type(c)(c) for _, c in mutated]), traced.values(), objects,
-                                        lambda v: scalar_values[_sentinel_index(v)])
+                                        lambda v: scalar_values[_sentinel_index(v)], aliases)
             else:
-                leaves, tree = _flatten(result, traced.values())
+                leaves, tree = _flatten(result, traced.values(), alias=aliases)
             t1 = time.perf_counter()
             cxx0 = _fusion_counters().get("compile_seconds", 0.0)
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
@@ -652,7 +667,7 @@ class CompiledFunction:
                 self.last_side_effects.append(why)
             if not known:
                 _logs.log("fallback", "%s: %s", self._name, why)
-            result, contents = _rebuild(tree, list(outs), numpy_out)
+            result, contents = _rebuild(tree, list(outs), numpy_out, aliases.at_trace(kb))
             for (orig, _), new in zip(mutated, contents):
                 if type(orig) is list:
                     orig[:] = new
@@ -690,14 +705,15 @@ class CompiledFunction:
             e.template = [None] * e.ninputs
             for slot, arr in e.captured:
                 e.template[slot] = arr
-            e.rebuild = _make_rebuild(tree, numpy_out)
+            e.aliases = aliases.for_replay(kb) if aliases.used else None
+            e.rebuild = _make_rebuild(tree, numpy_out) if e.aliases is None else None
             e.py_warnings = _python_warnings(py_warnings)  # Note [warnings of traced Python]
             self._entries.setdefault(key, []).append(e)
             if config.repro and backend != "eager" and backend not in _backends and not e.plan and _repro.enabled():
                 # The first run already ran on the backend: check it against the eager one.
                 outs = _repro.run_checked(e.name, graph, backend, ctx.bound_inputs, scalar_values,
                                           outs=list(outs))
-        return _rebuild(tree, list(outs), numpy_out)
+        return _rebuild(tree, list(outs), numpy_out, aliases.at_trace(kb) if aliases.used else None)
 
     def _free_lists(self):
         """The contents keys of the lists and tuples among the function's globals/closures."""
@@ -779,6 +795,89 @@ def _changed(c, items):
     return any(a is not b for a, b in zip(now, items))
 
 
+# Note [results that view inputs] (src/tracer/trace.hpp)
+# NumPy returns an argument itself where the program returns it (`return a`, `np.add(a, 1,
+# out=o)`), and views of it that share its memory and have it (or the array owning its memory)
+# as base (`a[1:]`, `a.T`, `a.reshape(...)`). A compiled function does the same, on the
+# tracing call and on every replay: a result that is the traced stand-in of an argument is
+# that argument of the call (tree node ("I", k): the k-th array of the guard key, found on
+# replays at its place among the arguments, _locate); one that is the stand-in of a captured
+# array is that array (guarded by identity); one that is a view of either is ("V", j): the
+# view chain the tracer recorded (an OutputView) applied to the array bound for it on this
+# call (with this call's sizes), then made a view of the caller's object itself
+# (_core._alias_of), of its type: a NumPy argument gives NumPy views, an npc one npc views,
+# as in eager code. Such results are no outputs of the graph (no copy is made).
+class _Aliases:
+    """The classifier of a trace's results for _flatten (Note [results that view inputs])."""
+
+    def __init__(self, ctx, kb, traced, arg_inputs, standins):
+        self.ctx = ctx
+        self.nodes = {}    # id of a traced stand-in -> its tree node
+        self.origins = {}  # top input of the trace -> ("I", k) or ("S", captured array)
+        for k, (x, path) in enumerate(kb.arrays):
+            self.nodes.setdefault(id(traced[id(x), path]), ("I", k))
+            self.origins.setdefault(arg_inputs[k], ("I", k))
+        for i, t in standins.items():
+            v = standins.objects.get(i)
+            if v is None or id(t) in self.nodes:
+                continue  # an argument
+            self.nodes[id(t)] = ("S", v)
+            ov = ctx.output_view(t)
+            if ov is not None:
+                self.origins.setdefault(ov.input, ("S", v))
+        self.views = []  # (OutputView, origin, writeable)
+        self.used = False
+
+    def __call__(self, x):
+        node = self.nodes.get(id(x))
+        if node is None and _is_npc(x):
+            ov = self.ctx.output_view(x)
+            origin = self.origins.get(ov.input) if ov is not None else None
+            if origin is not None:
+                self.views.append((ov, origin, bool(x.flags.writeable)))
+                node = ("V", len(self.views) - 1)
+        if node is not None and node[0] != "S":
+            self.used = True
+        return node
+
+    def at_trace(self, kb):
+        """The ("I", k) and ("V", j) results of the tracing call."""
+        top = self.ctx.top_inputs
+        views = self.views
+
+        def get(t):
+            if t[0] == "I":
+                return kb.arrays[t[1]][0]
+            ov, origin, writeable = views[t[1]]
+            o = kb.arrays[origin[1]][0] if origin[0] == "I" else origin[1]
+            return _core._alias_of(o, ov(top), writeable)
+        return get
+
+    def for_replay(self, kb):
+        """A function of a replay's arguments and bound inputs giving its ("I", k) and ("V", j)
+        results."""
+        locs = list(kb.locs)
+        views = self.views
+
+        def make(args, kwargs, inputs):
+            def get(t):
+                if t[0] == "I":
+                    return _locate(args, kwargs, locs[t[1]])
+                ov, origin, writeable = views[t[1]]
+                o = _locate(args, kwargs, locs[origin[1]]) if origin[0] == "I" else origin[1]
+                return _core._alias_of(o, ov(inputs), writeable)
+            return get
+        return make
+
+
+# Note [aliased containers]
+# A list or dict met twice among the arguments (`f(xs, xs)`, `f([xs, xs])`) is one object in
+# NumPy code: a change through one name shows through the other. So the trace substitutes one
+# copy for it (memoised by identity), and the guard key records the aliasing (the second
+# occurrence is ("same", n), n numbering the containers met so far): a call whose containers
+# alias differently traces again.
+
+
 # Note [mutated arguments]
 # A list or dict argument is traced as a copy holding the traced stand-ins of its arrays (and
 # runtime scalars). When the function changes the copy (`xs[0] = ...`, `xs.append(...)`,
@@ -788,13 +887,15 @@ def _changed(c, items):
 # and the function runs its Python on every call, as one with graph breaks does (a replay
 # without Python could not change the container). A result that is such a copy is the
 # caller's object too (`return xs`).
-def _flatten(obj, inputs=(), objects=None, scalar_of=None):
+def _flatten(obj, inputs=(), objects=None, scalar_of=None, alias=None):
     """Array leaves of a result and a tree to rebuild it (non-array leaves are static).
     0-d results that eager NumPy returns as NumPy scalars (ufuncs, reductions, `x[0]`) become
     scalars, the others (`where`, `astype`, views, `zeros(())`) stay 0-d arrays (Note [scalar
     results] in src/tracer/trace.hpp); 0-d arrays the function received stay arrays.
     `objects` maps ids of traced stand-ins to the caller's objects, which the tree then holds
-    as static leaves; `scalar_of` gives a runtime scalar's value (Note [mutated arguments])."""
+    as static leaves; `scalar_of` gives a runtime scalar's value (Note [mutated arguments]).
+    `alias` (an _Aliases) names the arrays that are arguments or views of them (Note [results
+    that view inputs]): their tree nodes are ("I", k) and ("V", j), not graph outputs."""
     leaves = []
     ids = {id(i) for i in inputs}
 
@@ -806,6 +907,10 @@ def _flatten(obj, inputs=(), objects=None, scalar_of=None):
             if isinstance(x, _RuntimeFloat):
                 return ("S", scalar_of(x))
         if isinstance(x, (_core.ndarray, _np.ndarray)):
+            if alias is not None:
+                node = alias(x)
+                if node is not None:
+                    return node
             leaves.append(x)
             scalar = x.ndim == 0 and id(x) not in ids and _is_npc(x) and _core._scalar_result(x)
             return ("A", len(leaves) - 1, scalar)
@@ -818,7 +923,9 @@ def _flatten(obj, inputs=(), objects=None, scalar_of=None):
     return leaves, walk(obj)
 
 
-def _rebuild(tree, outs, numpy_out):
+def _rebuild(tree, outs, numpy_out, aliases=None):
+    """The result from its tree (_flatten), the graph's outputs and, for ("I", k) and ("V", j)
+    nodes, `aliases` (a function of the node: Note [results that view inputs])."""
     from .._array import _numpy_view
 
     def build(t):
@@ -831,6 +938,8 @@ def _rebuild(tree, outs, numpy_out):
             return a._scalar() if t[2] else a
         if kind == "S":
             return t[1]
+        if kind == "I" or kind == "V":
+            return aliases(t)
         if kind is dict:
             return {k: build(v) for k, v in t[1]}
         return kind(build(v) for v in t[1])

@@ -48,12 +48,14 @@ def _contig_label(c):
 class _KeyBuilder:
     """Flattens arguments into a guard key (a hashable tuple), the arrays bound as graph
     inputs, the float arguments (runtime scalars) and, with `labels`, a description."""
-    __slots__ = ("key", "arrays", "floats", "labels", "want_labels", "dyn", "static_floats", "numpy_in",
-                 "npc_in", "unsupported")
+    __slots__ = ("key", "arrays", "locs", "floats", "labels", "want_labels", "dyn", "static_floats", "numpy_in",
+                 "npc_in", "unsupported", "containers")
 
     def __init__(self, dyn, static_floats, want_labels=False):
         self.key = []
         self.arrays = []
+        self.locs = []  # where each of `arrays` is among the arguments (_locate)
+        self.containers = {}  # id of a list or dict seen -> its number (Note [aliased containers])
         self.floats = []
         self.labels = [] if want_labels else None
         self.dyn = dyn
@@ -62,8 +64,10 @@ class _KeyBuilder:
         self.npc_in = False
         self.unsupported = False
 
-    def add(self, x, path):
+    def add(self, x, path, loc=None):
         t = type(x)
+        if loc is None:
+            loc = (path,)
         if t is float:
             if path in self.static_floats:
                 self._part(("f", x), path, f"== {x!r}")
@@ -73,17 +77,26 @@ class _KeyBuilder:
             return
         if isinstance(x, _core.ndarray) or isinstance(x, _np.ndarray):
             self._array(x, path)
+            self.locs.append(loc)
             return
+        if t is list or t is dict:
+            # Note [aliased containers]: a list or dict met again (passed twice, or nested
+            # twice) is one object in the trace; the key says which earlier one it is.
+            seen = self.containers.get(id(x))
+            if seen is not None:
+                self._part(("same", seen), path, f"the same {t.__name__} as container {seen}")
+                return
+            self.containers[id(x)] = len(self.containers)
         if t is tuple or t is list:
             self._part((t.__name__, len(x)), path, f"{t.__name__} of length {len(x)}")
             for i, v in enumerate(x):
-                self.add(v, f"{path}[{i}]")
+                self.add(v, f"{path}[{i}]", loc + (i,))
             return
         if t is dict:
             keys = tuple(x.keys())
             self._part(("dict", keys), path, f"dict with keys {keys}")
             for k, v in x.items():
-                self.add(v, f"{path}[{k!r}]")
+                self.add(v, f"{path}[{k!r}]", loc + (k,))
             return
         if t in (int, bool, str, bytes, type(None), complex) or isinstance(x, _np.generic):
             self._part((t, x), path, f"== {x!r}")
@@ -146,6 +159,15 @@ class _KeyBuilder:
         self.key.append(value)
         if self.labels is not None:
             self.labels.append((path, text))
+
+
+def _locate(args, kwargs, loc):
+    """The argument at `loc` (a _KeyBuilder location: the position or keyword of an argument,
+    then the indices and keys inside its lists, tuples and dicts)."""
+    x = args[loc[0]] if type(loc[0]) is int else kwargs[loc[0]]
+    for k in loc[1:]:
+        x = x[k]
+    return x
 
 
 def _code_names(code):
@@ -257,6 +279,16 @@ def _function_copy(fn, glob, closure):
     return copy
 
 
+class _StandIns(dict):
+    """id of an argument or captured array -> its traced stand-in; `objects`: id -> the captured
+    array itself (Note [results that view inputs] in _api.py)."""
+    __slots__ = ("objects",)
+
+    def __init__(self, items=()):
+        super().__init__(items)
+        self.objects = {}
+
+
 def _standin(ctx, v, by_id):
     """The traced stand-in of captured array `v`, or None when it cannot be traced."""
     if _is_npc(v):
@@ -271,6 +303,9 @@ def _standin(ctx, v, by_id):
     t = by_id.get(id(v))
     if t is None:
         t = by_id[id(v)] = ctx.add_input(npcx, [], True)
+        objects = getattr(by_id, "objects", None)
+        if objects is not None:
+            objects[id(v)] = v
     return t
 
 
