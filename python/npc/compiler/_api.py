@@ -28,8 +28,8 @@ from ._breaks import _annotate, _run_outside
 from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _StaticUse, _marked, _recording_warnings,
                        _python_warnings, _replay_warnings, _sentinel,
                        _sentinel_index)
-from ._guards import (_KeyBuilder, _StandIns, _contents_key, _free_key, _free_values, _locate, _numpy_only,
-                      _traced_copy, _valid_bytes)
+from ._guards import (_AttrReads, _KeyBuilder, _StandIns, _attr_key, _contents_key, _free_key, _free_values,
+                      _locate, _numpy_only, _traced_copy, _valid_bytes)
 from ._state import (_all_compiled, _available, _backends, _compiles, _epoch, _fusion_counters, _is_npc,
                      _marked_dynamic, _stats, _thread_flag, _times, _tls)
 
@@ -180,6 +180,8 @@ class CompiledFunction:
         self._last_shapes = {}  # path -> shape at the last trace
         self._static_floats = set()
         self._unguarded = set()  # names of lists/tuples the function mutates while tracing
+        self._attr_guards = {}  # attribute reads guarded, in order (Note [attribute reads])
+        self._free_getters = dict(self._free)
         self._last_labels = None
         self.last_breaks = []
         self.last_graphs = []
@@ -201,7 +203,7 @@ class CompiledFunction:
             # Nested compiled functions are inlined into the outer trace.
             return self._fn(*args, **kwargs)
         _epoch[0] += 1
-        free = _free_key(self._free, self._unguarded) if self._free else ()
+        free = self._free_part(args, kwargs) if self._free or self._attr_guards else ()
         if free and self._free_numpy_only():
             # Note [arguments that stay NumPy]: a captured matrix or masked array meets traced
             # arrays in its own operators, which would give npc's semantics, not NumPy's.
@@ -409,6 +411,9 @@ class CompiledFunction:
                 labels.append((item[0], f"{item[1].__name__} with the same contents"))
             else:
                 labels.append((item[0], f"== {item[2]!r}"))
+        for (kind, root), names in self._attr_guards:  # Note [attribute reads]
+            where = (root if kind == "free" else f"arg {root[0]!r}") + "." + ".".join(names)
+            labels.append((where, "attribute read while tracing (same array object, or equal value)"))
         return labels
 
     def _describe_failure(self, args, kwargs):
@@ -452,7 +457,7 @@ class CompiledFunction:
         self._update_dynamic(kb)
         if self._dyn != before:
             kb = self._key_builder(args, kwargs)
-            key = (tuple(kb.key), _free_key(self._free, self._unguarded) if self._free else (), tuple(sorted(kwargs)),
+            key = (tuple(kb.key), self._free_part(args, kwargs), tuple(sorted(kwargs)),
                    self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
         while True:
             try:
@@ -461,7 +466,7 @@ class CompiledFunction:
                 _stats["traces"] -= 1  # the aborted attempt does not count
                 self._static_floats.update(r.paths)
                 kb = self._key_builder(args, kwargs)
-                key = (tuple(kb.key), _free_key(self._free, self._unguarded) if self._free else (), tuple(sorted(kwargs)),
+                key = (tuple(kb.key), self._free_part(args, kwargs), tuple(sorted(kwargs)),
                        self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
 
     def _trace_once(self, args, kwargs, kb, key, known=False):
@@ -537,7 +542,7 @@ class CompiledFunction:
         targs = [subst(a, i) for i, a in enumerate(args)]
         tkwargs = {k: subst(kwargs[k], k) for k in sorted(kwargs)}
         n_user = ctx.num_user_inputs
-        proxy = None
+        proxy = reads = None
         _tls.ctx = ctx
         _tls.last_break = None
         _tls.side_effects = []
@@ -547,6 +552,15 @@ class CompiledFunction:
         try:
             standins = _StandIns((k[0], t) for k, t in traced.items())
             fn, proxy = _traced_copy(self._fn, ctx, standins)
+            # Note [attribute reads] in _guards.py: the captured objects and object arguments.
+            reads = _AttrReads(ctx, standins)
+            for name, get in self._free:
+                reads.watch(get(), ("free", name))
+            for i, a in enumerate(args):
+                reads.watch(a, ("arg", (i,)))
+            for k in sorted(kwargs):
+                reads.watch(kwargs[k], ("arg", (k,)))
+            _tls.attr_reads = reads if reads.watched else None
             lists_before = self._free_lists()
             with _Patches(ctx, self._name):
                 flushed = False
@@ -614,6 +628,9 @@ class CompiledFunction:
             if counter[0] and _marked(bound_now[ctx.num_user_inputs:]):
                 raise _Retrace(float_paths)
         finally:
+            _tls.attr_reads = None
+            if reads is not None:
+                reads.finish()
             if proxy is not None:
                 proxy.finish()
             _core._deactivate_trace()
@@ -621,11 +638,17 @@ class CompiledFunction:
             _core._set_fullgraph(False)
             _core._set_break_annotator(None)
         t2 = time.perf_counter()
+        rekey = False
         if lists_before:
             changed = {n for n, k in self._free_lists().items() if lists_before.get(n) != k}
             if changed - self._unguarded:
                 self._unguarded |= changed
-                key = (key[0], _free_key(self._free, self._unguarded), key[2], key[3])
+                rekey = True
+        if any(w not in self._attr_guards for w in reads.guards):
+            self._attr_guards.update(reads.guards)  # Note [attribute reads]
+            rekey = True
+        if rekey:
+            key = (key[0], self._free_part(args, kwargs), key[2], key[3])
         numpy_out = kb.numpy_in and not kb.npc_in
         nbreaks = len(ctx.breaks)
         _stats["graph_breaks"] += nbreaks
@@ -696,7 +719,7 @@ class CompiledFunction:
             # entry keeps the captured objects alive, so while it exists no other array (a
             # freed object reused by npc's array cache, or new memory at the same address)
             # can take that id and replay this graph with the old data.
-            e.keep_alive = _arrays_in([get() for _, get in self._free])
+            e.keep_alive = _arrays_in([get() for _, get in self._free]) + [v for _, _, v, _ in reads.arrays]
             e.ninputs = len(bound)
             e.nscalars = counter[0]
             e.out_tree = tree
@@ -714,6 +737,14 @@ class CompiledFunction:
                 outs = _repro.run_checked(e.name, graph, backend, ctx.bound_inputs, scalar_values,
                                           outs=list(outs))
         return _rebuild(tree, list(outs), numpy_out, aliases.at_trace(kb) if aliases.used else None)
+
+    def _free_part(self, args, kwargs):
+        """The guard key's part of the globals and closures the function reads, and of the
+        attributes it read from captured objects and object arguments (Note [attribute reads])."""
+        key = _free_key(self._free, self._unguarded) if self._free else ()
+        if self._attr_guards:
+            key += _attr_key(self._attr_guards, self._free_getters, args, kwargs)
+        return key
 
     def _free_lists(self):
         """The contents keys of the lists and tuples among the function's globals/closures."""

@@ -2,13 +2,14 @@
 and closure cells must match for a cached graph to replay, and the traced stand-ins of the
 captured arrays (Note [captured arrays]).
 """
+import threading
 import types
 
 import numpy as _np
 
 from .. import _core
 from . import _api  # CompiledFunction, read while tracing (_api imports this module first)
-from ._state import _is_npc
+from ._state import _is_npc, _tls
 
 
 # ---------------------------------------------------------------- guard keys
@@ -391,3 +392,153 @@ def _from_numpy(x):
     from .._array import _from_numpy as f
     globals()["_from_numpy"] = f  # resolved once (npc._array imports after this module loads)
     return f(x)
+
+
+# Note [attribute reads]
+# An array the function reads through an attribute of an object it captures (`m.w` with `m` a
+# global or closure object, `self.w` with `self` an argument, `m.sub.w`) would be a constant
+# of the graph: bound as the array seen while tracing, so after `m.w = other` a replay would
+# read the old array. So, while tracing, the classes of those objects read attributes through
+# a recorder (_AttrReads, installed on the class's __getattribute__ for the trace only; other
+# threads read through it unchanged): an attribute of the instance's own __dict__ read from
+# a watched object is a guard of the function, evaluated on every call (from the global or
+# closure, or the argument, along the attribute names): an array by identity, dtype and
+# shape, and it reads as a traced stand-in bound by reference, like a captured global
+# (Note [captured arrays]), so writes into it are written back and expressions of it are
+# never frozen; a number, string, list or tuple by value (_contents_key); another object by
+# identity, and it is watched in turn. A rebinding then traces again. An attribute the traced
+# code assigns a stand-in to (`m.w += 1`) gets its array back when the trace ends (the
+# write went into it). Attributes reached otherwise (properties, __getattr__, slots, module
+# attributes) are not seen.
+_ATTR_LOCK = threading.Lock()
+_ATTR_PATCHED = {}  # class -> [number of traces using it, its own __getattribute__ or _MISSING]
+
+
+def _watchable(v):
+    """Whether attribute reads of `v` are recorded: an instance of a Python class (not npc's or
+    NumPy's, not a function, module, class or array) with an instance dict."""
+    t = type(v)
+    if not t.__flags__ & (1 << 9) or isinstance(v, (_core.ndarray, _np.ndarray, type, types.ModuleType,
+                                                    types.FunctionType, types.MethodType, _api.CompiledFunction)):
+        return False
+    mod = getattr(t, "__module__", "") or ""
+    if mod.split(".")[0] in ("npc", "numpy"):
+        return False
+    try:
+        return isinstance(object.__getattribute__(v, "__dict__"), dict)
+    except AttributeError:
+        return False
+
+
+def _reading(orig):
+    def __getattribute__(self, name):
+        v = orig(self, name)
+        r = _tls.attr_reads
+        if r is not None and name[:2] != "__":
+            return r.read(self, name, v)
+        return v
+    return __getattribute__
+
+
+class _AttrReads:
+    """The attribute reads of one trace (Note [attribute reads])."""
+
+    def __init__(self, ctx, by_id):
+        self.ctx, self.by_id = ctx, by_id
+        self.watched = {}  # id -> (object, root, names)
+        self.guards = {}   # (root, names) -> None, in the order read
+        self.arrays = []   # (object, name, array read) whose stand-in the traced code may assign back
+        self.classes = []
+
+    def watch(self, obj, root, names=()):
+        if id(obj) in self.watched or not _watchable(obj):
+            return
+        self.watched[id(obj)] = (obj, root, names)
+        cls = type(obj)
+        if cls in self.classes:
+            return
+        with _ATTR_LOCK:
+            entry = _ATTR_PATCHED.get(cls)
+            if entry is None:
+                own = cls.__dict__.get("__getattribute__", _MISSING)
+                try:
+                    cls.__getattribute__ = _reading(cls.__getattribute__)
+                except (TypeError, AttributeError):
+                    return
+                entry = _ATTR_PATCHED[cls] = [0, own]
+            entry[0] += 1
+        self.classes.append(cls)
+
+    def read(self, obj, name, v):
+        w = self.watched.get(id(obj))
+        if w is None or w[0] is not obj:
+            return v
+        try:
+            own = name in object.__getattribute__(obj, "__dict__")
+        except AttributeError:
+            own = False
+        if not own:
+            return v
+        where = (w[1], w[2] + (name,))
+        if isinstance(v, (_core.ndarray, _np.ndarray)):
+            if _is_npc(v) and _core._is_traced(v):
+                return v
+            t = _standin(self.ctx, v, self.by_id)
+            if t is None:
+                return v
+            self.guards.setdefault(where)
+            self.arrays.append((obj, name, v, t))
+            return t
+        if isinstance(v, _GUARDED) or type(v) in (str, bytes, list, tuple) or v is None:
+            self.guards.setdefault(where)
+        elif _watchable(v):
+            self.guards.setdefault(where)
+            self.watch(v, *where)
+        return v
+
+    def finish(self):
+        for obj, name, v, t in self.arrays:
+            try:
+                if object.__getattribute__(obj, "__dict__").get(name) is t:
+                    setattr(obj, name, v)  # Note [attribute reads]: the write went into v
+            except AttributeError:
+                pass
+        with _ATTR_LOCK:
+            for cls in self.classes:
+                entry = _ATTR_PATCHED[cls]
+                entry[0] -= 1
+                if entry[0] == 0:
+                    del _ATTR_PATCHED[cls]
+                    if entry[1] is _MISSING:
+                        del cls.__getattribute__
+                    else:
+                        cls.__getattribute__ = entry[1]
+        self.classes = []
+
+
+def _attr_value(free, args, kwargs, where):
+    root, names = where
+    v = free[root[1]]() if root[0] == "free" else _locate(args, kwargs, root[1])
+    for n in names:
+        v = object.__getattribute__(v, "__dict__")[n]
+    return v
+
+
+def _attr_key(guards, free, args, kwargs):
+    """The part of the guard key of the attribute reads `guards` (Note [attribute reads])."""
+    key = []
+    for where in guards:
+        try:
+            v = _attr_value(free, args, kwargs, where)
+        except (LookupError, AttributeError, TypeError):
+            key.append((where, "missing"))
+            continue
+        if isinstance(v, (_core.ndarray, _np.ndarray)):
+            key.append((where, id(v), v.dtype, v.shape))
+        elif isinstance(v, _GUARDED) or type(v) in (str, bytes) or v is None:
+            key.append((where, type(v), v))
+        elif type(v) is list or type(v) is tuple:
+            key.append((where, type(v), _contents_key(v, 0)))
+        else:
+            key.append((where, id(v)))
+    return tuple(key)
