@@ -239,3 +239,22 @@ def test_read_only_argument_views_stay_read_only(backend):
         a.flags.writeable = False
         return [a]
     _check(lambda a: (a, a[1:]), make, backend, write=False)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_numpy_view_realized_at_a_break(backend):
+    def f(x):
+        return np.asarray(x)[1:], x.sum()
+
+    _check(f, lambda i: [np.arange(float(5 + i))], backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_view_of_a_written_result_is_fresh(backend):
+    # A view of a computed value is no view of the argument (the value is the trace's own).
+    def f(x):
+        y = x * 2
+        float(y[0])
+        return y[1:], x[::-1]
+
+    _check(f, lambda i: [np.arange(float(5 + i))], backend)

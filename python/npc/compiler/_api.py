@@ -842,7 +842,7 @@ class _Aliases:
     """The classifier of a trace's results for _flatten (Note [results that view inputs])."""
 
     def __init__(self, ctx, kb, traced, arg_inputs, standins):
-        self.ctx = ctx
+        self.ctx, self.kb = ctx, kb
         self.nodes = {}    # id of a traced stand-in -> its tree node
         self.origins = {}  # top input of the trace -> ("I", k) or ("S", captured array)
         for k, (x, path) in enumerate(kb.arrays):
@@ -867,6 +867,16 @@ class _Aliases:
             if origin is not None:
                 self.views.append((ov, origin, bool(x.flags.writeable)))
                 node = ("V", len(self.views) - 1)
+        elif node is None and type(x) is _np.ndarray and self.ctx.breaks:
+            # A NumPy view of an argument realized at a break (`np.asarray(x)[1:]`): this
+            # call's (a function with breaks traces every call).
+            for origin in self.origins.values():
+                o = self.kb.arrays[origin[1]][0] if origin[0] == "I" else origin[1]
+                if _np.may_share_memory(x, _np.asarray(o)):
+                    view = _from_numpy(x)
+                    self.views.append((lambda inputs, view=view: view, origin, bool(x.flags.writeable)))
+                    node = ("V", len(self.views) - 1)
+                    break
         if node is not None and node[0] != "S":
             self.used = True
         return node
