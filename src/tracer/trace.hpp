@@ -86,6 +86,26 @@ struct SegmentRun {
   ir::Executable exe;
 };
 
+// Note [results that view inputs]
+// NumPy's results that are views of an argument (`a[1:]`, `a.T`, `a.reshape(...)`, `a[None]`)
+// share its memory, and an argument returned as it is (`return a`, `np.add(a, 1, out=o)`) is
+// the caller's very object. A traced array whose buffer is an input of the trace is such a
+// view: its memory is the input's, whatever the graph wrote into it (writes are written
+// back). So npc.compile does not take such a result from the graph: it asks for its
+// OutputView, the view chain from the input's bound array (a C-contiguous layout, Note
+// [buffers]) to the result, and applies that chain to the array bound on each call, with
+// that call's sizes (symbolic dims are read from the bound inputs' shapes). The Python layer
+// then makes it a view of the caller's own argument (python/npc/compiler/_api.py).
+struct OutputView {
+  int input = -1;                          // index among the trace's top inputs
+  std::vector<ViewStep> chain;             // applied to that input's bound array
+  std::vector<std::pair<int, int>> symbols;  // symbol k's (top input, axis)
+  std::optional<ndarray> fixed;            // a concrete view realized at a break (this call only)
+  Strides traced_strides;                  // the result's strides as traced (those of its size-1 axes stay)
+  // The view on `inputs` (the arrays bound to the top inputs on this call).
+  ndarray apply(std::span<const ndarray> inputs) const;
+};
+
 // Runs a finished segment graph; returns its outputs (the hook the compile layer installs:
 // backend selection, caching of executables by structural hash, statistics).
 // `reusable`: the graph is a segment of a function with graph breaks or of a cut trace; the
@@ -201,6 +221,10 @@ class Context {
   bool realized_scalar(const ndarray& a) const;
   // Marks concrete 0-d `a` (an eager result while tracing) as a scalar result.
   void add_realized_scalar(const ndarray& a);
+  // Note [results that view inputs]: how result `a` views a top input of the trace (a traced
+  // array on an input buffer, or after a break a concrete view of an input's bound array),
+  // or nothing.
+  std::optional<OutputView> output_view(const ndarray& a) const;
   // Ends tracing: the outputs' nodes become the last segment's outputs. With no break, the
   // whole program is one graph, returned for caching (with the inputs it binds).
   std::vector<ndarray> finish(const std::vector<ndarray>& outputs);

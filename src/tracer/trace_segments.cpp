@@ -401,3 +401,97 @@ std::vector<ndarray> Plan::run(
 }
 
 }  // namespace npc::tracer
+
+namespace npc::tracer {
+
+// Note [results that view inputs] in trace.hpp.
+std::optional<OutputView> Context::output_view(const ndarray& a) const {
+  TracedValue* tv = traced(a);
+  if (!tv) {
+    // After a break, a view realized from an input's bound array (realize()) shares its storage.
+    if (breaks_.empty() || !a.storage() || a.storage()->is_placeholder()) return std::nullopt;
+    for (size_t i = 0; i < top_.size(); ++i)
+      if (top_[i].storage() == a.storage()) {
+        OutputView v;
+        v.input = static_cast<int>(i);
+        v.fixed = a;
+        return v;
+      }
+    return std::nullopt;
+  }
+  if (tv->ctx_id != id_) return std::nullopt;
+  const Buffer& b = *tv->buf;
+  if (b.input < 0 || static_cast<size_t>(b.input) >= bound_src_.size()) return std::nullopt;
+  const Plan::Source& src = bound_src_[static_cast<size_t>(b.input)];
+  // An input from outside the trace, bound as the C-contiguous layout its traced geometry is a
+  // position in (Note [buffers]); a value carried from an earlier segment is the trace's own.
+  if (src.kind != 0 || !top_.at(static_cast<size_t>(src.index)).is_c_contiguous()) return std::nullopt;
+  OutputView v;
+  v.input = src.index;
+  for (const ViewStep& s : tv->chain) {
+    ViewStep t = s;
+    t.shape = segment_shape(t.shape);  // after a break or a cut: this call's sizes
+    v.chain.push_back(std::move(t));
+  }
+  for (const ir::Symbol& s : graph_->symbols()) v.symbols.emplace_back(s.input, s.axis);
+  v.traced_strides = a.strides();
+  return v;
+}
+
+ndarray OutputView::apply(std::span<const ndarray> inputs) const {
+  if (fixed) return *fixed;
+  ndarray v = inputs[static_cast<size_t>(input)];
+  std::vector<int64_t> syms;
+  for (auto [in, ax] : symbols) {
+    const ndarray& s = inputs[static_cast<size_t>(in)];
+    syms.push_back(ax < s.ndim() ? s.shape()[static_cast<size_t>(ax)] : 0);
+  }
+  for (const ViewStep& s : chain) {
+    const Shape shape = ir::concrete_shape(s.shape, syms);
+    switch (s.kind) {
+      case ir::ViewKind::Permute: v = v.transpose(s.params); break;
+      case ir::ViewKind::Reshape: v = v.reshape(shape); break;
+      case ir::ViewKind::Component: v = s.params.at(0) ? v.imag() : v.real(); break;
+      case ir::ViewKind::Strided: {
+        const int64_t isz = static_cast<int64_t>(v.itemsize());
+        Strides st;
+        for (size_t d = 1; d < s.params.size(); ++d) st.push_back(s.params[d] * isz);
+        v = v.with_geometry(v.offset() + s.params.at(0) * isz, v.dtype(), shape, st);
+        break;
+      }
+      case ir::ViewKind::Slice: {
+        int64_t off = v.offset();
+        Strides st(shape.size());
+        for (size_t d = 0; d < shape.size(); ++d) {
+          off += s.params.at(2 * d) * v.strides()[d];
+          st[d] = s.params.at(2 * d + 1) * v.strides()[d];
+        }
+        v = v.with_geometry(off, v.dtype(), shape, st);
+        break;
+      }
+      case ir::ViewKind::Broadcast: {
+        const size_t lead = shape.size() - static_cast<size_t>(v.ndim());
+        Strides st(shape.size(), 0);
+        for (int d = 0; d < v.ndim(); ++d)
+          st[lead + d] = v.shape()[d] == 1 && shape[lead + d] != 1 ? 0 : v.strides()[d];
+        v = v.with_geometry(v.offset(), v.dtype(), shape, st);
+        break;
+      }
+    }
+  }
+  // A size-1 axis has the stride eager code gave it (0 for `a[None]`, where a reshape gives
+  // the C stride); sizes 0 and 1 are never symbolic, so they are the traced ones.
+  if (traced_strides.size() == static_cast<size_t>(v.ndim())) {
+    Strides st = v.strides();
+    bool differ = false;
+    for (int d = 0; d < v.ndim(); ++d)
+      if (v.shape()[d] == 1 && st[d] != traced_strides[d]) {
+        st[d] = traced_strides[d];
+        differ = true;
+      }
+    if (differ) v = v.with_geometry(v.offset(), v.dtype(), v.shape(), st);
+  }
+  return v;
+}
+
+}  // namespace npc::tracer

@@ -28,8 +28,8 @@ from ._breaks import _annotate, _run_outside
 from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _StaticUse, _marked, _recording_warnings,
                        _python_warnings, _replay_warnings, _sentinel,
                        _sentinel_index)
-from ._guards import (_KeyBuilder, _contents_key, _free_key, _free_values, _numpy_only, _traced_copy,
-                      _valid_bytes)
+from ._guards import (_AttrReads, _KeyBuilder, _StandIns, _attr_key, _contents_key, _free_key, _free_values,
+                      _locate, _numpy_only, _traced_copy, _valid_bytes)
 from ._state import (_all_compiled, _available, _backends, _compiles, _epoch, _fusion_counters, _is_npc,
                      _marked_dynamic, _stats, _thread_flag, _times, _tls)
 
@@ -89,7 +89,8 @@ def _arrays_in(values, depth=0):
 class _Entry:
     __slots__ = ("name", "backend", "graph", "arg_inputs", "transposed", "covered", "captured", "out_tree", "constraints",
                  "numpy_out", "labels",
-                 "ninputs", "nscalars", "template", "rebuild", "py_warnings", "timing", "plan", "keep_alive")
+                 "ninputs", "nscalars", "template", "rebuild", "py_warnings", "timing", "plan", "keep_alive",
+                 "aliases")
 
 
 _NDARRAY = _core.ndarray
@@ -179,6 +180,8 @@ class CompiledFunction:
         self._last_shapes = {}  # path -> shape at the last trace
         self._static_floats = set()
         self._unguarded = set()  # names of lists/tuples the function mutates while tracing
+        self._attr_guards = {}  # attribute reads guarded, in order (Note [attribute reads])
+        self._free_getters = dict(self._free)
         self._last_labels = None
         self.last_breaks = []
         self.last_graphs = []
@@ -200,7 +203,7 @@ class CompiledFunction:
             # Nested compiled functions are inlined into the outer trace.
             return self._fn(*args, **kwargs)
         _epoch[0] += 1
-        free = _free_key(self._free, self._unguarded) if self._free else ()
+        free = self._free_part(args, kwargs) if self._free or self._attr_guards else ()
         if free and self._free_numpy_only():
             # Note [arguments that stay NumPy]: a captured matrix or masked array meets traced
             # arrays in its own operators, which would give npc's semantics, not NumPy's.
@@ -239,7 +242,7 @@ class CompiledFunction:
                     _stats["cache_hits"] += 1
                     timing = getattr(e, "timing", None)
                     if timing is None or not config.eager_if_faster:
-                        return self._replay(e, arrays, floats)
+                        return self._replay(e, arrays, floats, args, kwargs)
                     return self._timed_replay(e, timing, args, kwargs, arrays, floats)
         if _tls.frozen and not self._breaks:
             _stats["frozen_misses"] += 1
@@ -263,13 +266,13 @@ class CompiledFunction:
         if timing and isinstance(timing[-1], str):
             if timing[-1] == "traced":
                 e.timing = None  # decided: replays go the plain way from now on
-                return self._replay(e, arrays, floats)
+                return self._replay(e, arrays, floats, args, kwargs)
             _stats["eager_runs"] += 1
             return self._fn(*args, **kwargs)
         if len(timing) >= 2 and min(timing) >= _SLOW_BREAK_MIN_S:
             return self._eager_probe(timing, args, kwargs)
         t0 = time.perf_counter()
-        result = self._replay(e, arrays, floats)
+        result = self._replay(e, arrays, floats, args, kwargs)
         timing.append(time.perf_counter() - t0)
         if len(timing) >= 2 and min(timing) < _SLOW_BREAK_MIN_S:
             timing.append("traced")
@@ -360,7 +363,7 @@ class CompiledFunction:
         return kb
 
     @staticmethod
-    def _replay(e, arrays, floats):
+    def _replay(e, arrays, floats, args=(), kwargs=None):
         inputs = e.template[:]
         for x, slot in zip(arrays, e.arg_inputs):
             inputs[slot] = x if type(x) is _NDARRAY else _from_numpy(x)
@@ -376,8 +379,13 @@ class CompiledFunction:
         if e.py_warnings:
             _replay_warnings(e.py_warnings, True)
         if config.repro and e.backend != "eager" and not e.plan and _repro.enabled():
-            return e.rebuild(_repro.run_checked(e.name, e.graph, e.backend, inputs, floats))
-        return e.rebuild(e.graph(inputs, floats))
+            outs = _repro.run_checked(e.name, e.graph, e.backend, inputs, floats)
+        else:
+            outs = e.graph(inputs, floats)
+        if e.aliases is None:
+            return e.rebuild(outs)
+        # Note [results that view inputs]: arguments and views of them, from this call's arrays.
+        return _rebuild(e.out_tree, list(outs), e.numpy_out, e.aliases(args, kwargs or {}, inputs))
 
     def _limit_hit(self, args, kwargs, which, limit):
         scope = ("compiles of all compiled functions together" if which == "accumulated_recompile_limit"
@@ -403,6 +411,9 @@ class CompiledFunction:
                 labels.append((item[0], f"{item[1].__name__} with the same contents"))
             else:
                 labels.append((item[0], f"== {item[2]!r}"))
+        for (kind, root), names in self._attr_guards:  # Note [attribute reads]
+            where = (root if kind == "free" else f"arg {root[0]!r}") + "." + ".".join(names)
+            labels.append((where, "attribute read while tracing (same array object, or equal value)"))
         return labels
 
     def _describe_failure(self, args, kwargs):
@@ -446,7 +457,7 @@ class CompiledFunction:
         self._update_dynamic(kb)
         if self._dyn != before:
             kb = self._key_builder(args, kwargs)
-            key = (tuple(kb.key), _free_key(self._free, self._unguarded) if self._free else (), tuple(sorted(kwargs)),
+            key = (tuple(kb.key), self._free_part(args, kwargs), tuple(sorted(kwargs)),
                    self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
         while True:
             try:
@@ -455,7 +466,7 @@ class CompiledFunction:
                 _stats["traces"] -= 1  # the aborted attempt does not count
                 self._static_floats.update(r.paths)
                 kb = self._key_builder(args, kwargs)
-                key = (tuple(kb.key), _free_key(self._free, self._unguarded) if self._free else (), tuple(sorted(kwargs)),
+                key = (tuple(kb.key), self._free_part(args, kwargs), tuple(sorted(kwargs)),
                        self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
 
     def _trace_once(self, args, kwargs, kb, key, known=False):
@@ -495,6 +506,7 @@ class CompiledFunction:
         scalar_values = []
         counter = [0]
         containers = []  # (caller's list or dict, traced copy, its items then): Note [mutated arguments]
+        copies = {}  # id of a caller's list or dict -> its traced copy (Note [aliased containers])
 
         def subst(x, path):
             t = type(x)
@@ -508,13 +520,21 @@ class CompiledFunction:
                 return _RuntimeFloat(s)
             if isinstance(x, (_core.ndarray, _np.ndarray)):
                 return traced[id(x), path]
-            if t is tuple or t is list:
-                c = t(subst(v, f"{path}[{i}]") for i, v in enumerate(x))
-                if t is list:
-                    containers.append((x, c, list(c)))
+            if t is list or t is dict:
+                c = copies.get(id(x))
+                if c is not None:
+                    return c  # the same container again: the same copy
+            if t is tuple:
+                return tuple(subst(v, f"{path}[{i}]") for i, v in enumerate(x))
+            if t is list:
+                c = copies[id(x)] = []
+                c.extend(subst(v, f"{path}[{i}]") for i, v in enumerate(x))
+                containers.append((x, c, list(c)))
                 return c
             if t is dict:
-                c = {k: subst(v, f"{path}[{k!r}]") for k, v in x.items()}
+                c = copies[id(x)] = {}
+                for k, v in x.items():
+                    c[k] = subst(v, f"{path}[{k!r}]")
                 containers.append((x, c, list(c.items())))
                 return c
             if isinstance(x, _np.random.Generator):
@@ -523,7 +543,7 @@ class CompiledFunction:
         targs = [subst(a, i) for i, a in enumerate(args)]
         tkwargs = {k: subst(kwargs[k], k) for k in sorted(kwargs)}
         n_user = ctx.num_user_inputs
-        proxy = None
+        proxy = reads = None
         _tls.ctx = ctx
         _tls.last_break = None
         _tls.side_effects = []
@@ -531,7 +551,17 @@ class CompiledFunction:
         _core._set_break_annotator(_annotate)
         _core._set_fullgraph(bool(self._fullgraph))
         try:
-            fn, proxy = _traced_copy(self._fn, ctx, {k[0]: t for k, t in traced.items()})
+            standins = _StandIns((k[0], t) for k, t in traced.items())
+            fn, proxy = _traced_copy(self._fn, ctx, standins)
+            # Note [attribute reads] in _guards.py: the captured objects and object arguments.
+            reads = _AttrReads(ctx, standins)
+            for name, get in self._free:
+                reads.watch(get(), ("free", name))
+            for i, a in enumerate(args):
+                reads.watch(a, ("arg", (i,)))
+            for k in sorted(kwargs):
+                reads.watch(kwargs[k], ("arg", (k,)))
+            _tls.attr_reads = reads if reads.watched else None
             lists_before = self._free_lists()
             with _Patches(ctx, self._name):
                 flushed = False
@@ -579,16 +609,15 @@ class CompiledFunction:
                                              lambda v: scalar_values[_sentinel_index(v)])
                     raise
             mutated = [(orig, c) for orig, c, items in containers if _changed(c, items)]
+            aliases = _Aliases(ctx, kb, traced, arg_inputs, standins)  # Note [results that view inputs]
             if mutated:
                 # Note [mutated arguments]: the caller's containers get the final contents,
                 # which refer to the caller's own objects (lists, dicts, argument arrays).
                 objects = {id(c): orig for orig, c, _ in containers}
-                for x, path in kb.arrays:
-                    objects[id(traced[id(x), path])] = x
                 leaves, tree = _flatten((result, [type(c)(c) for _, c in mutated]), traced.values(), objects,
-                                        lambda v: scalar_values[_sentinel_index(v)])
+                                        lambda v: scalar_values[_sentinel_index(v)], aliases)
             else:
-                leaves, tree = _flatten(result, traced.values())
+                leaves, tree = _flatten(result, traced.values(), alias=aliases)
             t1 = time.perf_counter()
             cxx0 = _fusion_counters().get("compile_seconds", 0.0)
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
@@ -600,6 +629,9 @@ class CompiledFunction:
             if counter[0] and _marked(bound_now[ctx.num_user_inputs:]):
                 raise _Retrace(float_paths)
         finally:
+            _tls.attr_reads = None
+            if reads is not None:
+                reads.finish()
             if proxy is not None:
                 proxy.finish()
             _core._deactivate_trace()
@@ -607,11 +639,17 @@ class CompiledFunction:
             _core._set_fullgraph(False)
             _core._set_break_annotator(None)
         t2 = time.perf_counter()
+        rekey = False
         if lists_before:
             changed = {n for n, k in self._free_lists().items() if lists_before.get(n) != k}
             if changed - self._unguarded:
                 self._unguarded |= changed
-                key = (key[0], _free_key(self._free, self._unguarded), key[2], key[3])
+                rekey = True
+        if any(w not in self._attr_guards for w in reads.guards):
+            self._attr_guards.update(reads.guards)  # Note [attribute reads]
+            rekey = True
+        if rekey:
+            key = (key[0], self._free_part(args, kwargs), key[2], key[3])
         numpy_out = kb.numpy_in and not kb.npc_in
         nbreaks = len(ctx.breaks)
         _stats["graph_breaks"] += nbreaks
@@ -653,7 +691,7 @@ class CompiledFunction:
                 self.last_side_effects.append(why)
             if not known:
                 _logs.log("fallback", "%s: %s", self._name, why)
-            result, contents = _rebuild(tree, list(outs), numpy_out)
+            result, contents = _rebuild(tree, list(outs), numpy_out, aliases.at_trace(kb))
             for (orig, _), new in zip(mutated, contents):
                 if type(orig) is list:
                     orig[:] = new
@@ -682,7 +720,7 @@ class CompiledFunction:
             # entry keeps the captured objects alive, so while it exists no other array (a
             # freed object reused by npc's array cache, or new memory at the same address)
             # can take that id and replay this graph with the old data.
-            e.keep_alive = _arrays_in([get() for _, get in self._free])
+            e.keep_alive = _arrays_in([get() for _, get in self._free]) + [v for _, _, v, _ in reads.arrays]
             e.ninputs = len(bound)
             e.nscalars = counter[0]
             e.out_tree = tree
@@ -691,14 +729,23 @@ class CompiledFunction:
             e.template = [None] * e.ninputs
             for slot, arr in e.captured:
                 e.template[slot] = arr
-            e.rebuild = _make_rebuild(tree, numpy_out)
+            e.aliases = aliases.for_replay(kb) if aliases.used else None
+            e.rebuild = _make_rebuild(tree, numpy_out) if e.aliases is None else None
             e.py_warnings = _python_warnings(py_warnings)  # Note [warnings of traced Python]
             self._entries.setdefault(key, []).append(e)
             if config.repro and backend != "eager" and backend not in _backends and not e.plan and _repro.enabled():
                 # The first run already ran on the backend: check it against the eager one.
                 outs = _repro.run_checked(e.name, graph, backend, ctx.bound_inputs, scalar_values,
                                           outs=list(outs))
-        return _rebuild(tree, list(outs), numpy_out)
+        return _rebuild(tree, list(outs), numpy_out, aliases.at_trace(kb) if aliases.used else None)
+
+    def _free_part(self, args, kwargs):
+        """The guard key's part of the globals and closures the function reads, and of the
+        attributes it read from captured objects and object arguments (Note [attribute reads])."""
+        key = _free_key(self._free, self._unguarded) if self._free else ()
+        if self._attr_guards:
+            key += _attr_key(self._attr_guards, self._free_getters, args, kwargs)
+        return key
 
     def _free_lists(self):
         """The contents keys of the lists and tuples among the function's globals/closures."""
@@ -780,6 +827,99 @@ def _changed(c, items):
     return any(a is not b for a, b in zip(now, items))
 
 
+# Note [results that view inputs] (src/tracer/trace.hpp)
+# NumPy returns an argument itself where the program returns it (`return a`, `np.add(a, 1,
+# out=o)`), and views of it that share its memory and have it (or the array owning its memory)
+# as base (`a[1:]`, `a.T`, `a.reshape(...)`). A compiled function does the same, on the
+# tracing call and on every replay: a result that is the traced stand-in of an argument is
+# that argument of the call (tree node ("I", k): the k-th array of the guard key, found on
+# replays at its place among the arguments, _locate); one that is the stand-in of a captured
+# array is that array (guarded by identity); one that is a view of either is ("V", j): the
+# view chain the tracer recorded (an OutputView) applied to the array bound for it on this
+# call (with this call's sizes), then made a view of the caller's object itself
+# (_core._alias_of), of its type: a NumPy argument gives NumPy views, an npc one npc views,
+# as in eager code. Such results are no outputs of the graph (no copy is made).
+class _Aliases:
+    """The classifier of a trace's results for _flatten (Note [results that view inputs])."""
+
+    def __init__(self, ctx, kb, traced, arg_inputs, standins):
+        self.ctx, self.kb = ctx, kb
+        self.nodes = {}    # id of a traced stand-in -> its tree node
+        self.origins = {}  # top input of the trace -> ("I", k) or ("S", captured array)
+        for k, (x, path) in enumerate(kb.arrays):
+            self.nodes.setdefault(id(traced[id(x), path]), ("I", k))
+            self.origins.setdefault(arg_inputs[k], ("I", k))
+        for i, t in standins.items():
+            v = standins.objects.get(i)
+            if v is None or id(t) in self.nodes:
+                continue  # an argument
+            self.nodes[id(t)] = ("S", v)
+            ov = ctx.output_view(t)
+            if ov is not None:
+                self.origins.setdefault(ov.input, ("S", v))
+        self.views = []  # (OutputView, origin, writeable)
+        self.used = False
+
+    def __call__(self, x):
+        node = self.nodes.get(id(x))
+        if node is None and _is_npc(x):
+            ov = self.ctx.output_view(x)
+            origin = self.origins.get(ov.input) if ov is not None else None
+            if origin is not None:
+                self.views.append((ov, origin, bool(x.flags.writeable)))
+                node = ("V", len(self.views) - 1)
+        elif node is None and type(x) is _np.ndarray and self.ctx.breaks:
+            # A NumPy view of an argument realized at a break (`np.asarray(x)[1:]`): this
+            # call's (a function with breaks traces every call).
+            for origin in self.origins.values():
+                o = self.kb.arrays[origin[1]][0] if origin[0] == "I" else origin[1]
+                if _np.may_share_memory(x, _np.asarray(o)):
+                    view = _from_numpy(x)
+                    self.views.append((lambda inputs, view=view: view, origin, bool(x.flags.writeable)))
+                    node = ("V", len(self.views) - 1)
+                    break
+        if node is not None and node[0] != "S":
+            self.used = True
+        return node
+
+    def at_trace(self, kb):
+        """The ("I", k) and ("V", j) results of the tracing call."""
+        top = self.ctx.top_inputs
+        views = self.views
+
+        def get(t):
+            if t[0] == "I":
+                return kb.arrays[t[1]][0]
+            ov, origin, writeable = views[t[1]]
+            o = kb.arrays[origin[1]][0] if origin[0] == "I" else origin[1]
+            return _core._alias_of(o, ov(top), writeable)
+        return get
+
+    def for_replay(self, kb):
+        """A function of a replay's arguments and bound inputs giving its ("I", k) and ("V", j)
+        results."""
+        locs = list(kb.locs)
+        views = self.views
+
+        def make(args, kwargs, inputs):
+            def get(t):
+                if t[0] == "I":
+                    return _locate(args, kwargs, locs[t[1]])
+                ov, origin, writeable = views[t[1]]
+                o = _locate(args, kwargs, locs[origin[1]]) if origin[0] == "I" else origin[1]
+                return _core._alias_of(o, ov(inputs), writeable)
+            return get
+        return make
+
+
+# Note [aliased containers]
+# A list or dict met twice among the arguments (`f(xs, xs)`, `f([xs, xs])`) is one object in
+# NumPy code: a change through one name shows through the other. So the trace substitutes one
+# copy for it (memoised by identity), and the guard key records the aliasing (the second
+# occurrence is ("same", n), n numbering the containers met so far): a call whose containers
+# alias differently traces again.
+
+
 # Note [mutated arguments]
 # A list or dict argument is traced as a copy holding the traced stand-ins of its arrays (and
 # runtime scalars). When the function changes the copy (`xs[0] = ...`, `xs.append(...)`,
@@ -789,13 +929,15 @@ def _changed(c, items):
 # and the function runs its Python on every call, as one with graph breaks does (a replay
 # without Python could not change the container). A result that is such a copy is the
 # caller's object too (`return xs`).
-def _flatten(obj, inputs=(), objects=None, scalar_of=None):
+def _flatten(obj, inputs=(), objects=None, scalar_of=None, alias=None):
     """Array leaves of a result and a tree to rebuild it (non-array leaves are static).
     0-d results that eager NumPy returns as NumPy scalars (ufuncs, reductions, `x[0]`) become
     scalars, the others (`where`, `astype`, views, `zeros(())`) stay 0-d arrays (Note [scalar
     results] in src/tracer/trace.hpp); 0-d arrays the function received stay arrays.
     `objects` maps ids of traced stand-ins to the caller's objects, which the tree then holds
-    as static leaves; `scalar_of` gives a runtime scalar's value (Note [mutated arguments])."""
+    as static leaves; `scalar_of` gives a runtime scalar's value (Note [mutated arguments]).
+    `alias` (an _Aliases) names the arrays that are arguments or views of them (Note [results
+    that view inputs]): their tree nodes are ("I", k) and ("V", j), not graph outputs."""
     leaves = []
     ids = {id(i) for i in inputs}
 
@@ -807,6 +949,10 @@ def _flatten(obj, inputs=(), objects=None, scalar_of=None):
             if isinstance(x, _RuntimeFloat):
                 return ("S", scalar_of(x))
         if isinstance(x, (_core.ndarray, _np.ndarray)):
+            if alias is not None:
+                node = alias(x)
+                if node is not None:
+                    return node
             leaves.append(x)
             scalar = x.ndim == 0 and id(x) not in ids and _is_npc(x) and _core._scalar_result(x)
             return ("A", len(leaves) - 1, scalar)
@@ -819,7 +965,9 @@ def _flatten(obj, inputs=(), objects=None, scalar_of=None):
     return leaves, walk(obj)
 
 
-def _rebuild(tree, outs, numpy_out):
+def _rebuild(tree, outs, numpy_out, aliases=None):
+    """The result from its tree (_flatten), the graph's outputs and, for ("I", k) and ("V", j)
+    nodes, `aliases` (a function of the node: Note [results that view inputs])."""
     from .._array import _numpy_view
 
     def build(t):
@@ -832,6 +980,8 @@ def _rebuild(tree, outs, numpy_out):
             return a._scalar() if t[2] else a
         if kind == "S":
             return t[1]
+        if kind == "I" or kind == "V":
+            return aliases(t)
         if kind is dict:
             return {k: build(v) for k, v in t[1]}
         return kind(build(v) for v in t[1])

@@ -2,13 +2,14 @@
 and closure cells must match for a cached graph to replay, and the traced stand-ins of the
 captured arrays (Note [captured arrays]).
 """
+import threading
 import types
 
 import numpy as _np
 
 from .. import _core
 from . import _api  # CompiledFunction, read while tracing (_api imports this module first)
-from ._state import _is_npc
+from ._state import _is_npc, _tls
 
 
 # ---------------------------------------------------------------- guard keys
@@ -48,12 +49,14 @@ def _contig_label(c):
 class _KeyBuilder:
     """Flattens arguments into a guard key (a hashable tuple), the arrays bound as graph
     inputs, the float arguments (runtime scalars) and, with `labels`, a description."""
-    __slots__ = ("key", "arrays", "floats", "labels", "want_labels", "dyn", "static_floats", "numpy_in",
-                 "npc_in", "unsupported")
+    __slots__ = ("key", "arrays", "locs", "floats", "labels", "want_labels", "dyn", "static_floats", "numpy_in",
+                 "npc_in", "unsupported", "containers")
 
     def __init__(self, dyn, static_floats, want_labels=False):
         self.key = []
         self.arrays = []
+        self.locs = []  # where each of `arrays` is among the arguments (_locate)
+        self.containers = {}  # id of a list or dict seen -> its number (Note [aliased containers])
         self.floats = []
         self.labels = [] if want_labels else None
         self.dyn = dyn
@@ -62,8 +65,10 @@ class _KeyBuilder:
         self.npc_in = False
         self.unsupported = False
 
-    def add(self, x, path):
+    def add(self, x, path, loc=None):
         t = type(x)
+        if loc is None:
+            loc = (path,)
         if t is float:
             if path in self.static_floats:
                 self._part(("f", x), path, f"== {x!r}")
@@ -73,17 +78,26 @@ class _KeyBuilder:
             return
         if isinstance(x, _core.ndarray) or isinstance(x, _np.ndarray):
             self._array(x, path)
+            self.locs.append(loc)
             return
+        if t is list or t is dict:
+            # Note [aliased containers]: a list or dict met again (passed twice, or nested
+            # twice) is one object in the trace; the key says which earlier one it is.
+            seen = self.containers.get(id(x))
+            if seen is not None:
+                self._part(("same", seen), path, f"the same {t.__name__} as container {seen}")
+                return
+            self.containers[id(x)] = len(self.containers)
         if t is tuple or t is list:
             self._part((t.__name__, len(x)), path, f"{t.__name__} of length {len(x)}")
             for i, v in enumerate(x):
-                self.add(v, f"{path}[{i}]")
+                self.add(v, f"{path}[{i}]", loc + (i,))
             return
         if t is dict:
             keys = tuple(x.keys())
             self._part(("dict", keys), path, f"dict with keys {keys}")
             for k, v in x.items():
-                self.add(v, f"{path}[{k!r}]")
+                self.add(v, f"{path}[{k!r}]", loc + (k,))
             return
         if t in (int, bool, str, bytes, type(None), complex) or isinstance(x, _np.generic):
             self._part((t, x), path, f"== {x!r}")
@@ -146,6 +160,15 @@ class _KeyBuilder:
         self.key.append(value)
         if self.labels is not None:
             self.labels.append((path, text))
+
+
+def _locate(args, kwargs, loc):
+    """The argument at `loc` (a _KeyBuilder location: the position or keyword of an argument,
+    then the indices and keys inside its lists, tuples and dicts)."""
+    x = args[loc[0]] if type(loc[0]) is int else kwargs[loc[0]]
+    for k in loc[1:]:
+        x = x[k]
+    return x
 
 
 def _code_names(code):
@@ -257,6 +280,16 @@ def _function_copy(fn, glob, closure):
     return copy
 
 
+class _StandIns(dict):
+    """id of an argument or captured array -> its traced stand-in; `objects`: id -> the captured
+    array itself (Note [results that view inputs] in _api.py)."""
+    __slots__ = ("objects",)
+
+    def __init__(self, items=()):
+        super().__init__(items)
+        self.objects = {}
+
+
 def _standin(ctx, v, by_id):
     """The traced stand-in of captured array `v`, or None when it cannot be traced."""
     if _is_npc(v):
@@ -271,6 +304,9 @@ def _standin(ctx, v, by_id):
     t = by_id.get(id(v))
     if t is None:
         t = by_id[id(v)] = ctx.add_input(npcx, [], True)
+        objects = getattr(by_id, "objects", None)
+        if objects is not None:
+            objects[id(v)] = v
     return t
 
 
@@ -356,3 +392,153 @@ def _from_numpy(x):
     from .._array import _from_numpy as f
     globals()["_from_numpy"] = f  # resolved once (npc._array imports after this module loads)
     return f(x)
+
+
+# Note [attribute reads]
+# An array the function reads through an attribute of an object it captures (`m.w` with `m` a
+# global or closure object, `self.w` with `self` an argument, `m.sub.w`) would be a constant
+# of the graph: bound as the array seen while tracing, so after `m.w = other` a replay would
+# read the old array. So, while tracing, the classes of those objects read attributes through
+# a recorder (_AttrReads, installed on the class's __getattribute__ for the trace only; other
+# threads read through it unchanged): an attribute of the instance's own __dict__ read from
+# a watched object is a guard of the function, evaluated on every call (from the global or
+# closure, or the argument, along the attribute names): an array by identity, dtype and
+# shape, and it reads as a traced stand-in bound by reference, like a captured global
+# (Note [captured arrays]), so writes into it are written back and expressions of it are
+# never frozen; a number, string, list or tuple by value (_contents_key); another object by
+# identity, and it is watched in turn. A rebinding then traces again. An attribute the traced
+# code assigns a stand-in to (`m.w += 1`) gets its array back when the trace ends (the
+# write went into it). Attributes reached otherwise (properties, __getattr__, slots, module
+# attributes) are not seen.
+_ATTR_LOCK = threading.Lock()
+_ATTR_PATCHED = {}  # class -> [number of traces using it, its own __getattribute__ or _MISSING]
+
+
+def _watchable(v):
+    """Whether attribute reads of `v` are recorded: an instance of a Python class (not npc's or
+    NumPy's, not a function, module, class or array) with an instance dict."""
+    t = type(v)
+    if not t.__flags__ & (1 << 9) or isinstance(v, (_core.ndarray, _np.ndarray, type, types.ModuleType,
+                                                    types.FunctionType, types.MethodType, _api.CompiledFunction)):
+        return False
+    mod = getattr(t, "__module__", "") or ""
+    if mod.split(".")[0] in ("npc", "numpy"):
+        return False
+    try:
+        return isinstance(object.__getattribute__(v, "__dict__"), dict)
+    except AttributeError:
+        return False
+
+
+def _reading(orig):
+    def __getattribute__(self, name):
+        v = orig(self, name)
+        r = _tls.attr_reads
+        if r is not None and name[:2] != "__":
+            return r.read(self, name, v)
+        return v
+    return __getattribute__
+
+
+class _AttrReads:
+    """The attribute reads of one trace (Note [attribute reads])."""
+
+    def __init__(self, ctx, by_id):
+        self.ctx, self.by_id = ctx, by_id
+        self.watched = {}  # id -> (object, root, names)
+        self.guards = {}   # (root, names) -> None, in the order read
+        self.arrays = []   # (object, name, array read) whose stand-in the traced code may assign back
+        self.classes = []
+
+    def watch(self, obj, root, names=()):
+        if id(obj) in self.watched or not _watchable(obj):
+            return
+        self.watched[id(obj)] = (obj, root, names)
+        cls = type(obj)
+        if cls in self.classes:
+            return
+        with _ATTR_LOCK:
+            entry = _ATTR_PATCHED.get(cls)
+            if entry is None:
+                own = cls.__dict__.get("__getattribute__", _MISSING)
+                try:
+                    cls.__getattribute__ = _reading(cls.__getattribute__)
+                except (TypeError, AttributeError):
+                    return
+                entry = _ATTR_PATCHED[cls] = [0, own]
+            entry[0] += 1
+        self.classes.append(cls)
+
+    def read(self, obj, name, v):
+        w = self.watched.get(id(obj))
+        if w is None or w[0] is not obj:
+            return v
+        try:
+            own = name in object.__getattribute__(obj, "__dict__")
+        except AttributeError:
+            own = False
+        if not own:
+            return v
+        where = (w[1], w[2] + (name,))
+        if isinstance(v, (_core.ndarray, _np.ndarray)):
+            if _is_npc(v) and _core._is_traced(v):
+                return v
+            t = _standin(self.ctx, v, self.by_id)
+            if t is None:
+                return v
+            self.guards.setdefault(where)
+            self.arrays.append((obj, name, v, t))
+            return t
+        if isinstance(v, _GUARDED) or type(v) in (str, bytes, list, tuple) or v is None:
+            self.guards.setdefault(where)
+        elif _watchable(v):
+            self.guards.setdefault(where)
+            self.watch(v, *where)
+        return v
+
+    def finish(self):
+        for obj, name, v, t in self.arrays:
+            try:
+                if object.__getattribute__(obj, "__dict__").get(name) is t:
+                    setattr(obj, name, v)  # Note [attribute reads]: the write went into v
+            except AttributeError:
+                pass
+        with _ATTR_LOCK:
+            for cls in self.classes:
+                entry = _ATTR_PATCHED[cls]
+                entry[0] -= 1
+                if entry[0] == 0:
+                    del _ATTR_PATCHED[cls]
+                    if entry[1] is _MISSING:
+                        del cls.__getattribute__
+                    else:
+                        cls.__getattribute__ = entry[1]
+        self.classes = []
+
+
+def _attr_value(free, args, kwargs, where):
+    root, names = where
+    v = free[root[1]]() if root[0] == "free" else _locate(args, kwargs, root[1])
+    for n in names:
+        v = object.__getattribute__(v, "__dict__")[n]
+    return v
+
+
+def _attr_key(guards, free, args, kwargs):
+    """The part of the guard key of the attribute reads `guards` (Note [attribute reads])."""
+    key = []
+    for where in guards:
+        try:
+            v = _attr_value(free, args, kwargs, where)
+        except (LookupError, AttributeError, TypeError):
+            key.append((where, "missing"))
+            continue
+        if isinstance(v, (_core.ndarray, _np.ndarray)):
+            key.append((where, id(v), v.dtype, v.shape))
+        elif isinstance(v, _GUARDED) or type(v) in (str, bytes) or v is None:
+            key.append((where, type(v), v))
+        elif type(v) is list or type(v) is tuple:
+            key.append((where, type(v), _contents_key(v, 0)))
+        else:
+            key.append((where, id(v)))
+    return tuple(key)

@@ -52,6 +52,7 @@ class _TLS(threading.local):
     last_break = None
     side_effects = ()
     patches = None  # the _Patches of this thread's trace
+    attr_reads = None  # the _AttrReads of this thread's trace (Note [attribute reads] in _guards.py)
 
 
 _tls = _TLS()

@@ -37,6 +37,12 @@ int code_of_numpy(int num) {
   }
 }
 
+// The NumPy dtype of an npc dtype.
+py::dtype numpy_dtype(DType t) {
+  static const int nums[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 23, 11, 12, 14, 15};
+  return py::dtype(nums[static_cast<int>(t)]);
+}
+
 // A zero-copy npc view of an exact numpy.ndarray with a native, aligned dtype of npc (the
 // fast path of npc._array._from_numpy); null otherwise.
 py::object numpy_view_as_npc(PyObject* p, int& code, int& contig) {
@@ -424,6 +430,10 @@ void bind_tracer(py::module_& m) {
       .def("graph_break", [](tracer::Context& c, const std::string& reason) {
         c.break_graph(reason);  // segments report their errors (Note [reporting compiled fp errors])
       })
+      .def("output_view", [](const tracer::Context& c, PyArray& a) -> py::object {
+        auto v = c.output_view(a);
+        return v ? py::cast(std::move(*v)) : py::none();
+      })
       .def("finish", [](tracer::Context& c, py::handle outs) {
         return wrap_all(c.finish(to_arrays(outs)));
       })
@@ -504,6 +514,29 @@ void bind_tracer(py::module_& m) {
         // advances once per call, when the graph runs the call, as in eager code.
         return wrap(c.new_value(n, ex.shape()));
       });
+  // Note [results that view inputs] in src/tracer/trace.hpp.
+  py::class_<tracer::OutputView>(m, "_OutputView")
+      .def_readonly("input", &tracer::OutputView::input)
+      .def("__call__", [](const tracer::OutputView& v, py::handle inputs) {
+        std::vector<ndarray> in = to_arrays(inputs);
+        return wrap(v.apply(in));
+      });
+  m.def("_alias_of", [](py::handle origin, const PyArray& v, bool writeable) -> py::object {
+    // The view `v` (an npc array over the memory of argument `origin`) as a view of `origin`
+    // itself, of its type, with NumPy's base: `origin`, or the array owning its memory.
+    if (PyArray* o = array_ptr(origin)) {
+      ndarray r = v;
+      if (!writeable || !o->writeable()) r.set_writeable(false);
+      py::object base = o->base.is_none() ? py::reinterpret_borrow<py::object>(origin) : o->base;
+      py::object out = new_array_object(std::move(r), std::move(base));
+      if (o->warn_on_write) array_ptr(out)->warn_on_write = true;
+      return finalize_like(std::move(out), origin);
+    }
+    std::vector<py::ssize_t> sh(v.shape().begin(), v.shape().end()), st(v.strides().begin(), v.strides().end());
+    py::array r(numpy_dtype(v.dtype()), sh, st, v.data(), origin);  // NumPy collapses the base as for its views
+    if (!writeable) py::detail::array_proxy(r.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return r;
+  });
   m.def("_deactivate_trace", [] { tracer::set_current(nullptr); });
   m.def("_realize", [](PyArray& a) { a.realize(); });
   m.def("_is_traced", [](const PyArray& a) { return a.is_traced(); });
@@ -518,9 +551,7 @@ void bind_tracer(py::module_& m) {
       py::handle h = outs[i];
       const PyArray& a = h.cast<const PyArray&>();
       std::vector<py::ssize_t> sh(a.shape().begin(), a.shape().end()), st(a.strides().begin(), a.strides().end());
-      static const int nums[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 23, 11, 12, 14, 15};
-      py::dtype dt(nums[static_cast<int>(a.dtype())]);
-      py::array v(dt, sh, st, a.data(), h);
+      py::array v(numpy_dtype(a.dtype()), sh, st, a.data(), h);
       if (!a.writeable()) py::detail::array_proxy(v.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
       if (unwrap[i].cast<bool>()) r.append(v[py::tuple()]);
       else r.append(v);
