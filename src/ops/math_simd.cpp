@@ -49,6 +49,7 @@
 
 #include "ops/loops.hpp"
 #include "ops/op_rows.hpp"
+#include "ops/rules.hpp"  // the scalar rules, which the block's scalar redo calls
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(NPC_HAVE_LIBMVEC)
 #define NPC_VMATH 1
