@@ -47,14 +47,13 @@ bool reduce_supported(OpId op, DType t) {
 
 // The axis of `n` that is innermost in memory, as far as its views tell (the last axis of a
 // computed value or an argument).
-int memory_inner_axis(NodeRef n) {
-  while (n->kind == NodeKind::View && n->ndim() == n->args[0]->ndim() &&
-         (n->view_kind() == ViewKind::Slice || n->view_kind() == ViewKind::Permute)) {
+static int memory_inner_axis(NodeRef n) {
+  if (n->kind != NodeKind::View || n->ndim() != n->args[0]->ndim()) return n->ndim() - 1;
+  if (n->view_kind() == ViewKind::Slice) return memory_inner_axis(n->args[0]);
+  if (n->view_kind() == ViewKind::Permute) {
     const int inner = memory_inner_axis(n->args[0]);
-    if (n->view_kind() == ViewKind::Slice) return inner;
     for (int k = 0; k < n->ndim(); ++k)
       if (n->params[1 + k] == inner) return k;
-    break;
   }
   return n->ndim() - 1;
 }
