@@ -123,7 +123,6 @@ struct EmitRule {
   std::string_view text;   ///< the pattern, or the reason it is unsupported
   std::string_view kinds;  ///< Pattern: the dtype kinds it renders (b bool, i integer, f float, c complex)
   std::string_view complex_text;  ///< Pattern: the pattern of complex loops, when not `text` (a prelude helper)
-  std::string_view float32_text;  ///< Pattern: the pattern of the float32 loop, when not `text`
 };
 /// The C++ emitter table's row for `op`.
 EmitRule cpp_emit_rule(OpId op);

@@ -655,6 +655,25 @@ template <class T> NPK_FN T heaviside(T x, T h0) {
 }
 
 // ---------------------------------------------------------------- exponentials, logarithms
+// Note [NaN sign of log]
+// NumPy's float64 log and log2 loops, where they are not its SIMD routine (CPUs without
+// AVX-512 SKX, and operands it does not load with one stride, such as reversed views), call
+// the C library's function through the symbol NumPy's wheels link: glibc's compatibility
+// wrapper, which answers a negative input with the NaN constant (sign bit clear). The current
+// log and log2 that npc links compute the default NaN instead (sign bit set on x86-64). So
+// the float64 rules clear the sign of a NaN made from a number: NumPy's result on every CPU
+// for reversed views (its SIMD routine gives -NaN for contiguous arrays on AVX-512 CPUs
+// only: a result that depends on the CPU). NumPy's float32 log runs its own SIMD code for
+// every stride (-NaN), as does npc's float32 rule; log10, arcsin, arccos already give +NaN.
+/// `r`, the result of a float64 function of `x`, with its sign cleared when `x` is a number
+/// and `r` is NaN (quiet compares: no flag beyond the function's own "invalid").
+template <class T> NPK_FN T nan_from_number_positive(T x, T r) {
+  if constexpr (std::is_same_v<T, double>) return (r != r && x == x) ? std::fabs(r) : r;
+  else return r;
+}
+/// numpy.log / numpy.log2 of a real: the C library's function (Note [NaN sign of log]).
+template <class T> NPK_FN T logv(T x) { return nan_from_number_positive(x, std::log(x)); }
+template <class T> NPK_FN T log2v(T x) { return nan_from_number_positive(x, std::log2(x)); }
 /// numpy.logaddexp (npy_logaddexp): equal inputs (also equal infinities) give x + log(2)
 /// without warnings; NaN propagates.
 template <class T> NPK_FN T logaddexp(T x, T y) {
@@ -851,8 +870,8 @@ template <class T> NPK_FN T square(T a) { return npk::square(a); }
 NPK_MATH1(exp, cexpv, std::exp)
 NPK_MATH1(exp2, cexp2v, std::exp2)
 NPK_MATH1(expm1, cexpm1v, std::expm1)
-NPK_MATH1(log, clogv, std::log)
-NPK_MATH1(log2, clog2v, std::log2)
+NPK_MATH1(log, clogv, npk::logv)
+NPK_MATH1(log2, clog2v, npk::log2v)
 NPK_MATH1(log10, clog10v, std::log10)
 NPK_MATH1(log1p, clog1pv, std::log1p)
 template <class T> NPK_FN T logaddexp(T a, T b) { return npk::logaddexp(a, b); }

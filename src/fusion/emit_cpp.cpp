@@ -14,6 +14,15 @@
 // lowered structurally and have none. A GPU emitter copies this table and overrides only the
 // rows that differ (STYLE.md 3).
 //
+// Note [one rule per float loop]
+// A float loop of a fused kernel computes what the eager loop computes, bit for bit: the row's
+// entry point in the scalar header, or, where eager npc runs a vector-math routine for the op
+// and dtype, the same routine through the same block function (Note [vector math in kernels]).
+// So the table has no float32 (or float64) pattern of its own: a faster formula for one
+// dtype in generated code only (a vectorizable float32 exp once was one) gives other bits
+// than eager npc in a few percent of elements. A faster rule belongs in the scalar header (or
+// the vector-math policy), where eager and fused code take it together.
+//
 // Note [fp errors in kernels]
 // A kernel returns the floating-point error kinds it raised (FpFlag bits) so the caller can
 // warn under numpy.errstate as eager ufuncs do. FE flags are per thread: the kernel clears
@@ -109,7 +118,9 @@ Table make_cpp_table() {
     }
   }
   // Where generated code differs: fewer dtype kinds (their graphs run eagerly), the complex
-  // loops named as NumPy's C library calls, the float32 exp that vectorizes, no rendering.
+  // loops named as NumPy's C library calls, no rendering. A row has no pattern of its own for
+  // one real dtype: the element rule of every float loop is the scalar header's, which eager
+  // kernels compile too (Note [one rule per float loop]).
   using O = OpId;
   auto kinds_only = [&](OpId op, const char* kinds) { t[static_cast<int>(op)].kinds = kinds; };
   kinds_only(O::power, "f");
@@ -119,7 +130,7 @@ Table make_cpp_table() {
   kinds_only(O::rint, "f");
   for (OpId op : {O::exp2, O::expm1, O::log2, O::log10, O::log1p}) kinds_only(op, "f");
   for (OpId op : {O::maximum, O::minimum, O::fmax, O::fmin}) kinds_only(op, "bif");
-  // Complex loops call NumPy's own formulas (prelude helpers); float32 exp its float32 routine.
+  // Complex loops call NumPy's own formulas (prelude helpers).
   auto complex_ = [&](OpId op, const char* pat) {
     Rule& r = t[static_cast<int>(op)];
     r.complex_text = pat;
@@ -140,7 +151,6 @@ Table make_cpp_table() {
   complex_(O::arcsinh, "npk::casinhv({0})");
   complex_(O::arccosh, "npk::cacoshv({0})");
   complex_(O::arctanh, "npk::catanhv({0})");
-  t[static_cast<int>(O::exp)].float32_text = "npk::expf32({0})";
   unsupported(O::gcd, "not rendered: runs on the eager kernels");
   unsupported(O::lcm, "not rendered: runs on the eager kernels");
   unsupported(O::spacing, "float16 works on the binary16 bits (the eager loop)");
@@ -278,7 +288,6 @@ std::string render_expr(const Expr& e) {
       const Rule& r = cpp_table()[static_cast<int>(e.op)];
       std::string_view pat = r.text;
       if (e.dtype == e.in && is_complex(e.in) && !r.complex_text.empty()) pat = r.complex_text;
-      if (e.dtype == e.in && e.in == DType::Float32 && !r.float32_text.empty()) pat = r.float32_text;
       std::string s = subst(pat, a, cpp_local_type(e.in));
       if (e.dtype == DType::Float16) s = "npk::r16(" + s + ")";
       return s;

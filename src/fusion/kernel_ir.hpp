@@ -123,7 +123,8 @@ const char* helper_name(Helper h);
 /// Expression of a Let: one operation over values (three-address code).
 struct Expr {
   enum class K : uint8_t {
-    Load,    ///< buf[index] of `dtype` (float16 buffers load as float)
+    Load,    ///< buf[index] of `dtype` (float16 buffers load as float; a bool buffer loads as
+             ///< bool, its truth value, or as uint8, its bytes: Note [bool bytes in kernels])
     Apply,   ///< op-table row `op` over args, loop dtype `in`, result `dtype`
     Cast,    ///< args[0] (dtype `in`) cast to `dtype`
     Select,  ///< args[0] ? args[1] : args[2]

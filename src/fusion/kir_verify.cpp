@@ -14,8 +14,9 @@
 //   (npk_k<j>, j < the kernel's count) or int64 locals in scope, or products of those;
 // - every expression has its kind's operand count (an op's arity, a helper's arity), a Let
 //   the dtype of its expression, Value/Select/Cast operands the dtypes they declare; loads
-//   read the dtype of their buffer, stores go to buffers marked written; special values are
-//   of a dtype that has them;
+//   read the dtype of their buffer (a bool buffer also as uint8, its bytes: Note [bool bytes
+//   in kernels]), stores go to buffers marked written; special values are of a dtype that
+//   has them;
 // - loops have a name and a positive step; their reduction clauses, split reductions and
 //   NaN flags name mutable accumulators in scope; Break is inside a loop;
 // - a vector apply maps a local array of float32/float64 to a mutable local array of the
@@ -191,7 +192,8 @@ class Verifier {
       case Expr::K::Load:
         arity(0);
         if (e.buf < 0 || e.buf >= static_cast<int>(bufs_.size())) fail("load from a missing buffer");
-        if (bufs_[e.buf].dtype != e.dtype) fail("load of another dtype than its buffer's");
+        if (bufs_[e.buf].dtype != e.dtype && !(bufs_[e.buf].dtype == DType::Bool && e.dtype == DType::UInt8))
+          fail("load of another dtype than its buffer's");
         lin(e.index);
         return;
       case Expr::K::Apply:

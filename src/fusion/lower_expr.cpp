@@ -39,6 +39,7 @@ Kernel Emitter::run(const std::vector<NodeRef>& roots) {
   // every pass under NPC_VERIFY=1.
   for (auto& b : nests) {
     if (default_verify()) verify_nest(b, bufs_, 0, "lower");
+    run_pass("bool_bytes", b, bufs_, [&](Block& x) { bool_bytes(x, bufs_); });  // Note [bool bytes in kernels]
     run_pass("unroll_small", b, bufs_, unroll_small);  // Note [small reductions]
     run_pass("hoist_invariants", b, bufs_, [&](Block& x) { hoist_invariants(x, bufs_); });
     // Note [reuse of reduced values]

@@ -49,6 +49,8 @@ bool has_control(const Block& b);
 void lane_blocks(Block& top);
 // Note [vector math in kernels] (kir_vector_math.cpp).
 void vector_math_blocks(Block& top);
+// Note [bool bytes in kernels] (kir_bool_bytes.cpp).
+void bool_bytes(Block& top, const std::vector<KBuffer>& bufs);
 
 // The kernel emitter for one group of roots (Note [placement] in lower_expr.cpp); its
 // methods are in lower_expr.cpp (expressions, views, writes) and lower_reduce.cpp

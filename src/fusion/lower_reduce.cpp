@@ -31,6 +31,33 @@ bool reduce_supported(OpId op, DType t) {
   return r && r->fused.find(k) != std::string_view::npos;
 }
 
+// Note [complex products in reductions]
+// NumPy multiplies complex numbers with two formulas (Note [complex product] in
+// src/ops/kernels_arith.cpp): its SIMD loop's (npk::mul: re = fma(ar, br, -(ai*bi)), im =
+// fma(ar, bi, ai*br)) and its scalar loop's (npk::mul_plain: ar*br - ai*bi, ar*bi + ai*br,
+// each product rounded). They differ only where a product overflows ((-inf + nan j) against
+// (-inf + inf j)). A reduction over the innermost axis of NumPy's iteration calls the loop as a
+// reduce (output stride 0), which runs the scalar formula: np.prod(x), prod(x, axis=-1).
+// A reduction over outer axes multiplies whole rows into the output with the SIMD loop. An
+// accumulate (cumprod) calls the loop on overlapping operands, which runs the scalar formula,
+// except along an axis of two elements (one product: the SIMD loop, or the scalar one when
+// the input runs backwards, as eager npc's accumulate picks). The innermost axis of the
+// iteration is the source's axis that is innermost in memory, followed through transposes
+// and slices of the argument (memory_inner_axis); a computed source is C-ordered.
+
+// The axis of `n` that is innermost in memory, as far as its views tell (the last axis of a
+// computed value or an argument).
+static int memory_inner_axis(NodeRef n) {
+  if (n->kind != NodeKind::View || n->ndim() != n->args[0]->ndim()) return n->ndim() - 1;
+  if (n->view_kind() == ViewKind::Slice) return memory_inner_axis(n->args[0]);
+  if (n->view_kind() == ViewKind::Permute) {
+    const int inner = memory_inner_axis(n->args[0]);
+    for (int k = 0; k < n->ndim(); ++k)
+      if (n->params[1 + k] == inner) return k;
+  }
+  return n->ndim() - 1;
+}
+
 // Note [float16 reductions]
 // NumPy's float16 add and multiply loops compute in float and round every result to float16;
 // a reduce loop (the inner loop walks a reduced axis, the output stays put) accumulates its
@@ -102,8 +129,26 @@ Block Emitter::scan(NodeRef n) {
     step.expr.op = op;
     step.expr.in = t;
     step.expr.args = {Val{acc, t}, v};
-    if (op == OpId::multiply && is_complex(t))  // NumPy's accumulate: its scalar complex product
-      step.expr = helper_call(Helper::ComplexMulPlain, t, t, {Val{acc, t}, v});
+    // Note [complex products in reductions]: the scalar product, or NumPy's SIMD one for an
+    // axis of two elements (unless the input runs backwards along it).
+    if (op == OpId::multiply && is_complex(t)) {
+      const Dim& ext = n->shape[axis];
+      const bool backwards = src->kind == NodeKind::View && src->view_kind() == ViewKind::Slice &&
+                             src->ndim() == n->ndim() && src->params[2 + 2 * axis] < 0;
+      const Expr plain = helper_call(Helper::ComplexMulPlain, t, t, {Val{acc, t}, v});
+      if (backwards || (ext.is_static() && ext.value() != 2)) {
+        step.expr = plain;
+      } else if (!ext.is_static()) {
+        // A runtime extent: both products, the SIMD one where the extent is 2.
+        Val simd_v = let(t, step.expr, static_cast<int>(stack_.size()) - 1);
+        Val plain_v = let(t, plain, static_cast<int>(stack_.size()) - 1);
+        Expr two{Expr::K::InRange, DType::Bool};
+        two.index = dim_lin(ext);
+        two.params = {2, 1, 1};
+        Val is_two = let(DType::Bool, two, 0);
+        step.expr = select_expr(is_two, simd_v, plain_v);
+      }
+    }
     Stmt first{Stmt::K::Let};  // r == 0
     first.var = fresh();
     first.dtype = DType::Bool;
@@ -381,6 +426,10 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
       a.op = op;
       a.in = t;
       a.args = {Val{target, t}, v};
+      // Note [complex products in reductions]: NumPy's reduce loop (the memory-innermost
+      // axis reduced) multiplies with its scalar formula.
+      if (op == OpId::multiply && is_complex(t) && axes.count(memory_inner_axis(src)))
+        a = helper_call(Helper::ComplexMulPlain, t, t, {Val{target, t}, v});
       s.expr = a;
       combine = a;
       combine.args = operands;

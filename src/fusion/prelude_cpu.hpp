@@ -115,37 +115,4 @@ template <class T> inline bool lt_scalar(T a, T b) {
     return a < b;
   }
 }
-
-// float32 exp that vectorizes (no libm call): x = n*ln2 + r with |r| <= ln2/2 (Cody-Waite,
-// two steps since there is no FMA contraction), exp(r) by Cephes' degree-6 polynomial,
-// then 2^n applied in two factors so subnormal results stay exact enough. Max error is
-// about 1 ULP over the whole range (tests/python/test_fusion.py checks it against NumPy).
-inline float expf32(float x) {
-  // NaN becomes 0 first (on the bits, see notnan_or): no "invalid" from the compares or the
-  // int conversion below; the result for NaN is x itself.
-  float xs = notnan_or(x, 0.0f);
-  float xc = xs > 88.8f ? 88.8f : (xs < -104.0f ? -104.0f : xs);
-  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float r2 = r * r;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  float y = p * r2 + r + 1.0f;
-  int32_t ni = (int32_t)n;
-  int32_t n1 = ni >> 1, n2 = ni - n1;
-  uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
-  float s1, s2;
-  std::memcpy(&s1, &b1, 4);
-  std::memcpy(&s2, &b2, 4);
-  float res = y * s1 * s2;
-  // x > 88.8 computes exp(88.8), which overflows to inf, and x < -104 exp(-104), which
-  // underflows to 0: the flags NumPy raises come from the arithmetic itself (a select to
-  // inf or 0 would become a masked multiply that raises nothing).
-  return x != x ? x : res;
-}
 }  // namespace npk

@@ -32,8 +32,7 @@
 // and libmvec's versions differ by 1-3 ULP in 20-65% of elements; programs and tests that
 // compare such results with NumPy's exactly would see the difference. So by default the
 // vector loop runs where its results are at least as close to NumPy's as the scalar loop's
-// (the vmath column of ops.def: 'f' and 'd' without a '*'), float32 exp excepted
-// (fused kernels compute it with their vectorizable npk::expf32, Note [emitter table]).
+// (the vmath column of ops.def: 'f' and 'd' without a '*').
 // Fused kernels call the vector routines exactly where these loops do, through the same
 // block function (Note [vector math in kernels] in src/fusion/kir_vector_math.cpp), so
 // compiled results equal eager ones. float32 arctanh runs the float64 routine
@@ -50,6 +49,7 @@
 
 #include "ops/loops.hpp"
 #include "ops/op_rows.hpp"
+#include "ops/rules.hpp"  // the scalar rules, which the block's scalar redo calls
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(NPC_HAVE_LIBMVEC)
 #define NPC_VMATH 1

@@ -5,7 +5,8 @@
 // (Note [vector math], Note [vector math in kernels] in src/fusion/kir_vector_math.cpp).
 //
 // Plain C++17 for GCC on x86-64, with no namespace of its own: the includer opens one
-// (npc::ops::simd, npk::vm) and includes <cmath>, <cstdint> and <limits> before it. It uses
+// (npc::ops::simd, npk::vm) and includes <cmath>, <cstdint>, <limits> and the scalar rules
+// (npc/scalar_rules.hpp) before it. It uses
 // GCC's generic vector types, not <immintrin.h>: that header alone adds seconds to the
 // compile of every kernel translation unit. Every function that computes on vector
 // registers carries its instruction set as a target attribute, so it compiles into npc
@@ -169,10 +170,12 @@ __attribute__((target("avx2,fma"))) inline vm_ps8 vm_atanhf_via_pd256(vm_ps8 x) 
   return r;
 }
 
-// Scalar functions: the C library's, as the scalar loops and the scalar rules call them.
+// Scalar functions: the scalar rules (npk::ufunc::<op>, include/npc/scalar_rules.hpp, which
+// the includer includes first), as the scalar loops compute them: the C library's functions,
+// with NumPy's NaN sign for float64 log and log2 (Note [NaN sign of log]).
 #define NPC_VMATH_SCALAR(op, c) \
-  inline double vm_s_##c(double x) { return std::c(x); } \
-  inline float vm_s_##c##f(float x) { return std::c(x); }
+  inline double vm_s_##c(double x) { return ::npk::ufunc::op(x); } \
+  inline float vm_s_##c##f(float x) { return ::npk::ufunc::op(x); }
 NPC_VMATH_FUNCS(NPC_VMATH_SCALAR)
 #undef NPC_VMATH_SCALAR
 

@@ -88,7 +88,11 @@ def test_merged_repeats_warn_per_evaluation(dtype, backend):
         gots, wants = (got[0] if isinstance(got[0], tuple) else (got[0],)), \
             (want[0] if isinstance(want[0], tuple) else (want[0],))
         for g, w in zip(gots, wants):
-            assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+            # NaN signs compared as NaN: NumPy's sign of log(-1) here depends on its SIMD path
+            # (tests/python/test_nan_sign_domain.py checks the signs NumPy fixes).
+            g, w = np.asarray(g), np.asarray(w)
+            assert np.array_equal(np.isnan(g), np.isnan(w))
+            assert g[~np.isnan(g)].tobytes() == w[~np.isnan(w)].tobytes()
         assert got[1] == want[1]
 
 
@@ -137,10 +141,11 @@ def test_complex_product_is_numpys_fma_product(dtype):
                      np.prod(v, axis=0)), z)
 
 
-@pytest.mark.xfail(strict=True, reason="complex products of reversed strided views and np.prod over a short "
-                   "(unrolled) complex axis still differ from NumPy in the last bit")
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_complex_product_strided_and_short_prod(dtype):
+    # was last-bit differences: np.prod over a short (unrolled) complex axis multiplied with
+    # NumPy's SIMD formula where its reduce loop runs the scalar one (Note [complex products
+    # in reductions])
     rng = np.random.default_rng(2)
     z = (rng.standard_normal((4, 300)) + 1j * rng.standard_normal((4, 300))).astype(dtype)
     check(lambda v: (v[0, ::-3] * v[1, ::3], np.prod(v[:, :5], axis=1)), z)

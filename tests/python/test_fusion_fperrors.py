@@ -68,7 +68,8 @@ def check(fn, args, **state):
         if want_e is None:
             got, want = np.asarray(got), np.asarray(want)
             assert got.dtype == want.dtype
-            # float32 exp in kernels is within 1 ULP of NumPy's; sums may add in another order
+            # float32 functions are the C library's or libmvec's (a few ULP from NumPy's SIMD ones);
+            # sums may add in another order
             np.testing.assert_allclose(got, want, rtol=4 * np.finfo(want.dtype).eps if want.dtype.kind == "f" else 0)
     return want_w, want_e
 

@@ -131,9 +131,7 @@ def test_every_op_equals_eager_bits_and_numpy_ulps(dtype, layout, capfd):
                 assert vector_call(op, dtype) in src, f"{op} {np.dtype(dtype)}: no vector call in the kernel"
             else:
                 assert f"npk::vm::{C_NAME[op]}_" not in src, f"{op} {np.dtype(dtype)}: vector call, eager is scalar"
-            if not (op == "exp" and dtype == np.float32 and not eager_vectorised(op, dtype)):
-                # (the scalar float32 exp of kernels is npk::expf32, within 1 ULP: Note [emitter table])
-                assert g.tobytes() == e.tobytes(), f"{op} {np.dtype(dtype)} {layout}: fused != eager bits"
+            assert g.tobytes() == e.tobytes(), f"{op} {np.dtype(dtype)} {layout}: fused != eager bits"
             assert_close(op, w, g)
 
 
@@ -160,7 +158,7 @@ def test_special_values_and_warnings_as_numpy(dtype, capfd):
         special = np.isinf(want) | (want == 0)
         assert np.array_equal(np.signbit(want[special]), np.signbit(got[special])), op
         assert [(w.category, str(w.message)) for w in got_w] == [(w.category, str(w.message)) for w in want_w], op
-        assert got.tobytes() == eager(op, x * 1).tobytes() or (op == "exp" and dtype == np.float32), op
+        assert got.tobytes() == eager(op, x * 1).tobytes(), op
 
 
 def haversine(lat1, lon1, lat2, lon2, xp=np):

@@ -1060,7 +1060,6 @@ void bind_ops(py::module_& m) {
       py::dict emit;
       py::dict overrides;
       if (!cpp.complex_text.empty()) overrides["complex"] = std::string(cpp.complex_text);
-      if (!cpp.float32_text.empty()) overrides["float32"] = std::string(cpp.float32_text);
       emit["cpp"] = py::make_tuple(kEmit[static_cast<int>(cpp.status)], std::string(cpp.text), std::string(cpp.kinds),
                                    overrides);
       rows.append(row_type(std::string(o.name), static_cast<int>(o.kind), o.nin, o.nout, static_cast<int>(o.identity),
@@ -1072,7 +1071,7 @@ void bind_ops(py::module_& m) {
   }, "Rows of ops.def as named tuples (name, kind 0=ufunc 1=reduce 2=prim, nin, nout, identity, differentiable, "
      "loops, resolver, fpe_check, fpe, at, dunders, vmath, fused, emit): every column (include/npc/ops.def), and the "
      "emitter tables' rows per target {target: (status 'pattern'/'unsupported'/'missing', pattern or reason, kinds, "
-     "{'complex'/'float32': the pattern of those loops when it differs})}.");
+     "{'complex': the pattern of those loops when it differs})}.");
 
   m.def("op_kernels", [](int op) {
     py::list out;
