@@ -166,6 +166,14 @@ int fp_rank(ir::NodeRef n, int bit) {
     bool narrowing = !(kind(to) == Kind::Float || is_complex(to)) || itemsize(to) < itemsize(from);
     return fl && narrowing && (bit == kFpOverflow || bit == kFpInvalid) ? 1 : 0;
   }
+  // A complex product (multiply, square, prod, cumprod) raises "invalid" from finite
+  // operands too: its partial products overflow to infinities that it then subtracts or adds
+  // (NumPy: (1e308+1e308j) * (1e308-1e308j) warns "invalid value encountered in multiply").
+  // The fpe column lists what the real loops raise.
+  if (bit == kFpInvalid && is_complex(n->dtype) &&
+      (n->op == OpId::multiply || n->op == OpId::square || n->op == OpId::cumprod) &&
+      (n->kind == NodeKind::Ufunc || n->kind == NodeKind::Reduce || n->kind == NodeKind::Prim))
+    return 1;
   if (n->kind == NodeKind::Reduce) {
     // The reduction row of the node's ufunc (sum for add, ...) lists what it can raise.
     const OpInfo* r = reduction_row(n->op);
