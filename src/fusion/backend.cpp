@@ -349,7 +349,7 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
   v.escapes.assign(v.low.bufs.size(), false);
   for (size_t i = 0; i < v.low.launches.size(); ++i)
     for (int b : v.low.launches[i].bufs) v.last_use[b] = static_cast<int>(i);
-  for (NodeRef o : g.outputs) v.escapes[v.low.buffer_of.at(o)] = true;
+  for (NodeRef o : g.outputs) v.escapes[v.low.buffer_of.at(output_root(o))] = true;
   for (auto& [i, n] : g.writebacks) v.escapes[v.low.buffer_of.at(n)] = true;
   for (size_t i = 0; i < v.low.launches.size(); ++i) {
     int b = in_place_buffer(v.low, i, v.last_use);
@@ -590,7 +590,11 @@ class FusedExecutable {
       copy_into(args.inputs[i], value_of(b));
     }
     std::vector<ndarray> outs;
-    for (NodeRef o : g_.outputs) outs.push_back(value_of(l.buffer_of.at(o)));
+    for (NodeRef o : g_.outputs) {
+      const NodeRef r = output_root(o);  // a transposed view of its root's buffer (NumPy's layout)
+      outs.push_back(r == o ? value_of(l.buffer_of.at(o))
+                            : ir::apply_view(o, value_of(l.buffer_of.at(r)), ir::concrete_shape(o->shape, sym)));
+    }
     return outs;
   }
 };

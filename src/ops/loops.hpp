@@ -90,6 +90,10 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
 /// `t` (or is not an integer); the answer of a comparison with an out-of-range Python int
 /// (NumPy 2 answers exactly); otherwise throws NumPy's OverflowError.
 std::optional<bool> weak_int_outcome(OpId op, std::span<const Operand> inputs, int i, DType t);
+/// The axis order, outermost first, of a new ufunc output of `shape` with `order` over these
+/// operands (inputs, given outputs): NumPy's iterator order (Note [output layout] in
+/// src/ops/ufunc.cpp); the output is C-contiguous over the axes in this order.
+std::vector<int> output_axes(std::span<const int64_t> shape, Order order, std::span<const ndarray> operands);
 /// Asks the kernel for transparent huge pages on a large new output (NumPy does the same),
 /// which halves the page-fault cost of first touch.
 void advise_huge(const ndarray& a);

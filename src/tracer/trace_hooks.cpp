@@ -247,6 +247,30 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   if (given_out) strided.push_back(*opts.out[0]);
   const std::optional<bool> scalar_loop =
       lt.in.empty() ? std::nullopt : ops::runs_scalar_loop(op, lt.in[0], strided, hint, !given_out);
+  // Note [output layout] in src/ops/ufunc.cpp: new results are laid out as eagerly (an
+  // F-ordered operand gives an F-ordered result). The node is recorded over the axes in that
+  // order, C-contiguous as its buffer is, and the result traced as the transpose back.
+  std::vector<int64_t> back;
+  bool any_out = false;
+  for (const auto& o : opts.out) any_out = any_out || o.has_value();
+  if (!any_out) {
+    std::vector<ndarray> arrays;
+    for (const auto& o : fixed) arrays.push_back(o.array);
+    const std::vector<int> axes = ops::output_axes(hint, opts.order, arrays);
+    bool identity = true;
+    for (size_t i = 0; i < axes.size(); ++i) identity = identity && axes[i] == static_cast<int>(i);
+    if (!identity) {
+      std::vector<int64_t> perm(axes.begin(), axes.end());
+      back.resize(axes.size());
+      for (size_t i = 0; i < axes.size(); ++i) back[axes[i]] = static_cast<int64_t>(i);
+      for (auto& n : nodes) n = g.permute(n, perm);
+      ir::SymShape ps;
+      Shape ph;
+      for (int ax : axes) ps.push_back(shape[ax]), ph.push_back(hint[ax]);
+      shape = ps;
+      hint = ph;
+    }
+  }
   for (size_t k = 0; k < lt.out.size(); ++k) {
     std::vector<ir::NodeRef> zero{g.constant(Scalar::from_int(0).cast(lt.out[k]))};
     if (empty_result)
@@ -277,7 +301,8 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
       c.write(*opts.out[k], n);
       result.push_back(*opts.out[k]);
     } else {
-      result.push_back(c.new_value(n, hint));
+      ndarray r = c.new_value(n, hint);
+      result.push_back(back.empty() ? r : r.transpose(back));
     }
   }
   return result;
