@@ -125,8 +125,10 @@ LoopFn loop_variant(OpId op, DType t, bool scalar);
 /// a new C-ordered output comes last) from the strides of the innermost axis, as the eager
 /// kernels pick by stride sign (Note [scalar loops] in src/tracer/trace.hpp).
 /// Unset where NumPy has one loop.
+/// `buffered`, when given, is set when the operands do not walk as one run, where NumPy
+/// buffers those no single stride walks (Note [buffered operands] in kernels_arith.cpp).
 std::optional<bool> runs_scalar_loop(OpId op, DType t, std::span<const ndarray> operands,
-                                     std::span<const int64_t> shape, bool fresh_output);
+                                     std::span<const int64_t> shape, bool fresh_output, bool* buffered = nullptr);
 /// Whether the op checks the floating-point status after its loop: the fpe_check column of
 /// ops.def (NoFpe for comparisons, selections and predicates, whose C comparisons may raise
 /// spurious "invalid" on NaN).

@@ -618,8 +618,19 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   for (const auto& l : loops)
     if (l.in == loop.in && l.out == loop.out) { fn = l.fn; break; }
   if (!fn) throw TypeError("npc: no kernel for ufunc '" + std::string(info.name) + "' with this loop");
-  if (opts.scalar_loop && loop.in.size() && loop.in == std::vector<DType>(loop.in.size(), loop.in[0]))
-    if (ops::LoopFn s = ops::loop_variant(op, loop.in[0], *opts.scalar_loop)) fn = s;
+  const bool uniform = loop.in.size() && loop.in == std::vector<DType>(loop.in.size(), loop.in[0]);
+  std::optional<bool> scalar_loop = opts.scalar_loop;
+  if (!scalar_loop && uniform && !mask && ops::loop_variant(op, loop.in[0], false)) {
+    // Note [buffered operands] in kernels_arith.cpp: operands that do not walk as one run
+    // pick the loop NumPy's buffered iteration picks (the kernel picks 1-D runs by stride).
+    std::vector<ndarray> operands(args.begin(), args.end());
+    operands.insert(operands.end(), targets.begin(), targets.end());
+    bool buffered = false;
+    std::optional<bool> pick = ops::runs_scalar_loop(op, loop.in[0], operands, shape, false, &buffered);
+    if (buffered) scalar_loop = pick;
+  }
+  if (scalar_loop && uniform)
+    if (ops::LoopFn s = ops::loop_variant(op, loop.in[0], *scalar_loop)) fn = s;
 
   std::byte* ptrs[ops::kMaxOperands];
   std::vector<std::vector<int64_t>> strides;
