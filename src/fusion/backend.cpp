@@ -592,8 +592,11 @@ class FusedExecutable {
     std::vector<ndarray> outs;
     for (NodeRef o : g_.outputs) {
       const NodeRef r = output_root(o);  // a transposed view of its root's buffer (NumPy's layout)
-      outs.push_back(r == o ? value_of(l.buffer_of.at(o))
-                            : ir::apply_view(o, value_of(l.buffer_of.at(r)), ir::concrete_shape(o->shape, sym)));
+      ndarray a = value_of(l.buffer_of.at(r));
+      std::vector<NodeRef> chain;
+      for (NodeRef x = o; x != r; x = x->args[0]) chain.push_back(x);
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) a = ir::apply_view(*it, a, ir::concrete_shape((*it)->shape, sym));
+      outs.push_back(std::move(a));
     }
     return outs;
   }

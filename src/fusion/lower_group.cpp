@@ -158,8 +158,9 @@ bool in_place_safe(const Kernel& k, const Emitter& em, NodeRef w) {
 }
 
 NodeRef output_root(NodeRef o) {
-  if (o->kind != NodeKind::View || o->view_kind() != ViewKind::Permute) return o;
-  NodeRef b = o->args[0];
+  NodeRef b = o;
+  while (b->kind == NodeKind::View && b->view_kind() == ViewKind::Permute) b = b->args[0];
+  if (b == o) return o;
   const bool computed = b->kind == NodeKind::Ufunc || b->kind == NodeKind::Reduce || b->kind == NodeKind::Cast ||
                         (b->kind == NodeKind::Prim && !is_library_call(b));
   return computed ? b : o;
