@@ -20,6 +20,10 @@ ndarray ones(std::span<const int64_t> shape, DType dtype = DType::Float64, Order
 /// numpy.full: every element `value` cast to `dtype`.
 ndarray full(std::span<const int64_t> shape, const Scalar& value, DType dtype, Order order = Order::C);
 
+/// The axis order, outermost first, of a new array laid out like `proto` with `order`
+/// (numpy.empty_like, ndarray.copy, astype): C order is the identity; Order::K ranks the axes
+/// by |stride| (C- and F-contiguous prototypes: C and F order).
+std::vector<int> like_axes(const ndarray& proto, Order order);
 /// numpy.empty_like; Order::K keeps the prototype's memory layout; `dtype`/`shape` override.
 ndarray empty_like(const ndarray& proto, std::optional<DType> dtype = {}, Order order = Order::K,
                    std::optional<Shape> shape = {});

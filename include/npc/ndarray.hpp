@@ -177,7 +177,7 @@ class ndarray {
   // first, a graph break); copy/astype and copy_into/fill into a traced array record nodes.
   struct TraceHooks {
     std::shared_ptr<void> (*view)(const ndarray& src, const ndarray& view) = nullptr;
-    ndarray (*copy)(const ndarray& src, DType t) = nullptr;
+    ndarray (*copy)(const ndarray& src, DType t, Order order) = nullptr;  ///< laid out as like_axes(src, order)
     void (*write)(const ndarray& dst, const ndarray& src) = nullptr;
     /// A fresh traced array of `shape` and `t` for functions that fill new outputs from
     /// traced inputs (concatenate): its writes are recorded instead of breaking the graph.

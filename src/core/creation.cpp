@@ -26,10 +26,8 @@ ndarray allocate(std::span<const int64_t> shape, DType dtype, Order order, bool 
   return ndarray(std::move(st), 0, dtype, std::move(sh), std::move(strides));
 }
 
-// Layout of `proto` kept for a new array (NumPy's order='K'): axes ranked by |stride|,
-// the new array C-contiguous in that ranking.
 ndarray allocate_like(const ndarray& proto, DType dtype, Order order, const std::optional<Shape>& shape, bool zero) {
-  bool same_rank = !shape || static_cast<int>(shape->size()) == proto.ndim();
+  const bool same_rank = !shape || static_cast<int>(shape->size()) == proto.ndim();
   Shape sh = shape ? *shape : proto.shape();
   if (order == Order::A) order = (proto.is_f_contiguous() && !proto.is_c_contiguous()) ? Order::F : Order::C;
   if (order == Order::K) {
@@ -37,12 +35,8 @@ ndarray allocate_like(const ndarray& proto, DType dtype, Order order, const std:
     else if (proto.is_f_contiguous()) order = Order::F;
   }
   if (order != Order::K) return allocate(sh, dtype, order, zero);
+  const std::vector<int> perm = like_axes(proto, order);
   const int nd = proto.ndim();
-  std::vector<int> perm(nd);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) {
-    return std::abs(proto.strides()[a]) > std::abs(proto.strides()[b]);
-  });
   Shape psh(nd);
   for (int i = 0; i < nd; ++i) psh[i] = sh[perm[i]];
   ndarray base = allocate(psh, dtype, Order::C, zero);
@@ -51,6 +45,25 @@ ndarray allocate_like(const ndarray& proto, DType dtype, Order order, const std:
   return ndarray(base.storage(), 0, dtype, sh, st);
 }
 }  // namespace
+
+// Layout of `proto` kept for a new array (NumPy's order='K'): axes ranked by |stride|,
+// the new array C-contiguous in that ranking.
+std::vector<int> like_axes(const ndarray& proto, Order order) {
+  const int nd = proto.ndim();
+  std::vector<int> perm(nd);
+  std::iota(perm.begin(), perm.end(), 0);
+  if (order == Order::A) order = (proto.is_f_contiguous() && !proto.is_c_contiguous()) ? Order::F : Order::C;
+  if (order == Order::K) {
+    if (proto.is_c_contiguous()) order = Order::C;
+    else if (proto.is_f_contiguous()) order = Order::F;
+  }
+  if (order == Order::F) std::reverse(perm.begin(), perm.end());
+  if (order != Order::K) return perm;
+  std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) {
+    return std::abs(proto.strides()[a]) > std::abs(proto.strides()[b]);
+  });
+  return perm;
+}
 
 ndarray empty(std::span<const int64_t> shape, DType dtype, Order order) { return allocate(shape, dtype, order, false); }
 ndarray zeros(std::span<const int64_t> shape, DType dtype, Order order) { return allocate(shape, dtype, order, true); }

@@ -604,7 +604,7 @@ void ndarray::fill(const Scalar& v) {
 }
 
 ndarray ndarray::copy(Order order) const {
-  if (trace_ && g_trace_hooks.copy) [[unlikely]] return g_trace_hooks.copy(*this, dtype_);  // Note [traced views and writes]
+  if (trace_ && g_trace_hooks.copy) [[unlikely]] return g_trace_hooks.copy(*this, dtype_, order);  // Note [traced views and writes]
   if (order == Order::A) order = (f_contig_ && !c_contig_) ? Order::F : Order::C;
   ndarray r = empty_like(*this, std::nullopt, order);
   copy_into(r, *this);
@@ -617,7 +617,7 @@ ndarray ndarray::astype(DType t, Order order, Casting casting, bool copy) const 
                     std::string(name(t)) + "') according to the rule '" + detail::casting_name(casting) + "'");
   if (trace_ && g_trace_hooks.copy) [[unlikely]] {  // Note [traced views and writes]
     if (!copy && t == dtype_) return *this;
-    return g_trace_hooks.copy(*this, t);
+    return g_trace_hooks.copy(*this, t, order);
   }
   if (!copy && t == dtype_) {
     bool ok = order == Order::K || order == Order::A ||
@@ -756,7 +756,7 @@ ndarray ndarray::imag() const {
   if (trace_ && g_trace_hooks.copy && g_trace_hooks.write) [[unlikely]] {  // Note [traced views and writes]
     // Zeros of the traced shape (symbolic sizes included): a concrete array would keep
     // the sizes of the trace on every replay.
-    ndarray z = g_trace_hooks.copy(*this, dtype_);
+    ndarray z = g_trace_hooks.copy(*this, dtype_, Order::K);
     z.fill(Scalar::from_int(0));
     z.set_writeable(false);
     return z;

@@ -167,6 +167,14 @@ int fp_rank(ir::NodeRef n, int bit) {
     bool narrowing = !(kind(to) == Kind::Float || is_complex(to)) || itemsize(to) < itemsize(from);
     return fl && narrowing && (bit == kFpOverflow || bit == kFpInvalid) ? 1 : 0;
   }
+  // A complex product (multiply, square, prod, cumprod) raises "invalid" from finite
+  // operands too: its partial products overflow to infinities that it then subtracts or adds
+  // (NumPy: (1e308+1e308j) * (1e308-1e308j) warns "invalid value encountered in multiply").
+  // The fpe column lists what the real loops raise.
+  if (bit == kFpInvalid && is_complex(n->dtype) &&
+      (n->op == OpId::multiply || n->op == OpId::square || n->op == OpId::cumprod) &&
+      (n->kind == NodeKind::Ufunc || n->kind == NodeKind::Reduce || n->kind == NodeKind::Prim))
+    return 1;
   if (n->kind == NodeKind::Reduce) {
     // The reduction row of the node's ufunc (sum for add, ...) lists what it can raise.
     const OpInfo* r = reduction_row(n->op);
@@ -345,7 +353,7 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
   v.escapes.assign(v.low.bufs.size(), false);
   for (size_t i = 0; i < v.low.launches.size(); ++i)
     for (int b : v.low.launches[i].bufs) v.last_use[b] = static_cast<int>(i);
-  for (NodeRef o : g.outputs) v.escapes[v.low.buffer_of.at(o)] = true;
+  for (NodeRef o : g.outputs) v.escapes[v.low.buffer_of.at(output_root(o))] = true;
   for (auto& [i, n] : g.writebacks) v.escapes[v.low.buffer_of.at(n)] = true;
   for (size_t i = 0; i < v.low.launches.size(); ++i) {
     int b = in_place_buffer(v.low, i, v.last_use);
@@ -586,7 +594,14 @@ class FusedExecutable {
       copy_into(args.inputs[i], value_of(b));
     }
     std::vector<ndarray> outs;
-    for (NodeRef o : g_.outputs) outs.push_back(value_of(l.buffer_of.at(o)));
+    for (NodeRef o : g_.outputs) {
+      const NodeRef r = output_root(o);  // a transposed view of its root's buffer (NumPy's layout)
+      ndarray a = value_of(l.buffer_of.at(r));
+      std::vector<NodeRef> chain;
+      for (NodeRef x = o; x != r; x = x->args[0]) chain.push_back(x);
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) a = ir::apply_view(*it, a, ir::concrete_shape((*it)->shape, sym));
+      outs.push_back(std::move(a));
+    }
     return outs;
   }
 };

@@ -56,6 +56,11 @@ bool is_library_call(NodeRef n);
 /// The node whose buffer a library operand reads: `a` without its View chain.
 NodeRef library_operand_base(NodeRef a);
 
+/// The node whose buffer holds graph output `o`: `o` itself, or for a transpose (of
+/// transposes) of a value the graph computes (a result in NumPy's layout, recorded over permuted axes: Note [output
+/// layout] in src/ops/ufunc.cpp) that value, whose buffer the output is a transposed view of.
+NodeRef output_root(NodeRef o);
+
 /// A lowered graph: distinct kernels (structurally identical loop nests are emitted once)
 /// and the launches in program order.
 struct Lowered {

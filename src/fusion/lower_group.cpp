@@ -157,6 +157,15 @@ bool in_place_safe(const Kernel& k, const Emitter& em, NodeRef w) {
   return true;
 }
 
+NodeRef output_root(NodeRef o) {
+  NodeRef b = o;
+  while (b->kind == NodeKind::View && b->view_kind() == ViewKind::Permute) b = b->args[0];
+  if (b == o) return o;
+  const bool computed = b->kind == NodeKind::Ufunc || b->kind == NodeKind::Reduce || b->kind == NodeKind::Cast ||
+                        (b->kind == NodeKind::Prim && !is_library_call(b));
+  return computed ? b : o;
+}
+
 bool LowerState::is_input(NodeRef n) const { return n->kind == NodeKind::Input || n->kind == NodeKind::Scalar; }
 
 bool LowerState::can_materialise(NodeRef n) const { return !materialised.count(n); }
@@ -173,7 +182,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
   for (auto& [i, v] : g.writebacks) mark(v);
   // Nodes the emitter cannot generate run as host calls (Note [library calls]).
   std::set<NodeRef> materialised;
-  for (NodeRef o : g.outputs) materialised.insert(o);
+  for (NodeRef o : g.outputs) materialised.insert(output_root(o));
   for (auto& [i, v] : g.writebacks) materialised.insert(v);
   for (NodeRef n : live) if (n->kind == NodeKind::Write || is_scan(n)) materialised.insert(n);
   // Note [library calls]: the call and the values its operands view are materialised.
@@ -287,7 +296,8 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     // Note [writes in place]: Writes that may take their base's buffer over.
     std::map<NodeRef, NodeRef> in_place_base;
     {
-      std::set<NodeRef> escaping(g.outputs.begin(), g.outputs.end());
+      std::set<NodeRef> escaping;
+      for (NodeRef o : g.outputs) escaping.insert(output_root(o));
       for (auto& [i, v] : g.writebacks) escaping.insert(v);
       std::map<NodeRef, size_t> last_reader;
       for (size_t i = 0; i < roots.size(); ++i)

@@ -60,11 +60,12 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
       for (size_t d = 0; d < os.size(); ++d) p += idx[d] * ost[d];
       std::byte* ptrs[3] = {p, p + s, p + s};
       int64_t st[3] = {s, s, s};
-      // NumPy's loop sees the input's own (negative) stride along a reversed axis and takes
-      // its scalar complex64 product (Note [complex product]); with n == 2 the one call
-      // reads no stride, so the sign alone picks that loop (longer scans overlap and take it
-      // anyway).
-      if (n == 2 && a.dtype() == t && a.strides()[ax] < 0) st[0] = st[1] = st[2] = -s;
+      // NumPy's loop runs on (out[k-1], in[k], out[k]): the new output steps forwards, the
+      // input by its own (negative) stride along a reversed axis, so the signs differ and it
+      // takes its scalar complex64 product (Note [loops by stride sign], Note [complex
+      // product]). With n == 2 the one call reads one element, so the sign alone picks that
+      // loop (longer scans overlap and take it anyway).
+      if (n == 2 && a.dtype() == t && a.strides()[ax] < 0) st[1] = -s;
       fn(ptrs, st, n - 1);
       for (int d = static_cast<int>(os.size()) - 1; d >= 0; --d) {
         if (++idx[d] < os[d]) break;

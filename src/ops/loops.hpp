@@ -90,6 +90,10 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
 /// `t` (or is not an integer); the answer of a comparison with an out-of-range Python int
 /// (NumPy 2 answers exactly); otherwise throws NumPy's OverflowError.
 std::optional<bool> weak_int_outcome(OpId op, std::span<const Operand> inputs, int i, DType t);
+/// The axis order, outermost first, of a new ufunc output of `shape` with `order` over these
+/// operands (inputs, given outputs): NumPy's iterator order (Note [output layout] in
+/// src/ops/ufunc.cpp); the output is C-contiguous over the axes in this order.
+std::vector<int> output_axes(std::span<const int64_t> shape, Order order, std::span<const ndarray> operands);
 /// Asks the kernel for transparent huge pages on a large new output (NumPy does the same),
 /// which halves the page-fault cost of first touch.
 void advise_huge(const ndarray& a);
@@ -121,8 +125,10 @@ LoopFn loop_variant(OpId op, DType t, bool scalar);
 /// a new C-ordered output comes last) from the strides of the innermost axis, as the eager
 /// kernels pick by stride sign (Note [scalar loops] in src/tracer/trace.hpp).
 /// Unset where NumPy has one loop.
+/// `buffered`, when given, is set when the operands do not walk as one run, where NumPy
+/// buffers those no single stride walks (Note [buffered operands] in kernels_arith.cpp).
 std::optional<bool> runs_scalar_loop(OpId op, DType t, std::span<const ndarray> operands,
-                                     std::span<const int64_t> shape, bool fresh_output);
+                                     std::span<const int64_t> shape, bool fresh_output, bool* buffered = nullptr);
 /// Whether the op checks the floating-point status after its loop: the fpe_check column of
 /// ops.def (NoFpe for comparisons, selections and predicates, whose C comparisons may raise
 /// spurious "invalid" on NaN).

@@ -75,18 +75,19 @@ bool compare_out_of_range(OpId op, WeakRange r, bool scalar_on_right) {
   }
 }
 
-// Allocates a new output of `shape`: Order::K follows the layout of the first input that
-// already has the full shape (NumPy keeps Fortran/transposed layouts).
+// Allocates a new output of `shape` in NumPy's layout (Note [output layout]).
 ndarray new_output_impl(const Shape& shape, DType t, Order order, std::span<const Operand> inputs) {
-  if (order == Order::K || order == Order::A) {
-    for (const auto& in : inputs) {
-      if (in.weak || in.array.shape() != shape || in.array.ndim() < 2) continue;
-      if (order == Order::A) return empty(shape, t, in.array.is_f_contiguous() && !in.array.is_c_contiguous() ? Order::F : Order::C);
-      if (in.array.is_c_contiguous()) break;
-      return empty_like(in.array, t, Order::K);
-    }
-  }
-  return empty(shape, t, order == Order::F ? Order::F : Order::C);
+  std::vector<ndarray> arrays;
+  for (const auto& in : inputs) arrays.push_back(in.array);
+  const std::vector<int> axes = ops::output_axes(shape, order, arrays);
+  bool identity = true;
+  for (size_t i = 0; i < axes.size(); ++i) identity = identity && axes[i] == static_cast<int>(i);
+  if (identity) return empty(shape, t, Order::C);
+  Shape permuted(shape.size());
+  for (size_t i = 0; i < axes.size(); ++i) permuted[i] = shape[axes[i]];
+  std::vector<int64_t> back(axes.size());
+  for (size_t i = 0; i < axes.size(); ++i) back[axes[i]] = static_cast<int64_t>(i);
+  return empty(permuted, t, Order::C).transpose(back);
 }
 
 ndarray new_output(const Shape& shape, DType t, Order order, std::span<const Operand> inputs) {
@@ -184,6 +185,55 @@ bool any_negative(const ndarray& a) {
 }  // namespace
 
 namespace ops {
+
+// Note [output layout]
+// NumPy allocates a ufunc's new outputs (and where's) in its iterator's axis order: with
+// order='K', an insertion sort of the axes from the innermost out, where an axis moves
+// outwards past another when every operand that steps along both (nonzero strides; a length-1
+// or broadcast axis steps along nothing) has the larger |stride| on it, and stays when any
+// operand disagrees (C order wins conflicts, ties keep their place); axes no operand decides
+// are passed over. So a ufunc of an F-ordered array is F-ordered, and of an F-ordered and a
+// C-ordered one C-ordered. order='A' is F when every operand is F-contiguous, 'C' and 'F' as
+// named. The new output is C-contiguous in that order, with positive strides (NumPy does not
+// flip reversed axes of an iteration that allocates). Eager ufuncs and where, and traced ones
+// (the tracer records the node in this order, src/tracer/trace_hooks.cpp), follow this one rule.
+std::vector<int> output_axes(std::span<const int64_t> shape, Order order, std::span<const ndarray> operands) {
+  const int nd = static_cast<int>(shape.size());
+  std::vector<int> axes(nd);
+  std::iota(axes.begin(), axes.end(), 0);
+  bool reverse = order == Order::F;
+  if (order == Order::A) {
+    reverse = true;
+    for (const ndarray& a : operands) reverse = reverse && a.is_f_contiguous();
+  }
+  if (reverse) std::reverse(axes.begin(), axes.end());
+  if (order != Order::K || nd < 2) return axes;
+  auto stride = [&](const ndarray& a, int d) -> int64_t {
+    const int k = d - (nd - a.ndim());
+    return k < 0 || a.shape()[k] == 1 ? 0 : a.strides()[k];
+  };
+  std::vector<int> inner_first(axes.rbegin(), axes.rend());
+  for (int i0 = 1; i0 < nd; ++i0) {
+    const int j0 = inner_first[i0];
+    int pos = i0;
+    for (int i1 = i0 - 1; i1 >= 0; --i1) {
+      const int j1 = inner_first[i1];
+      bool decided = false, swap = false;
+      for (const ndarray& a : operands) {
+        const int64_t s0 = stride(a, j0), s1 = stride(a, j1);
+        if (s0 == 0 || s1 == 0) continue;
+        if (std::abs(s1) <= std::abs(s0)) swap = false;
+        else if (!decided) swap = true;
+        decided = true;
+      }
+      if (!decided) continue;
+      if (!swap) break;
+      pos = i1;
+    }
+    std::rotate(inner_first.begin() + pos, inner_first.begin() + i0, inner_first.begin() + i0 + 1);
+  }
+  return std::vector<int>(inner_first.rbegin(), inner_first.rend());
+}
 
 std::optional<bool> weak_int_outcome(OpId op, std::span<const Operand> inputs, int i, DType t) {
   const ndarray& a = inputs[i].array;
@@ -580,8 +630,19 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   for (const auto& l : loops)
     if (l.in == loop.in && l.out == loop.out) { fn = l.fn; break; }
   if (!fn) throw TypeError("npc: no kernel for ufunc '" + std::string(info.name) + "' with this loop");
-  if (opts.scalar_loop && loop.in.size() && loop.in == std::vector<DType>(loop.in.size(), loop.in[0]))
-    if (ops::LoopFn s = ops::loop_variant(op, loop.in[0], *opts.scalar_loop)) fn = s;
+  const bool uniform = loop.in.size() && loop.in == std::vector<DType>(loop.in.size(), loop.in[0]);
+  std::optional<bool> scalar_loop = opts.scalar_loop;
+  if (!scalar_loop && uniform && !mask && ops::loop_variant(op, loop.in[0], false)) {
+    // Note [buffered operands] in kernels_arith.cpp: operands that do not walk as one run
+    // pick the loop NumPy's buffered iteration picks (the kernel picks 1-D runs by stride).
+    std::vector<ndarray> operands(args.begin(), args.end());
+    operands.insert(operands.end(), targets.begin(), targets.end());
+    bool buffered = false;
+    std::optional<bool> pick = ops::runs_scalar_loop(op, loop.in[0], operands, shape, false, &buffered);
+    if (buffered) scalar_loop = pick;
+  }
+  if (scalar_loop && uniform)
+    if (ops::LoopFn s = ops::loop_variant(op, loop.in[0], *scalar_loop)) fn = s;
 
   std::byte* ptrs[ops::kMaxOperands];
   std::vector<std::vector<int64_t>> strides;

@@ -83,7 +83,7 @@ ndarray gather_nd(const ndarray& a, std::span<const ndarray> idx, int64_t axis) 
 
 std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<const ndarray> ops, const Shape& shape) {
   switch (n->kind) {
-    case NodeKind::Cast: return ops[0].astype(n->dtype, Order::K, Casting::Unsafe, true);
+    case NodeKind::Cast: return ops[0].astype(n->dtype, Order::C, Casting::Unsafe, true);  // a node's value is C-ordered
     case NodeKind::Ufunc: {
       std::vector<Operand> in;
       in.reserve(ops.size());
@@ -168,7 +168,7 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
       case NodeKind::Scalar: r = scalar_array(args.scalars[n->params[0]].cast(n->dtype)); break;
       case NodeKind::SymVal: r = scalar_array(npc::Scalar::from_int(syms[n->params[0]])); break;
       case NodeKind::Const: r = scalar_array(*n->value); break;
-      case NodeKind::Cast: r = arg(0).astype(n->dtype, Order::K, Casting::Unsafe, true); break;
+      case NodeKind::Cast: r = arg(0).astype(n->dtype, Order::C, Casting::Unsafe, true); break;
       case NodeKind::View: r = apply_view(n, arg(0), shape); break;
       case NodeKind::Write: {
         // Write(base, region, value): a fresh buffer (SSA values are immutable), then the

@@ -247,6 +247,30 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   if (given_out) strided.push_back(*opts.out[0]);
   const std::optional<bool> scalar_loop =
       lt.in.empty() ? std::nullopt : ops::runs_scalar_loop(op, lt.in[0], strided, hint, !given_out);
+  // Note [output layout] in src/ops/ufunc.cpp: new results are laid out as eagerly (an
+  // F-ordered operand gives an F-ordered result). The node is recorded over the axes in that
+  // order, C-contiguous as its buffer is, and the result traced as the transpose back.
+  std::vector<int64_t> back;
+  bool any_out = false;
+  for (const auto& o : opts.out) any_out = any_out || o.has_value();
+  if (!any_out) {
+    std::vector<ndarray> arrays;
+    for (const auto& o : fixed) arrays.push_back(o.array);
+    const std::vector<int> axes = ops::output_axes(hint, opts.order, arrays);
+    bool identity = true;
+    for (size_t i = 0; i < axes.size(); ++i) identity = identity && axes[i] == static_cast<int>(i);
+    if (!identity) {
+      std::vector<int64_t> perm(axes.begin(), axes.end());
+      back.resize(axes.size());
+      for (size_t i = 0; i < axes.size(); ++i) back[axes[i]] = static_cast<int64_t>(i);
+      for (auto& n : nodes) n = g.permute(n, perm);
+      ir::SymShape ps;
+      Shape ph;
+      for (int ax : axes) ps.push_back(shape[ax]), ph.push_back(hint[ax]);
+      shape = ps;
+      hint = ph;
+    }
+  }
   for (size_t k = 0; k < lt.out.size(); ++k) {
     std::vector<ir::NodeRef> zero{g.constant(Scalar::from_int(0).cast(lt.out[k]))};
     if (empty_result)
@@ -277,7 +301,8 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
       c.write(*opts.out[k], n);
       result.push_back(*opts.out[k]);
     } else {
-      result.push_back(c.new_value(n, hint));
+      ndarray r = c.new_value(n, hint);
+      result.push_back(back.empty() ? r : r.transpose(back));
     }
   }
   return result;
@@ -454,6 +479,25 @@ ndarray sort_hook(const ndarray& a, int64_t axis, bool descending, bool arg) {
   return c.new_value(r, a.shape());
 }
 
+// A new value laid out with its axes in order `axes` (outermost first; Note [output layout]
+// in src/ops/ufunc.cpp): the node `make` builds over the operand nodes permuted to that order
+// (C-contiguous, as its buffer is), traced as the transpose back.
+template <class Make>
+ndarray laid_out(Context& c, const std::vector<int>& axes, std::vector<ir::NodeRef>& nodes, ir::SymShape shape,
+                 Shape hint, Make make) {
+  bool identity = true;
+  for (size_t i = 0; i < axes.size(); ++i) identity = identity && axes[i] == static_cast<int>(i);
+  if (identity) return c.new_value(make(nodes, shape), hint);
+  const std::vector<int64_t> perm(axes.begin(), axes.end());
+  std::vector<int64_t> back(axes.size());
+  for (size_t i = 0; i < axes.size(); ++i) back[axes[i]] = static_cast<int64_t>(i);
+  for (auto& n : nodes) n = c.graph().permute(n, perm);
+  ir::SymShape ps;
+  Shape ph;
+  for (int ax : axes) ps.push_back(shape[ax]), ph.push_back(hint[ax]);
+  return c.new_value(make(nodes, ps), ph).transpose(back);
+}
+
 // where(cond, x, y): a Prim node over operands cast to the result dtype and broadcast.
 ndarray where_hook(const ndarray& cond, const Operand& x, const Operand& y, DType t, const Shape&) {
   Context& c = ctx_or_throw();
@@ -468,7 +512,11 @@ ndarray where_hook(const ndarray& cond, const Operand& x, const Operand& y, DTyp
   ir::SymShape shape = c.broadcast(shapes, hints, hint);
   DType types[3] = {DType::Bool, t, t};
   for (size_t i = 0; i < 3; ++i) nodes[i] = g.broadcast(g.cast(unify(g, nodes[i], shape), types[i]), shape);
-  return c.new_value(g.prim(OpId::where, nodes, t, shape), hint);
+  const ndarray arrays[3] = {cond, x.array, y.array};
+  const std::vector<int> axes = ops::output_axes(hint, Order::K, arrays);  // as eager where allocates
+  return laid_out(c, axes, nodes, shape, hint, [&](std::span<const ir::NodeRef> ns, const ir::SymShape& s) {
+    return g.prim(OpId::where, std::vector<ir::NodeRef>(ns.begin(), ns.end()), t, s);
+  });
 }
 
 ndarray realize_hook(const ndarray& a) { return ctx_or_throw().realize(a); }
@@ -478,11 +526,13 @@ std::shared_ptr<void> view_hook(const ndarray& src, const ndarray& v) {
   return c ? c->view(src, v) : nullptr;
 }
 
-ndarray copy_hook(const ndarray& src, DType t) {
+ndarray copy_hook(const ndarray& src, DType t, Order order) {
   Context& c = ctx_or_throw();
   c.maybe_cut();  // Note [loops] in trace_segments.cpp
-  ir::NodeRef n = c.graph().cast(c.node_of(src), t);
-  return c.new_value(n, src.shape());
+  ir::Graph& g = c.graph();
+  std::vector<ir::NodeRef> nodes{c.node_of(src)};
+  return laid_out(c, like_axes(src, order), nodes, nodes[0]->shape, src.shape(),
+                  [&](std::span<const ir::NodeRef> ns, const ir::SymShape&) { return g.cast(ns[0], t); });
 }
 
 // A traced value written into a concrete array that is not a graph input (an array an op

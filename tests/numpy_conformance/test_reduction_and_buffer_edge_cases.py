@@ -38,15 +38,12 @@ def test_no_identity_empty_axis_with_empty_result(name, shape, axis):
     assert_same(lambda lib: getattr(lib, name)(lib.asarray(x), axis=axis))
 
 
-@pytest.mark.parametrize("dt", [
-    pytest.param("complex64", marks=pytest.mark.xfail(
-        strict=True, reason="the length-2 accumulate over a negative stride runs npc's SIMD complex64 "
-        "product (Note [loops by stride sign]: operands that all step backwards take NumPy's SIMD "
-        "loop) where NumPy's accumulate takes its scalar product: 1 ULP apart")),
-    "complex128"])
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
 @pytest.mark.parametrize("step", [-1, -2])
 def test_cumprod_two_elements_reversed_axis(dt, step):
-    # NumPy's scalar complex product (negative stride) for the one step of a length-2 scan.
+    # NumPy's scalar complex product (negative stride) for the one step of a length-2 scan:
+    # its loop reads the input backwards and writes the new output forwards (was the SIMD
+    # product, as for operands that all step backwards: 1 ULP apart).
     rng = np.random.default_rng(3)
     for _ in range(50):
         x = (rng.standard_normal((4, 3)) * 3 + 1j * rng.standard_normal((4, 3))).astype(dt)
