@@ -15,6 +15,7 @@ from . import _fallback
 from ._array import _from_numpy, ndarray
 from ._dtypes import code_of
 from ._composites import where
+from ._shape import copyto
 from ._reductions import _arg, _native, _reduce, all, broadcast_to, cumprod, cumsum, prod, sum  # noqa: F401
 from ._ufunc import (_to_numpy, add, divide, fmax, fmin, isnan, less_equal, logical_not, maximum,  # noqa: F401
                      minimum, multiply, sqrt, square, subtract)
@@ -180,8 +181,13 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 def _replace_nan(a, val):
     """(a with NaNs replaced by `val`, NaN mask or None), as numpy.lib._nanfunctions_impl."""
     if a.dtype.kind in "fc":
+        # NumPy copies `a` (order K: its layout, which its sums then walk) and writes `val`
+        # where the mask is set; a `where` result would take the ufunc iterator's layout,
+        # which differs for broadcast (stride-0) axes, and sum in another order.
         mask = isnan(a)  # noqa: F821
-        return where(mask, a.dtype.type(val), a), mask
+        out = a.copy(order="K")
+        copyto(out, val, where=mask)
+        return out, mask
     return a, None
 
 
