@@ -100,3 +100,42 @@ def test_negated_parts_of_products_keep_the_sign_of_zero(fn, dt, backend):
     got, want = npc.compile(fn, backend=backend)(z), fn(z)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+# Fuzzer seeds 100897 and 102313: `a /= a` gave imaginary parts of 2.6e-17 in the eager loops'
+# scalar tail (their AVX2/AVX-512 versions fused a product into vfmaddsub), and a quotient by
+# one complex value differed in about a third of the elements; NumPy's Smith division gives 0.
+SHORT = [1 - 1.5j, -0.5 + 3j, 3.5 - 1j, -1 - 3j, 2 - 3j, 3 - 0.5j, -2 + 0.5j, 1.5 + 0.5j, 1 - 1.5j]
+
+
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+def test_eager_complex_division_bits_in_every_loop(dt):
+    rng = np.random.default_rng(3)
+    for x in [np.array(SHORT[:n], dt) for n in range(1, len(SHORT) + 1)] + [_complex(rng, 999, dt)]:
+        y = np.roll(x, 1)
+        with np.errstate(all="ignore"):
+            cases = [(x / x, npc.array(x) / npc.array(x)), (x / y, npc.array(x) / npc.array(y)),
+                     (x / y[0], npc.array(x) / npc.array(y)[0]), (y[0] / x, npc.array(y)[0] / npc.array(x))]
+            inplace = npc.array(x)
+            inplace /= inplace
+            cases.append((x / x, inplace))
+        for want, got in cases:
+            got = np.asarray(got)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+def test_complex_division_in_place_by_itself(dt, backend):
+    def f(a):
+        a /= a
+        return a / a[-1]
+
+    for n in (1, 3, 5, 9):
+        a = np.array(SHORT[:n], dt)
+        cf = npc.compile(f, backend=backend)
+        got_a, want_a = a.copy(), a.copy()
+        got, want = cf(got_a), f(want_a)
+        np.testing.assert_array_equal(_bits(got), _bits(want))
+        np.testing.assert_array_equal(_bits(got_a), _bits(want_a))
