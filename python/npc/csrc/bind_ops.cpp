@@ -545,6 +545,9 @@ PyObject* fast_inplace(OpId op, PyObject* a, PyObject* b) {
     return nullptr;
   const DType t = pa->dtype();
   if (!(t == DType::Float64 || t == DType::Float32 || t == DType::Complex128 || t == DType::Complex64)) return nullptr;
+  // One element: NumPy's iterator runs the scalar complex product (Note [one-element loops]
+  // in src/ops/one_element_loops.hpp), which the general in-place path picks.
+  if (op == OpId::multiply && is_complex(t) && pa->size() == 1) return nullptr;
   if (PyArray* pb = array_ptr(b)) {
     if (Py_TYPE(b) != g_array_type || pb->dtype() != t || pb->shape() != pa->shape()) return nullptr;
   } else if (PyComplex_CheckExact(b)) {
