@@ -620,8 +620,14 @@ void reset_distinct_kernels() {
 
 std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunArgs& args, bool report) {
   take_fp_errors();  // stale flags of earlier eager calls are not this graph's
-  take_fp_flags();
   take_product_fp_flags();
+  // Flags pending for a report still to come are kept aside and given back: a graph break
+  // inside `a[mask] = v` runs the segment after the value's cast to a's dtype and before the
+  // assignment reports that cast ("overflow encountered in cast"), as the fused backend does.
+  struct KeepPending {
+    int flags = take_fp_flags();
+    ~KeepPending() { add_fp_flags(flags); }
+  } keep_pending;
   // A ufunc with several outputs (divmod) is one call in NumPy: its errors are reported once,
   // by its first output's node when the graph has it.
   std::set<std::pair<OpId, std::vector<NodeRef>>> first_outputs;

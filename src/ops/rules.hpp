@@ -25,6 +25,14 @@ inline void raise_fp(int bits) {
 }  // namespace npc::ops
 
 #define NPK_RAISE_FP(bits) ::npc::ops::raise_fp(bits)
+// Every product of the complex formulas rounded on its own, as in the fused kernels'
+// prelude: the loops' AVX2 and AVX-512 versions (Note [multiversioned loops]) are compiled
+// with FMA, and GCC's SLP vectorizer fuses the `x + y * rat`, `y - x * rat` pair of a complex
+// quotient into vfmaddsub whatever -ffp-contract says (in the scalar tail of a contiguous
+// loop: a / a gave an imaginary part of 2.6e-17 where NumPy's Smith division gives 0).
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define NPK_KEEP_ROUNDED(x) asm("" : "+x"(x))
+#endif
 #include "npc/scalar_rules.hpp"
 
 namespace npc::ops {

@@ -13,6 +13,7 @@
 #include "npc/fperror.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
+#include "ops/one_element_loops.hpp"
 
 namespace npc {
 
@@ -632,6 +633,21 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   if (!fn) throw TypeError("npc: no kernel for ufunc '" + std::string(info.name) + "' with this loop");
   const bool uniform = loop.in.size() && loop.in == std::vector<DType>(loop.in.size(), loop.in[0]);
   std::optional<bool> scalar_loop = opts.scalar_loop;
+  if (!scalar_loop && nout == 1 && shape_size(shape) == 1) {  // Note [one-element loops]
+    const bool has_out = !opts.out.empty() && opts.out[0].has_value();
+    int ndims[ops::kMaxOperands];
+    bool shares = false;
+    for (int i = 0; i < nin; ++i) {
+      ndims[i] = inputs[i].array.ndim();
+      shares |= has_out && ranges_overlap(inputs[i].array, *opts.out[0]);
+    }
+    if (ops::scalar_loop_of_one_element(op, loop.in[0], std::span<const int>(ndims, nin),
+                                        has_out ? opts.out[0]->ndim() : -1, shares))
+      if (ops::LoopFn s = ops::loop_variant(op, loop.in[0], true)) {
+        fn = s;
+        scalar_loop = true;
+      }
+  }
   if (!scalar_loop && uniform && !mask && ops::loop_variant(op, loop.in[0], false)) {
     // Note [buffered operands] in kernels_arith.cpp: operands that do not walk as one run
     // pick the loop NumPy's buffered iteration picks (the kernel picks 1-D runs by stride).

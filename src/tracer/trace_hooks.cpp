@@ -8,6 +8,7 @@
 #include "npc/fperror.hpp"
 #include "npc/ops.hpp"
 #include "ops/loops.hpp"  // UfuncCastingError (the eager path's casting errors)
+#include "ops/one_element_loops.hpp"
 #include "tracer/trace_internal.hpp"
 
 namespace npc::tracer {
@@ -245,7 +246,7 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
     if (!fixed[i].weak && fixed[i].array.dtype() == lt.in[i]) strided.push_back(fixed[i].array);
   const bool given_out = !opts.out.empty() && opts.out[0];
   if (given_out) strided.push_back(*opts.out[0]);
-  const std::optional<bool> scalar_loop =
+  std::optional<bool> scalar_loop =
       lt.in.empty() ? std::nullopt : ops::runs_scalar_loop(op, lt.in[0], strided, hint, !given_out);
   // Note [output layout] in src/ops/ufunc.cpp: new results are laid out as eagerly (an
   // F-ordered operand gives an F-ordered result). The node is recorded over the axes in that
@@ -270,6 +271,20 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
       shape = ps;
       hint = ph;
     }
+  }
+  if (!lt.in.empty() && lt.out.size() == 1 &&
+      std::all_of(shape.begin(), shape.end(), [](ir::Dim d) { return d == ir::Dim::fixed(1); })) {
+    // Note [one-element loops] in src/ops/kernels_arith.cpp: an output that is one of the
+    // inputs (the same node), or inputs of other ranks, make NumPy iterate one element.
+    std::vector<int> ndims;
+    bool shares = false;
+    for (size_t i = 0; i < fixed.size() && i < lt.in.size(); ++i) {
+      ndims.push_back(fixed[i].array.ndim());
+      shares |= given_out && !fixed[i].weak && fixed[i].array.is_traced() && opts.out[0]->is_traced() &&
+                c.node_of(fixed[i].array) == c.node_of(*opts.out[0]);
+    }
+    if (ops::scalar_loop_of_one_element(op, lt.in[0], ndims, given_out ? opts.out[0]->ndim() : -1, shares))
+      scalar_loop = true;
   }
   for (size_t k = 0; k < lt.out.size(); ++k) {
     std::vector<ir::NodeRef> zero{g.constant(Scalar::from_int(0).cast(lt.out[k]))};

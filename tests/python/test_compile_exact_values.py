@@ -2,6 +2,8 @@
 (Smith's algorithm with every product rounded, no fused multiply-add) and float -> uint32
 casts of out-of-range values (those NumPy's loop defines, with its 'invalid value
 encountered in cast' warning). Both backends against NumPy running the same function."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -100,3 +102,102 @@ def test_negated_parts_of_products_keep_the_sign_of_zero(fn, dt, backend):
     got, want = npc.compile(fn, backend=backend)(z), fn(z)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+# Fuzzer seeds 100897 and 102313: `a /= a` gave imaginary parts of 2.6e-17 in the eager loops'
+# scalar tail (their AVX2/AVX-512 versions fused a product into vfmaddsub), and a quotient by
+# one complex value differed in about a third of the elements; NumPy's Smith division gives 0.
+SHORT = [1 - 1.5j, -0.5 + 3j, 3.5 - 1j, -1 - 3j, 2 - 3j, 3 - 0.5j, -2 + 0.5j, 1.5 + 0.5j, 1 - 1.5j]
+
+
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+def test_eager_complex_division_bits_in_every_loop(dt):
+    rng = np.random.default_rng(3)
+    for x in [np.array(SHORT[:n], dt) for n in range(1, len(SHORT) + 1)] + [_complex(rng, 999, dt)]:
+        y = np.roll(x, 1)
+        with np.errstate(all="ignore"):
+            cases = [(x / x, npc.array(x) / npc.array(x)), (x / y, npc.array(x) / npc.array(y)),
+                     (x / y[0], npc.array(x) / npc.array(y)[0]), (y[0] / x, npc.array(y)[0] / npc.array(x))]
+            inplace = npc.array(x)
+            inplace /= inplace
+            cases.append((x / x, inplace))
+        for want, got in cases:
+            got = np.asarray(got)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+def test_complex_division_in_place_by_itself(dt, backend):
+    def f(a):
+        a /= a
+        return a / a[-1]
+
+    for n in (1, 3, 5, 9):
+        a = np.array(SHORT[:n], dt)
+        cf = npc.compile(f, backend=backend)
+        got_a, want_a = a.copy(), a.copy()
+        got, want = cf(got_a), f(want_a)
+        np.testing.assert_array_equal(_bits(got), _bits(want))
+        np.testing.assert_array_equal(_bits(got_a), _bits(want_a))
+
+
+# Note [one-element loops] in src/ops/one_element_loops.hpp: NumPy's iterator runs a complex
+# product of one element through its scalar loop when the output is an input (in place) or
+# the ranks differ; fuzzer seed 101145 (the "invalid" of (inf+nanj) * True in place).
+def _in_place(xp, x, y):
+    x *= y
+    return x
+
+
+def _out_is_input(xp, x, y):
+    return xp.multiply(x, y, out=x)
+
+
+def _square_in_place(xp, x, y):
+    return xp.square(x, out=x)
+
+
+def _zero_d_in_place(xp, x, y):
+    z = x.reshape(())
+    z *= y[0]
+    return z
+
+
+def _ranks_differ(xp, x, y):
+    return x[None] * y
+
+
+def _by_python_bool(xp, x, y):
+    return xp.multiply(x, True, out=x)
+
+
+ONE_ELEMENT = [_in_place, _out_is_input, _square_in_place, _zero_d_in_place, _ranks_differ, _by_python_bool]
+
+
+def _run_recording(fn, *args):
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        r = fn(*args)
+    return r, [(w.category, str(w.message)) for w in rec]
+
+
+@pytest.mark.parametrize("mode", ["npc", "eager", "fused"])
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+@pytest.mark.parametrize("fn", ONE_ELEMENT, ids=lambda f: f.__name__.strip("_"))
+def test_one_element_complex_products_run_numpys_scalar_loop(fn, dt, mode):
+    rng = np.random.default_rng(5)
+    pairs = [(complex(np.inf, np.nan), 1 + 0j)] + list(zip(_complex(rng, 40, dt), _complex(rng, 40, dt)))
+    cf = None if mode == "npc" else npc.compile(lambda x, y: fn(np, x, y), backend=mode)
+    for a, b in pairs:
+        x, y = np.array([a], dt), np.array([b], dt)
+        want, ww = _run_recording(fn, np, x.copy(), y.copy())
+        if mode == "npc":
+            got, gw = _run_recording(fn, npc, npc.array(x), npc.array(y))
+        else:
+            got, gw = _run_recording(cf, x.copy(), y.copy())
+        got = np.asarray(got)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(_bits(got.reshape(-1)), _bits(want.reshape(-1)))
+        assert gw == ww

@@ -34,6 +34,15 @@ OPERATORS = {
     "negative_of_quotient": lambda a: -(a.max() / 0),
     "element_by_element": lambda a: a[0] / a[1],
     "divmod": lambda a: divmod(a.max(), 0.0),
+    # a bool scalar has no arithmetic of its own: on the left (or on the right of a Python
+    # number) the ufunc runs, "in floor_divide"; on the right of a uint32 scalar its scalar
+    # arithmetic does (fuzzer seed 102126)
+    "bool_by_uint32": lambda a: a.astype(np.uint32).all(keepdims=True) // a.astype(np.uint32).min(),
+    "bool_by_bool": lambda a: a.all(keepdims=True) // a.any(),
+    "python_int_by_bool": lambda a: 5 // a.all(),
+    "bool_by_python_bool": lambda a: a.all() / False,
+    "uint32_by_bool": lambda a: a.astype(np.uint32).max() // a.all(),
+    "float32_by_bool": lambda a: a.astype(np.float32).max() / a.all(),
     # not scalar arithmetic: arrays, ufunc calls
     "array_by_zero": lambda a: a / 0,
     "ufunc_of_scalar": lambda a: np.divide(a.sum(), 0),

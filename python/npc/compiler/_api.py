@@ -464,6 +464,7 @@ class CompiledFunction:
                 return self._trace_once(args, kwargs, kb, key, known)
             except _Retrace as r:
                 _stats["traces"] -= 1  # the aborted attempt does not count
+                _core._discard_fp_flags()  # its pending errors are dropped with its warnings
                 self._static_floats.update(r.paths)
                 kb = self._key_builder(args, kwargs)
                 key = (tuple(kb.key), self._free_part(args, kwargs), tuple(sorted(kwargs)),

@@ -480,6 +480,11 @@ bool scalar_math(PyObject* const* ops, int n) {
   }
   if (!traced) return false;
   if (n == 1) return typed[0] != DType::Bool;
+  // A bool scalar has no arithmetic of its own: an operator whose own slot is the bool
+  // scalar's (it is on the left, or on the right of a Python number) runs the ufunc
+  // (np.bool_(True) // np.uint32(0) warns "in floor_divide"); on the right of another NumPy
+  // scalar type, that type's scalar arithmetic takes it ("in scalar floor_divide").
+  if (typed[0] == DType::Bool || (typed[1] == DType::Bool && !typed[0])) return false;
   if (typed[0] && typed[1]) {
     if (*typed[0] == DType::Bool && *typed[1] == DType::Bool) return false;
     return can_cast(*typed[0], *typed[1], Casting::Safe) || can_cast(*typed[1], *typed[0], Casting::Safe);
@@ -545,6 +550,9 @@ PyObject* fast_inplace(OpId op, PyObject* a, PyObject* b) {
     return nullptr;
   const DType t = pa->dtype();
   if (!(t == DType::Float64 || t == DType::Float32 || t == DType::Complex128 || t == DType::Complex64)) return nullptr;
+  // One element: NumPy's iterator runs the scalar complex product (Note [one-element loops]
+  // in src/ops/one_element_loops.hpp), which the general in-place path picks.
+  if (op == OpId::multiply && is_complex(t) && pa->size() == 1) return nullptr;
   if (PyArray* pb = array_ptr(b)) {
     if (Py_TYPE(b) != g_array_type || pb->dtype() != t || pb->shape() != pa->shape()) return nullptr;
   } else if (PyComplex_CheckExact(b)) {

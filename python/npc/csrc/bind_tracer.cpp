@@ -334,6 +334,14 @@ void bind_tracer(py::module_& m) {
     }
   });
 
+  // A trace that ends in a retrace (runtime scalars made static) is dropped with its warnings:
+  // the floating-point errors its eager work left pending (a value cast before the break
+  // that raised _StaticScalar) go with it, so the retrace reports them once.
+  m.def("_discard_fp_flags", [] {
+    take_fp_flags();
+    take_named_fp_flags();
+  });
+
   py::class_<PyGraph, std::shared_ptr<PyGraph>>(m, "_Graph")
       .def("__str__", [](const PyGraph& g) { return g.g->str(); })
       .def_property_readonly("backend", [](const PyGraph& g) { return g.backend_used; })
