@@ -184,7 +184,11 @@ def _replace_nan(a, val):
         # NumPy copies `a` (order K: its layout, which its sums then walk) and writes `val`
         # where the mask is set; a `where` result would take the ufunc iterator's layout,
         # which differs for broadcast (stride-0) axes, and sum in another order.
+        # Traced code keeps the `where` (one fused elementwise op; a masked copyto into a
+        # copy is a write the tracer would break on).
         mask = isnan(a)  # noqa: F821
+        if _core._is_traced(a):
+            return where(mask, a.dtype.type(val), a), mask
         out = a.copy(order="K")
         copyto(out, val, where=mask)
         return out, mask

@@ -62,11 +62,13 @@ ir::NodeRef Context::node_of(const ndarray& a) {
     for (size_t i = 0; i < bound_.size() && i < input_buffers_.size(); ++i) {
       const ndarray& base = bound_[i];
       Buffer& b = *input_buffers_[i];
-      if (b.current == b.initial || base.storage() != a.storage() || base.dtype() != a.dtype() ||
+      // The same memory, whatever Storage object holds it (a view made by NumPy code at the
+      // break, `np.expand_dims(x, 0)`, comes back in a Storage of its own).
+      if (b.current == b.initial || !base.storage() || !a.storage() || base.dtype() != a.dtype() ||
           !base.is_c_contiguous() || b.input != static_cast<int>(i))
         continue;
       const int64_t isz = static_cast<int64_t>(a.itemsize());
-      const int64_t off = a.offset() - base.offset();
+      const int64_t off = reinterpret_cast<intptr_t>(a.data()) - reinterpret_cast<intptr_t>(base.data());
       bool ok = off >= 0 && off % isz == 0;
       std::vector<int64_t> st;
       for (auto x : a.strides()) {

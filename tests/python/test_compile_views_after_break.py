@@ -188,3 +188,24 @@ def flip_of_view_then_write(a1):
 def test_view_realized_at_a_break_sees_later_writes(backend):
     from _compile_diff import check
     check(flip_of_view_then_write, *[(np.arange(n, dtype=np.int32),) for n in (3, 3, 4, 5)], backend=backend)
+
+
+# The same with a view that NumPy code made at the break (np.expand_dims of a moved axis needs
+# a concrete value): it comes back in a Storage of its own, over the same memory.
+def expand_dims_of_moved_axis_then_write(a1):
+    v2 = np.expand_dims(np.moveaxis(a1, 0, -1), 0)
+    a1[:, ::-2, :] = False
+    return np.ascontiguousarray(v2)
+
+
+def expand_dims_then_scaled(a1):
+    v2 = np.expand_dims(np.moveaxis(a1, 0, -1), 0)
+    a1[1:] *= 3
+    return v2 + 0
+
+
+@pytest.mark.parametrize("fn", [expand_dims_of_moved_axis_then_write, expand_dims_then_scaled])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_numpy_view_made_at_a_break_sees_later_writes(fn, backend):
+    from _compile_diff import check
+    check(fn, *[(np.ones((n, n, 1)),) for n in (3, 3, 4, 5)], backend=backend)

@@ -72,11 +72,16 @@ def same_bits(x, y):
 def test_fused_equals_eager_bits(dtype, shape, tmp_path):
     x = inputs(dtype)
     bad = []
+    # Each case compiles one function per op: past config.accumulated_recompile_limit a new
+    # function would run its Python (NumPy) instead of a kernel, so the count starts afresh.
+    npc.compiler.reset()
     with np.errstate(all="ignore"), warnings.catch_warnings(), npc.config.patch(cache_dir=str(tmp_path)):
         warnings.simplefilter("ignore")
         for op in OPS:
             fn = SHAPES[shape](getattr(np, op))
+            before = npc.compiler.stats()["eager_runs"]
             fused = npc.compile(fn, backend="fused")(x)
+            assert npc.compiler.stats()["eager_runs"] == before, f"{op} ran eagerly, not compiled"
             eager = fn(npc.asarray(x))
             if not same_bits(fused, eager):
                 f, e = np.asarray(fused), np.asarray(eager)
