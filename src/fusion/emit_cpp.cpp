@@ -21,7 +21,8 @@
 // So the table has no float32 (or float64) pattern of its own: a faster formula for one
 // dtype in generated code only (a vectorizable float32 exp once was one) gives other bits
 // than eager npc in a few percent of elements. A faster rule belongs in the scalar header (or
-// the vector-math policy), where eager and fused code take it together.
+// the vector-math policy), where eager and fused code take it together: float32 exp is now
+// such a rule there (Note [float32 exp] in include/npc/scalar_rules.hpp).
 //
 // Note [fp errors in kernels]
 // A kernel returns the floating-point error kinds it raised (FpFlag bits) so the caller can

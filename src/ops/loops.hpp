@@ -211,11 +211,12 @@ using storage_t = std::conditional_t<std::is_same_v<T, float16> && std::is_same_
 // aligned arrays are adopted only when aligned).
 
 // Note [multiversioned loops]
-// Two kinds of inner loops compile badly for baseline x86-64 (SSE2, no FMA): comparisons
+// Three kinds of inner loops compile badly for baseline x86-64 (SSE2, no FMA): comparisons
 // of float32/float64 operands, which narrow 4- or 8-byte lanes into 1-byte booleans (GCC
 // does not vectorise them: 5x slower than NumPy's AVX2/AVX-512 loops), and complex loops,
 // whose NumPy formulas use fused multiply-adds (Note [complex product]: without the FMA
-// instruction each std::fma is a library call). Their contiguous and scalar-operand cases
+// instruction each std::fma is a library call), and float32 rules written as vector code
+// (float32 exp: 4 lanes in SSE2 where NumPy runs 16). Their contiguous and scalar-operand cases
 // are also compiled for AVX2+FMA and for AVX-512, and the best version the CPU has runs
 // (cpu_level, read once). Comparisons are exact, a fused multiply-add is correctly rounded
 // in hardware and software alike, and floating-point contraction stays off, so every
@@ -296,6 +297,17 @@ inline constexpr bool kMultiversionBinary =
     std::is_same_v<A, B> && (((std::is_same_v<A, double> || std::is_same_v<A, float>) && std::is_same_v<S, bool>) ||
                              std::is_same_v<A, std::complex<double>> || std::is_same_v<A, std::complex<float>>);
 
+/// Whether unary_loop<F, T> takes the multiversioned contiguous loops: complex loops, and the
+/// float32 loops of a rule written as vector code (F::kVectorRule: float32 exp, Note [float32
+/// exp] in include/npc/scalar_rules.hpp), which the AVX2 and AVX-512 versions run 2-4x wider
+/// with the same bits (no contraction, no library call).
+template <class F, class T>
+constexpr bool multiversion_unary() {
+  if constexpr (is_cplx<T>) return true;
+  else if constexpr (requires { F::kVectorRule; }) return F::kVectorRule && std::is_same_v<T, float>;
+  else return false;
+}
+
 template <class F, class T>
 void unary_loop(std::byte* const* p, const int64_t* s, int64_t n) {
   using C = compute_t<T>;
@@ -304,7 +316,7 @@ void unary_loop(std::byte* const* p, const int64_t* s, int64_t n) {
   if (s[0] == sizeof(T) && s[1] == sizeof(S)) {
     const T* a = reinterpret_cast<const T*>(p[0]);
     S* o = reinterpret_cast<S*>(p[1]);
-    if constexpr (is_cplx<T>) {
+    if constexpr (multiversion_unary<F, T>()) {
       if (!partially_overlaps(p[0], n * static_cast<int64_t>(sizeof(T)), p[1], n * static_cast<int64_t>(sizeof(S))))
         contig_unary<F, T, S>(a, o, n);  // multiversioned (see above)
       else

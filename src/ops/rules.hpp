@@ -102,9 +102,13 @@ constexpr bool has_loop(std::string_view loops) {
 }
 
 template <OpId op> struct Rule;
+/// Rows whose float32 rule is vector code (no call, no branch): their contiguous float32 loops
+/// are multiversioned (Note [multiversioned loops] in loops.hpp).
+constexpr bool vector_rule(OpId op) { return op == OpId::exp; }  // Note [float32 exp]
 #define NPC_UFUNC(name, ...)                                                              \
   template <> struct Rule<OpId::name> {                                                    \
     static constexpr bool kMixed = true; /* ldexp's (float, int) loops */                  \
+    static constexpr bool kVectorRule = vector_rule(OpId::name);                           \
     template <class... A> requires (has_loop<A...>(op_row(OpId::name).loops))              \
     auto operator()(A... a) const { return from_rule(npk::ufunc::name(to_rule(a)...)); }   \
   };

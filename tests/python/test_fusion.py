@@ -345,10 +345,7 @@ def test_mixed_dtypes_nep50():
         assert_same(g, w)
 
 
-@pytest.mark.parametrize("case", [1, 2, 3, pytest.param(4, marks=pytest.mark.xfail(
-    strict=True, reason="float32 softmax: the fused row sum adds in double blocks, NumPy pairwise in "
-    "float32; with the C library's expf (eager npc's bits, Note [one rule per float loop]) the "
-    "small demo input is 10 ULP from NumPy")), 5])
+@pytest.mark.parametrize("case", [1, 2, 3, 4, 5])
 def test_demo_case(case):
     """Each `make demo` case compiled by npc.compile (small sizes), one fused kernel."""
     args, _ = C.inputs(case, small=True)
