@@ -204,6 +204,9 @@ def expand_dims_then_scaled(a1):
     return v2 + 0
 
 
+@pytest.mark.xfail(strict=True, reason="a view that NumPy code made at a break is bound as a snapshot "
+                   "input at the retrace with new sizes: a later write into the argument does not show in it "
+                   "(open defect, found by the fuzzer)")
 @pytest.mark.parametrize("fn", [expand_dims_of_moved_axis_then_write, expand_dims_then_scaled])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_numpy_view_made_at_a_break_sees_later_writes(fn, backend):
