@@ -28,16 +28,6 @@
 #include <omp.h>
 #endif
 
-// Note [kernel vector width]
-// With -march=native on an AVX-512 CPU, GCC still vectorizes with 256-bit vectors unless told
-// otherwise (its tuning prefers them). The eager loops that are multiversioned (Note
-// [multiversioned loops] in src/ops/loops.hpp) run 512-bit ones, so a kernel computing the same
-// rule (float32 exp, Note [float32 exp]) ran at half their speed. Kernels prefer 512-bit vectors
-// too; the width changes no result (no contraction, lanes are independent).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
-#pragma GCC target("prefer-vector-width=512")
-#endif
-
 namespace npk {
 // ---- floating-point status (Note [fp errors in kernels], src/fusion/emit_cpp.cpp)
 // Reads this thread's FE flags as npc's FpFlag bits (1 divide, 2 overflow, 4 underflow,
