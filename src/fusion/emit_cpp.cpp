@@ -382,17 +382,28 @@ bool names_any(const std::string& text, const std::set<std::string>& vars) {
   return false;
 }
 
-// The elements of the loop nest under `s` (the loops that end each body, as the schedule
-// sees the nest), times its work per element: the `work` argument of npk::threads_for. An
-// inner loop whose bounds depend on an outer loop's variable is not counted (a lower bound).
+// The elements of the loop nest under `s` (the last loop of each body), times its work per element: the `work` argument of npk::threads_for. An
+// inner loop whose bounds depend on an outer loop's variable (the blocks of a blocked sum,
+// Note [summation]) is counted as the outer loop's step: the elements of one block.
 std::string nest_work(const Stmt& s) {
   std::string w = trip_count(s);
   std::set<std::string> vars{s.var};
+  int64_t step = s.step;
   const Block* b = &s.body;
-  while (!b->empty() && b->back().k == Stmt::K::For) {
-    const Stmt& in = b->back();
+  // The last loop of each body (a reduction's loop comes before the store of its result).
+  auto last_loop = [](const Block& blk) -> const Stmt* {
+    for (auto it = blk.rbegin(); it != blk.rend(); ++it)
+      if (it->k == Stmt::K::For) return &*it;
+    return nullptr;
+  };
+  while (const Stmt* loop = last_loop(*b)) {
+    const Stmt& in = *loop;
     const std::string bound = in.lo.str() + " " + in.hi.str() + (in.capped ? " " + in.cap.str() : "");
-    if (names_any(bound, vars)) break;
+    if (names_any(bound, vars)) {
+      if (step > 1) w += " * " + std::to_string(step);
+      break;
+    }
+    step = in.step;
     w += " * " + trip_count(in);
     vars.insert(in.var);
     b = &in.body;

@@ -89,3 +89,15 @@ def test_loop_asks_with_its_work(capfd):
     assert "npk::threads_for(" in src, src
     calls = src[src.index("npk::threads_for("):].split(";")[0]
     assert calls.rstrip(") ").endswith(", 18"), calls  # sin 8 + multiply 1 + sqrt 8 + add 1
+
+
+def test_rows_of_reductions_count_their_elements(capfd):
+    """A parallel loop over rows whose body reduces (the reduction loop comes before the store
+    of its result) counts the reduced elements too, not only the rows."""
+    r = np.random.default_rng(3)
+    X, Y = r.random((300, 64)), r.random((300, 64))
+    fn = lambda X, Y: np.sum(X[:, :, None] * Y[:, None, :], axis=(-2, -1))  # noqa: E731
+    got, src = compiled_source_and_result(fn, (X, Y), capfd)
+    np.testing.assert_allclose(got, fn(X, Y), rtol=1e-12)
+    call = src[src.index("npk::threads_for("):].split(";")[0]
+    assert call.count("std::max<int64_t>(0,") >= 2, call  # the rows times the reduced extent
