@@ -164,8 +164,9 @@ def table(rows, size):
         kr = f"{kr:.0f}" if kr is not None else "-"
         lines.append(f"| {row['name']} | {np_ms} | {_fmt_ratio(re_, ee)} | {_fmt_ratio(rc, ec)} | {first} | {kc} | {kr} | "
                      f"{c.get('graph_breaks', '-')} |")
-    lines.append(f"| **geometric mean** (programs that ran and validated) | | **{_geomean(eager_r):.2f}x** | "
-                 f"**{_geomean(comp_r):.2f}x** | | | | |")
+    def gm(xs):
+        return f"**{_geomean(xs):.2f}x**" if any(xs) else "-"
+    lines.append(f"| **geometric mean** (programs that ran and validated) | | {gm(eager_r)} | {gm(comp_r)} | | | | |")
     lines.append("")
     return lines
 
