@@ -162,10 +162,14 @@ int fp_kind_rank(std::string_view kinds, int bit) {
 int fp_rank(ir::NodeRef n, int bit) {
   using ir::NodeKind;
   if (n->kind == NodeKind::Cast) {
+    // From finite values, a float cast raises "overflow" into a narrower float (1e300 to
+    // float32) and "invalid" into an integer (1e20 to int32, NumPy's loops); never "invalid"
+    // into another float or complex type, nor anything into bool.
     DType from = n->args.at(0)->dtype, to = n->dtype;
-    bool fl = kind(from) == Kind::Float || is_complex(from);
-    bool narrowing = !(kind(to) == Kind::Float || is_complex(to)) || itemsize(to) < itemsize(from);
-    return fl && narrowing && (bit == kFpOverflow || bit == kFpInvalid) ? 1 : 0;
+    if (!(kind(from) == Kind::Float || is_complex(from)) || to == DType::Bool) return 0;
+    auto part = [](DType t) { return is_complex(t) ? itemsize(t) / 2 : itemsize(t); };
+    if (kind(to) == Kind::Float || is_complex(to)) return bit == kFpOverflow && part(to) < part(from) ? 1 : 0;
+    return bit == kFpInvalid ? 1 : 0;
   }
   // A complex product (multiply, square, prod, cumprod) raises "invalid" from finite
   // operands too: its partial products overflow to infinities that it then subtracts or adds
@@ -175,6 +179,12 @@ int fp_rank(ir::NodeRef n, int bit) {
       (n->op == OpId::multiply || n->op == OpId::square || n->op == OpId::cumprod) &&
       (n->kind == NodeKind::Ufunc || n->kind == NodeKind::Reduce || n->kind == NodeKind::Prim))
     return 1;
+  // NumPy's complex ordered comparisons compare the parts with C's ordered operators, which
+  // raise "invalid" for a NaN part (the op table's rows hold no kinds for comparisons: their
+  // float loops raise nothing).
+  if (bit == kFpInvalid && n->kind == NodeKind::Ufunc && !n->args.empty() && is_complex(n->args[0]->dtype) &&
+      (n->op == OpId::less || n->op == OpId::less_equal || n->op == OpId::greater || n->op == OpId::greater_equal))
+    return 2;
   if (n->kind == NodeKind::Reduce) {
     // The reduction row of the node's ufunc (sum for add, ...) lists what it can raise.
     const OpInfo* r = reduction_row(n->op);

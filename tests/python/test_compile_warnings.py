@@ -209,3 +209,23 @@ def test_cast_of_a_masked_write_at_a_break_warns(backend):
         return a
 
     check(f, (np.array(1.0, np.float16),), (np.ones(3, np.float16),), backend=backend)
+
+
+def complex_mask_write(a0):
+    a0[a0 >= -1] = 1e-40  # the -1 is cast to complex in the graph: the first node
+    return a0.sum()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f, x", [
+    # A complex ordered comparison raises "invalid" for a NaN part (C's ordered operators, as
+    # in NumPy's loop); the warning names the comparison, not an earlier cast of a constant.
+    (complex_mask_write, np.array([np.nan + 0j, -3.4e38 + 0j, 1 + 1j, -0.5 - 2j], np.complex64)),
+    (lambda a: (a.astype(np.complex64) < 2).sum(), np.array([np.nan, 1.0, 3.0])),
+    # A float cast raises "overflow" into a narrower float from finite values (into an integer,
+    # NumPy's warning depends on its loop: Note [unspecified casts] in tests/fuzz/fuzzgen.py).
+    (lambda a: a.astype(np.float32) * 2, np.array([1e300, 1.0])),
+    (lambda a: (a + 1).astype(np.complex64) - 1j, np.array([1e300, 1.0])),
+])
+def test_warning_names_of_comparisons_and_casts(f, x, backend):
+    check(f, (x,), (x,), backend=backend)
