@@ -222,3 +222,24 @@ def test_truth_value_loops(op, n):
     same(aa, xx)
     same(a & b, x & y)
     same((0.3 <= npc.asarray(rng.random(n) * 0 + 0.4)) & (b | a), (0.3 <= rng.random(n) * 0 + 0.4) & (y | x))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32", "float64", "complex128"])
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 129, 4099, 70_001])
+def test_sparse_mask_selection(dtype, n):
+    # Rings and bands: long runs of zero bytes skipped 64 at a time, bytes other than 0 and 1.
+    rng = np.random.default_rng(n)
+    x = (rng.random(n) * 100).astype(dtype)
+    for density in (0.0, 0.001, 0.05, 1.0):
+        m = rng.random(n) < density
+        if n > 300:
+            m[100:300] = False
+            m[130] = m[191] = m[192] = True
+        same(npc.asarray(x)[npc.asarray(m)], x[m])
+        raw = (rng.integers(1, 4, n) * m).astype(np.uint8).view(np.bool_)
+        same(npc.asarray(x)[npc.asarray(raw)], x[raw])
+    img = x[: (n // 64) * 64].reshape(-1, 64) if n >= 64 else x.reshape(1, -1)
+    yy, xx = np.indices(img.shape)
+    r = np.hypot(yy - img.shape[0] / 2, xx - 32.0)
+    ring = (5 <= r) & (r < 7)
+    same(npc.asarray(img)[npc.asarray(ring)], img[ring])
