@@ -293,7 +293,9 @@ void contig_unary(const T* a, S* o, int64_t n) {
 
 // Note [wide arithmetic]
 // float32/float64 add, subtract, multiply, divide, maximum and minimum of two operands (or an
-// operand and a scalar), and square, negative, absolute and sqrt, are memory-bound on arrays that live in the L2 cache (a 1-D stencil of 30,000
+// operand and a scalar), and square, negative, absolute and sqrt, and the same rows and the
+// comparisons of integers (wrapping, exact: int64 minimum is one AVX-512 instruction and a
+// compare-and-move per element in SSE2), are memory-bound on arrays that live in the L2 cache (a 1-D stencil of 30,000
 // elements, a 150x150 grid), where NumPy's AVX2/AVX-512 loops move 2-4 times as many bytes
 // per instruction as the SSE2 loop of a baseline x86-64 build: `a[:-2] + a[2:]` on 30,000
 // float64 took 1.5x NumPy's time. Their contiguous cases are multiversioned as well. Each
@@ -307,11 +309,13 @@ constexpr bool wide_arith_rule() {
 }
 
 /// Whether binary_loop<F, A, B> takes the multiversioned contiguous loops (Note [multiversioned loops]).
+template <class T>
+inline constexpr bool kWideElement = std::is_same_v<T, double> || std::is_same_v<T, float> ||
+                                     (std::is_integral_v<T> && !std::is_same_v<T, bool>);
 template <class F, class A, class B, class S>
 inline constexpr bool kMultiversionBinary =
     std::is_same_v<A, B> &&
-    (((std::is_same_v<A, double> || std::is_same_v<A, float>) &&
-      (std::is_same_v<S, bool> || (std::is_same_v<S, A> && wide_arith_rule<F>()))) ||
+    ((kWideElement<A> && (std::is_same_v<S, bool> || (std::is_same_v<S, A> && wide_arith_rule<F>()))) ||
      std::is_same_v<A, std::complex<double>> || std::is_same_v<A, std::complex<float>>);
 
 /// Whether unary_loop<F, T> takes the multiversioned contiguous loops: complex loops, the
@@ -323,8 +327,7 @@ template <class F, class T>
 constexpr bool multiversion_unary() {
   if constexpr (is_cplx<T>) return true;
   else if constexpr (requires { F::kVectorRule; })
-    return (F::kVectorRule && std::is_same_v<T, float>) ||
-           (wide_arith_rule<F>() && (std::is_same_v<T, float> || std::is_same_v<T, double>));
+    return (F::kVectorRule && std::is_same_v<T, float>) || (wide_arith_rule<F>() && kWideElement<T>);
   else return false;
 }
 

@@ -106,11 +106,12 @@ template <OpId op> struct Rule;
 /// are multiversioned (Note [multiversioned loops] in loops.hpp).
 constexpr bool vector_rule(OpId op) { return op == OpId::exp; }  // Note [float32 exp]
 /// Rows whose float32/float64 rule is one correctly rounded IEEE operation (or an exact sign
-/// operation) on operands of the same type: their contiguous loops are multiversioned too
+/// or comparison operation) on operands of the same type, and exact on integers: their contiguous loops are multiversioned too
 /// (Note [wide arithmetic] in loops.hpp).
 constexpr bool wide_arith(OpId op) {
   return op == OpId::add || op == OpId::subtract || op == OpId::multiply || op == OpId::divide ||
-         op == OpId::square || op == OpId::negative || op == OpId::absolute || op == OpId::sqrt;
+         op == OpId::maximum || op == OpId::minimum || op == OpId::square || op == OpId::negative ||
+         op == OpId::absolute || op == OpId::sqrt;
 }
 #define NPC_UFUNC(name, ...)                                                              \
   template <> struct Rule<OpId::name> {                                                    \

@@ -364,11 +364,61 @@ LoopFn truthy_loop(OpId op) {
 }
 }  // namespace
 
+namespace {
+// Note [strided views in the fast path]
+// Stencils compute on views of a grid (`u[1:-1, 2:] - u[1:-1, :-2]`, `src[2:, 1:-1, 1:-1]`):
+// not contiguous, but every stride positive and no larger than the one before it, so NumPy
+// gives a C-contiguous result and its loop walks rows of the last axis forwards. The fast
+// path runs them too, row by row (the general path's set-up cost more than a 3x3x3 loop).
+// Complex loops stay on the general path (their loop depends on the strides' signs and on
+// buffering, Note [buffered operands] in kernels_arith.cpp), and so do sizes that get threads.
+constexpr int kRowDims = 8;  // views of more axes take the general path
+
+bool c_ordered_view(const ndarray& a) {
+  if (a.ndim() > kRowDims) return false;
+  int64_t prev = INT64_MAX;
+  for (int d = 0; d < a.ndim(); ++d) {
+    if (a.shape()[d] == 1) continue;
+    const int64_t st = a.strides()[d];
+    if (st <= 0 || st > prev) return false;
+    prev = st;
+  }
+  return true;
+}
+
+// Runs `fn` over the rows of the last axis of a fresh C-contiguous `out`; `ptrs`/`strides`
+// hold the inputs' first elements (scalars with stride 0) and the output at index nin.
+void run_rows(LoopFn fn, int nin, const FastInput* inputs, std::byte** ptrs, int64_t* strides, const ndarray& out) {
+  const int nd = out.ndim();
+  const int64_t inner = out.shape()[nd - 1];
+  if (inner == 0) return;
+  int64_t st[kMaxOperands][kRowDims];
+  for (int i = 0; i < nin; ++i)
+    for (int d = 0; d < nd; ++d) st[i][d] = inputs[i].array ? inputs[i].array->strides()[d] : 0;
+  for (int d = 0; d < nd; ++d) st[nin][d] = out.strides()[d];
+  for (int i = 0; i <= nin; ++i) strides[i] = st[i][nd - 1];
+  int64_t idx[kRowDims] = {};
+  std::byte* p[kMaxOperands];
+  for (int i = 0; i <= nin; ++i) p[i] = ptrs[i];
+  const int64_t rows = out.size() / inner;
+  for (int64_t r = 0; r < rows; ++r) {
+    fn(p, strides, inner);
+    for (int d = nd - 2; d >= 0; --d) {  // the next row: an odometer over the outer axes
+      for (int i = 0; i <= nin; ++i) p[i] += st[i][d];
+      if (++idx[d] < out.shape()[d]) break;
+      for (int i = 0; i <= nin; ++i) p[i] -= st[i][d] * out.shape()[d];
+      idx[d] = 0;
+    }
+  }
+}
+}  // namespace
+
 std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags,
                                        std::byte* scalar_out, DType* scalar_dtype) {
   const OpInfo& info = op_info(op);
   if (info.kind != OpKind::Ufunc || info.nout != 1 || info.nin != nin) return std::nullopt;
   const ndarray* shape_of = nullptr;
+  bool nd_view = false;
   DType dts[kMaxOperands];
   bool weak[kMaxOperands];
   bool any_strong = false;
@@ -381,8 +431,13 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
       continue;
     }
     const ndarray& a = *in.array;
-    // C-contiguous arrays, or 1-D arrays of any stride (a column of a matrix).
-    if (a.is_traced() || (!a.is_c_contiguous() && a.ndim() != 1)) return std::nullopt;
+    // C-contiguous arrays, 1-D arrays of any stride (a column of a matrix), or C-ordered
+    // views (Note [strided views in the fast path]).
+    if (a.is_traced()) return std::nullopt;
+    if (!a.is_c_contiguous() && a.ndim() != 1) {
+      if (is_complex(a.dtype()) || !c_ordered_view(a)) return std::nullopt;
+      nd_view = true;
+    }
     if (shape_of && shape_of->shape() != a.shape()) return std::nullopt;
     shape_of = &a;
     dts[i] = a.dtype();
@@ -466,16 +521,21 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
     *scalar_dtype = loop.out[0];
     return std::nullopt;
   }
+  const int cost = elementwise_cost(op, loop.in[0]);
+  if (nd_view && threads_for(shape_of->size(), cost) > 1) return std::nullopt;
   ndarray out = empty(shape_of ? shape_of->shape() : Shape{}, loop.out[0]);
   advise_huge(out);
   ptrs[nin] = out.data();
   strides[nin] = static_cast<int64_t>(itemsize(loop.out[0]));
   const int64_t n = out.size();
   const bool fpe = checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
-  const int cost = elementwise_cost(op, loop.in[0]);
   const int nt = threads_for(n, cost);
   int flags = 0;
   if (n == 0) {
+  } else if (nd_view) {
+    if (fpe) clear_fpe();
+    run_rows(fn, nin, inputs, ptrs, strides, out);
+    if (fpe) flags = read_fpe();
   } else if (nt <= 1) {
     if (fpe) clear_fpe();
     fn(ptrs, strides, n);

@@ -243,3 +243,57 @@ def test_sparse_mask_selection(dtype, n):
     r = np.hypot(yy - img.shape[0] / 2, xx - 32.0)
     ring = (5 <= r) & (r < 7)
     same(npc.asarray(img)[npc.asarray(ring)], img[ring])
+
+
+VIEW_KEYS = [(slice(1, -1), slice(2, None)), (slice(None, None, 2), slice(1, None, 3)), (slice(0, 1), slice(None)),
+             (slice(None), slice(0, 1)), (slice(2, 2), slice(None)), (slice(None), slice(3, 3))]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int64", "uint32", "float16", "float32", "float64"])
+@pytest.mark.parametrize("key", VIEW_KEYS, ids=str)
+def test_strided_views(dtype, key):
+    # C-ordered views of one shape run the fast path row by row: NumPy's values, dtype,
+    # warnings and result layout.
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((9, 12)) * 50).astype(dtype)
+    y = (rng.standard_normal((9, 12)) * 50).astype(dtype)
+    if dtype.startswith("float"):
+        x[1, 3] = np.inf
+        y[2, 5] = 0
+    a, b = npc.asarray(x), npc.asarray(y)
+    k2 = tuple(slice(s.start, s.stop, s.step) for s in key)
+    shifted = (slice(None, x[key].shape[0]), slice(None, x[key].shape[1]))
+    pairs = [(lambda m, p, q: p[key] + q[k2]), (lambda m, p, q: m.multiply(p[key], 3)),
+             (lambda m, p, q: p[key] < q[k2]), (lambda m, p, q: m.maximum(p[key], q[shifted])),
+             (lambda m, p, q: p[key] & q[k2] if dtype in ("bool", "int8", "int64", "uint32") else p[key] - q[k2]),
+             (lambda m, p, q: m.true_divide(p[key], q[k2])),
+             (lambda m, p, q: m.logical_not(p[key]) if dtype == "bool" else m.negative(p[key]))]
+    for f in pairs:
+        g, gw = caught(lambda: f(npc, a, b))
+        e, ew = caught(lambda: f(np, x, y))
+        same(g, e)
+        assert gw == ew
+        assert np.asarray(g).strides == e.strides
+
+
+def test_strided_views_3d_and_layouts():
+    rng = np.random.default_rng(8)
+    x = rng.random((7, 6, 5))
+    a = npc.asarray(x)
+    for f in [lambda m, p: p[2:, 1:-1, 1:-1] - 2.0 * p[1:-1, 1:-1, 1:-1] + p[:-2, 1:-1, 1:-1],
+              lambda m, p: 0.125 * (p[1:-1, 2:, 1:-1] + p[1:-1, :-2, 1:-1]),
+              lambda m, p: p[:, None, 1:3, ::2] * p[:, None, 2:4, ::2],
+              lambda m, p: p.transpose(1, 0, 2)[1:] + p.transpose(1, 0, 2)[:-1],  # not C-ordered
+              lambda m, p: p[::-1, 1:] + p[::-1, :-1],  # negative strides
+              lambda m, p: m.sqrt(p[1:, ::2, 1:]),
+              lambda m, p: p[1:4, 2, 1:] + p[1:4, 3, 1:]]:
+        g, e = f(npc, a), f(np, x)
+        same(g, e)
+        assert np.asarray(g).strides == e.strides
+    # A bool view holding other bytes reads them as True.
+    raw = rng.integers(0, 3, (6, 8)).astype(np.uint8)
+    xb = raw.view(np.bool_)[1:, 2:]
+    ab = npc.asarray(raw).view(np.bool_)[1:, 2:]
+    same(np.logical_xor(ab, ab[::-1]), np.logical_xor(xb, xb[::-1]))
+    same(np.logical_and(ab, ab), np.logical_and(xb, xb))
+    same(ab == npc.asarray(xb.copy()), xb == xb.copy())
