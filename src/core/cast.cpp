@@ -16,6 +16,23 @@ void cast_loop(const std::byte* src, int64_t ss, std::byte* dst, int64_t ds, int
       return;
     }
   }
+  if (ss == 0 && ds == static_cast<int64_t>(sizeof(To)) && n > 1) {
+    // One value broadcast along the row (`a[1:-1] = 0.0`, fill): converted once, then stored
+    // by a loop the compiler vectorises. A bool source is read as a byte (see below).
+    To r;
+    if constexpr (std::is_same_v<From, To>) {
+      std::memcpy(&r, src, sizeof(To));  // the bytes as they are, as the copy below
+    } else if constexpr (std::is_same_v<From, bool>) {
+      r = convert<To>(static_cast<uint8_t>(src[0]) != 0);
+    } else {
+      From v;
+      std::memcpy(&v, src, sizeof(From));
+      r = convert<To>(v);
+    }
+    To* d = reinterpret_cast<To*>(dst);
+    for (int64_t i = 0; i < n; ++i) d[i] = r;
+    return;
+  }
   if constexpr (std::is_same_v<From, bool> && !std::is_same_v<To, bool>) {
     // A bool array viewing other bytes (x.view(bool)) may hold any byte value; NumPy reads
     // every nonzero byte as True when casting, so bytes are read as bytes, never as bool.

@@ -39,9 +39,11 @@ struct Absolute {
 // float32/float64 run NumPy's SIMD loop (ties give the second operand), the other dtypes
 // its scalar loops (the rows' rules, npk::maxv: ties give the first).
 struct MaximumVec {
+  static constexpr bool kWideArith = true;  // Note [wide arithmetic] in loops.hpp
   template <class T> requires is_real_float<T> T operator()(T a, T b) const { return npk::maxv_vec(a, b); }
 };
 struct MinimumVec {
+  static constexpr bool kWideArith = true;
   template <class T> requires is_real_float<T> T operator()(T a, T b) const { return npk::minv_vec(a, b); }
 };
 
@@ -120,11 +122,19 @@ void register_complex_variants(Registrar& r, DType t) {
 
 // NumPy's float32/float64 power loop takes sqrt for a stride-0 exponent of 0.5 (a scalar
 // or broadcast exponent): power(-0.0, 0.5) is -0.0 and power(-inf, 0.5) NaN with "invalid",
-// where pow() gives +0.0 and +inf. Its other fast cases (-1, 0, 1, 2) equal pow()'s results.
+// where pow() gives +0.0 and +inf. Its other fast cases (-1, 0, 1, 2) equal pow()'s results;
+// the exponent 2 is its product x * x, run here as the (vectorised, multiversioned) multiply
+// loop with the base as both operands instead of one pow() call per element.
 template <class T>
 void power_float_loop(std::byte* const* p, const int64_t* s, int64_t n) {
   if (s[1] == 0 && n > 0 && load<T>(p[1]) == T(0.5)) {
     for (int64_t i = 0; i < n; ++i) store<T>(p[2] + i * s[2], std::sqrt(load<T>(p[0] + i * s[0])));
+    return;
+  }
+  if (s[1] == 0 && n > 0 && load<T>(p[1]) == T(2)) {
+    std::byte* const q[3] = {p[0], p[0], p[2]};
+    const int64_t qs[3] = {s[0], s[0], s[2]};
+    binary_loop<Multiply, T, T>(q, qs, n);
     return;
   }
   binary_loop<Rule<OpId::power>, T, T>(p, s, n);

@@ -291,20 +291,43 @@ void contig_unary(const T* a, S* o, int64_t n) {
 #undef NPC_CONTIG_BINARY_BODY
 #undef NPC_CONTIG_UNARY_BODY
 
-/// Whether binary_loop<F, A, B> takes the multiversioned contiguous loops (Note [multiversioned loops]).
-template <class A, class B, class S>
-inline constexpr bool kMultiversionBinary =
-    std::is_same_v<A, B> && (((std::is_same_v<A, double> || std::is_same_v<A, float>) && std::is_same_v<S, bool>) ||
-                             std::is_same_v<A, std::complex<double>> || std::is_same_v<A, std::complex<float>>);
+// Note [wide arithmetic]
+// float32/float64 add, subtract, multiply, divide, maximum and minimum of two operands (or an
+// operand and a scalar), and square, negative, absolute and sqrt, and the same rows and the
+// comparisons of integers (wrapping, exact: int64 minimum is one AVX-512 instruction and a
+// compare-and-move per element in SSE2), are memory-bound on arrays that live in the L2 cache (a 1-D stencil of 30,000
+// elements, a 150x150 grid), where NumPy's AVX2/AVX-512 loops move 2-4 times as many bytes
+// per instruction as the SSE2 loop of a baseline x86-64 build: `a[:-2] + a[2:]` on 30,000
+// float64 took 1.5x NumPy's time. Their contiguous cases are multiversioned as well. Each
+// element is one correctly rounded IEEE operation or an exact one (sign, comparison), with
+// no contraction and no library call, so every version gives the same bits, the same
+// floating-point flags included.
+template <class F>
+constexpr bool wide_arith_rule() {
+  if constexpr (requires { F::kWideArith; }) return F::kWideArith;
+  else return false;
+}
 
-/// Whether unary_loop<F, T> takes the multiversioned contiguous loops: complex loops, and the
+/// Whether binary_loop<F, A, B> takes the multiversioned contiguous loops (Note [multiversioned loops]).
+template <class T>
+inline constexpr bool kWideElement = std::is_same_v<T, double> || std::is_same_v<T, float> ||
+                                     (std::is_integral_v<T> && !std::is_same_v<T, bool>);
+template <class F, class A, class B, class S>
+inline constexpr bool kMultiversionBinary =
+    std::is_same_v<A, B> &&
+    ((kWideElement<A> && (std::is_same_v<S, bool> || (std::is_same_v<S, A> && wide_arith_rule<F>()))) ||
+     std::is_same_v<A, std::complex<double>> || std::is_same_v<A, std::complex<float>>);
+
+/// Whether unary_loop<F, T> takes the multiversioned contiguous loops: complex loops, the
+/// float32/float64 loops of wide arithmetic (Note [wide arithmetic]), and the
 /// float32 loops of a rule written as vector code (F::kVectorRule: float32 exp, Note [float32
 /// exp] in include/npc/scalar_rules.hpp), which the AVX2 and AVX-512 versions run 2-4x wider
 /// with the same bits (no contraction, no library call).
 template <class F, class T>
 constexpr bool multiversion_unary() {
   if constexpr (is_cplx<T>) return true;
-  else if constexpr (requires { F::kVectorRule; }) return F::kVectorRule && std::is_same_v<T, float>;
+  else if constexpr (requires { F::kVectorRule; })
+    return (F::kVectorRule && std::is_same_v<T, float>) || (wide_arith_rule<F>() && kWideElement<T>);
   else return false;
 }
 
@@ -341,7 +364,7 @@ void binary_loop(std::byte* const* p, const int64_t* s, int64_t n) {
   using R = decltype(F{}(CA{}, CB{}));
   using S = storage_t<A, R>;
   constexpr int64_t sa = sizeof(A), sb = sizeof(B), so = sizeof(S);
-  if constexpr (kMultiversionBinary<A, B, S>) {
+  if constexpr (kMultiversionBinary<F, A, B, S>) {
     if (s[2] == so && (s[0] == sa || s[0] == 0) && (s[1] == sb || s[1] == 0) && (s[0] != 0 || s[1] != 0) &&
         !partially_overlaps(p[0], s[0] ? n * sa : sa, p[2], n * so) &&
         !partially_overlaps(p[1], s[1] ? n * sb : sb, p[2], n * so)) {

@@ -180,6 +180,33 @@ int threads_for(int64_t n, int64_t cost) {
   return static_cast<int>(std::min<int64_t>(t, by_work));
 }
 
+// Note [elementwise cost]
+// An element of a float loop counts as eight units of work (Note [parallel threshold]) when
+// it calls a function, two for a division or square root (one vector instruction of a few
+// cycles: `(u[1:-1, 2:] - u[1:-1, :-2]) / h` on a 160x160 grid went to two threads), and one
+// when it is a single cheap vector instruction like an integer op: add, subtract, multiply, comparisons, maximum/minimum and sign
+// operations of real floats are as memory-bound as a copy. Counting eight for those put a
+// 20,000-element comparison or maximum on two threads, whose wake-up costs more than the
+// loop (and much more when the cores are shared).
+int elementwise_cost(OpId op, DType t) {
+  if (!is_inexact(t)) return 1;
+  switch (op) {
+    case OpId::add: case OpId::subtract: case OpId::multiply: return 1;
+    default: break;
+  }
+  if (is_complex(t)) return 8;
+  switch (op) {
+    case OpId::equal: case OpId::not_equal: case OpId::less: case OpId::less_equal:
+    case OpId::greater: case OpId::greater_equal: case OpId::maximum: case OpId::minimum:
+    case OpId::fmax: case OpId::fmin: case OpId::negative: case OpId::positive:
+    case OpId::absolute: case OpId::copysign: case OpId::square:
+      return 1;
+    case OpId::divide: case OpId::sqrt:  // one vector instruction of a few cycles
+      return 2;
+    default: return 8;
+  }
+}
+
 // ---------------------------------------------------------------- floating-point status
 namespace {
 thread_local int t_fpe = 0;

@@ -105,10 +105,19 @@ template <OpId op> struct Rule;
 /// Rows whose float32 rule is vector code (no call, no branch): their contiguous float32 loops
 /// are multiversioned (Note [multiversioned loops] in loops.hpp).
 constexpr bool vector_rule(OpId op) { return op == OpId::exp; }  // Note [float32 exp]
+/// Rows whose float32/float64 rule is one correctly rounded IEEE operation (or an exact sign
+/// or comparison operation) on operands of the same type, and exact on integers: their contiguous loops are multiversioned too
+/// (Note [wide arithmetic] in loops.hpp).
+constexpr bool wide_arith(OpId op) {
+  return op == OpId::add || op == OpId::subtract || op == OpId::multiply || op == OpId::divide ||
+         op == OpId::maximum || op == OpId::minimum || op == OpId::square || op == OpId::negative ||
+         op == OpId::absolute || op == OpId::sqrt;
+}
 #define NPC_UFUNC(name, ...)                                                              \
   template <> struct Rule<OpId::name> {                                                    \
     static constexpr bool kMixed = true; /* ldexp's (float, int) loops */                  \
     static constexpr bool kVectorRule = vector_rule(OpId::name);                           \
+    static constexpr bool kWideArith = wide_arith(OpId::name);                             \
     template <class... A> requires (has_loop<A...>(op_row(OpId::name).loops))              \
     auto operator()(A... a) const { return from_rule(npk::ufunc::name(to_rule(a)...)); }   \
   };

@@ -304,13 +304,37 @@ namespace {
 // the truth values themselves ((a != 0) op (b != 0), which vectorizes), so the fast path
 // need not scan its bool inputs for other bytes first (a scan costs as much as the loop).
 // The same holds for ~a and logical_not(a) of bool (a == 0).
+// Their contiguous loops are multiversioned (Note [multiversioned loops] in loops.hpp): a mask
+// `(r1 <= x) & (x < r2)` over an image ran at 60% of NumPy's AVX-512 loop in SSE2.
+#define NPC_TRUTHY_BODY \
+  for (int64_t i = 0; i < n; ++i) o[i] = Op{}(a[i] != 0, b[i] != 0);
+template <class Op>
+void truthy_contig_base(const uint8_t* a, const uint8_t* b, uint8_t* o, int64_t n) { NPC_TRUTHY_BODY }
+#if NPC_MULTIVERSION
+template <class Op>
+NPC_TARGET_AVX2 void truthy_contig_avx2(const uint8_t* a, const uint8_t* b, uint8_t* o, int64_t n) { NPC_TRUTHY_BODY }
+template <class Op>
+NPC_TARGET_AVX512 void truthy_contig_avx512(const uint8_t* a, const uint8_t* b, uint8_t* o, int64_t n) { NPC_TRUTHY_BODY }
+#endif
+#undef NPC_TRUTHY_BODY
+
 template <class Op>
 void truthy_loop_impl(std::byte* const* p, const int64_t* s, int64_t n) {
   const auto* a = reinterpret_cast<const uint8_t*>(p[0]);
   const auto* b = reinterpret_cast<const uint8_t*>(p[1]);
   auto* o = reinterpret_cast<uint8_t*>(p[2]);
   if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
-    for (int64_t i = 0; i < n; ++i) o[i] = Op{}(a[i] != 0, b[i] != 0);
+    // An output that overlaps an input only partly (an accumulation) runs element by element.
+    if (partially_overlaps(p[0], n, p[2], n) || partially_overlaps(p[1], n, p[2], n)) {
+      for (int64_t i = 0; i < n; ++i) o[i] = Op{}(a[i] != 0, b[i] != 0);
+      return;
+    }
+#if NPC_MULTIVERSION
+    static const int level = cpu_level();
+    if (level == 2) return truthy_contig_avx512<Op>(a, b, o, n);
+    if (level == 1) return truthy_contig_avx2<Op>(a, b, o, n);
+#endif
+    truthy_contig_base<Op>(a, b, o, n);
   } else {
     for (int64_t i = 0; i < n; ++i) o[i * s[2]] = Op{}(a[i * s[0]] != 0, b[i * s[1]] != 0);
   }
@@ -340,11 +364,61 @@ LoopFn truthy_loop(OpId op) {
 }
 }  // namespace
 
+namespace {
+// Note [strided views in the fast path]
+// Stencils compute on views of a grid (`u[1:-1, 2:] - u[1:-1, :-2]`, `src[2:, 1:-1, 1:-1]`):
+// not contiguous, but every stride positive and no larger than the one before it, so NumPy
+// gives a C-contiguous result and its loop walks rows of the last axis forwards. The fast
+// path runs them too, row by row (the general path's set-up cost more than a 3x3x3 loop).
+// Complex loops stay on the general path (their loop depends on the strides' signs and on
+// buffering, Note [buffered operands] in kernels_arith.cpp), and so do sizes that get threads.
+constexpr int kRowDims = 8;  // views of more axes take the general path
+
+bool c_ordered_view(const ndarray& a) {
+  if (a.ndim() > kRowDims) return false;
+  int64_t prev = INT64_MAX;
+  for (int d = 0; d < a.ndim(); ++d) {
+    if (a.shape()[d] == 1) continue;
+    const int64_t st = a.strides()[d];
+    if (st <= 0 || st > prev) return false;
+    prev = st;
+  }
+  return true;
+}
+
+// Runs `fn` over the rows of the last axis of a fresh C-contiguous `out`; `ptrs`/`strides`
+// hold the inputs' first elements (scalars with stride 0) and the output at index nin.
+void run_rows(LoopFn fn, int nin, const FastInput* inputs, std::byte** ptrs, int64_t* strides, const ndarray& out) {
+  const int nd = out.ndim();
+  const int64_t inner = out.shape()[nd - 1];
+  if (inner == 0) return;
+  int64_t st[kMaxOperands][kRowDims];
+  for (int i = 0; i < nin; ++i)
+    for (int d = 0; d < nd; ++d) st[i][d] = inputs[i].array ? inputs[i].array->strides()[d] : 0;
+  for (int d = 0; d < nd; ++d) st[nin][d] = out.strides()[d];
+  for (int i = 0; i <= nin; ++i) strides[i] = st[i][nd - 1];
+  int64_t idx[kRowDims] = {};
+  std::byte* p[kMaxOperands];
+  for (int i = 0; i <= nin; ++i) p[i] = ptrs[i];
+  const int64_t rows = out.size() / inner;
+  for (int64_t r = 0; r < rows; ++r) {
+    fn(p, strides, inner);
+    for (int d = nd - 2; d >= 0; --d) {  // the next row: an odometer over the outer axes
+      for (int i = 0; i <= nin; ++i) p[i] += st[i][d];
+      if (++idx[d] < out.shape()[d]) break;
+      for (int i = 0; i <= nin; ++i) p[i] -= st[i][d] * out.shape()[d];
+      idx[d] = 0;
+    }
+  }
+}
+}  // namespace
+
 std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags,
                                        std::byte* scalar_out, DType* scalar_dtype) {
   const OpInfo& info = op_info(op);
   if (info.kind != OpKind::Ufunc || info.nout != 1 || info.nin != nin) return std::nullopt;
   const ndarray* shape_of = nullptr;
+  bool nd_view = false;
   DType dts[kMaxOperands];
   bool weak[kMaxOperands];
   bool any_strong = false;
@@ -357,8 +431,13 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
       continue;
     }
     const ndarray& a = *in.array;
-    // C-contiguous arrays, or 1-D arrays of any stride (a column of a matrix).
-    if (a.is_traced() || (!a.is_c_contiguous() && a.ndim() != 1)) return std::nullopt;
+    // C-contiguous arrays, 1-D arrays of any stride (a column of a matrix), or C-ordered
+    // views (Note [strided views in the fast path]).
+    if (a.is_traced()) return std::nullopt;
+    if (!a.is_c_contiguous() && a.ndim() != 1) {
+      if (is_complex(a.dtype()) || !c_ordered_view(a)) return std::nullopt;
+      nd_view = true;
+    }
     if (shape_of && shape_of->shape() != a.shape()) return std::nullopt;
     shape_of = &a;
     dts[i] = a.dtype();
@@ -442,16 +521,21 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
     *scalar_dtype = loop.out[0];
     return std::nullopt;
   }
+  const int cost = elementwise_cost(op, loop.in[0]);
+  if (nd_view && threads_for(shape_of->size(), cost) > 1) return std::nullopt;
   ndarray out = empty(shape_of ? shape_of->shape() : Shape{}, loop.out[0]);
   advise_huge(out);
   ptrs[nin] = out.data();
   strides[nin] = static_cast<int64_t>(itemsize(loop.out[0]));
   const int64_t n = out.size();
   const bool fpe = checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
-  int cost = (is_inexact(loop.in[0]) && op != OpId::add && op != OpId::subtract && op != OpId::multiply) ? 8 : 1;
   const int nt = threads_for(n, cost);
   int flags = 0;
   if (n == 0) {
+  } else if (nd_view) {
+    if (fpe) clear_fpe();
+    run_rows(fn, nin, inputs, ptrs, strides, out);
+    if (fpe) flags = read_fpe();
   } else if (nt <= 1) {
     if (fpe) clear_fpe();
     fn(ptrs, strides, n);
@@ -670,7 +754,7 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     ptrs[nin + k] = targets[k].data();
     strides.push_back(targets[k].strides());
   }
-  int cost = (is_inexact(loop.in[0]) && op != OpId::add && op != OpId::subtract && op != OpId::multiply) ? 8 : 1;
+  const int cost = ops::elementwise_cost(op, loop.in[0]);
   // Complex comparisons use C's ordered comparisons, which raise "invalid" on NaN as NumPy's do.
   const bool fpe = ops::checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
   int flags;
