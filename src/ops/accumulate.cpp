@@ -35,7 +35,9 @@ ndarray accumulate(OpId op_in, const ndarray& a, int64_t axis, std::optional<DTy
   if (a.is_traced() || (out && out->is_traced()))  // Note [trace hooks]: a Prim cumsum/cumprod node
     if (auto hook = accumulate_trace_hook()) return hook(op, a, ax, t, out);
   check_int_power_exponents(op, t, a, ax, false);
-  ndarray res = empty(a.shape(), t);
+  // Note [reduction layout] in reduce_plan.cpp: the new result in NumPy's axis order (a scan
+  // reduces no axis; it runs in place in whatever layout).
+  ndarray res = ops::empty_in_axis_order(a.shape(), t, ops::reduce_output_axes(a, std::vector<bool>(a.ndim(), false), true));
   // Note [bool bytes] in src/ops/ufunc.cpp: a bool input holding other bytes scans its
   // truth values (a copy into a bool result would keep the bytes).
   if (t == DType::Bool && !ops::bool_bytes_normal(a))

@@ -94,6 +94,17 @@ std::optional<bool> weak_int_outcome(OpId op, std::span<const Operand> inputs, i
 /// operands (inputs, given outputs): NumPy's iterator order (Note [output layout] in
 /// src/ops/ufunc.cpp); the output is C-contiguous over the axes in this order.
 std::vector<int> output_axes(std::span<const int64_t> shape, Order order, std::span<const ndarray> operands);
+/// The axis order, outermost first, of the new result of a reduction of `a` over the axes
+/// `red` marks (with its where= mask, if any), among the result's axes (all of a's with
+/// `keepdims`, else the kept ones): NumPy's iterator order over the input (Note [reduction
+/// layout] in src/ops/reduce_plan.cpp). Scans take it with no axis reduced and keepdims.
+std::vector<int> reduce_output_axes(const ndarray& a, const std::vector<bool>& red, bool keepdims,
+                                    const ndarray* where = nullptr);
+/// `res` (C-contiguous) in the layout of `axes` (outermost first): itself, with the strides
+/// of its length-1 axes changed where only those differ, else a copy.
+ndarray in_axis_order(const ndarray& res, const std::vector<int>& axes);
+/// A new array of `shape` and `t`, C-contiguous over its axes in the order `axes`.
+ndarray empty_in_axis_order(const Shape& shape, DType t, const std::vector<int>& axes);
 /// Asks the kernel for transparent huge pages on a large new output (NumPy does the same),
 /// which halves the page-fault cost of first touch.
 void advise_huge(const ndarray& a);

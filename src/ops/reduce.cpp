@@ -274,12 +274,26 @@ ndarray reduce_mixed(OpId op, ops::LoopFn fn, const ndarray& a, const ReduceOpti
 }
 }  // namespace
 
+namespace {
+ndarray reduce_c_order(OpId op_in, const ndarray& a, const ReduceOptions& opts);
+}
+
 ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   if (a.is_traced()) {
     auto hook = reduce_trace_hook();
     if (!hook) throw TypeError("npc: traced array given to a reduction but no tracer is installed");
     return hook(op_in, a, opts);
   }
+  ndarray r = reduce_c_order(op_in, a, opts);
+  if (opts.out || r.ndim() == 0 || a.ndim() < 2) return r;
+  // Note [reduction layout] in reduce_plan.cpp: NumPy's layout of the new result.
+  return ops::in_axis_order(r, ops::reduce_output_axes(a, axes_mask(a, opts.axes), opts.keepdims,
+                                                       opts.where ? &*opts.where : nullptr));
+}
+
+namespace {
+// The reduction with its new result C-ordered (reduce lays it out as NumPy does).
+ndarray reduce_c_order(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   if (!ops::bool_bytes_normal(a))  // Note [bool bytes]: nonzero bytes reduce as True
     return reduce(op_in, a.astype(DType::UInt8).view(DType::Bool), opts);
   const OpId op = ufunc_of(op_in);
@@ -766,5 +780,7 @@ ndarray reduce(OpId op_in, const ndarray& a, const ReduceOptions& opts) {
   }
   return finish(std::move(res));
 }
+
+}  // namespace
 
 }  // namespace npc

@@ -218,3 +218,75 @@ void gather_block(std::byte* dst, const std::byte* p, int64_t c, int64_t m, cons
 }
 
 }  // namespace npc::reduction
+
+namespace npc::ops {
+
+// Note [reduction layout]
+// NumPy allocates a reduction's result (reduce, and ufunc.accumulate: cumsum, cumprod) with
+// its iterator over the input and the where= mask, the output being an operand of the
+// input's shape with the reduced axes of length 1: so in the order='K' axis order of Note
+// [output layout] (src/ops/ufunc.cpp) over those operands, C-contiguous in that order, and
+// without keepdims the reduced axes are then dropped (their length 1 left the other strides
+// as they are). A sum over axis 1 of an F-ordered (2, 3, 4) array has strides (8, 16), with
+// keepdims (8, 16, 16); cumsum along any axis of it is F-ordered (8, 16, 48). argmin/argmax
+// allocate C-ordered results (NumPy's PyArray_ArgMax), and do not come here. Eager
+// reductions compute in C order and lay the result out at the end (in_axis_order: a copy
+// only when an axis longer than 1 moves); the tracer records the same layout (its reduce and
+// scan hooks, src/tracer/trace_hooks.cpp).
+std::vector<int> reduce_output_axes(const ndarray& a, const std::vector<bool>& red, bool keepdims, const ndarray* where) {
+  std::vector<ndarray> operands{a};
+  if (where) operands.push_back(*where);
+  const std::vector<int> full = output_axes(a.shape(), Order::K, operands);
+  if (keepdims) return full;
+  std::vector<int> index(a.ndim(), -1);  // a's axis -> the result's
+  int k = 0;
+  for (int d = 0; d < a.ndim(); ++d)
+    if (!red[d]) index[d] = k++;
+  std::vector<int> r;
+  for (int d : full)
+    if (!red[d]) r.push_back(index[d]);
+  return r;
+}
+
+namespace {
+bool is_identity(const std::vector<int>& axes) {
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != static_cast<int>(i)) return false;
+  return true;
+}
+
+// The strides of a C-contiguous layout of `shape` over its axes in the order `axes`, and
+// that permuted shape.
+Strides strides_in_order(const Shape& shape, size_t isz, const std::vector<int>& axes, Shape& permuted) {
+  const size_t nd = shape.size();
+  permuted.resize(nd);
+  for (size_t i = 0; i < nd; ++i) permuted[i] = shape[axes[i]];
+  const Strides ps = contiguous_strides(permuted, isz);
+  Strides want(nd);
+  for (size_t i = 0; i < nd; ++i) want[axes[i]] = ps[i];
+  return want;
+}
+}  // namespace
+
+ndarray empty_in_axis_order(const Shape& shape, DType t, const std::vector<int>& axes) {
+  if (is_identity(axes)) return empty(shape, t);
+  Shape permuted;
+  Strides want = strides_in_order(shape, itemsize(t), axes, permuted);
+  return ndarray(empty(permuted, t).storage(), 0, t, shape, std::move(want));
+}
+
+ndarray in_axis_order(const ndarray& res, const std::vector<int>& axes) {
+  const int nd = res.ndim();
+  if (is_identity(axes)) return res;
+  Shape permuted;
+  const Strides want = strides_in_order(res.shape(), res.itemsize(), axes, permuted);
+  if (want == res.strides()) return res;
+  bool same = res.is_c_contiguous();
+  for (int d = 0; d < nd; ++d) same = same && (res.shape()[d] <= 1 || res.strides()[d] == want[d]);
+  if (same || res.size() == 0) return ndarray(res.storage(), res.offset(), res.dtype(), res.shape(), want);
+  ndarray out(empty(permuted, res.dtype()).storage(), 0, res.dtype(), res.shape(), want);
+  copy_into(out, res);
+  return out;
+}
+
+}  // namespace npc::ops

@@ -62,6 +62,10 @@ struct TracedValue {
 void mark_scalar(const ndarray& a);
 bool is_scalar_result(const ndarray& a);
 
+// Context::adopt_view on the current context (Note [NumPy views of inputs] in trace_nodes.cpp):
+// the traced view that stands for NumPy result `a`, or nothing.
+std::optional<ndarray> adopt_view(const ndarray& a);
+
 // True when `a` is bound as a strided view of its covering run (Note [strided inputs] in
 // trace_inputs.cpp): neither C- nor F-contiguous, not empty, strides multiples of the itemsize.
 bool strided_input(const ndarray& a);
@@ -177,6 +181,9 @@ class Context {
 
   // ---- recording (called by the hooks)
   ir::NodeRef node_of(const ndarray& a);           // traced, or a concrete array bound as an input/constant
+  // Note [NumPy views of inputs] in trace_nodes.cpp: concrete `a` (a NumPy result) as a traced
+  // strided view of the segment input whose bound memory holds it, after a break; else nothing.
+  std::optional<ndarray> adopt_view(const ndarray& a);
   // Note [distinct buffers] in trace_segments.cpp.
   void separate_buffers(const std::vector<Buffer*>& bufs);
   ir::NodeRef node_of_operand(const ndarray& a, bool weak);
@@ -255,6 +262,9 @@ class Context {
   // constraints; Note [specialised symbols] in trace_nodes.cpp).
   ir::NodeRef align_dims(ir::NodeRef value, const ir::SymShape& target);
   std::shared_ptr<Buffer> buffer_for_input(const ndarray& a, ir::SymShape shape);
+  // The segment input whose bound array's memory holds concrete `a` as a strided view, and
+  // that view's {offset, strides...} in elements (Note [NumPy views of inputs] in trace_nodes.cpp).
+  std::optional<std::pair<size_t, std::vector<int64_t>>> inside_input(const ndarray& a) const;
   // A traced C-contiguous array standing for input array `a` bound to buffer `b`.
   ndarray traced_input(const ndarray& a, std::shared_ptr<Buffer> b);
   std::vector<ndarray> run_segment(std::vector<ir::NodeRef> outputs);

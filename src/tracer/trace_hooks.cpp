@@ -323,6 +323,26 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   return result;
 }
 
+// Value `r` (shape `hint`) laid out with its axes in order `axes` (outermost first; empty:
+// C order): a copy of the permuted node is the buffer's value (C-contiguous, as its buffer
+// is), traced as the transpose back. (A view would not do: the transpose back of a permuted
+// view is `r` again, in r's C order.) The reduction itself stays over the operand as traced,
+// which keeps NumPy's summation order (Note [NumPy reduction order] in src/ops/reduce_plan.cpp).
+ndarray laid_out_value(Context& c, ir::NodeRef r, const Shape& hint, const std::vector<int>& axes) {
+  bool identity = true;
+  for (size_t i = 0; i < axes.size(); ++i) identity = identity && axes[i] == static_cast<int>(i);
+  if (identity) return c.new_value(r, hint);
+  ir::Graph& g = c.graph();
+  const std::vector<int64_t> perm(axes.begin(), axes.end());
+  std::vector<int64_t> back(axes.size());
+  Shape ph;
+  for (size_t i = 0; i < axes.size(); ++i) back[axes[i]] = static_cast<int64_t>(i), ph.push_back(hint[axes[i]]);
+  ir::NodeRef p = g.permute(r, perm);
+  const int64_t serial = static_cast<int64_t>(g.nodes().size());  // as Note [distinct buffers]'s copies
+  p = g.prim(OpId::copy, std::span<const ir::NodeRef>(&p, 1), p->dtype, p->shape, std::span<const int64_t>(&serial, 1));
+  return c.new_value(p, ph).transpose(back);
+}
+
 ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   Context& c = ctx_or_throw();
   c.maybe_cut();  // Note [loops] in trace_segments.cpp
@@ -397,7 +417,10 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
     c.write(*opts.out, r);
     return *opts.out;
   }
-  return c.new_value(r, hint);
+  // Note [reduction layout] in src/ops/reduce_plan.cpp: the result laid out as eagerly.
+  std::vector<bool> red(a.ndim(), false);
+  for (auto ax : axes) red[ax] = true;
+  return laid_out_value(c, r, hint, a.ndim() < 2 ? std::vector<int>{} : ops::reduce_output_axes(a, red, opts.keepdims));
 }
 
 
@@ -480,7 +503,10 @@ ndarray accumulate_hook(OpId op, const ndarray& a, int64_t axis, DType t, const 
     c.write(*out, r);
     return *out;
   }
-  return c.new_value(r, a.shape());
+  // Note [reduction layout] in src/ops/reduce_plan.cpp: the result laid out as eagerly.
+  return laid_out_value(c, r, a.shape(),
+                        a.ndim() < 2 ? std::vector<int>{}
+                                     : ops::reduce_output_axes(a, std::vector<bool>(a.ndim(), false), true));
 }
 
 ndarray sort_hook(const ndarray& a, int64_t axis, bool descending, bool arg) {

@@ -48,6 +48,66 @@ ir::NodeRef Context::value_node(TracedValue& tv) {
   return n;
 }
 
+// Note [NumPy views of inputs]
+// After a break, every array the program holds is bound to an input of the segment (Note
+// [symbols after a break]), and realize() hands out views of those bound arrays. NumPy code
+// that gets them (a fallback call) may return a view of them (`np.expand_dims` of a moved
+// axis, `np.broadcast_to`), in a Storage of its own over the same memory. As a concrete
+// array, such a view holds the values of the segment's start: writes into the input that
+// the segment records later (`a1[:, ::-2] = 0`) are in the graph, not yet in that memory,
+// so eager code reading the view (`v + 0`, `np.ascontiguousarray(v)`) would miss them, and
+// binding it at a later use (a snapshot) sees only what the memory held. So the view is
+// traced as what it is in NumPy: a strided view of the input's buffer (adopt_view, on the
+// results of NumPy calls), which reads the buffer's value where it is used and is written
+// back through like the input. inside_input finds the input: the same memory, whatever
+// Storage object holds it, as a strided view of its C-contiguous bound array with the
+// buffer's dtype: {input, {offset, strides...}} in elements.
+std::optional<std::pair<size_t, std::vector<int64_t>>> Context::inside_input(const ndarray& a) const {
+  if (a.is_traced() || a.ndim() == 0 || a.size() == 0 || !a.storage()) return std::nullopt;
+  for (size_t i = 0; i < bound_.size() && i < input_buffers_.size(); ++i) {
+    const ndarray& base = bound_[i];
+    const Buffer& b = *input_buffers_[i];
+    if (!base.storage() || base.dtype() != a.dtype() || b.dtype != a.dtype() || !base.is_c_contiguous() ||
+        b.input != static_cast<int>(i) || !all_static(b.shape) || base.size() == 0)
+      continue;
+    const int64_t isz = static_cast<int64_t>(a.itemsize());
+    const int64_t off = reinterpret_cast<intptr_t>(a.data()) - reinterpret_cast<intptr_t>(base.data());
+    bool ok = off >= 0 && off % isz == 0;
+    std::vector<int64_t> p{off / isz};
+    for (auto x : a.strides()) {
+      ok = ok && x % isz == 0;
+      p.push_back(x / isz);
+    }
+    int64_t lo = off / isz, hi = off / isz;
+    for (int d = 0; d < a.ndim(); ++d) (p[d + 1] < 0 ? lo : hi) += (a.shape()[d] - 1) * p[d + 1];
+    if (!ok || lo < 0 || hi >= base.size()) continue;
+    return std::make_pair(i, std::move(p));
+  }
+  return std::nullopt;
+}
+
+std::optional<ndarray> Context::adopt_view(const ndarray& a) {
+  if (breaks_.empty()) return std::nullopt;
+  auto in = inside_input(a);
+  if (!in) return std::nullopt;
+  auto [i, p] = std::move(*in);
+  auto t = std::make_shared<TracedValue>();
+  t->buf = input_buffers_[i];
+  t->shape = ir::static_shape(a.shape());
+  t->dtype = a.dtype();
+  t->ctx_id = id_;
+  const int64_t off = p[0];
+  t->chain.push_back({ir::ViewKind::Strided, std::move(p), t->shape});
+  ndarray r = make_traced(t, a.shape(), off, a.strides());
+  if (!a.writeable()) r.set_writeable(false);
+  return r;
+}
+
+std::optional<ndarray> adopt_view(const ndarray& a) {
+  Context* c = current();
+  return c ? c->adopt_view(a) : std::nullopt;
+}
+
 ir::NodeRef Context::node_of(const ndarray& a) {
   if (TracedValue* tv = traced(a)) {
     if (tv->ctx_id != id_)
@@ -59,26 +119,10 @@ ir::NodeRef Context::node_of(const ndarray& a) {
     // A concrete view of a buffer this segment has written (a view realized at the break
     // while another handle of the same array stays traced): read through the buffer's
     // current value, so that the writes recorded since the break show in it, as in NumPy.
-    for (size_t i = 0; i < bound_.size() && i < input_buffers_.size(); ++i) {
-      const ndarray& base = bound_[i];
-      Buffer& b = *input_buffers_[i];
-      // The same memory, whatever Storage object holds it (a view made by NumPy code at the
-      // break, `np.expand_dims(x, 0)`, comes back in a Storage of its own).
-      if (b.current == b.initial || !base.storage() || !a.storage() || base.dtype() != a.dtype() ||
-          !base.is_c_contiguous() || b.input != static_cast<int>(i))
-        continue;
-      const int64_t isz = static_cast<int64_t>(a.itemsize());
-      const int64_t off = reinterpret_cast<intptr_t>(a.data()) - reinterpret_cast<intptr_t>(base.data());
-      bool ok = off >= 0 && off % isz == 0;
-      std::vector<int64_t> st;
-      for (auto x : a.strides()) {
-        ok = ok && x % isz == 0;
-        st.push_back(x / isz);
-      }
-      int64_t lo = off / isz, hi = off / isz;
-      for (int d = 0; d < a.ndim(); ++d) (st[d] < 0 ? lo : hi) += (a.shape()[d] - 1) * st[d];
-      if (!ok || lo < 0 || hi >= base.size()) continue;
-      return graph_->strided(b.current, off / isz, st, ir::static_shape(a.shape()));
+    if (auto in = inside_input(a); in && input_buffers_[in->first]->current != input_buffers_[in->first]->initial) {
+      const std::vector<int64_t>& p = in->second;
+      return graph_->strided(input_buffers_[in->first]->current, p[0], std::span<const int64_t>(p).subspan(1),
+                             ir::static_shape(a.shape()));
     }
   }
   if (!breaks_.empty() && a.writeable()) {
@@ -278,7 +322,23 @@ void Context::write(const ndarray& dst, ir::NodeRef value) {
   value = graph_->broadcast(value, region->shape);
   Buffer& b = *tv->buf;
   // A write over the whole buffer (`out=` of a fresh result, `x[...] = v`) is the value itself.
-  b.current = region == b.current && value->shape == b.current->shape ? value : graph_->write(b.current, region, value);
+  if (region == b.current && value->shape == b.current->shape) {
+    b.current = value;
+  } else if (region->kind == ir::NodeKind::View && region->view_kind() == ir::ViewKind::Permute &&
+             region->args[0] == b.current) {
+    // Through a transpose of the whole buffer (`np.true_divide(r, n, out=r)` of a result laid
+    // out as NumPy's, Note [reduction layout] in src/ops/reduce_plan.cpp): the value
+    // transposed back, materialised in the buffer's layout (a copy, so that the result keeps
+    // that layout rather than the value's).
+    std::vector<int64_t> inv(region->params.size() - 1);
+    for (size_t i = 1; i < region->params.size(); ++i) inv[static_cast<size_t>(region->params[i])] = static_cast<int64_t>(i - 1);
+    ir::NodeRef v = graph_->permute(value, inv);
+    const int64_t serial = static_cast<int64_t>(graph_->nodes().size());  // as Note [distinct buffers]'s copies
+    b.current = graph_->prim(OpId::copy, std::span<const ir::NodeRef>(&v, 1), v->dtype, b.current->shape,
+                             std::span<const int64_t>(&serial, 1));
+  } else {
+    b.current = graph_->write(b.current, region, value);
+  }
   ++b.version;
 }
 
@@ -367,6 +427,20 @@ std::shared_ptr<void> Context::view(const ndarray& src, const ndarray& r) {
     t->dtype = r.dtype();
     t->ctx_id = id_;
     return t;
+  }
+  // Note [views of symbolic sizes]
+  // A strided view of a buffer of symbolic shape (`np.expand_dims(np.moveaxis(a, 0, -1), 0)`
+  // traced with dynamic sizes) has no exact node: the view needs the sizes. Eager code would
+  // realize the source (a graph break) and make a concrete view of the realized memory; but
+  // a concrete view of an input holds the values of the segment's start, and misses the
+  // writes into the input that the next segment records (`a[:, ::-2] = 0`), where NumPy's
+  // view sees them. So the break happens here instead, and after it every buffer is bound
+  // with the sizes seen (Note [symbols after a break]): the view is then a traced strided
+  // view of the buffer, which reads its value where it is used, as the view does in NumPy.
+  if (!all_static(b.shape) && r.dtype() == b.dtype && r.offset() % bsz == 0 &&
+      std::all_of(r.strides().begin(), r.strides().end(), [&](int64_t st) { return st % bsz == 0; })) {
+    break_graph("a concrete value was needed");
+    if (all_static(tv->buf->shape)) return view(src, r);
   }
   return nullptr;
 }

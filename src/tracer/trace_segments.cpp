@@ -319,8 +319,10 @@ ndarray Context::realize(const ndarray& a) {
 // graph as two arrays, or a write into one shows in the other, and a copy of an argument
 // would be the caller's own array. Where a graph hands buffers out (its outputs, and the
 // live buffers at a graph break), a buffer whose value node another buffer already hands
-// out, or an input node it is not, becomes an explicit copy: Prim copy, numbered so that
-// interning keeps two copies of one value apart.
+// out, or an input node it is not, or a view of one (a copy of an argument in its own dtype:
+// the copy keeps the layout the trace gave it, `np.copy` of an F-ordered argument is
+// F-ordered, where the view would come out in the order of its own axes), becomes an explicit
+// copy: Prim copy, numbered so that interning keeps two copies of one value apart.
 void Context::separate_buffers(const std::vector<Buffer*>& bufs) {
   std::unordered_set<const ir::Node*> claimed;
   // Inputs own their own input node, wherever they are in the list.
@@ -331,7 +333,9 @@ void Context::separate_buffers(const std::vector<Buffer*>& bufs) {
     if (!seen.insert(b).second) continue;
     ir::NodeRef n = b->current;
     if (b->input >= 0 && n == b->initial) continue;
-    if (n->kind != ir::NodeKind::Input && claimed.insert(n).second) continue;
+    ir::NodeRef root = n;
+    while (root->kind == ir::NodeKind::View) root = root->args[0];
+    if (root->kind != ir::NodeKind::Input && claimed.insert(n).second) continue;
     const int64_t serial = static_cast<int64_t>(graph_->nodes().size());
     b->current = graph_->prim(OpId::copy, std::span<const ir::NodeRef>(&n, 1), n->dtype, n->shape,
                               std::span<const int64_t>(&serial, 1));

@@ -82,15 +82,15 @@ COPIES = {
     "astype then ravel": lambda a, b: a.astype(np.float32).ravel(),
 }
 # A copy of an argument in its own dtype is the argument's value in the graph (SSA values
-# are immutable), and a returned value that views an argument is copied C-ordered: the
-# graph holds no layout for it.
-COPY_OF_ARGUMENT = pytest.mark.xfail(strict=True, reason="a returned copy of an argument in its own dtype is "
-                                     "C-ordered (graph outputs that view an argument carry no layout)")
-COPIES.update({name: pytest.param(f, marks=COPY_OF_ARGUMENT) for name, f in {
+# are immutable): the returned buffer becomes an explicit copy in the layout the trace gave
+# it (Note [distinct buffers] in src/tracer/trace_segments.cpp), F-ordered as NumPy's.
+COPIES.update({
     "np.copy": lambda a, b: np.copy(a),
     "copy order=K": lambda a, b: a.copy(order="K"),
     "astype same dtype": lambda a, b: a.astype(np.float64),
-}.items()})
+    "copy of a transpose": lambda a, b: np.copy(b.T),
+    "copy order=F": lambda a, b: b.copy(order="F"),
+})
 
 
 @pytest.mark.parametrize("backend", ["fused", "eager"])

@@ -23,6 +23,7 @@
 #include <cstring>
 
 #include "bindings.hpp"
+#include "tracer/trace.hpp"
 
 namespace npc::py_bind {
 
@@ -276,7 +277,13 @@ py::object from_numpy_tree(py::handle o) {
   PyTypeObject* t = Py_TYPE(o.ptr());
   if (reinterpret_cast<PyObject*>(t) == reinterpret_cast<PyObject*>(api.PyArray_Type_)) {
     py::object r = from_numpy(o);
-    if (!r.is_none()) return r;
+    if (!r.is_none()) {
+      // While tracing: a view of a segment input's memory is a traced view of that input
+      // (Note [NumPy views of inputs] in src/tracer/trace_nodes.cpp).
+      if (tracer::current())
+        if (auto t = tracer::adopt_view(*array_ptr(r))) return new_array_object(std::move(*t));
+      return r;
+    }
     // Non-native dtypes (byte-swapped ones included: '>i4' is not int32) stay NumPy;
     // unaligned arrays of native dtypes are copied into npc memory.
     if (dtype_code(py::reinterpret_borrow<py::array>(o).dtype()) < 0) return py::reinterpret_borrow<py::object>(o);
