@@ -282,13 +282,34 @@ template <class T> NPK_FN T sub(T a, T b) {
   else if constexpr (is_cplx<T>) return T{a.re - b.re, a.im - b.im};
   else return a - b;
 }
+// Note [NaNs of the complex product]
+// NumPy's SIMD complex product (x86-64 with FMA) is re = ar*br - ai*bi and im = ar*bi + ai*br
+// as one vfmaddsub of (ar, ar) * (br, bi) -/+ (ai*bi, ai*br): no part is negated, so a NaN
+// that reaches a part keeps its sign and payload, and where several do, the first of
+// ar, then b's multiplicand part, then the other part of b, then ai wins (measured with
+// NaNs of distinct payloads, complex64 and complex128 alike). Written as fma(ar, br, -c),
+// the negation flips the sign of a NaN c (a product's default NaN, -nan on x86, became
+// +nan: np.prod over rows that overflow to inf * 0). So NaN operands are picked in that
+// order and only non-NaN values reach the fma; an invalid product or sum there gives the
+// hardware's default NaN, as in NumPy.
+template <class R> NPK_FN R mul_part(R x, R y, R u, R v, bool minus) {
+  // x*y -/+ u*v with NumPy's NaN (x: ar, y: b's multiplicand part, u: the other part of b, v: ai).
+  if (x != x) return x;
+  if (y != y) return y;
+  if (u != u) return u;
+  if (v != v) return v;
+  const R c = v * u;
+  if (c != c) return c;
+  return std::fma(x, y, minus ? -c : c);
+}
 /// numpy.multiply: integers wrap, bool is `and`; complex is NumPy's SIMD product (x86-64
 /// with FMA: re = fma(ar, br, -(ai*bi)), im = fma(ar, bi, ai*br)), spelled out so that no
-/// vectorizer can pick another association. Its scalar loop's product is mul_plain.
+/// vectorizer can pick another association, with its NaNs (Note [NaNs of the complex
+/// product]). Its scalar loop's product is mul_plain.
 template <class T> NPK_FN T mul(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) return a && b;
   else if constexpr (is_int<T>) return (T)((uw<T>)a * (uw<T>)b);
-  else if constexpr (is_cplx<T>) return T{std::fma(a.re, b.re, -(a.im * b.im)), std::fma(a.re, b.im, a.im * b.re)};
+  else if constexpr (is_cplx<T>) return T{mul_part(a.re, b.re, b.im, a.im, true), mul_part(a.re, b.im, b.re, a.im, false)};
   else return a * b;
 }
 /// The complex product of NumPy's scalar loops (npy_cpow's products, cumprod, multiply with

@@ -229,6 +229,9 @@ struct Stmt {
   std::string red_acc, red_flag;
   Val red_identity;
   Expr red_combine;
+  /// The reduction must run in order on one thread (products of float and complex values,
+  /// Note [parallel scalar reductions]).
+  bool red_ordered = false;
   Block body, orelse;
   /// Assign: the target is element [lane] of the local array `var`. Decl: with array_len > 0,
   /// `var` is a local array of that many elements, without an initial value (Note [lane blocks]).
