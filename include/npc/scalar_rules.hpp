@@ -282,24 +282,54 @@ template <class T> NPK_FN T sub(T a, T b) {
   else if constexpr (is_cplx<T>) return T{a.re - b.re, a.im - b.im};
   else return a - b;
 }
+// Note [NaNs of the complex product]
+// NumPy's SIMD complex product (x86-64 with FMA) is re = ar*br - ai*bi and im = ar*bi + ai*br
+// as one vfmaddsub of (ar, ar) * (br, bi) -/+ (ai*bi, ai*br): no part is negated, so a NaN
+// that reaches a part keeps its sign and payload, and where several do, the first of
+// ar, then b's multiplicand part, then the other part of b, then ai wins (measured with
+// NaNs of distinct payloads, complex64 and complex128 alike). Written as fma(ar, br, -c),
+// the negation flips the sign of a NaN c (a product's default NaN, -nan on x86, became
+// +nan: np.prod over rows that overflow to inf * 0). So NaN operands are picked in that
+// order and only non-NaN values reach the fma; an invalid product or sum there gives the
+// hardware's default NaN, as in NumPy. Its scalar loop (mul_plain) gives the same NaNs
+// (measured on reversed complex64 operands: in ai*bi and ai*br b's NaN wins, in the sum
+// and difference the first operand's).
+template <class R> NPK_FN R mul_part(R x, R y, R u, R v, bool minus) {
+  // x*y -/+ u*v with NumPy's NaN (x: ar, y: b's multiplicand part, u: the other part of b, v: ai).
+  if (x != x) return x;
+  if (y != y) return y;
+  if (u != u) return u;
+  if (v != v) return v;
+  const R c = v * u;
+  if (c != c) return c;
+  return std::fma(x, y, minus ? -c : c);
+}
 /// numpy.multiply: integers wrap, bool is `and`; complex is NumPy's SIMD product (x86-64
 /// with FMA: re = fma(ar, br, -(ai*bi)), im = fma(ar, bi, ai*br)), spelled out so that no
-/// vectorizer can pick another association. Its scalar loop's product is mul_plain.
+/// vectorizer can pick another association, with its NaNs (Note [NaNs of the complex
+/// product]). Its scalar loop's product is mul_plain.
 template <class T> NPK_FN T mul(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) return a && b;
   else if constexpr (is_int<T>) return (T)((uw<T>)a * (uw<T>)b);
-  else if constexpr (is_cplx<T>) return T{std::fma(a.re, b.re, -(a.im * b.im)), std::fma(a.re, b.im, a.im * b.re)};
+  else if constexpr (is_cplx<T>) return T{mul_part(a.re, b.re, b.im, a.im, true), mul_part(a.re, b.im, b.re, a.im, false)};
   else return a * b;
 }
+/// `x` if it is NaN, else `y` if it is NaN, else `v` (the NaN an operation of x and y gives).
+template <class R> NPK_FN R nan_first(R x, R y, R v) { return x != x ? x : y != y ? y : v; }
 /// The complex product of NumPy's scalar loops (npy_cpow's products, cumprod, multiply with
-/// a negative stride): each product rounded on its own, no fused multiply-add.
+/// a negative stride): each product rounded on its own, no fused multiply-add. Its NaNs are
+/// the SIMD product's (Note [NaNs of the complex product]): in ai*bi and ai*br, b's NaN wins.
 template <class T> NPK_FN T mul_plain(T a, T b) {
   auto r1 = a.re * b.re, r2 = a.im * b.im, i1 = a.re * b.im, i2 = a.im * b.re;
   NPK_KEEP_ROUNDED(r1);
   NPK_KEEP_ROUNDED(r2);
   NPK_KEEP_ROUNDED(i1);
   NPK_KEEP_ROUNDED(i2);
-  return T{r1 - r2, i1 + i2};
+  r1 = nan_first(a.re, b.re, r1);
+  r2 = nan_first(b.im, a.im, r2);
+  i1 = nan_first(a.re, b.im, i1);
+  i2 = nan_first(b.re, a.im, i2);
+  return T{nan_first(r1, r2, r1 - r2), nan_first(i1, i2, i1 + i2)};
 }
 /// numpy.divide; complex is Smith's division as NumPy's loop computes it.
 template <class T> NPK_FN T div(T a, T b) {

@@ -180,6 +180,8 @@ HelperTable make_helper_table() {
   set(Helper::Min, "npk::minv<{T}>({0}, {1})");
   set(Helper::QuietMax, "npk::qmax({0}, {1})");
   set(Helper::QuietMin, "npk::qmin({0}, {1})");
+  set(Helper::MaxSimd, "npk::maxv_vec<{T}>({0}, {1})");
+  set(Helper::MinSimd, "npk::minv_vec<{T}>({0}, {1})");
   set(Helper::ComplexMulPlain, "npk::mul_plain({0}, {1})");
   set(Helper::ComplexAbsPlain, "npk::absv({0})");
   set(Helper::QuietLess, "npk::lt_scalar({0}, {1})");

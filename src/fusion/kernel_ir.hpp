@@ -104,6 +104,8 @@ enum class Helper : uint8_t {
   Min,              ///< NaN-propagating minimum in the local type of `in`
   QuietMax,         ///< max(a, b) that raises no FP flag on NaN (a NaN flag tracks NaN)
   QuietMin,         ///< min(a, b), the same
+  MaxSimd,          ///< numpy.maximum of float32/float64 in NumPy's SIMD loop (ties give b)
+  MinSimd,          ///< numpy.minimum of float32/float64 in NumPy's SIMD loop (ties give b)
   ComplexMulPlain,  ///< the complex product by its schoolbook formula (NumPy's scalar loop)
   ComplexAbsPlain,  ///< |a| of complex a by hypot (NumPy's scalar loop, Note [complex absolute])
   QuietLess,        ///< bool a < b, raising no "invalid" flag on NaN (scalar compare)
@@ -227,6 +229,9 @@ struct Stmt {
   std::string red_acc, red_flag;
   Val red_identity;
   Expr red_combine;
+  /// The reduction must run in order on one thread (products of float and complex values,
+  /// Note [parallel scalar reductions]).
+  bool red_ordered = false;
   Block body, orelse;
   /// Assign: the target is element [lane] of the local array `var`. Decl: with array_len > 0,
   /// `var` is a local array of that many elements, without an initial value (Note [lane blocks]).

@@ -170,7 +170,11 @@ void schedule(Block& top, bool has_reduction_inside) {
 // holds NumPy's `initial`, if any) in thread order after the parallel region: the result is
 // deterministic for a given thread count. Integer sums and products wrap (any order gives
 // NumPy's result), max/min are exact in any order and float max/min OR their NaN flags, so
-// NaN propagates as in NumPy; float sums and products round per thread range.
+// NaN propagates as in NumPy; float sums round per thread range. Products of float and
+// complex values stay on one thread (red_ordered): NumPy multiplies in order, and partial
+// products round, overflow and underflow elsewhere (1e200 * 1e200 * 1e-200 * 1e-200 is inf
+// in order, nan as inf * 0 of two partials), and the identity times a partial is not the
+// partial where a complex part is inf or NaN ((1 + 0j) * (-inf + nan j) is nan + nan j).
 void parallel_scalar_sums(Block& top) {
   for (size_t j = 0; j + 1 < top.size(); ++j) {
     Stmt& d = top[j];
@@ -179,7 +183,7 @@ void parallel_scalar_sums(Block& top) {
     if (k == top.size()) continue;
     Stmt& f = top[k];
     if (d.k != Stmt::K::Decl || f.k != Stmt::K::For || f.parallel || f.var[0] != 'r') continue;
-    if (f.red_acc != d.var || f.red_combine.args.empty()) continue;
+    if (f.red_acc != d.var || f.red_combine.args.empty() || f.red_ordered) continue;
     // Long enough to pay for a parallel region: 64k elements, or a runtime size.
     if (f.hi.is_const() && f.lo.is_const()) {
       int64_t iters = (f.hi.c - f.lo.c + f.step - 1) / f.step;

@@ -50,6 +50,8 @@ const char* helper_name(Helper h) {
     case Helper::Min: return "min";
     case Helper::QuietMax: return "quiet_max";
     case Helper::QuietMin: return "quiet_min";
+    case Helper::MaxSimd: return "max_simd";
+    case Helper::MinSimd: return "min_simd";
     case Helper::ComplexMulPlain: return "complex_mul_plain";
     case Helper::ComplexAbsPlain: return "complex_abs_plain";
     case Helper::QuietLess: return "quiet_less";

@@ -366,6 +366,19 @@ Val Emitter::compute(NodeRef n, const std::vector<Lin>& idx, const std::string& 
                              n->args[0]->dtype, args);
         return let(n->dtype, e, lv, key);
       }
+      // Note [maximum ties in kernels]
+      // NumPy 2.5 (x86-64, its AVX2 and AVX512 loops alike) runs float32/float64
+      // maximum/minimum with its SIMD loop for every elementwise call: contiguous, strided,
+      // reversed, broadcast and 0-d operands (overlapping ones are copied first), measured.
+      // A tie of 0.0 and -0.0 gives the second operand there (npk::maxv_vec), the first in
+      // its scalar loop (npk::maxv, the op's entry point, which float16 also runs). Eager
+      // npc registers the SIMD rule for these loops (MaximumVec in src/ops/kernels_arith.cpp);
+      // reductions are the reduction emitter's (a NaN flag and quiet lanes).
+      if ((op == OpId::maximum || op == OpId::minimum) && !scalar_loop &&
+          (n->dtype == DType::Float32 || n->dtype == DType::Float64) && n->args[0]->dtype == n->dtype) {
+        Expr e = helper_call(op == OpId::maximum ? Helper::MaxSimd : Helper::MinSimd, n->dtype, n->dtype, args);
+        return let(n->dtype, e, lv, key);
+      }
       Expr e{Expr::K::Apply, n->dtype};
       e.op = op;
       e.in = n->args[0]->dtype;

@@ -40,15 +40,35 @@ bool reduce_supported(OpId op, DType t) {
 // reduce (output stride 0), which runs the scalar formula: np.prod(x), prod(x, axis=-1).
 // A reduction over outer axes multiplies whole rows into the output with the SIMD loop. An
 // accumulate (cumprod) calls the loop on overlapping operands, which runs the scalar formula,
-// except along an axis of two elements (one product: the SIMD loop, or the scalar one when
-// the input runs backwards, as eager npc's accumulate picks). The innermost axis of the
-// iteration is the source's axis that is innermost in memory, followed through transposes
-// and slices of the argument (memory_inner_axis); a computed source is C-ordered.
+// except along an axis of two elements (one product: the SIMD loop, or for complex64 the
+// scalar one when the input runs backwards, as eager npc's accumulate picks; steps_backwards).
+// The innermost axis of the iteration is the source's axis that is innermost in memory,
+// followed through transposes, slices and strided views of the argument
+// (memory_inner_axis); a computed source is C-ordered. The reduce loop's (output stride 0)
+// scalar formula is NumPy's for every length: its SIMD loop refuses a zero output stride
+// (loops_arithm_fp.dispatch.c.src), and the outer-axis reduce of the buffered iterator
+// (npyiter_find_buffering_setup) calls the loop on whole rows (strides of the row), so the
+// SIMD formula there is NumPy's at any number of rows: np.prod(x, axis=0) equals
+// np.multiply(out, x[k], out=out) for k in order from ones, NaN bits included (Note [NaNs
+// of the complex product] in include/npc/scalar_rules.hpp). Products of inexact values are
+// never split over threads (Note [parallel scalar reductions] in kir_passes.cpp).
 
 // The axis of `n` that is innermost in memory, as far as its views tell (the last axis of a
 // computed value or an argument).
 static int memory_inner_axis(NodeRef n) {
-  if (n->kind != NodeKind::View || n->ndim() != n->args[0]->ndim()) return n->ndim() - 1;
+  if (n->kind != NodeKind::View) return n->ndim() - 1;
+  if (n->view_kind() == ViewKind::Strided && n->args[0]->kind != NodeKind::View) {
+    // Element strides over a C-ordered source: the smallest nonzero one (the last of equals).
+    int inner = -1;
+    int64_t best = 0;
+    for (int d = 0; d < n->ndim(); ++d) {
+      const int64_t s = std::abs(n->params.at(2 + d));
+      if (s == 0 || (n->shape[d].is_static() && n->shape[d].value() <= 1)) continue;
+      if (inner < 0 || s <= best) inner = d, best = s;
+    }
+    return inner < 0 ? n->ndim() - 1 : inner;
+  }
+  if (n->ndim() != n->args[0]->ndim()) return n->ndim() - 1;
   if (n->view_kind() == ViewKind::Slice) return memory_inner_axis(n->args[0]);
   if (n->view_kind() == ViewKind::Permute) {
     const int inner = memory_inner_axis(n->args[0]);
@@ -56,6 +76,21 @@ static int memory_inner_axis(NodeRef n) {
       if (n->params[1 + k] == inner) return k;
   }
   return n->ndim() - 1;
+}
+
+// Whether `n` steps backwards in memory along `axis`, as far as its views tell (a reversed
+// slice, or a Strided view with a negative stride over a computed value or an argument).
+static bool steps_backwards(NodeRef n, int axis) {
+  if (n->kind != NodeKind::View) return false;
+  NodeRef src = n->args[0];
+  switch (n->view_kind()) {
+    case ViewKind::Slice:
+      if (src->ndim() != n->ndim()) return false;
+      return (n->params[2 + 2 * axis] < 0) != steps_backwards(src, axis);
+    case ViewKind::Permute: return steps_backwards(src, static_cast<int>(n->params[1 + axis]));
+    case ViewKind::Strided: return src->kind != NodeKind::View && n->params.at(2 + axis) < 0;
+    default: return false;
+  }
 }
 
 // Note [float16 reductions]
@@ -133,8 +168,9 @@ Block Emitter::scan(NodeRef n) {
     // axis of two elements (unless the input runs backwards along it).
     if (op == OpId::multiply && is_complex(t)) {
       const Dim& ext = n->shape[axis];
-      const bool backwards = src->kind == NodeKind::View && src->view_kind() == ViewKind::Slice &&
-                             src->ndim() == n->ndim() && src->params[2 + 2 * axis] < 0;
+      // complex64 only: NumPy's complex128 product stays vectorised for negative strides
+      // (by_overlap in src/ops/kernels_arith.cpp).
+      const bool backwards = t == DType::Complex64 && steps_backwards(src, static_cast<int>(axis));
       const Expr plain = helper_call(Helper::ComplexMulPlain, t, t, {Val{acc, t}, v});
       if (backwards || (ext.is_static() && ext.value() != 2)) {
         step.expr = plain;
@@ -508,6 +544,7 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
       loop.red_identity = float_add ? Val::literal(npc::Scalar::from_int(0), acc_t) : identity;
       loop.red_combine = combine;
       loop.red_flag = nanflag;
+      loop.red_ordered = op == OpId::multiply && is_inexact(t);
     }
     inner = i > 0 ? std::move(rscopes[i - 1]->stmts) : Block{};
     if (innermost && runs) {  // part = 0; for (r in run) part += v; acc += part

@@ -726,15 +726,10 @@ ndarray reduce_c_order(OpId op_in, const ndarray& a, const ReduceOptions& opts) 
       else if (op == OpId::minimum) row_op = ops::simd::RowOp::Min;
       // o[i] = op(o[i], q[i]) for i < n (byte strides).
       auto apply = [&](std::byte* o, int64_t ost, const std::byte* q, int64_t qs, int64_t n) {
-        if (c64_mul) {
-          using C = std::complex<float>;
-          for (int64_t i = 0; i < n; ++i) {
-            const C x = ops::load<C>(q + i * qs), y = ops::load<C>(o + i * ost);
-            ops::store<C>(o + i * ost, plain ? C(y.real() * x.real() - y.imag() * x.imag(),
-                                                 y.real() * x.imag() + y.imag() * x.real())
-                                             : C(std::fma(y.real(), x.real(), -(y.imag() * x.imag())),
-                                                 std::fma(y.real(), x.imag(), y.imag() * x.real())));
-          }
+        if (c64_mul) {  // npk::mul_plain or npk::mul (its NaNs: Note [NaNs of the complex product])
+          std::byte* ptrs[3] = {o, const_cast<std::byte*>(q), o};
+          int64_t st[3] = {ost, qs, ost};
+          ops::loop_variant(OpId::multiply, DType::Complex64, plain)(ptrs, st, n);
           return;
         }
         if (row_op && ost == isz && qs % isz == 0) {  // the vector loops (Note [row accumulation])

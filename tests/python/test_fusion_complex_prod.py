@@ -7,6 +7,7 @@ NumPy multiplies complex numbers with its SIMD formula (fused multiply-adds) or 
 one except along an axis of two elements. Compiled results (both backends) must be NumPy's
 bits, and eager npc's.
 """
+import itertools
 import warnings
 
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 import npc
 
 BACKENDS = ["fused", "eager"]
+inf = float("inf")
 
 
 def overflowing(dtype, shape, seed):
@@ -56,20 +58,12 @@ def run(fn, x):
     return np.asarray(quiet(fn, x))
 
 
-FUSED_C8_REVERSED = pytest.mark.xfail(
-    strict=True, reason="fused complex64 cumprod along a reversed axis of two takes the FMA product; "
-    "NumPy's accumulate loop steps the input backwards and the output forwards, which picks its "
-    "scalar product (eager npc does, Note [loops by stride sign])")
-
-
 def _case_params():
     out = []
     for case in CASES:
         for dtype, ident in ((np.complex128, "c16"), (np.complex64, "c8")):
             for backend in BACKENDS:
-                bad = case == "cumprod_reversed" and dtype == np.complex64 and backend == "fused"
-                out.append(pytest.param(case, dtype, backend, id=f"{backend}-{case}-{ident}",
-                                        marks=[FUSED_C8_REVERSED] if bad else []))
+                out.append(pytest.param(case, dtype, backend, id=f"{backend}-{case}-{ident}"))
     return out
 
 
@@ -106,12 +100,88 @@ def test_nan_and_inf_parts_named():
     assert got.tobytes() == want.tobytes(), (got, want)
 
 
-@pytest.mark.xfail(strict=True, reason="complex products over outer axes of four or more rows: NumPy's "
-                   "buffered iterator mixes its SIMD and scalar formulas per element; fused code uses the "
-                   "SIMD one (Note [complex products in reductions])")
-def test_outer_axis_products_of_many_rows():
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64], ids=["c16", "c8"])
+@pytest.mark.parametrize("rows", [4, 5, 9])
+def test_outer_axis_products_of_many_rows(rows, dtype, tmp_path):
+    """np.prod over rows is np.multiply(out, x[k], out=out) from ones, the SIMD formula for every
+    row; where rows overflow, inf - inf and NaN parts meet, and NumPy's NaN keeps its sign (the
+    fused code's fma(ar, br, -c) flipped it: Note [NaNs of the complex product])."""
     fn = lambda a: np.prod(a, axis=0)  # noqa: E731
-    cf = npc.compile(fn, backend="fused")
-    for seed in range(4):
-        x = overflowing(np.complex128, (5, 8), seed)
-        assert run(cf, x).tobytes() == run(fn, x).tobytes()
+    with npc.config.patch(cache_dir=str(tmp_path)):
+        cf = npc.compile(fn, backend="fused")
+        for seed in range(4):
+            x = overflowing(dtype, (rows, 8), seed)
+            want = run(fn, x)
+            out = np.ones(8, dtype)
+            with np.errstate(all="ignore"):
+                for k in range(rows):
+                    np.multiply(out, x[k], out=out)
+            assert out.tobytes() == want.tobytes(), "NumPy's rows"
+            assert run(cf, x).tobytes() == want.tobytes(), seed
+            assert run(lambda a: fn(npc.asarray(a)), x).tobytes() == want.tobytes(), "eager npc"
+
+
+def _nan(k, dtype, neg=False):
+    """A NaN of payload k (and the sign bit when `neg`) of float dtype `dtype`."""
+    if dtype == np.float64:
+        return np.array([(0xFFF8 if neg else 0x7FF8) << 48 | k], np.uint64).view(np.float64)[0]
+    return np.array([(0xFFC00000 if neg else 0x7FC00000) | k], np.uint32).view(np.float32)[0]
+
+
+@pytest.mark.parametrize("backend", ["npc", "fused", "eager"])
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64], ids=["c16", "c8"])
+@pytest.mark.parametrize("reversed_", [False, True], ids=["forward", "reversed"])
+def test_nan_bits_of_complex_products(dtype, backend, reversed_):
+    """Every mix of NaN parts (of distinct payloads and signs) and of parts whose products are
+    inf - inf or 0 * inf: the product's NaN bits are NumPy's (Note [NaNs of the complex
+    product])."""
+    ft = np.float64 if dtype == np.complex128 else np.float32
+    parts = [ft(1.5), ft(0.0), ft(np.inf), -ft(np.inf), _nan(1, ft), _nan(2, ft, True)]
+    quads = np.array(list(itertools.product(parts, repeat=4)), ft)
+    a = np.empty(len(quads), dtype)
+    b = np.empty(len(quads), dtype)
+    a.real, a.imag, b.real, b.imag = quads.T
+    if reversed_:  # complex64: NumPy's scalar loop (npk::mul_plain), the same NaNs
+        a = a[::-1]
+    fn = lambda x, y: x * y  # noqa: E731
+    want = run(lambda _: fn(a, b), None)
+    if backend == "npc":
+        got = run(lambda _: fn(npc.asarray(a), npc.asarray(b)), None)
+    else:
+        got = run(lambda _: npc.compile(fn, backend=backend)(a, b), None)
+    g, w = got.view(ft), want.view(ft)
+    u = np.uint64 if ft == np.float64 else np.uint32
+    diff = np.nonzero(g.view(u) != w.view(u))[0]
+    assert diff.size == 0, [(a[i // 2], b[i // 2], g[i], w[i]) for i in diff[:4]]
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64], ids=["c16", "c8"])
+def test_products_after_a_size_change_with_infs(dtype, tmp_path):
+    """Fuzz seed 140150: prod(axis=0) of a 1-D array at a new (runtime) size runs in order on one
+    thread: the split loop multiplied the identity by the one partial, (1 + 0j) * (-inf + nan j)
+    is nan + nan j."""
+    fn = lambda a: a.prod(axis=0)  # noqa: E731
+    calls = [np.array([4 + 0.5j, complex(inf, 0), -2.5 + 1.5j, complex(inf, 1)], dtype),
+             np.array([-2.5 + 0j, 1.5 + 1.5j, 4 - 3.5j, complex(1, inf), -1 - 3.5j], dtype),
+             np.array([-2.5 + 0j, 1.5 + 1.5j, 4 - 3.5j, complex(1, inf), -1 - 3.5j, 2 + 0j], dtype)]
+    with npc.config.patch(cache_dir=str(tmp_path)):
+        cf = npc.compile(fn, backend="fused")
+        for x in calls:
+            assert run(cf, x).tobytes() == run(fn, x).tobytes(), x
+
+
+def test_long_float_products_run_in_order(tmp_path):
+    """A float product is NumPy's running product however long: split over threads, partial
+    products overflow and underflow elsewhere (inf * 0 is nan where NumPy has inf)."""
+    fn = lambda a: np.prod(a)  # noqa: E731
+    x = np.ones(300_000)
+    x[:2] = 1e200
+    x[-2:] = 1e-200
+    y = x.copy()
+    y[:2] = 1e-200
+    y[-2:] = 1e200
+    with npc.config.patch(cache_dir=str(tmp_path)):
+        cf = npc.compile(fn, backend="fused")
+        for v in (x, y, x[:-1], y[1:]):
+            assert run(cf, v).tobytes() == run(fn, v).tobytes()
+

@@ -99,3 +99,17 @@ def f(a0):
 """
     assert_same(src, [np.array(complex(nan, inf))], mode)
     assert_same(src, [np.array(2.5)], mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["absolute", "negative", "positive", "square", "invert", "sign", "sqrt"])
+def test_unary_ufunc_of_a_python_int_beyond_int64(mode, name):
+    # A lone Python int in [2**63, 2**64) is a 0-d array of numpy.ulonglong's dtype ('Q') to
+    # NumPy: a uint64 result is a numpy.ulonglong, a type other than numpy.uint64 ('L') on
+    # LP64 (fuzz seed 140131). A float result is a float64 as ever.
+    for k in (0, 1, 2):
+        src = f"""
+def f(a0):
+    return np.{name}(a0.ravel()[{k}].item())
+"""
+        assert_same(src, [np.array([5, 2**63, 18446744073709551614], np.uint64)], mode)

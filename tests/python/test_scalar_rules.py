@@ -156,9 +156,9 @@ def test_shared_rules_give_numpys_values_eager_and_compiled(dtype):
     assert s1["fallbacks"] == s0["fallbacks"] and s1["kernel_runs"] > s0["kernel_runs"]
     assert not f.last_breaks, f.last_breaks
     for op, g, e, w in zip(binary + unary, got, eager, want):
-        # NumPy's float32/float64 fmax/fmin/maximum/minimum return either zero for (0.0, -0.0), by
-        # SIMD path (test_compiled_float_maximum_signed_zero_ties below)
-        zero_sign = not (op in ("fmax", "fmin", "maximum", "minimum") and dtype in ("float32", "float64"))
+        # NumPy's float32/float64 fmax/fmin return either zero for (0.0, -0.0), by SIMD path;
+        # maximum/minimum give the second operand (test_compiled_float_maximum_signed_zero_ties)
+        zero_sign = not (op in ("fmax", "fmin") and dtype in ("float32", "float64"))
         try:
             same_values(e, w, zero_sign)
             same_values(g, w, zero_sign)
@@ -166,16 +166,31 @@ def test_shared_rules_give_numpys_values_eager_and_compiled(dtype):
             raise AssertionError(f"{op}: {err}") from None
 
 
-# NumPy picks a loop per call; the rules for both loops are in the header, but the fused
-# emitter's table names one rule per op for every call.
-@pytest.mark.xfail(strict=True, reason="compiled maximum/minimum of float32/float64 use the scalar loop's rule "
-                   "(npk::maxv: ties give the first operand) where NumPy's SIMD loop gives the second (npk::maxv_vec)")
+# Note [maximum ties in kernels] (src/fusion/lower_expr.cpp): NumPy runs its SIMD loop (ties
+# give the second operand) for every layout of an elementwise float32/float64 maximum/minimum.
+LAYOUTS = {
+    "contiguous": lambda a, b: (a, b),
+    "reversed": lambda a, b: (a[::-1], b[::-1]),
+    "strided": lambda a, b: (a[::2], b[1::2]),
+    "scalar": lambda a, b: (a, b[1]),
+    "scalar_first": lambda a, b: (a[0], b),
+    "2d": lambda a, b: (a.reshape(4, 4).T, b.reshape(4, 4)),
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f4", "f8"])
 @pytest.mark.parametrize("op", ["maximum", "minimum"])
-def test_compiled_float_maximum_signed_zero_ties(op):
-    a = np.array([0.0, -0.0] * 8)
-    b = np.array([-0.0, 0.0] * 8)
-    got = npc.compile(lambda x, y: getattr(np, op)(x, y), backend="fused")(a, b)
-    same_values(got, getattr(np, op)(a, b))
+def test_compiled_float_maximum_signed_zero_ties(op, dtype, layout, tmp_path):
+    a = np.array([0.0, -0.0] * 8, dtype)
+    b = np.array([-0.0, 0.0] * 8, dtype)
+    x, y = LAYOUTS[layout](a, b)
+    fn = lambda x, y: getattr(np, op)(x, y)  # noqa: E731
+    with npc.config.patch(cache_dir=str(tmp_path)):
+        for backend in ("fused", "eager"):
+            got = npc.compile(fn, backend=backend)(x, y)
+            same_values(got, fn(x, y))
+    same_values(fn(npc.asarray(x), npc.asarray(y)), fn(x, y))
 
 
 def test_compiled_complex_absolute_contiguous():

@@ -364,7 +364,10 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
     }
     // A lone Python int is an array to NumPy (numpy.asarray): beyond int64 it is uint64,
     // not a weak int that overflows the int64 loop (numpy.negative(2**63) is uint64).
-    if (ins.size() == 1 && ins[0].weak && ins[0].array.dtype() == DType::UInt64) ins[0].weak = false;
+    // Its dtype is numpy.ulonglong's ('Q', discover_descriptor_from_pyint), which on LP64 is
+    // another scalar type than numpy.uint64 ('L'): a uint64 result comes back as ulonglong.
+    const bool lone_big_int = ins.size() == 1 && ins[0].weak && ins[0].array.dtype() == DType::UInt64;
+    if (lone_big_int) ins[0].weak = false;
     opts.dtype = dtype_arg(dtype);
     opts.casting = static_cast<Casting>(casting);
     opts.order = order_from_name(order);
@@ -388,7 +391,13 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
     report_fpe(op);
     if (res.size() == 1) {
       if (!opts.out.empty() && opts.out[0]) return py::reinterpret_borrow<py::object>(py::tuple(out)[0]);
-      return result_object(std::move(res[0]), unwrap);
+      const bool ulonglong = lone_big_int && unwrap && res[0].ndim() == 0 && res[0].dtype() == DType::UInt64;
+      py::object r = result_object(std::move(res[0]), unwrap);
+      if (ulonglong) {
+        static py::object* ull = new py::object(py::module_::import("numpy").attr("ulonglong"));
+        r = (*ull)(r);
+      }
+      return r;
     }
     py::tuple t(res.size());
     for (size_t k = 0; k < res.size(); ++k) {
