@@ -631,6 +631,9 @@ class FusedExecutable {
     }
     Arena arena;
     take_arena(v, arena);
+    // Note [fp errors in kernels] in emit_cpp.cpp: kernels leave the calling thread's flags
+    // to this loop (the scalars' stores above may have raised: they are not the graph's).
+    ops::clear_fpe();
     std::byte* const base = arena.storage ? arena.storage->data() : nullptr;
     // Note [memory planning]
     std::multimap<size_t, std::shared_ptr<Storage>> free_list;
@@ -680,6 +683,8 @@ class FusedExecutable {
             ops.back() = std::move(next);
           }
         }
+        fpe |= ops::read_fpe();  // the kernels' so far (eager ops clear the flags)
+        ops::clear_fpe();
         single_thread_if_forked();
         take_fp_errors();  // stale flags of earlier eager calls are not this node's
         take_product_fp_flags();
@@ -690,6 +695,7 @@ class FusedExecutable {
         const int pf = take_product_fp_flags();
         if (reports_product_fp(n)) f |= pf;
         if (f) host_errors.emplace_back(f, node_label(n));
+        ops::clear_fpe();  // what the call left in the hardware flags is not a kernel's
         // (A host call may hand back an operand: never a view of the arena, which later launches reuse.)
         if (!r.is_c_contiguous() || r.offset() != 0 || (arena.storage && r.storage() == arena.storage)) r = r.copy();
         int b = la.bufs[0];
@@ -735,6 +741,8 @@ class FusedExecutable {
       fpe |= v.fns[la.fn](kb.data(), sym.data(), st.data(), la.params.data());
       release_after(v, li, arrays, ptr, stolen, free_list);
     }
+    fpe |= ops::read_fpe();
+    ops::clear_fpe();
     int64_t lib = 0;
     for (auto& la : l.launches) lib += la.fn < 0;
     bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()) - lib);
