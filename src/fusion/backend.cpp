@@ -64,6 +64,17 @@ struct Variant {
   std::vector<std::vector<int>> released;             // per launch: Temps whose last reader it is
   std::vector<int64_t> arena_off;                     // per buffer: offset in the arena, or -1
   size_t arena_bytes = 0;
+  // Per launch of a library call, per operand: its View chain applied once to a C-contiguous
+  // buffer of the static shape (offset in bytes from the buffer's, geometry), or !ok.
+  struct OperandView {
+    bool ok = false;
+    int64_t offset = 0;
+    DType dtype = DType::Float64;
+    Shape shape;
+    Strides strides, base_strides;
+  };
+  std::vector<std::vector<OperandView>> operand_views;
+  std::vector<bool> product_fp;  // per launch: reports_product_fp of its library node
 };
 
 // Note [in-place epilogues]
@@ -364,6 +375,9 @@ void plan_replay(const ir::Graph& g, Variant& v) {
   const Lowered& l = v.low;
   const size_t nl = l.launches.size(), nb = l.bufs.size();
   v.released.assign(nl, {});
+  v.product_fp.assign(nl, false);
+  for (size_t li = 0; li < nl; ++li)
+    if (l.launches[li].fn < 0) v.product_fp[li] = reports_product_fp(l.launches[li].roots[0]);
   std::vector<bool> listed(nb, false);
   for (size_t li = 0; li < nl; ++li)
     for (int b : l.launches[li].bufs)
@@ -389,6 +403,40 @@ void plan_replay(const ir::Graph& g, Variant& v) {
     for (const auto& chain : v.chains[li]) {
       v.chain_shapes[li].emplace_back();
       for (NodeRef x : chain) v.chain_shapes[li].back().push_back(ir::concrete_shape(x->shape, none));
+    }
+  }
+  // Operand views of library calls, from a placeholder buffer (never read): a chain that
+  // would copy (a reshape or strided view of a non-contiguous value) stays per run.
+  v.operand_views.assign(nl, {});
+  for (size_t li = 0; li < nl; ++li) {
+    const Launch& la = l.launches[li];
+    if (la.fn >= 0) continue;
+    for (size_t k = 0; k < v.chains[li].size(); ++k) {
+      Variant::OperandView ov;
+      const int b = la.bufs[1 + k];
+      const BufInfo& bi = l.bufs[b];
+      const Shape shape = bi.kind == BufInfo::Input ? ir::concrete_shape(bi.shape, none) : v.buf_shape[b];
+      bool ok = (bi.kind == BufInfo::Temp || (bi.kind == BufInfo::Input && bi.contiguous)) &&
+                (bi.kind != BufInfo::Temp || first[b] >= 0);
+      if (ok) {
+        ov.base_strides = contiguous_strides(shape, itemsize(bi.dtype));
+        ndarray a(Storage::placeholder(), 0, bi.dtype, shape, ov.base_strides);
+        for (size_t c = 0; ok && c < v.chains[li][k].size(); ++c) {
+          NodeRef x = v.chains[li][k][c];
+          const auto kind = x->view_kind();
+          if ((kind == ir::ViewKind::Reshape || kind == ir::ViewKind::Strided) && !a.is_c_contiguous()) ok = false;
+          else a = ir::apply_view(x, a, v.chain_shapes[li][k][c]);
+        }
+        ok = ok && a.storage() == Storage::placeholder();
+        if (ok) {
+          ov.offset = a.offset();
+          ov.dtype = a.dtype();
+          ov.shape = a.shape();
+          ov.strides = a.strides();
+        }
+      }
+      ov.ok = ok;
+      v.operand_views[li].push_back(std::move(ov));
     }
   }
   struct Block {
@@ -666,6 +714,19 @@ class FusedExecutable {
             return v.static_shapes ? v.chain_shapes[li][k][c] : (dyn = ir::concrete_shape(chain[c]->shape, sym));
           };
           size_t c = 0;
+          if (v.static_shapes && v.operand_views[li][k].ok) {
+            // Note [replay costs]: the view's geometry computed once, over this run's buffer.
+            const Variant::OperandView& ov = v.operand_views[li][k];
+            if (v.arena_off[b] >= 0) {
+              ops.push_back(ndarray(arena.storage, v.arena_off[b] + ov.offset, ov.dtype, ov.shape, ov.strides));
+              continue;
+            }
+            const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : arrays[b];
+            if (held.strides() == ov.base_strides) {
+              ops.push_back(held.with_geometry(held.offset() + ov.offset, ov.dtype, ov.shape, ov.strides));
+              continue;
+            }
+          }
           if (v.arena_off[b] >= 0) {
             ops.push_back(value_of(b));
           } else {
@@ -693,7 +754,7 @@ class FusedExecutable {
         // Errors of the eager ops a host call ran, and of a BLAS product (Note [library call fp errors]).
         int f = take_fp_errors() | take_fp_flags();
         const int pf = take_product_fp_flags();
-        if (reports_product_fp(n)) f |= pf;
+        if (v.product_fp[li]) f |= pf;
         if (f) host_errors.emplace_back(f, node_label(n));
         ops::clear_fpe();  // what the call left in the hardware flags is not a kernel's
         // (A host call may hand back an operand: never a view of the arena, which later launches reuse.)
