@@ -301,6 +301,8 @@ struct RunArgs {
 /// num_scalars() scalars. Both backends' executables run it first (kernels index their
 /// inputs by the graph's shapes).
 void check_run_args(const Graph& g, const RunArgs& args);
+/// The same, given the graph's Input nodes (an executable that runs often lists them once).
+void check_run_args(const Graph& g, const RunArgs& args, std::span<const NodeRef> input_nodes);
 /// Raises IndexError (NumPy's "index 5 is out of bounds for axis 0 with size 3") when an
 /// input named by `g.index_checks` holds an out-of-range index. Every executable runs it first.
 void check_index_inputs(const Graph& g, std::span<const ndarray> inputs);

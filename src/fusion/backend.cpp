@@ -57,6 +57,24 @@ struct Variant {
   // chain of each operand, outermost last (walking nodes per launch costs cache misses).
   std::vector<std::vector<int>> root_bufs;
   std::vector<std::vector<std::vector<NodeRef>>> chains;
+  // Note [replay costs]: with static shapes (no symbols), what a run would compute per launch.
+  bool static_shapes = false;
+  std::vector<Shape> buf_shape;                       // per Temp buffer: its concrete shape
+  std::vector<std::vector<std::vector<Shape>>> chain_shapes;  // per launch, operand, View
+  std::vector<std::vector<int>> released;             // per launch: Temps whose last reader it is
+  std::vector<int64_t> arena_off;                     // per buffer: offset in the arena, or -1
+  size_t arena_bytes = 0;
+  // Per launch of a library call, per operand: its View chain applied once to a C-contiguous
+  // buffer of the static shape (offset in bytes from the buffer's, geometry), or !ok.
+  struct OperandView {
+    bool ok = false;
+    int64_t offset = 0;
+    DType dtype = DType::Float64;
+    Shape shape;
+    Strides strides, base_strides;
+  };
+  std::vector<std::vector<OperandView>> operand_views;
+  std::vector<bool> product_fp;  // per launch: reports_product_fp of its library node
 };
 
 // Note [in-place epilogues]
@@ -347,6 +365,115 @@ void compile_kernels(const Lowered& l, Variant& v) {
   }
 }
 
+// Note [replay costs]
+// A traced loop (Note [loops] in src/tracer/trace_segments.cpp) replays graphs of thousands of
+// launches of a few elements each (cholesky's `A[i, j] -= np.dot(A[i, :j], A[j, :j])`), where
+// the work per launch is tens of nanoseconds: what a run does per launch beside calling the
+// kernel decides its speed. So what does not change between runs is computed once per
+// variant: with static shapes (no symbols: the segments of a plan are specialised to the sizes
+// traced), each buffer's and each operand view's concrete shape; each launch's list of
+// temporaries to release; and the place of every temporary that only kernels write, in one
+// arena: offsets assigned first-fit over the buffers' live ranges (launch of the first write
+// to last reader), as the free list of Note [memory planning] would reuse storages. A run then
+// hands kernels pointers into the arena, without an allocation, a Storage or an ndarray per
+// temporary; a library call reading one gets a view of the arena. A small arena stays with
+// the executable between runs (kArenaKeptBytes; a run finding it taken, by another thread or
+// a nested call, allocates its own); a larger one is allocated per run, once.
+constexpr size_t kArenaKeptBytes = size_t(1) << 20;
+
+void plan_replay(const ir::Graph& g, Variant& v) {
+  const Lowered& l = v.low;
+  const size_t nl = l.launches.size(), nb = l.bufs.size();
+  v.released.assign(nl, {});
+  v.product_fp.assign(nl, false);
+  for (size_t li = 0; li < nl; ++li)
+    if (l.launches[li].fn < 0) v.product_fp[li] = reports_product_fp(l.launches[li].roots[0]);
+  std::vector<bool> listed(nb, false);
+  for (size_t li = 0; li < nl; ++li)
+    for (int b : l.launches[li].bufs)
+      if (v.last_use[b] == static_cast<int>(li) && l.bufs[b].kind == BufInfo::Temp && !v.escapes[b] && !listed[b]) {
+        listed[b] = true;
+        v.released[li].push_back(b);
+      }
+  v.arena_off.assign(nb, -1);
+  v.static_shapes = g.symbols().empty();
+  if (!v.static_shapes) return;
+  const std::vector<int64_t> none;
+  v.buf_shape.assign(nb, Shape{});
+  v.chain_shapes.assign(nl, {});
+  std::vector<int> first(nb, -1);  // the launch that first writes a buffer (as a root)
+  for (size_t li = 0; li < nl; ++li) {
+    const Launch& la = l.launches[li];
+    for (size_t ri = 0; ri < la.roots.size(); ++ri) {
+      const int b = la.fn < 0 ? la.bufs[0] : v.root_bufs[li][ri];
+      if (first[b] >= 0) continue;
+      first[b] = static_cast<int>(li);
+      v.buf_shape[b] = ir::concrete_shape(la.roots[ri]->shape, none);
+    }
+    for (const auto& chain : v.chains[li]) {
+      v.chain_shapes[li].emplace_back();
+      for (NodeRef x : chain) v.chain_shapes[li].back().push_back(ir::concrete_shape(x->shape, none));
+    }
+  }
+  // Operand views of library calls, from a placeholder buffer (never read): a chain that
+  // would copy (a reshape or strided view of a non-contiguous value) stays per run.
+  v.operand_views.assign(nl, {});
+  for (size_t li = 0; li < nl; ++li) {
+    const Launch& la = l.launches[li];
+    if (la.fn >= 0) continue;
+    for (size_t k = 0; k < v.chains[li].size(); ++k) {
+      Variant::OperandView ov;
+      const int b = la.bufs[1 + k];
+      const BufInfo& bi = l.bufs[b];
+      const Shape shape = bi.kind == BufInfo::Input ? ir::concrete_shape(bi.shape, none) : v.buf_shape[b];
+      bool ok = (bi.kind == BufInfo::Temp || (bi.kind == BufInfo::Input && bi.contiguous)) &&
+                (bi.kind != BufInfo::Temp || first[b] >= 0);
+      if (ok) {
+        ov.base_strides = contiguous_strides(shape, itemsize(bi.dtype));
+        ndarray a(Storage::placeholder(), 0, bi.dtype, shape, ov.base_strides);
+        for (size_t c = 0; ok && c < v.chains[li][k].size(); ++c) {
+          NodeRef x = v.chains[li][k][c];
+          const auto kind = x->view_kind();
+          if ((kind == ir::ViewKind::Reshape || kind == ir::ViewKind::Strided) && !a.is_c_contiguous()) ok = false;
+          else a = ir::apply_view(x, a, v.chain_shapes[li][k][c]);
+        }
+        ok = ok && a.storage() == Storage::placeholder();
+        if (ok) {
+          ov.offset = a.offset();
+          ov.dtype = a.dtype();
+          ov.shape = a.shape();
+          ov.strides = a.strides();
+        }
+      }
+      ov.ok = ok;
+      v.operand_views[li].push_back(std::move(ov));
+    }
+  }
+  struct Block {
+    size_t off, size;
+    int end;
+  };
+  std::vector<Block> live;  // by offset
+  for (size_t li = 0; li < nl; ++li) {
+    const Launch& la = l.launches[li];
+    if (la.fn < 0 || v.in_place[li] >= 0) continue;  // library results and in-place roots: their own storage
+    std::erase_if(live, [&](const Block& k) { return k.end < static_cast<int>(li); });
+    for (size_t ri = 0; ri < la.roots.size(); ++ri) {
+      const int b = v.root_bufs[li][ri];
+      if (first[b] != static_cast<int>(li) || v.arena_off[b] >= 0 || l.bufs[b].kind != BufInfo::Temp || v.escapes[b])
+        continue;
+      const size_t bytes = static_cast<size_t>(shape_size(v.buf_shape[b])) * itemsize(la.roots[ri]->dtype);
+      const size_t need = (std::max<size_t>(1, bytes) + 63) / 64 * 64;
+      size_t off = 0;
+      auto it = live.begin();
+      for (; it != live.end() && it->off < off + need; ++it) off = std::max(off, it->off + it->size);
+      live.insert(it, Block{off, need, v.last_use[b]});
+      v.arena_off[b] = static_cast<int64_t>(off);
+      v.arena_bytes = std::max(v.arena_bytes, off + need);
+    }
+  }
+}
+
 Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
   current_config();
   Variant v;
@@ -382,6 +509,7 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
       v.chains.back().push_back(std::move(chain));
     }
   }
+  plan_replay(g, v);
   return v;
 }
 
@@ -389,7 +517,10 @@ class FusedExecutable {
  public:
   explicit FusedExecutable(const ir::Graph& g) : g_(g) {
     fp_names(g, fp_where_);  // Note [naming fp errors]
-    for (NodeRef n : g.nodes()) has_calls_ = has_calls_ || n->kind == NodeKind::Call;
+    for (NodeRef n : g.nodes()) {
+      has_calls_ = has_calls_ || n->kind == NodeKind::Call;
+      if (n->kind == NodeKind::Input) inputs_.push_back(n);
+    }
     register_fork_handler();
     // Lower and compile the all-contiguous variant now, so errors surface at compile time.
     std::vector<bool> contig(g.num_inputs(), true);
@@ -397,7 +528,7 @@ class FusedExecutable {
   }
 
   std::vector<ndarray> operator()(const ir::RunArgs& args) {
-    ir::check_run_args(g_, args);  // kernels index the inputs by the graph's shapes
+    ir::check_run_args(g_, args, inputs_);  // kernels index the inputs by the graph's shapes
     std::vector<bool> contig(g_.num_inputs(), true);
     bool odd = false;
     for (size_t i = 0; i < std::min<size_t>(args.inputs.size(), contig.size()); ++i) {
@@ -420,6 +551,9 @@ class FusedExecutable {
   bool has_calls_ = false;  // Call nodes (Note [fp error attribution])
   std::mutex mu_;
   std::map<std::vector<bool>, std::shared_ptr<Variant>> variants_;
+  std::vector<NodeRef> inputs_;  // the graph's Input nodes (checked on every run)
+  std::atomic<bool> arena_busy_{false};  // Note [replay costs]
+  std::shared_ptr<Storage> arena_;
 
   // Note [fp error attribution]
   // NumPy warns once per op that raised (np.log(x) + 1/y with zeros: "divide by zero
@@ -484,20 +618,51 @@ class FusedExecutable {
 
   static constexpr size_t kPooledBytes = 64 * 1024;
 
-  // Temporaries whose last reader was launch `li` go back to the free list (Note [memory planning]).
-  static void release_after(const Variant& v, size_t li, const Launch& la, std::vector<ndarray>& arrays,
-                            std::vector<char*>& ptr, const std::vector<bool>& stolen,
+  // An empty array to reset slots with (ndarray() allocates a storage of its own).
+  static const ndarray& none() {
+    static const ndarray e;
+    return e;
+  }
+
+  // Temporaries whose last reader was launch `li` go back to the free list (Note [memory
+  // planning]); those in the arena (Note [replay costs]) need nothing.
+  static void release_after(const Variant& v, size_t li, std::vector<ndarray>& arrays, std::vector<char*>& ptr,
+                            const std::vector<bool>& stolen,
                             std::multimap<size_t, std::shared_ptr<Storage>>& free_list) {
-    for (int b : la.bufs) {
-      if (v.last_use[b] == static_cast<int>(li) && v.low.bufs[b].kind == BufInfo::Temp && !v.escapes[b]) {
-        auto s = arrays[b].storage();
-        // Small storages go back to malloc, which serves them as fast as a lookup here; a loop
-        // of thousands of scalar temporaries would otherwise grow the list without bound.
-        if (s && ptr[b] && !stolen[b] && s->nbytes() >= kPooledBytes) free_list.emplace(s->nbytes(), s);
-        arrays[b] = ndarray();
+    for (int b : v.released[li]) {
+      if (v.arena_off[b] >= 0) {
         ptr[b] = nullptr;
+        continue;
       }
+      auto& s = arrays[b].storage();
+      // Small storages go back to malloc, which serves them as fast as a lookup here; a loop
+      // of thousands of scalar temporaries would otherwise grow the list without bound.
+      if (s && ptr[b] && !stolen[b] && s->nbytes() >= kPooledBytes) free_list.emplace(s->nbytes(), s);
+      arrays[b] = none();
+      ptr[b] = nullptr;
     }
+  }
+
+  // The arena of a run (Note [replay costs]): the executable's own while no other run holds it.
+  struct Arena {
+    FusedExecutable* owner = nullptr;
+    std::shared_ptr<Storage> storage;
+    ~Arena() {
+      if (owner) owner->arena_busy_.store(false, std::memory_order_release);
+    }
+  };
+  void take_arena(const Variant& v, Arena& a) {
+    if (!v.arena_bytes) return;
+    if (v.arena_bytes <= kArenaKeptBytes && !arena_busy_.exchange(true, std::memory_order_acquire)) {
+      a.owner = this;
+      if (!arena_ || arena_->nbytes() < v.arena_bytes) {
+        arena_.reset();
+        arena_ = Storage::allocate(v.arena_bytes);
+      }
+      a.storage = arena_;
+      return;
+    }
+    a.storage = Storage::allocate(v.arena_bytes);
   }
 
   std::vector<ndarray> run(const Variant& v, const ir::RunArgs& args) {
@@ -512,7 +677,7 @@ class FusedExecutable {
     }
     alignas(16) std::vector<unsigned char> scal(16 * std::max<size_t>(1, args.scalars.size()) + 16);
     std::vector<char*> ptr(l.bufs.size(), nullptr);
-    std::vector<ndarray> arrays(l.bufs.size());
+    std::vector<ndarray> arrays(l.bufs.size(), none());
     for (size_t i = 0; i < l.bufs.size(); ++i) {
       const BufInfo& b = l.bufs[i];
       if (b.kind == BufInfo::Input) {
@@ -522,6 +687,12 @@ class FusedExecutable {
         if (b.scalar_slot >= 0) args.scalars[b.scalar_slot].store(b.dtype, scal.data() + 16 * b.scalar_slot);
       }
     }
+    Arena arena;
+    take_arena(v, arena);
+    // Note [fp errors in kernels] in emit_cpp.cpp: kernels leave the calling thread's flags
+    // to this loop (the scalars' stores above may have raised: they are not the graph's).
+    ops::clear_fpe();
+    std::byte* const base = arena.storage ? arena.storage->data() : nullptr;
     // Note [memory planning]
     std::multimap<size_t, std::shared_ptr<Storage>> free_list;
     std::vector<bool> stolen(l.bufs.size(), false);  // Note [in-place epilogues]
@@ -530,6 +701,14 @@ class FusedExecutable {
     single_thread_if_forked();
     std::vector<char*> kb;
     std::vector<ndarray> ops;
+    // The value in buffer `b`: an input, an array, or a view of the arena.
+    auto value_of = [&](int b) -> ndarray {
+      const BufInfo& bi = l.bufs[b];
+      if (bi.kind == BufInfo::Input) return args.inputs[bi.index];
+      if (v.arena_off[b] < 0) return arrays[b];
+      const Shape& shape = v.buf_shape[b];
+      return ndarray(arena.storage, v.arena_off[b], bi.dtype, shape, contiguous_strides(shape, itemsize(bi.dtype)));
+    };
     for (size_t li = 0; li < l.launches.size(); ++li) {
       const Launch& la = l.launches[li];
       if (la.fn < 0) {
@@ -538,32 +717,73 @@ class FusedExecutable {
         NodeRef n = la.roots[0];
         ops.clear();
         for (size_t k = 0; k < n->args.size(); ++k) {
-          int b = la.bufs[1 + k];
-          ndarray a = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : arrays[b];
-          for (NodeRef x : v.chains[li][k]) a = ir::apply_view(x, a, ir::concrete_shape(x->shape, sym));
-          ops.push_back(std::move(a));
+          const int b = la.bufs[1 + k];
+          const auto& chain = v.chains[li][k];
+          Shape dyn;
+          auto shape_of = [&](size_t c) -> const Shape& {
+            return v.static_shapes ? v.chain_shapes[li][k][c] : (dyn = ir::concrete_shape(chain[c]->shape, sym));
+          };
+          size_t c = 0;
+          if (v.static_shapes && v.operand_views[li][k].ok) {
+            // Note [replay costs]: the view's geometry computed once, over this run's buffer.
+            const Variant::OperandView& ov = v.operand_views[li][k];
+            if (v.arena_off[b] >= 0) {
+              ops.push_back(ndarray(arena.storage, v.arena_off[b] + ov.offset, ov.dtype, ov.shape, ov.strides));
+              continue;
+            }
+            const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : arrays[b];
+            if (held.strides() == ov.base_strides) {
+              ops.push_back(held.with_geometry(held.offset() + ov.offset, ov.dtype, ov.shape, ov.strides));
+              continue;
+            }
+          }
+          if (v.arena_off[b] >= 0) {
+            ops.push_back(value_of(b));
+          } else {
+            // The first view is taken straight from the buffer's array (no copy of it first).
+            const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : arrays[b];
+            if (chain.empty()) {
+              ops.push_back(held);
+            } else {
+              ops.push_back(ir::apply_view(chain[0], held, shape_of(0)));
+              c = 1;
+            }
+          }
+          for (; c < chain.size(); ++c) {
+            ndarray next = ir::apply_view(chain[c], ops.back(), shape_of(c));
+            ops.back() = std::move(next);
+          }
         }
+        fpe |= ops::read_fpe();  // the kernels' so far (eager ops clear the flags)
+        ops::clear_fpe();
         single_thread_if_forked();
         take_fp_errors();  // stale flags of earlier eager calls are not this node's
         take_product_fp_flags();
-        ndarray r = run_library_call(g_, n, ops, ir::concrete_shape(n->shape, sym));
+        ndarray r = run_library_call(g_, n, ops, v.static_shapes ? v.buf_shape[la.bufs[0]] : ir::concrete_shape(n->shape, sym));
+        ops.clear();
         // Errors of the eager ops a host call ran, and of a BLAS product (Note [library call fp errors]).
         int f = take_fp_errors() | take_fp_flags();
         const int pf = take_product_fp_flags();
-        if (reports_product_fp(n)) f |= pf;
+        if (v.product_fp[li]) f |= pf;
         if (f) host_errors.emplace_back(f, node_label(n));
-        if (!r.is_c_contiguous() || r.offset() != 0) r = r.copy();
+        ops::clear_fpe();  // what the call left in the hardware flags is not a kernel's
+        // (A host call may hand back an operand: never a view of the arena, which later launches reuse.)
+        if (!r.is_c_contiguous() || r.offset() != 0 || (arena.storage && r.storage() == arena.storage)) r = r.copy();
         int b = la.bufs[0];
         arrays[b] = std::move(r);
         ptr[b] = reinterpret_cast<char*>(arrays[b].data());
-        release_after(v, li, la, arrays, ptr, stolen, free_list);
+        release_after(v, li, arrays, ptr, stolen, free_list);
         continue;
       }
       for (size_t ri = 0; ri < la.roots.size(); ++ri) {
         NodeRef r = la.roots[ri];
         int b = v.root_bufs[li][ri];
         if (ptr[b]) continue;
-        Shape shape = ir::concrete_shape(r->shape, sym);
+        if (v.arena_off[b] >= 0) {
+          ptr[b] = reinterpret_cast<char*>(base + v.arena_off[b]);
+          continue;
+        }
+        Shape shape = v.static_shapes ? v.buf_shape[b] : ir::concrete_shape(r->shape, sym);
         if (int src = v.in_place[li]; src >= 0 && arrays[src].is_c_contiguous() && arrays[src].offset() == 0 &&
                                       arrays[src].size() == shape_size(shape)) {
           // Note [in-place epilogues]
@@ -582,22 +802,25 @@ class FusedExecutable {
           auto it = free_list.lower_bound(nbytes);
           if (it != free_list.end()) { s = it->second; free_list.erase(it); }
           else s = Storage::allocate(nbytes);
-          arrays[b] = ndarray(s, 0, r->dtype, shape, contiguous_strides(shape, itemsize(r->dtype)));
+          Strides strides = contiguous_strides(shape, itemsize(r->dtype));
+          arrays[b] = ndarray(std::move(s), 0, r->dtype, std::move(shape), std::move(strides));
         }
         ptr[b] = reinterpret_cast<char*>(arrays[b].data());
       }
       kb.clear();
       for (int b : la.bufs) kb.push_back(ptr[b]);
       fpe |= v.fns[la.fn](kb.data(), sym.data(), st.data(), la.params.data());
-      release_after(v, li, la, arrays, ptr, stolen, free_list);
+      release_after(v, li, arrays, ptr, stolen, free_list);
     }
+    fpe |= ops::read_fpe();
+    ops::clear_fpe();
     int64_t lib = 0;
     for (auto& la : l.launches) lib += la.fn < 0;
     bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()) - lib);
     if (lib) bump_stat(&Stats::library_calls, lib);
     if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args, v.writes_inputs);
-    // A value stored into an input's array (Note [owned inputs] in src/fusion/lower_group.cpp) is that array.
-    auto value_of = [&](int b) { return l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : arrays[b]; };
+    // A value stored into an input's array (Note [owned inputs] in src/fusion/lower_group.cpp)
+    // is that array. (Write-backs and outputs escape: never in the arena.)
     for (auto& [i, n] : g_.writebacks) {
       const int b = l.buffer_of.at(n);
       if (l.bufs[b].kind == BufInfo::Input && l.bufs[b].index == i) continue;  // written in place

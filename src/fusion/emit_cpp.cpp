@@ -30,7 +30,11 @@
 // the calling thread's flags on entry; each parallel loop becomes an omp parallel region
 // whose threads clear their flags, run their share of the iterations and OR what
 // fetestexcept says into npk_fpe (an OpenMP | reduction); flags raised outside parallel
-// loops are read on the calling thread before each region and at the end. Only lanes NumPy
+// loops are read on the calling thread before each region. The calling thread's flags are
+// otherwise left to the caller: the fused backend's run clears them before its first launch
+// and reads them before each library call and after the last launch (a graph's kernels
+// report one union; reading and clearing them around each of thousands of one-element
+// kernels cost more than the kernels, Note [replay costs] in src/fusion/backend.cpp). Only lanes NumPy
 // computes raise: loops run exactly the iteration space (no padded or speculative lanes;
 // the vectorizer's remainder is scalar or masked), writes with a region guard compute the
 // new value only inside the guard, and -ffp-contract=off keeps every rounding (and so every
@@ -664,14 +668,14 @@ std::string emit_cpp_kernel(const Kernel& k, const std::string& name) {
   os << "  (void)sym; (void)st; (void)kp;\n";
   // Launch parameters as locals (Note [generic kernels]): loop-invariant for the compiler.
   for (int j = 0; j < k.num_params; ++j) os << "  const int64_t npk_k" << j << " = kp[" << j << "];\n";
+  // Note [fp errors in kernels]: the calling thread's flags are its caller's to clear and read.
   os << "  int npk_fpe = 0;\n";
-  os << "  npk::fpe_clear();\n";
   for (size_t i = 0; i < k.bufs.size(); ++i) {
     os << "  " << (k.bufs[i].written ? "" : "const ") << mem_type(k.bufs[i].dtype) << "* __restrict p" << i << " = ("
        << (k.bufs[i].written ? "" : "const ") << mem_type(k.bufs[i].dtype) << "*)b[" << i << "];\n";
   }
   render_block(os, k.body, k, 1);
-  os << "  return npk_fpe | npk::fpe_take();\n";
+  os << "  return npk_fpe;\n";
   os << "}\n";
   return os.str();
 }

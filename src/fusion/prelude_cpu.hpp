@@ -32,6 +32,25 @@ namespace npk {
 // ---- floating-point status (Note [fp errors in kernels], src/fusion/emit_cpp.cpp)
 // Reads this thread's FE flags as npc's FpFlag bits (1 divide, 2 overflow, 4 underflow,
 // 8 invalid) and clears them.
+// On x86-64 the flags are read from MXCSR and the x87 status word directly and written only
+// when one is set (Note [cheap floating-point status] in src/ops/registry.cpp): glibc's
+// feclearexcept reloads the whole x87 environment, which costs more than a small kernel.
+#if defined(__x86_64__) || defined(__i386__)
+constexpr unsigned kX86Flags = 0x1d;  // IE ZE OE UE, the same bits in MXCSR and the x87 status word
+inline unsigned fpe_x86_clear() {
+  const unsigned csr = __builtin_ia32_stmxcsr();
+  unsigned short sw;
+  __asm__ volatile("fnstsw %0" : "=am"(sw));
+  if (csr & kX86Flags) __builtin_ia32_ldmxcsr(csr & ~kX86Flags);
+  if (sw & kX86Flags) __asm__ volatile("fnclex");
+  return (csr | sw) & kX86Flags;
+}
+inline int fpe_take() {
+  const unsigned e = fpe_x86_clear();
+  return ((e & 0x04) ? 1 : 0) | ((e & 0x08) ? 2 : 0) | ((e & 0x10) ? 4 : 0) | ((e & 0x01) ? 8 : 0);
+}
+inline void fpe_clear() { fpe_x86_clear(); }
+#else
 inline int fpe_take() {
   int e = std::fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID);
   if (!e) return 0;
@@ -40,6 +59,7 @@ inline int fpe_take() {
          ((e & FE_INVALID) ? 8 : 0);
 }
 inline void fpe_clear() { std::feclearexcept(FE_ALL_EXCEPT); }
+#endif
 // Raises FpFlag bits as FE flags: the scalar rules' NPK_RAISE_FP hook (integer // and % by
 // zero, MIN // -1, float16 rounding).
 inline void fpe_raise(int bits) {

@@ -366,6 +366,13 @@ void check_index_values(const ndarray& x, int64_t extent, int64_t axis) {
 }
 
 void check_run_args(const Graph& g, const RunArgs& args) {
+  std::vector<NodeRef> inputs;
+  for (NodeRef n : g.nodes())
+    if (n->kind == NodeKind::Input) inputs.push_back(n);
+  check_run_args(g, args, inputs);
+}
+
+void check_run_args(const Graph& g, const RunArgs& args, std::span<const NodeRef> input_nodes) {
   const int ni = g.num_inputs();
   if (static_cast<int>(args.inputs.size()) != ni || static_cast<int>(args.scalars.size()) < g.num_scalars())
     throw ValueError("graph: wrong number of inputs");
@@ -375,8 +382,7 @@ void check_run_args(const Graph& g, const RunArgs& args) {
       bad("input " + std::to_string(s.input) + " has no axis " + std::to_string(s.axis) + " for a symbol");
     syms.push_back(args.inputs[s.input].shape()[s.axis]);
   }
-  for (NodeRef n : g.nodes()) {
-    if (n->kind != NodeKind::Input) continue;
+  for (NodeRef n : input_nodes) {
     const ndarray& a = args.inputs[n->params[0]];
     bool ok = a.dtype() == n->dtype && a.ndim() == n->ndim() && !a.is_traced();
     for (int d = 0; ok && d < a.ndim(); ++d) {

@@ -399,7 +399,10 @@ std::vector<ndarray> Plan::run(
     outs[s] = run_step(st.run.exe, ir::RunArgs{in, sc});
     for (ndarray& o : outs[s])
       if (Plan::shares_storage(o, in)) o = o.copy();
-    for (auto [step, k] : st.release) outs[static_cast<size_t>(step)][static_cast<size_t>(k)] = ndarray();
+    // (A moved-from array holds nothing: ndarray() would allocate a storage per release.)
+    for (auto [step, k] : st.release) {
+      ndarray dead = std::move(outs[static_cast<size_t>(step)][static_cast<size_t>(k)]);
+    }
   }
   return outs.empty() ? std::vector<ndarray>{} : std::move(outs.back());
 }

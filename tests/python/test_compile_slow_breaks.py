@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import npc
+from npc.compiler import _api
 
 
 def _many_breaks(x):
@@ -32,8 +33,9 @@ def test_slow_break_function_runs_eagerly_with_numpy_results():
         got = cf(x)
         np.testing.assert_array_equal(np.asarray(got), want)
     st = npc.compiler.stats()
-    # call 1 compiles, calls 2-3 are timed traces, calls 4-5 are eager probes; tracing 300
-    # segments costs far more than 300 NumPy scalar operations, so call 6 runs eagerly.
+    # call 1 compiles, calls 2 and 4 are timed traces, calls 3 and 5 eager probes; tracing 300
+    # segments costs far more than 300 NumPy scalar operations (a clear gap after two calls
+    # of each), so call 6 runs eagerly.
     assert st["eager_runs"] == 3, st
     assert st["traces"] == 3, st
 
@@ -48,16 +50,96 @@ def test_switch_off_keeps_every_call_traced():
     assert st["eager_runs"] == 0 and st["traces"] == 5, st
 
 
-def test_fast_break_functions_stay_traced():
-    def f(x):
-        if float(x.sum()) > 0:  # one break, tiny segments: well under the 2 ms floor
-            return x + 1
-        return x - 1
-    x = np.ones(4)
-    cf = npc.compile(f)
-    for _ in range(6):
-        np.testing.assert_array_equal(np.asarray(cf(x)), f(x))
-    assert npc.compiler.stats()["eager_runs"] == 0
+def _few_breaks(x):
+    # Twenty breaks: a traced call takes well under a millisecond, an eager one microseconds.
+    total = 0.0
+    for i in range(20):
+        total += float(x[i % x.shape[0]] * 2.0)
+    return np.asarray(total) + x
+
+
+def _tiny_op_chain(x):
+    # No break: one fused kernel replayed, against 200 small eager operations.
+    y = x
+    for _ in range(100):
+        y = y * 0.5 + 1.0
+    return y
+
+
+def _eager_runs_of_last(cf, x, want, calls):
+    before = npc.compiler.stats()["eager_runs"]
+    for _ in range(calls):
+        np.testing.assert_array_equal(np.asarray(cf(x)), want)
+    return npc.compiler.stats()["eager_runs"] - before
+
+
+def test_short_slow_break_calls_are_measured_and_run_eagerly():
+    # Calls of a fraction of a millisecond are compared too (no floor of milliseconds).
+    x = np.linspace(0.0, 1.0, 7)
+    cf = npc.compile(_few_breaks)
+    want = _few_breaks(x)
+    for _ in range(16):  # the compiling call, then alternating timed calls until decided
+        np.testing.assert_array_equal(np.asarray(cf(x)), want)
+    assert _eager_runs_of_last(cf, x, want, 4) == 4
+
+
+def test_short_fast_compiled_calls_stay_compiled():
+    x = np.linspace(0.0, 1.0, 16)
+    cf = npc.compile(_tiny_op_chain)
+    want = _tiny_op_chain(x)
+    for _ in range(16):
+        np.testing.assert_array_equal(np.asarray(cf(x)), want)
+    assert npc.compiler.stats()["traces"] == 1
+    assert _eager_runs_of_last(cf, x, want, 4) == 0
+
+
+def _timing(traced, eager):
+    t = _api._Timing()
+    mode = None
+    for a, b in zip(traced, eager):
+        if mode is None:
+            mode = t.add("traced", a)
+        if mode is None:
+            mode = t.add("eager", b)
+    for a in traced[len(eager):]:
+        if mode is None:
+            mode = t.add("traced", a)
+    return t
+
+
+def test_rule_alternates_modes_and_compares_the_fastest_calls():
+    t = _api._Timing()
+    assert t.next() == "traced"
+    t.add("traced", 1e-3)
+    assert t.next() == "eager"
+    # Close times: the minimum of each mode counts, not the first or the mean.
+    t = _timing([1.2e-3, 1.0e-3, 1.1e-3, 1.0e-3, 1.3e-3, 1.0e-3], [0.98e-3, 0.9e-3, 1.4e-3, 0.95e-3, 0.9e-3, 1.0e-3])
+    assert t.mode == "eager" and len(t.eager) == _api._probes_wanted(1e-3)
+    # Within the margin (under 3 percent): compiled code stays.
+    t = _timing([1.0e-3] * 6, [0.99e-3] * 6)
+    assert t.mode == "traced"
+
+
+def test_rule_short_calls_get_more_probes_long_calls_two():
+    assert _api._probes_wanted(20e-3) == 2
+    assert _api._probes_wanted(0.5e-3) > 2
+    t = _timing([30e-3, 30e-3], [29e-3, 28e-3])
+    assert t.mode == "eager" and len(t.traced) == len(t.eager) == 2
+    t = _timing([0.5e-3, 0.5e-3], [0.49e-3, 0.48e-3])
+    assert t.mode is None  # a short call close to its eager time: more probes
+
+
+def test_rule_clear_gaps_decide_early():
+    t = _timing([1e-3, 1e-3], [0.3e-3, 0.3e-3])
+    assert t.mode == "eager"
+    t = _timing([1e-3, 1e-3], [2e-3, 2e-3])
+    assert t.mode == "traced"
+    # An eager call far slower than the traced one is not repeated.
+    t = _timing([1e-3], [5e-3])
+    assert t.mode == "traced" and len(t.eager) == 1
+    # Calls too short to time stay traced.
+    t = _timing([1e-6, 1e-6], [])
+    assert t.mode == "traced"
 
 
 def _row_loop(a):
@@ -73,10 +155,10 @@ def test_measured_replays_pick_the_faster_mode_with_numpy_results():
     x = np.random.default_rng(0).random((21, 21))
     cf = npc.compile(_row_loop)
     want = _row_loop(x)
-    for _ in range(7):
+    for _ in range(14):
         np.testing.assert_array_equal(np.asarray(cf(x)), want)
     st = npc.compiler.stats()
-    # call 1 traces; calls 2-3 are timed replays; two timed eager calls may follow, and then
-    # either every call replays or every call runs eagerly.
+    # call 1 traces; timed replays and eager calls alternate until one mode is chosen, and
+    # then either every call replays or every call runs eagerly.
     assert st["traces"] == 1, st
-    assert st["eager_runs"] in (0, 2, 4), st
+    assert _eager_runs_of_last(cf, x, want, 4) in (0, 4)

@@ -55,23 +55,87 @@ config.register("eager_if_faster", os.environ.get("NPC_EAGER_IF_FASTER", "1") !=
 # A function with graph breaks runs its Python on every call: each call traces again, looks
 # each segment up and runs it. When the segments are small (a boolean mask per loop
 # iteration, a scalar read per step) that costs more than the operations themselves, and the
-# compiled function would be slower than the same code run eagerly. So, per guard key, the
-# first two calls after the compiling one are timed; when they take at least
-# _SLOW_BREAK_MIN_S, two calls run eagerly and are timed too, and if the faster eager call took
-# less than _SLOW_BREAK_RATIO of the faster traced call, later calls with that key run eagerly
-# (counted in eager_runs, logged under `fallback`). Results are the same either way: eager
-# npc is NumPy's semantics, which compiled code reproduces. `config.eager_if_faster = False`
-# (or NPC_EAGER_IF_FASTER=0, which the test suite sets so that counts of traces do not depend
-# on the machine's speed) keeps every call traced; npc.compiler.reset() forgets the measurements.
-# Whole graphs (functions without breaks) follow the same rule with their replays
-# (_timed_replay): a traced Python loop of thousands of tiny kernel launches can cost more than
-# the eager operations it stands for.
+# compiled function would be slower than the same code run eagerly. Whole graphs (functions
+# without breaks) can lose too (_timed_replay): a traced Python loop of thousands of tiny
+# kernel launches can cost more than the eager operations it stands for. So, per guard key,
+# the calls after the compiling one alternate, timed: a traced call (a replay), an eager
+# call, a traced call, ... (alternating, so that a change of the machine's load shows in both
+# modes alike), and _Timing.decide() picks the mode of later calls from the fastest call of
+# each mode (noise only ever adds time, so the minimum is the better estimate):
+# - calls of under _SLOW_BREAK_MIN_S traced stay traced (no gain to measure);
+# - a first eager call over _FAR_SLOWER times the traced one ends the probes: traced (an
+#   eager run of a loop the compiled code runs 10x faster is not repeated to be sure);
+# - after two calls of each mode, a gap of more than _CLEAR_GAP either way decides;
+# - otherwise probes go on until each mode has _probes_wanted() calls (more for short calls,
+#   whose times vary more: _PROBE_BUDGET_S of traced calls, between 2 and _PROBES_MAX), and
+#   eager wins when its fastest call took under _SLOW_BREAK_RATIO of the fastest traced
+#   one: the faster mode, with a small margin that keeps compiled code when the two are
+#   within noise of each other.
+# Later calls with that key run the chosen mode (eager ones counted in eager_runs, the choice
+# logged under `fallback`). Results are the same either way: eager npc is NumPy's semantics,
+# which compiled code reproduces. `config.eager_if_faster = False` (or NPC_EAGER_IF_FASTER=0,
+# which the test suite sets so that counts of traces do not depend on the machine's speed)
+# keeps every call traced; npc.compiler.reset() forgets the measurements.
 config.register("segment_nodes", int(os.environ.get("NPC_SEGMENT_NODES", "10000")),
                 "nodes of a traced graph after which it is cut into a new segment (Note [loops] in "
                 "src/tracer/trace_segments.cpp); 0: never")
 
-_SLOW_BREAK_MIN_S = 2e-3
-_SLOW_BREAK_RATIO = 0.8
+_SLOW_BREAK_MIN_S = 1e-5
+_SLOW_BREAK_RATIO = 0.97
+_FAR_SLOWER = 3.0
+_CLEAR_GAP = 1.5
+_PROBE_BUDGET_S = 5e-3
+_PROBES_MAX = 6
+
+
+class _Timing:
+    """The timed calls of one guard key and the mode chosen from them (Note [slow graph breaks])."""
+    __slots__ = ("traced", "eager", "mode")
+
+    def __init__(self):
+        self.traced = []
+        self.eager = []
+        self.mode = None  # "traced" or "eager" once decided
+
+    def next(self):
+        """The mode of the next timed call: traced first, then alternating."""
+        return "traced" if len(self.traced) <= len(self.eager) else "eager"
+
+    def add(self, mode, seconds):
+        (self.traced if mode == "traced" else self.eager).append(seconds)
+        self.mode = self.decide()
+        return self.mode
+
+    def decide(self):
+        tr, ea = self.traced, self.eager
+        if not tr:
+            return None
+        ct = min(tr)
+        if ct < _SLOW_BREAK_MIN_S and len(tr) >= 2:
+            return "traced"
+        if not ea:
+            return None
+        ce = min(ea)
+        if len(ea) == 1 and ce > _FAR_SLOWER * ct:
+            return "traced"
+        n = min(len(tr), len(ea))
+        if n >= 2 and (ce * _CLEAR_GAP < ct or ce > _CLEAR_GAP * ct):
+            return "eager" if ce < ct else "traced"
+        if n >= _probes_wanted(ct):
+            return "eager" if ce < _SLOW_BREAK_RATIO * ct else "traced"
+        return None
+
+
+def _probes_wanted(seconds):
+    """Timed calls of each mode before a close call is decided: more for short calls."""
+    return max(2, min(_PROBES_MAX, int(_PROBE_BUDGET_S / max(seconds, 1e-9))))
+
+
+def _timing_of(holder):
+    """The _Timing kept in an entry's `timing` list (created on first use)."""
+    if not holder:
+        holder.append(_Timing())
+    return holder[0]
 
 
 def _arrays_in(values, depth=0):
@@ -174,8 +238,7 @@ class CompiledFunction:
         self._ncompiles = 0
         self._breaks = False
         self._break_keys = set()  # guard keys traced already (functions with breaks)
-        self._break_timing = {}  # key -> [traced call seconds..., "eager"/"traced"] (Note [slow graph breaks])
-        self._probes = {}  # id(timing list) -> eager call seconds so far
+        self._break_timing = {}  # key -> _Timing (Note [slow graph breaks])
         self._dyn = {}          # path -> set of symbolic axes
         self._last_shapes = {}  # path -> shape at the last trace
         self._static_floats = set()
@@ -263,60 +326,50 @@ class CompiledFunction:
         """A replay of entry `e` while its speed against eager calls is being measured (Note
         [slow graph breaks]; the same rule for whole graphs: a traced loop of thousands of
         tiny kernels can cost more than the eager operations it replaces)."""
-        if timing and isinstance(timing[-1], str):
-            if timing[-1] == "traced":
-                e.timing = None  # decided: replays go the plain way from now on
-                return self._replay(e, arrays, floats, args, kwargs)
+        t = _timing_of(timing)
+        if t.mode == "traced":
+            e.timing = None  # decided: replays go the plain way from now on
+            return self._replay(e, arrays, floats, args, kwargs)
+        if t.mode == "eager":
             _stats["eager_runs"] += 1
             return self._fn(*args, **kwargs)
-        if len(timing) >= 2 and min(timing) >= _SLOW_BREAK_MIN_S:
-            return self._eager_probe(timing, args, kwargs)
+        if t.next() == "eager":
+            return self._eager_probe(t, args, kwargs)
         t0 = time.perf_counter()
         result = self._replay(e, arrays, floats, args, kwargs)
-        timing.append(time.perf_counter() - t0)
-        if len(timing) >= 2 and min(timing) < _SLOW_BREAK_MIN_S:
-            timing.append("traced")
+        self._timed(t, "traced", time.perf_counter() - t0)
         return result
 
-    def _eager_probe(self, timing, args, kwargs):
-        """One of the two timed eager calls of Note [slow graph breaks]; after the second, the
-        faster mode is recorded in `timing` ("eager" or "traced")."""
-        probes = getattr(self, "_probes", None)
-        if probes is None:
-            probes = self._probes = {}
+    def _timed(self, t, mode, seconds):
+        """Records a timed call in `t`; logs a decision for eager calls."""
+        if t.add(mode, seconds) == "eager":
+            _logs.log("fallback", "%s: compiled calls took %.3g s, eager calls %.3g s; running eagerly from "
+                      "now on", self._name, min(t.traced), min(t.eager))
+
+    def _eager_probe(self, t, args, kwargs):
+        """One of the timed eager calls of Note [slow graph breaks]."""
         t0 = time.perf_counter()
         result = self._fn(*args, **kwargs)
-        eager = time.perf_counter() - t0
+        seconds = time.perf_counter() - t0
         _stats["eager_runs"] += 1
-        seen = probes.setdefault(id(timing), [])
-        seen.append(eager)
-        if len(seen) >= 2:
-            del probes[id(timing)]
-            compiled = min(t for t in timing if not isinstance(t, str))
-            if min(seen) < _SLOW_BREAK_RATIO * compiled:
-                timing.append("eager")
-                _logs.log("fallback", "%s: compiled calls took %.3g s, eager calls %.3g s; running eagerly from "
-                          "now on", self._name, compiled, min(seen))
-            else:
-                timing.append("traced")
+        self._timed(t, "eager", seconds)
         return result
 
     def _timed_break_call(self, args, kwargs, key):
         """A call of a function with graph breaks whose key was traced before (Note [slow
-        graph breaks]): traced and timed, or run eagerly once measured slower than eager."""
-        timing = self._break_timing.setdefault(key, [])
-        decided = timing[-1] if timing and isinstance(timing[-1], str) else None
-        if decided == "eager":
+        graph breaks]): traced (and timed until decided), or run eagerly."""
+        t = self._break_timing.get(key)
+        if t is None:
+            t = self._break_timing[key] = _Timing()
+        if t.mode == "eager":
             _stats["eager_runs"] += 1
             return self._fn(*args, **kwargs)
-        if decided is None and len(timing) >= 2 and min(timing) >= _SLOW_BREAK_MIN_S:
-            return self._eager_probe(timing, args, kwargs)
+        if t.mode is None and t.next() == "eager":
+            return self._eager_probe(t, args, kwargs)
         t0 = time.perf_counter()
         result = self._trace(args, kwargs, self._key_builder(args, kwargs), key, True)
-        if decided is None:
-            timing.append(time.perf_counter() - t0)
-            if len(timing) >= 2 and min(timing) < _SLOW_BREAK_MIN_S:
-                timing.append("traced")  # fast enough: never measured again
+        if t.mode is None:
+            self._timed(t, "traced", time.perf_counter() - t0)
         return result
 
     def _overlaps(self, objs, narrays):
