@@ -40,44 +40,55 @@ def run(path, use_npc):
     return buf.getvalue(), [(w.category.__name__, str(w.message)) for w in caught], ns["RESULT"]
 
 
-def compare(a, b, where="RESULT"):
-    """Differences between a NumPy-run value `a` and the npc-run value `b` (list of str)."""
+def compare(a, b, where="RESULT", rtol=None):
+    """Differences between a NumPy-run value `a` and the npc-run value `b` (list of str).
+    `rtol`: float and complex values may differ by that relative tolerance (programs whose
+    values come from another BLAS/LAPACK build than NumPy's), else every bit is compared."""
     import npc
     diffs = []
     if isinstance(a, dict):
         if not isinstance(b, dict) or a.keys() != b.keys():
             return [f"{where}: keys {list(a)} != {list(b) if isinstance(b, dict) else type(b)}"]
         for k in a:
-            diffs += compare(a[k], b[k], f"{where}[{k!r}]")
+            diffs += compare(a[k], b[k], f"{where}[{k!r}]", rtol)
         return diffs
     if isinstance(a, (list, tuple)):
         if type(a) is not type(b) or len(a) != len(b):
             return [f"{where}: {type(a).__name__}[{len(a)}] != {type(b).__name__}"]
         for i, (x, y) in enumerate(zip(a, b)):
-            diffs += compare(x, y, f"{where}[{i}]")
+            diffs += compare(x, y, f"{where}[{i}]", rtol)
         return diffs
     if isinstance(a, numpy.ndarray):
         if isinstance(a, numpy.ma.MaskedArray):
             if not isinstance(b, numpy.ma.MaskedArray):
                 return [f"{where}: masked array became {type(b).__name__}"]
-            diffs += compare(numpy.ma.getmaskarray(a), numpy.ma.getmaskarray(b), where + ".mask")
+            diffs += compare(numpy.ma.getmaskarray(a), numpy.ma.getmaskarray(b), where + ".mask", rtol)
             a, b = a.data, b.data
         if type(a) is numpy.ndarray and not isinstance(b, (numpy.ndarray, npc.ndarray)):
             return [f"{where}: ndarray became {type(b).__name__}"]
         nb = numpy.asarray(b)
         if a.dtype != nb.dtype or a.shape != nb.shape:
             return diffs + [f"{where}: {a.dtype}{a.shape} != {nb.dtype}{nb.shape}"]
-        if a.dtype.kind in "biufcmM":
+        if rtol is not None and a.dtype.kind in "fc":
+            if not numpy.allclose(a, nb, rtol=rtol, atol=0.0, equal_nan=True):
+                diffs.append(f"{where}: values differ beyond rtol={rtol}\n{a!r}\n{nb!r}")
+        elif a.dtype.kind in "biufcmM":
             if numpy.ascontiguousarray(a).tobytes() != numpy.ascontiguousarray(nb).tobytes():
                 diffs.append(f"{where}: values differ\n{a!r}\n{nb!r}")
         elif not numpy.array_equal(a, nb):
             diffs.append(f"{where}: values differ\n{a!r}\n{nb!r}")
         return diffs
     if isinstance(a, numpy.generic):
-        if type(a) is not type(b) or a.tobytes() != b.tobytes():
+        if rtol is not None and type(a) is type(b) and a.dtype.kind in "fc":
+            if not numpy.allclose(a, b, rtol=rtol, atol=0.0, equal_nan=True):
+                diffs.append(f"{where}: {a!r} != {b!r} beyond rtol={rtol}")
+        elif type(a) is not type(b) or a.tobytes() != b.tobytes():
             diffs.append(f"{where}: {a!r} != {b!r}")
         return diffs
-    if type(a) is not type(b) or (a != b and not (a != a and b != b)):
+    if rtol is not None and type(a) is type(b) is float:
+        if not numpy.isclose(a, b, rtol=rtol, atol=0.0, equal_nan=True):
+            diffs.append(f"{where}: {a!r} != {b!r} beyond rtol={rtol}")
+    elif type(a) is not type(b) or (a != b and not (a != a and b != b)):
         diffs.append(f"{where}: {a!r} != {b!r}")
     return diffs
 
@@ -93,8 +104,9 @@ def count_npc_arrays(value):
     return 0
 
 
-def check(path):
-    """Runs a program both ways; returns the list of differences (empty: identical)."""
+def check(path, rtol=None):
+    """Runs a program both ways; returns the list of differences (empty: identical; `rtol`:
+    float values within that relative tolerance, see compare)."""
     out_np, warn_np, res_np = run(path, False)
     out_npc, warn_npc, res_npc = run(path, True)
     diffs = []
@@ -104,7 +116,7 @@ def check(path):
             out_np.splitlines(), out_npc.splitlines(), "numpy", "npc", lineterm="")))
     if warn_np != warn_npc:
         diffs.append(f"warnings differ: {warn_np} != {warn_npc}")
-    diffs += compare(res_np, res_npc)
+    diffs += compare(res_np, res_npc, rtol=rtol)
     if count_npc_arrays(res_npc) == 0:
         diffs.append("the npc run produced no npc arrays in RESULT")
     return diffs
