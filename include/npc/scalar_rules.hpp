@@ -296,13 +296,19 @@ template <class T> NPK_FN T sub(T a, T b) {
 // and difference the first operand's).
 template <class R> NPK_FN R mul_part(R x, R y, R u, R v, bool minus) {
   // x*y -/+ u*v with NumPy's NaN (x: ar, y: b's multiplicand part, u: the other part of b, v: ai).
+  // Both operations always run, as in NumPy's instruction, so that they raise its
+  // floating-point flags (inf * 0 in u*v while x is NaN raises "invalid" there too); the
+  // NaN operand is picked afterwards (comparisons with != are quiet).
+  R c = v * u;
+  NPK_KEEP_ROUNDED(c);
+  R r = std::fma(x, y, minus ? -c : c);
+  NPK_KEEP_ROUNDED(r);
   if (x != x) return x;
   if (y != y) return y;
   if (u != u) return u;
   if (v != v) return v;
-  const R c = v * u;
   if (c != c) return c;
-  return std::fma(x, y, minus ? -c : c);
+  return r;
 }
 /// numpy.multiply: integers wrap, bool is `and`; complex is NumPy's SIMD product (x86-64
 /// with FMA: re = fma(ar, br, -(ai*bi)), im = fma(ar, bi, ai*br)), spelled out so that no
