@@ -148,8 +148,29 @@ ndarray Context::traced_input(const ndarray& a, std::shared_ptr<Buffer> b) {
 
 void Context::add_scalar(double sentinel, double value) {
   sentinels_.emplace_back(sentinel, static_cast<int>(scalar_values.size()));
-  scalar_values.push_back(value);
+  scalar_values.push_back(Scalar::from_double(value));
   graph_->scalar(static_cast<int>(scalar_values.size()) - 1, DType::Float64);
+}
+
+int Context::add_runtime_int(const Scalar& value) {
+  const int k = static_cast<int>(scalar_values.size());
+  // A sentinel no operand value equals (0.0 is no marked NaN): the entry only says that the
+  // trace has runtime scalars, which graph breaks and realizations check (Note [runtime ints]).
+  sentinels_.emplace_back(0.0, k);
+  scalar_values.push_back(value);
+  graph_->scalar(k, value.dtype);
+  return k;
+}
+
+void Context::note_runtime_operand(const ndarray& a, int k) {
+  runtime_operands_.insert_or_assign(static_cast<const void*>(a.data()), RuntimeOperand{a, k, false});
+}
+
+std::vector<int> Context::unconsumed_runtime_ints() const {
+  std::vector<int> r;
+  for (const auto& [_, o] : runtime_operands_)
+    if (!o.consumed && std::find(r.begin(), r.end(), o.k) == r.end()) r.push_back(o.k);
+  return r;
 }
 
 // Note [shapes read in Python]
