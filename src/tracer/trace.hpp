@@ -176,6 +176,14 @@ class Context {
   // The runtime ints with an operand conversion that did not become a Scalar node (an eager
   // computation with the value): they must be static.
   std::vector<int> unconsumed_runtime_ints() const;
+  // Records that weak operand `a`, if a runtime int's, meets loop dtype `t` (its range class
+  // only needs the bounds of the dtypes it meets: Note [runtime ints]); `node`, its Scalar
+  // node, becomes a float64 first where `t` is another float or complex dtype (NumPy converts a
+  // Python int to a C double, then to `t`: big ints round twice).
+  void runtime_operand_meets(const ndarray& a, DType t, ir::NodeRef& node);
+  // For each runtime int that became a Scalar node: (k, the loop dtypes it met, or none
+  // where one of its nodes met no recorded loop).
+  std::vector<std::pair<int, std::vector<int>>> runtime_int_dtypes() const;
   // Equality constraints between symbolic dims that tracing assumed (broadcasting):
   // (input, axis) pairs, or (input, axis) == size (other.first = -1).
   struct Constraint { int in_a, ax_a, in_b, ax_b; int64_t size; };
@@ -298,7 +306,7 @@ class Context {
   std::vector<std::pair<double, int>> sentinels_;
   // Note [runtime ints] in trace_nodes.cpp: each operand conversion of a runtime int (keyed by
   // its 0-d array's data, which the entry keeps alive), its k and whether it became a node.
-  struct RuntimeOperand { ndarray array; int k; bool consumed; };
+  struct RuntimeOperand { ndarray array; int k; bool consumed; std::vector<DType> met; };
   std::unordered_map<const void*, RuntimeOperand> runtime_operands_;
   std::vector<Constraint> constraints_;
   std::vector<bool> specialised_;                         // symbols constrained to their hint

@@ -166,6 +166,35 @@ void Context::note_runtime_operand(const ndarray& a, int k) {
   runtime_operands_.insert_or_assign(static_cast<const void*>(a.data()), RuntimeOperand{a, k, false});
 }
 
+void Context::runtime_operand_meets(const ndarray& a, DType t, ir::NodeRef& node) {
+  if (runtime_operands_.empty()) return;
+  auto it = runtime_operands_.find(static_cast<const void*>(a.data()));
+  if (it == runtime_operands_.end() || it->second.array.storage() != a.storage()) return;
+  it->second.met.push_back(t);
+  if ((kind(t) == Kind::Float || kind(t) == Kind::Complex) && t != DType::Float64)
+    node = graph_->cast(node, DType::Float64);
+}
+
+std::vector<std::pair<int, std::vector<int>>> Context::runtime_int_dtypes() const {
+  std::vector<std::pair<int, std::vector<int>>> r;
+  std::vector<bool> unknown;
+  for (const auto& [_, o] : runtime_operands_) {
+    if (!o.consumed) continue;
+    auto it = std::find_if(r.begin(), r.end(), [&](const auto& e) { return e.first == o.k; });
+    if (it == r.end()) {
+      r.emplace_back(o.k, std::vector<int>{});
+      unknown.push_back(false);
+      it = r.end() - 1;
+    }
+    const size_t i = static_cast<size_t>(it - r.begin());
+    if (o.met.empty()) unknown[i] = true;
+    for (DType t : o.met) it->second.push_back(static_cast<int>(t));
+  }
+  for (size_t i = 0; i < r.size(); ++i)
+    if (unknown[i]) r[i].second.clear();
+  return r;
+}
+
 std::vector<int> Context::unconsumed_runtime_ints() const {
   std::vector<int> r;
   for (const auto& [_, o] : runtime_operands_)

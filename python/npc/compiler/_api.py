@@ -29,7 +29,7 @@ from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _RuntimeIn
                        _python_warnings, _replay_warnings, _sentinel,
                        _sentinel_index)
 from ._guards import (_AttrReads, _KeyBuilder, _StandIns, _attr_key, _contents_key, _free_key, _free_values,
-                      _int_class, _locate, _numpy_only, _traced_copy, _valid_bytes)
+                      _int_bounds, _int_class, _locate, _numpy_only, _traced_copy, _valid_bytes)
 from ._state import (_all_compiled, _available, _backends, _compiles, _epoch, _fusion_counters, _is_npc,
                      _marked_dynamic, _stats, _thread_flag, _times, _tls)
 
@@ -184,6 +184,7 @@ class CompiledFunction:
         self._dyn_ints = set()
         self._static_ints = set()
         self._last_ints = {}
+        self._int_bounds = {}  # path -> the class bounds of a runtime int (_int_bounds)
         self.last_runtime_ints = []
         self._unguarded = set()  # names of lists/tuples the function mutates while tracing
         self._attr_guards = {}  # attribute reads guarded, in order (Note [attribute reads])
@@ -361,7 +362,7 @@ class CompiledFunction:
         return self._fn(*args, **kwargs)
 
     def _key_builder(self, args, kwargs, want_labels=False):
-        kb = _KeyBuilder(self._dyn, self._static_floats, want_labels, self._dyn_ints)
+        kb = _KeyBuilder(self._dyn, self._static_floats, want_labels, self._dyn_ints, self._int_bounds)
         for i, a in enumerate(args):
             kb.add(a, i)
         for k in sorted(kwargs):
@@ -540,6 +541,7 @@ class CompiledFunction:
             elif npcx.ndim >= 2 and not fl[0] and fl[1]:
                 transposed.add(arg_inputs[-1])  # Note [F-ordered inputs] in src/tracer/trace_inputs.cpp
         float_paths = []
+        int_met = {}
         int_paths = {}  # scalar index of each runtime int -> its path (Note [runtime ints] in _guards.py)
         int_uses = set()  # the runtime ints used as Python values (their indices)
         scalar_values = []
@@ -635,6 +637,8 @@ class CompiledFunction:
                     raise _Retrace(float_paths, int_paths.values())
                 except _core._GraphBreak as e:
                     raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {e}") from None
+                except _Retrace:
+                    raise
                 except Exception:
                     # A break inside a protocol (buffer, number) can reach Python re-wrapped
                     # (BufferError...): the annotated reason says it was the break.
@@ -677,6 +681,7 @@ class CompiledFunction:
                 int_uses.update(k for k in ctx.unconsumed_runtime_ints())
                 if int_uses:
                     raise _Retrace((), [int_paths[k] for k in int_uses])
+                int_met = dict(ctx.runtime_int_dtypes())
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
             if counter[0] and _marked(leaves):
                 raise _Retrace(float_paths)  # a runtime scalar reached an eager op: make it static
@@ -705,6 +710,18 @@ class CompiledFunction:
         if any(w not in self._attr_guards for w in reads.guards):
             self._attr_guards.update(reads.guards)  # Note [attribute reads]
             rekey = True
+        for k, path in int_paths.items():
+            # Note [runtime ints] in _guards.py: the class bounds of the dtypes the int met.
+            codes = int_met.get(k, ())
+            b = _int_bounds(codes) if k not in int_met or codes else None
+            old = self._int_bounds.get(path)
+            new = tuple(sorted(set(old or ()) | set(b))) if b is not None and old is not None else b
+            if new is not None and new != old:
+                self._int_bounds[path] = new
+                key = (tuple(self._key_builder(args, kwargs).key),) + key[1:]
+            elif new is None and old is not None:
+                self._int_bounds.pop(path)  # every dtype's bounds
+                key = (tuple(self._key_builder(args, kwargs).key),) + key[1:]
         if rekey:
             key = (key[0], self._free_part(args, kwargs), key[2], key[3])
         numpy_out = kb.numpy_in and not kb.npc_in

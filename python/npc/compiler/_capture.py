@@ -13,7 +13,7 @@ import warnings
 import numpy as _np
 import numpy.random  # noqa: F401  (imported before any patching of numpy functions)
 
-from .. import _core
+from .. import _core, _interop
 from ._breaks import _run_outside
 from ._state import _COMPILER_DIR, _NPC_DIR, _epoch, _internal_file, _is_npc, _tls
 
@@ -141,6 +141,7 @@ for _name in ("__neg__", "__pos__", "__abs__", "__invert__", "__bool__", "__int_
 _RuntimeInt.__copy__ = lambda self: self._static()
 _RuntimeInt.__deepcopy__ = lambda self, memo: self._static()
 _core._set_runtime_int_type(_RuntimeInt)
+_interop._add_runtime_scalar_type(_RuntimeInt)
 
 
 # ---------------------------------------------------------------- captured NumPy calls

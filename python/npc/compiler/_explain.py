@@ -61,6 +61,7 @@ def explain(fn):
         _all_compiled.remove(f)
         if isinstance(fn, CompiledFunction):
             f._dyn_ints, f._static_ints = set(fn._dyn_ints), set(fn._static_ints)
+            f._int_bounds = dict(fn._int_bounds)
         saved = dict(_stats)
         try:
             f(*args, **kwargs)

@@ -453,6 +453,7 @@ void bind_tracer(py::module_& m) {
         return c.add_runtime_int(Scalar::from_uint(u));
       })
       .def("unconsumed_runtime_ints", &tracer::Context::unconsumed_runtime_ints)
+      .def("runtime_int_dtypes", &tracer::Context::runtime_int_dtypes)
       .def("input_index", [](const tracer::Context& c, PyArray& a) { return c.input_index(a); })
       .def("activate", [](tracer::Context& c) {
         if (tracer::current()) throw ValueError("npc.compile: nested tracing is not supported");
