@@ -455,6 +455,16 @@ class CompiledFunction:
             self._last_shapes[path] = shape
         return changed
 
+    def _key_of(self, args, kwargs, kb):
+        """The guard key that __call__ builds for these arguments now (the C++ one on its
+        fast path), so that a retrace stores its entry where the next such call looks."""
+        if not kwargs and not self._dyn and not self._static_floats and not self._dyn_ints:
+            fast = _core._guard_key(args)
+            if fast is not None:
+                return (fast[0], self._free_part(args, kwargs), (), self._overlaps(args, len(fast[1])))
+        return (tuple(kb.key), self._free_part(args, kwargs), tuple(sorted(kwargs)),
+                self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
+
     def _update_ints(self, kb):
         """Note [runtime ints] in _guards.py: int paths whose value differs from the last
         trace's (all of them with dynamic=True) become runtime ints; True when one did."""
@@ -481,8 +491,7 @@ class CompiledFunction:
         ints_changed = self._update_ints(kb)
         if self._dyn != before or ints_changed:
             kb = self._key_builder(args, kwargs)
-            key = (tuple(kb.key), self._free_part(args, kwargs), tuple(sorted(kwargs)),
-                   self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
+            key = self._key_of(args, kwargs, kb)
         tried = set()  # int paths static for this call only, until their trace succeeds
         while True:
             try:
@@ -499,8 +508,7 @@ class CompiledFunction:
                     if r.tentative:
                         tried |= r.ints
                 kb = self._key_builder(args, kwargs)
-                key = (tuple(kb.key), self._free_part(args, kwargs), tuple(sorted(kwargs)),
-                       self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
+                key = self._key_of(args, kwargs, kb)
             except BaseException:
                 if tried:  # the exception is the function's own: the ints stay runtime
                     self._static_ints -= tried

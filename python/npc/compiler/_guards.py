@@ -58,8 +58,8 @@ def _contig_label(c):
 # (CompiledFunction._static_ints), so a graph never depends on a value it did not take at run
 # time. The key holds the value's range class (_int_class): where it lies among the bounds of
 # the loop dtypes it met while tracing (an integer dtype's range, float16's overflow; before
-# its first runtime trace, those of every dtype), and 2**63 (an Int64 or a UInt64 Scalar
-# node), so that a replay's value takes the same NEP 50 path as the traced one (the same
+# its first runtime trace, those of every dtype), its sign (an integer power's exponent) and
+# 2**63 (an Int64 or a UInt64 Scalar node), so that a replay's value takes the same NEP 50 path as the traced one (the same
 # OverflowError, exact comparison answer or cast warning; the loop dtype of a weak int does
 # not depend on its value). Values outside int64 and uint64 stay guarded by value. Bools (a subclass of int) are never runtime;
 # nor are ints with dynamic=False; with dynamic=True every int is runtime from the first trace.
@@ -67,7 +67,7 @@ _INT_BOUNDS = tuple(sorted([-(1 << 63), -(1 << 31), -65519, -(1 << 15), -(1 << 7
                       1 << 16, 1 << 31, 1 << 32, 1 << 63, 1 << 64]))
 
 
-_INT_ALWAYS = (-(1 << 63), 1 << 63, 1 << 64)
+_INT_ALWAYS = (-(1 << 63), 0, 1 << 63, 1 << 64)
 
 
 def _int_bounds(codes):
