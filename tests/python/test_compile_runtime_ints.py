@@ -266,3 +266,27 @@ def test_shifts_and_bitwise(backend):
     a = np.arange(4, dtype=np.uint8)
     check(lambda a, k: (a << k, a >> k, a & k, a | k, a ^ k), *[(a, k) for k in (1, 2, 3, 7, 8, 9, 200, 255)],
           backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_runtime_int_in_a_cut_trace(backend):
+    # Note [loops]: segments cut at the node budget declare the runtime int in each one.
+    def f(a, k):
+        r = a
+        for i in range(30):
+            r = (r * k + i) % 1000
+        return r
+    a = np.arange(8)
+    with npc.config.patch(segment_nodes=40):
+        check(f, *[(a, k) for k in range(1, 8)], backend=backend)
+    assert traces() == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_graph_breaks_keep_ints_static(backend):
+    def f(a, k):
+        s = float(a.sum())  # a graph break
+        return a * k + s
+    a = np.arange(4.0)
+    cf = check(f, *[(a, k) for k in range(1, 6)], backend=backend)
+    assert cf._static_ints == {1}
