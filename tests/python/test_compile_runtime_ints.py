@@ -80,6 +80,8 @@ PROGRAMS = [
     lambda a, k: a * k.bit_length(),
     lambda a, k: a * (k if isinstance(k, int) else 0),
     lambda a, k: a * len(str(k)),
+    lambda a, k: a * (k if type(k) is int else 0),
+    lambda a, k: a + 1,
     lambda a, k: a * {3: 1, 5: 2}.get(k, 7),
     lambda a, k: np.clip(a, 0, k),
     lambda a, k: a.reshape(2, 2) * k,

@@ -685,11 +685,13 @@ class CompiledFunction:
             cxx0 = _fusion_counters().get("compile_seconds", 0.0)
             if int_paths:
                 # Note [runtime ints] in _guards.py: ints used as Python values (returned ones
-                # too: _flatten) or computed with eagerly are static.
-                int_uses.update(k for k in ctx.unconsumed_runtime_ints())
+                # too: _flatten), computed with eagerly, or never a Scalar node (the graph does
+                # not take them at run time: a path chosen by `type(k) is int`) are static.
+                int_met = dict(ctx.runtime_int_dtypes())
+                int_uses.update(ctx.unconsumed_runtime_ints())
+                int_uses.update(k for k in int_paths if k not in int_met)
                 if int_uses:
                     raise _Retrace((), [int_paths[k] for k in int_uses])
-                int_met = dict(ctx.runtime_int_dtypes())
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
             if counter[0] and _marked(leaves):
                 raise _Retrace(float_paths)  # a runtime scalar reached an eager op: make it static
@@ -720,8 +722,8 @@ class CompiledFunction:
             rekey = True
         for k, path in int_paths.items():
             # Note [runtime ints] in _guards.py: the class bounds of the dtypes the int met.
-            codes = int_met.get(k, ())
-            b = _int_bounds(codes) if k not in int_met or codes else None
+            codes = int_met[k]
+            b = _int_bounds(codes) if codes else None
             old = self._int_bounds.get(path)
             new = tuple(sorted(set(old or ()) | set(b))) if b is not None and old is not None else b
             if new is not None and new != old:

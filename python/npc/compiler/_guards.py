@@ -56,7 +56,9 @@ def _contig_label(c):
 # the floats, in argument order), and any other use (range(k), a[:k], np.zeros(k), int(k),
 # `if k > 0`, hashing, formatting...) makes the path static again for good
 # (CompiledFunction._static_ints), so a graph never depends on a value it did not take at run
-# time. The key holds the value's range class (_int_class): where it lies among the bounds of
+# time (an int that never became a Scalar node is static too: nothing gains from it being
+# runtime, and code that chose a path by `type(k) is int`, which the proxy fails, did not
+# read the value). The key holds the value's range class (_int_class): where it lies among the bounds of
 # the loop dtypes it met while tracing (an integer dtype's range, float16's overflow; before
 # its first runtime trace, those of every dtype), its sign (an integer power's exponent) and
 # 2**63 (an Int64 or a UInt64 Scalar node), so that a replay's value takes the same NEP 50 path as the traced one (the same
