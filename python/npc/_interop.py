@@ -53,6 +53,15 @@ _PASS_TYPES = frozenset({ndarray, int, float, complex, bool} | {_np.dtype(c).typ
 _ns = None  # npc's module dict, set by install()
 
 
+def _add_runtime_scalar_type(t):
+    """Lets a traced function's runtime int (Note [runtime ints] in npc/compiler/_guards.py)
+    reach npc's native ufuncs from NumPy's (``np.maximum(a, k)``) as a Python int does: the
+    native operand conversion makes it a runtime operand; NumPy would ask for its value."""
+    global _SCALARS, _PASS_TYPES
+    _SCALARS = _SCALARS | {t}
+    _PASS_TYPES = _PASS_TYPES | {t}
+
+
 def _native_input(x):
     """x as an argument for a native npc implementation, or raises NotNative."""
     t = type(x)

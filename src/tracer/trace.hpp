@@ -171,6 +171,23 @@ class Context {
                     int64_t valid_before = -1, int64_t valid_after = -1);
   // Registers runtime scalar k: weak float operands equal to `sentinel` become Scalar nodes.
   void add_scalar(double sentinel, double value);
+  // Registers runtime scalar k for a Python int argument (Note [runtime ints] in
+  // trace_nodes.cpp): `value` is its Int64 or UInt64 value; returns k.
+  int add_runtime_int(const Scalar& value);
+  // Records `a` (a weak 0-d operand holding runtime int k's value, made by the ufunc operand
+  // conversion) so that node_of_operand makes it Scalar node k.
+  void note_runtime_operand(const ndarray& a, int k);
+  // The runtime ints with an operand conversion that did not become a Scalar node (an eager
+  // computation with the value): they must be static.
+  std::vector<int> unconsumed_runtime_ints() const;
+  // Records that weak operand `a`, if a runtime int's, meets loop dtype `t` (its range class
+  // only needs the bounds of the dtypes it meets: Note [runtime ints]); `node`, its Scalar
+  // node, becomes a float64 first where `t` is another float or complex dtype (NumPy converts a
+  // Python int to a C double, then to `t`: big ints round twice).
+  void runtime_operand_meets(const ndarray& a, DType t, ir::NodeRef& node);
+  // For each runtime int that became a Scalar node: (k, the loop dtypes it met, or none
+  // where one of its nodes met no recorded loop).
+  std::vector<std::pair<int, std::vector<int>>> runtime_int_dtypes() const;
   // Equality constraints between symbolic dims that tracing assumed (broadcasting):
   // (input, axis) pairs, or (input, axis) == size (other.first = -1).
   struct Constraint { int in_a, ax_a, in_b, ax_b; int64_t size; };
@@ -248,7 +265,7 @@ class Context {
   bool keep_raw_graphs = false;
   std::vector<int> ops_per_graph;
   SegmentRunner runner;
-  std::vector<double> scalar_values;        // actual values of the runtime scalars
+  std::vector<Scalar> scalar_values;        // actual values of the runtime scalars
   int num_user_inputs = 0;
   // The segment input a traced argument (from add_input) is bound to.
   int input_index(const ndarray& traced_arg) const;                  // inputs bound by add_input (the rest: captured arrays)
@@ -297,6 +314,10 @@ class Context {
   std::vector<std::weak_ptr<Buffer>> all_buffers_;
   std::unordered_map<std::string, std::shared_ptr<Buffer>> bound_by_key_;
   std::vector<std::pair<double, int>> sentinels_;
+  // Note [runtime ints] in trace_nodes.cpp: each operand conversion of a runtime int (keyed by
+  // its 0-d array's data, which the entry keeps alive), its k and whether it became a node.
+  struct RuntimeOperand { ndarray array; int k; bool consumed; std::vector<DType> met; };
+  std::unordered_map<const void*, RuntimeOperand> runtime_operands_;
   std::vector<Constraint> constraints_;
   std::vector<bool> specialised_;                         // symbols constrained to their hint
   std::vector<std::pair<int, int>> sym_origin_;           // symbol -> (user input, axis) of segment 0

@@ -188,6 +188,8 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
   Shape hint;
   ir::SymShape shape = c.broadcast(shapes, hints, hint);
   ir::Graph& g = c.graph();
+  for (size_t i = 0; i < fixed.size() && i < lt.in.size(); ++i)
+    if (fixed[i].weak) c.runtime_operand_meets(fixed[i].array, lt.in[i], nodes[i]);  // Note [runtime ints] in trace_nodes.cpp
   // Note [weak integers] in src/ops/ufunc.cpp: a Python int outside the loop dtype raises
   // OverflowError, or answers a comparison exactly, as eagerly (never a wrapped constant).
   for (size_t i = 0; i < fixed.size() && i < lt.in.size(); ++i)
@@ -546,6 +548,8 @@ ndarray where_hook(const ndarray& cond, const Operand& x, const Operand& y, DTyp
   ir::Graph& g = c.graph();
   std::vector<ir::NodeRef> nodes{c.node_of_operand(cond, false), c.node_of_operand(x.array, x.weak),
                                  c.node_of_operand(y.array, y.weak)};
+  if (x.weak) c.runtime_operand_meets(x.array, t, nodes[1]);  // Note [runtime ints] in trace_nodes.cpp
+  if (y.weak) c.runtime_operand_meets(y.array, t, nodes[2]);
   std::vector<ir::SymShape> shapes;
   std::vector<Shape> hints{cond.shape(), x.array.shape(), y.array.shape()};
   for (auto n : nodes) shapes.push_back(n->shape);

@@ -148,8 +148,58 @@ ndarray Context::traced_input(const ndarray& a, std::shared_ptr<Buffer> b) {
 
 void Context::add_scalar(double sentinel, double value) {
   sentinels_.emplace_back(sentinel, static_cast<int>(scalar_values.size()));
-  scalar_values.push_back(value);
+  scalar_values.push_back(Scalar::from_double(value));
   graph_->scalar(static_cast<int>(scalar_values.size()) - 1, DType::Float64);
+}
+
+int Context::add_runtime_int(const Scalar& value) {
+  const int k = static_cast<int>(scalar_values.size());
+  // A sentinel no operand value equals (0.0 is no marked NaN): the entry only says that the
+  // trace has runtime scalars, which graph breaks and realizations check (Note [runtime ints]).
+  sentinels_.emplace_back(0.0, k);
+  scalar_values.push_back(value);
+  graph_->scalar(k, value.dtype);
+  return k;
+}
+
+void Context::note_runtime_operand(const ndarray& a, int k) {
+  runtime_operands_.insert_or_assign(static_cast<const void*>(a.data()), RuntimeOperand{a, k, false});
+}
+
+void Context::runtime_operand_meets(const ndarray& a, DType t, ir::NodeRef& node) {
+  if (runtime_operands_.empty()) return;
+  auto it = runtime_operands_.find(static_cast<const void*>(a.data()));
+  if (it == runtime_operands_.end() || it->second.array.storage() != a.storage()) return;
+  it->second.met.push_back(t);
+  if ((kind(t) == Kind::Float || kind(t) == Kind::Complex) && t != DType::Float64)
+    node = graph_->cast(node, DType::Float64);
+}
+
+std::vector<std::pair<int, std::vector<int>>> Context::runtime_int_dtypes() const {
+  std::vector<std::pair<int, std::vector<int>>> r;
+  std::vector<bool> unknown;
+  for (const auto& [_, o] : runtime_operands_) {
+    if (!o.consumed) continue;
+    auto it = std::find_if(r.begin(), r.end(), [&](const auto& e) { return e.first == o.k; });
+    if (it == r.end()) {
+      r.emplace_back(o.k, std::vector<int>{});
+      unknown.push_back(false);
+      it = r.end() - 1;
+    }
+    const size_t i = static_cast<size_t>(it - r.begin());
+    if (o.met.empty()) unknown[i] = true;
+    for (DType t : o.met) it->second.push_back(static_cast<int>(t));
+  }
+  for (size_t i = 0; i < r.size(); ++i)
+    if (unknown[i]) r[i].second.clear();
+  return r;
+}
+
+std::vector<int> Context::unconsumed_runtime_ints() const {
+  std::vector<int> r;
+  for (const auto& [_, o] : runtime_operands_)
+    if (!o.consumed && std::find(r.begin(), r.end(), o.k) == r.end()) r.push_back(o.k);
+  return r;
 }
 
 // Note [shapes read in Python]

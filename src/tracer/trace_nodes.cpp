@@ -195,7 +195,33 @@ ir::NodeRef Context::constant(const Scalar& v) {
   return graph_->constant(v);
 }
 
+// Note [runtime ints]
+// A Python int argument whose value changed between calls (automatic dynamic, as in
+// torch.compile: python/npc/compiler/_api.py) is traced as a `_RuntimeInt`
+// (python/npc/compiler/_capture.py): not an int subclass but a proxy holding the real value,
+// so that every use of it as a Python value goes through one of its methods (CPython reads
+// an int subclass's digits directly in range(), slicing, sequence repetition, NumPy's shape
+// conversions; a proxy is asked through __index__), and each method records the use: the
+// argument is then traced again static, guarded by value. The one use that stays runtime is
+// an operand of a traced ufunc (arithmetic and comparisons with arrays): the operand
+// conversion (bind_ops.cpp) makes the weak 0-d Int64 (or UInt64) array of the real value,
+// as for a Python int, and notes it here (note_runtime_operand); node_of_operand makes it
+// Scalar node k instead of a Const. Everything before that (the loop's dtype by NEP 50, the
+// OverflowError of a value out of the loop dtype's range, the exact answer of a comparison
+// with an out-of-range value, the cast warning of an empty result) saw the real value: the
+// guard key holds the value's range class (which of these outcomes any dtype gets), so a
+// replay takes the same NEP 50 path. A conversion that did not become a node (the ufunc ran
+// eagerly, on concrete operands) computed with the value: unconsumed_runtime_ints() names
+// it, and the argument becomes static. A graph break with runtime ints retraces them static
+// (the sentinel entry of add_runtime_int), as with runtime floats.
 ir::NodeRef Context::node_of_operand(const ndarray& a, bool weak) {
+  if (weak && !a.is_traced() && a.ndim() == 0 && !runtime_operands_.empty()) {
+    auto it = runtime_operands_.find(static_cast<const void*>(a.data()));
+    if (it != runtime_operands_.end() && it->second.array.storage() == a.storage() && a.dtype() == it->second.array.dtype()) {
+      it->second.consumed = true;
+      return graph_->scalar(it->second.k, scalar_values[static_cast<size_t>(it->second.k)].dtype);
+    }
+  }
   if (!a.is_traced() && a.ndim() == 0 && !sentinels_.empty()) {
     Scalar v = a.item();
     if (weak && kind(v.dtype) == Kind::Float && marked_nan(v.f))

@@ -14,7 +14,7 @@ void Context::start_segment() {
   graph_ = std::make_unique<ir::Graph>();
   bound_by_key_.clear();
   segment_scalars_.clear();
-  for (size_t k = 0; k < scalar_values.size(); ++k) graph_->scalar(static_cast<int>(k), DType::Float64);
+  for (size_t k = 0; k < scalar_values.size(); ++k) graph_->scalar(static_cast<int>(k), scalar_values[k].dtype);
   segment_start_size_ = graph_->nodes().size();
   benign_checked_ = 0;
   benign_ = true;
@@ -41,8 +41,7 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
   if (keep_raw_graphs) segment_graphs_raw.push_back(g.str());
   auto pruned = std::make_shared<ir::Graph>(ir::run_pass(std::move(g), ir::dce, "dce"));
   segment_graphs.push_back(pruned);
-  std::vector<Scalar> scalars;
-  for (double v : scalar_values) scalars.push_back(Scalar::from_double(v));
+  std::vector<Scalar> scalars = scalar_values;
   // Note [values after a break] in trace_nodes.cpp.
   scalars.insert(scalars.end(), segment_scalars_.begin(), segment_scalars_.end());
   std::vector<ndarray> out;

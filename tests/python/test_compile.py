@@ -291,7 +291,9 @@ def test_mark_dynamic():
 
 
 def test_recompile_limit_warns_then_runs_eagerly():
-    cf = npc.compile(lambda x, k: x + k)
+    # dynamic=False: ints stay guarded by value (else k becomes a runtime int, Note [runtime
+    # ints] in python/npc/compiler/_guards.py, and no call recompiles).
+    cf = npc.compile(lambda x, k: x + k, dynamic=False)
     with npc.config.patch(recompile_limit=2):
         x = npc.arange(3)
         cf(x, 1)

@@ -25,11 +25,11 @@ from .._config import config
 from . import _logs
 from . import _repro
 from ._breaks import _annotate, _run_outside
-from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _StaticUse, _marked, _recording_warnings,
+from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _RuntimeInt, _StaticUse, _marked, _recording_warnings,
                        _python_warnings, _replay_warnings, _sentinel,
                        _sentinel_index)
 from ._guards import (_AttrReads, _KeyBuilder, _StandIns, _attr_key, _contents_key, _free_key, _free_values,
-                      _locate, _numpy_only, _traced_copy, _valid_bytes)
+                      _int_bounds, _int_class, _locate, _numpy_only, _traced_copy, _valid_bytes)
 from ._state import (_all_compiled, _available, _backends, _compiles, _epoch, _fusion_counters, _is_npc,
                      _marked_dynamic, _stats, _thread_flag, _times, _tls)
 
@@ -242,6 +242,13 @@ class CompiledFunction:
         self._dyn = {}          # path -> set of symbolic axes
         self._last_shapes = {}  # path -> shape at the last trace
         self._static_floats = set()
+        # Note [runtime ints] in _guards.py: int paths traced as runtime scalars, int paths
+        # static for good, and each int path's value at the last trace.
+        self._dyn_ints = set()
+        self._static_ints = set()
+        self._last_ints = {}
+        self._int_bounds = {}  # path -> the class bounds of a runtime int (_int_bounds)
+        self.last_runtime_ints = []
         self._unguarded = set()  # names of lists/tuples the function mutates while tracing
         self._attr_guards = {}  # attribute reads guarded, in order (Note [attribute reads])
         self._free_getters = dict(self._free)
@@ -275,7 +282,7 @@ class CompiledFunction:
             _stats["eager_runs"] += 1
             return self._fn(*args, **kwargs)
         fast = None
-        if not kwargs and not self._dyn and not self._static_floats:
+        if not kwargs and not self._dyn and not self._static_floats and not self._dyn_ints:
             fast = _core._guard_key(args)
         if fast is not None:
             arrays, floats = fast[1], fast[2]
@@ -408,7 +415,7 @@ class CompiledFunction:
         return self._fn(*args, **kwargs)
 
     def _key_builder(self, args, kwargs, want_labels=False):
-        kb = _KeyBuilder(self._dyn, self._static_floats, want_labels)
+        kb = _KeyBuilder(self._dyn, self._static_floats, want_labels, self._dyn_ints, self._int_bounds)
         for i, a in enumerate(args):
             kb.add(a, i)
         for k in sorted(kwargs):
@@ -501,6 +508,32 @@ class CompiledFunction:
             self._last_shapes[path] = shape
         return changed
 
+    def _key_of(self, args, kwargs, kb):
+        """The guard key that __call__ builds for these arguments now (the C++ one on its
+        fast path), so that a retrace stores its entry where the next such call looks."""
+        if not kwargs and not self._dyn and not self._static_floats and not self._dyn_ints:
+            fast = _core._guard_key(args)
+            if fast is not None:
+                return (fast[0], self._free_part(args, kwargs), (), self._overlaps(args, len(fast[1])))
+        return (tuple(kb.key), self._free_part(args, kwargs), tuple(sorted(kwargs)),
+                self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
+
+    def _update_ints(self, kb):
+        """Note [runtime ints] in _guards.py: int paths whose value differs from the last
+        trace's (all of them with dynamic=True) become runtime ints; True when one did."""
+        changed = False
+        if self._dynamic is False:
+            return False
+        for path, v in kb.ints.items():
+            last = self._last_ints.get(path)
+            self._last_ints[path] = v
+            if path in self._dyn_ints or path in self._static_ints:
+                continue
+            if self._dynamic is True or (last is not None and last != v):
+                self._dyn_ints.add(path)
+                changed = True
+        return changed
+
     def _trace(self, args, kwargs, kb, key, known=False):
         if self._ncompiles and not known:
             _stats["recompiles"] += 1
@@ -508,10 +541,11 @@ class CompiledFunction:
                 _logs.log("recompiles", "recompiling %s: %s", self._name, self._describe_failure(args, kwargs))
         before = {k: set(v) for k, v in self._dyn.items()}
         self._update_dynamic(kb)
-        if self._dyn != before:
+        ints_changed = self._update_ints(kb)
+        if self._dyn != before or ints_changed:
             kb = self._key_builder(args, kwargs)
-            key = (tuple(kb.key), self._free_part(args, kwargs), tuple(sorted(kwargs)),
-                   self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
+            key = self._key_of(args, kwargs, kb)
+        tried = set()  # int paths static for this call only, until their trace succeeds
         while True:
             try:
                 return self._trace_once(args, kwargs, kb, key, known)
@@ -519,9 +553,20 @@ class CompiledFunction:
                 _stats["traces"] -= 1  # the aborted attempt does not count
                 _core._discard_fp_flags()  # its pending errors are dropped with its warnings
                 self._static_floats.update(r.paths)
+                if r.ints:
+                    # Note [runtime ints] in _guards.py: static from now on; after an exception
+                    # (`tentative`) only if the static trace does not raise it too.
+                    self._dyn_ints -= r.ints
+                    self._static_ints |= r.ints
+                    if r.tentative:
+                        tried |= r.ints
                 kb = self._key_builder(args, kwargs)
-                key = (tuple(kb.key), self._free_part(args, kwargs), tuple(sorted(kwargs)),
-                       self._overlaps([x for x, _ in kb.arrays], len(kb.arrays)))
+                key = self._key_of(args, kwargs, kb)
+            except BaseException:
+                if tried:  # the exception is the function's own: the ints stay runtime
+                    self._static_ints -= tried
+                    self._dyn_ints |= tried
+                raise
 
     def _trace_once(self, args, kwargs, kb, key, known=False):
         _stats["traces"] += 1
@@ -557,6 +602,9 @@ class CompiledFunction:
             elif npcx.ndim >= 2 and not fl[0] and fl[1]:
                 transposed.add(arg_inputs[-1])  # Note [F-ordered inputs] in src/tracer/trace_inputs.cpp
         float_paths = []
+        int_met = {}
+        int_paths = {}  # scalar index of each runtime int -> its path (Note [runtime ints] in _guards.py)
+        int_uses = set()  # the runtime ints used as Python values (their indices)
         scalar_values = []
         counter = [0]
         containers = []  # (caller's list or dict, traced copy, its items then): Note [mutated arguments]
@@ -572,6 +620,13 @@ class CompiledFunction:
                 scalar_values.append(x)
                 float_paths.append(path)
                 return _RuntimeFloat(s)
+            if t is int and path in self._dyn_ints and _int_class(x) is not None:
+                k = counter[0]
+                counter[0] += 1
+                ctx.add_runtime_int(x)
+                scalar_values.append(x)
+                int_paths[k] = path
+                return _RuntimeInt(x, k, int_uses)
             if isinstance(x, (_core.ndarray, _np.ndarray)):
                 return traced[id(x), path]
             if t is list or t is dict:
@@ -624,6 +679,10 @@ class CompiledFunction:
                         try:
                             result = fn(*targs, **tkwargs)
                         except Exception as e:
+                            if int_paths and not isinstance(e, (_StaticUse, _core._StaticScalar, _core._GraphBreak)):
+                                # With runtime ints: traced again with them static; the
+                                # exception is the function's own when that trace raises too.
+                                raise _Retrace(float_paths, int_paths.values(), tentative=not int_uses) from None
                             if counter[0] and not self._fullgraph and not isinstance(e, _NO_FLUSH):
                                 # The flush below, inside the recording of warnings: with
                                 # runtime scalars the break raises _StaticScalar, and the
@@ -633,11 +692,14 @@ class CompiledFunction:
                                 flushed = True
                             raise
                 except _StaticUse:
-                    raise _Retrace(float_paths)
+                    raise _Retrace(float_paths, [int_paths[k] for k in int_uses])
                 except _core._StaticScalar:
-                    raise _Retrace(float_paths)
+                    # A graph break (or a float's marker in the graph) with runtime scalars.
+                    raise _Retrace(float_paths, int_paths.values())
                 except _core._GraphBreak as e:
                     raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {e}") from None
+                except _Retrace:
+                    raise
                 except Exception:
                     # A break inside a protocol (buffer, number) can reach Python re-wrapped
                     # (BufferError...): the annotated reason says it was the break.
@@ -653,7 +715,7 @@ class CompiledFunction:
                         except _core._StaticScalar:
                             # The recorded work uses runtime scalars, which a break cannot
                             # run: trace again with them static, so that it runs here.
-                            raise _Retrace(float_paths) from None
+                            raise _Retrace(float_paths, int_paths.values()) from None
                         except _core._GraphBreak:
                             pass
                     if not self._fullgraph and not isinstance(sys.exc_info()[1], _NO_FLUSH):
@@ -674,6 +736,15 @@ class CompiledFunction:
                 leaves, tree = _flatten(result, traced.values(), alias=aliases)
             t1 = time.perf_counter()
             cxx0 = _fusion_counters().get("compile_seconds", 0.0)
+            if int_paths:
+                # Note [runtime ints] in _guards.py: ints used as Python values (returned ones
+                # too: _flatten), computed with eagerly, or never a Scalar node (the graph does
+                # not take them at run time: a path chosen by `type(k) is int`) are static.
+                int_met = dict(ctx.runtime_int_dtypes())
+                int_uses.update(ctx.unconsumed_runtime_ints())
+                int_uses.update(k for k in int_paths if k not in int_met)
+                if int_uses:
+                    raise _Retrace((), [int_paths[k] for k in int_uses])
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
             if counter[0] and _marked(leaves):
                 raise _Retrace(float_paths)  # a runtime scalar reached an eager op: make it static
@@ -702,6 +773,18 @@ class CompiledFunction:
         if any(w not in self._attr_guards for w in reads.guards):
             self._attr_guards.update(reads.guards)  # Note [attribute reads]
             rekey = True
+        for k, path in int_paths.items():
+            # Note [runtime ints] in _guards.py: the class bounds of the dtypes the int met.
+            codes = int_met[k]
+            b = _int_bounds(codes) if codes else None
+            old = self._int_bounds.get(path)
+            new = tuple(sorted(set(old or ()) | set(b))) if b is not None and old is not None else b
+            if new is not None and new != old:
+                self._int_bounds[path] = new
+                key = (tuple(self._key_builder(args, kwargs).key),) + key[1:]
+            elif new is None and old is not None:
+                self._int_bounds.pop(path)  # every dtype's bounds
+                key = (tuple(self._key_builder(args, kwargs).key),) + key[1:]
         if rekey:
             key = (key[0], self._free_part(args, kwargs), key[2], key[3])
         numpy_out = kb.numpy_in and not kb.npc_in
@@ -713,6 +796,7 @@ class CompiledFunction:
         self.last_side_effects = list(_tls.side_effects)
         self.last_cuts = ctx.num_cuts
         self.last_segments_reused = ctx.segments_reused
+        self.last_runtime_ints = [f"arg {p}" if isinstance(p, int) else f"arg {p!r}" for p in int_paths.values()]
         _stats["segment_cuts"] += ctx.num_cuts
         _stats["segments_reused"] += ctx.segments_reused
         if not known:
@@ -829,9 +913,15 @@ class CompiledFunction:
 
 
 class _Retrace(Exception):
-    def __init__(self, paths):
+    """Trace again with the float arguments at `paths` and the int arguments at `ints` static
+    (Note [runtime scalars], Note [runtime ints]); `tentative`: the ints only if that trace
+    succeeds."""
+
+    def __init__(self, paths, ints=(), tentative=False):
         super().__init__()
         self.paths = paths
+        self.ints = set(ints)
+        self.tentative = tentative
 
 
 class _PyBackendGraph:
@@ -1002,6 +1092,8 @@ def _flatten(obj, inputs=(), objects=None, scalar_of=None, alias=None):
                 return ("S", o)
             if isinstance(x, _RuntimeFloat):
                 return ("S", scalar_of(x))
+        if type(x) is _RuntimeInt:
+            return ("S", x._static())  # a runtime int returned: static (Note [runtime ints] in _guards.py)
         if isinstance(x, (_core.ndarray, _np.ndarray)):
             if alias is not None:
                 node = alias(x)

@@ -13,7 +13,7 @@ import warnings
 import numpy as _np
 import numpy.random  # noqa: F401  (imported before any patching of numpy functions)
 
-from .. import _core
+from .. import _core, _interop
 from ._breaks import _run_outside
 from ._state import _COMPILER_DIR, _NPC_DIR, _epoch, _internal_file, _is_npc, _tls
 
@@ -69,6 +69,79 @@ for _name in ("real", "imag"):
     # numpy.real(s)/numpy.imag(s) of a Python float read these (the float's own value).
     setattr(_RuntimeFloat, _name, property(_static_use))
 _core._set_runtime_float_type(_RuntimeFloat)
+
+
+class _RuntimeInt:
+    """An int argument traced as a runtime scalar (Note [runtime ints] in
+    src/tracer/trace_nodes.cpp): a proxy, not an int subclass, holding the real value `_v`, so
+    that CPython and NumPy ask it for its value through a method (__index__, __int__, ...)
+    instead of reading an int's digits. Every such use, and every use of it as a Python value
+    (arithmetic or comparisons with anything but an npc array, hashing, formatting, attributes
+    of int), records the use in `_uses` and then acts as the int itself: the trace goes on with
+    the right value and the argument is traced again static afterwards. Operands of npc's
+    ufuncs (``a * k``, ``np.maximum(a, k)``, ``a < k``) are its runtime uses. ``isinstance(k,
+    int)`` holds (``__class__``); ``type(k) is int`` does not (a documented difference)."""
+    __slots__ = ("_v", "_k", "_uses")
+
+    def __init__(self, v, k, uses):
+        self._v = v
+        self._k = k
+        self._uses = uses
+
+    @property
+    def __class__(self):
+        return int
+
+    def _static(self):
+        self._uses.add(self._k)
+        return self._v
+
+    def __getattr__(self, name):  # bit_length, to_bytes, numerator, real...
+        if name.startswith("_") and name not in ("__doc__",):
+            raise AttributeError(name)
+        return getattr(self._static(), name)
+
+
+def _int_binary(name, reflected):
+    import operator
+    base = name.replace("__r", "__", 1) if reflected else name
+    fn = {"__divmod__": divmod, "__pow__": pow}.get(base) or getattr(operator, base)
+
+    def op(self, other, *rest):
+        if isinstance(other, _core.ndarray) and _core._is_traced(other):
+            return NotImplemented  # the array's operator: a runtime operand
+        v = self._static()
+        if type(other) is _RuntimeInt:
+            other = other._static()
+        return fn(other, v, *rest) if reflected else fn(v, other, *rest)
+    op.__name__ = name
+    return op
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "divmod", "pow", "lshift", "rshift", "and",
+              "or", "xor", "matmul"):
+    setattr(_RuntimeInt, f"__{_name}__", _int_binary(f"__{_name}__", False))
+    setattr(_RuntimeInt, f"__r{_name}__", _int_binary(f"__r{_name}__", True))
+for _name, _refl in (("lt", "gt"), ("le", "ge"), ("gt", "lt"), ("ge", "le"), ("eq", "eq"), ("ne", "ne")):
+    setattr(_RuntimeInt, f"__{_name}__", _int_binary(f"__{_name}__", False))
+
+
+def _int_unary(name):
+    def op(self, *args):
+        v = self._static()
+        return getattr(v, name)(*args)
+    op.__name__ = name
+    return op
+
+
+for _name in ("__neg__", "__pos__", "__abs__", "__invert__", "__bool__", "__int__", "__index__", "__float__",
+              "__complex__", "__round__", "__trunc__", "__floor__", "__ceil__", "__hash__", "__repr__", "__str__",
+              "__format__", "__reduce__", "__reduce_ex__", "__getnewargs__", "__sizeof__"):
+    setattr(_RuntimeInt, _name, _int_unary(_name))
+_RuntimeInt.__copy__ = lambda self: self._static()
+_RuntimeInt.__deepcopy__ = lambda self, memo: self._static()
+_core._set_runtime_int_type(_RuntimeInt)
+_interop._add_runtime_scalar_type(_RuntimeInt)
 
 
 # ---------------------------------------------------------------- captured NumPy calls

@@ -21,6 +21,8 @@ class ExplainOutput:
         # segments (cut or broken) were found by structure instead of built.
         self.segment_cuts = f.last_cuts
         self.segments_reused = f.last_segments_reused
+        # Note [runtime ints] in _guards.py: the int arguments traced as runtime scalars.
+        self.runtime_ints = list(f.last_runtime_ints)
 
     def __str__(self):
         lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
@@ -33,6 +35,8 @@ class ExplainOutput:
         if self.side_effects:
             lines.append("Python side effects (not replayed):")
             lines += [f"  {x}" for x in self.side_effects]
+        if self.runtime_ints:
+            lines.append("Runtime ints: " + ", ".join(self.runtime_ints))
         lines.append("Guards:")
         lines += [f"  {g}" for g in self.guards]
         for i, g in enumerate(self.graphs):
@@ -46,13 +50,18 @@ class ExplainOutput:
 def explain(fn):
     """``npc.explain(fn)(*args)``: traces fn once (backend "eager") and returns an
     ExplainOutput with graph_count, graph_break_count, op_count, break_reasons, ops_per_graph,
-    guards, side_effects (the Python side effects it detected, which run while tracing only)
-    and the graphs' text."""
+    guards, side_effects (the Python side effects it detected, which run while tracing only),
+    runtime_ints (the int arguments traced as runtime scalars: with a compiled `fn`, those its
+    calls so far made runtime, Note [runtime ints] in _guards.py) and the graphs' text."""
     inner = fn._fn if isinstance(fn, CompiledFunction) else fn
 
     def run_explain(*args, **kwargs):
-        f = CompiledFunction(inner, backend="eager")
+        f = CompiledFunction(inner, backend="eager",
+                             dynamic=fn._dynamic if isinstance(fn, CompiledFunction) else None)
         _all_compiled.remove(f)
+        if isinstance(fn, CompiledFunction):
+            f._dyn_ints, f._static_ints = set(fn._dyn_ints), set(fn._static_ints)
+            f._int_bounds = dict(fn._int_bounds)
         saved = dict(_stats)
         try:
             f(*args, **kwargs)

@@ -46,13 +46,68 @@ def _contig_label(c):
     return ['strided', 'F-contiguous', 'C-contiguous'][c]
 
 
+# Note [runtime ints]
+# Python int arguments follow torch.compile's "automatic dynamic": an int is guarded by value
+# on its first trace; when a later call brings another value at the same path (argument
+# position, then indices and keys inside lists, tuples and dicts), the path becomes a runtime
+# int (CompiledFunction._dyn_ints) and the function is traced again with a `_RuntimeInt`
+# standing for it (Note [runtime ints] in src/tracer/trace_nodes.cpp): its uses as an operand of
+# array arithmetic and comparisons become a Scalar node whose value each replay passes (with
+# the floats, in argument order), and any other use (range(k), a[:k], np.zeros(k), int(k),
+# `if k > 0`, hashing, formatting...) makes the path static again for good
+# (CompiledFunction._static_ints), so a graph never depends on a value it did not take at run
+# time (an int that never became a Scalar node is static too: nothing gains from it being
+# runtime, and code that chose a path by `type(k) is int`, which the proxy fails, did not
+# read the value). The key holds the value's range class (_int_class): where it lies among the bounds of
+# the loop dtypes it met while tracing (an integer dtype's range, float16's overflow; before
+# its first runtime trace, those of every dtype), its sign (an integer power's exponent) and
+# 2**63 (an Int64 or a UInt64 Scalar node), so that a replay's value takes the same NEP 50 path as the traced one (the same
+# OverflowError, exact comparison answer or cast warning; the loop dtype of a weak int does
+# not depend on its value). Values outside int64 and uint64 stay guarded by value. Bools (a subclass of int) are never runtime;
+# nor are ints with dynamic=False; with dynamic=True every int is runtime from the first trace.
+_INT_BOUNDS = tuple(sorted([-(1 << 63), -(1 << 31), -65519, -(1 << 15), -(1 << 7), 0, 1 << 7, 1 << 8, 1 << 15, 65520,
+                      1 << 16, 1 << 31, 1 << 32, 1 << 63, 1 << 64]))
+
+
+_INT_ALWAYS = (-(1 << 63), 0, 1 << 63, 1 << 64)
+
+
+def _int_bounds(codes):
+    """The sorted class bounds of a runtime int that met the loop dtypes `codes` (npc dtype
+    codes; Note [runtime ints])."""
+    from .._dtypes import DTYPES
+    out = set(_INT_ALWAYS)
+    for c in codes:
+        dt = _np.dtype(DTYPES[c])
+        if dt.kind in "iu":
+            info = _np.iinfo(dt)
+            out.update((int(info.min), int(info.max) + 1))
+        elif dt == _np.float16:
+            out.update((-65519, 65520))
+    return tuple(sorted(out))
+
+
+def _int_class(v, bounds=_INT_BOUNDS):
+    """The range class of runtime int `v` (Note [runtime ints]): the index of the interval of
+    `bounds` that holds it; None outside int64 and uint64 (guarded by value)."""
+    import bisect
+    if v < bounds[0] or v >= bounds[-1]:
+        return None
+    return bisect.bisect_right(bounds, v)
+
+
+def _int_class_text(c, bounds):
+    return f"int in [{bounds[c - 1]}, {bounds[c] - 1}] (runtime scalar)"
+
+
 class _KeyBuilder:
     """Flattens arguments into a guard key (a hashable tuple), the arrays bound as graph
-    inputs, the float arguments (runtime scalars) and, with `labels`, a description."""
+    inputs, the float and runtime int arguments (runtime scalars, in argument order), the int
+    arguments seen (`ints`: path -> value) and, with `labels`, a description."""
     __slots__ = ("key", "arrays", "locs", "floats", "labels", "want_labels", "dyn", "static_floats", "numpy_in",
-                 "npc_in", "unsupported", "containers")
+                 "npc_in", "unsupported", "containers", "ints", "dyn_ints", "int_bounds")
 
-    def __init__(self, dyn, static_floats, want_labels=False):
+    def __init__(self, dyn, static_floats, want_labels=False, dyn_ints=(), int_bounds=None):
         self.key = []
         self.arrays = []
         self.locs = []  # where each of `arrays` is among the arguments (_locate)
@@ -61,6 +116,9 @@ class _KeyBuilder:
         self.labels = [] if want_labels else None
         self.dyn = dyn
         self.static_floats = static_floats
+        self.dyn_ints = dyn_ints  # the paths of runtime ints (CompiledFunction._runtime_int_paths)
+        self.int_bounds = int_bounds if int_bounds is not None else {}  # path -> its class bounds, once traced runtime
+        self.ints = {}
         self.numpy_in = False
         self.npc_in = False
         self.unsupported = False
@@ -99,6 +157,14 @@ class _KeyBuilder:
             for k, v in x.items():
                 self.add(v, f"{path}[{k!r}]", loc + (k,))
             return
+        if t is int:
+            self.ints[path] = x
+            bounds = self.int_bounds.get(path, _INT_BOUNDS)
+            c = _int_class(x, bounds) if path in self.dyn_ints else None
+            if c is not None:
+                self.floats.append(x)
+                self._part(("I", c, bounds), path, _int_class_text(c, bounds))
+                return
         if t in (int, bool, str, bytes, type(None), complex) or isinstance(x, _np.generic):
             self._part((t, x), path, f"== {x!r}")
             return

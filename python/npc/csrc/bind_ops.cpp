@@ -50,6 +50,30 @@ PyArray* as_array(py::handle o) { return array_ptr(o.ptr()); }
 
 // The type of a float argument while tracing (Note [runtime scalars] in src/tracer/trace_nodes.cpp).
 PyTypeObject* g_runtime_float = nullptr;
+// The type of an int argument while tracing (Note [runtime ints] in src/tracer/trace_nodes.cpp).
+PyTypeObject* g_runtime_int = nullptr;
+
+// The weak operand of a runtime int: the 0-d array of its value (as for a Python int), noted
+// in the trace so that it becomes the argument's Scalar node. `_k` < 0: none (outside a trace).
+Operand runtime_int_operand(py::handle o) {
+  PyObject* v = py::getattr(o, "_v").ptr();
+  const int k = py::getattr(o, "_k").cast<int>();
+  int overflow = 0;
+  long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+  Scalar s = Scalar::from_int(i);
+  if (overflow) {
+    unsigned long long u = PyLong_AsUnsignedLongLong(v);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      throw BigPyInt{};  // never: runtime ints are within int64 and uint64 (_api.py)
+    }
+    s = Scalar::from_uint(u);
+  }
+  ndarray a = scalar_array(s);
+  tracer::Context* c = tracer::current();
+  if (c && k >= 0) c->note_runtime_operand(a, k);
+  return {a, true};
+}
 
 // One ufunc operand: npc arrays as they are, Python scalars weak (NEP 50), NumPy scalars
 // and array-likes strong.
@@ -71,6 +95,7 @@ Operand to_operand(py::handle o, std::vector<py::object>& keep) {
   if (PyFloat_CheckExact(p)) return {scalar_array(Scalar::from_double(PyFloat_AS_DOUBLE(p))), true};
   if (g_runtime_float && Py_TYPE(p) == g_runtime_float)  // a weak Python float standing for an argument
     return {scalar_array(Scalar::from_double(tracer::runtime_operand(PyFloat_AS_DOUBLE(p)))), true};
+  if (g_runtime_int && Py_TYPE(p) == g_runtime_int) return runtime_int_operand(o);  // a weak Python int, likewise
   if (PyComplex_CheckExact(p)) {
     Py_complex c = PyComplex_AsCComplex(p);
     return {scalar_array(Scalar::from_complex({c.real, c.imag})), true};
@@ -1105,6 +1130,10 @@ void bind_ops(py::module_& m) {
   m.def("_set_runtime_float_type", [](py::type t) {
     Py_INCREF(t.ptr());
     g_runtime_float = reinterpret_cast<PyTypeObject*>(t.ptr());
+  });
+  m.def("_set_runtime_int_type", [](py::type t) {
+    Py_INCREF(t.ptr());
+    g_runtime_int = reinterpret_cast<PyTypeObject*>(t.ptr());
   });
   m.def("resolve_loop", [](int op, std::vector<int> in, std::vector<bool> weak, int dtype) {
     std::vector<DType> dts;

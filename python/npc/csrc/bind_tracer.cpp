@@ -122,7 +122,21 @@ py::list wrap_all(std::vector<ndarray> v) {
 }
 std::vector<Scalar> to_scalars(py::handle seq) {
   std::vector<Scalar> r;
-  for (py::handle h : seq) r.push_back(Scalar::from_double(h.cast<double>()));
+  for (py::handle h : seq) {
+    if (PyLong_CheckExact(h.ptr())) {  // a runtime int (Note [runtime ints] in src/tracer/trace_nodes.cpp)
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+      if (!overflow) {
+        r.push_back(Scalar::from_int(v));
+        continue;
+      }
+      unsigned long long u = PyLong_AsUnsignedLongLong(h.ptr());
+      if (PyErr_Occurred()) throw py::error_already_set();
+      r.push_back(Scalar::from_uint(u));
+      continue;
+    }
+    r.push_back(Scalar::from_double(h.cast<double>()));
+  }
   return r;
 }
 
@@ -430,6 +444,16 @@ void bind_tracer(py::module_& m) {
       }, py::arg("a"), py::arg("dynamic"), py::arg("f_order") = false,
          py::arg("valid") = std::pair<int64_t, int64_t>(-1, -1))
       .def("add_scalar", &tracer::Context::add_scalar)
+      .def("add_runtime_int", [](tracer::Context& c, py::int_ v) {
+        int overflow = 0;
+        long long i = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+        if (!overflow) return c.add_runtime_int(Scalar::from_int(i));
+        unsigned long long u = PyLong_AsUnsignedLongLong(v.ptr());
+        if (PyErr_Occurred()) throw py::error_already_set();
+        return c.add_runtime_int(Scalar::from_uint(u));
+      })
+      .def("unconsumed_runtime_ints", &tracer::Context::unconsumed_runtime_ints)
+      .def("runtime_int_dtypes", &tracer::Context::runtime_int_dtypes)
       .def("input_index", [](const tracer::Context& c, PyArray& a) { return c.input_index(a); })
       .def("activate", [](tracer::Context& c) {
         if (tracer::current()) throw ValueError("npc.compile: nested tracing is not supported");
