@@ -158,3 +158,21 @@ def test_negative_integer_exponent_of_an_empty_power_does_not_raise(backend):
     check(empty_int_power, (a, a), (a, a), backend=backend)
     got = npc.power(npc.asarray(np.zeros((3, 0), np.uint16)), npc.asarray(a))
     assert got.shape == (3, 0) and got.dtype == np.power(np.zeros((3, 0), np.uint16), a).dtype
+
+
+def test_no_loop_error_with_a_python_scalar_in_a_fresh_process():
+    # The error names NumPy's abstract DType of the Python int; learnt at import, not inside
+    # the trace (where numpy.gcd is npc's patched function).
+    import subprocess
+    import sys
+    code = ("import numpy as np, npc\n"
+            "try:\n"
+            "    npc.compile(lambda a: np.gcd(a, 1))(np.ones(3, np.float32))\n"
+            "except np._core._exceptions._UFuncNoLoopError as e:\n"
+            "    print(str(e))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    try:
+        np.gcd(np.ones(3, np.float32), 1)
+    except np._core._exceptions._UFuncNoLoopError as e:
+        want = str(e)
+    assert out.stdout.strip() == want, out.stdout + out.stderr

@@ -1043,6 +1043,9 @@ static py::object python_scalar_dtype_class(int k) {
 }
 
 void bind_ops(py::module_& m) {
+  // NumPy's abstract DTypes of Python scalars are learnt from one of its errors, at import:
+  // inside a trace numpy.gcd is npc's patched function, which raises another error.
+  for (int k = 0; k < 3; ++k) python_scalar_dtype_class(k);
   // UfuncCastingError -> NumPy's own _UFuncInputCastingError / _UFuncOutputCastingError.
   py::register_exception_translator([](std::exception_ptr p) {
     try {
