@@ -292,3 +292,22 @@ def test_graph_breaks_keep_ints_static(backend):
     a = np.arange(4.0)
     cf = check(f, *[(a, k) for k in range(1, 6)], backend=backend)
     assert cf._static_ints == {1}
+
+
+@pytest.mark.parametrize("backend", ["fused", "eager"])
+def test_warnings_of_a_trace_retraced_for_an_unused_int_are_shown_once(backend):
+    # The int varies but no traced operation takes it: the trace is done again with it static,
+    # and the Python-level warning of the tracing call is shown once, as NumPy shows it.
+    def f(a, k):
+        return a.astype(np.uint8)
+    cf = npc.compile(f, backend=backend)
+    a = np.array([1 + 0j], np.complex64)
+    for k in (-3, 1, 5):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            r = cf(a, k)
+        with warnings.catch_warnings(record=True) as want:
+            warnings.simplefilter("always")
+            e = f(a, k)
+        np.testing.assert_array_equal(r, e)
+        assert [(w.category, str(w.message)) for w in got] == [(w.category, str(w.message)) for w in want]

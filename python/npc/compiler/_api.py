@@ -26,6 +26,7 @@ from . import _logs
 from . import _repro
 from ._breaks import _annotate, _run_outside
 from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _RuntimeInt, _StaticUse, _marked, _recording_warnings,
+                       _show_deferred,
                        _python_warnings, _replay_warnings, _sentinel,
                        _sentinel_index)
 from ._guards import (_AttrReads, _KeyBuilder, _StandIns, _attr_key, _contents_key, _free_key, _free_values,
@@ -724,27 +725,36 @@ class CompiledFunction:
                         _write_back_realized(containers, kb, traced, kb.numpy_in and not kb.npc_in,
                                              lambda v: scalar_values[_sentinel_index(v)])
                     raise
-            mutated = [(orig, c) for orig, c, items in containers if _changed(c, items)]
-            aliases = _Aliases(ctx, kb, traced, arg_inputs, standins)  # Note [results that view inputs]
-            if mutated:
-                # Note [mutated arguments]: the caller's containers get the final contents,
-                # which refer to the caller's own objects (lists, dicts, argument arrays).
-                objects = {id(c): orig for orig, c, _ in containers}
-                leaves, tree = _flatten((result, [type(c)(c) for _, c in mutated]), traced.values(), objects,
-                                        lambda v: scalar_values[_sentinel_index(v)], aliases)
-            else:
-                leaves, tree = _flatten(result, traced.values(), alias=aliases)
-            t1 = time.perf_counter()
-            cxx0 = _fusion_counters().get("compile_seconds", 0.0)
-            if int_paths:
-                # Note [runtime ints] in _guards.py: ints used as Python values (returned ones
-                # too: _flatten), computed with eagerly, or never a Scalar node (the graph does
-                # not take them at run time: a path chosen by `type(k) is int`) are static.
-                int_met = dict(ctx.runtime_int_dtypes())
-                int_uses.update(ctx.unconsumed_runtime_ints())
-                int_uses.update(k for k in int_paths if k not in int_met)
-                if int_uses:
-                    raise _Retrace((), [int_paths[k] for k in int_uses])
+            # Python-level warnings of the trace are shown once it is known not to be traced
+            # again (Note [warnings of traced Python] in _capture.py).
+            try:
+                mutated = [(orig, c) for orig, c, items in containers if _changed(c, items)]
+                aliases = _Aliases(ctx, kb, traced, arg_inputs, standins)  # Note [results that view inputs]
+                if mutated:
+                    # Note [mutated arguments]: the caller's containers get the final contents,
+                    # which refer to the caller's own objects (lists, dicts, argument arrays).
+                    objects = {id(c): orig for orig, c, _ in containers}
+                    leaves, tree = _flatten((result, [type(c)(c) for _, c in mutated]), traced.values(), objects,
+                                            lambda v: scalar_values[_sentinel_index(v)], aliases)
+                else:
+                    leaves, tree = _flatten(result, traced.values(), alias=aliases)
+                t1 = time.perf_counter()
+                cxx0 = _fusion_counters().get("compile_seconds", 0.0)
+                if int_paths:
+                    # Note [runtime ints] in _guards.py: ints used as Python values (returned ones
+                    # too: _flatten), computed with eagerly, or never a Scalar node (the graph does
+                    # not take them at run time: a path chosen by `type(k) is int`) are static.
+                    int_met = dict(ctx.runtime_int_dtypes())
+                    int_uses.update(ctx.unconsumed_runtime_ints())
+                    int_uses.update(k for k in int_paths if k not in int_met)
+                    if int_uses:
+                        raise _Retrace((), [int_paths[k] for k in int_uses])
+            except _Retrace:
+                raise
+            except BaseException:
+                _show_deferred(py_warnings)
+                raise
+            _show_deferred(py_warnings)
             npc_leaves = [leaf if _is_npc(leaf) else _from_numpy(_np.asarray(leaf)) for leaf in leaves]
             if counter[0] and _marked(leaves):
                 raise _Retrace(float_paths)  # a runtime scalar reached an eager op: make it static

@@ -738,15 +738,23 @@ class _LazyGenState:
 # runs the same segments, which report their errors for the values of that call. They are
 # recorded marked (npc._errstate.report_compiled) and shown on the tracing call only:
 # `_python_warnings` leaves them out of what an entry keeps.
+class _Recorded(list):
+    """The warnings of a trace; `deferred`: not shown yet (the trace ended without an
+    exception, and checks after it may still trace again: _show_deferred shows them)."""
+    deferred = False
+
+
 @contextlib.contextmanager
 def _recording_warnings():
     from .._errstate import marking_compiled
-    recorded = []
+    recorded = _Recorded()
     retrace = False
+    ok = False
     try:
         with warnings.catch_warnings(record=True) as rec, marking_compiled(rec):
             try:
                 yield recorded
+                ok = True
             except (_StaticUse, _core._StaticScalar):
                 retrace = True  # traced again: its warnings come from that trace
                 raise
@@ -754,8 +762,17 @@ def _recording_warnings():
                 recorded.extend((w.message, w.category, w.filename, w.lineno, getattr(w, "_npc_compiled", False))
                                 for w in rec)
     finally:
-        if not retrace:
+        if ok:
+            recorded.deferred = True
+        elif not retrace:
             _replay_warnings(recorded, False)
+
+
+def _show_deferred(recorded):
+    """Shows the warnings of a trace that ended normally (once)."""
+    if getattr(recorded, "deferred", False):
+        recorded.deferred = False
+        _replay_warnings(recorded, False)
 
 
 def _python_warnings(recorded):
