@@ -452,7 +452,10 @@ _rmw_sites = {}
 
 def _is_augmented_subscript(frame):
     code = frame.f_code
-    sites = _rmw_sites.get(code)
+    # Keyed by the code object's id (hashing a code object hashes its contents): the entry
+    # holds the code object, so the id is not reused while the entry lives.
+    entry = _rmw_sites.get(id(code))
+    sites = entry[1] if entry is not None and entry[0] is code else None
     if sites is None:
         import dis
         ins = list(dis.get_instructions(code))
@@ -462,7 +465,7 @@ def _is_augmented_subscript(frame):
                     ins[k - j].opname == "COPY" and ins[k - j].arg == 2 for j in (1, 2)):
                 # f_lasti may point into the instruction's inline cache once it is specialised.
                 sites.update(range(ins[k].offset, ins[k + 1].offset))
-        _rmw_sites[code] = sites
+        _rmw_sites[id(code)] = (code, sites)
     return frame.f_lasti in sites
 
 

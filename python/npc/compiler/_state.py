@@ -22,10 +22,19 @@ _COMPILER_DIR = os.path.dirname(os.path.abspath(__file__))
 _core._set_position_dirs([_NPC_DIR + os.sep, _NUMPY_DIR + os.sep])
 
 
+_internal_files = {}
+
+
 def _internal_file(fname):
     """True for files of npc and NumPy (including Cython sources named relatively)."""
-    return (fname.startswith(_NPC_DIR) or fname.startswith(_NUMPY_DIR) or fname.startswith("numpy/")
-            or fname.endswith(".pyx"))
+    r = _internal_files.get(fname)
+    if r is None:
+        # Asked for every traced element read: remembered per file name (few distinct names).
+        r = (fname.startswith(_NPC_DIR) or fname.startswith(_NUMPY_DIR) or fname.startswith("numpy/")
+             or fname.endswith(".pyx"))
+        if len(_internal_files) < 4096:
+            _internal_files[fname] = r
+    return r
 
 
 def _is_npc(x):
