@@ -35,6 +35,9 @@
 //   (default: nothing). GCC's vectorizer fuses `x + y * r` pairs of complex formulas into
 //   vfmaddsub whatever -ffp-contract says; the fused kernels' prelude defines this hook as an
 //   empty asm statement so that every product is rounded as NumPy rounds it.
+// - NPK_KEEP_EVALUATED(x): as NPK_KEEP_ROUNDED, and x is computed on every path even where
+//   the rule's result does not use it, so that it raises its floating-point flags (default:
+//   NPK_KEEP_ROUNDED; the eager and fused kernels define it as a volatile empty asm).
 // Adding a ufunc's element rule: write it here with a `///` line naming the NumPy loop, as
 // the row's entry point npk::ufunc::<name> (Note [ufunc entry points], at the end): the eager
 // kernels and the fused emitter take it from there.
@@ -57,6 +60,9 @@
 #define NPK_FN static inline NPK_HD
 #ifndef NPK_KEEP_ROUNDED
 #define NPK_KEEP_ROUNDED(x) ((void)0)
+#endif
+#ifndef NPK_KEEP_EVALUATED
+#define NPK_KEEP_EVALUATED(x) NPK_KEEP_ROUNDED(x)
 #endif
 #ifndef NPK_ORDER_BY_KEYS
 #define NPK_ORDER_BY_KEYS 0
@@ -299,10 +305,12 @@ template <class R> NPK_FN R mul_part(R x, R y, R u, R v, bool minus) {
   // Both operations always run, as in NumPy's instruction, so that they raise its
   // floating-point flags (inf * 0 in u*v while x is NaN raises "invalid" there too); the
   // NaN operand is picked afterwards (comparisons with != are quiet).
+  // NPK_KEEP_EVALUATED: without it the compiler computes c and r only on the path that
+  // returns r, and 0j * (inf+nanj) lost the "invalid" of 0 * inf in c (its part picks the NaN).
   R c = v * u;
-  NPK_KEEP_ROUNDED(c);
+  NPK_KEEP_EVALUATED(c);
   R r = std::fma(x, y, minus ? -c : c);
-  NPK_KEEP_ROUNDED(r);
+  NPK_KEEP_EVALUATED(r);
   if (x != x) return x;
   if (y != y) return y;
   if (u != u) return u;
@@ -337,20 +345,34 @@ template <class T> NPK_FN T mul_plain(T a, T b) {
   i2 = nan_first(b.re, a.im, i2);
   return T{nan_first(r1, r2, r1 - r2), nan_first(i1, i2, i1 + i2)};
 }
+// Note [partial vectors of complex64]
+// GCC 12 packs the two float parts of a complex64 result into the low half of an SSE
+// register and computes them with a full-width instruction whose upper lanes hold stale
+// values of earlier shuffles: (nan+infj) / (-3.5-2j) multiplied such a lane's inf by 0 and
+// raised "invalid", which NumPy's loop (one part at a time) does not. Parts that come out of
+// several operations are kept apart with NPK_KEEP_ROUNDED before they are paired, so no
+// instruction computes both (complex128 parts fill a register: no stale lanes).
+template <class R> NPK_FN cplx<R> parts(R re, R im) {
+  if constexpr (sizeof(R) == 4) {
+    NPK_KEEP_ROUNDED(re);
+    NPK_KEEP_ROUNDED(im);
+  }
+  return cplx<R>{re, im};
+}
 /// numpy.divide; complex is Smith's division as NumPy's loop computes it.
 template <class T> NPK_FN T div(T a, T b) {
   if constexpr (is_cplx<T>) {
     using R = decltype(a.re);
     R br = std::fabs(b.re), bi = std::fabs(b.im);
     if (br >= bi) {
-      if (br == 0 && bi == 0) return T{a.re / br, a.im / br};
+      if (br == 0 && bi == 0) return parts(a.re / br, a.im / br);
       R rat = b.im / b.re;
       R d = b.im * rat, p = a.im * rat, q = a.re * rat;
       NPK_KEEP_ROUNDED(d);
       NPK_KEEP_ROUNDED(p);
       NPK_KEEP_ROUNDED(q);
       R scl = R(1) / (b.re + d);
-      return T{(a.re + p) * scl, (a.im - q) * scl};
+      return parts((a.re + p) * scl, (a.im - q) * scl);
     }
     R rat = b.re / b.im;
     R d = b.re * rat, p = a.re * rat, q = a.im * rat;
@@ -358,7 +380,7 @@ template <class T> NPK_FN T div(T a, T b) {
     NPK_KEEP_ROUNDED(p);
     NPK_KEEP_ROUNDED(q);
     R scl = R(1) / (b.im + d);
-    return T{(p + a.im) * scl, (q - a.re) * scl};
+    return parts((p + a.im) * scl, (q - a.re) * scl);
   } else return a / b;
 }
 /// A complex part with its sign flipped. The rounding barrier keeps GCC from folding the

@@ -32,6 +32,7 @@ inline void raise_fp(int bits) {
 // loop: a / a gave an imaginary part of 2.6e-17 where NumPy's Smith division gives 0).
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define NPK_KEEP_ROUNDED(x) asm("" : "+x"(x))
+#define NPK_KEEP_EVALUATED(x) asm volatile("" : "+x"(x))
 #endif
 #include "npc/scalar_rules.hpp"
 
