@@ -15,6 +15,8 @@
 #include <type_traits>
 #include <utility>
 #include <optional>
+
+#include "ops/complex_simd.hpp"
 #include <vector>
 
 #include "core/dispatch.hpp"
@@ -281,10 +283,20 @@ template <class F, class T, class S>
 NPC_TARGET_AVX512 void contig_unary_avx512(const T* a, S* o, int64_t n) { NPC_CONTIG_UNARY_BODY }
 #endif
 
+template <class F>
+constexpr bool complex_product_rule() {
+  if constexpr (requires { F::kComplexProduct; }) return F::kComplexProduct;
+  else return false;
+}
+
 template <class F, class A, class B, class S>
 void contig_binary(const A* a, const B* b, S* o, int64_t n, int mode) {
 #if NPC_MULTIVERSION
   static const int level = cpu_level();
+  if constexpr (complex_product_rule<F>() && std::is_same_v<A, B> && std::is_same_v<S, A> &&
+                (std::is_same_v<A, std::complex<double>> || std::is_same_v<A, std::complex<float>>)) {
+    if (level >= 1) return complex_simd::complex_product_avx2(a, b, o, n, mode);  // Note [complex product loops]
+  }
   if (level == 2) return contig_binary_avx512<F, A, B, S>(a, b, o, n, mode);
   if (level == 1) return contig_binary_avx2<F, A, B, S>(a, b, o, n, mode);
 #endif

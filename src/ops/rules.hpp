@@ -119,6 +119,7 @@ constexpr bool wide_arith(OpId op) {
     static constexpr bool kMixed = true; /* ldexp's (float, int) loops */                  \
     static constexpr bool kVectorRule = vector_rule(OpId::name);                           \
     static constexpr bool kWideArith = wide_arith(OpId::name);                             \
+    static constexpr bool kComplexProduct = OpId::name == OpId::multiply;                  \
     template <class... A> requires (has_loop<A...>(op_row(OpId::name).loops))              \
     auto operator()(A... a) const { return from_rule(npk::ufunc::name(to_rule(a)...)); }   \
   };
