@@ -209,6 +209,10 @@ def _finish(r, qshape, kept, kdims, keepdims, out, scalar_ok=True, median=False,
     r = r.reshape(qshape + (kdims if keepdims else kept))
     if out is not None:
         return _write_out(out, r, median, setitem, weighted)
+    if qshape and not setitem and not weighted and not r.flags.c_contiguous:
+        # NumPy's quantiles of a q array are ufuncs of C-ordered takes: C-ordered (the lanes
+        # here give a transposed result).
+        r = npc.ascontiguousarray(r)
     # keepdims indexes NumPy's result with (..., newaxis, ...): an array even when 0-d.
     return _scalar_or_array(r) if scalar_ok and not keepdims else r
 
