@@ -24,6 +24,12 @@ ndarray full(std::span<const int64_t> shape, const Scalar& value, DType dtype, O
 /// (numpy.empty_like, ndarray.copy, astype): C order is the identity; Order::K ranks the axes
 /// by |stride| (C- and F-contiguous prototypes: C and F order).
 std::vector<int> like_axes(const ndarray& proto, Order order);
+/// The axis order, outermost first, of numpy.concatenate's new result over `arrays` (of one
+/// rank): NumPy's PyArray_CreateMultiSortedStridePerm (Note [concatenate layout]).
+std::vector<int> concat_axes(std::span<const ndarray> arrays);
+/// An uninitialised array of `shape`, C-contiguous over its axes in the order `axes`
+/// (outermost first; an identity order gives a C-ordered array).
+ndarray empty_in_axes(std::span<const int64_t> shape, DType dtype, const std::vector<int>& axes);
 /// numpy.empty_like; Order::K keeps the prototype's memory layout; `dtype`/`shape` override.
 ndarray empty_like(const ndarray& proto, std::optional<DType> dtype = {}, Order order = Order::K,
                    std::optional<Shape> shape = {});

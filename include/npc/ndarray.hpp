@@ -180,8 +180,9 @@ class ndarray {
     ndarray (*copy)(const ndarray& src, DType t, Order order) = nullptr;  ///< laid out as like_axes(src, order)
     void (*write)(const ndarray& dst, const ndarray& src) = nullptr;
     /// A fresh traced array of `shape` and `t` for functions that fill new outputs from
-    /// traced inputs (concatenate): its writes are recorded instead of breaking the graph.
-    ndarray (*empty)(const Shape& shape, DType t) = nullptr;
+    /// traced inputs (concatenate), laid out over its axes in the order `axes` (outermost
+    /// first): its writes are recorded instead of breaking the graph.
+    ndarray (*empty)(const Shape& shape, DType t, const std::vector<int>& axes) = nullptr;
   };
   static void set_trace_hooks(const TraceHooks& hooks);
   static const TraceHooks& trace_hooks();

@@ -124,7 +124,7 @@ def round(a, decimals=0, out=None):
         if decimals >= 0:
             if out is not None:
                 return positive(x, out=out)
-            return x.copy() if x.ndim else x._scalar()
+            return x.copy(order="K") if x.ndim else x._scalar()  # NumPy: a copy in a's layout
         if out is not None:
             _fallback.record("round")
             return _fallback.from_numpy(_np.round(_to_numpy(x), decimals, _to_numpy(out)))
@@ -219,11 +219,11 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 def _nan_to_num(a, copy, nan, posinf, neginf):
     if a.dtype.kind not in "fc":
-        return a.copy() if copy else a
+        return a.copy(order="K") if copy else a  # NumPy: array(x, copy=True), order='K'
     if a.dtype.kind == "c":
         re = _nan_to_num(a.real, True, nan, posinf, neginf)
         im = _nan_to_num(a.imag, True, nan, posinf, neginf)
-        r = a.copy() if copy else a
+        r = a.copy(order="K") if copy else a
         r.real = re
         r.imag = im
         return r

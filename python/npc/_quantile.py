@@ -151,8 +151,42 @@ def _lanes(x, axis):
     return y.reshape(L, n), kept, kdims
 
 
+def _median_layout(r, like):
+    """Note [median layout]: the median's result `r` (C-ordered, x's shape without `axis`)
+    laid out as NumPy's, given like=(x, axis)."""
+    x, axis = like
+    if axis is None:
+        return r
+    axes = _normalize_axis_tuple(axis, x.ndim)
+    if len(axes) != 1 or r.ndim < 2:
+        return r
+    f = x.flags
+    if f.c_contiguous:
+        order = list(range(x.ndim))
+    elif f.f_contiguous:
+        order = list(range(x.ndim))[::-1]
+    else:  # like_axes: ranked by |stride|, ties in axis order
+        order = sorted(range(x.ndim), key=lambda d: -abs(x.strides[d]))
+    (ax,) = axes
+    perm = [d - (d > ax) for d in order if d != ax]
+    if perm == sorted(perm):
+        return r
+    back = [perm.index(d) for d in range(len(perm))]
+    # A ufunc with order='C' (a new value, also in compiled code, where a copy of a view
+    # could be the view's source again): C-ordered over the permuted axes.
+    return _u.positive(r.transpose(perm), order="C").transpose(back)
+
+
+# Note [median layout]
+# NumPy's median (and nanmedian of lanes shorter than 600, through a masked median) takes
+# the mean of the middle of a partitioned copy of x in x's memory order (partition copies
+# with order='K'), so for one axis its result is laid out as that reduction's (Note
+# [reduction layout] in src/ops/reduce_plan.cpp): an F-ordered x gives an F-ordered median.
+# npc computes C-ordered lanes (Note [quantile lanes]) and lays the small result out at the
+# end. Several axes are merged by a reshape first (C order); with keepdims NumPy indexes
+# the result with newaxis (stride 0 on the kept length-1 axes).
 def _finish(r, qshape, kept, kdims, keepdims, out, scalar_ok=True, median=False, setitem=False, red=None,
-            weighted=False):
+            weighted=False, like=None):
     """Reshape (nq, L) results to q.shape + kept (or + kdims), write `out`. NumPy's median
     writes `out` through numpy.mean (unsafe casting, no broadcasting); its quantiles through
     ufuncs (same_kind casting, broadcast into `out`); the nan functions with out[...] = r
@@ -167,9 +201,18 @@ def _finish(r, qshape, kept, kdims, keepdims, out, scalar_ok=True, median=False,
         dst = out[(Ellipsis,) + tuple(0 if d in red else slice(None) for d in range(len(kdims)))]
         _write_out(dst, r.reshape(qshape + kept), median, setitem, weighted)
         return out
+    if out is None and like is not None:  # Note [median layout]
+        r = _median_layout(r.reshape(kept), like)
+        if keepdims:
+            red = range(len(kdims)) if like[1] is None else _normalize_axis_tuple(like[1], len(kdims))
+            return r[(Ellipsis,) + tuple(None if d in red else slice(None) for d in range(len(kdims)))]
     r = r.reshape(qshape + (kdims if keepdims else kept))
     if out is not None:
         return _write_out(out, r, median, setitem, weighted)
+    if qshape and not setitem and not weighted and not r.flags.c_contiguous:
+        # NumPy's quantiles of a q array are ufuncs of C-ordered takes: C-ordered (the lanes
+        # here give a transposed result).
+        r = npc.ascontiguousarray(r)
     # keepdims indexes NumPy's result with (..., newaxis, ...): an array even when 0-d.
     return _scalar_or_array(r) if scalar_ok and not keepdims else r
 
@@ -628,7 +671,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     if n == 0:
         # A full reduction divides NumPy scalars ("... in scalar divide"), as NumPy's mean.
         r = npc.mean(y.reshape(-1)) if len(kept) == 0 else npc.mean(y, axis=1)
-        return _finish(r, (), kept, kdims, keepdims, out, median=True)
+        return _finish(r, (), kept, kdims, keepdims, out, median=True, like=(x, axis))
     if overwrite_input and x.flags.writeable:
         if axis is None and x.flags.c_contiguous:
             x.reshape(-1).sort()
@@ -658,7 +701,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
                 raise TypeError(f"Cannot cast {'array data' if kept else 'scalar'} from {s.dtype!r} to {out.dtype!r} "
                                 "according to the rule 'same_kind'")
             r = _c.where(nanl, lastv.astype(r.dtype), r)
-    return _finish(r, (), kept, kdims, keepdims, out, median=True)
+    return _finish(r, (), kept, kdims, keepdims, out, median=True, like=(x, axis))
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
@@ -721,7 +764,9 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         r = _u.divide(npc.sum(pair, axis=1), 2.0)
     if nbad:
         r = _c.where(allnan, r.dtype.type(_np.nan), r)
-    return _finish(r, (), kept, kdims, keepdims, out, median=True, setitem=True, red=red)
+    # Note [median layout]: lanes of 600 or more run through numpy.apply_along_axis (C order).
+    like = (x, axis) if n < 600 else None
+    return _finish(r, (), kept, kdims, keepdims, out, median=True, setitem=True, red=red, like=like)
 
 
 __all__ = ["median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile"]

@@ -553,7 +553,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         # NumPy scalars, not Python ones: NumPy assigns them, so they cast unsafely (uint8 -1 -> 255).
         cv = _np.broadcast_to(_np.asarray(kwargs.get("constant_values", 0)), (x.ndim, 2))
         shape = tuple(s + b + a for s, (b, a) in zip(x.shape, pw))
-        out = _core.empty(shape, x._code, "C")
+        out = _core.empty(shape, x._code, _pad_order(x))
         for ax, ((b, a), (cb, ca)) in enumerate(zip(pw, cv)):
             pre = (slice(None),) * ax
             if b:
@@ -571,7 +571,15 @@ def pad(array, pad_width, mode="constant", **kwargs):
             raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
         idx = _from_numpy(_pad_index(n, b, a, mode).astype(_np.int64))
         out = out[(slice(None),) * ax + (idx,)]
-    return out if out is not x else x.copy()
+    order = _pad_order(x)
+    return out.copy(order) if out is x or order == "F" else out
+
+
+def _pad_order(x):
+    """NumPy's pad allocates its result F-ordered when the input is F- and not C-contiguous,
+    C-ordered otherwise."""
+    f = x.flags
+    return "F" if f.f_contiguous and not f.c_contiguous else "C"
 
 
 def resize(a, new_shape):

@@ -65,6 +65,52 @@ std::vector<int> like_axes(const ndarray& proto, Order order) {
   return perm;
 }
 
+// Note [concatenate layout]
+// NumPy's concatenate (and stack, which concatenates its inputs with a new length-1 axis)
+// allocates its result in the axis order of PyArray_CreateMultiSortedStridePerm: an
+// insertion sort of the axes, outermost first, where an axis moves outwards past another
+// when the first input that has both axes longer than 1 has the larger |stride| on it (C
+// order wins conflicts: a later input that disagrees stops the move), ties and axes no input
+// decides keep their place. So F-ordered inputs give an F-ordered result, and stack's new
+// axis stays where it is inserted. The result is C-contiguous in that order.
+std::vector<int> concat_axes(std::span<const ndarray> arrays) {
+  const int nd = arrays.empty() ? 0 : arrays[0].ndim();
+  std::vector<int> perm(nd);
+  std::iota(perm.begin(), perm.end(), 0);
+  for (int i0 = 1; i0 < nd; ++i0) {
+    int pos = i0;
+    const int j0 = perm[i0];
+    for (int i1 = i0 - 1; i1 >= 0; --i1) {
+      const int j1 = perm[i1];
+      bool ambiguous = true, swap = false;
+      for (const ndarray& a : arrays) {
+        if (a.shape()[j0] == 1 || a.shape()[j1] == 1) continue;
+        if (std::abs(a.strides()[j0]) <= std::abs(a.strides()[j1])) swap = false;
+        else if (ambiguous) swap = true;
+        ambiguous = false;
+      }
+      if (ambiguous) continue;
+      if (!swap) break;
+      pos = i1;
+    }
+    std::rotate(perm.begin() + pos, perm.begin() + i0, perm.begin() + i0 + 1);
+  }
+  return perm;
+}
+
+ndarray empty_in_axes(std::span<const int64_t> shape, DType dtype, const std::vector<int>& axes) {
+  const int nd = static_cast<int>(shape.size());
+  bool identity = true;
+  for (int i = 0; i < nd; ++i) identity = identity && axes[i] == i;
+  if (identity) return allocate(shape, dtype, Order::C, false);
+  Shape psh(nd);
+  for (int i = 0; i < nd; ++i) psh[i] = shape[axes[i]];
+  ndarray base = allocate(psh, dtype, Order::C, false);
+  Strides st(nd);
+  for (int i = 0; i < nd; ++i) st[axes[i]] = base.strides()[i];
+  return ndarray(base.storage(), 0, dtype, Shape(shape.begin(), shape.end()), st);
+}
+
 ndarray empty(std::span<const int64_t> shape, DType dtype, Order order) { return allocate(shape, dtype, order, false); }
 ndarray zeros(std::span<const int64_t> shape, DType dtype, Order order) { return allocate(shape, dtype, order, true); }
 ndarray ones(std::span<const int64_t> shape, DType dtype, Order order) {

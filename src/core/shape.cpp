@@ -212,11 +212,13 @@ ndarray concatenate(std::span<const ndarray> arrays, std::optional<int64_t> axis
   if (out) {
     if (out->shape() != shape) throw ValueError("Output array is the wrong shape");
     r = *out;
-  } else if (ndarray::trace_hooks().empty &&
-             std::any_of(in.begin(), in.end(), [](const ndarray& x) { return x.is_traced(); })) {
-    r = ndarray::trace_hooks().empty(shape, rt);  // Note [traced views and writes]
   } else {
-    r = empty(shape, rt);
+    const std::vector<int> axes = concat_axes(in);  // Note [concatenate layout] in creation.cpp
+    if (ndarray::trace_hooks().empty &&
+        std::any_of(in.begin(), in.end(), [](const ndarray& x) { return x.is_traced(); }))
+      r = ndarray::trace_hooks().empty(shape, rt, axes);  // Note [traced views and writes]
+    else
+      r = empty_in_axes(shape, rt, axes);
   }
   // Contiguous same-dtype pieces along axis 0 of a C-contiguous result are single memcpys.
   int64_t pos = 0;
@@ -321,7 +323,11 @@ ndarray roll(const ndarray& a, std::span<const int64_t> shifts, std::span<const 
     int64_t ax = normalize_axis(axes[axes.size() == 1 ? 0 : i], a.ndim());
     total[ax] += shifts[shifts.size() == 1 ? 0 : i];
   }
-  ndarray r = empty_like(a, std::nullopt, Order::C);
+  // NumPy: empty_like(a), in a's layout; traced, a traced buffer whose pieces are recorded
+  // writes (Note [traced views and writes]), as concatenate's.
+  ndarray r = a.is_traced() && ndarray::trace_hooks().empty
+                  ? ndarray::trace_hooks().empty(a.shape(), a.dtype(), like_axes(a, Order::K))
+                  : empty_like(a, std::nullopt, Order::K);
   // Each axis splits into two blocks; copy the 2^k block combinations.
   std::vector<int> rolled;
   for (int d = 0; d < a.ndim(); ++d) {

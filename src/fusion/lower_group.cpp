@@ -161,8 +161,11 @@ NodeRef output_root(NodeRef o) {
   NodeRef b = o;
   while (b->kind == NodeKind::View && b->view_kind() == ViewKind::Permute) b = b->args[0];
   if (b == o) return o;
+  // Any node with a buffer of its own: library calls (sort, a K-ordered copy sorted) and
+  // writes (concatenate's result filled piece by piece) are laid out by permutes too.
   const bool computed = b->kind == NodeKind::Ufunc || b->kind == NodeKind::Reduce || b->kind == NodeKind::Cast ||
-                        (b->kind == NodeKind::Prim && !is_library_call(b));
+                        b->kind == NodeKind::Prim || b->kind == NodeKind::Call || b->kind == NodeKind::Write ||
+                        b->kind == NodeKind::Gather;
   return computed ? b : o;
 }
 

@@ -290,6 +290,36 @@ void for_each_index_lane(const ndarray& a, ndarray& out, int64_t axis, F&& fn) {
   }
 }
 
+// Note [sorted copies keep the layout]
+// numpy.sort and numpy.partition copy their input with order='K' (`a.copy(order="K")`, the
+// layout of like_axes) and sort that copy in place, so an F-ordered input gives an
+// F-ordered result; argsort/argpartition allocate C-ordered indices (PyArray_ArgSort). The
+// lane loops work on C-contiguous arrays: the copy is made C-contiguous over the input's
+// axes transposed to the K order (the same memory as the K-order copy), sorted along the
+// sort axis' place in that order, and handed out transposed back.
+struct KCopy {
+  ndarray r;           // C-contiguous over the axes in K order
+  int64_t axis;        // the sort axis' position in r
+  std::vector<int64_t> back;
+  KCopy(const ndarray& src, int64_t ax) : axis(ax) {
+    const std::vector<int> order = like_axes(src, Order::K);
+    bool identity = true;
+    for (size_t i = 0; i < order.size(); ++i) identity = identity && order[i] == static_cast<int>(i);
+    if (identity) {
+      r = src.copy();
+      return;
+    }
+    std::vector<int64_t> perm(order.begin(), order.end());
+    back.resize(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      back[order[i]] = static_cast<int64_t>(i);
+      if (order[i] == ax) axis = static_cast<int64_t>(i);
+    }
+    r = src.transpose(perm).copy();
+  }
+  ndarray result() const { return back.empty() ? r : r.transpose(back); }
+};
+
 std::pair<ndarray, int64_t> prepare_axis(const ndarray& a, std::optional<int64_t> axis) {
   if (!axis) return {a.reshape(std::vector<int64_t>{-1}), 0};
   return {a, normalize_axis(*axis, a.ndim())};
@@ -312,7 +342,9 @@ ndarray sort(const ndarray& a, std::optional<int64_t> axis, bool descending) {
   auto [src, ax] = prepare_axis(a, axis);
   if (src.is_traced())  // Note [trace hooks]: a Prim sort node
     if (auto hook = sort_trace_hook()) return hook(src, ax, descending, false);
-  ndarray r = src.copy();
+  KCopy kc(src, ax);
+  ndarray& r = kc.r;
+  ax = kc.axis;
   detail::visit(r.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     for_each_lane<T>(r, ax, [&](T* p, int64_t n) {
@@ -325,7 +357,7 @@ ndarray sort(const ndarray& a, std::optional<int64_t> axis, bool descending) {
       }
     });
   });
-  return r;
+  return kc.result();
 }
 
 ndarray argsort(const ndarray& a, std::optional<int64_t> axis, bool descending) {
@@ -409,10 +441,11 @@ ndarray partition(const ndarray& a, std::span<const int64_t> kth, std::optional<
   auto [src, ax] = prepare_axis(a, axis);
   if (src.ndim() == 0) throw AxisError("axis -1 is out of bounds for array of dimension 0");
   std::vector<int64_t> k = normalize_kth(kth, src.shape()[ax]);
-  ndarray r = src.copy();
+  KCopy kc(src, ax);
+  ndarray& r = kc.r;
   detail::visit(r.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    for_each_lane<T>(r, ax, [&](T* p, int64_t n) {
+    for_each_lane<T>(r, kc.axis, [&](T* p, int64_t n) {
       int64_t lo = 0;
       for (int64_t x : k) {
         std::nth_element(p + lo, p + x, p + n, Less<T>());
@@ -420,7 +453,7 @@ ndarray partition(const ndarray& a, std::span<const int64_t> kth, std::optional<
       }
     });
   });
-  return r;
+  return kc.result();
 }
 
 ndarray argpartition(const ndarray& a, std::span<const int64_t> kth, std::optional<int64_t> axis) {

@@ -81,6 +81,15 @@ ndarray gather_nd(const ndarray& a, std::span<const ndarray> idx, int64_t axis) 
 }
 }  // namespace
 
+// Note [node values are C-ordered]
+// The value of a node that computes a new array is C-contiguous over the node's axes, as
+// the fused backend's buffers are: the tracer lays a result out as NumPy does by permuting
+// the operands into the result's axis order and transposing the node back (Note [output
+// layout] in src/ops/ufunc.cpp). The eager kernels lay out their results after their
+// operands (order='K'); an operand here may be a permuted view of a C-ordered value (a cast
+// of an F-ordered input), so a ufunc runs with order='C', and other new values (where, sort,
+// reductions) that come out in another layout are copied to C order. Views keep their
+// operand's layout, as they do in the fused backend.
 std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<const ndarray> ops, const Shape& shape) {
   switch (n->kind) {
     case NodeKind::Cast: return ops[0].astype(n->dtype, Order::C, Casting::Unsafe, true);  // a node's value is C-ordered
@@ -89,6 +98,7 @@ std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<con
       in.reserve(ops.size());
       for (const ndarray& a : ops) in.push_back(Operand{a, false});
       UfuncOptions o;
+      o.order = Order::C;  // Note [node values are C-ordered]
       const int64_t loop = n->params.size() > 1 ? n->params[1] : 0;  // Note [scalar loops]
       if (loop & (Graph::kScalarLoop | Graph::kSimdLoop)) o.scalar_loop = (loop & Graph::kScalarLoop) != 0;
       return call_ufunc(n->op, in, o).at(n->params.at(0));
@@ -193,6 +203,7 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
         for (size_t i = 0; i < n->args.size(); ++i) in.push_back(arg(i));
         r = run_node_eagerly(g, n, in, shape);
         if (!r) throw ValueError("backend 'eager': primitive " + std::string(op_name(n->op)) + " is not supported yet");
+        if (n->kind != NodeKind::Call && !r->is_c_contiguous()) r = r->copy();  // Note [node values are C-ordered]
         break;
       }
       case NodeKind::Gather: {
@@ -221,7 +232,7 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
     const ndarray& v = *val[o->id];
     bool aliased = false;
     for (const ndarray& in : args.inputs) aliased = aliased || (v.size() > 0 && in.storage() == v.storage());
-    outs.push_back(aliased ? v.copy() : v);
+    outs.push_back(aliased ? v.copy(Order::K) : v);  // in the value's own layout, as NumPy returns it
   }
   for (auto& [i, n] : g.writebacks) {
     const ndarray& dst = args.inputs[i];

@@ -2,6 +2,7 @@
 // reductions, argmin/argmax, scans and sorts, where, copies and writes. Indexing is in
 // trace_index.cpp. See trace.hpp.
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "npc/creation.hpp"
@@ -511,17 +512,6 @@ ndarray accumulate_hook(OpId op, const ndarray& a, int64_t axis, DType t, const 
                                      : ops::reduce_output_axes(a, std::vector<bool>(a.ndim(), false), true));
 }
 
-ndarray sort_hook(const ndarray& a, int64_t axis, bool descending, bool arg) {
-  Context& c = ctx_or_throw();
-  c.maybe_cut();  // Note [loops] in trace_segments.cpp
-  ir::Graph& g = c.graph();
-  ir::NodeRef n = c.node_of(a);
-  std::vector<int64_t> p{axis, descending ? 1 : 0};
-  ir::NodeRef r = g.prim(arg ? OpId::argsort : OpId::sort, std::span<const ir::NodeRef>(&n, 1),
-                         arg ? DType::Int64 : a.dtype(), n->shape, p);
-  return c.new_value(r, a.shape());
-}
-
 // A new value laid out with its axes in order `axes` (outermost first; Note [output layout]
 // in src/ops/ufunc.cpp): the node `make` builds over the operand nodes permuted to that order
 // (C-contiguous, as its buffer is), traced as the transpose back.
@@ -539,6 +529,25 @@ ndarray laid_out(Context& c, const std::vector<int>& axes, std::vector<ir::NodeR
   Shape ph;
   for (int ax : axes) ps.push_back(shape[ax]), ph.push_back(hint[ax]);
   return c.new_value(make(nodes, ps), ph).transpose(back);
+}
+
+// Note [sorted copies keep the layout] in src/ops/sort.cpp: sort sorts a copy of its input
+// in the input's K order (the node over the input permuted to that order, along the sort
+// axis' place in it, traced as the transpose back); argsort's indices are C-ordered.
+ndarray sort_hook(const ndarray& a, int64_t axis, bool descending, bool arg) {
+  Context& c = ctx_or_throw();
+  c.maybe_cut();  // Note [loops] in trace_segments.cpp
+  ir::Graph& g = c.graph();
+  std::vector<ir::NodeRef> nodes{c.node_of(a)};
+  std::vector<int> axes(a.ndim());
+  std::iota(axes.begin(), axes.end(), 0);
+  if (!arg) axes = like_axes(a, Order::K);
+  const int64_t pos = std::find(axes.begin(), axes.end(), static_cast<int>(axis)) - axes.begin();
+  return laid_out(c, axes, nodes, nodes[0]->shape, a.shape(), [&](std::span<const ir::NodeRef> ns, const ir::SymShape& s) {
+    std::vector<int64_t> p{pos, descending ? 1 : 0};
+    return g.prim(arg ? OpId::argsort : OpId::sort, std::span<const ir::NodeRef>(ns.data(), 1),
+                  arg ? DType::Int64 : a.dtype(), s, p);
+  });
 }
 
 // where(cond, x, y): a Prim node over operands cast to the result dtype and broadcast.
@@ -600,11 +609,14 @@ void write_hook(const ndarray& dst, const ndarray& src) {
 
 // The fresh output of a function that fills it from traced inputs (concatenate): a traced
 // buffer whose pieces are recorded writes. Its initial value is never read.
-ndarray empty_hook(const Shape& shape, DType t) {
+ndarray empty_hook(const Shape& shape, DType t, const std::vector<int>& axes) {
   Context& c = ctx_or_throw();
   ir::Graph& g = c.graph();
   std::vector<ir::NodeRef> args{g.constant(Scalar::from_int(0).cast(t))};
-  return c.new_value(g.prim(OpId::fill, args, t, ir::static_shape(shape)), shape);
+  std::vector<ir::NodeRef> none;
+  return laid_out(c, axes, none, ir::static_shape(shape), shape, [&](std::span<const ir::NodeRef>, const ir::SymShape& s) {
+    return g.prim(OpId::fill, args, t, s);
+  });
 }
 }  // namespace
 

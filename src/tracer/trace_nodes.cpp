@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "npc/creation.hpp"
 #include "ops/loops.hpp"  // iter_shape_str (NumPy's spelling of shapes in messages)
 #include "tracer/trace_internal.hpp"
 
@@ -129,10 +130,34 @@ ir::NodeRef Context::node_of(const ndarray& a) {
     // After a break, a concrete array is a value the function's Python computed (it runs on
     // every call): the graph reads it as it is now, so eager code that changes it later in
     // the segment (`v[v < 0] = w` after `stack([.., v])`) is not seen. A copy, bound anew.
+    // The copy keeps the array's memory order (a function's F-ordered result returned after
+    // a break is F-ordered, as eagerly): bound C-contiguous over its axes in that order, and
+    // read as a copy node transposed back (an output that is a transpose of a computed node
+    // is returned as a view of its buffer: fusion::output_root).
     ndarray snap;
+    std::vector<int> axes;
     {
       Suspend s;
-      snap = a.copy();
+      snap = a.copy(Order::K);
+      axes = like_axes(snap, Order::K);
+    }
+    if (!std::is_sorted(axes.begin(), axes.end())) {
+      std::vector<int64_t> perm(axes.begin(), axes.end()), back(axes.size());
+      for (size_t i = 0; i < axes.size(); ++i) back[axes[i]] = static_cast<int64_t>(i);
+      ndarray bound = snap.transpose(perm);
+      auto b = std::make_shared<Buffer>();
+      b->input = static_cast<int>(bound_.size());
+      b->dtype = bound.dtype();
+      b->shape = ir::static_shape(bound.shape());
+      b->hint = bound.shape();
+      b->current = b->initial = graph_->input(b->input, bound.dtype(), b->shape);
+      bind_top(bound);
+      input_buffers_.push_back(b);
+      all_buffers_.push_back(b);
+      const int64_t serial = static_cast<int64_t>(graph_->nodes().size());  // as Note [distinct buffers]'s copies
+      ir::NodeRef cp = graph_->prim(OpId::copy, std::span<const ir::NodeRef>(&b->current, 1), b->dtype, b->shape,
+                                    std::span<const int64_t>(&serial, 1));
+      return graph_->permute(cp, back);
     }
     auto b = std::make_shared<Buffer>();
     b->input = static_cast<int>(bound_.size());

@@ -397,7 +397,7 @@ std::vector<ndarray> Plan::run(
     sc.insert(sc.end(), st.scalars.begin(), st.scalars.end());
     outs[s] = run_step(st.run.exe, ir::RunArgs{in, sc});
     for (ndarray& o : outs[s])
-      if (Plan::shares_storage(o, in)) o = o.copy();
+      if (Plan::shares_storage(o, in)) o = o.copy(Order::K);  // the value's layout (a result may be one)
     // (A moved-from array holds nothing: ndarray() would allocate a storage per release.)
     for (auto [step, k] : st.release) {
       ndarray dead = std::move(outs[static_cast<size_t>(step)][static_cast<size_t>(k)]);

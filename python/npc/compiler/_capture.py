@@ -200,17 +200,25 @@ class _Patches:
                 if p is None:
                     return orig(*args, **kwargs)
                 try:
-                    shape, value, dtype = value_of(*args, **kwargs)
+                    shape, value, dtype, order = value_of(*args, **kwargs)
                     code = _code(dtype)
                 except _Unsupported:
                     code = None
-                if code is None:
+                if code is None or order not in ("C", "F", "c", "f"):
                     return orig(*args, **kwargs)
                 sidx = -1
                 if isinstance(value, _RuntimeFloat):
                     sidx = _sentinel_index(value)
                     value = 0.0
-                r = p.ctx.fill(shape, value, code, sidx)
+                if order in ("F", "f"):
+                    # F order: the fill over the reversed shape, traced as its transpose.
+                    try:
+                        dims = tuple(shape)
+                    except TypeError:
+                        dims = (shape,)
+                    r = p.ctx.fill(dims[::-1], value, code, sidx).transpose()
+                else:
+                    r = p.ctx.fill(shape, value, code, sidx)
                 from .._creation import fill_complex_warning
                 fill_complex_warning(value, code, 2)
                 return r
@@ -232,7 +240,7 @@ class _Patches:
                     except TypeError:
                         proto = None
                     if _is_npc(proto) and _core._is_traced(proto) and rest.get("shape") is None and \
-                            rest.get("order", "K") in ("K", "A", "C") and rest.get("subok", True) is True and \
+                            rest.get("order", "K") in ("K", "A", "C", "F") and rest.get("subok", True) is True and \
                             set(rest) <= {"order", "subok", "shape", "device"} and \
                             rest.get("device") in (None, "cpu") and \
                             isinstance(value, (bool, int, float, complex, _np.generic)):
@@ -245,7 +253,7 @@ class _Patches:
                             if isinstance(value, _RuntimeFloat):
                                 sidx = _sentinel_index(value)
                                 value = 0.0
-                            r = p.ctx.fill_like(proto, value, code, sidx)
+                            r = p.ctx.fill_like(proto, value, code, sidx, rest.get("order", "K"))
                             from .._creation import fill_complex_warning
                             fill_complex_warning(value, code, 2)
                             return r
@@ -297,9 +305,9 @@ class _Patches:
         import npc
         P = _Patches
         for mod in (_np, npc):
-            P._patch(mod, "zeros", P._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype)))
-            P._patch(mod, "ones", P._fill_maker(lambda shape, dtype=None, order="C", **k: (shape, 1, dtype)))
-            P._patch(mod, "empty", P._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype)))
+            P._patch(mod, "zeros", P._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype, order)))
+            P._patch(mod, "ones", P._fill_maker(lambda shape, dtype=None, order="C", **k: (shape, 1, dtype, order)))
+            P._patch(mod, "empty", P._fill_maker(lambda shape, dtype=float, order="C", **k: (shape, 0, dtype, order)))
             P._patch(mod, "full", P._fill_maker(_full_args))
             P._patch(mod, "zeros_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 0, dtype, k)))
             P._patch(mod, "ones_like", P._fill_like_maker(lambda a, dtype=None, **k: (a, 1, dtype, k)))
@@ -613,7 +621,7 @@ def _full_args(shape, fill_value, dtype=None, order="C", **k):
             raise _Unsupported()
     if not isinstance(fill_value, (bool, int, float, complex, _np.generic)):
         raise _Unsupported()
-    return shape, fill_value, dtype
+    return shape, fill_value, dtype, order
 
 
 def _code(dtype):

@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -515,16 +516,29 @@ void bind_tracer(py::module_& m) {
         ir::NodeRef n = c.graph().prim(OpId::fill, args, t, ir::static_shape(s));
         return wrap(c.new_value(n, s));
       })
-      .def("fill_like", [](tracer::Context& c, PyArray& proto, py::handle value, int code, int scalar_index) {
+      .def("fill_like", [](tracer::Context& c, PyArray& proto, py::handle value, int code, int scalar_index,
+                           const std::string& order) {
         // numpy.ones_like/zeros_like/empty_like/full_like of a traced array: a Fill node of
-        // the prototype's shape, symbolic dims included (its sizes are never frozen).
+        // the prototype's shape, symbolic dims included (its sizes are never frozen), laid
+        // out as eagerly (like_axes of the prototype: an F-ordered one gives an F-ordered
+        // result): the node over the axes in that order, traced as the transpose back.
         DType t = static_cast<DType>(code);
         ir::NodeRef p = c.node_of(proto);
         ir::NodeRef v = scalar_index >= 0 ? c.graph().scalar(scalar_index, DType::Float64)
                                           : c.concrete_value(from_python(value));
         std::vector<ir::NodeRef> args{c.graph().cast(v, t)};
-        ir::NodeRef n = c.graph().prim(OpId::fill, args, t, p->shape);
-        return wrap(c.new_value(n, proto.shape()));
+        const std::vector<int> axes = like_axes(proto, order_from_name(order));
+        ir::SymShape ps;
+        Shape ph;
+        std::vector<int64_t> back(axes.size());
+        for (size_t i = 0; i < axes.size(); ++i) {
+          ps.push_back(p->shape[axes[i]]);
+          ph.push_back(proto.shape()[axes[i]]);
+          back[axes[i]] = static_cast<int64_t>(i);
+        }
+        ir::NodeRef n = c.graph().prim(OpId::fill, args, t, ps);
+        ndarray r = c.new_value(n, ph);
+        return wrap(std::is_sorted(axes.begin(), axes.end()) ? r : r.transpose(back));
       })
       .def("host_call", [](tracer::Context& c, py::function fn, std::string name, py::handle example) {
         // A NumPy call with no array argument (numpy.random.*): runs again on every replay.
