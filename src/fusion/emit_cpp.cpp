@@ -346,7 +346,7 @@ std::string render_combine(const Stmt& s, const std::string& acc, const std::str
 
 // The OpenMP reduction clause of a vectorized loop ("" for none).
 std::string lane_clause(const Stmt& s) {
-  if (s.lane_op == LaneReduce::None) return "";
+  if (s.lane_op == LaneReduce::None || s.lane_op == LaneReduce::Pairwise) return "";
   const char* op = s.lane_op == LaneReduce::Add ? "+" : s.lane_op == LaneReduce::Max ? "max" : "min";
   std::string c = std::string("reduction(") + op + ":" + s.lane_acc + ")";
   if (!s.lane_flag.empty()) c += " reduction(|:" + s.lane_flag + ")";
@@ -458,6 +458,42 @@ void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k,
   line(ind, "}");
 }
 
+// Note [summation] (lower_reduce.cpp): a loop of LaneReduce::Pairwise. The tree of NumPy's
+// pairwise_sum over the loop's n elements is cut into chunks of at most npk::kPairwiseChunk
+// (npk::Pairwise); the body computes a chunk's values into a local array (the accumulator's
+// `acc = acc + v` becomes `buf[r - off] = v`), npk::pairwise_sum adds them in NumPy's order,
+// and npk::PairwiseStack adds the chunk sums as the tree does. The accumulator then adds the
+// total once: NumPy's `io1 = io1 + pairwise_sum(...)`.
+void render_pairwise(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind) {
+  const std::string acc = s.lane_acc, T = cpp_local_type(s.dtype);
+  const std::string pw = "npk_pw_" + acc, st = "npk_ps_" + acc, buf = "npk_pb_" + acc, ck = "npk_pk_" + acc;
+  const std::string off = "npk_po_" + acc, len = "npk_pm_" + acc, tot = "npk_pt_" + acc;
+  auto line = [&](int i, const std::string& text) { indent(os, i); os << text << "\n"; };
+  line(ind, "{");
+  line(ind + 1, "const npk::Pairwise " + pw + "((" + render_bound(s) + ") - (" + s.lo.str() + "));");
+  line(ind + 1, "npk::PairwiseStack<" + T + "> " + st + ";");
+  line(ind + 1, "for (int64_t " + ck + " = 0; " + ck + " < " + pw + ".chunks; ++" + ck + ") {");
+  line(ind + 2, "int64_t " + off + ", " + len + ";");
+  line(ind + 2, pw + ".chunk(" + ck + ", " + off + ", " + len + ");");
+  line(ind + 2, off + " += " + s.lo.str() + ";");
+  line(ind + 2, "alignas(64) " + T + " " + buf + "[npk::kPairwiseChunk];");
+  if (s.simd) line(ind + 2, "#pragma omp simd");
+  line(ind + 2, "for (int64_t " + s.var + " = " + off + "; " + s.var + " < " + off + " + " + len + "; ++" + s.var + ") {");
+  for (const Stmt& b : s.body) {
+    if (b.k == Stmt::K::Assign && b.var == acc && b.lane.empty()) {
+      line(ind + 3, buf + "[" + s.var + " - " + off + "] = " + render_val(b.expr.args.at(1)) + ";");
+      continue;
+    }
+    render_stmt(os, b, k, ind + 3);
+  }
+  line(ind + 2, "}");
+  line(ind + 2, st + ".push(" + ck + ", npk::pairwise_sum(" + buf + ", " + len + "));");
+  line(ind + 1, "}");
+  line(ind + 1, "const " + T + " " + tot + " = " + st + ".s[" + pw + ".depth];");
+  line(ind + 1, acc + " = " + render_expr(helper_call(Helper::PlainAdd, s.dtype, s.dtype, {Val::local(acc, s.dtype), Val::local(tot, s.dtype)})) + ";");
+  line(ind, "}");
+}
+
 void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind) {
   switch (s.k) {
     case Stmt::K::Let:
@@ -485,6 +521,10 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
     case Stmt::K::For:
       if (!s.par_acc.empty()) {
         render_parallel_sum(os, s, k, ind);
+        break;
+      }
+      if (s.lane_op == LaneReduce::Pairwise) {
+        render_pairwise(os, s, k, ind);
         break;
       }
       if (s.parallel) {
@@ -585,7 +625,8 @@ void dump_block(std::ostringstream& os, const Block& b, int ind) {
       case Stmt::K::For:
         os << "for " << s.var << " in [" << s.lo.str() << ", " << render_bound(s) << ")"
            << (s.step == 1 ? "" : " step " + std::to_string(s.step)) << (s.parallel ? " parallel" : "")
-           << (s.simd ? " simd" : "") << (s.lane_op == LaneReduce::None ? "" : " " + lane_clause(s)) << "\n";
+           << (s.simd ? " simd" : "") << (s.lane_op == LaneReduce::None ? "" : " " + lane_clause(s))
+           << (s.lane_op == LaneReduce::Pairwise ? " pairwise(" + s.lane_acc + ")" : "") << "\n";
         dump_block(os, s.body, ind + 1);
         break;
       case Stmt::K::If:

@@ -177,7 +177,10 @@ struct Stmt;
 using Block = std::vector<Stmt>;
 
 /// Reduction clause of a vectorized loop: the accumulator combines its lanes with `op`.
-enum class LaneReduce : uint8_t { None, Add, Max, Min };
+/// Pairwise: a float sum in NumPy's pairwise order (Note [summation] in lower_reduce.cpp):
+/// the loop's body assigns `lane_acc = lane_acc + v` once; the renderer computes the v of
+/// each chunk into a local array and adds the chunks' pairwise sums as NumPy's tree does.
+enum class LaneReduce : uint8_t { None, Add, Max, Min, Pairwise };
 
 /// One statement of a kernel body.
 struct Stmt {

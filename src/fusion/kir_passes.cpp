@@ -314,7 +314,7 @@ void unroll_small(Block& b) {
     unroll_small(s.body);
     unroll_small(s.orelse);
     bool ok = s.k == Stmt::K::For && s.var[0] == 'r' && s.step == 1 && s.lo.is_const() && s.hi.is_const() &&
-              s.par_acc.empty() && !s.parallel && !contains_break(s.body);
+              s.par_acc.empty() && !s.parallel && !contains_break(s.body) && s.lane_op != LaneReduce::Pairwise;
     int64_t n = ok ? s.hi.c - s.lo.c : 0;
     if (!ok || n < 1 || n > kUnrollExtent || n * count_stmts(s.body) > kUnrollStmts) {
       out.push_back(std::move(s));

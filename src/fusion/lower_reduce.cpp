@@ -2,8 +2,29 @@
 // row-order float sums, the lane reductions and split reductions of the schedule.
 //
 // Note [summation]
-// Float sums are deterministic for a given build and accurate: the innermost reduced loop
-// runs in blocks (256 elements for float32, 2048 for float64), each summed in SIMD lanes (an omp simd reduction), and
+// A float sum over the last axis alone, where that axis is the memory-innermost one of
+// NumPy's iteration (a contiguous or strided run of each output: x.sum(), np.mean(x),
+// x.sum(axis=-1), softmax's e.sum(axis=-1)), adds in NumPy's order, so the result is NumPy's
+// bit for bit: NumPy's reduce loop computes `out = out + pairwise_sum(run)` from the
+// identity (or initial=), over the whole run (contiguous and strided runs alike, measured
+// with NumPy 2.5: no blocks of the 8192-element buffer there), and pairwise_sum is below 8
+// elements a running sum from -0.0, up to 128 eight accumulators over elements 8 apart
+// added as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)) then the tail, and above that the two
+// halves split at n/2 rounded down to a multiple of 8 (loops_utils.h.src). float16 runs
+// sum in float, as NumPy's HALF pairwise_sum does, and round once. The loop is marked
+// LaneReduce::Pairwise; the renderer (render_pairwise in emit_cpp.cpp) cuts NumPy's tree
+// into chunks of at most npk::kPairwiseChunk elements, computes each chunk's values into a
+// local array, sums it with the prelude's copy of pairwise_sum and adds the chunk sums as
+// the tree does (prelude_cpu.hpp). The 8 accumulators are 8 lanes, which GCC vectorizes; the
+// values of a chunk are computed by a plain vectorizable loop. Such a sum to a single value
+// runs on one thread (red_ordered): thread partials would add in another order. Rows of a
+// row sum are independent outputs, so the parallel loop over rows does not change any bit.
+// Static runs below 8 are unrolled in order (Note [small reductions]); runtime lengths take
+// the pairwise loop at any length, so a retrace at a new size keeps NumPy's association.
+//
+// Other float sums (over several axes, outer axes, or a transposed view) are deterministic
+// for a given build and accurate: the innermost reduced loop runs in blocks (256 elements
+// for float32, 2048 for float64), each summed in SIMD lanes (an omp simd reduction), and
 // the block sums are added in order, so the error grows with the number of blocks, not the
 // number of elements. Long float32 sums accumulate in double, blocks included: a block of
 // equal float32 values summed in float lanes is off by a few ULPs in the same direction in
@@ -374,7 +395,13 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
   int64_t last_ext = axes.empty() ? 1 : static_extent(src->shape[*axes.rbegin()]);
   // Outer-axis sums (Note [outer-axis sums]) add in the result dtype, as NumPy's rows do.
   const bool outer_only = float_add && !axes.empty() && !axes.count(src->ndim() - 1);
-  bool wide_acc = float_add && t == DType::Float32 && (last_ext < 0 || last_ext > 256) && !outer_only;
+  // Note [summation]: NumPy's pairwise order for a sum over the last axis alone, when that axis
+  // is the memory-innermost one of NumPy's iteration (a reduce loop over it) and has 8 or
+  // more elements (or a runtime count; fewer static ones are unrolled in order below).
+  const bool pairwise = float_add && axes.size() == 1 && *axes.begin() == src->ndim() - 1 &&
+                        memory_inner_axis(src) == src->ndim() - 1 && half_rounding(n) == HalfRounding::Once &&
+                        (last_ext < 0 || last_ext >= 8);
+  bool wide_acc = float_add && t == DType::Float32 && (last_ext < 0 || last_ext > 256) && !outer_only && !pairwise;
   {
     Stmt s{Stmt::K::Decl};
     s.var = acc;
@@ -427,7 +454,7 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
   // float16 sums that NumPy rounds at every step (Note [float16 reductions]) run in order.
   const bool round_steps = half_rounding(n) == HalfRounding::EveryStep;
   if (half_rounding(n) == HalfRounding::PerInnerRun) throw CodegenError("float16 reduction rounded per inner run");
-  if (float_add && !round_steps && (inner_ext < 0 || inner_ext > block)) blocked = true;
+  if (float_add && !round_steps && !pairwise && (inner_ext < 0 || inner_ext > block)) blocked = true;
   // Note [runs of a multi-axis sum]: a float sum over several axes sums each run of the
   // innermost reduced axis on its own and adds the runs' sums in order, as NumPy's reduce
   // loop adds the pairwise sum of each inner run into the output. One running sum over every
@@ -528,8 +555,9 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
     } else {
       if (innermost && float_add && !numpy_order && !outer_seq && !round_steps) {
         loop.simd = true;
-        loop.lane_op = LaneReduce::Add;
+        loop.lane_op = pairwise ? LaneReduce::Pairwise : LaneReduce::Add;
         loop.lane_acc = target;
+        loop.dtype = t;
       }
       if (innermost && float_minmax) {
         loop.simd = true;
@@ -544,7 +572,8 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
       loop.red_identity = float_add ? Val::literal(npc::Scalar::from_int(0), acc_t) : identity;
       loop.red_combine = combine;
       loop.red_flag = nanflag;
-      loop.red_ordered = op == OpId::multiply && is_inexact(t);
+      // A pairwise sum runs on one thread: thread partials would add in another order.
+      loop.red_ordered = (op == OpId::multiply && is_inexact(t)) || pairwise;
     }
     inner = i > 0 ? std::move(rscopes[i - 1]->stmts) : Block{};
     if (innermost && runs) {  // part = 0; for (r in run) part += v; acc += part

@@ -137,3 +137,74 @@ template <class T> inline bool lt_scalar(T a, T b) {
   }
 }
 }  // namespace npk
+
+namespace npk {
+// ---- NumPy's pairwise summation (Note [summation] in src/fusion/lower_reduce.cpp)
+// pairwise_sum is NumPy's pairwise_sum of a contiguous block (numpy/_core/src/umath/
+// loops_utils.h.src): below 8 elements a running sum from -0.0; up to 128 (PW_BLOCKSIZE) 8
+// accumulators over elements 8 apart, added as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then
+// the tail in order; above, halves split at n/2 rounded down to a multiple of 8. T is the
+// local type (float for float16, which NumPy sums in float too).
+constexpr int64_t kPairwiseChunk = 1024;
+template <class T> inline T pairwise_sum(const T* a, int64_t n) {
+  if (n < 8) {
+    T res = T(-0.0);
+    for (int64_t i = 0; i < n; ++i) res += a[i];
+    return res;
+  }
+  if (n <= 128) {
+    T r[8];
+    for (int j = 0; j < 8; ++j) r[j] = a[j];
+    int64_t i = 8;
+    for (; i < n - (n % 8); i += 8)
+      for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+    T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += a[i];
+    return res;
+  }
+  int64_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+// The tree of NumPy's recursion over n elements cut at a depth where no node has more than
+// kPairwiseChunk elements: chunk k (of 2^depth) is the node reached by the bits of k from the
+// root, the highest bit first (1 = the right half). A node of at most 128 elements is not
+// split: it is the chunk of its leftmost descendant, and the others are empty (length 0,
+// sum -0.0, which adds nothing: x + -0.0 is x for every x).
+struct Pairwise {
+  int64_t depth = 0, chunks = 1;
+  int64_t n;
+  explicit Pairwise(int64_t n_) : n(n_) {
+    // An upper bound of the largest node at each depth: a child of s has at most s/2 + 8.
+    for (int64_t m = n; m > kPairwiseChunk; m = m / 2 + 8) ++depth;
+    chunks = int64_t(1) << depth;
+  }
+  // The first element and the length of chunk k.
+  void chunk(int64_t k, int64_t& off, int64_t& len) const {
+    off = 0;
+    len = n;
+    for (int64_t b = depth - 1; b >= 0; --b) {
+      const bool right = (k >> b) & 1;
+      if (len <= 128) {
+        if (right) len = 0;
+        if (right) return;
+        continue;
+      }
+      int64_t n2 = len / 2;
+      n2 -= n2 % 8;
+      if (right) off += n2, len -= n2;
+      else len = n2;
+    }
+  }
+};
+// The sums of the chunks added as the tree adds them (left + right), chunk by chunk: after
+// chunk k every node whose last chunk it is adds its halves (a binary counter).
+template <class T> struct PairwiseStack {
+  T s[64];
+  void push(int64_t k, T v) {
+    int l = 0;
+    while ((k >> l) & 1) v = s[l] + v, ++l;
+    s[l] = v;
+  }
+};
+}  // namespace npk

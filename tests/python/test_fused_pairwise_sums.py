@@ -1,0 +1,106 @@
+"""Fused float sums over the last axis add in NumPy's pairwise order, bit for bit (Note
+[summation] in src/fusion/lower_reduce.cpp): np.sum, np.mean and x.sum(axis=-1) of computed
+and argument values at every length up to 300 (the 8-accumulator blocks, the tail, the
+split above 128) and at long lengths (the chunks of npc's tree and their combination), row
+sums of 2-D arrays, and retraces at new sizes (the generic kernel of a runtime length).
+"""
+import numpy as np
+import pytest
+
+import npc
+
+ALL_LENGTHS = list(range(1, 301)) + [1000, 1024, 1025, 2048, 5000, 8192, 8193, 10000, 100000]
+# Every length where the order changes shape (below 8, blocks of 8, 128, splits) and long ones.
+SOME_LENGTHS = list(range(1, 20)) + [23, 64, 127, 128, 129, 136, 137, 255, 256, 257, 300, 1025, 5000, 10000, 100000]
+
+
+def same_bits(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    return x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+
+
+def _compiled_all(fn, cases, tmp_path):
+    """(key, fused, numpy) for fn over every case; each case compiles afresh (a new shape is
+    a new trace, and past the recompile limit npc runs eagerly)."""
+    out = []
+    with npc.config.patch(cache_dir=str(tmp_path)):
+        for key, x in cases:
+            npc.compiler.reset()
+            before = npc.compiler.stats()["eager_runs"]
+            r = npc.compile(fn, backend="fused")(x)
+            assert npc.compiler.stats()["eager_runs"] == before, f"{key} ran eagerly"
+            out.append((key, r, fn(x)))
+    return out
+
+
+def _groups(lengths, k):
+    return [lengths[i:i + k] for i in range(0, len(lengths), k)]
+
+
+@pytest.mark.parametrize(
+    "dtype,lengths",
+    [(np.float32, ALL_LENGTHS), (np.float64, SOME_LENGTHS), (np.float16, SOME_LENGTHS)],
+    ids=["f4", "f8", "f2"],
+)
+def test_sums_and_means_are_numpys_bits(dtype, lengths, tmp_path):
+    # Several lengths per trace (a list of arrays), so that few translation units compile.
+    rng = np.random.default_rng(0)
+    fn = lambda xs: [np.sum(a * 1) for a in xs] + [np.mean(a + 0) for a in xs] + [np.sum(a) for a in xs]
+    cases = [(g, [(rng.standard_normal(n) * 100).astype(dtype) for n in g]) for g in _groups(lengths, 32)]
+    bad = []
+    for g, f, e in _compiled_all(fn, cases, tmp_path):
+        for j, (a, b) in enumerate(zip(f, e)):
+            if not same_bits(a, b):
+                bad.append((["sum", "mean", "sum_arg"][j // len(g)], g[j % len(g)], a, b))
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f4", "f8"])
+def test_row_sums_are_numpys_bits(dtype, tmp_path):
+    rng = np.random.default_rng(1)
+    fns = {
+        "rows": lambda a: (a * 1).sum(axis=-1),
+        "rows_keepdims": lambda a: (a * a).sum(axis=-1, keepdims=True),
+        "row_means": lambda a: np.mean(a - 1, axis=-1),
+        # softmax's shape with an exact elementwise part (exp's bits are not the sum's topic)
+        "normalised": lambda x: (lambda e: e / e.sum(axis=-1, keepdims=True))(abs(x - x.max(axis=-1, keepdims=True))),
+        "strided": lambda a: a[:, ::2].sum(axis=-1),
+    }
+    cases = [((m, n), rng.standard_normal((m, n)).astype(dtype))
+             for m, n in [(3, 8), (7, 100), (64, 300), (300, 1000), (3, 20000)]]
+    fn = lambda x: [f(x) for f in fns.values()]
+    bad = [(name, s) for s, f, e in _compiled_all(fn, cases, tmp_path) for name, a, b in zip(fns, f, e)
+           if not same_bits(a, b)]
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f4", "f8"])
+def test_retrace_at_new_sizes_keeps_numpys_order(dtype, tmp_path):
+    # One compiled function called at several row lengths: the retraces (static and runtime
+    # lengths alike) sum every row as NumPy does, the 3-element row included.
+    rng = np.random.default_rng(2)
+    f = lambda a: (a * 1).sum(axis=-1)
+    with npc.config.patch(cache_dir=str(tmp_path)):
+        npc.compiler.reset()
+        g = npc.compile(f, backend="fused")
+        before = npc.compiler.stats()["eager_runs"]
+        for n in [3, 300, 3, 17, 1000, 3]:
+            x = (rng.standard_normal((4, n)) * 1e3).astype(dtype)
+            assert same_bits(g(x), f(x)), n
+        assert npc.compiler.stats()["eager_runs"] == before
+
+
+def test_single_sum_does_not_depend_on_threads(tmp_path):
+    # A sum to one value runs its pairwise tree on one thread: the bits are NumPy's whatever
+    # the thread count (Note [summation]).
+    x = np.random.default_rng(3).standard_normal(1_000_003).astype(np.float32)
+    f = lambda a: np.sum(a * 2)
+    old = npc.get_num_threads()
+    try:
+        with npc.config.patch(cache_dir=str(tmp_path)):
+            for nt in [1, 2, 4]:
+                npc.set_num_threads(nt)
+                npc.compiler.reset()
+                assert same_bits(npc.compile(f, backend="fused")(x), f(x)), nt
+    finally:
+        npc.set_num_threads(old)
