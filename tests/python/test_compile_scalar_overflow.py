@@ -121,3 +121,20 @@ def test_boundaries(op, dt, backend):
     pairs = itertools.product(vals, vals if op in ("add", "subtract", "multiply") else [0])
     calls = [(np.array([x], dt), np.array([y], dt)) for x, y in pairs]
     check(OPS[op], *calls, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_runtime_int_argument(backend):
+    """`a[0] * k` with k an int argument, traced as a runtime int from its second value on
+    (Note [runtime ints]): still NumPy's scalar arithmetic on every call."""
+    a = np.array([100], np.int8)
+    check(lambda a, k: a[0] * k, *[(a, k) for k in (2, 3, 3, 5, 1, 0, 7)], backend=backend)
+    check(lambda a, k: k * a[0] + a[0], *[(a, k) for k in (2, 3, 1, 0)], backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_runtime_float_argument(backend):
+    """A float argument is a runtime scalar: `a[0] / x` is scalar arithmetic ("in scalar
+    divide", not "in divide")."""
+    a = np.array([1.0])
+    check(lambda a, x: a[0] / x, *[(a, x) for x in (0.0, 0.0, -0.0, 2.0, 0.0)], backend=backend)
