@@ -92,6 +92,11 @@ struct UfuncOptions {
   /// runs its scalar (non-SIMD) loop, what its scalar arithmetic computes, false its SIMD loop
   /// (Note [scalar loops] in src/tracer/trace.hpp); unset, the loop is picked by stride.
   std::optional<bool> scalar_loop;
+  /// NumPy's scalar arithmetic computes the call (a Python operator on NumPy scalars, Note
+  /// [scalar math] in src/tracer/trace.hpp): integer add, subtract, multiply, negative and
+  /// absolute raise "overflow" where the exact result does not fit (Note [integer scalar
+  /// overflow] in include/npc/scalar_rules.hpp); other calls are unchanged.
+  bool scalar_math = false;
 };
 
 /// Calls ufunc `op` (numpy.ufunc.__call__): broadcasting, promotion, casting, out=, where=.

@@ -416,6 +416,61 @@ template <class T> NPK_FN auto absv(T a) {
   else if constexpr (is_int<T>) return a < 0 ? neg(a) : a;
   else return std::fabs(a);
 }
+// Note [integer scalar overflow]
+// NumPy's scalar arithmetic (scalarmath.c.src: a Python operator whose operands are NumPy
+// integer scalars, or one and a Python int) checks what its ufunc loops let wrap silently:
+// it warns "overflow encountered in scalar add" (subtract, multiply) when the exact result
+// does not fit the type, "... in scalar negative" for -MIN and for -x of an unsigned x != 0,
+// "... in scalar absolute" for abs(MIN); the value is the wrapped one in every case
+// (measured, NumPy 2.5). These rules are those checks: eager ufunc calls made as scalar
+// arithmetic run them (UfuncOptions::scalar_math, src/ops/ufunc.cpp), and fused kernels
+// for the traced nodes marked so (Note [scalar math] in src/tracer/trace.hpp).
+/// NumPy's scalar integer +: wraps, "overflow" when the sum does not fit.
+template <class T> NPK_FN T scalar_add(T a, T b) {
+  const T r = add(a, b);
+  if constexpr (std::is_signed_v<T>) {
+    if ((a < 0) == (b < 0) && (r < 0) != (a < 0)) raise_ovf();
+  } else if (r < a) {
+    raise_ovf();
+  }
+  return r;
+}
+/// NumPy's scalar integer -: wraps, "overflow" when the difference does not fit.
+template <class T> NPK_FN T scalar_sub(T a, T b) {
+  const T r = sub(a, b);
+  if constexpr (std::is_signed_v<T>) {
+    if ((a < 0) != (b < 0) && (r < 0) != (a < 0)) raise_ovf();
+  } else if (a < b) {
+    raise_ovf();
+  }
+  return r;
+}
+/// NumPy's scalar integer *: wraps, "overflow" when the product does not fit.
+template <class T> NPK_FN T scalar_mul(T a, T b) {
+  const T r = mul(a, b);
+  bool ovf;
+  if constexpr (sizeof(T) < 8) {
+    using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+    ovf = (W)a * (W)b != (W)r;  // exact in 64 bits
+  } else if constexpr (std::is_signed_v<T>) {
+    // r / a is exact unless the product wrapped (a = -1 divides MIN only by overflowing).
+    ovf = a == -1 ? b == std::numeric_limits<T>::min() : a != 0 && r / a != b;
+  } else {
+    ovf = a != 0 && r / a != b;
+  }
+  if (ovf) raise_ovf();
+  return r;
+}
+/// NumPy's scalar integer unary -: wraps, "overflow" for -MIN and -x of unsigned x != 0.
+template <class T> NPK_FN T scalar_neg(T a) {
+  if (std::is_signed_v<T> ? a == std::numeric_limits<T>::min() : a != 0) raise_ovf();
+  return neg(a);
+}
+/// NumPy's scalar integer abs(): wraps, "overflow" for abs(MIN).
+template <class T> NPK_FN T scalar_abs(T a) {
+  if (std::is_signed_v<T> && a == std::numeric_limits<T>::min()) raise_ovf();
+  return absv(a);
+}
 /// numpy.absolute of complex in NumPy's SIMD loop: larger * sqrt(fma(r, r, 1)), r = smaller / larger.
 template <class R> NPK_FN R cabs_vec(cplx<R> z) {
   R re = std::fabs(z.re), im = std::fabs(z.im);

@@ -199,9 +199,9 @@ def _fill(self, value):
 
 def _coerce_scalar(value, dtype):
     """A Python scalar as NumPy's ndarray.fill/setitem converts it for `dtype`: integers go
-    through Python's int() (ValueError for NaN, OverflowError for infinities and values
-    beyond C long, TypeError for complex), then the NEP 50 range check; complex values are
-    a TypeError for real dtypes."""
+    through Python's int() (ValueError for NaN, OverflowError for infinities), then NumPy's
+    conversion of Python ints (Note [Python ints into arrays]); complex values are a
+    TypeError for real dtypes."""
     kind, t = dtype.kind, type(value)
     if kind in "iu" and t is float:
         if value != value:
@@ -209,24 +209,46 @@ def _coerce_scalar(value, dtype):
         if value in (float("inf"), float("-inf")):
             raise OverflowError("cannot convert float infinity to integer")
         value = int(value)
-        if not -2 ** 63 <= value < (2 ** 64 if dtype.itemsize == 8 and kind == "u" else 2 ** 63):
-            raise OverflowError("Python int too large to convert to C long")
         t = int
     if t is complex and kind in "iu":
         raise TypeError("int() argument must be a string, a bytes-like object or a real number, not 'complex'")
     if t is complex and kind == "f":
         raise TypeError("float() argument must be a string or a real number, not 'complex'")
     if t is int:
-        _check_python_int(value, dtype)
+        value = _check_python_int(value, dtype)
     return value
 
 
-def _check_python_int(value, dtype):
-    """NEP 50: a Python int that does not fit an integer dtype raises OverflowError."""
-    if type(value) is int and dtype.kind in "iu":
+# Note [Python ints into arrays]
+# NumPy converts a Python int for an array of `dtype` in two steps (measured, NumPy 2.5). For
+# an integer dtype, first to a C integer: a C long, or for uint32 and uint64 (whose setters
+# try an unsigned long long first) anything in [-2**63, 2**64); outside that it raises
+# OverflowError "Python int too large to convert to C long". Then NEP 50's check that the
+# value fits the dtype: "Python integer 300 out of bounds for int8". Float and complex
+# dtypes take float(value): "int too large to convert to float" past float64's range. A
+# bool array's setter (setitem, fill, numpy.array) takes the value's truth, of any size;
+# copyto (numpy.full, numpy.full_like: `setter` False) converts it as a C long first.
+def _check_python_int(value, dtype, setter=True):
+    """OverflowError, with NumPy's message, for a Python int that cannot go into an array of
+    `dtype` (Note [Python ints into arrays]). Returns the value to store: past 64 bits, a
+    bool array's setter takes its truth and a float or complex array float(value)."""
+    if type(value) is not int:
+        return value
+    kind = dtype.kind
+    if kind in "iub":
+        if kind == "b" and setter:
+            return bool(value)
+        hi = 2 ** 64 if kind == "u" and dtype.itemsize >= 4 else 2 ** 63
+        if not -2 ** 63 <= value < hi:
+            raise OverflowError("Python int too large to convert to C long")
+        if kind == "b":
+            return bool(value)
         info = _np.iinfo(dtype)
         if not info.min <= value <= info.max:
             raise OverflowError(f"Python integer {value} out of bounds for {dtype}")
+    elif kind in "fc" and not -2 ** 63 <= value < 2 ** 64:
+        return float(value)  # OverflowError: int too large to convert to float
+    return value
 
 
 _TYPE = type

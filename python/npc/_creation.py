@@ -181,7 +181,7 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     code = code_of(dtype)
     if code is None or not _scalar_fill(fill_value):
         return _wrap_numpy_result(_np.full(shape, _np.asarray(fill_value), dtype, order))
-    _check_python_int(fill_value, _np.dtype(dtype))
+    fill_value = _check_python_int(fill_value, _np.dtype(dtype), setter=False)  # copyto's conversion
     if isinstance(fill_value, ndarray):
         fill_value = fill_value._scalar()
     r = _core.full(_shape_arg(shape), fill_value, code, _check_order(order))
@@ -246,7 +246,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
     if p is None or not _scalar_fill(fill_value):
         return _wrap_numpy_result(_np.full_like(_np.asarray(a), _np.asarray(fill_value), dtype, order,
                                                 subok, shape))
-    _check_python_int(fill_value, DTYPES[p._code if code == -1 else code])
+    fill_value = _check_python_int(fill_value, DTYPES[p._code if code == -1 else code], setter=False)  # copyto's conversion
     if isinstance(fill_value, ndarray):
         fill_value = fill_value._scalar()
     r = _core.full_like(p, fill_value, code, order, shp)

@@ -203,6 +203,13 @@ int fp_rank(ir::NodeRef n, int bit) {
   if (bit == kFpInvalid && n->kind == NodeKind::Ufunc && !n->args.empty() && is_complex(n->args[0]->dtype) &&
       (n->op == OpId::less || n->op == OpId::less_equal || n->op == OpId::greater || n->op == OpId::greater_equal))
     return 2;
+  // NumPy's scalar integer arithmetic raises "overflow" (Note [integer scalar overflow] in
+  // include/npc/scalar_rules.hpp).
+  if (n->kind == NodeKind::Ufunc && n->params.size() > 1 && (n->params[1] & ir::Graph::kScalarMath) &&
+      is_integer(n->dtype) &&
+      (n->op == OpId::add || n->op == OpId::subtract || n->op == OpId::multiply || n->op == OpId::negative ||
+       n->op == OpId::absolute))
+    return bit == kFpOverflow ? 1 : 0;
   if (n->kind == NodeKind::Reduce) {
     // The reduction row of the node's ufunc (sum for add, ...) lists what it can raise.
     const OpInfo* r = reduction_row(n->op);

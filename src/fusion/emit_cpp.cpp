@@ -195,6 +195,11 @@ HelperTable make_helper_table() {
   set(Helper::Real, "{0}.re");
   set(Helper::Imag, "{0}.im");
   set(Helper::WrapIndex, "({0} < 0 ? {0} + {I} : {0})");
+  set(Helper::ScalarAdd, "npk::scalar_add<{T}>({0}, {1})");
+  set(Helper::ScalarSub, "npk::scalar_sub<{T}>({0}, {1})");
+  set(Helper::ScalarMul, "npk::scalar_mul<{T}>({0}, {1})");
+  set(Helper::ScalarNeg, "npk::scalar_neg<{T}>({0})");
+  set(Helper::ScalarAbs, "npk::scalar_abs<{T}>({0})");
   return t;
 }
 

@@ -115,6 +115,11 @@ enum class Helper : uint8_t {
   Real,             ///< the real part of complex a
   Imag,             ///< the imaginary part of complex a
   WrapIndex,        ///< int64: a < 0 ? a + index : a (a negative index counted from the end)
+  ScalarAdd,        ///< integer a + b of NumPy's scalar arithmetic: "overflow" where it wraps
+  ScalarSub,        ///< integer a - b, the same (Note [integer scalar overflow], scalar_rules.hpp)
+  ScalarMul,        ///< integer a * b, the same
+  ScalarNeg,        ///< integer -a, the same
+  ScalarAbs,        ///< integer abs(a), the same
   kCount
 };
 /// The number of operands of a helper.

@@ -37,7 +37,9 @@ int helper_arity(Helper h) {
     case Helper::Imag:
     case Helper::ComplexAbsPlain:
     case Helper::IsNaN:
-    case Helper::WrapIndex: return 1;
+    case Helper::WrapIndex:
+    case Helper::ScalarNeg:
+    case Helper::ScalarAbs: return 1;
     default: return 2;
   }
 }
@@ -61,6 +63,11 @@ const char* helper_name(Helper h) {
     case Helper::Real: return "real";
     case Helper::Imag: return "imag";
     case Helper::WrapIndex: return "wrap_index";
+    case Helper::ScalarAdd: return "scalar_add";
+    case Helper::ScalarSub: return "scalar_sub";
+    case Helper::ScalarMul: return "scalar_mul";
+    case Helper::ScalarNeg: return "scalar_neg";
+    case Helper::ScalarAbs: return "scalar_abs";
     case Helper::kCount: break;
   }
   return "?";

@@ -366,6 +366,18 @@ Val Emitter::compute(NodeRef n, const std::vector<Lin>& idx, const std::string& 
                              n->args[0]->dtype, args);
         return let(n->dtype, e, lv, key);
       }
+      // Note [integer scalar overflow] (include/npc/scalar_rules.hpp): NumPy's scalar integer
+      // arithmetic raises "overflow" where its loops wrap silently.
+      if ((n->params.size() > 1 && (n->params[1] & ir::Graph::kScalarMath)) && n->args[0]->dtype == n->dtype &&
+          is_integer(n->dtype)) {
+        const Helper h = op == OpId::add        ? Helper::ScalarAdd
+                         : op == OpId::subtract ? Helper::ScalarSub
+                         : op == OpId::multiply ? Helper::ScalarMul
+                         : op == OpId::negative ? Helper::ScalarNeg
+                         : op == OpId::absolute ? Helper::ScalarAbs
+                                                : Helper::kCount;
+        if (h != Helper::kCount) return let(n->dtype, helper_call(h, n->dtype, n->dtype, args), lv, key);
+      }
       // Note [maximum ties in kernels]
       // NumPy 2.5 (x86-64, its AVX2 and AVX512 loops alike) runs float32/float64
       // maximum/minimum with its SIMD loop for every elementwise call: contiguous, strided,

@@ -60,6 +60,36 @@ struct AbsolutePlain {
 };
 #undef NPC_RULE2
 
+// NumPy's scalar integer arithmetic, which raises "overflow" where its loops wrap silently
+// (Note [integer scalar overflow] in include/npc/scalar_rules.hpp).
+struct ScalarAdd {
+  template <class T> requires npk::is_int<T> T operator()(T a, T b) const { return npk::scalar_add(a, b); }
+};
+struct ScalarSubtract {
+  template <class T> requires npk::is_int<T> T operator()(T a, T b) const { return npk::scalar_sub(a, b); }
+};
+struct ScalarMultiply {
+  template <class T> requires npk::is_int<T> T operator()(T a, T b) const { return npk::scalar_mul(a, b); }
+};
+struct ScalarNegative {
+  template <class T> requires npk::is_int<T> T operator()(T a) const { return npk::scalar_neg(a); }
+};
+struct ScalarAbsolute {
+  template <class T> requires npk::is_int<T> T operator()(T a) const { return npk::scalar_abs(a); }
+};
+
+template <class T>
+LoopFn scalar_math_loop_of(OpId op) {
+  switch (op) {
+    case OpId::add: return &binary_loop<ScalarAdd, T, T>;
+    case OpId::subtract: return &binary_loop<ScalarSubtract, T, T>;
+    case OpId::multiply: return &binary_loop<ScalarMultiply, T, T>;
+    case OpId::negative: return &unary_loop<ScalarNegative, T>;
+    case OpId::absolute: return &unary_loop<ScalarAbsolute, T>;
+    default: return nullptr;
+  }
+}
+
 // An input that overlaps the output without being it (accumulate, shifted views).
 inline bool partial_overlap(const std::byte* in, int64_t si, const std::byte* out, int64_t so, int64_t n) {
   if (in == out || n <= 1) return false;
@@ -148,6 +178,20 @@ LoopFn loop_variant_of(OpId op, bool scalar) {
   if (op == OpId::multiply) return scalar ? &binary_loop<MultiplyPlain, C, C> : &binary_loop<Multiply, C, C>;
   if (op == OpId::square) return scalar ? &unary_loop<SquarePlain, C> : &unary_loop<Square, C>;
   return nullptr;
+}
+
+LoopFn scalar_math_loop(OpId op, DType t) {
+  switch (t) {
+    case DType::Int8: return scalar_math_loop_of<int8_t>(op);
+    case DType::Int16: return scalar_math_loop_of<int16_t>(op);
+    case DType::Int32: return scalar_math_loop_of<int32_t>(op);
+    case DType::Int64: return scalar_math_loop_of<int64_t>(op);
+    case DType::UInt8: return scalar_math_loop_of<uint8_t>(op);
+    case DType::UInt16: return scalar_math_loop_of<uint16_t>(op);
+    case DType::UInt32: return scalar_math_loop_of<uint32_t>(op);
+    case DType::UInt64: return scalar_math_loop_of<uint64_t>(op);
+    default: return nullptr;
+  }
 }
 
 LoopFn loop_variant(OpId op, DType t, bool scalar) {

@@ -133,6 +133,11 @@ const std::vector<Loop>& loops_of(OpId op);
 /// square: Note [complex product] in kernels_arith.cpp), else null. UfuncOptions::scalar_loop
 /// runs it.
 LoopFn loop_variant(OpId op, DType t, bool scalar);
+/// NumPy's scalar integer arithmetic for `op` in the integer dtype `t` (add, subtract,
+/// multiply, negative, absolute: the wrapped values with "overflow" raised where the exact
+/// result does not fit, Note [integer scalar overflow] in include/npc/scalar_rules.hpp),
+/// else null. UfuncOptions::scalar_math runs it.
+LoopFn scalar_math_loop(OpId op, DType t);
 /// Whether NumPy runs its scalar loop for ufunc `op` in dtype `t` over `shape` with these
 /// operands (inputs of dtype `t`, then the given output, with their strides; `fresh_output`:
 /// a new C-ordered output comes last) from the strides of the innermost axis, as the eager

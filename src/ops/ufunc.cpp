@@ -743,6 +743,9 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   }
   if (scalar_loop && uniform)
     if (ops::LoopFn s = ops::loop_variant(op, loop.in[0], *scalar_loop)) fn = s;
+  bool checked = false;  // Note [integer scalar overflow] in include/npc/scalar_rules.hpp
+  if (opts.scalar_math && uniform && nout == 1 && loop.out[0] == loop.in[0])
+    if (ops::LoopFn s = ops::scalar_math_loop(op, loop.in[0])) fn = s, checked = true;
 
   std::byte* ptrs[ops::kMaxOperands];
   std::vector<std::vector<int64_t>> strides;
@@ -756,7 +759,7 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   }
   const int cost = ops::elementwise_cost(op, loop.in[0]);
   // Complex comparisons use C's ordered comparisons, which raise "invalid" on NaN as NumPy's do.
-  const bool fpe = ops::checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
+  const bool fpe = checked || ops::checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
   int flags;
   if (mask) {
     // Note [where= lanes]: NumPy neither computes nor writes the lanes where `where` is

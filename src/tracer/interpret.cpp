@@ -101,6 +101,7 @@ std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<con
       o.order = Order::C;  // Note [node values are C-ordered]
       const int64_t loop = n->params.size() > 1 ? n->params[1] : 0;  // Note [scalar loops]
       if (loop & (Graph::kScalarLoop | Graph::kSimdLoop)) o.scalar_loop = (loop & Graph::kScalarLoop) != 0;
+      o.scalar_math = (loop & Graph::kScalarMath) != 0;  // Note [scalar math] in src/tracer/trace.hpp
       return call_ufunc(n->op, in, o).at(n->params.at(0));
     }
     case NodeKind::Reduce: {

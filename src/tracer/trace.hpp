@@ -381,7 +381,8 @@ extern thread_local bool g_fullgraph;
 // While tracing, those scalars are 0-d values marked as scalar results (Note [scalar
 // results]); the bindings' operators set this flag around such an operation, and the ufunc
 // nodes it records carry the mark (Graph::ufunc's scalar_math), which names their errors.
-// (NumPy's scalar integer arithmetic also warns on overflow; compiled code does not.)
+// NumPy's scalar integer arithmetic also warns on overflow, where its loops wrap silently; so
+// do the marked nodes (Note [integer scalar overflow] in include/npc/scalar_rules.hpp).
 extern thread_local bool g_scalar_math;
 // Note [scalar loops]
 // For a few ufuncs NumPy has two loops whose results differ in the last bit: complex absolute

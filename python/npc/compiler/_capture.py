@@ -206,6 +206,10 @@ class _Patches:
                     code = None
                 if code is None or order not in ("C", "F", "c", "f"):
                     return orig(*args, **kwargs)
+                # numpy.full's copyto conversion (Note [Python ints into arrays] in _array.py).
+                from .._array import _check_python_int
+                from .._dtypes import DTYPES
+                value = _check_python_int(value, DTYPES[code], setter=False)
                 sidx = -1
                 if isinstance(value, _RuntimeFloat):
                     sidx = _sentinel_index(value)
@@ -246,9 +250,10 @@ class _Patches:
                             isinstance(value, (bool, int, float, complex, _np.generic)):
                         code = proto._code if dtype is None else _code(dtype)
                         if code is not None:
-                            if isinstance(value, int) and not isinstance(value, bool):
-                                from .._array import _check_python_int
-                                _check_python_int(value, _np.dtype(dtype) if dtype is not None else proto.dtype)
+                            # copyto's conversion (Note [Python ints into arrays] in _array.py).
+                            from .._array import _check_python_int
+                            from .._dtypes import DTYPES
+                            value = _check_python_int(value, DTYPES[code], setter=False)
                             sidx = -1
                             if isinstance(value, _RuntimeFloat):
                                 sidx = _sentinel_index(value)
@@ -610,7 +615,7 @@ def _full_args(shape, fill_value, dtype=None, order="C", **k):
         if isinstance(fill_value, bool):
             dtype = _np.bool_
         elif isinstance(fill_value, int):
-            dtype = _np.int64
+            dtype = _np.asarray(fill_value).dtype  # int64; uint64 from 2**63, object past 2**64
         elif isinstance(fill_value, float):
             dtype = _np.float64
         elif isinstance(fill_value, complex):

@@ -500,10 +500,10 @@ bool scalar_math(PyObject* const* ops, int n) {
       typed[i] = a->dtype();
     } else if (PyBool_Check(o)) {
       weak[i] = 0;
-    } else if (PyLong_CheckExact(o)) {
-      weak[i] = 1;
-    } else if (PyFloat_CheckExact(o)) {
-      weak[i] = 2;
+    } else if (PyLong_CheckExact(o) || (g_runtime_int && Py_TYPE(o) == g_runtime_int)) {
+      weak[i] = 1;  // a runtime int argument is a Python int (Note [runtime ints])
+    } else if (PyFloat_CheckExact(o) || (g_runtime_float && Py_TYPE(o) == g_runtime_float)) {
+      weak[i] = 2;  // a runtime float argument is a Python float (Note [runtime scalars])
     } else if (PyComplex_CheckExact(o)) {
       weak[i] = 3;
     } else if (is_native_numpy_scalar_type(Py_TYPE(o))) {
