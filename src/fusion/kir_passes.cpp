@@ -433,8 +433,13 @@ namespace {
 // B[store index with r for i] and L2 loads it instead of recomputing it. Only when the
 // value involves an operation (not a mere load), has B's dtype (no conversion on the
 // store; not float16 or bool), and is a Let directly in both loop bodies.
-// A key equal for equal literals and special values (of one dtype).
+// A blocked sum (Note [summation] in lower_reduce.cpp: `for rb step 256 { part = 0; for r in
+// [rb, min(rb + 256, n)) part += v; acc += part }`) is such an L1 too: its block loop has the
+// range of L2 and the inner loop visits each element once, so the store goes into the inner
+// loop. The sums are the same: only a store is added.
+// A key equal for equal literals and special values (of one dtype), and for the same local.
 std::string val_key(const Val& v) {
+  if (v.k == Val::K::Local) return "V" + v.text + ":" + std::to_string(static_cast<int>(v.dtype));  // a value from outside
   char b[96];
   if (v.k == Val::K::Special) std::snprintf(b, sizeof b, "S%d:%d", static_cast<int>(v.special), static_cast<int>(v.dtype));
   else
@@ -528,6 +533,27 @@ void count_buffer_uses(const Block& b, std::map<int, int>& stores, std::map<int,
   }
 }
 
+// The element loop of a blocked sum whose block loop is `ob` (Note [reuse of reduced values]):
+// `for r in [rb, rb + step) capped at ob's end, step 1`, the one loop in ob's body; or null.
+Stmt* blocked_sum_loop(Stmt& ob) {
+  if (ob.step <= 1 || ob.lo.str() != Lin::constant(0).str()) return nullptr;
+  Stmt* found = nullptr;
+  for (Stmt& x : ob.body) {
+    if (x.k == Stmt::K::For) {
+      if (found) return nullptr;
+      found = &x;
+    } else if (x.k != Stmt::K::Decl && x.k != Stmt::K::Assign) {
+      return nullptr;
+    }
+  }
+  if (!found || found->var[0] != 'r' || found->step != 1 || !found->capped) return nullptr;
+  const Lin start = Lin::atom(ob.var);
+  if (found->lo.str() != start.str() || found->hi.str() != (start + Lin::constant(ob.step)).str() ||
+      found->cap.str() != ob.hi.str())
+    return nullptr;
+  return found;
+}
+
 void reuse_in_block(Block& b, const std::vector<KBuffer>& bufs, const std::map<int, int>& stores,
                     const std::map<int, int>& loads) {
   for (auto& s : b) {
@@ -535,12 +561,15 @@ void reuse_in_block(Block& b, const std::vector<KBuffer>& bufs, const std::map<i
     reuse_in_block(s.orelse, bufs, stores, loads);
   }
   for (size_t j = 0; j < b.size(); ++j) {
-    Stmt& l1 = b[j];
-    if (l1.k != Stmt::K::For || l1.var[0] != 'r' || l1.step != 1 || l1.red_acc.empty()) continue;
+    Stmt& outer = b[j];
+    if (outer.k != Stmt::K::For || outer.var[0] != 'r' || outer.red_acc.empty() || outer.capped) continue;
+    Stmt* inner = outer.step == 1 ? &outer : blocked_sum_loop(outer);
+    if (!inner) continue;
+    Stmt& l1 = *inner;  // the loop that visits each element: values are stored from there
     for (size_t k = j + 1; k < b.size(); ++k) {
       Stmt& l2 = b[k];
-      if (l2.k != Stmt::K::For || l2.var[0] != 'i' || l2.step != 1 || l2.lo.str() != l1.lo.str() ||
-          l2.hi.str() != l1.hi.str() || l1.capped || l2.capped)
+      if (l2.k != Stmt::K::For || l2.var[0] != 'i' || l2.step != 1 || l2.lo.str() != outer.lo.str() ||
+          l2.hi.str() != outer.hi.str() || l2.capped)
         continue;
       const Stmt* st = nullptr;
       for (const Stmt& x : l2.body) if (x.k == Stmt::K::Store) st = &x;

@@ -33,11 +33,14 @@ def test_slow_break_function_runs_eagerly_with_numpy_results():
         got = cf(x)
         np.testing.assert_array_equal(np.asarray(got), want)
     st = npc.compiler.stats()
-    # call 1 compiles, calls 2 and 4 are timed traces, calls 3 and 5 eager probes; tracing 300
-    # segments costs far more than 300 NumPy scalar operations (a clear gap after two calls
-    # of each), so call 6 runs eagerly.
+    # call 1 compiles, calls 2 and 5 are timed traces, calls 3 and 6 probes of NumPy's eager
+    # mode, call 4 of npc's (Note [eager npc calls]); tracing 300 segments costs far more than
+    # 300 scalar operations, but a gap is only decided on two calls of each mode.
     assert st["eager_runs"] == 3, st
     assert st["traces"] == 3, st
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(cf(x)), want)
+    assert npc.compiler.stats()["traces"] == 3  # decided: eager from now on
 
 
 def test_switch_off_keeps_every_call_traced():
@@ -162,3 +165,75 @@ def test_measured_replays_pick_the_faster_mode_with_numpy_results():
     # then either every call replays or every call runs eagerly.
     assert st["traces"] == 1, st
     assert _eager_runs_of_last(cf, x, want, 4) in (0, 4)
+
+
+def test_rule_with_two_eager_modes_takes_the_fastest():
+    t = _api._Timing(("eager", "npc"))
+    assert [t.next()] == ["traced"]
+    t.add("traced", 1e-3)
+    assert t.next() == "eager"
+    t.add("eager", 2e-3)
+    assert t.next() == "npc"
+    assert t.add("npc", 0.4e-3) is None  # one call of each: no decision yet
+    t.add("traced", 1e-3)
+    t.add("eager", 2e-3)
+    assert t.add("npc", 0.4e-3) == "npc" and min(t.eager) == 0.4e-3
+    # Both eager modes far slower on their first call: compiled code, at once.
+    t = _api._Timing(("eager", "npc"))
+    t.add("traced", 1e-3)
+    t.add("eager", 5e-3)
+    assert t.add("npc", 4e-3) == "traced"
+    # NumPy's loops faster than npc's and than traced calls: NumPy's.
+    t = _api._Timing(("eager", "npc"))
+    for _ in range(2):
+        t.add("traced", 1e-3)
+        t.add("eager", 0.3e-3)
+        t.add("npc", 0.6e-3)
+    assert t.mode == "eager"
+
+
+def _updates(a, b, scale):
+    # A break (float of a traced value), a write into an argument, the argument returned as is
+    # next to new arrays in a tuple and a dict.
+    a[0] += b.sum() * scale
+    s = float(a[0])
+    return a, (a * s, {"m": np.maximum(a, b)}), a.dtype
+
+
+def test_npc_eager_mode_gives_numpy_results_and_writes(monkeypatch):
+    # Note [eager npc calls]: decided for the "npc" mode, calls run on npc views of the NumPy
+    # arguments and return what NumPy returns: numpy arrays, the caller's own argument object,
+    # writes into arguments done in the caller's memory.
+    monkeypatch.setattr(_api._Timing, "decide", lambda self: "npc" if self.times.get("npc") else None)
+    cf = npc.compile(_updates)
+    for call in range(6):
+        a, b = np.arange(5.0), np.linspace(0.0, 1.0, 5)
+        a2, b2 = a.copy(), b.copy()
+        want = _updates(a2, b2, 0.5)
+        got = cf(a, b, 0.5)
+        assert got[0] is a
+        np.testing.assert_array_equal(a, a2)
+        assert type(got[1][0]) is np.ndarray and type(got[1][1]["m"]) is np.ndarray
+        np.testing.assert_array_equal(got[1][0], want[1][0])
+        np.testing.assert_array_equal(got[1][1]["m"], want[1][1]["m"])
+        assert got[2] == want[2]
+    assert cf._break_timing and all(t.mode == "npc" for t in cf._break_timing.values())
+
+
+def _append_to(out, x):
+    out.append(x * 2.0)
+    return float(x.sum())
+
+
+def test_npc_eager_mode_not_offered_when_a_list_argument_changes():
+    cf = npc.compile(_append_to)
+    x = np.arange(4.0)
+    for _ in range(4):
+        out = []
+        assert cf(out, x) == 6.0
+        assert type(out[0]) is np.ndarray
+    assert cf._break_timing and all(t.alts == ("eager",) for t in cf._break_timing.values())
+    # npc arguments: the function as it is runs npc already, one eager mode.
+    fresh = npc.compile(_append_to)
+    assert fresh._eager_modes(([], npc.asarray(x)), {}) == ("eager",)
+    assert fresh._eager_modes(([], x), {}) == ("eager", "npc")

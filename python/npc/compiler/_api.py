@@ -74,7 +74,14 @@ config.register("eager_if_faster", os.environ.get("NPC_EAGER_IF_FASTER", "1") !=
 #   within noise of each other.
 # Later calls with that key run the chosen mode (eager ones counted in eager_runs, the choice
 # logged under `fallback`). Results are the same either way: eager npc is NumPy's semantics,
-# which compiled code reproduces. `config.eager_if_faster = False` (or NPC_EAGER_IF_FASTER=0,
+# which compiled code reproduces.
+# "Eager" is two modes when the call passes NumPy arrays (Note [eager npc calls]): the
+# function as it is (NumPy's own loops) and the function on npc views of those arrays (npc's
+# eager loops); both are probed, in turn with traced calls, and the faster of them is what
+# the traced calls are compared with. NumPy is the faster one for some functions (scalar
+# code, tiny arrays) and npc for others (a fused kernel slower than npc's vector routines, a
+# linear solve per loop step behind a graph break): a compiled function should not run
+# slower than either. `config.eager_if_faster = False` (or NPC_EAGER_IF_FASTER=0,
 # which the test suite sets so that counts of traces do not depend on the machine's speed)
 # keeps every call traced; npc.compiler.reset() forgets the measurements.
 config.register("segment_nodes", int(os.environ.get("NPC_SEGMENT_NODES", "10000")),
@@ -90,40 +97,56 @@ _PROBES_MAX = 6
 
 
 class _Timing:
-    """The timed calls of one guard key and the mode chosen from them (Note [slow graph breaks])."""
-    __slots__ = ("traced", "eager", "mode")
+    """The timed calls of one guard key and the mode chosen from them (Note [slow graph breaks]):
+    "traced", or one of the eager modes `alts` ("eager": the function as it is; "npc": on npc
+    views of its NumPy arguments, Note [eager npc calls])."""
+    __slots__ = ("times", "alts", "mode")
 
-    def __init__(self):
-        self.traced = []
-        self.eager = []
-        self.mode = None  # "traced" or "eager" once decided
+    def __init__(self, alts=("eager",)):
+        self.alts = tuple(alts)
+        self.times = {m: [] for m in ("traced",) + self.alts}
+        self.mode = None  # "traced" or one of alts once decided
+
+    @property
+    def traced(self):
+        return self.times["traced"]
+
+    @property
+    def eager(self):
+        """The calls of the fastest eager mode so far."""
+        return self.times[self._best()]
+
+    def _best(self):
+        timed = [m for m in self.alts if self.times[m]]
+        return min(timed, key=lambda m: min(self.times[m])) if timed else self.alts[0]
 
     def next(self):
-        """The mode of the next timed call: traced first, then alternating."""
-        return "traced" if len(self.traced) <= len(self.eager) else "eager"
+        """The mode of the next timed call: traced first, then each mode in turn."""
+        return min(self.times, key=lambda m: len(self.times[m]))
 
     def add(self, mode, seconds):
-        (self.traced if mode == "traced" else self.eager).append(seconds)
+        self.times[mode].append(seconds)
         self.mode = self.decide()
         return self.mode
 
     def decide(self):
-        tr, ea = self.traced, self.eager
+        tr = self.traced
         if not tr:
             return None
         ct = min(tr)
         if ct < _SLOW_BREAK_MIN_S and len(tr) >= 2:
             return "traced"
-        if not ea:
+        if any(not self.times[m] for m in self.alts):
             return None
-        ce = min(ea)
-        if len(ea) == 1 and ce > _FAR_SLOWER * ct:
+        best = self._best()
+        ce = min(self.times[best])
+        if all(len(self.times[m]) == 1 for m in self.alts) and ce > _FAR_SLOWER * ct:
             return "traced"
-        n = min(len(tr), len(ea))
+        n = min(len(v) for v in self.times.values())
         if n >= 2 and (ce * _CLEAR_GAP < ct or ce > _CLEAR_GAP * ct):
-            return "eager" if ce < ct else "traced"
+            return best if ce < ct else "traced"
         if n >= _probes_wanted(ct):
-            return "eager" if ce < _SLOW_BREAK_RATIO * ct else "traced"
+            return best if ce < _SLOW_BREAK_RATIO * ct else "traced"
         return None
 
 
@@ -132,11 +155,54 @@ def _probes_wanted(seconds):
     return max(2, min(_PROBES_MAX, int(_PROBE_BUDGET_S / max(seconds, 1e-9))))
 
 
-def _timing_of(holder):
-    """The _Timing kept in an entry's `timing` list (created on first use)."""
-    if not holder:
-        holder.append(_Timing())
-    return holder[0]
+# Note [eager npc calls]
+# The "npc" eager mode of Note [slow graph breaks] calls the function with npc views
+# (zero-copy) of its NumPy array arguments, the top-level ones that tracing would bind (not
+# those left to NumPy, Note [arguments that stay NumPy]); the NumPy calls in its body then
+# reach npc through __array_ufunc__ and __array_function__ as they do for tracer arrays, and
+# writes into an argument land in the caller's memory. The result is given back as NumPy's
+# would be: npc arrays in it (in tuples, lists and dicts) as numpy.ndarray views, an argument
+# returned as is as the caller's own object. Offered only when some argument is such a NumPy
+# array and none is an npc array (then the function as it is runs npc already), and not for
+# functions that change a list or dict argument (npc arrays would be left in the caller's
+# containers).
+def _npc_view_args(args, kwargs):
+    """(args, kwargs, originals) with the NumPy arrays among them as npc views, originals
+    mapping id(view) -> (view, array); None when there is no such array, or an npc array."""
+    from .._dtypes import code_of
+    originals = {}
+
+    def one(a):
+        if type(a) is _np.ndarray:
+            if a.dtype.isnative and code_of(a.dtype) is not None and not _numpy_only(a):
+                v = _from_numpy(a)
+                originals[id(v)] = (v, a)
+                return v
+        elif isinstance(a, _NDARRAY):
+            raise LookupError
+        return a
+    try:
+        new_args = tuple(one(a) for a in args)
+        new_kwargs = {k: one(v) for k, v in kwargs.items()}
+    except LookupError:
+        return None
+    return (new_args, new_kwargs, originals) if originals else None
+
+
+def _numpy_result(r, originals, depth=0):
+    """The result of an "npc" eager call as NumPy's (Note [eager npc calls])."""
+    if isinstance(r, _NDARRAY):
+        o = originals.get(id(r))
+        if o is not None and o[0] is r:
+            return o[1]
+        from .._array import _numpy_view
+        return _numpy_view(r)
+    if depth < 8:
+        if type(r) is tuple or type(r) is list:
+            return type(r)(_numpy_result(x, originals, depth + 1) for x in r)
+        if type(r) is dict:
+            return {k: _numpy_result(v, originals, depth + 1) for k, v in r.items()}
+    return r
 
 
 def _arrays_in(values, depth=0):
@@ -240,6 +306,7 @@ class CompiledFunction:
         self._breaks = False
         self._break_keys = set()  # guard keys traced already (functions with breaks)
         self._break_timing = {}  # key -> _Timing (Note [slow graph breaks])
+        self._mutates = False  # changes a list or dict argument (Note [eager npc calls])
         self._dyn = {}          # path -> set of symbolic axes
         self._last_shapes = {}  # path -> shape at the last trace
         self._static_floats = set()
@@ -334,15 +401,17 @@ class CompiledFunction:
         """A replay of entry `e` while its speed against eager calls is being measured (Note
         [slow graph breaks]; the same rule for whole graphs: a traced loop of thousands of
         tiny kernels can cost more than the eager operations it replaces)."""
-        t = _timing_of(timing)
+        if not timing:
+            timing.append(_Timing(self._eager_modes(args, kwargs) if e.numpy_out else ("eager",)))
+        t = timing[0]
         if t.mode == "traced":
             e.timing = None  # decided: replays go the plain way from now on
             return self._replay(e, arrays, floats, args, kwargs)
-        if t.mode == "eager":
+        if t.mode is not None:
             _stats["eager_runs"] += 1
-            return self._fn(*args, **kwargs)
-        if t.next() == "eager":
-            return self._eager_probe(t, args, kwargs)
+            return self._run_eager(t.mode, args, kwargs)
+        if t.next() != "traced":
+            return self._eager_probe(t, t.next(), args, kwargs)
         t0 = time.perf_counter()
         result = self._replay(e, arrays, floats, args, kwargs)
         self._timed(t, "traced", time.perf_counter() - t0)
@@ -350,17 +419,34 @@ class CompiledFunction:
 
     def _timed(self, t, mode, seconds):
         """Records a timed call in `t`; logs a decision for eager calls."""
-        if t.add(mode, seconds) == "eager":
-            _logs.log("fallback", "%s: compiled calls took %.3g s, eager calls %.3g s; running eagerly from "
-                      "now on", self._name, min(t.traced), min(t.eager))
+        chosen = t.add(mode, seconds)
+        if chosen is not None and chosen != "traced":
+            _logs.log("fallback", "%s: compiled calls took %.3g s, eager calls %.3g s%s; running eagerly from "
+                      "now on", self._name, min(t.traced), min(t.times[chosen]),
+                      " (on npc views of the NumPy arguments)" if chosen == "npc" else "")
 
-    def _eager_probe(self, t, args, kwargs):
+    def _eager_modes(self, args, kwargs):
+        """The eager modes to time against traced calls (Note [eager npc calls])."""
+        if self._mutates or _npc_view_args(args, kwargs) is None:
+            return ("eager",)
+        return ("eager", "npc")
+
+    def _run_eager(self, mode, args, kwargs):
+        """An eager call: the function as it is, or on npc views of its NumPy arguments."""
+        if mode == "npc":
+            conv = _npc_view_args(args, kwargs)
+            if conv is not None:
+                nargs, nkwargs, originals = conv
+                return _numpy_result(self._fn(*nargs, **nkwargs), originals)
+        return self._fn(*args, **kwargs)
+
+    def _eager_probe(self, t, mode, args, kwargs):
         """One of the timed eager calls of Note [slow graph breaks]."""
         t0 = time.perf_counter()
-        result = self._fn(*args, **kwargs)
+        result = self._run_eager(mode, args, kwargs)
         seconds = time.perf_counter() - t0
         _stats["eager_runs"] += 1
-        self._timed(t, "eager", seconds)
+        self._timed(t, mode, seconds)
         return result
 
     def _timed_break_call(self, args, kwargs, key):
@@ -368,12 +454,12 @@ class CompiledFunction:
         graph breaks]): traced (and timed until decided), or run eagerly."""
         t = self._break_timing.get(key)
         if t is None:
-            t = self._break_timing[key] = _Timing()
-        if t.mode == "eager":
+            t = self._break_timing[key] = _Timing(self._eager_modes(args, kwargs))
+        if t.mode is not None and t.mode != "traced":
             _stats["eager_runs"] += 1
-            return self._fn(*args, **kwargs)
-        if t.mode is None and t.next() == "eager":
-            return self._eager_probe(t, args, kwargs)
+            return self._run_eager(t.mode, args, kwargs)
+        if t.mode is None and t.next() != "traced":
+            return self._eager_probe(t, t.next(), args, kwargs)
         t0 = time.perf_counter()
         result = self._trace(args, kwargs, self._key_builder(args, kwargs), key, True)
         if t.mode is None:
@@ -832,6 +918,9 @@ class CompiledFunction:
         if mutated:
             # Note [mutated arguments]: the function runs its Python on every call, as with breaks.
             self._breaks = True
+            if not self._mutates:
+                self._mutates = True
+                self._break_timing.clear()  # calls timed with an "npc" mode: time again without
             self._break_keys.add(key)
             why = ("the function changes a list or dict argument: it runs its Python on every call so that "
                    "the caller's container changes each time")
