@@ -394,7 +394,10 @@ template <class R> NPK_FN R neg_part(R x) {
 template <class T> NPK_FN T neg(T a) {
   if constexpr (is_int<T>) return (T)((uw<T>)0 - (uw<T>)a);
   else if constexpr (is_cplx<T>) return T{neg_part(a.re), neg_part(a.im)};
-  else return -a;
+  else if constexpr (std::is_floating_point_v<T>) {  // the sign bit flipped (Note [sign bit of a NaN])
+    using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+    return bits_as<T>((U)(bits_as<U>(a) ^ ((U)1 << (sizeof(T) * 8 - 1))));
+  } else return -a;
 }
 /// numpy.conjugate (the identity for real types).
 template <class T> NPK_FN T conj(T a) { if constexpr (is_cplx<T>) return T{a.re, neg_part(a.im)}; else return a; }
@@ -414,7 +417,10 @@ template <class T> NPK_FN auto absv(T a) {
   if constexpr (is_cplx<T>) return std::hypot(a.re, a.im);
   else if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) return a;
   else if constexpr (is_int<T>) return a < 0 ? neg(a) : a;
-  else return std::fabs(a);
+  else {  // the sign bit cleared (Note [sign bit of a NaN])
+    using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+    return bits_as<T>((U)(bits_as<U>(a) & ~((U)1 << (sizeof(T) * 8 - 1))));
+  }
 }
 // Note [integer scalar overflow]
 // NumPy's scalar arithmetic (scalarmath.c.src: a Python operator whose operands are NumPy
@@ -761,9 +767,10 @@ template <class T> NPK_FN T signv(T a) {
   } else if constexpr (std::is_signed_v<T>) return (T)((a > 0) - (a < 0));
   else return (T)(a > 0);
 }
-/// numpy.heaviside: NaN for NaN, h0 for zero, else 0 or 1 (quiet: no compare of a NaN).
+/// numpy.heaviside (npy_heaviside): NPY_NAN, a positive NaN, for NaN (whatever x's sign bit),
+/// h0 for zero, else 0 or 1 (quiet: no compare of a NaN).
 template <class T> NPK_FN T heaviside(T x, T h0) {
-  if (std::isnan(x)) return x;
+  if (std::isnan(x)) return std::numeric_limits<T>::quiet_NaN();
   return x == 0 ? h0 : std::signbit(x) ? T(0) : T(1);
 }
 
@@ -1104,11 +1111,41 @@ template <class T> NPK_FN T bitwise_xor(T a, T b) { return (T)(a ^ b); }
 template <class T> NPK_FN T invert(T a) { return npk::invert(a); }
 template <class T> NPK_FN T left_shift(T a, T b) { return npk::lshift(a, b); }
 template <class T> NPK_FN T right_shift(T a, T b) { return npk::rshift(a, b); }
+// Note [sign bit of a NaN]
+// NumPy's signbit and copysign see the sign bit of a NaN as the hardware made it: x86's
+// 0.0 / 0.0 is the "default NaN", whose sign bit is set, so np.signbit(u / u) is True where
+// u == 0, and an operation on NaN operands passes the first NaN's sign on (-nan * -nan is -nan).
+// GCC takes the sign of a NaN as unspecified: in a fused kernel, std::signbit(v / v) or
+// std::copysign(a, v * v) of a v it knows to be non-negative (a cast from an unsigned type, a
+// square) is folded to false / |a|, std::fabs(v / v) to v / v, and negations move across
+// products and quotients (-(-a / b) becomes a / b, a / -b becomes -(a / b)). Read and written
+// on the bits (bits_as: signbit, copysign, absolute and negative of real floats), the sign bit
+// is what the division or product left in the register, as in NumPy's separate loops (whose
+// absolute and negative clear and flip that bit). Not covered: GCC's x * -1.0 -> -x for a
+// literal -1 of the program.
 template <class T> NPK_FN bool isnan(T a) { return npk::isnanv(a); }
 template <class T> NPK_FN bool isinf(T a) { return npk::isinfv(a); }
 template <class T> NPK_FN bool isfinite(T a) { return npk::isfinitev(a); }
-template <class T> NPK_FN bool signbit(T a) { return std::signbit(a); }
-template <class T> NPK_FN T copysign(T a, T b) { return std::copysign(a, b); }
+/// numpy.signbit, read from the bits (Note [sign bit of a NaN]).
+template <class T> NPK_FN bool signbit(T a) {
+  if constexpr (std::is_floating_point_v<T>) {
+    using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+    return (bits_as<U>(a) >> (sizeof(T) * 8 - 1)) != 0;
+  } else {
+    return std::signbit(a);
+  }
+}
+/// numpy.copysign (npy_copysign: a's magnitude bits, b's sign bit), on the bits (Note [sign
+/// bit of a NaN]).
+template <class T> NPK_FN T copysign(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+    constexpr U s = (U)1 << (sizeof(T) * 8 - 1);
+    return bits_as<T>((U)((bits_as<U>(a) & ~s) | (bits_as<U>(b) & s)));
+  } else {
+    return std::copysign(a, b);
+  }
+}
 template <class T> NPK_FN T nextafter(T a, T b) { return std::nextafter(a, b); }
 template <class T> NPK_FN T spacing(T a) { return npk::spacingv(a); }
 template <class T, class E> NPK_FN T ldexp(T x, E e) { return npk::ldexpv(x, e); }

@@ -571,24 +571,48 @@ for _i, _row in enumerate(_TABLE):
         _kind[_dunder] = _i
 _core._install_operators(ndarray, _BINARY, _REFLECTED, _INPLACE, _UNARY)
 _pow_fwd = ndarray.__pow__
+_ipow_fwd = ndarray.__ipow__
+
+
+# Note [fast scalar power]
+# NumPy's ndarray ** (array_power, fast_scalar_power in multiarray/number.c) replaces three
+# exponents by a unary ufunc, which has its own results and warning names: a Python int
+# (exactly int, not bool) 2 is np.square for every dtype (bool ** 2 is int8), -1 is
+# np.reciprocal and a Python float 0.5 is np.sqrt for float and complex arrays only
+# ("divide by zero encountered in reciprocal"; complex 1 / (inf + 1j) is 0 - 0j where npy_cpow
+# gives nan). `x **= e` takes the same path with out=x. Other exponents (-1.0, 2.0, 0, 1,
+# np.int64(2), 0-d arrays) are numpy.power. NumPy scalars (0-d scalar results) run NumPy's
+# scalar power instead (Note [scalar math] in src/tracer/trace.hpp).
+def _fast_power_op(self, other):
+    """The unary ufunc NumPy's ndarray ** other runs instead of power, or None."""
+    if type(other) is int:
+        if other == 2:
+            return square  # noqa: F821
+        if other == -1 and self.dtype.kind in "fc":
+            return reciprocal  # noqa: F821
+    elif type(other) is float and other == 0.5 and self.dtype.kind in "fc":
+        return sqrt  # noqa: F821
+    return None
 
 
 def _pow(self, other, modulo=None):
-    """ndarray ** other with NumPy's fast scalar powers: ** 2 is square (bool ** 2 is int8),
-    ** 0.5 is sqrt for inexact arrays."""
+    """ndarray ** other with NumPy's fast scalar powers (Note [fast scalar power])."""
     if modulo is not None:
         return NotImplemented
     if self.ndim == 0 and _core._scalar_result(self):
         return _pow_fwd(self, other)  # NumPy's scalar power (Note [scalar math] in src/tracer/trace.hpp)
-    t = type(other)
-    if t is int and other == 2:
-        return square(self)  # noqa: F821
-    if t is float and other == 0.5 and self.dtype.kind in "fc":
-        return sqrt(self)  # noqa: F821
-    return _pow_fwd(self, other)
+    op = _fast_power_op(self, other)
+    return op(self) if op is not None else _pow_fwd(self, other)
+
+
+def _ipow(self, other):
+    """ndarray **= other with NumPy's fast scalar powers (Note [fast scalar power])."""
+    op = _fast_power_op(self, other)
+    return op(self, out=self) if op is not None else _ipow_fwd(self, other)
 
 
 ndarray.__pow__ = _pow
+ndarray.__ipow__ = _ipow
 
 
 # ---------------------------------------------------------------- threads

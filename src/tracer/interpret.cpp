@@ -235,12 +235,28 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
     for (const ndarray& in : args.inputs) aliased = aliased || (v.size() > 0 && in.storage() == v.storage());
     outs.push_back(aliased ? v.copy(Order::K) : v);  // in the value's own layout, as NumPy returns it
   }
-  for (auto& [i, n] : g.writebacks) {
+  // Note [write-backs read before they write]: the values written back are the graph's
+  // values, all of them read before any caller's array changes. A value that is (a view of)
+  // another written input's array (`a1[...] = a0; a0[...] = a2` writes a0's initial value into
+  // a1 and a2's into a0) is copied first, whatever the order of the write-backs.
+  std::vector<std::optional<ndarray>> back(g.writebacks.size());
+  for (size_t k = 0; k < g.writebacks.size(); ++k) {
+    auto& [i, n] = g.writebacks[k];
+    if (n->kind == NodeKind::Input && n->params[0] == i) continue;
+    back[k] = *val[n->id];
+    for (auto& [j, m] : g.writebacks)
+      if (!(m->kind == NodeKind::Input && m->params[0] == j) && args.inputs[j].storage() == back[k]->storage()) {
+        back[k] = back[k]->copy();
+        break;
+      }
+  }
+  for (size_t k = 0; k < g.writebacks.size(); ++k) {
+    auto& [i, n] = g.writebacks[k];
     const ndarray& dst = args.inputs[i];
     if (n->kind == NodeKind::Input && n->params[0] == i) continue;
-    copy_into(dst, *val[n->id]);
-    for (size_t k = 0; k < outs.size(); ++k)
-      if (g.outputs[k] == n) outs[k] = dst;
+    copy_into(dst, *back[k]);
+    for (size_t o = 0; o < outs.size(); ++o)
+      if (g.outputs[o] == n) outs[o] = dst;
   }
   return outs;
 }

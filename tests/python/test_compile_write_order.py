@@ -72,3 +72,32 @@ def test_writes_into_fresh_values_stay_there(f, x, backend):
     # Writes into .real/.imag are not generated yet (the graph runs eagerly, with a warning).
     with npc.config.patch(codegen_errors="warn"):
         check(f, (x,), (x,), backend=backend, warn=False)
+
+
+def write_one_argument_into_another(a0, a1, a2):
+    a1[...] = a0
+    a0[...] = a2
+
+
+def swap_arguments(a, b):
+    t = a.copy()
+    a[...] = b
+    b[...] = t
+
+
+def rotate_through_views(a, b):
+    b[::-1] = a
+    a[:] = b * 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_argument_written_into_another_keeps_its_initial_value(shape, backend):
+    # Fuzz seed 400053: the eager backend wrote a0's new value (2) into a1, where NumPy's a1
+    # gets a0's value before the write (Note [write-backs read before they write] in
+    # src/tracer/interpret.cpp).
+    a0, a1, a2 = np.full(shape, 1.0, np.float32), np.full(shape, 5.0, np.float32), np.full(shape, 2, np.uint8)
+    check(write_one_argument_into_another, (a0, a1, a2), (a0 + 1, a1, a2 + 1), backend=backend)
+    a, b = np.arange(3.0), np.arange(3.0, 6.0)
+    check(swap_arguments, (a, b), (b, a), backend=backend)
+    check(rotate_through_views, (a, b), (b, a), backend=backend)
