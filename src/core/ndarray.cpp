@@ -615,15 +615,17 @@ ndarray ndarray::astype(DType t, Order order, Casting casting, bool copy) const 
   if (!can_cast(dtype_, t, casting))
     throw TypeError("Cannot cast array data from dtype('" + std::string(name(dtype_)) + "') to dtype('" +
                     std::string(name(t)) + "') according to the rule '" + detail::casting_name(casting) + "'");
+  // A traced value has the strides the trace gave it (an F-ordered argument keeps its own):
+  // order='C' without a copy is the value itself only where those are C's (C++ callers such
+  // as searchsorted read the data of astype(t, Order::C, .., false) as C-ordered).
+  const bool same = !copy && t == dtype_ &&
+                    (order == Order::K || order == Order::A || (order == Order::C && c_contig_) ||
+                     (order == Order::F && f_contig_));
   if (trace_ && g_trace_hooks.copy) [[unlikely]] {  // Note [traced views and writes]
-    if (!copy && t == dtype_) return *this;
+    if (same) return *this;
     return g_trace_hooks.copy(*this, t, order);
   }
-  if (!copy && t == dtype_) {
-    bool ok = order == Order::K || order == Order::A ||
-              (order == Order::C && c_contig_) || (order == Order::F && f_contig_);
-    if (ok) return *this;
-  }
+  if (same) return *this;
   if (order == Order::A) order = (f_contig_ && !c_contig_) ? Order::F : Order::C;
   ndarray r = empty_like(*this, t, order);
   copy_into(r, *this);

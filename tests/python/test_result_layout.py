@@ -164,3 +164,30 @@ CHANGING = {
 def test_dtype_changing_elementwise_ops_keep_the_layout(name, x, mode):
     f = CHANGING[name]
     assert_same_layout(run(f, mode, x), f(x))
+
+
+_BINS = np.sort(np.random.default_rng(3).random(7))
+SEARCHES = {
+    "searchsorted": lambda a: np.searchsorted(_BINS, a),
+    "searchsorted of a K-order result": lambda a: np.searchsorted(_BINS, a + 0.0, side="right"),
+    "digitize": lambda a: np.digitize(a, _BINS),
+    "interp": lambda a: np.interp(a, _BINS, _BINS ** 2),
+    "isin": lambda a: np.isin(np.round(a, 1), np.round(_BINS, 1)),
+    "astype C without a copy": lambda a: a.astype(np.float64, order="C", copy=False),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", sorted(SEARCHES))
+def test_library_functions_read_f_ordered_values(name, mode):
+    # A traced F-ordered value asked for with astype(order='C', copy=False) was returned as
+    # it is, and C++ functions reading its data as C-ordered (searchsorted) gave results in
+    # the wrong places in compiled code.
+    f = SEARCHES[name]
+    x = np.asfortranarray(np.random.default_rng(4).random((4, 5)))
+    want = f(x)
+    for _ in range(2):
+        got = run(f, mode, x)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        assert got.flags.c_contiguous == want.flags.c_contiguous
