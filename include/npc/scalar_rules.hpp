@@ -763,7 +763,13 @@ template <class T> NPK_FN T signv(T a) {
     if (m == 0) return T{0, 0};
     return T{a.re / m, a.im / m};
   } else if constexpr (std::is_floating_point_v<T>) {
-    return lt(T(0), a) ? T(1) : (lt(a, T(0)) ? T(-1) : (a == 0 ? T(0) : a));
+    // On the bits: GCC vectorises ordered compares into signaling ones (vcmpgt_os), which
+    // raise "invalid" on a NaN lane where NumPy's sign raises nothing.
+    using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+    const U b = bits_as<U>(a), top = U(1) << (sizeof(T) * 8 - 1), mag = b & ~top;
+    if (mag > bits_as<U>(std::numeric_limits<T>::infinity())) return a;  // NaN stays NaN
+    if (mag == 0) return T(0);
+    return (b & top) ? T(-1) : T(1);
   } else if constexpr (std::is_signed_v<T>) return (T)((a > 0) - (a < 0));
   else return (T)(a > 0);
 }
