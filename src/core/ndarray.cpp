@@ -619,8 +619,8 @@ ndarray ndarray::astype(DType t, Order order, Casting casting, bool copy) const 
   // order='C' without a copy is the value itself only where those are C's (C++ callers such
   // as searchsorted read the data of astype(t, Order::C, .., false) as C-ordered).
   const bool same = !copy && t == dtype_ &&
-                    (order == Order::K || order == Order::A || (order == Order::C && c_contig_) ||
-                     (order == Order::F && f_contig_));
+                    (order == Order::K || (order == Order::A && (c_contig_ || f_contig_)) ||
+                     (order == Order::C && c_contig_) || (order == Order::F && f_contig_));
   if (trace_ && g_trace_hooks.copy) [[unlikely]] {  // Note [traced views and writes]
     if (same) return *this;
     return g_trace_hooks.copy(*this, t, order);

@@ -191,3 +191,26 @@ def test_library_functions_read_f_ordered_values(name, mode):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
         assert got.flags.c_contiguous == want.flags.c_contiguous
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+def test_astype_without_copy_copies_where_numpy_does(order, mode):
+    # order='A' asks for F when the array is F-contiguous, else C: a non-contiguous array is
+    # copied (C-ordered), and writes into the copy never reach the argument.
+    def f(x):
+        y = x.astype(np.float64, order=order, copy=False)
+        y[...] = -7.0
+        return y
+    for x in (np.arange(12.0).reshape(3, 4)[:, ::2], np.arange(24.0).reshape(2, 3, 4).transpose(2, 0, 1),
+              np.asfortranarray(np.arange(12.0).reshape(3, 4)), np.arange(12.0).reshape(3, 4)):
+        want_x = x.copy()
+        want = f(want_x)
+        got_x = x.copy()
+        got = run(f, mode, got_x) if mode != "eager" else np.asarray(f(npc.asarray(got_x)))
+        np.testing.assert_array_equal(got, want)
+        assert got.flags.c_contiguous == want.flags.c_contiguous
+        assert got.flags.f_contiguous == want.flags.f_contiguous
+        if mode == "eager":
+            continue  # npc.asarray copies a NumPy array: its writes cannot reach got_x
+        np.testing.assert_array_equal(got_x, want_x)
