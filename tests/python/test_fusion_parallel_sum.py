@@ -89,9 +89,9 @@ def _warnings_match(fn, a):
     assert np.isinf(r)
 
 
-def test_overflow_in_a_split_sum_warns_as_numpy():
+def test_overflow_in_a_large_sum_warns_as_numpy():
     _warnings_match(lambda a: np.sum(a * 1e308), np.full(300_000, 10.0))
 
 
-def test_overflow_only_in_a_split_sum_is_named_reduce():
+def test_overflow_only_in_a_large_sum_is_named_reduce():
     _warnings_match(lambda a: np.sum(a * 10.0), np.full(300_000, 1e305))
