@@ -230,6 +230,13 @@ class Graph {
   /// Note [loops] in src/tracer/trace_segments.cpp). A backend may overwrite such an input that is
   /// written back while the graph runs, instead of copying it first.
   std::vector<int> owned_inputs;
+  /// Outputs (indices into `outputs`, ascending) whose values the caller never reads (Note
+  /// [unread outputs] in src/tracer/trace_segments.cpp): the inputs a graph break lists as the
+  /// segment's results. A backend returns such an output that is an input as the input array
+  /// itself (no copy); any other is computed as an ordinary output.
+  std::vector<int> unread_outputs;
+  /// Whether output `k` is one of unread_outputs.
+  bool output_unread(size_t k) const;
   int num_inputs() const { return num_inputs_; }
   int num_scalars() const { return num_scalars_; }
 

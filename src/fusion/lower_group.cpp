@@ -185,7 +185,10 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
   for (auto& [i, v] : g.writebacks) mark(v);
   // Nodes the emitter cannot generate run as host calls (Note [library calls]).
   std::set<NodeRef> materialised;
-  for (NodeRef o : g.outputs) materialised.insert(output_root(o));
+  // Note [unread outputs] in src/tracer/trace_segments.cpp: an unread output that is an input
+  // is the input's own buffer (the backend returns the input array, not a copy of it).
+  for (size_t k = 0; k < g.outputs.size(); ++k)
+    if (!(g.output_unread(k) && g.outputs[k]->kind == NodeKind::Input)) materialised.insert(output_root(g.outputs[k]));
   for (auto& [i, v] : g.writebacks) materialised.insert(v);
   for (NodeRef n : live) if (n->kind == NodeKind::Write || is_scan(n)) materialised.insert(n);
   // Note [library calls]: the call and the values its operands view are materialised.

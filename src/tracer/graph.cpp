@@ -443,6 +443,10 @@ std::vector<bool> live_nodes(const Graph& g) {
 }
 }  // namespace
 
+bool Graph::output_unread(size_t k) const {
+  return std::binary_search(unread_outputs.begin(), unread_outputs.end(), static_cast<int>(k));
+}
+
 size_t Graph::structural_hash() const {
   // Node ids are creation order, so two programs built by the same sequence of builder calls
   // hash equal; only live nodes count.
@@ -455,6 +459,7 @@ size_t Graph::structural_hash() const {
   for (auto& s : symbols_) { hash_mix(h, static_cast<uint64_t>(s.input)); hash_mix(h, static_cast<uint64_t>(s.axis)); }
   for (auto& c : index_checks) { hash_mix(h, static_cast<uint64_t>(c.input)); hash_mix(h, static_cast<uint64_t>(c.extent)); }
   for (int i : owned_inputs) hash_mix(h, static_cast<uint64_t>(i) + 0x9e37u);
+  for (int k : unread_outputs) hash_mix(h, static_cast<uint64_t>(k) + 0x7f4au);
   return h;
 }
 
@@ -523,6 +528,7 @@ std::string Graph::str() const {
   for (auto& c : index_checks)
     os << "# check input[" << c.input << "] in [-" << c.extent << ", " << c.extent << ") (axis " << c.axis << ")\n";
   for (int i : owned_inputs) os << "# owned input[" << i << "]\n";
+  for (int k : unread_outputs) os << "# unread output " << k << " (%" << outputs.at(static_cast<size_t>(k))->id << ")\n";
   for (NodeRef n : order_) os << node_str(*this, n) << "\n";
   for (auto& [i, n] : writebacks) os << "writeback input[" << i << "] <- %" << n->id << "\n";
   os << "return";
@@ -533,7 +539,8 @@ std::string Graph::str() const {
 
 bool Graph::same_structure(const Graph& o) const {
   if (order_.size() != o.order_.size() || symbols_.size() != o.symbols_.size() || outputs.size() != o.outputs.size() ||
-      writebacks.size() != o.writebacks.size() || index_checks != o.index_checks || owned_inputs != o.owned_inputs)
+      writebacks.size() != o.writebacks.size() || index_checks != o.index_checks || owned_inputs != o.owned_inputs ||
+      unread_outputs != o.unread_outputs)
     return false;
   for (size_t k = 0; k < symbols_.size(); ++k)
     if (symbols_[k].input != o.symbols_[k].input || symbols_[k].axis != o.symbols_[k].axis ||
@@ -732,6 +739,7 @@ Graph dce(Graph&& g) {
   std::vector<NodeRef> map;
   Graph r = g.copy_kept(live, map);
   for (NodeRef o : g.outputs) r.outputs.push_back(map[o->id]);
+  r.unread_outputs = g.unread_outputs;
   for (auto& [i, n] : g.writebacks) r.writebacks.emplace_back(i, map[n->id]);
   return r;
 }

@@ -231,6 +231,10 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
   std::vector<ndarray> outs;
   for (NodeRef o : g.outputs) {
     const ndarray& v = *val[o->id];
+    if (g.output_unread(outs.size())) {  // Note [unread outputs] in trace_segments.cpp: no copy
+      outs.push_back(v);
+      continue;
+    }
     bool aliased = false;
     for (const ndarray& in : args.inputs) aliased = aliased || (v.size() > 0 && in.storage() == v.storage());
     outs.push_back(aliased ? v.copy(Order::K) : v);  // in the value's own layout, as NumPy returns it

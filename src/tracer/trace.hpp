@@ -284,7 +284,8 @@ class Context {
   std::optional<std::pair<size_t, std::vector<int64_t>>> inside_input(const ndarray& a) const;
   // A traced C-contiguous array standing for input array `a` bound to buffer `b`.
   ndarray traced_input(const ndarray& a, std::shared_ptr<Buffer> b);
-  std::vector<ndarray> run_segment(std::vector<ir::NodeRef> outputs);
+  // `unread`: the outputs whose values nobody reads (Note [unread outputs] in trace_segments.cpp).
+  std::vector<ndarray> run_segment(std::vector<ir::NodeRef> outputs, std::vector<int> unread = {});
   void start_segment();
   // Ends the segment and continues on a new graph: a graph break (`real`, recorded with
   // `reason`) or a cut at the node budget (Note [loops] in trace_segments.cpp).

@@ -20,9 +20,10 @@ void Context::start_segment() {
   benign_ = true;
 }
 
-std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs) {
+std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs, std::vector<int> unread) {
   ir::Graph& g = *graph_;
   g.outputs = std::move(outputs);
+  g.unread_outputs = std::move(unread);
   g.writebacks.clear();
   // Note [owned inputs] in src/fusion/lower_group.cpp: in a cut trace without breaks, the values
   // carried from an earlier segment are arrays only the trace (or the plan) holds.
@@ -231,13 +232,14 @@ void Context::end_segment(bool real, const std::string& reason) {
   for (auto& b : live) raw.push_back(b.get());
   separate_buffers(raw);
   // Inputs reach the next segment through their write-back (their array is bound again): at a
-  // cut only the other buffers are outputs of the segment (a break lists them all, as
-  // explain shows them).
+  // cut only the other buffers are outputs of the segment; a break lists them all, as explain
+  // shows them, the inputs as unread outputs (Note [unread outputs]).
   std::vector<ir::NodeRef> outs;
-  std::vector<int> out_of(live.size(), -1);
+  std::vector<int> out_of(live.size(), -1), unread;
   for (size_t i = 0; i < live.size(); ++i)
     if (live[i]->input < 0 || real) {
       out_of[i] = static_cast<int>(outs.size());
+      if (live[i]->input >= 0) unread.push_back(out_of[i]);
       outs.push_back(live[i]->current);
     }
   // Note [symbols after a break] in trace_nodes.cpp.
@@ -250,7 +252,7 @@ void Context::end_segment(bool real, const std::string& reason) {
         constraints_.push_back({syms[k].input, syms[k].axis, -1, -1, syms[k].hint});
     }
   }
-  std::vector<ndarray> vals = run_segment(outs);
+  std::vector<ndarray> vals = run_segment(outs, std::move(unread));
   std::vector<ndarray> old_bound = std::move(bound_);
   std::vector<Plan::Source> old_src = std::move(bound_src_);
   const int step = plan_ ? static_cast<int>(plan_->steps.size()) - 1 : -1;
@@ -278,6 +280,16 @@ void Context::end_segment(bool real, const std::string& reason) {
   }
   segment_start_size_ = graph_->nodes().size();
 }
+
+// Note [unread outputs]
+// A graph break lists every live buffer as an output of the segment before it (explain shows
+// them), the program's inputs among them. An input's buffer keeps its caller's array across
+// the break (its final value is written back into it), so the value the segment returns for
+// it is never read: end_segment binds the array itself again, the object the Python holds, as
+// eager code would have it. Such outputs are marked (Graph::unread_outputs), so that a backend
+// does not make each of them a fresh array (a graph's outputs are values of their own, Note
+// [distinct buffers]): a loop with a break per iteration would otherwise copy every input
+// array it keeps, at every iteration.
 
 // Note [dead buffers at a break]
 // Every buffer live at a break becomes an input of the next segment, and the context holds
