@@ -37,6 +37,10 @@
 #include <cblas.h>
 #endif
 
+// OpenBLAS's thread-count controls, when the linked BLAS is OpenBLAS (weak: null otherwise).
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+extern "C" int openblas_get_num_threads() __attribute__((weak));
+
 namespace npc::ops::blas {
 namespace {
 
@@ -134,9 +138,73 @@ void* library_symbol(const std::string& name) {
 
 bool library_ilp64() { return table().ilp64; }
 
+namespace {
+// The thread-count controls of the BLAS in use (Note [one BLAS per process]), or nulls.
+struct Controls {
+  void (*set)(int) = nullptr;
+  int (*get)() = nullptr;
+};
+Controls controls() {
+  if (table().handle)
+    return {reinterpret_cast<void (*)(int)>(library_symbol("openblas_set_num_threads")),
+            reinterpret_cast<int (*)()>(library_symbol("openblas_get_num_threads"))};
+  return {openblas_set_num_threads, openblas_get_num_threads};
+}
+std::mutex g_threads_mu;
+int g_one_thread_users = 0;
+int g_saved_threads = 0;
+Controls g_saved_controls;
+}  // namespace
+
+thread_local bool t_compiled_products = false;
+
+CompiledProducts::CompiledProducts() : previous_(t_compiled_products) { t_compiled_products = true; }
+CompiledProducts::~CompiledProducts() { t_compiled_products = previous_; }
+
+bool OneThread::controllable() {
+  const Controls c = controls();
+  return c.set && c.get;
+}
+
+OneThread::OneThread(bool active) : active_(active) {
+  if (!active_) return;
+  std::lock_guard lk(g_threads_mu);
+  if (g_one_thread_users++ == 0) {
+    g_saved_controls = controls();
+    g_saved_threads = g_saved_controls.get ? g_saved_controls.get() : 0;
+    if (g_saved_threads > 1 && g_saved_controls.set) g_saved_controls.set(1);
+  }
+}
+
+OneThread::~OneThread() {
+  if (!active_) return;
+  std::lock_guard lk(g_threads_mu);
+  if (--g_one_thread_users == 0 && g_saved_threads > 1 && g_saved_controls.set) g_saved_controls.set(g_saved_threads);
+}
+
+// Note [compiled products on one BLAS thread]
+// OpenBLAS (NumPy's wheels' and Debian's default build) runs its products on a pool of its
+// own threads, besides npc's OpenMP team. Its idle workers spin (yielding) for a while after
+// every call and its caller spins while it waits for them, so where the cores are shared (a
+// loaded machine, npc's kernels running between the products) a product waits for a worker
+// the scheduler has not run yet: conv_net's nine (576000 x 3) @ (3 x 8) products in one
+// compiled graph took 550-1500 ms a call instead of about 95 ms on one BLAS thread, most of it
+// in OpenBLAS's spin loops (blas_thread_server, exec_blas_async_wait). So the products of
+// compiled graphs (matmul nodes, run by both backends through run_node_eagerly, which holds a
+// CompiledProducts) run on the calling thread alone (OneThread) up to kCompiledProductsWork
+// multiply-adds, about 10 ms of one core, where a hand-off can cost as much as the product;
+// larger ones keep OpenBLAS's threads. The values are those of NumPy's product on one BLAS
+// thread, which for some shapes differ in the last bits from NumPy's threaded product in the
+// same process (OpenBLAS's blocking depends on its thread count: NumPy's own (5000 x 300) @
+// (300 x 40) float32 product changes between OPENBLAS_NUM_THREADS=1 and 2). npc does not split
+// a product among its own threads instead: blocks of rows, each one call, change the last bits
+// as well. Eager products (npc.matmul, np.dot on npc arrays) stay NumPy's call as it is, threads
+// and bits (Note [NumPy's product paths] in matmul.cpp).
+constexpr int64_t kCompiledProductsWork = int64_t{1} << 27;
+
 template <class T>
-void gemm(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
-          void* c) {
+void gemm_call(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
+               void* c) {
   const Table& t = table();
   auto go = [&](auto I0) {
     using I = decltype(I0);
@@ -156,6 +224,15 @@ void gemm(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64
   };
   if (t.ilp64) go(int64_t{});
   else go(int{});
+}
+
+template <class T>
+void gemm(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
+          void* c) {
+  const bool one = t_compiled_products && static_cast<double>(n_) * static_cast<double>(m) * static_cast<double>(k) <
+                                        static_cast<double>(kCompiledProductsWork);
+  OneThread guard(one);
+  gemm_call<T>(ta, tb, n_, m, k, a, lda, b, ldb, c);
 }
 
 template <class T>

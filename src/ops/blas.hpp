@@ -49,4 +49,34 @@ std::string current();
 void* library_symbol(const std::string& name);
 bool library_ilp64();
 
+// While one exists on this thread, gemm runs products up to a size on this thread alone, as
+// compiled graphs' products run (Note [compiled products on one BLAS thread] in blas.cpp).
+class CompiledProducts {
+ public:
+  CompiledProducts();
+  ~CompiledProducts();
+  CompiledProducts(const CompiledProducts&) = delete;
+  CompiledProducts& operator=(const CompiledProducts&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// While one exists (on any thread), the BLAS in use runs its routines on the calling thread
+// alone: the first of overlapping holders sets OpenBLAS to one thread, the last restores the
+// count it found. Does nothing when the BLAS is not OpenBLAS. (Note [small LAPACK calls on one
+// thread] in linalg.cpp, Note [compiled products on one BLAS thread] in blas.cpp.)
+class OneThread {
+ public:
+  explicit OneThread(bool active = true);
+  ~OneThread();
+  OneThread(const OneThread&) = delete;
+  OneThread& operator=(const OneThread&) = delete;
+  // Whether the BLAS's thread count can be set (it is OpenBLAS).
+  static bool controllable();
+
+ private:
+  bool active_;
+};
+
 }  // namespace npc::ops::blas

@@ -322,53 +322,21 @@ void raw_lapack() {
 }  // namespace
 }  // namespace npc::lapack
 
-// OpenBLAS's thread-count controls, when the BLAS is OpenBLAS (weak: null otherwise).
-extern "C" void openblas_set_num_threads(int) __attribute__((weak));
-extern "C" int openblas_get_num_threads() __attribute__((weak));
-
 namespace npc::lapack {
 namespace {
 // Note [small LAPACK calls on one thread]
 // OpenBLAS parallelises the LU factorisation of small matrices too; a 150x150 complex solve
 // ran 4x slower on two threads than on one (thread hand-offs at every panel, and far worse
 // when the cores are shared), and loops call such solves many times. Matrices up to
-// kSmallLapack rows are factorised on the calling thread alone: the first of overlapping
-// callers sets OpenBLAS to one thread and the last restores the count it found.
+// kSmallLapack rows are factorised on the calling thread alone (ops::blas::OneThread).
 constexpr int64_t kSmallLapack = 200;
-std::atomic<int> g_single_users{0};
-int g_saved_threads = 0;
-std::mutex g_threads_mutex;
 
 class SingleThreadedBlas {
  public:
-  // The controls of the library the drivers run in (Note [one BLAS per process]).
-  explicit SingleThreadedBlas(int64_t n)
-      : set_(ops::blas::library_symbol("LAPACKE_dgesv")
-                 ? reinterpret_cast<void (*)(int)>(ops::blas::library_symbol("openblas_set_num_threads"))
-                 : openblas_set_num_threads),
-        get_(ops::blas::library_symbol("LAPACKE_dgesv")
-                 ? reinterpret_cast<int (*)()>(ops::blas::library_symbol("openblas_get_num_threads"))
-                 : openblas_get_num_threads),
-        active_(n <= kSmallLapack && set_ && get_) {
-    if (!active_) return;
-    std::lock_guard<std::mutex> lock(g_threads_mutex);
-    if (g_single_users++ == 0) {
-      g_saved_threads = get_();
-      if (g_saved_threads > 1) set_(1);
-    }
-  }
-  ~SingleThreadedBlas() {
-    if (!active_) return;
-    std::lock_guard<std::mutex> lock(g_threads_mutex);
-    if (--g_single_users == 0 && g_saved_threads > 1) set_(g_saved_threads);
-  }
-  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+  explicit SingleThreadedBlas(int64_t n) : one_(n <= kSmallLapack) {}
 
  private:
-  void (*set_)(int);
-  int (*get_)();
-  bool active_;
+  ops::blas::OneThread one_;
 };
 
 }  // namespace

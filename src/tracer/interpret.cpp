@@ -8,6 +8,7 @@
 #include "npc/linalg.hpp"
 #include "npc/ops.hpp"
 #include "npc/sorting.hpp"
+#include "ops/blas.hpp"
 
 namespace npc::ir {
 
@@ -134,7 +135,10 @@ std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<con
         }
         case OpId::where: return where(ops[0], Operand{ops[1], false}, Operand{ops[2], false});
         // params {1}: numpy.dot's paths (Note [matmul in traces] in bind_linalg.cpp).
-        case OpId::matmul: return n->params.size() == 1 && n->params[0] == 1 ? dot(ops[0], ops[1]) : matmul(ops[0], ops[1]);
+        case OpId::matmul: {
+          npc::ops::blas::CompiledProducts own;  // Note [compiled products on one BLAS thread] in src/ops/blas.cpp
+          return n->params.size() == 1 && n->params[0] == 1 ? dot(ops[0], ops[1]) : matmul(ops[0], ops[1]);
+        }
         case OpId::argmin:
         case OpId::argmax: return arg_reduce(n->op, ops[0], n->params.at(0), n->params.size() > 1 && n->params[1] != 0);
         // Note [traced scans and sorts] (src/tracer/trace_hooks.cpp): the operand already has the

@@ -1,0 +1,108 @@
+"""Products in compiled graphs up to about 10 ms of work run with OpenBLAS on one thread (Note
+[compiled products on one BLAS thread] in src/ops/blas.cpp): their values are NumPy's products
+on one BLAS thread, whatever the sizes and layouts, their floating-point flags are reported, and
+eager products stay NumPy's own calls."""
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import npc
+from npc import compiler
+
+SHAPES = [(576000 // 8, 3, 8), (5000, 300, 40), (2000, 1000, 30), (2500, 700, 64), (70000, 40, 3), (130, 50, 20)]
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+
+
+@pytest.fixture(autouse=True)
+def _fresh(tmp_path_factory):
+    cache = str(tmp_path_factory.getbasetemp() / "npc-cache-product-threads")
+    with npc.config.patch(codegen_errors="raise", cache_dir=cache, eager_if_faster=False):
+        compiler.reset()
+        yield
+        compiler.reset()
+
+
+def _operands(shape, dtype, ta, tb):
+    m, k, n = shape
+    rng = np.random.default_rng(m + k + n)
+    a = rng.standard_normal((k, m) if ta else (m, k))
+    b = rng.standard_normal((n, k) if tb else (k, n))
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(a.shape)
+        b = b + 1j * rng.standard_normal(b.shape)
+    a, b = a.astype(dtype), b.astype(dtype)
+    return (a.T if ta else a), (b.T if tb else b)
+
+
+_ONE_THREAD = """
+import sys, numpy as np
+sys.path.insert(0, {here!r})
+from test_compile_product_threads import SHAPES, DTYPES, _operands
+out = {{}}
+for s in SHAPES:
+    for d in DTYPES:
+        for ta in (False, True):
+            for tb in (False, True):
+                a, b = _operands(s, d, ta, tb)
+                out[f"{{s}}-{{np.dtype(d).name}}-{{ta}}-{{tb}}"] = a @ b
+np.savez({path!r}, **out)
+"""
+
+
+@pytest.fixture(scope="module")
+def one_thread_products(tmp_path_factory):
+    """NumPy's products of every case, computed with OpenBLAS on one thread."""
+    path = str(tmp_path_factory.mktemp("products") / "one_thread.npz")
+    code = _ONE_THREAD.format(here=os.path.dirname(__file__), path=path)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    return dict(np.load(path))
+
+
+@pytest.mark.parametrize("backend", ["fused", "eager"])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_compiled_products_are_numpys_on_one_blas_thread(shape, backend, one_thread_products):
+    for d in DTYPES:
+        for ta in (False, True):
+            for tb in (False, True):
+                f = npc.compile(lambda a, b: a @ b, backend=backend)
+                a, b = _operands(shape, d, ta, tb)
+                want = one_thread_products[f"{shape}-{np.dtype(d).name}-{ta}-{tb}"]
+                got = f(a, b)
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want, err_msg=f"{d} {ta} {tb}")
+
+
+def test_eager_products_are_numpys_own():
+    for shape in SHAPES:
+        for d in DTYPES:
+            a, b = _operands(shape, d, False, True)
+            np.testing.assert_array_equal(np.asarray(npc.asarray(a) @ npc.asarray(b)), a @ b)
+
+
+@pytest.mark.parametrize("rows", [0, -1])
+def test_overflow_in_any_block_is_reported(rows):
+    # A product OpenBLAS would split among its threads, overflowing in its first or its last
+    # row only: the report does not depend on which row overflows.
+    a = np.ones((200000, 16))
+    a[rows] = 1e300
+    b = np.full((16, 4), 1e10)
+    f = npc.compile(lambda a, b: a @ b, backend="fused")
+    for _ in range(2):
+        with warnings.catch_warnings(record=True) as w, np.errstate(all="warn"):
+            warnings.simplefilter("always")
+            got = f(a, b)
+        assert any("overflow encountered in matmul" in str(x.message) for x in w), [str(x.message) for x in w]
+        assert np.isinf(got[rows]).all() and np.isfinite(np.delete(got, rows, axis=0)).all()
+
+
+def test_large_compiled_products_are_numpys_threaded_ones():
+    # Above about 10 ms of work OpenBLAS keeps its threads: NumPy's product in this process.
+    for d in (np.float32, np.complex128):
+        a, b = _operands((4000, 700, 64), d, False, True)
+        f = npc.compile(lambda a, b: a @ b, backend="fused")
+        np.testing.assert_array_equal(f(a, b), a @ b)
