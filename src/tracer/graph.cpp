@@ -706,6 +706,10 @@ void verify(const Graph& g, std::string_view after_pass) {
   for (auto& c : g.index_checks)
     if (c.input < 0 || c.input >= g.num_inputs() || c.extent < 0)
       throw VerifyError("index check of a missing input after pass " + std::string(after_pass));
+  for (size_t k = 0; k < g.unread_outputs.size(); ++k)
+    if (g.unread_outputs[k] < 0 || static_cast<size_t>(g.unread_outputs[k]) >= g.outputs.size() ||
+        (k > 0 && g.unread_outputs[k] <= g.unread_outputs[k - 1]))
+      throw VerifyError("unread output out of range or order after pass " + std::string(after_pass));
 }
 
 // ---------------------------------------------------------------- passes
