@@ -522,14 +522,14 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
     return std::nullopt;
   }
   const int cost = elementwise_cost(op, loop.in[0]);
-  if (nd_view && threads_for(shape_of->size(), cost) > 1) return std::nullopt;
+  if (nd_view && eager_threads(shape_of->size(), cost) > 1) return std::nullopt;
   ndarray out = empty(shape_of ? shape_of->shape() : Shape{}, loop.out[0]);
   advise_huge(out);
   ptrs[nin] = out.data();
   strides[nin] = static_cast<int64_t>(itemsize(loop.out[0]));
   const int64_t n = out.size();
   const bool fpe = checks_fpe(op) || (is_comparison_op(op) && is_complex(loop.in[0]));
-  const int nt = threads_for(n, cost);
+  const int nt = eager_threads(n, cost);
   int flags = 0;
   if (n == 0) {
   } else if (nd_view) {
