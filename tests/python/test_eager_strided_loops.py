@@ -1,0 +1,115 @@
+"""Eager elementwise loops on strided operands: complex products of strided views (vector loop
+on gathered elements), views whose rows coalesce ((N, 1) columns, rows of contiguous blocks),
+compared bit for bit with NumPy, special values and floating-point warnings included."""
+import warnings
+
+import numpy as np
+import pytest
+
+import npc
+
+SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e308, 5e-324]
+
+
+def _complex(rng, n, dtype=np.complex128, special=False):
+    z = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
+    if special:
+        k = min(n, 3 * len(SPECIAL))
+        idx = rng.choice(n, size=k, replace=False)
+        re = rng.choice(SPECIAL, size=k)
+        im = rng.choice(SPECIAL + [1.0], size=k)
+        with np.errstate(over="ignore"):
+            z.real[idx] = re
+            z.imag[idx] = im
+    return z
+
+
+def _same(got, exp):
+    got = np.asarray(got)
+    assert got.dtype == exp.dtype and got.shape == exp.shape
+    # Bit for bit, NaN payloads aside (NumPy's own NaN choice is checked where it is defined).
+    assert np.array_equal(got.view(np.float64 if exp.dtype == np.complex128 else np.float32).reshape(-1),
+                          exp.view(np.float64 if exp.dtype == np.complex128 else np.float32).reshape(-1),
+                          equal_nan=True)
+
+
+def _run(fn, *arrays):
+    with warnings.catch_warnings(record=True) as we:
+        warnings.simplefilter("always")
+        exp = fn(*arrays)
+    with warnings.catch_warnings(record=True) as wg:
+        warnings.simplefilter("always")
+        got = fn(*[npc.asarray(a) for a in arrays])
+    assert [str(w.message) for w in wg] == [str(w.message) for w in we]
+    return got, exp
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("special", [False, True])
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 257, 1000])
+@pytest.mark.parametrize("steps", [(2, 1), (1, 3), (3, 2), (-1, 1), (2, -2)])
+def test_strided_complex_product(dtype, special, n, steps):
+    rng = np.random.default_rng(n)
+    a = _complex(rng, n * abs(steps[0]), dtype, special)[::steps[0]]
+    b = _complex(rng, n * abs(steps[1]), dtype, special)[::steps[1]]
+    got, exp = _run(lambda x, y: x * y, a, b)
+    _same(got, exp)
+
+
+@pytest.mark.parametrize("n", [4, 9, 100])
+def test_strided_complex_product_with_scalar(n):
+    rng = np.random.default_rng(0)
+    a = _complex(rng, 2 * n, special=True)[::2]
+    got, exp = _run(lambda x: x * (0.5 - 2j), a)
+    _same(got, exp)
+    got, exp = _run(lambda x: np.complex128(1 + 1j) * x, a)
+    _same(got, exp)
+
+
+@pytest.mark.parametrize("n", [6, 64, 301])
+def test_strided_complex_product_in_place(n):
+    """out= the strided input itself (element for element), and out= a strided view of
+    another buffer."""
+    rng = np.random.default_rng(1)
+    base, other = _complex(rng, 3 * n, special=True), _complex(rng, 3 * n)
+    e, eo = base.copy(), other.copy()
+    np.multiply(e[::2][:n], eo[::3][:n], out=e[::2][:n])
+    np.multiply(e[1::2][:n], e[::3][:n], out=eo[::2][:n])
+    g, go = npc.asarray(base.copy()), npc.asarray(other.copy())
+    npc.multiply(g[::2][:n], go[::3][:n], out=g[::2][:n])
+    npc.multiply(g[1::2][:n], g[::3][:n], out=go[::2][:n])
+    _same(g, e)
+    _same(go, eo)
+
+
+@pytest.mark.parametrize("shape", [(8192, 1), (7, 1), (1, 9), (5, 1, 3), (4, 3, 1)])
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.complex128])
+def test_column_views_coalesce(shape, dtype):
+    rng = np.random.default_rng(2)
+    big = (rng.standard_normal(shape[:-1] + (2 * shape[-1] + 1,)) * 100).astype(dtype)
+    odd = big[..., 1::2][..., :shape[-1]] if shape[-1] > 1 else big[..., 1:2]
+    tw = (rng.standard_normal(shape) * 10).astype(dtype)
+    for fn in (lambda x, y: x * y, lambda x, y: x + y, lambda x, y: x - y, lambda x, y: x < y):
+        got, exp = _run(fn, tw, odd)
+        got = np.asarray(got)
+        assert got.dtype == exp.dtype and got.shape == exp.shape
+        np.testing.assert_array_equal(got, exp)
+
+
+def test_rows_of_blocks_coalesce():
+    """A view of contiguous rows beside a C-contiguous array, and a 3-D grid view."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((64, 8))
+    got, exp = _run(lambda x: x[:, :4] * 2.0 + x[:, 4:], X)
+    np.testing.assert_array_equal(np.asarray(got), exp)
+    C = rng.standard_normal((6, 7, 8))
+    got, exp = _run(lambda c: c[1:-1, 1:-1, 1:-1] - 2.0 * c[2:, 1:-1, 1:-1], C)
+    np.testing.assert_array_equal(np.asarray(got), exp)
+    got, exp = _run(lambda c: c[:, :, :1] / c[:, :1, :1], C)
+    np.testing.assert_array_equal(np.asarray(got), exp)
+
+
+def test_overflow_warning_from_column_view():
+    a = np.full((50, 2), 1e308)
+    got, exp = _run(lambda x: x[:, 1:] * x[:, :1], a)
+    np.testing.assert_array_equal(np.asarray(got), exp)
