@@ -300,6 +300,8 @@ void contig_binary(const A* a, const B* b, S* o, int64_t n, int mode) {
   static const int level = cpu_level();
   if constexpr (complex_product_rule<F>() && std::is_same_v<A, B> && std::is_same_v<S, A> &&
                 (std::is_same_v<A, std::complex<double>> || std::is_same_v<A, std::complex<float>>)) {
+    if constexpr (std::is_same_v<A, std::complex<double>>)
+      if (level == 2) return complex_simd::complex_product_avx512(a, b, o, n, mode);
     if (level >= 1) return complex_simd::complex_product_avx2(a, b, o, n, mode);  // Note [complex product loops]
   }
   if (level == 2) return contig_binary_avx512<F, A, B, S>(a, b, o, n, mode);

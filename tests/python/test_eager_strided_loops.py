@@ -113,3 +113,39 @@ def test_overflow_warning_from_column_view():
     a = np.full((50, 2), 1e308)
     got, exp = _run(lambda x: x[:, 1:] * x[:, :1], a)
     np.testing.assert_array_equal(np.asarray(got), exp)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 7, 8, 9, 63, 1001])
+@pytest.mark.parametrize("mode", ["arrays", "scalar right", "scalar left"])
+def test_contiguous_complex_product(dtype, n, mode):
+    """The vector loops (AVX-512 four elements per vector, AVX2 tails), special values too."""
+    rng = np.random.default_rng(n)
+    a, b = _complex(rng, n, dtype, special=True), _complex(rng, n, dtype, special=True)
+    if mode == "scalar right":
+        got, exp = _run(lambda x: x * dtype(0.25 - 3j), a)
+    elif mode == "scalar left":
+        got, exp = _run(lambda x: dtype(np.inf + 1j) * x, a)
+    else:
+        got, exp = _run(lambda x, y: x * y, a, b)
+    _same(got, exp)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.complex128, np.float32, np.int8])
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 64, 65, 1000, 62500])
+@pytest.mark.parametrize("density", [0.0, 0.05, 0.5, 0.97, 1.0])
+def test_mask_select(dtype, n, density):
+    rng = np.random.default_rng(n)
+    a = (rng.standard_normal(n) * 100).astype(dtype) if dtype != np.complex128 else _complex(rng, n)
+    m = rng.random(n) < density
+    got = npc.asarray(a)[npc.asarray(m)]
+    exp = a[m]
+    assert np.asarray(got).dtype == exp.dtype
+    np.testing.assert_array_equal(np.asarray(got), exp)
+    # A mask over the leading axis of rows of 8 and 16 bytes.
+    a2 = np.stack([a, a[::-1]], axis=1)
+    np.testing.assert_array_equal(np.asarray(npc.asarray(a2)[npc.asarray(m)]), a2[m])
+    # Mask bytes other than 0 and 1 (a bool view of uint8 data) are true.
+    raw = (rng.integers(0, 3, n) * 100).astype(np.uint8)
+    mv = raw.view(np.bool_)
+    np.testing.assert_array_equal(np.asarray(npc.asarray(a)[npc.asarray(mv)]), a[mv])
