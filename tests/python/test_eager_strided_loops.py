@@ -149,3 +149,89 @@ def test_mask_select(dtype, n, density):
     raw = (rng.integers(0, 3, n) * 100).astype(np.uint8)
     mv = raw.view(np.bool_)
     np.testing.assert_array_equal(np.asarray(npc.asarray(a)[npc.asarray(mv)]), a[mv])
+
+
+_VIEW_KEYS = [(slice(1, -1), 3), (3, slice(1, -1)), (slice(None, None, -2), slice(1, 4)), (slice(2, 5),),
+              (slice(1, -1), slice(None, None, -1)), (Ellipsis, 0)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.complex128, np.float32, np.bool_, np.int8])
+@pytest.mark.parametrize("key", _VIEW_KEYS)
+@pytest.mark.parametrize("value", [1.0, 7, -3, 2.5 + 1j, np.float64(np.nan), np.int64(5), np.float32(1e30), True])
+def test_view_assign_scalar(dtype, key, value):
+    """a[view] = number: the direct fill where no cast is involved, NumPy's cast otherwise."""
+    base = (np.arange(48) * 3 - 20).reshape(6, 8).astype(dtype)
+    e = base.copy()
+    g = npc.asarray(base.copy())
+    with warnings.catch_warnings(record=True) as we:
+        warnings.simplefilter("always")
+        try:
+            e[key] = value
+            err_e = None
+        except Exception as exc:  # noqa: BLE001
+            err_e = type(exc)
+    with warnings.catch_warnings(record=True) as wg:
+        warnings.simplefilter("always")
+        try:
+            g[key] = value
+            err_g = None
+        except Exception as exc:  # noqa: BLE001
+            err_g = type(exc)
+    assert err_g == err_e
+    assert [str(w.message) for w in wg] == [str(w.message) for w in we]
+    np.testing.assert_array_equal(np.asarray(g), e)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.complex128, np.float32, np.bool_])
+@pytest.mark.parametrize("key", _VIEW_KEYS)
+def test_view_assign_array(dtype, key):
+    rng = np.random.default_rng(4)
+    base = (rng.standard_normal((6, 8)) * 10).astype(dtype)
+    shape = base[key].shape
+    for vdt in (dtype, np.float64, np.int32):
+        val = (rng.standard_normal(shape) * 10).astype(vdt)
+        e = base.copy()
+        g = npc.asarray(base.copy())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e[key] = val
+            g[key] = npc.asarray(val)
+        np.testing.assert_array_equal(np.asarray(g), e)
+        # A strided value (every other column of a wider array).
+        wide = np.repeat(val[..., None], 2, axis=-1).reshape(shape[:-1] + (2 * shape[-1],)) if shape else val
+        sv = wide[..., ::2] if shape else wide
+        e2, g2 = base.copy(), npc.asarray(base.copy())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e2[key] = sv
+            g2[key] = npc.asarray(wide)[..., ::2] if shape else npc.asarray(sv)
+        np.testing.assert_array_equal(np.asarray(g2), e2)
+
+
+def test_view_assign_overlapping_value():
+    """A value that shares the array's memory keeps the general path's overlap order."""
+    for key_dst, key_src in [((slice(1, None),), (slice(None, -1),)), ((slice(None, -1),), (slice(1, None),)),
+                             ((slice(1, -1), 2), (slice(2, None), 2)), ((slice(None, None, -1),), (slice(None),))]:
+        base = np.arange(20.0).reshape(5, 4) if len(key_dst) == 2 else np.arange(20.0)
+        e = base.copy()
+        e[key_dst] = e[key_src]
+        g = npc.asarray(base.copy())
+        g[key_dst] = g[key_src]
+        np.testing.assert_array_equal(np.asarray(g), e)
+    # Two npc arrays over one NumPy buffer: different storages, the same memory.
+    buf = np.arange(12.0)
+    a, b = npc.asarray(buf), npc.asarray(buf)
+    e = np.arange(12.0)
+    e[1:] = e[:-1]
+    a[1:] = b[:-1]
+    np.testing.assert_array_equal(buf, e)
+
+
+def test_view_assign_bool_bytes():
+    """Bool values whose bytes are not 0/1 are stored as True, as NumPy stores them."""
+    raw = np.array([0, 2, 0, 255, 1, 7], dtype=np.uint8).view(np.bool_)
+    e = np.zeros((2, 6), dtype=np.bool_)
+    e[1, :] = raw
+    g = npc.zeros((2, 6), dtype=npc.bool_)
+    g[1, :] = npc.asarray(raw)
+    np.testing.assert_array_equal(np.asarray(g).view(np.uint8), e.view(np.uint8))
