@@ -235,3 +235,34 @@ def test_view_assign_bool_bytes():
     g = npc.zeros((2, 6), dtype=npc.bool_)
     g[1, :] = npc.asarray(raw)
     np.testing.assert_array_equal(np.asarray(g).view(np.uint8), e.view(np.uint8))
+
+
+@pytest.mark.parametrize("n", [0, 5, 8, 13, 64, 1000, 200_003])
+@pytest.mark.parametrize("density", [0.0, 0.001, 0.3, 1.0])
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int8, np.complex128])
+def test_mask_assign_scalar(n, density, dtype):
+    rng = np.random.default_rng(n)
+    a = (rng.standard_normal(n) * 10).astype(dtype)
+    m = rng.random(n) < density
+    raw = (m * rng.integers(1, 255, n)).astype(np.uint8).view(np.bool_)  # true bytes other than 1
+    for mask in (m, raw):
+        e = a.copy()
+        e[mask] = 3
+        g = npc.asarray(a.copy())
+        g[npc.asarray(mask)] = 3
+        np.testing.assert_array_equal(np.asarray(g), e)
+
+
+@pytest.mark.parametrize("m", [10, 300_000])
+def test_large_gather_serial(m):
+    rng = np.random.default_rng(m)
+    x = rng.standard_normal(5000)
+    idx = rng.integers(-5000, 5000, m)
+    np.testing.assert_array_equal(np.asarray(npc.asarray(x)[npc.asarray(idx)]), x[idx])
+    bad = idx.copy()
+    bad[m // 2] = 5000
+    with pytest.raises(IndexError) as ei:
+        npc.asarray(x)[npc.asarray(bad)]
+    with pytest.raises(IndexError) as en:
+        x[bad]
+    assert str(ei.value) == str(en.value)
