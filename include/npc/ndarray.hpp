@@ -23,7 +23,8 @@ enum class Order : uint8_t { C, F, A, K };
 /// Parses "C", "F", "A", "K" (case-insensitive); throws ValueError.
 Order order_from_name(std::string_view s);
 
-/// Refcounted, 64-byte-aligned buffer owned by npc, or memory borrowed from an owner
+/// Refcounted buffer owned by npc (16-byte aligned, 64 from 256 KiB: Note [small blocks] in
+/// src/core/ndarray.cpp), or memory borrowed from an owner
 /// (a NumPy array, a DLPack tensor) that is released when the last view goes away.
 class Storage {
  public:

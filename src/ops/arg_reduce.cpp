@@ -94,7 +94,7 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
   });
   int64_t* out = reinterpret_cast<int64_t*>(res.data());
   const std::byte* base = a.data();
-  int nt = std::min<int64_t>(ops::threads_for(cnt * n), cnt);
+  int nt = std::min<int64_t>(ops::eager_threads(cnt * n), cnt);
   auto one = [&](int64_t j) {
     const std::byte* p = base;
     int64_t rem = j;

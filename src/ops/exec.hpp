@@ -32,6 +32,8 @@ int read_fpe();
 bool threads_allowed();
 /// Threads to use for `n` elements of work of relative cost `cost` (1 = one add).
 int threads_for(int64_t n, int64_t cost = 1);
+/// Threads for an eager loop of `n` elements of cost `cost` (Note [memory-bound threads]).
+int eager_threads(int64_t n, int64_t cost = 1);
 /// The relative cost of one element of ufunc `op` on inputs of type `t` (Note [elementwise cost]).
 int elementwise_cost(OpId op, DType t);
 

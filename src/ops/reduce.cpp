@@ -159,7 +159,7 @@ std::optional<ndarray> reduce_small_contiguous(OpId op, const ndarray& a, const 
   const DType t = a.dtype();
   if (t != DType::Float64 && t != DType::Float32 && t != DType::Int64 && t != DType::UInt64) return std::nullopt;
   const int64_t n = a.size();
-  if (n == 0 || !a.is_c_contiguous() || ops::threads_for(n) > 1) return std::nullopt;
+  if (n == 0 || !a.is_c_contiguous() || ops::eager_threads(n) > 1) return std::nullopt;
   ops::LoopFn fn = loop_for(op, t);
   if (!fn) return std::nullopt;
   const InnerReduceFn inner = inner_for(op, t);
@@ -459,7 +459,7 @@ ndarray reduce_c_order(OpId op_in, const ndarray& a, const ReduceOptions& opts) 
     int flags = 0;
     if (init) res.fill(*init);
     std::byte* out0 = res.data();
-    int nt = ops::threads_for(nout * nred);
+    int nt = ops::eager_threads(nout * nred);
 
     if (inner_reduced) {
       // Per output element: initialise with the initial value or the first element, then

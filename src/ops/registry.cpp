@@ -180,6 +180,17 @@ int threads_for(int64_t n, int64_t cost) {
   return static_cast<int>(std::min<int64_t>(t, by_work));
 }
 
+// Note [memory-bound threads]
+// An eager loop of cost 1 (Note [elementwise cost]: copies, add, compares, integer ops, the
+// sum or maximum of an array) streams memory with one cheap instruction per element, and two
+// cores share one memory bus: a second thread gains little, while waking it costs tens of
+// microseconds, and much more when the other core runs another process (a 300,000-element
+// float64 add took 80 us on two threads and 47 us on one; NumPy, 43 us; a 3M-element add
+// was no faster on two). Such loops count an eighth of a unit per element, so they split
+// only from 2M elements at the default threshold. Fused kernels keep their own work
+// estimate (threads_for through npk::threads_for).
+int eager_threads(int64_t n, int64_t cost) { return threads_for(cost <= 1 ? n / 8 : n, cost); }
+
 // Note [elementwise cost]
 // An element of a float loop counts as eight units of work (Note [parallel threshold]) when
 // it calls a function, two for a division or square root (one vector instruction of a few
@@ -350,7 +361,7 @@ int run_elementwise(LoopFn fn, int nops, std::byte* const* ptrs, const std::vect
   int64_t total = 1;
   for (int64_t d : g.shape) total *= d;
   const int64_t outer = g.shape.empty() ? 1 : g.shape[0];
-  int nt = g.shape.empty() ? 1 : threads_for(total, cost);
+  int nt = g.shape.empty() ? 1 : eager_threads(total, cost);
   if (nt > outer) nt = static_cast<int>(outer);
   if (nt <= 1) {
     if (check_fpe) clear_fpe();
