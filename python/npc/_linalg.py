@@ -101,9 +101,10 @@ def _dot(a, b):
     Note [NumPy's product paths] in src/ops/matmul.cpp) and its errors "in dot"."""
     if a.ndim <= 2 and b.ndim <= 2:
         return _linalg_call("dot", a, b)
-    if not (_core._is_traced(a) or _core._is_traced(b)) and _np.promote_types(a.dtype, b.dtype) in _BLAS_KINDS:
+    # Traced too: an N-D dot node (Note [N-D dot in traces] in csrc/bind_linalg.cpp).
+    if _np.promote_types(a.dtype, b.dtype) in _BLAS_KINDS:
         return _linalg_call("dot", a, b)
-    # Traced, or an exact dtype (any order of its sums gives the same bits): one matmul.
+    # An exact dtype (any order of its sums gives the same bits): one matmul.
     ka = a.shape[-1]
     if b.ndim <= 2:
         return _mm(a.reshape(-1, ka), b, "dot").reshape(a.shape[:-1] + b.shape[1:])
@@ -270,7 +271,7 @@ def inner(a, b, /):
     k = a.shape[-1]
     if a.ndim <= 2 and b.ndim <= 2:  # numpy.inner is numpy.dot(a, b.T) (its last two axes swapped)
         return _result(_linalg_call("dot", a, b.T if b.ndim == 2 else b))
-    if not (_core._is_traced(a) or _core._is_traced(b)) and _np.promote_types(a.dtype, b.dtype) in _BLAS_KINDS:
+    if _np.promote_types(a.dtype, b.dtype) in _BLAS_KINDS:  # traced too: Note [N-D dot in traces]
         return _result(_linalg_call("dot", a, b.swapaxes(-1, -2) if b.ndim >= 2 else b))
     r = _mm(a.reshape(-1, k), b.reshape(-1, k).T, "dot")
     return _result(r.reshape(a.shape[:-1] + b.shape[:-1]))

@@ -31,6 +31,9 @@ bool reduce_supported(OpId op, DType t);
 /// Where NumPy rounds a float16 sum or product to float16 (Note [float16 reductions]).
 enum class HalfRounding { Once, EveryStep, PerInnerRun };
 HalfRounding half_rounding(NodeRef n);
+/// The reduced axes of a float sum that NumPy adds as one pairwise run, outermost first
+/// (Note [one pairwise run] in lower_reduce.cpp); empty when it does not.
+std::vector<int> single_run_axes(NodeRef n);
 
 // Note [small reductions]: reduction loops of at most kUnrollExtent iterations and
 // kUnrollStmts statements once unrolled are unrolled.

@@ -22,7 +22,9 @@
 // Static runs below 8 are unrolled in order (Note [small reductions]); runtime lengths take
 // the pairwise loop at any length, so a retrace at a new size keeps NumPy's association.
 //
-// Other float sums (over several axes, outer axes, or a transposed view) are deterministic
+// A sum over several axes that NumPy adds as one run (its iterator merges them: x.sum() of a
+// contiguous 2-D array) is the same pairwise loop over a merged index (Note [one pairwise
+// run]). Other float sums (over several axes, outer axes, or a transposed view) are deterministic
 // for a given build and accurate: the innermost reduced loop runs in blocks (256 elements
 // for float32, 2048 for float64), each summed in SIMD lanes (an omp simd reduction), and
 // the block sums are added in order, so the error grows with the number of blocks, not the
@@ -114,6 +116,144 @@ static bool steps_backwards(NodeRef n, int axis) {
   }
 }
 
+// Note [one pairwise run]
+// NumPy's reduction iterator orders the operand's axes by their strides (largest outside,
+// compared by magnitude, size-1 axes dropped) and merges neighbours whose strides chain
+// (outer stride == inner stride * inner extent, signs included: a reversed axis is walked
+// in its own order, never flipped). When the reduced axes are the innermost ones of that
+// order and merge into one, each output is `out + pairwise_sum(run)` over the merged run,
+// at any length: x.sum() of a C- or F-contiguous array, x.sum(axis=(1, 2)) of a C-ordered
+// one, np.mean(x) are NumPy's 1-D pairwise sum of the data in memory order (measured with
+// NumPy 2.5 up to 10^6 elements, float16/32/64). A full reduction whose axes do not merge
+// (a slice, a reversed or stepped view) is copied into NumPy's buffer first: up to its 8192
+// elements it is one run over the buffer, in the iterator's axis order. Such a reduction
+// is lowered as one LaneReduce::Pairwise loop over a merged index (Note [summation]), the
+// axis indices recovered by division (they cancel in the offset of a contiguous operand).
+// Other multi-axis float sums keep their runs (Note [runs of a multi-axis sum]).
+// The layout is what the graph says: arguments and their views (slices, transposes,
+// strided views, broadcasts), computed values C-ordered (NumPy may lay out the result of an
+// elementwise op on a transposed argument in that argument's memory order, docs/fusion.md,
+// known gaps). Symbolic extents are taken for computed values, arguments and their
+// transposes only (their strides chain whatever the sizes); a buffered run needs static ones.
+
+// Element strides of `n` as NumPy holds it (Note [one pairwise run]); symbolic extents
+// count as 3 (only where the order of the strides does not depend on them). False when
+// unknown.
+static bool numpy_strides(NodeRef n, std::vector<int64_t>& st, bool& symbolic) {
+  const int nd = n->ndim();
+  auto ext = [&](const Dim& d) {
+    if (d.is_static()) return d.value();
+    symbolic = true;
+    return int64_t{3};
+  };
+  st.assign(nd, 0);
+  if (n->kind != NodeKind::View) {
+    int64_t c = 1;
+    for (int d = nd - 1; d >= 0; --d) {
+      st[d] = c;
+      c *= std::max<int64_t>(ext(n->shape[d]), 1);
+    }
+    return true;
+  }
+  NodeRef src = n->args[0];
+  std::vector<int64_t> s;
+  if (n->view_kind() == ViewKind::Strided) {
+    if (src->kind == NodeKind::View) return false;
+    for (int d = 0; d < nd; ++d) st[d] = n->params.at(2 + d);
+    for (auto& d : n->shape) ext(d);
+    for (auto& d : src->shape) ext(d);
+    return !symbolic;
+  }
+  if (!numpy_strides(src, s, symbolic)) return false;
+  switch (n->view_kind()) {
+    case ViewKind::Permute:
+      for (int k = 0; k < nd; ++k) st[k] = s.at(n->params[1 + k]);
+      return true;
+    case ViewKind::Slice:
+      if (symbolic || src->ndim() != nd) return false;
+      for (int d = 0; d < nd; ++d) st[d] = s[d] * n->params[2 + 2 * d];
+      return true;
+    case ViewKind::Component:
+      for (int d = 0; d < nd; ++d) st[d] = 2 * s[d];
+      return !symbolic;
+    case ViewKind::Broadcast: {
+      if (symbolic) return false;
+      const int lead = nd - src->ndim();
+      for (int j = 0; j < src->ndim(); ++j)
+        st[lead + j] = src->shape[j].is_static() && src->shape[j].value() == 1 ? 0 : s[j];
+      return true;
+    }
+    case ViewKind::Reshape: {  // a view of a C-contiguous source (NumPy copies others)
+      // Size-1 axes inserted or removed: the other axes keep their strides.
+      auto one = [](const Dim& d) { return d.is_static() && d.value() == 1; };
+      std::vector<int> a, b;
+      for (int d = 0; d < src->ndim(); ++d) if (!one(src->shape[d])) a.push_back(d);
+      for (int d = 0; d < nd; ++d) if (!one(n->shape[d])) b.push_back(d);
+      bool same = a.size() == b.size();
+      for (size_t i = 0; same && i < a.size(); ++i) same = src->shape[a[i]] == n->shape[b[i]];
+      if (same) {
+        for (size_t i = 0; i < a.size(); ++i) st[b[i]] = s[a[i]];
+        return true;
+      }
+      if (symbolic) return false;
+      for (auto& d : n->shape)
+        if (!d.is_static()) return false;
+      int64_t c = 1;
+      for (int d = src->ndim() - 1; d >= 0; --d) {
+        const int64_t e = src->shape[d].value();
+        if (e != 1 && s[d] != c) return false;
+        c *= e;
+      }
+      c = 1;
+      for (int d = nd - 1; d >= 0; --d) {
+        st[d] = c;
+        c *= std::max<int64_t>(n->shape[d].value(), 1);
+      }
+      return true;
+    }
+    default: return false;
+  }
+}
+
+// The reduced axes of Reduce `n`, outermost first, when NumPy adds them as one pairwise run
+// per output (Note [one pairwise run]); empty otherwise. Float sums over two or more axes.
+std::vector<int> single_run_axes(NodeRef n) {
+  if (n->kind != NodeKind::Reduce || n->op != OpId::add || kind(n->dtype) != Kind::Float) return {};
+  if (n->params.size() < 3) return {};
+  NodeRef src = n->args[0];
+  const std::set<int64_t> axes(n->params.begin() + 1, n->params.end());
+  std::vector<int64_t> st;
+  bool symbolic = false;
+  if (!numpy_strides(src, st, symbolic)) return {};
+  std::vector<int> order;  // non-size-1 axes, largest stride first
+  int64_t total = 1;
+  for (int d = 0; d < src->ndim(); ++d) {
+    const Dim& dim = src->shape[d];
+    if (dim.is_static() && dim.value() == 0 && axes.count(d)) return {};
+    if (dim.is_static() && dim.value() == 1) continue;
+    if (st[d] == 0) return {};
+    order.push_back(d);
+    total *= dim.is_static() ? dim.value() : 1;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return std::abs(st[a]) > std::abs(st[b]); });
+  for (size_t k = 1; k < order.size(); ++k)
+    if (std::abs(st[order[k - 1]]) == std::abs(st[order[k]])) return {};
+  size_t first = order.size();
+  while (first > 0 && axes.count(order[first - 1])) --first;
+  for (size_t k = 0; k < first; ++k)
+    if (axes.count(order[k])) return {};  // a kept axis inside the reduced ones
+  std::vector<int> run(order.begin() + static_cast<std::ptrdiff_t>(first), order.end());
+  bool chained = true;
+  for (size_t k = 1; k < run.size(); ++k) {
+    const Dim& inner = src->shape[run[k]];
+    chained = chained && st[run[k - 1]] == st[run[k]] * (inner.is_static() ? inner.value() : 3);
+  }
+  if (chained) return run;
+  // Not merged: one buffer of NumPy's iterator holds the whole operand.
+  if (first == 0 && !symbolic && total <= 8192) return run;
+  return {};
+}
+
 // Note [float16 reductions]
 // NumPy's float16 add and multiply loops compute in float and round every result to float16;
 // a reduce loop (the inner loop walks a reduced axis, the output stays put) accumulates its
@@ -132,6 +272,7 @@ static bool steps_backwards(NodeRef n, int axis) {
 HalfRounding half_rounding(NodeRef n) {
   if (n->kind != NodeKind::Reduce || n->dtype != DType::Float16 || (n->op != OpId::add && n->op != OpId::multiply))
     return HalfRounding::Once;
+  if (!single_run_axes(n).empty()) return HalfRounding::Once;  // Note [one pairwise run]
   NodeRef src = n->args[0];
   const std::set<int64_t> axes(n->params.begin() + 1, n->params.end());
   std::vector<bool> reduced;  // per axis of a size other than 1, in order
@@ -344,6 +485,10 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
   if (!reduce_supported(n->op, n->dtype)) throw CodegenError("unsupported reduction");
   std::vector<std::string> rvars;
   std::vector<Lin> sidx = reduced_index(src, idx, axes, keepdims, rvars);
+  // Note [one pairwise run]: one loop over the merged index of the run's axes.
+  const std::vector<int> run_axes = single_run_axes(n);
+  const bool merged = !run_axes.empty();
+  if (merged) rvars.resize(1);
   int lv = placement(idx, n, false);
   DType t = n->dtype;
   // float16 accumulates in float and rounds where NumPy rounds (Note [float16 reductions]).
@@ -394,13 +539,13 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
   // Long float32 sums add their blocks in double (Note [summation]).
   int64_t last_ext = axes.empty() ? 1 : static_extent(src->shape[*axes.rbegin()]);
   // Outer-axis sums (Note [outer-axis sums]) add in the result dtype, as NumPy's rows do.
-  const bool outer_only = float_add && !axes.empty() && !axes.count(src->ndim() - 1);
+  const bool outer_only = float_add && !axes.empty() && !axes.count(src->ndim() - 1) && !merged;
   // Note [summation]: NumPy's pairwise order for a sum over the last axis alone, when that axis
   // is the memory-innermost one of NumPy's iteration (a reduce loop over it) and has 8 or
   // more elements (or a runtime count; fewer static ones are unrolled in order below).
-  const bool pairwise = float_add && axes.size() == 1 && *axes.begin() == src->ndim() - 1 &&
-                        memory_inner_axis(src) == src->ndim() - 1 && half_rounding(n) == HalfRounding::Once &&
-                        (last_ext < 0 || last_ext >= 8);
+  const bool pairwise = merged || (float_add && axes.size() == 1 && *axes.begin() == src->ndim() - 1 &&
+                                   memory_inner_axis(src) == src->ndim() - 1 &&
+                                   half_rounding(n) == HalfRounding::Once && (last_ext < 0 || last_ext >= 8));
   bool wide_acc = float_add && t == DType::Float32 && (last_ext < 0 || last_ext > 256) && !outer_only && !pairwise;
   {
     Stmt s{Stmt::K::Decl};
@@ -430,6 +575,16 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
   stack_.resize(lv + 1);
   std::vector<int> reduced;
   for (int d = 0; d < src->ndim(); ++d) if (axes.count(d)) reduced.push_back(d);
+  std::vector<Lin> rext;  // the extent of each reduction loop
+  if (merged) {
+    Lin total = Lin::constant(1);
+    for (int d : run_axes)
+      total = src->shape[d].is_static() ? total.scaled(src->shape[d].value())
+                                        : total.times_atom("sym[" + std::to_string(src->shape[d].symbol()) + "]");
+    rext.push_back(total);
+  } else {
+    for (int d : reduced) rext.push_back(dim_lin(src->shape[d]));
+  }
   std::vector<Scope*> rscopes;
   std::string part;
   bool blocked = false;
@@ -440,10 +595,40 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
     rscopes.push_back(stack_.back());
     level_[rvars[i]] = static_cast<int>(stack_.size()) - 1;
   }
+  if (merged) {
+    // The run's axis indices from the merged one, innermost first: i = q % e, q = q / e.
+    const int rl = static_cast<int>(stack_.size()) - 1;
+    for (int d : reduced) sidx[d] = Lin::constant(0);  // size-1 axes
+    Lin q = Lin::atom(rvars[0]);
+    for (size_t k = run_axes.size(); k-- > 1;) {
+      const Dim& e = src->shape[run_axes[k]];
+      Val qn;
+      if (e.is_static()) {
+        Expr div{Expr::K::Index, DType::Int64};
+        div.index = q;
+        div.params = {e.value()};
+        qn = let(DType::Int64, div, rl);
+        sidx[run_axes[k]] = q + Lin::atom(qn.text, -e.value());
+      } else {
+        const std::string sym = "sym[" + std::to_string(e.symbol()) + "]";
+        Expr qe{Expr::K::Index, DType::Int64}, se{Expr::K::Index, DType::Int64};
+        qe.index = q;
+        se.index = Lin::atom(sym);
+        Expr div{Expr::K::Apply, DType::Int64};
+        div.op = OpId::floor_divide;
+        div.in = DType::Int64;
+        div.args = {let(DType::Int64, qe, rl), let(DType::Int64, se, 0)};
+        qn = let(DType::Int64, div, rl);
+        sidx[run_axes[k]] = q + Lin::atom(qn.text).times_atom(sym).scaled(-1);
+      }
+      q = Lin::atom(qn.text);
+    }
+    sidx[run_axes[0]] = q;
+  }
   // Body.
   Val v = value(src, sidx);
   std::string target = acc;
-  int64_t inner_ext = static_extent(src->shape[reduced.back()]);
+  int64_t inner_ext = merged ? (rext[0].is_const() ? rext[0].c : -1) : static_extent(src->shape[reduced.back()]);
   // Note [outer-axis sums]: a float sum over outer axes only (the last axis kept) is a
   // running sum per output element in NumPy (it adds whole rows into the output in order).
   // Within blocks of NumPy's buffer size (8192) npc adds in that order too (no SIMD lanes),
@@ -515,7 +700,7 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
   // Close loops from the inside out: the body of loop i is scope i's statements + loop i+1.
   Block inner = std::move(stack_.back()->stmts);
   for (int i = static_cast<int>(rvars.size()) - 1; i >= 0; --i) {
-    Lin hi = dim_lin(src->shape[reduced[i]]);
+    Lin hi = rext[i];
     bool innermost = i == static_cast<int>(rvars.size()) - 1;
     Stmt loop{Stmt::K::For};
     loop.var = rvars[i];

@@ -200,6 +200,20 @@ def test_warnings_of_a_trace_retraced_with_static_floats_are_shown_once(backend)
     check(masked_cast_with_a_float_argument, (x, 0.5), (x, 0.5), (x, 0.25), backend=backend)
 
 
+def complex_astype_then_int_fill(a, s):
+    a.astype(np.uint16)  # ComplexWarning
+    a[...] = s
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_warnings_of_a_trace_retraced_with_static_ints_are_shown_once(backend):
+    # A new int value makes it a runtime int; the trace raises with it, so the function is
+    # traced again with it static: the first attempt's ComplexWarning is dropped, the
+    # retrace's shown (fuzzer seed 800072 warned twice on the second call).
+    check(complex_astype_then_int_fill, (np.array(1 + 0j), 2), (np.array(1 + 0j), 3), (np.array(2 + 0j), 4),
+          backend=backend)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_cast_of_a_masked_write_at_a_break_warns(backend):
     def f(a):

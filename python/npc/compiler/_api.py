@@ -25,7 +25,8 @@ from .._config import config
 from . import _logs
 from . import _repro
 from ._breaks import _annotate, _run_outside
-from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _RuntimeInt, _StaticUse, _marked, _recording_warnings,
+from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _RuntimeInt, _StaticUse, _TraceAgain, _marked,
+                       _recording_warnings,
                        _show_deferred,
                        _python_warnings, _replay_warnings, _sentinel,
                        _sentinel_index)
@@ -1011,7 +1012,7 @@ class CompiledFunction:
         _logs.log("output_code", "%s: debug files in %s", self._name, d)
 
 
-class _Retrace(Exception):
+class _Retrace(_TraceAgain):
     """Trace again with the float arguments at `paths` and the int arguments at `ints` static
     (Note [runtime scalars], Note [runtime ints]); `tentative`: the ints only if that trace
     succeeds."""

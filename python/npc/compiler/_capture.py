@@ -28,6 +28,11 @@ class _StaticUse(Exception):
     pass
 
 
+class _TraceAgain(Exception):
+    """Base of the compiler's request to trace again (_api._Retrace): the warnings of the
+    abandoned trace are dropped, the new trace shows its own (Note [warnings of traced Python])."""
+
+
 # Exceptions after which the operations recorded so far are not run (an error of a segment
 # run itself, a retrace): see the exception handling of _trace_once.
 _NO_FLUSH = (FloatingPointError, Warning, _StaticUse, _core._StaticScalar, _core._GraphBreak)
@@ -771,8 +776,10 @@ def _recording_warnings():
             try:
                 yield recorded
                 ok = True
-            except (_StaticUse, _core._StaticScalar):
-                retrace = True  # traced again: its warnings come from that trace
+            except (_StaticUse, _core._StaticScalar, _TraceAgain):
+                # Traced again (a runtime int made static after an exception too): the
+                # warnings come from that trace.
+                retrace = True
                 raise
             finally:
                 recorded.extend((w.message, w.category, w.filename, w.lineno, getattr(w, "_npc_compiled", False))

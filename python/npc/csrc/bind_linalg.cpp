@@ -75,6 +75,40 @@ py::object traced_matmul(const ndarray& a, const ndarray& b, const std::string& 
   return wrap(c->new_value(g.prim(OpId::matmul, args, t, std::move(out), params), std::move(hint)));
 }
 
+// Note [N-D dot in traces]
+// numpy.dot with an operand of more than two dimensions (and numpy.inner, which is dot(a,
+// b.swapaxes(-1, -2)) there) is not a matmul: NumPy computes every output element as its
+// own vector dot over a's last axis and b's second-to-last (PyArray_MatrixProduct2, the
+// dtype's dot loop: BLAS dotu or a plain loop by strides), while a 2-D matmul of the
+// reshaped operands runs a BLAS gemm or the complex product in another order; the
+// non-finite combinations differ (nan+infj against nan+nanj). A traced N-D dot is recorded
+// as a Prim matmul node with params {1} and dot's result shape, a.shape[:-1] +
+// b.shape[:-2] + b.shape[-1:]; the node runs npc::dot (eager npc's routine) on the
+// operands as views, in both backends (ir::run_node_eagerly, Note [library calls]).
+py::object traced_dot(const ndarray& a, const ndarray& b) {
+  tracer::Context* c = tracer::current();
+  if (!c || !(a.is_traced() || b.is_traced()) || a.ndim() == 0 || b.ndim() == 0) return py::none();
+  if (a.ndim() <= 2 && b.ndim() <= 2) return traced_matmul(a, b, "dot");
+  ir::NodeRef na = c->node_of(a), nb = c->node_of(b);
+  const ir::SymShape &sa = na->shape, &sb = nb->shape;
+  const bool vb = sb.size() == 1;
+  if (!(sa.back() == (vb ? sb[0] : sb[sb.size() - 2]))) return py::none();
+  const Shape &ha = a.shape(), &hb = b.shape();
+  ir::SymShape out(sa.begin(), sa.end() - 1);
+  Shape hint(ha.begin(), ha.end() - 1);
+  if (!vb) {
+    out.insert(out.end(), sb.begin(), sb.end() - 2);
+    out.push_back(sb.back());
+    hint.insert(hint.end(), hb.begin(), hb.end() - 2);
+    hint.push_back(hb.back());
+  }
+  const DType t = promote_types(a.dtype(), b.dtype());
+  ir::Graph& g = c->graph();
+  std::vector<ir::NodeRef> args{g.cast(na, t), g.cast(nb, t)};
+  const std::vector<int64_t> params{1};
+  return wrap(c->new_value(g.prim(OpId::matmul, args, t, std::move(out), params), std::move(hint)));
+}
+
 // The floating-point flags of the product just computed, reported as NumPy names them
 // ("matmul", "dot"), or dropped for `where` "" (Note [product FP errors] in _linalg.py).
 void report_product_flags(const std::string& where) {
@@ -199,7 +233,7 @@ void bind_linalg(py::module_& m) {
        }},
       {"dot", +[](py::args& x) -> py::object {
          if (tracer::current())
-           if (py::object t = traced_matmul(arr(x[1]), arr(x[2]), "dot"); !t.is_none()) return t;
+           if (py::object t = traced_dot(arr(x[1]), arr(x[2])); !t.is_none()) return t;
          ndarray r = dot(arr(x[1]), arr(x[2]));
          report_product_flags("dot");
          return wrap(std::move(r));
