@@ -1,6 +1,7 @@
 #pragma once
 // Recording: the trace context that the op hooks write into, buffers (aliasing and
 // functionalized writes), graph breaks (segments) and runtime scalars.
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -431,5 +432,8 @@ extern std::function<void(const std::function<void()>& wait)> g_blocking;
 // Whether this thread runs a segment in the background: the segment runner leaves the
 // floating-point errors of its kernels pending (the tracing thread reports them).
 bool in_background_segment();
+// -1: steps run in the background when a CPU is idle (the default), 0: never, 1: always
+// (NPC_BACKGROUND_SEGMENTS; Note [segments in the background] in trace_segments.cpp).
+extern std::atomic<int> g_background_segments;
 
 }  // namespace npc::tracer

@@ -1,6 +1,7 @@
 // Segments of a trace: graph breaks, cuts at the node budget (loops), the buffers live across
 // them, realization, the outputs of a trace and its plan. See trace.hpp.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -92,18 +93,26 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs, bool
 // functions with graph breaks, and the last segment. While it waits, the thread gives the
 // GIL up (the step may need it: warnings of the compiler; the backend's settings are read on
 // the tracing thread before the step starts). The step's thread also prunes the segment's
-// graph (dce) and frees the traced one. With one CPU (the process's affinity) there is nothing
-// to overlap, and every segment runs on the tracing thread; NPC_BACKGROUND_SEGMENTS=0 or 1
-// decides instead. On a machine whose CPUs are all busy the overlap gains nothing, and the
-// handing over costs a little (about 5-10% more CPU time for a loop of scalar statements).
+// graph (dce) and frees the traced one. The overlap needs a CPU nobody else uses: on a
+// machine whose CPUs are busy the two threads share what the process gets, and the handing
+// over costs (seidel_2d's first call took 10-20% longer at a load average of 5 on 2 CPUs,
+// where its tracing thread's CPU time halved). So a step runs in the background only when the
+// process may use two CPUs or more (its affinity) and the load average of the last minute
+// leaves one idle; NPC_BACKGROUND_SEGMENTS=0 or 1 decides instead.
+std::atomic<int> g_background_segments{[] {
+  const char* e = std::getenv("NPC_BACKGROUND_SEGMENTS");
+  return e && *e ? (std::string(e) != "0" ? 1 : 0) : -1;
+}()};
+
 bool Context::background_segments() {
-  static const bool on = [] {
-    if (const char* e = std::getenv("NPC_BACKGROUND_SEGMENTS"); e && *e) return std::string(e) != "0";
+  if (const int forced = g_background_segments.load(std::memory_order_relaxed); forced >= 0) return forced == 1;
+  static const int ncpu = [] {
     cpu_set_t cpus;
     CPU_ZERO(&cpus);
-    return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) >= 2;
+    return sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
   }();
-  return on;
+  double load = 0;
+  return ncpu >= 2 && getloadavg(&load, 1) == 1 && load <= ncpu - 1;
 }
 
 std::vector<ndarray> Context::run_in_background(std::shared_ptr<ir::Graph> g, std::vector<Scalar> scalars) {

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import npc
-from npc import compiler
+from npc import _core, compiler
 
 from _compile_diff import BACKENDS, assert_same_as_numpy, check
 
@@ -16,10 +16,14 @@ from _compile_diff import BACKENDS, assert_same_as_numpy, check
 @pytest.fixture(autouse=True)
 def _fresh(tmp_path_factory):
     cache = str(tmp_path_factory.getbasetemp() / "npc-cache-background-segments")
-    with npc.config.patch(codegen_errors="raise", cache_dir=cache, segment_nodes=20):
-        compiler.reset()
-        yield
-        compiler.reset()
+    prev = _core._background_segments(1)  # whatever the load of the machine
+    try:
+        with npc.config.patch(codegen_errors="raise", cache_dir=cache, segment_nodes=20):
+            compiler.reset()
+            yield
+            compiler.reset()
+    finally:
+        _core._background_segments(prev)
 
 
 def rows(a):
