@@ -432,8 +432,8 @@ extern std::function<void(const std::function<void()>& wait)> g_blocking;
 // Whether this thread runs a segment in the background: the segment runner leaves the
 // floating-point errors of its kernels pending (the tracing thread reports them).
 bool in_background_segment();
-// -1: steps run in the background when a CPU is idle (the default), 0: never, 1: always
-// (NPC_BACKGROUND_SEGMENTS; Note [segments in the background] in trace_segments.cpp).
+// 0: steps run on the tracing thread (the default), 1: in the background
+// (NPC_BACKGROUND_SEGMENTS=1; Note [segments in the background] in trace_segments.cpp).
 extern std::atomic<int> g_background_segments;
 
 }  // namespace npc::tracer

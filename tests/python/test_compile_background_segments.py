@@ -16,7 +16,7 @@ from _compile_diff import BACKENDS, assert_same_as_numpy, check
 @pytest.fixture(autouse=True)
 def _fresh(tmp_path_factory):
     cache = str(tmp_path_factory.getbasetemp() / "npc-cache-background-segments")
-    prev = _core._background_segments(1)  # whatever the load of the machine
+    prev = _core._background_segments(1)  # as NPC_BACKGROUND_SEGMENTS=1 does
     try:
         with npc.config.patch(codegen_errors="raise", cache_dir=cache, segment_nodes=20):
             compiler.reset()

@@ -739,7 +739,7 @@ void bind_tracer(py::module_& m) {
   });
   m.def("_set_fullgraph", [](bool on) { tracer::g_fullgraph = on; });
   m.def("_background_segments", [](int mode) { return tracer::g_background_segments.exchange(mode); },
-        "-1: steps of cut traces run in the background when a CPU is idle, 0: never, 1: always; "
+        "0: steps of cut traces run on the tracing thread (the default), 1: on a thread of their own; "
         "returns the previous mode (Note [segments in the background])");
   // Note [segments in the background] in src/tracer/trace_segments.cpp: waits give the GIL up.
   tracer::g_blocking = [](const std::function<void()>& wait) {
