@@ -14,9 +14,11 @@ thread_local bool g_fullgraph = false;
 thread_local bool g_scalar_math = false;
 std::function<std::string(const std::string&)> g_break_annotator;
 std::function<std::pair<uint64_t, uint64_t>()> g_position;
+std::function<void(const std::function<void()>&)> g_blocking;
 
 namespace {
 thread_local Context* t_current = nullptr;
+thread_local bool t_background = false;
 std::atomic<uint64_t> g_next_id{1};
 }  // namespace
 
@@ -40,6 +42,17 @@ Suspend::Suspend() : prev_(t_current) { t_current = nullptr; }
 Suspend::~Suspend() { t_current = prev_; }
 
 Context::Context() : id_(g_next_id++), graph_(std::make_unique<ir::Graph>()) { install_hooks(); }
-Context::~Context() = default;
+Context::~Context() {
+  if (background_) background_->join();  // its error, if any, is dropped with the trace
+}
+
+bool in_background_segment() { return t_background; }
+void set_background_segment() { t_background = true; }
+
+void Context::BackgroundStep::join() {
+  if (!thread.joinable()) return;
+  if (g_blocking) g_blocking([this] { thread.join(); });
+  else thread.join();
+}
 
 }  // namespace npc::tracer

@@ -1,6 +1,7 @@
 #pragma once
 // Recording: the trace context that the op hooks write into, buffers (aliasing and
 // functionalized writes), graph breaks (segments) and runtime scalars.
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -265,6 +266,15 @@ class Context {
   bool keep_raw_graphs = false;
   std::vector<int> ops_per_graph;
   SegmentRunner runner;
+  // Reports the floating-point errors pending on the calling thread (the binding layer's
+  // report; Note [segments in the background] in trace_segments.cpp).
+  std::function<void()> report_fp;
+  // Runs on the tracing thread before a segment starts in the background (the binding layer
+  // reads the backend's settings there).
+  std::function<void()> before_background;
+  // Waits for the segment running in the background, if any, and binds its results; its
+  // exception, if it raised, is rethrown (`rethrow`) or dropped.
+  void settle(bool rethrow = true);
   std::vector<Scalar> scalar_values;        // actual values of the runtime scalars
   int num_user_inputs = 0;
   // The segment input a traced argument (from add_input) is bound to.
@@ -284,8 +294,16 @@ class Context {
   std::optional<std::pair<size_t, std::vector<int64_t>>> inside_input(const ndarray& a) const;
   // A traced C-contiguous array standing for input array `a` bound to buffer `b`.
   ndarray traced_input(const ndarray& a, std::shared_ptr<Buffer> b);
-  // `unread`: the outputs whose values nobody reads (Note [unread outputs] in trace_segments.cpp).
-  std::vector<ndarray> run_segment(std::vector<ir::NodeRef> outputs, std::vector<int> unread = {});
+  // `unread`: the outputs whose values nobody reads (Note [unread outputs] in trace_segments.cpp);
+  // `background`: the step may run on another thread (Note [segments in the background]).
+  std::vector<ndarray> run_segment(std::vector<ir::NodeRef> outputs, std::vector<int> unread = {},
+                                   bool background = false);
+  // Note [segments in the background] in trace_segments.cpp: the step running on another
+  // thread, and the results of the step that ran last there (bound by settle()).
+  struct BackgroundStep;
+  std::unique_ptr<BackgroundStep> background_;
+  static bool background_segments();
+  std::vector<ndarray> run_in_background(std::shared_ptr<ir::Graph> traced, std::vector<Scalar> scalars);
   void start_segment();
   // Ends the segment and continues on a new graph: a graph break (`real`, recorded with
   // `reason`) or a cut at the node budget (Note [loops] in trace_segments.cpp).
@@ -410,5 +428,15 @@ extern std::function<std::string(const std::string&)> g_break_annotator;
 // and one of the innermost user frame and its line (0, 0 when unknown): Note [aligned cuts] in
 // trace_segments.cpp.
 extern std::function<std::pair<uint64_t, uint64_t>()> g_position;
+// Runs `wait` (a blocking wait for a segment running in the background) with the Python GIL
+// released when the calling thread holds it (the binding layer installs it; Note [segments in
+// the background] in trace_segments.cpp). Unset: `wait` runs as it is.
+extern std::function<void(const std::function<void()>& wait)> g_blocking;
+// Whether this thread runs a segment in the background: the segment runner leaves the
+// floating-point errors of its kernels pending (the tracing thread reports them).
+bool in_background_segment();
+// 0: steps run on the tracing thread (the default), 1: in the background
+// (NPC_BACKGROUND_SEGMENTS=1; Note [segments in the background] in trace_segments.cpp).
+extern std::atomic<int> g_background_segments;
 
 }  // namespace npc::tracer

@@ -1,9 +1,12 @@
 #pragma once
 // Internal to recording (trace.cpp, trace_inputs.cpp, trace_nodes.cpp, trace_segments.cpp,
 // trace_hooks.cpp, trace_index.cpp): what the files of the trace context share.
+#include <exception>
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "npc/indexing.hpp"
 #include "tracer/trace.hpp"
@@ -25,6 +28,24 @@ inline bool all_static(const ir::SymShape& s) {
     if (!d.is_static()) return false;
   return true;
 }
+
+// Note [segments in the background] in trace_segments.cpp: a step of a plan that runs (is
+// lowered, compiled and run) on a thread of its own while the trace goes on.
+struct Context::BackgroundStep {
+  std::thread thread;
+  int step = -1;                      // its index in the plan
+  std::shared_ptr<ir::Graph> graph;
+  std::vector<ndarray> inputs;        // the arrays bound to its inputs
+  std::vector<Scalar> scalars;
+  SegmentRun keep;                    // set by the thread: its graph and executable
+  std::vector<ndarray> outputs;       // set by the thread
+  std::vector<std::pair<int, std::string>> fp_errors;  // the errors its kernels raised
+  std::exception_ptr error;           // what it raised
+  void join();
+};
+
+// Marks the calling thread as one that runs a segment in the background.
+void set_background_segment();
 
 // The current context; throws when there is none (a traced array outside its npc.compile call).
 Context& ctx_or_throw();

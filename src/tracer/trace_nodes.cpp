@@ -68,7 +68,7 @@ std::optional<std::pair<size_t, std::vector<int64_t>>> Context::inside_input(con
   for (size_t i = 0; i < bound_.size() && i < input_buffers_.size(); ++i) {
     const ndarray& base = bound_[i];
     const Buffer& b = *input_buffers_[i];
-    if (!base.storage() || base.dtype() != a.dtype() || b.dtype != a.dtype() || !base.is_c_contiguous() ||
+    if (!base.storage() || base.storage()->is_placeholder() || base.dtype() != a.dtype() || b.dtype != a.dtype() || !base.is_c_contiguous() ||
         b.input != static_cast<int>(i) || !all_static(b.shape) || base.size() == 0)
       continue;
     const int64_t isz = static_cast<int64_t>(a.itemsize());

@@ -1,11 +1,15 @@
 // Segments of a trace: graph breaks, cuts at the node budget (loops), the buffers live across
 // them, realization, the outputs of a trace and its plan. See trace.hpp.
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
+#include "npc/fperror.hpp"
 #include "tracer/trace_internal.hpp"
 
 namespace npc::tracer {
@@ -20,7 +24,8 @@ void Context::start_segment() {
   benign_ = true;
 }
 
-std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs, std::vector<int> unread) {
+std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs, std::vector<int> unread, bool background) {
+  settle();  // Note [segments in the background]: the step before, whose results this one reads
   ir::Graph& g = *graph_;
   g.outputs = std::move(outputs);
   g.unread_outputs = std::move(unread);
@@ -40,15 +45,18 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs, std:
       ++ops_per_graph.back();
   if (ir::verify_enabled()) ir::verify(g, "trace");
   if (keep_raw_graphs) segment_graphs_raw.push_back(g.str());
-  auto pruned = std::make_shared<ir::Graph>(ir::run_pass(std::move(g), ir::dce, "dce"));
-  segment_graphs.push_back(pruned);
   std::vector<Scalar> scalars = scalar_values;
   // Note [values after a break] in trace_nodes.cpp.
   scalars.insert(scalars.end(), segment_scalars_.begin(), segment_scalars_.end());
-  std::vector<ndarray> out;
   const bool reusable = !breaks_.empty() || cuts_ > 0;
   // Note [loops]: the segments of a cut trace without breaks are the steps of its plan.
   const bool step = plan_ && breaks_.empty() && cuts_ > 0;
+  if (step && background && runner && background_segments() &&
+      std::none_of(g.nodes().begin(), g.nodes().end(), [](ir::NodeRef n) { return n->kind == ir::NodeKind::Call; }))
+    return run_in_background(std::make_shared<ir::Graph>(std::move(g)), std::move(scalars));
+  auto pruned = std::make_shared<ir::Graph>(ir::run_pass(std::move(g), ir::dce, "dce"));
+  segment_graphs.push_back(pruned);
+  std::vector<ndarray> out;
   SegmentRun keep;
   {
     Suspend s;
@@ -64,6 +72,104 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs, std:
   if (step) plan_->steps.push_back({std::move(keep), bound_src_, segment_scalars_, {}});
   last_graph_ = std::move(pruned);
   return out;
+}
+
+// Note [segments in the background]
+// Lowering a segment of a traced loop costs about as much as tracing it (Note [loops]), and
+// the two need not wait for each other: a step of a plan (a segment cut at the node budget,
+// with no graph break) starts on a thread of its own, and tracing goes on with the next
+// segment at once. Its results are bound to the next segment as stand-ins (arrays of their
+// shape and dtype with no memory, never read: traced code reads no values); settle() waits
+// for the step, binds its real results in their place (as end_segment binds a step's
+// results: C-contiguous, apart from the step's inputs) and reports the floating-point
+// errors of its kernels, or rethrows what it raised. The tracing thread settles before it
+// runs or starts another segment (so one step at most runs at a time, and steps run in
+// program order), before it needs a value (realize), at a graph break, when the trace
+// finishes, and when it ends abnormally (npc.compile's cleanup; the step's error is dropped
+// then). An error or warning of a step is thus reported at the next cut rather than at its
+// own, after a little more of the function's Python ran (a cut is no place in the program
+// either: it falls where the budget ran out). What stays on the tracing thread: segments
+// with host calls (numpy.random: their Python runs where the program is), segments of
+// functions with graph breaks, and the last segment. While it waits, the thread gives the
+// GIL up (the step may need it: warnings of the compiler; the backend's settings are read on
+// the tracing thread before the step starts). The step's thread also prunes the segment's
+// graph (dce) and frees the traced one. The overlap needs a CPU nobody else uses: on a
+// machine whose CPUs are busy the two threads share what the process gets, and the handing
+// over costs (seidel_2d's first call took 10-20% longer at a load average of 5 on 2 CPUs,
+// where its tracing thread's CPU time halved; on a quiet machine it took 8.0 s instead of
+// 12.3 s, while lu, cholesky and gramschmidt took 10-30% longer). Because it moves where
+// errors and warnings surface, and gains only for some loops on idle CPUs, it is off unless
+// NPC_BACKGROUND_SEGMENTS=1 (or npc._core._background_segments(1)) asks for it: a program's
+// behaviour does not depend on how busy the machine is.
+std::atomic<int> g_background_segments{[] {
+  const char* e = std::getenv("NPC_BACKGROUND_SEGMENTS");
+  return e && *e && std::string(e) != "0" ? 1 : 0;
+}()};
+
+bool Context::background_segments() { return g_background_segments.load(std::memory_order_relaxed) == 1; }
+
+std::vector<ndarray> Context::run_in_background(std::shared_ptr<ir::Graph> g, std::vector<Scalar> scalars) {
+  if (before_background) before_background();
+  // Stand-ins of the results (never read; settle() binds the real ones).
+  std::vector<int64_t> hints;
+  for (const ir::Symbol& s : g->symbols()) hints.push_back(s.hint);
+  std::vector<ndarray> out;
+  for (ir::NodeRef o : g->outputs) {
+    Shape shape = ir::concrete_shape(o->shape, hints);
+    Strides strides = contiguous_strides(shape, itemsize(o->dtype));
+    out.emplace_back(placeholder(), 0, o->dtype, std::move(shape), std::move(strides));
+  }
+  auto t = std::make_unique<BackgroundStep>();
+  t->step = static_cast<int>(plan_->steps.size());
+  plan_->steps.push_back({SegmentRun{}, bound_src_, segment_scalars_, {}});
+  t->inputs = bound_;
+  t->scalars = std::move(scalars);
+  BackgroundStep* raw = t.get();
+  // The thread also prunes the graph and frees the nodes the pruning dropped.
+  raw->thread = std::thread([raw, run = runner, traced = std::move(g)]() mutable {
+    set_background_segment();
+    try {
+      raw->graph = std::make_shared<ir::Graph>(ir::run_pass(std::move(*traced), ir::dce, "dce"));
+      traced.reset();
+      raw->outputs = run(raw->graph, raw->inputs, raw->scalars, true, &raw->keep);
+    } catch (...) {
+      raw->error = std::current_exception();
+    }
+    traced.reset();
+    raw->fp_errors = take_named_fp_flags();
+  });
+  background_ = std::move(t);
+  return out;
+}
+
+void Context::settle(bool rethrow) {
+  if (!background_) return;
+  std::unique_ptr<BackgroundStep> t = std::move(background_);
+  t->join();
+  if (plan_ && t->step < static_cast<int>(plan_->steps.size())) plan_->steps[static_cast<size_t>(t->step)].run = t->keep;
+  if (t->graph) {
+    segment_graphs.push_back(t->graph);
+    last_graph_ = t->graph;
+  }
+  if (t->error) {
+    if (rethrow) std::rethrow_exception(t->error);
+    return;
+  }
+  // As end_segment binds the results of a step that ran on this thread.
+  std::vector<std::optional<ndarray>> bound(t->outputs.size());
+  for (size_t i = 0; i < bound_.size() && i < bound_src_.size(); ++i) {
+    const Plan::Source& src = bound_src_[i];
+    if (src.kind != 1 || src.step != t->step) continue;
+    auto& v = bound.at(static_cast<size_t>(src.index));
+    if (!v) {
+      v = t->outputs.at(static_cast<size_t>(src.index));
+      if (!v->is_c_contiguous() || Plan::shares_storage(*v, t->inputs)) v = v->copy();
+    }
+    bound_[i] = *v;
+  }
+  if (!rethrow) return;
+  for (auto& [bit, where] : t->fp_errors) add_fp_report(bit, where);
+  if (report_fp) report_fp();
 }
 
 void Context::bind_top(const ndarray& a) {
@@ -168,7 +274,9 @@ bool Context::bind_from_inputs(const std::shared_ptr<Buffer>& sb) {
 // outputs after their last reader. A trace with a graph break keeps no plan (its Python runs
 // on every call anyway; its cut segments are found by structure).
 // What stays proportional to the trip count on the first call: tracing (the Python loop runs
-// once) and lowering (each segment's graph, never more than the budget at a time). A scalar
+// once) and lowering (each segment's graph, never more than the budget at a time; a step is
+// lowered and run on another thread while the next segment is traced, Note [segments in the
+// background]). A scalar
 // loop that realizes an element of an input per iteration keeps one segment (Note [reads of
 // unchanged inputs]); the graphs' texts (explain, last_graphs) are rendered only when read.
 // Note [aligned cuts]
@@ -252,7 +360,8 @@ void Context::end_segment(bool real, const std::string& reason) {
         constraints_.push_back({syms[k].input, syms[k].axis, -1, -1, syms[k].hint});
     }
   }
-  std::vector<ndarray> vals = run_segment(outs, std::move(unread));
+  std::vector<ndarray> vals = run_segment(outs, std::move(unread), !real);
+  const bool stand_ins = background_ != nullptr;  // Note [segments in the background]
   std::vector<ndarray> old_bound = std::move(bound_);
   std::vector<Plan::Source> old_src = std::move(bound_src_);
   const int step = plan_ ? static_cast<int>(plan_->steps.size()) - 1 : -1;
@@ -268,7 +377,7 @@ void Context::end_segment(bool real, const std::string& reason) {
     // layout): realize() hands out views of that very array, so that eager writes into a
     // realized value (an assignment the graph cannot express) reach its buffer.
     ndarray v = b.input >= 0 ? old_bound[b.input] : vals[out_of[i]];
-    if (b.input < 0 && (!v.is_c_contiguous() || Plan::shares_storage(v, old_bound))) v = v.copy();
+    if (b.input < 0 && !stand_ins && (!v.is_c_contiguous() || Plan::shares_storage(v, old_bound))) v = v.copy();
     bound_src_.push_back(b.input >= 0 ? old_src[b.input] : Plan::Source{1, out_of[i], step});
     b.input = static_cast<int>(bound_.size());
     b.shape = ir::static_shape(v.shape());
@@ -302,6 +411,7 @@ void Context::end_segment(bool real, const std::string& reason) {
 // that nothing but the context refers to (no traced array, view or operand in flight) is
 // dead at a break: it has been written back already, and nothing can read it again.
 ndarray Context::realize(const ndarray& a) {
+  settle();  // Note [segments in the background]
   TracedValue* tv = traced(a);
   if (!tv || tv->ctx_id != id_)
     throw ValueError("a traced array escaped the npc.compile call that created it (it has no value here)");

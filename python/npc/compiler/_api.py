@@ -766,6 +766,10 @@ class CompiledFunction:
                     with _recording_warnings() as py_warnings:
                         try:
                             result = fn(*targs, **tkwargs)
+                            # Note [segments in the background] in src/tracer/trace_segments.cpp:
+                            # the errors and warnings of the last cut's step come from the
+                            # function, as when it ran at the cut.
+                            ctx.settle()
                         except Exception as e:
                             if int_paths and not isinstance(e, (_StaticUse, _core._StaticScalar, _core._GraphBreak)):
                                 # With runtime ints: traced again with them static; the

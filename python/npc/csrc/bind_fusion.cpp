@@ -4,6 +4,7 @@
 
 #include "bindings.hpp"
 #include "npc/fusion.hpp"
+#include "tracer/trace.hpp"
 
 namespace npc::py_bind {
 
@@ -30,6 +31,10 @@ struct PyGraph {
 // Reads the fused backend's settings from npc.config (python/npc/_fusion.py registers them).
 void refresh_from_npc_config(fusion::Config& c) {
   if (!Py_IsInitialized()) return;
+  // A segment lowered in the background uses the settings the tracing thread read when it
+  // started it (Note [segments in the background] in src/tracer/trace_segments.cpp): it does
+  // not wait for the GIL.
+  if (tracer::in_background_segment()) return;
   AcquireGil gil;
   try {
     py::object cfg = py::module_::import("npc._config").attr("config");

@@ -262,6 +262,7 @@ std::vector<ndarray> run_segment_cached(const std::shared_ptr<ir::Graph>& shared
     if (exe) {
       if (keep) *keep = {found, exe};
       if (reused) ++*reused;
+      if (tracer::in_background_segment()) return run_collecting_fp(exe, ir::RunArgs{in, sc});
       return run_reporting_fp(exe, ir::RunArgs{in, sc});
     }
   }
@@ -278,7 +279,9 @@ std::vector<ndarray> run_segment_cached(const std::shared_ptr<ir::Graph>& shared
     g_segments[h].push_back({backend, shared, exe});
     ++g_segment_count;
   }
-  report_compiled_fp();  // once the segment is cached: an error raised here keeps it
+  // Once the segment is cached: an error raised here keeps it. (A segment running in the
+  // background leaves its errors to the tracing thread: Note [segments in the background].)
+  if (!tracer::in_background_segment()) report_compiled_fp();
   return out;
 }
 
@@ -436,6 +439,8 @@ void bind_tracer(py::module_& m) {
              auto c = std::make_unique<tracer::Context>();
              // Segments of functions with graph breaks run through the same backend choice.
              c->runner = SegmentRunner{backend, std::make_shared<LastGraph>(), &c->segments_reused};
+             c->report_fp = [] { report_compiled_fp(); };
+             c->before_background = [] { fusion::current_config(); };
              return c;
            }),
            py::arg("backend") = "eager")
@@ -467,6 +472,8 @@ void bind_tracer(py::module_& m) {
         auto v = c.output_view(a);
         return v ? py::cast(std::move(*v)) : py::none();
       })
+      .def("settle", [](tracer::Context& c) { c.settle(); },
+           "waits for the segment running in the background (Note [segments in the background])")
       .def("finish", [](tracer::Context& c, py::handle outs) {
         return wrap_all(c.finish(to_arrays(outs)));
       })
@@ -583,7 +590,13 @@ void bind_tracer(py::module_& m) {
     if (!writeable) py::detail::array_proxy(r.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
     return r;
   });
-  m.def("_deactivate_trace", [] { tracer::set_current(nullptr); });
+  m.def("_deactivate_trace", [] {
+    // A step still running in the background (the trace ended by an exception) finishes
+    // before anything else runs; its error goes with the trace (Note [segments in the
+    // background] in src/tracer/trace_segments.cpp).
+    if (tracer::Context* c = tracer::current()) c->settle(false);
+    tracer::set_current(nullptr);
+  });
   m.def("_realize", [](PyArray& a) { a.realize(); });
   m.def("_is_traced", [](const PyArray& a) { return a.is_traced(); });
   // Note [scalar results] in src/tracer/trace.hpp.
@@ -725,6 +738,18 @@ void bind_tracer(py::module_& m) {
     };
   });
   m.def("_set_fullgraph", [](bool on) { tracer::g_fullgraph = on; });
+  m.def("_background_segments", [](int mode) { return tracer::g_background_segments.exchange(mode); },
+        "0: steps of cut traces run on the tracing thread (the default), 1: on a thread of their own; "
+        "returns the previous mode (Note [segments in the background])");
+  // Note [segments in the background] in src/tracer/trace_segments.cpp: waits give the GIL up.
+  tracer::g_blocking = [](const std::function<void()>& wait) {
+    if (Py_IsInitialized() && PyGILState_Check()) {
+      py::gil_scoped_release nogil;
+      wait();
+    } else {
+      wait();
+    }
+  };
   // Note [aligned cuts] in src/tracer/trace_segments.cpp: the user's frames (outside npc and NumPy,
   // whose directories are given) and their instruction offsets, hashed.
   m.def("_set_position_dirs", [](std::vector<std::string> dirs) {
