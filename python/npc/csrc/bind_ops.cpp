@@ -168,7 +168,7 @@ void report_fpe(OpId op) {
 // With `numpy_views`, numpy.ndarray operands of native dtypes are taken as zero-copy views
 // (the __array_ufunc__ path: numpy_array + npc_array).
 py::object fast_ufunc_call(OpId op, PyObject* const* args, Py_ssize_t n, bool numpy_views = false) {
-  if (n > 3) return {};
+  if (n > 3 || tracer::g_scalar_math) return {};  // Note [realized scalar math]
   // Only the n inputs are initialised: zeroing the whole array (Scalars of 64 bytes each)
   // is a measurable part of a call on NumPy scalars.
   union Inputs {
@@ -348,6 +348,32 @@ py::object not_native() {
   return *sentinel;
 }
 
+// A complex ordering comparison (<, <=, >, >=) of two realized scalar results (Note [realized
+// scalar math]) as NumPy's scalar arithmetic computes it: quietly, over the parts in the
+// loop's dtype, xr > yr || (xr == yr && xi >= yi) (Note [quiet scalar complex comparisons] in
+// src/tracer/trace_hooks.cpp). Null for other calls.
+std::optional<py::object> quiet_complex_order(OpId op, const std::vector<Operand>& ins) {
+  if (!(op == OpId::less || op == OpId::less_equal || op == OpId::greater || op == OpId::greater_equal) ||
+      ins.size() != 2 || ins[0].array.ndim() != 0 || ins[1].array.ndim() != 0)
+    return std::nullopt;
+  const DType dts[2] = {ins[0].array.dtype(), ins[1].array.dtype()};
+  const bool weak[2] = {ins[0].weak, ins[1].weak};
+  if (!is_complex(dts[0]) && !is_complex(dts[1])) return std::nullopt;
+  const LoopTypes lt = resolve_loop(op, std::vector<DType>(dts, dts + 2), std::span<const bool>(weak, 2), std::nullopt);
+  if (!is_complex(lt.in[0])) return std::nullopt;
+  std::complex<double> v[2];
+  for (int i = 0; i < 2; ++i) {
+    ndarray c = ins[i].array.astype(lt.in[0], Order::C, Casting::Unsafe).astype(DType::Complex128, Order::C, Casting::Unsafe);
+    v[i] = *reinterpret_cast<const std::complex<double>*>(c.data());
+  }
+  report_fp("cast");  // a weak operand's conversion to the loop dtype, as the call reports it
+  const bool strict = op == OpId::less || op == OpId::less_equal ? v[0].real() < v[1].real() : v[0].real() > v[1].real();
+  const double xi = v[0].imag(), yi = v[1].imag();
+  const bool parts = op == OpId::less ? xi < yi : op == OpId::less_equal ? xi <= yi : op == OpId::greater ? xi > yi : xi >= yi;
+  const bool r = strict || (v[0].real() == v[1].real() && parts);
+  return numpy_scalar(DType::Bool, &r);
+}
+
 // ufunc.__call__ for the bindings and the operators.
 py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object where, int dtype, int casting,
                            const std::string& order) {
@@ -396,6 +422,19 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
     opts.dtype = dtype_arg(dtype);
     opts.casting = static_cast<Casting>(casting);
     opts.order = order_from_name(order);
+    // Note [realized scalar math]
+    // A Python operator on scalar results that a graph break realized (Note [scalar results]
+    // in src/tracer/trace.hpp: they stand for NumPy scalars) runs here, eagerly, with the
+    // Note [scalar math] flag set as for traced ones: it computes as the marked graph nodes
+    // do (NumPy's scalar loops, integer overflow checks) and names its errors "scalar <op>".
+    // (Traced operands go to the trace hook, which reads the flag itself.)
+    bool scalar_math = tracer::g_scalar_math;
+    for (const Operand& o : ins) scalar_math = scalar_math && !o.array.is_traced();
+    if (scalar_math) {
+      if (std::optional<py::object> r = quiet_complex_order(op, ins)) return *r;
+      opts.scalar_math = true;
+      opts.scalar_loop = true;
+    }
     cast_inputs_like_numpy(op, ins, opts);  // Note [per-operand input casts]
     if (opts.casting == Casting::Unsafe && (opts.dtype || !opts.out.empty())) warn_complex_casts(op, ins, opts);
     int64_t size = 0;
@@ -413,7 +452,8 @@ py::object ufunc_call_impl(int op_id, py::tuple args, py::object out, py::object
       throw;
     }
     report_fp("cast");  // casts of the inputs (weak scalars, dtype=) before the loop's own errors
-    report_fpe(op);
+    if (scalar_math) report_fpe_in(("scalar " + std::string(op_info(op).name)).c_str());
+    else report_fpe(op);
     if (res.size() == 1) {
       if (!opts.out.empty() && opts.out[0]) return py::reinterpret_borrow<py::object>(py::tuple(out)[0]);
       const bool ulonglong = lone_big_int && unwrap && res[0].ndim() == 0 && res[0].dtype() == DType::UInt64;
