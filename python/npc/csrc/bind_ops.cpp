@@ -31,10 +31,6 @@ py::object& np_asarray() {
   static py::object* f = new py::object(py::module_::import("numpy").attr("asarray"));  // leaked: outlives interpreter shutdown
   return *f;
 }
-py::object& np_generic() {
-  static py::object* f = new py::object(py::module_::import("numpy").attr("generic"));  // leaked: outlives interpreter shutdown
-  return *f;
-}
 
 // Raised (as a Python exception) when an operand is not native to npc: the Python layer
 // then runs the call on NumPy.

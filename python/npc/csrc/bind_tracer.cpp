@@ -234,7 +234,7 @@ py::object contig_key(const ndarray& a, int contig) {
   py::tuple st(a.ndim() + 1);
   for (int d = 0; d < a.ndim(); ++d) st[d] = py::int_(a.strides()[d]);
   st[a.ndim()] = cover_layout(a, -1, -1);
-  return std::move(st);
+  return st;
 }
 
 std::vector<ndarray> run_segment_cached(const std::shared_ptr<ir::Graph>& shared, const std::vector<ndarray>& in,
