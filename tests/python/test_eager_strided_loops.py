@@ -155,6 +155,18 @@ _VIEW_KEYS = [(slice(1, -1), 3), (3, slice(1, -1)), (slice(None, None, -2), slic
               (slice(1, -1), slice(None, None, -1)), (Ellipsis, 0)]
 
 
+def _assign(a, key, value):
+    """`a[key] = value`: the exception type raised (or None) and the warnings shown."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            a[key] = value
+            err = None
+        except Exception as exc:  # noqa: BLE001
+            err = type(exc)
+    return err, w
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.complex128, np.float32, np.bool_, np.int8])
 @pytest.mark.parametrize("key", _VIEW_KEYS)
 @pytest.mark.parametrize("value", [1.0, 7, -3, 2.5 + 1j, np.float64(np.nan), np.int64(5), np.float32(1e30), True])
@@ -163,20 +175,8 @@ def test_view_assign_scalar(dtype, key, value):
     base = (np.arange(48) * 3 - 20).reshape(6, 8).astype(dtype)
     e = base.copy()
     g = npc.asarray(base.copy())
-    with warnings.catch_warnings(record=True) as we:
-        warnings.simplefilter("always")
-        try:
-            e[key] = value
-            err_e = None
-        except Exception as exc:  # noqa: BLE001
-            err_e = type(exc)
-    with warnings.catch_warnings(record=True) as wg:
-        warnings.simplefilter("always")
-        try:
-            g[key] = value
-            err_g = None
-        except Exception as exc:  # noqa: BLE001
-            err_g = type(exc)
+    err_e, we = _assign(e, key, value)
+    err_g, wg = _assign(g, key, value)
     assert err_g == err_e
     assert [str(w.message) for w in wg] == [str(w.message) for w in we]
     np.testing.assert_array_equal(np.asarray(g), e)
