@@ -258,3 +258,41 @@ def test_view_of_a_written_result_is_fresh(backend):
         return y[1:], x[::-1]
 
     _check(f, lambda i: [np.arange(float(5 + i))], backend)
+
+
+AS_ARRAY = {
+    "asarray": lambda x: np.asarray(x),
+    "asanyarray": lambda x: (np.asanyarray(x), x.sum()),
+    "array_no_copy": lambda x: np.array(x, copy=False),
+    "asarray_of_view": lambda x: (np.asarray(x[1:]), x[::2]),
+    "asarray_then_view": lambda x: np.asarray(x)[1:],
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(AS_ARRAY))
+def test_asarray_of_an_argument_is_the_argument(name, backend):
+    # np.asarray(a) of a NumPy array is `a` itself; its views have `a` as base. A function
+    # converting a traced argument has a graph break: its calls are traced again or, once timed
+    # slower, run eagerly on npc views of the arguments (Note [eager npc calls]): the results
+    # are the caller's objects and views of them in every mode, so the check runs many calls.
+    _check(AS_ARRAY[name], lambda i: [np.arange(6.0)], backend, calls=8)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_views_of_arguments_after_a_break_keep_numpy_bases(backend):
+    def f(x, y):
+        float(x[0])
+        return x[1:], y.T, y[0], x.reshape(2, -1)
+
+    _check(f, lambda i: [np.arange(6.0), np.ones((2, 3))], backend, calls=8)
+
+
+@pytest.mark.parametrize("fn", [VIEWS["slice"], VIEWS["tuple"], VIEWS["reshape"], *AS_ARRAY.values()])
+def test_eager_npc_calls_return_numpy_objects(fn):
+    # The "npc" eager mode (Note [eager npc calls]) runs only when timing picks it: called
+    # directly here, its results must relate to the arguments as NumPy's do.
+    cf = npc.compile(fn)
+    a_np, a_c = np.arange(6.0), np.arange(6.0)
+    exp, got = fn(a_np), cf._run_eager("npc", (a_c,), {})
+    assert _relations(got, [a_c]) == _relations(exp, [a_np])
