@@ -109,6 +109,9 @@ struct OutputView {
   Strides traced_strides;                  // the result's strides as traced (those of its size-1 axes stay)
   // The view on `inputs` (the arrays bound to the top inputs on this call).
   ndarray apply(std::span<const ndarray> inputs) const;
+  // The chain applied to `base` (a C-contiguous array standing for the buffer the chain
+  // starts from), symbolic sizes read from `inputs` (Note [results that view each other]).
+  ndarray apply_to(ndarray base, std::span<const ndarray> inputs) const;
 };
 
 // Runs a finished segment graph; returns its outputs (the hook the compile layer installs:
@@ -250,6 +253,11 @@ class Context {
   // array on an input buffer, or after a break a concrete view of an input's bound array),
   // or nothing.
   std::optional<OutputView> output_view(const ndarray& a) const;
+  // Note [results that view each other] in trace_segments.cpp: traced `a`'s buffer as a whole
+  // (a traced C-contiguous array) and `a` as a view of it (OutputView::apply_to), when `a` is
+  // traced here and views no top input; else nothing. buffer_id: the buffer's identity (0: none).
+  std::optional<std::pair<ndarray, OutputView>> buffer_view(const ndarray& a) const;
+  uintptr_t buffer_id(const ndarray& a) const;
   // Ends tracing: the outputs' nodes become the last segment's outputs. With no break, the
   // whole program is one graph, returned for caching (with the inputs it binds).
   std::vector<ndarray> finish(const std::vector<ndarray>& outputs);
@@ -282,6 +290,8 @@ class Context {
 
  private:
   ir::NodeRef value_node(TracedValue& tv);
+  // `tv`'s view chain (with this segment's sizes) as an OutputView of result `a` (no input set).
+  OutputView chain_of(const TracedValue& tv, const ndarray& a) const;
   // `s` in the current segment: after a break, the first segment's symbols are its sizes
   // (Note [symbols after a break] in trace_nodes.cpp).
   ir::SymShape segment_shape(const ir::SymShape& s) const;

@@ -554,9 +554,14 @@ std::optional<OutputView> Context::output_view(const ndarray& a) const {
   // An input from outside the trace, bound as the C-contiguous layout its traced geometry is a
   // position in (Note [buffers]); a value carried from an earlier segment is the trace's own.
   if (src.kind != 0 || !top_.at(static_cast<size_t>(src.index)).is_c_contiguous()) return std::nullopt;
-  OutputView v;
+  OutputView v = chain_of(*tv, a);
   v.input = src.index;
-  for (const ViewStep& s : tv->chain) {
+  return v;
+}
+
+OutputView Context::chain_of(const TracedValue& tv, const ndarray& a) const {
+  OutputView v;
+  for (const ViewStep& s : tv.chain) {
     ViewStep t = s;
     t.shape = segment_shape(t.shape);  // after a break or a cut: this call's sizes
     v.chain.push_back(std::move(t));
@@ -566,9 +571,40 @@ std::optional<OutputView> Context::output_view(const ndarray& a) const {
   return v;
 }
 
+// Note [results that view each other]
+// NumPy results that view one memory (`c = a + b; return c, c[1:], c.reshape(-1)`) share it:
+// a write through one shows in the others, and an object returned twice is one object. A
+// graph hands each output out as its own array (Note [distinct buffers]), so npc.compile
+// asks, for each result, for its buffer (buffer_id): where two results are on one buffer of
+// the trace's own (not an input's: those are Note [results that view inputs]), the graph
+// outputs that buffer whole, once (buffer_view: a traced C-contiguous array over it), and
+// each such result is its view chain applied to that output (OutputView::apply_to, with the
+// call's sizes), as the tracer recorded it. python/npc/compiler/_api.py (_Aliases) does the
+// grouping; a result met twice is one tree node, so it comes back as one object.
+uintptr_t Context::buffer_id(const ndarray& a) const {
+  TracedValue* tv = traced(a);
+  return tv && tv->ctx_id == id_ ? reinterpret_cast<uintptr_t>(tv->buf.get()) : 0;
+}
+
+std::optional<std::pair<ndarray, OutputView>> Context::buffer_view(const ndarray& a) const {
+  TracedValue* tv = traced(a);
+  if (!tv || tv->ctx_id != id_ || output_view(a)) return std::nullopt;
+  const Buffer& b = *tv->buf;
+  auto whole = std::make_shared<TracedValue>();
+  whole->buf = tv->buf;
+  whole->shape = segment_shape(b.shape);
+  whole->dtype = b.dtype;
+  whole->ctx_id = id_;
+  ndarray w = make_traced(std::move(whole), b.hint, 0, contiguous_strides(b.hint, itemsize(b.dtype)));
+  return std::make_pair(std::move(w), chain_of(*tv, a));
+}
+
 ndarray OutputView::apply(std::span<const ndarray> inputs) const {
   if (fixed) return *fixed;
-  ndarray v = inputs[static_cast<size_t>(input)];
+  return apply_to(inputs[static_cast<size_t>(input)], inputs);
+}
+
+ndarray OutputView::apply_to(ndarray v, std::span<const ndarray> inputs) const {
   std::vector<int64_t> syms;
   for (auto [in, ax] : symbols) {
     const ndarray& s = inputs[static_cast<size_t>(in)];

@@ -145,7 +145,5 @@ def result_viewing_another_result(x):
     return c, c[1:]
 
 
-@pytest.mark.xfail(strict=True, reason="the fused backend returns each result as an array of its own: "
-                   "a result that is a view of another result does not share its memory, as in NumPy")
 def test_result_viewing_another_result_fused():
     check(result_viewing_another_result, (np.ones((3, 3)),), backend="fused")

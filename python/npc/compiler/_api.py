@@ -1146,12 +1146,49 @@ class _Aliases:
                 self.origins.setdefault(ov.input, ("S", v))
         self.views = []  # (OutputView, origin, writeable)
         self.used = False
+        self.shared = {}  # id of a result on a buffer other results view too -> (buffer id, OutputView)
+        self.wholes = {}  # buffer id -> the traced array over that whole buffer
+
+    def group(self, result):
+        """Finds the results that view one buffer of the trace's own (Note [results that view
+        each other] in src/tracer/trace_segments.cpp)."""
+        found = {}
+
+        def visit(x, depth):
+            if isinstance(x, _NDARRAY):
+                if id(x) in self.nodes or (x.ndim == 0 and _core._scalar_result(x)):
+                    return
+                b = self.ctx.buffer_id(x)
+                if b:
+                    found.setdefault(b, {})[id(x)] = x
+            elif depth < 64:
+                if type(x) is tuple or type(x) is list:
+                    for v in x:
+                        visit(v, depth + 1)
+                elif type(x) is dict:
+                    for v in x.values():
+                        visit(v, depth + 1)
+        visit(result, 0)
+        for b, xs in found.items():
+            if len(xs) < 2:
+                continue
+            views = {i: self.ctx.buffer_view(x) for i, x in xs.items()}
+            if any(v is None for v in views.values()):
+                continue
+            for i, (whole, ov) in views.items():
+                self.wholes.setdefault(b, whole)
+                self.shared[i] = (b, ov)
 
     def __call__(self, x):
         if type(x) is _np.ndarray:
             t = _converted_npc(x)
             if t is not None:
                 x = t  # `np.asarray(a)` returns `a` itself in NumPy
+        sh = self.shared.get(id(x))
+        if sh is not None:  # ("B", buffer id, the whole buffer, view): made a "W" node by _flatten
+            self.views.append((sh[1], None, bool(x.flags.writeable)))
+            self.used = True
+            return ("B", sh[0], self.wholes[sh[0]], len(self.views) - 1)
         node = self.nodes.get(id(x))
         if node is None and _is_npc(x):
             ov = self.ctx.output_view(x)
@@ -1174,13 +1211,15 @@ class _Aliases:
         return node
 
     def at_trace(self, kb):
-        """The ("I", k) and ("V", j) results of the tracing call."""
+        """The ("I", k), ("V", j) and ("W", k, j) results of the tracing call."""
         top = self.ctx.top_inputs
         views = self.views
 
-        def get(t):
+        def get(t, base=None):
             if t[0] == "I":
                 return kb.arrays[t[1]][0]
+            if t[0] == "W":
+                return _result_view(views[t[2]], base, top)
             ov, origin, writeable = views[t[1]]
             o = kb.arrays[origin[1]][0] if origin[0] == "I" else origin[1]
             return _core._alias_of(o, ov(top), writeable)
@@ -1193,14 +1232,27 @@ class _Aliases:
         views = self.views
 
         def make(args, kwargs, inputs):
-            def get(t):
+            def get(t, base=None):
                 if t[0] == "I":
                     return _locate(args, kwargs, locs[t[1]])
+                if t[0] == "W":
+                    return _result_view(views[t[2]], base, inputs)
                 ov, origin, writeable = views[t[1]]
                 o = _locate(args, kwargs, locs[origin[1]]) if origin[0] == "I" else origin[1]
                 return _core._alias_of(o, ov(inputs), writeable)
             return get
         return make
+
+
+def _result_view(view, base, inputs):
+    """Result ("W", k, j) (Note [results that view each other] in src/tracer/trace_segments.cpp):
+    view j's chain on `base`, the (npc or NumPy) array output k holding the whole buffer."""
+    ov, _, writeable = view
+    if type(base) is _np.ndarray:
+        v = ov.apply_to(_from_numpy(base), inputs)
+        return _core._alias_of(base, v, writeable)
+    v = ov.apply_to(base, inputs)
+    return v if writeable else _core._alias_of(base, v, False)
 
 
 # Note [aliased containers]
@@ -1231,6 +1283,25 @@ def _flatten(obj, inputs=(), objects=None, scalar_of=None, alias=None):
     that view inputs]): their tree nodes are ("I", k) and ("V", j), not graph outputs."""
     leaves = []
     ids = {id(i) for i in inputs}
+    memo = {}     # id of an array met before -> its node (one object, one node)
+    wholes = {}   # buffer id -> leaf of the whole buffer (Note [results that view each other])
+    if alias is not None:
+        alias.group(obj)
+
+    def walk_array(x):
+        if alias is not None:
+            node = alias(x)
+            if node is not None and node[0] == "B":
+                k = wholes.get(node[1])
+                if k is None:
+                    leaves.append(node[2])
+                    k = wholes[node[1]] = len(leaves) - 1
+                return ("W", k, node[3])
+            if node is not None:
+                return node
+        leaves.append(x)
+        scalar = x.ndim == 0 and id(x) not in ids and _is_npc(x) and _core._scalar_result(x)
+        return ("A", len(leaves) - 1, scalar)
 
     def walk(x):
         if objects is not None:
@@ -1242,13 +1313,10 @@ def _flatten(obj, inputs=(), objects=None, scalar_of=None, alias=None):
         if type(x) is _RuntimeInt:
             return ("S", x._static())  # a runtime int returned: static (Note [runtime ints] in _guards.py)
         if isinstance(x, (_core.ndarray, _np.ndarray)):
-            if alias is not None:
-                node = alias(x)
-                if node is not None:
-                    return node
-            leaves.append(x)
-            scalar = x.ndim == 0 and id(x) not in ids and _is_npc(x) and _core._scalar_result(x)
-            return ("A", len(leaves) - 1, scalar)
+            node = memo.get(id(x))
+            if node is None:
+                node = memo[id(x)] = walk_array(x)
+            return node
         t = type(x)
         if t is tuple or t is list:
             return (t, [walk(v) for v in x])
@@ -1263,8 +1331,35 @@ def _rebuild(tree, outs, numpy_out, aliases=None):
     nodes, `aliases` (a function of the node: Note [results that view inputs])."""
     from .._array import _numpy_view
 
+    memo = {}  # one node, one object: an array met twice in the result is one object
+
     def build(t):
         kind = t[0]
+        if kind == "A" or kind == "I" or kind == "V" or kind == "W":
+            key = t[:2] if kind == "A" else t
+            r = memo.get(key, _MISSING)
+            if r is _MISSING:
+                r = memo[key] = build_array(t)
+            return r
+        if kind == "S":
+            return t[1]
+        if kind is dict:
+            return {k: build(v) for k, v in t[1]}
+        return kind(build(v) for v in t[1])
+
+    def whole(k):
+        r = memo.get(("whole", k), _MISSING)
+        if r is _MISSING:
+            a = outs[k]
+            if not a.flags.c_contiguous:
+                a = a.copy()  # the views' chains start from the buffer's C-contiguous layout
+            r = memo[("whole", k)] = _numpy_view(a) if numpy_out else a
+        return r
+
+    def build_array(t):
+        kind = t[0]
+        if kind == "W":
+            return aliases(t, whole(t[1]))
         if kind == "A":
             a = outs[t[1]]
             if numpy_out:

@@ -472,6 +472,13 @@ void bind_tracer(py::module_& m) {
         auto v = c.output_view(a);
         return v ? py::cast(std::move(*v)) : py::none();
       })
+      // Note [results that view each other] in src/tracer/trace_segments.cpp.
+      .def("buffer_id", [](const tracer::Context& c, PyArray& a) { return c.buffer_id(a); })
+      .def("buffer_view", [](const tracer::Context& c, PyArray& a) -> py::object {
+        auto v = c.buffer_view(a);
+        if (!v) return py::none();
+        return py::make_tuple(wrap(std::move(v->first)), py::cast(std::move(v->second)));
+      })
       .def("settle", [](tracer::Context& c) { c.settle(); },
            "waits for the segment running in the background (Note [segments in the background])")
       .def("finish", [](tracer::Context& c, py::handle outs) {
@@ -573,6 +580,10 @@ void bind_tracer(py::module_& m) {
       .def("__call__", [](const tracer::OutputView& v, py::handle inputs) {
         std::vector<ndarray> in = to_arrays(inputs);
         return wrap(v.apply(in));
+      })
+      .def("apply_to", [](const tracer::OutputView& v, const PyArray& base, py::handle inputs) {
+        std::vector<ndarray> in = to_arrays(inputs);
+        return wrap(v.apply_to(base, in));
       });
   m.def("_alias_of", [](py::handle origin, const PyArray& v, bool writeable) -> py::object {
     // The view `v` (an npc array over the memory of argument `origin`) as a view of `origin`
