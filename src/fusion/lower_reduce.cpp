@@ -254,6 +254,36 @@ std::vector<int> single_run_axes(NodeRef n) {
   return {};
 }
 
+// Note [products in memory order]
+// A float or complex product depends on the order of its factors. NumPy's iterator visits the
+// reduced axes in the order of the operand's strides (largest outside; zero strides, and the
+// output's zero strides along reduced axes, take no part in the comparison: an insertion
+// sort that keeps C order between axes it cannot compare), so np.prod(x) of an F-ordered x
+// multiplies in memory order. The reduction loops nest in that order: `reduced` (axes of
+// `src`) and their loop variables `rvars` are permuted together, by magnitude of stride,
+// stable; nothing changes where the strides are unknown or an axis is broadcast.
+static void memory_order(NodeRef src, std::vector<int>& reduced, std::vector<std::string>& rvars) {
+  if (reduced.size() < 2 || reduced.size() != rvars.size()) return;
+  std::vector<int64_t> st;
+  bool symbolic = false;
+  if (!numpy_strides(src, st, symbolic)) return;
+  std::vector<size_t> perm(reduced.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (st.at(reduced[i]) == 0) return;
+    perm[i] = i;
+  }
+  std::stable_sort(perm.begin(), perm.end(),
+                   [&](size_t a, size_t b) { return std::abs(st[reduced[a]]) > std::abs(st[reduced[b]]); });
+  std::vector<int> r2;
+  std::vector<std::string> v2;
+  for (size_t i : perm) {
+    r2.push_back(reduced[i]);
+    v2.push_back(rvars[i]);
+  }
+  reduced = std::move(r2);
+  rvars = std::move(v2);
+}
+
 // Note [float16 reductions]
 // NumPy's float16 add and multiply loops compute in float and round every result to float16;
 // a reduce loop (the inner loop walks a reduced axis, the output stays put) accumulates its
@@ -575,6 +605,7 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
   stack_.resize(lv + 1);
   std::vector<int> reduced;
   for (int d = 0; d < src->ndim(); ++d) if (axes.count(d)) reduced.push_back(d);
+  if (!merged && op == OpId::multiply && is_inexact(t)) memory_order(src, reduced, rvars);
   std::vector<Lin> rext;  // the extent of each reduction loop
   if (merged) {
     Lin total = Lin::constant(1);
