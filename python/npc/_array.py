@@ -194,7 +194,17 @@ def _copy(self, order="C"):
 def _fill(self, value):
     if not self._flags[3]:
         raise ValueError("assignment destination is read-only")
-    self._fill(_coerce_scalar(value, self.dtype))
+    t = type(value)
+    if t is float or t is int or t is bool or t is complex:
+        self._fill(_coerce_scalar(value, self.dtype))
+        return
+    # NumPy converts any other value (its scalars, 0-d arrays, sequences) as it converts the
+    # value of an element assignment `a[i] = value` (PyArray_Pack: ComplexWarning of a complex
+    # scalar, int() of a float scalar into a signed integer dtype, "setting an array element
+    # with a sequence"), then copies that element: so does npc, even for an empty array.
+    one = _core.empty((1,), code_of(self.dtype), "C")
+    one[0] = value
+    self[...] = one.reshape(())
 
 
 def _coerce_scalar(value, dtype):

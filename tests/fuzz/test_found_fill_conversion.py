@@ -1,0 +1,40 @@
+"""Fuzzer finding 0690855946 (tests/fuzz, docs/fuzzing.md).
+
+mode: npc (`import npc as np`, npc arrays)
+call: 0 (index into CALLS)
+kind: warnings
+NumPy warns [('ComplexWarning', 'Casting complex values to real discards the imaginary part')], npc []
+
+Program (parameters: a0), called once per input set below:
+
+def f(a0):
+    v4 = np.minimum(a0, (2-1j))
+    a0.fill(v4)
+    return ()
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fuzzexec import arr, assert_same_as_numpy  # noqa: E402
+
+nan, inf = float("nan"), float("inf")
+
+SOURCE = """\
+def f(a0):
+    v4 = np.minimum(a0, (2-1j))
+    a0.fill(v4)
+    return ()
+"""
+
+# One list of inputs per call of the compiled function (each made afresh for every mode).
+CALLS = [
+    [arr([1], 'int8', (), 'C')],  # input set of the 'new size +2' call
+]
+
+# ULP budgets of the returned values and of the array arguments (0: compared exactly).
+ULPS = {'ret': [], 'args': [1000000000], 'ret_prec': [], 'args_prec': [None], 'unspecified_cast': True, 'power': False}
+
+
+def test_fuzz_0690855946():
+    assert_same_as_numpy(SOURCE, CALLS, ULPS, modes=['npc', 'compiled-fused', 'compiled-eager'])
