@@ -83,9 +83,9 @@ inline int threads_for(int64_t work, int64_t cost) { return g_threads_for ? g_th
 extern "C" void npk_set_threads_for(npk::ThreadsFor f) { npk::g_threads_for = f; }
 
 #define NPK_RAISE_FP(bits) ::npk::fpe_raise(bits)
-// Quiet ordered comparisons on integer keys: GCC's -O3 -march=native vectorizer turns
-// std::isless into signaling compares (Note [fp errors in kernels]).
-#define NPK_ORDER_BY_KEYS 1
+// Quiet ordered comparisons of NaN-free operands: GCC's -O3 -march=native vectorizer turns
+// std::isless into signaling compares (Note [sanitized comparisons] in npc/scalar_rules.hpp).
+#define NPK_SANITIZED_ORDER 1
 // Every product of the complex formulas rounded on its own: the empty asm keeps GCC's
 // vectorizer from fusing `x + y * rat` pairs into vfmaddsub/vfmsubadd, which ignores
 // -ffp-contract=off (it changed the last bit of ~17% of complex quotients).
