@@ -391,6 +391,9 @@ void Context::write(const ndarray& dst, ir::NodeRef value) {
     b.current = graph_->write(b.current, region, value);
   }
   ++b.version;
+  // Note [writes before a raising operation] in src/fusion/backend.cpp.
+  if (b.input >= 0)
+    graph_->input_writes.push_back({static_cast<uint32_t>(graph_->evaluation_order().size()), b.input, b.current});
 }
 
 std::shared_ptr<void> Context::view(const ndarray& src, const ndarray& r) {

@@ -34,7 +34,6 @@ def _run(fn, A):
     return None
 
 
-@pytest.mark.xfail(strict=True, reason="a compiled segment's writes after the raising operation reach the arguments")
 @pytest.mark.parametrize("backend", ["fused", "eager"])
 @pytest.mark.parametrize("program, shape, zero", [(two_rows, (2, 2), (0, 0)), (row_loop, (60, 3), (30, 1))])
 def test_arguments_after_floating_point_error(backend, program, shape, zero):
