@@ -180,17 +180,15 @@ void write_back(const std::vector<std::pair<int, NodeRef>>& back, const RunArgs&
     if (v[k]) copy_into(args.inputs[back[k].first], *v[k]);
 }
 
-// The inputs' values just before the first evaluation of `n` (Graph::input_writes; Note
+// The inputs' values when the first evaluation of `n` raises (Graph::input_writes; Note
 // [writes before a raising operation] in src/fusion/backend.cpp): the last write of each
-// input made before it, when its value is still held (the value of a later node never is).
-std::vector<std::pair<int, NodeRef>> writes_before(const Graph& g, NodeRef n,
-                                                   const std::vector<std::optional<ndarray>>& val) {
+// input made before it, or by the op it belongs to (its out=).
+std::vector<std::pair<int, NodeRef>> writes_before(const Graph& g, NodeRef n) {
   const auto& order = g.evaluation_order();
   const size_t at = static_cast<size_t>(std::find(order.begin(), order.end(), n->id) - order.begin());
   std::vector<std::pair<int, NodeRef>> r;
   for (const Graph::InputWrite& w : g.input_writes) {
     if (w.at > at) break;
-    if (w.value->id >= val.size() || !val[w.value->id]) continue;
     auto it = std::find_if(r.begin(), r.end(), [&](auto& e) { return e.first == w.input; });
     if (it == r.end()) r.emplace_back(w.input, w.value);
     else it->second = w.value;
@@ -235,6 +233,9 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
 
   // optional: a default-constructed ndarray allocates, and replays of tiny graphs are hot.
   std::vector<std::optional<ndarray>> val(nodes.size());
+  NodeRef stop = nullptr;  // the node the observer stopped the run at
+  std::vector<std::pair<int, NodeRef>> back;  // the write-backs when it stops (writes_before)
+  uint32_t until = 0;  // the last of their nodes
   for (NodeRef n : nodes) {
     const Shape shape = concrete_shape(n->shape, syms);
     auto arg = [&](size_t i) -> const ndarray& { return *val[n->args[i]->id]; };
@@ -283,13 +284,22 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
     if (after_node) {
       std::vector<ndarray> in;
       for (size_t i = 0; i < n->args.size(); ++i) in.push_back(arg(i));
-      if (after_node(n, *val[n->id], in)) {
-        write_back(writes_before(g, n, val), args, val);
-        throw Stopped(n);
+      // Once stopped, the observer still sees the nodes that run (their errors are taken).
+      if (after_node(n, *val[n->id], in) && !stop) {
+        stop = n;
+        back = writes_before(g, n);
+        for (auto& [i, v] : back) until = std::max(until, v->id);
+      }
+      // The values of the op's own writes (its out=) come after its node: they run first.
+      if (stop && n->id >= until) {
+        for (auto& [i, v] : back)
+          if (!val[v->id]) throw ValueError("graph: the value of a write before a stop is gone");
+        write_back(back, args, val);
+        throw Stopped(stop);
       }
     }
     for (NodeRef a : n->args)
-      if (last_use[a->id] == n->id && !keep[a->id]) val[a->id].reset();
+      if (last_use[a->id] == n->id && !keep[a->id] && !stop) val[a->id].reset();
   }
   // Write-backs: the caller's arrays get their final values; an output that is a written
   // input's final value is the caller's array itself, as in eager code (`x += 1; return x`).
