@@ -882,6 +882,38 @@ void reset_distinct_kernels() {
   g_counted.clear();
 }
 
+// Note [writes before a raising operation]
+// Under np.errstate(...="raise") NumPy stops at the operation that raises: the statements
+// after it never run, and the arrays the program writes hold what was written before it,
+// together with the operation's own out= (a ufunc, a reduction or an accumulation stores its
+// result before it checks its errors: `A[i] /= 0` leaves inf in A[i]). A graph runs whole,
+// writes its inputs back at its end, and its errors are reported after it (Note [reporting
+// compiled fp errors] in python/npc/csrc/bind_tracer.cpp): every write of the graph would
+// reach the caller's arrays, also those after the operation. The error state is the caller's
+// at each run (a graph is not specialised to it), and errors are rare, so nothing is done or
+// read up front. Where a run raised an error, the eager interpreter runs the graph (the eager
+// backend's runs are that; the fused backend runs the graph again on copies of the inputs it
+// writes, Note [fp error attribution]) and reads the error state at its first error
+// (fp_raise_kinds: numpy.geterr through the hook the bindings install). It stops at the first
+// node whose errors the state raises, at that node's first evaluation (node ids follow first
+// evaluations: no node after it was evaluated earlier), and writes into the inputs what they
+// held at that point of the program. For that the tracer logs every write into an input's
+// buffer with the number of evaluations recorded before it (Graph::input_writes; an op's out=
+// counts from before the op), dce keeps a logged value that a later write replaced unread,
+// and the interpreter holds each logged value until the nodes before the input's next write
+// have run, and runs the nodes of the stopping op's out= before it writes back. The errors
+// left pending are those of the evaluations up to that node, in program order (the warnings
+// of earlier ops first, as in NumPy), and the executable throws FpStop; its callers report
+// the errors, which raises FloatingPointError (a plan's later steps, a function's later
+// Python, never run). The fused backend then copies what the eager run left in its copies
+// into the caller's arrays instead of its own write-backs. Graphs it cannot run again after
+// the fact read the state before they run, and under "raise": a graph with host calls
+// (numpy.random would draw again) runs on the eager interpreter, and a step whose kernels
+// store into the inputs the graph owns (Note [owned inputs] in src/fusion/lower_group.cpp) copies those
+// inputs first. A step in the background answers for the state of the thread that started it
+// (FpRaiseKindsScope). Where no error is raised the cost is the log (an entry per write into
+// an input). Not covered: a RuntimeWarning that a warnings filter turns into an exception, or
+// an errcall that raises, stop NumPy at the op too; a graph's writes all happen before them.
 std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunArgs& args, bool report) {
   take_fp_errors();  // stale flags of earlier eager calls are not this graph's
   take_product_fp_flags();

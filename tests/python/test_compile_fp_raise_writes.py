@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import npc
-from npc import compiler
+from npc import _core, compiler
 
 from _compile_diff import BACKENDS, assert_same_as_numpy, check
 
@@ -264,6 +264,20 @@ def test_steps_writing_their_own_inputs(backend):
     with npc.config.patch(segment_nodes=30):
         cf = _check(owned_loop, args, backend, divide="raise")
     assert cf.last_cuts > 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program", [cut_loop, owned_loop])
+def test_steps_in_the_background(backend, program):
+    # Note [segments in the background]: a step runs on a thread of its own, under the error
+    # state of the thread that traces.
+    args = _arrays((80, 3), (80, 3), zeros=[(1, (50, 1))])
+    prev = _core._background_segments(1)
+    try:
+        with npc.config.patch(segment_nodes=30):
+            _check(program, args, backend, divide="raise")
+    finally:
+        _core._background_segments(prev)
 
 
 def with_random(A):
