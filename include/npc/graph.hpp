@@ -224,7 +224,8 @@ class Graph {
     int input;
     NodeRef value;
   };
-  /// The writes into inputs, in program order (dce drops those whose value it removes).
+  /// The writes into inputs, in program order (dce keeps their values, also those a later
+  /// write replaced unread).
   std::vector<InputWrite> input_writes;
   std::vector<std::pair<HostCall, std::string>> calls;///< host calls of Call nodes
   /// Run-time bounds checks of integer index arrays that are graph inputs (Note [gathers]):
@@ -333,8 +334,9 @@ void check_index_values(const ndarray& x, int64_t extent, int64_t axis);
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args);
 /// Called by interpret() after each node ran, with its value and its arguments' values
 /// (floating-point error attribution, docs/fusion.md). Returning true stops the run there:
-/// interpret() writes into `args.inputs` the values they held just before the node's first
-/// evaluation (Graph::input_writes) and throws Stopped.
+/// interpret() writes into `args.inputs` what they held at the node's first evaluation (the
+/// writes of Graph::input_writes made before it, and the out= of the op it belongs to, whose
+/// nodes run first) and throws Stopped.
 using NodeObserver = std::function<bool(NodeRef n, const ndarray& value, std::span<const ndarray> args)>;
 /// What interpret() throws when its observer stopped it at `node`.
 struct Stopped : std::exception {

@@ -393,10 +393,10 @@ void bind_tracer(py::module_& m) {
     }
   });
 
+  set_fp_raise_kinds_reader(&read_fp_raise_kinds);  // Note [writes before a raising operation]
   // A trace that ends in a retrace (runtime scalars made static) is dropped with its warnings:
   // the floating-point errors its eager work left pending (a value cast before the break
   // that raised _StaticScalar) go with it, so the retrace reports them once.
-  set_fp_raise_kinds_reader(&read_fp_raise_kinds);
   m.def("_discard_fp_flags", [] {
     take_fp_flags();
     take_named_fp_flags();
