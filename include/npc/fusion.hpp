@@ -129,7 +129,9 @@ EmitRule cpp_emit_rule(OpId op);
 
 /// Runs `g` on the eager interpreter (ir::interpret) and leaves the floating-point errors its
 /// ops raised pending on this thread as NumPy reports them: one entry per op and kind, in
-/// program order (npc/fperror.hpp); with `report` false they are discarded instead.
+/// program order (npc/fperror.hpp); with `report` false they are discarded instead. With
+/// `report`, a run stops at the first op whose error the error state raises and throws FpStop
+/// (Note [writes before a raising operation] in src/fusion/backend.cpp).
 std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunArgs& args, bool report = true);
 
 /// Registers compile_graph as the tracer's "fused" backend (idempotent).

@@ -12,6 +12,7 @@
 /// - a node's args were created before it (ids are a topological order).
 #include <complex>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -215,6 +216,17 @@ class Graph {
   const std::vector<Symbol>& symbols() const { return symbols_; }
   std::vector<NodeRef> outputs;                       ///< results, in order
   std::vector<std::pair<int, NodeRef>> writebacks;    ///< (input index, final value)
+  /// One write into an input's buffer, in the program's order (Note [writes before a raising
+  /// operation] in src/fusion/backend.cpp): after the first `at` evaluations of
+  /// evaluation_order(), input `input` holds `value`.
+  struct InputWrite {
+    uint32_t at;
+    int input;
+    NodeRef value;
+  };
+  /// The writes into inputs, in program order (dce keeps their values, also those a later
+  /// write replaced unread).
+  std::vector<InputWrite> input_writes;
   std::vector<std::pair<HostCall, std::string>> calls;///< host calls of Call nodes
   /// Run-time bounds checks of integer index arrays that are graph inputs (Note [gathers]):
   /// before a run, every value of `inputs[input]` must lie in [-extent, extent).
@@ -255,7 +267,8 @@ class Graph {
   /// Text form, one SSA value per line: "%3 = add(%1, %2) : float64(s0, 4)".
   std::string str() const;
   /// Whether `o` has the same nodes (in the same order), interface and symbols: the graphs
-  /// str() renders equal, decided without rendering them.
+  /// str() renders equal (decided without rendering them) whose writes into inputs
+  /// (input_writes) fall at the same places.
   bool same_structure(const Graph& o) const;
 
  private:
@@ -320,8 +333,17 @@ void check_index_values(const ndarray& x, int64_t extent, int64_t axis);
 /// write-backs into `args.inputs`, and returns the outputs.
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args);
 /// Called by interpret() after each node ran, with its value and its arguments' values
-/// (floating-point error attribution, docs/fusion.md).
-using NodeObserver = std::function<void(NodeRef n, const ndarray& value, std::span<const ndarray> args)>;
+/// (floating-point error attribution, docs/fusion.md). Returning true stops the run there:
+/// interpret() writes into `args.inputs` what they held at the node's first evaluation (the
+/// writes of Graph::input_writes made before it, and the out= of the op it belongs to, whose
+/// nodes run first) and throws Stopped.
+using NodeObserver = std::function<bool(NodeRef n, const ndarray& value, std::span<const ndarray> args)>;
+/// What interpret() throws when its observer stopped it at `node`.
+struct Stopped : std::exception {
+  NodeRef node;
+  explicit Stopped(NodeRef n) : node(n) {}
+  const char* what() const noexcept override { return "npc: graph run stopped"; }
+};
 /// interpret() calling `after_node` after each node.
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeObserver& after_node);
 /// The value of computing node `n` (Ufunc, Reduce, Call, or a Prim: fill, iota, where,

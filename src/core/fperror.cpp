@@ -9,7 +9,19 @@ namespace {
 thread_local int t_pending = 0;
 // Named errors of compiled graphs: (FpFlag bit, op name) in the order they were raised.
 thread_local std::vector<std::pair<int, std::string>> t_named;
+int (*g_raise_reader)() = nullptr;
+thread_local int t_raise_kinds = -1;  // -1: read the error state (FpRaiseKindsScope sets it)
 }
+
+int fp_raise_kinds() {
+  if (t_raise_kinds >= 0) return t_raise_kinds;
+  return g_raise_reader ? g_raise_reader() : 0;
+}
+
+void set_fp_raise_kinds_reader(int (*reader)()) { g_raise_reader = reader; }
+
+FpRaiseKindsScope::FpRaiseKindsScope(int kinds) : prev_(t_raise_kinds) { t_raise_kinds = kinds; }
+FpRaiseKindsScope::~FpRaiseKindsScope() { t_raise_kinds = prev_; }
 
 void add_fp_flags(int flags) { t_pending |= flags; }
 

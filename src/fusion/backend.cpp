@@ -549,7 +549,16 @@ class FusedExecutable {
       bump_stat(&Stats::fallbacks, 1);
       return interpret_with_fp_errors(g_, args);
     }
-    return run(v, args);
+    // Note [writes before a raising operation]: a graph the error report cannot run again
+    // (host calls; kernels that store into the inputs the graph owns) reads the error state
+    // first (these graphs already pay for a call into Python, or are steps of a long loop).
+    if ((has_calls_ || v.writes_inputs) && fp_raise_kinds()) {
+      if (has_calls_) return interpret_with_fp_errors(g_, args);
+      std::vector<ndarray> before(args.inputs.begin(), args.inputs.end());
+      for (auto& [i, n] : g_.writebacks) before[i] = args.inputs[i].copy();
+      return run(v, args, &before);
+    }
+    return run(v, args, nullptr);
   }
 
  private:
@@ -573,17 +582,31 @@ class FusedExecutable {
   // -inf before the NaN that NumPy's order meets first): NumPy raises nothing either, and
   // nothing is reported. Graphs with host calls (running numpy.random again would advance
   // its stream) keep the naming rule (Note [naming fp errors]).
+  // `before`: copies of the inputs as they were before the run (those the graph writes), or
+  // null. When the eager run stops at an error the error state raises (Note [writes before a
+  // raising operation]), the arrays the graph writes take what it left in their copies, and
+  // FpStop is thrown.
   void record_fp_errors(int kernel_flags, const std::vector<std::pair<int, std::string>>& host_errors,
-                        const ir::RunArgs& args, bool inputs_changed) {
-    // (A graph that wrote into its owned inputs cannot run again on them: the naming rule.)
-    if (!has_calls_ && !inputs_changed) {
+                        const ir::RunArgs& args, bool inputs_changed, std::vector<ndarray>* before) {
+    // (A graph that wrote into its owned inputs cannot run again on them, unless they were
+    // copied first: the naming rule.)
+    if (!has_calls_ && (!inputs_changed || before)) {
       auto pending = take_named_fp_flags();
       std::vector<ndarray> in(args.inputs.begin(), args.inputs.end());
-      for (auto& [i, n] : g_.writebacks) in[i] = in[i].copy();
-      interpret_with_fp_errors(g_, ir::RunArgs{in, args.scalars});
+      for (auto& [i, n] : g_.writebacks) in[i] = before ? (*before)[i] : in[i].copy();
+      bool stopped = false;
+      try {
+        interpret_with_fp_errors(g_, ir::RunArgs{in, args.scalars});
+      } catch (const FpStop&) {
+        stopped = true;
+      }
       auto found = take_named_fp_flags();
       for (auto& [bit, where] : pending) add_fp_report(bit, where);
       for (auto& [bit, where] : found) add_fp_report(bit, where);
+      if (stopped) {
+        for (auto& [i, n] : g_.writebacks) copy_into(args.inputs[i], in[i]);
+        throw FpStop();
+      }
       return;
     }
     for (auto& [f, where] : host_errors) add_fp_report(f, where);
@@ -672,7 +695,8 @@ class FusedExecutable {
     a.storage = Storage::allocate(v.arena_bytes);
   }
 
-  std::vector<ndarray> run(const Variant& v, const ir::RunArgs& args) {
+  // `before`: what record_fp_errors runs the graph again from, when not the inputs themselves.
+  std::vector<ndarray> run(const Variant& v, const ir::RunArgs& args, std::vector<ndarray>* before) {
     const Lowered& l = v.low;
     std::vector<int64_t> sym;
     for (auto& s : g_.symbols()) sym.push_back(args.inputs[s.input].shape(s.axis));
@@ -825,7 +849,7 @@ class FusedExecutable {
     for (auto& la : l.launches) lib += la.fn < 0;
     bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()) - lib);
     if (lib) bump_stat(&Stats::library_calls, lib);
-    if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args, v.writes_inputs);
+    if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args, v.writes_inputs, before);
     // A value stored into an input's array (Note [owned inputs] in src/fusion/lower_group.cpp)
     // is that array. (Write-backs and outputs escape: never in the arena.)
     for (auto& [i, n] : g_.writebacks) {
@@ -858,6 +882,38 @@ void reset_distinct_kernels() {
   g_counted.clear();
 }
 
+// Note [writes before a raising operation]
+// Under np.errstate(...="raise") NumPy stops at the operation that raises: the statements
+// after it never run, and the arrays the program writes hold what was written before it,
+// together with the operation's own out= (a ufunc, a reduction or an accumulation stores its
+// result before it checks its errors: `A[i] /= 0` leaves inf in A[i]). A graph runs whole,
+// writes its inputs back at its end, and its errors are reported after it (Note [reporting
+// compiled fp errors] in python/npc/csrc/bind_tracer.cpp): every write of the graph would
+// reach the caller's arrays, also those after the operation. The error state is the caller's
+// at each run (a graph is not specialised to it), and errors are rare, so nothing is done or
+// read up front. Where a run raised an error, the eager interpreter runs the graph (the eager
+// backend's runs are that; the fused backend runs the graph again on copies of the inputs it
+// writes, Note [fp error attribution]) and reads the error state at its first error
+// (fp_raise_kinds: numpy.geterr through the hook the bindings install). It stops at the first
+// node whose errors the state raises, at that node's first evaluation (node ids follow first
+// evaluations: no node after it was evaluated earlier), and writes into the inputs what they
+// held at that point of the program. For that the tracer logs every write into an input's
+// buffer with the number of evaluations recorded before it (Graph::input_writes; an op's out=
+// counts from before the op), dce keeps a logged value that a later write replaced unread,
+// and the interpreter holds each logged value until the nodes before the input's next write
+// have run, and runs the nodes of the stopping op's out= before it writes back. The errors
+// left pending are those of the evaluations up to that node, in program order (the warnings
+// of earlier ops first, as in NumPy), and the executable throws FpStop; its callers report
+// the errors, which raises FloatingPointError (a plan's later steps, a function's later
+// Python, never run). The fused backend then copies what the eager run left in its copies
+// into the caller's arrays instead of its own write-backs. Graphs it cannot run again after
+// the fact read the state before they run, and under "raise": a graph with host calls
+// (numpy.random would draw again) runs on the eager interpreter, and a step whose kernels
+// store into the inputs the graph owns (Note [owned inputs] in src/fusion/lower_group.cpp) copies those
+// inputs first. A step in the background answers for the state of the thread that started it
+// (FpRaiseKindsScope). Where no error is raised the cost is the log (an entry per write into
+// an input). Not covered: a RuntimeWarning that a warnings filter turns into an exception, or
+// an errcall that raises, stop NumPy at the op too; a graph's writes all happen before them.
 std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunArgs& args, bool report) {
   take_fp_errors();  // stale flags of earlier eager calls are not this graph's
   take_product_fp_flags();
@@ -876,18 +932,23 @@ std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunA
   // The kinds each node raised; reported in the program's order of evaluation, once per
   // evaluation a node stands for (Note [merged evaluations]), also when a later op throws.
   std::vector<int> raised(g.nodes().size(), 0);
-  auto flush = [&] {
+  // `stopped`: the node the run stopped at, whose first evaluation is the last reported.
+  auto flush = [&](NodeRef stopped) {
     if (!report) return;
     std::vector<uint32_t> seen(raised.size(), 0);
     for (uint32_t id : g.evaluation_order()) {
       if (id >= raised.size() || !raised[id]) continue;
       ++seen[id];
       add_fp_report(raised[id], node_label(g.nodes()[id]));
+      if (stopped && id == stopped->id) return;
     }
     // A node the order does not list (it should not happen) still reports each evaluation.
     for (NodeRef n : g.nodes())
       for (uint32_t k = seen[n->id]; raised[n->id] && k < g.evaluations(n); ++k) add_fp_report(raised[n->id], node_label(n));
   };
+  // Note [writes before a raising operation]: the kinds the error state raises, read at the
+  // first error (-1: not yet); the run stops at the first node that raised one of them.
+  int raises = -1;
   std::vector<ndarray> out;
   try {
     out = ir::interpret(g, args, [&](NodeRef n, const ndarray& value, std::span<const ndarray> in) {
@@ -896,12 +957,18 @@ std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunA
       if (reports_product_fp(n)) f |= pf;
       if (n->kind == NodeKind::Ufunc && n->params.at(0) != 0 && first_outputs.count({n->op, n->args})) f = 0;
       if (n->id < raised.size()) raised[n->id] |= f;
+      if (!f || !report) return false;
+      if (raises < 0) raises = fp_raise_kinds();
+      return (f & raises) != 0;
     });
+  } catch (const ir::Stopped& s) {
+    flush(s.node);
+    throw FpStop();
   } catch (...) {
-    flush();
+    flush(nullptr);
     throw;
   }
-  flush();
+  flush(nullptr);
   return out;
 }
 

@@ -432,6 +432,10 @@ std::vector<bool> live_nodes(const Graph& g) {
   std::vector<bool> live(g.nodes().size(), false);
   std::vector<NodeRef> stack(g.outputs.begin(), g.outputs.end());
   for (auto& [i, n] : g.writebacks) stack.push_back(n);
+  // What an input held after each write (Note [writes before a raising operation] in
+  // src/fusion/backend.cpp): a write the program overwrote is the input's value when an
+  // operation after it raises.
+  for (const Graph::InputWrite& w : g.input_writes) stack.push_back(w.value);
   while (!stack.empty()) {
     NodeRef n = stack.back();
     stack.pop_back();
@@ -550,6 +554,11 @@ bool Graph::same_structure(const Graph& o) const {
     if (outputs[k]->id != o.outputs[k]->id) return false;
   for (size_t k = 0; k < writebacks.size(); ++k)
     if (writebacks[k].first != o.writebacks[k].first || writebacks[k].second->id != o.writebacks[k].second->id)
+      return false;
+  if (input_writes.size() != o.input_writes.size()) return false;
+  for (size_t k = 0; k < input_writes.size(); ++k)
+    if (input_writes[k].at != o.input_writes[k].at || input_writes[k].input != o.input_writes[k].input ||
+        input_writes[k].value->id != o.input_writes[k].value->id)
       return false;
   for (size_t k = 0; k < order_.size(); ++k) {
     const Node &a = *order_[k], &b = *o.order_[k];
@@ -745,6 +754,11 @@ Graph dce(Graph&& g) {
   for (NodeRef o : g.outputs) r.outputs.push_back(map[o->id]);
   r.unread_outputs = g.unread_outputs;
   for (auto& [i, n] : g.writebacks) r.writebacks.emplace_back(i, map[n->id]);
+  // A write's place counts the evaluations kept before it.
+  std::vector<uint32_t> kept_before(g.eval_order_.size() + 1, 0);
+  for (size_t k = 0; k < g.eval_order_.size(); ++k) kept_before[k + 1] = kept_before[k] + (live[g.eval_order_[k]] ? 1 : 0);
+  for (const Graph::InputWrite& w : g.input_writes)
+    r.input_writes.push_back({kept_before.at(w.at), w.input, map[w.value->id]});
   return r;
 }
 

@@ -1,5 +1,6 @@
 // backend="eager": runs a graph node by node with the eager kernels.
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 
 #include "npc/creation.hpp"
@@ -155,6 +156,47 @@ std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<con
   }
 }
 
+namespace {
+// Copies the values `back` ((input, node) pairs, nodes computed in `val`) into the caller's
+// arrays. Note [write-backs read before they write]: the values written back are the graph's
+// values, all of them read before any caller's array changes. A value that is (a view of)
+// another written input's array (`a1[...] = a0; a0[...] = a2` writes a0's initial value into
+// a1 and a2's into a0) is copied first, whatever the order of the write-backs.
+void write_back(const std::vector<std::pair<int, NodeRef>>& back, const RunArgs& args,
+                const std::vector<std::optional<ndarray>>& val) {
+  auto unchanged = [](int i, NodeRef n) { return n->kind == NodeKind::Input && n->params[0] == i; };
+  std::vector<std::optional<ndarray>> v(back.size());
+  for (size_t k = 0; k < back.size(); ++k) {
+    auto& [i, n] = back[k];
+    if (unchanged(i, n)) continue;
+    v[k] = *val[n->id];
+    for (auto& [j, m] : back)
+      if (!unchanged(j, m) && args.inputs[j].storage() == v[k]->storage()) {
+        v[k] = v[k]->copy();
+        break;
+      }
+  }
+  for (size_t k = 0; k < back.size(); ++k)
+    if (v[k]) copy_into(args.inputs[back[k].first], *v[k]);
+}
+
+// The inputs' values when the first evaluation of `n` raises (Graph::input_writes; Note
+// [writes before a raising operation] in src/fusion/backend.cpp): the last write of each
+// input made before it, or by the op it belongs to (its out=).
+std::vector<std::pair<int, NodeRef>> writes_before(const Graph& g, NodeRef n) {
+  const auto& order = g.evaluation_order();
+  const size_t at = static_cast<size_t>(std::find(order.begin(), order.end(), n->id) - order.begin());
+  std::vector<std::pair<int, NodeRef>> r;
+  for (const Graph::InputWrite& w : g.input_writes) {
+    if (w.at > at) break;
+    auto it = std::find_if(r.begin(), r.end(), [&](auto& e) { return e.first == w.input; });
+    if (it == r.end()) r.emplace_back(w.input, w.value);
+    else it->second = w.value;
+  }
+  return r;
+}
+}  // namespace
+
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) { return interpret(g, args, NodeObserver{}); }
 
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeObserver& after_node) {
@@ -171,9 +213,29 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
   std::vector<bool> keep(nodes.size(), false);
   for (NodeRef o : g.outputs) keep[o->id] = true;
   for (auto& [i, n] : g.writebacks) keep[n->id] = true;
+  if (after_node && !g.input_writes.empty()) {
+    // A run that may stop (NodeObserver) holds each value an input takes until the nodes
+    // evaluated before the input's next write have run (until the end for its last): the
+    // value written back when one of them stops the run (writes_before).
+    const auto& order = g.evaluation_order();
+    std::vector<uint32_t> seen(order.size() + 1, 0);  // seen[k]: 1 + the highest id among order[0, k)
+    for (size_t k = 0; k < order.size(); ++k) seen[k + 1] = std::max(seen[k], order[k] + 1);
+    const auto& w = g.input_writes;
+    std::vector<size_t> next_at(static_cast<size_t>(g.num_inputs()), SIZE_MAX);  // the input's next write
+    for (size_t k = w.size(); k-- > 0;) {
+      size_t& next = next_at.at(static_cast<size_t>(w[k].input));
+      const uint32_t id = w[k].value->id;
+      if (next == SIZE_MAX) keep[id] = true;
+      else if (seen.at(next) > 0) last_use[id] = std::max(last_use[id], seen[next] - 1);
+      next = w[k].at;
+    }
+  }
 
   // optional: a default-constructed ndarray allocates, and replays of tiny graphs are hot.
   std::vector<std::optional<ndarray>> val(nodes.size());
+  NodeRef stop = nullptr;  // the node the observer stopped the run at
+  std::vector<std::pair<int, NodeRef>> back;  // the write-backs when it stops (writes_before)
+  uint32_t until = 0;  // the last of their nodes
   for (NodeRef n : nodes) {
     const Shape shape = concrete_shape(n->shape, syms);
     auto arg = [&](size_t i) -> const ndarray& { return *val[n->args[i]->id]; };
@@ -222,10 +284,22 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
     if (after_node) {
       std::vector<ndarray> in;
       for (size_t i = 0; i < n->args.size(); ++i) in.push_back(arg(i));
-      after_node(n, *val[n->id], in);
+      // Once stopped, the observer still sees the nodes that run (their errors are taken).
+      if (after_node(n, *val[n->id], in) && !stop) {
+        stop = n;
+        back = writes_before(g, n);
+        for (auto& [i, v] : back) until = std::max(until, v->id);
+      }
+      // The values of the op's own writes (its out=) come after its node: they run first.
+      if (stop && n->id >= until) {
+        for (auto& [i, v] : back)
+          if (!val[v->id]) throw ValueError("graph: the value of a write before a stop is gone");
+        write_back(back, args, val);
+        throw Stopped(stop);
+      }
     }
     for (NodeRef a : n->args)
-      if (last_use[a->id] == n->id && !keep[a->id]) val[a->id].reset();
+      if (last_use[a->id] == n->id && !keep[a->id] && !stop) val[a->id].reset();
   }
   // Write-backs: the caller's arrays get their final values; an output that is a written
   // input's final value is the caller's array itself, as in eager code (`x += 1; return x`).
@@ -243,29 +317,10 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
     for (const ndarray& in : args.inputs) aliased = aliased || (v.size() > 0 && in.storage() == v.storage());
     outs.push_back(aliased ? v.copy(Order::K) : v);  // in the value's own layout, as NumPy returns it
   }
-  // Note [write-backs read before they write]: the values written back are the graph's
-  // values, all of them read before any caller's array changes. A value that is (a view of)
-  // another written input's array (`a1[...] = a0; a0[...] = a2` writes a0's initial value into
-  // a1 and a2's into a0) is copied first, whatever the order of the write-backs.
-  std::vector<std::optional<ndarray>> back(g.writebacks.size());
-  for (size_t k = 0; k < g.writebacks.size(); ++k) {
-    auto& [i, n] = g.writebacks[k];
-    if (n->kind == NodeKind::Input && n->params[0] == i) continue;
-    back[k] = *val[n->id];
-    for (auto& [j, m] : g.writebacks)
-      if (!(m->kind == NodeKind::Input && m->params[0] == j) && args.inputs[j].storage() == back[k]->storage()) {
-        back[k] = back[k]->copy();
-        break;
-      }
-  }
-  for (size_t k = 0; k < g.writebacks.size(); ++k) {
-    auto& [i, n] = g.writebacks[k];
-    const ndarray& dst = args.inputs[i];
-    if (n->kind == NodeKind::Input && n->params[0] == i) continue;
-    copy_into(dst, *back[k]);
+  write_back(g.writebacks, args, val);  // Note [write-backs read before they write]
+  for (auto& [i, n] : g.writebacks)
     for (size_t o = 0; o < outs.size(); ++o)
-      if (g.outputs[o] == n) outs[o] = dst;
-  }
+      if (g.outputs[o] == n && !(n->kind == NodeKind::Input && n->params[0] == i)) outs[o] = args.inputs[i];
   return outs;
 }
 

@@ -221,7 +221,13 @@ class Context {
   ndarray traced_alias(const ndarray& a);
   // A run-time bounds check of graph input `input` as an index of an axis of size `extent`.
   void add_index_check(int input, int64_t extent, int64_t axis);
-  void write(const ndarray& dst, ir::NodeRef value);
+  // Writes `value` into traced `dst`. `op_at`: for the out= of an op, the number of
+  // evaluations recorded before the op (>= 0): NumPy's op stores out= before it checks its
+  // floating-point errors, so the write comes with the op's evaluation (Note [writes before a
+  // raising operation] in src/fusion/backend.cpp).
+  void write(const ndarray& dst, ir::NodeRef value, int64_t op_at = -1);
+  // The number of evaluations recorded in the segment so far (write's `op_at`).
+  int64_t evaluations() const { return static_cast<int64_t>(graph_->evaluation_order().size()); }
   std::shared_ptr<void> view(const ndarray& src, const ndarray& view);
   ir::SymShape broadcast(const std::vector<ir::SymShape>& shapes, const std::vector<Shape>& hints, Shape& hint_out);
   ir::Graph& graph() { return *graph_; }

@@ -289,6 +289,7 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
     if (ops::scalar_loop_of_one_element(op, lt.in[0], ndims, given_out ? opts.out[0]->ndim() : -1, shares))
       scalar_loop = true;
   }
+  const int64_t op_at = c.evaluations();  // the op's out= is written with it
   for (size_t k = 0; k < lt.out.size(); ++k) {
     std::vector<ir::NodeRef> zero{g.constant(Scalar::from_int(0).cast(lt.out[k]))};
     if (empty_result)
@@ -316,7 +317,7 @@ std::vector<ndarray> ufunc_hook(OpId op, std::span<const Operand> in, const Ufun
     }
     if (k < opts.out.size() && opts.out[k]) {
       n = g.cast(n, opts.out[k]->dtype(), op);  // the ufunc's own cast into out=
-      c.write(*opts.out[k], n);
+      c.write(*opts.out[k], n, op_at);
       result.push_back(*opts.out[k]);
     } else {
       ndarray r = c.new_value(n, hint);
@@ -401,6 +402,7 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   // the operand gets a length-1 axis reduced like any other; without an identity each element
   // is its own result, in the loop dtype.
   ir::NodeRef r;
+  const int64_t op_at = c.evaluations();  // the reduction's out= is written with it
   if (axes.empty() && !init && id != Identity::None_ && id != Identity::ReorderableNone) {
     ir::SymShape s1 = n->shape;
     s1.push_back(ir::Dim::fixed(1));
@@ -417,7 +419,7 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
     else if (opts.keepdims) hint.push_back(1);
   }
   if (opts.out) {
-    c.write(*opts.out, r);
+    c.write(*opts.out, r, op_at);
     return *opts.out;
   }
   // Note [reduction layout] in src/ops/reduce_plan.cpp: the result laid out as eagerly.
@@ -485,6 +487,7 @@ ndarray accumulate_hook(OpId op, const ndarray& a, int64_t axis, DType t, const 
   }
   ir::Graph& g = c.graph();
   ir::NodeRef r;
+  const int64_t op_at = c.evaluations();  // the accumulation's out= is written with it
   if (op == OpId::add || op == OpId::multiply) {
     ir::NodeRef n = g.cast(c.node_of(a), t);
     std::vector<int64_t> p{axis};
@@ -503,7 +506,7 @@ ndarray accumulate_hook(OpId op, const ndarray& a, int64_t axis, DType t, const 
                n->shape);
   }
   if (out) {
-    c.write(*out, r);
+    c.write(*out, r, op_at);
     return *out;
   }
   // Note [reduction layout] in src/ops/reduce_plan.cpp: the result laid out as eagerly.

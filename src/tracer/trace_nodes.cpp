@@ -355,7 +355,7 @@ ir::NodeRef Context::align_dims(ir::NodeRef value, const ir::SymShape& target) {
   return aligned == value->shape ? value : graph_->reshape(value, aligned);
 }
 
-void Context::write(const ndarray& dst, ir::NodeRef value) {
+void Context::write(const ndarray& dst, ir::NodeRef value, int64_t op_at) {
   TracedValue* tv = traced(dst);
   if (!tv || tv->ctx_id != id_) throw ValueError("npc.compile: write into an array of another trace");
   ir::NodeRef region = value_node(*tv);
@@ -391,6 +391,9 @@ void Context::write(const ndarray& dst, ir::NodeRef value) {
     b.current = graph_->write(b.current, region, value);
   }
   ++b.version;
+  // Note [writes before a raising operation] in src/fusion/backend.cpp.
+  if (b.input >= 0)
+    graph_->input_writes.push_back({static_cast<uint32_t>(op_at >= 0 ? op_at : evaluations()), b.input, b.current});
 }
 
 std::shared_ptr<void> Context::view(const ndarray& src, const ndarray& r) {

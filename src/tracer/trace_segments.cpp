@@ -125,9 +125,12 @@ std::vector<ndarray> Context::run_in_background(std::shared_ptr<ir::Graph> g, st
   t->inputs = bound_;
   t->scalars = std::move(scalars);
   BackgroundStep* raw = t.get();
+  // The error state is this thread's (Note [writes before a raising operation] in src/fusion/backend.cpp).
+  const int raises = fp_raise_kinds();
   // The thread also prunes the graph and frees the nodes the pruning dropped.
-  raw->thread = std::thread([raw, run = runner, traced = std::move(g)]() mutable {
+  raw->thread = std::thread([raw, run = runner, traced = std::move(g), raises]() mutable {
     set_background_segment();
+    FpRaiseKindsScope state(raises);
     try {
       raw->graph = std::make_shared<ir::Graph>(ir::run_pass(std::move(*traced), ir::dce, "dce"));
       traced.reset();
@@ -152,8 +155,15 @@ void Context::settle(bool rethrow) {
     last_graph_ = t->graph;
   }
   if (t->error) {
-    if (rethrow) std::rethrow_exception(t->error);
-    return;
+    if (!rethrow) return;
+    try {
+      std::rethrow_exception(t->error);
+    } catch (const FpStop&) {
+      // It stopped at an error the error state raises: reporting its errors raises.
+      for (auto& [bit, where] : t->fp_errors) add_fp_report(bit, where);
+      if (report_fp) report_fp();
+      throw;
+    }
   }
   // As end_segment binds the results of a step that ran on this thread.
   std::vector<std::optional<ndarray>> bound(t->outputs.size());

@@ -99,19 +99,49 @@ void report_compiled_fp() {
   for (auto& [bit, where] : errs) report(bit, where);
 }
 
-// Runs `exe`, leaving the errors its kernels raised pending; none when it throws.
+// The kinds numpy.errstate raises on this thread now (npc::fp_raise_kinds).
+int read_fp_raise_kinds() {
+  AcquireGil gil;  // a graph may run inside an op that released the GIL
+  try {
+    static const char* const keys[] = {"divide", "over", "under", "invalid"};
+    py::dict state = py::module_::import("numpy").attr("geterr")();
+    int kinds = 0;
+    for (int k = 0; k < 4; ++k)
+      if (py::str(state[keys[k]]).cast<std::string>() == "raise") kinds |= 1 << k;
+    return kinds;
+  } catch (const py::error_already_set&) {
+    return 0;  // (interpreter shutdown) the report raises nothing either
+  }
+}
+
+// Runs `exe`, leaving the errors its kernels raised pending; none when it throws, except
+// FpStop (Note [writes before a raising operation] in src/fusion/backend.cpp), whose errors
+// the caller reports.
 std::vector<ndarray> run_collecting_fp(const ir::Executable& exe, const ir::RunArgs& args) {
   try {
     return exe(args);
+  } catch (const FpStop&) {
+    throw;
   } catch (...) {
     take_named_fp_flags();
     throw;
   }
 }
 
+// After FpStop: the report raises (the error state raises the last error pending).
+[[noreturn]] void report_stop() {
+  report_compiled_fp();
+  throw FpStop();  // (a report that raised nothing: the graph's results are gone)
+}
+
 // Runs `exe` and reports the errors its kernels raised (Note [reporting compiled fp errors]).
 std::vector<ndarray> run_reporting_fp(const ir::Executable& exe, const ir::RunArgs& args) {
-  std::vector<ndarray> out = run_collecting_fp(exe, args);
+  std::vector<ndarray> out;
+  try {
+    out = run_collecting_fp(exe, args);
+  } catch (const FpStop&) {
+    report_stop();
+  }
   report_compiled_fp();
   return out;
 }
@@ -268,7 +298,13 @@ std::vector<ndarray> run_segment_cached(const std::shared_ptr<ir::Graph>& shared
   }
   std::string used, err;
   auto exe = make_exe(shared, backend, used, err);
-  auto out = run_collecting_fp(exe, ir::RunArgs{in, sc});
+  std::vector<ndarray> out;
+  bool stopped = false;
+  try {
+    out = run_collecting_fp(exe, ir::RunArgs{in, sc});
+  } catch (const FpStop&) {
+    stopped = true;
+  }
   if (keep) *keep = {shared, exe};
   if (cacheable) {
     std::lock_guard lk(g_seg_mu);
@@ -281,7 +317,12 @@ std::vector<ndarray> run_segment_cached(const std::shared_ptr<ir::Graph>& shared
   }
   // Once the segment is cached: an error raised here keeps it. (A segment running in the
   // background leaves its errors to the tracing thread: Note [segments in the background].)
-  if (!tracer::in_background_segment()) report_compiled_fp();
+  if (tracer::in_background_segment()) {
+    if (stopped) throw FpStop();
+    return out;
+  }
+  if (stopped) report_stop();
+  report_compiled_fp();
   return out;
 }
 
@@ -352,6 +393,7 @@ void bind_tracer(py::module_& m) {
     }
   });
 
+  set_fp_raise_kinds_reader(&read_fp_raise_kinds);  // Note [writes before a raising operation]
   // A trace that ends in a retrace (runtime scalars made static) is dropped with its warnings:
   // the floating-point errors its eager work left pending (a value cast before the break
   // that raised _StaticScalar) go with it, so the retrace reports them once.
