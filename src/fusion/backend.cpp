@@ -520,6 +520,25 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
   return v;
 }
 
+// The values of a run's Call nodes and the kinds of fp errors their calls raised, by node id
+// (Note [fp error attribution]): the eager run that names the errors takes them instead of
+// calling the host again.
+struct CallRecord {
+  std::vector<std::optional<ndarray>> values;
+  std::vector<int> flags;
+  void record(const ir::Graph& g, NodeRef n, const ndarray& value, int f) {
+    if (values.empty()) {
+      values.resize(g.nodes().size());
+      flags.resize(g.nodes().size(), 0);
+    }
+    values.at(n->id) = value;
+    flags.at(n->id) = f;
+  }
+};
+
+std::vector<ndarray> interpret_reporting(const ir::Graph& g, const ir::RunArgs& args, bool report,
+                                         const CallRecord* calls);
+
 class FusedExecutable {
  public:
   explicit FusedExecutable(const ir::Graph& g) : g_(g) {
@@ -571,16 +590,17 @@ class FusedExecutable {
   // after each op, so the report is eager NumPy's. When the eager run raises nothing, the
   // kernels' flags came from their own order of evaluation (a blocked sum that met inf +
   // -inf before the NaN that NumPy's order meets first): NumPy raises nothing either, and
-  // nothing is reported. Graphs with host calls (running numpy.random again would advance
-  // its stream) keep the naming rule (Note [naming fp errors]).
+  // nothing is reported. Host calls do not run again (numpy.random would advance its stream):
+  // the run keeps each Call node's value and the kinds its call raised, and the eager run takes
+  // those. Only a graph that wrote into its owned inputs (Note [owned inputs] in
+  // lower_group.cpp) cannot run again on them; it keeps the naming rule (Note [naming fp errors]).
   void record_fp_errors(int kernel_flags, const std::vector<std::pair<int, std::string>>& host_errors,
-                        const ir::RunArgs& args, bool inputs_changed) {
-    // (A graph that wrote into its owned inputs cannot run again on them: the naming rule.)
-    if (!has_calls_ && !inputs_changed) {
+                        const ir::RunArgs& args, bool inputs_changed, const CallRecord& calls) {
+    if (!inputs_changed) {
       auto pending = take_named_fp_flags();
       std::vector<ndarray> in(args.inputs.begin(), args.inputs.end());
       for (auto& [i, n] : g_.writebacks) in[i] = in[i].copy();
-      interpret_with_fp_errors(g_, ir::RunArgs{in, args.scalars});
+      interpret_reporting(g_, ir::RunArgs{in, args.scalars}, true, &calls);
       auto found = take_named_fp_flags();
       for (auto& [bit, where] : pending) add_fp_report(bit, where);
       for (auto& [bit, where] : found) add_fp_report(bit, where);
@@ -644,7 +664,8 @@ class FusedExecutable {
       auto& s = arrays[b].storage();
       // Small storages go back to malloc, which serves them as fast as a lookup here; a loop
       // of thousands of scalar temporaries would otherwise grow the list without bound.
-      if (s && ptr[b] && !stolen[b] && s->nbytes() >= kPooledBytes) free_list.emplace(s->nbytes(), s);
+      // (A storage held elsewhere, a Call node's value kept for Note [fp error attribution], is not reused.)
+      if (s && ptr[b] && !stolen[b] && s.use_count() == 1 && s->nbytes() >= kPooledBytes) free_list.emplace(s->nbytes(), s);
       arrays[b] = none();
       ptr[b] = nullptr;
     }
@@ -705,6 +726,7 @@ class FusedExecutable {
     std::vector<bool> stolen(l.bufs.size(), false);  // Note [in-place epilogues]
     int fpe = 0;  // FpFlag bits raised by the kernels, reported by the caller (bind_tracer)
     std::vector<std::pair<int, std::string>> host_errors;  // (FpFlag bits, op) of host calls
+    CallRecord calls;  // the Call nodes' values and errors (Note [fp error attribution])
     single_thread_if_forked();
     std::vector<char*> kb;
     std::vector<ndarray> ops;
@@ -773,6 +795,7 @@ class FusedExecutable {
         const int pf = take_product_fp_flags();
         if (v.product_fp[li]) f |= pf;
         if (f) host_errors.emplace_back(f, node_label(n));
+        if (n->kind == NodeKind::Call) calls.record(g_, n, r, f);  // Note [fp error attribution]
         ops::clear_fpe();  // what the call left in the hardware flags is not a kernel's
         // (A host call may hand back an operand: never a view of the arena, which later launches reuse.)
         if (!r.is_c_contiguous() || r.offset() != 0 || (arena.storage && r.storage() == arena.storage)) r = r.copy();
@@ -825,7 +848,7 @@ class FusedExecutable {
     for (auto& la : l.launches) lib += la.fn < 0;
     bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()) - lib);
     if (lib) bump_stat(&Stats::library_calls, lib);
-    if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args, v.writes_inputs);
+    if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args, v.writes_inputs, calls);
     // A value stored into an input's array (Note [owned inputs] in src/fusion/lower_group.cpp)
     // is that array. (Write-backs and outputs escape: never in the arena.)
     for (auto& [i, n] : g_.writebacks) {
@@ -859,6 +882,12 @@ void reset_distinct_kernels() {
 }
 
 std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunArgs& args, bool report) {
+  return interpret_reporting(g, args, report, nullptr);
+}
+
+namespace {
+std::vector<ndarray> interpret_reporting(const ir::Graph& g, const ir::RunArgs& args, bool report,
+                                         const CallRecord* calls) {
   take_fp_errors();  // stale flags of earlier eager calls are not this graph's
   take_product_fp_flags();
   // Flags pending for a report still to come are kept aside and given back: a graph break
@@ -889,14 +918,19 @@ std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunA
       for (uint32_t k = seen[n->id]; raised[n->id] && k < g.evaluations(n); ++k) add_fp_report(raised[n->id], node_label(n));
   };
   std::vector<ndarray> out;
+  const std::span<const std::optional<ndarray>> call_values =
+      calls ? std::span<const std::optional<ndarray>>(calls->values) : std::span<const std::optional<ndarray>>();
   try {
     out = ir::interpret(g, args, [&](NodeRef n, const ndarray& value, std::span<const ndarray> in) {
       int f = take_fp_errors() | take_fp_flags();
       const int pf = take_product_fp_flags();
       if (reports_product_fp(n)) f |= pf;
+      // A call that did not run again: the kinds it raised in the run that recorded it.
+      if (n->kind == NodeKind::Call && calls && n->id < calls->values.size() && calls->values[n->id])
+        f = calls->flags[n->id];
       if (n->kind == NodeKind::Ufunc && n->params.at(0) != 0 && first_outputs.count({n->op, n->args})) f = 0;
       if (n->id < raised.size()) raised[n->id] |= f;
-    });
+    }, call_values);
   } catch (...) {
     flush();
     throw;
@@ -904,6 +938,7 @@ std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunA
   flush();
   return out;
 }
+}  // namespace
 
 ir::Executable compile_graph(const ir::Graph& g) {
   auto ex = std::make_shared<FusedExecutable>(g);
