@@ -370,6 +370,19 @@ void check_index_first(const ndarray& a, const std::vector<IndexItem>& idx) {
   (void)index(npc::empty(a.shape(), DType::Bool), idx);
 }
 
+// Note [partial sequence assignment] (python/npc/_indexing.py): after a sequence's conversion
+// failed, the elements NumPy stores before the failing one are stored (basic indexes only;
+// an element's setter converts nothing of a sequence). A traced destination gets them too.
+void store_partial_sequence(py::object self, const ndarray& a, const std::vector<IndexItem>& idx, py::handle v) {
+  if (!(PyList_Check(v.ptr()) || PyTuple_Check(v.ptr()))) return;
+  for (const IndexItem& it : idx)
+    if (it.kind == IndexItem::Kind::Array) return;
+  ndarray view = index(a, idx);
+  if (view.ndim() == 0 && index_is_scalar(a, idx)) return;
+  static py::object& partial = *new py::object(py_helper("_setitem_partial"));
+  partial(wrap(std::move(view), self), v);
+}
+
 void setitem(py::object self, py::handle key, py::handle value) {
   PyArray* ap = array_ptr(self);
   auto& a = ap ? *ap : self.cast<PyArray&>();
@@ -384,6 +397,7 @@ void setitem(py::object self, py::handle key, py::handle value) {
     val = setitem_value(v, a.dtype(), advanced);
   } catch (py::error_already_set& e) {
     check_index_first(a, idx);
+    store_partial_sequence(self, a, idx, v);
     // NumPy converts a value array of another kind (strings) element by element while it
     // assigns: an index that selects nothing converts nothing, and only the shapes are
     // checked. Zeros of the value's shape stand in for it then.
@@ -400,6 +414,7 @@ void setitem(py::object self, py::handle key, py::handle value) {
     val = npc::zeros(v.attr("shape").cast<Shape>(), a.dtype());
   } catch (const std::exception&) {
     check_index_first(a, idx);
+    store_partial_sequence(self, a, idx, v);
     throw;
   }
   index_assign(a, idx, val);
