@@ -344,8 +344,11 @@ struct Stopped : std::exception {
   explicit Stopped(NodeRef n) : node(n) {}
   const char* what() const noexcept override { return "npc: graph run stopped"; }
 };
-/// interpret() calling `after_node` after each node.
-std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeObserver& after_node);
+/// interpret() calling `after_node` after each node. A Call node whose entry in `call_values`
+/// (indexed by node id) holds a value takes it instead of calling the host again: the values an
+/// earlier run with the same inputs got (Note [fp error attribution] in src/fusion/backend.cpp).
+std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeObserver& after_node,
+                               std::span<const std::optional<ndarray>> call_values = {});
 /// The value of computing node `n` (Ufunc, Reduce, Call, or a Prim: fill, iota, where,
 /// matmul, argmin/argmax, cumsum/cumprod, sort/argsort) from its operands' values `ops`,
 /// with npc's eager ops; `shape` is its concrete shape. Both backends run nodes through it

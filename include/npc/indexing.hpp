@@ -53,6 +53,11 @@ ndarray index(const ndarray& a, std::span<const IndexItem> idx);
 bool index_is_scalar(const ndarray& a, std::span<const IndexItem> idx);
 /// True when `idx` holds no index arrays other than 0-d integer arrays, so a[idx] is a view.
 bool index_is_basic(std::span<const IndexItem> idx);
+/// Raises the IndexError NumPy's index preparation raises for `a[idx]` (too many indices, an
+/// integer out of bounds, a boolean array that does not match its axes), before the value of an
+/// assignment is converted (Note [index before value] in python/npc/csrc/bind_indexing.cpp).
+/// Index arrays' values are not looked at: NumPy checks them while it assigns.
+void check_index_items(const ndarray& a, std::span<const IndexItem> idx);
 
 /// `a[idx] = value` (numpy.ndarray.__setitem__): `value` broadcasts to the shape of `a[idx]`
 /// and is cast unsafely to a.dtype(). Overlapping memory gives NumPy's result (the value is

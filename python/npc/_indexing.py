@@ -60,6 +60,27 @@ def _setitem_value(value, code):
     return _from_numpy(_np.asarray(value, dtype=dtype))
 
 
+def _setitem_partial(view, value):
+    """Store what NumPy stores of a sequence `value` assigned to `view` (the destination of a
+    basic index) before the conversion of one of its elements fails.
+
+    Note [partial sequence assignment]: NumPy converts a nested sequence whose shape is the
+    destination's element by element straight into the destination (PyArray_CopyObject), so
+    ``a[:] = [1, 2, 300]`` into uint8 keeps 1 and 2 when 300 raises OverflowError; a sequence
+    that must broadcast is converted into a temporary first and stores nothing. NumPy's own
+    assignment runs here on a copy of the destination (its warnings were already given by the
+    failed conversion) and the copy, partly written or not, goes back into the destination.
+    Called after the conversion failed; the caller raises that error.
+    """
+    tmp = _np.array(view)
+    with warnings.catch_warnings(), _np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            tmp[...] = value
+        except Exception:
+            view[...] = tmp
+
+
 # ---------------------------------------------------------------- selection
 import operator as _operator  # noqa: E402
 

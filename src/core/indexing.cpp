@@ -743,6 +743,47 @@ bool index_is_basic(std::span<const IndexItem> idx) {
   return true;
 }
 
+void check_index_items(const ndarray& a, std::span<const IndexItem> idx) {
+  const int nd = a.ndim();
+  int consumed = 0, ellipses = 0;
+  for (const IndexItem& it : idx) {
+    if (it.kind == IndexItem::Kind::Ellipsis) ++ellipses;
+    else if (it.kind == IndexItem::Kind::Integer || it.kind == IndexItem::Kind::Slice) ++consumed;
+    else if (it.kind == IndexItem::Kind::Array) {
+      check_index_array_dtype(it.array);
+      consumed += is_int_scalar_array(it) || it.array.dtype() != DType::Bool ? 1 : it.array.ndim();
+    }
+  }
+  if (ellipses > 1 || consumed > nd) {
+    (void)prepare(a, idx);  // raises before it looks at any array
+    return;
+  }
+  int d = 0;
+  for (const IndexItem& it : idx) {
+    if (it.kind == IndexItem::Kind::Integer || is_int_scalar_array(it)) {
+      const int64_t i = it.kind == IndexItem::Kind::Integer ? it.integer : item_int(it.array);
+      const int64_t n = a.shape()[d];
+      if (i < -n || i >= n)
+        throw IndexError("index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(d) +
+                         " with size " + std::to_string(n));
+      ++d;
+    } else if (it.kind == IndexItem::Kind::Slice) {
+      ++d;
+    } else if (it.kind == IndexItem::Kind::Ellipsis) {
+      d += nd - consumed;
+    } else if (it.kind == IndexItem::Kind::Array) {
+      const ndarray& arr = it.array;
+      if (arr.dtype() != DType::Bool) { ++d; continue; }
+      for (int k = 0; k < arr.ndim(); ++k)
+        if (arr.shape()[k] != a.shape()[d + k] && arr.shape()[k] != 0)
+          throw IndexError("boolean index did not match indexed array along axis " + std::to_string(d + k) +
+                           "; size of axis is " + std::to_string(a.shape()[d + k]) +
+                           " but size of corresponding boolean axis is " + std::to_string(arr.shape()[k]));
+      d += arr.ndim();
+    }
+  }
+}
+
 bool index_is_scalar(const ndarray& a, std::span<const IndexItem> idx) {
   int n = 0;
   for (const IndexItem& it : idx) {
@@ -799,8 +840,10 @@ void index_assign(const ndarray& a, std::span<const IndexItem> idx, const ndarra
     }
   }
   if (value.dtype() == a.dtype() && try_mask_assign(a, idx, value)) return;
+  // (A mask of a's shape only, which try_mask_assign takes: NumPy casts the value of another
+  // mask, an index array with a subspace, while it assigns: nothing when nothing is selected.)
   if (value.size() == 1 && value.dtype() != a.dtype() && idx.size() == 1 && is_bool_array(idx[0]) &&
-      try_mask_assign(a, idx, value.astype(a.dtype()))) return;
+      idx[0].array.shape() == a.shape() && try_mask_assign(a, idx, value.astype(a.dtype()))) return;
   if (try_single_scatter(a, idx, value)) return;
   Prepared p = prepare(a, idx);
   Shape target;

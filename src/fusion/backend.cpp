@@ -520,6 +520,25 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
   return v;
 }
 
+// The values of a run's Call nodes and the kinds of fp errors their calls raised, by node id
+// (Note [fp error attribution]): the eager run that names the errors takes them instead of
+// calling the host again.
+struct CallRecord {
+  std::vector<std::optional<ndarray>> values;
+  std::vector<int> flags;
+  void record(const ir::Graph& g, NodeRef n, const ndarray& value, int f) {
+    if (values.empty()) {
+      values.resize(g.nodes().size());
+      flags.resize(g.nodes().size(), 0);
+    }
+    values.at(n->id) = value;
+    flags.at(n->id) = f;
+  }
+};
+
+std::vector<ndarray> interpret_reporting(const ir::Graph& g, const ir::RunArgs& args, bool report,
+                                         const CallRecord* calls);
+
 class FusedExecutable {
  public:
   explicit FusedExecutable(const ir::Graph& g) : g_(g) {
@@ -580,23 +599,25 @@ class FusedExecutable {
   // after each op, so the report is eager NumPy's. When the eager run raises nothing, the
   // kernels' flags came from their own order of evaluation (a blocked sum that met inf +
   // -inf before the NaN that NumPy's order meets first): NumPy raises nothing either, and
-  // nothing is reported. Graphs with host calls (running numpy.random again would advance
-  // its stream) keep the naming rule (Note [naming fp errors]).
+  // nothing is reported. Host calls do not run again (numpy.random would advance its stream):
+  // the run keeps each Call node's value and the kinds its call raised, and the eager run takes
+  // those. A graph that wrote into its owned inputs (Note [owned inputs] in lower_group.cpp)
+  // cannot run again on them unless they were copied first (`before`); else it keeps the
+  // naming rule (Note [naming fp errors]).
   // `before`: copies of the inputs as they were before the run (those the graph writes), or
   // null. When the eager run stops at an error the error state raises (Note [writes before a
   // raising operation]), the arrays the graph writes take what it left in their copies, and
   // FpStop is thrown.
   void record_fp_errors(int kernel_flags, const std::vector<std::pair<int, std::string>>& host_errors,
-                        const ir::RunArgs& args, bool inputs_changed, std::vector<ndarray>* before) {
-    // (A graph that wrote into its owned inputs cannot run again on them, unless they were
-    // copied first: the naming rule.)
-    if (!has_calls_ && (!inputs_changed || before)) {
+                        const ir::RunArgs& args, bool inputs_changed, std::vector<ndarray>* before,
+                        const CallRecord& calls) {
+    if (!inputs_changed || before) {
       auto pending = take_named_fp_flags();
       std::vector<ndarray> in(args.inputs.begin(), args.inputs.end());
       for (auto& [i, n] : g_.writebacks) in[i] = before ? (*before)[i] : in[i].copy();
       bool stopped = false;
       try {
-        interpret_with_fp_errors(g_, ir::RunArgs{in, args.scalars});
+        interpret_reporting(g_, ir::RunArgs{in, args.scalars}, true, &calls);
       } catch (const FpStop&) {
         stopped = true;
       }
@@ -667,7 +688,8 @@ class FusedExecutable {
       auto& s = arrays[b].storage();
       // Small storages go back to malloc, which serves them as fast as a lookup here; a loop
       // of thousands of scalar temporaries would otherwise grow the list without bound.
-      if (s && ptr[b] && !stolen[b] && s->nbytes() >= kPooledBytes) free_list.emplace(s->nbytes(), s);
+      // (A storage held elsewhere, a Call node's value kept for Note [fp error attribution], is not reused.)
+      if (s && ptr[b] && !stolen[b] && s.use_count() == 1 && s->nbytes() >= kPooledBytes) free_list.emplace(s->nbytes(), s);
       arrays[b] = none();
       ptr[b] = nullptr;
     }
@@ -729,6 +751,7 @@ class FusedExecutable {
     std::vector<bool> stolen(l.bufs.size(), false);  // Note [in-place epilogues]
     int fpe = 0;  // FpFlag bits raised by the kernels, reported by the caller (bind_tracer)
     std::vector<std::pair<int, std::string>> host_errors;  // (FpFlag bits, op) of host calls
+    CallRecord calls;  // the Call nodes' values and errors (Note [fp error attribution])
     single_thread_if_forked();
     std::vector<char*> kb;
     std::vector<ndarray> ops;
@@ -797,6 +820,7 @@ class FusedExecutable {
         const int pf = take_product_fp_flags();
         if (v.product_fp[li]) f |= pf;
         if (f) host_errors.emplace_back(f, node_label(n));
+        if (n->kind == NodeKind::Call) calls.record(g_, n, r, f);  // Note [fp error attribution]
         ops::clear_fpe();  // what the call left in the hardware flags is not a kernel's
         // (A host call may hand back an operand: never a view of the arena, which later launches reuse.)
         if (!r.is_c_contiguous() || r.offset() != 0 || (arena.storage && r.storage() == arena.storage)) r = r.copy();
@@ -849,7 +873,7 @@ class FusedExecutable {
     for (auto& la : l.launches) lib += la.fn < 0;
     bump_stat(&Stats::kernel_runs, static_cast<int64_t>(l.launches.size()) - lib);
     if (lib) bump_stat(&Stats::library_calls, lib);
-    if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args, v.writes_inputs, before);
+    if (fpe || !host_errors.empty()) record_fp_errors(fpe, host_errors, args, v.writes_inputs, before, calls);
     // A value stored into an input's array (Note [owned inputs] in src/fusion/lower_group.cpp)
     // is that array. (Write-backs and outputs escape: never in the arena.)
     for (auto& [i, n] : g_.writebacks) {
@@ -915,6 +939,12 @@ void reset_distinct_kernels() {
 // an input). Not covered: a RuntimeWarning that a warnings filter turns into an exception, or
 // an errcall that raises, stop NumPy at the op too; a graph's writes all happen before them.
 std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunArgs& args, bool report) {
+  return interpret_reporting(g, args, report, nullptr);
+}
+
+namespace {
+std::vector<ndarray> interpret_reporting(const ir::Graph& g, const ir::RunArgs& args, bool report,
+                                         const CallRecord* calls) {
   take_fp_errors();  // stale flags of earlier eager calls are not this graph's
   take_product_fp_flags();
   // Flags pending for a report still to come are kept aside and given back: a graph break
@@ -950,17 +980,22 @@ std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunA
   // first error (-1: not yet); the run stops at the first node that raised one of them.
   int raises = -1;
   std::vector<ndarray> out;
+  const std::span<const std::optional<ndarray>> call_values =
+      calls ? std::span<const std::optional<ndarray>>(calls->values) : std::span<const std::optional<ndarray>>();
   try {
     out = ir::interpret(g, args, [&](NodeRef n, const ndarray& value, std::span<const ndarray> in) {
       int f = take_fp_errors() | take_fp_flags();
       const int pf = take_product_fp_flags();
       if (reports_product_fp(n)) f |= pf;
+      // A call that did not run again: the kinds it raised in the run that recorded it.
+      if (n->kind == NodeKind::Call && calls && n->id < calls->values.size() && calls->values[n->id])
+        f = calls->flags[n->id];
       if (n->kind == NodeKind::Ufunc && n->params.at(0) != 0 && first_outputs.count({n->op, n->args})) f = 0;
       if (n->id < raised.size()) raised[n->id] |= f;
       if (!f || !report) return false;
       if (raises < 0) raises = fp_raise_kinds();
       return (f & raises) != 0;
-    });
+    }, call_values);
   } catch (const ir::Stopped& s) {
     flush(s.node);
     throw FpStop();
@@ -971,6 +1006,7 @@ std::vector<ndarray> interpret_with_fp_errors(const ir::Graph& g, const ir::RunA
   flush(nullptr);
   return out;
 }
+}  // namespace
 
 ir::Executable compile_graph(const ir::Graph& g) {
   auto ex = std::make_shared<FusedExecutable>(g);

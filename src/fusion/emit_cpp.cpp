@@ -240,10 +240,18 @@ std::string render_literal(const npc::Scalar& s, DType t) {
       if (t == DType::Float64) return fp(s.f, false);
       return fp(t == DType::Float16 ? half_to_double(double_to_half(s.f)) : static_cast<double>(static_cast<float>(s.f)),
                 true);
-    case Kind::Complex:
-      if (t == DType::Complex64)
-        return "npk::c64{" + fp(static_cast<float>(s.c.real()), true) + ", " + fp(static_cast<float>(s.c.imag()), true) + "}";
-      return "npk::c128{" + fp(s.c.real(), false) + ", " + fp(s.c.imag(), false) + "}";
+    case Kind::Complex: {
+      // Note [NaN parts of complex literals]: NumPy's complex loops compare the parts with C's
+      // ordered operators (Smith's division, the complex order), which raise "invalid" on a
+      // NaN part; GCC folds those comparisons of a literal NaN at compile time, and the flag
+      // would be lost. A NaN part is a value the compiler cannot see through.
+      const bool single = t == DType::Complex64;
+      auto part = [&](double x) {
+        if (std::isnan(x)) return std::string(single ? "npk::runtime_nan<float>()" : "npk::runtime_nan<double>()");
+        return single ? fp(static_cast<float>(x), true) : fp(x, false);
+      };
+      return std::string(single ? "npk::c64{" : "npk::c128{") + part(s.c.real()) + ", " + part(s.c.imag()) + "}";
+    }
   }
   return "0";
 }

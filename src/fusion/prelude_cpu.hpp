@@ -95,6 +95,21 @@ extern "C" void npk_set_threads_for(npk::ThreadsFor f) { npk::g_threads_for = f;
 #endif
 #include "npc/scalar_rules.hpp"
 
+namespace npk {
+// A quiet NaN the compiler does not know as a constant (Note [NaN parts of complex literals]
+// in src/fusion/emit_cpp.cpp): comparisons of it run, and raise "invalid" as NumPy's do.
+template <class R> inline R runtime_nan() {
+  R v = std::numeric_limits<R>::quiet_NaN();
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+  asm("" : "+x"(v));
+#else
+  volatile R keep = v;
+  v = keep;
+#endif
+  return v;
+}
+}  // namespace npk
+
 // The eager loops' vector-math blocks (libmvec), which the vector_math_blocks pass calls over
 // lane blocks (Note [vector math in kernels], src/fusion/kir_vector_math.cpp); only in units
 // that call them (cpp_prelude_for defines NPK_VECTOR_MATH), the others compile faster.

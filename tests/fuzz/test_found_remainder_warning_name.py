@@ -16,8 +16,6 @@ def f(a1, a2):
 import os
 import sys
 
-import pytest
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fuzzexec import arr, assert_same_as_numpy  # noqa: E402
 
@@ -40,6 +38,5 @@ CALLS = [
 ULPS = {'ret': [0], 'args': [0, 0], 'ret_prec': [None], 'args_prec': [None, None], 'unspecified_cast': False, 'power': False}
 
 
-@pytest.mark.xfail(strict=True, reason="the fused kernel holding a2 //= a1 and a1 % v1 reports the division by zero of the remainder as floor_divide's")
 def test_fuzz_580646d8cf():
     assert_same_as_numpy(SOURCE, CALLS, ULPS, modes=['compiled-fused'])

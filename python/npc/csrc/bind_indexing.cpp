@@ -235,6 +235,9 @@ ndarray setitem_value(py::handle value, DType target, bool advanced = false) {
     // NumPy's scalar setter converts a real scalar for a float/complex array first: "overflow
     // encountered in cast" even when the index selects nothing (as _setitem_value does).
     if (is_inexact(target) && !is_complex(s->dtype)) return scalar_array(s->cast(target));
+    // Into an integer or bool array too (Note [index before value]): "invalid value encountered
+    // in cast" for NaN even when the index selects nothing; the eager cast's values and flags.
+    if (s->dtype != target && !is_inexact(target)) return scalar_array(*s).astype(target);
     return scalar_array(*s);
   }
   static py::object& conv = *new py::object(py_helper("_setitem_value"));
@@ -370,20 +373,97 @@ void check_index_first(const ndarray& a, const std::vector<IndexItem>& idx) {
   (void)index(npc::empty(a.shape(), DType::Bool), idx);
 }
 
+// Note [partial sequence assignment] (python/npc/_indexing.py): after a sequence's conversion
+// failed, the elements NumPy stores before the failing one are stored (basic indexes only;
+// an element's setter converts nothing of a sequence). A traced destination gets them too.
+void store_partial_sequence(py::object self, const ndarray& a, const std::vector<IndexItem>& idx, py::handle v) {
+  if (!(PyList_Check(v.ptr()) || PyTuple_Check(v.ptr()))) return;
+  for (const IndexItem& it : idx)
+    if (it.kind == IndexItem::Kind::Array) return;
+  ndarray view = index(a, idx);
+  if (view.ndim() == 0 && index_is_scalar(a, idx)) return;
+  static py::object& partial = *new py::object(py_helper("_setitem_partial"));
+  partial(wrap(std::move(view), self), v);
+}
+
+// Note [index before value]
+// NumPy's a[key] = value prepares the index first (too many indices, integers out of bounds,
+// boolean arrays that do not fit their axes: IndexError, and no warning of the value's
+// conversion), then converts a value that is not an array to a's dtype up front ("invalid value
+// encountered in cast" for NaN into an integer array even when nothing is selected), then
+// assigns, casting an array value element by element while it stores:
+// - through a view (basic index), the cast is set up (ComplexWarning) but casts no element of
+//   an empty selection;
+// - through one boolean mask of a's shape, nothing at all happens when the mask selects
+//   nothing (no ComplexWarning, no cast);
+// - through index arrays that leave no axis to a subspace, a 0-d value is cast up front (its
+//   warning also comes when nothing is selected, or before the IndexError of an index array's
+//   value out of bounds); any other value is cast while it stores.
+// An index array's values are checked while assigning, after the value's warnings.
+bool leaves_no_subspace(const ndarray& a, const std::vector<IndexItem>& idx) {
+  int consumed = 0;
+  bool arrays = false;
+  for (const IndexItem& it : idx) {
+    if (it.kind == IndexItem::Kind::Integer) ++consumed;
+    else if (it.kind == IndexItem::Kind::Array) {
+      arrays = true;
+      consumed += it.array.dtype() == DType::Bool ? it.array.ndim() : 1;
+    } else {
+      return false;
+    }
+  }
+  return arrays && consumed == a.ndim();
+}
+
 void setitem(py::object self, py::handle key, py::handle value) {
   PyArray* ap = array_ptr(self);
   auto& a = ap ? *ap : self.cast<PyArray&>();
   std::vector<IndexItem> idx = parse_key(key);
   if (!a.writeable()) throw ValueError("assignment destination is read-only");
   if (a.warn_on_write) warn_write(a);
+  bool traced_index = false;
+  for (const IndexItem& it : idx) traced_index = traced_index || (it.kind == IndexItem::Kind::Array && it.array.is_traced());
+  const bool traced = traced_index || a.is_traced();
+  if (!traced_index) check_index_items(a, idx);  // Note [index before value]
   py::object v = check_setitem_shape(a, idx, value);
   ndarray val;
   bool advanced = false;
   for (const IndexItem& it : idx) advanced = advanced || it.kind == IndexItem::Kind::Array;
+  const bool array_value = is_npc_array(v) || py::isinstance(v, numpy_type("ndarray"));
+  // A mask of a's shape that selects nothing: the value is neither converted nor cast.
+  if (!traced && array_value && idx.size() == 1 && idx[0].kind == IndexItem::Kind::Array &&
+      idx[0].array.dtype() == DType::Bool && idx[0].array.shape() == a.shape() && count_nonzero(idx[0].array) == 0) {
+    {
+      py::object catcher = py::module_::import("warnings").attr("catch_warnings")();
+      catcher.attr("__enter__")();
+      py::module_::import("warnings").attr("simplefilter")("ignore");
+      try {
+        val = setitem_value(v, a.dtype(), advanced);
+      } catch (py::error_already_set& e) {
+        catcher.attr("__exit__")(py::none(), py::none(), py::none());
+        // A value array NumPy would convert element by element (strings): none is converted.
+        if (!(e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) || !py::isinstance(v, numpy_type("ndarray")))
+          throw;
+        val = npc::zeros(v.attr("shape").cast<Shape>(), a.dtype());
+        catcher = py::none();
+      } catch (...) {
+        catcher.attr("__exit__")(py::none(), py::none(), py::none());
+        throw;
+      }
+      if (!catcher.is_none()) catcher.attr("__exit__")(py::none(), py::none(), py::none());
+    }
+    take_fp_flags();
+    index_assign(a, idx, val);  // its checks of the value's size
+    take_fp_flags();
+    return;
+  }
   try {
     val = setitem_value(v, a.dtype(), advanced);
+    if (array_value && val.ndim() == 0 && val.dtype() != a.dtype() && leaves_no_subspace(a, idx))
+      val = val.astype(a.dtype());
   } catch (py::error_already_set& e) {
     check_index_first(a, idx);
+    store_partial_sequence(self, a, idx, v);
     // NumPy converts a value array of another kind (strings) element by element while it
     // assigns: an index that selects nothing converts nothing, and only the shapes are
     // checked. Zeros of the value's shape stand in for it then.
@@ -400,9 +480,15 @@ void setitem(py::object self, py::handle key, py::handle value) {
     val = npc::zeros(v.attr("shape").cast<Shape>(), a.dtype());
   } catch (const std::exception&) {
     check_index_first(a, idx);
+    store_partial_sequence(self, a, idx, v);
     throw;
   }
-  index_assign(a, idx, val);
+  try {
+    index_assign(a, idx, val);
+  } catch (const IndexError&) {
+    report_fp("cast");  // the value's cast came first (Note [index before value])
+    throw;
+  }
   report_fp("cast");  // a cast in the assignment warns here, not at the next operation
 }
 
