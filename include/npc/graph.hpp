@@ -300,8 +300,12 @@ bool verify_enabled();
 
 /// A named pass: a function from graph to graph (run_pass verifies after it when enabled).
 using Pass = Graph (*)(Graph&&);
-/// Dead-code elimination: keeps the nodes reachable from outputs and write-backs,
-/// renumbered in the same order (CSE is free: builders intern).
+/// Whether evaluating `n` may raise an exception NumPy raises whether or not the result is
+/// used (an integer power whose exponent may be negative): such a node is live as a check
+/// (Note [checks of dead code] in src/tracer/graph.cpp).
+bool raises_when_run(NodeRef n);
+/// Dead-code elimination: keeps the nodes reachable from outputs, write-backs and checks
+/// (raises_when_run), renumbered in the same order (CSE is free: builders intern).
 Graph dce(Graph&& g);
 /// A new graph with the same inputs, scalars and symbols whose outputs are `outputs` (nodes
 /// of `g`), holding only the nodes they depend on and no write-backs (what npc's accuracy

@@ -183,6 +183,11 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
   };
   for (NodeRef o : g.outputs) mark(o);
   for (auto& [i, v] : g.writebacks) mark(v);
+  // Note [checks of dead code] in src/tracer/graph.cpp: evaluated, their values dropped.
+  std::vector<NodeRef> checks;
+  for (NodeRef n : g.nodes())
+    if (!live.count(n) && ir::raises_when_run(n)) checks.push_back(n);
+  for (NodeRef n : checks) mark(n);
   // Nodes the emitter cannot generate run as host calls (Note [library calls]).
   std::set<NodeRef> materialised;
   // Note [unread outputs] in src/tracer/trace_segments.cpp: an unread output that is an input
@@ -190,6 +195,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
   for (size_t k = 0; k < g.outputs.size(); ++k)
     if (!(g.output_unread(k) && g.outputs[k]->kind == NodeKind::Input)) materialised.insert(output_root(g.outputs[k]));
   for (auto& [i, v] : g.writebacks) materialised.insert(v);
+  materialised.insert(checks.begin(), checks.end());
   for (NodeRef n : live) if (n->kind == NodeKind::Write || is_scan(n)) materialised.insert(n);
   // Note [library calls]: the call and the values its operands view are materialised.
   for (NodeRef n : live) {

@@ -426,8 +426,24 @@ int32_t Graph::add_symbol(int input, int axis, int64_t hint) {
   return static_cast<int32_t>(symbols_.size() - 1);
 }
 
+// Note [checks of dead code]
+// Dead code goes, and with it its floating-point warnings (a known difference, docs/compile.md),
+// but not an exception NumPy raises: an integer power whose exponent may be negative raises
+// ValueError whether or not its result is used, so such a node is live as a check (the
+// backends evaluate every live node; its value is dropped). Array exponents never get here
+// (Note [integer powers] in trace_hooks.cpp): the exponent is a Python int, a literal (Const)
+// or a runtime Scalar whose sign the guards fix.
+bool raises_when_run(NodeRef n) {
+  if (n->kind != NodeKind::Ufunc || n->op != OpId::power || n->args.size() != 2) return false;
+  if (kind(n->dtype) != Kind::Signed) return false;
+  NodeRef e = n->args[1];
+  if (kind(e->dtype) != Kind::Signed) return false;
+  while (e->kind == NodeKind::View) e = e->args[0];  // a broadcast literal
+  return !(e->kind == NodeKind::Const && e->value && e->value->as_int() >= 0);
+}
+
 namespace {
-// Nodes reachable from the outputs and write-backs, flagged by id.
+// Nodes reachable from the outputs, write-backs and checks, flagged by id.
 std::vector<bool> live_nodes(const Graph& g) {
   std::vector<bool> live(g.nodes().size(), false);
   std::vector<NodeRef> stack(g.outputs.begin(), g.outputs.end());
@@ -436,6 +452,8 @@ std::vector<bool> live_nodes(const Graph& g) {
   // src/fusion/backend.cpp): a write the program overwrote is the input's value when an
   // operation after it raises.
   for (const Graph::InputWrite& w : g.input_writes) stack.push_back(w.value);
+  for (NodeRef n : g.nodes())
+    if (raises_when_run(n)) stack.push_back(n);
   while (!stack.empty()) {
     NodeRef n = stack.back();
     stack.pop_back();

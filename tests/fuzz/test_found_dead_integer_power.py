@@ -36,7 +36,5 @@ CALLS = [
 ULPS = {'ret': [], 'args': [0], 'ret_prec': [], 'args_prec': [None], 'unspecified_cast': False, 'power': True}
 
 
-@pytest.mark.xfail(strict=True, reason="a dead integer power is removed with the dead code, and its "
-                   "ValueError for negative exponents with it")
 def test_fuzz_3658433ab3():
     assert_same_as_numpy(SOURCE, CALLS, ULPS, modes=['compiled-fused', 'compiled-eager'])
