@@ -22,6 +22,12 @@ def _fresh(tmp_path_factory):
         compiler.reset()
 
 
+def break_at_product(a):
+    # Batch shapes (3,) and (1,): the product is not recorded, its operands are realized.
+    v = np.divide(a, 0)[0, 1:, None]
+    return v @ v.T, np.matmul(v, v.T), np.dot(v[:, 0], v[:, 0].T)
+
+
 def python_level(a):
     b = a.astype(np.float64)          # ComplexWarning
     return b * 2
@@ -35,6 +41,7 @@ def python_level(a):
     (lambda a: np.nanstd(a[None], axis=0, ddof=1), np.array([1.0, 2.0])),
     (lambda a: np.mean(a[:0], axis=0), np.ones((3, 2))),
     (lambda a: np.cosh(np.abs(a)) + np.log(a), np.array([1000.0, -1.0, 0.0])),
+    (break_at_product, np.ones((1, 4, 1), np.float32)),
 ])
 def test_warnings_on_trace_and_replay(f, x, backend):
     check(f, (x,), (x,), (x,), backend=backend)

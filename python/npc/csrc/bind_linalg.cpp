@@ -118,6 +118,15 @@ void report_product_flags(const std::string& where) {
   (*handler)(f, where);
 }
 
+// A product the tracer did not record runs on concrete operands. They are realized (the
+// graph break runs the pending graph) before the product clears and reads the floating-point
+// flags, so that the flags of the graph's own ops ("divide by zero" of an `x / 0` before
+// `v @ v.T`) are not reported as the product's.
+void realize_operands(const ndarray& a, const ndarray& b) {
+  a.realize();
+  b.realize();
+}
+
 // Note [fast products]
 // Loops over rows call products of short vectors and small matrices (`np.dot(A[i, :j],
 // A[j, :j])`, `A[i, :i] @ A[:i, j]`) thousands of times, so the common case skips Python:
@@ -227,6 +236,7 @@ void bind_linalg(py::module_& m) {
          const std::string where = x.size() > 3 ? x[3].cast<std::string>() : "matmul";
          if (tracer::current())
            if (py::object t = traced_matmul(arr(x[1]), arr(x[2]), where); !t.is_none()) return t;
+         realize_operands(arr(x[1]), arr(x[2]));
          ndarray r = matmul(arr(x[1]), arr(x[2]));
          report_product_flags(where);
          return wrap(std::move(r));
@@ -234,6 +244,7 @@ void bind_linalg(py::module_& m) {
       {"dot", +[](py::args& x) -> py::object {
          if (tracer::current())
            if (py::object t = traced_dot(arr(x[1]), arr(x[2])); !t.is_none()) return t;
+         realize_operands(arr(x[1]), arr(x[2]));
          ndarray r = dot(arr(x[1]), arr(x[2]));
          report_product_flags("dot");
          return wrap(std::move(r));
