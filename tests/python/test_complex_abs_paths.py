@@ -15,6 +15,8 @@ round differently in a few percent of elements and take other loops for a revers
 there npc's results are checked within 1 ULP of NumPy's (Note [NumPy's SIMD paths in tests]
 in the Makefile).
 """
+import warnings
+
 import numpy as np
 import pytest
 from numpy.lib.introspect import opt_func_info
@@ -152,6 +154,40 @@ def test_complex64_products_of_2d_views(backend):
             npc.compiler.reset()
             got = npc.compile(f, backend=backend)(x, y)
         _same(want, got)
+
+
+def _imul_operator(a, b):
+    a[0, ::-1] *= b
+    return a
+
+
+def _imul_ufunc(a, b):
+    v = a[0, ::-1]
+    np.multiply(v, b, out=v)
+    return a
+
+
+@pytest.mark.parametrize("f", [_imul_operator, _imul_ufunc])
+@pytest.mark.parametrize("scalar", [False, True])
+def test_complex64_in_place_products_of_reversed_views(f, scalar):
+    # Fuzzer seed 1300856: NumPy's in-place product over a reversed view walks input and out=
+    # backwards with its SIMD loop (Note [loops by stride sign]); `a[0, ::-1] *= 255` took the
+    # scalar product (its overflow of 3.4e38 * 255, NaNs of the SIMD one) on npc's fast path.
+    z, w = _differing(np.complex64, 16)
+    x = z.reshape(2, 8)
+    b = np.complex64(w[0]) if scalar else w[:8][::-1].copy()
+    _same(f(x.copy(), b), f(npc.asarray(x.copy()), b))
+    big = np.full((4, 5), 1 + 1j, np.complex64)
+    big[0] = [complex(np.inf, 1), -3 - 2j, 4 - 1j, complex(3.4028234663852886e+38, np.nan), -1.5 + 3.5j]
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        exp = f(big.copy(), 255)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        res = f(npc.asarray(big.copy()), 255)
+    _same(exp, res)
+    if AVX512_LOOPS:
+        assert [str(m.message) for m in got] == [str(m.message) for m in want]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -623,6 +623,12 @@ PyObject* fast_inplace(OpId op, PyObject* a, PyObject* b) {
   // One element: NumPy's iterator runs the scalar complex product (Note [one-element loops]
   // in src/ops/one_element_loops.hpp), which the general in-place path picks.
   if (op == OpId::multiply && is_complex(t) && pa->size() == 1) return nullptr;
+  // A reversed `a`: NumPy's in-place product walks input and output backwards, with its SIMD
+  // loop; computed into a fresh (forward) result it would take the scalar loop (Note [loops
+  // by stride sign] in src/ops/kernels_arith.cpp), whose overflow and NaNs differ.
+  if (op == OpId::multiply && is_complex(t) &&
+      std::ranges::any_of(pa->strides(), [](int64_t s) { return s < 0; }))
+    return nullptr;
   if (PyArray* pb = array_ptr(b)) {
     if (Py_TYPE(b) != g_array_type || pb->dtype() != t || pb->shape() != pa->shape()) return nullptr;
   } else if (PyComplex_CheckExact(b)) {
