@@ -577,7 +577,17 @@ class FusedExecutable {
       for (auto& [i, n] : g_.writebacks) before[i] = args.inputs[i].copy();
       return run(v, args, &before);
     }
-    return run(v, args, nullptr);
+    try {
+      return run(v, args, nullptr);
+    } catch (const FpStop&) {
+      throw;
+    } catch (const std::exception&) {
+      // Note [writes before an exception] in src/tracer/interpret.cpp: the eager run writes
+      // into the caller's arrays what the program wrote before the op that threw, and throws
+      // again. Not after a run that stored into the inputs, nor with host calls (drawn again).
+      if (g_.input_writes.empty() || v.writes_inputs || has_calls_) throw;
+      return interpret_with_fp_errors(g_, args);
+    }
   }
 
  private:

@@ -182,13 +182,14 @@ void write_back(const std::vector<std::pair<int, NodeRef>>& back, const RunArgs&
 
 // The inputs' values when the first evaluation of `n` raises (Graph::input_writes; Note
 // [writes before a raising operation] in src/fusion/backend.cpp): the last write of each
-// input made before it, or by the op it belongs to (its out=).
-std::vector<std::pair<int, NodeRef>> writes_before(const Graph& g, NodeRef n) {
+// input made before it, or by the op it belongs to (its out=) when `own` (a floating-point
+// error: NumPy stores out= before it checks the flags; not an exception the op throws).
+std::vector<std::pair<int, NodeRef>> writes_before(const Graph& g, NodeRef n, bool own = true) {
   const auto& order = g.evaluation_order();
   const size_t at = static_cast<size_t>(std::find(order.begin(), order.end(), n->id) - order.begin());
   std::vector<std::pair<int, NodeRef>> r;
   for (const Graph::InputWrite& w : g.input_writes) {
-    if (w.at > at) break;
+    if (w.at > at || (!own && w.at == at)) break;
     auto it = std::find_if(r.begin(), r.end(), [&](auto& e) { return e.first == w.input; });
     if (it == r.end()) r.emplace_back(w.input, w.value);
     else it->second = w.value;
@@ -197,6 +198,14 @@ std::vector<std::pair<int, NodeRef>> writes_before(const Graph& g, NodeRef n) {
 }
 }  // namespace
 
+// Note [writes before an exception]
+// An op that throws (NumPy's ValueError for a negative integer exponent, ...) stops NumPy
+// there: the writes into the arguments made before it stay. A run with an observer (every
+// run of backend "eager" from Python, and the fused backend's run again after a throw) holds
+// the logged values (Note [writes before a raising operation] in src/fusion/backend.cpp), so
+// when a node throws, the inputs get what they held before its op (not its own out=), and the
+// exception goes on to the caller. Not covered: an IndexError of an index array, checked for
+// the whole graph before it runs (Note [gathers] in include/npc/graph.hpp).
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args) { return interpret(g, args, NodeObserver{}); }
 
 std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeObserver& after_node,
@@ -241,49 +250,61 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
     const Shape shape = concrete_shape(n->shape, syms);
     auto arg = [&](size_t i) -> const ndarray& { return *val[n->args[i]->id]; };
     std::optional<ndarray> r;
-    switch (n->kind) {
-      case NodeKind::Input: r = args.inputs[n->params[0]]; break;
-      case NodeKind::Scalar: r = scalar_array(args.scalars[n->params[0]].cast(n->dtype)); break;
-      case NodeKind::SymVal: r = scalar_array(npc::Scalar::from_int(syms[n->params[0]])); break;
-      case NodeKind::Const: r = scalar_array(*n->value); break;
-      case NodeKind::Cast: r = arg(0).astype(n->dtype, Order::C, Casting::Unsafe, true); break;
-      case NodeKind::View: r = apply_view(n, arg(0), shape); break;
-      case NodeKind::Write: {
-        // Write(base, region, value): a fresh buffer (SSA values are immutable), then the
-        // region's view chain replayed over it and the value copied in.
-        ndarray buf = arg(0).copy();
-        std::vector<NodeRef> chain;
-        for (NodeRef v = n->args[1]; v != n->args[0]; v = v->args[0]) chain.push_back(v);
-        ndarray region = buf;
-        for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-          region = apply_view(*it, region, concrete_shape((*it)->shape, syms));
-        if (region.storage() != buf.storage()) throw ValueError("graph: write region is not a view");
-        copy_into(region, arg(2));
-        r = buf;
-        break;
-      }
-      case NodeKind::Ufunc:
-      case NodeKind::Reduce:
-      case NodeKind::Prim:
-      case NodeKind::Call: {
-        std::vector<ndarray> in;
-        in.reserve(n->args.size());
-        for (size_t i = 0; i < n->args.size(); ++i) in.push_back(arg(i));
-        if (n->kind == NodeKind::Call && n->id < call_values.size() && call_values[n->id]) {
-          r = *call_values[n->id];
+    try {
+      switch (n->kind) {
+        case NodeKind::Input: r = args.inputs[n->params[0]]; break;
+        case NodeKind::Scalar: r = scalar_array(args.scalars[n->params[0]].cast(n->dtype)); break;
+        case NodeKind::SymVal: r = scalar_array(npc::Scalar::from_int(syms[n->params[0]])); break;
+        case NodeKind::Const: r = scalar_array(*n->value); break;
+        case NodeKind::Cast: r = arg(0).astype(n->dtype, Order::C, Casting::Unsafe, true); break;
+        case NodeKind::View: r = apply_view(n, arg(0), shape); break;
+        case NodeKind::Write: {
+          // Write(base, region, value): a fresh buffer (SSA values are immutable), then the
+          // region's view chain replayed over it and the value copied in.
+          ndarray buf = arg(0).copy();
+          std::vector<NodeRef> chain;
+          for (NodeRef v = n->args[1]; v != n->args[0]; v = v->args[0]) chain.push_back(v);
+          ndarray region = buf;
+          for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+            region = apply_view(*it, region, concrete_shape((*it)->shape, syms));
+          if (region.storage() != buf.storage()) throw ValueError("graph: write region is not a view");
+          copy_into(region, arg(2));
+          r = buf;
           break;
         }
-        r = run_node_eagerly(g, n, in, shape);
-        if (!r) throw ValueError("backend 'eager': primitive " + std::string(op_name(n->op)) + " is not supported yet");
-        if (n->kind != NodeKind::Call && !r->is_c_contiguous()) r = r->copy();  // Note [node values are C-ordered]
-        break;
+        case NodeKind::Ufunc:
+        case NodeKind::Reduce:
+        case NodeKind::Prim:
+        case NodeKind::Call: {
+          std::vector<ndarray> in;
+          in.reserve(n->args.size());
+          for (size_t i = 0; i < n->args.size(); ++i) in.push_back(arg(i));
+          if (n->kind == NodeKind::Call && n->id < call_values.size() && call_values[n->id]) {
+            r = *call_values[n->id];
+            break;
+          }
+          r = run_node_eagerly(g, n, in, shape);
+          if (!r) throw ValueError("backend 'eager': primitive " + std::string(op_name(n->op)) + " is not supported yet");
+          if (n->kind != NodeKind::Call && !r->is_c_contiguous()) r = r->copy();  // Note [node values are C-ordered]
+          break;
+        }
+        case NodeKind::Gather: {
+          std::vector<ndarray> idx;
+          for (size_t i = 1; i < n->args.size(); ++i) idx.push_back(arg(i));
+          r = gather_nd(arg(0), idx, n->params[0]);
+          break;
+        }
       }
-      case NodeKind::Gather: {
-        std::vector<ndarray> idx;
-        for (size_t i = 1; i < n->args.size(); ++i) idx.push_back(arg(i));
-        r = gather_nd(arg(0), idx, n->params[0]);
-        break;
+    } catch (const Stopped&) {
+      throw;
+    } catch (...) {
+      // Note [writes before an exception]: the inputs get what they held before this op.
+      if (after_node && !g.input_writes.empty() && !stop) {
+        std::vector<std::pair<int, NodeRef>> before = writes_before(g, n, false);
+        if (std::all_of(before.begin(), before.end(), [&](auto& e) { return val[e.second->id].has_value(); }))
+          write_back(before, args, val);
       }
+      throw;
     }
     val[n->id] = std::move(r);
     if (after_node) {
