@@ -87,6 +87,14 @@ CASES = [
     ("ints-oob-np-nan", (3,), "uint8", ("ints-oob",), np.float64(nan)),
     ("ints-oob-arr0-nan", (3,), "uint8", ("ints-oob",), ("arr", nan, "float64")),
     ("ints-oob-arr1-complex", (3,), "float64", ("ints-oob",), ("arr", [1 + 1j], "complex128")),
+    # An array value that does not broadcast to the view: ValueError before the ComplexWarning
+    # (fuzzer seed 1400403), also into an empty view; leading length-1 axes are dropped.
+    ("view-mismatch-empty-complex", (1, 4, 1), "uint64", (slice(1, None, 2), slice(None, None, 2)),
+     ("arr", [[[1j]] * 4], "complex64")),
+    ("view-mismatch-complex", (3, 4), "float64", (slice(None), slice(0, 2)), ("arr", [1j] * 3, "complex128")),
+    ("view-mismatch-nan", (3, 4), "uint8", (slice(0, 2),), ("arr", [[nan]] * 3, "float64")),
+    ("view-leading-ones-complex", (3, 2), "float64", (slice(1, 2),), ("arr", [[[1j, 2j]]], "complex128")),
+    ("view-extra-axis-complex", (3, 2), "float64", (slice(1, 2),), ("arr", [[[1j, 2j]]] * 2, "complex128")),
 ]
 
 

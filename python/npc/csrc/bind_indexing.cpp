@@ -279,6 +279,27 @@ py::object check_setitem_shape(const ndarray& a, const std::vector<IndexItem>& i
       if (is_complex(a.dtype())) throw TypeError("only 0-dimensional arrays can be converted to Python scalars");
       throw ValueError(seq_msg);
     }
+    // An array that does not broadcast to the view: NumPy's ValueError comes before the
+    // value's cast is set up (no ComplexWarning), also for an empty view.
+    if (!element) {
+      const Shape vs = value.attr("shape").cast<Shape>();
+      const Shape ts = index(a, idx).shape();
+      size_t lead = 0;  // leading length-1 dimensions beyond the view's are dropped
+      while (vs.size() - lead > ts.size() && vs[lead] == 1) ++lead;
+      bool fits = vs.size() - lead <= ts.size();
+      for (size_t k = lead; fits && k < vs.size(); ++k) {
+        const int64_t t = ts[ts.size() - (vs.size() - k)];
+        fits = vs[k] == t || vs[k] == 1;
+      }
+      if (!fits) {
+        auto str = [](const Shape& s) {
+          std::string r = "(";
+          for (size_t k = 0; k < s.size(); ++k) r += (k ? "," : "") + std::to_string(s[k]);
+          return r + (s.size() == 1 ? ",)" : ")");
+        };
+        throw ValueError("could not broadcast input array from shape " + str(vs) + " into shape " + str(ts));
+      }
+    }
     return same;
   }
   if (element) {
