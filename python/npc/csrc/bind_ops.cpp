@@ -193,6 +193,13 @@ py::object fast_ufunc_call(OpId op, PyObject* const* args, Py_ssize_t n, bool nu
       if (!views) views = std::make_unique<std::optional<ndarray>[]>(3);
       views[i] = ndarray_view_of_numpy(p);
       if (!views[i]) return {};
+      if (views[i]->ndim() == 0) {
+        // A 0-d array is a strong operand as a NumPy scalar is (NEP 50): `np.float64(r) <= a`
+        // reaches here as less_equal(0-d numpy array, a) through NumPy's scalar operators.
+        fin[i].scalar = Scalar::load(views[i]->dtype(), views[i]->data());
+        fin[i].strong = true;
+        continue;
+      }
       fin[i].array = &*views[i];
       size = std::max(size, views[i]->size());
     } else if (PyFloat_CheckExact(p)) {
