@@ -59,6 +59,8 @@ def _setup(lib, name):
     ns["H"] = arr(rng.random((300, 300)))
     ns["H2"] = arr(rng.random((300, 300)))
     ns["col"] = arr(rng.random((67, 45)))
+    ns["line"] = arr(rng.random(300_000))
+    ns["scattered"] = arr(rng.random((700, 700)) < 0.02)
     ns["i"], ns["j"] = 30, 20
     return ns
 
@@ -100,6 +102,10 @@ PATTERNS = [
     ("300^2 strided add", "H[1:-1, 1:-1] + H[:-2, 1:-1]"),
     ("300^2 strided in-place +=", "H2[1:-1, 1:-1] += H[:-2, 1:-1]"),
     ("300^2 scalar * strided", "0.2 * H[1:-1, 1:-1]"),
+    ("0.33 * (a[:-2] + a[1:-1] + a[2:]) 300K (temporaries)", "0.33333 * (line[:-2] + line[1:-1] + line[2:])"),
+    ("np.float64 <= R 700^2", "s <= radius"),
+    ("np.count_nonzero(mask) 700^2", "np.count_nonzero(scattered)"),
+    ("img[scattered 2% mask] 700^2", "img[scattered]"),
 ]
 
 

@@ -304,6 +304,10 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     if x is None:
         _fallback.record("count_nonzero")
         return _np.count_nonzero(_to_numpy(a), axis=axis, keepdims=keepdims)
+    if axis is None and not keepdims and not _core._is_traced(x):
+        # The whole array, counted eight bytes at a time (Note [sparse masks] in
+        # src/core/indexing.cpp) instead of a sum of a bool array cast to intp.
+        return _np.intp(_core._count_nonzero(x))
     nz = x if x.dtype == _np.bool_ else not_equal(x, 0)
     return sum(nz, axis=axis, dtype=_np.intp, keepdims=keepdims)
 

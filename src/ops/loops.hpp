@@ -86,8 +86,12 @@ struct FastInput {
 /// With `scalar_out` (16 bytes, aligned), a call whose inputs are all scalars writes its one
 /// element there and its dtype to `*scalar_dtype` instead of allocating a 0-d array, and
 /// returns nullopt with `*scalar_dtype` set (left untouched when the general path must run).
+/// `reuse`, when given, is one of the array inputs that nothing else will read again (Note
+/// [temporary elision] in python/npc/csrc/bind_ops.cpp): the result is written into its
+/// memory when its dtype, shape and layout are the result's, instead of a new array.
 std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags = nullptr,
-                                       std::byte* scalar_out = nullptr, DType* scalar_dtype = nullptr);
+                                       std::byte* scalar_out = nullptr, DType* scalar_dtype = nullptr,
+                                       const ndarray* reuse = nullptr);
 /// Note [weak integers]: nullopt when weak integer operand `i` of `op` fits the loop dtype
 /// `t` (or is not an integer); the answer of a comparison with an out-of-range Python int
 /// (NumPy 2 answers exactly); otherwise throws NumPy's OverflowError.

@@ -444,7 +444,7 @@ void run_rows(LoopFn fn, int nin, const FastInput* inputs, std::byte** ptrs, int
 }  // namespace
 
 std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin, int* fpe_flags,
-                                       std::byte* scalar_out, DType* scalar_dtype) {
+                                       std::byte* scalar_out, DType* scalar_dtype, const ndarray* reuse) {
   const OpInfo& info = op_info(op);
   if (info.kind != OpKind::Ufunc || info.nout != 1 || info.nin != nin) return std::nullopt;
   const ndarray* shape_of = nullptr;
@@ -553,8 +553,12 @@ std::optional<ndarray> call_ufunc_fast(OpId op, const FastInput* inputs, int nin
   }
   const int cost = elementwise_cost(op, loop.in[0]);
   if (nd_view && eager_threads(shape_of->size(), cost) > 1) return std::nullopt;
-  ndarray out = empty(shape_of ? shape_of->shape() : Shape{}, loop.out[0]);
-  advise_huge(out);
+  // An input written in place is read element by element at the very position written, as
+  // NumPy's in-place loops do (exact overlap is not partial overlap).
+  const bool in_place = reuse && shape_of && reuse->dtype() == loop.out[0] && reuse->is_c_contiguous() &&
+                        reuse->shape() == shape_of->shape();
+  ndarray out = in_place ? *reuse : empty(shape_of ? shape_of->shape() : Shape{}, loop.out[0]);
+  if (!in_place) advise_huge(out);
   ptrs[nin] = out.data();
   strides[nin] = static_cast<int64_t>(itemsize(loop.out[0]));
   const int64_t n = out.size();
