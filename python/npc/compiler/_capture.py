@@ -495,6 +495,22 @@ def _bool_mask(key):
 
 def _masked_getitem_maker(orig):
     def getitem(self, key):
+        tk = type(key)
+        if tk is tuple or tk is int:
+            # The common case first (no mask can be such a key): an element read of a traced
+            # array, at one Python call per element of a scalar loop.
+            if _tls.patches is not None and _scalar_key(key, self.ndim) and _core._is_traced(self):
+                frame = sys._getframe(1)
+                if not _internal_file(frame.f_code.co_filename):
+                    # Note [traced scalar elements]; `r.copy()` as the patched method gives it.
+                    r = orig(self, key)
+                    if _is_augmented_subscript(frame):
+                        return _ScalarRMW(r)
+                    c = r._copy("C")
+                    if c.ndim == 0 and _core._scalar_result(r):
+                        _core._mark_scalar(c)
+                    return c
+            return orig(self, key)
         m = _bool_mask(key)
         if m is not None and _tls.patches is not None and \
                 m.ndim <= self.ndim and tuple(m.shape) == tuple(self.shape[:m.ndim]) and \
@@ -520,7 +536,7 @@ def _scalar_key(key, ndim):
     if len(keys) != ndim:
         return False
     for k in keys:
-        if isinstance(k, (bool, _np.bool_)) or not isinstance(k, (int, _np.integer)):
+        if type(k) is not int and (isinstance(k, (bool, _np.bool_)) or not isinstance(k, (int, _np.integer))):
             return False
     return True
 
