@@ -126,9 +126,7 @@ bool Graph::Eq::operator()(const Node* a, const Node* b) const {
   return true;
 }
 
-namespace {
-// Node::hash of `n` as the node at `position` of its graph (its args interned before it).
-size_t structural_hash_of(const Node& n, size_t position) {
+NodeRef Graph::intern(Node n) {
   size_t h = static_cast<size_t>(n.kind) * 1315423911u;
   hash_mix(h, static_cast<uint64_t>(n.op));
   hash_mix(h, static_cast<uint64_t>(n.dtype));
@@ -143,13 +141,8 @@ size_t structural_hash_of(const Node& n, size_t position) {
     hash_mix(h, w[0]);
     hash_mix(h, w[1]);
   }
-  if (n.kind == NodeKind::Call) hash_mix(h, position);
-  return h;
-}
-}  // namespace
-
-NodeRef Graph::intern(Node n) {
-  n.hash = structural_hash_of(n, order_.size());
+  if (n.kind == NodeKind::Call) hash_mix(h, order_.size());
+  n.hash = h;
   if (auto it = table_.find(&n); it != table_.end()) {
     // Note [merged evaluations]
     // A computing node built again (the program computes `v * v` twice) is the same node,
@@ -756,54 +749,16 @@ Graph dce(Graph&& g) {
   // Nothing dead: the graph itself (a copy would intern every node again, and a loop's
   // segments of 10,000 nodes each pay it once per segment).
   if (std::find(live.begin(), live.end(), false) == live.end()) return std::move(g);
-  // Note [pruning in place]
-  // A traced segment almost always has a few dead nodes (the input of an argument the
-  // program replaced by a copy, a constant an operation made and did not use), so the graph
-  // is rebuilt at every segment of a cut loop. Copying every node (and freeing the traced
-  // ones) cost as much as a tenth of the first call of a scalar loop; `g` is discarded, so
-  // its live nodes move over as they are: the same objects (a NodeRef into `g` still names
-  // the node), renumbered in order and hashed again (a hash mixes the args' ids). Removing
-  // nodes merges none: two live nodes that differed still differ in the same args.
-  Graph r;
-  r.symbols_ = std::move(g.symbols_);
-  r.num_inputs_ = g.num_inputs_;
-  r.num_scalars_ = g.num_scalars_;
-  r.calls = std::move(g.calls);
-  r.index_checks = std::move(g.index_checks);
-  r.owned_inputs = std::move(g.owned_inputs);
-  const size_t kept = static_cast<size_t>(std::count(live.begin(), live.end(), true));
-  r.owned_.reserve(kept);
-  r.order_.reserve(kept);
-  r.evals_.reserve(kept);
-  r.table_.reserve(kept);
-  std::vector<uint32_t> new_id(g.order_.size(), 0);
-  for (size_t i = 0; i < g.order_.size(); ++i) {
-    if (!live[i]) continue;
-    if (g.owned_[i].get() != g.order_[i]) throw std::logic_error("dce: node storage out of order");
-    std::unique_ptr<Node> p = std::move(g.owned_[i]);
-    new_id[i] = static_cast<uint32_t>(r.order_.size());
-    p->id = new_id[i];
-    p->hash = structural_hash_of(*p, r.order_.size());
-    r.evals_.push_back(g.evals_[i]);
-    r.table_.insert(p.get());
-    r.order_.push_back(p.get());
-    r.owned_.push_back(std::move(p));
-  }
-  for (uint32_t id : g.eval_order_)
-    if (live[id]) r.eval_order_.push_back(new_id[id]);
-  r.outputs = std::move(g.outputs);
-  r.unread_outputs = std::move(g.unread_outputs);
-  r.writebacks = std::move(g.writebacks);
+  std::vector<NodeRef> map;
+  Graph r = g.copy_kept(live, map);
+  for (NodeRef o : g.outputs) r.outputs.push_back(map[o->id]);
+  r.unread_outputs = g.unread_outputs;
+  for (auto& [i, n] : g.writebacks) r.writebacks.emplace_back(i, map[n->id]);
   // A write's place counts the evaluations kept before it.
   std::vector<uint32_t> kept_before(g.eval_order_.size() + 1, 0);
   for (size_t k = 0; k < g.eval_order_.size(); ++k) kept_before[k + 1] = kept_before[k] + (live[g.eval_order_[k]] ? 1 : 0);
-  for (const Graph::InputWrite& w : g.input_writes) r.input_writes.push_back({kept_before.at(w.at), w.input, w.value});
-  // `g` keeps its dead nodes only (freed with it).
-  g.order_.clear();
-  g.table_.clear();
-  g.evals_.clear();
-  g.eval_order_.clear();
-  g.input_writes.clear();
+  for (const Graph::InputWrite& w : g.input_writes)
+    r.input_writes.push_back({kept_before.at(w.at), w.input, map[w.value->id]});
   return r;
 }
 
