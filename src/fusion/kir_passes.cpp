@@ -306,10 +306,29 @@ bool contains_break(const Block& b) {
 
 }  // namespace
 
+namespace {
+// A block with no loop of its own is left where it is by the passes that rebuild a block
+// around its loops (unroll_small, hoist_invariants): `pass` runs on the bodies of its
+// statements and the block is not moved statement by statement (most kernels of a scalar
+// loop are a few statements without loops, and a statement is a large object). True when
+// that was the case.
+template <class Pass> bool in_place_unless_loops(Block& b, Pass&& pass) {
+  for (const Stmt& s : b)
+    if (s.k == Stmt::K::For) return false;
+  for (Stmt& s : b) {
+    pass(s.body);
+    pass(s.orelse);
+  }
+  return true;
+}
+}  // namespace
+
 // Note [small reductions]: unrolls reduction loops (variables r*) of small static extent,
 // innermost first.
 void unroll_small(Block& b) {
+  if (in_place_unless_loops(b, unroll_small)) return;
   Block out;
+  out.reserve(b.size());
   for (auto& s : b) {
     unroll_small(s.body);
     unroll_small(s.orelse);
@@ -388,7 +407,9 @@ bool no_fp_effects(const Expr& e) {
 // loop has a static nonzero trip count; loads only from buffers the kernel does not write.
 // Nothing leaves an If branch (barriers, Note [placement]).
 void hoist_invariants(Block& b, const std::vector<KBuffer>& bufs) {
+  if (in_place_unless_loops(b, [&](Block& x) { hoist_invariants(x, bufs); })) return;
   Block out;
+  out.reserve(b.size());
   for (auto& s : b) {
     hoist_invariants(s.body, bufs);
     hoist_invariants(s.orelse, bufs);

@@ -174,20 +174,29 @@ bool LowerState::is_input(NodeRef n) const { return n->kind == NodeKind::Input |
 bool LowerState::can_materialise(NodeRef n) const { return !materialised.count(n); }
 
 // The lowering driver: decides materialisation by trial emission, groups roots into kernels.
+// Note [lowering bookkeeping by id]
+// A segment of a cut loop holds thousands of small groups (an element update per
+// iteration), each lowered on its own. What lower() works out for the whole graph before
+// it emits them (the live nodes, which nodes are materialised, each root's dependencies,
+// who reads an owned input last) is kept in vectors indexed by node id (ids are a
+// topological order), walked with an explicit stack: sets of node pointers and a recursive
+// walk per root made it a noticeable part of a scalar loop's first call.
 Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
-  // Reachable nodes.
-  std::set<NodeRef> live;
-  std::function<void(NodeRef)> mark = [&](NodeRef n) {
-    if (!live.insert(n).second) return;
-    for (NodeRef a : n->args) mark(a);
-  };
-  for (NodeRef o : g.outputs) mark(o);
-  for (auto& [i, v] : g.writebacks) mark(v);
+  // Reachable nodes, by id (Note [lowering bookkeeping by id]).
+  const size_t num_nodes = g.nodes().size();
+  std::vector<char> live(num_nodes, 0);
+  for (NodeRef o : g.outputs) live[o->id] = 1;
+  for (auto& [i, v] : g.writebacks) live[v->id] = 1;
   // Note [checks of dead code] in src/tracer/graph.cpp: evaluated, their values dropped.
   std::vector<NodeRef> checks;
   for (NodeRef n : g.nodes())
-    if (!live.count(n) && ir::raises_when_run(n)) checks.push_back(n);
-  for (NodeRef n : checks) mark(n);
+    if (ir::raises_when_run(n)) {
+      if (!live[n->id]) checks.push_back(n);
+      live[n->id] = 1;
+    }
+  for (size_t i = num_nodes; i-- > 0;)  // ids are a topological order
+    if (live[i])
+      for (NodeRef a : g.nodes()[i]->args) live[a->id] = 1;
   // Nodes the emitter cannot generate run as host calls (Note [library calls]).
   std::set<NodeRef> materialised;
   // Note [unread outputs] in src/tracer/trace_segments.cpp: an unread output that is an input
@@ -196,10 +205,10 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     if (!(g.output_unread(k) && g.outputs[k]->kind == NodeKind::Input)) materialised.insert(output_root(g.outputs[k]));
   for (auto& [i, v] : g.writebacks) materialised.insert(v);
   materialised.insert(checks.begin(), checks.end());
-  for (NodeRef n : live) if (n->kind == NodeKind::Write || is_scan(n)) materialised.insert(n);
+  for (NodeRef n : g.nodes()) if (live[n->id] && (n->kind == NodeKind::Write || is_scan(n))) materialised.insert(n);
   // Note [library calls]: the call and the values its operands view are materialised.
-  for (NodeRef n : live) {
-    if (!is_library_call(n)) continue;
+  for (NodeRef n : g.nodes()) {
+    if (!live[n->id] || !is_library_call(n)) continue;
     materialised.insert(n);
     for (NodeRef a : n->args) {
       NodeRef base = library_operand_base(a);
@@ -211,8 +220,8 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
   // the operands the program computed for it. NumPy computed them, with their warnings (the
   // mean of an (0, 4) array divides 0 by 0 before `x - mean` subtracts nothing); inlined into
   // the empty loop they would never run, so they are materialised.
-  for (NodeRef n : live) {
-    if (n->kind != NodeKind::Prim || n->op != OpId::fill) continue;
+  for (NodeRef n : g.nodes()) {
+    if (!live[n->id] || n->kind != NodeKind::Prim || n->op != OpId::fill) continue;
     for (size_t i = 1; i < n->args.size(); ++i) {
       NodeRef base = library_operand_base(n->args[i]);
       if (base->kind != NodeKind::Input && base->kind != NodeKind::Const && base->kind != NodeKind::Scalar &&
@@ -227,7 +236,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     st.materialised = materialised;
     // Buffers: inputs (by graph input index), one scalar block, then materialised values.
     std::map<int, NodeRef> inputs;
-    for (NodeRef n : g.nodes()) if (live.count(n) && n->kind == NodeKind::Input) inputs[n->params[0]] = n;
+    for (NodeRef n : g.nodes()) if (live[n->id] && n->kind == NodeKind::Input) inputs[n->params[0]] = n;
     int stride_base = 0;
     for (int i = 0; i < g.num_inputs(); ++i) {
       BufInfo b;
@@ -255,7 +264,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
       st.scalar_buffer = static_cast<int>(st.bufs.size()) - 1;
     }
     for (NodeRef n : g.nodes()) {
-      if (live.count(n) && n->kind == NodeKind::Scalar) {
+      if (live[n->id] && n->kind == NodeKind::Scalar) {
         BufInfo b = st.bufs[st.scalar_buffer];
         (void)b;
         // Scalars share the scalar block; each has a 16-byte slot at its index.
@@ -269,9 +278,11 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
       }
     }
     // Materialised values in topological order.
+    std::vector<char> is_mat(num_nodes, 0);
+    for (NodeRef n : materialised) is_mat[n->id] = 1;
     std::vector<NodeRef> roots;
     for (NodeRef n : g.nodes()) {
-      if (!live.count(n) || !materialised.count(n)) continue;
+      if (!live[n->id] || !is_mat[n->id]) continue;
       BufInfo b;
       b.kind = BufInfo::Temp;
       b.dtype = n->dtype;
@@ -281,26 +292,36 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
       st.buffer_of[n] = static_cast<int>(st.bufs.size()) - 1;
       roots.push_back(n);
     }
-    // Dependencies between roots (through inlined nodes).
-    std::map<NodeRef, std::set<NodeRef>> deps;
-    for (NodeRef r : roots) {
-      std::set<NodeRef> seen;
-      std::function<void(NodeRef, bool)> walk = [&](NodeRef n, bool top) {
-        if (!seen.insert(n).second) return;
-        if (!top && materialised.count(n)) { deps[r].insert(n); return; }
-        for (NodeRef a : n->args) walk(a, false);
-      };
-      walk(r, true);
+    // Dependencies between roots (through inlined nodes): deps[k], the materialised values
+    // root k reads.
+    std::vector<std::vector<NodeRef>> deps(roots.size());
+    std::vector<uint32_t> stamp(num_nodes, UINT32_MAX);  // the root whose walk saw a node last
+    std::vector<NodeRef> stack;
+    for (size_t k = 0; k < roots.size(); ++k) {
+      const auto key = static_cast<uint32_t>(k);
+      stamp[roots[k]->id] = key;
+      stack.assign(roots[k]->args.begin(), roots[k]->args.end());
+      while (!stack.empty()) {
+        NodeRef n = stack.back();
+        stack.pop_back();
+        if (stamp[n->id] == key) continue;
+        stamp[n->id] = key;
+        if (is_mat[n->id]) { deps[k].push_back(n); continue; }
+        stack.insert(stack.end(), n->args.begin(), n->args.end());
+      }
     }
     // Group: join the latest group when the shape matches and no dependency on it.
     std::vector<std::vector<NodeRef>> groups;
-    for (NodeRef r : roots) {
+    std::vector<uint32_t> dep_of(num_nodes, UINT32_MAX);  // root k marks its deps with k
+    for (size_t k = 0; k < roots.size(); ++k) {
+      NodeRef r = roots[k];
+      for (NodeRef d : deps[k]) dep_of[d->id] = static_cast<uint32_t>(k);
       if (!groups.empty()) {
         auto& last = groups.back();
         bool ok = last.front()->shape == r->shape && r->kind != NodeKind::Write && last.front()->kind != NodeKind::Write &&
                   !is_scan(r) && !is_scan(last.front()) &&
                   !is_library_call(r) && !is_library_call(last.front());
-        for (NodeRef m : last) if (deps[r].count(m)) ok = false;
+        for (NodeRef m : last) if (dep_of[m->id] == k) ok = false;
         if (ok) { last.push_back(r); continue; }
       }
       groups.push_back({r});
@@ -311,9 +332,9 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
       std::set<NodeRef> escaping;
       for (NodeRef o : g.outputs) escaping.insert(output_root(o));
       for (auto& [i, v] : g.writebacks) escaping.insert(v);
-      std::map<NodeRef, size_t> last_reader;
+      std::vector<size_t> last_reader(num_nodes, 0);
       for (size_t i = 0; i < roots.size(); ++i)
-        for (NodeRef d : deps[roots[i]]) last_reader[d] = i;
+        for (NodeRef d : deps[i]) last_reader[d->id] = i;
       // Note [owned inputs]: a Write whose base is an input the graph owns (Graph::owned_inputs:
       // an array no one else refers to), written back at the end, contiguous, and read by no
       // later kernel, takes the input's array over, as a temporary's (no copy of the whole
@@ -323,30 +344,37 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
         const bool back = std::any_of(g.writebacks.begin(), g.writebacks.end(), [&](auto& wb) { return wb.first == k; });
         if (back && (k >= static_cast<int>(contiguous.size()) || contiguous[k])) owned.insert(k);
       }
-      std::map<NodeRef, size_t> input_last;  // owned Input node -> last root reading it
-      if (!owned.empty())
+      std::vector<size_t> input_last(num_nodes, 0);  // owned Input node -> last root reading it
+      if (!owned.empty()) {
+        std::fill(stamp.begin(), stamp.end(), UINT32_MAX);
         for (size_t i = 0; i < roots.size(); ++i) {
-          std::set<NodeRef> seen;
-          std::function<void(NodeRef, bool)> walk = [&](NodeRef n, bool top) {
-            if (!seen.insert(n).second) return;
-            if (n->kind == NodeKind::Input) { input_last[n] = i; return; }
-            if (!top && materialised.count(n)) return;
-            for (NodeRef a : n->args) walk(a, false);
-          };
-          walk(roots[i], true);
+          const auto key = static_cast<uint32_t>(i);
+          stack.assign(1, roots[i]);
+          bool top = true;
+          while (!stack.empty()) {
+            NodeRef n = stack.back();
+            stack.pop_back();
+            if (stamp[n->id] == key) continue;
+            stamp[n->id] = key;
+            if (n->kind == NodeKind::Input) { input_last[n->id] = i; continue; }
+            if (!top && is_mat[n->id]) continue;
+            top = false;
+            stack.insert(stack.end(), n->args.begin(), n->args.end());
+          }
         }
+      }
       for (size_t i = 0; i < roots.size(); ++i) {
         NodeRef w = roots[i];
         if (w->kind != NodeKind::Write) continue;
         NodeRef b = w->args[0];
         if (b->kind == NodeKind::Input && owned.count(static_cast<int>(b->params[0])) && !escaping.count(b) &&
-            !materialised.count(b) && st.buffer_of.count(b) && input_last[b] == i) {
+            !materialised.count(b) && st.buffer_of.count(b) && input_last[b->id] == i) {
           in_place_base[w] = b;
           continue;
         }
         auto bb = st.buffer_of.find(b);
         if (bb == st.buffer_of.end() || !materialised.count(b) || st.bufs[bb->second].kind != BufInfo::Temp) continue;
-        if (escaping.count(b) || is_library_call(b) || last_reader[b] != i) continue;
+        if (escaping.count(b) || is_library_call(b) || last_reader[b->id] != i) continue;
         in_place_base[w] = b;
       }
     }

@@ -468,23 +468,27 @@ _RMW_OPS = {row.dunders[2]: row.name for row in _core.op_table() if len(row.dund
 _rmw_sites = {}
 
 
-def _is_augmented_subscript(frame):
-    code = frame.f_code
+def _code_sites(code):
+    """(code, offsets of augmented subscripts, whether npc's or NumPy's file) of `code`."""
     # Keyed by the code object's id (hashing a code object hashes its contents): the entry
     # holds the code object, so the id is not reused while the entry lives.
     entry = _rmw_sites.get(id(code))
-    sites = entry[1] if entry is not None and entry[0] is code else None
-    if sites is None:
-        import dis
-        ins = list(dis.get_instructions(code))
-        sites = set()
-        for k in range(2, len(ins) - 1):
-            if ins[k].opname == "BINARY_SUBSCR" and all(
-                    ins[k - j].opname == "COPY" and ins[k - j].arg == 2 for j in (1, 2)):
-                # f_lasti may point into the instruction's inline cache once it is specialised.
-                sites.update(range(ins[k].offset, ins[k + 1].offset))
-        _rmw_sites[id(code)] = (code, sites)
-    return frame.f_lasti in sites
+    if entry is not None and entry[0] is code:
+        return entry
+    import dis
+    ins = list(dis.get_instructions(code))
+    sites = set()
+    for k in range(2, len(ins) - 1):
+        if ins[k].opname == "BINARY_SUBSCR" and all(
+                ins[k - j].opname == "COPY" and ins[k - j].arg == 2 for j in (1, 2)):
+            # f_lasti may point into the instruction's inline cache once it is specialised.
+            sites.update(range(ins[k].offset, ins[k + 1].offset))
+    entry = _rmw_sites[id(code)] = (code, sites, _internal_file(code.co_filename))
+    return entry
+
+
+def _is_augmented_subscript(frame):
+    return frame.f_lasti in _code_sites(frame.f_code)[1]
 
 
 def _bool_mask(key):
@@ -495,6 +499,23 @@ def _bool_mask(key):
 
 def _masked_getitem_maker(orig):
     def getitem(self, key):
+        tk = type(key)
+        if tk is tuple or tk is int:
+            # The common case first (no mask can be such a key): an element read of a traced
+            # array, at one Python call per element of a scalar loop.
+            if _tls.patches is not None and _scalar_key(key, self.ndim) and _core._is_traced(self):
+                frame = sys._getframe(1)
+                site = _code_sites(frame.f_code)
+                if not site[2]:
+                    # Note [traced scalar elements]; `r.copy()` as the patched method gives it.
+                    r = orig(self, key)
+                    if frame.f_lasti in site[1]:
+                        return _ScalarRMW(r)
+                    c = r._copy("C")
+                    if c.ndim == 0 and _core._scalar_result(r):
+                        _core._mark_scalar(c)
+                    return c
+            return orig(self, key)
         m = _bool_mask(key)
         if m is not None and _tls.patches is not None and \
                 m.ndim <= self.ndim and tuple(m.shape) == tuple(self.shape[:m.ndim]) and \
@@ -520,7 +541,7 @@ def _scalar_key(key, ndim):
     if len(keys) != ndim:
         return False
     for k in keys:
-        if isinstance(k, (bool, _np.bool_)) or not isinstance(k, (int, _np.integer)):
+        if type(k) is not int and (isinstance(k, (bool, _np.bool_)) or not isinstance(k, (int, _np.integer))):
             return False
     return True
 
