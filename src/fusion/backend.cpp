@@ -687,20 +687,20 @@ class FusedExecutable {
 
   // Temporaries whose last reader was launch `li` go back to the free list (Note [memory
   // planning]); those in the arena (Note [replay costs]) need nothing.
-  static void release_after(const Variant& v, size_t li, std::vector<ndarray>& arrays, std::vector<char*>& ptr,
-                            const std::vector<bool>& stolen,
+  static void release_after(const Variant& v, size_t li, std::vector<std::optional<ndarray>>& arrays,
+                            std::vector<char*>& ptr, const std::vector<bool>& stolen,
                             std::multimap<size_t, std::shared_ptr<Storage>>& free_list) {
     for (int b : v.released[li]) {
-      if (v.arena_off[b] >= 0) {
+      if (v.arena_off[b] >= 0 || !arrays[b]) {
         ptr[b] = nullptr;
         continue;
       }
-      auto& s = arrays[b].storage();
+      auto& s = arrays[b]->storage();
       // Small storages go back to malloc, which serves them as fast as a lookup here; a loop
       // of thousands of scalar temporaries would otherwise grow the list without bound.
       // (A storage held elsewhere, a Call node's value kept for Note [fp error attribution], is not reused.)
       if (s && ptr[b] && !stolen[b] && s.use_count() == 1 && s->nbytes() >= kPooledBytes) free_list.emplace(s->nbytes(), s);
-      arrays[b] = none();
+      arrays[b].reset();
       ptr[b] = nullptr;
     }
   }
@@ -740,7 +740,10 @@ class FusedExecutable {
     }
     alignas(16) std::vector<unsigned char> scal(16 * std::max<size_t>(1, args.scalars.size()) + 16);
     std::vector<char*> ptr(l.bufs.size(), nullptr);
-    std::vector<ndarray> arrays(l.bufs.size(), none());
+    // The arrays of buffers not in the arena, set when a launch writes them (Note [replay
+    // costs]: empty slots cost nothing to make and drop, on graphs of thousands of buffers).
+    std::vector<std::optional<ndarray>> arrays(l.bufs.size());
+    auto held_array = [&](int b) -> const ndarray& { return arrays[b] ? *arrays[b] : none(); };
     for (size_t i = 0; i < l.bufs.size(); ++i) {
       const BufInfo& b = l.bufs[i];
       if (b.kind == BufInfo::Input) {
@@ -769,7 +772,7 @@ class FusedExecutable {
     auto value_of = [&](int b) -> ndarray {
       const BufInfo& bi = l.bufs[b];
       if (bi.kind == BufInfo::Input) return args.inputs[bi.index];
-      if (v.arena_off[b] < 0) return arrays[b];
+      if (v.arena_off[b] < 0) return held_array(b);
       const Shape& shape = v.buf_shape[b];
       return ndarray(arena.storage, v.arena_off[b], bi.dtype, shape, contiguous_strides(shape, itemsize(bi.dtype)));
     };
@@ -795,7 +798,7 @@ class FusedExecutable {
               ops.push_back(ndarray(arena.storage, v.arena_off[b] + ov.offset, ov.dtype, ov.shape, ov.strides));
               continue;
             }
-            const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : arrays[b];
+            const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : held_array(b);
             if (held.strides() == ov.base_strides) {
               ops.push_back(held.with_geometry(held.offset() + ov.offset, ov.dtype, ov.shape, ov.strides));
               continue;
@@ -805,7 +808,7 @@ class FusedExecutable {
             ops.push_back(value_of(b));
           } else {
             // The first view is taken straight from the buffer's array (no copy of it first).
-            const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : arrays[b];
+            const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : held_array(b);
             if (chain.empty()) {
               ops.push_back(held);
             } else {
@@ -836,7 +839,7 @@ class FusedExecutable {
         if (!r.is_c_contiguous() || r.offset() != 0 || (arena.storage && r.storage() == arena.storage)) r = r.copy();
         int b = la.bufs[0];
         arrays[b] = std::move(r);
-        ptr[b] = reinterpret_cast<char*>(arrays[b].data());
+        ptr[b] = reinterpret_cast<char*>(arrays[b]->data());
         release_after(v, li, arrays, ptr, stolen, free_list);
         continue;
       }
@@ -849,14 +852,14 @@ class FusedExecutable {
           continue;
         }
         Shape shape = v.static_shapes ? v.buf_shape[b] : ir::concrete_shape(r->shape, sym);
-        if (int src = v.in_place[li]; src >= 0 && arrays[src].is_c_contiguous() && arrays[src].offset() == 0 &&
-                                      arrays[src].size() == shape_size(shape)) {
+        if (int src = v.in_place[li]; src >= 0 && arrays[src] && arrays[src]->is_c_contiguous() &&
+                                      arrays[src]->offset() == 0 && arrays[src]->size() == shape_size(shape)) {
           // Note [in-place epilogues]
-          arrays[b] = arrays[src].storage() ? ndarray(arrays[src].storage(), 0, r->dtype, shape,
-                                                      contiguous_strides(shape, itemsize(r->dtype)))
-                                            : arrays[src];
+          const ndarray& from = *arrays[src];
+          arrays[b] = from.storage() ? ndarray(from.storage(), 0, r->dtype, shape, contiguous_strides(shape, itemsize(r->dtype)))
+                                     : from;
           stolen[src] = true;  // its storage now belongs to the root: not freed after the launch
-          ptr[b] = reinterpret_cast<char*>(arrays[b].data());
+          ptr[b] = reinterpret_cast<char*>(arrays[b]->data());
           continue;
         }
         if (v.escapes[b]) {
@@ -870,7 +873,7 @@ class FusedExecutable {
           Strides strides = contiguous_strides(shape, itemsize(r->dtype));
           arrays[b] = ndarray(std::move(s), 0, r->dtype, std::move(shape), std::move(strides));
         }
-        ptr[b] = reinterpret_cast<char*>(arrays[b].data());
+        ptr[b] = reinterpret_cast<char*>(arrays[b]->data());
       }
       kb.clear();
       for (int b : la.bufs) kb.push_back(ptr[b]);

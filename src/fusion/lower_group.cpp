@@ -157,6 +157,39 @@ bool in_place_safe(const Kernel& k, const Emitter& em, NodeRef w) {
   return true;
 }
 
+// Note [values of unsafe in-place writes]
+// A Write that may take its base's buffer over (Note [writes in place]) but whose value
+// reads the base where the kernel stores (`A[i, 1:-1] = A[i, :-2] + A[i, 2:]`, Seidel's row
+// update: the value at j reads j + 1, which the same loop stores) would get a buffer of its
+// own, a copy of the whole base with the region replaced: in a loop over rows, a copy of the
+// array per row. NumPy computes the value into a temporary of the region's size and copies
+// it into the view; so does lowering then: the value is materialised by a kernel of its own
+// launched just before the Write, and the Write, whose value is now a load of that buffer,
+// stores into the base in place. Only when the region is smaller than the base (with static
+// shapes; for a region as large as the base the two ways cost the same), the value is a
+// computed node without a buffer yet, and the region is a line (at most one axis longer than
+// one): the temporary's strides are then 1, while those of a 2-D region's temporary are its
+// extents, literals of the kernel text (Note [generic kernels]), so a loop whose regions
+// shrink (`A[k + 1:, k + 1:] -= ...`) would compile a kernel per iteration.
+bool value_first_pays(NodeRef w, const LowerState& st) {
+  NodeRef base = w->args[0], region = w->args[1], val = w->args[2];
+  if (st.buffer_of.count(val) || st.is_input(val) || val->kind == NodeKind::Const || val->kind == NodeKind::SymVal ||
+      val->kind == NodeKind::Write || is_library_call(val) || is_scan(val))
+    return false;
+  int64_t nb = 1, nr = 1;
+  int long_axes = 0;
+  for (const Dim& d : base->shape) {
+    if (!d.is_static()) return false;
+    nb *= d.value();
+  }
+  for (const Dim& d : region->shape) {
+    if (!d.is_static()) return false;
+    nr *= d.value();
+    long_axes += d.value() > 1;
+  }
+  return nr < nb && long_axes <= 1;
+}
+
 NodeRef output_root(NodeRef o) {
   NodeRef b = o;
   while (b->kind == NodeKind::View && b->view_kind() == ViewKind::Permute) b = b->args[0];
@@ -393,6 +426,24 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
           out.launches.push_back(Launch{-1, bufs, grp, {}});
           continue;
         }
+        // A kernel's launch: its constants become parameters (Note [generic kernels]) and
+        // kernels of equal text are one function.
+        auto add_launch = [&](Kernel k, const Emitter& em, const std::vector<NodeRef>& roots) {
+          std::vector<int64_t> params;
+          run_pass("parametrise_constants", k, [&](Kernel& x) { params = parametrise_constants(x); });
+          std::string body = emit_cpp_kernel(k, "@NAME@");
+          auto it = fn_by_text.find(body);
+          int fn;
+          if (it == fn_by_text.end()) {
+            fn = static_cast<int>(out.kernels.size());
+            fn_by_text[body] = fn;
+            out.kernels.push_back(std::move(k));
+            out.kernel_text.push_back(body);
+          } else {
+            fn = it->second;
+          }
+          out.launches.push_back(Launch{fn, em.global_bufs(), roots, std::move(params)});
+        };
         std::set<NodeRef> rs(grp.begin(), grp.end());
         auto ip = grp.size() == 1 ? in_place_base.find(grp.front()) : in_place_base.end();
         const int own_buffer = st.buffer_of.at(grp.front());
@@ -400,24 +451,31 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
         auto em = std::make_unique<Emitter>(st, grp.front()->shape, rs);
         Kernel k = em->run(grp);
         if (ip != in_place_base.end() && !in_place_safe(k, *em, grp.front())) {
-          st.buffer_of[grp.front()] = own_buffer;  // the value reads the base elsewhere: a new buffer
-          em = std::make_unique<Emitter>(st, grp.front()->shape, rs);
-          k = em->run(grp);
+          // Note [values of unsafe in-place writes]
+          NodeRef val = grp.front()->args[2];
+          bool done = false;
+          if (value_first_pays(grp.front(), st)) {
+            BufInfo b;
+            b.kind = BufInfo::Temp;
+            b.dtype = val->dtype;
+            b.shape = val->shape;
+            b.node = val;
+            st.bufs.push_back(b);
+            st.buffer_of[val] = static_cast<int>(st.bufs.size()) - 1;
+            st.materialised.insert(val);
+            Emitter vem(st, val->shape, {val});
+            add_launch(vem.run({val}), vem, {val});
+            em = std::make_unique<Emitter>(st, grp.front()->shape, rs);
+            k = em->run(grp);
+            done = in_place_safe(k, *em, grp.front());
+          }
+          if (!done) {
+            st.buffer_of[grp.front()] = own_buffer;  // the value reads the base elsewhere: a new buffer
+            em = std::make_unique<Emitter>(st, grp.front()->shape, rs);
+            k = em->run(grp);
+          }
         }
-        std::vector<int64_t> params;  // Note [generic kernels]
-        run_pass("parametrise_constants", k, [&](Kernel& x) { params = parametrise_constants(x); });
-        std::string body = emit_cpp_kernel(k, "@NAME@");
-        auto it = fn_by_text.find(body);
-        int fn;
-        if (it == fn_by_text.end()) {
-          fn = static_cast<int>(out.kernels.size());
-          fn_by_text[body] = fn;
-          out.kernels.push_back(std::move(k));
-          out.kernel_text.push_back(body);
-        } else {
-          fn = it->second;
-        }
-        out.launches.push_back(Launch{fn, em->global_bufs(), grp, std::move(params)});
+        add_launch(std::move(k), *em, grp);
       }
     } catch (const NeedMaterialize& m) {
       materialised.insert(m.node);
