@@ -27,6 +27,15 @@ ndarray matmul(const ndarray& a, const ndarray& b);
 /// flags are NumPy's. Throws ValueError "shapes ... not aligned" (NumPy's message).
 ndarray dot(const ndarray& a, const ndarray& b);
 
+/// numpy.matmul of two operands of one BLAS dtype (float32, float64, complex64, complex128)
+/// with one or two dimensions each, given as data pointers and byte strides: `a` is n x k
+/// (strides ars, acs; a 1-D `a` is the row n = 1, ars = 0), `b` is k x m (brs, bcs; a 1-D
+/// `b` is the column m = 1, bcs = 0); the n x m result is stored C-contiguous at `out`. The
+/// same loops and BLAS calls as matmul() for such operands (so the same bits); no checks,
+/// no floating-point flag bookkeeping. Returns false (storing nothing) for other dtypes.
+bool matmul_into(DType t, const std::byte* a, int64_t ars, int64_t acs, const std::byte* b, int64_t brs, int64_t bcs,
+                 std::byte* out, int64_t n, int64_t k, int64_t m);
+
 /// The floating-point flags (FpFlag bits, npc/fperror.hpp) that this thread's last
 /// matmul or dot raised, read as NumPy reads them after its loops and BLAS calls; returns
 /// and clears them.

@@ -26,6 +26,7 @@
 #endif
 
 #include "fusion/lower.hpp"
+#include "ops/blas.hpp"
 #include "ops/exec.hpp"
 #include "npc/creation.hpp"
 #include "npc/fperror.hpp"
@@ -75,6 +76,13 @@ struct Variant {
   };
   std::vector<std::vector<OperandView>> operand_views;
   std::vector<bool> product_fp;  // per launch: reports_product_fp of its library node
+  // Note [products in replays]: per launch, the geometry of a matmul the run calls directly.
+  struct Product {
+    bool ok = false;
+    DType t = DType::Float64;
+    int64_t ars = 0, acs = 0, brs = 0, bcs = 0, n = 0, k = 0, m = 0;
+  };
+  std::vector<Product> products;
 };
 
 // Note [in-place epilogues]
@@ -456,6 +464,46 @@ void plan_replay(const ir::Graph& g, Variant& v) {
       v.operand_views[li].push_back(std::move(ov));
     }
   }
+  // Note [products in replays]
+  // A traced row loop (`x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]`) runs a product of a few
+  // elements per iteration; on the general path of library calls (operand arrays built from
+  // their views, the eager op's dispatch and checks, the fp bookkeeping of host calls) the
+  // call costs several times the product. A plain matmul whose operands have one BLAS dtype,
+  // one or two dimensions and static views of their buffers is what matmul's small-product
+  // path computes (npc::matmul_into, the same loops and BLAS calls): its geometry is worked out
+  // here once, and the run calls it on the operands' pointers.
+  v.products.assign(nl, {});
+  for (size_t li = 0; li < nl; ++li) {
+    const Launch& la = l.launches[li];
+    NodeRef n = la.roots[0];
+    if (la.fn >= 0 || n->kind != NodeKind::Prim || n->op != OpId::matmul || n->args.size() != 2 ||
+        !(n->params.empty() || n->params[0] == 0))
+      continue;
+    const Variant::OperandView& a = v.operand_views[li][0];
+    const Variant::OperandView& b = v.operand_views[li][1];
+    const DType t = n->dtype;
+    if (!a.ok || !b.ok || a.dtype != t || b.dtype != t ||
+        !(t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128))
+      continue;
+    const size_t da = a.shape.size(), db = b.shape.size();
+    if (da < 1 || da > 2 || db < 1 || db > 2) continue;
+    Variant::Product p;
+    p.t = t;
+    p.n = da == 1 ? 1 : a.shape[0];
+    p.k = a.shape.back();
+    p.m = db == 1 ? 1 : b.shape[1];
+    if (b.shape[0] != p.k) continue;
+    p.ars = da == 1 ? 0 : a.strides[0];
+    p.acs = a.strides.back();
+    p.brs = b.strides[0];
+    p.bcs = db == 1 ? 0 : b.strides[1];
+    Shape want;
+    if (da == 2) want.push_back(p.n);
+    if (db == 2) want.push_back(p.m);
+    if (v.buf_shape[la.bufs[0]] != want) continue;
+    p.ok = true;
+    v.products[li] = p;
+  }
   struct Block {
     size_t off, size;
     int end;
@@ -782,6 +830,37 @@ class FusedExecutable {
         // Note [library calls]: operands are views over their buffers; the result is the
         // (C-contiguous) array the library returns.
         NodeRef n = la.roots[0];
+        if (v.static_shapes && v.products[li].ok) {
+          // Note [products in replays]: the operands' elements, where their buffers hold them.
+          auto operand = [&](size_t k) -> const std::byte* {
+            const int b = la.bufs[1 + k];
+            const Variant::OperandView& ov = v.operand_views[li][k];
+            if (v.arena_off[b] >= 0) return base + v.arena_off[b] + ov.offset;
+            const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : held_array(b);
+            return held.storage() && held.strides() == ov.base_strides ? held.data() + ov.offset : nullptr;
+          };
+          const std::byte* pa = operand(0);
+          const std::byte* pb = operand(1);
+          if (pa && pb) {
+            const Variant::Product& p = v.products[li];
+            const int rb = la.bufs[0];
+            ndarray r = npc::empty(v.buf_shape[rb], p.t);
+            fpe |= ops::read_fpe();  // the kernels' so far
+            ops::clear_fpe();
+            single_thread_if_forked();
+            {
+              ops::blas::CompiledProducts own;  // as run_node_eagerly's products
+              matmul_into(p.t, pa, p.ars, p.acs, pb, p.brs, p.bcs, r.data(), p.n, p.k, p.m);
+            }
+            // The flags the product raised, as matmul's ProductFlags reads them.
+            if (const int f = v.product_fp[li] ? ops::read_fpe() : 0) host_errors.emplace_back(f, node_label(n));
+            ops::clear_fpe();
+            arrays[rb] = std::move(r);
+            ptr[rb] = reinterpret_cast<char*>(arrays[rb]->data());
+            release_after(v, li, arrays, ptr, stolen, free_list);
+            continue;
+          }
+        }
         ops.clear();
         for (size_t k = 0; k < n->args.size(); ++k) {
           const int b = la.bufs[1 + k];

@@ -634,6 +634,22 @@ ndarray dot_impl(const ndarray& a0, const ndarray& b0) {
 }
 }  // namespace
 
+bool matmul_into(DType t, const std::byte* a, int64_t ars, int64_t acs, const std::byte* b, int64_t brs, int64_t bcs,
+                 std::byte* out, int64_t n, int64_t k, int64_t m) {
+#if NPC_HAVE_CBLAS
+  if (!(t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128)) return false;
+  // small_product's call (matmul's path for such operands).
+  detail::visit(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kBlasType<T>) core_product<T>(a, ars, acs, b, brs, bcs, out, n, k, m);
+  });
+  return true;
+#else
+  (void)t, (void)a, (void)ars, (void)acs, (void)b, (void)brs, (void)bcs, (void)out, (void)n, (void)k, (void)m;
+  return false;
+#endif
+}
+
 ndarray matmul(const ndarray& a, const ndarray& b) {
   ProductFlags flags;
   return matmul_impl(a, b);

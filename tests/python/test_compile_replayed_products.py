@@ -1,0 +1,88 @@
+"""Products that a fused replay calls directly (Note [products in replays] in
+src/fusion/backend.cpp): matmul of one BLAS dtype with one or two dimensions per operand, its
+operands read from inputs, from kernels' temporaries and from other products' results, in
+loops of short products as in triangular solves, compared with NumPy bit for bit (values,
+dtypes, warnings, writes into the arguments) on the tracing call and on replays."""
+import numpy as np
+import pytest
+
+from _compile_diff import BACKENDS, check
+
+FLOATS = [np.float64, np.float32, np.complex128, np.complex64]
+
+
+def _forward_substitution(L, b):
+    n = b.shape[0]
+    x = np.empty_like(b)
+    for i in range(n):
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+    return x
+
+
+def _row_updates(A):
+    A = A.copy()
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+    return A
+
+
+def _shapes(A, v):
+    # Matrix-vector, vector-matrix, matrix-matrix and strided or transposed operands.
+    w = A @ v
+    u = v @ A
+    M = A @ A.T
+    s = A[::2, 1:] @ A[1::2, :-1].T
+    t = (A * 2)[:, ::-1] @ v[::-1]  # an operand computed by a kernel
+    return w, u, M, s, t, (A @ v) @ (A @ v)  # products of products
+
+
+def _special(A, v):
+    return A @ v, v @ v
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_forward_substitution(dtype, backend):
+    rng = np.random.default_rng(0)
+    n = 9
+    L = (np.tril(rng.random((n, n))) + n * np.eye(n)).astype(dtype)
+    b = rng.random(n).astype(dtype)
+    check(_forward_substitution, (L, b), (L, b), (L * 2, b[::-1].copy()), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_row_updates(dtype, backend):
+    rng = np.random.default_rng(1)
+    A = (rng.random((7, 7)) + 7 * np.eye(7)).astype(dtype)
+    check(_row_updates, (A,), (A,), (A.T.copy(),), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_product_shapes_and_layouts(dtype, backend):
+    rng = np.random.default_rng(2)
+    A = rng.random((6, 6)).astype(dtype)
+    v = rng.random(6).astype(dtype)
+    check(_shapes, (A, v), (A, v), (A[::-1].copy(), v * 3), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_products_of_special_values(dtype, backend):
+    # inf * 0 and overflows: the flags the products raise are reported as NumPy reports them.
+    big = np.finfo(dtype).max
+    A = np.array([[np.inf, 0.0, 1.0], [big, big, 1.0], [np.nan, 1.0, 2.0]], dtype)
+    v = np.array([0.0, big, 1.0], dtype)
+    check(_special, (A, v), (A, v), (A * 0, v), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_and_zero_element_products(backend):
+    def f(a, b):
+        return a[:1] @ b[:1], a[:0] @ b[:0], a[None, :1] @ b[:1, None], a[:2] @ np.ones((2, 0))
+
+    rng = np.random.default_rng(3)
+    check(f, (rng.random(4), rng.random(4)), (rng.random(4), rng.random(4)), backend=backend)
