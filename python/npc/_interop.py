@@ -118,8 +118,61 @@ def _foreign(objs):
 _CALL_KWARGS = frozenset({"out", "where", "dtype", "casting"})
 
 
+# Note [reflected scalar operators]
+# `v3 // v2` with v3 a NumPy scalar and v2 an npc value that stands for a NumPy scalar (a
+# scalar result of a traced function, Note [scalar results] in src/tracer/trace.hpp) is, in
+# NumPy, scalar arithmetic: "invalid value encountered in scalar floor_divide". NumPy's scalar
+# operator does not hand the call back to npc's reflected operator (npc arrays define
+# __array_ufunc__, so NumPy's rule is not to defer): it calls the ufunc, which arrives here
+# like an explicit `np.floor_divide(v3, v2)` (a ufunc call, named "floor_divide" in NumPy).
+# The two differ only in the instruction the caller's frame is executing: a binary operator
+# or comparison whose symbol is this ufunc's goes to npc's reflected operator instead, which
+# applies NumPy's scalar rules (Note [scalar math]) as when the npc value is on the left.
+_OPERATOR_UFUNCS = {"+": ("add", "__radd__"), "-": ("subtract", "__rsub__"), "*": ("multiply", "__rmul__"),
+                    "/": ("divide", "__rtruediv__"), "//": ("floor_divide", "__rfloordiv__"),
+                    "%": ("remainder", "__rmod__"), "**": ("power", "__rpow__"), "&": ("bitwise_and", "__rand__"),
+                    "|": ("bitwise_or", "__ror__"), "^": ("bitwise_xor", "__rxor__"),
+                    "<<": ("left_shift", "__rlshift__"), ">>": ("right_shift", "__rrshift__")}
+_COMPARE_UFUNCS = {"<": ("less", "__gt__"), "<=": ("less_equal", "__ge__"), "==": ("equal", "__eq__"),
+                   "!=": ("not_equal", "__ne__"), ">": ("greater", "__lt__"), ">=": ("greater_equal", "__le__")}
+
+
+def _operator_of_caller(ufunc):
+    """The reflected method of npc.ndarray that the caller's binary operator or comparison
+    stands for when it is `ufunc`'s (Note [reflected scalar operators]), else None."""
+    import dis
+    try:
+        frame = sys._getframe(3)  # the caller of NumPy's scalar operator
+        code, at = frame.f_code.co_code, frame.f_lasti
+        op, arg = code[at], code[at + 1]
+    except (ValueError, IndexError):
+        return None
+    if op == dis.opmap.get("BINARY_OP"):
+        names = dis._nb_ops
+        sym = names[arg][1].rstrip("=") if arg < len(names) else None
+        entry = _OPERATOR_UFUNCS.get(sym)
+    elif op == dis.opmap.get("COMPARE_OP"):
+        idx = arg >> 4 if sys.version_info >= (3, 12) else arg
+        entry = _COMPARE_UFUNCS.get(dis.cmp_op[idx]) if idx < len(dis.cmp_op) else None
+    else:
+        return None
+    return entry[1] if entry is not None and entry[0] == ufunc.__name__ else None
+
+
+def _reflected_scalar_operator(ufunc, inputs):
+    a, b = inputs
+    if not isinstance(a, _np.generic) or type(b) is not ndarray or not _core._scalar_result(b):
+        return NotImplemented
+    name = _operator_of_caller(ufunc)
+    return NotImplemented if name is None else getattr(b, name)(a)
+
+
 def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
     """NEP 13 hook: a NumPy ufunc called with npc arrays (see the module docstring)."""
+    if len(inputs) == 2 and not kwargs and method == "__call__" and inputs[1] is self and inputs[0] is not self:
+        r = _reflected_scalar_operator(ufunc, inputs)
+        if r is not NotImplemented:
+            return r
     impl = _ns.get(ufunc.__name__)
     if impl is not None and type(impl) is not FallbackUfunc and id(impl) not in _FALLBACK_IDS:
         if method == "__call__":

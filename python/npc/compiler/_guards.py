@@ -300,18 +300,20 @@ class _TraceGlobals(dict):
                 self.standins[name] = t
                 return t
         elif type(v) is types.FunctionType and v.__globals__ is self.real:
-            c = self.copies.get(name)
-            if c is None:
-                c = self.copies[name] = _function_copy(v, self, v.__closure__)
-            return c
+            return self._copy_of(v)
         elif type(v) is _api.CompiledFunction and getattr(v._fn, "__globals__", None) is self.real and \
                 type(v._fn) is types.FunctionType:
             # A compiled function called while tracing is inlined: as a copy, like a helper.
-            c = self.copies.get(name)
-            if c is None:
-                c = self.copies[name] = _function_copy(v._fn, self, v._fn.__closure__)
-            return c
+            return self._copy_of(v._fn)
         return v
+
+    def _copy_of(self, fn):
+        # One copy per function object, whatever name reads it: `h = g` at module level keeps
+        # `h is g` true in traced code (copies keyed by name made them two objects).
+        entry = self.copies.get(id(fn))
+        if entry is None:
+            entry = self.copies[id(fn)] = (fn, _function_copy(fn, self, fn.__closure__))
+        return entry[1]
 
     def get(self, name, default=None):
         try:

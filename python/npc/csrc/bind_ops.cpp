@@ -870,7 +870,12 @@ PyObject* fast_array_ufunc(PyObject* self, PyObject* const* args, Py_ssize_t nar
     const Py_ssize_t nin = nargs - 2;
     PyObject* const* inputs = args + 2;
     UfuncObject* u = nullptr;
-    if (method_is(method, "__call__")) {
+    // Note [reflected scalar operators] in python/npc/_interop.py: a NumPy scalar's operator
+    // on a scalar result is told from a ufunc call by the Python hook.
+    PyArray* second = nin == 2 ? array_ptr(inputs[1]) : nullptr;
+    const bool reflected = second && inputs[1] == self && is_native_numpy_scalar_type(Py_TYPE(inputs[0])) &&
+                           tracer::is_scalar_result(*second);
+    if (method_is(method, "__call__") && !reflected) {
       u = native_ufunc_for(args[0]);
       if (u && u->nin == nin && nin <= 3) {
         PyObject* fast = guarded([&]() -> PyObject* {
