@@ -540,40 +540,40 @@ bool try_mask_select(const ndarray& a, std::span<const IndexItem> idx, ndarray& 
 }
 
 // a[idx] with one index array over a 1-d view (take, a[idx]): bounds check and gather in
-// one parallel pass, without the offset table of the general path.
+// one pass, without the offset table of the general path. The loop keeps its pointers and
+// bounds in registers (no lambda capturing them by reference: a store through std::byte*
+// may alias anything whose address is taken, so those would be reloaded per element) and
+// checks each index by one predictable branch. Returns the position of the first index out
+// of bounds, or `hi` (the output may then be partly written: it is discarded).
+template <size_t N>
+int64_t gather_range(std::byte* __restrict dst, const std::byte* __restrict src, const int64_t* __restrict idx,
+                     int64_t lo, int64_t hi, int64_t n, int64_t stride) {
+  for (int64_t j = lo; j < hi; ++j) {
+    int64_t i = idx[j];
+    i += i < 0 ? n : 0;
+    if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(n)) [[unlikely]] return j;
+    std::memcpy(dst + j * static_cast<int64_t>(N), src + i * stride, N);
+  }
+  return hi;
+}
+
 template <size_t N>
 struct SingleGatherF {
   static void run(std::byte* dst, const std::byte* src, const int64_t* idx, int64_t m, int64_t n, int64_t stride,
                   int64_t* bad) {
-    int64_t first_bad = -1;
-    auto one = [&](int64_t j) {
-      int64_t i = idx[j];
-      int64_t w = i < 0 ? i + n : i;
-      if (static_cast<uint64_t>(w) >= static_cast<uint64_t>(n)) [[unlikely]] {
-#pragma omp critical(npc_index_bad)
-        if (first_bad < 0 || j < first_bad) first_bad = j;
-        return;
-      }
-      std::memcpy(dst + j * static_cast<int64_t>(N), src + w * stride, N);
-    };
+    int64_t first_bad = m;
     if (m > kParallelCopy) {  // Note [parallel gathers]
-#pragma omp parallel for schedule(static)
-      for (int64_t j = 0; j < m; ++j) one(j);
-    } else {
-      // All indices checked first (a branch-free pass), then gathered without checks; an
-      // invalid index takes the checking loop, which finds the first one.
-      bool ok = true;
-      for (int64_t j = 0; j < m; ++j) ok &= (idx[j] >= -n) & (idx[j] < n);
-      if (ok) {
-        for (int64_t j = 0; j < m; ++j) {
-          const int64_t i = idx[j] + (idx[j] < 0 ? n : 0);
-          std::memcpy(dst + j * static_cast<int64_t>(N), src + i * stride, N);
-        }
-      } else {
-        for (int64_t j = 0; j < m; ++j) one(j);
+      const int64_t chunks = 64;
+#pragma omp parallel for schedule(static) reduction(min : first_bad)
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t lo = m * c / chunks, hi = m * (c + 1) / chunks;
+        const int64_t j = gather_range<N>(dst, src, idx, lo, hi, n, stride);
+        if (j < hi) first_bad = std::min(first_bad, j);
       }
+    } else {
+      first_bad = gather_range<N>(dst, src, idx, 0, m, n, stride);
     }
-    *bad = first_bad;
+    *bad = first_bad < m ? first_bad : -1;
   }
 };
 
