@@ -110,16 +110,23 @@ def _timing(traced, eager):
     return t
 
 
-def test_rule_alternates_modes_and_compares_the_fastest_calls():
+def test_rule_alternates_modes_and_compares_the_typical_calls():
     t = _api._Timing()
     assert t.next() == "traced"
     t.add("traced", 1e-3)
     assert t.next() == "eager"
-    # Close times: the minimum of each mode counts, not the first or the mean.
+    # Close times: the lower median of each mode counts, not the first or the mean.
     t = _timing([1.2e-3, 1.0e-3, 1.1e-3, 1.0e-3, 1.3e-3, 1.0e-3], [0.98e-3, 0.9e-3, 1.4e-3, 0.95e-3, 0.9e-3, 1.0e-3])
-    assert t.mode == "eager" and len(t.eager) == _api._probes_wanted(1e-3)
+    assert t.mode == "eager" and len(t.eager) == _api._probes_wanted(_api._typical(t.traced))
     # Within the margin (under 3 percent): compiled code stays.
     t = _timing([1.0e-3] * 6, [0.99e-3] * 6)
+    assert t.mode == "traced"
+    # Not the fastest call either: eager calls that vary by themselves (BLAS threads) and are
+    # fast only now and then lose to steady compiled calls.
+    t = _timing([0.7e-3] * 6, [0.62e-3, 4.0e-3, 0.8e-3, 3.0e-3, 5.0e-3, 0.9e-3])
+    assert t.mode == "traced"
+    # One compiled call slowed by other load does not decide either.
+    t = _timing([5.0e-3, 0.7e-3, 0.7e-3, 0.71e-3, 0.7e-3, 0.7e-3], [0.8e-3] * 6)
     assert t.mode == "traced"
 
 

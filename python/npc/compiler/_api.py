@@ -62,17 +62,22 @@ config.register("eager_if_faster", os.environ.get("NPC_EAGER_IF_FASTER", "1") !=
 # kernel launches can cost more than the eager operations it stands for. So, per guard key,
 # the calls after the compiling one alternate, timed: a traced call (a replay), an eager
 # call, a traced call, ... (alternating, so that a change of the machine's load shows in both
-# modes alike), and _Timing.decide() picks the mode of later calls from the fastest call of
-# each mode (noise only ever adds time, so the minimum is the better estimate):
+# modes alike), and _Timing.decide() picks the mode of later calls from the typical call of
+# each mode (below):
 # - calls of under _SLOW_BREAK_MIN_S traced stay traced (no gain to measure);
 # - a first eager call over _FAR_SLOWER times the traced one ends the probes: traced (an
 #   eager run of a loop the compiled code runs 10x faster is not repeated to be sure);
 # - after two calls of each mode, a gap of more than _CLEAR_GAP either way decides;
 # - otherwise probes go on until each mode has _probes_wanted() calls (more for short calls,
 #   whose times vary more: _PROBE_BUDGET_S of traced calls, between 2 and _PROBES_MAX), and
-#   eager wins when its fastest call took under _SLOW_BREAK_RATIO of the fastest traced
+#   eager wins when its typical call took under _SLOW_BREAK_RATIO of the typical traced
 #   one: the faster mode, with a small margin that keeps compiled code when the two are
 #   within noise of each other.
+# A mode's typical call is its lower median (_typical: the faster of two calls, the middle of
+# three). Not the minimum: some calls vary by themselves, not by noise (NumPy's matmul on
+# BLAS threads took 0.62-6.9 ms for one 0.8 ms product, compiled calls 0.64-0.81 ms), and the
+# fastest of six such calls says little about the calls to come; the median does, and one
+# call slowed by other load cannot move it.
 # Later calls with that key run the chosen mode (eager ones counted in eager_runs, the choice
 # logged under `fallback`). Results are the same either way: eager npc is NumPy's semantics,
 # which compiled code reproduces.
@@ -119,7 +124,7 @@ class _Timing:
 
     def _best(self):
         timed = [m for m in self.alts if self.times[m]]
-        return min(timed, key=lambda m: min(self.times[m])) if timed else self.alts[0]
+        return min(timed, key=lambda m: _typical(self.times[m])) if timed else self.alts[0]
 
     def next(self):
         """The mode of the next timed call: traced first, then each mode in turn."""
@@ -134,13 +139,13 @@ class _Timing:
         tr = self.traced
         if not tr:
             return None
-        ct = min(tr)
+        ct = _typical(tr)
         if ct < _SLOW_BREAK_MIN_S and len(tr) >= 2:
             return "traced"
         if any(not self.times[m] for m in self.alts):
             return None
         best = self._best()
-        ce = min(self.times[best])
+        ce = _typical(self.times[best])
         if all(len(self.times[m]) == 1 for m in self.alts) and ce > _FAR_SLOWER * ct:
             return "traced"
         n = min(len(v) for v in self.times.values())
@@ -149,6 +154,11 @@ class _Timing:
         if n >= _probes_wanted(ct):
             return best if ce < _SLOW_BREAK_RATIO * ct else "traced"
         return None
+
+
+def _typical(seconds):
+    """The lower median of a mode's call times (Note [slow graph breaks])."""
+    return sorted(seconds)[(len(seconds) - 1) // 2]
 
 
 def _probes_wanted(seconds):
@@ -462,7 +472,7 @@ class CompiledFunction:
         chosen = t.add(mode, seconds)
         if chosen is not None and chosen != "traced":
             _logs.log("fallback", "%s: compiled calls took %.3g s, eager calls %.3g s%s; running eagerly from "
-                      "now on", self._name, min(t.traced), min(t.times[chosen]),
+                      "now on", self._name, _typical(t.traced), _typical(t.times[chosen]),
                       " (on npc views of the NumPy arguments)" if chosen == "npc" else "")
 
     def _eager_modes(self, args, kwargs):
