@@ -477,8 +477,9 @@ void plan_replay(const ir::Graph& g, Variant& v) {
     const Launch& la = l.launches[li];
     NodeRef n = la.roots[0];
     if (la.fn >= 0 || n->kind != NodeKind::Prim || n->op != OpId::matmul || n->args.size() != 2 ||
-        !(n->params.empty() || n->params[0] == 0))
+        !(n->params.empty() || n->params[0] == 0 || n->params[0] == 1))
       continue;
+    const bool dot = !n->params.empty() && n->params[0] == 1;
     const Variant::OperandView& a = v.operand_views[li][0];
     const Variant::OperandView& b = v.operand_views[li][1];
     const DType t = n->dtype;
@@ -487,6 +488,16 @@ void plan_replay(const ir::Graph& g, Variant& v) {
       continue;
     const size_t da = a.shape.size(), db = b.shape.size();
     if (da < 1 || da > 2 || db < 1 || db > 2) continue;
+    if (dot) {
+      // numpy.dot of two vectors: npc::dot's vector path (matrix_product's vector_dot call,
+      // which matmul's m = p = 1 case makes too) for vectors of two or more elements whose
+      // strides it takes as they are (positive multiples of the element size; the run checks
+      // the pointers' alignment). Other dot shapes keep the general path.
+      const int64_t isz = static_cast<int64_t>(itemsize(t));
+      if (da != 1 || db != 1 || a.shape[0] < 2 || a.strides[0] <= 0 || a.strides[0] % isz != 0 ||
+          b.strides[0] <= 0 || b.strides[0] % isz != 0)
+        continue;
+    }
     Variant::Product p;
     p.t = t;
     p.n = da == 1 ? 1 : a.shape[0];
@@ -839,9 +850,13 @@ class FusedExecutable {
             const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : held_array(b);
             return held.storage() && held.strides() == ov.base_strides ? held.data() + ov.offset : nullptr;
           };
+          // numpy.dot copies a misaligned operand first: such calls take the general path.
+          auto aligned = [&](const std::byte* q) {
+            return q && reinterpret_cast<uintptr_t>(q) % static_cast<uintptr_t>(itemsize(v.products[li].t)) == 0;
+          };
           const std::byte* pa = operand(0);
           const std::byte* pb = operand(1);
-          if (pa && pb) {
+          if (aligned(pa) && aligned(pb)) {
             const Variant::Product& p = v.products[li];
             const int rb = la.bufs[0];
             ndarray r = npc::empty(v.buf_shape[rb], p.t);

@@ -86,3 +86,58 @@ def test_one_and_zero_element_products(backend):
 
     rng = np.random.default_rng(3)
     check(f, (rng.random(4), rng.random(4)), (rng.random(4), rng.random(4)), backend=backend)
+
+
+def _cholesky_dot(A):
+    # numpy.dot of two row pieces per element, as a Cholesky written with np.dot.
+    A = A.copy()
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])
+    return np.tril(A)
+
+
+def _dot_layouts(A, v):
+    # Vector dots of strided, reversed and computed operands; 1- and 0-element vectors;
+    # dots of other shapes (general path) beside them.
+    return (np.dot(A[:, 1], A[2, :]), np.dot(A[::2, 0], v[1::2]), np.dot(v[::-1], A[1]),
+            np.dot(A[0] * 2, v), np.dot(v[:1], v[:1]), np.dot(v[:0], v[:0]), np.dot(A, v), np.dot(v, A),
+            np.dot(A[:2], A[:, :2]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_vector_dots_in_a_row_loop(dtype, backend):
+    rng = np.random.default_rng(4)
+    n = 8
+    M = rng.random((n, n)).astype(dtype)
+    A = (M @ M.T.conj() + n * np.eye(n)).astype(dtype)
+    check(_cholesky_dot, (A,), (A,), (A * 2,), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_vector_dot_layouts(dtype, backend):
+    rng = np.random.default_rng(5)
+    A = rng.random((6, 6)).astype(dtype)
+    v = rng.random(6).astype(dtype)
+    check(_dot_layouts, (A, v), (A, v), (A.T.copy(), v[::-1].copy()), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vector_dot_of_a_misaligned_argument(backend):
+    # Float64 elements at an odd byte offset: numpy.dot copies them first; so does the replay.
+    raw = np.zeros(8 * 7 + 1, np.uint8)
+    mis = np.ndarray((7,), np.float64, raw.data, 1)
+    assert not mis.flags.aligned
+    mis[:] = np.arange(7.0) + 0.5
+    y = np.linspace(1.0, 2.0, 7)
+
+    def f(a, b):
+        return np.dot(a, b), np.dot(a[1:], b[:-1])
+
+    check(f, (mis, y), (mis, y * 3), backend=backend)
