@@ -43,6 +43,7 @@ Config current_config();
 /// Counters of the fused backend since the last reset (npc.compiler.stats() reports them).
 struct Stats {
   int64_t graphs = 0;          ///< graphs lowered
+  int64_t lowering_passes = 0; ///< groupings lowered: one per graph, plus one per retry that materialised more values
   int64_t kernels = 0;         ///< loop nests generated (after merging identical ones)
   int64_t distinct_kernels = 0;///< kernel texts lowered that no graph had since reset_distinct_kernels()
   int64_t compiles = 0;        ///< C++ compiler invocations

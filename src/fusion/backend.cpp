@@ -550,6 +550,7 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
     write_debug(g, v.low, translation_unit(v.low, names, "g"), tag);
   }
   bump_stat(&Stats::graphs, 1);
+  bump_stat(&Stats::lowering_passes, v.low.passes);
   bump_stat(&Stats::kernels, static_cast<int64_t>(v.low.kernels.size()));
   compile_kernels(v.low, v);  // Note [kernels across graphs]; a graph of library calls only compiles nothing
   v.last_use.assign(v.low.bufs.size(), -1);

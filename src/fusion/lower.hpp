@@ -71,6 +71,7 @@ struct Lowered {
   std::map<NodeRef, int> buffer_of, input_buffer_of;
   int scalar_buffer = -1;
   int num_strides = 0;
+  int passes = 1;  ///< groupings tried (Note [materialisations found in one pass] in lower_expr.cpp)
 };
 
 /// Lowers `g`; `contiguous[i]` says whether input i is C-contiguous on this call.

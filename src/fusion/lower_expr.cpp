@@ -21,20 +21,50 @@
 
 namespace npc::fusion {
 
+// Note [materialisations found in one pass]
+// A node read at two different indices in one kernel is materialised (Note [fusion]), and
+// the grouping then lowers the whole graph again. Thrown at the first such read, a graph
+// whose every step reads the step before at several indices (a Floyd-Warshall or stencil
+// time loop unrolled by tracing: d_k = minimum(d_{k-1}, d_{k-1}[:, k, None] + d_{k-1}[None,
+// k, :])) would be lowered once per step, each time up to the step found last: quadratic
+// in the steps (Floyd-Warshall at n = 260: 260 lowerings of up to 260 kernels, 1.8 s). So
+// the emitter goes on past such a read as if the node were materialised (the read is a
+// placeholder literal and the node's own inputs are not visited through it, as they would
+// not be once it is materialised), collects every node found so, in order, and the kernel
+// then throws them all at once; the kernel itself is discarded. Any other failure of a
+// kernel with collected nodes retries with them too (a placeholder may mislead the rest).
+// The nodes are those the one-at-a-time search would find, except where a node collected
+// first would, once materialised, have spared a later one its second index: that one is
+// then materialised too, which costs a temporary, never a different value.
+void Emitter::throw_deferred() {
+  NeedMaterialize m{deferred_.front(), {}};
+  m.more.assign(deferred_.begin() + 1, deferred_.end());
+  throw m;
+}
+
 Kernel Emitter::run(const std::vector<NodeRef>& roots) {
   Kernel k;
   std::vector<Block> nests;
-  if (roots.size() == 1 && roots[0]->kind == NodeKind::Write && split_write(roots[0], nests)) {
-    // Note [writes as nests]
-  } else if (roots.size() == 1 && is_scan(roots[0])) {
-    nests.push_back(scan(roots[0]));  // Note [scans in kernels]
-  } else if (roots.size() == 1 && row_order_sum(roots[0], nests)) {
-    // Note [row-order outer sums]
-  } else {
-    nests.push_back(nest(space_, [&](const std::vector<Lin>& idx) {
-      for (NodeRef r : roots) store(r, idx, value(r, idx, /*as_root=*/true));
-    }));
+  try {
+    if (roots.size() == 1 && roots[0]->kind == NodeKind::Write && split_write(roots[0], nests)) {
+      // Note [writes as nests]
+    } else if (roots.size() == 1 && is_scan(roots[0])) {
+      nests.push_back(scan(roots[0]));  // Note [scans in kernels]
+    } else if (roots.size() == 1 && row_order_sum(roots[0], nests)) {
+      // Note [row-order outer sums]
+    } else {
+      nests.push_back(nest(space_, [&](const std::vector<Lin>& idx) {
+        for (NodeRef r : roots) store(r, idx, value(r, idx, /*as_root=*/true));
+      }));
+    }
+  } catch (NeedMaterialize& m) {
+    m.more.insert(m.more.end(), deferred_.begin(), deferred_.end());
+    throw;
+  } catch (const std::exception&) {
+    if (!deferred_.empty()) throw_deferred();
+    throw;
   }
+  if (!deferred_.empty()) throw_deferred();
   // Note [kernel-IR passes] (kir_verify.cpp): each nest is verified as lowered and after
   // every pass under NPC_VERIFY=1.
   for (auto& b : nests) {
@@ -306,6 +336,8 @@ Val Emitter::value(NodeRef n, const std::vector<Lin>& idx, bool as_root) {
     if (!as_root && roots_.count(n)) throw CodegenError("internal: root read inside its own kernel");
     return load(n, idx);
   }
+  // Note [materialisations found in one pass]: as if materialised, for the rest of this try.
+  if (deferred_set_.count(n)) return Val::literal(npc::Scalar::from_int(0), n->dtype);
   std::string key = key_of(n, idx);
   if (const Val* m = memo(key)) return *m;
   // Note [fusion]: a non-leaf node read at two indices is materialised.
@@ -326,7 +358,11 @@ Val Emitter::value(NodeRef n, const std::vector<Lin>& idx, bool as_root) {
       ik += norm.str() + ",";
     }
     seen.insert(ik);
-    if (seen.size() > 1 && st_.can_materialise(n)) throw NeedMaterialize{n};
+    if (seen.size() > 1 && st_.can_materialise(n)) {
+      deferred_.push_back(n);  // Note [materialisations found in one pass]
+      deferred_set_.insert(n);
+      return Val::literal(npc::Scalar::from_int(0), n->dtype);
+    }
   }
   Val v = compute(n, idx, key);
   return v;

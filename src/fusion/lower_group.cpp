@@ -7,8 +7,8 @@
 // sources of Reshapes that are not index maps, reductions whose result would otherwise be
 // recomputed (a loop outside them that does not index them), and any non-leaf node read at
 // two different indices in one kernel (stencils: each time step becomes one kernel). The
-// decisions are found by trial lowering: emitting a kernel throws NeedMaterialize(node) and
-// the grouping retries. Materialised nodes of one shape with no dependency between them
+// decisions are found by trial lowering: emitting a kernel throws NeedMaterialize(nodes) and
+// the grouping retries (Note [materialisations found in one pass] in lower_expr.cpp). Materialised nodes of one shape with no dependency between them
 // share one loop nest (several outputs from one iteration space).
 //
 // Note [library calls]
@@ -479,12 +479,14 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
       }
     } catch (const NeedMaterialize& m) {
       materialised.insert(m.node);
+      materialised.insert(m.more.begin(), m.more.end());  // Note [materialisations found in one pass]
       continue;
     }
     out.bufs = st.bufs;
     out.buffer_of = st.buffer_of;
     out.input_buffer_of = st.input_buffer_of;
     out.scalar_buffer = st.scalar_buffer;
+    out.passes = attempt + 1;
     return out;
   }
   throw CodegenError("fusion did not converge");

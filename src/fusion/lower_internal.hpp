@@ -17,7 +17,12 @@ namespace npc::fusion {
 OpId generated_as(NodeRef n);
 bool is_scan(NodeRef n);
 
-struct NeedMaterialize { NodeRef node; };
+/// Thrown by the emitter: `node` (and `more`, Note [materialisations found in one pass] in
+/// lower_expr.cpp) must be materialised; the grouping retries.
+struct NeedMaterialize {
+  NodeRef node;
+  std::vector<NodeRef> more;
+};
 
 inline int64_t static_extent(const Dim& d) { return d.is_static() ? d.value() : -1; }
 
@@ -99,6 +104,10 @@ class Emitter {
   bool box_in_place_ = false;
   std::vector<int> global_;
   std::map<NodeRef, std::set<std::string>> seen_index_;  // Note [fusion]: multi-index reads
+  // Note [materialisations found in one pass]: nodes found read at two indices, in order.
+  std::vector<NodeRef> deferred_;
+  std::set<NodeRef> deferred_set_;
+  void throw_deferred();
   int counter_ = 0;
 
   int local_buf(int global, DType t, bool written) {

@@ -110,6 +110,7 @@ void bind_fusion(py::module_& m) {
     auto s = fusion::stats();
     py::dict d;
     d["graphs"] = s.graphs;
+    d["lowering_passes"] = s.lowering_passes;
     d["kernels"] = s.kernels;
     d["distinct_kernels"] = s.distinct_kernels;
     d["compiles"] = s.compiles;
