@@ -115,25 +115,26 @@ std::optional<std::pair<int64_t, int64_t>> index_range(const Lin& l,
   return std::make_pair(lo, hi);
 }
 
-bool in_place_safe(const Kernel& k, const Emitter& em, NodeRef w) {
-  std::vector<std::string> stores, loads;
-  // Note [disjoint in-place loads]: a load of the stored buffer whose elements cannot meet
-  // the stored region (row i - 1 of a buffer whose row i is written: `cp[i] = c[i] / (b[i] -
-  // a[i] * cp[i - 1])`) reads values the kernel never overwrites, so it does not prevent
-  // the write from taking the buffer over.
-  std::vector<std::pair<std::string, std::optional<std::pair<int64_t, int64_t>>>> ranged_loads;
-  std::optional<std::pair<int64_t, int64_t>> store_range;
+// The stores into written buffers and the loads of a kernel, each with the range of elements
+// its index reaches (Note [disjoint in-place loads]); buffers are the kernel's own numbers.
+struct Access {
+  int buf;
+  std::string index;
+  std::optional<std::pair<int64_t, int64_t>> range;
+};
+struct Accesses {
+  std::vector<Access> stores, loads;
+};
+
+Accesses accesses(const Kernel& k) {
+  Accesses r;
   std::map<std::string, std::pair<int64_t, int64_t>> bounds;
   std::function<void(const Block&)> walk = [&](const Block& b) {
     for (const Stmt& s : b) {
-      if (s.k == Stmt::K::Store && k.bufs.at(s.buf).written) {
-        stores.push_back(std::to_string(s.buf) + ":" + s.index.str());
-        store_range = index_range(s.index, bounds);
-      }
-      if ((s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::Assign) && s.expr.k == Expr::K::Load) {
-        loads.push_back(std::to_string(s.expr.buf) + ":" + s.expr.index.str());
-        ranged_loads.emplace_back(loads.back(), index_range(s.expr.index, bounds));
-      }
+      if (s.k == Stmt::K::Store && k.bufs.at(s.buf).written)
+        r.stores.push_back({s.buf, s.index.str(), index_range(s.index, bounds)});
+      if ((s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::Assign) && s.expr.k == Expr::K::Load)
+        r.loads.push_back({s.expr.buf, s.expr.index.str(), index_range(s.expr.index, bounds)});
       const bool loop = s.k == Stmt::K::For && s.lo.is_const() && s.hi.is_const() && s.step == 1;
       if (loop) bounds[s.var] = {s.lo.c, s.hi.c};
       walk(s.body);
@@ -142,18 +143,62 @@ bool in_place_safe(const Kernel& k, const Emitter& em, NodeRef w) {
     }
   };
   walk(k.body);
+  return r;
+}
+
+bool disjoint(const std::optional<std::pair<int64_t, int64_t>>& a, const std::optional<std::pair<int64_t, int64_t>>& b) {
+  return a && b && (a->second < b->first || b->second < a->first);
+}
+
+bool in_place_safe(const Kernel& k, const Emitter& em, NodeRef w) {
+  // Note [disjoint in-place loads]: a load of the stored buffer whose elements cannot meet
+  // the stored region (row i - 1 of a buffer whose row i is written: `cp[i] = c[i] / (b[i] -
+  // a[i] * cp[i - 1])`) reads values the kernel never overwrites, so it does not prevent
+  // the write from taking the buffer over.
+  const Accesses a = accesses(k);
   int64_t region = 1;
   for (const Dim& d : w->args[1]->shape) {
     if (!d.is_static()) { region = -1; break; }
     region *= d.value();
   }
   if (em.box_in_place() && region == 1) return true;
-  if (stores.size() != 1) return false;
-  const std::string buf = stores[0].substr(0, stores[0].find(':') + 1);
-  for (auto& [l, range] : ranged_loads)
-    if (l.compare(0, buf.size(), buf) == 0 && l != stores[0] &&
-        !(range && store_range && (range->second < store_range->first || store_range->second < range->first)))
-      return false;
+  if (a.stores.size() != 1) return false;
+  const Access& st = a.stores[0];
+  for (const Access& l : a.loads)
+    if (l.buf == st.buf && l.index != st.index && !disjoint(l.range, st.range)) return false;
+  return true;
+}
+
+// Note [later readers of an in-place base]
+// A Write takes its base's buffer over only if no later kernel reads the base (Note [writes
+// in place]), yet the old value is often read afterwards away from the region: in a Thomas
+// sweep `den = b[i] - a[i] * cp[i - 1]; cp[i] = c[i] / den; dp[i] = (d[i] - a[i] * dp[i - 1])
+// / den`, the kernel of dp[i] recomputes den from row i - 1 of the old cp, after cp[i] has
+// been stored, and every row of the loop copied all of cp (64 rows of 20,000: 5x NumPy's
+// time). Such a Write now takes the buffer over when the later readers of the base come
+// before any Write into its own value (which would store into the same buffer again), are
+// generated kernels, and load the buffer only where the Write does not store: each reader's
+// kernel is checked against the Write's stored range when it is lowered, and if one fails
+// (or a range is unknown) the grouping retries with no Write taking a buffer this way (one
+// retry at most).
+struct RevokeLateInPlace {};
+
+bool store_range_of(const Kernel& k, const Emitter& em, int global_buf, std::optional<std::pair<int64_t, int64_t>>& out) {
+  const Accesses a = accesses(k);
+  const auto& gb = em.global_bufs();
+  int n = 0;
+  for (const Access& s : a.stores)
+    if (s.buf < static_cast<int>(gb.size()) && gb[s.buf] == global_buf) {
+      out = s.range;
+      ++n;
+    }
+  return n == 1;
+}
+
+bool loads_avoid(const Kernel& k, const Emitter& em, int global_buf, const std::optional<std::pair<int64_t, int64_t>>& region) {
+  const auto& gb = em.global_bufs();
+  for (const Access& l : accesses(k).loads)
+    if (l.buf < static_cast<int>(gb.size()) && gb[l.buf] == global_buf && !disjoint(l.range, region)) return false;
   return true;
 }
 
@@ -263,6 +308,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     }
   }
 
+  bool late_in_place = true;  // Note [later readers of an in-place base]
   for (int attempt = 0; attempt < 10000; ++attempt) {
     Lowered out;
     LowerState st;
@@ -361,6 +407,10 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     }
     // Note [writes in place]: Writes that may take their base's buffer over.
     std::map<NodeRef, NodeRef> in_place_base;
+    // Note [later readers of an in-place base]: root -> the Writes whose base it reads after
+    // them, and each such Write's stored range (when it took the buffer over).
+    std::map<NodeRef, std::vector<NodeRef>> late_readers;
+    std::map<NodeRef, std::optional<std::pair<int64_t, int64_t>>> late_region;
     {
       std::set<NodeRef> escaping;
       for (NodeRef o : g.outputs) escaping.insert(output_root(o));
@@ -407,7 +457,22 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
         }
         auto bb = st.buffer_of.find(b);
         if (bb == st.buffer_of.end() || !materialised.count(b) || st.bufs[bb->second].kind != BufInfo::Temp) continue;
-        if (escaping.count(b) || is_library_call(b) || last_reader[b->id] != i) continue;
+        if (escaping.count(b) || is_library_call(b)) continue;
+        if (last_reader[b->id] != i) {
+          // Note [later readers of an in-place base]
+          if (!late_in_place || last_reader[b->id] < i) continue;
+          bool ok = true;
+          std::vector<size_t> readers;
+          for (size_t j = i + 1; ok && j <= last_reader[b->id]; ++j) {
+            NodeRef r = roots[j];
+            if (r->kind == NodeKind::Write && (r->args[0] == w || r->args[0] == b)) ok = false;
+            if (std::find(deps[j].begin(), deps[j].end(), b) == deps[j].end()) continue;
+            if (is_library_call(r) || is_scan(r)) ok = false;
+            readers.push_back(j);
+          }
+          if (!ok) continue;
+          for (size_t j : readers) late_readers[roots[j]].push_back(w);
+        }
         in_place_base[w] = b;
       }
     }
@@ -444,6 +509,19 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
           }
           out.launches.push_back(Launch{fn, em.global_bufs(), roots, std::move(params)});
         };
+        // Note [later readers of an in-place base]: the kernels of `grp` load the buffer of a
+        // Write that took it over earlier only outside the Write's stored range.
+        auto check_late_reads = [&](const Kernel& kk, const Emitter& e, const std::vector<NodeRef>& grp) {
+          for (NodeRef root : grp) {
+            auto lr = late_readers.find(root);
+            if (lr == late_readers.end()) continue;
+            for (NodeRef w : lr->second) {
+              auto reg = late_region.find(w);
+              if (reg == late_region.end()) continue;  // the Write kept a buffer of its own
+              if (!loads_avoid(kk, e, st.buffer_of.at(w), reg->second)) throw RevokeLateInPlace{};
+            }
+          }
+        };
         std::set<NodeRef> rs(grp.begin(), grp.end());
         auto ip = grp.size() == 1 ? in_place_base.find(grp.front()) : in_place_base.end();
         const int own_buffer = st.buffer_of.at(grp.front());
@@ -464,7 +542,9 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
             st.buffer_of[val] = static_cast<int>(st.bufs.size()) - 1;
             st.materialised.insert(val);
             Emitter vem(st, val->shape, {val});
-            add_launch(vem.run({val}), vem, {val});
+            Kernel vk = vem.run({val});
+            check_late_reads(vk, vem, grp);
+            add_launch(std::move(vk), vem, {val});
             em = std::make_unique<Emitter>(st, grp.front()->shape, rs);
             k = em->run(grp);
             done = in_place_safe(k, *em, grp.front());
@@ -475,8 +555,18 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
             k = em->run(grp);
           }
         }
+        // Note [later readers of an in-place base]
+        if (ip != in_place_base.end() && st.buffer_of.at(grp.front()) == st.buffer_of.at(ip->second)) {
+          std::optional<std::pair<int64_t, int64_t>> r;
+          if (!store_range_of(k, *em, st.buffer_of.at(grp.front()), r)) r.reset();
+          late_region[grp.front()] = r;
+        }
+        check_late_reads(k, *em, grp);
         add_launch(std::move(k), *em, grp);
       }
+    } catch (const RevokeLateInPlace&) {
+      late_in_place = false;
+      continue;
     } catch (const NeedMaterialize& m) {
       materialised.insert(m.node);
       materialised.insert(m.more.begin(), m.more.end());  // Note [materialisations found in one pass]
