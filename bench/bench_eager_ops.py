@@ -61,6 +61,9 @@ def _setup(lib, name):
     ns["col"] = arr(rng.random((67, 45)))
     ns["line"] = arr(rng.random(300_000))
     ns["scattered"] = arr(rng.random((700, 700)) < 0.02)
+    ns["x20k"] = arr(rng.random(20_000))
+    ns["idx160k"] = arr(rng.integers(0, 20_000, 160_000))
+    ns["r2"] = arr(rng.random((150, 150)) + 0.01)
     ns["i"], ns["j"] = 30, 20
     return ns
 
@@ -106,6 +109,10 @@ PATTERNS = [
     ("np.float64 <= R 700^2", "s <= radius"),
     ("np.count_nonzero(mask) 700^2", "np.count_nonzero(scattered)"),
     ("img[scattered 2% mask] 700^2", "img[scattered]"),
+    ("np.ones(160000)", "np.ones(160_000)"),
+    ("np.full((400, 400), 2.5)", "np.full((400, 400), 2.5)"),
+    ("x[idx] gather 160K of 20K", "x20k[idx160k]"),
+    ("r2 ** -1.5 150^2", "r2 ** -1.5"),
 ]
 
 
