@@ -254,6 +254,17 @@ std::vector<int64_t> offsets_c_order(const Shape& shape, const Strides& strides)
   return out;
 }
 
+// The first index of `arr` (int64) out of [-n, n) in memory order, as NumPy checks an index
+// array (an iterator in K order over the array itself, before broadcasting): for a transposed
+// or broadcast index array, NumPy names another bad index than a C-order scan finds.
+int64_t first_bad_in_memory_order(const ndarray& arr, int64_t n, int64_t fallback) {
+  const ndarray k = arr.copy(Order::K);  // laid out in arr's memory order
+  const int64_t* v = reinterpret_cast<const int64_t*>(k.data());
+  for (int64_t j = 0; j < k.size(); ++j)
+    if (v[j] < -n || v[j] >= n) return v[j];
+  return fallback;
+}
+
 Gather plan_gather(const ndarray& a, const Prepared& p) {
   Gather g;
   std::vector<Shape> shapes;
@@ -285,9 +296,11 @@ Gather plan_gather(const ndarray& a, const Prepared& p) {
       if (static_cast<uint64_t>(w) >= static_cast<uint64_t>(n)) { fail = true; bad = i; break; }
       if (nb) off[j] += w * stride;
     }
-    if (fail)
+    if (fail) {
+      bad = first_bad_in_memory_order(p.arrays[k], n, bad);
       throw IndexError("index " + std::to_string(bad) + " is out of bounds for axis " +
                        std::to_string(p.array_axis[k]) + " with size " + std::to_string(n));
+    }
   }
   // Plain dims: P (before B, only when the advanced dims are adjacent) and Q (after).
   Shape ps, qs;

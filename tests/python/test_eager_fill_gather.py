@@ -78,3 +78,21 @@ def test_gather_names_the_first_index_out_of_bounds(m):
     assert _index_error(lambda: nx[npc.asarray(idx)]) == _index_error(lambda: x[idx])
     idx[:] = np.arange(m) % 20 - 10
     np.testing.assert_array_equal(np.asarray(nx[npc.asarray(idx)]), x[idx])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.array([[0, 59], [52, 0]]).T,
+    lambda: np.array([[0, 59], [52, 0]])[::-1],
+    lambda: np.array([[0, 59], [52, 0]])[:, ::-1],
+    lambda: np.array([[0, 59, 1], [52, 0, -99]]).T[::-1],
+    lambda: np.broadcast_to(np.array([[1], [70]]), (2, 3)),
+    lambda: np.asfortranarray(np.array([[3, 80, 1], [60, 2, 0]])),
+])
+def test_general_gather_names_the_bad_index_numpy_finds_first(make):
+    # NumPy checks an index array in its memory order, not in C order.
+    x = np.arange(50.0)
+    i = make()
+    for f, g in [(lambda: x[i], lambda: npc.asarray(x)[npc.asarray(i)]),
+                 (lambda: x[None][:, i], lambda: npc.asarray(x)[None][:, npc.asarray(i)]),
+                 (lambda: x[..., i], lambda: npc.asarray(x)[..., npc.asarray(i)])]:
+        assert _index_error(g) == _index_error(f)
