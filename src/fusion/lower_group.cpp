@@ -411,6 +411,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     // them, and each such Write's stored range (when it took the buffer over).
     std::map<NodeRef, std::vector<NodeRef>> late_readers;
     std::map<NodeRef, std::optional<std::pair<int64_t, int64_t>>> late_region;
+    std::set<NodeRef> late_written;  // the Writes that have such readers
     {
       std::set<NodeRef> escaping;
       for (NodeRef o : g.outputs) escaping.insert(output_root(o));
@@ -472,6 +473,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
           }
           if (!ok) continue;
           for (size_t j : readers) late_readers[roots[j]].push_back(w);
+          if (!readers.empty()) late_written.insert(w);
         }
         in_place_base[w] = b;
       }
@@ -556,7 +558,8 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
           }
         }
         // Note [later readers of an in-place base]
-        if (ip != in_place_base.end() && st.buffer_of.at(grp.front()) == st.buffer_of.at(ip->second)) {
+        if (ip != in_place_base.end() && late_written.count(grp.front()) &&
+            st.buffer_of.at(grp.front()) == st.buffer_of.at(ip->second)) {
           std::optional<std::pair<int64_t, int64_t>> r;
           if (!store_range_of(k, *em, st.buffer_of.at(grp.front()), r)) r.reset();
           late_region[grp.front()] = r;
