@@ -507,14 +507,10 @@ def _masked_getitem_maker(orig):
                 frame = sys._getframe(1)
                 site = _code_sites(frame.f_code)
                 if not site[2]:
-                    # Note [traced scalar elements]; `r.copy()` as the patched method gives it.
+                    # Note [traced scalar elements]: the binding's element read of a traced
+                    # array is already a copy marked as a NumPy scalar (Note [scalar results]).
                     r = orig(self, key)
-                    if frame.f_lasti in site[1]:
-                        return _ScalarRMW(r)
-                    c = r._copy("C")
-                    if c.ndim == 0 and _core._scalar_result(r):
-                        _core._mark_scalar(c)
-                    return c
+                    return _ScalarRMW(r) if frame.f_lasti in site[1] else r
             return orig(self, key)
         m = _bool_mask(key)
         if m is not None and _tls.patches is not None and \
