@@ -336,6 +336,7 @@ class Context {
   // Note [aligned cuts] in trace_segments.cpp: cuts where the first one was in the program, when it
   // gets there.
   void cut_aligned();
+  bool content_boundary(size_t size) const;  // Note [content-defined cuts] in trace_segments.cpp
   uint64_t cut_position_ = 0, cut_line_ = 0;
   // Binds concrete `a` as input `b->input` of the segment, from outside the trace.
   void bind_top(const ndarray& a);
