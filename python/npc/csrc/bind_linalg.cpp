@@ -135,8 +135,10 @@ void realize_operands(const ndarray& a, const ndarray& b) {
 // npc arrays of 1 or 2 dimensions, one inexact dtype, matching core dimensions and no other
 // argument run npc::matmul (npc::dot) here. A product that raised floating-point flags goes
 // back to the general path, which computes and reports them (Note [product FP errors] in
-// python/npc/_linalg.py). Anything else (other shapes, dtypes, subclasses, traced arrays,
-// errors) declines: a null result with no Python error set.
+// python/npc/_linalg.py). While tracing, such a product of traced operands records its node
+// here as the general path would (traced_matmul; a 0-d result marked as the NumPy scalar
+// the general path's `r[()]` gives: Note [scalar results]). Anything else (other shapes,
+// dtypes, subclasses, errors) declines: a null result with no Python error set.
 PyObject* fast_product(PyObject* x, PyObject* y, bool is_dot = false) {
   if (Py_TYPE(x) != g_array_type || Py_TYPE(y) != g_array_type) return nullptr;
   const PyArray& a = *array_ptr(x);
@@ -144,8 +146,20 @@ PyObject* fast_product(PyObject* x, PyObject* y, bool is_dot = false) {
   const DType t = a.dtype();
   if (t != b.dtype() || !(t == DType::Float64 || t == DType::Float32 || t == DType::Complex128 || t == DType::Complex64))
     return nullptr;
-  if (a.is_traced() || b.is_traced() || a.ndim() < 1 || a.ndim() > 2 || b.ndim() < 1 || b.ndim() > 2) return nullptr;
+  if (a.ndim() < 1 || a.ndim() > 2 || b.ndim() < 1 || b.ndim() > 2) return nullptr;
   if (a.shape().back() != (b.ndim() == 1 ? b.shape()[0] : b.shape()[0])) return nullptr;
+  if (a.is_traced() || b.is_traced()) {
+    if (!tracer::current()) return nullptr;
+    // Whatever fails here fails again on the general path, with its own message.
+    PyObject* r = guarded([&]() -> PyObject* {
+      py::object v = traced_matmul(a, b, is_dot ? "dot" : "matmul");
+      if (v.is_none()) return nullptr;
+      if (const PyArray* p = array_ptr(v.ptr()); p && p->ndim() == 0) tracer::mark_scalar(*p);
+      return v.release().ptr();
+    });
+    if (!r) PyErr_Clear();
+    return r;
+  }
   return guarded([&]() -> PyObject* {
     ndarray r = is_dot ? dot(a, b) : matmul(a, b);
     if (take_product_fp_flags()) return nullptr;
