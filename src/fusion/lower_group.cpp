@@ -251,6 +251,19 @@ bool LowerState::is_input(NodeRef n) const { return n->kind == NodeKind::Input |
 
 bool LowerState::can_materialise(NodeRef n) const { return !materialised.count(n); }
 
+namespace {
+// A temporary buffer of the graph's own for `n`'s value (a materialised node).
+void add_temp_buffer(LowerState& st, NodeRef n) {
+  BufInfo b;
+  b.kind = BufInfo::Temp;
+  b.dtype = n->dtype;
+  b.shape = n->shape;
+  b.node = n;
+  st.bufs.push_back(b);
+  st.buffer_of[n] = static_cast<int>(st.bufs.size()) - 1;
+}
+}  // namespace
+
 // The lowering driver: decides materialisation by trial emission, groups roots into kernels.
 // Note [lowering bookkeeping by id]
 // A segment of a cut loop holds thousands of small groups (an element update per
@@ -362,13 +375,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     std::vector<NodeRef> roots;
     for (NodeRef n : g.nodes()) {
       if (!live[n->id] || !is_mat[n->id]) continue;
-      BufInfo b;
-      b.kind = BufInfo::Temp;
-      b.dtype = n->dtype;
-      b.shape = n->shape;
-      b.node = n;
-      st.bufs.push_back(b);
-      st.buffer_of[n] = static_cast<int>(st.bufs.size()) - 1;
+      add_temp_buffer(st, n);
       roots.push_back(n);
     }
     // Dependencies between roots (through inlined nodes): deps[k], the materialised values
@@ -535,13 +542,7 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
           NodeRef val = grp.front()->args[2];
           bool done = false;
           if (value_first_pays(grp.front(), st)) {
-            BufInfo b;
-            b.kind = BufInfo::Temp;
-            b.dtype = val->dtype;
-            b.shape = val->shape;
-            b.node = val;
-            st.bufs.push_back(b);
-            st.buffer_of[val] = static_cast<int>(st.bufs.size()) - 1;
+            add_temp_buffer(st, val);
             st.materialised.insert(val);
             Emitter vem(st, val->shape, {val});
             Kernel vk = vem.run({val});
