@@ -498,11 +498,18 @@ def _bool_mask(key):
 
 
 def _masked_getitem_maker(orig):
+    element_read = _core._traced_element_read
+
     def getitem(self, key):
         tk = type(key)
         if tk is tuple or tk is int:
             # The common case first (no mask can be such a key): an element read of a traced
-            # array, at one Python call per element of a scalar loop.
+            # array, at one Python call per element of a scalar loop. Plain int keys from the
+            # user's code: in C++ (Note [traced element reads in C++] in bind_indexing.cpp).
+            if _tls.patches is not None:
+                r = element_read(self, key)
+                if r is not NotImplemented:
+                    return r
             if _tls.patches is not None and _scalar_key(key, self.ndim) and _core._is_traced(self):
                 frame = sys._getframe(1)
                 site = _code_sites(frame.f_code)
@@ -563,6 +570,7 @@ def _scalar_rmw_method(name):
 for _name in _RMW_OPS:
     setattr(_ScalarRMW, _name, _scalar_rmw_method(_name))
 setattr(_ScalarRMW, "__imatmul__", _scalar_rmw_method("__imatmul__"))
+_core._set_element_read_hooks(_code_sites, _ScalarRMW)
 
 
 def _masked_setitem_maker(orig):

@@ -804,6 +804,80 @@ PyObject* fast_getitem(PyObject* self, PyObject* key) {
   });
 }
 
+// Note [traced element reads in C++]
+// While tracing, ndarray.__getitem__ is the capture layer's wrapper (python/npc/compiler/
+// _capture.py, Note [traced scalar elements]): an element read of a traced array with int
+// keys is a copy marked as a NumPy scalar (getitem above gives that), or a _ScalarRMW when
+// the read is the load of an augmented subscript assignment (`a[i, j] -= v`), which the
+// caller's instruction tells. A scalar loop does that once per element, so the common case
+// is done here in one call: plain ints (one per dimension) into a traced npc array, called
+// by the wrapper (so the user's frame is the wrapper's caller); the augmented-assignment
+// sites and whether the code is npc's or NumPy's own come from the wrapper's _code_sites,
+// asked once per code object (the code objects stay referenced: their addresses are the
+// keys). Anything else (NumPy integer keys, internal callers) returns NotImplemented and
+// the wrapper's Python does it.
+struct ElementReadHooks {
+  py::object code_sites, scalar_rmw;
+  struct Sites {
+    std::vector<int> offsets;  // sorted
+    bool internal = false;
+  };
+  std::unordered_map<PyCodeObject*, Sites> by_code;
+};
+ElementReadHooks* g_element_reads = nullptr;
+
+PyObject* traced_element_read(PyObject* self, PyObject* key) {
+  PyArray* a = array_ptr(self);
+  if (!g_element_reads || !a || !a->is_traced() || !tracer::current()) Py_RETURN_NOTIMPLEMENTED;
+  Py_ssize_t n = 1;
+  if (PyTuple_CheckExact(key)) {
+    n = PyTuple_GET_SIZE(key);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!PyLong_CheckExact(PyTuple_GET_ITEM(key, i))) Py_RETURN_NOTIMPLEMENTED;
+  } else if (!PyLong_CheckExact(key)) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  if (n != a->ndim()) Py_RETURN_NOTIMPLEMENTED;
+  PyFrameObject* wrapper = PyEval_GetFrame();  // borrowed
+  PyFrameObject* caller = wrapper ? PyFrame_GetBack(wrapper) : nullptr;
+  if (!caller) Py_RETURN_NOTIMPLEMENTED;
+  PyCodeObject* code = PyFrame_GetCode(caller);
+  const int lasti = PyFrame_GetLasti(caller);
+  Py_DECREF(caller);
+  auto it = g_element_reads->by_code.find(code);
+  if (it == g_element_reads->by_code.end()) {
+    PyObject* entry = PyObject_CallOneArg(g_element_reads->code_sites.ptr(), reinterpret_cast<PyObject*>(code));
+    if (!entry) {
+      Py_DECREF(code);
+      return nullptr;
+    }
+    ElementReadHooks::Sites sites;
+    sites.internal = PyObject_IsTrue(PyTuple_GET_ITEM(entry, 2)) == 1;
+    PyObject* iter = PyObject_GetIter(PyTuple_GET_ITEM(entry, 1));
+    while (PyObject* o = iter ? PyIter_Next(iter) : nullptr) {
+      sites.offsets.push_back(static_cast<int>(PyLong_AsLong(o)));
+      Py_DECREF(o);
+    }
+    Py_XDECREF(iter);
+    Py_DECREF(entry);
+    if (PyErr_Occurred()) {
+      Py_DECREF(code);
+      return nullptr;
+    }
+    std::sort(sites.offsets.begin(), sites.offsets.end());
+    it = g_element_reads->by_code.emplace(code, std::move(sites)).first;  // keeps the reference
+  } else {
+    Py_DECREF(code);
+  }
+  if (it->second.internal) Py_RETURN_NOTIMPLEMENTED;
+  return guarded([&]() -> PyObject* {
+    py::object r = getitem(py::reinterpret_borrow<py::object>(self), key);  // a marked copy
+    if (std::binary_search(it->second.offsets.begin(), it->second.offsets.end(), lasti))
+      return g_element_reads->scalar_rmw(r).release().ptr();
+    return r.release().ptr();
+  });
+}
+
 // Writes `value` (a Python float, int or complex, or a NumPy scalar of dtype `dt`) to `p` as
 // an element of dtype `dt` where that needs no cast that could warn or raise (float64, int64
 // and complex128 arrays); false otherwise, with nothing written.
@@ -1053,6 +1127,21 @@ void bind_indexing(py::module_& m) {
     }
     return wrap(concatenate(in, ax, std::nullopt, Casting::SameKind));
   }, "numpy.concatenate for a list/tuple of npc arrays with default options; None otherwise.");
+  m.def("_set_element_read_hooks", [](py::object code_sites, py::object scalar_rmw) {
+    if (!g_element_reads) g_element_reads = new ElementReadHooks();  // lives as long as the module
+    g_element_reads->code_sites = std::move(code_sites);
+    g_element_reads->scalar_rmw = std::move(scalar_rmw);
+  }, "Note [traced element reads in C++]: the capture layer's _code_sites and _ScalarRMW.");
+  static PyMethodDef element_read_def = {
+      "_traced_element_read", reinterpret_cast<PyCFunction>(+[](PyObject*, PyObject* const* args, Py_ssize_t n) -> PyObject* {
+        if (n != 2) {
+          PyErr_SetString(PyExc_TypeError, "_traced_element_read(array, key)");
+          return nullptr;
+        }
+        return traced_element_read(args[0], args[1]);
+      }),
+      METH_FASTCALL, "Note [traced element reads in C++]: a traced element read, or NotImplemented."};
+  m.add_object("_traced_element_read", py::reinterpret_steal<py::object>(PyCFunction_New(&element_read_def, nullptr)));
   m.def("_index", [](py::object self, py::handle key) {
     // a[key] as an array (never a scalar): used by functions that index internally.
     auto& a = self.cast<PyArray&>();
