@@ -118,3 +118,15 @@ def test_element_reads_of_a_strided_view():
         return v[0, 0], v[1, 1], v[-1, -1]
     a = _arr(np.float64, (7, 6))
     _same(npc.compile(f)(a), f(a))
+
+
+def _scalar_kinds(x, y):
+    return [(type(s).__name__, isinstance(s, np.generic), np.isscalar(s)) for s in (x[0], x @ y, x.sum())]
+
+
+@pytest.mark.xfail(strict=True, reason="while tracing, a scalar result is a 0-d npc array marked to act as a "
+                                       "NumPy scalar: type(), isinstance(s, np.generic) and np.isscalar see "
+                                       "the array (docs/compile.md, Semantics that differ)")
+def test_type_of_scalar_results_while_tracing():
+    x, y = np.arange(3.0), np.ones(3)
+    assert npc.compile(_scalar_kinds)(x, y) == _scalar_kinds(x, y)
