@@ -289,6 +289,11 @@ class Context {
   // Waits for the segment running in the background, if any, and binds its results; its
   // exception, if it raised, is rethrown (`rethrow`) or dropped.
   void settle(bool rethrow = true);
+  // Note [undoing an abandoned trace's writes] in trace_segments.cpp: with `keep_undo` set,
+  // each segment saves what it is about to overwrite in arrays the trace does not own;
+  // undo_writes() puts it back (the trace is abandoned and traced again).
+  bool keep_undo = false;
+  void undo_writes();
   std::vector<Scalar> scalar_values;        // actual values of the runtime scalars
   int num_user_inputs = 0;
   // The segment input a traced argument (from add_input) is bound to.
@@ -366,6 +371,8 @@ class Context {
   // input of the current segment comes from, the segments run so far.
   std::vector<ndarray> top_;
   std::vector<Plan::Source> bound_src_;
+  std::vector<std::pair<ndarray, ndarray>> undo_;  // (array a segment writes, its data before)
+  void save_before_writes(const ir::Graph& g);
   std::shared_ptr<Plan> plan_ = std::make_shared<Plan>();
   // Values of the segment's own runtime scalars (Note [values after a break] in trace_nodes.cpp),
   // numbered after the function's float arguments.

@@ -39,6 +39,7 @@ std::vector<ndarray> Context::run_segment(std::vector<ir::NodeRef> outputs, std:
       if (bound_src_[i].kind == 1) g.owned_inputs.push_back(static_cast<int>(i));
   for (auto& b : input_buffers_)
     if (b->input >= 0 && b->current != b->initial) g.writebacks.emplace_back(b->input, b->current);
+  if (keep_undo) save_before_writes(g);
   ops_per_graph.push_back(0);
   for (ir::NodeRef n : g.nodes())
     if (n->kind != ir::NodeKind::Input && n->kind != ir::NodeKind::Scalar && n->kind != ir::NodeKind::Const &&
@@ -325,6 +326,41 @@ void Context::cut_aligned() {
   cut_position_ = here;
   cut_line_ = 0;
   cut();
+}
+
+// Note [undoing an abandoned trace's writes]
+// A trace with runtime scalars (float arguments, loop-varying ints: Note [runtime scalars] in
+// trace_nodes.cpp, Note [runtime ints] in python/npc/compiler/_guards.py) is abandoned and
+// traced again when the Python turns out to need one of them as a value (`if w > 0.5:`,
+// `range(k)`), possibly after segments of it ran: a cut runs its segment, which writes into
+// the arguments and captured arrays it updates in place. The trace that follows would start
+// from those writes instead of the caller's data (a loop writing into its argument gave other
+// values than NumPy's, also on the first call). So while such a trace may still be
+// abandoned (npc.compile sets keep_undo when it passed runtime scalars), each segment first
+// saves the arrays it writes that the trace does not own (the arguments, captured arrays and
+// values realized at a break: a copy of each, once per trace), and undo_writes() copies them
+// back, the last saved first, before the trace is abandoned. Arrays the trace owns (carried
+// from one segment to the next) are dropped with it.
+void Context::save_before_writes(const ir::Graph& g) {
+  for (const auto& [i, n] : g.writebacks) {
+    if (i < 0 || static_cast<size_t>(i) >= bound_.size()) continue;
+    if (static_cast<size_t>(i) < bound_src_.size() && bound_src_[static_cast<size_t>(i)].kind == 1) continue;
+    const ndarray& a = bound_[static_cast<size_t>(i)];
+    const bool saved = std::any_of(undo_.begin(), undo_.end(), [&](const auto& u) {
+      return u.first.storage() == a.storage() && u.first.offset() == a.offset() && u.first.shape() == a.shape() &&
+             u.first.strides() == a.strides();
+    });
+    if (saved) continue;
+    Suspend s;
+    undo_.emplace_back(a, a.copy());
+  }
+}
+
+void Context::undo_writes() {
+  settle(false);  // a step still running in the background writes first
+  Suspend s;
+  for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) copy_into(it->first, it->second);
+  undo_.clear();
 }
 
 // Note [content-defined cuts]

@@ -788,6 +788,9 @@ class CompiledFunction:
             return x
         targs = [subst(a, i) for i, a in enumerate(args)]
         tkwargs = {k: subst(kwargs[k], k) for k in sorted(kwargs)}
+        # Note [undoing an abandoned trace's writes] in src/tracer/trace_segments.cpp: with
+        # runtime scalars the trace may be abandoned after segments wrote into the arguments.
+        ctx.keep_undo = counter[0] > 0
         n_user = ctx.num_user_inputs
         proxy = reads = None
         _tls.ctx = ctx
@@ -903,6 +906,9 @@ class CompiledFunction:
             bound_now = ctx.top_inputs if cut else ctx.bound_inputs
             if counter[0] and _marked(bound_now[ctx.num_user_inputs:]):
                 raise _Retrace(float_paths)
+        except _Retrace:
+            ctx.undo_writes()  # Note [undoing an abandoned trace's writes]
+            raise
         finally:
             _tls.attr_reads = None
             if reads is not None:

@@ -521,6 +521,9 @@ void bind_tracer(py::module_& m) {
         if (!v) return py::none();
         return py::make_tuple(wrap(std::move(v->first)), py::cast(std::move(v->second)));
       })
+      .def_readwrite("keep_undo", &tracer::Context::keep_undo)
+      .def("undo_writes", [](tracer::Context& c) { c.undo_writes(); },
+           "puts back what segments wrote into arrays the trace does not own (Note [undoing an abandoned trace's writes])")
       .def("settle", [](tracer::Context& c) { c.settle(); },
            "waits for the segment running in the background (Note [segments in the background])")
       .def("finish", [](tracer::Context& c, py::handle outs) {
