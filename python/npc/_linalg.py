@@ -184,7 +184,12 @@ def _rmatmul_op(self, other):
 
 
 def _imatmul_op(self, other):
-    # As NumPy: `a @= b` is matmul(a, b, out=a) (NumPy's errors for shapes and casts).
+    # As NumPy: `a @= b` is matmul(a, b, out=a) (NumPy's errors for shapes and casts), whose
+    # axes argument needs a `b` of two dimensions or more: a 1-D `b` is NumPy's ValueError
+    # (array_inplace_matrix_multiply turns the axes' AxisError into it).
+    if self.ndim >= 1 and _np.ndim(other) == 1:
+        raise ValueError("inplace matrix multiplication requires the first operand to have at least one "
+                         "and the second at least two dimensions.")
     return matmul(self, other, out=self)
 
 

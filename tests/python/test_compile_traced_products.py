@@ -110,3 +110,42 @@ def test_mismatched_operands_raise_numpy_errors():
         with pytest.raises(ValueError) as got:
             npc.compile(fn)(x, y)
         assert str(got.value) == str(want.value)
+
+
+def imatmul(x, y):
+    x = x.copy()
+    x @= y
+    return x
+
+
+def imatmul_row(a):
+    a = a.copy()
+    a[0] @= a[1]
+    return a
+
+
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 3)), ((2, 2), (2, 2)),
+                                    ((3, 2, 2), (2, 2)), ((0,), (0,)), ((2, 2), (3,))])
+@pytest.mark.parametrize("mode", ["eager", "compiled"])
+def test_inplace_matmul_equals_numpy(shapes, mode):
+    x = np.arange(np.prod(shapes[0]), dtype=np.float64).reshape(shapes[0])
+    y = np.ones(shapes[1])
+    run = (lambda f, *a: f(*(npc.asarray(v) for v in a))) if mode == "eager" else (lambda f, *a: npc.compile(f)(*a))
+    try:
+        want = imatmul(x, y)
+    except ValueError as e:
+        with pytest.raises(ValueError) as got:
+            run(imatmul, x, y)
+        assert str(got.value) == str(e)
+        return
+    np.testing.assert_array_equal(np.asarray(run(imatmul, x, y)), want)
+
+
+@pytest.mark.parametrize("mode", ["eager", "compiled"])
+def test_inplace_matmul_of_a_row_raises_as_numpy(mode):
+    a = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(ValueError) as want:
+        imatmul_row(a)
+    with pytest.raises(ValueError) as got:
+        (imatmul_row(npc.asarray(a)) if mode == "eager" else npc.compile(imatmul_row)(a))
+    assert str(got.value) == str(want.value)
