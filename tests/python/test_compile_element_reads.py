@@ -130,3 +130,52 @@ def _scalar_kinds(x, y):
 def test_type_of_scalar_results_while_tracing():
     x, y = np.arange(3.0), np.ones(3)
     assert npc.compile(_scalar_kinds)(x, y) == _scalar_kinds(x, y)
+
+
+def scalar_inplace(a):
+    x = a[1]
+    x /= 2  # a NumPy scalar: x / 2, an int element becomes a float64 0.5
+    s = a.sum()
+    t = s
+    s += 1  # t keeps its value: scalars are immutable
+    y = a[2]
+    y **= 2
+    y -= 1
+    z = a[0]
+    z //= 3
+    m = a.max()
+    m *= 1.5
+    return x, s, t, y, z, m
+
+
+@pytest.mark.parametrize("dt", [np.int64, np.uint8, np.int32, np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("backend", ["fused", "eager"])
+def test_inplace_operators_of_scalar_results_equal_numpy(dt, backend):
+    # Note [in-place operators of scalar results] in compiler/_capture.py.
+    a = _arr(dt, (5,), 2)
+    with np.errstate(all="ignore"):
+        want = scalar_inplace(a)
+        f = npc.compile(scalar_inplace, backend=backend)
+        _same(f(a), want)
+        _same(f(a), want)
+
+
+def inplace_on_arrays(a):
+    b = a.copy()
+    b /= 2  # arrays keep the array rules: a float copy divided in place
+    c = a[1:3].copy()
+    c += 1
+    d = a.sum(keepdims=True)  # a 1-element array, not a scalar
+    d *= 2
+    return b, c, d
+
+
+def test_inplace_operators_of_arrays_are_unchanged():
+    a = np.arange(5.0)
+    _same(npc.compile(inplace_on_arrays)(a), inplace_on_arrays(a))
+    ai = np.arange(5)
+    with pytest.raises(TypeError) as want:  # NumPy's casting error of `b /= 2` on an int array
+        inplace_on_arrays(ai)
+    with pytest.raises(TypeError) as got:
+        npc.compile(inplace_on_arrays)(ai)
+    assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
