@@ -605,6 +605,10 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     weak[i] = inputs[i].weak;
     traced |= inputs[i].array.is_traced();
   }
+  // NumPy converts out= arrays (writeable) before it resolves the loop: a read-only out= is
+  // its ValueError before any type, cast or shape error (`broadcast_to(x, s) &= x` of floats).
+  for (const auto& o : opts.out)
+    if (o && !o->writeable()) throw ValueError("output array is read-only");
   LoopTypes loop = opts.loop ? *opts.loop
                              : resolve_loop(op, std::span<const DType>(dts, nin), std::span<const bool>(weak, nin),
                                             opts.dtype);
