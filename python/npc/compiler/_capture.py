@@ -349,8 +349,6 @@ class _Patches:
         P._patch(builtins, "print", P._print_maker)
         for name in _SCALAR_METHODS:
             P._patch(_core.ndarray, name, _scalar_method_maker)
-        for name in (*_RMW_OPS, "__imatmul__"):
-            P._patch(_core.ndarray, name, _scalar_inplace_maker(name))
         P._patch(_core.ndarray, "__getitem__", _masked_getitem_maker)
         P._patch(_core.ndarray, "__setitem__", _masked_setitem_maker)
 
@@ -452,27 +450,6 @@ def _scalar_method_maker(orig):
             _core._mark_scalar(r)
         return r
     return method
-
-
-# Note [in-place operators of scalar results]
-# A NumPy scalar is immutable: `x = a[1]; x /= 2` rebinds x to `x / 2` (NumPy's scalar
-# arithmetic: an int64 element divided is a float64 0.5), and another name for the old scalar
-# keeps its value. While tracing, a scalar result is a 0-d npc array marked as a NumPy scalar
-# (Note [scalar results]), whose in-place operators would write into it with the array
-# rules (`/=` on an int64 0-d array is a casting error; `t = s; s += 1` would change t). So
-# while tracing, the in-place operators of a marked traced scalar compute out of place.
-def _scalar_inplace_maker(name):
-    import operator
-    op = getattr(operator, "__" + name[3:])  # __itruediv__ -> operator.__truediv__
-
-    def make(orig):
-        @functools.wraps(orig)
-        def method(self, other):
-            if self.ndim == 0 and _core._scalar_result(self) and _core._is_traced(self):
-                return op(self, other)
-            return orig(self, other)
-        return method
-    return make
 
 
 # Note [masked read-modify-write]
