@@ -57,11 +57,11 @@ def keys(a):
     return a[np.int64(1), 2], a[1][2], a[(1, 2)], a[True].shape
 
 
-def _same(got, want):
+def _assert_same(got, want):
     if isinstance(want, (tuple, list)):
         assert len(got) == len(want)
         for g, w in zip(got, want):
-            _same(g, w)
+            _assert_same(g, w)
         return
     if isinstance(want, np.ndarray):
         g = np.asarray(got)
@@ -82,8 +82,8 @@ def test_element_reads_equal_numpy(fn, dt, backend):
     a = _arr(dt)
     want = fn(a)
     f = npc.compile(fn, backend=backend)
-    _same(f(a), want)
-    _same(f(a), want)
+    _assert_same(f(a), want)
+    _assert_same(f(a), want)
 
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32, np.int64, np.int16, np.complex64])
@@ -92,13 +92,13 @@ def test_augmented_element_assignment_equals_numpy(dt, backend):
     a = _arr(dt, (6, 4), 1)
     f = npc.compile(rmw, backend=backend)
     for _ in range(2):
-        _same(f(a), rmw(a))
+        _assert_same(f(a), rmw(a))
 
 
 @pytest.mark.parametrize("dt", [np.int64, np.int32, np.uint8])
 def test_augmented_int_element_uses_scalar_rules(dt):
     a = np.arange(1, 6, dtype=dt)
-    _same(npc.compile(rmw_div_int)(a), rmw_div_int(a))
+    _assert_same(npc.compile(rmw_div_int)(a), rmw_div_int(a))
 
 
 def test_out_of_bounds_element_read_raises_numpy_error():
@@ -117,7 +117,7 @@ def test_element_reads_of_a_strided_view():
         v = a[::-2, 1::2]
         return v[0, 0], v[1, 1], v[-1, -1]
     a = _arr(np.float64, (7, 6))
-    _same(npc.compile(f)(a), f(a))
+    _assert_same(npc.compile(f)(a), f(a))
 
 
 def _scalar_kinds(x, y):
@@ -158,8 +158,8 @@ def test_inplace_operators_of_scalar_results_equal_numpy(dt, backend):
     with np.errstate(all="ignore"):
         want = scalar_inplace(a)
         f = npc.compile(scalar_inplace, backend=backend)
-        _same(f(a), want)
-        _same(f(a), want)
+        _assert_same(f(a), want)
+        _assert_same(f(a), want)
 
 
 def inplace_on_arrays(a):
@@ -174,7 +174,7 @@ def inplace_on_arrays(a):
 
 def test_inplace_operators_of_arrays_are_unchanged():
     a = np.arange(5.0)
-    _same(npc.compile(inplace_on_arrays)(a), inplace_on_arrays(a))
+    _assert_same(npc.compile(inplace_on_arrays)(a), inplace_on_arrays(a))
     ai = np.arange(5)
     with pytest.raises(TypeError) as want:  # NumPy's casting error of `b /= 2` on an int array
         inplace_on_arrays(ai)
