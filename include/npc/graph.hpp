@@ -254,6 +254,9 @@ class Graph {
 
   /// All live nodes in creation (topological) order.
   const std::vector<NodeRef>& nodes() const { return order_; }
+  /// Room for `n` nodes without growing the intern table (a traced segment's node budget, a
+  /// copy's node count): Note [node storage].
+  void reserve(size_t n);
   /// How many evaluations of the traced program node `n` stands for: interning merges a
   /// repeated computation (two `v * v`) into one node, which NumPy computes (and warns for)
   /// each time (Note [merged evaluations]).
@@ -274,11 +277,15 @@ class Graph {
  private:
   NodeRef intern(Node n);
   // A graph with this one's symbols, inputs, calls and index checks holding the nodes whose
-  // ids `keep` marks, in order; map[old id] is the copy (null for a node not kept).
-  template <class Keep> Graph copy_kept(const Keep& keep, std::vector<NodeRef>& map) const;
+  // ids `keep` marks, in order; map[old id] is the copy (null for a node not kept). With
+  // `steal`, the kept nodes' contents move into the copy (the caller drops this graph).
+  template <class Keep> Graph copy_kept(const Keep& keep, std::vector<NodeRef>& map, bool steal = false) const;
   struct Hash { size_t operator()(const Node* n) const { return n->hash; } };
   struct Eq { bool operator()(const Node* a, const Node* b) const; };
-  std::vector<std::unique_ptr<Node>> owned_;
+  // Note [node storage] (graph.cpp): nodes live in chunks of growing size, not one allocation each.
+  Node* store(Node&& n);
+  std::vector<std::unique_ptr<Node[]>> chunks_;
+  size_t chunk_used_ = 0, chunk_size_ = 0;
   std::vector<NodeRef> order_;
   std::unordered_set<const Node*, Hash, Eq> table_;
   std::vector<uint32_t> evals_;  ///< per node id: evaluations() (Note [merged evaluations])

@@ -13,7 +13,7 @@ namespace npc::tracer {
 thread_local bool g_fullgraph = false;
 thread_local bool g_scalar_math = false;
 std::function<std::string(const std::string&)> g_break_annotator;
-std::function<std::pair<uint64_t, uint64_t>()> g_position;
+std::function<std::pair<uint64_t, uint64_t>(bool)> g_position;
 std::function<void(const std::function<void()>&)> g_blocking;
 
 namespace {

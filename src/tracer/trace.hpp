@@ -449,9 +449,9 @@ class ScalarMath {
 // Called at each break with its reason (the Python layer adds the user's file:line).
 extern std::function<std::string(const std::string&)> g_break_annotator;
 // Where the traced program is: a hash of the user's frames and their instruction offsets,
-// and one of the innermost user frame and its line (0, 0 when unknown): Note [aligned cuts] in
-// trace_segments.cpp.
-extern std::function<std::pair<uint64_t, uint64_t>()> g_position;
+// and, when asked (`with_line`), one of the innermost user frame and its line (0, 0 when
+// unknown): Note [aligned cuts] in trace_segments.cpp.
+extern std::function<std::pair<uint64_t, uint64_t>(bool with_line)> g_position;
 // Runs `wait` (a blocking wait for a segment running in the background) with the Python GIL
 // released when the calling thread holds it (the binding layer installs it; Note [segments in
 // the background] in trace_segments.cpp). Unset: `wait` runs as it is.

@@ -17,6 +17,8 @@ namespace npc::tracer {
 
 void Context::start_segment() {
   graph_ = std::make_unique<ir::Graph>();
+  // A trace cut once is a long one: its next segment will reach the budget (Note [node storage]).
+  if (node_budget_ && cuts_ > 0) graph_->reserve(2 * node_budget_);
   bound_by_key_.clear();
   segment_scalars_.clear();
   for (size_t k = 0; k < scalar_values.size(); ++k) graph_->scalar(static_cast<int>(k), scalar_values[k].dtype);
@@ -307,7 +309,7 @@ bool Context::bind_from_inputs(const std::shared_ptr<Buffer>& sb) {
 // (`A[k + 1:, k + 1:] -= np.outer(...)`'s product) are gone there: the values carried across
 // a cut are the program's own arrays, not temporaries whose shapes change with the iteration.
 void Context::cut_aligned() {
-  const auto [here, line] = g_position ? g_position() : std::pair<uint64_t, uint64_t>{0, 0};
+  const uint64_t here = g_position ? g_position(false).first : 0;
   const size_t size = graph_->nodes().size() - segment_start_size_;
   if (cuts_ > 0 && here != 0 && here == cut_position_) {
     if (!content_boundary(size)) return;  // Note [content-defined cuts]
@@ -315,7 +317,9 @@ void Context::cut_aligned() {
     return;
   }
   if (cuts_ > 0 && cut_position_ != 0 && size <= 3 * node_budget_) return;  // not there yet
-  if (line != 0 && size <= 4 * node_budget_) {
+  // The line is asked only here: finding it scans the code object's line table.
+  const uint64_t line = here != 0 && size <= 4 * node_budget_ ? g_position(true).second : 0;
+  if (line != 0) {
     constexpr uint64_t kLine = (uint64_t(1) << 24) - 1;
     if (cut_line_ == 0 || (cut_line_ >> 24) != (line >> 24)) {
       cut_line_ = line;  // start waiting (again, in another function)

@@ -809,7 +809,7 @@ void bind_tracer(py::module_& m) {
   // Note [aligned cuts] in src/tracer/trace_segments.cpp: the user's frames (outside npc and NumPy,
   // whose directories are given) and their instruction offsets, hashed.
   m.def("_set_position_dirs", [](std::vector<std::string> dirs) {
-    tracer::g_position = [dirs]() -> std::pair<uint64_t, uint64_t> {
+    tracer::g_position = [dirs](bool with_line) -> std::pair<uint64_t, uint64_t> {
       AcquireGil gil;
       static std::unordered_map<PyCodeObject*, bool> internal;  // code objects live as long as their functions
       uint64_t h = 1469598103934665603ull, line = 0;
@@ -827,7 +827,7 @@ void bind_tracer(py::module_& m) {
           it = internal.emplace(code, in).first;
         }
         if (!it->second) {
-          if (!any)
+          if (!any && with_line)
             // (code, line): the code object's address above bit 24, the line below.
             line = ((static_cast<uint64_t>(reinterpret_cast<uintptr_t>(code)) >> 4) << 24) |
                    (static_cast<uint64_t>(PyFrame_GetLineNumber(f)) & 0xFFFFFF) | (uint64_t(1) << 63);
