@@ -2,6 +2,7 @@
 // Internal: the kernel IR of src/fusion. A kernel is a loop nest over buffers; values are
 // three-address statements (Let) whose operations are rows of the op table, rendered by an
 // emitter table (emit_cpp.cpp; the CUDA emitter overrides only what differs).
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,16 +17,63 @@
 
 namespace npc::fusion {
 
+/// The terms of a Lin: atom -> coefficient, ordered by atom as a std::map would be (the
+/// rendered text depends on that order), held in one sorted vector. A kernel's index maps
+/// have one to four terms, and lowering copies them at every statement: a node-based map
+/// allocated per term (Note [node storage] in src/tracer/graph.cpp has the same reason).
+class LinTerms {
+ public:
+  using value_type = std::pair<std::string, int64_t>;
+  using iterator = std::vector<value_type>::iterator;
+  using const_iterator = std::vector<value_type>::const_iterator;
+  iterator begin() { return v_.begin(); }
+  iterator end() { return v_.end(); }
+  const_iterator begin() const { return v_.begin(); }
+  const_iterator end() const { return v_.end(); }
+  bool empty() const { return v_.empty(); }
+  size_t size() const { return v_.size(); }
+  iterator find(std::string_view a) {
+    auto it = lower(a);
+    return it != v_.end() && it->first == a ? it : v_.end();
+  }
+  const_iterator find(std::string_view a) const { return const_cast<LinTerms*>(this)->find(a); }
+  size_t count(std::string_view a) const { return find(a) != end() ? 1 : 0; }
+  /// The coefficient of `a`, inserted as 0 when absent (std::map's operator[]).
+  int64_t& operator[](std::string_view a) {
+    auto it = lower(a);
+    if (it == v_.end() || it->first != a) it = v_.insert(it, value_type(std::string(a), 0));
+    return it->second;
+  }
+  iterator erase(const_iterator it) { return v_.erase(it); }
+  size_t erase(std::string_view a) {
+    auto it = find(a);
+    if (it == v_.end()) return 0;
+    v_.erase(it);
+    return 1;
+  }
+  bool operator==(const LinTerms& o) const { return v_ == o.v_; }
+
+ private:
+  iterator lower(std::string_view a) {
+    return std::lower_bound(v_.begin(), v_.end(), a, [](const value_type& x, std::string_view k) { return x.first < k; });
+  }
+  std::vector<value_type> v_;
+};
+
 /// Index arithmetic: c + sum(coef * atom). Atoms are names of int64 values in scope: loop
 /// variables ("i3"), runtime sizes ("sym[0]"), runtime strides ("st[1][0]"), products of
 /// those ("st[1][0]*i3") or int64 locals ("v12").
 struct Lin {
   int64_t c = 0;
-  std::map<std::string, int64_t> t;
+  LinTerms t;
 
   static Lin constant(int64_t v) { Lin l; l.c = v; return l; }
   static Lin atom(const std::string& a, int64_t coef = 1) { Lin l; if (coef) l.t[a] = coef; return l; }
   Lin& operator+=(const Lin& o) {
+    if (&o == this) {
+      const Lin copy = o;
+      return *this += copy;
+    }
     c += o.c;
     for (auto& [a, k] : o.t) { if ((t[a] += k) == 0) t.erase(a); }
     return *this;
