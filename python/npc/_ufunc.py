@@ -607,6 +607,10 @@ def _pow(self, other, modulo=None):
 
 def _ipow(self, other):
     """ndarray **= other with NumPy's fast scalar powers (Note [fast scalar power])."""
+    if self.ndim == 0 and _core._scalar_result(self):
+        # A NumPy scalar has no **=: Python computes self ** other and rebinds the name (Note
+        # [in-place operators of scalar results] in python/npc/csrc/bind_ops.cpp).
+        return NotImplemented
     op = _fast_power_op(self, other)
     return op(self, out=self) if op is not None else _ipow_fwd(self, other)
 

@@ -582,12 +582,111 @@ bool scalar_math(PyObject* const* ops, int n) {
   return false;
 }
 
+// Note [operators NumPy scalars lack]
+// NumPy's complex scalars have no //, % or divmod. When the complex scalar's type owns the
+// operation (Note [scalar math] in src/tracer/trace.hpp: the other operand is a Python number
+// or a NumPy scalar whose type casts safely to it, or the other way round), its method
+// returns NotImplemented, so does the other operand's reflected one, and Python raises
+// "unsupported operand type(s) for //: 'numpy.complex64' and 'int'" (with "//=" for `x //= 2`,
+// the statement's operator); a NumPy bool scalar on either side runs the ufunc instead, whose
+// error names the ufunc, and so does an operation that promotes (complex64 // float64).
+// While tracing, the operands are scalar results standing for NumPy scalars, so the
+// operator raises Python's error itself, naming each scalar result by its NumPy scalar type.
+// Called only where scalar_math() holds; false when the operation exists.
+bool lacks_scalar_operator(OpId op, PyObject* const* args) {
+  if (op != OpId::floor_divide && op != OpId::remainder && op != OpId::divmod) return false;
+  bool complex = false;
+  for (int i = 0; i < 2; ++i) {
+    DType t;
+    if (const PyArray* a = array_ptr(args[i])) t = a->dtype();
+    else if (!numpy_scalar_data(args[i], &t)) {
+      complex |= PyComplex_Check(args[i]);
+      continue;
+    }
+    if (t == DType::Bool) return false;
+    complex |= is_complex(t);
+  }
+  return complex;
+}
+
+// Whether the statement being run is an augmented assignment (`x //= y`): the current
+// instruction of the innermost Python frame outside npc's package (npc's own Python code can
+// stand between it and this operator: Note [reflected scalar operators] in _interop.py) is
+// BINARY_OP with an in-place operator (NB_INPLACE_ADD .. NB_INPLACE_XOR: 13 .. 25 in
+// CPython's opcode.h since 3.11).
+bool in_augmented_assignment() {
+  static const int binary_op = py::module_::import("dis").attr("opmap")["BINARY_OP"].cast<int>();
+  static const std::string package = py::module_::import("os.path").attr("dirname")(
+      py::module_::import("npc").attr("__file__")).cast<std::string>() + "/";
+  PyFrameObject* f = PyEval_GetFrame();
+  py::object hold;  // the reference PyFrame_GetBack returns
+  while (f) {
+    py::object code = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyFrame_GetCode(f)));
+    const std::string file = code.attr("co_filename").cast<std::string>();
+    if (!file.starts_with(package)) {
+      py::bytes co = py::reinterpret_steal<py::bytes>(PyCode_GetCode(reinterpret_cast<PyCodeObject*>(code.ptr())));
+      if (!co) throw py::error_already_set();
+      const std::string_view bytes = co;
+      const int i = PyFrame_GetLasti(f);
+      if (i < 0 || static_cast<size_t>(i) + 1 >= bytes.size()) return false;
+      const auto arg = static_cast<unsigned char>(bytes[static_cast<size_t>(i) + 1]);
+      return static_cast<unsigned char>(bytes[static_cast<size_t>(i)]) == binary_op && arg >= 13 && arg <= 25;
+    }
+    hold = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyFrame_GetBack(f)));
+    f = reinterpret_cast<PyFrameObject*>(hold.ptr());
+  }
+  return false;
+}
+
+// Python's TypeError for an operator that neither NumPy scalar operand has (Note [operators
+// NumPy scalars lack]).
+[[noreturn]] void raise_lacking_scalar_operator(OpId op, PyObject* const* args) {
+  const bool aug = op != OpId::divmod && in_augmented_assignment();
+  const char* sym = op == OpId::divmod         ? "divmod()"
+                    : op == OpId::floor_divide ? (aug ? "//=" : "//")
+                                               : (aug ? "%=" : "%");
+  std::string names[2];
+  for (int i = 0; i < 2; ++i) {
+    if (const PyArray* a = array_ptr(args[i])) {
+      const std::byte zero[16] = {};
+      names[i] = Py_TYPE(numpy_scalar(a->dtype(), zero).ptr())->tp_name;
+    } else {
+      names[i] = Py_TYPE(args[i])->tp_name;
+    }
+  }
+  throw py::type_error("unsupported operand type(s) for " + std::string(sym) + ": '" + names[0] + "' and '" +
+                       names[1] + "'");
+}
+
+// Note [in-place operators of scalar results]
+// A NumPy scalar is immutable and has no in-place operators: `x = a[1]; x /= 2` is
+// `x = x / 2` (NumPy's scalar arithmetic: an int64 element divided is a float64 0.5), and
+// another name for the old scalar (`t = x`) keeps its value. While tracing, a scalar result
+// is a 0-d npc array marked to act as a NumPy scalar (Note [scalar results] in
+// src/tracer/trace.hpp), whose in-place operators would write into it with the array rules
+// (`/=` on an int64 0-d array is a casting error; after `t = s; s += 1`, t has changed too).
+// So the in-place operators of a scalar result return NotImplemented, and Python runs the
+// binary operator and rebinds the name, exactly as for a NumPy scalar (binary_iop1 in
+// CPython's abstract.c): the result, its dtype, warnings and errors are those of `x / 2` of
+// the scalar result, whose reflected operand is tried too. Only a scalar result takes this
+// branch (marked ones exist only while a function is traced); the check sits after the
+// fast in-place path, which never takes a 0-d array, and is a null test in eager code.
+bool inplace_of_scalar_result(PyObject* a) {
+  const PyArray* p = array_ptr(a);
+  return p && p->ndim() == 0 && tracer::current() && tracer::is_scalar_result(*p);
+}
+
 // a <op> b as an ndarray operator: fast path, then the general ufunc call.
 py::object binary_operator(int op_id, py::handle a, py::handle b, bool inplace) {
   if (defers(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  // Note [in-place operators of scalar results]
+  if (inplace && inplace_of_scalar_result(a.ptr())) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   if (!inplace && overrides_ufuncs(b.ptr())) return foreign_operator(op_id, a, b);
   PyObject* both[2] = {a.ptr(), b.ptr()};
-  tracer::ScalarMath sm(scalar_math(both, 2));
+  const bool scalar = scalar_math(both, 2);
+  if (scalar && lacks_scalar_operator(static_cast<OpId>(op_id), both))  // Note [operators NumPy scalars lack]
+    raise_lacking_scalar_operator(static_cast<OpId>(op_id), both);
+  tracer::ScalarMath sm(scalar);
   py::tuple args = py::make_tuple(a, b);
   py::object out = inplace ? py::object(py::make_tuple(a)) : py::object(py::none());
   py::object r = ufunc_call_impl(op_id, args, out, py::none(), -1, 3, "K");
@@ -673,7 +772,10 @@ PyObject* binary_slot(OpId op, PyObject* a, PyObject* b) {
     PyObject* other = array_ptr(a) ? b : a;
     if (defers(other)) return Py_NewRef(Py_NotImplemented);
     PyObject* args[2] = {a, b};
-    tracer::ScalarMath sm(scalar_math(args, 2));
+    const bool scalar = scalar_math(args, 2);
+    // Note [operators NumPy scalars lack]
+    if (scalar && lacks_scalar_operator(op, args)) raise_lacking_scalar_operator(op, args);
+    tracer::ScalarMath sm(scalar);
     // Note [temporary elision]
     if (py::object r = fast_ufunc_call(op, args, 2, false, elidable_temporary(args, 2)))
       return wrap_ufunc_result(std::move(r), args, 2).release().ptr();
@@ -1420,7 +1522,10 @@ void bind_ops(py::module_& m) {
             if (defers(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
             if (overrides_ufuncs(other.ptr())) return foreign_operator(op, other, self);
             PyObject* both[2] = {other.ptr(), self.ptr()};
-            tracer::ScalarMath sm(scalar_math(both, 2));
+            const bool scalar = scalar_math(both, 2);
+            if (scalar && lacks_scalar_operator(static_cast<OpId>(op), both))  // Note [operators NumPy scalars lack]
+              raise_lacking_scalar_operator(static_cast<OpId>(op), both);
+            tracer::ScalarMath sm(scalar);
             py::tuple args = py::make_tuple(other, self);
             py::object r = ufunc_call_impl(op, args, py::none(), py::none(), -1, 3, "K");
             if (r.is(not_native())) r = operator_fallback(op, args, py::none());
