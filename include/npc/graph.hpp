@@ -280,14 +280,19 @@ class Graph {
   // ids `keep` marks, in order; map[old id] is the copy (null for a node not kept). With
   // `steal`, the kept nodes' contents move into the copy (the caller drops this graph).
   template <class Keep> Graph copy_kept(const Keep& keep, std::vector<NodeRef>& map, bool steal = false) const;
-  struct Hash { size_t operator()(const Node* n) const { return n->hash; } };
   struct Eq { bool operator()(const Node* a, const Node* b) const; };
   // Note [node storage] (graph.cpp): nodes live in chunks of growing size, not one allocation each.
   Node* store(Node&& n);
   std::vector<std::unique_ptr<Node[]>> chunks_;
   size_t chunk_used_ = 0, chunk_size_ = 0;
   std::vector<NodeRef> order_;
-  std::unordered_set<const Node*, Hash, Eq> table_;
+  // The intern table: open addressing with linear probing over a power-of-two array (null:
+  // empty), at most half full; nodes are never removed (Note [node storage]).
+  std::vector<const Node*> table_;
+  size_t table_used_ = 0;
+  const Node* find_equal(const Node& n) const;
+  void table_insert(const Node* p);
+  void table_grow(size_t min_capacity);
   std::vector<uint32_t> evals_;  ///< per node id: evaluations() (Note [merged evaluations])
   std::vector<uint32_t> eval_order_;  ///< evaluation_order()
   std::vector<Symbol> symbols_;

@@ -143,7 +143,7 @@ NodeRef Graph::intern(Node n) {
   }
   if (n.kind == NodeKind::Call) hash_mix(h, order_.size());
   n.hash = h;
-  if (auto it = table_.find(&n); it != table_.end()) {
+  if (const Node* found = find_equal(n)) {
     // Note [merged evaluations]
     // A computing node built again (the program computes `v * v` twice) is the same node,
     // evaluated once; NumPy evaluates it each time and warns each time it raises. The count
@@ -151,32 +151,34 @@ NodeRef Graph::intern(Node n) {
     // place of each evaluation in the program (evaluation_order(): `b - b.mean(0)` computed
     // again inside `b.std(0)` warns after the mean of the std, as in NumPy); passes that
     // rebuild a graph carry both over.
-    const NodeKind k = (*it)->kind;
+    const NodeKind k = found->kind;
     if (k == NodeKind::Ufunc || k == NodeKind::Reduce || k == NodeKind::Cast || k == NodeKind::Prim) {
-      ++evals_[(*it)->id];
-      eval_order_.push_back((*it)->id);
+      ++evals_[found->id];
+      eval_order_.push_back(found->id);
     }
-    return *it;
+    return found;
   }
   n.id = static_cast<uint32_t>(order_.size());
   evals_.push_back(1);
   eval_order_.push_back(n.id);
   const Node* p = store(std::move(n));
-  table_.insert(p);
+  table_insert(p);
   order_.push_back(p);
   return p;
 }
 
 // Note [node storage]
 // A loop's trace interns millions of nodes, a segment's graph (and its copy without dead
-// nodes) tens of thousands, and each segment's graph is freed after it ran: one allocation
-// per node made the allocator a fifth of a first call (seidel_2d). Nodes are stored in
-// chunks (16 nodes, doubling up to 1024 per chunk), and a graph whose final size is known
-// (a copy, a segment with a node budget) reserves its intern table once instead of rehashing
-// as it grows. Nodes never move: NodeRefs stay valid for the graph's life.
+// nodes) tens of thousands, and each segment's graph is freed after it ran: an allocation
+// per node and another per entry of a node-based hash set made the allocator a fifth of a
+// first call (seidel_2d). Nodes are stored in chunks (16 nodes, doubling up to 256: a chunk
+// stays under the size the allocator hands to mmap, whose fresh pages fault in one by one),
+// the intern table is an open-addressing array of pointers, and a graph whose final size is
+// known (a copy, a segment with a node budget) reserves the table once instead of growing
+// it. Nodes never move: NodeRefs stay valid for the graph's life.
 Node* Graph::store(Node&& n) {
   if (chunks_.empty() || chunk_used_ == chunk_size_) {
-    chunk_size_ = chunk_size_ == 0 ? 16 : std::min<size_t>(chunk_size_ * 2, 1024);
+    chunk_size_ = chunk_size_ == 0 ? 16 : std::min<size_t>(chunk_size_ * 2, 256);
     chunks_.push_back(std::make_unique<Node[]>(chunk_size_));
     chunk_used_ = 0;
   }
@@ -185,8 +187,45 @@ Node* Graph::store(Node&& n) {
   return p;
 }
 
+// The probe start of a node hash: its bits mixed into the low ones the mask keeps.
+inline size_t probe_start(size_t hash, size_t mask) { return ((hash * 0x9E3779B97F4A7C15ull) >> 29) & mask; }
+
+const Node* Graph::find_equal(const Node& n) const {
+  if (table_.empty()) return nullptr;
+  const size_t mask = table_.size() - 1;
+  for (size_t i = probe_start(n.hash, mask);; i = (i + 1) & mask) {
+    const Node* p = table_[i];
+    if (!p) return nullptr;
+    if (Eq{}(p, &n)) return p;
+  }
+}
+
+void Graph::table_grow(size_t min_capacity) {
+  size_t cap = table_.empty() ? 16 : table_.size();
+  while (cap < min_capacity) cap *= 2;
+  if (cap == table_.size()) return;
+  std::vector<const Node*> old = std::move(table_);
+  table_.assign(cap, nullptr);
+  const size_t mask = cap - 1;
+  for (const Node* p : old) {
+    if (!p) continue;
+    size_t i = probe_start(p->hash, mask);
+    while (table_[i]) i = (i + 1) & mask;
+    table_[i] = p;
+  }
+}
+
+void Graph::table_insert(const Node* p) {
+  if (2 * (table_used_ + 1) > table_.size()) table_grow(2 * (table_used_ + 1));
+  const size_t mask = table_.size() - 1;
+  size_t i = probe_start(p->hash, mask);
+  while (table_[i]) i = (i + 1) & mask;
+  table_[i] = p;
+  ++table_used_;
+}
+
 void Graph::reserve(size_t n) {
-  table_.reserve(n);
+  table_grow(2 * n);
   order_.reserve(n);
   evals_.reserve(n);
   eval_order_.reserve(n);
