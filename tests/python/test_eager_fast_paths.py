@@ -308,3 +308,69 @@ def test_products_named_like_numpy_ufuncs(name):
     masked = [np.ma.array(x) for x in args]
     r = f(*masked)
     assert type(r) is type(g(*masked))
+
+
+# CPython's slot ids (Include/typeslots.h, part of the stable ABI) of the operators npc.ndarray
+# fills in C++ (install_fast_operators in python/npc/csrc/bind_ops.cpp).
+_OPERATOR_SLOTS = {"nb_negative": 30, "nb_positive": 32, "nb_absolute": 6, "nb_invert": 27, "nb_add": 7,
+                   "nb_subtract": 36, "nb_multiply": 29, "nb_true_divide": 37, "nb_inplace_add": 14,
+                   "nb_inplace_multiply": 18, "tp_richcompare": 67}
+
+
+def _operator_slots():
+    import ctypes
+    get = ctypes.pythonapi.PyType_GetSlot
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_int]
+    return {name: get(npc.ndarray, slot) for name, slot in _OPERATOR_SLOTS.items()}
+
+
+def test_compile_keeps_the_operator_slots():
+    """Setting an operator's dunder on the type (and restoring it) makes CPython replace the
+    type's C number slot by its generic one, which looks the method up on every call: eager
+    `-a` would then take twice as long after the first compile. Tracing marks the scalar
+    results of unary operators in the C++ slots themselves (Note [scalar results] in
+    src/tracer/trace.hpp), so neither the slots nor the type's methods change, and eager
+    unary operators keep NumPy's results and warnings."""
+    names = ("__neg__", "__pos__", "__abs__", "__invert__", "__add__", "__iadd__", "__lt__")
+    methods = {n: npc.ndarray.__dict__[n] for n in names}
+    slots = _operator_slots()
+    seen = []  # the type's methods in each call of f, traced or not
+
+    def f(a, b):
+        seen.append({n: npc.ndarray.__dict__[n] for n in names})
+        x = a[1]
+        return -x, +x, abs(-x), ~b[0], -a, abs(a), ~b, a[0] < x
+
+    for backend in ("fused", "eager"):
+        from npc import compiler
+        compiler.reset()
+        cf = npc.compile(f, backend=backend)
+        for _ in range(3):  # the tracing call, then replays
+            got = cf(npc.array([1.5, -2.5, 3.0]), npc.array([5, -6], np.int32))
+            exp = f(np.array([1.5, -2.5, 3.0]), np.array([5, -6], np.int32))
+            for g, e in zip(got, exp):
+                same(g, e)
+    assert len(seen) > 6 and all(s == methods for s in seen)
+    assert all(npc.ndarray.__dict__[n] is m for n, m in methods.items())
+    assert _operator_slots() == slots
+    for dt in (np.int8, np.int64, np.uint8, np.float32, np.bool_):
+        a, e = pair(np.array([np.iinfo(dt).min if dt not in (np.float32, np.bool_) else 1, 1], dt))
+        for op in (lambda x: -x, abs, lambda x: +x, lambda x: ~x, lambda x: -x[0], lambda x: abs(x[0])):
+            with warnings.catch_warnings(record=True) as gw:
+                warnings.simplefilter("always")
+                try:
+                    got = op(a)
+                except TypeError as err:
+                    got = (TypeError, str(err))
+            with warnings.catch_warnings(record=True) as ew:
+                warnings.simplefilter("always")
+                try:
+                    exp = op(e)
+                except TypeError as err:
+                    exp = (TypeError, str(err))
+            if isinstance(exp, tuple):
+                assert got == exp
+            else:
+                same(got, exp)
+            assert [str(w.message) for w in gw] == [str(w.message) for w in ew]

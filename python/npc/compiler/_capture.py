@@ -436,10 +436,11 @@ class _Patches:
 # Note [scalar results] in src/tracer/trace.hpp: a method of a NumPy scalar returns a scalar
 # where the ndarray method returns a 0-d array (NumPy runs the method on a 0-d array and
 # unwraps the result). While tracing, such a method of a traced 0-d value that eager code
-# would have returned as a scalar marks its 0-d result as one too.
+# would have returned as a scalar marks its 0-d result as one too. The operators (`-s`,
+# `abs(s)`, `s + 1`) mark theirs in C++ and are never patched: Note [operator slots are
+# never patched] in python/npc/csrc/bind_ops.cpp.
 _SCALAR_METHODS = ("astype", "copy", "reshape", "round", "conj", "conjugate", "clip", "squeeze",
-                   "transpose", "view", "byteswap", "flatten", "ravel", "__abs__", "__neg__",
-                   "__pos__", "__invert__")
+                   "transpose", "view", "byteswap", "flatten", "ravel")
 
 
 def _scalar_method_maker(orig):

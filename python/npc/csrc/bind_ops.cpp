@@ -836,10 +836,21 @@ PyObject* nb_inplace(PyObject* a, PyObject* b) {
   });
 }
 
+// Note [operator slots are never patched]
+// While tracing, a unary operator of a scalar result (`-a[1]`, `abs(s)`, `~a[1]`, `+s`) is a
+// scalar result too, as a NumPy scalar's operator returns a NumPy scalar: the ufunc's 0-d
+// result is marked where the general path would have unwrapped it (result_object, Note
+// [scalar results] in src/tracer/trace.hpp), here in the number slot and in the method alike,
+// and scalar_math() gives it NumPy's scalar warnings. So compiled code needs no Python
+// wrapper of the operator dunders, and must not install one: setting `__neg__` on the type
+// (and setting the original back afterwards) makes CPython's update_slot replace the C++
+// slot below by its generic slot_nb_negative, which looks the method up and calls it on
+// every `-a`, for good (install_fast_operators fills the slots only once, at import). Eager
+// unary operators on small arrays then take about twice as long after the first compile.
 template <OpId Op>
 PyObject* nb_unary(PyObject* a) {
   return guarded([&]() -> PyObject* {
-    tracer::ScalarMath sm(scalar_math(&a, 1));
+    tracer::ScalarMath sm(scalar_math(&a, 1));  // Note [operator slots are never patched]
     if (py::object r = fast_ufunc_call(Op, &a, 1, false, elidable_temporary(&a, 1)))  // Note [temporary elision]
       return wrap_ufunc_result(std::move(r), &a, 1).release().ptr();
     return wrap_ufunc_result(
@@ -1545,7 +1556,7 @@ void bind_ops(py::module_& m) {
       cls.attr(item.first) = py::cpp_function(
           [op](py::handle self) {
             PyObject* operand = self.ptr();
-            tracer::ScalarMath sm(scalar_math(&operand, 1));
+            tracer::ScalarMath sm(scalar_math(&operand, 1));  // Note [operator slots are never patched]
             return wrap_ufunc_result(ufunc_call_impl(op, py::make_tuple(self), py::none(), py::none(), -1, 3, "K"),
                                      &operand, 1);
           },
