@@ -374,3 +374,58 @@ def test_compile_keeps_the_operator_slots():
             else:
                 same(got, exp)
             assert [str(w.message) for w in gw] == [str(w.message) for w in ew]
+
+
+# typeslots.h ids of the subscript slots (Note [restoring the subscript slots] in
+# python/npc/csrc/bind_tracer.cpp).
+_SUBSCRIPT_SLOTS = {"mp_ass_subscript": 3, "mp_subscript": 5, "sq_item": 44, "sq_ass_item": 45}
+
+
+def _subscript_slots(t):
+    import ctypes
+    get = ctypes.pythonapi.PyType_GetSlot
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_int]
+    return {name: get(t, slot) for name, slot in _SUBSCRIPT_SLOTS.items()}
+
+
+class _Sub(npc.ndarray):
+    pass
+
+
+def test_compile_keeps_the_subscript_slots():
+    """Tracing wraps ndarray.__getitem__/__setitem__ (masked read-modify-write, element
+    reads) and sets them back afterwards; CPython then leaves its generic slot functions in
+    place of the C++ ones (in ndarray and in subclasses that inherit them), and eager `a[0]`
+    took eight times as long after any compile. The slots are saved before and put back."""
+    before = {t: _subscript_slots(t) for t in (npc.ndarray, _Sub)}
+    getitem, setitem = npc.ndarray.__dict__["__getitem__"], npc.ndarray.__dict__["__setitem__"]
+
+    def f(x, m):
+        x[m] += 1
+        y = x[1] * 2
+        x[0] = y
+        return x[2:], y
+
+    for backend in ("fused", "eager"):
+        cf = npc.compile(f, backend=backend)
+        for _ in range(2):
+            a, m = np.arange(5.0), np.arange(5) > 2
+            got = cf(a.copy(), m)
+            exp = f(a.copy(), m)
+            for g, e in zip(got, exp):  # NumPy arguments give NumPy results
+                assert type(g) is type(e) and g.dtype == e.dtype
+                np.testing.assert_array_equal(g, e)
+    assert {t: _subscript_slots(t) for t in (npc.ndarray, _Sub)} == before
+    assert npc.ndarray.__dict__["__getitem__"] is getitem and npc.ndarray.__dict__["__setitem__"] is setitem
+    # Eager indexing afterwards, of the type and of a subclass, as NumPy's.
+    e = np.arange(6.0).reshape(2, 3)
+    for a in (npc.array(e), npc.array(e).view(_Sub)):
+        same(a[1, 2], e[1, 2])
+        same(a[0], e[0])
+        a[1, 1] = -1.0
+        a[a > 3] = 0.0
+        e2 = e.copy()
+        e2[1, 1] = -1.0
+        e2[e2 > 3] = 0.0
+        same(a, e2)

@@ -349,6 +349,8 @@ class _Patches:
         P._patch(builtins, "print", P._print_maker)
         for name in _SCALAR_METHODS:
             P._patch(_core.ndarray, name, _scalar_method_maker)
+        # Note [restoring the subscript slots] in python/npc/csrc/bind_tracer.cpp.
+        _core._save_subscript_slots(_core.ndarray)
         P._patch(_core.ndarray, "__getitem__", _masked_getitem_maker)
         P._patch(_core.ndarray, "__setitem__", _masked_setitem_maker)
 
@@ -423,6 +425,7 @@ class _Patches:
         for mod, name, orig in reversed(_Patches._saved):
             setattr(mod, name, orig)
         _Patches._saved.clear()
+        _core._restore_subscript_slots()  # Note [restoring the subscript slots]
 
     def __exit__(self, *exc):
         _tls.patches = self._prev
