@@ -252,3 +252,47 @@ def test_eager_inplace_operators_keep_array_rules_after_a_compile():
         n = np.arange(3)
         n /= 2
     assert str(got.value) == str(want.value)
+
+
+def _times_sequences(a):
+    x = a[1]
+    l = [0]
+    l *= x  # the list's own in-place repeat by the scalar's __index__
+    y = a[1]
+    y *= [3]  # rebinds y to a list (Note [sequences times scalar results])
+    return l, [0] * x, (1, 2) * a.argmax(), x * "ab", b"a" * x, bytearray(b"c") * x, y
+
+
+def _float_times_list(a):
+    return [0] * a[1]
+
+
+def _float_times_list_inplace(a):
+    x = a[1]
+    x *= (1, 2)
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dt", [np.int64, np.uint8, np.int16, np.float64, np.float32, np.complex64, np.bool_])
+def test_sequences_times_scalar_results(dt, backend):
+    """A NumPy integer scalar times a list, tuple, str or bytes repeats the sequence (NumPy's
+    multiply defers to the sequence); other scalars raise Python's "can't multiply sequence
+    by non-int of type 'numpy.float64'". Scalar results while tracing did the array
+    broadcast instead ([0] * a[1] was array([0]) where NumPy gives [0, 0])."""
+    a = np.array([0, 2, 1]).astype(dt)
+    fns = (_times_sequences,) if np.issubdtype(dt, np.integer) else (_float_times_list, _float_times_list_inplace)
+    for fn in fns:
+        try:
+            want = fn(a.copy())
+        except TypeError as e:
+            want = (TypeError, str(e))
+        cf = npc.compile(fn, backend=backend)
+        for _ in range(2):  # the tracing call, then a replay
+            try:
+                got = cf(a.copy())
+            except TypeError as e:
+                got = (TypeError, str(e))
+            assert type(got) is type(want) and got == want
+            if isinstance(want, tuple) and want and want[0] is not TypeError:
+                assert [type(g) for g in got] == [type(w) for w in want]

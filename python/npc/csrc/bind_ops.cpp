@@ -676,11 +676,51 @@ bool inplace_of_scalar_result(PyObject* a) {
   return p && p->ndim() == 0 && tracer::current() && tracer::is_scalar_result(*p);
 }
 
+// Note [sequences times scalar results]
+// A NumPy integer scalar times a Python sequence (list, tuple, str, bytes: a type with
+// sq_repeat that is not an array) repeats the sequence: the scalar's multiply returns
+// NotImplemented and Python repeats by the scalar's __index__ (`[0] * a[1]` is [0, 0] for
+// a[1] == 2; `x *= [3]` rebinds x to [3, 3]); a float, complex or bool scalar has no
+// __index__, and Python's "can't multiply sequence by non-int of type 'numpy.float64'"
+// follows. While tracing, a scalar result (a 0-d array standing for that scalar) does the
+// same instead of broadcasting the sequence as an array. `x *= seq` of a scalar result is
+// repeated here (`repeat`): Python would try the left operand's own sq_repeat, which a NumPy
+// scalar lacks and an npc array has not, and then fail instead of trying the sequence's.
+// Null when that case does not apply.
+PyObject* scalar_result_times_sequence(PyObject* a, PyObject* b, bool repeat = false) {
+  if (!tracer::current()) return nullptr;
+  const PyArray* x = array_ptr(a);
+  PyObject* seq = b;
+  if (!x) {
+    x = array_ptr(b);
+    seq = a;
+  }
+  if (!x || x->ndim() != 0 || !tracer::is_scalar_result(*x) || array_ptr(seq)) return nullptr;
+  PyTypeObject* t = Py_TYPE(seq);
+  if (!t->tp_as_sequence || !t->tp_as_sequence->sq_repeat || py::detail::npy_api::get().PyArray_Check_(seq))
+    return nullptr;
+  if (is_integer(x->dtype())) {
+    if (!repeat) return Py_NewRef(Py_NotImplemented);
+    const Py_ssize_t n = PyNumber_AsSsize_t(const_cast<PyObject*>(x == array_ptr(a) ? a : b), PyExc_OverflowError);
+    if (n == -1 && PyErr_Occurred()) throw py::error_already_set();
+    PyObject* r = PySequence_Repeat(seq, n);
+    if (!r) throw py::error_already_set();
+    return r;
+  }
+  const std::byte zero[16] = {};
+  throw py::type_error(std::string("can't multiply sequence by non-int of type '") +
+                       Py_TYPE(numpy_scalar(x->dtype(), zero).ptr())->tp_name + "'");
+}
+
 // a <op> b as an ndarray operator: fast path, then the general ufunc call.
 py::object binary_operator(int op_id, py::handle a, py::handle b, bool inplace) {
   if (defers(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   // Note [in-place operators of scalar results]
-  if (inplace && inplace_of_scalar_result(a.ptr())) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  if (inplace && inplace_of_scalar_result(a.ptr())) {
+    if (op_id == static_cast<int>(OpId::multiply))  // Note [sequences times scalar results]
+      if (PyObject* r = scalar_result_times_sequence(a.ptr(), b.ptr(), true)) return py::reinterpret_steal<py::object>(r);
+    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  }
   if (!inplace && overrides_ufuncs(b.ptr())) return foreign_operator(op_id, a, b);
   PyObject* both[2] = {a.ptr(), b.ptr()};
   const bool scalar = scalar_math(both, 2);
@@ -771,6 +811,8 @@ PyObject* binary_slot(OpId op, PyObject* a, PyObject* b) {
   return guarded([&]() -> PyObject* {
     PyObject* other = array_ptr(a) ? b : a;
     if (defers(other)) return Py_NewRef(Py_NotImplemented);
+    if (op == OpId::multiply)  // Note [sequences times scalar results]
+      if (PyObject* r = scalar_result_times_sequence(a, b)) return r;
     PyObject* args[2] = {a, b};
     const bool scalar = scalar_math(args, 2);
     // Note [operators NumPy scalars lack]
