@@ -10,7 +10,7 @@ import pytest
 import npc
 
 
-def same(got, exp):
+def assert_same(got, exp):
     """Equal values, and the same type (NumPy scalar or array) and dtype."""
     if isinstance(exp, np.ndarray):
         assert isinstance(got, npc.ndarray), type(got)
@@ -37,21 +37,21 @@ def test_numpy_scalar_operands(s, dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for op in (np.add, np.multiply, np.subtract, np.true_divide, np.less, np.equal):
-            same(op(a, s), op(e, s))
-            same(op(s, a), op(s, e))
-        same(a * s, e * s)
-        same(s * a, s * e)
-        same(a[::2] + s, e[::2] + s)  # a strided 1-D operand
-        same(np.sqrt(s), np.sqrt(s))
-        same(npc.sqrt(s), np.sqrt(s))
+            assert_same(op(a, s), op(e, s))
+            assert_same(op(s, a), op(s, e))
+        assert_same(a * s, e * s)
+        assert_same(s * a, s * e)
+        assert_same(a[::2] + s, e[::2] + s)  # a strided 1-D operand
+        assert_same(np.sqrt(s), np.sqrt(s))
+        assert_same(npc.sqrt(s), np.sqrt(s))
 
 
 def test_python_scalars_only():
     for args in [(1, 2), (1, 2.5), (1j, 2.0), (3.0, 2)]:
-        same(npc.add(*args), np.add(*args))
-        same(npc.multiply(*args), np.multiply(*args))
-    same(npc.exp(1j * 0.3), np.exp(1j * 0.3))
-    same(npc.sqrt(2.0), np.sqrt(2.0))
+        assert_same(npc.add(*args), np.add(*args))
+        assert_same(npc.multiply(*args), np.multiply(*args))
+    assert_same(npc.exp(1j * 0.3), np.exp(1j * 0.3))
+    assert_same(npc.sqrt(2.0), np.sqrt(2.0))
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         r = npc.sqrt(-1.0)
@@ -64,15 +64,15 @@ def test_python_scalars_only():
 def test_element_get_set():
     a, e = pair(np.arange(24, dtype=np.float64).reshape(2, 3, 4))
     for key in [(1, 2, 3), (-1, -3, 0), (0, 0, -1)]:
-        same(a[key], e[key])
+        assert_same(a[key], e[key])
     for v in [np.float64(1.25), np.float32(2.5), 3, 4.5, np.int8(-2), np.bool_(True)]:
         a[1, 2, 3] = v
         e[1, 2, 3] = v
-        same(a, e)
+        assert_same(a, e)
     with pytest.warns(np.exceptions.ComplexWarning):
         a[0, 1, 2] = np.complex128(3 + 1j)
     e[0, 1, 2] = 3.0
-    same(a, e)
+    assert_same(a, e)
     with pytest.raises(IndexError):
         a[2, 0, 0]
     with pytest.raises(IndexError):
@@ -82,11 +82,11 @@ def test_element_get_set():
         i[0, 1] = 300
     i[0, 1] = np.float64(7.9)  # int() of a NumPy float
     ei[0, 1] = np.float64(7.9)
-    same(i, ei)
+    assert_same(i, ei)
     b, eb = pair(np.zeros((2, 2), bool))
     b[1, 1] = np.float64(2.0)
     eb[1, 1] = np.float64(2.0)
-    same(b, eb)
+    assert_same(b, eb)
     r, er = pair(np.ones((2, 2)))
     r.flags.writeable = False
     with pytest.raises(ValueError, match="read-only"):
@@ -116,7 +116,7 @@ def test_basic_views():
     for key in [1, (1,), (slice(1, 4), 2), (2, slice(None, None, -2)), (slice(1, -1), slice(1, -1)),
                 (slice(None), -1), (slice(10, 20), 0), (-1, slice(None))]:
         v = a[key]
-        same(v, e[key])
+        assert_same(v, e[key])
         assert v.base is a
         assert v.flags.c_contiguous == e[key].flags.c_contiguous
     v = a[1:3, 2]
@@ -133,10 +133,10 @@ def test_basic_view_assignment():
                    ((slice(None), 0), 7), ((1, slice(0, 3)), np.ones((1, 3)))]:
         a[key] = npc.asarray(v) if isinstance(v, np.ndarray) else v
         e[key] = v
-        same(a, e)
+        assert_same(a, e)
     a[1:, 0] = a[:-1, 0]  # overlapping source
     e[1:, 0] = e[:-1, 0]
-    same(a, e)
+    assert_same(a, e)
     with pytest.raises(ValueError):
         a[1:3, 2] = npc.arange(5.0)
     i, _ = pair(np.zeros((3, 3), np.uint8))
@@ -156,7 +156,7 @@ def test_small_inplace(dtype):
         e[1] /= b
         a += a
         e += e
-        same(a, e)
+        assert_same(a, e)
     with np.errstate(divide="raise"):
         with pytest.raises(FloatingPointError):
             a[0] /= 0.0
@@ -173,8 +173,8 @@ def test_small_products(dtype):
     a, e = pair(M)
     for f in (lambda x, y: x @ y, lambda x, y: npc.dot(x, y) if isinstance(x, npc.ndarray) else np.dot(x, y),
               lambda x, y: npc.matmul(x, y) if isinstance(x, npc.ndarray) else np.matmul(x, y)):
-        same(f(a[2, :5], a[3, :5]), f(e[2, :5], e[3, :5]))        # 1-D @ 1-D: a NumPy scalar
-        same(f(a[1, :7], a[:7, 4]), f(e[1, :7], e[:7, 4]))        # row @ strided column
+        assert_same(f(a[2, :5], a[3, :5]), f(e[2, :5], e[3, :5]))        # 1-D @ 1-D: a NumPy scalar
+        assert_same(f(a[1, :7], a[:7, 4]), f(e[1, :7], e[:7, 4]))        # row @ strided column
         # Matrix products: the same BLAS routine as NumPy's (gemv, gemm), whose bits may
         # differ between OpenBLAS builds and copies of strided operands (NumPy's dot copies
         # a strided vector, its matmul does not): values within BLAS rounding.
@@ -204,7 +204,7 @@ def test_matmul_operator_subclasses():
     s = npc.ones((2, 2)).view(Sub)
     assert a @ s == "sub-rmatmul"
     assert isinstance(s @ a, npc.ndarray)
-    same(npc.ones((2, 2), dtype=np.int64) @ npc.ones(2, dtype=np.int64), np.ones((2, 2), np.int64) @ np.ones(2, np.int64))
+    assert_same(npc.ones((2, 2), dtype=np.int64) @ npc.ones(2, dtype=np.int64), np.ones((2, 2), np.int64) @ np.ones(2, np.int64))
     with pytest.raises(TypeError):
         a @ "x"
 
@@ -215,18 +215,18 @@ def test_comparison_and_complex_loops():
     x[::7] = np.nan
     a, e = pair(x)
     for op in (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal):
-        same(op(a, 0.1), op(e, 0.1))
-        same(op(0.1, a), op(0.1, e))
-        same(op(a, a[::-1].copy()), op(e, e[::-1].copy()))
-        same(op(a.astype(np.float32), np.float32(0.1)), op(e.astype(np.float32), np.float32(0.1)))
+        assert_same(op(a, 0.1), op(e, 0.1))
+        assert_same(op(0.1, a), op(0.1, e))
+        assert_same(op(a, a[::-1].copy()), op(e, e[::-1].copy()))
+        assert_same(op(a.astype(np.float32), np.float32(0.1)), op(e.astype(np.float32), np.float32(0.1)))
     z = (rng.standard_normal(1001) + 1j * rng.standard_normal(1001)) * 1e150
     za, ze = pair(z)
-    same(za * za, ze * ze)
-    same(np.abs(za), np.abs(ze))
-    same(za * (2 + 1j), ze * (2 + 1j))
+    assert_same(za * za, ze * ze)
+    assert_same(np.abs(za), np.abs(ze))
+    assert_same(za * (2 + 1j), ze * (2 + 1j))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        same(np.cumprod(za[:20]), np.cumprod(ze[:20]))  # overlapping operands: the in-order loop
+        assert_same(np.cumprod(za[:20]), np.cumprod(ze[:20]))  # overlapping operands: the in-order loop
 
 
 def test_small_solve_matches_numpy():
@@ -248,17 +248,17 @@ def test_mask_selection(density):
         x = rng.random(n)
         m = rng.random(n) < density
         for dtype in ("float64", "int8", "complex128"):
-            same(npc.array(x.astype(dtype))[npc.array(m)], x.astype(dtype)[m])
+            assert_same(npc.array(x.astype(dtype))[npc.array(m)], x.astype(dtype)[m])
     img = rng.random((70, 70))
     m = img < density
-    same(npc.array(img)[npc.array(m)], img[m])
+    assert_same(npc.array(img)[npc.array(m)], img[m])
 
 
 def test_gather_indices():
     rng = np.random.default_rng(5)
     x = rng.random(50)
     idx = rng.integers(-50, 50, 300)
-    same(npc.array(x)[npc.array(idx)], x[idx])
+    assert_same(npc.array(x)[npc.array(idx)], x[idx])
     bad = idx.copy()
     bad[7], bad[9] = 50, -51
     with pytest.raises(IndexError, match="index 50 is out of bounds for axis 0 with size 50"):
@@ -269,7 +269,7 @@ def test_mask_selection_raw_bool_bytes():
     """Any nonzero byte of a bool mask selects (a bool view of other bytes)."""
     raw = np.array([0, 2, 255, 0, 1, 0, 0, 128, 3, 0, 7], np.uint8)
     x = np.arange(11.0)
-    same(npc.array(x)[npc.array(raw).view(bool)], x[raw.view(bool)])
+    assert_same(npc.array(x)[npc.array(raw).view(bool)], x[raw.view(bool)])
 
 
 @pytest.mark.parametrize("key", [(slice(None), 2), (1, slice(1, None)), (slice(1, -1), slice(None, None, 2)),
@@ -281,15 +281,15 @@ def test_augmented_assignment_and_self_views(key):
     a = npc.array(e)
     a[key] -= a[key] * np.float64(0.5)
     e[key] -= e[key] * np.float64(0.5)
-    same(a, e)
+    assert_same(a, e)
     a[key] = a[key]
     e[key] = e[key]
-    same(a, e)
+    assert_same(a, e)
     a[1:, 0] = a[:-1, 0]
     e[1:, 0] = e[:-1, 0]
     a[0, 1:] = a[0, :-1]
     e[0, 1:] = e[0, :-1]
-    same(a, e)
+    assert_same(a, e)
 
 
 @pytest.mark.parametrize("name", ["matmul", "vecdot", "matvec", "vecmat"])
@@ -317,12 +317,17 @@ _OPERATOR_SLOTS = {"nb_negative": 30, "nb_positive": 32, "nb_absolute": 6, "nb_i
                    "nb_inplace_multiply": 18, "tp_richcompare": 67}
 
 
-def _operator_slots():
+def _type_slots(t, slots):
+    """The C functions in type `t`'s slots `slots` (name -> typeslots.h id)."""
     import ctypes
     get = ctypes.pythonapi.PyType_GetSlot
     get.restype = ctypes.c_void_p
     get.argtypes = [ctypes.py_object, ctypes.c_int]
-    return {name: get(npc.ndarray, slot) for name, slot in _OPERATOR_SLOTS.items()}
+    return {name: get(t, slot) for name, slot in slots.items()}
+
+
+def _operator_slots():
+    return _type_slots(npc.ndarray, _OPERATOR_SLOTS)
 
 
 def test_compile_keeps_the_operator_slots():
@@ -350,7 +355,7 @@ def test_compile_keeps_the_operator_slots():
             got = cf(npc.array([1.5, -2.5, 3.0]), npc.array([5, -6], np.int32))
             exp = f(np.array([1.5, -2.5, 3.0]), np.array([5, -6], np.int32))
             for g, e in zip(got, exp):
-                same(g, e)
+                assert_same(g, e)
     assert len(seen) > 6 and all(s == methods for s in seen)
     assert all(npc.ndarray.__dict__[n] is m for n, m in methods.items())
     assert _operator_slots() == slots
@@ -372,7 +377,7 @@ def test_compile_keeps_the_operator_slots():
             if isinstance(exp, tuple):
                 assert got == exp
             else:
-                same(got, exp)
+                assert_same(got, exp)
             assert [str(w.message) for w in gw] == [str(w.message) for w in ew]
 
 
@@ -382,11 +387,7 @@ _SUBSCRIPT_SLOTS = {"mp_ass_subscript": 3, "mp_subscript": 5, "sq_item": 44, "sq
 
 
 def _subscript_slots(t):
-    import ctypes
-    get = ctypes.pythonapi.PyType_GetSlot
-    get.restype = ctypes.c_void_p
-    get.argtypes = [ctypes.py_object, ctypes.c_int]
-    return {name: get(t, slot) for name, slot in _SUBSCRIPT_SLOTS.items()}
+    return _type_slots(t, _SUBSCRIPT_SLOTS)
 
 
 class _Sub(npc.ndarray):
@@ -421,11 +422,11 @@ def test_compile_keeps_the_subscript_slots():
     # Eager indexing afterwards, of the type and of a subclass, as NumPy's.
     e = np.arange(6.0).reshape(2, 3)
     for a in (npc.array(e), npc.array(e).view(_Sub)):
-        same(a[1, 2], e[1, 2])
-        same(a[0], e[0])
+        assert_same(a[1, 2], e[1, 2])
+        assert_same(a[0], e[0])
         a[1, 1] = -1.0
         a[a > 3] = 0.0
         e2 = e.copy()
         e2[1, 1] = -1.0
         e2[e2 > 3] = 0.0
-        same(a, e2)
+        assert_same(a, e2)
