@@ -638,6 +638,12 @@ bool in_augmented_assignment() {
   return false;
 }
 
+// The name of NumPy's scalar type of dtype `t` ("numpy.float64"), as Python's errors name it.
+std::string numpy_scalar_type_name(DType t) {
+  const std::byte zero[16] = {};
+  return Py_TYPE(numpy_scalar(t, zero).ptr())->tp_name;
+}
+
 // Python's TypeError for an operator that neither NumPy scalar operand has (Note [operators
 // NumPy scalars lack]).
 [[noreturn]] void raise_lacking_scalar_operator(OpId op, PyObject* const* args) {
@@ -648,8 +654,7 @@ bool in_augmented_assignment() {
   std::string names[2];
   for (int i = 0; i < 2; ++i) {
     if (const PyArray* a = array_ptr(args[i])) {
-      const std::byte zero[16] = {};
-      names[i] = Py_TYPE(numpy_scalar(a->dtype(), zero).ptr())->tp_name;
+      names[i] = numpy_scalar_type_name(a->dtype());
     } else {
       names[i] = Py_TYPE(args[i])->tp_name;
     }
@@ -707,9 +712,7 @@ PyObject* scalar_result_times_sequence(PyObject* a, PyObject* b, bool repeat = f
     if (!r) throw py::error_already_set();
     return r;
   }
-  const std::byte zero[16] = {};
-  throw py::type_error(std::string("can't multiply sequence by non-int of type '") +
-                       Py_TYPE(numpy_scalar(x->dtype(), zero).ptr())->tp_name + "'");
+  throw py::type_error("can't multiply sequence by non-int of type '" + numpy_scalar_type_name(x->dtype()) + "'");
 }
 
 // a <op> b as an ndarray operator: fast path, then the general ufunc call.
