@@ -381,8 +381,8 @@ def test_compile_keeps_the_operator_slots():
             assert [str(w.message) for w in gw] == [str(w.message) for w in ew]
 
 
-# typeslots.h ids of the subscript slots (Note [restoring the subscript slots] in
-# python/npc/csrc/bind_tracer.cpp).
+# typeslots.h ids of the subscript slots (Note [subscripts while tracing] in
+# python/npc/csrc/bind_indexing.cpp).
 _SUBSCRIPT_SLOTS = {"mp_ass_subscript": 3, "mp_subscript": 5, "sq_item": 44, "sq_ass_item": 45}
 
 
@@ -395,10 +395,10 @@ class _Sub(npc.ndarray):
 
 
 def test_compile_keeps_the_subscript_slots():
-    """Tracing wraps ndarray.__getitem__/__setitem__ (masked read-modify-write, element
-    reads) and sets them back afterwards; CPython then leaves its generic slot functions in
-    place of the C++ ones (in ndarray and in subclasses that inherit them), and eager `a[0]`
-    took eight times as long after any compile. The slots are saved before and put back."""
+    """Tracing never replaces ndarray.__getitem__/__setitem__ (the C++ slots call the
+    capture layer's hooks for masks and element reads): setting a dunder swaps the type's C
+    slots for CPython's generic ones (in ndarray and in subclasses that inherit them), and
+    eager `a[0]` took eight times as long after any compile."""
     before = {t: _subscript_slots(t) for t in (npc.ndarray, _Sub)}
     getitem, setitem = npc.ndarray.__dict__["__getitem__"], npc.ndarray.__dict__["__setitem__"]
 

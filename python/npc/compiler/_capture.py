@@ -349,10 +349,8 @@ class _Patches:
         P._patch(builtins, "print", P._print_maker)
         for name in _SCALAR_METHODS:
             P._patch(_core.ndarray, name, _scalar_method_maker)
-        # Note [restoring the subscript slots] in python/npc/csrc/bind_tracer.cpp.
-        _core._save_subscript_slots(_core.ndarray)
-        P._patch(_core.ndarray, "__getitem__", _masked_getitem_maker)
-        P._patch(_core.ndarray, "__setitem__", _masked_setitem_maker)
+        # Subscripts are not patched: the C++ slots call _traced_getitem/_traced_setitem
+        # (Note [subscripts while tracing] in python/npc/csrc/bind_indexing.cpp).
 
     def __enter__(self):
         with _Patches._lock:
@@ -425,7 +423,6 @@ class _Patches:
         for mod, name, orig in reversed(_Patches._saved):
             setattr(mod, name, orig)
         _Patches._saved.clear()
-        _core._restore_subscript_slots()  # Note [restoring the subscript slots]
 
     def __exit__(self, *exc):
         _tls.patches = self._prev
@@ -501,40 +498,38 @@ def _bool_mask(key):
     return None
 
 
-def _masked_getitem_maker(orig):
-    element_read = _core._traced_element_read
+_plain_getitem = _core._plain_getitem
+_plain_setitem = _core._plain_setitem
 
-    def getitem(self, key):
-        tk = type(key)
-        if tk is tuple or tk is int:
-            # The common case first (no mask can be such a key): an element read of a traced
-            # array, at one Python call per element of a scalar loop. Plain int keys from the
-            # user's code: in C++ (Note [traced element reads in C++] in bind_indexing.cpp).
-            if _tls.patches is not None:
-                r = element_read(self, key)
-                if r is not NotImplemented:
-                    return r
-            if _tls.patches is not None and _scalar_key(key, self.ndim) and _core._is_traced(self):
-                frame = sys._getframe(1)
-                site = _code_sites(frame.f_code)
-                if not site[2]:
-                    # Note [traced scalar elements]: the binding's element read of a traced
-                    # array is already a copy marked as a NumPy scalar (Note [scalar results]).
-                    r = orig(self, key)
-                    return _ScalarRMW(r) if frame.f_lasti in site[1] else r
-            return orig(self, key)
-        m = _bool_mask(key)
-        if m is not None and _tls.patches is not None and \
-                m.ndim <= self.ndim and tuple(m.shape) == tuple(self.shape[:m.ndim]) and \
-                (_core._is_traced(self) or (_is_npc(m) and _core._is_traced(m))) and \
-                _is_augmented_subscript(sys._getframe(1)):
-            return _MaskedRMW(self, m, orig)
-        if _tls.patches is not None and _scalar_key(key, self.ndim) and _core._is_traced(self) and \
-                not _internal_file(sys._getframe(1).f_code.co_filename):
-            # Note [traced scalar elements]
-            return _ScalarRMW(orig(self, key)) if _is_augmented_subscript(sys._getframe(1)) else orig(self, key).copy()
-        return orig(self, key)
-    return getitem
+
+def _traced_getitem(self, key):
+    """self[key] while this thread traces, for the keys the C++ slot does not take itself
+    (Note [subscripts while tracing] in python/npc/csrc/bind_indexing.cpp): boolean masks,
+    NumPy integer keys, lists and arrays."""
+    if _tls.patches is None:
+        return _plain_getitem(self, key)
+    tk = type(key)
+    if tk is tuple or tk is int:
+        if _scalar_key(key, self.ndim) and _core._is_traced(self):
+            frame = sys._getframe(1)
+            site = _code_sites(frame.f_code)
+            if not site[2]:
+                # Note [traced scalar elements]: the binding's element read of a traced
+                # array is already a copy marked as a NumPy scalar (Note [scalar results]).
+                r = _plain_getitem(self, key)
+                return _ScalarRMW(r) if frame.f_lasti in site[1] else r
+        return _plain_getitem(self, key)
+    m = _bool_mask(key)
+    if m is not None and m.ndim <= self.ndim and tuple(m.shape) == tuple(self.shape[:m.ndim]) and \
+            (_core._is_traced(self) or (_is_npc(m) and _core._is_traced(m))) and \
+            _is_augmented_subscript(sys._getframe(1)):
+        return _MaskedRMW(self, m, _plain_getitem)
+    if _scalar_key(key, self.ndim) and _core._is_traced(self) and \
+            not _internal_file(sys._getframe(1).f_code.co_filename):
+        # Note [traced scalar elements]
+        r = _plain_getitem(self, key)
+        return _ScalarRMW(r) if _is_augmented_subscript(sys._getframe(1)) else r.copy()
+    return _plain_getitem(self, key)
 
 
 # Note [traced scalar elements]
@@ -574,18 +569,17 @@ def _scalar_rmw_method(name):
 for _name in _RMW_OPS:
     setattr(_ScalarRMW, _name, _scalar_rmw_method(_name))
 setattr(_ScalarRMW, "__imatmul__", _scalar_rmw_method("__imatmul__"))
-_core._set_element_read_hooks(_code_sites, _ScalarRMW)
 
 
-def _masked_setitem_maker(orig):
-    def setitem(self, key, value):
-        if type(value) is _MaskedResult and value.base is self and value.mask is key:
-            import npc
-            m = value.mask
-            mb = npc.reshape(m, tuple(m.shape) + (1,) * (self.ndim - m.ndim))
-            return orig(self, Ellipsis, npc.where(mb, value.full, self))
-        return orig(self, key, value)
-    return setitem
+def _traced_setitem(self, key, value):
+    """self[key] = value while this thread traces, for a _MaskedResult value (Note [masked
+    read-modify-write]; Note [subscripts while tracing] in python/npc/csrc/bind_indexing.cpp)."""
+    if type(value) is _MaskedResult and value.base is self and value.mask is key:
+        import npc
+        m = value.mask
+        mb = npc.reshape(m, tuple(m.shape) + (1,) * (self.ndim - m.ndim))
+        return _plain_setitem(self, Ellipsis, npc.where(mb, value.full, self))
+    return _plain_setitem(self, key, value)
 
 
 class _MaskedResult:
@@ -637,6 +631,7 @@ def _rmw_method(name, ufunc_name):
 
 for _name, _uf in _RMW_OPS.items():
     setattr(_MaskedRMW, _name, _rmw_method(_name, _uf))
+_core._set_subscript_hooks(_code_sites, _ScalarRMW, _traced_getitem, _traced_setitem, _MaskedResult)
 
 
 # ---------------------------------------------------------------- fills and host calls

@@ -777,6 +777,8 @@ bool fast_assign_view(PyArray& a, PyObject* key, PyObject* value) {
   return true;
 }
 
+PyObject* traced_getitem(PyObject* self, PyObject* key);
+
 PyObject* fast_getitem(PyObject* self, PyObject* key) {
   return guarded([&]() -> PyObject* {
     PyArray* a = array_ptr(self);
@@ -800,24 +802,39 @@ PyObject* fast_getitem(PyObject* self, PyObject* key) {
         return finalize_like(new_view_object(*a, offset, shape, strides, std::move(base)), self).release().ptr();
       }
     }
+    if (tracer::current()) return traced_getitem(self, key);  // Note [subscripts while tracing]
     return getitem(py::reinterpret_borrow<py::object>(self), key).release().ptr();
   });
 }
 
 // Note [traced element reads in C++]
-// While tracing, ndarray.__getitem__ is the capture layer's wrapper (python/npc/compiler/
-// _capture.py, Note [traced scalar elements]): an element read of a traced array with int
-// keys is a copy marked as a NumPy scalar (getitem above gives that), or a _ScalarRMW when
-// the read is the load of an augmented subscript assignment (`a[i, j] -= v`), which the
-// caller's instruction tells. A scalar loop does that once per element, so the common case
-// is done here in one call: plain ints (one per dimension) into a traced npc array, called
-// by the wrapper (so the user's frame is the wrapper's caller); the augmented-assignment
-// sites and whether the code is npc's or NumPy's own come from the wrapper's _code_sites,
-// asked once per code object (the code objects stay referenced: their addresses are the
-// keys). Anything else (NumPy integer keys, internal callers) returns NotImplemented and
-// the wrapper's Python does it.
+// While tracing, an element read with int keys of a traced array is a copy marked as a
+// NumPy scalar (getitem below gives that), or a _ScalarRMW when the read is the load of an
+// augmented subscript assignment (`a[i, j] -= v`; python/npc/compiler/_capture.py, Note
+// [traced scalar elements]), which the caller's instruction tells. A scalar loop does that
+// once per element, so it is done here: plain ints (one per dimension) into a traced npc
+// array from the user's code; the augmented-assignment sites and whether the code is npc's
+// or NumPy's own come from the capture layer's _code_sites, asked once per code object (the
+// code objects stay referenced: their addresses are the keys). Anything else (NumPy integer
+// keys, internal callers) declines (NotImplemented).
+//
+// Note [subscripts while tracing]
+// Subscripts of npc arrays while tracing need the capture layer only for some keys: element
+// reads (above), boolean masks in `a[mask] op= v` (Note [masked read-modify-write] in
+// _capture.py), NumPy integer keys, and stores of a masked read-modify-write's result. The
+// type's C slots (fast_getitem, fast_setitem) take those cases to the capture layer's Python
+// hooks when the calling thread traces (tracer::current()), and everything else (ints,
+// slices, None, Ellipsis and tuples of them) straight to the C++ subscript, as the Python
+// hooks would have. ndarray.__getitem__/__setitem__ are never replaced: replacing a dunder
+// swaps the type's C slots for CPython's generic ones (a lookup and a Python call per
+// subscript: a fifth of a row loop's tracing), and eager code after a compile would keep
+// them. The hooks run after the eager fast paths (which never take traced arrays), so eager
+// subscripts pay nothing; the slow path pays one thread-local read.
 struct ElementReadHooks {
   py::object code_sites, scalar_rmw;
+  py::object getitem, setitem;  // Note [subscripts while tracing]
+  PyTypeObject* masked_result = nullptr;  // the values setitem takes
+  py::object keep_type;  // holds masked_result
   struct Sites {
     std::vector<int> offsets;  // sorted
     bool internal = false;
@@ -826,7 +843,8 @@ struct ElementReadHooks {
 };
 ElementReadHooks* g_element_reads = nullptr;
 
-PyObject* traced_element_read(PyObject* self, PyObject* key) {
+// `caller`: the frame of the code that subscripts (borrowed).
+PyObject* traced_element_read(PyObject* self, PyObject* key, PyFrameObject* caller) {
   PyArray* a = array_ptr(self);
   if (!g_element_reads || !a || !a->is_traced() || !tracer::current()) Py_RETURN_NOTIMPLEMENTED;
   Py_ssize_t n = 1;
@@ -838,12 +856,9 @@ PyObject* traced_element_read(PyObject* self, PyObject* key) {
     Py_RETURN_NOTIMPLEMENTED;
   }
   if (n != a->ndim()) Py_RETURN_NOTIMPLEMENTED;
-  PyFrameObject* wrapper = PyEval_GetFrame();  // borrowed
-  PyFrameObject* caller = wrapper ? PyFrame_GetBack(wrapper) : nullptr;
   if (!caller) Py_RETURN_NOTIMPLEMENTED;
   PyCodeObject* code = PyFrame_GetCode(caller);
   const int lasti = PyFrame_GetLasti(caller);
-  Py_DECREF(caller);
   auto it = g_element_reads->by_code.find(code);
   if (it == g_element_reads->by_code.end()) {
     PyObject* entry = PyObject_CallOneArg(g_element_reads->code_sites.ptr(), reinterpret_cast<PyObject*>(code));
@@ -876,6 +891,31 @@ PyObject* traced_element_read(PyObject* self, PyObject* key) {
       return g_element_reads->scalar_rmw(r).release().ptr();
     return r.release().ptr();
   });
+}
+
+// An int, slice, None or Ellipsis: a key whose subscript the capture layer leaves alone.
+bool plain_key_item(PyObject* k) {
+  return PyLong_CheckExact(k) || PySlice_Check(k) || k == Py_None || k == Py_Ellipsis;
+}
+
+bool plain_key(PyObject* key) {
+  if (!PyTuple_CheckExact(key)) return plain_key_item(key);
+  for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(key); i < n; ++i)
+    if (!plain_key_item(PyTuple_GET_ITEM(key, i))) return false;
+  return true;
+}
+
+// self[key] while this thread traces (Note [subscripts while tracing]).
+PyObject* traced_getitem(PyObject* self, PyObject* key) {
+  if (!g_element_reads) return getitem(py::reinterpret_borrow<py::object>(self), key).release().ptr();
+  if (PyLong_CheckExact(key) || PyTuple_CheckExact(key)) {
+    PyObject* r = traced_element_read(self, key, PyEval_GetFrame());
+    if (r != Py_NotImplemented) return r;
+    Py_DECREF(r);
+  }
+  if (!plain_key(key))
+    return PyObject_CallFunctionObjArgs(g_element_reads->getitem.ptr(), self, key, nullptr);
+  return getitem(py::reinterpret_borrow<py::object>(self), key).release().ptr();
 }
 
 // Writes `value` (a Python float, int or complex, or a NumPy scalar of dtype `dt`) to `p` as
@@ -943,6 +983,8 @@ int fast_setitem(PyObject* self, PyObject* key, PyObject* value) {
   PyObject* r = guarded([&]() -> PyObject* {
     PyArray* a = array_ptr(self);
     if (a && fast_store(*a, key, value)) return Py_NewRef(Py_None);
+    if (Py_TYPE(value) == (g_element_reads ? g_element_reads->masked_result : nullptr) && tracer::current())
+      return PyObject_CallFunctionObjArgs(g_element_reads->setitem.ptr(), self, key, value, nullptr);
     if (!(a && a->writeable() && !a->warn_on_write && !a->is_traced() && fast_assign_view(*a, key, value)))
       setitem(py::reinterpret_borrow<py::object>(self), key, value);
     return Py_NewRef(Py_None);
@@ -1127,21 +1169,22 @@ void bind_indexing(py::module_& m) {
     }
     return wrap(concatenate(in, ax, std::nullopt, Casting::SameKind));
   }, "numpy.concatenate for a list/tuple of npc arrays with default options; None otherwise.");
-  m.def("_set_element_read_hooks", [](py::object code_sites, py::object scalar_rmw) {
+  m.def("_set_subscript_hooks", [](py::object code_sites, py::object scalar_rmw, py::object getitem_hook,
+                                   py::object setitem_hook, py::object masked_result) {
+    if (!PyType_Check(masked_result.ptr())) throw py::type_error("_set_subscript_hooks: masked_result must be a type");
     if (!g_element_reads) g_element_reads = new ElementReadHooks();  // lives as long as the module
     g_element_reads->code_sites = std::move(code_sites);
     g_element_reads->scalar_rmw = std::move(scalar_rmw);
-  }, "Note [traced element reads in C++]: the capture layer's _code_sites and _ScalarRMW.");
-  static PyMethodDef element_read_def = {
-      "_traced_element_read", reinterpret_cast<PyCFunction>(+[](PyObject*, PyObject* const* args, Py_ssize_t n) -> PyObject* {
-        if (n != 2) {
-          PyErr_SetString(PyExc_TypeError, "_traced_element_read(array, key)");
-          return nullptr;
-        }
-        return traced_element_read(args[0], args[1]);
-      }),
-      METH_FASTCALL, "Note [traced element reads in C++]: a traced element read, or NotImplemented."};
-  m.add_object("_traced_element_read", py::reinterpret_steal<py::object>(PyCFunction_New(&element_read_def, nullptr)));
+    g_element_reads->getitem = std::move(getitem_hook);
+    g_element_reads->setitem = std::move(setitem_hook);
+    g_element_reads->masked_result = reinterpret_cast<PyTypeObject*>(masked_result.ptr());
+    g_element_reads->keep_type = std::move(masked_result);
+  }, "Note [subscripts while tracing]: the capture layer's _code_sites, _ScalarRMW, its subscript hooks "
+     "and the type of a masked read-modify-write's result.");
+  m.def("_plain_getitem", [](py::object self, py::handle key) { return getitem(self, key); },
+        "self[key] without the tracing hooks (Note [subscripts while tracing]).");
+  m.def("_plain_setitem", [](py::object self, py::handle key, py::handle value) { setitem(self, key, value); },
+        "self[key] = value without the tracing hooks (Note [subscripts while tracing]).");
   m.def("_index", [](py::object self, py::handle key) {
     // a[key] as an array (never a scalar): used by functions that index internally.
     auto& a = self.cast<PyArray&>();

@@ -849,59 +849,6 @@ void bind_tracer(py::module_& m) {
   m.def("_current_graph_break", [](const std::string& reason) {
     if (tracer::Context* c = tracer::current()) c->break_graph(reason);
   });
-  // Note [restoring the subscript slots]
-  // While a function is traced, the capture layer sets ndarray.__getitem__/__setitem__ to
-  // Python wrappers (masked read-modify-write, element reads: python/npc/compiler/_capture.py)
-  // and sets the originals back afterwards. Setting a dunder on a type makes CPython replace
-  // the type's C slots (mp_subscript, sq_item, mp_ass_subscript, sq_ass_item), and those of
-  // every subclass that inherits them, by its generic slot functions, which look the method up
-  // on each call; setting the original back leaves them generic: after the first compile in a
-  // process, eager `a[0]` took 750 ns instead of 97 ns. So the capture layer saves the slots
-  // of ndarray and its subclasses before it patches (_save_subscript_slots) and puts them
-  // back after it restored the dunders (_restore_subscript_slots).
-  struct SubscriptSlots {
-    py::object type;
-    binaryfunc mp_subscript;
-    objobjargproc mp_ass_subscript;
-    ssizeargfunc sq_item;
-    ssizeobjargproc sq_ass_item;
-  };
-  static std::vector<SubscriptSlots> g_subscript_slots;
-  m.def("_save_subscript_slots", [](py::object base) {
-    g_subscript_slots.clear();
-    std::vector<py::object> todo{base};
-    while (!todo.empty()) {
-      py::object t = todo.back();
-      todo.pop_back();
-      auto* tp = reinterpret_cast<PyTypeObject*>(t.ptr());
-      SubscriptSlots s{t, nullptr, nullptr, nullptr, nullptr};
-      if (tp->tp_as_mapping) {
-        s.mp_subscript = tp->tp_as_mapping->mp_subscript;
-        s.mp_ass_subscript = tp->tp_as_mapping->mp_ass_subscript;
-      }
-      if (tp->tp_as_sequence) {
-        s.sq_item = tp->tp_as_sequence->sq_item;
-        s.sq_ass_item = tp->tp_as_sequence->sq_ass_item;
-      }
-      g_subscript_slots.push_back(s);
-      for (py::handle sub : t.attr("__subclasses__")()) todo.push_back(py::reinterpret_borrow<py::object>(sub));
-    }
-  });
-  m.def("_restore_subscript_slots", [] {
-    for (SubscriptSlots& s : g_subscript_slots) {
-      auto* tp = reinterpret_cast<PyTypeObject*>(s.type.ptr());
-      if (tp->tp_as_mapping) {
-        tp->tp_as_mapping->mp_subscript = s.mp_subscript;
-        tp->tp_as_mapping->mp_ass_subscript = s.mp_ass_subscript;
-      }
-      if (tp->tp_as_sequence) {
-        tp->tp_as_sequence->sq_item = s.sq_item;
-        tp->tp_as_sequence->sq_ass_item = s.sq_ass_item;
-      }
-      PyType_Modified(tp);
-    }
-    g_subscript_slots.clear();
-  });
   m.def("_verify_enabled", &ir::verify_enabled);
   m.def("_clear_segment_cache", [] {
     {
