@@ -1,4 +1,5 @@
 // The exact binary form of a graph: serialize() and deserialize(), Note [graph serialization].
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -65,7 +66,7 @@ constexpr size_t kTrailerSize = 8;
 constexpr size_t kMaxRank = 64;  // NumPy's NPY_MAXDIMS
 // More inputs or scalars than any run could pass (check_run_args wants one array each); a
 // bound keeps a corrupt count from sizing the vectors backends index by input number.
-constexpr uint32_t kMaxInterface = 1u << 24;
+constexpr uint32_t kMaxInterface = 1u << 20;
 constexpr int kNumNodeKinds = static_cast<int>(NodeKind::Call) + 1;
 constexpr int kNumViewKinds = static_cast<int>(ViewKind::Strided) + 1;
 
@@ -734,15 +735,20 @@ Graph deserialize(std::string_view bytes) {
     return k;
   };
   for (uint32_t k = 0, n = r.count(4, "outputs"); k < n; ++k) g.outputs.push_back(node("an output"));
-  std::vector<std::vector<NodeRef>> input_nodes(ninputs);
+  // The Input nodes by input number (sized by the nodes, not by the input count read).
+  std::vector<std::pair<int64_t, NodeRef>> input_nodes;
   for (NodeRef x : g.order_)
-    if (x->kind == NodeKind::Input) input_nodes[static_cast<size_t>(x->params[0])].push_back(x);
+    if (x->kind == NodeKind::Input) input_nodes.emplace_back(x->params[0], x);
+  std::sort(input_nodes.begin(), input_nodes.end(), [](auto& a, auto& b) { return a.first < b.first; });
   for (uint32_t k = 0, n = r.count(8, "write-backs"); k < n; ++k) {
     const int input = input_number("a write-back");
     NodeRef v = node("a write-back");
     // The runtime copies the value into the caller's array, which has the Input's type.
-    for (NodeRef x : input_nodes[static_cast<size_t>(input)])
-      if (x->dtype != v->dtype || x->shape != v->shape) corrupt("write-back of another dtype or shape than its input");
+    auto it = std::lower_bound(input_nodes.begin(), input_nodes.end(), input,
+                               [](auto& e, int64_t i) { return e.first < i; });
+    for (; it != input_nodes.end() && it->first == input; ++it)
+      if (it->second->dtype != v->dtype || it->second->shape != v->shape)
+        corrupt("write-back of another dtype or shape than its input");
     g.writebacks.emplace_back(input, v);
   }
   for (uint32_t k = 0, n = r.count(12, "input writes"); k < n; ++k) {

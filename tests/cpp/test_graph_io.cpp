@@ -269,6 +269,11 @@ TEST_CASE("graph serialization: the header binds the bytes to this build", "[tra
   REQUIRE_THROWS_WITH(ir::deserialize(s), Catch::Contains("checksum"));
   s = bytes + "x";
   REQUIRE_THROWS_AS(ir::deserialize(s), ValueError);
+  // Counts are bounded before anything is sized by them: an input count of 2^31 - 1.
+  s = bytes;
+  s.replace(20, 4, std::string("\xff\xff\xff\x7f", 4));
+  reseal(s);
+  REQUIRE_THROWS_WITH(ir::deserialize(s), Catch::Contains("input or scalar count"));
 }
 
 TEST_CASE("graph serialization: every truncation raises ValueError", "[tracer][graph_io]") {
