@@ -299,6 +299,9 @@ class Graph {
   int num_inputs_ = 0, num_scalars_ = 0;
   friend Graph dce(Graph&&);
   friend Graph subgraph(const Graph&, std::span<const NodeRef>);
+  // Rebuilds nodes through intern() and restores the merged-evaluation data and symbols as
+  // they were (Note [graph serialization] in src/tracer/graph_io.cpp).
+  friend Graph deserialize(std::string_view bytes);
 };
 
 /// Thrown by verify(): names the pass and the offending node.
@@ -325,6 +328,17 @@ Graph dce(Graph&& g);
 Graph subgraph(const Graph& g, std::span<const NodeRef> outputs);
 /// Runs `pass` and, when verification is enabled, verifies its result.
 Graph run_pass(Graph&& g, Pass pass, std::string_view name);
+
+/// The exact binary form of `g` (Note [graph serialization] in src/tracer/graph_io.cpp): nodes in
+/// id order, every interface field, Scalars bit for bit; bound to this build of npc (its op table
+/// and node layout). ValueError for a graph with host calls (Call nodes), which cannot be stored.
+std::string serialize(const Graph& g);
+/// The graph serialize() wrote, rebuilt through the builders' interning: deserialize(serialize(g))
+/// has g's str(), structural_hash(), same_structure() and interface, and serializes to the same
+/// bytes. ValueError for bytes that are not such a graph of this build (another version or build,
+/// truncated, corrupted, or hostile: every count, id, enum and parameter later code reads is
+/// checked, and the result passes verify()); never reads out of bounds.
+Graph deserialize(std::string_view bytes);
 
 /// Arguments of one run of a compiled graph.
 struct RunArgs {

@@ -375,6 +375,49 @@ py::list node_table(const ir::Graph& g) {
   }
   return l;
 }
+
+// The interface of `g` as Python values (tests of graph serialization compare two graphs'):
+// every field of ir::Graph's interface, the merged-evaluation data, and the Input and Scalar
+// nodes' numbers, dtype codes and shapes (a symbol as its traced size), to make arguments from.
+py::dict graph_interface(const ir::Graph& g) {
+  py::dict d;
+  auto ids = [](const std::vector<ir::NodeRef>& v) {
+    std::vector<uint32_t> r;
+    for (ir::NodeRef n : v) r.push_back(n->id);
+    return r;
+  };
+  d["num_inputs"] = g.num_inputs();
+  d["num_scalars"] = g.num_scalars();
+  py::list symbols, writebacks, input_writes, index_checks, inputs, scalars;
+  for (const ir::Symbol& s : g.symbols()) symbols.append(py::make_tuple(s.input, s.axis, s.hint));
+  for (auto& [i, n] : g.writebacks) writebacks.append(py::make_tuple(i, n->id));
+  for (auto& w : g.input_writes) input_writes.append(py::make_tuple(w.at, w.input, w.value->id));
+  for (auto& c : g.index_checks) index_checks.append(py::make_tuple(c.input, c.extent, c.axis));
+  std::vector<uint32_t> evaluations;
+  for (ir::NodeRef n : g.nodes()) {
+    evaluations.push_back(g.evaluations(n));
+    if (n->kind == ir::NodeKind::Input) {
+      py::list shape;
+      for (ir::Dim dim : n->shape) shape.append(dim.is_static() ? dim.value() : g.symbols().at(dim.symbol()).hint);
+      inputs.append(py::make_tuple(n->params[0], static_cast<int>(n->dtype), py::tuple(shape)));
+    } else if (n->kind == ir::NodeKind::Scalar) {
+      scalars.append(py::make_tuple(n->params[0], static_cast<int>(n->dtype)));
+    }
+  }
+  d["symbols"] = symbols;
+  d["outputs"] = ids(g.outputs);
+  d["writebacks"] = writebacks;
+  d["input_writes"] = input_writes;
+  d["index_checks"] = index_checks;
+  d["owned_inputs"] = g.owned_inputs;
+  d["unread_outputs"] = g.unread_outputs;
+  d["calls"] = g.calls.size();
+  d["evaluations"] = evaluations;
+  d["evaluation_order"] = g.evaluation_order();
+  d["input_nodes"] = inputs;
+  d["scalar_nodes"] = scalars;
+  return d;
+}
 }  // namespace
 
 void bind_tracer(py::module_& m) {
@@ -422,6 +465,12 @@ void bind_tracer(py::module_& m) {
         return r;
       })
       .def_property_readonly("writes_inputs", [](const PyGraph& g) { return !g.g->writebacks.empty(); })
+      // Graph serialization (Note [graph serialization] in src/tracer/graph_io.cpp), for tests.
+      .def("serialize", [](const PyGraph& g) { return py::bytes(ir::serialize(*g.g)); },
+           "the graph's bytes (ValueError for a graph with host calls)")
+      .def("same_structure", [](const PyGraph& g, const PyGraph& o) { return g.g->same_structure(*o.g); })
+      .def("interface", [](const PyGraph& g) { return graph_interface(*g.g); },
+           "the interface fields, evaluation data and Input/Scalar nodes as a dict")
       .def("run_eager", [](const PyGraph& g, py::handle inputs, py::handle scalars) {
         std::vector<ndarray> in = to_arrays(inputs);
         std::vector<Scalar> sc = to_scalars(scalars);
@@ -455,6 +504,24 @@ void bind_tracer(py::module_& m) {
         for (auto& g : t.graphs) l.append(py::str(g->str()));
         return py::iter(l);
       });
+
+  m.def("_segment_graph", [](const SegmentTexts& t, py::ssize_t i, const std::string& backend) {
+    const auto n = static_cast<py::ssize_t>(t.graphs.size());
+    if (i < 0 || i >= n) throw py::index_error("segment index out of range");
+    auto pg = std::make_shared<PyGraph>();
+    // Backends only read the graph: the segment's own graph, compiled again with `backend`.
+    pg->g = std::const_pointer_cast<ir::Graph>(t.graphs[static_cast<size_t>(i)]);
+    std::string err;
+    pg->exe = make_exe(pg->g, backend, pg->backend_used, err);
+    return pg;
+  }, "segment graph `i` of a trace (CompiledFunction.last_graphs) compiled with `backend` (tests)");
+  m.def("_graph_deserialize", [](py::bytes bytes, const std::string& backend) {
+    auto pg = std::make_shared<PyGraph>();
+    pg->g = std::make_shared<ir::Graph>(ir::deserialize(std::string_view(bytes)));
+    std::string err;
+    pg->exe = make_exe(pg->g, backend, pg->backend_used, err);
+    return pg;
+  }, "the graph _Graph.serialize() wrote, compiled with `backend` (ValueError for bad bytes; tests)");
 
   py::class_<PyPlan>(m, "_Plan")
       .def("__call__", [](const PyPlan& p, py::handle inputs, py::handle scalars) {
