@@ -13,7 +13,7 @@ import operator
 import numpy as _np
 
 from . import _core
-from ._array import _wrap_ufunc_result, ndarray
+from ._array import _check_scalar_out, _wrap_ufunc_result, ndarray
 from ._creation import asarray, ones
 from ._fallback import NotNative, call as _fallback_call
 
@@ -207,6 +207,7 @@ def dot(a, b, out=None):
     operand multiplies elementwise. dtype: ``promote_types``. ValueError "shapes ... not
     aligned" when the summed dimensions differ.
     """
+    _check_scalar_out(out, "'out' must be an array")  # Note [writes into scalar results]
     a = _arr(a)
     b = _arr(b)
     if a.ndim == 0 or b.ndim == 0:
