@@ -151,6 +151,7 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
     ValueError
         0-d operands, or core dimensions ``k`` that differ (NumPy's gufunc messages).
     """
+    _check_scalar_out(out)  # a gufunc's out: Note [writes into scalar results]
     if out is not None and not isinstance(out, (ndarray, _np.ndarray, tuple)):
         raise TypeError("return arrays must be of ArrayType")  # NumPy's ufunc check of out=
     if out is None and dtype is None and casting == "same_kind" and order == "K" and subok \
@@ -440,6 +441,7 @@ def matrix_transpose(x, /):
 
 
 def _gufunc_kwargs_native(out, casting, order, subok, signature, axes, extra=()):
+    _check_scalar_out(out)  # Note [writes into scalar results] in csrc/bind_ndarray.cpp
     if casting != "same_kind" or order != "K" or not subok or signature is not None or axes is not None \
             or any(e is not None for e in extra):
         raise NotNative

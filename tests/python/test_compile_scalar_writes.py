@@ -36,9 +36,11 @@ WRITES = [
     "np.divmod(b[0], 1, out=(x, None))", "np.isnan(b[0], out=x)", "np.add.reduce(b, out=x)",
     "np.add.accumulate(b, out=x)", "b.sum(out=x)", "np.sum(b, out=x)", "b.max(out=x)", "np.min(b, out=x)",
     "b.prod(out=x)", "b.any(out=x)", "np.all(b, out=x)", "np.clip(b[0], 0, 1, out=x)", "np.add.at(x, 0, 1)",
+    "np.matmul(b, b, out=x)", "np.vecdot(b, b, out=x)", "np.mean(b, out=x)", "np.std(b, out=x)", "np.ptp(b, out=x)",
     # out= of functions NumPy writes in C: their own messages
     "np.cumsum(b, out=x)", "b.argmax(out=x)", "np.argmin(b, out=x)", "np.take(b, 0, out=x)",
-    "np.round(b[0], out=x)", "np.dot(b, b, out=x)",
+    "np.round(b[0], out=x)", "np.dot(b, b, out=x)", "np.trace(np.ones((2, 2)), out=x)",
+    "np.choose(0, [b[0]], out=x)", "np.compress([True], b[:1], out=x)",
     # functions whose first argument must be an array
     "np.copyto(x, 3)", "np.copyto(x, b[0], casting='unsafe')", "np.place(x, True, [3])",
     # attributes

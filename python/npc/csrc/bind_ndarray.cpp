@@ -136,10 +136,14 @@ std::string numpy_scalar_type_name(DType t) {
 // - attributes (`x.shape = ...`, dtype, strides, real, imag, flat): AttributeError "attribute
 //   'shape' of 'numpy.generic' objects is not writable"; `x.flags.writeable = ...`:
 //   ValueError "Cannot set flags on array scalars."; `x.setfield(...)`, `x.byteswap(True)`:
-//   their errors;
+//   their errors (a NumPy method that npc runs on NumPy runs on the NumPy scalar itself);
 // - the methods NumPy's scalars run on a temporary array (`x.fill(0)`, `x.put(...)` and
 //   np.put, `x.resize(...)`, `x.setflags(...)`, `x.flat[0] = 9`): run on a copy, whose
 //   errors they raise and whose changes nobody sees.
+// - a native function that rejects a scalar result as a destination keeps its error: the
+//   retry on NumPy (Note [argument errors] in bind_interop.cpp) would write into a 0-d view.
+// Not yet: np.putmask (a NumPy fallback) and out= of np.einsum and np.median write into the
+// scalar result; np.concatenate's out= raises ValueError (docs/compile.md lists them).
 // A 0-d array that is not a scalar result (`a[1, ...]`, `np.zeros(())`, `np.array(a[1])`)
 // is written in place as NumPy's 0-d arrays are. Only marked values exist while tracing, so
 // each check sits behind `ndim() == 0` (setitem) or on a path that eager code with no write
