@@ -64,6 +64,45 @@ def _as_npc(obj):
     return _from_numpy(_np.asarray(obj))
 
 
+# ---------------------------------------------------------------- writes into scalar results
+# Note [writes into scalar results] in python/npc/csrc/bind_ndarray.cpp: while tracing, a
+# scalar result (a 0-d array marked to act as a NumPy scalar) is never written. Each helper
+# costs eager code one call into _core, on paths that write (out=, destinations, setters).
+_scalar_result = _core._scalar_result  # any object: False but for a scalar result
+
+
+def _check_scalar_out(out, message="return arrays must be of ArrayType"):
+    """Raises NumPy's TypeError for a scalar result given as `out` (an array, a tuple of
+    outputs, or None): "return arrays must be of ArrayType" (ufuncs and the reductions built
+    on them), or the `message` of a function NumPy implements in C."""
+    if out is None:
+        return
+    if type(out) is tuple:
+        for o in out:
+            if _scalar_result(o):
+                raise TypeError(message)
+    elif _scalar_result(out):
+        raise TypeError(message)
+
+
+def _scalar_type_name(a):
+    """NumPy's scalar type name of `a`'s dtype, as NumPy's errors name it ("numpy.float64")."""
+    return "numpy." + a.dtype.type.__name__
+
+
+def _temporary_of_scalar(a):
+    """`a`, or when it is a scalar result a copy of it: the temporary array a NumPy scalar's
+    method (fill, put, resize, setflags) writes into and drops."""
+    return a._copy("A") if _scalar_result(a) else a
+
+
+def _check_scalar_attribute(self, name):
+    """AttributeError of NumPy's scalars for setting or deleting attribute `name` of a scalar
+    result (`x.shape = (1,)`)."""
+    if _scalar_result(self):
+        raise AttributeError(f"attribute '{name}' of 'numpy.generic' objects is not writable")
+
+
 # ---------------------------------------------------------------- flags
 class flagsobj:
     """numpy.ndarray.flags for an npc array (attribute and item access, WRITEABLE settable)."""
@@ -104,9 +143,13 @@ class flagsobj:
 
     @writeable.setter
     def writeable(self, value):
+        if _scalar_result(self._arr):  # Note [writes into scalar results]
+            raise ValueError("Cannot set flags on array scalars.")
         self._arr._set_writeable(bool(value))
 
     def __setattr__(self, name, value):
+        if _scalar_result(self._arr):  # Note [writes into scalar results]
+            raise ValueError("Cannot set flags on array scalars.")
         if name == "writeable":
             flagsobj.writeable.fset(self, value)
         elif name in ("aligned", "writebackifcopy"):
@@ -192,6 +235,7 @@ def _copy(self, order="C"):
 
 
 def _fill(self, value):
+    self = _temporary_of_scalar(self)  # Note [writes into scalar results]
     if not self._flags[3]:
         raise ValueError("assignment destination is read-only")
     t = type(value)
@@ -462,6 +506,7 @@ def _real_get(self):
 
 
 def _real_set(self, value):
+    _check_scalar_attribute(self, "real")  # Note [writes into scalar results]
     _core._copy_into(self._real(), _broadcast_value(value, self))
 
 
@@ -470,6 +515,7 @@ def _imag_get(self):
 
 
 def _imag_set(self, value):
+    _check_scalar_attribute(self, "imag")  # Note [writes into scalar results]
     if self.dtype.kind != "c":
         raise TypeError("Cannot set imaginary part of non-complex array.")
     _core._copy_into(self._imag(), _broadcast_value(value, self))

@@ -13,7 +13,7 @@ import numpy as _np
 
 from . import _core
 from . import _fallback
-from ._array import ndarray
+from ._array import _check_scalar_out, ndarray
 from ._reductions import _native, all, copyto_
 from ._ufunc import (_NOT_NATIVE, _to_numpy, absolute, add, arctan2, divide, equal, isfinite, isnan, less_equal,
                      logical_and, logical_or, maximum, minimum, multiply, positive, rint, subtract, trunc)
@@ -57,6 +57,7 @@ def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValu
 
 
 def _clip(a, a_min, a_max, out=None, **kwargs):
+    _check_scalar_out(out)  # Note [writes into scalar results]
     """numpy.ndarray.clip (NumPy's _methods._clip): None is no bound."""
     x = _native(a)
     if isinstance(x, ndarray) and x.dtype.kind in "iu":
@@ -114,6 +115,7 @@ def round(a, decimals=0, out=None):
     multiply-rint-divide for floats, with NumPy's power of ten as a weak Python float;
     integers unchanged for decimals >= 0; complex numbers part by part in their real dtype,
     as NumPy's PyArray_Round)."""
+    _check_scalar_out(out, "output must be an array")  # Note [writes into scalar results]
     x = _native(a)
     if x is None:
         _fallback.record("round")

@@ -362,6 +362,12 @@ def _make_method(name):
     else:
         def method(self, *args, **kwargs):
             record(qual)
+            if _core._scalar_result(self):
+                # NumPy's scalar runs the method, with its own errors (byteswap(inplace=True),
+                # setfield) and on its own temporaries: Note [writes into scalar results] in
+                # python/npc/csrc/bind_ndarray.cpp.
+                r = getattr(_to_numpy_view(self)[()], name)(*to_numpy(args), **to_numpy(kwargs))
+                return from_numpy(r)
             view = _to_numpy_view(self)
             if kwargs:
                 np_kwargs = to_numpy(kwargs)
@@ -387,10 +393,14 @@ def _make_property(name, descr):
 
     def fget(self):
         record(qual)
+        if _core._scalar_result(self):  # the NumPy scalar's (`x.flat` iterates a temporary)
+            return from_numpy(getattr(_to_numpy_view(self)[()], name))
         return from_numpy(descr.__get__(_to_numpy_view(self), _NP_NDARRAY))
 
     def fset(self, value):
         record(qual)
+        if _core._scalar_result(self):  # Note [writes into scalar results] in csrc/bind_ndarray.cpp
+            raise AttributeError(f"attribute '{name}' of 'numpy.generic' objects is not writable")
         descr.__set__(_to_numpy_view(self), to_numpy(value))
 
     # Only `flat` is writable through a view; setting shape/strides/dtype would change a

@@ -11,7 +11,7 @@ import warnings
 import numpy as _np
 
 from . import _core
-from ._array import _from_numpy, ndarray
+from ._array import _check_scalar_out, _from_numpy, _scalar_result, _scalar_type_name, _temporary_of_scalar, ndarray
 from ._dtypes import DTYPES
 
 __all__ = []
@@ -113,6 +113,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     Shape a.shape[:axis] + indices.shape + a.shape[axis+1:]. IndexError for out-of-range
     indices with mode='raise'; 'wrap' and 'clip' map them into range.
     """
+    _check_scalar_out(out, "output must be an array")  # Note [writes into scalar results]
     x = _arr(a)
     r = _core._take(x, _int_array(indices), _axis(axis), mode)
     if out is not None:
@@ -159,7 +160,8 @@ def take_along_axis(arr, indices, axis=-1):
 
 def put_along_axis(arr, indices, values, axis):
     """numpy.put_along_axis: arr[..., indices, ...] = values (in place)."""
-    x = arr if isinstance(arr, ndarray) else _arr(arr)
+    # A NumPy scalar's put_along_axis writes a temporary (Note [writes into scalar results]).
+    x = _temporary_of_scalar(arr) if isinstance(arr, ndarray) else _arr(arr)
     ind = _int_array(indices)
     if axis is None:
         if ind.ndim != 1:
@@ -172,6 +174,7 @@ def put(a, ind, v, mode="raise"):
     """numpy.put: a.flat[ind] = v (values repeat cyclically), in place."""
     if not isinstance(a, ndarray):
         raise TypeError(f"put() argument 1 must be numpy.ndarray, not {type(a).__name__}")
+    a = _temporary_of_scalar(a)  # a NumPy scalar's put writes a temporary (Note [writes into scalar results])
     _core._put(a, _int_array(ind), _arr(_setitem_value(v, a._code) if not isinstance(v, ndarray) else v), mode)
 
 
@@ -180,6 +183,7 @@ def choose(a, choices, out=None, mode="raise"):
 
     ValueError "invalid entry in choice array" for out-of-range entries with mode='raise'.
     """
+    _check_scalar_out(out, "output must be an array")  # Note [writes into scalar results]
     idx = _int_array(a)
     if not _np.can_cast(idx.dtype, _np.intp, "safe"):
         raise TypeError(f"Cannot cast array data from {idx.dtype!r} to dtype('int64') according to the rule 'safe'")
@@ -210,6 +214,7 @@ def choose(a, choices, out=None, mode="raise"):
 
 def compress(condition, a, axis=None, out=None):
     """numpy.compress: slices of `a` along `axis` where `condition` (1-d) is true."""
+    _check_scalar_out(out, "output must be an array")  # Note [writes into scalar results]
     r = _core._compress(_arr(condition), _arr(a), _axis(axis))
     if out is not None:
         out[...] = r
@@ -227,6 +232,8 @@ def place(arr, mask, vals):
     """numpy.place: arr[mask] = vals, repeating vals cyclically (in place)."""
     if not isinstance(arr, ndarray):
         raise TypeError(f"argument 1 must be numpy.ndarray, not {type(arr).__name__}")
+    if _scalar_result(arr):  # Note [writes into scalar results]
+        raise TypeError(f"place() argument 1 must be numpy.ndarray, not {_scalar_type_name(arr)}")
     m = _arr(mask)
     if m.size != arr.size:
         raise ValueError("place: mask and data must be the same size")
@@ -349,6 +356,7 @@ def diag(v, k=0):
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """numpy.trace: sum along the diagonals (uses npc's sum)."""
+    _check_scalar_out(out, "output must be an array")  # Note [writes into scalar results]
     d = diagonal(a, offset, axis1, axis2)
     if type(d) is not ndarray and isinstance(d, ndarray):
         # NumPy's trace of a subclass instance is a scalar for 2-d input (its sum is not the

@@ -458,6 +458,8 @@ def to_device(self, device, /, *, stream=None):
 def setflags(self, write=None, align=None, uic=None):
     """numpy.ndarray.setflags: WRITEABLE can be changed (ValueError when the base forbids
     it); ALIGNED and WRITEBACKIFCOPY only to their current values."""
+    if _core._scalar_result(self):
+        self = self._copy("A")  # a NumPy scalar's temporary: Note [writes into scalar results]
     if write is not None:
         self.flags.writeable = write
     if align is not None:
@@ -478,12 +480,24 @@ def _subclass_call(numpy_fn, native, args, kwargs, error):
     if error is None:
         return call(_GUARD_NAMES[id(native)], numpy_fn, args, kwargs)
     from ._config import config
-    if config.strict_fallback or _any_callable(args) or _any_callable(kwargs.values()):
+    if config.strict_fallback or _any_callable(args) or _any_callable(kwargs.values()) or \
+            _scalar_result_destination(native, args, kwargs):
         raise error
     try:
         return call(_GUARD_NAMES[id(native)], numpy_fn, args, kwargs, count_errors=False)
     except Exception as e:  # noqa: BLE001 (NumPy's error, whatever its type, is the answer)
         raise e.with_traceback(None) from None
+
+
+def _scalar_result_destination(native, args, kwargs):
+    """Whether a destination argument (out=, copyto's dst, ...) is a scalar result: NumPy
+    would see a 0-d array view of it, not the NumPy scalar it stands for, and write into it,
+    so npc's error stands (Note [writes into scalar results] in csrc/bind_ndarray.cpp)."""
+    for pos, name in _destinations(_GUARD_NAMES[id(native)].rpartition(".")[2], native):
+        v = args[pos] if 0 <= pos < len(args) else kwargs.get(name)
+        if _core._scalar_result(v) or (type(v) is tuple and any(_core._scalar_result(o) for o in v)):
+            return True
+    return False
 
 
 def _any_callable(values):

@@ -13,7 +13,7 @@ import operator
 import numpy as _np
 
 from . import _core
-from ._array import _wrap_ufunc_result, ndarray
+from ._array import _check_scalar_out, _wrap_ufunc_result, ndarray
 from ._creation import asarray, ones
 from ._fallback import NotNative, call as _fallback_call
 
@@ -151,6 +151,7 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
     ValueError
         0-d operands, or core dimensions ``k`` that differ (NumPy's gufunc messages).
     """
+    _check_scalar_out(out)  # a gufunc's out: Note [writes into scalar results]
     if out is not None and not isinstance(out, (ndarray, _np.ndarray, tuple)):
         raise TypeError("return arrays must be of ArrayType")  # NumPy's ufunc check of out=
     if out is None and dtype is None and casting == "same_kind" and order == "K" and subok \
@@ -207,6 +208,7 @@ def dot(a, b, out=None):
     operand multiplies elementwise. dtype: ``promote_types``. ValueError "shapes ... not
     aligned" when the summed dimensions differ.
     """
+    _check_scalar_out(out, "'out' must be an array")  # Note [writes into scalar results]
     a = _arr(a)
     b = _arr(b)
     if a.ndim == 0 or b.ndim == 0:
@@ -439,6 +441,7 @@ def matrix_transpose(x, /):
 
 
 def _gufunc_kwargs_native(out, casting, order, subok, signature, axes, extra=()):
+    _check_scalar_out(out)  # Note [writes into scalar results] in csrc/bind_ndarray.cpp
     if casting != "same_kind" or order != "K" or not subok or signature is not None or axes is not None \
             or any(e is not None for e in extra):
         raise NotNative

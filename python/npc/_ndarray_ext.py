@@ -92,8 +92,16 @@ _DTYPE_DEPRECATION = ("Setting the dtype on a NumPy array has been deprecated in
                       "Instead of changing the dtype on an array x, create a new array with x.view(new_dtype)")
 
 
+def _check_scalar_attribute(self, name):
+    # Note [writes into scalar results] in python/npc/csrc/bind_ndarray.cpp (NumPy's scalars
+    # raise before any deprecation warning).
+    if _core._scalar_result(self):
+        raise AttributeError(f"attribute '{name}' of 'numpy.generic' objects is not writable")
+
+
 def _set_shape(self, value):
     """numpy's ``a.shape = ...`` (deprecated in NumPy 2.5): in place, never a copy."""
+    _check_scalar_attribute(self, "shape")
     warnings.warn(_SHAPE_DEPRECATION, DeprecationWarning, stacklevel=2)
     if value is None:
         raise TypeError("Use () not None as shape arguments")
@@ -110,6 +118,7 @@ def _set_shape(self, value):
 def _set_strides(self, value):
     """numpy's ``a.strides = ...`` (deprecated in NumPy 2.4): every element must stay
     inside the array's memory."""
+    _check_scalar_attribute(self, "strides")
     warnings.warn(_STRIDES_DEPRECATION, DeprecationWarning, stacklevel=2)
     try:
         strides = _int_tuple(value, "strides")
@@ -120,6 +129,7 @@ def _set_strides(self, value):
 
 def _set_dtype(self, value):
     """numpy's ``a.dtype = ...`` (deprecated in NumPy 2.5): ``a.view(dtype)`` in place."""
+    _check_scalar_attribute(self, "dtype")
     warnings.warn(_DTYPE_DEPRECATION, DeprecationWarning, stacklevel=2)
     try:
         dt = _np.dtype(value)
@@ -151,6 +161,7 @@ def _warn_write():
 
 def _no_delete(name):
     def deleter(self):
+        _check_scalar_attribute(self, name)
         raise AttributeError(f"Cannot delete array {name}")
     return deleter
 
@@ -167,6 +178,10 @@ def _resize_impl(self, refs, *new_shape, **kwargs):
     before a resize with refcheck=False keep the old memory (NumPy leaves them dangling).
     Returns None.
     """
+    if _core._scalar_result(self):
+        # A NumPy scalar resizes a temporary array (NumPy's, with its errors) and drops it:
+        # Note [writes into scalar results] in python/npc/csrc/bind_ndarray.cpp.
+        return _np.zeros((), self.dtype).resize(*new_shape, **kwargs)
     refcheck = True
     for key, value in kwargs.items():
         if key != "refcheck":

@@ -13,7 +13,7 @@ import numpy as _np
 
 from . import _core
 from . import _fallback
-from ._array import _as_npc, _from_numpy, ndarray
+from ._array import _as_npc, _check_scalar_out, _from_numpy, ndarray
 from ._dtypes import code_of
 from ._ufunc import (_OP_ID, _TABLE, _to_numpy, add, logical_and, logical_or, maximum, minimum, multiply, not_equal,
                      subtract)
@@ -53,6 +53,7 @@ def _where_arg(where):
 
 
 def _reduce(uf, array, axis, dtype, out, keepdims, initial, where, fname=None):
+    _check_scalar_out(out)  # Note [writes into scalar results] in csrc/bind_ndarray.cpp
     a = _native(array)
     if isinstance(out, tuple):
         if len(out) != 1:
@@ -227,8 +228,9 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True):
 
 
 def _arg(opname, a, axis, out, keepdims):
+    _check_scalar_out(out, "output must be an array")  # Note [writes into scalar results]
     x = _native(a)
-    if x is None:
+    if x is None or (out is not None and not isinstance(out, ndarray)):  # NumPy's error for a non-array out
         _fallback.record(opname)
         return _fallback.from_numpy(getattr(_np, opname)(_to_numpy(a), axis=axis, out=_to_numpy(out),
                                                          keepdims=keepdims))
@@ -263,6 +265,7 @@ def _flat(a):
 
 
 def _cum(uf, name, a, axis, dtype, out):
+    _check_scalar_out(out, "output must be an array")  # Note [writes into scalar results]
     x = _native(a)
     if x is None or (dtype is not None and code_of(dtype) is None) or (out is not None and not isinstance(out, ndarray)):
         _fallback.record(name)

@@ -13,7 +13,7 @@ import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple as _np_normalize_axis_tuple
 
 from . import _core, _fallback
-from ._array import _as_npc, _from_numpy, ndarray
+from ._array import _as_npc, _from_numpy, _scalar_result, _scalar_type_name, ndarray
 from ._dtypes import code_of
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis",
@@ -761,7 +761,9 @@ def copyto(dst, src, casting="same_kind", where=True):
     """numpy.copyto: src broadcast into dst, cast under `casting` (TypeError when forbidden,
     OverflowError for Python ints out of range); `where` selects the elements written."""
     if not isinstance(dst, ndarray):
-        raise TypeError("copyto() argument 1 must be numpy.ndarray, not " + type(dst).__name__)
+        raise TypeError("copyto() argument 1 must be a numpy.ndarray, not " + type(dst).__name__)
+    if _scalar_result(dst):  # Note [writes into scalar results]
+        raise TypeError("copyto() argument 1 must be a numpy.ndarray, not " + _scalar_type_name(dst))
     if type(src) in (int, float, complex, bool):
         # NEP 50: a Python scalar is weak; NumPy decides its cast on a 0-d stand-in (no data work).
         probe = _np.empty((), dst.dtype)

@@ -129,7 +129,9 @@ def _var(x, axis, dtype, out, ddof, keepdims, where, fname):
         re, im = d.real, d.imag
         sq = add(square(re), square(im))  # noqa: F821
     else:
-        sq = square(d, out=d)  # noqa: F821  (NumPy squares: "overflow encountered in square")
+        # NumPy squares: "overflow encountered in square"; in place but into a scalar result
+        # (Note [writes into scalar results] in csrc/bind_ndarray.cpp).
+        sq = square(d) if _traced_scalar(d) else square(d, out=d)  # noqa: F821
     ret = sum(sq, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     rc = maximum(subtract(rcount, ddof), 0)  # noqa: F821
     if isinstance(ret, ndarray) and not _traced_scalar(ret):
@@ -174,6 +176,8 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
                                             keepdims=keepdims, where=_to_numpy(where), **kw))
     ret = _var(x, axis, dtype, out, ddof, keepdims, where, "std")
     if isinstance(ret, ndarray):
+        if _traced_scalar(ret):  # never written (Note [writes into scalar results])
+            return sqrt(ret)  # noqa: F821
         return sqrt(ret, out=ret)  # noqa: F821
     return ret.dtype.type(_np.sqrt(ret))
 

@@ -15,7 +15,8 @@ import numpy as _np
 
 from . import _core
 from . import _fallback
-from ._array import _as_npc, _from_numpy, _subclass_wrapper, _wrap_result, _wrap_ufunc_result, ndarray
+from ._array import (_as_npc, _check_scalar_out, _from_numpy, _scalar_result, _subclass_wrapper, _wrap_result,
+                     _wrap_ufunc_result, ndarray)
 from ._dtypes import DTYPES, code_of
 
 _NOT_NATIVE = object()  # returned by the bindings when an operand is not native to npc
@@ -130,6 +131,7 @@ class ufunc(_core._UfuncBase):
         if len(args) < nin:
             raise TypeError(f"{self.__name__}() takes from {nin} to {nin + nout} positional arguments "
                             f"but {len(args)} {'was' if len(args) == 1 else 'were'} given")
+        _check_scalar_out(out)  # Note [writes into scalar results] in csrc/bind_ndarray.cpp
         full_kw = dict(out=out, where=where, dtype=dtype, casting=casting, order=order, **kw)
         if signature is not None or kw:
             if signature is not None:
@@ -188,6 +190,7 @@ class ufunc(_core._UfuncBase):
             raise ValueError("accumulate only supported for binary functions")
         if self.nout != 1:
             raise ValueError("accumulate only supported for functions returning a single value")
+        _check_scalar_out(out)  # Note [writes into scalar results] in csrc/bind_ndarray.cpp
         a = _as_npc(array)
         if not isinstance(a, ndarray) or (dtype is not None and code_of(dtype) is None) or \
                 (out is not None and not isinstance(out, ndarray)):
@@ -238,6 +241,8 @@ class ufunc(_core._UfuncBase):
         accumulate). `a` may be any writeable view (strided, transposed, negative strides);
         `indices` is anything a[indices] accepts (integers, slices, tuples, integer and
         boolean arrays, Ellipsis); `b` broadcasts to the shape of a[indices]."""
+        if _scalar_result(a):  # Note [writes into scalar results] in csrc/bind_ndarray.cpp
+            raise TypeError("first operand must be array")
         if not isinstance(a, ndarray):
             return self._fallback("at", (a, indices) + (() if b is None else (b,)), {})
         if self.nout != 1:

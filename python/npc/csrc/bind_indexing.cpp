@@ -439,6 +439,7 @@ bool leaves_no_subspace(const ndarray& a, const std::vector<IndexItem>& idx) {
 void setitem(py::object self, py::handle key, py::handle value) {
   PyArray* ap = array_ptr(self);
   auto& a = ap ? *ap : self.cast<PyArray&>();
+  if (a.ndim() == 0 && written_scalar_result(a)) raise_scalar_item_assignment(a.dtype());  // Note [writes into scalar results]
   std::vector<IndexItem> idx = parse_key(key);
   if (!a.writeable()) throw ValueError("assignment destination is read-only");
   if (a.warn_on_write) warn_write(a);
@@ -982,7 +983,10 @@ int fast_setitem(PyObject* self, PyObject* key, PyObject* value) {
   }
   PyObject* r = guarded([&]() -> PyObject* {
     PyArray* a = array_ptr(self);
-    if (a && fast_store(*a, key, value)) return Py_NewRef(Py_None);
+    if (a && fast_store(*a, key, value)) return Py_NewRef(Py_None);  // never a 0-d array
+    // Note [writes into scalar results] (a scalar result that a graph break realized is
+    // concrete, and would take the view path below)
+    if (a && a->ndim() == 0 && written_scalar_result(*a)) raise_scalar_item_assignment(a->dtype());
     if (Py_TYPE(value) == (g_element_reads ? g_element_reads->masked_result : nullptr) && tracer::current())
       return PyObject_CallFunctionObjArgs(g_element_reads->setitem.ptr(), self, key, value, nullptr);
     if (!(a && a->writeable() && !a->warn_on_write && !a->is_traced() && fast_assign_view(*a, key, value)))

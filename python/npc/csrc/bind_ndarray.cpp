@@ -114,6 +114,48 @@ py::object numpy_scalar(DType t, const void* p) {
   return scalar_types().at(c)(to_python(Scalar::load(t, p)));
 }
 
+std::string numpy_scalar_type_name(DType t) {
+  const std::byte zero[16] = {};
+  return Py_TYPE(numpy_scalar(t, zero).ptr())->tp_name;
+}
+
+// Note [writes into scalar results]
+// While tracing, a scalar result (`x = a[1]`, `s = a.sum()`) is a 0-d npc array marked to
+// act as a NumPy scalar (Note [scalar results] in src/tracer/trace.hpp). A NumPy scalar is
+// immutable: what would write into an array raises, or writes into a temporary copy and
+// leaves the scalar alone, and so every other name bound to it keeps its value. Writes into
+// a scalar result do the same, with NumPy's exception types and messages:
+// - item assignment (`x[...] = 5`, `x[()] = 5`, `x[0] = 5`): TypeError "'numpy.float64'
+//   object does not support item assignment" (setitem and its fast slot, bind_indexing.cpp);
+// - out= of a ufunc, of ufunc.reduce/accumulate and of the reductions built on them
+//   (`np.add(x, 1, out=x)`, `a.sum(out=x)`): TypeError "return arrays must be of ArrayType";
+//   out= of the other functions NumPy implements in C (cumsum, argmax, take, round, dot):
+//   their "output must be an array" / "'out' must be an array";
+// - np.copyto, np.place, np.putmask: their TypeErrors for a first argument that is not an
+//   array;
+// - attributes (`x.shape = ...`, dtype, strides, real, imag, flat): AttributeError "attribute
+//   'shape' of 'numpy.generic' objects is not writable"; `x.flags.writeable = ...`:
+//   ValueError "Cannot set flags on array scalars."; `x.setfield(...)`, `x.byteswap(True)`:
+//   their errors (a NumPy method that npc runs on NumPy runs on the NumPy scalar itself);
+// - the methods NumPy's scalars run on a temporary array (`x.fill(0)`, `x.put(...)` and
+//   np.put, `x.resize(...)`, `x.setflags(...)`, `x.flat[0] = 9`): run on a copy, whose
+//   errors they raise and whose changes nobody sees.
+// - a native function that rejects a scalar result as a destination keeps its error: the
+//   retry on NumPy (Note [argument errors] in bind_interop.cpp) would write into a 0-d view.
+// Not yet: np.putmask (a NumPy fallback) and out= of np.einsum and np.median write into the
+// scalar result; np.concatenate's out= raises ValueError (docs/compile.md lists them).
+// A 0-d array that is not a scalar result (`a[1, ...]`, `np.zeros(())`, `np.array(a[1])`)
+// is written in place as NumPy's 0-d arrays are. Only marked values exist while tracing, so
+// each check sits behind `ndim() == 0` (setitem) or on a path that eager code with no write
+// into a 0-d array never takes: eager code pays one branch at most.
+bool written_scalar_result(const ndarray& a) {
+  return a.ndim() == 0 && tracer::current() && tracer::is_scalar_result(a);
+}
+
+void raise_scalar_item_assignment(DType t) {
+  throw py::type_error("'" + numpy_scalar_type_name(t) + "' object does not support item assignment");
+}
+
 const void* numpy_scalar_data(PyObject* o, DType* t) {
   static const unsigned char bools[2] = {0, 1};
   PyTypeObject* tp = Py_TYPE(o);

@@ -638,12 +638,6 @@ bool in_augmented_assignment() {
   return false;
 }
 
-// The name of NumPy's scalar type of dtype `t` ("numpy.float64"), as Python's errors name it.
-std::string numpy_scalar_type_name(DType t) {
-  const std::byte zero[16] = {};
-  return Py_TYPE(numpy_scalar(t, zero).ptr())->tp_name;
-}
-
 // Python's TypeError for an operator that neither NumPy scalar operand has (Note [operators
 // NumPy scalars lack]).
 [[noreturn]] void raise_lacking_scalar_operator(OpId op, PyObject* const* args) {

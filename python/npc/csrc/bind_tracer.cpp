@@ -723,7 +723,12 @@ void bind_tracer(py::module_& m) {
   m.def("_realize", [](PyArray& a) { a.realize(); });
   m.def("_is_traced", [](const PyArray& a) { return a.is_traced(); });
   // Note [scalar results] in src/tracer/trace.hpp.
-  m.def("_scalar_result", [](const PyArray& a) { return tracer::is_scalar_result(a); });
+  // Any object (False for all but npc arrays): the checks of Note [writes into scalar
+  // results] in bind_ndarray.cpp pass out= and destination arguments as they come.
+  m.def("_scalar_result", [](py::handle o) {
+    const PyArray* a = array_ptr(o);
+    return a && a->ndim() == 0 && tracer::is_scalar_result(*a);
+  });
   m.def("_mark_scalar", [](const PyArray& a) { tracer::mark_scalar(a); });
   m.def("_numpy_views", [](py::list outs, py::list unwrap) {
     // NumPy views of npc results (NumPy arrays in -> NumPy arrays out); 0-d results whose

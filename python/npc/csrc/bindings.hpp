@@ -114,6 +114,17 @@ std::span<std::byte> numpy_valid_block(PyObject* arr);
 /// The NumPy scalar (numpy.float64(...) etc.) for the element of dtype `t` at `p`.
 py::object numpy_scalar(DType t, const void* p);
 
+/// The name of NumPy's scalar type of dtype `t` ("numpy.float64"), as Python's errors name it.
+std::string numpy_scalar_type_name(DType t);
+
+/// Whether `a` is a scalar result of the function being traced (Note [scalar results] in
+/// src/tracer/trace.hpp), which a write must not change (Note [writes into scalar results]
+/// in bind_ndarray.cpp). Callers test `a.ndim() == 0` first: one branch for other arrays.
+bool written_scalar_result(const ndarray& a);
+/// NumPy's TypeError for an item assignment to a NumPy scalar of dtype `t`
+/// ("'numpy.float64' object does not support item assignment").
+[[noreturn]] void raise_scalar_item_assignment(DType t);
+
 /// The value (and dtype) of a NumPy scalar of a native dtype (numpy.float64(...),
 /// numpy.int32(...), numpy.bool_ ...: exact types, not subclasses), read straight from the
 /// object (Note [fast NumPy scalars] in bind_ndarray.cpp); nullopt for any other object.
