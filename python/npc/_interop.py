@@ -351,6 +351,12 @@ def __array__(self, dtype=None, copy=None):
     """numpy.asarray(npc_array): a zero-copy view (NumPy 2's ``copy=``: True copies, False
     raises ValueError when a dtype conversion needs a copy)."""
     v = _to_numpy_view(self)
+    if _core._scalar_result(self):
+        # A NumPy scalar's array is a fresh one, never its memory (Note [views of scalar
+        # results] in src/tracer/trace_nodes.cpp): writes into np.asarray(x) leave x alone.
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        return v.astype(dtype) if dtype is not None else v.copy()
     if dtype is not None and _np.dtype(dtype) != v.dtype:
         if copy is False:
             raise ValueError("Unable to avoid copy while creating an array as requested.")

@@ -396,9 +396,34 @@ void Context::write(const ndarray& dst, ir::NodeRef value, int64_t op_at) {
     graph_->input_writes.push_back({static_cast<uint32_t>(op_at >= 0 ? op_at : evaluations()), b.input, b.current});
 }
 
+// Note [views of scalar results]
+// A scalar result (Note [scalar results]) stands for a NumPy scalar, which owns no memory
+// that anything else sees: `x[...]`, `x[None]`, `x.reshape(1)`, `np.asarray(x)` and
+// `np.atleast_1d(x)` of a NumPy scalar are fresh arrays, so writes through them leave `x`
+// (and every other name bound to it) alone (Note [writes into scalar results] in
+// python/npc/csrc/bind_ndarray.cpp). A view of a traced scalar result is therefore a view of
+// a copy of its value, on a buffer of its own. (`x.T`, `x.squeeze()` and `x.view()` of a
+// NumPy scalar are scalars, whose item assignment raises; here they are such copies too,
+// written without error: the write still reaches no other name.)
 std::shared_ptr<void> Context::view(const ndarray& src, const ndarray& r) {
   TracedValue* tv = traced(src);
   if (!tv || tv->ctx_id != id_) return nullptr;
+  TracedValue copy;
+  if (tv->scalar && src.ndim() == 0 && src.offset() == 0 && tv->chain.empty()) {
+    ir::NodeRef v = value_node(*tv);
+    const int64_t serial = static_cast<int64_t>(graph_->nodes().size());  // as Note [distinct buffers]'s copies
+    auto b = std::make_shared<Buffer>();
+    b->current = graph_->prim(OpId::copy, std::span<const ir::NodeRef>(&v, 1), v->dtype, v->shape,
+                              std::span<const int64_t>(&serial, 1));
+    b->dtype = v->dtype;
+    b->shape = v->shape;
+    all_buffers_.push_back(b);
+    copy.buf = std::move(b);
+    copy.shape = v->shape;
+    copy.dtype = v->dtype;
+    copy.ctx_id = id_;
+    tv = &copy;
+  }
   if (!sym_sizes_.empty()) tv->shape = segment_shape(tv->shape);  // Note [symbols after a break]
   const int64_t isz = static_cast<int64_t>(itemsize(tv->dtype));
   auto derived = [&](ViewStep step, ir::SymShape shape) {

@@ -102,6 +102,32 @@ def test_products_of_vectors_are_scalars(backend):
                 check(_program(source, write), args, args, backend=backend)
 
 
+# Arrays made from a scalar result: a NumPy scalar's are fresh arrays, so writes through them
+# leave the scalar and its other names alone (Note [views of scalar results] in
+# src/tracer/trace_nodes.cpp); the writes used to reach the scalar through a view.
+VIEW_WRITES = ["v = x[...]; v[...] = 5", "v = x[None]; v[0] = 5", "x.reshape(1)[0] = 5", "v = x.ravel(); v[0] = 5",
+               "v = np.atleast_1d(x); v[0] = 5", "v = np.expand_dims(x, 0); v[0] = 5", "v = np.ravel(x); v[0] = 5",
+               "v = np.reshape(x, (1, 1)); v[0, 0] = 5", "np.add(b[0], 1, out=x[...])", "np.copyto(x[...], 5)",
+               "x[...][...] = 5", "np.place(x[...], True, [9])", "v = np.ascontiguousarray(x); v[0] = 5",
+               "v = x.__array__(); v[...] = 5", "v = x.reshape(()); v[...] = 5"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_writes_through_arrays_of_scalar_results_leave_them_alone(dtype, backend):
+    args = _args(dtype)
+    for source in SOURCES[:3]:
+        for write in VIEW_WRITES:
+            check(_program(source, write), args, args, backend=backend)
+
+
+@pytest.mark.xfail(strict=True, reason="np.asarray(x) of a scalar result realizes it and exports its memory through "
+                   "the buffer protocol; NumPy's is a fresh array (Note [views of scalar results])")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_asarray_of_a_scalar_result_is_a_fresh_array(backend):
+    check(_program("a[1]", "np.asarray(x)[...] = 5"), _args(np.float64), backend=backend)
+
+
 # 0-d arrays that are not scalar results: written in place (and `a` through a view), as in NumPy.
 ARRAYS = ["a[1, ...]", "np.zeros((), a.dtype)", "np.array(a[1])", "a.sum(keepdims=True)[0]", "a[1:2].reshape(())"]
 ARRAY_WRITES = ["x[...] = 5", "x[()] = 5", "x.fill(0)", "np.copyto(x, 3)", "np.add(x, 1, out=x, casting='unsafe')",
