@@ -138,8 +138,10 @@ def test_bad_bytes_raise_value_error():
     # A graph's bytes are not a plan's.
     with pytest.raises(ValueError, match="not a serialized npc plan"):
         _core._plan_load(b"NPCGRAPH" + data[8:], "eager")
-    # Still loads after all that.
-    _core._plan_load(data, "eager")
+    # Still loads after all that; a call with fewer inputs than the plan takes is refused.
+    loaded = _core._plan_load(data, "eager")
+    with pytest.raises(ValueError, match="inputs, the plan takes"):
+        loaded([npc.asarray(a.copy()) for a in inputs[:-1]], floats)
 
 
 def _reseal(b):
