@@ -266,6 +266,7 @@ def test_host_calls_cannot_be_stored():
         cf = npc.compile(f, backend="eager")
         cf(np.ones(3))
         plans = [e.graph for es in cf._entries.values() for e in es if e.plan]
+    assert plans  # numpy.random is a host call inside the segments, not a break
     for p in plans:
         with pytest.raises(ValueError, match="host calls"):
             p.serialize()
