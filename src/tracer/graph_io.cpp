@@ -7,6 +7,7 @@
 
 #include "npc/errors.hpp"
 #include "npc/graph.hpp"
+#include "tracer/byte_io.hpp"
 
 namespace npc::ir {
 
@@ -82,125 +83,7 @@ constexpr std::string_view kDTypeNames[] = {
 #undef NPC_DTYPE_NAME_
 };
 
-constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ull;
-uint64_t fnv1a(uint64_t h, const void* p, size_t n) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= b[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-uint64_t build_fingerprint() {
-  static const uint64_t fp = [] {
-    uint64_t h = kFnvBasis;
-    auto mix = [&](uint64_t v) {
-      unsigned char b[8];
-      for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(v >> (8 * i));
-      h = fnv1a(h, b, 8);
-    };
-    auto mix_text = [&](std::string_view s) {
-      mix(s.size());
-      h = fnv1a(h, s.data(), s.size());
-    };
-    mix(kFormatVersion);
-    for (std::string_view row : kOpRows) mix_text(row);
-    for (std::string_view name : kDTypeNames) mix_text(name);
-    for (uint64_t v : {uint64_t(kNumOps), uint64_t(kNumDTypes), uint64_t(kNumNodeKinds), uint64_t(kNumViewKinds),
-                       uint64_t(Graph::kScalarMath), uint64_t(Graph::kScalarLoop), uint64_t(Graph::kSimdLoop),
-                       uint64_t(sizeof(Node)), uint64_t(sizeof(npc::Scalar)), uint64_t(sizeof(Dim))})
-      mix(v);
-    return h;
-  }();
-  return fp;
-}
-
 [[noreturn]] void corrupt(const std::string& why) { throw ValueError("npc graph bytes: " + why); }
-
-// ---------------------------------------------------------------- writing
-class Writer {
- public:
-  std::string out;
-  void u8(uint8_t v) { out.push_back(static_cast<char>(v)); }
-  void u16(uint16_t v) { le(v, 2); }
-  void u32(uint32_t v) { le(v, 4); }
-  void i32(int32_t v) { le(static_cast<uint32_t>(v), 4); }
-  void u64(uint64_t v) { le(v, 8); }
-  void i64(int64_t v) { le(static_cast<uint64_t>(v), 8); }
-  void f64(double v) { u64(std::bit_cast<uint64_t>(v)); }
-  void count(size_t n) {
-    if (n > std::numeric_limits<uint32_t>::max()) throw ValueError("graph: too many entries to serialize");
-    u32(static_cast<uint32_t>(n));
-  }
-  void scalar(const npc::Scalar& v) {
-    u8(static_cast<uint8_t>(v.dtype));
-    u8(v.b ? 1 : 0);
-    i64(v.i);
-    u64(v.u);
-    f64(v.f);
-    f64(v.c.real());
-    f64(v.c.imag());
-  }
-
- private:
-  void le(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  }
-};
-
-// ---------------------------------------------------------------- reading
-class Reader {
- public:
-  Reader(std::string_view bytes, size_t end) : b_(bytes), end_(end) {}
-  uint8_t u8() { return static_cast<uint8_t>(le(1)); }
-  uint16_t u16() { return static_cast<uint16_t>(le(2)); }
-  uint32_t u32() { return static_cast<uint32_t>(le(4)); }
-  int32_t i32() { return static_cast<int32_t>(u32()); }
-  uint64_t u64() { return le(8); }
-  int64_t i64() { return static_cast<int64_t>(u64()); }
-  double f64() { return std::bit_cast<double>(u64()); }
-  // A count of entries of at least `min_bytes` each: more than the bytes left can hold is
-  // corrupt, so no vector is ever sized beyond the input.
-  uint32_t count(size_t min_bytes, const char* what) {
-    const uint32_t n = u32();
-    if (n > (end_ - pos_) / min_bytes) corrupt(std::string("count of ") + what + " exceeds the data");
-    return n;
-  }
-  npc::Scalar scalar() {
-    npc::Scalar v;
-    const uint8_t t = u8(), b = u8();
-    if (t >= kNumDTypes) corrupt("scalar dtype " + std::to_string(t) + " out of range");
-    if (b > 1) corrupt("scalar bool byte " + std::to_string(b));
-    v.dtype = static_cast<DType>(t);
-    v.b = b != 0;
-    v.i = i64();
-    v.u = u64();
-    v.f = f64();
-    const double re = f64(), im = f64();
-    v.c = {re, im};
-    return v;
-  }
-  size_t pos() const { return pos_; }
-  void skip(size_t n) {
-    need(n);
-    pos_ += n;
-  }
-
- private:
-  void need(size_t n) const {
-    if (end_ - pos_ < n) corrupt("truncated");
-  }
-  uint64_t le(int n) {
-    need(static_cast<size_t>(n));
-    uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(b_[pos_ + i])) << (8 * i);
-    pos_ += static_cast<size_t>(n);
-    return v;
-  }
-  std::string_view b_;
-  size_t pos_ = 0, end_;
-};
 
 // Element count of the static dims of `s` (symbols count as 1); false when it overflows what
 // any array of complex128 could hold.
@@ -590,13 +473,37 @@ bool bounded_index(const Graph& g, NodeRef x, int64_t n) {
 }
 }  // namespace
 
+uint64_t io::build_fingerprint() {
+  static const uint64_t fp = [] {
+    uint64_t h = kFnvBasis;
+    auto mix = [&](uint64_t v) {
+      unsigned char b[8];
+      for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(v >> (8 * i));
+      h = fnv1a(h, b, 8);
+    };
+    auto mix_text = [&](std::string_view s) {
+      mix(s.size());
+      h = fnv1a(h, s.data(), s.size());
+    };
+    mix(kFormatVersion);
+    for (std::string_view row : kOpRows) mix_text(row);
+    for (std::string_view name : kDTypeNames) mix_text(name);
+    for (uint64_t v : {uint64_t(kNumOps), uint64_t(kNumDTypes), uint64_t(kNumNodeKinds), uint64_t(kNumViewKinds),
+                       uint64_t(Graph::kScalarMath), uint64_t(Graph::kScalarLoop), uint64_t(Graph::kSimdLoop),
+                       uint64_t(sizeof(Node)), uint64_t(sizeof(npc::Scalar)), uint64_t(sizeof(Dim))})
+      mix(v);
+    return h;
+  }();
+  return fp;
+}
+
 std::string serialize(const Graph& g) {
   if (!g.calls.empty())
     throw ValueError("graph: a graph with host calls (" + g.calls.front().second + ") cannot be serialized");
-  Writer w;
+  io::Writer w("graph");
   w.out.append(kMagic, sizeof(kMagic));
   w.u32(kFormatVersion);
-  w.u64(build_fingerprint());
+  w.u64(io::build_fingerprint());
   w.u32(static_cast<uint32_t>(g.num_inputs()));
   w.u32(static_cast<uint32_t>(g.num_scalars()));
   w.count(g.symbols().size());
@@ -646,7 +553,7 @@ std::string serialize(const Graph& g) {
   for (int i : g.owned_inputs) w.i32(i);
   w.count(g.unread_outputs.size());
   for (int k : g.unread_outputs) w.i32(k);
-  w.u64(fnv1a(kFnvBasis, w.out.data(), w.out.size()));
+  w.u64(io::fnv1a(io::kFnvBasis, w.out.data(), w.out.size()));
   return std::move(w.out);
 }
 
@@ -654,13 +561,13 @@ Graph deserialize(std::string_view bytes) {
   if (bytes.size() < kHeaderSize + kTrailerSize) corrupt("truncated");
   if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) corrupt("not a serialized npc graph");
   const size_t body_end = bytes.size() - kTrailerSize;
-  Reader r(bytes, body_end);
+  io::Reader r(bytes, body_end, "npc graph bytes");
   r.skip(sizeof(kMagic));
   if (const uint32_t v = r.u32(); v != kFormatVersion)
     corrupt("format version " + std::to_string(v) + ", this npc reads version " + std::to_string(kFormatVersion));
-  if (r.u64() != build_fingerprint()) corrupt("written by another build of npc (its op table or node layout differs)");
-  Reader trailer(bytes.substr(body_end), kTrailerSize);
-  if (trailer.u64() != fnv1a(kFnvBasis, bytes.data(), body_end)) corrupt("checksum mismatch (corrupted data)");
+  if (r.u64() != io::build_fingerprint()) corrupt("written by another build of npc (its op table or node layout differs)");
+  io::Reader trailer(bytes.substr(body_end), kTrailerSize, "npc graph bytes");
+  if (trailer.u64() != io::fnv1a(io::kFnvBasis, bytes.data(), body_end)) corrupt("checksum mismatch (corrupted data)");
 
   Graph g;
   const uint32_t ninputs = r.u32(), nscalars = r.u32();

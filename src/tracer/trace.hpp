@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -156,6 +157,18 @@ struct Plan {
                            const std::function<std::vector<ndarray>(const ir::Executable&, const ir::RunArgs&)>&
                                run_step) const;
 };
+
+// Note [plan serialization] in plan_io.cpp: the exact binary form of plan `p`, each distinct
+// step graph stored once; bound to this build of npc. ValueError for a plan with a graph that
+// cannot be serialized (host calls: ir::serialize's error) or whose steps are inconsistent.
+std::string serialize(const Plan& p);
+// Compiles a loaded plan's graph `g`: returns `g`, or a graph of the same structure and
+// interface compiled earlier, with its executable.
+using PlanCompiler = std::function<SegmentRun(std::shared_ptr<ir::Graph> g)>;
+// The plan serialize() wrote, each distinct graph compiled once through `compile`. ValueError
+// for bytes that are not such a plan of this build (truncated, corrupted or hostile: every
+// count, index, source, scalar and release is checked before anything compiles or runs).
+Plan deserialize_plan(std::string_view bytes, const PlanCompiler& compile);
 
 // The recording state of one trace on this thread.
 class Context {

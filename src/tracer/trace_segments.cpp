@@ -604,6 +604,9 @@ std::shared_ptr<Plan> Context::take_plan() {
 std::vector<ndarray> Plan::run(
     std::span<const ndarray> inputs, const std::vector<Scalar>& floats,
     const std::function<std::vector<ndarray>(const ir::Executable&, const ir::RunArgs&)>& run_step) const {
+  // Sources name inputs below num_inputs (checked when a plan is loaded: Note [plan serialization]).
+  if (inputs.size() < static_cast<size_t>(num_inputs))
+    throw ValueError("plan: " + std::to_string(inputs.size()) + " inputs, the plan takes " + std::to_string(num_inputs));
   std::vector<std::vector<ndarray>> outs(steps.size());
   std::vector<ndarray> in;
   std::vector<Scalar> sc;

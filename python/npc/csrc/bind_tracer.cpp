@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -267,6 +268,39 @@ py::object contig_key(const ndarray& a, int contig) {
   return st;
 }
 
+// The cached segment of `backend` equal to `g` (structural hash `h`), if any.
+std::optional<tracer::SegmentRun> find_segment(const ir::Graph& g, size_t h, const std::string& backend) {
+  std::lock_guard lk(g_seg_mu);
+  if (auto it = g_segments.find(h); it != g_segments.end())
+    for (auto& c : it->second)
+      // The structure omits inputs that nothing reads: equal graphs may bind different counts.
+      if (c.backend == backend && c.graph->num_inputs() == g.num_inputs() &&
+          c.graph->num_scalars() == g.num_scalars() && c.graph->same_structure(g))
+        return tracer::SegmentRun{c.graph, c.exe};
+  return std::nullopt;
+}
+
+void cache_segment(size_t h, const std::string& backend, std::shared_ptr<ir::Graph> g, ir::Executable exe) {
+  std::lock_guard lk(g_seg_mu);
+  if (g_segment_count >= kMaxSegments) {
+    g_segments.clear();
+    g_segment_count = 0;
+  }
+  g_segments[h].push_back({backend, std::move(g), std::move(exe)});
+  ++g_segment_count;
+}
+
+// A graph of a loaded plan (Note [plan serialization] in src/tracer/plan_io.cpp) as a segment
+// would get it: the cached equal graph's executable, else `g` compiled once and cached.
+tracer::SegmentRun compiled_segment(const std::shared_ptr<ir::Graph>& g, const std::string& backend) {
+  const size_t h = g->structural_hash();
+  if (std::optional<tracer::SegmentRun> found = find_segment(*g, h, backend)) return *found;
+  std::string used, err;
+  ir::Executable exe = make_exe(g, backend, used, err);
+  cache_segment(h, backend, g, exe);
+  return {g, exe};
+}
+
 std::vector<ndarray> run_segment_cached(const std::shared_ptr<ir::Graph>& shared, const std::vector<ndarray>& in,
                                         const std::vector<Scalar>& sc, const std::string& backend, bool reusable,
                                         tracer::SegmentRun* keep, int* reused) {
@@ -276,24 +310,11 @@ std::vector<ndarray> run_segment_cached(const std::shared_ptr<ir::Graph>& shared
   size_t h = 0;
   if (cacheable) {
     h = g.structural_hash();
-    ir::Executable exe;
-    std::shared_ptr<ir::Graph> found;
-    {
-      std::lock_guard lk(g_seg_mu);
-      if (auto it = g_segments.find(h); it != g_segments.end())
-        for (auto& c : it->second)
-          // The structure omits inputs that nothing reads: equal graphs may bind different counts.
-          if (c.backend == backend && c.graph->num_inputs() == g.num_inputs() &&
-              c.graph->num_scalars() == g.num_scalars() && c.graph->same_structure(g)) {
-            exe = c.exe;
-            found = c.graph;
-          }
-    }
-    if (exe) {
-      if (keep) *keep = {found, exe};
+    if (std::optional<tracer::SegmentRun> found = find_segment(g, h, backend)) {
+      if (keep) *keep = *found;
       if (reused) ++*reused;
-      if (tracer::in_background_segment()) return run_collecting_fp(exe, ir::RunArgs{in, sc});
-      return run_reporting_fp(exe, ir::RunArgs{in, sc});
+      if (tracer::in_background_segment()) return run_collecting_fp(found->exe, ir::RunArgs{in, sc});
+      return run_reporting_fp(found->exe, ir::RunArgs{in, sc});
     }
   }
   std::string used, err;
@@ -306,15 +327,7 @@ std::vector<ndarray> run_segment_cached(const std::shared_ptr<ir::Graph>& shared
     stopped = true;
   }
   if (keep) *keep = {shared, exe};
-  if (cacheable) {
-    std::lock_guard lk(g_seg_mu);
-    if (g_segment_count >= kMaxSegments) {
-      g_segments.clear();
-      g_segment_count = 0;
-    }
-    g_segments[h].push_back({backend, shared, exe});
-    ++g_segment_count;
-  }
+  if (cacheable) cache_segment(h, backend, shared, exe);
   // Once the segment is cached: an error raised here keeps it. (A segment running in the
   // background leaves its errors to the tracing thread: Note [segments in the background].)
   if (tracer::in_background_segment()) {
@@ -529,6 +542,9 @@ void bind_tracer(py::module_& m) {
         std::vector<Scalar> sc = to_scalars(scalars);
         return wrap_all(p.plan->run(in, sc, run_reporting_fp));
       })
+      // Plan serialization (Note [plan serialization] in src/tracer/plan_io.cpp), for tests.
+      .def("serialize", [](const PyPlan& p) { return py::bytes(tracer::serialize(*p.plan)); },
+           "the plan's bytes (ValueError for a plan with host calls)")
       .def_property_readonly("num_steps", [](const PyPlan& p) { return p.plan->steps.size(); })
       .def_property_readonly("num_graphs", [](const PyPlan& p) {
         // Distinct graphs (executables) among the steps: the rest are reuses.
@@ -542,6 +558,13 @@ void bind_tracer(py::module_& m) {
           r += "# step " + std::to_string(i) + "\n" + p.plan->steps[i].run.graph->str();
         return r;
       });
+
+  m.def("_plan_load", [](py::bytes bytes, const std::string& backend) {
+    tracer::Plan p = tracer::deserialize_plan(std::string_view(bytes), [&](std::shared_ptr<ir::Graph> g) {
+      return compiled_segment(g, backend);
+    });
+    return PyPlan{std::make_shared<tracer::Plan>(std::move(p))};
+  }, "the plan _Plan.serialize() wrote, its graphs compiled with `backend` (ValueError for bad bytes; tests)");
 
   py::class_<tracer::Context>(m, "_TraceContext")
       .def(py::init([](std::string backend) {
