@@ -23,6 +23,14 @@ inline uint64_t fnv1a(uint64_t h, const void* p, size_t n) {
   return h;
 }
 
+// Every format ends with a trailer: the checksum of all the bytes before it. seal() writes
+// it over the last 8 bytes of `s` (the serializers append a placeholder; tests re-seal bytes
+// they changed, to reach the checks behind the checksum).
+inline void seal(std::string& s) {
+  const uint64_t h = fnv1a(kFnvBasis, s.data(), s.size() - 8);
+  for (int i = 0; i < 8; ++i) s[s.size() - 8 + static_cast<size_t>(i)] = static_cast<char>((h >> (8 * i)) & 0xff);
+}
+
 // The hash of what gives the bytes their meaning in this build (graph_io.cpp: the op table's
 // rows, the dtype names, enum sizes, node layout): every format stores it in its header.
 uint64_t build_fingerprint();

@@ -184,7 +184,8 @@ std::string serialize(const Plan& p) {
       w.i32(k);
     }
   }
-  w.u64(io::fnv1a(io::kFnvBasis, w.out.data(), w.out.size()));
+  w.u64(0);
+  io::seal(w.out);  // the trailer
   return std::move(w.out);
 }
 

@@ -11,6 +11,7 @@
 
 #include "npc/errors.hpp"
 #include "npc/graph.hpp"
+#include "tracer/byte_io.hpp"
 
 using namespace npc;
 using ir::Dim;
@@ -33,17 +34,6 @@ bool same_bits(const Scalar& a, const Scalar& b) {
          std::bit_cast<uint64_t>(a.f) == std::bit_cast<uint64_t>(b.f) &&
          std::bit_cast<uint64_t>(a.c.real()) == std::bit_cast<uint64_t>(b.c.real()) &&
          std::bit_cast<uint64_t>(a.c.imag()) == std::bit_cast<uint64_t>(b.c.imag());
-}
-
-// The trailer of the format: FNV-1a 64 of every byte before it (re-sealing mutated bytes lets
-// the fuzzing below reach the validation behind the checksum).
-void reseal(std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i + 8 < s.size(); ++i) {
-    h ^= static_cast<unsigned char>(s[i]);
-    h *= 0x100000001b3ull;
-  }
-  for (int i = 0; i < 8; ++i) s[s.size() - 8 + i] = static_cast<char>((h >> (8 * i)) & 0xff);
 }
 
 // deserialize(serialize(g)) is g: text, hashes, structure, interface, evaluation data, values
@@ -258,11 +248,11 @@ TEST_CASE("graph serialization: the header binds the bytes to this build", "[tra
   REQUIRE_THROWS_WITH(ir::deserialize(s), Catch::Contains("not a serialized npc graph"));
   s = bytes;
   s[8] ^= 1;  // the format version
-  reseal(s);
+  ir::io::seal(s);
   REQUIRE_THROWS_WITH(ir::deserialize(s), Catch::Contains("format version"));
   s = bytes;
   s[13] ^= 0x40;  // the build fingerprint
-  reseal(s);
+  ir::io::seal(s);
   REQUIRE_THROWS_WITH(ir::deserialize(s), Catch::Contains("another build"));
   s = bytes;
   s[40] ^= 0x01;  // anywhere in the body, without re-sealing
@@ -272,7 +262,7 @@ TEST_CASE("graph serialization: the header binds the bytes to this build", "[tra
   // Counts are bounded before anything is sized by them: an input count of 2^31 - 1.
   s = bytes;
   s.replace(20, 4, std::string("\xff\xff\xff\x7f", 4));
-  reseal(s);
+  ir::io::seal(s);
   REQUIRE_THROWS_WITH(ir::deserialize(s), Catch::Contains("input or scalar count"));
 }
 
@@ -284,7 +274,7 @@ TEST_CASE("graph serialization: every truncation raises ValueError", "[tracer][g
     // Cut short with a valid checksum: the parser itself must notice.
     if (n >= 28 && n != bytes.size() - 8) {
       std::string sealed = bytes.substr(0, n) + std::string(8, '\0');
-      reseal(sealed);
+      ir::io::seal(sealed);
       REQUIRE_THROWS_AS(ir::deserialize(sealed), ValueError);
     }
   }
@@ -310,7 +300,7 @@ TEST_CASE("graph serialization: corrupted and hostile bytes never crash", "[trac
     // Unsealed: the checksum catches it.
     if (s != bytes) REQUIRE_THROWS_AS(ir::deserialize(s), ValueError);
     // Sealed again: validation must reject it, or it is a valid graph whose bytes are these.
-    reseal(s);
+    ir::io::seal(s);
     try {
       Graph h = ir::deserialize(s);
       ir::verify(h, "fuzz");

@@ -10,6 +10,7 @@
 #include "npc/creation.hpp"
 #include "npc/errors.hpp"
 #include "npc/graph.hpp"
+#include "tracer/byte_io.hpp"
 #include "tracer/trace.hpp"
 
 using namespace npc;
@@ -77,15 +78,6 @@ std::vector<ndarray> replay(const Plan& p) {
 std::string bits(const ndarray& a) {
   ndarray c = a.copy();
   return std::string(reinterpret_cast<const char*>(c.data()), static_cast<size_t>(c.size()) * 8);
-}
-
-void reseal(std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i + 8 < s.size(); ++i) {
-    h ^= static_cast<unsigned char>(s[i]);
-    h *= 0x100000001b3ull;
-  }
-  for (int i = 0; i < 8; ++i) s[s.size() - 8 + i] = static_cast<char>((h >> (8 * i)) & 0xff);
 }
 
 int load_fails(const std::string& bytes) {
@@ -157,7 +149,7 @@ TEST_CASE("plan serialization: truncated and corrupted bytes raise ValueError", 
     REQUIRE(load_fails(bytes.substr(0, n)) == 1);
     if (n >= 28 && n != bytes.size() - 8) {  // cut short with a valid checksum: the parser must notice
       std::string sealed = bytes.substr(0, n) + std::string(8, '\0');
-      reseal(sealed);
+      ir::io::seal(sealed);
       REQUIRE(load_fails(sealed) == 1);
     }
   }
@@ -174,7 +166,7 @@ TEST_CASE("plan serialization: truncated and corrupted bytes raise ValueError", 
   for (int trial = 0; trial < 3000; ++trial) {
     std::string s = bytes;
     for (int k = 0, n = 1 + static_cast<int>(rng() % 3); k < n; ++k) s[pos(rng)] = static_cast<char>(rng());
-    reseal(s);
+    ir::io::seal(s);
     int compiled = 0;
     try {
       const Plan q = tracer::deserialize_plan(s, counting(compiled));

@@ -6,7 +6,6 @@ bytes) and, compiled with the fused backend, compute bit for bit what the origin
 the same inputs."""
 import pathlib
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from npc import _core
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 import bench.programs as bp  # noqa: E402
 from bench.programs import harness as h  # noqa: E402
+from _serialization import assert_bitwise_equal, run_on_copies  # noqa: E402
 
 PROGRAMS = bp.load()
 SEGMENT_NODES = 50  # small: the loop programs are cut into several segments
@@ -69,23 +69,6 @@ def _arguments(iface, seed):
     return inputs, scalars
 
 
-def _run(graph, inputs, scalars):
-    """Outputs and inputs after the run (write-backs) as NumPy arrays, or the exception."""
-    arrays = [npc.asarray(a.copy()) for a in inputs]
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            outs = graph(arrays, scalars)
-    except Exception as e:  # noqa: BLE001 - the copy must raise what the original raises
-        return type(e), str(e)
-    return [np.asarray(o) for o in outs], [np.asarray(a) for a in arrays]
-
-
-def _assert_bitwise_equal(a, b):
-    assert a.dtype == b.dtype and a.shape == b.shape
-    assert np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
-
-
 def _check_round_trip(g):
     data = g.serialize()
     c = _core._graph_deserialize(data, "fused")
@@ -97,13 +80,13 @@ def _check_round_trip(g):
     assert c.backend == g.backend
     for seed in (0, 1):
         inputs, scalars = _arguments(g.interface(), seed)
-        want, got = _run(g, inputs, scalars), _run(c, inputs, scalars)
+        want, got = run_on_copies(g, inputs, scalars), run_on_copies(c, inputs, scalars)
         if isinstance(want[0], type):
             assert got == want
             continue
         assert len(got[0]) == len(want[0])
         for x, y in zip(want[0] + want[1], got[0] + got[1]):
-            _assert_bitwise_equal(x, y)
+            assert_bitwise_equal(x, y)
     return data
 
 

@@ -16,6 +16,7 @@ from npc import _core
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 import bench.programs as bp  # noqa: E402
 from bench.programs import harness as h  # noqa: E402
+from _serialization import assert_bitwise_equal, run_on_copies  # noqa: E402
 
 PROGRAMS = bp.load()
 SEGMENT_NODES = 50  # small: the loop programs are cut into several segments
@@ -54,23 +55,6 @@ def _planned(name, backend="fused"):
     return plan, seen[0][0], seen[0][1]
 
 
-def _run(plan, inputs, floats):
-    """Outputs and inputs after the run as NumPy arrays, or the exception."""
-    arrays = [npc.asarray(a.copy()) for a in inputs]
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            outs = plan(arrays, floats)
-    except Exception as e:  # noqa: BLE001 - the copy must raise what the original raises
-        return type(e), str(e)
-    return [np.asarray(o) for o in outs], [np.asarray(a) for a in arrays]
-
-
-def _assert_bitwise_equal(a, b):
-    assert a.dtype == b.dtype and a.shape == b.shape
-    assert np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
-
-
 @pytest.mark.parametrize("name", LOOPS)
 def test_plans_round_trip(name):
     got = _planned(name)
@@ -82,13 +66,13 @@ def test_plans_round_trip(name):
     assert loaded.num_steps == plan.num_steps
     assert loaded.num_graphs == plan.num_graphs
     assert str(loaded) == str(plan)
-    want, have = _run(plan, inputs, floats), _run(loaded, inputs, floats)
+    want, have = run_on_copies(plan, inputs, floats), run_on_copies(loaded, inputs, floats)
     if isinstance(want[0], type):
         assert have == want
         return
     assert len(have[0]) == len(want[0]) and len(have[1]) == len(want[1])
     for x, y in zip(want[0] + want[1], have[0] + have[1]):
-        _assert_bitwise_equal(x, y)
+        assert_bitwise_equal(x, y)
 
 
 def test_a_shared_graph_is_stored_once():
