@@ -4,6 +4,7 @@
 // bit, a bounds-checked reader and the FNV-1a checksum of the trailers.
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -136,5 +137,29 @@ class Reader {
   size_t pos_ = 0, end_;
   const char* prefix_;
 };
+
+// Both formats: an 8-byte magic, a format version and the build fingerprint, then the body,
+// then the trailer (seal()).
+constexpr size_t kHeaderSize = 8 + 4 + 8;
+constexpr size_t kTrailerSize = 8;
+
+// A reader of `bytes`' body, past its header, once the header (magic, `version`, this
+// build's fingerprint) and the trailer's checksum are checked. `prefix` names the format in
+// errors ("npc graph bytes"), `kind` what the magic stands for ("graph").
+inline Reader open_body(std::string_view bytes, const char (&magic)[8], uint32_t version, const char* prefix,
+                        const char* kind) {
+  const Reader whole(bytes, bytes.size(), prefix);
+  if (bytes.size() < kHeaderSize + kTrailerSize) whole.corrupt("truncated");
+  if (std::memcmp(bytes.data(), magic, sizeof(magic)) != 0) whole.corrupt(std::string("not a serialized npc ") + kind);
+  const size_t body_end = bytes.size() - kTrailerSize;
+  Reader r(bytes, body_end, prefix);
+  r.skip(sizeof(magic));
+  if (const uint32_t v = r.u32(); v != version)
+    r.corrupt("format version " + std::to_string(v) + ", this npc reads version " + std::to_string(version));
+  if (r.u64() != build_fingerprint()) r.corrupt("written by another build of npc (its op table or node layout differs)");
+  Reader trailer(bytes.substr(body_end), kTrailerSize, prefix);
+  if (trailer.u64() != fnv1a(kFnvBasis, bytes.data(), body_end)) r.corrupt("checksum mismatch (corrupted data)");
+  return r;
+}
 
 }  // namespace npc::ir::io

@@ -62,8 +62,8 @@ namespace npc::ir {
 namespace {
 constexpr char kMagic[8] = {'N', 'P', 'C', 'G', 'R', 'A', 'P', 'H'};
 constexpr uint32_t kFormatVersion = 1;
-constexpr size_t kHeaderSize = sizeof(kMagic) + 4 + 8;
-constexpr size_t kTrailerSize = 8;
+constexpr size_t kHeaderSize = io::kHeaderSize;
+constexpr size_t kTrailerSize = io::kTrailerSize;
 constexpr size_t kMaxRank = 64;  // NumPy's NPY_MAXDIMS
 // More inputs or scalars than any run could pass (check_run_args wants one array each); a
 // bound keeps a corrupt count from sizing the vectors backends index by input number.
@@ -559,16 +559,7 @@ std::string serialize(const Graph& g) {
 }
 
 Graph deserialize(std::string_view bytes) {
-  if (bytes.size() < kHeaderSize + kTrailerSize) corrupt("truncated");
-  if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) corrupt("not a serialized npc graph");
-  const size_t body_end = bytes.size() - kTrailerSize;
-  io::Reader r(bytes, body_end, "npc graph bytes");
-  r.skip(sizeof(kMagic));
-  if (const uint32_t v = r.u32(); v != kFormatVersion)
-    corrupt("format version " + std::to_string(v) + ", this npc reads version " + std::to_string(kFormatVersion));
-  if (r.u64() != io::build_fingerprint()) corrupt("written by another build of npc (its op table or node layout differs)");
-  io::Reader trailer(bytes.substr(body_end), kTrailerSize, "npc graph bytes");
-  if (trailer.u64() != io::fnv1a(io::kFnvBasis, bytes.data(), body_end)) corrupt("checksum mismatch (corrupted data)");
+  io::Reader r = io::open_body(bytes, kMagic, kFormatVersion, "npc graph bytes", "graph");
 
   Graph g;
   const uint32_t ninputs = r.u32(), nscalars = r.u32();
@@ -680,7 +671,7 @@ Graph deserialize(std::string_view bytes) {
       corrupt("unread output out of range or order");
     g.unread_outputs.push_back(o);
   }
-  if (r.pos() != body_end) corrupt("trailing bytes");
+  if (r.pos() != bytes.size() - kTrailerSize) corrupt("trailing bytes");
 
   for (NodeRef n : g.order_)
     if (n->kind == NodeKind::Gather)

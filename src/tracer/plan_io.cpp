@@ -63,8 +63,8 @@ namespace io = ir::io;
 namespace {
 constexpr char kMagic[8] = {'N', 'P', 'C', 'P', 'L', 'A', 'N', '\0'};
 constexpr uint32_t kPlanVersion = 1;
-constexpr size_t kHeaderSize = sizeof(kMagic) + 4 + 8;
-constexpr size_t kTrailerSize = 8;
+constexpr size_t kHeaderSize = io::kHeaderSize;
+constexpr size_t kTrailerSize = io::kTrailerSize;
 // More inputs or float arguments than any call could pass (as graph_io's kMaxInterface).
 constexpr uint32_t kMaxInterface = 1u << 20;
 
@@ -190,16 +190,7 @@ std::string serialize(const Plan& p) {
 }
 
 Plan deserialize_plan(std::string_view bytes, const PlanCompiler& compile) {
-  if (bytes.size() < kHeaderSize + kTrailerSize) corrupt("truncated");
-  if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) corrupt("not a serialized npc plan");
-  const size_t body_end = bytes.size() - kTrailerSize;
-  io::Reader r(bytes, body_end, "npc plan bytes");
-  r.skip(sizeof(kMagic));
-  if (const uint32_t v = r.u32(); v != kPlanVersion)
-    corrupt("format version " + std::to_string(v) + ", this npc reads version " + std::to_string(kPlanVersion));
-  if (r.u64() != io::build_fingerprint()) corrupt("written by another build of npc (its op table or node layout differs)");
-  io::Reader trailer(bytes.substr(body_end), kTrailerSize, "npc plan bytes");
-  if (trailer.u64() != io::fnv1a(io::kFnvBasis, bytes.data(), body_end)) corrupt("checksum mismatch (corrupted data)");
+  io::Reader r = io::open_body(bytes, kMagic, kPlanVersion, "npc plan bytes", "plan");
 
   Plan p;
   const uint32_t ninputs = r.u32(), nfloats = r.u32();
@@ -251,7 +242,7 @@ Plan deserialize_plan(std::string_view bytes, const PlanCompiler& compile) {
     }
   }
   if (used != ngraphs) corrupt("a graph no step runs");
-  if (r.pos() != body_end) corrupt("trailing bytes");
+  if (r.pos() != bytes.size() - kTrailerSize) corrupt("trailing bytes");
   check(p, static_cast<int>(nfloats), [](const std::string& why) { corrupt(why); });
 
   // Each distinct graph compiled once; steps share the result.
