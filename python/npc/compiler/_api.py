@@ -24,6 +24,7 @@ from .. import _core
 from .._config import config
 from . import _logs
 from . import _repro
+from . import _persist
 from ._breaks import _annotate, _run_outside
 from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _RuntimeInt, _StaticUse, _TraceAgain, _marked,
                        _recording_warnings,
@@ -445,7 +446,88 @@ class CompiledFunction:
             return self._limit_hit(args, kwargs, "recompile_limit", config.recompile_limit)
         if not known and _compiles[0] >= config.accumulated_recompile_limit:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
+        if config.trace_cache and not known and self._fresh():
+            e = self._load_kept(args, kwargs, key)  # Note [persisted traces] in _persist.py
+            if e is not None:
+                if e.constraints and not _constraints_hold(e.constraints, arrays):
+                    self._entries.clear()
+                else:
+                    if not config.eager_if_faster:
+                        return self._replay(e, arrays, floats, args, kwargs)
+                    return self._timed_replay(e, e.timing, args, kwargs, arrays, floats)
         return self._trace(args, kwargs, self._key_builder(args, kwargs), key, known)
+
+    def _plain_state(self):
+        """Whether the guard state is still the initial one (no dynamic sizes, static floats,
+        runtime ints, unguarded lists, attribute guards, breaks or changed containers)."""
+        return not (self._dyn or self._static_floats or self._dyn_ints or self._static_ints or self._int_bounds
+                    or self._unguarded or self._attr_guards or self._breaks or self._mutates)
+
+    def _fresh(self):
+        return not self._ncompiles and not self._entries and self._plain_state()
+
+    def _load_kept(self, args, kwargs, key):
+        """The entry a first trace in an earlier process kept for this call, installed as this
+        function's first compile (Note [persisted traces] in _persist.py), or None."""
+        name, kbytes = _persist.disk_name(self, key)
+        if name is None:
+            return None
+        got = _persist.load(self, key, name, kbytes)
+        if got is None:
+            return None
+        meta, graph = got
+        e = _Entry()
+        e.timing = []
+        e.name = self._name
+        e.backend = meta["backend"]
+        e.graph = graph
+        e.plan = meta["kind"] == "plan"
+        e.arg_inputs = meta["arg_inputs"]
+        e.transposed = meta["transposed"]
+        e.covered = meta["covered"]
+        e.captured = [(slot, _from_numpy(_np.frombuffer(data, _np.dtype(dt)).reshape(shape).copy()))
+                      for slot, dt, shape, data in meta["constants"]]
+        e.keep_alive = []
+        e.ninputs = meta["ninputs"]
+        e.nscalars = meta["nscalars"]
+        e.out_tree = meta["out_tree"]
+        e.numpy_out = meta["numpy_out"]
+        e.constraints = meta["constraints"]
+        e.template = [None] * e.ninputs
+        for slot, arr in e.captured:
+            e.template[slot] = arr
+        e.aliases = None
+        e.rebuild = _make_rebuild(e.out_tree, e.numpy_out)
+        e.py_warnings = []
+        self._last_shapes.update(meta["last_shapes"])
+        self._last_ints.update(meta["last_ints"])
+        self._ncompiles += 1
+        _compiles[0] += 1
+        _stats["traces_loaded"] += 1
+        self._last_labels = self._labels(args, kwargs)
+        self._entries[key] = [e]
+        _logs.log("guards", "%s: first trace loaded from the trace cache", self._name)
+        return e
+
+    def _keep(self, e, key, keep, rec, graph, plan, py_warnings):
+        """Writes entry `e` of this first trace to the trace cache when it is fit to keep
+        (Note [persisted traces] in _persist.py)."""
+        key0, name, kbytes = keep
+        if (key != key0 or not self._plain_state() or e.keep_alive or e.aliases is not None
+                or py_warnings or e.backend not in ("fused", "eager")):
+            return
+        constants = _persist.constants(e.captured)
+        if constants is None:
+            return
+        evidence = rec.evidence()
+        if evidence is None:
+            return
+        try:
+            payload = (plan if e.plan else graph).serialize()
+        except ValueError:
+            return  # host calls
+        _persist.store(self, kbytes, name, evidence, e, payload, "plan" if e.plan else "graph", constants,
+                       self._last_shapes, self._last_ints)
 
     def _timed_replay(self, e, timing, args, kwargs, arrays, floats):
         """A replay of entry `e` while its speed against eager calls is being measured (Note
@@ -676,6 +758,10 @@ class CompiledFunction:
             _stats["recompiles"] += 1
             if _logs.enabled("recompiles"):
                 _logs.log("recompiles", "recompiling %s: %s", self._name, self._describe_failure(args, kwargs))
+        keep = None
+        if config.trace_cache and not known and self._fresh():
+            name, kbytes = _persist.disk_name(self, key)
+            keep = (key, name, kbytes) if name is not None else None
         before = {k: set(v) for k, v in self._dyn.items()}
         self._update_dynamic(kb)
         ints_changed = self._update_ints(kb)
@@ -685,7 +771,7 @@ class CompiledFunction:
         tried = set()  # int paths static for this call only, until their trace succeeds
         while True:
             try:
-                return self._trace_once(args, kwargs, kb, key, known)
+                return self._trace_once(args, kwargs, kb, key, known, keep)
             except _Retrace as r:
                 _stats["traces"] -= 1  # the aborted attempt does not count
                 _core._discard_fp_flags()  # its pending errors are dropped with its warnings
@@ -705,7 +791,7 @@ class CompiledFunction:
                     self._dyn_ints |= tried
                 raise
 
-    def _trace_once(self, args, kwargs, kb, key, known=False):
+    def _trace_once(self, args, kwargs, kb, key, known=False, keep=None):
         _stats["traces"] += 1
         t0 = time.perf_counter()
         cxx_start = _fusion_counters().get("compile_seconds", 0.0)
@@ -792,7 +878,7 @@ class CompiledFunction:
         # runtime scalars the trace may be abandoned after segments wrote into the arguments.
         ctx.keep_undo = counter[0] > 0
         n_user = ctx.num_user_inputs
-        proxy = reads = None
+        proxy = reads = rec = None
         _tls.ctx = ctx
         _tls.last_break = None
         _tls.side_effects = []
@@ -812,6 +898,7 @@ class CompiledFunction:
                 reads.watch(kwargs[k], ("arg", (k,)))
             _tls.attr_reads = reads if reads.watched else None
             lists_before = self._free_lists()
+            rec = _persist.Recorder.start(self._fn) if keep is not None else None
             with _Patches(ctx, self._name):
                 flushed = False
                 try:
@@ -910,6 +997,8 @@ class CompiledFunction:
             ctx.undo_writes()  # Note [undoing an abandoned trace's writes]
             raise
         finally:
+            if rec is not None:
+                rec.stop()
             _tls.attr_reads = None
             if reads is not None:
                 reads.finish()
@@ -1030,6 +1119,8 @@ class CompiledFunction:
             e.rebuild = _make_rebuild(tree, numpy_out) if e.aliases is None else None
             e.py_warnings = _python_warnings(py_warnings)  # Note [warnings of traced Python]
             self._entries.setdefault(key, []).append(e)
+            if rec is not None:
+                self._keep(e, key, keep, rec, graph, plan, e.py_warnings)
             if config.repro and backend != "eager" and backend not in _backends and not e.plan and _repro.enabled():
                 # The first run already ran on the backend: check it against the eager one.
                 outs = _repro.run_checked(e.name, graph, backend, ctx.bound_inputs, scalar_values,

@@ -10,6 +10,7 @@ import numpy as _np
 from .. import _core
 from . import _api  # CompiledFunction, read while tracing (_api imports this module first)
 from ._state import _is_npc, _tls
+from ._persist import plain
 
 
 # ---------------------------------------------------------------- guard keys
@@ -430,6 +431,43 @@ def _free_key(free, unguarded=()):
             # Python side effect: `calls.append(1)`) is not (CompiledFunction._unguarded).
             key.append((name, type(v), _contents_key(v, 0)))
     return tuple(key)
+
+
+def portable_key(key):
+    """Whether guard key `key` (CompiledFunction.__call__'s: arguments, free values, keyword
+    names, overlaps) means the same in another process: no part of it is an object's identity
+    (Note [persisted traces] in _persist.py). Reads the formats of _KeyBuilder, _free_key and
+    _contents_key."""
+    args, free, kwnames, ov = key
+    for item in args:
+        if type(item) is tuple and item and item[0] == "gen":
+            return False  # a Generator, by identity
+    if not plain(args) or not plain(kwnames) or not plain(ov):
+        return False
+    for item in free:
+        if len(item) == 4:
+            return False  # a captured array, by identity
+        name, t, v = item
+        if t is list or t is tuple:
+            if not _portable_contents(v):
+                return False
+        elif not plain(v):
+            return False
+    return True
+
+
+def _portable_contents(ck):
+    if ck and ck[0] == "id":
+        return False  # too long or too deep: by identity
+    for item in ck:
+        if item[0] == "A" or item[0] == "id":
+            return False
+        t, x = item
+        if (t is list or t is tuple) and not _portable_contents(x):
+            return False
+        if t is not list and t is not tuple and not plain(x):
+            return False
+    return True
 
 
 _CONTENTS_MAX = 256

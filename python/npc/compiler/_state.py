@@ -42,7 +42,7 @@ def _is_npc(x):
 
 
 # ---------------------------------------------------------------- statistics
-_STAT_KEYS = ("traces", "cache_hits", "recompiles", "graph_breaks", "eager_runs", "frozen_misses",
+_STAT_KEYS = ("traces", "traces_loaded", "cache_hits", "recompiles", "graph_breaks", "eager_runs", "frozen_misses",
               "kernels_compiled", "kernels_run", "graphs_run", "compile_timeouts",
               "segment_cuts", "segments_reused")
 _stats = dict.fromkeys(_STAT_KEYS, 0)

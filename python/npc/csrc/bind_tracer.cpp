@@ -782,6 +782,8 @@ void bind_tracer(py::module_& m) {
     return cover_layout(a, valid.first, valid.second);
   });
   m.def("_strided_input", [](const PyArray& a) { return tracer::strided_input(a); });
+  m.def("_build_id", [] { return fusion::npc_build_id(); },
+        "the GNU build id of the object holding npc (part of the persisted traces' key: Note [persisted traces])");
   m.def("_guard_key", [](py::tuple args) -> py::object {
     const size_t n = args.size();
     py::tuple key(n);

@@ -1,0 +1,515 @@
+"""Traces kept across processes: Note [persisted traces].
+
+`Recorder` watches a trace for the code it runs; `store` writes a finished entry's graph or
+plan with what it was made from; `load` finds an entry for a call in a new process and checks
+that everything it was made from is still the same.
+"""
+import functools
+import hashlib
+import io
+import os
+import pickle
+import stat
+import struct
+import sys
+import sysconfig
+import types
+
+import numpy as _np
+
+from .. import _core
+from .._config import config
+from . import _logs
+from ._state import _NPC_DIR, _NUMPY_DIR
+
+# Note [persisted traces]
+# The first call of a compiled loop traces it (running its Python, recording every operation)
+# and lowers what it recorded; the kernels come from the disk cache (Note [disk cache] in
+# src/fusion/jit.cpp), but tracing a loop of a million operations takes seconds in every new
+# process. With config.trace_cache on, the entry a first trace makes (its graph, or the plan of
+# a cut loop: Note [plan serialization] in src/tracer/plan_io.cpp) is written to
+# <cache_dir>/traces, and the first call of the same function in a later process loads it
+# instead of tracing.
+#
+# A trace is the function's Python run on traced stand-ins, so an entry may be reused only
+# where that run would record the same thing. The file's name hashes, and its contents repeat
+# for comparison:
+# - the guard key of the call (the arguments' dtypes, shapes and layouts, Python scalars by
+#   value, the function's numeric and list globals and closure values: _guards.py), which the
+#   in-process cache also uses; keys holding an object's identity (captured arrays, other
+#   objects passed as arguments) are never stored (_guards.portable_key);
+# - the function (module, qualified name, file, first line), the npc build (the GNU build id
+#   of _core), Python's and NumPy's versions, every npc.config setting, backend, fullgraph
+#   and dynamic.
+# The entry lists what the trace ran, checked before it is used:
+# - the content hash of every source file whose code ran while tracing (sys.monitoring's
+#   PY_START); code without a real file (`<stdin>`, exec'd strings) makes the trace unfit;
+# - for the code outside the standard library and installed packages (the user's own), the
+#   module globals each such function may read (its code's names): modules, functions (by
+#   module, name, file and line; no closures; plain default values), classes, builtins and
+#   ufuncs by name, numbers, strings and lists/tuples of them by value; a global of any other
+#   kind (a dict, an object, an array) makes the trace unfit, since its contents are not
+#   known to be the same in another process.
+# Only a function's first trace is stored (its guard state is then the initial one, which a
+# new process also starts from), and only a plain one: no graph breaks, captured arrays,
+# attribute guards, changed containers, results viewing the arguments, Python warnings, host
+# calls (numpy.random) or runtime scalars made static by a retrace. Stored files are checked
+# as the kernel cache's are (a directory owned by the user and not writable by others,
+# regular files opened without following links, a hash trailer), and the payload is read by
+# npc's own validating readers; the metadata is unpickled with a loader that accepts only
+# plain values. What a user must know (docs/compile.md): values a function reads that are
+# neither arguments nor module globals (attributes of objects, environment variables, files)
+# are assumed the same in the new process, as module-level code's results are.
+
+FORMAT = 1
+_MAGIC = b"NPCTRACE"
+_DIGEST = 32
+_MAX_BYTES = 1 << 31
+
+config.register("trace_cache", os.environ.get("NPC_TRACE_CACHE", "0") not in ("", "0"),
+                "keep first traces in cache_dir/traces and load them in later processes instead of tracing "
+                "($NPC_TRACE_CACHE; Note [persisted traces])")
+
+_STDLIB = tuple(os.path.abspath(p) + os.sep for p in {sysconfig.get_paths()["stdlib"],
+                                                      sysconfig.get_paths()["platstdlib"]})
+_PACKAGES = tuple(os.path.abspath(p) + os.sep for p in {sysconfig.get_paths()["purelib"],
+                                                        sysconfig.get_paths()["platlib"]})
+_NPC = _NPC_DIR + os.sep
+_NUMPY = _NUMPY_DIR + os.sep
+
+
+# ---------------------------------------------------------------- what a trace runs
+class Recorder:
+    """The code objects that start while a trace runs, and the globals of the user's."""
+
+    _tool = None
+
+    def __init__(self, fn):
+        self.codes = {}  # code -> (module name of its globals, whether it is the user's code)
+        self.fit = True
+        self._nested = set(_nested_codes(getattr(fn, "__code__", None)))
+
+    @classmethod
+    def start(cls, fn):
+        mon = getattr(sys, "monitoring", None)
+        if mon is None:
+            return None
+        if cls._tool is None:
+            for tool in (4, 3, 5):
+                if mon.get_tool(tool) is None:
+                    mon.use_tool_id(tool, "npc trace cache")
+                    cls._tool = tool
+                    break
+            else:
+                return None
+        rec = cls(fn)
+        tool = cls._tool
+        mon.register_callback(tool, mon.events.PY_START, rec._started)
+        mon.restart_events()  # locations disabled by an earlier trace fire again
+        mon.set_events(tool, mon.events.PY_START)
+        return rec
+
+    def stop(self):
+        mon = sys.monitoring
+        mon.set_events(self._tool, 0)
+        mon.register_callback(self._tool, mon.events.PY_START, None)
+
+    def _started(self, code, offset):
+        if code not in self.codes:
+            f = code.co_filename
+            mod = sys._getframe(1).f_globals.get("__name__")
+            user = _user_file(f)
+            # Closures of the user's functions other than the compiled one (and code nested
+            # in it) hold values nothing here can check.
+            if user and code.co_freevars and code not in self._nested:
+                self.fit = False
+            self.codes[code] = (mod, user)
+        return sys.monitoring.DISABLE
+
+    def evidence(self):
+        """(files, globals) that a load checks, or None when the trace is unfit to keep."""
+        if not self.fit:
+            return None
+        files = {}
+        glob = {}
+        for code, (mod, user) in self.codes.items():
+            f = code.co_filename
+            if f.startswith("<frozen ") or (f == "<string>" and type(mod) is str and mod.startswith("namedtuple_")):
+                continue  # part of Python itself (its version is in the key): a namedtuple's __new__
+            h = _file_hash(f)
+            if h is None:
+                return None
+            files[f] = h
+            if user and not _check_globals(mod, code.co_names, glob):
+                return None
+        return sorted(files.items()), sorted(glob.items())
+
+
+def _check_globals(mod, names, glob):
+    """Adds to `glob` the value keys of `names` in module `mod`'s globals and, for the user's
+    modules and classes among them (whose attributes `M.NAME` the code may read), of the same
+    names among their attributes; False when one cannot be kept."""
+    todo = [("m", mod)]
+    seen = set(todo)
+    while todo:
+        where = todo.pop()
+        d = _namespace(where)
+        if d is None:
+            return False
+        for name in names:
+            if (where, name) in glob:
+                continue
+            v = d.get(name, _ABSENT)
+            k = _value_key(v)
+            if k is None:
+                return False
+            glob[where, name] = k
+            if k[0] == "module" or k[0] == "type":
+                m = v if k[0] == "module" else sys.modules.get(v.__module__)
+                f = getattr(m, "__file__", None)
+                sub = ("m", v.__name__) if k[0] == "module" else ("c", k[1], k[2])
+                if f is not None and _user_file(os.path.abspath(f)) and sub not in seen:
+                    seen.add(sub)
+                    todo.append(sub)
+    return True
+
+
+def _namespace(where):
+    """The dict of module ("m", name) or class ("c", module, qualname), or None."""
+    m = sys.modules.get(where[1])
+    if m is None:
+        return None
+    if where[0] == "m":
+        return vars(m)
+    v = m
+    for part in where[2].split("."):
+        v = getattr(v, part, None)
+        if v is None or "<locals>" in part:
+            return None
+    return vars(v) if isinstance(v, type) else None
+
+
+def _nested_codes(code):
+    if code is None:
+        return
+    yield code
+    for k in code.co_consts:
+        if isinstance(k, types.CodeType):
+            yield from _nested_codes(k)
+
+
+def _user_file(f):
+    return not (f.startswith(_NPC) or f.startswith(_NUMPY) or f.startswith(_STDLIB) or f.startswith(_PACKAGES)
+                or f.startswith("<frozen "))
+
+
+_ABSENT = object()
+_file_hashes = {}
+
+
+def _file_hash(path):
+    """The content hash of source file `path` (None: not a readable file)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    k = (path, st.st_mtime_ns, st.st_size, st.st_ino)
+    h = _file_hashes.get(k)
+    if h is None:
+        try:
+            with open(path, "rb") as f:
+                h = hashlib.blake2b(f.read(), digest_size=16).hexdigest()
+        except OSError:
+            return None
+        _file_hashes[k] = h
+    return h
+
+
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+
+
+def plain(v, depth=0):
+    """Whether `v` is made of plain values only: None, numbers, strings, bytes, NumPy scalars
+    and dtypes, the builtin and NumPy scalar types, tuples and lists of them."""
+    t = type(v)
+    if t in _PLAIN or isinstance(v, (_np.generic, _np.dtype)):
+        return True
+    if t is tuple or t is list:
+        return depth < 32 and all(plain(x, depth + 1) for x in v)
+    if t is type:
+        return v in _PLAIN or v in (tuple, list, dict) or (issubclass(v, _np.generic) and v.__module__ == "numpy")
+    return False
+
+
+def _value_key(v):
+    """What a global's value is, comparable across processes, or None when it cannot be."""
+    if v is _ABSENT:
+        return ("absent",)
+    if isinstance(v, types.ModuleType):
+        return ("module", v.__name__)
+    if isinstance(v, types.FunctionType):
+        if v.__closure__ or not plain(v.__defaults__ or ()) or not plain(tuple((v.__kwdefaults__ or {}).items())):
+            return None
+        c = v.__code__
+        return ("function", v.__module__, v.__qualname__, c.co_filename, c.co_firstlineno,
+                v.__defaults__ or (), tuple(sorted((v.__kwdefaults__ or {}).items())))
+    if isinstance(v, _np.ufunc):
+        return ("ufunc", v.__name__)
+    if isinstance(v, types.BuiltinFunctionType):
+        return ("builtin", getattr(v, "__module__", None), v.__qualname__)
+    if isinstance(v, type):
+        return ("type", v.__module__, v.__qualname__)
+    if type(v) in (list, tuple) and plain(v):
+        return ("value", type(v), tuple(v))
+    if plain(v):
+        return ("value", type(v), v)
+    return None
+
+
+# ---------------------------------------------------------------- keys and files
+@functools.lru_cache(maxsize=1)
+def _environment():
+    return (FORMAT, sys.version, _np.__version__, _core._build_id())
+
+
+def disk_name(cf, key):
+    """The file name of `cf`'s entry for guard key `key`, and the key's bytes (None, None
+    when the key cannot be kept)."""
+    from ._guards import portable_key
+    if not portable_key(key):
+        return None, None
+    fn = cf._fn
+    code = getattr(fn, "__code__", None)
+    if code is None or not isinstance(fn, types.FunctionType):
+        return None, None
+    # Default values are constants of the trace; closure values other than the guarded
+    # numbers, lists and arrays (in the key) must be comparable too.
+    defaults = (fn.__defaults__ or (), tuple(sorted((fn.__kwdefaults__ or {}).items())))
+    if not plain(defaults):
+        return None, None
+    for cell in fn.__closure__ or ():
+        try:
+            if _value_key(cell.cell_contents) is None and not isinstance(cell.cell_contents,
+                                                                          (_core.ndarray, _np.ndarray)):
+                return None, None
+        except ValueError:
+            pass  # an empty cell
+    try:
+        kbytes = pickle.dumps(key, protocol=4)
+        ident = pickle.dumps((_environment(), repr(sorted(config.as_dict().items())),
+                              fn.__module__, cf._name, code.co_filename, code.co_firstlineno, defaults,
+                              cf._backend, bool(cf._fullgraph), cf._dynamic), protocol=4)
+    except Exception:  # noqa: BLE001 - anything that does not pickle is not kept
+        return None, None
+    return hashlib.blake2b(ident + kbytes, digest_size=20).hexdigest() + ".trace", kbytes
+
+
+def _dir(create):
+    """The traces directory when it can be trusted (Note [cache trust] in src/fusion/jit.cpp)."""
+    root = config.cache_dir
+    if not root:
+        return None
+    d = os.path.join(root, "traces")
+    try:
+        if create:
+            os.makedirs(d, mode=0o700, exist_ok=True)
+        for p in (root, d):
+            st = os.lstat(p)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (os.getuid(), 0) or st.st_mode & 0o022:
+                return None
+    except OSError:
+        return None
+    return d
+
+
+_MAX_CONSTANT_BYTES = 1 << 26
+
+
+def constants(captured):
+    """The arrays a trace captured that are not the user's (constants npc made while tracing,
+    such as the mask of np.tril; the user's own are guarded by identity and never kept) as
+    (input slot, dtype, shape, bytes), or None when they cannot be kept (not C-contiguous, or
+    too large)."""
+    out = []
+    total = 0
+    for slot, a in captured:
+        if not isinstance(a, (_core.ndarray, _np.ndarray)) or not a.flags.c_contiguous:
+            return None
+        x = _np.asarray(a)
+        if not x.dtype.isnative or x.dtype.hasobject:
+            return None
+        total += x.nbytes
+        if total > _MAX_CONSTANT_BYTES:
+            return None
+        out.append((slot, x.dtype.str, tuple(x.shape), x.tobytes()))
+    return out
+
+
+def store(cf, kbytes, name, evidence, entry, payload, kind, consts, last_shapes, last_ints):
+    """Writes `entry` (its graph or plan bytes `payload`, its captured constants `consts`) as
+    file `name`."""
+    d = _dir(True)
+    if d is None:
+        return False
+    files, glob = evidence
+    meta = {"kind": kind, "backend": entry.backend, "key": kbytes, "files": files, "globals": glob, "constants": consts,
+            "arg_inputs": list(entry.arg_inputs), "transposed": list(entry.transposed),
+            "covered": [tuple(c) for c in entry.covered], "ninputs": entry.ninputs, "nscalars": entry.nscalars,
+            "out_tree": entry.out_tree, "numpy_out": bool(entry.numpy_out), "constraints": list(entry.constraints),
+            "last_shapes": sorted(last_shapes.items(), key=repr), "last_ints": sorted(last_ints.items(), key=repr)}
+    try:
+        mbytes = pickle.dumps(meta, protocol=4)
+        if not _valid(_Loader(io.BytesIO(mbytes)).load()):  # what a load would refuse is not written
+            return False
+    except Exception:  # noqa: BLE001 - a value that does not pickle plainly: not kept
+        return False
+    body = _MAGIC + struct.pack("<IQ", FORMAT, len(mbytes)) + mbytes + payload
+    body += hashlib.blake2b(body, digest_size=_DIGEST).digest()
+    tmp = os.path.join(d, f"tmp-{name}-{os.getpid()}-{id(entry)}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(body)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        os.replace(tmp, os.path.join(d, name))
+    except OSError:
+        return False
+    _logs.log("guards", "%s: trace kept in %s", cf._name, os.path.join(d, name))
+    return True
+
+
+def _read(path):
+    """The bytes of entry `path`, checked as a kernel cache entry is (None: unusable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (not stat.S_ISREG(st.st_mode) or st.st_uid not in (os.getuid(), 0) or st.st_mode & 0o022
+                or st.st_size > _MAX_BYTES):
+            return None
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read()
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) < len(_MAGIC) + 12 + _DIGEST or not data.startswith(_MAGIC):
+        return None
+    body, digest = data[:-_DIGEST], data[-_DIGEST:]
+    if hashlib.blake2b(body, digest_size=_DIGEST).digest() != digest:
+        return None
+    return body
+
+
+class _Loader(pickle.Unpickler):
+    """Unpickles plain values only (Note [persisted traces])."""
+
+    _BUILTINS = {"tuple", "list", "dict", "int", "float", "complex", "bool", "str", "bytes", "type", "NoneType",
+                 "set", "frozenset"}
+
+    def find_class(self, module, name):
+        if module == "builtins" and name in self._BUILTINS:
+            return getattr(__import__("builtins"), name)
+        if module in ("numpy", "numpy.dtypes", "numpy._core.multiarray", "numpy.core.multiarray"):
+            obj = getattr(sys.modules.get(module) or __import__(module, fromlist=["_"]), name, None)
+            if obj is not None and (name == "scalar" or (isinstance(obj, type) and issubclass(obj, (_np.generic,
+                                                                                                  _np.dtype)))):
+                return obj
+        raise pickle.UnpicklingError(f"npc trace cache: {module}.{name} is not a plain value")
+
+
+def _ints(v, lo, hi, n=None):
+    return (type(v) in (list, tuple) and (n is None or len(v) == n)
+            and all(type(x) is int and lo <= x < hi for x in v))
+
+
+def _valid_tree(t, nout, depth=0):
+    if type(t) is not tuple or not t or depth > 64:
+        return False
+    if t[0] == "A":
+        return len(t) == 3 and type(t[1]) is int and 0 <= t[1] < nout and type(t[2]) is bool
+    if t[0] == "S":
+        return len(t) == 2 and plain(t[1])
+    if t[0] is dict:
+        return len(t) == 2 and type(t[1]) in (list, tuple) and all(
+            type(kv) is tuple and len(kv) == 2 and plain(kv[0]) and _valid_tree(kv[1], nout, depth + 1) for kv in t[1])
+    if t[0] is tuple or t[0] is list:
+        return len(t) == 2 and type(t[1]) in (list, tuple) and all(_valid_tree(c, nout, depth + 1) for c in t[1])
+    return False
+
+
+def _valid(meta):
+    """Whether the fields of an entry's metadata have the types and ranges npc.compile's
+    replay relies on (the payload is checked by its own reader)."""
+    try:
+        n = meta["ninputs"]
+        if type(n) is not int or not 0 <= n < 1 << 20 or type(meta["nscalars"]) is not int or meta["nscalars"] < 0:
+            return False
+        if meta["kind"] not in ("plan", "graph") or meta["backend"] not in ("fused", "eager"):
+            return False
+        if not _ints(meta["arg_inputs"], 0, n) or not _ints(meta["transposed"], 0, n):
+            return False
+        if not all(_ints(c, 0, 1 << 20, 2) for c in meta["covered"]):
+            return False
+        if not all(_ints(c[:2], -1 << 20, 1 << 20) and _ints(c[2:4], -1 << 20, 1 << 20) and type(c[4]) is int
+                   for c in meta["constraints"]):
+            return False
+        slots = set(meta["arg_inputs"])
+        for slot, dt, shape, data in meta["constants"]:
+            d = _np.dtype(dt)
+            if (type(slot) is not int or not 0 <= slot < n or slot in slots or not d.isnative or d.hasobject
+                    or not _ints(shape, 0, 1 << 62) or type(data) is not bytes
+                    or len(data) != d.itemsize * int(_np.prod(shape, dtype=_np.int64))):
+                return False
+            slots.add(slot)
+        return (_valid_tree(meta["out_tree"], 1 << 20) and type(meta["numpy_out"]) is bool
+                and all(type(f) is str and type(h) is str for f, h in meta["files"]))
+    except (KeyError, TypeError, ValueError, IndexError):
+        return False
+
+
+def load(cf, key, name, kbytes):
+    """The entry stored for `cf`'s guard key `key` as `name`, checked, or None. Returns
+    (meta, graph-or-plan)."""
+    d = _dir(False)
+    if d is None:
+        return None
+    path = os.path.join(d, name)
+    body = _read(path)
+    if body is None:
+        return None
+    try:
+        version, mlen = struct.unpack_from("<IQ", body, len(_MAGIC))
+        start = len(_MAGIC) + 12
+        if version != FORMAT or start + mlen > len(body):
+            return None
+        meta = _Loader(io.BytesIO(body[start:start + mlen])).load()
+        if type(meta) is not dict or meta.get("key") != kbytes or not _valid(meta):
+            return None
+        for f, h in meta["files"]:
+            if _file_hash(f) != h:
+                _logs.log("guards", "%s: kept trace not used: %s changed", cf._name, f)
+                return None
+        for (where, gname), v in meta["globals"]:
+            d = _namespace(where)
+            if d is None or _value_key(d.get(gname, _ABSENT)) != v:
+                _logs.log("guards", "%s: kept trace not used: %s of %s differs", cf._name, gname, where[1:])
+                return None
+        payload = body[start + mlen:]
+        if meta["kind"] == "plan":
+            graph = _core._plan_load(payload, meta["backend"])
+        else:
+            graph = _core._graph_deserialize(payload, meta["backend"])
+    except (ValueError, KeyError, TypeError, IndexError, struct.error, pickle.UnpicklingError, EOFError) as e:
+        _logs.log("guards", "%s: kept trace %s not used: %s", cf._name, path, e)
+        return None
+    return meta, graph

@@ -1,0 +1,303 @@
+"""Traces kept across processes (config.trace_cache, Note [persisted traces] in
+python/npc/compiler/_persist.py): a later process loads a function's first trace instead of
+tracing, gives the results the traced process gave (and NumPy's), and never uses an entry
+whose sources, globals, key or bytes changed."""
+import io
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import npc
+from npc.compiler import _persist
+from npc.compiler._guards import portable_key
+
+USER_MODULE = '''
+import os
+import types
+import numpy as np
+
+SCALE = float(os.environ.get("UM_SCALE", "2.0"))
+BUF = np.arange(6.0)
+CFG = types.SimpleNamespace(k=3)
+
+
+def helper(x):
+    return x * SCALE
+
+
+def loop_rows(A):
+    A = A.copy()
+    for i in range(1, A.shape[0]):
+        A[i, :] = A[i, :] - 0.5 * A[i - 1, :] * SCALE
+    return A
+
+
+def tri(A, k):
+    return np.tril(A, k) * 2, A.sum()
+
+
+def pair(x, y, s):
+    return (x * y).sum(), np.float32(3.0), x - y * s
+
+
+def calls_helper(x):
+    return helper(x) + 1
+
+
+def transposed(F):
+    return F @ F.T + 1
+
+
+def captured(x):
+    return x + BUF
+
+
+def breaks(x):
+    n = int(x.sum())
+    return x * n
+
+
+def draws(x):
+    return x + np.random.default_rng(0).random(x.shape)
+
+
+def attribute(x):
+    return x * CFG.k
+
+
+def _make_closure():
+    obj = types.SimpleNamespace(k=4)
+
+    def closure(x):
+        return x * obj.k
+    return closure
+
+
+closure = _make_closure()
+
+
+def args_of(name):
+    r = np.random.default_rng(1)
+    A = r.random((12, 5))
+    x, y = r.random(6), r.random(6)
+    return {"loop_rows": (A,), "tri": (A[:5], 1), "pair": (x, y, 0.25), "calls_helper": (x,),
+            "transposed": (np.asfortranarray(r.random((4, 3))),), "captured": (x,), "breaks": (x,),
+            "draws": (x,), "attribute": (x,), "closure": (x,)}[name]
+'''
+
+DRIVER = '''
+import pickle, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import npc
+import usermod
+out = {}
+for name in sys.argv[2].split(","):
+    fn = getattr(usermod, name)
+    cf = npc.compile(fn)
+    before = npc.compiler.stats()
+    first = cf(*usermod.args_of(name))
+    second = cf(*usermod.args_of(name))
+    after = npc.compiler.stats()
+    ref = fn(*usermod.args_of(name))
+    out[name] = {"first": first, "second": second, "numpy": ref,
+                 "loaded": after["traces_loaded"] - before["traces_loaded"],
+                 "traces": after["traces"] - before["traces"]}
+with open(sys.argv[3], "wb") as f:
+    pickle.dump(out, f)
+'''
+
+KEPT = ["loop_rows", "tri", "pair", "calls_helper", "transposed"]
+NOT_KEPT = ["captured", "breaks", "draws", "attribute", "closure"]
+
+
+@pytest.fixture(scope="module")
+def kernel_cache(tmp_path_factory):
+    d = tmp_path_factory.mktemp("trace-cache-kernels")
+    d.chmod(0o700)
+    return d
+
+
+@pytest.fixture
+def user(tmp_path, kernel_cache):
+    """A user's module and a runner of fresh processes that compile its functions."""
+    mod = tmp_path / "mod"
+    mod.mkdir()
+    (mod / "usermod.py").write_text(USER_MODULE)
+    (tmp_path / "driver.py").write_text(DRIVER)
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    # The kernels are shared between the tests (compiled once); the traces are each test's.
+    for f in kernel_cache.iterdir():
+        if f.suffix == ".so":
+            os.link(f, cache / f.name)
+
+    def run(names, trace_cache=True, **env):
+        out = tmp_path / "out.pkl"
+        e = dict(os.environ, NPC_CACHE_DIR=str(cache), NPC_TRACE_CACHE="1" if trace_cache else "0",
+                 NPC_SEGMENT_NODES="40", **env)
+        subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(mod), ",".join(names), str(out)],
+                       env=e, check=True, timeout=600)
+        for f in cache.iterdir():
+            if f.suffix == ".so" and not (kernel_cache / f.name).exists():
+                os.link(f, kernel_cache / f.name)
+        with open(out, "rb") as f:
+            return pickle.load(f)
+
+    run.cache = cache
+    run.module = mod / "usermod.py"
+    return run
+
+
+def _leaves(r):
+    if isinstance(r, (tuple, list)):
+        return [x for v in r for x in _leaves(v)]
+    return [r]
+
+
+def _same(a, b):
+    """The same result: types, dtypes, shapes and bytes."""
+    la, lb = _leaves(a), _leaves(b)
+    assert type(a) is type(b) and len(la) == len(lb)
+    for x, y in zip(la, lb):
+        assert type(x) is type(y), (type(x), type(y))
+        x, y = np.asarray(x), np.asarray(y)
+        assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+
+
+def _close_to_numpy(got, ref):
+    lg, lr = _leaves(got), _leaves(ref)
+    assert len(lg) == len(lr)
+    for g, r in zip(lg, lr):
+        assert type(g) is type(r), (type(g), type(r))
+        assert np.asarray(g).dtype == np.asarray(r).dtype
+        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-12, atol=0)
+
+
+def _traces(cache):
+    d = cache / "traces"
+    return sorted(p for p in d.iterdir() if p.suffix == ".trace") if d.exists() else []
+
+
+def test_a_later_process_loads_the_first_trace(user):
+    first = user(KEPT)
+    assert len(_traces(user.cache)) == len(KEPT)
+    second = user(KEPT)
+    for name in KEPT:
+        assert first[name]["loaded"] == 0 and first[name]["traces"] == 1, name
+        assert second[name]["loaded"] == 1 and second[name]["traces"] == 0, name
+        _same(first[name]["first"], second[name]["first"])
+        _same(first[name]["second"], second[name]["second"])
+        _close_to_numpy(second[name]["first"], second[name]["numpy"])
+
+
+def test_off_by_default(user):
+    user(KEPT, trace_cache=False)
+    assert _traces(user.cache) == []
+
+
+def test_functions_that_are_not_plain_are_not_kept(user):
+    first = user(NOT_KEPT)
+    assert _traces(user.cache) == []
+    second = user(NOT_KEPT)
+    for name in NOT_KEPT:
+        assert second[name]["loaded"] == 0, name
+        _same(first[name]["first"], second[name]["first"])
+        _close_to_numpy(second[name]["first"], second[name]["numpy"])
+
+
+def test_a_changed_source_file_traces_again(user):
+    user(["calls_helper"])
+    src = user.module.read_text().replace("return helper(x) + 1", "return helper(x) + 7")
+    user.module.write_text(src)
+    again = user(["calls_helper"])["calls_helper"]
+    assert again["loaded"] == 0 and again["traces"] == 1
+    _close_to_numpy(again["first"], again["numpy"])
+    assert np.allclose(again["first"], np.asarray(again["numpy"]))
+    assert user(["calls_helper"])["calls_helper"]["loaded"] == 1  # the new trace is kept
+
+
+@pytest.mark.parametrize("name", ["calls_helper", "loop_rows"])
+def test_a_changed_global_traces_again(user, name):
+    # loop_rows reads SCALE itself (its guard key has the value), calls_helper through a
+    # helper (the entry's globals have it).
+    user([name], UM_SCALE="2.0")
+    again = user([name], UM_SCALE="3.0")[name]
+    assert again["loaded"] == 0 and again["traces"] == 1
+    _close_to_numpy(again["first"], again["numpy"])
+    # The entry of the new trace is kept (for calls_helper in place of the first: one entry
+    # per guard key).
+    assert user([name], UM_SCALE="3.0")[name]["loaded"] == 1
+
+
+def _damage(kind, path):
+    data = path.read_bytes()
+    if kind == "flip":
+        b = bytearray(data)
+        b[len(b) // 2] ^= 0x10
+        path.write_bytes(bytes(b))
+    elif kind == "truncate":
+        path.write_bytes(data[:len(data) // 3])
+    elif kind == "resealed":
+        # A changed payload with a valid trailer: the payload's own reader refuses it.
+        import hashlib
+        b = bytearray(data[:-32])
+        b[-40] ^= 0xFF
+        path.write_bytes(bytes(b) + hashlib.blake2b(bytes(b), digest_size=32).digest())
+    elif kind == "writable":
+        path.chmod(0o666)
+    elif kind == "symlink":
+        other = path.with_suffix(".real")
+        path.rename(other)
+        path.symlink_to(other)
+
+
+@pytest.mark.parametrize("kind", ["flip", "truncate", "resealed", "writable", "symlink"])
+def test_damaged_entries_are_not_used(user, kind):
+    first = user(["loop_rows"])
+    (path,) = _traces(user.cache)
+    _damage(kind, path)
+    again = user(["loop_rows"])["loop_rows"]
+    assert again["loaded"] == 0 and again["traces"] == 1
+    _same(first["loop_rows"]["first"], again["first"])
+
+
+def test_other_arguments_are_other_entries(user):
+    user(["tri"])
+    src = user.module.read_text().replace('"tri": (A[:5], 1)', '"tri": (A[:5], 2)')
+    user.module.write_text(src)  # (the file changed too: nothing of the first run is used)
+    again = user(["tri"])["tri"]
+    assert again["loaded"] == 0
+    _close_to_numpy(again["first"], again["numpy"])
+
+
+def test_the_loader_takes_plain_values_only():
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("true",))
+    for obj in (Evil(), pytest, np.ndarray, {1: lambda: 0}.get):
+        try:
+            data = pickle.dumps(obj, protocol=4)
+        except Exception:  # noqa: BLE001 - not picklable at all
+            continue
+        with pytest.raises(pickle.UnpicklingError):
+            _persist._Loader(io.BytesIO(data)).load()
+    for obj in ((1, 2.5, "s", b"b", None, True, 1j), [np.float32(2), np.dtype("<c16")], {"k": (int, np.int8)}):
+        assert _persist._Loader(io.BytesIO(pickle.dumps(obj, protocol=4))).load() == obj
+
+
+def test_keys_with_identities_are_not_portable():
+    arr = np.zeros(3)
+    assert portable_key(((("F",),), (), (), ()))
+    assert portable_key((((11, (3,), 2, -1, "cpu", False),), (("global N", int, 3),), ("k",), ()))
+    assert not portable_key(((("gen", 1234),), (), (), ()))
+    assert not portable_key((((object, 1234),), (), (), ()))
+    assert not portable_key(((), (("global A", id(arr), arr.dtype, arr.shape),), (), ()))
+    assert not portable_key(((), (("global L", list, (("A", id(arr), arr.dtype, arr.shape),)),), (), ()))
+    assert not portable_key(((), (("global L", list, ("id", 1234, 300)),), (), ()))
+    assert portable_key(((), (("global L", list, ((int, 1), (list, ((float, 2.0),)))),), (), ()))
