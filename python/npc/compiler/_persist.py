@@ -7,12 +7,14 @@ that everything it was made from is still the same.
 import functools
 import hashlib
 import io
+import marshal
 import os
 import pickle
 import stat
 import struct
 import sys
 import sysconfig
+import threading
 import types
 
 import numpy as _np
@@ -38,7 +40,8 @@ from ._state import _NPC_DIR, _NUMPY_DIR
 #   value, the function's numeric and list globals and closure values: _guards.py), which the
 #   in-process cache also uses; keys holding an object's identity (captured arrays, other
 #   objects passed as arguments) are never stored (_guards.portable_key);
-# - the function (module, qualified name, file, first line), the npc build (the GNU build id
+# - the function (module, qualified name, file, first line, a hash of its code, its default
+#   and closure values), the npc build (the GNU build id
 #   of _core), Python's and NumPy's versions, every npc.config setting, backend, fullgraph
 #   and dynamic.
 # The entry lists what the trace ran, checked before it is used:
@@ -91,28 +94,37 @@ class Recorder:
 
     @classmethod
     def start(cls, fn):
+        """A recorder of the trace about to run, or None when none can record it (no
+        sys.monitoring, no free tool id, or another thread's trace recording: events are
+        process-wide, so one trace at a time is recorded; the other is not kept)."""
         mon = getattr(sys, "monitoring", None)
-        if mon is None:
+        if mon is None or not _recording.acquire(blocking=False):
             return None
-        if cls._tool is None:
-            for tool in (4, 3, 5):
-                if mon.get_tool(tool) is None:
-                    mon.use_tool_id(tool, "npc trace cache")
-                    cls._tool = tool
-                    break
-            else:
-                return None
-        rec = cls(fn)
-        tool = cls._tool
-        mon.register_callback(tool, mon.events.PY_START, rec._started)
-        mon.restart_events()  # locations disabled by an earlier trace fire again
-        mon.set_events(tool, mon.events.PY_START)
-        return rec
+        try:
+            if cls._tool is None:
+                for tool in (4, 3, 5):
+                    if mon.get_tool(tool) is None:
+                        mon.use_tool_id(tool, "npc trace cache")
+                        cls._tool = tool
+                        break
+                else:
+                    raise ValueError("no free sys.monitoring tool id")
+            rec = cls(fn)
+            mon.register_callback(cls._tool, mon.events.PY_START, rec._started)
+            mon.restart_events()  # locations disabled by an earlier trace fire again
+            mon.set_events(cls._tool, mon.events.PY_START)
+            return rec
+        except ValueError:
+            _recording.release()
+            return None
 
     def stop(self):
         mon = sys.monitoring
-        mon.set_events(self._tool, 0)
-        mon.register_callback(self._tool, mon.events.PY_START, None)
+        try:
+            mon.set_events(self._tool, 0)
+            mon.register_callback(self._tool, mon.events.PY_START, None)
+        finally:
+            _recording.release()
 
     def _started(self, code, offset):
         if code not in self.codes:
@@ -204,6 +216,7 @@ def _user_file(f):
 
 
 _ABSENT = object()
+_recording = threading.Lock()
 _file_hashes = {}
 
 
@@ -271,7 +284,16 @@ def _value_key(v):
 # ---------------------------------------------------------------- keys and files
 @functools.lru_cache(maxsize=1)
 def _environment():
-    return (FORMAT, sys.version, _np.__version__, _core._build_id())
+    """What every key holds: the format, Python's and NumPy's versions, the npc build (the
+    extension's build id and the content of npc's Python files, which may change apart)."""
+    h = hashlib.blake2b(digest_size=16)
+    for root, dirs, files in os.walk(_NPC_DIR):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(".py"):
+                p = os.path.join(root, f)
+                h.update(p.encode() + b"\0" + (_file_hash(p) or "?").encode())
+    return (FORMAT, sys.version, _np.__version__, _core._build_id(), h.hexdigest())
 
 
 def disk_name(cf, key):
@@ -289,18 +311,27 @@ def disk_name(cf, key):
     defaults = (fn.__defaults__ or (), tuple(sorted((fn.__kwdefaults__ or {}).items())))
     if not plain(defaults):
         return None, None
+    cells = []
     for cell in fn.__closure__ or ():
         try:
-            if _value_key(cell.cell_contents) is None and not isinstance(cell.cell_contents,
-                                                                          (_core.ndarray, _np.ndarray)):
-                return None, None
+            v = cell.cell_contents
         except ValueError:
-            pass  # an empty cell
+            cells.append(("empty",))  # an empty cell
+            continue
+        if isinstance(v, (_core.ndarray, _np.ndarray)):
+            cells.append(("array",))  # guarded by identity in the key (never portable)
+            continue
+        k = _value_key(v)
+        if k is None:
+            return None, None
+        cells.append(k)
     try:
+        # The code itself: lambdas of one line share their name, file and line.
+        code_hash = hashlib.blake2b(marshal.dumps(code), digest_size=16).hexdigest()
         kbytes = pickle.dumps(key, protocol=4)
         ident = pickle.dumps((_environment(), repr(sorted(config.as_dict().items())),
-                              fn.__module__, cf._name, code.co_filename, code.co_firstlineno, defaults,
-                              cf._backend, bool(cf._fullgraph), cf._dynamic), protocol=4)
+                              fn.__module__, cf._name, code.co_filename, code.co_firstlineno, code_hash, defaults,
+                              tuple(cells), cf._backend, bool(cf._fullgraph), cf._dynamic), protocol=4)
     except Exception:  # noqa: BLE001 - anything that does not pickle is not kept
         return None, None
     return hashlib.blake2b(ident + kbytes, digest_size=20).hexdigest() + ".trace", kbytes

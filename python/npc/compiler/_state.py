@@ -77,7 +77,9 @@ def _fusion_counters():
 
 
 def stats():
-    """Counters since the last reset(): traces, cache_hits, recompiles, graph_breaks,
+    """Counters since the last reset(): traces, traces_loaded (first traces loaded from
+    ``npc.config.trace_cache``'s directory instead of traced: Note [persisted traces] in
+    _persist.py), cache_hits, recompiles, graph_breaks,
     eager_runs (calls run eagerly: recompile limit hit), frozen_misses (npc.compiler.run
     misses), graphs_run (replays), kernels_compiled, kernels_run and compile_timeouts (C++
     compiles stopped at ``npc.config.compile_timeout``; from the fused backend)."""
