@@ -1,6 +1,7 @@
 #pragma once
 // Internal: the file level of the disk cache (Note [disk cache] and Note [cache trust] in
-// jit.cpp), for the kernel cache (jit.cpp) and other entries kept next to its kernels.
+// jit.cpp), shared by the kernel cache (jit.cpp) and the lowered-program cache (Note
+// [lowered-program cache] in lower_cache.cpp).
 #include <cstdint>
 #include <string>
 

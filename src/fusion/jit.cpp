@@ -386,11 +386,15 @@ void* load_entry(const std::string& path, const std::string& key, bool& bad) {
   return h;
 }
 
-// The names of cache entries: "<32 hex>.so".
-bool is_entry_name(const std::string& name) { return name.size() == 35 && name.compare(32, 3, ".so") == 0; }
+// The names of cache entries: kernels "<32 hex>.so", lowered programs "<32 hex>.low" (Note
+// [lowered-program cache] in lower_cache.cpp); both are trimmed and cleared together.
+bool is_entry_name(const std::string& name) {
+  return (name.size() == 35 && name.compare(32, 3, ".so") == 0) || (name.size() == 36 && name.compare(32, 4, ".low") == 0);
+}
 
 // Note [cache size]
 // After each install the directory is trimmed to npc.config.cache_size_limit bytes: entries
+// (kernels and lowered programs, Note [lowered-program cache] in lower_cache.cpp)
 // are removed oldest modification time first (a disk hit refreshes the time, so this is
 // least recently used), and temporaries older than an hour (a process killed while
 // compiling) are removed. Removing a loaded entry is safe: its mapping stays valid.
@@ -642,6 +646,7 @@ Config& config() {
     c.output_code = env("NPC_LOGS").find("output_code") != std::string::npos;
     c.debug = env("NPC_COMPILE_DEBUG") == "1";
     c.debug_dir = env("NPC_DEBUG_DIR", "npc_debug");
+    c.lowering_cache = env("NPC_LOWERING_CACHE") != "0";
     if (!env("NPC_COMPILE_TIMEOUT").empty()) c.compile_timeout = std::atof(env("NPC_COMPILE_TIMEOUT").c_str());
     return c;
   }();
