@@ -15,8 +15,6 @@ struct Dirs {
 /// Checks (and creates, 0700) the configured directory: Note [cache trust].
 Dirs resolve_dirs(const std::string& configured);
 
-/// The 32 hex digits naming the entry of `key` (two 64-bit hashes of it).
-std::string name_of(const std::string& key);
 /// The identity of this process's npc and machine that every key holds: npc version, build
 /// id (npc_build_id()) and CPU features.
 std::string build_identity();

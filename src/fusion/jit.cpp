@@ -742,8 +742,6 @@ std::string key_of(const std::string& source, const Config& c) {
 namespace disk {
 Dirs resolve_dirs(const std::string& configured) { return fusion::resolve_dirs(configured); }
 
-std::string name_of(const std::string& key) { return hex(fnv1a(key.data(), key.size())) + hex(mix64(key.data(), key.size())); }
-
 std::string build_identity() { return std::string(NPC_VERSION "\n") + npc_build_id() + "\n" + cpu_features(); }
 
 int open_entry(const std::string& path, const std::string& key, std::string& bytes, bool& bad) {

@@ -12,8 +12,8 @@
 // bit for bit), the contiguity of each input, and what else lowering reads: npc's version,
 // build id (npc_build_id(): an entry of another build is never used) and the CPU features, and
 // NPC_VECTOR_MATH (the vector-math policy is part of the kernel text). The file is named by
-// two 64-bit hashes of the key (disk::name_of, "<32 hex>.low") and the entry holds the whole
-// key, compared byte for byte on a hit: a hash collision can only cost a miss, never give a
+// a 128-bit hash of the key ("<32 hex>.low", digest()) and the entry holds the whole key,
+// compared byte for byte on a hit: a hash collision can only cost a miss, never give a
 // graph another graph's program. Graphs that cannot be serialized (host calls) are not cached.
 //
 // Layout (little-endian, byte_io.hpp's Writer): magic "NPCLOW01", format version, the key,
@@ -24,7 +24,7 @@
 // [in-place epilogues] in backend.cpp: derived from the kernel IR, which is not stored). Nodes
 // are stored as positions in g.nodes(): the key holds the exact graph, so position i is the
 // same node in the graph being compiled. Then the kernel cache's 32-byte trailer (payload
-// size, checksum, hash of the key).
+// size, checksum, hash of the entry's name).
 //
 // Checks: the entry is opened as the kernel cache's are (Note [cache trust] in jit.cpp:
 // O_NOFOLLOW, a regular file owned by this user, not writable by others, size bounded) and
@@ -38,6 +38,7 @@
 // are trimmed and cleared with the kernels (Note [cache size]). npc.config.lowering_cache =
 // False (or NPC_LOWERING_CACHE=0) turns the cache off; NPC_COMPILE_DEBUG needs the kernel IR,
 // so it lowers always.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
@@ -81,7 +82,39 @@ std::string lowering_key(const ir::Graph& g, const std::vector<bool>& contiguous
 
 namespace {
 
-std::string entry_path(const std::string& dir, const std::string& key) { return dir + "/" + disk::name_of(key) + ".low"; }
+// The entry's name: 128 bits of hash of the key, eight bytes at a time (a key holds the whole
+// serialized graph, often hundreds of kilobytes: byte-at-a-time hashes of it cost more than
+// reading the entry). It only names the file: the entry's key is compared byte for byte.
+std::string digest(const std::string& key) {
+  const uint64_t k1 = 0x9E3779B97F4A7C15ull, k2 = 0xC2B2AE3D27D4EB4Full;
+  uint64_t h1 = 0x243F6A8885A308D3ull ^ key.size(), h2 = 0x13198A2E03707344ull ^ (key.size() * k1);
+  auto mix = [&](uint64_t w) {
+    h1 = (h1 ^ w) * k1;
+    h1 ^= h1 >> 31;
+    h2 = (h2 + w) * k2;
+    h2 = (h2 << 27) | (h2 >> 37);
+  };
+  size_t i = 0;
+  for (; i + 8 <= key.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, key.data() + i, 8);
+    mix(w);
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, key.data() + i, key.size() - i);
+  mix(tail ^ (static_cast<uint64_t>(key.size() - i) << 56));
+  auto fmix = [](uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
+  };
+  char b[33];
+  std::snprintf(b, sizeof b, "%016llx%016llx", static_cast<unsigned long long>(fmix(h1 ^ h2)),
+                static_cast<unsigned long long>(fmix(h2 + h1)));
+  return b;
+}
 
 std::string encode(const ir::Graph& g, const std::string& key, const Lowered& l, const std::vector<int>& in_place) {
   std::unordered_map<NodeRef, uint32_t> pos;
@@ -240,7 +273,8 @@ bool load_lowering(const ir::Graph& g, const std::string& key, const Config& cfg
   if (dirs.lookup.empty()) return false;
   std::string bytes;
   bool bad = false;
-  const int fd = disk::open_entry(entry_path(dirs.lookup, key), key, bytes, bad);
+  const std::string name = digest(key);
+  const int fd = disk::open_entry(dirs.lookup + "/" + name + ".low", name, bytes, bad);
   if (fd < 0) {
     if (bad) bump_stat(&Stats::corrupt_entries, 1);
     return false;
@@ -276,8 +310,8 @@ void store_lowering(const ir::Graph& g, const std::string& key, const Config& cf
   } catch (...) {
     return;  // a node outside the graph (it should not happen): nothing stored
   }
-  const std::string name = disk::name_of(key) + ".low";
-  if (disk::install_entry(dirs.lookup, name, payload, key, cfg.cache_size_limit))
+  const std::string name = digest(key);
+  if (disk::install_entry(dirs.lookup, name + ".low", payload, name, cfg.cache_size_limit))
     bump_stat(&Stats::lowering_cache_stores, 1);
 }
 

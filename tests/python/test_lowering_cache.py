@@ -137,8 +137,9 @@ def _split(entry):
     return payload, payload[16:16 + n]
 
 
-def _seal(payload, key):
-    return payload + b"NPCSO002" + struct.pack("<QQQ", len(payload), _fnv1a(payload), _mix64(key))
+def _seal(payload, name):
+    """The entry of `payload` under file name `name` (the trailer hashes the name)."""
+    return payload + b"NPCSO002" + struct.pack("<QQQ", len(payload), _fnv1a(payload), _mix64(name.encode()))
 
 
 def _copy_cache(src, dst):
@@ -153,7 +154,7 @@ def _copy_cache(src, dst):
 
 def _edit(path, fn):
     data = path.read_bytes()
-    path.write_bytes(fn(data))
+    path.write_bytes(fn(data, path.stem))
 
 
 @pytest.mark.parametrize("damage", ["truncated", "flipped", "other_key", "bad_node_count", "trailing_byte",
@@ -164,7 +165,7 @@ def test_refused_entries_are_lowered_again(filled, tmp_path, damage):
     low = entries(cache)
     assert low
 
-    def edit(data):
+    def edit(data, name):
         payload, key = _split(data)
         if damage == "truncated":
             return data[: len(data) // 2]
@@ -175,16 +176,16 @@ def test_refused_entries_are_lowered_again(filled, tmp_path, damage):
             # Another build's entry under this name: the stored key differs (a digit of the
             # build id, after the version line), the trailer is this key's.
             i = 16 + key.index(b"\n", key.index(b"\n") + 1) + 2
-            return _seal(payload[:i] + bytes([payload[i] ^ 1]) + payload[i + 1:], key)
+            return _seal(payload[:i] + bytes([payload[i] ^ 1]) + payload[i + 1:], name)
         pos = 16 + len(key)
         if damage == "bad_node_count":
             (n,) = struct.unpack_from("<I", payload, pos)
-            return _seal(payload[:pos] + struct.pack("<I", n + 1) + payload[pos + 4:], key)
+            return _seal(payload[:pos] + struct.pack("<I", n + 1) + payload[pos + 4:], name)
         if damage == "trailing_byte":
-            return _seal(payload + b"\0", key)
+            return _seal(payload + b"\0", name)
         if damage == "bad_buffer_index":
             # The in-place list closes the payload: its last entry becomes a buffer far out of range.
-            return _seal(payload[:-4] + struct.pack("<i", 1 << 30), key)
+            return _seal(payload[:-4] + struct.pack("<i", 1 << 30), name)
         raise AssertionError(damage)
 
     for p in low:
