@@ -190,7 +190,7 @@ void decode(const ir::Graph& g, const std::string& key, const std::string& bytes
     l.kernel_text.emplace_back(r.bytes(n));
     check(l.kernel_text.back().find("@NAME@") != std::string::npos);
   }
-  const uint32_t nb = r.count(31, "buffers");
+  const uint32_t nb = r.count(27, "buffers");  // the fixed fields of one buffer
   const int64_t nsym = static_cast<int64_t>(g.symbols().size());
   for (uint32_t i = 0; i < nb; ++i) {
     BufInfo b;
