@@ -20,13 +20,14 @@ struct CodegenError : std::runtime_error { using std::runtime_error::runtime_err
 struct CompileTimeout : CodegenError { using CodegenError::CodegenError; };
 
 /// Settings of the fused backend (npc.config in Python). Defaults come from the environment:
-/// CXX, NPC_CACHE_DIR, NPC_LOGS, NPC_COMPILE_DEBUG, NPC_COMPILE_TIMEOUT.
+/// CXX, NPC_CACHE_DIR, NPC_LOGS, NPC_COMPILE_DEBUG, NPC_COMPILE_TIMEOUT, NPC_LOWERING_CACHE.
 struct Config {
   std::string cxx;             ///< compiler command ($CXX, default "c++")
   std::string flags;           ///< "-O3 -march=native -fopenmp -ffp-contract=off"
   std::string cache_dir;       ///< $NPC_CACHE_DIR, default ~/.cache/npc ("" = no disk cache); must be private (docs/fusion.md)
   double compile_timeout = 60; ///< seconds a compiler run may take before it is stopped (<= 0: no limit)
   int64_t cache_size_limit = int64_t(1) << 30; ///< bytes of cache entries kept (least recently used go first; <= 0: no limit)
+  bool lowering_cache = true;  ///< keep lowered programs in cache_dir too ($NPC_LOWERING_CACHE=0: off; Note [lowered-program cache])
   bool raise_errors = false;   ///< codegen_errors == "raise": failures throw instead of running eagerly
   bool output_code = false;    ///< NPC_LOGS contains output_code: print generated source to stderr
   bool debug = false;          ///< NPC_COMPILE_DEBUG=1: write IR, source and diagram to debug_dir
@@ -49,6 +50,8 @@ struct Stats {
   int64_t compiles = 0;        ///< C++ compiler invocations
   int64_t disk_hits = 0;       ///< shared objects loaded from the disk cache
   int64_t memory_hits = 0;     ///< shared objects reused in this process
+  int64_t lowering_cache_hits = 0;   ///< graphs whose lowering was read from the disk cache (not lowered)
+  int64_t lowering_cache_stores = 0; ///< lowerings written to the disk cache
   int64_t corrupt_entries = 0; ///< cache entries refused (failed verification, wrong owner or key, not a regular file) and rebuilt
   int64_t compile_timeouts = 0;///< compiler runs stopped at Config::compile_timeout
   int64_t evictions = 0;       ///< cache entries removed to stay under Config::cache_size_limit

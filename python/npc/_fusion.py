@@ -16,6 +16,9 @@ cache_dir : str, default ``$NPC_CACHE_DIR`` or ``~/.cache/npc``
 cache_size_limit : int, default 1 GiB
     Bytes of compiled kernels kept in ``cache_dir``; the least recently used entries are
     removed past it (``None`` or 0: no limit).
+lowering_cache : bool, default True (``$NPC_LOWERING_CACHE=0``: False)
+    Also keep each graph's lowered program in ``cache_dir``, so a graph lowered by an earlier
+    process is not lowered again (Note [lowered-program cache] in src/fusion/lower_cache.cpp).
 compile_timeout : float, default 60 (``$NPC_COMPILE_TIMEOUT``)
     Seconds a C++ compiler run may take; past it the compiler is stopped, a warning is
     printed once and the graph runs eagerly (``compile_timeouts`` counts it). ``None`` or
@@ -25,7 +28,7 @@ codegen_errors : {"warn", "raise"}, default "warn"
     graph on the eager backend; "raise" raises ``npc.CodegenError`` (the tests run so).
 
 ``stats()`` returns the backend's counters (graphs, kernels, compiles, disk_hits,
-memory_hits, corrupt_entries, compile_timeouts, evictions, kernel_runs, library_calls,
+memory_hits, lowering_cache_hits, lowering_cache_stores, corrupt_entries, compile_timeouts, evictions, kernel_runs, library_calls,
 fallbacks, compile_seconds). ``clear_cache()`` empties the kernel cache.
 """
 import os
@@ -42,6 +45,9 @@ config.register("cache_dir", os.environ.get("NPC_CACHE_DIR") or os.path.join(os.
                 "on-disk cache of compiled kernels ($NPC_CACHE_DIR)")
 config.register("cache_size_limit", 1 << 30,
                 "bytes of compiled kernels kept in cache_dir (least recently used go first; None or 0: no limit)")
+config.register("lowering_cache", os.environ.get("NPC_LOWERING_CACHE") != "0",
+                "keep lowered programs in cache_dir too, so graphs lowered by an earlier process are not "
+                "lowered again ($NPC_LOWERING_CACHE=0: off)")
 config.register("compile_timeout", float(os.environ.get("NPC_COMPILE_TIMEOUT") or 60.0),
                 "seconds a C++ compiler run may take before it is stopped and the graph runs eagerly "
                 "($NPC_COMPILE_TIMEOUT; None or 0: no limit)")

@@ -541,9 +541,12 @@ void plan_replay(const ir::Graph& g, Variant& v) {
 }
 
 Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
-  current_config();
+  const Config cfg = current_config();
   Variant v;
-  v.low = lower(g, contiguous);
+  // Note [lowered-program cache] in lower_cache.cpp (debug output needs the kernel IR).
+  const std::string key = cfg.lowering_cache && !cfg.debug ? lowering_key(g, contiguous) : "";
+  const bool cached = !key.empty() && load_lowering(g, key, cfg, v.low, v.in_place);
+  if (!cached) v.low = lower(g, contiguous);
   std::string tag = std::to_string(g.structural_hash() % 1000000007ull) + "_" + std::to_string(g_tag++);
   if (config().debug) {
     std::vector<std::string> names;
@@ -551,7 +554,7 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
   }
   bump_stat(&Stats::graphs, 1);
   bump_stat(&Stats::lowering_passes, v.low.passes);
-  bump_stat(&Stats::kernels, static_cast<int64_t>(v.low.kernels.size()));
+  bump_stat(&Stats::kernels, static_cast<int64_t>(v.low.kernel_text.size()));
   compile_kernels(v.low, v);  // Note [kernels across graphs]; a graph of library calls only compiles nothing
   v.last_use.assign(v.low.bufs.size(), -1);
   v.escapes.assign(v.low.bufs.size(), false);
@@ -559,9 +562,11 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
     for (int b : v.low.launches[i].bufs) v.last_use[b] = static_cast<int>(i);
   for (NodeRef o : g.outputs) v.escapes[v.low.buffer_of.at(output_root(o))] = true;
   for (auto& [i, n] : g.writebacks) v.escapes[v.low.buffer_of.at(n)] = true;
-  for (size_t i = 0; i < v.low.launches.size(); ++i) {
-    int b = in_place_buffer(v.low, i, v.last_use);
-    v.in_place.push_back(b >= 0 && !v.escapes[b] ? b : -1);
+  if (!cached) {
+    for (size_t i = 0; i < v.low.launches.size(); ++i) {
+      int b = in_place_buffer(v.low, i, v.last_use);
+      v.in_place.push_back(b >= 0 && !v.escapes[b] ? b : -1);
+    }
   }
   for (const Launch& la : v.low.launches) {
     v.root_bufs.emplace_back();
@@ -577,6 +582,7 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
     }
   }
   plan_replay(g, v);
+  if (!cached && !key.empty()) store_lowering(g, key, cfg, v.low, v.in_place);
   return v;
 }
 

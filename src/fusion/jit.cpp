@@ -57,6 +57,7 @@
 #include <sstream>
 #include <vector>
 
+#include "fusion/disk_cache.hpp"
 #include "npc/fusion.hpp"
 #include "ops/math_simd.hpp"
 
@@ -267,11 +268,7 @@ std::string private_dir() {
   return g_private_dir;
 }
 
-// Where jit() looks entries up and writes new ones, for a configured cache directory.
-struct Dirs {
-  std::string lookup;  // "" when the configured directory is not trusted
-  bool writable = false;
-};
+using disk::Dirs;
 
 Dirs resolve_dirs(const std::string& configured) {
   Dirs d;
@@ -346,20 +343,18 @@ void* dlopen_fd(int fd) {
   return h;
 }
 
-// Opens, checks and loads the entry at `path` (Note [cache trust]). Returns the handle, or
-// null: `bad` tells an entry that exists but was refused from a missing one.
-void* load_entry(const std::string& path, const std::string& key, bool& bad) {
+// Opens and checks the entry at `path` (Note [cache trust]); disk::open_entry says more.
+int open_entry(const std::string& path, const std::string& key, std::string& bytes, bool& bad) {
   bad = false;
   int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     bad = errno != ENOENT;
-    return nullptr;
+    return -1;
   }
   struct stat st{};
-  void* h = nullptr;
   if (::fstat(fd, &st) == 0 && distrust(st, false).empty() && st.st_size >= static_cast<off_t>(kTrailer) &&
       st.st_size <= kMaxEntryBytes) {
-    std::string bytes(static_cast<size_t>(st.st_size), '\0');
+    bytes.assign(static_cast<size_t>(st.st_size), '\0');
     size_t got = 0;
     while (got < bytes.size()) {
       ssize_t r = ::pread(fd, &bytes[got], bytes.size() - got, static_cast<off_t>(got));
@@ -368,17 +363,38 @@ void* load_entry(const std::string& path, const std::string& key, bool& bad) {
       got += static_cast<size_t>(r);
     }
     if (got == bytes.size() && verify_entry(bytes, key)) {
-      h = dlopen_fd(fd);
-      if (h) ::futimens(fd, nullptr);  // recently used (Note [cache size]); fails harmlessly read-only
+      bytes.resize(bytes.size() - kTrailer);
+      return fd;
     }
   }
+  ::close(fd);
+  bytes.clear();
+  bad = true;
+  return -1;
+}
+
+// Opens, checks and loads the entry at `path` (Note [cache trust]). Returns the handle, or
+// null: `bad` tells an entry that exists but was refused from a missing one.
+void* load_entry(const std::string& path, const std::string& key, bool& bad) {
+  std::string bytes;
+  int fd = open_entry(path, key, bytes, bad);
+  if (fd < 0) return nullptr;
+  void* h = dlopen_fd(fd);
+  if (h) ::futimens(fd, nullptr);  // recently used (Note [cache size]); fails harmlessly read-only
   ::close(fd);
   bad = h == nullptr;
   return h;
 }
 
+// The names of cache entries: kernels "<32 hex>.so", lowered programs "<32 hex>.low" (Note
+// [lowered-program cache] in lower_cache.cpp); both are trimmed and cleared together.
+bool is_entry_name(const std::string& name) {
+  return (name.size() == 35 && name.compare(32, 3, ".so") == 0) || (name.size() == 36 && name.compare(32, 4, ".low") == 0);
+}
+
 // Note [cache size]
 // After each install the directory is trimmed to npc.config.cache_size_limit bytes: entries
+// (kernels and lowered programs, Note [lowered-program cache] in lower_cache.cpp)
 // are removed oldest modification time first (a disk hit refreshes the time, so this is
 // least recently used), and temporaries older than an hour (a process killed while
 // compiling) are removed. Removing a loaded entry is safe: its mapping stays valid.
@@ -395,7 +411,7 @@ void trim_cache(const std::string& dir, int64_t limit) {
   if (!d) return;
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
-    bool entry = name.size() == 35 && name.compare(32, 3, ".so") == 0;
+    bool entry = is_entry_name(name);
     bool temp = name.rfind("tmp-", 0) == 0, failed = name.rfind("failed-", 0) == 0;
     if (!entry && !temp && !failed) continue;
     std::string path = dir + "/" + name;
@@ -630,6 +646,7 @@ Config& config() {
     c.output_code = env("NPC_LOGS").find("output_code") != std::string::npos;
     c.debug = env("NPC_COMPILE_DEBUG") == "1";
     c.debug_dir = env("NPC_DEBUG_DIR", "npc_debug");
+    c.lowering_cache = env("NPC_LOWERING_CACHE") != "0";
     if (!env("NPC_COMPILE_TIMEOUT").empty()) c.compile_timeout = std::atof(env("NPC_COMPILE_TIMEOUT").c_str());
     return c;
   }();
@@ -721,6 +738,32 @@ std::string key_of(const std::string& source, const Config& c) {
   return hex(fnv1a(all.data(), all.size())) + hex(mix64(all.data(), all.size()));
 }
 }  // namespace
+
+namespace disk {
+Dirs resolve_dirs(const std::string& configured) { return fusion::resolve_dirs(configured); }
+
+std::string build_identity() { return std::string(NPC_VERSION "\n") + npc_build_id() + "\n" + cpu_features(); }
+
+int open_entry(const std::string& path, const std::string& key, std::string& bytes, bool& bad) {
+  return fusion::open_entry(path, key, bytes, bad);
+}
+
+bool install_entry(const std::string& dir, const std::string& name, const std::string& payload, const std::string& key,
+                   int64_t limit) {
+  const std::string tmp = dir + "/tmp-" + name + "-" + unique_suffix();
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  const std::string t = trailer(payload, key);
+  bool ok = write_all(fd, payload.data(), payload.size()) && write_all(fd, t.data(), t.size());
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), (dir + "/" + name).c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  trim_cache(dir, limit);
+  return true;
+}
+}  // namespace disk
 
 std::string cache_key(const std::string& source) { return key_of(source, current_config()); }
 
@@ -843,7 +886,7 @@ int64_t clear_cache() {
       if (DIR* dd = ::opendir(d.lookup.c_str())) {
         while (dirent* e = ::readdir(dd)) {
           std::string name = e->d_name;
-          if (name.size() == 35 && name.compare(32, 3, ".so") == 0 && ::unlink((d.lookup + "/" + name).c_str()) == 0) ++k;
+          if (is_entry_name(name) && ::unlink((d.lookup + "/" + name).c_str()) == 0) ++k;
         }
         ::closedir(dd);
       }

@@ -81,4 +81,16 @@ std::string translation_unit(const Lowered& l, std::vector<std::string>& names, 
 
 void bump_stat(int64_t Stats::*field, int64_t by);
 
+/// The lowered-program cache (Note [lowered-program cache] in lower_cache.cpp). The key of
+/// lowering `g` with input contiguity `contiguous` ("" when `g` cannot be cached).
+std::string lowering_key(const ir::Graph& g, const std::vector<bool>& contiguous);
+/// Reads the lowering of `key` from cfg.cache_dir into `low` (without its kernel IR:
+/// `low.kernels` stays empty) and the per-launch in-place buffers into `in_place`; false on a
+/// miss or a refused entry, leaving both untouched.
+bool load_lowering(const ir::Graph& g, const std::string& key, const Config& cfg, Lowered& low,
+                   std::vector<int>& in_place);
+/// Stores `low` and `in_place` under `key` (quietly nothing when the cache is not writable).
+void store_lowering(const ir::Graph& g, const std::string& key, const Config& cfg, const Lowered& low,
+                    const std::vector<int>& in_place);
+
 }  // namespace npc::fusion

@@ -47,6 +47,7 @@ void refresh_from_npc_config(fusion::Config& c) {
       py::object t = cfg.attr("compile_timeout");
       c.compile_timeout = t.is_none() ? 0.0 : t.cast<double>();
     }
+    if (py::hasattr(cfg, "lowering_cache")) c.lowering_cache = static_cast<bool>(py::bool_(cfg.attr("lowering_cache")));
     if (py::hasattr(cfg, "cache_size_limit")) {
       py::object n = cfg.attr("cache_size_limit");
       c.cache_size_limit = n.is_none() ? 0 : n.cast<int64_t>();
@@ -88,6 +89,7 @@ void bind_fusion(py::module_& m) {
     d["codegen_errors"] = c.raise_errors ? "raise" : "warn";
     d["compile_timeout"] = c.compile_timeout;
     d["cache_size_limit"] = c.cache_size_limit;
+    d["lowering_cache"] = c.lowering_cache;
     d["output_code"] = c.output_code;
     d["compile_debug"] = c.debug;
     d["debug_dir"] = c.debug_dir;
@@ -98,7 +100,7 @@ void bind_fusion(py::module_& m) {
     for (auto [k, v] : d) {
       std::string key = py::str(k);
       if (key == "cxx" || key == "cxxflags" || key == "cache_dir" || key == "codegen_errors" ||
-          key == "compile_timeout" || key == "cache_size_limit")
+          key == "compile_timeout" || key == "cache_size_limit" || key == "lowering_cache")
         throw py::key_error("'" + key + "' is set through npc.config." + key);
       if (key == "output_code") c.output_code = v.cast<bool>();
       else if (key == "compile_debug") c.debug = v.cast<bool>();
@@ -116,6 +118,8 @@ void bind_fusion(py::module_& m) {
     d["compiles"] = s.compiles;
     d["disk_hits"] = s.disk_hits;
     d["memory_hits"] = s.memory_hits;
+    d["lowering_cache_hits"] = s.lowering_cache_hits;
+    d["lowering_cache_stores"] = s.lowering_cache_stores;
     d["corrupt_entries"] = s.corrupt_entries;
     d["compile_timeouts"] = s.compile_timeouts;
     d["evictions"] = s.evictions;
