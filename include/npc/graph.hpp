@@ -276,6 +276,13 @@ class Graph {
 
  private:
   NodeRef intern(Node n);
+  static size_t node_hash(const Node& n, size_t position);
+  // Appends `n`, known to differ from every node of the graph, without the intern table
+  // (Note [intern table of a finished graph] in graph.cpp).
+  NodeRef append_distinct(Node&& n);
+  // Frees the intern table; intern() rebuilds it when the graph is built on again.
+  void drop_table();
+  void table_rebuild();
   // A graph with this one's symbols, inputs, calls and index checks holding the nodes whose
   // ids `keep` marks, in order; map[old id] is the copy (null for a node not kept). With
   // `steal`, the kept nodes' contents move into the copy (the caller drops this graph).
