@@ -122,6 +122,36 @@ struct Node;
 /// Nodes are owned by their Graph and never change after construction.
 using NodeRef = const Node*;
 
+// Note [node values]
+// Only Const nodes and reductions with an initial value hold a Scalar, 48 bytes that a
+// std::optional kept inline in every node (56 of a node's 152). The graphs a loop's first
+// call or a plan load keeps hold about 10^6 nodes, all in freshly faulted memory, so the
+// value lives behind a pointer: a node is 104 bytes, and the few nodes with a value pay a
+// small allocation. NodeValue reads like std::optional<npc::Scalar> (has_value, bool, *, ->)
+// and converts to and from it.
+class NodeValue {
+ public:
+  NodeValue() = default;
+  NodeValue(std::nullopt_t) {}
+  NodeValue(const npc::Scalar& v) : p_(std::make_unique<npc::Scalar>(v)) {}
+  NodeValue(const std::optional<npc::Scalar>& v) : p_(v ? std::make_unique<npc::Scalar>(*v) : nullptr) {}
+  NodeValue(const NodeValue& o) : p_(o.p_ ? std::make_unique<npc::Scalar>(*o.p_) : nullptr) {}
+  NodeValue(NodeValue&&) noexcept = default;
+  NodeValue& operator=(const NodeValue& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<npc::Scalar>(*o.p_) : nullptr;
+    return *this;
+  }
+  NodeValue& operator=(NodeValue&&) noexcept = default;
+  bool has_value() const { return p_ != nullptr; }
+  explicit operator bool() const { return p_ != nullptr; }
+  const npc::Scalar& operator*() const { return *p_; }
+  const npc::Scalar* operator->() const { return p_.get(); }
+  operator std::optional<npc::Scalar>() const { return p_ ? std::optional<npc::Scalar>(*p_) : std::nullopt; }
+
+ private:
+  std::unique_ptr<npc::Scalar> p_;
+};
+
 /// One SSA value. Construct through Graph's builders, which intern structurally equal nodes
 /// (so CSE is free and structural hashing identifies equal graphs).
 struct Node {
@@ -131,7 +161,7 @@ struct Node {
   SymShape shape;                  ///< shape of the result
   std::vector<NodeRef> args;       ///< operands (created earlier)
   std::vector<int64_t> params;     ///< kind-specific integer parameters
-  std::optional<npc::Scalar> value;///< Const value; Reduce initial
+  NodeValue value{};               ///< Const value; Reduce initial (Note [node values])
   uint32_t id = 0;                 ///< creation order in the graph: a topological order
   size_t hash = 0;                 ///< structural hash (kind, op, dtype, shape, args' ids, params, value)
 
@@ -276,6 +306,13 @@ class Graph {
 
  private:
   NodeRef intern(Node n);
+  static size_t node_hash(const Node& n, size_t position);
+  // Appends `n`, known to differ from every node of the graph, without the intern table
+  // (Note [intern table of a finished graph] in graph.cpp).
+  NodeRef append_distinct(Node&& n);
+  // Frees the intern table; intern() rebuilds it when the graph is built on again.
+  void drop_table();
+  void table_rebuild();
   // A graph with this one's symbols, inputs, calls and index checks holding the nodes whose
   // ids `keep` marks, in order; map[old id] is the copy (null for a node not kept). With
   // `steal`, the kept nodes' contents move into the copy (the caller drops this graph).

@@ -326,6 +326,9 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     Lowered out;
     LowerState st;
     st.materialised = materialised;
+    // Inputs, the scalar block, scalars and materialised values: one allocation, not a
+    // doubling series of them (each a fresh block the size of all before it).
+    st.bufs.reserve(static_cast<size_t>(g.num_inputs()) + 1 + static_cast<size_t>(g.num_scalars()) + materialised.size());
     // Buffers: inputs (by graph input index), one scalar block, then materialised values.
     std::map<int, NodeRef> inputs;
     for (NodeRef n : g.nodes()) if (live[n->id] && n->kind == NodeKind::Input) inputs[n->params[0]] = n;
@@ -576,9 +579,10 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
       materialised.insert(m.more.begin(), m.more.end());  // Note [materialisations found in one pass]
       continue;
     }
-    out.bufs = st.bufs;
-    out.buffer_of = st.buffer_of;
-    out.input_buffer_of = st.input_buffer_of;
+    // Moved, not copied: a segment's buffers and maps hold thousands of entries each.
+    out.bufs = std::move(st.bufs);
+    out.buffer_of = std::move(st.buffer_of);
+    out.input_buffer_of = std::move(st.input_buffer_of);
     out.scalar_buffer = st.scalar_buffer;
     out.passes = attempt + 1;
     return out;

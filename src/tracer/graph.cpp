@@ -126,7 +126,8 @@ bool Graph::Eq::operator()(const Node* a, const Node* b) const {
   return true;
 }
 
-NodeRef Graph::intern(Node n) {
+// The structural hash of `n` (its operands by id) as node number `position` of its graph.
+size_t Graph::node_hash(const Node& n, size_t position) {
   size_t h = static_cast<size_t>(n.kind) * 1315423911u;
   hash_mix(h, static_cast<uint64_t>(n.op));
   hash_mix(h, static_cast<uint64_t>(n.dtype));
@@ -141,8 +142,13 @@ NodeRef Graph::intern(Node n) {
     hash_mix(h, w[0]);
     hash_mix(h, w[1]);
   }
-  if (n.kind == NodeKind::Call) hash_mix(h, order_.size());
-  n.hash = h;
+  if (n.kind == NodeKind::Call) hash_mix(h, position);
+  return h;
+}
+
+NodeRef Graph::intern(Node n) {
+  n.hash = node_hash(n, order_.size());
+  if (table_used_ != order_.size()) table_rebuild();  // Note [intern table of a finished graph]
   if (const Node* found = find_equal(n)) {
     // Note [merged evaluations]
     // A computing node built again (the program computes `v * v` twice) is the same node,
@@ -176,6 +182,14 @@ NodeRef Graph::intern(Node n) {
 // the intern table is an open-addressing array of pointers, and a graph whose final size is
 // known (a copy, a segment with a node budget) reserves the table once instead of growing
 // it. Nodes never move: NodeRefs stay valid for the graph's life.
+// Most page faults of a loop's first call and of a plan load are not memory given back and
+// mapped again (the heap only grows, and npc's large temporaries are reused) but memory
+// that stays: every segment's pruned graph (kept for its plan and last_graphs) and every
+// graph of a plan are touched once, fresh. Per node that is the node, its shape, operand and
+// parameter vectors, and the intern table; hence nodes of 104 bytes (Note [node values] in
+// graph.hpp) and no table for a finished graph (Note [intern table of a finished graph]):
+// seidel_2d's first call (M) faulted 110k pages instead of 136k, its plan load 92k
+// instead of 108k.
 Node* Graph::store(Node&& n) {
   if (chunks_.empty() || chunk_used_ == chunk_size_) {
     chunk_size_ = chunk_size_ == 0 ? 16 : std::min<size_t>(chunk_size_ * 2, 256);
@@ -229,6 +243,38 @@ void Graph::reserve(size_t n) {
   order_.reserve(n);
   evals_.reserve(n);
   eval_order_.reserve(n);
+}
+
+// Note [intern table of a finished graph]
+// The intern table only serves builders: it holds two to four pointers per node (16 to 32
+// bytes, beside the node's 104 bytes and its vectors'), and the graphs a loop's first call or a
+// plan load keeps (each segment's pruned graph, every graph of a plan: 10^6 nodes) are
+// never built on again. A graph that is done gives its table back (drop_table: the
+// allocator hands the memory to the next graph's table instead of mapping fresh pages for
+// it), and a copy of nodes already interned (copy_kept: dce's result) never builds one:
+// its nodes are distinct because the originals were and their operands map one to one.
+// Such a graph's table holds fewer nodes than the graph (table_used_ != order_.size()):
+// intern() builds it again, from the stored hashes, before its first lookup.
+void Graph::drop_table() {
+  std::vector<const Node*>().swap(table_);
+  table_used_ = 0;
+}
+
+void Graph::table_rebuild() {
+  table_.clear();
+  table_used_ = 0;
+  table_grow(2 * (order_.size() + 1));
+  for (const Node* p : order_) table_insert(p);
+}
+
+NodeRef Graph::append_distinct(Node&& n) {
+  n.hash = node_hash(n, order_.size());
+  n.id = static_cast<uint32_t>(order_.size());
+  evals_.push_back(1);
+  eval_order_.push_back(n.id);
+  const Node* p = store(std::move(n));
+  order_.push_back(p);
+  return p;
 }
 
 NodeRef Graph::input(int index, DType dtype, SymShape shape) {
@@ -807,7 +853,10 @@ template <class Keep> Graph Graph::copy_kept(const Keep& keep, std::vector<NodeR
   Graph r;
   size_t kept = 0;
   for (NodeRef n : order_) kept += keep[n->id] ? 1 : 0;
-  r.reserve(kept);  // Note [node storage]
+  // Note [node storage]; no intern table: Note [intern table of a finished graph].
+  r.order_.reserve(kept);
+  r.evals_.reserve(kept);
+  r.eval_order_.reserve(kept);
   r.symbols_ = symbols_;
   r.num_inputs_ = num_inputs_;
   r.num_scalars_ = num_scalars_;
@@ -820,7 +869,7 @@ template <class Keep> Graph Graph::copy_kept(const Keep& keep, std::vector<NodeR
     // A graph about to be dropped (dce's) gives its nodes' vectors away; its ids stay readable.
     Node c = steal ? std::move(const_cast<Node&>(*n)) : *n;
     for (auto& a : c.args) a = map[a->id];
-    map[n->id] = r.intern(std::move(c));
+    map[n->id] = r.append_distinct(std::move(c));
     r.evals_[map[n->id]->id] += evaluations(n) - 1;  // Note [merged evaluations]
   }
   r.eval_order_.clear();
@@ -833,7 +882,10 @@ Graph dce(Graph&& g) {
   std::vector<bool> live = live_nodes(g);
   // Nothing dead: the graph itself (a copy would intern every node again, and a loop's
   // segments of 10,000 nodes each pay it once per segment).
-  if (std::find(live.begin(), live.end(), false) == live.end()) return std::move(g);
+  if (std::find(live.begin(), live.end(), false) == live.end()) {
+    g.drop_table();  // Note [intern table of a finished graph]
+    return std::move(g);
+  }
   std::vector<NodeRef> map;
   Graph r = g.copy_kept(live, map, /*steal=*/true);
   for (NodeRef o : g.outputs) r.outputs.push_back(map[o->id]);

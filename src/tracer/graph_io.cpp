@@ -683,6 +683,7 @@ Graph deserialize(std::string_view bytes) {
   } catch (const VerifyError& e) {
     corrupt(e.what());
   }
+  g.drop_table();  // a graph read back is done: Note [intern table of a finished graph] in graph.cpp
   return g;
 }
 

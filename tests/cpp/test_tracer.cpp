@@ -84,6 +84,38 @@ TEST_CASE("graph: dce keeps live nodes, symbolic shapes print", "[tracer]") {
   ir::verify(r, "dce");
 }
 
+TEST_CASE("graph: a pruned or read-back graph still interns what it holds", "[tracer]") {
+  // Note [intern table of a finished graph]: dce's copy has no intern table and a graph
+  // without dead nodes or one read back drops it; building on them rebuilds it.
+  auto build = [](ir::Graph& g, bool dead) {
+    auto x = g.input(0, DType::Float64, ir::static_shape(Shape{4}));
+    std::vector<ir::NodeRef> xx{x, x};
+    if (dead) g.cast(x, DType::Float32);
+    auto m = g.ufunc(OpId::multiply, xx, DType::Float64);
+    std::vector<ir::NodeRef> one{m};
+    g.outputs = {g.ufunc(OpId::log, one, DType::Float64)};
+  };
+  for (int round = 0; round < 3; ++round) {
+    ir::Graph g;
+    build(g, round == 0);
+    ir::Graph r = round == 2 ? ir::deserialize(ir::serialize(g)) : ir::dce(std::move(g));
+    const size_t n = r.nodes().size();
+    const size_t h = r.structural_hash();
+    auto x = r.nodes()[0];
+    std::vector<ir::NodeRef> xx{x, x};
+    auto m = r.ufunc(OpId::multiply, xx, DType::Float64);
+    REQUIRE(m == r.nodes()[1]);  // the existing node, not a new one
+    REQUIRE(r.evaluations(m) == 2);
+    REQUIRE(r.nodes().size() == n);
+    std::vector<ir::NodeRef> one{m};
+    auto e = r.ufunc(OpId::exp, one, DType::Float64);
+    REQUIRE(r.nodes().size() == n + 1);
+    REQUIRE(r.ufunc(OpId::exp, one, DType::Float64) == e);
+    REQUIRE(r.structural_hash() == h);  // exp is dead
+    ir::verify(r, "rebuilt table");
+  }
+}
+
 TEST_CASE("graph: evaluation order keeps the place of each merged evaluation", "[tracer]") {
   // Note [merged evaluations]: u = a * a; v = log(a); w = a * a evaluates the product twice.
   ir::Graph g;
