@@ -256,6 +256,20 @@ def plain(v, depth=0):
     return False
 
 
+_code_hashes = {}
+
+
+def _code_hash(code):
+    """A hash of a code object (its bytecode, constants, names and nested code): functions of
+    one line (lambdas) share their name, file and line."""
+    h = _code_hashes.get(code)
+    if h is None:
+        if len(_code_hashes) > 4096:
+            _code_hashes.clear()
+        h = _code_hashes[code] = hashlib.blake2b(marshal.dumps(code), digest_size=16).hexdigest()
+    return h
+
+
 def _value_key(v):
     """What a global's value is, comparable across processes, or None when it cannot be."""
     if v is _ABSENT:
@@ -266,7 +280,7 @@ def _value_key(v):
         if v.__closure__ or not plain(v.__defaults__ or ()) or not plain(tuple((v.__kwdefaults__ or {}).items())):
             return None
         c = v.__code__
-        return ("function", v.__module__, v.__qualname__, c.co_filename, c.co_firstlineno,
+        return ("function", v.__module__, v.__qualname__, c.co_filename, c.co_firstlineno, _code_hash(c),
                 v.__defaults__ or (), tuple(sorted((v.__kwdefaults__ or {}).items())))
     if isinstance(v, _np.ufunc):
         return ("ufunc", v.__name__)
@@ -327,7 +341,7 @@ def disk_name(cf, key):
         cells.append(k)
     try:
         # The code itself: lambdas of one line share their name, file and line.
-        code_hash = hashlib.blake2b(marshal.dumps(code), digest_size=16).hexdigest()
+        code_hash = _code_hash(code)
         kbytes = pickle.dumps(key, protocol=4)
         ident = pickle.dumps((_environment(), repr(sorted(config.as_dict().items())),
                               fn.__module__, cf._name, code.co_filename, code.co_firstlineno, code_hash, defaults,
