@@ -92,6 +92,72 @@ def _apply(op):
 
 g_plus, g_times = _apply(plus), _apply(times)
 
+# Globals read in ways a kept trace must not miss, each from the environment.
+Z = float(os.environ.get("UM_Z", "0.0"))
+G = float(os.environ.get("UM_G", "2.0"))
+T = (1, 2) if os.environ.get("UM_T", "int") == "int" else (1.0, 2.0)
+CFG_DICT = {"k": G}
+GET = CFG_DICT.get
+N = 0
+
+
+class Base:
+    BK = G
+
+
+class Derived(Base):
+    pass
+
+
+def _zsign(x):
+    return x * Z
+
+
+def negzero(x):
+    return np.copysign(1.0, _zsign(x))   # -0.0 == 0.0, but not here
+
+
+def _t(x):
+    return x * np.array(T)
+
+
+def tuple_types(x):
+    return _t(x)   # (1, 2) == (1.0, 2.0), but not their dtype
+
+
+def _g(x):
+    return x * globals()["G"]
+
+
+def via_globals(x):
+    return _g(x)
+
+
+def _inh(x):
+    return x * Derived.BK
+
+
+def inherited(x):
+    return _inh(x)
+
+
+def _get(x):
+    return x * GET("k")
+
+
+def bound_get(x):
+    return _get(x)
+
+
+def _bump(x):
+    global N
+    N += 1
+    return x + N
+
+
+def bump(x):
+    return _bump(x)
+
 
 def args_of(name):
     r = np.random.default_rng(1)
@@ -100,7 +166,8 @@ def args_of(name):
     return {"loop_rows": (A,), "tri": (A[:5], 1), "pair": (x, y, 0.25), "calls_helper": (x,),
             "transposed": (np.asfortranarray(r.random((4, 3))),), "captured": (x,), "breaks": (x,),
             "draws": (x,), "attribute": (x,), "closure": (x,), "plus": (x,), "times": (x,), "g_plus": (x,),
-            "g_times": (x,)}[name]
+            "g_times": (x,), "negzero": (x,), "tuple_types": (np.arange(2),), "via_globals": (x,),
+            "inherited": (x,), "bound_get": (x,), "bump": (x,)}[name]
 '''
 
 DRIVER = '''
@@ -246,6 +313,22 @@ def test_a_changed_global_traces_again(user, name):
     # The entry of the new trace is kept (for calls_helper in place of the first: one entry
     # per guard key).
     assert user([name], UM_SCALE="3.0")[name]["loaded"] == 1
+
+
+HIDDEN = ["negzero", "tuple_types", "via_globals", "inherited", "bound_get"]
+
+
+def test_globals_that_differ_are_never_reused(user):
+    user(HIDDEN, UM_Z="0.0", UM_G="2.0", UM_T="int")
+    again = user(HIDDEN, UM_Z="-0.0", UM_G="5.0", UM_T="float")
+    for name in HIDDEN:
+        assert again[name]["loaded"] == 0, name
+        _close_to_numpy(again[name]["first"], again[name]["numpy"])
+
+
+def test_a_global_the_trace_changes_is_not_kept(user):
+    user(["bump"])
+    assert _traces(user.cache) == []
 
 
 def _damage(kind, path):

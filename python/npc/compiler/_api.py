@@ -447,14 +447,11 @@ class CompiledFunction:
         if not known and _compiles[0] >= config.accumulated_recompile_limit:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
         if config.trace_cache and not known and self._fresh():
-            e = self._load_kept(args, kwargs, key)  # Note [persisted traces] in _persist.py
+            e = self._load_kept(args, kwargs, key, arrays)  # Note [persisted traces] in _persist.py
             if e is not None:
-                if e.constraints and not _constraints_hold(e.constraints, arrays):
-                    self._entries.clear()
-                else:
-                    if not config.eager_if_faster:
-                        return self._replay(e, arrays, floats, args, kwargs)
-                    return self._timed_replay(e, e.timing, args, kwargs, arrays, floats)
+                if not config.eager_if_faster:
+                    return self._replay(e, arrays, floats, args, kwargs)
+                return self._timed_replay(e, e.timing, args, kwargs, arrays, floats)
         return self._trace(args, kwargs, self._key_builder(args, kwargs), key, known)
 
     def _plain_state(self):
@@ -466,7 +463,7 @@ class CompiledFunction:
     def _fresh(self):
         return not self._ncompiles and not self._entries and self._plain_state()
 
-    def _load_kept(self, args, kwargs, key):
+    def _load_kept(self, args, kwargs, key, arrays):
         """The entry a first trace in an earlier process kept for this call, installed as this
         function's first compile (Note [persisted traces] in _persist.py), or None."""
         name, kbytes = _persist.disk_name(self, key)
@@ -499,6 +496,8 @@ class CompiledFunction:
         e.aliases = None
         e.rebuild = _make_rebuild(e.out_tree, e.numpy_out)
         e.py_warnings = []
+        if e.constraints and not _constraints_hold(e.constraints, arrays):
+            return None
         self._last_shapes.update(meta["last_shapes"])
         self._last_ints.update(meta["last_ints"])
         self._ncompiles += 1
@@ -519,15 +518,18 @@ class CompiledFunction:
         constants = _persist.constants(e.captured)
         if constants is None:
             return
-        evidence = rec.evidence()
-        if evidence is None:
-            return
         try:
-            payload = (plan if e.plan else graph).serialize()
-        except ValueError:
-            return  # host calls
-        _persist.store(self, kbytes, name, evidence, e, payload, "plan" if e.plan else "graph", constants,
-                       self._last_shapes, self._last_ints)
+            evidence = rec.evidence()
+            if evidence is None:
+                return
+            try:
+                payload = (plan if e.plan else graph).serialize()
+            except ValueError:
+                return  # host calls
+            _persist.store(self, kbytes, name, evidence, e, payload, "plan" if e.plan else "graph", constants,
+                           self._last_shapes, self._last_ints)
+        except Exception as exc:  # noqa: BLE001 - a cache: the call's result stands whatever it meets
+            _logs.log("guards", "%s: trace not kept: %r", self._name, exc)
 
     def _timed_replay(self, e, timing, args, kwargs, arrays, floats):
         """A replay of entry `e` while its speed against eager calls is being measured (Note

@@ -50,9 +50,16 @@ from ._state import _NPC_DIR, _NUMPY_DIR
 # - for the code outside the standard library and installed packages (the user's own), the
 #   module globals each such function may read (its code's names): modules, functions (by
 #   module, name, file and line; no closures; plain default values), classes, builtins and
-#   ufuncs by name, numbers, strings and lists/tuples of them by value; a global of any other
-#   kind (a dict, an object, an array) makes the trace unfit, since its contents are not
-#   known to be the same in another process.
+#   ufuncs by name, numbers, strings and lists/tuples of them by value (compared as pickled
+#   bytes: -0.0 is not 0.0, (1, 2) is not (1.0, 2.0)), read as the code starts and again
+#   after the trace (a global the trace changes is not kept); classes with their inherited
+#   attributes. A global of any other kind (a dict, an object, an array, a bound method, a
+#   function with attributes) makes the trace unfit, since its contents are not known to be
+#   the same in another process; so do reads the names cannot show (globals(), vars(),
+#   getattr(), sys.modules, a module __getattr__, imports inside a function), globals that
+#   are not the dict of the module named by their __name__ (a module replaced in
+#   sys.modules, a script run by another tool as __main__), and modules or classes held in
+#   the compiled function's closure.
 # Only a function's first trace is stored (its guard state is then the initial one, which a
 # new process also starts from), and only a plain one: no graph breaks, captured arrays,
 # attribute guards, changed containers, results viewing the arguments, Python warnings, host
@@ -90,6 +97,8 @@ class Recorder:
     def __init__(self, fn):
         self.codes = {}  # code -> (module name of its globals, whether it is the user's code)
         self.fit = True
+        self.before = {}  # the user's globals as their code started (compared after the trace)
+        self.disable = True
         self._nested = set(_nested_codes(getattr(fn, "__code__", None)))
 
     @classmethod
@@ -101,18 +110,22 @@ class Recorder:
         if mon is None or not _recording.acquire(blocking=False):
             return None
         try:
-            if cls._tool is None:
-                for tool in (4, 3, 5):
-                    if mon.get_tool(tool) is None:
-                        mon.use_tool_id(tool, "npc trace cache")
-                        cls._tool = tool
-                        break
-                else:
-                    raise ValueError("no free sys.monitoring tool id")
+            for tool in (4, 3, 5):  # the tool id is held only while a trace is recorded
+                if mon.get_tool(tool) is None:
+                    mon.use_tool_id(tool, "npc trace cache")
+                    break
+            else:
+                raise ValueError("no free sys.monitoring tool id")
             rec = cls(fn)
-            mon.register_callback(cls._tool, mon.events.PY_START, rec._started)
-            mon.restart_events()  # locations disabled by an earlier trace fire again
-            mon.set_events(cls._tool, mon.events.PY_START)
+            rec._tool = tool
+            mon.register_callback(tool, mon.events.PY_START, rec._started)
+            # Each code location reports once (DISABLE), and locations disabled by an earlier
+            # trace must fire again; restart_events() re-enables every tool's, so with another
+            # tool active (a debugger, coverage) every start is reported instead.
+            rec.disable = not any(mon.get_tool(t) is not None for t in range(6) if t != tool)
+            if rec.disable:
+                mon.restart_events()
+            mon.set_events(tool, mon.events.PY_START)
             return rec
         except ValueError:
             _recording.release()
@@ -123,20 +136,40 @@ class Recorder:
         try:
             mon.set_events(self._tool, 0)
             mon.register_callback(self._tool, mon.events.PY_START, None)
+            mon.free_tool_id(self._tool)
         finally:
             _recording.release()
 
     def _started(self, code, offset):
         if code not in self.codes:
-            f = code.co_filename
-            mod = sys._getframe(1).f_globals.get("__name__")
-            user = _user_file(f)
-            # Closures of the user's functions other than the compiled one (and code nested
-            # in it) hold values nothing here can check.
-            if user and code.co_freevars and code not in self._nested:
+            try:
+                self._record(code, sys._getframe(1).f_globals)
+            except Exception:  # noqa: BLE001 - whatever the user's objects raise: not kept
                 self.fit = False
-            self.codes[code] = (mod, user)
-        return sys.monitoring.DISABLE
+                self.codes[code] = (None, True)
+        return sys.monitoring.DISABLE if self.disable else None
+
+    def _record(self, code, g):
+        mod = g.get("__name__")
+        user = _user_file(code.co_filename) and not _namedtuple_new(code.co_filename, mod)
+        self.codes[code] = (mod, user)
+        if not user:
+            return
+        # Closures of the user's functions other than the compiled one (and code nested in
+        # it) hold values nothing here can check; so do reads of globals by a computed name
+        # and imports inside functions.
+        if (code.co_freevars and code not in self._nested) or not _reads_plainly(code):
+            self.fit = False
+            return
+        # The globals must be the dict of the module that `__name__` names (not a module
+        # replaced in sys.modules, or a script run by another as __main__).
+        module = sys.modules.get(mod) if type(mod) is str else None
+        md = getattr(module, "__dict__", None) if isinstance(module, types.ModuleType) else None
+        if md is None or (g is not md and getattr(g, "real", None) is not md):
+            self.fit = False
+            return
+        if not _check_globals(mod, code.co_names, self.before):
+            self.fit = False
 
     def evidence(self):
         """(files, globals) that a load checks, or None when the trace is unfit to keep."""
@@ -146,15 +179,37 @@ class Recorder:
         glob = {}
         for code, (mod, user) in self.codes.items():
             f = code.co_filename
-            if f.startswith("<frozen ") or (f == "<string>" and type(mod) is str and mod.startswith("namedtuple_")):
-                continue  # part of Python itself (its version is in the key): a namedtuple's __new__
+            if f.startswith("<frozen ") or _namedtuple_new(f, mod):
+                continue  # part of Python itself (its version is in the key)
             h = _file_hash(f)
             if h is None:
                 return None
             files[f] = h
             if user and not _check_globals(mod, code.co_names, glob):
                 return None
+        # A global the trace changed (a helper's `global N; N += 1`) is not what a later
+        # process must have before its first call.
+        if any(self.before.get(k, v) != v for k, v in glob.items()):
+            return None
         return sorted(files.items()), sorted(glob.items())
+
+
+def _namedtuple_new(filename, mod):
+    """Whether code is the __new__ that collections.namedtuple makes from a string."""
+    return filename == "<string>" and type(mod) is str and mod.startswith("namedtuple_")
+
+
+_IMPORT_NAME = __import__("dis").opmap["IMPORT_NAME"]
+_DYNAMIC_READS = frozenset({"globals", "vars", "getattr", "locals", "__dict__", "modules", "__import__", "eval",
+                            "exec", "import_module", "__getattribute__", "__builtins__"})
+
+
+def _reads_plainly(code):
+    """Whether `code` reads globals only by name: no globals()/vars()/getattr()/sys.modules
+    reads, no imports inside it."""
+    if _DYNAMIC_READS.intersection(code.co_names):
+        return False
+    return _IMPORT_NAME not in code.co_code[::2]
 
 
 def _check_globals(mod, names, glob):
@@ -175,7 +230,10 @@ def _check_globals(mod, names, glob):
             k = _value_key(v)
             if k is None:
                 return False
-            glob[where, name] = k
+            try:
+                glob[where, name] = pickle.dumps(k, protocol=4)  # compared byte for byte: -0.0 is not 0.0
+            except Exception:  # noqa: BLE001
+                return False
             if k[0] == "module" or k[0] == "type":
                 m = v if k[0] == "module" else sys.modules.get(v.__module__)
                 f = getattr(m, "__file__", None)
@@ -189,16 +247,24 @@ def _check_globals(mod, names, glob):
 def _namespace(where):
     """The dict of module ("m", name) or class ("c", module, qualname), or None."""
     m = sys.modules.get(where[1])
-    if m is None:
+    if not isinstance(m, types.ModuleType):
         return None
     if where[0] == "m":
-        return vars(m)
+        d = m.__dict__
+        return None if "__getattr__" in d else d  # a module __getattr__ serves names of its own
     v = m
     for part in where[2].split("."):
-        v = getattr(v, part, None)
-        if v is None or "<locals>" in part:
+        if "<locals>" in part:
             return None
-    return vars(v) if isinstance(v, type) else None
+        v = v.__dict__.get(part) if isinstance(v, (types.ModuleType, type)) else None
+        if v is None:
+            return None
+    if not isinstance(v, type) or type(v) is not type:
+        return None  # metaclasses may serve attributes of their own
+    d = {}
+    for c in reversed(v.__mro__):  # inherited attributes
+        d.update(c.__dict__)
+    return d
 
 
 def _nested_codes(code):
@@ -241,6 +307,7 @@ def _file_hash(path):
 
 
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
+_MAX_ITEMS = 256  # lists and tuples longer than this are not kept by value (as _guards._CONTENTS_MAX)
 
 
 def plain(v, depth=0):
@@ -277,7 +344,8 @@ def _value_key(v):
     if isinstance(v, types.ModuleType):
         return ("module", v.__name__)
     if isinstance(v, types.FunctionType):
-        if v.__closure__ or not plain(v.__defaults__ or ()) or not plain(tuple((v.__kwdefaults__ or {}).items())):
+        if (v.__closure__ or v.__dict__ or not plain(v.__defaults__ or ())
+                or not plain(tuple((v.__kwdefaults__ or {}).items()))):
             return None
         c = v.__code__
         return ("function", v.__module__, v.__qualname__, c.co_filename, c.co_firstlineno, _code_hash(c),
@@ -285,11 +353,14 @@ def _value_key(v):
     if isinstance(v, _np.ufunc):
         return ("ufunc", v.__name__)
     if isinstance(v, types.BuiltinFunctionType):
+        owner = getattr(v, "__self__", None)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            return None  # a bound method (dict.get of some dict): its object is not known
         return ("builtin", getattr(v, "__module__", None), v.__qualname__)
     if isinstance(v, type):
         return ("type", v.__module__, v.__qualname__)
-    if type(v) in (list, tuple) and plain(v):
-        return ("value", type(v), tuple(v))
+    if type(v) in (list, tuple):
+        return ("value", type(v), tuple(v)) if len(v) <= _MAX_ITEMS and plain(v) else None
     if plain(v):
         return ("value", type(v), v)
     return None
@@ -336,8 +407,8 @@ def disk_name(cf, key):
             cells.append(("array",))  # guarded by identity in the key (never portable)
             continue
         k = _value_key(v)
-        if k is None:
-            return None, None
+        if k is None or k[0] in ("module", "type"):
+            return None, None  # (the attributes of a module or class in a closure are not checked)
         cells.append(k)
     try:
         # The code itself: lambdas of one line share their name, file and line.
@@ -546,7 +617,7 @@ def load(cf, key, name, kbytes):
                 return None
         for (where, gname), v in meta["globals"]:
             d = _namespace(where)
-            if d is None or _value_key(d.get(gname, _ABSENT)) != v:
+            if d is None or type(v) is not bytes or pickle.dumps(_value_key(d.get(gname, _ABSENT)), protocol=4) != v:
                 _logs.log("guards", "%s: kept trace not used: %s of %s differs", cf._name, gname, where[1:])
                 return None
         payload = body[start + mlen:]
