@@ -348,6 +348,7 @@ class CompiledFunction:
         self._dynamic = dynamic
         self._free = _free_values(fn)
         self._name = getattr(fn, "__qualname__", repr(fn))
+        self._trace_cache = True  # config.trace_cache applies (npc.explain always traces)
         self._clear()
         _all_compiled.add(self)
 
@@ -446,7 +447,7 @@ class CompiledFunction:
             return self._limit_hit(args, kwargs, "recompile_limit", config.recompile_limit)
         if not known and _compiles[0] >= config.accumulated_recompile_limit:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
-        if config.trace_cache and not known and self._fresh():
+        if config.trace_cache and self._trace_cache and not known and self._fresh():
             e = self._load_kept(args, kwargs, key, arrays)  # Note [persisted traces] in _persist.py
             if e is not None:
                 if not config.eager_if_faster:
@@ -761,7 +762,7 @@ class CompiledFunction:
             if _logs.enabled("recompiles"):
                 _logs.log("recompiles", "recompiling %s: %s", self._name, self._describe_failure(args, kwargs))
         keep = None
-        if config.trace_cache and not known and self._fresh():
+        if config.trace_cache and self._trace_cache and not known and self._fresh():
             name, kbytes = _persist.disk_name(self, key)
             keep = (key, name, kbytes) if name is not None else None
         before = {k: set(v) for k, v in self._dyn.items()}

@@ -59,6 +59,7 @@ def explain(fn):
         f = CompiledFunction(inner, backend="eager",
                              dynamic=fn._dynamic if isinstance(fn, CompiledFunction) else None)
         _all_compiled.remove(f)
+        f._trace_cache = False  # a kept trace has no graphs, breaks or guards to show
         if isinstance(fn, CompiledFunction):
             f._dyn_ints, f._static_ints = set(fn._dyn_ints), set(fn._static_ints)
             f._int_bounds = dict(fn._int_bounds)
