@@ -387,9 +387,11 @@ void* load_entry(const std::string& path, const std::string& key, bool& bad) {
 }
 
 // The names of cache entries: kernels "<32 hex>.so", lowered programs "<32 hex>.low" (Note
-// [lowered-program cache] in lower_cache.cpp); both are trimmed and cleared together.
+// [lowered-program cache] in lower_cache.cpp), kept traces "<32 hex>.trace" (Note [persisted
+// traces] in python/npc/compiler/_persist.py); all are trimmed and cleared together.
 bool is_entry_name(const std::string& name) {
-  return (name.size() == 35 && name.compare(32, 3, ".so") == 0) || (name.size() == 36 && name.compare(32, 4, ".low") == 0);
+  return (name.size() == 35 && name.compare(32, 3, ".so") == 0) || (name.size() == 36 && name.compare(32, 4, ".low") == 0) ||
+         (name.size() == 38 && name.compare(32, 6, ".trace") == 0);
 }
 
 // Note [cache size]

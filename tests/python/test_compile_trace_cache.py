@@ -16,6 +16,8 @@ import npc
 from npc.compiler import _persist
 from npc.compiler._guards import portable_key
 
+from _serialization import seal_cache_entry
+
 USER_MODULE = '''
 import os
 import types
@@ -214,7 +216,7 @@ def user(tmp_path, kernel_cache):
     cache.mkdir(mode=0o700)
     # The kernels are shared between the tests (compiled once); the traces are each test's.
     for f in kernel_cache.iterdir():
-        if f.suffix == ".so":
+        if f.suffix in (".so", ".low"):
             os.link(f, cache / f.name)
 
     def run(names, trace_cache=True, **env):
@@ -224,7 +226,7 @@ def user(tmp_path, kernel_cache):
         subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(mod), ",".join(names), str(out)],
                        env=e, check=True, timeout=600)
         for f in cache.iterdir():
-            if f.suffix == ".so" and not (kernel_cache / f.name).exists():
+            if f.suffix in (".so", ".low") and not (kernel_cache / f.name).exists():
                 os.link(f, kernel_cache / f.name)
         with open(out, "rb") as f:
             return pickle.load(f)
@@ -260,8 +262,7 @@ def _close_to_numpy(got, ref):
 
 
 def _traces(cache):
-    d = cache / "traces"
-    return sorted(p for p in d.iterdir() if p.suffix == ".trace") if d.exists() else []
+    return sorted(p for p in cache.iterdir() if p.suffix == ".trace")
 
 
 def test_a_later_process_loads_the_first_trace(user):
@@ -341,10 +342,9 @@ def _damage(kind, path):
         path.write_bytes(data[:len(data) // 3])
     elif kind == "resealed":
         # A changed payload with a valid trailer: the payload's own reader refuses it.
-        import hashlib
         b = bytearray(data[:-32])
         b[-40] ^= 0xFF
-        path.write_bytes(bytes(b) + hashlib.blake2b(bytes(b), digest_size=32).digest())
+        path.write_bytes(seal_cache_entry(bytes(b), path.stem))
     elif kind == "writable":
         path.chmod(0o666)
     elif kind == "symlink":
@@ -397,3 +397,11 @@ def test_keys_with_identities_are_not_portable():
     assert not portable_key(((), (("global L", list, (("A", id(arr), arr.dtype, arr.shape),)),), (), ()))
     assert not portable_key(((), (("global L", list, ("id", 1234, 300)),), (), ()))
     assert portable_key(((), (("global L", list, ((int, 1), (list, ((float, 2.0),)))),), (), ()))
+
+
+def test_kept_traces_are_cleared_with_the_kernels(user):
+    user(["loop_rows"])
+    assert len(_traces(user.cache)) == 1
+    with npc.config.patch(cache_dir=str(user.cache)):
+        npc.compiler.clear_cache()
+    assert _traces(user.cache) == []

@@ -13,6 +13,8 @@ import textwrap
 
 import pytest
 
+from _serialization import seal_cache_entry as _seal
+
 RUN = textwrap.dedent("""
     import hashlib, json, numpy as np, npc
     npc.config.codegen_errors = "raise"
@@ -110,36 +112,12 @@ def test_switched_off(filled):
     assert off["digests"] == first["digests"]
 
 
-# The trailer of a cache entry (Note [disk cache] in src/fusion/jit.cpp): magic, payload
-# size, FNV-1a of the payload, hash of the key. Re-sealing an edited payload reaches the
-# checks behind the trailer.
-def _fnv1a(data):
-    h = 1469598103934665603
-    for c in data:
-        h = ((h ^ c) * 1099511628211) & (2**64 - 1)
-    return h
-
-
-def _mix64(data):
-    m = 2**64 - 1
-    h = 0x9E3779B97F4A7C15 ^ len(data)
-    for c in data:
-        h = ((h ^ c) * 0xFF51AFD7ED558CCD) & m
-        h ^= h >> 29
-    return h
-
-
 def _split(entry):
     """(payload, key) of an entry: the payload starts with magic, version and the key."""
     payload = entry[:-32]
     assert payload[:8] == b"NPCLOW01"
     (n,) = struct.unpack_from("<I", payload, 12)
     return payload, payload[16:16 + n]
-
-
-def _seal(payload, name):
-    """The entry of `payload` under file name `name` (the trailer hashes the name)."""
-    return payload + b"NPCSO002" + struct.pack("<QQQ", len(payload), _fnv1a(payload), _mix64(name.encode()))
 
 
 def _copy_cache(src, dst):

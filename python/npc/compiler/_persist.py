@@ -29,8 +29,8 @@ from ._state import _NPC_DIR, _NUMPY_DIR
 # and lowers what it recorded; the kernels come from the disk cache (Note [disk cache] in
 # src/fusion/jit.cpp), but tracing a loop of a million operations takes seconds in every new
 # process. With config.trace_cache on, the entry a first trace makes (its graph, or the plan of
-# a cut loop: Note [plan serialization] in src/tracer/plan_io.cpp) is written to
-# <cache_dir>/traces, and the first call of the same function in a later process loads it
+# a cut loop: Note [plan serialization] in src/tracer/plan_io.cpp) is written to the disk
+# cache as "<32 hex>.trace", and the first call of the same function in a later process loads it
 # instead of tracing.
 #
 # A trace is the function's Python run on traced stand-ins, so an entry may be reused only
@@ -63,9 +63,10 @@ from ._state import _NPC_DIR, _NUMPY_DIR
 # Only a function's first trace is stored (its guard state is then the initial one, which a
 # new process also starts from), and only a plain one: no graph breaks, captured arrays,
 # attribute guards, changed containers, results viewing the arguments, Python warnings, host
-# calls (numpy.random) or runtime scalars made static by a retrace. Stored files are checked
-# as the kernel cache's are (a directory owned by the user and not writable by others,
-# regular files opened without following links, a hash trailer), and the payload is read by
+# calls (numpy.random) or runtime scalars made static by a retrace. Entries are files of
+# the kernel cache, read and written by its own code (_core._cache_entry_read/_write: Note
+# [cache trust], a sealed trailer, trimmed to cache_size_limit and emptied by clear_cache()
+# with the kernels, Note [cache size]), and the payload is read by
 # npc's own validating readers; the metadata is unpickled with a loader that accepts only
 # plain values. What a user must know (docs/compile.md): values a function reads that are
 # neither arguments nor module globals (attributes of objects, environment variables, files)
@@ -73,11 +74,9 @@ from ._state import _NPC_DIR, _NUMPY_DIR
 
 FORMAT = 1
 _MAGIC = b"NPCTRACE"
-_DIGEST = 32
-_MAX_BYTES = 1 << 31
 
 config.register("trace_cache", os.environ.get("NPC_TRACE_CACHE", "0") not in ("", "0"),
-                "keep first traces in cache_dir/traces and load them in later processes instead of tracing "
+                "keep first traces in cache_dir and load them in later processes instead of tracing "
                 "($NPC_TRACE_CACHE; Note [persisted traces])")
 
 _STDLIB = tuple(os.path.abspath(p) + os.sep for p in {sysconfig.get_paths()["stdlib"],
@@ -419,25 +418,7 @@ def disk_name(cf, key):
                               tuple(cells), cf._backend, bool(cf._fullgraph), cf._dynamic), protocol=4)
     except Exception:  # noqa: BLE001 - anything that does not pickle is not kept
         return None, None
-    return hashlib.blake2b(ident + kbytes, digest_size=20).hexdigest() + ".trace", kbytes
-
-
-def _dir(create):
-    """The traces directory when it can be trusted (Note [cache trust] in src/fusion/jit.cpp)."""
-    root = config.cache_dir
-    if not root:
-        return None
-    d = os.path.join(root, "traces")
-    try:
-        if create:
-            os.makedirs(d, mode=0o700, exist_ok=True)
-        for p in (root, d):
-            st = os.lstat(p)
-            if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (os.getuid(), 0) or st.st_mode & 0o022:
-                return None
-    except OSError:
-        return None
-    return d
+    return hashlib.blake2b(ident + kbytes, digest_size=16).hexdigest() + ".trace", kbytes
 
 
 _MAX_CONSTANT_BYTES = 1 << 26
@@ -465,10 +446,7 @@ def constants(captured):
 
 def store(cf, kbytes, name, evidence, entry, payload, kind, consts, last_shapes, last_ints):
     """Writes `entry` (its graph or plan bytes `payload`, its captured constants `consts`) as
-    file `name`."""
-    d = _dir(True)
-    if d is None:
-        return False
+    disk cache entry `name`."""
     files, glob = evidence
     meta = {"kind": kind, "backend": entry.backend, "key": kbytes, "files": files, "globals": glob, "constants": consts,
             "arg_inputs": list(entry.arg_inputs), "transposed": list(entry.transposed),
@@ -482,48 +460,10 @@ def store(cf, kbytes, name, evidence, entry, payload, kind, consts, last_shapes,
     except Exception:  # noqa: BLE001 - a value that does not pickle plainly: not kept
         return False
     body = _MAGIC + struct.pack("<IQ", FORMAT, len(mbytes)) + mbytes + payload
-    body += hashlib.blake2b(body, digest_size=_DIGEST).digest()
-    tmp = os.path.join(d, f"tmp-{name}-{os.getpid()}-{id(entry)}")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(body)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-        os.replace(tmp, os.path.join(d, name))
-    except OSError:
+    if not _core._cache_entry_write(name, body):
         return False
-    _logs.log("guards", "%s: trace kept in %s", cf._name, os.path.join(d, name))
+    _logs.log("guards", "%s: trace kept in %s as %s", cf._name, config.cache_dir, name)
     return True
-
-
-def _read(path):
-    """The bytes of entry `path`, checked as a kernel cache entry is (None: unusable)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if (not stat.S_ISREG(st.st_mode) or st.st_uid not in (os.getuid(), 0) or st.st_mode & 0o022
-                or st.st_size > _MAX_BYTES):
-            return None
-        with os.fdopen(fd, "rb") as f:
-            fd = -1
-            data = f.read()
-    except OSError:
-        return None
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    if len(data) < len(_MAGIC) + 12 + _DIGEST or not data.startswith(_MAGIC):
-        return None
-    body, digest = data[:-_DIGEST], data[-_DIGEST:]
-    if hashlib.blake2b(body, digest_size=_DIGEST).digest() != digest:
-        return None
-    return body
 
 
 class _Loader(pickle.Unpickler):
@@ -596,12 +536,8 @@ def _valid(meta):
 def load(cf, key, name, kbytes):
     """The entry stored for `cf`'s guard key `key` as `name`, checked, or None. Returns
     (meta, graph-or-plan)."""
-    d = _dir(False)
-    if d is None:
-        return None
-    path = os.path.join(d, name)
-    body = _read(path)
-    if body is None:
+    body = _core._cache_entry_read(name)
+    if body is None or not body.startswith(_MAGIC):
         return None
     try:
         version, mlen = struct.unpack_from("<IQ", body, len(_MAGIC))
@@ -626,6 +562,6 @@ def load(cf, key, name, kbytes):
         else:
             graph = _core._graph_deserialize(payload, meta["backend"])
     except (ValueError, KeyError, TypeError, IndexError, struct.error, pickle.UnpicklingError, EOFError) as e:
-        _logs.log("guards", "%s: kept trace %s not used: %s", cf._name, path, e)
+        _logs.log("guards", "%s: kept trace %s not used: %s", cf._name, name, e)
         return None
     return meta, graph

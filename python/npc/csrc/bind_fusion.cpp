@@ -1,8 +1,11 @@
 // Bindings of the fusion layer: the fused backend's settings, counters and JIT cache.
 // Importing npc registers the "fused" backend with the tracer.
 #include <pybind11/stl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bindings.hpp"
+#include "fusion/disk_cache.hpp"
 #include "npc/fusion.hpp"
 #include "tracer/trace.hpp"
 
@@ -136,6 +139,43 @@ void bind_fusion(py::module_& m) {
     return fusion::jit(src)->path();
   }, "Compiles (or loads from the cache) one translation unit; returns the shared object's path.");
   m.def("_fusion_cache_key", &fusion::cache_key);
+  // Entries of other kinds in the disk cache (Note [persisted traces] in
+  // python/npc/compiler/_persist.py): "<32 hex>.trace", trusted, sealed, trimmed and cleared
+  // as kernels are (Note [disk cache], Note [cache trust], Note [cache size] in jit.cpp).
+  auto entry_stem = [](const std::string& name) {
+    const size_t dot = name.find('.');
+    if (dot != 32 || name.substr(dot) != ".trace" ||
+        name.find_first_not_of("0123456789abcdef") < 32)
+      throw ValueError("npc: not a cache entry name: " + name);
+    return name.substr(0, 32);
+  };
+  m.def("_cache_entry_read", [entry_stem](const std::string& name) -> py::object {
+    const std::string stem = entry_stem(name);
+    const fusion::Config cfg = fusion::current_config();
+    if (cfg.cache_dir.empty()) return py::none();
+    std::string bytes;
+    bool bad = false;
+    {
+      ReleaseGil r;
+      const fusion::disk::Dirs dirs = fusion::disk::resolve_dirs(cfg.cache_dir);
+      if (dirs.lookup.empty()) return py::none();
+      const int fd = fusion::disk::open_entry(dirs.lookup + "/" + name, stem, bytes, bad);
+      if (fd < 0) return py::none();
+      ::futimens(fd, nullptr);  // recently used (Note [cache size]); fails harmlessly read-only
+      ::close(fd);
+    }
+    return py::bytes(bytes);
+  }, "the payload of disk cache entry `name` after Note [cache trust]'s checks, or None");
+  m.def("_cache_entry_write", [entry_stem](const std::string& name, py::bytes payload) {
+    const std::string stem = entry_stem(name);
+    const fusion::Config cfg = fusion::current_config();
+    if (cfg.cache_dir.empty()) return false;
+    std::string data(payload);
+    ReleaseGil r;
+    const fusion::disk::Dirs dirs = fusion::disk::resolve_dirs(cfg.cache_dir);
+    if (dirs.lookup.empty() || !dirs.writable) return false;
+    return fusion::disk::install_entry(dirs.lookup, name, data, stem, cfg.cache_size_limit);
+  }, "installs `payload` as disk cache entry `name` (trimmed with the kernels); False when it cannot");
   m.def("_fusion_clear_cache", [] {
     ReleaseGil r;
     return fusion::clear_cache();
