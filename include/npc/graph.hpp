@@ -304,6 +304,14 @@ class Graph {
   /// (input_writes) fall at the same places.
   bool same_structure(const Graph& o) const;
 
+  /// The 128-bit hash64 of the bytes ir::serialize writes for this graph, when one was
+  /// recorded and the graph has not changed since (Note [digest of a graph's bytes] in
+  /// src/tracer/graph_io.cpp): true and `out` set, else false.
+  bool serialized_digest(uint64_t (&out)[2]) const;
+  /// Records `d` as that hash of the graph as it is now (ir::deserialize records the hash of
+  /// the bytes it read; the lowered-program cache the hash of the bytes it serialized).
+  void remember_serialized_digest(const uint64_t (&d)[2]) const;
+
  private:
   NodeRef intern(Node n);
   static size_t node_hash(const Node& n, size_t position);
@@ -334,6 +342,16 @@ class Graph {
   std::vector<uint32_t> eval_order_;  ///< evaluation_order()
   std::vector<Symbol> symbols_;
   int num_inputs_ = 0, num_scalars_ = 0;
+  // serialized_digest(): the hash, and what the graph's public interface vectors held then
+  // (a builder forgets the hash: forget_digest()).
+  struct SerializedDigest {
+    uint64_t h[2] = {0, 0};
+    uint64_t interface = 0;
+    bool set = false;
+  };
+  mutable SerializedDigest digest_;
+  void forget_digest() { digest_.set = false; }
+  uint64_t interface_fingerprint() const;
   friend Graph dce(Graph&&);
   friend Graph subgraph(const Graph&, std::span<const NodeRef>);
   // Rebuilds nodes through intern() and restores the merged-evaluation data and symbols as

@@ -6,7 +6,7 @@
 // features, npc version, build id of the binary that holds npc). The build id (the linker's
 // GNU build-id note) changes with every rebuild of npc, so a kernel compiled against another
 // build's calling convention is never loaded, even when its source text is the same. The
-// file is the shared object followed by a 32-byte trailer ("NPCSO002", payload size,
+// file is the shared object followed by a 32-byte trailer ("NPCSO003", payload size,
 // payload hash, hash of the key), so a truncated or corrupt entry, and an entry of another
 // kernel renamed to this key, are detected before dlopen (the dynamic loader ignores bytes
 // after the ELF image). Writers compile to a unique temporary name and rename() it into
@@ -57,6 +57,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/hash.hpp"
 #include "fusion/disk_cache.hpp"
 #include "npc/fusion.hpp"
 #include "ops/math_simd.hpp"
@@ -71,20 +72,6 @@ namespace {
 std::mutex g_mu;
 Stats g_stats;
 
-uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
-  auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) { h ^= p[i]; h *= 1099511628211ull; }
-  return h;
-}
-uint64_t mix64(const void* data, size_t n) {
-  auto* p = static_cast<const unsigned char*>(data);
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-  for (size_t i = 0; i < n; ++i) {
-    h = (h ^ p[i]) * 0xff51afd7ed558ccdull;
-    h ^= h >> 29;
-  }
-  return h;
-}
 std::string hex(uint64_t v) {
   char b[17];
   std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
@@ -136,17 +123,18 @@ const std::string& cpu_features() {
   return s;
 }
 
-constexpr char kMagic[8] = {'N', 'P', 'C', 'S', 'O', '0', '0', '2'};
+// 003: the payload and key hashes are hash64 (Note [hashing bytes] in src/core/hash.hpp).
+constexpr char kMagic[8] = {'N', 'P', 'C', 'S', 'O', '0', '0', '3'};
 constexpr size_t kTrailer = 32;
 // Larger than any generated kernel library by far; a bigger "entry" is never read.
 constexpr int64_t kMaxEntryBytes = int64_t(256) << 20;
 
-uint64_t key_hash(const std::string& key) { return mix64(key.data(), key.size()); }
+uint64_t key_hash(const std::string& key) { return hash64(key.data(), key.size(), 1); }
 
 // The trailer appended to a compiled shared object of `key` (Note [disk cache]).
-std::string trailer(const std::string& payload, const std::string& key) {
+std::string trailer(std::string_view payload, const std::string& key) {
   std::string t(kMagic, 8);
-  uint64_t v[3] = {payload.size(), fnv1a(payload.data(), payload.size()), key_hash(key)};
+  uint64_t v[3] = {payload.size(), hash64(payload.data(), payload.size()), key_hash(key)};
   t.append(reinterpret_cast<const char*>(v), sizeof v);
   return t;
 }
@@ -154,7 +142,7 @@ std::string trailer(const std::string& payload, const std::string& key) {
 bool verify_entry(const std::string& bytes, const std::string& key) {
   if (bytes.size() < kTrailer) return false;
   size_t n = bytes.size() - kTrailer;
-  return bytes.compare(n, kTrailer, trailer(bytes.substr(0, n), key)) == 0;
+  return bytes.compare(n, kTrailer, trailer(std::string_view(bytes).substr(0, n), key)) == 0;
 }
 
 std::map<std::string, std::shared_ptr<Module>>& loaded() {
@@ -737,7 +725,8 @@ std::string key_of(const std::string& source, const Config& c) {
   std::string id = compiler_identity(c.cxx);
   std::string all = source + "\n--\n" + id + "\n" + c.flags + "\n" + cpu_features() + "\n" NPC_VERSION "\n" +
                     npc_build_id();
-  return hex(fnv1a(all.data(), all.size())) + hex(mix64(all.data(), all.size()));
+  const Hash128 h = hash128(all.data(), all.size());
+  return hex(h.lo) + hex(h.hi);
 }
 }  // namespace
 

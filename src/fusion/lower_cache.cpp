@@ -8,13 +8,19 @@
 // So build_variant (backend.cpp) looks a persisted lowering up first, and on a miss lowers and
 // stores the result.
 //
-// Key: the exact bytes of the graph (ir::serialize: every node and interface field, Scalars
-// bit for bit), the contiguity of each input, and what else lowering reads: npc's version,
-// build id (npc_build_id(): an entry of another build is never used) and the CPU features, and
-// NPC_VECTOR_MATH (the vector-math policy is part of the kernel text). The file is named by
-// a 128-bit hash of the key ("<32 hex>.low", digest()) and the entry holds the whole key,
-// compared byte for byte on a hit: a hash collision can only cost a miss, never give a
-// graph another graph's program. Graphs that cannot be serialized (host calls) are not cached.
+// Key: the graph, as the 128-bit hash64 of its exact bytes (ir::serialize: every node and
+// interface field, Scalars bit for bit; a graph read back from bytes, as a loaded plan's are,
+// brings the hash of the bytes it came from: Note [digest of a graph's bytes] in
+// src/tracer/graph_io.cpp), the contiguity of each input, and what else lowering reads: npc's
+// version, build id (npc_build_id(): an entry of another build is never used) and the CPU
+// features, and NPC_VECTOR_MATH (the vector-math policy is part of the kernel text). The file
+// is named by a 128-bit hash of the key ("<32 hex>.low", digest()) and the entry holds the
+// key, compared on a hit: entries of other builds, machines, settings or contiguity are never
+// used; two graphs whose bytes hash alike (a chance of about 2^-128 a pair: Note [hashing
+// bytes] in src/core/hash.hpp) would share an entry. (The key held the whole serialized graph
+// until the key of a loaded plan's graphs had to be had without serializing them again: it
+// was most of each entry, and hashing and comparing it most of a hit's time.) Graphs that
+// cannot be serialized (host calls) are not cached.
 //
 // Layout (little-endian, byte_io.hpp's Writer): magic "NPCLOW01", format version, the key,
 // the graph's node count, the kernel texts (function name "@NAME@"), the buffers (kind,
@@ -22,7 +28,7 @@
 // index or -1, buffers, roots, parameters), buffer_of and input_buffer_of, scalar_buffer,
 // num_strides, the grouping passes, and per launch the buffer its root takes over (Note
 // [in-place epilogues] in backend.cpp: derived from the kernel IR, which is not stored). Nodes
-// are stored as positions in g.nodes(): the key holds the exact graph, so position i is the
+// are stored as positions in g.nodes(): the key names the exact graph, so position i is the
 // same node in the graph being compiled. Then the kernel cache's 32-byte trailer (payload
 // size, checksum, hash of the entry's name).
 //
@@ -45,6 +51,7 @@
 #include <unistd.h>
 #include <unordered_map>
 
+#include "core/hash.hpp"
 #include "fusion/disk_cache.hpp"
 #include "fusion/lower.hpp"
 #include "tracer/byte_io.hpp"
@@ -53,7 +60,7 @@ namespace npc::fusion {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'P', 'C', 'L', 'O', 'W', '0', '1'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: the key names the graph by a hash of its bytes
 
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
@@ -65,55 +72,41 @@ void check(bool ok) {
   if (!ok) throw Bad{};
 }
 
+std::string hex128(uint64_t a, uint64_t b) {
+  char t[33];
+  std::snprintf(t, sizeof t, "%016llx%016llx", static_cast<unsigned long long>(a), static_cast<unsigned long long>(b));
+  return t;
+}
+
 }  // namespace
 
 std::string lowering_key(const ir::Graph& g, const std::vector<bool>& contiguous) {
+  uint64_t d[2];
+  if (!g.serialized_digest(d)) {
+    std::string bytes;
+    try {
+      bytes = ir::serialize(g);
+    } catch (const std::exception&) {
+      return "";  // host calls: not serializable, not cached
+    }
+    const Hash128 h = hash128(bytes.data(), bytes.size());
+    d[0] = h.lo;
+    d[1] = h.hi;
+    g.remember_serialized_digest(d);  // the same graph lowered for other contiguity
+  }
   std::string key = "npc lowered program\n" + disk::build_identity() + "\nNPC_VECTOR_MATH=" +
                     env_or_empty("NPC_VECTOR_MATH") + "\n";
   for (bool c : contiguous) key += c ? '1' : '0';
-  key += '\n';
-  try {
-    key += ir::serialize(g);
-  } catch (const std::exception&) {
-    return "";  // host calls: not serializable, not cached
-  }
+  key += '\n' + hex128(d[0], d[1]) + '\n' + std::to_string(g.nodes().size());
   return key;
 }
 
 namespace {
 
-// The entry's name: 128 bits of hash of the key, eight bytes at a time (a key holds the whole
-// serialized graph, often hundreds of kilobytes: byte-at-a-time hashes of it cost more than
-// reading the entry). It only names the file: the entry's key is compared byte for byte.
+// The entry's name: 128 bits of hash of the key.
 std::string digest(const std::string& key) {
-  const uint64_t k1 = 0x9E3779B97F4A7C15ull, k2 = 0xC2B2AE3D27D4EB4Full;
-  uint64_t h1 = 0x243F6A8885A308D3ull ^ key.size(), h2 = 0x13198A2E03707344ull ^ (key.size() * k1);
-  auto mix = [&](uint64_t w) {
-    h1 = (h1 ^ w) * k1;
-    h1 ^= h1 >> 31;
-    h2 = (h2 + w) * k2;
-    h2 = (h2 << 27) | (h2 >> 37);
-  };
-  size_t i = 0;
-  for (; i + 8 <= key.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, key.data() + i, 8);
-    mix(w);
-  }
-  uint64_t tail = 0;
-  std::memcpy(&tail, key.data() + i, key.size() - i);
-  mix(tail ^ (static_cast<uint64_t>(key.size() - i) << 56));
-  auto fmix = [](uint64_t h) {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 33);
-  };
-  char b[33];
-  std::snprintf(b, sizeof b, "%016llx%016llx", static_cast<unsigned long long>(fmix(h1 ^ h2)),
-                static_cast<unsigned long long>(fmix(h2 + h1)));
-  return b;
+  const Hash128 h = hash128(key.data(), key.size(), 2);
+  return hex128(h.lo, h.hi);
 }
 
 std::string encode(const ir::Graph& g, const std::string& key, const Lowered& l, const std::vector<int>& in_place) {

@@ -1,7 +1,7 @@
 #pragma once
 // The byte level of npc's binary formats (Note [graph serialization] in graph_io.cpp, Note
 // [plan serialization] in plan_io.cpp): little-endian fixed-width integers, Scalars bit for
-// bit, a bounds-checked reader and the FNV-1a checksum of the trailers.
+// bit, a bounds-checked reader and the checksum of the trailers (Note [hashing bytes]).
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/hash.hpp"
 #include "npc/errors.hpp"
 #include "npc/ndarray.hpp"
 
@@ -28,7 +29,7 @@ inline uint64_t fnv1a(uint64_t h, const void* p, size_t n) {
 // it over the last 8 bytes of `s` (the serializers append a placeholder; tests re-seal bytes
 // they changed, to reach the checks behind the checksum).
 inline void seal(std::string& s) {
-  const uint64_t h = fnv1a(kFnvBasis, s.data(), s.size() - 8);
+  const uint64_t h = hash64(s.data(), s.size() - 8);
   for (int i = 0; i < 8; ++i) s[s.size() - 8 + static_cast<size_t>(i)] = static_cast<char>((h >> (8 * i)) & 0xff);
 }
 
@@ -158,7 +159,7 @@ inline Reader open_body(std::string_view bytes, const char (&magic)[8], uint32_t
     r.corrupt("format version " + std::to_string(v) + ", this npc reads version " + std::to_string(version));
   if (r.u64() != build_fingerprint()) r.corrupt("written by another build of npc (its op table or node layout differs)");
   Reader trailer(bytes.substr(body_end), kTrailerSize, prefix);
-  if (trailer.u64() != fnv1a(kFnvBasis, bytes.data(), body_end)) r.corrupt("checksum mismatch (corrupted data)");
+  if (trailer.u64() != hash64(bytes.data(), body_end)) r.corrupt("checksum mismatch (corrupted data)");
   return r;
 }
 

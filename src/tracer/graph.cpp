@@ -147,6 +147,7 @@ size_t Graph::node_hash(const Node& n, size_t position) {
 }
 
 NodeRef Graph::intern(Node n) {
+  forget_digest();  // a merge changes evaluations, a new node the nodes
   n.hash = node_hash(n, order_.size());
   if (table_used_ != order_.size()) table_rebuild();  // Note [intern table of a finished graph]
   if (const Node* found = find_equal(n)) {
@@ -268,6 +269,7 @@ void Graph::table_rebuild() {
 }
 
 NodeRef Graph::append_distinct(Node&& n) {
+  forget_digest();
   n.hash = node_hash(n, order_.size());
   n.id = static_cast<uint32_t>(order_.size());
   evals_.push_back(1);
@@ -529,6 +531,7 @@ NodeRef Graph::call(HostCall fn, std::string name, std::span<const NodeRef> args
 }
 
 int32_t Graph::add_symbol(int input, int axis, int64_t hint) {
+  forget_digest();
   for (size_t k = 0; k < symbols_.size(); ++k)
     if (symbols_[k].input == input && symbols_[k].axis == axis) return static_cast<int32_t>(k);
   symbols_.push_back({input, axis, hint});

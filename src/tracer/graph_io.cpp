@@ -35,8 +35,9 @@ namespace npc::ir {
 //   interface  outputs (count + u32 id), writebacks (count + i32 input, u32 id), input_writes
 //            (count + u32 at, i32 input, u32 id), index_checks (count + i32 input, i64 extent,
 //            i64 axis), owned_inputs (count + i32), unread_outputs (count + i32)
-//   trailer  u64 FNV-1a hash of every byte before it: a flipped bit in a constant would leave a
-//            valid graph that computes something else, so corruption is caught as a whole.
+//   trailer  u64 hash64 of every byte before it (Note [hashing bytes] in src/core/hash.hpp): a
+//            flipped bit in a constant would leave a valid graph that computes something
+//            else, so corruption is caught as a whole.
 //
 // Nodes are not stored as memory: deserialize() rebuilds each one through Graph::intern, so
 // hashes and interning are what building the graph gives, and a node equal to an earlier one
@@ -61,7 +62,7 @@ namespace npc::ir {
 
 namespace {
 constexpr char kMagic[8] = {'N', 'P', 'C', 'G', 'R', 'A', 'P', 'H'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;  // 2: the trailer is hash64, no longer FNV-1a
 constexpr size_t kHeaderSize = io::kHeaderSize;
 constexpr size_t kTrailerSize = io::kTrailerSize;
 constexpr size_t kMaxRank = 64;  // NumPy's NPY_MAXDIMS
@@ -684,7 +685,63 @@ Graph deserialize(std::string_view bytes) {
     corrupt(e.what());
   }
   g.drop_table();  // a graph read back is done: Note [intern table of a finished graph] in graph.cpp
+  const Hash128 d = hash128(bytes.data(), bytes.size());
+  g.remember_serialized_digest({d.lo, d.hi});  // Note [digest of a graph's bytes]
   return g;
+}
+
+// Note [digest of a graph's bytes]
+// The lowered-program cache names a graph by the hash of its serialized bytes (Note
+// [lowered-program cache] in src/fusion/lower_cache.cpp). A plan loaded from the disk cache
+// holds a loop's segment graphs as bytes, so serializing each graph again only to hash it cost
+// a tenth of the load: deserialize() records the hash of the bytes it read, and the cache's
+// key uses a recorded hash while it is still the graph's. It is forgotten when the graph
+// changes: the builders (intern: a new node or a merged evaluation; add_symbol) forget it, and
+// the public interface vectors (outputs, write-backs, input writes, index checks, owned
+// inputs, unread outputs, host calls) are fingerprinted when it is recorded and compared when
+// it is asked for. The recorded hash is of the bytes read, which serialize() of the graph
+// rebuilt from them reproduces (deserialize() accepts only what serialize() writes); were they
+// to differ, the graph would only be looked up under another name.
+uint64_t Graph::interface_fingerprint() const {
+  uint64_t h = 0x2545F4914F6CDD1Dull;
+  auto mix = [&](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+  mix(outputs.size());
+  for (NodeRef n : outputs) mix(n->id);
+  mix(writebacks.size());
+  for (const auto& [i, n] : writebacks) mix((static_cast<uint64_t>(static_cast<uint32_t>(i)) << 32) | n->id);
+  mix(input_writes.size());
+  for (const InputWrite& w : input_writes) {
+    mix(w.at);
+    mix((static_cast<uint64_t>(static_cast<uint32_t>(w.input)) << 32) | w.value->id);
+  }
+  mix(index_checks.size());
+  for (const IndexCheck& c : index_checks) {
+    mix(static_cast<uint64_t>(c.input));
+    mix(static_cast<uint64_t>(c.extent));
+    mix(static_cast<uint64_t>(c.axis));
+  }
+  mix(owned_inputs.size());
+  for (int k : owned_inputs) mix(static_cast<uint64_t>(k));
+  mix(unread_outputs.size());
+  for (int k : unread_outputs) mix(static_cast<uint64_t>(k));
+  mix(calls.size());
+  mix(order_.size());
+  mix(eval_order_.size());
+  return h;
+}
+
+bool Graph::serialized_digest(uint64_t (&out)[2]) const {
+  if (!digest_.set || digest_.interface != interface_fingerprint()) return false;
+  out[0] = digest_.h[0];
+  out[1] = digest_.h[1];
+  return true;
+}
+
+void Graph::remember_serialized_digest(const uint64_t (&d)[2]) const {
+  digest_.h[0] = d[0];
+  digest_.h[1] = d[1];
+  digest_.interface = interface_fingerprint();
+  digest_.set = true;
 }
 
 }  // namespace npc::ir

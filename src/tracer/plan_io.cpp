@@ -30,7 +30,7 @@ namespace io = ir::io;
 //   steps    count, then per step: u32 graph index; count + (u8 kind, i32 index, i32 step) per
 //            input source; count + scalar (io::Writer::scalar, every field bit for bit) per
 //            runtime scalar of the step's own; count + (i32 step, i32 output) per release
-//   trailer  u64 FNV-1a of every byte before it (the graphs carry their own as well).
+//   trailer  u64 hash64 of every byte before it (the graphs carry their own as well).
 // A graph with host calls cannot be stored: serialize() raises graph serialize's ValueError.
 //
 // What deserialize_plan() checks before anything runs or compiles (each failure a ValueError
@@ -62,7 +62,7 @@ namespace io = ir::io;
 
 namespace {
 constexpr char kMagic[8] = {'N', 'P', 'C', 'P', 'L', 'A', 'N', '\0'};
-constexpr uint32_t kPlanVersion = 1;
+constexpr uint32_t kPlanVersion = 2;  // 2: the trailer is hash64, no longer FNV-1a
 constexpr size_t kHeaderSize = io::kHeaderSize;
 constexpr size_t kTrailerSize = io::kTrailerSize;
 // More inputs or float arguments than any call could pass (as graph_io's kMaxInterface).

@@ -27,26 +27,52 @@ def assert_bitwise_equal(a, b):
     assert np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
 
 
+_M64 = 2**64 - 1
+_P1, _P2, _P3, _P4 = 0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x85EBCA77C2B2AE63
+
+
+def _rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & _M64
+
+
+def _fmix(h):
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & _M64
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & _M64
+    return h ^ (h >> 33)
+
+
+def hash128(data, seed=0):
+    """npc's hash of bytes (Note [hashing bytes] in src/core/hash.hpp), written again here so
+    that tests can seal bytes they edited: (lo, hi); lo is the 64-bit checksum."""
+    data = bytes(data)
+    v = [(seed + _P1) & _M64, seed ^ _P2, (seed + _P3) & _M64, seed ^ _P4]
+    n = len(data)
+    padded = data + b"\0" * (-n % 32)
+    for i in range(0, len(padded), 32):
+        for k, w in enumerate(struct.unpack_from("<4Q", padded, i)):
+            v[k] = (_rotl((v[k] + w * _P2) & _M64, 31) * _P1) & _M64
+    length = (n * _P3) & _M64
+    lo = (v[0] + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M64
+    hi = ((v[0] ^ _rotl(v[1], 23)) + (v[2] ^ _rotl(v[3], 41))) & _M64
+    return _fmix(lo ^ length), _fmix((hi + length + _P4) & _M64)
+
+
+def hash64(data, seed=0):
+    return hash128(data, seed)[0]
+
+
+def reseal(b):
+    """Graph or plan bytes with their trailer recomputed (the checksum of every byte before
+    it): mutated bytes then reach the checks behind the checksum."""
+    return bytes(b[:-8]) + hash64(b[:-8]).to_bytes(8, "little")
+
+
 # The trailer of a cache entry (Note [disk cache] in src/fusion/jit.cpp): magic, payload
-# size, FNV-1a of the payload, hash of the key. Re-sealing an edited payload reaches the
-# checks behind the trailer.
-def _fnv1a(data):
-    h = 1469598103934665603
-    for c in data:
-        h = ((h ^ c) * 1099511628211) & (2**64 - 1)
-    return h
-
-
-def _mix64(data):
-    m = 2**64 - 1
-    h = 0x9E3779B97F4A7C15 ^ len(data)
-    for c in data:
-        h = ((h ^ c) * 0xFF51AFD7ED558CCD) & m
-        h ^= h >> 29
-    return h
-
-
+# size, hash64 of the payload, hash64 (seed 1) of the key. Re-sealing an edited payload
+# reaches the checks behind the trailer.
 def seal_cache_entry(payload, name):
     """The disk cache entry of `payload` under file name stem `name` (the trailer hashes the
     name): re-sealing an edited payload reaches the checks behind the trailer."""
-    return payload + b"NPCSO002" + struct.pack("<QQQ", len(payload), _fnv1a(payload), _mix64(name.encode()))
+    return payload + b"NPCSO003" + struct.pack("<QQQ", len(payload), hash64(payload), hash64(name.encode(), 1))

@@ -16,7 +16,7 @@ from npc import _core
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 import bench.programs as bp  # noqa: E402
 from bench.programs import harness as h  # noqa: E402
-from _serialization import assert_bitwise_equal, run_on_copies  # noqa: E402
+from _serialization import assert_bitwise_equal, reseal as _reseal, run_on_copies  # noqa: E402
 
 PROGRAMS = bp.load()
 SEGMENT_NODES = 50  # small: the loop programs are cut into several segments
@@ -126,15 +126,6 @@ def test_bad_bytes_raise_value_error():
     loaded = _core._plan_load(data, "eager")
     with pytest.raises(ValueError, match="inputs, the plan takes"):
         loaded([npc.asarray(a.copy()) for a in inputs[:-1]], floats)
-
-
-def _reseal(b):
-    """The plan trailer: FNV-1a 64 of every byte before it (so that mutations reach the checks
-    behind the checksum)."""
-    hsh = 0xcbf29ce484222325
-    for x in b[:-8]:
-        hsh = ((hsh ^ x) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return bytes(b[:-8]) + hsh.to_bytes(8, "little")
 
 
 def _steps_offset(data):
