@@ -11,6 +11,7 @@
 
 #include "npc/errors.hpp"
 #include "npc/graph.hpp"
+#include "core/hash.hpp"
 #include "tracer/byte_io.hpp"
 
 using namespace npc;
@@ -83,6 +84,11 @@ Graph round_trip(const Graph& g) {
   REQUIRE(h.unread_outputs == g.unread_outputs);
   REQUIRE(h.calls.empty());
   REQUIRE(ir::serialize(h) == bytes);
+  // Note [digest of a graph's bytes]: the hash deserialize() records is that of the bytes.
+  uint64_t d[2];
+  REQUIRE(h.serialized_digest(d));
+  const Hash128 want = hash128(bytes.data(), bytes.size());
+  REQUIRE((d[0] == want.lo && d[1] == want.hi));
   // Interning goes on as in the original: a node built again is the stored one.
   for (NodeRef n : h.nodes())
     if (n->kind == ir::NodeKind::Const) REQUIRE(h.constant(*n->value) == n);
@@ -364,4 +370,78 @@ TEST_CASE("graph serialization: graphs the builders accept but later code cannot
     g.input_writes.push_back({5, 0, a});
     rejects(g, "input write out of place");
   }
+}
+
+TEST_CASE("graph io: a recorded digest of the bytes is forgotten when the graph changes", "[graph_io]") {
+  // Note [digest of a graph's bytes]: a changed graph must never be named by its old bytes.
+  auto build = [] {
+    Graph g;
+    NodeRef x = g.input(0, DType::Float64, dims({4}));
+    std::vector<NodeRef> xx{x, x};
+    NodeRef m = g.ufunc(OpId::multiply, xx, DType::Float64);
+    g.outputs = {m};
+    g.writebacks = {{0, m}};
+    return g;
+  };
+  const std::string bytes = ir::serialize(build());
+  uint64_t d[2];
+  auto fresh = [&] {
+    Graph h = ir::deserialize(bytes);
+    REQUIRE(h.serialized_digest(d));
+    return h;
+  };
+  {  // a merged evaluation (same node count)
+    Graph h = fresh();
+    std::vector<NodeRef> xx{h.nodes()[0], h.nodes()[0]};
+    h.ufunc(OpId::multiply, xx, DType::Float64);
+    REQUIRE_FALSE(h.serialized_digest(d));
+  }
+  {  // a new node
+    Graph h = fresh();
+    std::vector<NodeRef> one{h.nodes()[1]};
+    h.ufunc(OpId::exp, one, DType::Float64);
+    REQUIRE_FALSE(h.serialized_digest(d));
+  }
+  {  // each public interface vector
+    for (int k = 0; k < 6; ++k) {
+      Graph h = fresh();
+      NodeRef x = h.nodes()[0];
+      switch (k) {
+        case 0: h.outputs.push_back(x); break;
+        case 1: h.writebacks.clear(); break;
+        case 2: h.input_writes.push_back({0, 0, x}); break;
+        case 3: h.index_checks.push_back({0, 4, 0}); break;
+        case 4: h.owned_inputs.push_back(0); break;
+        case 5: h.unread_outputs.push_back(0); break;
+      }
+      REQUIRE_FALSE(h.serialized_digest(d));
+    }
+  }
+  {  // a symbol
+    Graph h = fresh();
+    h.add_symbol(0, 0, 4);
+    REQUIRE_FALSE(h.serialized_digest(d));
+  }
+  {  // dce of a graph without dead nodes is the graph itself: it keeps the digest
+    Graph h = ir::dce(fresh());
+    REQUIRE(h.serialized_digest(d));
+    const Hash128 want = hash128(bytes.data(), bytes.size());
+    REQUIRE((d[0] == want.lo && d[1] == want.hi));
+  }
+}
+
+TEST_CASE("hash: every byte and the length count", "[graph_io]") {
+  // Note [hashing bytes]: trailing zeros, each bit and each length up to a few blocks.
+  std::string s(100, '\0');
+  const Hash128 base = hash128(s.data(), s.size());
+  REQUIRE(hash128(s.data(), 99).lo != base.lo);
+  for (size_t i = 0; i < s.size(); ++i)
+    for (int b = 0; b < 8; ++b) {
+      std::string t = s;
+      t[i] = static_cast<char>(1 << b);
+      const Hash128 h = hash128(t.data(), t.size());
+      REQUIRE(h.lo != base.lo);
+      REQUIRE(h.hi != base.hi);
+    }
+  REQUIRE(hash64(s.data(), s.size(), 1) != hash64(s.data(), s.size(), 0));
 }
