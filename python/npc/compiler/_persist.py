@@ -556,7 +556,7 @@ def load(cf, key, name, kbytes):
             if d is None or type(v) is not bytes or pickle.dumps(_value_key(d.get(gname, _ABSENT)), protocol=4) != v:
                 _logs.log("guards", "%s: kept trace not used: %s of %s differs", cf._name, gname, where[1:])
                 return None
-        payload = body[start + mlen:]
+        payload = memoryview(body)[start + mlen:]  # the graphs' megabytes are not copied
         if meta["kind"] == "plan":
             graph = _core._plan_load(payload, meta["backend"])
         else:

@@ -290,6 +290,15 @@ void cache_segment(size_t h, const std::string& backend, std::shared_ptr<ir::Gra
   ++g_segment_count;
 }
 
+// The bytes of a bytes object or a contiguous byte buffer (a memoryview slice of a cache
+// entry: no copy of a plan's megabytes), valid while `held` is.
+std::string_view byte_view(const py::buffer& b, py::buffer_info& held) {
+  held = b.request();
+  if (held.ndim != 1 || held.itemsize != 1 || (held.size > 1 && held.strides[0] != 1))
+    throw py::type_error("expected bytes or a contiguous buffer of bytes");
+  return {static_cast<const char*>(held.ptr), static_cast<size_t>(held.size)};
+}
+
 // A graph of a loaded plan (Note [plan serialization] in src/tracer/plan_io.cpp) as a segment
 // would get it: the cached equal graph's executable, else `g` compiled once and cached.
 tracer::SegmentRun compiled_segment(const std::shared_ptr<ir::Graph>& g, const std::string& backend) {
@@ -528,9 +537,11 @@ void bind_tracer(py::module_& m) {
     pg->exe = make_exe(pg->g, backend, pg->backend_used, err);
     return pg;
   }, "segment graph `i` of a trace (CompiledFunction.last_graphs) compiled with `backend` (tests)");
-  m.def("_graph_deserialize", [](py::bytes bytes, const std::string& backend) {
+  m.def("_graph_deserialize", [](const py::buffer& bytes, const std::string& backend) {
+    py::buffer_info held;
+    const std::string_view view = byte_view(bytes, held);
     auto pg = std::make_shared<PyGraph>();
-    pg->g = std::make_shared<ir::Graph>(ir::deserialize(std::string_view(bytes)));
+    pg->g = std::make_shared<ir::Graph>(ir::deserialize(view));
     std::string err;
     pg->exe = make_exe(pg->g, backend, pg->backend_used, err);
     return pg;
@@ -559,8 +570,9 @@ void bind_tracer(py::module_& m) {
         return r;
       });
 
-  m.def("_plan_load", [](py::bytes bytes, const std::string& backend) {
-    tracer::Plan p = tracer::deserialize_plan(std::string_view(bytes), [&](std::shared_ptr<ir::Graph> g) {
+  m.def("_plan_load", [](const py::buffer& bytes, const std::string& backend) {
+    py::buffer_info held;
+    tracer::Plan p = tracer::deserialize_plan(byte_view(bytes, held), [&](std::shared_ptr<ir::Graph> g) {
       return compiled_segment(g, backend);
     });
     return PyPlan{std::make_shared<tracer::Plan>(std::move(p))};
