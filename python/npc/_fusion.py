@@ -66,8 +66,8 @@ def reset_stats():
 
 
 def clear_cache():
-    """Removes the compiled kernels (and the lowered programs and kept traces stored with
-    them) from the disk cache and forgets the loaded ones.
+    """Removes the compiled kernels (and the lowered programs, kept traces and kept eager
+    decisions stored with them) from the disk cache and forgets the loaded ones.
 
     Files are removed from ``npc.config.cache_dir`` when this process may write it, and from
     the process's private kernel directory. Kernels already loaded keep working; later

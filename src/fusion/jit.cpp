@@ -376,18 +376,19 @@ void* load_entry(const std::string& path, const std::string& key, bool& bad) {
 
 // The names of cache entries: kernels "<32 hex>.so", lowered programs "<32 hex>.low" (Note
 // [lowered-program cache] in lower_cache.cpp), kept traces "<32 hex>.trace" (Note [persisted
-// traces] in python/npc/compiler/_persist.py); all are trimmed and cleared together.
+// traces] in python/npc/compiler/_persist.py) and kept modes "<32 hex>.mode" (Note [modes kept
+// across processes], same file); all are trimmed and cleared together.
 bool is_entry_name(const std::string& name) {
   return (name.size() == 35 && name.compare(32, 3, ".so") == 0) || (name.size() == 36 && name.compare(32, 4, ".low") == 0) ||
-         (name.size() == 38 && name.compare(32, 6, ".trace") == 0);
+         (name.size() == 38 && name.compare(32, 6, ".trace") == 0) || (name.size() == 37 && name.compare(32, 5, ".mode") == 0);
 }
 
 // Note [cache size]
 // After each install the directory is trimmed to npc.config.cache_size_limit bytes: entries
-// (kernels and lowered programs, Note [lowered-program cache] in lower_cache.cpp)
-// are removed oldest modification time first (a disk hit refreshes the time, so this is
-// least recently used), and temporaries older than an hour (a process killed while
-// compiling) are removed. Removing a loaded entry is safe: its mapping stays valid.
+// (kernels, lowered programs, kept traces and modes: is_entry_name) are removed oldest
+// modification time first (a disk hit refreshes the time, so this is least recently used),
+// and temporaries older than an hour (a process killed while compiling) are removed.
+// Removing a loaded entry is safe: its mapping stays valid.
 void trim_cache(const std::string& dir, int64_t limit) {
   struct Entry {
     std::string path;

@@ -17,11 +17,11 @@ def _many_breaks(x):
 
 @pytest.fixture(autouse=True)
 def _fresh():
+    # Each test measures in this process: decisions kept on disk by an earlier run (Note
+    # [modes kept across processes]; tests/python/test_compile_mode_cache.py) stay unread.
     npc.compiler.reset()
-    old = npc.config.eager_if_faster
-    npc.config.eager_if_faster = True
-    yield
-    npc.config.eager_if_faster = old
+    with npc.config.patch(eager_if_faster=True, mode_cache=False):
+        yield
     npc.compiler.reset()
 
 

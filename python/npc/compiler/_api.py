@@ -90,7 +90,8 @@ config.register("eager_if_faster", os.environ.get("NPC_EAGER_IF_FASTER", "1") !=
 # linear solve per loop step behind a graph break): a compiled function should not run
 # slower than either. `config.eager_if_faster = False` (or NPC_EAGER_IF_FASTER=0,
 # which the test suite sets so that counts of traces do not depend on the machine's speed)
-# keeps every call traced; npc.compiler.reset() forgets the measurements.
+# keeps every call traced; npc.compiler.reset() forgets the measurements. Eager decisions are
+# kept in the disk cache for later processes: Note [modes kept across processes] in _persist.py.
 config.register("segment_nodes", int(os.environ.get("NPC_SEGMENT_NODES", "10000")),
                 "nodes of a traced graph after which it is cut into a new segment (Note [loops] in "
                 "src/tracer/trace_segments.cpp); 0: never")
@@ -358,6 +359,7 @@ class CompiledFunction:
         self._breaks = False
         self._break_keys = set()  # guard keys traced already (functions with breaks)
         self._break_timing = {}  # key -> _Timing (Note [slow graph breaks])
+        self._kept_modes = {}  # key -> the eager mode an earlier process decided, or None (looked up)
         self._mutates = False  # changes a list or dict argument (Note [eager npc calls])
         self._dyn = {}          # path -> set of symbolic axes
         self._last_shapes = {}  # path -> shape at the last trace
@@ -433,7 +435,7 @@ class CompiledFunction:
                     timing = getattr(e, "timing", None)
                     if timing is None or not config.eager_if_faster:
                         return self._replay(e, arrays, floats, args, kwargs)
-                    return self._timed_replay(e, timing, args, kwargs, arrays, floats)
+                    return self._timed_replay(e, timing, args, kwargs, arrays, floats, key, len(cands) == 1)
         if _tls.frozen and not self._breaks:
             _stats["frozen_misses"] += 1
             _stats["eager_runs"] += 1
@@ -447,12 +449,17 @@ class CompiledFunction:
             return self._limit_hit(args, kwargs, "recompile_limit", config.recompile_limit)
         if not known and _compiles[0] >= config.accumulated_recompile_limit:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
+        if config.eager_if_faster and config.mode_cache and self._trace_cache and not known:
+            mode = self._kept_mode(key, args, kwargs)  # Note [modes kept across processes] in _persist.py
+            if mode is not None:
+                _stats["eager_runs"] += 1
+                return self._run_eager(mode, args, kwargs)
         if config.trace_cache and self._trace_cache and not known and self._fresh():
             e = self._load_kept(args, kwargs, key, arrays)  # Note [persisted traces] in _persist.py
             if e is not None:
                 if not config.eager_if_faster:
                     return self._replay(e, arrays, floats, args, kwargs)
-                return self._timed_replay(e, e.timing, args, kwargs, arrays, floats)
+                return self._timed_replay(e, e.timing, args, kwargs, arrays, floats, key, True)
         return self._trace(args, kwargs, self._key_builder(args, kwargs), key, known)
 
     def _plain_state(self):
@@ -509,6 +516,28 @@ class CompiledFunction:
         _logs.log("guards", "%s: first trace loaded from the trace cache", self._name)
         return e
 
+    def _kept_mode(self, key, args, kwargs):
+        """The eager mode an earlier process decided for guard key `key` (Note [modes kept
+        across processes] in _persist.py), or None; the disk is read once per key."""
+        try:
+            mode = self._kept_modes[key]
+        except KeyError:
+            got = _persist.load_mode(self, key)
+            mode = None
+            if got is not None:
+                mode, traced, eager = got
+                _logs.log("fallback", "%s: compiled calls took %.3g s, eager calls %.3g s%s (decided in an earlier "
+                          "process); running eagerly", self._name, traced, eager,
+                          " (on npc views of the NumPy arguments)" if mode == "npc" else "")
+            if len(self._kept_modes) >= 1024:
+                self._kept_modes.clear()
+            self._kept_modes[key] = mode
+        if mode == "npc" and any(isinstance(a, (list, dict)) for a in (*args, *kwargs.values())):
+            # This process has not seen whether the function changes such an argument, which
+            # rules npc views out (Note [eager npc calls]): the function as it is.
+            return "eager"
+        return mode
+
     def _keep(self, e, key, keep, rec, graph, plan, py_warnings):
         """Writes entry `e` of this first trace to the trace cache when it is fit to keep
         (Note [persisted traces] in _persist.py)."""
@@ -532,12 +561,15 @@ class CompiledFunction:
         except Exception as exc:  # noqa: BLE001 - a cache: the call's result stands whatever it meets
             _logs.log("guards", "%s: trace not kept: %r", self._name, exc)
 
-    def _timed_replay(self, e, timing, args, kwargs, arrays, floats):
-        """A replay of entry `e` while its speed against eager calls is being measured (Note
-        [slow graph breaks]; the same rule for whole graphs: a traced loop of thousands of
-        tiny kernels can cost more than the eager operations it replaces)."""
+    def _timed_replay(self, e, timing, args, kwargs, arrays, floats, key, only):
+        """A replay of entry `e` (guard key `key`; `only`: the key's only entry) while its
+        speed against eager calls is being measured (Note [slow graph breaks]; the same rule
+        for whole graphs: a traced loop of thousands of tiny kernels can cost more than the
+        eager operations it replaces)."""
+        key = key if only and not e.constraints else None  # Note [modes kept across processes]
         if not timing:
-            timing.append(_Timing(self._eager_modes(args, kwargs) if e.numpy_out else ("eager",)))
+            timing.append(self._new_timing(self._eager_modes(args, kwargs) if e.numpy_out else ("eager",), key,
+                                           args, kwargs))
         t = timing[0]
         if t.mode == "traced":
             e.timing = None  # decided: replays go the plain way from now on
@@ -546,19 +578,35 @@ class CompiledFunction:
             _stats["eager_runs"] += 1
             return self._run_eager(t.mode, args, kwargs)
         if t.next() != "traced":
-            return self._eager_probe(t, t.next(), args, kwargs)
+            return self._eager_probe(t, t.next(), args, kwargs, key)
         t0 = time.perf_counter()
         result = self._replay(e, arrays, floats, args, kwargs)
-        self._timed(t, "traced", time.perf_counter() - t0)
+        self._timed(t, "traced", time.perf_counter() - t0, key)
         return result
 
-    def _timed(self, t, mode, seconds):
-        """Records a timed call in `t`; logs a decision for eager calls."""
+    def _new_timing(self, alts, key, args, kwargs):
+        """The _Timing of guard key `key`'s calls: decided already when an earlier process
+        kept an eager mode for the key. (__call__ looks the mode up before a key's first
+        trace; a key that the trace itself changes, by making a float static, is looked up
+        here, at its first timed call: Note [modes kept across processes] in _persist.py.)"""
+        t = _Timing(alts)
+        if key is not None and config.mode_cache and self._trace_cache:
+            mode = self._kept_mode(key, args, kwargs)
+            if mode is not None:
+                t.mode = mode if mode in alts else "eager"
+        return t
+
+    def _timed(self, t, mode, seconds, key):
+        """Records a timed call in `t`; logs a decision for eager calls and keeps it for later
+        processes under guard key `key` (None: not kept)."""
         chosen = t.add(mode, seconds)
         if chosen is not None and chosen != "traced":
             _logs.log("fallback", "%s: compiled calls took %.3g s, eager calls %.3g s%s; running eagerly from "
                       "now on", self._name, _typical(t.traced), _typical(t.times[chosen]),
                       " (on npc views of the NumPy arguments)" if chosen == "npc" else "")
+            if key is not None and config.mode_cache and self._trace_cache:
+                # Note [modes kept across processes] in _persist.py
+                _persist.store_mode(self, key, chosen, _typical(t.traced), _typical(t.times[chosen]))
 
     def _eager_modes(self, args, kwargs):
         """The eager modes to time against traced calls (Note [eager npc calls])."""
@@ -575,13 +623,13 @@ class CompiledFunction:
                 return _numpy_result(self._fn(*nargs, **nkwargs), originals)
         return self._fn(*args, **kwargs)
 
-    def _eager_probe(self, t, mode, args, kwargs):
+    def _eager_probe(self, t, mode, args, kwargs, key):
         """One of the timed eager calls of Note [slow graph breaks]."""
         t0 = time.perf_counter()
         result = self._run_eager(mode, args, kwargs)
         seconds = time.perf_counter() - t0
         _stats["eager_runs"] += 1
-        self._timed(t, mode, seconds)
+        self._timed(t, mode, seconds, key)
         return result
 
     def _timed_break_call(self, args, kwargs, key):
@@ -589,16 +637,16 @@ class CompiledFunction:
         graph breaks]): traced (and timed until decided), or run eagerly."""
         t = self._break_timing.get(key)
         if t is None:
-            t = self._break_timing[key] = _Timing(self._eager_modes(args, kwargs))
+            t = self._break_timing[key] = self._new_timing(self._eager_modes(args, kwargs), key, args, kwargs)
         if t.mode is not None and t.mode != "traced":
             _stats["eager_runs"] += 1
             return self._run_eager(t.mode, args, kwargs)
         if t.mode is None and t.next() != "traced":
-            return self._eager_probe(t, t.next(), args, kwargs)
+            return self._eager_probe(t, t.next(), args, kwargs, key)
         t0 = time.perf_counter()
         result = self._trace(args, kwargs, self._key_builder(args, kwargs), key, True)
         if t.mode is None:
-            self._timed(t, "traced", time.perf_counter() - t0)
+            self._timed(t, "traced", time.perf_counter() - t0, key)
         return result
 
     def _overlaps(self, objs, narrays):

@@ -72,12 +72,51 @@ from ._state import _NPC_DIR, _NUMPY_DIR
 # neither arguments nor module globals (attributes of objects, environment variables, files)
 # are assumed the same in the new process, as module-level code's results are.
 
+# Note [modes kept across processes]
+# Note [slow graph breaks] in _api.py times the calls of a guard key, traced against eager,
+# and may decide that the key runs eagerly ("eager": the function as it is, or "npc": on npc
+# views of its NumPy arguments). A new process would trace again and measure anew: its first
+# two or three calls are traced, a loss of seconds for a function whose breaks cost more than
+# its operations (crc16: 1.3 s a traced call, 0.13 s NumPy's). With config.mode_cache on
+# (the default; NPC_MODE_CACHE=0 turns it off) and config.eager_if_faster on, an eager
+# decision is written to the disk cache as "<32 hex>.mode", and a later process's first call
+# with that key runs in the recorded mode at once: no trace, counted in eager_runs, logged
+# under `fallback`.
+# - The name hashes what a kept trace's does (disk_name: the function's identity with its
+#   code hash, defaults and closure values, the portable guard key, npc build, Python and
+#   NumPy versions, npc.config settings, backend, fullgraph, dynamic), so a changed function
+#   or other shapes, dtypes or scalars are decided anew; keys holding an object's identity
+#   are never kept. The helpers the function calls are not checked (unlike a kept trace's
+#   files and globals): a result never depends on the mode, since eager calls are NumPy's
+#   semantics, which compiled code reproduces, so a stale decision costs speed only.
+# - Only eager decisions are kept: "traced" is what a first call does anyway. A decision for
+#   one of several entries of a key (dynamic shapes with constraints) is not kept.
+# - A key is looked up (once per process: CompiledFunction._kept_modes) before its first
+#   trace, and again as its timed calls start (_new_timing), for a key that the first trace
+#   changed (a float made static: the key a later process computes before tracing is the
+#   unchanged one); such a function then traces once in a later process instead of two or
+#   three times. A kept "npc" mode runs as "eager" where npc views are not offered (a list
+#   or dict argument, which the function might change: Note [eager npc calls]).
+# - A kept decision is trusted, not measured again. Its measurement alternated traced and
+#   eager calls, so load on the machine slowed both alike; measuring again would cost the
+#   traced calls this entry exists to avoid. clear_cache() removes it with the kernels (a
+#   way to decide anew, as is a change of the function's code; npc.compiler.reset() forgets
+#   this process's measurements only); a damaged or foreign entry (wrong magic, format, key
+#   or mode) is ignored and the call traces as before.
+# - Entries go through _core._cache_entry_read/_write as kept traces do (Note [cache trust],
+#   sealed trailer, trimmed to cache_size_limit, cleared by clear_cache()); the payload is
+#   unpickled with _Loader (plain values only).
+
 FORMAT = 1
 _MAGIC = b"NPCTRACE"
+_MODE_MAGIC = b"NPCMODE1"
 
 config.register("trace_cache", os.environ.get("NPC_TRACE_CACHE", "0") not in ("", "0"),
                 "keep first traces in cache_dir and load them in later processes instead of tracing "
                 "($NPC_TRACE_CACHE; Note [persisted traces])")
+config.register("mode_cache", os.environ.get("NPC_MODE_CACHE", "1") != "0",
+                "keep eager_if_faster's eager decisions in cache_dir and follow them in later processes "
+                "without tracing ($NPC_MODE_CACHE; Note [modes kept across processes])")
 
 _STDLIB = tuple(os.path.abspath(p) + os.sep for p in {sysconfig.get_paths()["stdlib"],
                                                       sysconfig.get_paths()["platstdlib"]})
@@ -380,8 +419,9 @@ def _environment():
     return (FORMAT, sys.version, _np.__version__, _core._build_id(), h.hexdigest())
 
 
-def disk_name(cf, key):
-    """The file name of `cf`'s entry for guard key `key`, and the key's bytes (None, None
+def disk_name(cf, key, suffix=".trace"):
+    """The file name of `cf`'s entry for guard key `key` (a kept trace, or with suffix
+    ".mode" a kept mode: Note [modes kept across processes]), and the key's bytes (None, None
     when the key cannot be kept)."""
     from ._guards import portable_key
     if not portable_key(key):
@@ -418,7 +458,7 @@ def disk_name(cf, key):
                               tuple(cells), cf._backend, bool(cf._fullgraph), cf._dynamic), protocol=4)
     except Exception:  # noqa: BLE001 - anything that does not pickle is not kept
         return None, None
-    return hashlib.blake2b(ident + kbytes, digest_size=16).hexdigest() + ".trace", kbytes
+    return hashlib.blake2b(ident + kbytes, digest_size=16).hexdigest() + suffix, kbytes
 
 
 _MAX_CONSTANT_BYTES = 1 << 26
@@ -565,3 +605,51 @@ def load(cf, key, name, kbytes):
         _logs.log("guards", "%s: kept trace %s not used: %s", cf._name, name, e)
         return None
     return meta, graph
+
+
+# ---------------------------------------------------------------- kept modes
+MODES = ("eager", "npc")
+
+
+def store_mode(cf, key, mode, traced, eager):
+    """Writes eager mode `mode` decided for `cf`'s guard key `key` (its typical traced and
+    eager call times) as a disk cache entry (Note [modes kept across processes]); False when
+    it is not kept."""
+    if mode not in MODES:
+        return False
+    try:
+        name, kbytes = disk_name(cf, key, ".mode")
+        if name is None:
+            return False
+        meta = {"key": kbytes, "mode": mode, "traced": float(traced), "eager": float(eager)}
+        body = _MODE_MAGIC + struct.pack("<I", FORMAT) + pickle.dumps(meta, protocol=4)
+        if not _core._cache_entry_write(name, body):
+            return False
+    except Exception as exc:  # noqa: BLE001 - a cache: the call's result stands whatever it meets
+        _logs.log("fallback", "%s: mode not kept: %r", cf._name, exc)
+        return False
+    _logs.log("fallback", "%s: mode %r kept in %s as %s", cf._name, mode, config.cache_dir, name)
+    return True
+
+
+def load_mode(cf, key):
+    """The eager mode an earlier process decided for `cf`'s guard key `key`, as (mode, traced
+    seconds, eager seconds), or None (none kept, or an entry that is not valid)."""
+    try:
+        name, kbytes = disk_name(cf, key, ".mode")
+        if name is None:
+            return None
+        body = _core._cache_entry_read(name)
+        if body is None or not body.startswith(_MODE_MAGIC):
+            return None
+        start = len(_MODE_MAGIC) + 4
+        if len(body) < start or struct.unpack_from("<I", body, len(_MODE_MAGIC))[0] != FORMAT:
+            return None
+        meta = _Loader(io.BytesIO(body[start:])).load()
+        if (type(meta) is not dict or meta.get("key") != kbytes or meta.get("mode") not in MODES
+                or type(meta.get("traced")) is not float or type(meta.get("eager")) is not float):
+            return None
+        return meta["mode"], meta["traced"], meta["eager"]
+    except Exception as exc:  # noqa: BLE001 - a damaged entry is ignored, never raised into the call
+        _logs.log("fallback", "%s: kept mode not used: %r", cf._name, exc)
+        return None

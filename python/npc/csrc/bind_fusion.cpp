@@ -139,12 +139,13 @@ void bind_fusion(py::module_& m) {
     return fusion::jit(src)->path();
   }, "Compiles (or loads from the cache) one translation unit; returns the shared object's path.");
   m.def("_fusion_cache_key", &fusion::cache_key);
-  // Entries of other kinds in the disk cache (Note [persisted traces] in
-  // python/npc/compiler/_persist.py): "<32 hex>.trace", trusted, sealed, trimmed and cleared
-  // as kernels are (Note [disk cache], Note [cache trust], Note [cache size] in jit.cpp).
+  // Entries of other kinds in the disk cache (Note [persisted traces] and Note [modes kept
+  // across processes] in python/npc/compiler/_persist.py): "<32 hex>.trace" and "<32
+  // hex>.mode", trusted, sealed, trimmed and cleared as kernels are (Note [disk cache], Note
+  // [cache trust], Note [cache size] in jit.cpp).
   auto entry_stem = [](const std::string& name) {
     const size_t dot = name.find('.');
-    if (dot != 32 || name.substr(dot) != ".trace" ||
+    if (dot != 32 || (name.substr(dot) != ".trace" && name.substr(dot) != ".mode") ||
         name.find_first_not_of("0123456789abcdef") < 32)
       throw ValueError("npc: not a cache entry name: " + name);
     return name.substr(0, 32);
