@@ -529,10 +529,11 @@ def test_values_from_outside_are_not_kept(user, tmp_path):
     assert _traces(user.cache) == []
     # (Most are seen as the code starts, reading the function from its module; the rest as
     # they are called.)
-    for what in ("clock: trace not kept: clock reads time.time", "env_item: trace not kept: env_item reads os.environ",
+    for what in ("clock: trace not kept: clock reads time.time",
+                 "env_item: trace not kept: env_item reads os.environ",
                  "env_get: trace not kept: env_get reads os.getenv", "reads_file reads builtin open",
-                 "draws_python reads random.random", "now reads datetime.now", "loadtxt: trace not kept: calls numpy.loadtxt",
-                 "env_map reads os.getenv"):
+                 "draws_python reads random.random", "now reads datetime.now",
+                 "loadtxt: trace not kept: calls numpy.loadtxt", "env_map reads os.getenv"):
         assert what in log[0], what
     data.write_text("5.0")
     again = user(OUTSIDE, UM_E="3.0", UM_DATA=str(data))
@@ -581,3 +582,36 @@ def test_pure_python_around_the_arrays_is_kept(user):
     _same(first["first"], second["first"])
     _close_to_numpy(second["first"], second["numpy"])
 
+
+
+class _UserCallable:
+    def __call__(self):
+        return 1
+
+
+def test_what_the_users_code_may_call():
+    import datetime
+    import functools
+    import itertools
+    import math
+    import operator
+    import random
+    import time
+    allowed = [range, len, print, sorted, isinstance, int, dict, math.sqrt, [].append, dict.get, str.format,
+               (3).bit_length, np.sum, np.sqrt, np.float64, np.errstate, npc.sum, npc.sqrt, npc.zeros(2).copy,
+               functools.partial(math.sqrt), operator.add, itertools.chain, _UserCallable, _UserCallable(),
+               _same, lambda: 0]
+    refused = [time.time, time.perf_counter, os.getenv, os.environ.get, random.random, random.randint,
+               datetime.datetime.now, open, input, hash, id, eval, getattr, np.loadtxt, np.load, np.save, np.fromfile,
+               np.memmap, np.ndarray.tofile, np.seterr, np.random.rand, np.random.default_rng, npc.loadtxt,
+               npc.random.rand, np.frompyfunc(time.time, 0, 1), np.vectorize(time.time), functools.partial(time.time),
+               subprocess.run, pytest.fail]
+    for c in allowed:
+        assert _persist._verdict(c) is None, c
+    for c in refused:
+        assert _persist._verdict(c) is False, c
+    # Those that call their first argument: allowed with an allowed one only.
+    for c in (map, filter, functools.reduce, np.vectorize, iter):
+        assert _persist._verdict(c) == "fn", c
+    assert _persist._argument_ok("fn", math.sqrt) and not _persist._argument_ok("fn", time.time)
+    assert _persist._verdict(hasattr) == "obj" and not _persist._argument_ok("obj", os)
