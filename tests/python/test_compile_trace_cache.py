@@ -19,7 +19,14 @@ from npc.compiler._guards import portable_key
 from _serialization import seal_cache_entry
 
 USER_MODULE = '''
+import datetime
+import functools
+import math
+import operator
 import os
+import random
+import sys
+import time
 import types
 import numpy as np
 
@@ -161,6 +168,101 @@ def bump(x):
     return _bump(x)
 
 
+# Values from outside the arguments and globals: the trace is not kept.
+DATA = os.environ.get("UM_DATA", "")
+
+
+def clock(x):
+    return x + time.time()
+
+
+def perf(x):
+    return x + time.perf_counter()
+
+
+def env_item(x):
+    return x * float(os.environ["UM_E"])
+
+
+def env_get(x):
+    return x * float(os.getenv("UM_E", "1.0"))
+
+
+def reads_file(x):
+    with open(DATA) as f:
+        return x * float(f.read())
+
+
+def draws_python(x):
+    return x + random.random()
+
+
+def now(x):
+    return x + datetime.datetime.now().microsecond
+
+
+def loadtxt(x):
+    return x * np.loadtxt(DATA)
+
+
+def loads_npy(x):
+    return x + np.load(DATA)
+
+
+def _env_names():
+    return ["UM_E"]
+
+
+def env_map(x):
+    return x * float(list(map(os.getenv, _env_names()))[0])
+
+
+# sys.argv is a plain list: compared as globals are (a later process with other arguments
+# traces again), read directly or through a helper that returns the module.
+def argv_scale(x):
+    return x * float(sys.argv[4])
+
+
+def _the_sys():
+    return sys
+
+
+def argv_helper(x):
+    return x * float(_the_sys().argv[4])
+
+
+# Pure Python around the array code: kept.
+class Poly:
+    def __init__(self, coeffs):
+        self.coeffs = list(coeffs)
+
+    @staticmethod
+    def weight(i):
+        return 1.0 / (i + 1)
+
+    def __call__(self, x):
+        acc = 0.0 * x
+        for i, c in enumerate(reversed(self.coeffs)):
+            acc = acc * x + c * self.weight(i)
+        return acc
+
+
+def _roots(n):
+    out = []
+    for i in range(1, n + 1):
+        out.append(math.sqrt(i))
+    return out
+
+
+def pure_python(x):
+    rs = _roots(len(x))
+    p = Poly(sorted(rs, reverse=True)[:3])
+    total = functools.reduce(operator.add, rs, 0.0)
+    names = {"a": 1, "b": 2}
+    k = names.get("b", 0) + int("{}".format(3)) + max(abs(-2), min(5, 6)) + round(math.pi)
+    return p(x) * total + sum(r for r, _ in zip(rs, range(3))) + k + math.hypot(3.0, 4.0) * x[0]
+
+
 def args_of(name):
     r = np.random.default_rng(1)
     A = r.random((12, 5))
@@ -169,7 +271,10 @@ def args_of(name):
             "transposed": (np.asfortranarray(r.random((4, 3))),), "captured": (x,), "breaks": (x,),
             "draws": (x,), "attribute": (x,), "closure": (x,), "plus": (x,), "times": (x,), "g_plus": (x,),
             "g_times": (x,), "negzero": (x,), "tuple_types": (np.arange(2),), "via_globals": (x,),
-            "inherited": (x,), "bound_get": (x,), "bump": (x,)}[name]
+            "inherited": (x,), "bound_get": (x,), "bump": (x,), "clock": (x,), "perf": (x,), "env_item": (x,),
+            "env_get": (x,), "reads_file": (x,), "draws_python": (x,), "now": (x,), "loadtxt": (x,),
+            "loads_npy": (x,), "env_map": (x,), "argv_scale": (x,), "argv_helper": (x,),
+            "pure_python": (x,)}[name]
 '''
 
 DRIVER = '''
@@ -219,12 +324,16 @@ def user(tmp_path, kernel_cache):
         if f.suffix in (".so", ".low"):
             os.link(f, cache / f.name)
 
-    def run(names, trace_cache=True, **env):
+    def run(names, trace_cache=True, argv=(), log=None, **env):
         out = tmp_path / "out.pkl"
         e = dict(os.environ, NPC_CACHE_DIR=str(cache), NPC_TRACE_CACHE="1" if trace_cache else "0",
                  NPC_SEGMENT_NODES="40", **env)
-        subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(mod), ",".join(names), str(out)],
-                       env=e, check=True, timeout=600)
+        if log is not None:
+            e["NPC_LOGS"] = "guards"
+        p = subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(mod), ",".join(names), str(out),
+                            *argv], env=e, check=True, timeout=600, stderr=subprocess.PIPE, text=True)
+        if log is not None:
+            log.append(p.stderr)
         for f in cache.iterdir():
             if f.suffix in (".so", ".low") and not (kernel_cache / f.name).exists():
                 os.link(f, kernel_cache / f.name)
@@ -405,3 +514,104 @@ def test_kept_traces_are_cleared_with_the_kernels(user):
     with npc.config.patch(cache_dir=str(user.cache)):
         npc.compiler.clear_cache()
     assert _traces(user.cache) == []
+
+
+OUTSIDE = ["clock", "perf", "env_item", "env_get", "reads_file", "draws_python", "now", "loadtxt", "env_map"]
+
+
+def test_values_from_outside_are_not_kept(user, tmp_path):
+    # The clock, the environment, files and the random module: each trace is not kept, and a
+    # later process computes with the values it has.
+    data = tmp_path / "value.txt"
+    data.write_text("2.0")
+    log = []
+    first = user(OUTSIDE, UM_E="2.0", UM_DATA=str(data), log=log)
+    assert _traces(user.cache) == []
+    # (Most are seen as the code starts, reading the function from its module; the rest as
+    # they are called.)
+    for what in ("clock: trace not kept: clock reads time.time",
+                 "env_item: trace not kept: env_item reads os.environ",
+                 "env_get: trace not kept: env_get reads os.getenv", "reads_file reads builtin open",
+                 "draws_python reads random.random", "now reads datetime.now",
+                 "loadtxt: trace not kept: calls numpy.loadtxt", "env_map reads os.getenv"):
+        assert what in log[0], what
+    data.write_text("5.0")
+    again = user(OUTSIDE, UM_E="3.0", UM_DATA=str(data))
+    assert _traces(user.cache) == []
+    for name in OUTSIDE:
+        assert again[name]["loaded"] == 0 and again[name]["traces"] == 1, name
+    for name, scale in (("env_item", 3.0), ("env_get", 3.0), ("env_map", 3.0), ("reads_file", 5.0),
+                        ("loadtxt", 5.0)):
+        x = np.asarray(first[name]["numpy"]) / 2.0
+        np.testing.assert_array_equal(np.asarray(first[name]["first"]), x * 2.0)
+        np.testing.assert_array_equal(np.asarray(again[name]["first"]), x * scale)
+        np.testing.assert_array_equal(np.asarray(again[name]["second"]), x * scale)
+
+
+def test_a_loaded_array_file_is_not_kept(user, tmp_path):
+    data = tmp_path / "value.npy"
+    np.save(data, np.arange(6.0))
+    first = user(["loads_npy"], UM_DATA=str(data))["loads_npy"]
+    assert _traces(user.cache) == []
+    np.save(data, np.arange(6.0) * 10)
+    again = user(["loads_npy"], UM_DATA=str(data))["loads_npy"]
+    assert again["loaded"] == 0
+    np.testing.assert_array_equal(np.asarray(again["first"]) - np.asarray(first["first"]), np.arange(6.0) * 9)
+
+
+@pytest.mark.parametrize("name", ["argv_scale", "argv_helper"])
+def test_command_line_arguments_are_compared(user, name):
+    first = user([name], argv=["2.0"])[name]
+    assert len(_traces(user.cache)) == 1
+    same = user([name], argv=["2.0"])[name]
+    assert same["loaded"] == 1 and same["traces"] == 0
+    _same(first["first"], same["first"])
+    other = user([name], argv=["3.0"])[name]
+    assert other["loaded"] == 0 and other["traces"] == 1
+    _close_to_numpy(other["first"], other["numpy"])
+    np.testing.assert_array_equal(np.asarray(other["first"]), np.asarray(first["first"]) * 1.5)
+
+
+def test_pure_python_around_the_arrays_is_kept(user):
+    # range, len, enumerate, zip, sorted, math, functools.reduce, list.append, dict.get,
+    # str.format, a helper and a class of the user's (a static method, __call__).
+    first = user(["pure_python"])["pure_python"]
+    assert len(_traces(user.cache)) == 1
+    second = user(["pure_python"])["pure_python"]
+    assert second["loaded"] == 1 and second["traces"] == 0
+    _same(first["first"], second["first"])
+    _close_to_numpy(second["first"], second["numpy"])
+
+
+
+class _UserCallable:
+    def __call__(self):
+        return 1
+
+
+def test_what_the_users_code_may_call():
+    import datetime
+    import functools
+    import itertools
+    import math
+    import operator
+    import random
+    import time
+    allowed = [range, len, print, sorted, isinstance, int, dict, math.sqrt, [].append, dict.get, str.format,
+               (3).bit_length, np.sum, np.sqrt, np.float64, np.errstate, npc.sum, npc.sqrt, npc.zeros(2).copy,
+               functools.partial(math.sqrt), operator.add, itertools.chain, _UserCallable, _UserCallable(),
+               _same, lambda: 0]
+    refused = [time.time, time.perf_counter, os.getenv, os.environ.get, random.random, random.randint,
+               datetime.datetime.now, open, input, hash, id, eval, getattr, np.loadtxt, np.load, np.save, np.fromfile,
+               np.memmap, np.ndarray.tofile, np.seterr, np.random.rand, np.random.default_rng, npc.loadtxt,
+               npc.random.rand, np.frompyfunc(time.time, 0, 1), np.vectorize(time.time), functools.partial(time.time),
+               subprocess.run, pytest.fail]
+    for c in allowed:
+        assert _persist._verdict(c) is None, c
+    for c in refused:
+        assert _persist._verdict(c) is False, c
+    # Those that call their first argument: allowed with an allowed one only.
+    for c in (map, filter, functools.reduce, np.vectorize, iter):
+        assert _persist._verdict(c) == "fn", c
+    assert _persist._argument_ok("fn", math.sqrt) and not _persist._argument_ok("fn", time.time)
+    assert _persist._verdict(hasattr) == "obj" and not _persist._argument_ok("obj", os)
