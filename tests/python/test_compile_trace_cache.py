@@ -7,13 +7,12 @@ import os
 import pickle
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 import npc
-from npc.compiler import _persist
+from npc.compiler import _persist, _reads
 from npc.compiler._guards import portable_key
 
 from _serialization import seal_cache_entry
@@ -607,11 +606,11 @@ def test_what_the_users_code_may_call():
                npc.random.rand, np.frompyfunc(time.time, 0, 1), np.vectorize(time.time), functools.partial(time.time),
                subprocess.run, pytest.fail]
     for c in allowed:
-        assert _persist._verdict(c) is None, c
+        assert _reads._verdict(c) is None, c
     for c in refused:
-        assert _persist._verdict(c) is False, c
+        assert _reads._verdict(c) is False, c
     # Those that call their first argument: allowed with an allowed one only.
     for c in (map, filter, functools.reduce, np.vectorize, iter):
-        assert _persist._verdict(c) == "fn", c
-    assert _persist._argument_ok("fn", math.sqrt) and not _persist._argument_ok("fn", time.time)
-    assert _persist._verdict(hasattr) == "obj" and not _persist._argument_ok("obj", os)
+        assert _reads._verdict(c) == "fn", c
+    assert _reads._argument_ok("fn", math.sqrt) and not _reads._argument_ok("fn", time.time)
+    assert _reads._verdict(hasattr) == "obj" and not _reads._argument_ok("obj", os)

@@ -24,7 +24,7 @@ from .. import _core
 from .._config import config
 from . import _logs
 from . import _repro
-from . import _persist
+from . import _persist, _reads
 from ._breaks import _annotate, _run_outside
 from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _RuntimeInt, _StaticUse, _TraceAgain, _marked,
                        _recording_warnings,
@@ -949,7 +949,7 @@ class CompiledFunction:
                 reads.watch(kwargs[k], ("arg", (k,)))
             _tls.attr_reads = reads if reads.watched else None
             lists_before = self._free_lists()
-            rec = _persist.Recorder.start(self._fn) if keep is not None else None
+            rec = _reads.Recorder.start(self._fn) if keep is not None else None
             with _Patches(ctx, self._name):
                 flushed = False
                 try:

@@ -10,7 +10,7 @@ import numpy as _np
 from .. import _core
 from . import _api  # CompiledFunction, read while tracing (_api imports this module first)
 from ._state import _is_npc, _tls
-from ._persist import plain
+from ._reads import plain
 
 
 # ---------------------------------------------------------------- guard keys
