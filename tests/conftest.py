@@ -15,6 +15,10 @@ os.environ.setdefault("NPC_VERIFY", "1")
 # Timing-based choices of compiled functions off (tests/python/test_compile_slow_breaks.py
 # switches it on): trace and break counts must not depend on the machine's speed.
 os.environ.setdefault("NPC_EAGER_IF_FASTER", "0")
+# Kept traces off (tests/python/test_compile_trace_cache.py switches them on): the test
+# processes share one cache directory, and a test's function traced in one worker would be
+# loaded in another, so counts of traces would depend on the order tests ran in.
+os.environ.setdefault("NPC_TRACE_CACHE", "0")
 
 
 import pytest  # noqa: E402

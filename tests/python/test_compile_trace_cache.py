@@ -325,8 +325,10 @@ def user(tmp_path, kernel_cache):
 
     def run(names, trace_cache=True, argv=(), log=None, **env):
         out = tmp_path / "out.pkl"
-        e = dict(os.environ, NPC_CACHE_DIR=str(cache), NPC_TRACE_CACHE="1" if trace_cache else "0",
-                 NPC_SEGMENT_NODES="40", **env)
+        e = dict(os.environ, NPC_CACHE_DIR=str(cache), NPC_SEGMENT_NODES="40", **env)
+        e.pop("NPC_TRACE_CACHE", None)
+        if trace_cache is not None:
+            e["NPC_TRACE_CACHE"] = "1" if trace_cache else "0"
         if log is not None:
             e["NPC_LOGS"] = "guards"
         p = subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(mod), ",".join(names), str(out),
@@ -385,9 +387,15 @@ def test_a_later_process_loads_the_first_trace(user):
         _close_to_numpy(second[name]["first"], second[name]["numpy"])
 
 
-def test_off_by_default(user):
+def test_on_by_default_and_off_by_environment(user):
     user(KEPT, trace_cache=False)
     assert _traces(user.cache) == []
+    first = user(KEPT, trace_cache=None)
+    assert len(_traces(user.cache)) == len(KEPT)
+    second = user(KEPT, trace_cache=None)
+    for name in KEPT:
+        assert first[name]["loaded"] == 0 and second[name]["loaded"] == 1, name
+        _same(first[name]["first"], second[name]["first"])
 
 
 def test_functions_that_are_not_plain_are_not_kept(user):

@@ -25,10 +25,10 @@ from ._state import _NPC_DIR
 # The first call of a compiled loop traces it (running its Python, recording every operation)
 # and lowers what it recorded; the kernels come from the disk cache (Note [disk cache] in
 # src/fusion/jit.cpp), but tracing a loop of a million operations takes seconds in every new
-# process. With config.trace_cache on, the entry a first trace makes (its graph, or the plan of
-# a cut loop: Note [plan serialization] in src/tracer/plan_io.cpp) is written to the disk
-# cache as "<32 hex>.trace", and the first call of the same function in a later process loads it
-# instead of tracing.
+# process. With config.trace_cache on (the default; NPC_TRACE_CACHE=0 turns it off), the
+# entry a first trace makes (its graph, or the plan of a cut loop: Note [plan serialization]
+# in src/tracer/plan_io.cpp) is written to the disk cache as "<32 hex>.trace", and the first
+# call of the same function in a later process loads it instead of tracing.
 #
 # A trace is the function's Python run on traced stand-ins, so an entry may be reused only
 # where that run would record the same thing. The file's name hashes, and its contents repeat
@@ -159,7 +159,7 @@ FORMAT = 1
 _MAGIC = b"NPCTRACE"
 _MODE_MAGIC = b"NPCMODE1"
 
-config.register("trace_cache", os.environ.get("NPC_TRACE_CACHE", "0") not in ("", "0"),
+config.register("trace_cache", os.environ.get("NPC_TRACE_CACHE", "1") != "0",
                 "keep first traces in cache_dir and load them in later processes instead of tracing "
                 "($NPC_TRACE_CACHE; Note [persisted traces])")
 config.register("mode_cache", os.environ.get("NPC_MODE_CACHE", "1") != "0",
