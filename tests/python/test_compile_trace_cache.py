@@ -398,6 +398,15 @@ def test_on_by_default_and_off_by_environment(user):
         _same(first[name]["first"], second[name]["first"])
 
 
+def test_compile_debugging_traces_and_dumps(user, tmp_path):
+    user(["loop_rows"])
+    dumps = tmp_path / "dumps"
+    second = user(["loop_rows"], NPC_COMPILE_DEBUG="1", NPC_COMPILE_DEBUG_DIR=str(dumps))
+    assert second["loop_rows"]["loaded"] == 0 and second["loop_rows"]["traces"] == 1
+    assert any(p.name.startswith("guards") for d in dumps.iterdir() for p in d.iterdir())
+    assert user(["loop_rows"])["loop_rows"]["loaded"] == 1
+
+
 def test_functions_that_are_not_plain_are_not_kept(user):
     first = user(NOT_KEPT)
     assert _traces(user.cache) == []

@@ -334,6 +334,11 @@ def _make_rebuild(tree, numpy_out):
     return lambda outs: _rebuild(tree, outs, numpy_out)
 
 
+def _debugging():
+    """Whether NPC_COMPILE_DEBUG asks for each trace's graphs in a folder (_debug_dump)."""
+    return os.environ.get("NPC_COMPILE_DEBUG", "0") not in ("", "0")
+
+
 class CompiledFunction:
     """The result of npc.compile(fn): call it like fn."""
 
@@ -449,12 +454,12 @@ class CompiledFunction:
             return self._limit_hit(args, kwargs, "recompile_limit", config.recompile_limit)
         if not known and _compiles[0] >= config.accumulated_recompile_limit:
             return self._limit_hit(args, kwargs, "accumulated_recompile_limit", config.accumulated_recompile_limit)
-        if config.eager_if_faster and config.mode_cache and self._trace_cache and not known:
+        if config.eager_if_faster and config.mode_cache and self._keeps() and not known:
             mode = self._kept_mode(key, args, kwargs)  # Note [modes kept across processes] in _persist.py
             if mode is not None:
                 _stats["eager_runs"] += 1
                 return self._run_eager(mode, args, kwargs)
-        if config.trace_cache and self._trace_cache and not known and self._fresh():
+        if config.trace_cache and self._keeps() and not known and self._fresh():
             e = self._load_kept(args, kwargs, key, arrays)  # Note [persisted traces] in _persist.py
             if e is not None:
                 if not config.eager_if_faster:
@@ -590,7 +595,7 @@ class CompiledFunction:
         trace; a key that the trace itself changes, by making a float static, is looked up
         here, at its first timed call: Note [modes kept across processes] in _persist.py.)"""
         t = _Timing(alts)
-        if key is not None and config.mode_cache and self._trace_cache:
+        if key is not None and config.mode_cache and self._keeps():
             mode = self._kept_mode(key, args, kwargs)
             if mode is not None:
                 t.mode = mode if mode in alts else "eager"
@@ -604,7 +609,7 @@ class CompiledFunction:
             _logs.log("fallback", "%s: compiled calls took %.3g s, eager calls %.3g s%s; running eagerly from "
                       "now on", self._name, _typical(t.traced), _typical(t.times[chosen]),
                       " (on npc views of the NumPy arguments)" if chosen == "npc" else "")
-            if key is not None and config.mode_cache and self._trace_cache:
+            if key is not None and config.mode_cache and self._keeps():
                 # Note [modes kept across processes] in _persist.py
                 _persist.store_mode(self, key, chosen, _typical(t.traced), _typical(t.times[chosen]))
 
@@ -810,7 +815,7 @@ class CompiledFunction:
             if _logs.enabled("recompiles"):
                 _logs.log("recompiles", "recompiling %s: %s", self._name, self._describe_failure(args, kwargs))
         keep = None
-        if config.trace_cache and self._trace_cache and not known and self._fresh():
+        if config.trace_cache and self._keeps() and not known and self._fresh():
             name, kbytes = _persist.disk_name(self, key)
             keep = (key, name, kbytes) if name is not None else None
         before = {k: set(v) for k, v in self._dyn.items()}
@@ -855,7 +860,7 @@ class CompiledFunction:
         ctx = _core._TraceContext(backend if backend not in _backends else "eager")
         if backend not in _backends:
             ctx.set_node_budget(max(int(config.segment_nodes), 0))  # Note [loops] in src/tracer/trace_segments.cpp
-        ctx.keep_raw_graphs = os.environ.get("NPC_COMPILE_DEBUG", "0") not in ("", "0")  # _debug_dump
+        ctx.keep_raw_graphs = _debugging()  # _debug_dump
         # Traced stand-ins for the arguments.
         traced = {}
         arg_inputs = []
@@ -1195,8 +1200,13 @@ class CompiledFunction:
                 out[name] = _contents_key(v, 0)
         return out
 
+    def _keeps(self):
+        """Whether kept traces and modes apply (Note [persisted traces] in _persist.py): not for
+        npc.explain, nor while compile debugging asks for the dumps a trace writes."""
+        return self._trace_cache and not _debugging()
+
     def _debug_dump(self, ctx, graph):
-        if os.environ.get("NPC_COMPILE_DEBUG", "0") in ("", "0"):
+        if not _debugging():
             return
         root = os.environ.get("NPC_COMPILE_DEBUG_DIR", os.path.join(os.getcwd(), "npc_debug"))
         d = os.path.join(root, f"{self._name.replace('<', '').replace('>', '')}_{self._ncompiles}")
