@@ -338,7 +338,9 @@ void* dlopen_fd(int fd) {
 // wanted, its pages were touched three times and faulted in twice: a tenth of loading the
 // trace. open_entry_into reads the entry straight into storage the caller provides (for
 // _cache_entry_read, the bytes object itself), with every check of open_entry: the caller
-// gets the payload's size only when the whole entry was read and its trailer verified.
+// gets the payload's size only when the whole entry was read and its trailer verified. The
+// lowered-program cache (lower_cache.cpp) reads its entries, one per graph of a loaded plan,
+// into storage that is not zeroed first, for the same reason.
 //
 // Opens and checks the entry at `path` (Note [cache trust]); disk::open_entry_into says more.
 int open_entry_into(const std::string& path, const std::string& key, const std::function<char*(size_t)>& buffer,

@@ -150,23 +150,29 @@ void check(const Plan& p, int nfloats, const Fail& fail) {
 // Note [reading a plan's graphs] in graph_io.cpp), and each graph is read from its own bytes
 // into a graph of its own: ir::deserialize touches no shared state but the allocator and
 // function-local statics. So a plan whose graphs are large enough to pay for a thread reads
-// them on the calling thread and one more, each taking the next graph not yet taken. Nothing
-// else changes: every graph is checked as before, the rest of the load (steps, checks,
-// compiles, which may call into Python) runs on the calling thread after both are done, and
-// the error reported is that of the first bad graph, as when they were read in order.
+// them on the calling thread and one more, each taking the next graph not yet taken. The
+// thread that read a graph also computes its structural hash (the segment cache's key, which
+// the compile looks up: a walk of every node, cheaper while the nodes are in that thread's
+// cache). Nothing else changes: every graph is checked as before, the rest of the load
+// (steps, checks, compiles, which may call into Python) runs on the calling thread after both
+// are done, and the error reported is that of the first bad graph, as when they were read in
+// order.
 constexpr size_t kTwoThreadBytes = 1u << 20;
 
-// The graphs of `bytes`, each rebuilt by ir::deserialize; the first error is raised, naming
-// its graph.
-std::vector<std::shared_ptr<ir::Graph>> read_graphs(const std::vector<std::string_view>& bytes) {
+// The graphs of `bytes`, each rebuilt by ir::deserialize, and their structural hashes (set in
+// `hashes`); the first error is raised, naming its graph.
+std::vector<std::shared_ptr<ir::Graph>> read_graphs(const std::vector<std::string_view>& bytes,
+                                                    std::vector<size_t>& hashes) {
   const size_t n = bytes.size();
   std::vector<std::shared_ptr<ir::Graph>> graphs(n);
+  hashes.assign(n, 0);
   std::vector<std::exception_ptr> errors(n);
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < n;) {
       try {
         graphs[k] = std::make_shared<ir::Graph>(ir::deserialize(bytes[k]));
+        hashes[k] = graphs[k]->structural_hash();
       } catch (...) {
         errors[k] = std::current_exception();
       }
@@ -260,7 +266,8 @@ Plan deserialize_plan(std::string_view bytes, const PlanCompiler& compile) {
     if (n > r.left()) truncated = true;
     else graph_bytes.push_back(r.bytes(static_cast<size_t>(n)));
   }
-  std::vector<std::shared_ptr<ir::Graph>> graphs = read_graphs(graph_bytes);
+  std::vector<size_t> hashes;
+  std::vector<std::shared_ptr<ir::Graph>> graphs = read_graphs(graph_bytes, hashes);
   if (truncated) corrupt("graph " + std::to_string(graph_bytes.size()) + ": truncated");
 
   // A step is at least a graph index and three counts.
@@ -299,8 +306,9 @@ Plan deserialize_plan(std::string_view bytes, const PlanCompiler& compile) {
   // Each distinct graph compiled once; steps share the result.
   std::vector<SegmentRun> runs;
   runs.reserve(graphs.size());
-  for (const auto& g : graphs) {
-    runs.push_back(compile(g));
+  for (size_t k = 0; k < graphs.size(); ++k) {
+    const std::shared_ptr<ir::Graph>& g = graphs[k];
+    runs.push_back(compile(g, hashes[k]));
     const SegmentRun& run = runs.back();
     // The graph itself needs no comparison (Note [reading a plan's graphs] in graph_io.cpp).
     if (!run.graph || !run.exe ||

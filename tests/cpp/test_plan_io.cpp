@@ -62,7 +62,8 @@ Plan sample() {
 }
 
 tracer::PlanCompiler counting(int& compiled) {
-  return [&compiled](std::shared_ptr<Graph> g) {
+  return [&compiled](std::shared_ptr<Graph> g, size_t h) {
+    REQUIRE(h == g->structural_hash());
     ++compiled;
     return tracer::SegmentRun{g, interpreted(g)};
   };
