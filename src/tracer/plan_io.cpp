@@ -60,6 +60,8 @@ namespace io = ir::io;
 // The top inputs a call passes are checked against each graph's Input nodes when the steps
 // run (check_run_args), as for any graph.
 //
+// The graphs are read first (on two threads when they are large: Note [graphs read on two
+// threads]), then the steps; nothing compiles before all of the above has passed.
 // deserialize_plan() compiles each distinct graph once through `compile`, which may hand back a
 // structurally equal graph compiled earlier in the process (same_structure compares the whole
 // interface, owned inputs included, so the checks above hold for it too).
@@ -145,6 +147,7 @@ void check(const Plan& p, int nfloats, const Fail& fail) {
     }
   }
 }
+
 // Note [graphs read on two threads]
 // Rebuilding a plan's graphs is most of loading it (seidel_2d at size M: 56 graphs, 40 MB;
 // Note [reading a plan's graphs] in graph_io.cpp), and each graph is read from its own bytes
