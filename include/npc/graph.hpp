@@ -354,7 +354,8 @@ class Graph {
   uint64_t interface_fingerprint() const;
   friend Graph dce(Graph&&);
   friend Graph subgraph(const Graph&, std::span<const NodeRef>);
-  // Rebuilds nodes through intern() and restores the merged-evaluation data and symbols as
+  // Rebuilds nodes (append_distinct, then a check that no two are equal: Note [reading a
+  // plan's graphs] in src/tracer/graph_io.cpp) and restores the merged-evaluation data and symbols as
   // they were (Note [graph serialization] in src/tracer/graph_io.cpp).
   friend Graph deserialize(std::string_view bytes);
 };
@@ -388,7 +389,8 @@ Graph run_pass(Graph&& g, Pass pass, std::string_view name);
 /// id order, every interface field, Scalars bit for bit; bound to this build of npc (its op table
 /// and node layout). ValueError for a graph with host calls (Call nodes), which cannot be stored.
 std::string serialize(const Graph& g);
-/// The graph serialize() wrote, rebuilt through the builders' interning: deserialize(serialize(g))
+/// The graph serialize() wrote, its nodes rebuilt as the builders' interning made them (a node
+/// equal to an earlier one is refused): deserialize(serialize(g))
 /// has g's str(), structural_hash(), same_structure() and interface, and serializes to the same
 /// bytes. ValueError for bytes that are not such a graph of this build (another version or build,
 /// truncated, corrupted, or hostile: every count, id, enum and parameter later code reads is

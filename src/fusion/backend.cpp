@@ -547,8 +547,10 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
   const std::string key = cfg.lowering_cache && !cfg.debug ? lowering_key(g, contiguous) : "";
   const bool cached = !key.empty() && load_lowering(g, key, cfg, v.low, v.in_place);
   if (!cached) v.low = lower(g, contiguous);
-  std::string tag = std::to_string(g.structural_hash() % 1000000007ull) + "_" + std::to_string(g_tag++);
   if (config().debug) {
+    // Only the debug output is named by the structural hash: a loaded plan's graphs are not
+    // walked again for it (Note [reading a plan's graphs] in src/tracer/plan_io.cpp).
+    std::string tag = std::to_string(g.structural_hash() % 1000000007ull) + "_" + std::to_string(g_tag++);
     std::vector<std::string> names;
     write_debug(g, v.low, translation_unit(v.low, names, "g"), tag);
   }

@@ -3,6 +3,7 @@
 // jit.cpp), shared by the kernel cache (jit.cpp) and the lowered-program cache (Note
 // [lowered-program cache] in lower_cache.cpp).
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace npc::fusion::disk {
@@ -25,6 +26,11 @@ std::string build_identity();
 /// holding the payload without the trailer, or -1: `bad` then tells an entry that exists but
 /// was refused from a missing one.
 int open_entry(const std::string& path, const std::string& key, std::string& bytes, bool& bad);
+/// open_entry reading into the caller's storage (Note [entries read in place] in jit.cpp):
+/// `buffer(n)` returns n writable bytes for the whole entry, trailer included (null: treated
+/// as no entry); on success `size` is the payload's size, the bytes before the trailer.
+int open_entry_into(const std::string& path, const std::string& key, const std::function<char*(size_t)>& buffer,
+                    size_t& size, bool& bad);
 /// Writes `payload` and its trailer for `key` to a unique temporary in `dir`, renames it to
 /// `dir`/`name` and trims the directory to `limit` bytes (Note [cache size]). False when the
 /// entry could not be installed (nothing is left behind).

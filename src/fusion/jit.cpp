@@ -49,6 +49,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -139,10 +140,10 @@ std::string trailer(std::string_view payload, const std::string& key) {
   return t;
 }
 
-bool verify_entry(const std::string& bytes, const std::string& key) {
+bool verify_entry(std::string_view bytes, const std::string& key) {
   if (bytes.size() < kTrailer) return false;
   size_t n = bytes.size() - kTrailer;
-  return bytes.compare(n, kTrailer, trailer(std::string_view(bytes).substr(0, n), key)) == 0;
+  return bytes.substr(n) == trailer(bytes.substr(0, n), key);
 }
 
 std::map<std::string, std::shared_ptr<Module>>& loaded() {
@@ -331,9 +332,21 @@ void* dlopen_fd(int fd) {
   return h;
 }
 
-// Opens and checks the entry at `path` (Note [cache trust]); disk::open_entry says more.
-int open_entry(const std::string& path, const std::string& key, std::string& bytes, bool& bad) {
+// Note [entries read in place]
+// A kept trace of a cut loop is tens of megabytes (seidel_2d at size M: 52 MB). Read into a
+// std::string (zeroed first, then read) and copied into the Python bytes object the caller
+// wanted, its pages were touched three times and faulted in twice: a tenth of loading the
+// trace. open_entry_into reads the entry straight into storage the caller provides (for
+// _cache_entry_read, the bytes object itself), with every check of open_entry: the caller
+// gets the payload's size only when the whole entry was read and its trailer verified. The
+// lowered-program cache (lower_cache.cpp) reads its entries, one per graph of a loaded plan,
+// into storage that is not zeroed first, for the same reason.
+//
+// Opens and checks the entry at `path` (Note [cache trust]); disk::open_entry_into says more.
+int open_entry_into(const std::string& path, const std::string& key, const std::function<char*(size_t)>& buffer,
+                    size_t& size, bool& bad) {
   bad = false;
+  size = 0;
   int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     bad = errno != ENOENT;
@@ -342,23 +355,38 @@ int open_entry(const std::string& path, const std::string& key, std::string& byt
   struct stat st{};
   if (::fstat(fd, &st) == 0 && distrust(st, false).empty() && st.st_size >= static_cast<off_t>(kTrailer) &&
       st.st_size <= kMaxEntryBytes) {
-    bytes.assign(static_cast<size_t>(st.st_size), '\0');
+    const size_t n = static_cast<size_t>(st.st_size);
+    char* p = buffer(n);
+    if (!p) {  // no storage: as if there were no entry
+      ::close(fd);
+      return -1;
+    }
     size_t got = 0;
-    while (got < bytes.size()) {
-      ssize_t r = ::pread(fd, &bytes[got], bytes.size() - got, static_cast<off_t>(got));
+    while (got < n) {
+      ssize_t r = ::pread(fd, p + got, n - got, static_cast<off_t>(got));
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) break;
       got += static_cast<size_t>(r);
     }
-    if (got == bytes.size() && verify_entry(bytes, key)) {
-      bytes.resize(bytes.size() - kTrailer);
+    if (got == n && verify_entry(std::string_view(p, n), key)) {
+      size = n - kTrailer;
       return fd;
     }
   }
   ::close(fd);
-  bytes.clear();
   bad = true;
   return -1;
+}
+
+// Opens and checks the entry at `path` (Note [cache trust]); disk::open_entry says more.
+int open_entry(const std::string& path, const std::string& key, std::string& bytes, bool& bad) {
+  size_t size = 0;
+  const int fd = open_entry_into(path, key, [&](size_t n) {
+    bytes.assign(n, '\0');
+    return bytes.data();
+  }, size, bad);
+  bytes.resize(fd < 0 ? 0 : size);
+  return fd;
 }
 
 // Opens, checks and loads the entry at `path` (Note [cache trust]). Returns the handle, or
@@ -738,6 +766,11 @@ std::string build_identity() { return std::string(NPC_VERSION "\n") + npc_build_
 
 int open_entry(const std::string& path, const std::string& key, std::string& bytes, bool& bad) {
   return fusion::open_entry(path, key, bytes, bad);
+}
+
+int open_entry_into(const std::string& path, const std::string& key, const std::function<char*(size_t)>& buffer,
+                    size_t& size, bool& bad) {
+  return fusion::open_entry_into(path, key, buffer, size, bad);
 }
 
 bool install_entry(const std::string& dir, const std::string& name, const std::string& payload, const std::string& key,

@@ -44,9 +44,11 @@
 // are trimmed and cleared with the kernels (Note [cache size]). npc.config.lowering_cache =
 // False (or NPC_LOWERING_CACHE=0) turns the cache off; NPC_COMPILE_DEBUG needs the kernel IR,
 // so it lowers always.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
@@ -163,7 +165,7 @@ std::string encode(const ir::Graph& g, const std::string& key, const Lowered& l,
 }
 
 // Reads and checks `bytes` (Note [lowered-program cache]); throws Bad or ValueError.
-void decode(const ir::Graph& g, const std::string& key, const std::string& bytes, Lowered& l, std::vector<int>& in_place) {
+void decode(const ir::Graph& g, const std::string& key, std::string_view bytes, Lowered& l, std::vector<int>& in_place) {
   ir::io::Reader r(bytes, bytes.size(), "lowered program");
   check(r.bytes(8) == std::string_view(kMagic, 8));
   check(r.u32() == kVersion);
@@ -264,10 +266,16 @@ bool load_lowering(const ir::Graph& g, const std::string& key, const Config& cfg
   if (key.empty() || cfg.cache_dir.empty()) return false;
   const disk::Dirs dirs = disk::resolve_dirs(cfg.cache_dir);
   if (dirs.lookup.empty()) return false;
-  std::string bytes;
+  // Read into storage that is not zeroed first (Note [entries read in place] in jit.cpp).
+  std::unique_ptr<char[]> storage;
+  size_t size = 0;
   bool bad = false;
   const std::string name = digest(key);
-  const int fd = disk::open_entry(dirs.lookup + "/" + name + ".low", name, bytes, bad);
+  const int fd = disk::open_entry_into(dirs.lookup + "/" + name + ".low", name, [&](size_t n) {
+    storage.reset(new char[std::max<size_t>(n, 1)]);
+    return storage.get();
+  }, size, bad);
+  const std::string_view bytes(storage.get(), fd < 0 ? 0 : size);
   if (fd < 0) {
     if (bad) bump_stat(&Stats::corrupt_entries, 1);
     return false;

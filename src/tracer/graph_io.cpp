@@ -39,9 +39,9 @@ namespace npc::ir {
 //            flipped bit in a constant would leave a valid graph that computes something
 //            else, so corruption is caught as a whole.
 //
-// Nodes are not stored as memory: deserialize() rebuilds each one through Graph::intern, so
-// hashes and interning are what building the graph gives, and a node equal to an earlier one
-// (which interning would have merged) is an error. Host calls (Call nodes) close over the
+// Nodes are not stored as memory: deserialize() rebuilds each one, with the hash interning
+// gives it, and a node equal to an earlier one (which interning would have merged) is an error
+// (how it is found without an intern table: Note [reading a plan's graphs]). Host calls (Call nodes) close over the
 // tracing process's Python objects and cannot be stored: serialize() raises ValueError.
 //
 // What deserialize() checks, beyond the layout (each failure is a ValueError naming the node):
@@ -559,6 +559,24 @@ std::string serialize(const Graph& g) {
   return std::move(w.out);
 }
 
+// Note [reading a plan's graphs]
+// Loading a kept trace of a cut loop (seidel_2d at size M: 56 graphs of about 10^4 nodes each,
+// 40 MB of graph bytes) was mostly rebuilding nodes, and a fifth of that was the intern
+// table: every node looked up in a table of pointers, each probe a dereference of a node
+// elsewhere in memory, only to find that the node is new. Interning is not needed to rebuild
+// a graph that serialize() wrote (its nodes were interned when it was built), only to refuse
+// bytes with a node equal to an earlier one, which no built graph has. So deserialize()
+// appends the nodes (append_distinct: the hash intern() would compute, no table; the graph
+// is finished, Note [intern table of a finished graph] in graph.cpp) and checks afterwards
+// that no two are equal: the (hash, id) pairs sorted, equal hashes compared with the intern
+// table's own equality (Graph::Eq), which touches memory in order. The bytes accepted are the
+// same; of several faults in one graph the error may name another. Each count is bounded by
+// the bytes left before a vector is reserved for it.
+//
+// The rest of a plan load saved on the way (tracer::deserialize_plan, build_variant): a graph
+// compiled as itself is not compared with itself again, and build_variant no longer computes
+// the structural hash (a walk of every node) for a debug tag when debug output is off.
+
 Graph deserialize(std::string_view bytes) {
   io::Reader r = io::open_body(bytes, kMagic, kFormatVersion, "npc graph bytes", "graph");
 
@@ -578,7 +596,11 @@ Graph deserialize(std::string_view bytes) {
 
   // Node records are at least 1 + 2 + 1 + 3 * 4 + 1 = 17 bytes.
   const uint32_t nnodes = r.count(17, "nodes");
-  g.reserve(nnodes);  // Note [node storage]
+  // No intern table: the nodes are appended as they come and checked distinct once all are
+  // read (Note [reading a plan's graphs]).
+  g.order_.reserve(nnodes);
+  g.evals_.reserve(nnodes);
+  g.eval_order_.reserve(nnodes);
   for (uint32_t i = 0; i < nnodes; ++i) {
     const uint8_t kind = r.u8();
     const uint16_t op = r.u16();
@@ -589,6 +611,7 @@ Graph deserialize(std::string_view bytes) {
     Node n{static_cast<NodeKind>(kind), static_cast<OpId>(op), static_cast<DType>(dtype), {}, {}, {}, std::nullopt};
     const uint32_t rank = r.count(8, "dims");
     if (rank > kMaxRank) corrupt("node " + std::to_string(i) + ": rank " + std::to_string(rank) + " above 64");
+    n.shape.reserve(rank);  // each count is bounded by the bytes left: Note [reading a plan's graphs]
     for (uint32_t d = 0; d < rank; ++d) {
       const int64_t raw = r.i64();
       if (raw >= 0) n.shape.push_back(Dim::fixed(raw));
@@ -596,18 +619,41 @@ Graph deserialize(std::string_view bytes) {
       else corrupt("node " + std::to_string(i) + ": undeclared symbol in its shape");
     }
     const uint32_t nargs = r.count(4, "args");
+    n.args.reserve(nargs);
     for (uint32_t k = 0; k < nargs; ++k) {
       const uint32_t id = r.u32();
       if (id >= i) corrupt("node " + std::to_string(i) + ": operand %" + std::to_string(id) + " is not an earlier node");
       n.args.push_back(g.order_[id]);
     }
     const uint32_t nparams = r.count(8, "params");
+    n.params.reserve(nparams);
     for (uint32_t k = 0; k < nparams; ++k) n.params.push_back(r.i64());
     const uint8_t has_value = r.u8();
     if (has_value > 1) corrupt("node " + std::to_string(i) + ": value flag");
     if (has_value) n.value = r.scalar();
     NodeChecker(i, n, static_cast<int>(nsym), g.num_inputs_, g.num_scalars_).run();
-    if (g.intern(std::move(n))->id != i) corrupt("node " + std::to_string(i) + " repeats an earlier node");
+    g.append_distinct(std::move(n));
+  }
+  {
+    // No node equal to an earlier one (Note [reading a plan's graphs]).
+    std::vector<std::pair<size_t, uint32_t>> by_hash(nnodes);
+    for (uint32_t i = 0; i < nnodes; ++i) by_hash[i] = {g.order_[i]->hash, i};
+    std::sort(by_hash.begin(), by_hash.end());
+    uint32_t first = nnodes;
+    for (size_t a = 0; a < by_hash.size();) {
+      size_t b = a + 1;
+      while (b < by_hash.size() && by_hash[b].first == by_hash[a].first) ++b;
+      // Ids ascend within a run of equal hashes: each is compared with those before it, the
+      // run's first first (a run of equal nodes costs one comparison each).
+      for (size_t x = a + 1; x < b; ++x)
+        for (size_t y = a; y < x; ++y)
+          if (Graph::Eq{}(g.order_[by_hash[y].second], g.order_[by_hash[x].second])) {
+            first = std::min(first, by_hash[x].second);
+            break;
+          }
+      a = b;
+    }
+    if (first < nnodes) corrupt("node " + std::to_string(first) + " repeats an earlier node");
   }
 
   // Merged evaluations (Note [merged evaluations]): replace what interning counted.

@@ -1,6 +1,10 @@
 // The exact binary form of a plan: serialize() and deserialize_plan(), Note [plan serialization].
+#include <atomic>
 #include <cstring>
+#include <exception>
 #include <map>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 
 #include "npc/errors.hpp"
@@ -56,6 +60,8 @@ namespace io = ir::io;
 // The top inputs a call passes are checked against each graph's Input nodes when the steps
 // run (check_run_args), as for any graph.
 //
+// The graphs are read first (on two threads when they are large: Note [graphs read on two
+// threads]), then the steps; nothing compiles before all of the above has passed.
 // deserialize_plan() compiles each distinct graph once through `compile`, which may hand back a
 // structurally equal graph compiled earlier in the process (same_structure compares the whole
 // interface, owned inputs included, so the checks above hold for it too).
@@ -141,6 +147,62 @@ void check(const Plan& p, int nfloats, const Fail& fail) {
     }
   }
 }
+
+// Note [graphs read on two threads]
+// Rebuilding a plan's graphs is most of loading it (seidel_2d at size M: 56 graphs, 40 MB;
+// Note [reading a plan's graphs] in graph_io.cpp), and each graph is read from its own bytes
+// into a graph of its own: ir::deserialize touches no shared state but the allocator and
+// function-local statics. So a plan whose graphs are large enough to pay for a thread reads
+// them on the calling thread and one more, each taking the next graph not yet taken. The
+// thread that read a graph also computes its structural hash (the segment cache's key, which
+// the compile looks up: a walk of every node, cheaper while the nodes are in that thread's
+// cache). Nothing else changes: every graph is checked as before, the rest of the load
+// (steps, checks, compiles, which may call into Python) runs on the calling thread after both
+// are done, and the error reported is that of the first bad graph, as when they were read in
+// order.
+constexpr size_t kTwoThreadBytes = 1u << 20;
+
+// The graphs of `bytes`, each rebuilt by ir::deserialize, and their structural hashes (set in
+// `hashes`); the first error is raised, naming its graph.
+std::vector<std::shared_ptr<ir::Graph>> read_graphs(const std::vector<std::string_view>& bytes,
+                                                    std::vector<size_t>& hashes) {
+  const size_t n = bytes.size();
+  std::vector<std::shared_ptr<ir::Graph>> graphs(n);
+  hashes.assign(n, 0);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < n;) {
+      try {
+        graphs[k] = std::make_shared<ir::Graph>(ir::deserialize(bytes[k]));
+        hashes[k] = graphs[k]->structural_hash();
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    }
+  };
+  size_t total = 0;
+  for (std::string_view b : bytes) total += b.size();
+  std::thread helper;
+  if (n >= 2 && total >= kTwoThreadBytes && std::thread::hardware_concurrency() >= 2) {
+    try {
+      helper = std::thread(work);
+    } catch (const std::system_error&) {
+      // No thread to be had: the calling thread reads them all.
+    }
+  }
+  work();
+  if (helper.joinable()) helper.join();
+  for (size_t k = 0; k < n; ++k) {
+    if (!errors[k]) continue;
+    try {
+      std::rethrow_exception(errors[k]);
+    } catch (const ValueError& e) {
+      corrupt("graph " + std::to_string(k) + ": " + e.what());
+    }
+  }
+  return graphs;
+}
 }  // namespace
 
 std::string serialize(const Plan& p) {
@@ -199,18 +261,17 @@ Plan deserialize_plan(std::string_view bytes, const PlanCompiler& compile) {
 
   // A graph's bytes are at least a header and a trailer.
   const uint32_t ngraphs = r.count(8 + kHeaderSize + kTrailerSize, "graphs");
-  std::vector<std::shared_ptr<ir::Graph>> graphs;
-  graphs.reserve(ngraphs);
-  for (uint32_t k = 0; k < ngraphs; ++k) {
+  std::vector<std::string_view> graph_bytes;
+  graph_bytes.reserve(ngraphs);
+  bool truncated = false;  // graph graph_bytes.size() runs past the bytes
+  for (uint32_t k = 0; k < ngraphs && !truncated; ++k) {
     const uint64_t n = r.u64();
-    if (n > r.left()) corrupt("graph " + std::to_string(k) + ": truncated");
-    const std::string_view g = r.bytes(static_cast<size_t>(n));
-    try {
-      graphs.push_back(std::make_shared<ir::Graph>(ir::deserialize(g)));
-    } catch (const ValueError& e) {
-      corrupt("graph " + std::to_string(k) + ": " + e.what());
-    }
+    if (n > r.left()) truncated = true;
+    else graph_bytes.push_back(r.bytes(static_cast<size_t>(n)));
   }
+  std::vector<size_t> hashes;
+  std::vector<std::shared_ptr<ir::Graph>> graphs = read_graphs(graph_bytes, hashes);
+  if (truncated) corrupt("graph " + std::to_string(graph_bytes.size()) + ": truncated");
 
   // A step is at least a graph index and three counts.
   const uint32_t nsteps = r.count(16, "steps");
@@ -248,11 +309,14 @@ Plan deserialize_plan(std::string_view bytes, const PlanCompiler& compile) {
   // Each distinct graph compiled once; steps share the result.
   std::vector<SegmentRun> runs;
   runs.reserve(graphs.size());
-  for (const auto& g : graphs) {
-    runs.push_back(compile(g));
+  for (size_t k = 0; k < graphs.size(); ++k) {
+    const std::shared_ptr<ir::Graph>& g = graphs[k];
+    runs.push_back(compile(g, hashes[k]));
     const SegmentRun& run = runs.back();
-    if (!run.graph || !run.exe || run.graph->num_inputs() != g->num_inputs() ||
-        run.graph->num_scalars() != g->num_scalars() || !run.graph->same_structure(*g))
+    // The graph itself needs no comparison (Note [reading a plan's graphs] in graph_io.cpp).
+    if (!run.graph || !run.exe ||
+        (run.graph != g && (run.graph->num_inputs() != g->num_inputs() ||
+                            run.graph->num_scalars() != g->num_scalars() || !run.graph->same_structure(*g))))
       throw ValueError("npc plan: compiling a graph gave no executable of its structure");
   }
   std::unordered_map<const ir::Graph*, const SegmentRun*> by_graph;

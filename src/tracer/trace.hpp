@@ -163,8 +163,9 @@ struct Plan {
 // cannot be serialized (host calls: ir::serialize's error) or whose steps are inconsistent.
 std::string serialize(const Plan& p);
 // Compiles a loaded plan's graph `g`: returns `g`, or a graph of the same structure and
-// interface compiled earlier, with its executable.
-using PlanCompiler = std::function<SegmentRun(std::shared_ptr<ir::Graph> g)>;
+// interface compiled earlier, with its executable. `structural_hash` is g->structural_hash(),
+// computed as the graph was read (Note [graphs read on two threads] in plan_io.cpp).
+using PlanCompiler = std::function<SegmentRun(std::shared_ptr<ir::Graph> g, size_t structural_hash)>;
 // The plan serialize() wrote, each distinct graph compiled once through `compile`. ValueError
 // for bytes that are not such a plan of this build (truncated, corrupted or hostile: every
 // count, index, source, scalar and release is checked before anything compiles or runs).

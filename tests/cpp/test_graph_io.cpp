@@ -445,3 +445,30 @@ TEST_CASE("hash: every byte and the length count", "[graph_io]") {
     }
   REQUIRE(hash64(s.data(), s.size(), 1) != hash64(s.data(), s.size(), 0));
 }
+
+TEST_CASE("graph serialization: a node equal to an earlier one is refused", "[tracer][graph_io]") {
+  // Note [reading a plan's graphs]: nodes are read without interning and checked distinct after.
+  Graph g;
+  NodeRef a = g.input(0, DType::Float64, dims({2}));
+  NodeRef b = g.input(1, DType::Float64, dims({2}));
+  std::vector<NodeRef> ab{a, b};
+  g.outputs = {g.ufunc(OpId::add, ab, DType::Float64)};
+  const std::string bytes = ir::serialize(g);
+  // Header 20, counts 8, symbols 4, node count 4: node 0 at 36; an Input of rank 1 is 4 + 12 +
+  // 4 + 12 + 1 = 33 bytes, its input number the i64 parameter 24 bytes in.
+  const size_t node0 = 36, node1 = node0 + 33;
+  REQUIRE(bytes.substr(node0, 24) == bytes.substr(node1, 24));
+  REQUIRE(bytes[node0 + 24] == 0);
+  REQUIRE(bytes[node1 + 24] == 1);
+  std::string s = bytes;
+  s[node1 + 24] = 0;  // input 1 becomes a second input 0, equal to node 0
+  ir::io::seal(s);
+  REQUIRE_THROWS_WITH(ir::deserialize(s), Catch::Contains("node 1 repeats an earlier node"));
+  // Equal hashes without equal nodes are accepted: every round trip above; and the graph
+  // read back interns as a built one does (its table is rebuilt on the first new node).
+  Graph h = ir::deserialize(bytes);
+  NodeRef x = h.nodes()[0], y = h.nodes()[1];
+  std::vector<NodeRef> xy{x, y};
+  REQUIRE(h.ufunc(OpId::add, xy, DType::Float64) == h.nodes()[2]);
+  REQUIRE(h.nodes().size() == 3);
+}

@@ -62,7 +62,8 @@ Plan sample() {
 }
 
 tracer::PlanCompiler counting(int& compiled) {
-  return [&compiled](std::shared_ptr<Graph> g) {
+  return [&compiled](std::shared_ptr<Graph> g, size_t h) {
+    REQUIRE(h == g->structural_hash());
     ++compiled;
     return tracer::SegmentRun{g, interpreted(g)};
   };
@@ -176,4 +177,65 @@ TEST_CASE("plan serialization: truncated and corrupted bytes raise ValueError", 
     }
   }
   REQUIRE(accepted < 3000);
+}
+
+namespace {
+// x + 1 + 2 + ... + n (each constant a node of its own): a graph of about 60 n bytes.
+std::shared_ptr<Graph> long_chain(int n, double start) {
+  auto g = std::make_shared<Graph>();
+  NodeRef x = g->input(0, DType::Float64, vec4());
+  for (int k = 0; k < n; ++k) {
+    std::vector<NodeRef> xc{x, g->broadcast(g->constant(Scalar::from_double(start + k)), vec4())};
+    x = g->ufunc(OpId::add, xc, DType::Float64);
+  }
+  g->outputs = {x};
+  return g;
+}
+
+// Three steps of two large graphs (over 1 MB of graph bytes: read on two threads, Note
+// [graphs read on two threads]).
+Plan large() {
+  auto g1 = long_chain(6000, 1.0), g2 = long_chain(6000, 0.5);
+  g2->owned_inputs = {0};
+  Plan p;
+  p.num_inputs = 1;
+  p.steps.push_back({{g1, interpreted(g1)}, {{0, 0, -1}}, {}, {}});
+  p.steps.push_back({{g2, interpreted(g2)}, {{1, 0, 0}}, {}, {{0, 0}}});
+  p.steps.push_back({{g1, interpreted(g1)}, {{1, 0, 1}}, {}, {{1, 0}}});
+  return p;
+}
+}  // namespace
+
+TEST_CASE("plan serialization: large graphs read on two threads", "[tracer][plan_io]") {
+  const Plan p = large();
+  const std::string bytes = tracer::serialize(p);
+  REQUIRE(bytes.size() > (size_t(1) << 20));
+  int compiled = 0;
+  const Plan q = tracer::deserialize_plan(bytes, counting(compiled));
+  REQUIRE(compiled == 2);
+  REQUIRE(q.steps[0].run.graph == q.steps[2].run.graph);
+  REQUIRE(q.steps[0].run.graph->same_structure(*p.steps[0].run.graph));
+  REQUIRE(q.steps[1].run.graph->same_structure(*p.steps[1].run.graph));
+  REQUIRE(tracer::serialize(q) == bytes);
+  std::vector<ndarray> in{full(Shape{4}, Scalar::from_double(0.25), DType::Float64)};
+  auto run = [&](const Plan& x) {
+    return x.run(in, {}, [](const ir::Executable& e, const ir::RunArgs& a) { return e(a); });
+  };
+  REQUIRE(bits(run(q).at(0)) == bits(run(p).at(0)));
+  // A damaged graph is refused by its number, whichever thread read it; with both damaged,
+  // the first is named.
+  const std::string g0 = ir::serialize(*p.steps[0].run.graph), g1 = ir::serialize(*p.steps[1].run.graph);
+  const size_t at0 = bytes.find(g0), at1 = bytes.find(g1);
+  REQUIRE(at0 != std::string::npos);
+  REQUIRE(at1 != std::string::npos);
+  for (int which : {0, 1, 2}) {
+    std::string s = bytes;
+    if (which != 1) s[at0 + g0.size() / 2] ^= 0x10;  // inside graph 0 (its own checksum)
+    if (which != 0) s[at1 + g1.size() / 2] ^= 0x10;
+    ir::io::seal(s);
+    int n = 0;
+    REQUIRE_THROWS_WITH(tracer::deserialize_plan(s, counting(n)),
+                        Catch::Contains(which == 1 ? "graph 1:" : "graph 0:"));
+    REQUIRE(n == 0);  // nothing compiled
+  }
 }

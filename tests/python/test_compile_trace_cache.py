@@ -631,3 +631,28 @@ def test_what_the_users_code_may_call():
         assert _reads._verdict(c) == "fn", c
     assert _reads._argument_ok("fn", math.sqrt) and not _reads._argument_ok("fn", time.time)
     assert _reads._verdict(hasattr) == "obj" and not _reads._argument_ok("obj", os)
+
+
+def test_cache_entries_read_whole_and_checked(tmp_path):
+    # Note [entries read in place] (src/fusion/jit.cpp): an entry is read into the bytes object
+    # returned, its trailer cut off; an entry that is not whole or not sealed reads as None.
+    name = "0123456789abcdef" * 2 + ".trace"
+    payload = bytes(range(256)) * 4099 + b"end"
+    with npc.config.patch(cache_dir=str(tmp_path)):
+        assert npc._core._cache_entry_read(name) is None
+        assert npc._core._cache_entry_write(name, payload)
+        got = npc._core._cache_entry_read(name)
+        assert type(got) is bytes and got == payload
+        assert npc._core._cache_entry_write(name, b"")
+        assert npc._core._cache_entry_read(name) == b""
+        assert npc._core._cache_entry_write(name, payload)
+        path = tmp_path / name
+        if not path.exists():  # entries may live in a subdirectory of the configured one
+            path = next(tmp_path.rglob(name))
+        whole = path.read_bytes()
+        for damaged in (whole[:-1], whole[:len(whole) // 2], whole[:10],
+                        whole[:100] + bytes([whole[100] ^ 1]) + whole[101:]):
+            path.write_bytes(damaged)
+            assert npc._core._cache_entry_read(name) is None
+        path.write_bytes(whole)
+        assert npc._core._cache_entry_read(name) == payload

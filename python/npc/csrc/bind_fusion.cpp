@@ -154,18 +154,34 @@ void bind_fusion(py::module_& m) {
     const std::string stem = entry_stem(name);
     const fusion::Config cfg = fusion::current_config();
     if (cfg.cache_dir.empty()) return py::none();
-    std::string bytes;
+    // Read into the bytes object returned, not copied into it (Note [entries read in place]
+    // in src/fusion/jit.cpp); the trailer is cut off after.
+    PyObject* obj = nullptr;
+    size_t size = 0;
     bool bad = false;
+    int fd = -1;
     {
       ReleaseGil r;
       const fusion::disk::Dirs dirs = fusion::disk::resolve_dirs(cfg.cache_dir);
-      if (dirs.lookup.empty()) return py::none();
-      const int fd = fusion::disk::open_entry(dirs.lookup + "/" + name, stem, bytes, bad);
-      if (fd < 0) return py::none();
-      ::futimens(fd, nullptr);  // recently used (Note [cache size]); fails harmlessly read-only
-      ::close(fd);
+      if (!dirs.lookup.empty()) {
+        fd = fusion::disk::open_entry_into(dirs.lookup + "/" + name, stem, [&](size_t n) -> char* {
+          py::gil_scoped_acquire gil;
+          obj = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(n));
+          if (!obj) PyErr_Clear();  // no memory for it: read as no entry
+          return obj ? PyBytes_AS_STRING(obj) : nullptr;
+        }, size, bad);
+        if (fd >= 0) {
+          ::futimens(fd, nullptr);  // recently used (Note [cache size]); fails harmlessly read-only
+          ::close(fd);
+        }
+      }
     }
-    return py::bytes(bytes);
+    if (fd < 0) {
+      Py_XDECREF(obj);
+      return py::none();
+    }
+    if (_PyBytes_Resize(&obj, static_cast<Py_ssize_t>(size)) != 0) throw py::error_already_set();
+    return py::reinterpret_steal<py::bytes>(obj);
   }, "the payload of disk cache entry `name` after Note [cache trust]'s checks, or None");
   m.def("_cache_entry_write", [entry_stem](const std::string& name, py::bytes payload) {
     const std::string stem = entry_stem(name);

@@ -301,8 +301,8 @@ std::string_view byte_view(const py::buffer& b, py::buffer_info& held) {
 
 // A graph of a loaded plan (Note [plan serialization] in src/tracer/plan_io.cpp) as a segment
 // would get it: the cached equal graph's executable, else `g` compiled once and cached.
-tracer::SegmentRun compiled_segment(const std::shared_ptr<ir::Graph>& g, const std::string& backend) {
-  const size_t h = g->structural_hash();
+// `h` is g->structural_hash().
+tracer::SegmentRun compiled_segment(const std::shared_ptr<ir::Graph>& g, size_t h, const std::string& backend) {
   if (std::optional<tracer::SegmentRun> found = find_segment(*g, h, backend)) return *found;
   std::string used, err;
   ir::Executable exe = make_exe(g, backend, used, err);
@@ -572,8 +572,8 @@ void bind_tracer(py::module_& m) {
 
   m.def("_plan_load", [](const py::buffer& bytes, const std::string& backend) {
     py::buffer_info held;
-    tracer::Plan p = tracer::deserialize_plan(byte_view(bytes, held), [&](std::shared_ptr<ir::Graph> g) {
-      return compiled_segment(g, backend);
+    tracer::Plan p = tracer::deserialize_plan(byte_view(bytes, held), [&](std::shared_ptr<ir::Graph> g, size_t h) {
+      return compiled_segment(g, h, backend);
     });
     return PyPlan{std::make_shared<tracer::Plan>(std::move(p))};
   }, "the plan _Plan.serialize() wrote, its graphs compiled with `backend` (ValueError for bad bytes; tests)");
