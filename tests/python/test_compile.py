@@ -705,3 +705,20 @@ def test_float_with_graph_break():
         a, b = np.ones(3), np.ones(3)
         same(cf(b, x, lr), f(a, x, lr))
         same(b, a)
+
+
+def test_ints_beyond_the_digit_limit_of_strings():
+    # Guards describe their values; repr of such an int raises ValueError in Python.
+    big = 10 ** 5000
+
+    def f(x, n):
+        return x * (n % 7)
+
+    def g(x):
+        return x * (big % 5)
+
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(npc.compile(f)(x, big), f(x, big))
+    cg = npc.compile(g)
+    np.testing.assert_array_equal(cg(x), g(x))
+    assert any("int of 16610 bits" in t for _, t in cg._labels((x,), {}))

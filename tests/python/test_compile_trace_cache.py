@@ -262,6 +262,85 @@ def pure_python(x):
     return p(x) * total + sum(r for r, _ in zip(rs, range(3))) + k + math.hypot(3.0, 4.0) * x[0]
 
 
+# What Python or npc reads without the code naming it, or state set at import, each from
+# the environment (G): special methods, a class reached through a helper, a replaced NumPy
+# or builtin function, NumPy's error and print state.
+class Scaler:
+    if G == 2.0:
+        def __init__(self):
+            self.k = 2.0
+    else:
+        def __init__(self):
+            self.k = 5.0
+
+
+def dunder_init(x):
+    return x * Scaler().k
+
+
+class Cfg:
+    k = G
+
+
+def _make_cfg():
+    return Cfg()
+
+
+def factory_attr(x):
+    return x * _make_cfg().k
+
+
+_np_sum = np.sum
+
+
+def _sum2(a, axis=None):
+    return _np_sum(a, axis=axis) * 2
+
+
+def _round3(v, n=None):
+    return 3
+
+
+if G != 2.0:
+    np.sum = _sum2
+    import builtins
+    builtins.round = _round3
+    np.seterr(under="raise")
+    np.set_printoptions(precision=3)
+
+
+def patched_numpy(x):
+    return x * np.sum(x)
+
+
+def patched_builtin(x):
+    return x * round(2.5)
+
+
+def error_state(x):
+    try:
+        k = np.float64(1e-300) * np.float64(1e-300)
+    except FloatingPointError:
+        k = np.float64(-1.0)
+    return x * (1.0 if k == 0.0 else 2.0)
+
+
+def print_state(x):
+    return x * len(np.array2string(np.array([1.0 / 3.0])))
+
+
+def formats(x):
+    return x * float("{0.environ[UM_G]}".format(os))
+
+
+def attr_getter(x):
+    return x * operator.attrgetter("BK")(Base)
+
+
+def clock64(x):
+    return x * float(np.datetime64("now").astype(np.int64) % 7)
+
+
 def args_of(name):
     r = np.random.default_rng(1)
     A = r.random((12, 5))
@@ -273,7 +352,9 @@ def args_of(name):
             "inherited": (x,), "bound_get": (x,), "bump": (x,), "clock": (x,), "perf": (x,), "env_item": (x,),
             "env_get": (x,), "reads_file": (x,), "draws_python": (x,), "now": (x,), "loadtxt": (x,),
             "loads_npy": (x,), "env_map": (x,), "argv_scale": (x,), "argv_helper": (x,),
-            "pure_python": (x,)}[name]
+            "pure_python": (x,), "dunder_init": (x,), "factory_attr": (x,), "patched_numpy": (x,),
+            "patched_builtin": (x,), "error_state": (x,), "print_state": (x,), "formats": (x,),
+            "attr_getter": (x,), "clock64": (x,)}[name]
 '''
 
 DRIVER = '''
@@ -452,6 +533,24 @@ def test_globals_that_differ_are_never_reused(user):
         _close_to_numpy(again[name]["first"], again[name]["numpy"])
 
 
+UNSEEN = ["dunder_init", "factory_attr", "patched_numpy", "patched_builtin", "error_state", "print_state"]
+
+
+def test_state_and_replaced_functions_that_differ_are_never_reused(user):
+    first = user(UNSEEN, UM_G="2.0")
+    assert len(_traces(user.cache)) == len(UNSEEN)
+    again = user(UNSEEN, UM_G="5.0")
+    for name in UNSEEN:
+        assert first[name]["traces"] == 1 and again[name]["loaded"] == 0, name
+        _close_to_numpy(again[name]["first"], again[name]["numpy"])
+    assert user(UNSEEN, UM_G="2.0")["patched_numpy"]["loaded"] == 1
+
+
+def test_reads_by_computed_names_in_calls_are_not_kept(user):
+    user(["formats", "attr_getter", "clock64"], UM_G="2.0")
+    assert _traces(user.cache) == []
+
+
 def test_a_global_the_trace_changes_is_not_kept(user):
     user(["bump"])
     assert _traces(user.cache) == []
@@ -613,7 +712,7 @@ def test_what_the_users_code_may_call():
     import operator
     import random
     import time
-    allowed = [range, len, print, sorted, isinstance, int, dict, math.sqrt, [].append, dict.get, str.format,
+    allowed = [range, len, print, sorted, isinstance, int, dict, math.sqrt, [].append, dict.get, "{} {:.3f}".format,
                (3).bit_length, np.sum, np.sqrt, np.float64, np.errstate, npc.sum, npc.sqrt, npc.zeros(2).copy,
                functools.partial(math.sqrt), operator.add, itertools.chain, _UserCallable, _UserCallable(),
                _same, lambda: 0]
@@ -621,7 +720,8 @@ def test_what_the_users_code_may_call():
                datetime.datetime.now, open, input, hash, id, eval, getattr, np.loadtxt, np.load, np.save, np.fromfile,
                np.memmap, np.ndarray.tofile, np.seterr, np.random.rand, np.random.default_rng, npc.loadtxt,
                npc.random.rand, np.frompyfunc(time.time, 0, 1), np.vectorize(time.time), functools.partial(time.time),
-               subprocess.run, pytest.fail]
+               subprocess.run, pytest.fail, np.datetime_as_string, npc.get_num_threads, operator.attrgetter,
+               "{0.environ}".format, "{0[k]}".format_map]
     for c in allowed:
         assert _reads._verdict(c) is None, c
     for c in refused:
@@ -631,6 +731,11 @@ def test_what_the_users_code_may_call():
         assert _reads._verdict(c) == "fn", c
     assert _reads._argument_ok("fn", math.sqrt) and not _reads._argument_ok("fn", time.time)
     assert _reads._verdict(hasattr) == "obj" and not _reads._argument_ok("obj", os)
+    # Format strings that read attributes or items by name; the clock through datetime64.
+    assert _reads._verdict(str.format) == "format" and _reads._argument_ok("format", "{0:.2f} {x}")
+    assert not _reads._argument_ok("format", "{0.real}") and not _reads._argument_ok("format", "{0:{1[k]}}")
+    assert _reads._verdict(np.datetime64) == "clock" and _reads._argument_ok("clock", "2020-01-01")
+    assert not _reads._argument_ok("clock", "now") and not _reads._argument_ok("clock", "today")
 
 
 def test_cache_entries_read_whole_and_checked(tmp_path):

@@ -31,7 +31,7 @@ from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _RuntimeIn
                        _show_deferred,
                        _python_warnings, _replay_warnings, _sentinel,
                        _sentinel_index)
-from ._guards import (_AttrReads, _KeyBuilder, _StandIns, _attr_key, _contents_key, _free_key, _free_values,
+from ._guards import (_short_repr, _AttrReads, _KeyBuilder, _StandIns, _attr_key, _contents_key, _free_key, _free_values,
                       _int_bounds, _int_class, _locate, _numpy_only, _traced_copy, _valid_bytes)
 from ._state import (_all_compiled, _available, _backends, _compiles, _epoch, _fusion_counters, _is_npc,
                      _marked_dynamic, _stats, _thread_flag, _times, _tls)
@@ -745,7 +745,7 @@ class CompiledFunction:
             elif item[1] in (list, tuple):
                 labels.append((item[0], f"{item[1].__name__} with the same contents"))
             else:
-                labels.append((item[0], f"== {item[2]!r}"))
+                labels.append((item[0], f"== {_short_repr(item[2])}"))
         for (kind, root), names in self._attr_guards:  # Note [attribute reads]
             where = (root if kind == "free" else f"arg {root[0]!r}") + "." + ".".join(names)
             labels.append((where, "attribute read while tracing (same array object, or equal value)"))

@@ -101,6 +101,16 @@ def _int_class_text(c, bounds):
     return f"int in [{bounds[c - 1]}, {bounds[c] - 1}] (runtime scalar)"
 
 
+
+def _short_repr(x, limit=200):
+    """repr(x) for a guard's description, shortened: an int beyond Python's digit limit for
+    strings (repr raises ValueError) or a long string is described, not printed."""
+    try:
+        r = repr(x)
+    except ValueError:
+        return f"<int of {x.bit_length()} bits>" if isinstance(x, int) else f"<{type(x).__name__}>"
+    return r if len(r) <= limit else r[:limit] + "..."
+
 class _KeyBuilder:
     """Flattens arguments into a guard key (a hashable tuple), the arrays bound as graph
     inputs, the float and runtime int arguments (runtime scalars, in argument order), the int
@@ -130,7 +140,7 @@ class _KeyBuilder:
             loc = (path,)
         if t is float:
             if path in self.static_floats:
-                self._part(("f", x), path, f"== {x!r}")
+                self._part(("f", x), path, f"== {_short_repr(x)}")
             else:
                 self.floats.append(x)
                 self._part("F", path, "float (runtime scalar)")
@@ -167,7 +177,7 @@ class _KeyBuilder:
                 self._part(("I", c, bounds), path, _int_class_text(c, bounds))
                 return
         if t in (int, bool, str, bytes, type(None), complex) or isinstance(x, _np.generic):
-            self._part((t, x), path, f"== {x!r}")
+            self._part((t, x), path, f"== {_short_repr(x)}")
             return
         if isinstance(x, _np.random.Generator):
             self._part(("gen", id(x)), path, "the same numpy Generator")

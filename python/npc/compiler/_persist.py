@@ -18,7 +18,7 @@ import numpy as _np
 from .. import _core
 from .._config import config
 from . import _logs
-from ._reads import _ABSENT, _code_hash, _file_hash, _namespace, _outside_key, _value_key, plain
+from ._reads import _ABSENT, _code_hash, _file_hash, _namespace, _value_key, plain, space_key
 from ._state import _NPC_DIR
 
 # Note [persisted traces]
@@ -58,10 +58,18 @@ from ._state import _NPC_DIR
 #   sys.modules, a module __getattr__, imports inside a function), globals that are not the
 #   dict of the module named by their __name__ (a module replaced in sys.modules, a script
 #   run by another tool as __main__), classes with a metaclass, and modules or classes held
-#   in the compiled function's closure;
+#   in the compiled function's closure. Every name of the user's code that ran is looked up in
+#   every user module and class reached (a helper returning a class whose attribute the
+#   caller reads), with the special methods the user's classes define (__init__, __call__,
+#   operators: Python calls them without the code naming them); reads through __globals__,
+#   frames, __closure__ or __hash__ make the trace unfit (_reads._DYNAMIC_READS);
+# - npc's, NumPy's and the builtins' attributes named by the user's code, compared by identity
+#   (_reads.space_key: a function replaced at import, np.sum = f or builtins.round = f, is
+#   seen; values of other kinds by type); NumPy's error and print settings and Python's
+#   int-digit limit are in the entry's name (_process_state);
 # - the attributes of the library modules and classes those globals reach (sys, os, math, a
-#   library's module or plain class, and those their attributes reach; not npc's, NumPy's or
-#   builtins, which the versions in the key fix): every name of the user's code that ran is
+#   library's module or plain class, and those their attributes reach; npc's, NumPy's and
+#   the builtins' as above): every name of the user's code that ran is
 #   looked up in each of them, since which name is read from which module is not followed
 #   (`m = sys; m.argv` and a helper returning a module are covered too), and what is there
 #   is compared as globals are (sys.argv by value: a later process with other arguments
@@ -99,7 +107,10 @@ from ._state import _NPC_DIR
 #   compile, globals, locals, vars, dir, getattr, setattr, delattr, id, hash (strings'
 #   hashes differ between processes), breakpoint, __import__; time, os, sys's functions,
 #   random, datetime's now, uuid, socket and the rest of the standard library; other
-#   libraries' functions, classes and C functions; methods of objects of other classes.
+#   libraries' functions, classes and C functions; methods of objects of other classes;
+#   get_num_threads, datetime_as_string, datetime64/timedelta64 of "now" or "today",
+#   operator.attrgetter and methodcaller, and str.format/format_map with a format string
+#   that reads attributes or items of its arguments ("{0.environ[X]}").
 # Events are process-wide: another thread's code, and the user's code that started before
 # the trace (a generator resumed), are recorded when they first call something, as the
 # user's code is. Once a trace is unfit its recorder turns its events off.
@@ -181,6 +192,15 @@ def _environment():
     return (FORMAT, sys.version, _np.__version__, _core._build_id(), h.hexdigest())
 
 
+def _process_state():
+    """The process state that npc's and NumPy's functions read while tracing (the error and
+    print settings, which the traced code may not set but its module may have set at import;
+    Python's limit on int digits in strings), or None when it is not plain."""
+    state = (tuple(sorted(_np.geterr().items())), tuple(sorted(_np.get_printoptions().items())),
+             getattr(sys, "get_int_max_str_digits", lambda: None)())
+    return state if plain(state) else None
+
+
 def disk_name(cf, key, suffix=".trace"):
     """The file name of `cf`'s entry for guard key `key` (a kept trace, or with suffix
     ".mode" a kept mode: Note [modes kept across processes]), and the key's bytes (None, None
@@ -215,7 +235,10 @@ def disk_name(cf, key, suffix=".trace"):
         # The code itself: lambdas of one line share their name, file and line.
         code_hash = _code_hash(code)
         kbytes = pickle.dumps(key, protocol=4)
-        ident = pickle.dumps((_environment(), repr(sorted(config.as_dict().items())),
+        state = _process_state()
+        if state is None:
+            return None, None
+        ident = pickle.dumps((_environment(), state, repr(sorted(config.as_dict().items())),
                               fn.__module__, cf._name, code.co_filename, code.co_firstlineno, code_hash, defaults,
                               tuple(cells), cf._backend, bool(cf._fullgraph), cf._dynamic), protocol=4)
     except Exception:  # noqa: BLE001 - anything that does not pickle is not kept
@@ -355,8 +378,8 @@ def load(cf, key, name, kbytes):
                 return None
         for (where, gname), v in meta["globals"]:
             d = _namespace(where)
-            key = _outside_key if where[0] in "MC" else _value_key
-            if d is None or type(v) is not bytes or pickle.dumps(key(d.get(gname, _ABSENT)), protocol=4) != v:
+            if d is None or type(v) is not bytes or pickle.dumps(space_key(where, d.get(gname, _ABSENT)),
+                                                                 protocol=4) != v:
                 _logs.log("guards", "%s: kept trace not used: %s of %s differs", cf._name, gname, where[1:])
                 return None
         payload = memoryview(body)[start + mlen:]  # the graphs' megabytes are not copied

@@ -213,8 +213,14 @@ class Recorder:
             return None
         files = {}
         glob = {}
-        found = []
+        found = [("K", "builtins")]  # a replaced builtin (builtins.round = ...) is seen
+        # Every name of the user's code that ran is looked up in every user module and class
+        # reached (a helper returning a class or module whose attributes its caller reads).
         names = set()
+        for code, (mod, user) in self.codes.items():
+            if user:
+                names.update(code.co_names)
+        mods = set()
         for code, (mod, user) in self.codes.items():
             f = code.co_filename
             if f.startswith("<frozen ") or _namedtuple_new(f, mod):
@@ -224,16 +230,22 @@ class Recorder:
                 _logs.log("guards", "%s: trace not kept: %s is not a readable file", self._name, f)
                 return None
             files[f] = h
-            if user:
-                names.update(code.co_names)
-                if _check_globals(mod, code.co_names, glob, found) is not None:
+            if user and mod not in mods:
+                mods.add(mod)
+                why = _check_globals(mod, names, glob, found)
+                if why is not None:
+                    _logs.log("guards", "%s: trace not kept: reads %s", self._name, why)
                     return None
-        if _check_outside({}, (), names, found, glob) is not None:
+        why = _check_outside({}, (), names, found, glob)
+        if why is not None:
+            _logs.log("guards", "%s: trace not kept: reads %s", self._name, why)
             return None
         # A global the trace changed (a helper's `global N; N += 1`) is not what a later
         # process must have before its first call.
         for k, v in glob.items():
-            if self.before.get(k, v) != v:
+            # (npc's and NumPy's attributes: the trace replaces some with its own while it
+            # runs, _capture._Patches; compared as they are after it)
+            if k[0][0] != "K" and self.before.get(k, v) != v:
                 _logs.log("guards", "%s: trace not kept: it changed %s of %s", self._name, k[1], k[0][1:])
                 return None
         return sorted(files.items()), sorted(glob.items())
@@ -248,7 +260,12 @@ _IMPORT_NAME = __import__("dis").opmap["IMPORT_NAME"]
 _LOAD_GLOBAL = __import__("dis").opmap["LOAD_GLOBAL"]
 _EXTENDED_ARG = __import__("dis").opmap["EXTENDED_ARG"]
 _DYNAMIC_READS = frozenset({"globals", "vars", "getattr", "locals", "__dict__", "modules", "__import__", "eval",
-                            "exec", "import_module", "__getattribute__", "__builtins__"})
+                            "exec", "import_module", "__getattribute__", "__builtins__",
+                            # a function's or frame's globals and values; hashes that differ
+                            # between processes (str.__hash__ as a sort key)
+                            "__globals__", "__code__", "__closure__", "__defaults__", "__kwdefaults__",
+                            "f_globals", "f_locals", "f_back", "f_builtins", "gi_frame", "cr_frame", "ag_frame",
+                            "tb_frame", "__subclasses__", "__hash__"})
 
 
 def _reads_plainly(code):
@@ -291,7 +308,7 @@ def _check_user_names(mod, names, glob, found):
         d = _namespace(where)
         if d is None:
             return "%s (a module or class read through __getattr__ or a metaclass)" % (where[1:],)
-        for name in names:
+        for name in (names if where[0] == "m" else _with_dunders(names, where)):
             if (where, name) in glob:
                 continue
             v = d.get(name, _ABSENT)
@@ -308,6 +325,8 @@ def _check_user_names(mod, names, glob, found):
                     sub = ("m", v.__name__)
                 elif _library_module(v):
                     found.append(("M", v.__name__))
+                elif sys.modules.get(v.__name__) is v:
+                    found.append(("K", v.__name__))  # npc's, NumPy's: replaced functions are seen
             elif k[0] == "type":
                 if _user_module(v.__module__):
                     sub = ("c", k[1], k[2])
@@ -358,27 +377,70 @@ def _check_names(where, d, names, glob, todo):
         v = d.get(name, _ABSENT)
         if v is _ABSENT or (where, name) in glob:
             continue  # (a name a library lacks is taken to be lacking in a later process too)
-        k = _outside_key(v)
+        k = space_key(where, v)
         if k is None:
             return _why("%s.%s" % (where[-1], name), v)
         try:
             glob[where, name] = pickle.dumps(k, protocol=4)
         except Exception:  # noqa: BLE001
             return "%s.%s" % (where[-1], name)
-        if k[0] == "module" and _library_module(v):
+        if k[0] == "module" and where[0] == "K" and _root(v.__name__) in _CONSTANT_ROOTS:
+            if sys.modules.get(v.__name__) is v:
+                todo.append(("K", v.__name__))
+        elif k[0] == "module" and _library_module(v):
             todo.append(("M", v.__name__))
         elif k[0] == "type" and _library_class(v):
             todo.append(("C", k[1], k[2]))
     return None
 
 
+def space_key(where, v):
+    """What attribute value `v` of module or class `where` (_namespace) is, comparable across
+    processes, or None when it cannot be compared. npc's, NumPy's and the builtins' ("K")
+    attributes are fixed by the versions in every key unless something replaced them (a
+    patched numpy.sum, builtins.round), so values that cannot be compared are compared by type."""
+    if where[0] in "MC":
+        return _outside_key(v)
+    if where[0] == "K":
+        k = _outside_key(v)
+        return k if k is not None else ("opaque", _string(type(v).__module__), type(v).__qualname__)
+    return _value_key(v)
+
+
+_CLASS_DUNDERS_SKIPPED = frozenset({"__dict__", "__weakref__", "__doc__", "__module__", "__qualname__",
+                                    "__firstlineno__", "__static_attributes__", "__annotations__",
+                                    "__annotate__", "__slots__", "__orig_bases__", "__parameters__"})
+
+
+def _with_dunders(names, where):
+    """`names` and the special methods (__init__, __call__, __add__...) that the user's classes
+    in class `where`'s MRO define: Python calls them without the code naming them."""
+    d = _namespace(where)
+    cls = _class_of(where)
+    if d is None or cls is None:
+        return names
+    extra = {n for c in cls.__mro__ if _user_module(c.__module__) for n in c.__dict__
+             if n.startswith("__") and n.endswith("__") and n not in _CLASS_DUNDERS_SKIPPED}
+    return names if extra <= set(names) else set(names) | extra
+
+
+def _class_of(where):
+    m = sys.modules.get(where[1])
+    v = m
+    for part in where[2].split("."):
+        v = v.__dict__.get(part) if isinstance(v, (types.ModuleType, type)) else None
+        if v is None:
+            return None
+    return v if isinstance(v, type) else None
+
+
 def _namespace(where):
-    """The dict of module ("m" or "M", name) or class ("c" or "C", module, qualname), or
-    None. (Capitals: a library's, whose attributes are compared by _outside_key.)"""
+    """The dict of module ("m", "M" or "K", name) or class ("c" or "C", module, qualname), or
+    None. (Capitals: a library's, whose attributes are compared by space_key.)"""
     m = sys.modules.get(where[1])
     if not isinstance(m, types.ModuleType):
         return None
-    if where[0] in "mM":
+    if where[0] in "mMK":
         d = m.__dict__
         # A module __getattr__ serves names of its own: not for the user's modules (a library
         # module's serves names its dict lacks, which are taken to be lacking everywhere).
@@ -424,7 +486,7 @@ def _root(module):
     return module.partition(".")[0] if type(module) is str else None
 
 
-_CONSTANT_ROOTS = frozenset({"npc", "numpy", "builtins"})  # fixed by the versions in every key
+_CONSTANT_ROOTS = frozenset({"npc", "numpy", "builtins"})  # fixed by the versions in every key (but "K")
 
 
 def _library_module(m):
@@ -505,8 +567,11 @@ _PURE_HIGHER = {("_functools", "reduce"): "fn", ("functools", "reduce"): "fn", (
                 ("_operator", "call"): "fn", ("operator", "call"): "fn"}
 _HIGHER_TYPES = {map: "fn", filter: "fn", functools.partial: "fn", __import__("itertools").starmap: "fn",
                  __import__("itertools").filterfalse: "fn", __import__("itertools").takewhile: "fn",
-                 __import__("itertools").dropwhile: "fn", __import__("operator").attrgetter: "obj",
-                 __import__("operator").methodcaller: "obj"}
+                 __import__("itertools").dropwhile: "fn",
+                 # read attributes by computed names, in C (a sort key): not allowed
+                 __import__("operator").attrgetter: False, __import__("operator").methodcaller: False,
+                 # the clock with "now" or "today"
+                 _np.datetime64: "clock", _np.timedelta64: "clock"}
 
 # npc's and NumPy's functions (and classes, and array methods) that read or write files,
 # read or set the process's state, or print it; random numbers (by module) too.
@@ -516,7 +581,7 @@ _ARRAY_IO = frozenset({"load", "save", "savez", "savez_compressed", "savetxt", "
                        "show_runtime", "info", "lookfor", "source"})
 _ARRAY_STATE = frozenset({"geterr", "seterr", "geterrcall", "seterrcall", "getbufsize", "setbufsize",
                           "get_printoptions", "set_printoptions", "set_string_function", "seed", "get_state",
-                          "set_state"})
+                          "set_state", "get_num_threads", "set_num_threads", "datetime_as_string"})
 _ARRAY_UNSAFE = ("npc.random", "numpy.random", "npc.compiler", "npc._config", "npc._logging", "npc._blas_env",
                  "npc._dask_hook", "npc.dask", "numpy.lib.npyio", "numpy.lib._npyio_impl", "numpy.lib.format",
                  "numpy.lib._format_impl", "numpy.lib._datasource", "numpy.ctypeslib", "numpy.f2py",
@@ -599,9 +664,13 @@ def _verdict(c, depth=0):
         s = c.__self__
         if s is None or isinstance(s, types.ModuleType):
             return _member(c.__module__ or getattr(s, "__name__", None), c.__name__)
+        if type(s) is str and c.__name__ in ("format", "format_map") and not _plain_format(s):
+            return False  # "{0.environ[X]}".format(os) reads attributes and items by name
         # A method bound to its object (list.append of a list) or class (dict.fromkeys).
         return None if _type_ok(s if isinstance(s, type) else type(s)) and c.__name__ not in _DENIED_METHODS else False
     if t in _DESCRIPTORS:
+        if c.__objclass__ is str and c.__name__ in ("format", "format_map"):
+            return "format"  # str.format(s, ...), as a method call reports it: `s` is checked
         return None if _type_ok(c.__objclass__) and c.__name__ not in _DENIED_METHODS else False
     if t is types.MethodWrapperType:
         return None if _type_ok(type(c.__self__)) and c.__name__ not in _DENIED_METHODS else False
@@ -636,6 +705,20 @@ def _verdict(c, depth=0):
     return _HIGHER_TYPES.get(t)
 
 
+def _plain_format(s):
+    """Whether format string `s` names no attribute or item of its arguments."""
+    try:
+        for _, field, spec, _ in _FORMATTER.parse(s):
+            if (field and ("." in field or "[" in field)) or (spec and "{" in spec and not _plain_format(spec)):
+                return False
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+_FORMATTER = __import__("string").Formatter()
+
+
 def _pyfunc_ufunc(u):
     """Whether ufunc `u` is numpy.frompyfunc's, which calls a Python callable of its own."""
     name = getattr(u, "__name__", None)
@@ -645,6 +728,10 @@ def _pyfunc_ufunc(u):
 def _argument_ok(kind, a):
     if kind == "obj":
         return not isinstance(a, (types.ModuleType, type))
+    if kind == "format":
+        return not isinstance(a, str) or _plain_format(a)
+    if kind == "clock":
+        return not (isinstance(a, (str, bytes)) and a.strip().lower() in ("now", "today", b"now", b"today"))
     return a is sys.monitoring.MISSING or not callable(a) or _verdict(a) is None
 
 
