@@ -1,6 +1,9 @@
 """Helpers of the serialization tests (test_graph_serialization.py, test_plan_serialization.py):
 running a compiled graph or plan on copies of its inputs, and comparing arrays bit for bit;
-sealing an edited disk cache entry (test_lowering_cache.py, test_compile_trace_cache.py)."""
+sealing an edited disk cache entry (test_lowering_cache.py, test_compile_trace_cache.py);
+the directories of a user's module run in fresh processes (test_compile_trace_cache.py,
+test_compile_mode_cache.py)."""
+import os
 import struct
 import warnings
 
@@ -76,3 +79,26 @@ def seal_cache_entry(payload, name):
     """The disk cache entry of `payload` under file name stem `name` (the trailer hashes the
     name): re-sealing an edited payload reaches the checks behind the trailer."""
     return payload + b"NPCSO003" + struct.pack("<QQQ", len(payload), hash64(payload), hash64(name.encode(), 1))
+
+
+def user_dirs(tmp_path, kernel_cache, user_module, driver):
+    """A user's module (mod/usermod.py), its driver script and a private cache directory that
+    holds, as hard links, the kernels and lowered programs compiled by earlier tests (compiled
+    once; what else a test keeps is its own): (mod, driver, cache)."""
+    mod = tmp_path / "mod"
+    mod.mkdir()
+    (mod / "usermod.py").write_text(user_module)
+    (tmp_path / "driver.py").write_text(driver)
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    for f in kernel_cache.iterdir():
+        if f.suffix in (".so", ".low"):
+            os.link(f, cache / f.name)
+    return mod, tmp_path / "driver.py", cache
+
+
+def share_kernels(cache, kernel_cache):
+    """Links the kernels and lowered programs a run added to `cache` into `kernel_cache`."""
+    for f in cache.iterdir():
+        if f.suffix in (".so", ".low") and not (kernel_cache / f.name).exists():
+            os.link(f, kernel_cache / f.name)

@@ -14,7 +14,7 @@ import pytest
 
 import npc
 
-from _serialization import seal_cache_entry
+from _serialization import seal_cache_entry, share_kernels, user_dirs
 
 USER_MODULE = '''
 import os
@@ -88,25 +88,14 @@ def kernel_cache(tmp_path_factory):
 @pytest.fixture
 def user(tmp_path, kernel_cache):
     """A user's module and a runner of fresh processes that call one of its functions."""
-    mod = tmp_path / "mod"
-    mod.mkdir()
-    (mod / "usermod.py").write_text(USER_MODULE)
-    (tmp_path / "driver.py").write_text(DRIVER)
-    cache = tmp_path / "cache"
-    cache.mkdir(mode=0o700)
-    # The kernels are shared between the tests (compiled once); the modes are each test's.
-    for f in kernel_cache.iterdir():
-        if f.suffix in (".so", ".low"):
-            os.link(f, cache / f.name)
+    mod, driver, cache = user_dirs(tmp_path, kernel_cache, USER_MODULE, DRIVER)
 
     def run(name="pick", calls=1, eager_if_faster=True, **env):
         out = tmp_path / "out.pkl"
         e = dict(os.environ, NPC_CACHE_DIR=str(cache), NPC_EAGER_IF_FASTER="1" if eager_if_faster else "0", **env)
-        subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(mod), name, str(calls), str(out)],
+        subprocess.run([sys.executable, str(driver), str(mod), name, str(calls), str(out)],
                        env=e, check=True, timeout=600)
-        for f in cache.iterdir():
-            if f.suffix in (".so", ".low") and not (kernel_cache / f.name).exists():
-                os.link(f, kernel_cache / f.name)
+        share_kernels(cache, kernel_cache)
         with open(out, "rb") as f:
             r = pickle.load(f)["calls"]
         assert all(c["same"] for c in r), r  # NumPy's results, in every mode

@@ -15,7 +15,7 @@ import npc
 from npc.compiler import _persist, _reads
 from npc.compiler._guards import portable_key
 
-from _serialization import seal_cache_entry
+from _serialization import seal_cache_entry, share_kernels, user_dirs
 
 USER_MODULE = '''
 import datetime
@@ -393,16 +393,7 @@ def kernel_cache(tmp_path_factory):
 @pytest.fixture
 def user(tmp_path, kernel_cache):
     """A user's module and a runner of fresh processes that compile its functions."""
-    mod = tmp_path / "mod"
-    mod.mkdir()
-    (mod / "usermod.py").write_text(USER_MODULE)
-    (tmp_path / "driver.py").write_text(DRIVER)
-    cache = tmp_path / "cache"
-    cache.mkdir(mode=0o700)
-    # The kernels are shared between the tests (compiled once); the traces are each test's.
-    for f in kernel_cache.iterdir():
-        if f.suffix in (".so", ".low"):
-            os.link(f, cache / f.name)
+    mod, driver, cache = user_dirs(tmp_path, kernel_cache, USER_MODULE, DRIVER)
 
     def run(names, trace_cache=True, argv=(), log=None, **env):
         out = tmp_path / "out.pkl"
@@ -412,13 +403,11 @@ def user(tmp_path, kernel_cache):
             e["NPC_TRACE_CACHE"] = "1" if trace_cache else "0"
         if log is not None:
             e["NPC_LOGS"] = "guards"
-        p = subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(mod), ",".join(names), str(out),
+        p = subprocess.run([sys.executable, str(driver), str(mod), ",".join(names), str(out),
                             *argv], env=e, check=True, timeout=600, stderr=subprocess.PIPE, text=True)
         if log is not None:
             log.append(p.stderr)
-        for f in cache.iterdir():
-            if f.suffix in (".so", ".low") and not (kernel_cache / f.name).exists():
-                os.link(f, kernel_cache / f.name)
+        share_kernels(cache, kernel_cache)
         with open(out, "rb") as f:
             return pickle.load(f)
 

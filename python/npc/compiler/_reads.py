@@ -834,12 +834,8 @@ def _value_key(v):
     if isinstance(v, type):
         return ("type", v.__module__, v.__qualname__)
     t = type(v)
-    if t in (staticmethod, classmethod):
-        k = _value_key(v.__func__)
-        return None if k is None else (t.__name__, k)
-    if t is property:
-        ks = tuple(("absent",) if f is None else _value_key(f) for f in (v.fget, v.fset, v.fdel))
-        return None if None in ks else ("property",) + ks
+    if t in (staticmethod, classmethod, property):
+        return _wrapper_key(v, _value_key)
     if t is _TUPLEGETTER:
         return ("tuplegetter", v.__reduce__()[1][0])  # a namedtuple's field: its index
     if t in (list, tuple):
@@ -854,6 +850,17 @@ def _value_key(v):
         k = _value_key(v._fn)  # a compiled function: the function it compiles
         return None if k is None else ("compiled", k)
     return None
+
+
+def _wrapper_key(v, key):
+    """The key of a staticmethod, classmethod or property `v` from `key` of the functions it
+    wraps, or None when one has none."""
+    t = type(v)
+    if t is property:
+        ks = tuple(("absent",) if f is None else key(f) for f in (v.fget, v.fset, v.fdel))
+        return None if None in ks else ("property",) + ks
+    k = key(v.__func__)
+    return None if k is None else (t.__name__, k)
 
 
 def _outside_key(v):
@@ -871,12 +878,8 @@ def _outside_key(v):
         return ("descriptor", t.__name__, _string(v.__objclass__.__module__), v.__objclass__.__qualname__, v.__name__)
     if t in (types.GetSetDescriptorType, types.MemberDescriptorType):
         return ("descriptor", t.__name__, _string(v.__objclass__.__module__), v.__objclass__.__qualname__, v.__name__)
-    if t in (staticmethod, classmethod):
-        k = _outside_key(v.__func__)
-        return None if k is None else (t.__name__, k)
-    if t is property:
-        ks = tuple(("absent",) if f is None else _outside_key(f) for f in (v.fget, v.fset, v.fdel))
-        return None if None in ks else ("property",) + ks
+    if t in (staticmethod, classmethod, property):
+        return _wrapper_key(v, _outside_key)
     k = _value_key(v)
     if k is None and isinstance(v, tuple) and hasattr(t, "n_sequence_fields") and plain(tuple(v)):
         return ("struct", t.__module__, t.__qualname__, tuple(v))  # sys.float_info, sys.version_info
