@@ -31,8 +31,9 @@ from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _RuntimeIn
                        _show_deferred,
                        _python_warnings, _replay_warnings, _sentinel,
                        _sentinel_index)
-from ._guards import (_short_repr, _AttrReads, _KeyBuilder, _StandIns, _attr_key, _contents_key, _free_key, _free_values,
-                      _int_bounds, _int_class, _locate, _numpy_only, _traced_copy, _valid_bytes)
+from ._guards import (_short_repr, _AttrReads, _KeyBuilder, _StandIns, _attr_key, _free_key, _free_state,
+                      _free_values, _int_bounds, _int_class, _locate, _numpy_only, _traced_copy, _valid_bytes)
+from ._reach import ReadState, free_from_names, reached_free
 from ._state import (_all_compiled, _available, _backends, _compiles, _epoch, _fusion_counters, _is_npc,
                      _marked_dynamic, _stats, _thread_flag, _times, _tls)
 
@@ -353,9 +354,12 @@ class CompiledFunction:
         self._backend = backend
         self._dynamic = dynamic
         self._free = _free_values(fn)
+        self._nown = len(self._free)  # the function's own names; then those its traces reached
         self._name = getattr(fn, "__qualname__", repr(fn))
         self._trace_cache = True  # config.trace_cache applies (npc.explain always traces)
         self._clear()
+        # npc's attributes, not the user's (_guards._own_attr).
+        self._own_attrs = frozenset(self.__dict__) | {"_own_attrs", "_warned"}
         _all_compiled.add(self)
 
     def _clear(self):
@@ -376,8 +380,10 @@ class CompiledFunction:
         self._last_ints = {}
         self._int_bounds = {}  # path -> the class bounds of a runtime int (_int_bounds)
         self.last_runtime_ints = []
-        self._unguarded = set()  # names of lists/tuples the function mutates while tracing
+        self._unguarded = set()  # names the function changes while tracing (Note [globals read while tracing])
         self._attr_guards = {}  # attribute reads guarded, in order (Note [attribute reads])
+        self._free = self._free[:self._nown]
+        self._reach = []  # (module name, path) of the names guarded past the function's own
         self._free_getters = dict(self._free)
         self._last_labels = None
         self.last_breaks = []
@@ -400,8 +406,9 @@ class CompiledFunction:
             # Nested compiled functions are inlined into the outer trace.
             return self._fn(*args, **kwargs)
         _epoch[0] += 1
-        free = self._free_part(args, kwargs) if self._free or self._attr_guards else ()
-        if free and self._free_numpy_only():
+        farrays = []
+        free = self._free_part(args, kwargs, farrays) if self._free or self._attr_guards else ()
+        if farrays and any(isinstance(v, _np.ndarray) and _numpy_only(v) for v in farrays):
             # Note [arguments that stay NumPy]: a captured matrix or masked array meets traced
             # arrays in its own operators, which would give npc's semantics, not NumPy's.
             _logs.log("fallback", "%s: a captured array is an ndarray subclass or unaligned; running eagerly",
@@ -413,7 +420,7 @@ class CompiledFunction:
             fast = _core._guard_key(args)
         if fast is not None:
             arrays, floats = fast[1], fast[2]
-            ov = self._overlaps(args, len(arrays))
+            ov = self._overlaps(args, len(arrays), farrays)
             if ov is None:
                 return self._run_aliased(args, kwargs)
             key = (fast[0], free, (), ov)
@@ -426,7 +433,7 @@ class CompiledFunction:
                 _stats["eager_runs"] += 1
                 return self._fn(*args, **kwargs)
             arrays, floats = [x for x, _ in kb.arrays], kb.floats
-            ov = self._overlaps(arrays, len(arrays))
+            ov = self._overlaps(arrays, len(arrays), farrays)
             if ov is None:
                 return self._run_aliased(args, kwargs)
             key = (tuple(kb.key), free, tuple(sorted(kwargs)), ov)
@@ -513,6 +520,9 @@ class CompiledFunction:
             return None
         self._last_shapes.update(meta["last_shapes"])
         self._last_ints.update(meta["last_ints"])
+        # Note [globals read while tracing]: what the kept trace's code reached is guarded here too.
+        if self._extend_free(free_from_names(meta["reach"], getattr(self._fn, "__globals__", None))):
+            key = (key[0], self._free_part(args, kwargs), key[2], key[3])
         self._ncompiles += 1
         _compiles[0] += 1
         _stats["traces_loaded"] += 1
@@ -547,7 +557,7 @@ class CompiledFunction:
         """Writes entry `e` of this first trace to the trace cache when it is fit to keep
         (Note [persisted traces] in _persist.py)."""
         key0, name, kbytes = keep
-        if (key != key0 or not self._plain_state() or e.keep_alive or e.aliases is not None
+        if (self._own_key(key) != key0 or not self._plain_state() or None in self._reach or e.keep_alive or e.aliases is not None
                 or py_warnings or e.backend not in ("fused", "eager")):
             return
         constants = _persist.constants(e.captured)
@@ -562,7 +572,7 @@ class CompiledFunction:
             except ValueError:
                 return  # host calls
             _persist.store(self, kbytes, name, evidence, e, payload, "plan" if e.plan else "graph", constants,
-                           self._last_shapes, self._last_ints)
+                           self._last_shapes, self._last_ints, self._reach)
         except Exception as exc:  # noqa: BLE001 - a cache: the call's result stands whatever it meets
             _logs.log("guards", "%s: trace not kept: %r", self._name, exc)
 
@@ -654,10 +664,12 @@ class CompiledFunction:
             self._timed(t, "traced", time.perf_counter() - t0, key)
         return result
 
-    def _overlaps(self, objs, narrays):
-        """The memory-sharing pairs among the arrays in `objs` and the captured arrays (part of
-        the guard key), or None when two different arrays overlap (Note [aliasing inputs])."""
-        free = self._free_arrays() if self._free else ()
+    def _overlaps(self, objs, narrays, free=None):
+        """The memory-sharing pairs among the arrays in `objs` and the captured arrays (`free`,
+        else looked up; part of the guard key), or None when two different arrays overlap
+        (Note [aliasing inputs])."""
+        if free is None:
+            free = self._free_arrays() if self._free else ()
         if narrays + len(free) < 2:
             return ()
         ov = _core._overlaps(list(objs) + list(free) if free else objs)
@@ -742,7 +754,9 @@ class CompiledFunction:
         for item in _free_key(self._free, self._unguarded):
             if len(item) == 4:
                 labels.append((item[0], "is the same array object"))
-            elif item[1] in (list, tuple):
+            elif item[1] == "is":
+                labels.append((item[0], "is the same object"))
+            elif item[1] in (list, tuple, dict, set, frozenset):
                 labels.append((item[0], f"{item[1].__name__} with the same contents"))
             else:
                 labels.append((item[0], f"== {_short_repr(item[2])}"))
@@ -953,8 +967,11 @@ class CompiledFunction:
             for k in sorted(kwargs):
                 reads.watch(kwargs[k], ("arg", (k,)))
             _tls.attr_reads = reads if reads.watched else None
-            lists_before = self._free_lists()
-            rec = _reads.Recorder.start(self._fn) if keep is not None else None
+            state_before = _free_state(self._free)
+            # Note [globals read while tracing]: the code the trace runs (a re-trace of a
+            # function with breaks runs its Python on every call: nothing to guard).
+            read_state = ReadState()
+            rec = _reads.Recorder.start(self._fn, keep is not None, read_state) if not known else None
             with _Patches(ctx, self._name):
                 flushed = False
                 try:
@@ -1066,11 +1083,20 @@ class CompiledFunction:
             _core._set_break_annotator(None)
         t2 = time.perf_counter()
         rekey = False
-        if lists_before:
-            changed = {n for n, k in self._free_lists().items() if lists_before.get(n) != k}
-            if changed - self._unguarded:
-                self._unguarded |= changed
-                rekey = True
+        changed = []
+        if state_before:
+            # Note [globals read while tracing]: names the trace changed are side effects.
+            after = _free_state(self._free)
+            changed = [n for n, k in state_before.items() if after.get(n, k) != k]
+        if rec is not None:
+            guards, changed_reached = reached_free(rec.reached(), getattr(self._fn, "__globals__", None),
+                                                   self._free[:self._nown], self._free_getters, read_state)
+            rekey = self._extend_free(guards)
+            changed += changed_reached
+        changed = sorted(set(changed))
+        if set(changed) - self._unguarded:
+            self._unguarded.update(changed)
+            rekey = True
         if any(w not in self._attr_guards for w in reads.guards):
             self._attr_guards.update(reads.guards)  # Note [attribute reads]
             rekey = True
@@ -1141,7 +1167,15 @@ class CompiledFunction:
                     orig.clear()
                     orig.update(new)
             return result
-        if nbreaks:
+        if changed:
+            # Note [globals read while tracing]: the function runs its Python on every call.
+            why = (f"the function changes {', '.join(changed)}: it runs its Python on every call so that the "
+                   "change happens each time")
+            if why not in self.last_side_effects:
+                self.last_side_effects.append(why)
+            if not known:
+                _logs.log("fallback", "%s: %s", self._name, why)
+        if nbreaks or changed:
             self._breaks = True
             self._break_keys.add(key)
         elif graph is not None or plan is not None:
@@ -1175,7 +1209,7 @@ class CompiledFunction:
             e.rebuild = _make_rebuild(tree, numpy_out) if e.aliases is None else None
             e.py_warnings = _python_warnings(py_warnings)  # Note [warnings of traced Python]
             self._entries.setdefault(key, []).append(e)
-            if rec is not None:
+            if rec is not None and keep is not None:
                 self._keep(e, key, keep, rec, graph, plan, e.py_warnings)
             if config.repro and backend != "eager" and backend not in _backends and not e.plan and _repro.enabled():
                 # The first run already ran on the backend: check it against the eager one.
@@ -1183,22 +1217,31 @@ class CompiledFunction:
                                           outs=list(outs))
         return _rebuild(tree, list(outs), numpy_out, aliases.at_trace(kb) if aliases.used else None)
 
-    def _free_part(self, args, kwargs):
-        """The guard key's part of the globals and closures the function reads, and of the
+    def _extend_free(self, guards):
+        """Adds `guards` (label, getter, (module name, path)) of reached_free to the names the
+        guard key compares; whether there were any."""
+        for label, get, name in guards:
+            self._free.append((label, get))
+            self._free_getters[label] = get
+            self._reach.append(name)
+        return bool(guards)
+
+    def _own_key(self, key):
+        """Guard key `key` less the names reached past the function's own: what a kept trace
+        or mode is named by (a later process reaches them in its first call)."""
+        if len(self._free) == self._nown:
+            return key
+        reached = {label for label, _ in self._free[self._nown:]}
+        return (key[0], tuple(item for item in key[1] if item[0] not in reached), key[2], key[3])
+
+    def _free_part(self, args, kwargs, arrays=None):
+        """The guard key's part of the globals and closures the function reads (and those of
+        the code its traces reached: Note [globals read while tracing] in _reach.py), and of the
         attributes it read from captured objects and object arguments (Note [attribute reads])."""
-        key = _free_key(self._free, self._unguarded) if self._free else ()
+        key = _free_key(self._free, self._unguarded, arrays) if self._free else ()
         if self._attr_guards:
             key += _attr_key(self._attr_guards, self._free_getters, args, kwargs)
         return key
-
-    def _free_lists(self):
-        """The contents keys of the lists and tuples among the function's globals/closures."""
-        out = {}
-        for name, get in self._free:
-            v = get()
-            if type(v) is list or type(v) is tuple:
-                out[name] = _contents_key(v, 0)
-        return out
 
     def _keeps(self):
         """Whether kept traces and modes apply (Note [persisted traces] in _persist.py): not for

@@ -2,6 +2,7 @@
 and closure cells must match for a cached graph to replay, and the traced stand-ins of the
 captured arrays (Note [captured arrays]).
 """
+import functools
 import threading
 import types
 
@@ -249,11 +250,22 @@ def _locate(args, kwargs, loc):
 
 
 def _code_names(code):
-    """The global names a code object reads, recursively into nested code objects."""
+    """The names a code object and the code objects nested in it use (globals and attributes)."""
     names = set(code.co_names)
     for k in code.co_consts:
         if isinstance(k, types.CodeType):
             names |= _code_names(k)
+    return names
+
+
+def _read_names(code):
+    """The global names a code object reads (LOAD_GLOBAL; LOAD_NAME in class bodies),
+    recursively into nested code objects."""
+    from ._reads import _global_names
+    names = _global_names(code)
+    for k in code.co_consts:
+        if isinstance(k, types.CodeType):
+            names |= _read_names(k)
     return names
 
 
@@ -263,7 +275,7 @@ def _free_values(fn):
     code = getattr(fn, "__code__", None)
     if code is None:
         return []
-    names = _code_names(code)
+    names = _read_names(code)
     g = getattr(fn, "__globals__", {})
     out = [(f"global {n}", (lambda n=n: g.get(n, _MISSING))) for n in sorted(names)]
     if fn.__closure__:
@@ -274,6 +286,16 @@ def _free_values(fn):
                 except ValueError:
                     return _MISSING
             out.append((f"closure {name}", get))
+    # Default values that are containers: the function may change them (`def f(x, seen={})`).
+    defaults = fn.__defaults__ or ()
+    params = code.co_varnames[:code.co_argcount][len(code.co_varnames[:code.co_argcount]) - len(defaults):]
+    for i, (name, v) in enumerate(zip(params, defaults)):
+        if type(v) in (list, dict, set):
+            out.append((f"default {name}", (lambda i=i: (fn.__defaults__ or ())[i] if i < len(fn.__defaults__ or ())
+                                            else _MISSING)))
+    for name, v in sorted((fn.__kwdefaults__ or {}).items()):
+        if type(v) in (list, dict, set):
+            out.append((f"default {name}", (lambda name=name: (fn.__kwdefaults__ or {}).get(name, _MISSING))))
     return out
 
 
@@ -314,16 +336,19 @@ class _TraceGlobals(dict):
             return self._copy_of(v)
         elif type(v) is _api.CompiledFunction and getattr(v._fn, "__globals__", None) is self.real and \
                 type(v._fn) is types.FunctionType:
-            # A compiled function called while tracing is inlined: as a copy, like a helper.
-            return self._copy_of(v._fn)
+            # A compiled function called while tracing is inlined: as a copy, like a helper,
+            # with the attributes set on the compiled function (`double.gain = 2`).
+            return self._copy_of(v._fn, {k: a for k, a in vars(v).items() if k not in v._own_attrs})
         return v
 
-    def _copy_of(self, fn):
+    def _copy_of(self, fn, attrs=None):
         # One copy per function object, whatever name reads it: `h = g` at module level keeps
         # `h is g` true in traced code (copies keyed by name made them two objects).
         entry = self.copies.get(id(fn))
         if entry is None:
             entry = self.copies[id(fn)] = (fn, _function_copy(fn, self, fn.__closure__))
+            if attrs:
+                entry[1].__dict__.update(attrs)
         return entry[1]
 
     def get(self, name, default=None):
@@ -422,25 +447,61 @@ _MISSING = object()
 _GUARDED = (int, float, complex, bool, _np.generic)
 
 
-def _free_key(free, unguarded=()):
+# Values of globals compared by identity (Note [globals read while tracing]): the key holds
+# them, so they stay alive and their ids cannot be reused by other objects.
+_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType, types.MethodType, _np.ufunc,
+             functools.partial)
+
+
+_PLAIN = frozenset({int, float, bool, complex, str, bytes, type(None)})
+
+
+def _free_key(free, unguarded=(), arrays=None):
+    """The guard key's part of `free` ((label, getter) pairs); the captured arrays are
+    appended to list `arrays` when one is given."""
     key = []
     for name, get in free:
+        if name in unguarded:
+            continue  # changed by the function itself: a side effect (Note [globals read while tracing])
         v = get()
-        if v is _MISSING or isinstance(v, (types.ModuleType, types.FunctionType, type)):
+        if v is _MISSING:
             continue
-        if isinstance(v, _GUARDED):
-            key.append((name, type(v), v))
+        t = type(v)
+        if t in _PLAIN or isinstance(v, _GUARDED):
+            key.append((name, t, v))
         elif isinstance(v, (_core.ndarray, _np.ndarray)):
             # Captured arrays are graph inputs bound by reference: in-place changes between
             # calls are seen; rebinding the name is a guard failure.
             key.append((name, id(v), getattr(v, "dtype", None), v.shape))
-        elif (type(v) is list or type(v) is tuple) and name not in unguarded:
+            if arrays is not None:
+                arrays.append(v)
+        elif t is list or t is tuple:
             # A list or tuple (an index `x[IDX]`, sizes, a list of arrays) is read while
             # tracing and frozen into the graph: guarded by its contents, so mutating it
-            # between calls traces again. One the function itself changes while tracing (a
-            # Python side effect: `calls.append(1)`) is not (CompiledFunction._unguarded).
-            key.append((name, type(v), _contents_key(v, 0)))
+            # between calls traces again.
+            key.append((name, t, _contents_key(v, 0)))
+        elif t is dict:
+            key.append((name, t, (_contents_key(list(v), 0), _contents_key(list(v.values()), 0))))
+        elif t is set or t is frozenset:
+            key.append((name, t, _contents_key(list(v), 0)))
+        elif isinstance(v, _IDENTITY) or t is _api.CompiledFunction:
+            key.append((name, "is", v))
+        # Other objects: through the attributes read (Note [attribute reads]).
     return tuple(key)
+
+
+def _free_state(free):
+    """name -> its part of _free_key, for the names whose value a trace could change (arrays
+    are written back in place)."""
+    return {item[0]: item for item in _free_key(free) if len(item) == 3}
+
+
+def portable_part(key):
+    """Guard key `key` less the values compared by identity (functions, modules, classes):
+    what names a kept trace (Note [persisted traces] in _persist.py, whose checks compare
+    those values across processes)."""
+    args, free, kwnames, ov = key
+    return (args, tuple(item for item in free if not (len(item) == 3 and item[1] == "is")), kwnames, ov)
 
 
 def portable_key(key):
@@ -458,8 +519,13 @@ def portable_key(key):
         if len(item) == 4:
             return False  # a captured array, by identity
         name, t, v = item
-        if t is list or t is tuple:
+        if t == "is":
+            continue  # not in portable_part
+        if t is list or t is tuple or t is set or t is frozenset:
             if not _portable_contents(v):
+                return False
+        elif t is dict:
+            if not _portable_contents(v[0]) or not _portable_contents(v[1]):
                 return False
         elif not plain(v):
             return False

@@ -166,7 +166,7 @@ from ._state import _NPC_DIR
 #   sealed trailer, trimmed to cache_size_limit, cleared by clear_cache()); the payload is
 #   unpickled with _Loader (plain values only).
 
-FORMAT = 1
+FORMAT = 2
 _MAGIC = b"NPCTRACE"
 _MODE_MAGIC = b"NPCMODE1"
 
@@ -205,7 +205,8 @@ def disk_name(cf, key, suffix=".trace"):
     """The file name of `cf`'s entry for guard key `key` (a kept trace, or with suffix
     ".mode" a kept mode: Note [modes kept across processes]), and the key's bytes (None, None
     when the key cannot be kept)."""
-    from ._guards import portable_key
+    from ._guards import portable_key, portable_part
+    key = cf._own_key(key)  # (Note [globals read while tracing]: a later process reaches them anew)
     if not portable_key(key):
         return None, None
     fn = cf._fn
@@ -234,7 +235,7 @@ def disk_name(cf, key, suffix=".trace"):
     try:
         # The code itself: lambdas of one line share their name, file and line.
         code_hash = _code_hash(code)
-        kbytes = pickle.dumps(key, protocol=4)
+        kbytes = pickle.dumps(portable_part(key), protocol=4)
         state = _process_state()
         if state is None:
             return None, None
@@ -269,11 +270,14 @@ def constants(captured):
     return out
 
 
-def store(cf, kbytes, name, evidence, entry, payload, kind, consts, last_shapes, last_ints):
+def store(cf, kbytes, name, evidence, entry, payload, kind, consts, last_shapes, last_ints, reach=()):
     """Writes `entry` (its graph or plan bytes `payload`, its captured constants `consts`) as
-    disk cache entry `name`."""
+    disk cache entry `name`; `reach`: the (module, path) names of the globals the trace's code
+    reached, guarded after a load as after the trace (Note [globals read while tracing] in
+    _reach.py)."""
     files, glob = evidence
     meta = {"kind": kind, "backend": entry.backend, "key": kbytes, "files": files, "globals": glob, "constants": consts,
+            "reach": [(m, tuple(p)) for m, p in reach],
             "arg_inputs": list(entry.arg_inputs), "transposed": list(entry.transposed),
             "covered": [tuple(c) for c in entry.covered], "ninputs": entry.ninputs, "nscalars": entry.nscalars,
             "out_tree": entry.out_tree, "numpy_out": bool(entry.numpy_out), "constraints": list(entry.constraints),
@@ -352,6 +356,9 @@ def _valid(meta):
                     or len(data) != d.itemsize * int(_np.prod(shape, dtype=_np.int64))):
                 return False
             slots.add(slot)
+        for m, p in meta["reach"]:
+            if type(m) is not str or type(p) is not tuple or not p or not all(type(x) is str for x in p):
+                return False
         return (_valid_tree(meta["out_tree"], 1 << 20) and type(meta["numpy_out"]) is bool
                 and all(type(f) is str and type(h) is str for f, h in meta["files"]))
     except (KeyError, TypeError, ValueError, IndexError):

@@ -35,8 +35,12 @@ class Recorder:
 
     _tool = None
 
-    def __init__(self, fn):
+    def __init__(self, fn, keep=True, on_code=None):
+        self.keep = keep  # False: the code that starts is listed (globals_of), nothing checked
+        self.on_code = on_code  # called (code, its globals, its frame) as the user's code first starts
         self.codes = {}  # code -> (module name of its globals, whether it is the user's code)
+        self.globals_of = {}  # the user's code that started on the tracing thread -> its module's dict
+        self._thread = threading.get_ident()
         self.fit = True
         self.before = {}  # the globals as the user's code started (compared after the trace)
         self.disable = True
@@ -50,10 +54,12 @@ class Recorder:
         self._spaces = {}  # library modules and classes reached from the user's globals -> dicts
 
     @classmethod
-    def start(cls, fn):
+    def start(cls, fn, keep=True, on_code=None):
         """A recorder of the trace about to run, or None when none can record it (no
         sys.monitoring, no free tool id, or another thread's trace recording: events are
-        process-wide, so one trace at a time is recorded; the other is not kept)."""
+        process-wide, so one trace at a time is recorded; the other is not kept). With `keep`
+        False it lists the user's code that runs (Note [globals read while tracing] in
+        _reach.py) and checks nothing."""
         mon = getattr(sys, "monitoring", None)
         if mon is None or not _recording.acquire(blocking=False):
             return None
@@ -64,10 +70,11 @@ class Recorder:
                     break
             else:
                 raise ValueError("no free sys.monitoring tool id")
-            rec = cls(fn)
+            rec = cls(fn, keep, on_code)
             rec._tool = tool
             mon.register_callback(tool, mon.events.PY_START, rec._started)
-            mon.register_callback(tool, mon.events.CALL, rec._called)
+            if keep:
+                mon.register_callback(tool, mon.events.CALL, rec._called)
             # Each code location reports once (DISABLE), and locations disabled by an earlier
             # trace must fire again; restart_events() re-enables every tool's, so with another
             # tool active (a debugger, coverage) every start and call is reported instead.
@@ -75,7 +82,7 @@ class Recorder:
             if rec.disable:
                 rec._off = mon.DISABLE
                 mon.restart_events()
-            mon.set_events(tool, mon.events.PY_START | mon.events.CALL)
+            mon.set_events(tool, mon.events.PY_START | mon.events.CALL if keep else mon.events.PY_START)
             return rec
         except ValueError:
             _recording.release()
@@ -96,20 +103,27 @@ class Recorder:
             self._spaces.clear()
             _recording.release()
 
+    def reached(self):
+        """(code, its module's dict) of the user's code that ran on the tracing thread."""
+        return list(self.globals_of.items())
+
     def _unfit(self, why, *args):
-        """The trace is not kept; nothing more needs watching."""
+        """The trace is not kept; only the code that starts is still listed."""
         if self.fit:
             self.fit = False
             _logs.log("guards", "%s: trace not kept: " + why, self._name, *args)
             try:
-                sys.monitoring.set_events(self._tool, 0)
+                sys.monitoring.set_events(self._tool, sys.monitoring.events.PY_START)
             except ValueError:
                 pass
 
     def _started(self, code, offset):
+        if threading.get_ident() != self._thread:
+            return None  # (not disabled: the location must still report on the tracing thread)
         if code not in self.codes:
             try:
-                self._record(code, sys._getframe(1).f_globals)
+                frame = sys._getframe(1)
+                self._record(code, frame.f_globals, frame)
             except Exception as e:  # noqa: BLE001 - whatever the user's objects raise: not kept
                 self.codes[code] = (None, True)
                 self._unfit("%s: %r", code.co_qualname, e)
@@ -169,12 +183,18 @@ class Recorder:
         except Exception as e:  # noqa: BLE001 - whatever the objects raise: not kept
             self._unfit("calls %s: %r", _describe(c), e)
 
-    def _record(self, code, g):
+    def _record(self, code, g, frame=None):
         mod = g.get("__name__")
         user = _user_file(code.co_filename) and not _namedtuple_new(code.co_filename, mod)
         self.codes[code] = (mod, user)
         self._watch[code] = user
-        if not user or not self.fit:
+        if user and threading.get_ident() == self._thread:
+            real = g if type(g) is dict else getattr(g, "real", None)  # a traced copy's globals
+            if type(real) is dict:
+                self.globals_of[code] = real
+                if self.on_code is not None:
+                    self.on_code(code, real, frame)
+        if not user or not self.fit or not self.keep:
             return
         # Closures of the user's functions other than the compiled one (and code nested in
         # it) hold values nothing here can check; so do reads of globals by a computed name
@@ -258,6 +278,7 @@ def _namedtuple_new(filename, mod):
 
 _IMPORT_NAME = __import__("dis").opmap["IMPORT_NAME"]
 _LOAD_GLOBAL = __import__("dis").opmap["LOAD_GLOBAL"]
+_LOAD_NAME = __import__("dis").opmap["LOAD_NAME"]
 _EXTENDED_ARG = __import__("dis").opmap["EXTENDED_ARG"]
 _DYNAMIC_READS = frozenset({"globals", "vars", "getattr", "locals", "__dict__", "modules", "__import__", "eval",
                             "exec", "import_module", "__getattribute__", "__builtins__",
@@ -277,7 +298,8 @@ def _reads_plainly(code):
 
 
 def _global_names(code):
-    """The names `code` reads as globals (or builtins): its LOAD_GLOBAL instructions'."""
+    """The names `code` reads as globals (or builtins): its LOAD_GLOBAL instructions' (and
+    LOAD_NAME's, which class bodies and module code read globals with)."""
     names = set()
     co = code.co_code
     ext = 0
@@ -286,6 +308,8 @@ def _global_names(code):
         ext = arg << 8 if op == _EXTENDED_ARG else 0
         if op == _LOAD_GLOBAL:
             names.add(code.co_names[arg >> 1])  # (the low bit: whether NULL is pushed too)
+        elif op == _LOAD_NAME:
+            names.add(code.co_names[arg])
     return names
 
 
