@@ -78,7 +78,9 @@ def _method_of_arg(x, sc):
 
 @pytest.fixture(autouse=True)
 def _fresh(tmp_path_factory):
-    with npc.config.patch(cache_dir=str(tmp_path_factory.getbasetemp() / "npc-cache-compile-globals")):
+    # Replays only (no eager runs timed against them, which would hide a stale replay).
+    with npc.config.patch(cache_dir=str(tmp_path_factory.getbasetemp() / "npc-cache-compile-globals"),
+                          eager_if_faster=False):
         compiler.reset()
         yield
         compiler.reset()
@@ -256,3 +258,187 @@ def test_kept_trace_guards_what_its_code_reached(tmp_path):
                            capture_output=True, text=True, timeout=300).stdout.split() for _ in range(2)]
     assert outs[0] == ["3.5", "4.5", "0"]
     assert outs[1] == ["3.5", "4.5", "1"]  # loaded, and FACTOR's change traced again
+
+
+# ---------------------------------------------------------------- objects, classes, methods
+class _K:
+    k = 1.0
+
+    def __init__(self):
+        self.n = 0
+        self.hist = []
+        self.cfg = {"s": 1.0}
+
+    def apply(self, v):
+        return v + 1.0
+
+    def fwd(self, v):
+        return v * self.k
+
+
+_OBJ = _K()
+
+
+def _reads_class_attr_through_instance(v):
+    return v * _OBJ.k
+
+
+def test_class_attribute_and_method_through_an_instance(x, monkeypatch):
+    cf = npc.compile(_reads_class_attr_through_instance)
+    _same(cf, _reads_class_attr_through_instance, x)
+    monkeypatch.setattr(_K, "k", 2.0)
+    _same(cf, _reads_class_attr_through_instance, x)
+    cm = npc.compile(lambda o, v: o.apply(v))
+    o = _K()
+    np.testing.assert_array_equal(cm(o, x), x + 1.0)
+    monkeypatch.setattr(_K, "apply", lambda self, v: v - 1.0)
+    np.testing.assert_array_equal(cm(o, x), x - 1.0)
+
+
+def test_attributes_changed_by_the_function_change_on_every_call(x):
+    def f(o, v):
+        o.n = o.n + 1
+        o.hist.append(1)
+        return v + o.n + len(o.hist)
+    cf = npc.compile(f)
+    o = _K()
+    for i in range(3):
+        np.testing.assert_array_equal(cf(o, x), x + 2 * (i + 1))
+    assert o.n == 3 and o.hist == [1, 1, 1]
+
+
+def test_objects_in_container_arguments_and_dict_attributes(x):
+    cf = npc.compile(lambda ps, v: v * ps[0].k * ps[0].cfg["s"])
+    p = _K()
+    ps = [p]
+    np.testing.assert_array_equal(cf(ps, x), x)
+    p.k = 5.0
+    np.testing.assert_array_equal(cf(ps, x), x * 5.0)
+    p.cfg["s"] = 2.0
+    np.testing.assert_array_equal(cf(ps, x), x * 10.0)
+
+
+def test_compiled_bound_method_and_bound_method_global(x):
+    m = _K()
+    cf = npc.compile(m.fwd)
+    np.testing.assert_array_equal(cf(x), x)
+    m.k = 2.0
+    np.testing.assert_array_equal(cf(x), x * 2.0)
+    h = m.fwd
+    ch = npc.compile(lambda v: h(v) + 1.0)
+    np.testing.assert_array_equal(ch(x), x * 2.0 + 1.0)
+    m.k = 3.0
+    np.testing.assert_array_equal(ch(x), x * 3.0 + 1.0)
+
+
+# ---------------------------------------------------------------- helpers' own state
+def test_helper_closure_and_default_changed_by_the_trace(x):
+    def mk():
+        n = 0
+
+        def inc():
+            nonlocal n
+            n += 1
+            return n
+        return inc
+    inc = mk()
+
+    def memo(k, seen={}):
+        seen[k] = seen.get(k, 0) + 1
+        return seen[k]
+    cf = npc.compile(lambda v: v + inc() + memo("a"))
+    for i in range(3):
+        np.testing.assert_array_equal(cf(x), x + 2 * (i + 1))
+    assert memo.__defaults__[0] == {"a": 3}
+
+
+def test_function_attribute_set_by_the_function(x):
+    def f(v):
+        f.calls = getattr(f, "calls", 0) + 1
+        return v + f.calls
+    cf = npc.compile(f)
+    for i in range(3):
+        np.testing.assert_array_equal(cf(x), x + i + 1)
+    assert f.calls == 3
+
+
+def test_generator_global_advanced_by_the_function(x):
+    def gen():
+        k = 0
+        while True:
+            k += 1
+            yield k
+    g = gen()
+    cf = npc.compile(lambda v: v + next(g))
+    for i in range(3):
+        np.testing.assert_array_equal(cf(x), x + i + 1)
+
+
+# ---------------------------------------------------------------- values compared
+import enum  # noqa: E402
+import functools  # noqa: E402
+from typing import NamedTuple  # noqa: E402
+
+
+class _Mode(enum.Enum):
+    A = 1
+    B = 2
+
+
+class _P(NamedTuple):
+    a: float
+    b: float
+
+
+SEL = _Mode.A
+ZERO = 0.0
+PT = _P(1.0, 2.0)
+LD = [{"a": 1.0}]
+
+
+class _S:
+    @staticmethod
+    def op(v):
+        return v + 1.0
+
+
+def _kw(v, k):
+    return v * k
+
+
+PART = functools.partial(_kw, k=2.0)
+
+
+def _values(v):
+    out = v * 2.0 if SEL is _Mode.A else v * 3.0
+    return np.copysign(out + PT.a + PT.b + LD[0]["a"], ZERO) + _S.op(v) + PART(v)
+
+
+def test_enum_zero_sign_namedtuple_nested_dict_staticmethod_partial(monkeypatch):
+    v = np.arange(1.0, 4.0)
+    cf = npc.compile(_values)
+    _same(cf, _values, v)
+    mod = sys.modules[__name__]
+    for name, new in [("SEL", _Mode.B), ("ZERO", -0.0), ("PT", _P(1.0, 5.0))]:
+        monkeypatch.setattr(mod, name, new)
+        _same(cf, _values, v)
+    monkeypatch.setitem(LD[0], "a", 10.0)
+    _same(cf, _values, v)
+    monkeypatch.setattr(_S, "op", staticmethod(lambda w: w + 10.0))
+    _same(cf, _values, v)
+    monkeypatch.setitem(PART.keywords, "k", 3.0)
+    _same(cf, _values, v)
+
+
+def test_defaults_and_builtins_shadowed_later(x, monkeypatch):
+    def f(v, *, m=2.0):
+        return v + m + abs(-1.0)
+    cf = npc.compile(f)
+    _same(cf, f, x)
+    f.__kwdefaults__["m"] = 7.0
+    _same(cf, f, x)
+    assert not hasattr(gh, "MISSING_AT_TRACE")
+    cg = npc.compile(lambda v: gh.scaled_or_plain(v))
+    np.testing.assert_array_equal(cg(x), x)
+    monkeypatch.setattr(gh, "MISSING_AT_TRACE", 4.0, raising=False)
+    np.testing.assert_array_equal(cg(x), x * 4.0)

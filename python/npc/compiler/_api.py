@@ -16,6 +16,7 @@ import functools
 import os
 import sys
 import time
+import types
 import warnings
 
 import numpy as _np
@@ -34,6 +35,7 @@ from ._capture import (_NO_FLUSH, _GenProxy, _Patches, _RuntimeFloat, _RuntimeIn
 from ._guards import (_short_repr, _AttrReads, _KeyBuilder, _StandIns, _attr_key, _free_key, _free_state,
                       _free_values, _int_bounds, _int_class, _locate, _numpy_only, _traced_copy, _valid_bytes)
 from ._reach import ReadState, free_from_names, reached_free
+from ._guards import where_label
 from ._state import (_all_compiled, _available, _backends, _compiles, _epoch, _fusion_counters, _is_npc,
                      _marked_dynamic, _stats, _thread_flag, _times, _tls)
 
@@ -382,6 +384,7 @@ class CompiledFunction:
         self.last_runtime_ints = []
         self._unguarded = set()  # names the function changes while tracing (Note [globals read while tracing])
         self._attr_guards = {}  # attribute reads guarded, in order (Note [attribute reads])
+        self._attr_unguarded = set()  # those the function changes (side effects)
         self._free = self._free[:self._nown]
         self._reach = []  # (module name, path) of the names guarded past the function's own
         self._free_getters = dict(self._free)
@@ -756,13 +759,15 @@ class CompiledFunction:
                 labels.append((item[0], "is the same array object"))
             elif item[1] == "is":
                 labels.append((item[0], "is the same object"))
+            elif item[1] == "missing":
+                labels.append((item[0], "is not defined (a builtin)"))
             elif item[1] in (list, tuple, dict, set, frozenset):
                 labels.append((item[0], f"{item[1].__name__} with the same contents"))
             else:
                 labels.append((item[0], f"== {_short_repr(item[2])}"))
-        for (kind, root), names in self._attr_guards:  # Note [attribute reads]
-            where = (root if kind == "free" else f"arg {root[0]!r}") + "." + ".".join(names)
-            labels.append((where, "attribute read while tracing (same array object, or equal value)"))
+        for where in self._attr_guards:  # Note [attribute reads]
+            if where not in self._attr_unguarded:
+                labels.append((where_label(where), "attribute read while tracing (same array object, or equal value)"))
         return labels
 
     def _describe_failure(self, args, kwargs):
@@ -961,11 +966,18 @@ class CompiledFunction:
             # Note [attribute reads] in _guards.py: the captured objects and object arguments.
             reads = _AttrReads(ctx, standins)
             for name, get in self._free:
-                reads.watch(get(), ("free", name))
+                v = get()
+                reads.watch(v, ("free", name))
+                if isinstance(v, types.MethodType):  # a bound method held in a global (`H = obj.m`)
+                    reads.watch(v.__self__, ("free", name), (("self", None),))
             for i, a in enumerate(args):
                 reads.watch(a, ("arg", (i,)))
+                if type(a) in (list, tuple, dict):
+                    reads.watch_items(a, ("arg", (i,)))
             for k in sorted(kwargs):
                 reads.watch(kwargs[k], ("arg", (k,)))
+                if type(kwargs[k]) in (list, tuple, dict):
+                    reads.watch_items(kwargs[k], ("arg", (k,)))
             _tls.attr_reads = reads if reads.watched else None
             state_before = _free_state(self._free)
             # Note [globals read while tracing]: the code the trace runs (a re-trace of a
@@ -1093,10 +1105,17 @@ class CompiledFunction:
                                                    self._free[:self._nown], self._free_getters, read_state)
             rekey = self._extend_free(guards)
             changed += changed_reached
-        changed = sorted(set(changed))
-        if set(changed) - self._unguarded:
+        changed = set(changed)
+        if changed - self._unguarded:
             self._unguarded.update(changed)
             rekey = True
+        # Note [attribute reads]: attributes the trace changed after reading them (`self.n += 1`,
+        # `self.history.append(...)`) are side effects too.
+        attr_changed = reads.changed(self._free_getters, args, kwargs) if reads is not None else []
+        if set(attr_changed) - self._attr_unguarded:
+            self._attr_unguarded.update(attr_changed)
+            rekey = True
+        changed = sorted(changed | {where_label(w) for w in attr_changed})
         if any(w not in self._attr_guards for w in reads.guards):
             self._attr_guards.update(reads.guards)  # Note [attribute reads]
             rekey = True
@@ -1240,7 +1259,7 @@ class CompiledFunction:
         attributes it read from captured objects and object arguments (Note [attribute reads])."""
         key = _free_key(self._free, self._unguarded, arrays) if self._free else ()
         if self._attr_guards:
-            key += _attr_key(self._attr_guards, self._free_getters, args, kwargs)
+            key += _attr_key(self._attr_guards, self._free_getters, args, kwargs, self._attr_unguarded)
         return key
 
     def _keeps(self):

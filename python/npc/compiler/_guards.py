@@ -286,6 +286,13 @@ def _free_values(fn):
                 except ValueError:
                     return _MISSING
             out.append((f"closure {name}", get))
+    if fn.__defaults__ or fn.__kwdefaults__:
+        # Defaults are constants of the trace: `f.__defaults__ = ...`, `f.__kwdefaults__["k"] = 2`.
+        out.append(("defaults", lambda: (fn.__defaults__, fn.__kwdefaults__)))
+    if isinstance(fn, types.MethodType):
+        # A compiled bound method (`npc.compile(model.forward)`): its object's attributes are
+        # read like a captured object's (Note [attribute reads]).
+        out.append(("self", lambda: fn.__self__))
     # Default values that are containers: the function may change them (`def f(x, seen={})`).
     defaults = fn.__defaults__ or ()
     params = code.co_varnames[:code.co_argcount][len(code.co_varnames[:code.co_argcount]) - len(defaults):]
@@ -338,15 +345,16 @@ class _TraceGlobals(dict):
                 type(v._fn) is types.FunctionType:
             # A compiled function called while tracing is inlined: as a copy, like a helper,
             # with the attributes set on the compiled function (`double.gain = 2`).
-            return self._copy_of(v._fn, {k: a for k, a in vars(v).items() if k not in v._own_attrs})
+            return self._copy_of(v._fn, v, {k: a for k, a in vars(v).items() if k not in v._own_attrs})
         return v
 
-    def _copy_of(self, fn, attrs=None):
+    def _copy_of(self, fn, owner=None, attrs=None):
         # One copy per function object, whatever name reads it: `h = g` at module level keeps
-        # `h is g` true in traced code (copies keyed by name made them two objects).
+        # `h is g` true in traced code (copies keyed by name made them two objects). `owner`:
+        # the object whose attributes the copy has (the compiled function of `fn`).
         entry = self.copies.get(id(fn))
         if entry is None:
-            entry = self.copies[id(fn)] = (fn, _function_copy(fn, self, fn.__closure__))
+            entry = self.copies[id(fn)] = (fn, _function_copy(fn, self, fn.__closure__), owner or fn)
             if attrs:
                 entry[1].__dict__.update(attrs)
         return entry[1]
@@ -372,6 +380,15 @@ class _TraceGlobals(dict):
             if not dict.__contains__(self, name) and self.real.get(name, _MISSING) is self.snapshot[name]:
                 del self.real[name]
         self.standins.clear()
+        # Attributes the traced code set on the copies (`f.calls = ...`) are the functions'.
+        for fn, copy, owner in self.copies.values():
+            d = copy.__dict__
+            if d:
+                mine = vars(owner)
+                for k, v in list(d.items()):
+                    if mine.get(k, _MISSING) is not v and fn.__dict__.get(k, _MISSING) is not v and not (
+                            isinstance(v, _core.ndarray) and _core._is_traced(v)):
+                        setattr(owner, k, v)
         self.copies.clear()
 
 
@@ -447,46 +464,78 @@ _MISSING = object()
 _GUARDED = (int, float, complex, bool, _np.generic)
 
 
-# Values of globals compared by identity (Note [globals read while tracing]): the key holds
-# them, so they stay alive and their ids cannot be reused by other objects.
-_IDENTITY = (types.ModuleType, types.FunctionType, type, types.BuiltinFunctionType, types.MethodType, _np.ufunc,
-             functools.partial)
-
-
 _PLAIN = frozenset({int, float, bool, complex, str, bytes, type(None)})
 
 
+class _Ident:
+    """Compares and hashes as the identity of the object it holds (and keeps it alive): for
+    objects with their own __eq__ or without a hash."""
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, other):
+        return type(other) is _Ident and other.v is self.v
+
+    def __hash__(self):
+        return id(self.v)
+
+
+def _value_part(v):
+    """What guard keys compare of value `v` (Note [globals read while tracing] in _reach.py):
+    (type, value) for numbers, strings, bytes and None (the bits of a float zero or NaN),
+    (type, contents) for lists, tuples (and their subclasses), dicts and sets, (id, dtype,
+    shape) for arrays, ("is", the object) for the rest (a function with its code, a generator
+    with its position, a functools.partial with its arguments)."""
+    t = type(v)
+    if t in _PLAIN or isinstance(v, _GUARDED):
+        if isinstance(v, float) and (v == 0 or v != v):
+            return (t, v.hex())  # -0.0 is not 0.0 (copysign)
+        return (t, v)
+    if isinstance(v, (_core.ndarray, _np.ndarray)):
+        return (id(v), getattr(v, "dtype", None), v.shape)
+    if t is list or isinstance(v, tuple):
+        return (t, _contents_key(v, 0))
+    if t is dict:
+        return (t, (_contents_key(list(v), 0), _contents_key(list(v.values()), 0)))
+    if t is set or t is frozenset:
+        return (t, _contents_key(list(v), 0))
+    if t is types.FunctionType:
+        return ("is", (v, v.__code__))
+    if t is types.GeneratorType:
+        f = v.gi_frame
+        return ("is", (v, f.f_lasti if f is not None else -1))
+    if t is functools.partial:
+        return ("is", (_Ident(v), _contents_key(v.args, 0), _value_part(v.keywords)))
+    if t.__eq__ is object.__eq__ and t.__hash__ is object.__hash__:
+        return ("is", v)
+    return ("is", _Ident(v))
+
+
 def _free_key(free, unguarded=(), arrays=None):
-    """The guard key's part of `free` ((label, getter) pairs); the captured arrays are
-    appended to list `arrays` when one is given."""
+    """The guard key's part of `free` ((label, getter) pairs): (label,) + _value_part; the
+    captured arrays are appended to list `arrays` when one is given. Captured arrays are graph
+    inputs bound by reference: in-place changes between calls are seen; rebinding the name is
+    a guard failure. A list or tuple (an index `x[IDX]`, sizes, a list of arrays) is read while
+    tracing and frozen into the graph: guarded by its contents, so mutating it between calls
+    traces again."""
     key = []
     for name, get in free:
         if name in unguarded:
             continue  # changed by the function itself: a side effect (Note [globals read while tracing])
         v = get()
         if v is _MISSING:
+            key.append((name, "missing", None))  # (a builtin: shadowing it later traces again)
             continue
         t = type(v)
-        if t in _PLAIN or isinstance(v, _GUARDED):
+        if t in _PLAIN and not (t is float and (v == 0 or v != v)):
             key.append((name, t, v))
-        elif isinstance(v, (_core.ndarray, _np.ndarray)):
-            # Captured arrays are graph inputs bound by reference: in-place changes between
-            # calls are seen; rebinding the name is a guard failure.
-            key.append((name, id(v), getattr(v, "dtype", None), v.shape))
-            if arrays is not None:
-                arrays.append(v)
-        elif t is list or t is tuple:
-            # A list or tuple (an index `x[IDX]`, sizes, a list of arrays) is read while
-            # tracing and frozen into the graph: guarded by its contents, so mutating it
-            # between calls traces again.
-            key.append((name, t, _contents_key(v, 0)))
-        elif t is dict:
-            key.append((name, t, (_contents_key(list(v), 0), _contents_key(list(v.values()), 0))))
-        elif t is set or t is frozenset:
-            key.append((name, t, _contents_key(list(v), 0)))
-        elif isinstance(v, _IDENTITY) or t is _api.CompiledFunction:
-            key.append((name, "is", v))
-        # Other objects: through the attributes read (Note [attribute reads]).
+            continue
+        part = _value_part(v)
+        key.append((name,) + part)
+        if arrays is not None and len(part) == 3:
+            arrays.append(v)
     return tuple(key)
 
 
@@ -559,9 +608,13 @@ def _contents_key(v, depth):
     for x in v:
         t = type(x)
         if t in (int, float, bool, str, complex) or x is None or isinstance(x, _np.generic):
-            out.append((t, x))
+            out.append((t, x.hex() if isinstance(x, float) and (x == 0 or x != x) else x))  # -0.0 is not 0.0
         elif t is list or t is tuple:
             out.append((t, _contents_key(x, depth + 1)))
+        elif t is dict:
+            out.append((t, (_contents_key(list(x), depth + 1), _contents_key(list(x.values()), depth + 1))))
+        elif t is set or t is frozenset:
+            out.append((t, _contents_key(list(x), depth + 1)))
         elif isinstance(x, (_core.ndarray, _np.ndarray)):
             out.append(("A", id(x), x.dtype, x.shape))
         else:
@@ -578,20 +631,24 @@ def _from_numpy(x):
 
 # Note [attribute reads]
 # An array the function reads through an attribute of an object it captures (`m.w` with `m` a
-# global or closure object, `self.w` with `self` an argument, `m.sub.w`) would be a constant
-# of the graph: bound as the array seen while tracing, so after `m.w = other` a replay would
-# read the old array. So, while tracing, the classes of those objects read attributes through
-# a recorder (_AttrReads, installed on the class's __getattribute__ for the trace only; other
-# threads read through it unchanged): an attribute of the instance's own __dict__ read from
-# a watched object is a guard of the function, evaluated on every call (from the global or
-# closure, or the argument, along the attribute names): an array by identity, dtype and
-# shape, and it reads as a traced stand-in bound by reference, like a captured global
-# (Note [captured arrays]), so writes into it are written back and expressions of it are
-# never frozen; a number, string, list or tuple by value (_contents_key); another object by
-# identity, and it is watched in turn. A rebinding then traces again. An attribute the traced
+# global or closure object, `self.w` with `self` an argument, `m.sub.w`, `ps[0].w` with `ps` a
+# list, tuple or dict argument, `h.__self__.w` with `h` a bound method in a global) would be a
+# constant of the graph: bound as the array seen while tracing, so after `m.w = other` a
+# replay would read the old array. So, while tracing, the classes of those objects read
+# attributes through a recorder (_AttrReads, installed on the class's __getattribute__ for
+# the trace only; other threads read through it unchanged): an attribute of the instance's
+# own __dict__ read from a watched object is a guard of the function, evaluated on every call
+# (from the global or closure, or the argument, along the path: _attr_value): an array by
+# identity, dtype and shape, and it reads as a traced stand-in bound by reference, like a
+# captured global (Note [captured arrays]), so writes into it are written back and
+# expressions of it are never frozen; other values as _value_part compares them, and objects
+# of the user's classes are watched in turn. An attribute found on the class instead (a
+# constant, a method: `self.k`, `self.apply`) is guarded as the class holds it, so replacing
+# it on the class traces again. An attribute whose value the trace changes after reading it
+# (`self.n += 1`, `self.history.append(...)`) is a side effect (Note [globals read while
+# tracing] in _reach.py: the function runs its Python on every call). An attribute the traced
 # code assigns a stand-in to (`m.w += 1`) gets its array back when the trace ends (the
-# write went into it). Attributes reached otherwise (properties, __getattr__, slots, module
-# attributes) are not seen.
+# write went into it). Properties, __getattr__ and slots are not seen.
 _ATTR_LOCK = threading.Lock()
 _ATTR_PATCHED = {}  # class -> [number of traces using it, its own __getattribute__ or _MISSING]
 
@@ -629,6 +686,7 @@ class _AttrReads:
         self.ctx, self.by_id = ctx, by_id
         self.watched = {}  # id -> (object, root, names)
         self.guards = {}   # (root, names) -> None, in the order read
+        self.first = {}    # (root, names) -> _value_part as first read (a change by the trace is a side effect)
         self.arrays = []   # (object, name, array read) whose stand-in the traced code may assign back
         self.classes = []
 
@@ -660,8 +718,18 @@ class _AttrReads:
         except AttributeError:
             own = False
         if not own:
+            # A class attribute (a constant, a method, a staticmethod): the class's own value
+            # (a method replaced on the class, `A.k = 2` read as `self.k`).
+            cv = _class_attr(type(obj), name)
+            if cv is not _MISSING and not isinstance(v, (_core.ndarray, _np.ndarray)):
+                where = (w[1], w[2] + (("cls", name),))
+                if where not in self.guards:
+                    self.guards[where] = None
+                    self.first[where] = _value_part(cv)
             return v
         where = (w[1], w[2] + (name,))
+        if where not in self.first and not isinstance(v, (_core.ndarray, _np.ndarray)):
+            self.first[where] = _value_part(v)
         if isinstance(v, (_core.ndarray, _np.ndarray)):
             if _is_npc(v) and _core._is_traced(v):
                 return v
@@ -671,12 +739,29 @@ class _AttrReads:
             self.guards.setdefault(where)
             self.arrays.append((obj, name, v, t))
             return t
-        if isinstance(v, _GUARDED) or type(v) in (str, bytes, list, tuple) or v is None:
-            self.guards.setdefault(where)
-        elif _watchable(v):
-            self.guards.setdefault(where)
+        self.guards.setdefault(where)
+        if _watchable(v):
             self.watch(v, *where)
         return v
+
+    def watch_items(self, c, root):
+        """Watches the objects in list, tuple or dict argument `c` (one level)."""
+        items = c.items() if type(c) is dict else enumerate(c)
+        for k, v in items:
+            if _watchable(v):
+                self.watch(v, root, (("item", k),))
+
+    def changed(self, free, args, kwargs):
+        """The attribute paths whose values the trace changed since it first read them."""
+        out = []
+        for where, part in self.first.items():
+            try:
+                now = _value_part(_attr_value(free, args, kwargs, where))
+            except (LookupError, AttributeError, TypeError):
+                now = None
+            if now != part:
+                out.append(where)
+        return out
 
     def finish(self):
         for obj, name, v, t in self.arrays:
@@ -699,28 +784,54 @@ class _AttrReads:
 
 
 def _attr_value(free, args, kwargs, where):
+    """The value at attribute path `where`: names of the instance dict, ("cls", name) of the
+    class (its MRO's dicts), ("item", k) of a list, tuple or dict."""
     root, names = where
     v = free[root[1]]() if root[0] == "free" else _locate(args, kwargs, root[1])
     for n in names:
-        v = object.__getattribute__(v, "__dict__")[n]
+        if type(n) is str:
+            v = object.__getattribute__(v, "__dict__")[n]
+        elif n[0] == "cls":
+            d = getattr(v, "__dict__", None)  # (an instance attribute set later shadows it)
+            v = d[n[1]] if type(d) is dict and n[1] in d else _class_attr(type(v), n[1])
+            if v is _MISSING:
+                raise AttributeError(n[1])
+        elif n[0] == "self":
+            v = v.__self__
+        else:
+            v = v[n[1]]
     return v
 
 
-def _attr_key(guards, free, args, kwargs):
-    """The part of the guard key of the attribute reads `guards` (Note [attribute reads])."""
+def _class_attr(cls, name):
+    for k in cls.__mro__:
+        d = k.__dict__
+        if name in d:
+            return d[name]
+    return _MISSING
+
+
+def where_label(where):
+    """How an attribute path (Note [attribute reads]) reads in guard descriptions."""
+    (kind, root), names = where
+    text = root if kind == "free" else f"arg {root[0]!r}"
+    for n in names:
+        text += (f".{n}" if type(n) is str else f".{n[1]}" if n[0] == "cls" else ".__self__" if n[0] == "self"
+                 else f"[{n[1]!r}]")
+    return text
+
+
+def _attr_key(guards, free, args, kwargs, unguarded=()):
+    """The part of the guard key of the attribute reads `guards` (Note [attribute reads]);
+    those in `unguarded` (changed by the function) are left out."""
     key = []
     for where in guards:
+        if where in unguarded:
+            continue
         try:
             v = _attr_value(free, args, kwargs, where)
         except (LookupError, AttributeError, TypeError):
             key.append((where, "missing"))
             continue
-        if isinstance(v, (_core.ndarray, _np.ndarray)):
-            key.append((where, id(v), v.dtype, v.shape))
-        elif isinstance(v, _GUARDED) or type(v) in (str, bytes) or v is None:
-            key.append((where, type(v), v))
-        elif type(v) is list or type(v) is tuple:
-            key.append((where, type(v), _contents_key(v, 0)))
-        else:
-            key.append((where, id(v)))
+        key.append((where,) + _value_part(v))
     return tuple(key)
