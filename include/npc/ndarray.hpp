@@ -192,6 +192,10 @@ class ndarray {
   /// storage (Note [view bounds] in src/core/ndarray.cpp), for strides of another length than
   /// the shape or negative dimensions; TypeError for a bad DType.
   ndarray with_geometry(int64_t offset, DType dtype, Shape shape, Strides strides) const;
+  /// with_geometry(offset, dtype(), shape, strides) written into `dst`, whose shape and
+  /// strides buffers are reused (no allocation when they are large enough): for code that
+  /// recycles array objects. Same errors as with_geometry.
+  void view_into(ndarray& dst, int64_t offset, std::span<const int64_t> shape, std::span<const int64_t> strides) const;
 
   // In-place changes of an array's own geometry (numpy's shape/strides/dtype setters and
   // ndarray.resize). Other views of the memory are unaffected: they keep the storage alive.

@@ -581,6 +581,30 @@ ndarray ndarray::with_geometry(int64_t offset, DType dtype, Shape shape, Strides
   return r;
 }
 
+void ndarray::view_into(ndarray& dst, int64_t offset, std::span<const int64_t> shape,
+                        std::span<const int64_t> strides) const {
+  if (trace_ || &dst == this) [[unlikely]] {
+    dst = with_geometry(offset, dtype_, Shape(shape.begin(), shape.end()), Strides(strides.begin(), strides.end()));
+    return;
+  }
+  // As with_geometry (Note [view bounds]).
+  const int64_t isz = static_cast<int64_t>(npc::itemsize(dtype_));
+  if (strides.size() != shape.size()) throw ValueError("strides and shape must have the same length");
+  const int64_t n = shape_size(shape, static_cast<size_t>(isz));
+  if (n > 0 && storage_ && !storage_->is_placeholder()) [[likely]]
+    check_fits(storage_.get(), offset, isz, n, shape, strides);
+  dst.storage_ = storage_;
+  dst.offset_ = offset;
+  dst.dtype_ = dtype_;
+  dst.shape_.assign(shape.begin(), shape.end());
+  dst.strides_.assign(strides.begin(), strides.end());
+  dst.size_ = n;
+  dst.writeable_ = writeable_;
+  dst.trace_.reset();
+  dst.update_flags();
+  dst.owndata_ = false;
+}
+
 Scalar ndarray::item(std::span<const int64_t> index) const {
   if (static_cast<int>(index.size()) != ndim()) throw IndexError("incorrect number of indices for array");
   int64_t off = 0;

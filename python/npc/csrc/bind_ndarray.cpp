@@ -261,6 +261,17 @@ py::object new_array_object(ndarray a, py::object base) {
 
 py::object new_view_object(const ndarray& src, int64_t offset, std::span<const int64_t> shape,
                            std::span<const int64_t> strides, py::object base) {
+  if (!src.is_traced()) {
+    if (PyObject* o = take_cached_array()) {
+      // The recycled object's shape and strides buffers are reused (views are made on every
+      // slice of every loop); on an error, releasing it parks it again.
+      py::object r = py::reinterpret_steal<py::object>(o);
+      PyArray* pa = cached_payload(o);
+      src.view_into(*pa, offset, shape, strides);
+      pa->base = std::move(base);
+      return r;
+    }
+  }
   return new_array_object(src.with_geometry(offset, src.dtype(), Shape(shape.begin(), shape.end()),
                                             Strides(strides.begin(), strides.end())),
                           std::move(base));
