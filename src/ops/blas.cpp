@@ -200,7 +200,25 @@ OneThread::~OneThread() {
 // a product among its own threads instead: blocks of rows, each one call, change the last bits
 // as well. Eager products (npc.matmul, np.dot on npc arrays) stay NumPy's call as it is, threads
 // and bits (Note [NumPy's product paths] in matmul.cpp).
+// Only products that move much memory for their work stay on one thread: conv_net's (k = 3,
+// 2.2 multiply-adds per element read or written) gained at most 1.2x from a second thread on
+// an idle machine (complex128 ones lost) and hand off many times per call, where products
+// computing 8 or more per element ran 1.6-1.8x faster on two threads: mlp's (200 x 256) @
+// (256 x 512) float32 product (90 per element) took 0.36 ms on one thread and 0.22 ms on
+// two, and the compiled MLP ran at 0.77x NumPy while eager npc, whose products are NumPy's
+// threaded calls, ran at 1.05x. From kThreadedIntensity multiply-adds per element moved on,
+// compiled products are NumPy's call as it is, with its threads and bits, as eager ones are.
 constexpr int64_t kCompiledProductsWork = int64_t{1} << 27;
+constexpr double kThreadedIntensity = 4.0;
+
+// Whether a compiled product of n x k times k x m elements runs on one BLAS thread (Note
+// [compiled products on one BLAS thread]).
+bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k) {
+  const double dn = static_cast<double>(n), dm = static_cast<double>(m), dk = static_cast<double>(k);
+  const double work = dn * dm * dk;
+  const double moved = dn * dk + dk * dm + dn * dm;
+  return work < static_cast<double>(kCompiledProductsWork) && work < kThreadedIntensity * moved;
+}
 
 template <class T>
 void gemm_call(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
@@ -229,8 +247,7 @@ void gemm_call(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, 
 template <class T>
 void gemm(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
           void* c) {
-  const bool one = t_compiled_products && static_cast<double>(n_) * static_cast<double>(m) * static_cast<double>(k) <
-                                        static_cast<double>(kCompiledProductsWork);
+  const bool one = t_compiled_products && compiled_product_on_one_thread(n_, m, k);
   OneThread guard(one);
   gemm_call<T>(ta, tb, n_, m, k, a, lda, b, ldb, c);
 }

@@ -49,8 +49,13 @@ std::string current();
 void* library_symbol(const std::string& name);
 bool library_ilp64();
 
-// While one exists on this thread, gemm runs products up to a size on this thread alone, as
-// compiled graphs' products run (Note [compiled products on one BLAS thread] in blas.cpp).
+// Whether a compiled graph's product of (n x k) @ (k x m) elements runs on one BLAS thread:
+// below a size, and with few multiply-adds per element moved (Note [compiled products on one
+// BLAS thread] in blas.cpp).
+bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k);
+
+// While one exists on this thread, gemm runs the products compiled_product_on_one_thread
+// names on this thread alone, as compiled graphs' products run.
 class CompiledProducts {
  public:
   CompiledProducts();
