@@ -156,9 +156,12 @@ int g_saved_threads = 0;
 Controls g_saved_controls;
 }  // namespace
 
-thread_local bool t_compiled_products = false;
+// 0: eager products (NumPy's calls); else 1 + the ProductThreads of the CompiledProducts.
+thread_local int t_compiled_products = 0;
 
-CompiledProducts::CompiledProducts() : previous_(t_compiled_products) { t_compiled_products = true; }
+CompiledProducts::CompiledProducts(ProductThreads how) : previous_(t_compiled_products) {
+  t_compiled_products = 1 + static_cast<int>(how);
+}
 CompiledProducts::~CompiledProducts() { t_compiled_products = previous_; }
 
 bool OneThread::controllable() {
@@ -220,6 +223,16 @@ bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k) {
   return work < static_cast<double>(kCompiledProductsWork) && work < kThreadedIntensity * moved;
 }
 
+// Products under this many multiply-adds are not timed: OpenBLAS runs them on one thread
+// itself (its GEMM_MULTITHREAD_THRESHOLD), so both ways are the same call.
+constexpr double kTimedProductMinWork = 65536.0 * 4;
+
+bool compiled_product_timed(int64_t n, int64_t m, int64_t k) {
+  const double work = static_cast<double>(n) * static_cast<double>(m) * static_cast<double>(k);
+  return work >= kTimedProductMinWork && work < static_cast<double>(kCompiledProductsWork) &&
+         !compiled_product_on_one_thread(n, m, k);
+}
+
 template <class T>
 void gemm_call(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
                void* c) {
@@ -247,7 +260,9 @@ void gemm_call(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, 
 template <class T>
 void gemm(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
           void* c) {
-  const bool one = t_compiled_products && compiled_product_on_one_thread(n_, m, k);
+  const int how = t_compiled_products;
+  const bool one = how == 1 + static_cast<int>(ProductThreads::One) ||
+                   (how == 1 + static_cast<int>(ProductThreads::Rule) && compiled_product_on_one_thread(n_, m, k));
   OneThread guard(one);
   gemm_call<T>(ta, tb, n_, m, k, a, lda, b, ldb, c);
 }

@@ -54,17 +54,25 @@ bool library_ilp64();
 // BLAS thread] in blas.cpp).
 bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k);
 
-// While one exists on this thread, gemm runs the products compiled_product_on_one_thread
-// names on this thread alone, as compiled graphs' products run.
+// Whether the replays of a compiled graph measure which of one BLAS thread and OpenBLAS's
+// threads runs a product of (n x k) @ (k x m) elements faster (Note [timed product threads] in
+// src/fusion/backend.cpp): those compiled_product_on_one_thread leaves threaded, below its size.
+bool compiled_product_timed(int64_t n, int64_t m, int64_t k);
+
+// How gemm runs a compiled graph's products while a CompiledProducts exists on this thread:
+// by compiled_product_on_one_thread (Rule), on this thread alone (One), or as NumPy's call
+// with the library's threads (Library).
+enum class ProductThreads { Rule, One, Library };
+
 class CompiledProducts {
  public:
-  CompiledProducts();
+  explicit CompiledProducts(ProductThreads how = ProductThreads::Rule);
   ~CompiledProducts();
   CompiledProducts(const CompiledProducts&) = delete;
   CompiledProducts& operator=(const CompiledProducts&) = delete;
 
  private:
-  bool previous_;
+  int previous_;
 };
 
 // While one exists (on any thread), the BLAS in use runs its routines on the calling thread

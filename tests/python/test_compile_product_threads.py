@@ -114,3 +114,21 @@ def test_large_compiled_products_are_numpys_threaded_ones():
         a, b = _operands((4000, 700, 64), d, False, True)
         f = npc.compile(lambda a, b: a @ b, backend="fused")
         np.testing.assert_array_equal(f(a, b), a @ b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_timed_products_are_numpys_own_then_either_way_then_settled(dtype, one_thread_products):
+    # Note [timed product threads] in src/fusion/backend.cpp: the first run is NumPy's threaded
+    # call, the next ones alternate with one-thread runs until one way is chosen; every result is
+    # one of the two, and the calls after the choice give the same bits.
+    shape = (200, 256, 512)
+    a, b = _operands(shape, dtype, False, False)
+    threaded = a @ b
+    one = one_thread_products[f"{shape}-{np.dtype(dtype).name}-False-False"]
+    f = npc.compile(lambda a, b: a @ b + 1)
+    got = [f(a, b) for _ in range(10)]
+    np.testing.assert_array_equal(got[0], threaded + 1)
+    for g in got:
+        assert np.array_equal(g, threaded + 1) or np.array_equal(g, one + 1)
+    for g in got[8:]:  # six timed runs at most before the eighth call
+        np.testing.assert_array_equal(g, got[7])
