@@ -48,6 +48,11 @@
 #include <limits>
 #include <type_traits>
 #endif
+// Note [one-element complex products]
+#if defined(__x86_64__) && defined(__FMA__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && \
+    !defined(__CUDACC_RTC__)
+#define NPK_CPROD_FMADDSUB 1
+#endif
 
 #ifndef NPK_HD
 #define NPK_HD
@@ -335,13 +340,50 @@ template <class R> NPK_FN R mul_part(R x, R y, R u, R v, bool minus) {
   if (c != c) return c;
   return r;
 }
+// Note [one-element complex products]
+// mul_part's barriers and per-part NaN tests keep every association fixed, but they cost
+// the generated kernels (compiled with -march=native) 2.5x the eager complex128 product
+// (src/ops/complex_simd.hpp): a traced FFT butterfly, `even + tw * odd`, ran slower compiled
+// than eagerly. Where the translation unit is built for FMA on x86-64, a complex128 product
+// is NumPy's instruction itself on one element: (ar, ar) * (br, bi) -/+ (ai*bi, ai*br) as one
+// vfmaddsub of an SSE register, which rounds and raises as mul_part's two parts do (the same
+// products and fused multiply-adds; fma(x, y, -c) is x*y - c rounded once). A NaN result
+// lane takes mul_part's NaN (ar, then b's multiplicand part, b's other part, ai, ai times b's
+// other part, by quiet compares and blends: Note [NaN-free products] in complex_simd.hpp).
+// Eager builds without those flags, and CUDA, keep mul_part.
+#ifdef NPK_CPROD_FMADDSUB
+// GCC's vector types and builtins, not <immintrin.h>: every generated kernel includes this
+// header, and the intrinsics' headers added about 0.3 s to each kernel's compile.
+typedef double npk_v2d __attribute__((vector_size(16)));
+NPK_FN c128 mul_fmaddsub(c128 a, c128 b) {
+  const npk_v2d y = {b.re, b.im};
+  const npk_v2d x = {a.re, a.re};
+  const npk_v2d v = {a.im, a.im};
+  const npk_v2d u = {b.im, b.re};
+  const npk_v2d c = v * u;                               // (ai*bi, ai*br)
+  npk_v2d r = __builtin_ia32_vfmaddsubpd(x, y, c);        // (ar*br - ai*bi, ar*bi + ai*br)
+  if (__builtin_ia32_movmskpd((npk_v2d)(r != r))) {      // quiet compares
+    r = c != c ? c : r;
+    r = v != v ? v : r;
+    r = u != u ? u : r;
+    r = y != y ? y : r;
+    r = x != x ? x : r;
+  }
+  return c128{r[0], r[1]};
+}
+#endif
+
 /// numpy.multiply: integers wrap, bool is `and`; complex is NumPy's SIMD product (x86-64
 /// with FMA: re = fma(ar, br, -(ai*bi)), im = fma(ar, bi, ai*br)), spelled out so that no
 /// vectorizer can pick another association, with its NaNs (Note [NaNs of the complex
-/// product]). Its scalar loop's product is mul_plain.
+/// product]; complex128 as the instruction itself where the build has FMA, Note [one-element
+/// complex products]). Its scalar loop's product is mul_plain.
 template <class T> NPK_FN T mul(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) return a && b;
   else if constexpr (is_int<T>) return (T)((uw<T>)a * (uw<T>)b);
+#ifdef NPK_CPROD_FMADDSUB
+  else if constexpr (std::is_same_v<T, c128>) return mul_fmaddsub(a, b);
+#endif
   else if constexpr (is_cplx<T>) return T{mul_part(a.re, b.re, b.im, a.im, true), mul_part(a.re, b.im, b.re, a.im, false)};
   else return a * b;
 }

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -76,11 +77,48 @@ struct Variant {
   };
   std::vector<std::vector<OperandView>> operand_views;
   std::vector<bool> product_fp;  // per launch: reports_product_fp of its library node
+  // Note [timed product threads]
+  // A compiled product that computes several multiply-adds per element it moves runs 1.6-1.8x
+  // faster on OpenBLAS's threads than on one on an idle machine, and 10-100x slower on cores
+  // that other processes keep busy: OpenBLAS's caller and workers spin for each other
+  // (Note [compiled products on one BLAS thread] in src/ops/blas.cpp), and a 0.3 ms product
+  // took 8-40 ms. Neither way suits every machine, so a variant's replays time both for
+  // such a product (ops::blas::compiled_product_timed): the first run is NumPy's call with its
+  // threads (its values on a first call, as an eager product's), then one thread and threads
+  // alternate until each way has kRuns runs, and the way whose typical run (the lower median,
+  // as Note [slow graph breaks] in _api.py takes it) is faster runs from then on; one thread
+  // must be 10% faster, so that products of about equal speed stay NumPy's own calls. The two
+  // ways can differ in the last bits of a product (OpenBLAS's blocking depends on its thread
+  // count), as compiled and eager calls of a function may.
+  struct ProductTiming {
+    static constexpr size_t kRuns = 3;
+    std::mutex mu;
+    std::atomic<int> chosen{-1};  // -1 while timing, else 1 for one thread, 0 for threads
+    std::vector<double> one, threads;
+    bool next_one() {
+      const int c = chosen.load(std::memory_order_relaxed);
+      if (c >= 0) return c == 1;
+      std::lock_guard lk(mu);
+      return threads.size() > one.size();
+    }
+    void record(bool on_one, double seconds) {
+      std::lock_guard lk(mu);
+      if (chosen.load(std::memory_order_relaxed) >= 0) return;
+      (on_one ? one : threads).push_back(seconds);
+      if (one.size() < kRuns || threads.size() < kRuns) return;
+      auto typical = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[(v.size() - 1) / 2];
+      };
+      chosen.store(typical(one) < 0.9 * typical(threads) ? 1 : 0, std::memory_order_relaxed);
+    }
+  };
   // Note [products in replays]: per launch, the geometry of a matmul the run calls directly.
   struct Product {
     bool ok = false;
     DType t = DType::Float64;
     int64_t ars = 0, acs = 0, brs = 0, bcs = 0, n = 0, k = 0, m = 0;
+    std::shared_ptr<ProductTiming> timing;  // Note [timed product threads]; null: blas's rule
   };
   std::vector<Product> products;
 };
@@ -513,6 +551,7 @@ void plan_replay(const ir::Graph& g, Variant& v) {
     if (db == 2) want.push_back(p.m);
     if (v.buf_shape[la.bufs[0]] != want) continue;
     p.ok = true;
+    if (ops::blas::compiled_product_timed(p.n, p.m, p.k)) p.timing = std::make_shared<Variant::ProductTiming>();
     v.products[li] = p;
   }
   struct Block {
@@ -873,8 +912,19 @@ class FusedExecutable {
             ops::clear_fpe();
             single_thread_if_forked();
             {
-              ops::blas::CompiledProducts own;  // as run_node_eagerly's products
-              matmul_into(p.t, pa, p.ars, p.acs, pb, p.brs, p.bcs, r.data(), p.n, p.k, p.m);
+              // As run_node_eagerly's products, or timed (Note [timed product threads]).
+              using ops::blas::ProductThreads;
+              const bool one = p.timing && p.timing->next_one();
+              const bool timing = p.timing && p.timing->chosen.load(std::memory_order_relaxed) < 0;
+              const auto t0 = std::chrono::steady_clock::now();
+              {
+                ops::blas::CompiledProducts own(!p.timing ? ProductThreads::Rule
+                                                : one     ? ProductThreads::One
+                                                          : ProductThreads::Library);
+                matmul_into(p.t, pa, p.ars, p.acs, pb, p.brs, p.bcs, r.data(), p.n, p.k, p.m);
+              }
+              if (timing)
+                p.timing->record(one, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
             }
             // The flags the product raised, as matmul's ProductFlags reads them.
             if (const int f = v.product_fp[li] ? ops::read_fpe() : 0) host_errors.emplace_back(f, node_label(n));

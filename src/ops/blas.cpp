@@ -156,9 +156,12 @@ int g_saved_threads = 0;
 Controls g_saved_controls;
 }  // namespace
 
-thread_local bool t_compiled_products = false;
+// 0: eager products (NumPy's calls); else 1 + the ProductThreads of the CompiledProducts.
+thread_local int t_compiled_products = 0;
 
-CompiledProducts::CompiledProducts() : previous_(t_compiled_products) { t_compiled_products = true; }
+CompiledProducts::CompiledProducts(ProductThreads how) : previous_(t_compiled_products) {
+  t_compiled_products = 1 + static_cast<int>(how);
+}
 CompiledProducts::~CompiledProducts() { t_compiled_products = previous_; }
 
 bool OneThread::controllable() {
@@ -200,7 +203,35 @@ OneThread::~OneThread() {
 // a product among its own threads instead: blocks of rows, each one call, change the last bits
 // as well. Eager products (npc.matmul, np.dot on npc arrays) stay NumPy's call as it is, threads
 // and bits (Note [NumPy's product paths] in matmul.cpp).
+// Only products that move much memory for their work stay on one thread: conv_net's (k = 3,
+// 2.2 multiply-adds per element read or written) gained at most 1.2x from a second thread on
+// an idle machine (complex128 ones lost) and hand off many times per call, where products
+// computing 8 or more per element ran 1.6-1.8x faster on two threads: mlp's (200 x 256) @
+// (256 x 512) float32 product (90 per element) took 0.36 ms on one thread and 0.22 ms on
+// two, and the compiled MLP ran at 0.77x NumPy while eager npc, whose products are NumPy's
+// threaded calls, ran at 1.05x. From kThreadedIntensity multiply-adds per element moved on,
+// compiled products are NumPy's call as it is, with its threads and bits, as eager ones are.
 constexpr int64_t kCompiledProductsWork = int64_t{1} << 27;
+constexpr double kThreadedIntensity = 4.0;
+
+// Whether a compiled product of n x k times k x m elements runs on one BLAS thread (Note
+// [compiled products on one BLAS thread]).
+bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k) {
+  const double dn = static_cast<double>(n), dm = static_cast<double>(m), dk = static_cast<double>(k);
+  const double work = dn * dm * dk;
+  const double moved = dn * dk + dk * dm + dn * dm;
+  return work < static_cast<double>(kCompiledProductsWork) && work < kThreadedIntensity * moved;
+}
+
+// Products under this many multiply-adds are not timed: OpenBLAS runs them on one thread
+// itself (its GEMM_MULTITHREAD_THRESHOLD), so both ways are the same call.
+constexpr double kTimedProductMinWork = 65536.0 * 4;
+
+bool compiled_product_timed(int64_t n, int64_t m, int64_t k) {
+  const double work = static_cast<double>(n) * static_cast<double>(m) * static_cast<double>(k);
+  return work >= kTimedProductMinWork && work < static_cast<double>(kCompiledProductsWork) &&
+         !compiled_product_on_one_thread(n, m, k);
+}
 
 template <class T>
 void gemm_call(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
@@ -229,8 +260,9 @@ void gemm_call(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, 
 template <class T>
 void gemm(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
           void* c) {
-  const bool one = t_compiled_products && static_cast<double>(n_) * static_cast<double>(m) * static_cast<double>(k) <
-                                        static_cast<double>(kCompiledProductsWork);
+  const int how = t_compiled_products;
+  const bool one = how == 1 + static_cast<int>(ProductThreads::One) ||
+                   (how == 1 + static_cast<int>(ProductThreads::Rule) && compiled_product_on_one_thread(n_, m, k));
   OneThread guard(one);
   gemm_call<T>(ta, tb, n_, m, k, a, lda, b, ldb, c);
 }

@@ -49,17 +49,30 @@ std::string current();
 void* library_symbol(const std::string& name);
 bool library_ilp64();
 
-// While one exists on this thread, gemm runs products up to a size on this thread alone, as
-// compiled graphs' products run (Note [compiled products on one BLAS thread] in blas.cpp).
+// Whether a compiled graph's product of (n x k) @ (k x m) elements runs on one BLAS thread:
+// below a size, and with few multiply-adds per element moved (Note [compiled products on one
+// BLAS thread] in blas.cpp).
+bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k);
+
+// Whether the replays of a compiled graph measure which of one BLAS thread and OpenBLAS's
+// threads runs a product of (n x k) @ (k x m) elements faster (Note [timed product threads] in
+// src/fusion/backend.cpp): those compiled_product_on_one_thread leaves threaded, below its size.
+bool compiled_product_timed(int64_t n, int64_t m, int64_t k);
+
+// How gemm runs a compiled graph's products while a CompiledProducts exists on this thread:
+// by compiled_product_on_one_thread (Rule), on this thread alone (One), or as NumPy's call
+// with the library's threads (Library).
+enum class ProductThreads { Rule, One, Library };
+
 class CompiledProducts {
  public:
-  CompiledProducts();
+  explicit CompiledProducts(ProductThreads how = ProductThreads::Rule);
   ~CompiledProducts();
   CompiledProducts(const CompiledProducts&) = delete;
   CompiledProducts& operator=(const CompiledProducts&) = delete;
 
  private:
-  bool previous_;
+  int previous_;
 };
 
 // While one exists (on any thread), the BLAS in use runs its routines on the calling thread

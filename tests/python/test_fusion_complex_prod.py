@@ -185,3 +185,33 @@ def test_long_float_products_run_in_order(tmp_path):
         for v in (x, y, x[:-1], y[1:]):
             assert run(cf, v).tobytes() == run(fn, v).tobytes()
 
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64], ids=["c16", "c8"])
+def test_nan_bits_and_flags_of_fused_butterflies(dtype):
+    """Products inside fused kernels (an FFT butterfly: a broadcast twiddle times one half, added
+    to and subtracted from the other; Note [one-element complex products] in
+    include/npc/scalar_rules.hpp): NumPy's bits, NaN payloads included, and its warnings."""
+    ft = np.float64 if dtype == np.complex128 else np.float32
+    parts = [ft(1.5), ft(-0.0), ft(np.inf), -ft(np.inf), _nan(3, ft), _nan(4, ft, True)]
+    quads = np.array(list(itertools.product(parts, repeat=4)), ft)
+    odd = np.empty(len(quads), dtype)
+    tw = np.empty(len(quads), dtype)
+    odd.real, odd.imag, tw.real, tw.imag = quads.T
+    even = np.arange(len(quads)).astype(dtype) * (1 - 2j)
+    x = np.stack([even, odd]).reshape(2, 6, -1)
+    t = tw.reshape(6, -1)[:, :1]
+
+    def fn(x, t):
+        e, o = x[0], x[1]
+        return np.concatenate([e + t * o, e - t * o])
+    with warnings.catch_warnings(record=True) as w_np:
+        warnings.simplefilter("always")
+        want = fn(x, t)
+    with warnings.catch_warnings(record=True) as w_npc:
+        warnings.simplefilter("always")
+        got = np.asarray(npc.compile(fn)(x, t))
+    u = np.uint64 if ft == np.float64 else np.uint32
+    g, wv = got.view(ft).view(u), want.view(ft).view(u)
+    assert np.array_equal(g, wv), np.nonzero(g != wv)[0][:4]
+    assert sorted({str(m.message) for m in w_npc}) == sorted({str(m.message) for m in w_np})
