@@ -502,7 +502,7 @@ def _value_part(v):
     if t is set or t is frozenset:
         return (t, _contents_key(list(v), 0))
     if t is types.FunctionType:
-        return ("is", (v, v.__code__))
+        return ("is", (v, _Ident(v.__code__)))  # (a code object's own hash reads all of it)
     if t is types.GeneratorType:
         f = v.gi_frame
         return ("is", (v, f.f_lasti if f is not None else -1))
@@ -531,6 +531,9 @@ def _free_key(free, unguarded=(), arrays=None):
         t = type(v)
         if t in _PLAIN and not (t is float and (v == 0 or v != v)):
             key.append((name, t, v))
+            continue
+        if t is types.ModuleType or t is type:
+            key.append((name, "is", v))
             continue
         part = _value_part(v)
         key.append((name,) + part)
