@@ -807,6 +807,7 @@ def _attr_value(free, args, kwargs, where):
 
 
 def _class_attr(cls, name):
+    """Attribute `name` as the first dict of class `cls`'s MRO holds it, or _MISSING."""
     for k in cls.__mro__:
         d = k.__dict__
         if name in d:

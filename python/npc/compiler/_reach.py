@@ -4,7 +4,7 @@ import sys
 import types
 
 from . import _api  # CompiledFunction (_api imports this module first)
-from ._guards import _MISSING, _free_key, _watchable
+from ._guards import _MISSING, _class_attr, _free_key, _watchable
 from ._reads import _global_names, _user_file, _user_module
 
 
@@ -52,11 +52,7 @@ def _own_attr(v, a):
     """Attribute `a` of `v` as its own dict holds it (a class: the first of its MRO's), or
     _MISSING; properties, __getattr__ and slots are not run."""
     if isinstance(v, type):
-        for k in v.__mro__:
-            d = k.__dict__
-            if a in d:
-                return d[a]
-        return _MISSING
+        return _class_attr(v, a)
     try:
         d = object.__getattribute__(v, "__dict__")
     except AttributeError:
