@@ -27,6 +27,7 @@
 #endif
 
 #include "fusion/lower.hpp"
+#include "fusion/merged_products.hpp"
 #include "ops/blas.hpp"
 #include "ops/exec.hpp"
 #include "npc/creation.hpp"
@@ -121,6 +122,11 @@ struct Variant {
     std::shared_ptr<ProductTiming> timing;  // Note [timed product threads]; null: blas's rule
   };
   std::vector<Product> products;
+  // Note [merged products] in merged_products.cpp: per launch, its product as a matrix-vector
+  // product and its group (an index into product_groups, or -1; empty when there is none).
+  std::vector<MatVec> matvecs;
+  std::vector<int> product_group;
+  std::vector<std::vector<int>> product_groups;
 };
 
 // Note [in-place epilogues]
@@ -433,6 +439,8 @@ void compile_kernels(const Lowered& l, Variant& v) {
 // the executable between runs (kArenaKeptBytes; a run finding it taken, by another thread or
 // a nested call, allocates its own); a larger one is allocated per run, once.
 constexpr size_t kArenaKeptBytes = size_t(1) << 20;
+// Products whose results take arena blocks: at most this many bytes (Note [product results in the arena]).
+constexpr int64_t kArenaProductBytes = int64_t{1} << 16;
 
 void plan_replay(const ir::Graph& g, Variant& v) {
   const Lowered& l = v.low;
@@ -554,20 +562,77 @@ void plan_replay(const ir::Graph& g, Variant& v) {
     if (ops::blas::compiled_product_timed(p.n, p.m, p.k)) p.timing = std::make_shared<Variant::ProductTiming>();
     v.products[li] = p;
   }
+  // Note [merged products]
+  v.matvecs.assign(nl, {});
+  for (size_t li = 0; li < nl; ++li) {
+    const Variant::Product& p = v.products[li];
+    const Launch& la = l.launches[li];
+    if (!p.ok || (!la.roots[0]->params.empty() && la.roots[0]->params[0] != 0)) continue;
+    const Variant::OperandView& a = v.operand_views[li][0];
+    const Variant::OperandView& b = v.operand_views[li][1];
+    MatVec mv;
+    mv.t = p.t;
+    const bool left = a.shape.size() == 2 && b.shape.size() == 1;
+    if (!left && !(a.shape.size() == 1 && b.shape.size() == 2)) continue;
+    const Variant::OperandView& s = left ? a : b;
+    mv.ok = true;
+    mv.side = left ? 0 : 1;
+    mv.matrix_buf = la.bufs[left ? 1 : 2];
+    mv.matrix_off = s.offset;
+    mv.rows = s.shape[0];
+    mv.cols = s.shape[1];
+    mv.mrs = s.strides[0];
+    mv.mcs = s.strides[1];
+    mv.vector_buf = la.bufs[left ? 2 : 1];
+    mv.vstride = (left ? b : a).strides[0];
+    // One form per matrix: S @ v is v @ S.T; the form whose matrix has contiguous rows.
+    if (mv.mcs != static_cast<int64_t>(itemsize(mv.t)) && mv.mrs == static_cast<int64_t>(itemsize(mv.t))) {
+      mv.side = 1 - mv.side;
+      std::swap(mv.rows, mv.cols);
+      std::swap(mv.mrs, mv.mcs);
+    }
+    v.matvecs[li] = mv;
+  }
+  std::vector<std::vector<int>> writes(nb);  // per buffer: the launches storing into it
+  for (size_t li = 0; li < nl; ++li) {
+    const Launch& la = l.launches[li];
+    if (la.fn < 0) writes[static_cast<size_t>(la.bufs[0])].push_back(static_cast<int>(li));
+    else
+      for (int b : v.root_bufs[li]) writes[static_cast<size_t>(b)].push_back(static_cast<int>(li));
+    if (v.in_place[li] >= 0) writes[static_cast<size_t>(v.in_place[li])].push_back(static_cast<int>(li));
+  }
+  for (auto& w : writes) w.erase(std::unique(w.begin(), w.end()), w.end());
+  v.product_groups = group_products(v.matvecs, writes);
+  v.product_group.assign(v.product_groups.empty() ? 0 : nl, -1);
+  for (size_t g = 0; g < v.product_groups.size(); ++g)
+    for (int li : v.product_groups[g]) v.product_group[static_cast<size_t>(li)] = static_cast<int>(g);
   struct Block {
     size_t off, size;
     int end;
   };
   std::vector<Block> live;  // by offset
+  // Note [product results in the arena]
+  // A product called directly (Note [products in replays]) stores its result where it is
+  // told: a small temporary one (the dot of a row loop's iteration) takes an arena block as
+  // kernels' temporaries do, instead of an array allocated and freed per launch (about a
+  // tenth of a traced Cholesky's replay). Not a result that escapes, one an epilogue takes
+  // over (Note [in-place epilogues]: that needs an array of its own), nor one of merged
+  // products; the general path of such a launch (a misaligned operand) copies its result in.
+  std::vector<char> taken_over(nb, 0);
+  for (size_t li = 0; li < nl; ++li)
+    if (v.in_place[li] >= 0) taken_over[static_cast<size_t>(v.in_place[li])] = 1;
   for (size_t li = 0; li < nl; ++li) {
     const Launch& la = l.launches[li];
-    if (la.fn < 0 || v.in_place[li] >= 0) continue;  // library results and in-place roots: their own storage
+    const bool product = la.fn < 0 && v.products[li].ok && (v.product_group.empty() || v.product_group[li] < 0) &&
+                         !taken_over[static_cast<size_t>(la.bufs[0])] &&
+                         shape_size(v.buf_shape[la.bufs[0]]) * static_cast<int64_t>(itemsize(v.products[li].t)) <= kArenaProductBytes;
+    if ((la.fn < 0 && !product) || v.in_place[li] >= 0) continue;  // library results and in-place roots: their own storage
     std::erase_if(live, [&](const Block& k) { return k.end < static_cast<int>(li); });
     for (size_t ri = 0; ri < la.roots.size(); ++ri) {
-      const int b = v.root_bufs[li][ri];
+      const int b = la.fn < 0 ? la.bufs[0] : v.root_bufs[li][ri];
       if (first[b] != static_cast<int>(li) || v.arena_off[b] >= 0 || l.bufs[b].kind != BufInfo::Temp || v.escapes[b])
         continue;
-      const size_t bytes = static_cast<size_t>(shape_size(v.buf_shape[b])) * itemsize(la.roots[ri]->dtype);
+      const size_t bytes = static_cast<size_t>(shape_size(v.buf_shape[b])) * itemsize(l.bufs[b].dtype);
       const size_t need = (std::max<size_t>(1, bytes) + 63) / 64 * 64;
       size_t off = 0;
       auto it = live.begin();
@@ -812,6 +877,52 @@ class FusedExecutable {
     }
   }
 
+  // Note [merged products] in merged_products.cpp: at the first launch li of a group, computes
+  // every member's product into its result buffer and marks the members `merged`; false
+  // (nothing done) when li is not a group's first launch or the operands' addresses do not
+  // allow it (then each member runs on its own).
+  template <class OperandAt>
+  bool run_merged(const Variant& v, size_t li, const OperandAt& operand_at, std::vector<std::optional<ndarray>>& arrays,
+                  std::vector<char*>& ptr, std::vector<char>& merged, int& fpe,
+                  std::vector<std::pair<int, std::string>>& host_errors) {
+    const Lowered& l = v.low;
+    const size_t id = static_cast<size_t>(v.product_group[li]);
+    const std::vector<int>& members = v.product_groups[id];
+    if (members[0] != static_cast<int>(li)) return false;
+    const MatVec& mv = v.matvecs[li];
+    std::vector<const std::byte*> matrices, vectors;
+    bool views = true, fp = false;
+    for (int m : members) {
+      const auto mi = static_cast<size_t>(m);
+      const size_t m2 = v.operand_views[mi][0].shape.size() == 2 ? 0 : 1;  // matmul's matrix operand
+      matrices.push_back(operand_at(mi, m2));
+      vectors.push_back(operand_at(mi, 1 - m2));
+      views = views && !v.escapes[static_cast<size_t>(l.launches[mi].bufs[0])];
+      fp = fp || v.product_fp[mi];
+    }
+    fpe |= ops::read_fpe();  // the kernels' so far
+    ops::clear_fpe();
+    single_thread_if_forked();
+    std::vector<ndarray> results;
+    bool done;
+    {
+      ops::blas::CompiledProducts own;
+      done = run_product_group(mv, matrices, vectors, views, results);
+    }
+    if (const int f = fp ? ops::read_fpe() : 0) host_errors.emplace_back(f, node_label(l.launches[li].roots[0]));
+    ops::clear_fpe();
+    if (!done) return false;
+    for (size_t j = 0; j < members.size(); ++j) {
+      const auto mi = static_cast<size_t>(members[j]);
+      const int rb = l.launches[mi].bufs[0];
+      arrays[rb] = std::move(results[j]);
+      ptr[rb] = reinterpret_cast<char*>(arrays[rb]->data());
+      merged[mi] = 1;
+    }
+    bump_stat(&Stats::merged_products, static_cast<int64_t>(members.size()));
+    return true;
+  }
+
   // The arena of a run (Note [replay costs]): the executable's own while no other run holds it.
   struct Arena {
     FusedExecutable* owner = nullptr;
@@ -883,21 +994,32 @@ class FusedExecutable {
       const Shape& shape = v.buf_shape[b];
       return ndarray(arena.storage, v.arena_off[b], bi.dtype, shape, contiguous_strides(shape, itemsize(bi.dtype)));
     };
+    // Note [products in replays]: operand k of launch li's product, where its buffer holds it.
+    auto operand_at = [&](size_t li, size_t k) -> const std::byte* {
+      const int b = l.launches[li].bufs[1 + k];
+      const Variant::OperandView& ov = v.operand_views[li][k];
+      if (v.arena_off[b] >= 0) return base + v.arena_off[b] + ov.offset;
+      const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : held_array(b);
+      return held.storage() && held.strides() == ov.base_strides ? held.data() + ov.offset : nullptr;
+    };
+    // Note [merged products]: the launches whose product their group's first launch computed.
+    std::vector<char> merged(v.product_group.size(), 0);
     for (size_t li = 0; li < l.launches.size(); ++li) {
       const Launch& la = l.launches[li];
       if (la.fn < 0) {
         // Note [library calls]: operands are views over their buffers; the result is the
         // (C-contiguous) array the library returns.
         NodeRef n = la.roots[0];
+        if (!merged.empty() && merged[li]) {
+          release_after(v, li, arrays, ptr, stolen, free_list);
+          continue;
+        }
+        if (!merged.empty() && v.product_group[li] >= 0 && run_merged(v, li, operand_at, arrays, ptr, merged, fpe, host_errors)) {
+          release_after(v, li, arrays, ptr, stolen, free_list);
+          continue;
+        }
         if (v.static_shapes && v.products[li].ok) {
-          // Note [products in replays]: the operands' elements, where their buffers hold them.
-          auto operand = [&](size_t k) -> const std::byte* {
-            const int b = la.bufs[1 + k];
-            const Variant::OperandView& ov = v.operand_views[li][k];
-            if (v.arena_off[b] >= 0) return base + v.arena_off[b] + ov.offset;
-            const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : held_array(b);
-            return held.storage() && held.strides() == ov.base_strides ? held.data() + ov.offset : nullptr;
-          };
+          auto operand = [&](size_t k) { return operand_at(li, k); };
           // numpy.dot copies a misaligned operand first: such calls take the general path.
           auto aligned = [&](const std::byte* q) {
             return q && reinterpret_cast<uintptr_t>(q) % static_cast<uintptr_t>(itemsize(v.products[li].t)) == 0;
@@ -907,7 +1029,10 @@ class FusedExecutable {
           if (aligned(pa) && aligned(pb)) {
             const Variant::Product& p = v.products[li];
             const int rb = la.bufs[0];
-            ndarray r = npc::empty(v.buf_shape[rb], p.t);
+            // Note [product results in the arena]
+            std::optional<ndarray> r;
+            if (v.arena_off[rb] < 0) r = npc::empty(v.buf_shape[rb], p.t);
+            std::byte* const into = r ? r->data() : base + v.arena_off[rb];
             fpe |= ops::read_fpe();  // the kernels' so far
             ops::clear_fpe();
             single_thread_if_forked();
@@ -916,12 +1041,12 @@ class FusedExecutable {
               using ops::blas::ProductThreads;
               const bool one = p.timing && p.timing->next_one();
               const bool timing = p.timing && p.timing->chosen.load(std::memory_order_relaxed) < 0;
-              const auto t0 = std::chrono::steady_clock::now();
+              const auto t0 = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
               {
                 ops::blas::CompiledProducts own(!p.timing ? ProductThreads::Rule
                                                 : one     ? ProductThreads::One
                                                           : ProductThreads::Library);
-                matmul_into(p.t, pa, p.ars, p.acs, pb, p.brs, p.bcs, r.data(), p.n, p.k, p.m);
+                matmul_into(p.t, pa, p.ars, p.acs, pb, p.brs, p.bcs, into, p.n, p.k, p.m);
               }
               if (timing)
                 p.timing->record(one, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -929,8 +1054,8 @@ class FusedExecutable {
             // The flags the product raised, as matmul's ProductFlags reads them.
             if (const int f = v.product_fp[li] ? ops::read_fpe() : 0) host_errors.emplace_back(f, node_label(n));
             ops::clear_fpe();
-            arrays[rb] = std::move(r);
-            ptr[rb] = reinterpret_cast<char*>(arrays[rb]->data());
+            if (r) arrays[rb] = std::move(*r);
+            ptr[rb] = reinterpret_cast<char*>(into);
             release_after(v, li, arrays, ptr, stolen, free_list);
             continue;
           }
@@ -991,8 +1116,14 @@ class FusedExecutable {
         // (A host call may hand back an operand: never a view of the arena, which later launches reuse.)
         if (!r.is_c_contiguous() || r.offset() != 0 || (arena.storage && r.storage() == arena.storage)) r = r.copy();
         int b = la.bufs[0];
-        arrays[b] = std::move(r);
-        ptr[b] = reinterpret_cast<char*>(arrays[b]->data());
+        if (v.arena_off[b] >= 0) {
+          // Note [product results in the arena]: the value readers find there.
+          copy_into(value_of(b), r);
+          ptr[b] = reinterpret_cast<char*>(base + v.arena_off[b]);
+        } else {
+          arrays[b] = std::move(r);
+          ptr[b] = reinterpret_cast<char*>(arrays[b]->data());
+        }
         release_after(v, li, arrays, ptr, stolen, free_list);
         continue;
       }

@@ -141,3 +141,23 @@ def test_vector_dot_of_a_misaligned_argument(backend):
         return np.dot(a, b), np.dot(a[1:], b[:-1])
 
     check(f, (mis, y), (mis, y * 3), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_temporary_products_of_a_misaligned_argument(backend):
+    # Products whose results only kernels read take arena blocks (Note [product results in
+    # the arena]); a misaligned operand sends the call down the general path, whose result
+    # is copied into the block.
+    raw = np.zeros(8 * 40 + 1, np.uint8)
+    mis = np.ndarray((40,), np.float64, raw.data, 1)
+    mis[:] = np.arange(40.0) * 0.25 - 3
+    y = np.linspace(-1.0, 2.0, 40)
+    M = np.arange(40.0 * 6).reshape(40, 6) / 7
+
+    def f(a, b, M):
+        s = 0.0
+        for i in range(1, 6):
+            s = s + np.dot(a[:i * 6], b[:i * 6]) * 2 - (a @ M)[i] + (M.T @ b)[i - 1]
+        return s
+
+    check(f, (mis, y, M), (mis, y * 3, M[::-1].copy()), backend=backend)

@@ -128,6 +128,7 @@ void bind_fusion(py::module_& m) {
     d["evictions"] = s.evictions;
     d["kernel_runs"] = s.kernel_runs;
     d["library_calls"] = s.library_calls;
+    d["merged_products"] = s.merged_products;
     d["fallbacks"] = s.fallbacks;
     d["compile_seconds"] = s.compile_seconds;
     d["last_load_seconds"] = s.last_load_seconds;

@@ -1,0 +1,144 @@
+// Note [merged products]
+// A loop of matrix-vector products with one matrix (`for j in range(n): cov[j] = X.T @ X[:, j]`,
+// a Krylov basis's `A @ V[:, k]` for known columns, `r @ A` for several r) traces into a graph
+// with one matmul per iteration. Run one at a time, each product reads the whole matrix: a
+// memory-bound BLAS gemv per iteration. When the vectors of several such products are all
+// computed before the first of them runs, the products are one matrix-matrix product: with
+// the vectors as the rows of V (k x len), `S @ v_j` is row j of V @ S.T and `v_j @ S` is row j
+// of V @ S. One gemm reads S once and runs at the CPU's arithmetic speed: a 700-iteration
+// covariance loop over a 1050 x 700 matrix took 104 ms as gemvs and 11 ms as one gemm.
+//
+// Which launches: products whose operands have static views of their buffers (Note [products
+// in replays] in backend.cpp) with a 2-D matrix of at least kMinMatrix elements and a 1-D
+// vector; members share the matrix's buffer, view and side; no launch from the group's first
+// member to a member writes the member's matrix or vector buffer (a buffer holds one value
+// from the launch that writes it to its last reader, Note [memory planning], but a write in
+// place, `A[k] += 1` between products, stores a new value in the same buffer); so every
+// vector is a graph input or made before the group's first member, and the matrix each member
+// reads is the one the first reads. The group's first launch computes every member's product
+// and the other members' launches only release what they read. Vectors that are equally
+// spaced views of one buffer (the columns or rows of a matrix) are V itself, as a strided
+// view; others are copied into V's rows. Results are rows of one array unless one of them
+// leaves the graph (then each is copied into an array of its own, so that no two outputs
+// share memory as NumPy's separate products do not).
+//
+// What differs from the products run one by one: the last bits of a result (NumPy leaves
+// the summation order of its BLAS calls unspecified; a gemm sums in another order than a
+// gemv), and floating-point errors raised by any member are reported at the group's first
+// member (the message, "... encountered in matmul", is the same).
+#include "fusion/merged_products.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "npc/creation.hpp"
+#include "npc/linalg.hpp"
+
+namespace npc::fusion {
+namespace {
+
+// Smaller matrices are read from cache by each gemv; merging would only add copies.
+constexpr int64_t kMinMatrix = 4096;
+// At most this many elements in V and the product together (a group past it starts another).
+constexpr int64_t kMaxGroupElements = int64_t{1} << 24;
+
+bool same_view(const MatVec& a, const MatVec& b) {
+  return a.t == b.t && a.matrix_buf == b.matrix_buf && a.matrix_off == b.matrix_off && a.mrs == b.mrs &&
+         a.mcs == b.mcs && a.rows == b.rows && a.cols == b.cols;
+}
+
+bool same_matrix(const MatVec& a, const MatVec& b) { return a.side == b.side && same_view(a, b); }
+
+// Whether a launch in [from, to) writes buffer b (`writes[b]` ascending).
+bool written(std::span<const std::vector<int>> writes, int b, int from, int to) {
+  const std::vector<int>& w = writes[static_cast<size_t>(b)];
+  auto it = std::lower_bound(w.begin(), w.end(), from);
+  return it != w.end() && *it < to;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> group_products(std::span<const MatVec> launches,
+                                             std::span<const std::vector<int>> writes) {
+  std::vector<std::vector<int>> groups;
+  std::vector<std::vector<int>> open;  // the groups still taking members, one per matrix
+  auto close = [&](size_t k) {
+    if (open[k].size() >= 2) groups.push_back(std::move(open[k]));
+    open.erase(open.begin() + static_cast<std::ptrdiff_t>(k));
+  };
+  for (size_t li = 0; li < launches.size(); ++li) {
+    const MatVec& mv = launches[li];
+    if (!mv.ok || mv.rows * mv.cols < kMinMatrix || mv.vector_buf < 0 || mv.matrix_buf < 0 ||
+        static_cast<size_t>(std::max(mv.vector_buf, mv.matrix_buf)) >= writes.size())
+      continue;
+    const int64_t per_member = mv.len() + mv.out_len();
+    size_t k = 0;
+    while (k < open.size() && !same_matrix(launches[static_cast<size_t>(open[k][0])], mv)) ++k;
+    if (k < open.size()) {
+      const int first = open[k][0];
+      const int here = static_cast<int>(li);
+      const bool ready = !written(writes, mv.vector_buf, first, here) && !written(writes, mv.matrix_buf, first, here);
+      const bool room = static_cast<int64_t>(open[k].size() + 1) * per_member <= kMaxGroupElements;
+      if (ready && room) {
+        open[k].push_back(static_cast<int>(li));
+        continue;
+      }
+      close(k);
+    }
+    open.push_back({static_cast<int>(li)});
+  }
+  while (!open.empty()) close(open.size() - 1);
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+bool run_product_group(const MatVec& mv, std::span<const std::byte* const> matrices,
+                       std::span<const std::byte* const> vectors, bool views, std::vector<ndarray>& results) {
+  const size_t members = vectors.size();
+  if (members < 2 || matrices.size() != members) return false;
+  const int64_t isz = static_cast<int64_t>(itemsize(mv.t));
+  auto aligned = [&](const std::byte* p) { return p && reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(isz) == 0; };
+  const std::byte* s = matrices[0];
+  if (!aligned(s)) return false;
+  for (size_t j = 0; j < members; ++j)
+    if (matrices[j] != s || !aligned(vectors[j])) return false;
+  const int64_t k = static_cast<int64_t>(members), len = mv.len(), out = mv.out_len();
+  // V: the vectors as rows, a strided view when they are equally spaced in one memory.
+  const std::ptrdiff_t delta = vectors[1] - vectors[0];
+  bool spaced = delta != 0;
+  for (size_t j = 2; spaced && j < members; ++j) spaced = vectors[j] - vectors[0] == delta * static_cast<std::ptrdiff_t>(j);
+  const std::byte* vp = vectors[0];
+  int64_t vrs = delta, vcs = mv.vstride;
+  ndarray packed;
+  if (!spaced) {
+    const std::vector<int64_t> shape{k, len};
+    packed = empty(shape, mv.t);
+    std::byte* dst = packed.data();
+    for (size_t j = 0; j < members; ++j)
+      for (int64_t i = 0; i < len; ++i, dst += isz) std::memcpy(dst, vectors[j] + i * mv.vstride, static_cast<size_t>(isz));
+    vp = packed.data();
+    vrs = len * isz;
+    vcs = isz;
+  }
+  const std::vector<int64_t> cshape{k, out};
+  ndarray c = empty(cshape, mv.t);
+  // Side 0: row j of V @ S.T (S.T's rows are S's columns); side 1: row j of V @ S.
+  const bool done = mv.side == 0 ? matmul_into(mv.t, vp, vrs, vcs, s, mv.mcs, mv.mrs, c.data(), k, len, out)
+                                  : matmul_into(mv.t, vp, vrs, vcs, s, mv.mrs, mv.mcs, c.data(), k, len, out);
+  if (!done) return false;
+  results.clear();
+  const Shape row{out};
+  const Strides unit{isz};
+  for (int64_t j = 0; j < k; ++j) {
+    if (views) {
+      results.emplace_back(c.storage(), c.offset() + j * out * isz, mv.t, row, unit);
+    } else {
+      ndarray r = empty(row, mv.t);
+      std::memcpy(r.data(), c.data() + j * out * isz, static_cast<size_t>(out * isz));
+      results.push_back(std::move(r));
+    }
+  }
+  return true;
+}
+
+}  // namespace npc::fusion
