@@ -87,7 +87,7 @@ struct Variant {
   // such a product (ops::blas::compiled_product_timed): the first run is NumPy's call with its
   // threads (its values on a first call, as an eager product's), then one thread and threads
   // alternate until each way has kRuns runs, and the way whose typical run (the lower median,
-  // as Note [slow graph breaks] in _api.py takes it) is faster runs from then on; one thread
+  // as Note [slow graph breaks] in _timing.py takes it) is faster runs from then on; one thread
   // must be 10% faster, so that products of about equal speed stay NumPy's own calls. The two
   // ways can differ in the last bits of a product (OpenBLAS's blocking depends on its thread
   // count), as compiled and eager calls of a function may.

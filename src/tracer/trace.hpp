@@ -101,7 +101,7 @@ struct SegmentRun {
 // OutputView, the view chain from the input's bound array (a C-contiguous layout, Note
 // [buffers]) to the result, and applies that chain to the array bound on each call, with
 // that call's sizes (symbolic dims are read from the bound inputs' shapes). The Python layer
-// then makes it a view of the caller's own argument (python/npc/compiler/_api.py).
+// then makes it a view of the caller's own argument (python/npc/compiler/_results.py).
 struct OutputView {
   int input = -1;                          // index among the trace's top inputs
   std::vector<ViewStep> chain;             // applied to that input's bound array

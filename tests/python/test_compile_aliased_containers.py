@@ -1,5 +1,5 @@
 """A list or dict passed twice, or nested twice, is one object in the traced program (Note
-[aliased containers] in python/npc/compiler/_api.py): a change through one name shows through
+[aliased containers] in python/npc/compiler/_results.py): a change through one name shows through
 the other, as in NumPy, and a later call whose containers alias differently does not replay
 the aliased trace. Each program runs with NumPy and compiled (both backends) on equal
 arguments; results and the caller's containers afterwards are compared."""

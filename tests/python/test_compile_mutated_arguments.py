@@ -1,6 +1,6 @@
 """Lists and dicts passed to a compiled function are the caller's objects: what the function
 does to them (item assignment, append, pop, nested lists, dict entries) reaches the caller on
-every call, as in NumPy (Note [mutated arguments] in python/npc/compiler/_api.py). Both
+every call, as in NumPy (Note [mutated arguments] in python/npc/compiler/_results.py). Both
 backends, on the tracing call and on later calls, against NumPy running the same function."""
 import copy
 import warnings

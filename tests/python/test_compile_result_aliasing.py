@@ -1,5 +1,5 @@
 """Results that are arguments, or views of them, come back as NumPy returns them (Note [results
-that view inputs] in src/tracer/trace.hpp and python/npc/compiler/_api.py): the argument object
+that view inputs] in src/tracer/trace.hpp and python/npc/compiler/_results.py): the argument object
 itself (`return a`, `np.add(a, 1, out=o)`), and views of the caller's array that share its
 memory, have NumPy's base and write through to it (`a[1:]`, `a.T`, `a.reshape(...)`), on the
 tracing call and on every replay, with new sizes too. Each program runs with NumPy and

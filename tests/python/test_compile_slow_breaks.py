@@ -1,10 +1,10 @@
 """Functions with graph breaks whose traced calls are slower than eager calls run eagerly
-(Note [slow graph breaks] in python/npc/compiler/_api.py), with the same results."""
+(Note [slow graph breaks] in python/npc/compiler/_timing.py), with the same results."""
 import numpy as np
 import pytest
 
 import npc
-from npc.compiler import _api
+from npc.compiler._timing import _Timing, _probes_wanted, _typical
 
 
 def _many_breaks(x):
@@ -97,7 +97,7 @@ def test_short_fast_compiled_calls_stay_compiled():
 
 
 def _timing(traced, eager):
-    t = _api._Timing()
+    t = _Timing()
     mode = None
     for a, b in zip(traced, eager):
         if mode is None:
@@ -111,13 +111,13 @@ def _timing(traced, eager):
 
 
 def test_rule_alternates_modes_and_compares_the_typical_calls():
-    t = _api._Timing()
+    t = _Timing()
     assert t.next() == "traced"
     t.add("traced", 1e-3)
     assert t.next() == "eager"
     # Close times: the lower median of each mode counts, not the first or the mean.
     t = _timing([1.2e-3, 1.0e-3, 1.1e-3, 1.0e-3, 1.3e-3, 1.0e-3], [0.98e-3, 0.9e-3, 1.4e-3, 0.95e-3, 0.9e-3, 1.0e-3])
-    assert t.mode == "eager" and len(t.eager) == _api._probes_wanted(_api._typical(t.traced))
+    assert t.mode == "eager" and len(t.eager) == _probes_wanted(_typical(t.traced))
     # Within the margin (under 3 percent): compiled code stays.
     t = _timing([1.0e-3] * 6, [0.99e-3] * 6)
     assert t.mode == "traced"
@@ -131,8 +131,8 @@ def test_rule_alternates_modes_and_compares_the_typical_calls():
 
 
 def test_rule_short_calls_get_more_probes_long_calls_two():
-    assert _api._probes_wanted(20e-3) == 2
-    assert _api._probes_wanted(0.5e-3) > 2
+    assert _probes_wanted(20e-3) == 2
+    assert _probes_wanted(0.5e-3) > 2
     t = _timing([30e-3, 30e-3], [29e-3, 28e-3])
     assert t.mode == "eager" and len(t.traced) == len(t.eager) == 2
     t = _timing([0.5e-3, 0.5e-3], [0.49e-3, 0.48e-3])
@@ -175,7 +175,7 @@ def test_measured_replays_pick_the_faster_mode_with_numpy_results():
 
 
 def test_rule_with_two_eager_modes_takes_the_fastest():
-    t = _api._Timing(("eager", "npc"))
+    t = _Timing(("eager", "npc"))
     assert [t.next()] == ["traced"]
     t.add("traced", 1e-3)
     assert t.next() == "eager"
@@ -186,12 +186,12 @@ def test_rule_with_two_eager_modes_takes_the_fastest():
     t.add("eager", 2e-3)
     assert t.add("npc", 0.4e-3) == "npc" and min(t.eager) == 0.4e-3
     # Both eager modes far slower on their first call: compiled code, at once.
-    t = _api._Timing(("eager", "npc"))
+    t = _Timing(("eager", "npc"))
     t.add("traced", 1e-3)
     t.add("eager", 5e-3)
     assert t.add("npc", 4e-3) == "traced"
     # NumPy's loops faster than npc's and than traced calls: NumPy's.
-    t = _api._Timing(("eager", "npc"))
+    t = _Timing(("eager", "npc"))
     for _ in range(2):
         t.add("traced", 1e-3)
         t.add("eager", 0.3e-3)
@@ -211,7 +211,7 @@ def test_npc_eager_mode_gives_numpy_results_and_writes(monkeypatch):
     # Note [eager npc calls]: decided for the "npc" mode, calls run on npc views of the NumPy
     # arguments and return what NumPy returns: numpy arrays, the caller's own argument object,
     # writes into arguments done in the caller's memory.
-    monkeypatch.setattr(_api._Timing, "decide", lambda self: "npc" if self.times.get("npc") else None)
+    monkeypatch.setattr(_Timing, "decide", lambda self: "npc" if self.times.get("npc") else None)
     cf = npc.compile(_updates)
     for call in range(6):
         a, b = np.arange(5.0), np.linspace(0.0, 1.0, 5)

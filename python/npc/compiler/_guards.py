@@ -403,7 +403,7 @@ def _function_copy(fn, glob, closure):
 
 class _StandIns(dict):
     """id of an argument or captured array -> its traced stand-in; `objects`: id -> the captured
-    array itself (Note [results that view inputs] in _api.py)."""
+    array itself (Note [results that view inputs] in _results.py)."""
     __slots__ = ("objects",)
 
     def __init__(self, items=()):

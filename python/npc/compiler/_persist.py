@@ -132,7 +132,7 @@ from ._state import _NPC_DIR
 # value, but a later process may compute the same value in another way).
 
 # Note [modes kept across processes]
-# Note [slow graph breaks] in _api.py times the calls of a guard key, traced against eager,
+# Note [slow graph breaks] in _timing.py times the calls of a guard key, traced against eager,
 # and may decide that the key runs eagerly ("eager": the function as it is, or "npc": on npc
 # views of its NumPy arguments). A new process would trace again and measure anew: its first
 # two or three calls are traced, a loss of seconds for a function whose breaks cost more than
