@@ -891,12 +891,14 @@ class FusedExecutable {
     if (members[0] != static_cast<int>(li)) return false;
     const MatVec& mv = v.matvecs[li];
     std::vector<const std::byte*> matrices, vectors;
+    std::vector<int64_t> strides;
     bool views = true, fp = false;
     for (int m : members) {
       const auto mi = static_cast<size_t>(m);
       const size_t m2 = v.operand_views[mi][0].shape.size() == 2 ? 0 : 1;  // matmul's matrix operand
       matrices.push_back(operand_at(mi, m2));
       vectors.push_back(operand_at(mi, 1 - m2));
+      strides.push_back(v.matvecs[mi].vstride);
       views = views && !v.escapes[static_cast<size_t>(l.launches[mi].bufs[0])];
       fp = fp || v.product_fp[mi];
     }
@@ -907,9 +909,10 @@ class FusedExecutable {
     bool done;
     {
       ops::blas::CompiledProducts own;
-      done = run_product_group(mv, matrices, vectors, views, results);
+      done = run_product_group(mv, matrices, vectors, strides, views, results);
     }
-    if (const int f = fp ? ops::read_fpe() : 0) host_errors.emplace_back(f, node_label(l.launches[li].roots[0]));
+    // (Flags of a group that is not done belong to no product: its members run again.)
+    if (const int f = fp && done ? ops::read_fpe() : 0) host_errors.emplace_back(f, node_label(l.launches[li].roots[0]));
     ops::clear_fpe();
     if (!done) return false;
     for (size_t j = 0; j < members.size(); ++j) {

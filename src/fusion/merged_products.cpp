@@ -22,13 +22,17 @@
 // leaves the graph (then each is copied into an array of its own, so that no two outputs
 // share memory as NumPy's separate products do not).
 //
-// What differs from the products run one by one: the last bits of a result (NumPy leaves
-// the summation order of its BLAS calls unspecified; a gemm sums in another order than a
-// gemv), and floating-point errors raised by any member are reported at the group's first
-// member (the message, "... encountered in matmul", is the same).
+// Members may read their vectors with different strides (a row and a column of one matrix);
+// those are copied. A group whose product has an element that is not finite (an overflow, a
+// NaN or infinity in the data) is computed again product by product, as NumPy computes it:
+// a sum can overflow in one order and not in another, and NumPy's values and errors are
+// those of its own order. What differs from the products run one by one: the last bits of a
+// finite result (NumPy leaves the summation order of its BLAS calls unspecified; a gemm
+// sums in another order than a gemv).
 #include "fusion/merged_products.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "npc/creation.hpp"
@@ -93,9 +97,10 @@ std::vector<std::vector<int>> group_products(std::span<const MatVec> launches,
 }
 
 bool run_product_group(const MatVec& mv, std::span<const std::byte* const> matrices,
-                       std::span<const std::byte* const> vectors, bool views, std::vector<ndarray>& results) {
+                       std::span<const std::byte* const> vectors, std::span<const int64_t> strides, bool views,
+                       std::vector<ndarray>& results) {
   const size_t members = vectors.size();
-  if (members < 2 || matrices.size() != members) return false;
+  if (members < 2 || matrices.size() != members || strides.size() != members) return false;
   const int64_t isz = static_cast<int64_t>(itemsize(mv.t));
   auto aligned = [&](const std::byte* p) { return p && reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(isz) == 0; };
   const std::byte* s = matrices[0];
@@ -106,16 +111,17 @@ bool run_product_group(const MatVec& mv, std::span<const std::byte* const> matri
   // V: the vectors as rows, a strided view when they are equally spaced in one memory.
   const std::ptrdiff_t delta = vectors[1] - vectors[0];
   bool spaced = delta != 0;
-  for (size_t j = 2; spaced && j < members; ++j) spaced = vectors[j] - vectors[0] == delta * static_cast<std::ptrdiff_t>(j);
+  for (size_t j = 1; spaced && j < members; ++j)
+    spaced = vectors[j] - vectors[0] == delta * static_cast<std::ptrdiff_t>(j) && strides[j] == strides[0];
   const std::byte* vp = vectors[0];
-  int64_t vrs = delta, vcs = mv.vstride;
+  int64_t vrs = delta, vcs = strides[0];
   ndarray packed;
   if (!spaced) {
     const std::vector<int64_t> shape{k, len};
     packed = empty(shape, mv.t);
     std::byte* dst = packed.data();
     for (size_t j = 0; j < members; ++j)
-      for (int64_t i = 0; i < len; ++i, dst += isz) std::memcpy(dst, vectors[j] + i * mv.vstride, static_cast<size_t>(isz));
+      for (int64_t i = 0; i < len; ++i, dst += isz) std::memcpy(dst, vectors[j] + i * strides[j], static_cast<size_t>(isz));
     vp = packed.data();
     vrs = len * isz;
     vcs = isz;
@@ -126,6 +132,19 @@ bool run_product_group(const MatVec& mv, std::span<const std::byte* const> matri
   const bool done = mv.side == 0 ? matmul_into(mv.t, vp, vrs, vcs, s, mv.mcs, mv.mrs, c.data(), k, len, out)
                                   : matmul_into(mv.t, vp, vrs, vcs, s, mv.mrs, mv.mcs, c.data(), k, len, out);
   if (!done) return false;
+  // A product that is not finite may be one where a gemv and a gemm part ways (an overflow in
+  // one summation order and not in the other): such groups run product by product, as NumPy
+  // computes them, with their values and floating-point errors.
+  const int64_t reals = k * out * (is_complex(mv.t) ? 2 : 1);
+  if (mv.t == DType::Float32 || mv.t == DType::Complex64) {
+    const float* x = reinterpret_cast<const float*>(c.data());
+    for (int64_t i = 0; i < reals; ++i)
+      if (!std::isfinite(x[i])) return false;
+  } else {
+    const double* x = reinterpret_cast<const double*>(c.data());
+    for (int64_t i = 0; i < reals; ++i)
+      if (!std::isfinite(x[i])) return false;
+  }
   results.clear();
   const Shape row{out};
   const Strides unit{isz};

@@ -37,12 +37,15 @@ struct MatVec {
 std::vector<std::vector<int>> group_products(std::span<const MatVec> launches,
                                              std::span<const std::vector<int>> writes);
 
-// Computes the products of one group, whose members have the description `mv` (all but
-// vector_buf equal), from the matrix's address in each member (`matrices`) and each member's
-// vector (`vectors`): `results[j]` is member j's 1-D product. As views of one array when
-// `views`, else arrays of their own. Returns false, computing nothing, when the addresses do
-// not allow it (a matrix address that differs between members, a misaligned address).
+// Computes the products of one group, whose members have the description `mv` (the matrix
+// and side equal), from the matrix's address in each member (`matrices`) and each member's
+// vector (`vectors`, byte strides `strides`): `results[j]` is member j's 1-D product. As views
+// of one array when `views`, else arrays of their own. Returns false, storing no results,
+// when the addresses do not allow it (a matrix address that differs between members, a
+// misaligned address) or a product is not finite (Note [merged products]): the members then
+// run one by one.
 bool run_product_group(const MatVec& mv, std::span<const std::byte* const> matrices,
-                       std::span<const std::byte* const> vectors, bool views, std::vector<ndarray>& results);
+                       std::span<const std::byte* const> vectors, std::span<const int64_t> strides, bool views,
+                       std::vector<ndarray>& results);
 
 }  // namespace npc::fusion

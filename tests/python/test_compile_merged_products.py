@@ -187,3 +187,57 @@ def test_overflow_warns_as_numpy():
         assert {(m.category, str(m.message)) for m in got} == {(m.category, str(m.message)) for m in want}
         assert got
 
+
+
+def _mixed_strides(A, W, w):
+    # A row, columns, a broadcast vector and a contiguous one with one matrix: each read with
+    # its own stride (the columns and the broadcast are copied).
+    return A @ W[0], A @ W[:, 1], A @ W[:, 2], A @ np.broadcast_to(w[:1], w.shape), A @ A[:, 0], A @ w
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_vectors_of_different_strides(dtype):
+    A, W, w = _data((64, 64), dtype, 26), _data((64, 64), dtype, 27), _data(64, dtype, 28)
+    got, merged = _run(_mixed_strides, (A, W, w))
+    _same(got, _mixed_strides(A, W, w), dtype)
+    assert merged == 3 * 6
+
+
+def _two(A, V):
+    return A @ V[0], A @ V[1]
+
+
+@pytest.mark.parametrize("idx", [[9, 11, 25, 53], [4, 21, 56, 58]])
+def test_products_that_are_not_finite_run_as_numpy_runs_them(idx):
+    # 1e308 + 1e308 - 1e308 - 1e308 overflows in some summation orders and not in others:
+    # a group with a product that is not finite runs product by product, with NumPy's values
+    # and errors; never a NaN or infinity without NumPy's error.
+    A = np.ones((70, 70))
+    V = np.zeros((2, 70))
+    V[1, idx] = [1e308, 1e308, -1e308, -1e308]
+    compiler.reset()
+    cf = npc.compile(_two, backend="fused")
+
+    def outcome(fn):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                with np.errstate(all="raise"):
+                    r = fn(A, V)
+            except FloatingPointError as e:
+                return str(e), []
+        return [np.asarray(x) for x in r], [str(m.message) for m in w]
+
+    want = outcome(_two)
+    for _ in range(3):
+        got = outcome(cf)
+        if isinstance(got[0], str):
+            assert got == want
+        elif all(np.isfinite(g).all() for g in got[0]):
+            # The sum in the gemm's order never overflowed: the exact sums, with no error
+            # (NumPy's own order may overflow: BLAS's summation order is unspecified).
+            assert got[1] == [] and all((g == 0).all() for g in got[0])
+        else:
+            for g, x in zip(got[0], want[0]):
+                np.testing.assert_array_equal(g, x)
+            assert got[1] == want[1]
