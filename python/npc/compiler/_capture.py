@@ -303,6 +303,17 @@ class _Patches:
         return patched
 
     @staticmethod
+    def _shuffle_maker(orig):
+        # numpy.random.shuffle (the global RandomState) of a traced array: Note [shuffles of
+        # traced arrays].
+        @functools.wraps(orig)
+        def patched(x, *args, **kwargs):
+            if _Patches._current() is None or not (_is_npc(x) and _core._is_traced(x)) or args or kwargs:
+                return orig(x, *args, **kwargs)
+            return _shuffled_in_place(x, 0, _np.random.permutation)
+        return patched
+
+    @staticmethod
     def _rng_maker(orig):
         @functools.wraps(orig)
         def patched(*a, **k):
@@ -335,6 +346,7 @@ class _Patches:
                      "beta", "gamma"):
             P._patch(_np.random, name, P._host_maker("numpy.random", glob))
         P._patch(_np.random, "default_rng", P._rng_maker)
+        P._patch(_np.random, "shuffle", P._shuffle_maker)
         P._patch(_np.random, "seed", lambda orig: functools.wraps(orig)(
             lambda *a, **k: _run_outside(orig, "numpy.random.seed (global state)", a, k)
             if _Patches._current() is not None else orig(*a, **k)))
@@ -749,6 +761,8 @@ class _GenProxy:
         return self._gen
 
     def __getattr__(self, name):
+        if name == "shuffle":
+            return self._shuffle
         if name not in self._DRAWS:
             return getattr(self._current(), name)
 
@@ -756,6 +770,31 @@ class _GenProxy:
             return _host_call(self._ctx, lambda: getattr(self._current(), name)(*args, **kwargs),
                               f"Generator.{name}", _LazyGenState(self))
         return draw
+
+
+    def _shuffle(self, x, axis=0):
+        if not (_is_npc(x) and _core._is_traced(x)):
+            return self._current().shuffle(x, axis=axis)
+        return _shuffled_in_place(x, axis, self.permutation)
+
+
+# Note [shuffles of traced arrays]
+# NumPy's shuffle (Generator.shuffle, numpy.random.shuffle) swaps the rows of a numpy.ndarray
+# in its own buffer; any other object it treats as a Python sequence, swapping items with
+# `x[i], x[j] = x[j], x[i]`, which for an array of views (an npc array's rows) copies one
+# row over the other and loses it (NumPy warns "you are shuffling a 'ndarray' object which
+# is not a subclass of 'Sequence'"). A traced array is shuffled as NumPy shuffles an ndarray:
+# the generator draws permutation(n) (a host call, drawn again on each replay), which moves
+# its state as the shuffle of n rows does and orders arange(n) as that shuffle orders the
+# rows, and the array is overwritten with its rows taken in that order.
+def _shuffled_in_place(x, axis, permutation):
+    from numpy.lib.array_utils import normalize_axis_index
+    import npc
+    if x.ndim == 0:
+        raise TypeError("len() of unsized object")  # NumPy's, whatever the axis
+    axis = normalize_axis_index(axis, x.ndim)
+    perm = permutation(x.shape[axis])
+    x[...] = npc.take(x, perm, axis=axis)
 
 
 class _LazyGenState:
