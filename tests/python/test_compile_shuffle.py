@@ -87,3 +87,22 @@ def _bad_axis(V):
 def test_errors_as_numpy(backend):
     check(_zero_d, (np.array(1.0),), backend=backend)
     check(_bad_axis, (np.zeros((2, 3)),), backend=backend)
+
+
+def test_no_npc_eager_mode_for_a_shuffling_function():
+    # With the compiled-or-eager choice on, eager calls are probed; the "npc" eager mode
+    # (npc views of the NumPy arguments) would hand NumPy's shuffle npc arrays.
+    V = np.arange(12.0).reshape(6, 2)
+    want = _rows(V.copy())
+    with npc.config.patch(eager_if_faster=True):
+        compiler.reset()
+        cf = npc.compile(_rows)
+        for _ in range(30):
+            W = V.copy()
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                got = cf(W)
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(W, want / 2)
+            assert not w
+        compiler.reset()

@@ -146,6 +146,7 @@ class CompiledFunction:
         self._break_timing = {}  # key -> _Timing (Note [slow graph breaks])
         self._kept_modes = {}  # key -> the eager mode an earlier process decided, or None (looked up)
         self._mutates = False  # changes a list or dict argument (Note [eager npc calls])
+        self._numpy_only_calls = False  # calls NumPy's shuffle on an array (Note [shuffles of traced arrays])
         self._dyn = {}          # path -> set of symbolic axes
         self._last_shapes = {}  # path -> shape at the last trace
         self._static_floats = set()
@@ -402,7 +403,7 @@ class CompiledFunction:
 
     def _eager_modes(self, args, kwargs):
         """The eager modes to time against traced calls (Note [eager npc calls])."""
-        if self._mutates or _npc_view_args(args, kwargs) is None:
+        if self._mutates or self._numpy_only_calls or _npc_view_args(args, kwargs) is None:
             return ("eager",)
         return ("eager", "npc")
 
@@ -758,7 +759,7 @@ class CompiledFunction:
             # function with breaks runs its Python on every call: nothing to guard).
             read_state = ReadState()
             rec = _reads.Recorder.start(self._fn, keep is not None, read_state) if not known else None
-            with _Patches(ctx, self._name):
+            with _Patches(ctx, self._name) as patches:
                 flushed = False
                 try:
                     with _recording_warnings() as py_warnings:
@@ -939,6 +940,9 @@ class CompiledFunction:
                       "\n  ".join(f"{p}: {t}" for p, t in self._last_labels))
         if _logs.enabled("output_code") and graph is not None:
             _logs.log("output_code", "%s graph:\n%s", self._name, str(graph))
+        if patches.numpy_only_calls and not self._numpy_only_calls:
+            self._numpy_only_calls = True  # Note [shuffles of traced arrays]
+            self._break_timing.clear()  # calls timed with an "npc" mode: time again without
         if mutated:
             # Note [mutated arguments]: the function runs its Python on every call, as with breaks.
             self._breaks = True

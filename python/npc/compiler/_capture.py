@@ -167,6 +167,9 @@ class _Patches:
     def __init__(self, ctx, fn_name):
         self.ctx = ctx
         self._prev = None
+        # The trace called a NumPy function that treats arrays that are not numpy.ndarray
+        # otherwise (Note [shuffles of traced arrays]): no "npc" eager mode for the function.
+        self.numpy_only_calls = False
 
     @staticmethod
     def _current(depth=2):
@@ -786,13 +789,17 @@ class _GenProxy:
 # is not a subclass of 'Sequence'"). A traced array is shuffled as NumPy shuffles an ndarray:
 # the generator draws permutation(n) (a host call, drawn again on each replay), which moves
 # its state as the shuffle of n rows does and orders arange(n) as that shuffle orders the
-# rows, and the array is overwritten with its rows taken in that order.
+# rows, and the array is overwritten with its rows taken in that order. The function is then
+# never run in the "npc" eager mode (Note [eager npc calls] in _convert.py), where NumPy's
+# shuffle would get npc views.
 def _shuffled_in_place(x, axis, permutation):
     from numpy.lib.array_utils import normalize_axis_index
     import npc
     if x.ndim == 0:
         raise TypeError("len() of unsized object")  # NumPy's, whatever the axis
     axis = normalize_axis_index(axis, x.ndim)
+    if _tls.patches is not None:
+        _tls.patches.numpy_only_calls = True
     perm = permutation(x.shape[axis])
     x[...] = npc.take(x, perm, axis=axis)
 
