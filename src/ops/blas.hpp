@@ -56,7 +56,8 @@ bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k);
 
 // Whether the replays of a compiled graph measure which of one BLAS thread and OpenBLAS's
 // threads runs a product of (n x k) @ (k x m) elements faster (Note [timed product threads] in
-// src/fusion/backend.cpp): those compiled_product_on_one_thread leaves threaded, below its size.
+// src/fusion/backend.cpp): those compiled_product_on_one_thread leaves threaded, below its size,
+// and matrix-vector products of 2^20 multiply-adds or more.
 bool compiled_product_timed(int64_t n, int64_t m, int64_t k);
 
 // How gemm runs a compiled graph's products while a CompiledProducts exists on this thread:

@@ -132,3 +132,33 @@ def test_timed_products_are_numpys_own_then_either_way_then_settled(dtype, one_t
         assert np.array_equal(g, threaded + 1) or np.array_equal(g, one + 1)
     for g in got[8:]:  # six timed runs at most before the eighth call
         np.testing.assert_array_equal(g, got[7])
+
+
+_ONE_THREAD_GEMV = """
+import numpy as np
+rng = np.random.default_rng(3)
+A = rng.standard_normal((1500, 1000)); x = rng.standard_normal(1000); y = rng.standard_normal(1500)
+np.savez({path!r}, Ax=A @ x, yA=y @ A)
+"""
+
+
+@pytest.mark.parametrize("side", ["Ax", "yA"])
+def test_timed_matrix_vector_products(side, tmp_path):
+    # Matrix-vector products from 2^20 multiply-adds on are timed as well (kTimedVectorMinWork
+    # in src/ops/blas.cpp): NumPy's threaded call first, then either way, then settled.
+    path = str(tmp_path / "gemv.npz")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    subprocess.run([sys.executable, "-c", _ONE_THREAD_GEMV.format(path=path)], env=env, check=True)
+    one = np.load(path)[side]
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((1500, 1000))
+    v = rng.standard_normal(1000) if side == "Ax" else (rng.standard_normal(1000), rng.standard_normal(1500))[1]
+    fn = (lambda A, v: A @ v + 1) if side == "Ax" else (lambda A, v: v @ A + 1)
+    threaded = A @ v if side == "Ax" else v @ A
+    f = npc.compile(fn)
+    got = [f(A, v) for _ in range(10)]
+    np.testing.assert_array_equal(got[0], threaded + 1)
+    for g in got:
+        assert np.array_equal(g, threaded + 1) or np.array_equal(g, one + 1)
+    for g in got[8:]:
+        np.testing.assert_array_equal(g, got[7])
