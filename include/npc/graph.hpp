@@ -372,8 +372,9 @@ bool verify_enabled();
 /// A named pass: a function from graph to graph (run_pass verifies after it when enabled).
 using Pass = Graph (*)(Graph&&);
 /// Whether evaluating `n` may raise an exception NumPy raises whether or not the result is
-/// used (an integer power whose exponent may be negative): such a node is live as a check
-/// (Note [checks of dead code] in src/tracer/graph.cpp).
+/// used (an integer power whose exponent may be negative), or acts when run (a host call:
+/// a numpy.random draw moves its generator): such a node is live as a check (Note [checks
+/// of dead code] in src/tracer/graph.cpp).
 bool raises_when_run(NodeRef n);
 /// Dead-code elimination: keeps the nodes reachable from outputs, write-backs and checks
 /// (raises_when_run), renumbered in the same order (CSE is free: builders intern).

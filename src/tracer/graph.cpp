@@ -544,8 +544,13 @@ int32_t Graph::add_symbol(int input, int axis, int64_t hint) {
 // ValueError whether or not its result is used, so such a node is live as a check (the
 // backends evaluate every live node; its value is dropped). Array exponents never get here
 // (Note [integer powers] in trace_hooks.cpp): the exponent is a Python int, a literal (Const)
-// or a runtime Scalar whose sign the guards fix.
+// or a runtime Scalar whose sign the guards fix. Host calls (Call nodes) are live the same
+// way: a draw of numpy.random whose value nothing reads (`rng.permutation(5)` dropped, an
+// array shuffled and never read) still moves the generator, as in NumPy.
 bool raises_when_run(NodeRef n) {
+  // A host call acts when it runs (a numpy.random draw moves its generator; an index check
+  // raises), whether or not its value is read.
+  if (n->kind == NodeKind::Call) return true;
   if (n->kind != NodeKind::Ufunc || n->op != OpId::power || n->args.size() != 2) return false;
   if (kind(n->dtype) != Kind::Signed) return false;
   NodeRef e = n->args[1];

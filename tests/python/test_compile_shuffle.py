@@ -106,3 +106,69 @@ def test_no_npc_eager_mode_for_a_shuffling_function():
             np.testing.assert_array_equal(W, want / 2)
             assert not w
         compiler.reset()
+
+
+def _legacy(x):
+    np.random.shuffle(x)
+    return x + 0
+
+
+def _untraced(V, rng):
+    idx = np.array([0, 1, 2, 3])
+    rng.shuffle(idx)  # a NumPy array made inside: shuffled on every call (a graph break)
+    return V[idx]
+
+
+def _unused(V, rng):
+    x = V * 1
+    rng.shuffle(x)  # never read: the draw still moves the generator
+    rng.permutation(5)
+    return rng.integers(0, 100, 3)
+
+
+def _empty(V):
+    np.random.shuffle(V)
+    return V
+
+
+def _late_shuffle(V, rng):
+    if float(V[0, 0]) > 100:
+        rng.shuffle(V)
+    return V * 2
+
+
+@pytest.mark.parametrize("eager_if_faster", [False, True])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_draws_on_every_call(backend, eager_if_faster):
+    # Each call draws again from the state it finds: the global state (seeded before each
+    # call) or a generator passed in; draws whose values nothing reads still move it.
+    with npc.config.patch(eager_if_faster=eager_if_faster):
+        for f, make in ((_legacy, lambda: (np.arange(8),)), (_empty, lambda: (np.zeros((4, 0)),)),
+                        (_untraced, lambda: (np.arange(4.0) * 10, "rng")), (_unused, lambda: (np.arange(5.0), "rng")),
+                        (_late_shuffle, None)):
+            compiler.reset()
+            cf = npc.compile(f, backend=backend)
+            mine, theirs = np.random.default_rng(4), np.random.default_rng(4)
+            for call in range(6):
+                if make is None:
+                    base = np.arange(8).reshape(4, 2) + (1000 if call >= 3 else 0)
+                    args = [base, "rng"]
+                else:
+                    args = list(make())
+                a = [mine if isinstance(x, str) else np.copy(x) for x in args]
+                b = [theirs if isinstance(x, str) else np.copy(x) for x in args]
+                np.random.seed(call)
+                with warnings.catch_warnings(record=True) as w:
+                    warnings.simplefilter("always")
+                    got = cf(*a)
+                after_got = np.random.random()
+                np.random.seed(call)
+                want = f(*b)
+                after_want = np.random.random()
+                np.testing.assert_array_equal(got, want)
+                for x, y in zip(a, b):
+                    if isinstance(y, np.ndarray):
+                        np.testing.assert_array_equal(x, y)
+                assert after_got == after_want and mine.random() == theirs.random()
+                assert not w, [str(m.message) for m in w]
+            compiler.reset()

@@ -46,6 +46,16 @@ from ._state import (_all_compiled, _available, _backends, _compiles, _epoch, _f
 __all__ = ["compile", "jit", "run", "disable", "GraphBreakError", "CompiledFunction", "config"]
 
 
+def _code_names(code, depth=0):
+    """The global and attribute names `code` and the functions defined in it read."""
+    names = set(code.co_names)
+    if depth < 4:
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                names |= _code_names(c, depth + 1)
+    return names
+
+
 class GraphBreakError(RuntimeError):
     """Raised by a ``fullgraph=True`` compiled function at its first graph break; the message
     names the reason and the user's file and line."""
@@ -146,7 +156,10 @@ class CompiledFunction:
         self._break_timing = {}  # key -> _Timing (Note [slow graph breaks])
         self._kept_modes = {}  # key -> the eager mode an earlier process decided, or None (looked up)
         self._mutates = False  # changes a list or dict argument (Note [eager npc calls])
-        self._numpy_only_calls = False  # calls NumPy's shuffle on an array (Note [shuffles of traced arrays])
+        # Calls NumPy's shuffle on an array (Note [shuffles of traced arrays]): its code names a
+        # shuffle (also on a branch no trace took yet), or a trace called one.
+        code = getattr(self._fn, "__code__", None)
+        self._numpy_only_calls = code is not None and "shuffle" in _code_names(code)
         self._dyn = {}          # path -> set of symbolic axes
         self._last_shapes = {}  # path -> shape at the last trace
         self._static_floats = set()

@@ -311,9 +311,15 @@ class _Patches:
         # traced arrays].
         @functools.wraps(orig)
         def patched(x, *args, **kwargs):
-            if _Patches._current() is None or not (_is_npc(x) and _core._is_traced(x)) or args or kwargs:
+            p = _Patches._current()
+            if p is None or args or kwargs:
                 return orig(x, *args, **kwargs)
-            return _shuffled_in_place(x, 0, _np.random.permutation)
+            if not (_is_npc(x) and _core._is_traced(x)):
+                # A NumPy array or list made by the traced code: shuffled on every call.
+                return _run_outside(orig, "numpy.random.shuffle of an untraced object", (x,), {})
+            rand = _np.random.mtrand._rand
+            return _shuffled_in_place(x, 0, lambda n: _host_call(p.ctx, lambda: _np.asarray(rand.permutation(n)),
+                                                                    "numpy.random.shuffle", _GlobalState()))
         return patched
 
     @staticmethod
@@ -777,7 +783,9 @@ class _GenProxy:
 
     def _shuffle(self, x, axis=0):
         if not (_is_npc(x) and _core._is_traced(x)):
-            return self._current().shuffle(x, axis=axis)
+            # A NumPy array or list made by the traced code: shuffled on every call.
+            return _run_outside(lambda: self._current().shuffle(x, axis=axis), "Generator.shuffle of an untraced object",
+                                (), {})
         return _shuffled_in_place(x, axis, self.permutation)
 
 
@@ -800,6 +808,10 @@ def _shuffled_in_place(x, axis, permutation):
     axis = normalize_axis_index(axis, x.ndim)
     if _tls.patches is not None:
         _tls.patches.numpy_only_calls = True
+    if not x.flags.writeable:
+        raise ValueError("array is read-only")
+    if x.size == 0:
+        return  # NumPy draws nothing
     perm = permutation(x.shape[axis])
     x[...] = npc.take(x, perm, axis=axis)
 
