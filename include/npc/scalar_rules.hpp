@@ -34,6 +34,8 @@
 //   (default: nothing). GCC's vectorizer fuses `x + y * r` pairs of complex formulas into
 //   vfmaddsub whatever -ffp-contract says; the fused kernels' prelude defines this hook as an
 //   empty asm statement so that every product is rounded as NumPy rounds it.
+// - NPK_KEEP_NARROWED(x): keeps a part of a narrowed complex value rounded on its own
+//   (default: nothing; the fused kernels' prelude: the empty asm; Note [narrowed complex parts]).
 // - NPK_KEEP_EVALUATED(x): as NPK_KEEP_ROUNDED, and x is computed on every path even where
 //   the rule's result does not use it, so that it raises its floating-point flags (default:
 //   NPK_KEEP_ROUNDED; the eager and fused kernels define it as a volatile empty asm).
@@ -64,6 +66,9 @@
 #define NPK_FN static inline NPK_HD
 #ifndef NPK_KEEP_ROUNDED
 #define NPK_KEEP_ROUNDED(x) ((void)0)
+#endif
+#ifndef NPK_KEEP_NARROWED
+#define NPK_KEEP_NARROWED(x) ((void)0)
 #endif
 #ifndef NPK_KEEP_EVALUATED
 #define NPK_KEEP_EVALUATED(x) NPK_KEEP_ROUNDED(x)
@@ -286,7 +291,21 @@ template <class To> NPK_FN To f2i(double v) {
 template <class To, class From> NPK_FN To cast(From v) {
   if constexpr (std::is_same_v<To, From>) return v;
   else if constexpr (is_cplx<From>) {
-    if constexpr (is_cplx<To>) return To{(decltype(To{}.re))v.re, (decltype(To{}.re))v.im};
+    if constexpr (is_cplx<To>) {
+      using R = decltype(To{}.re);
+      R re = (R)v.re, im = (R)v.im;
+      // Note [narrowed complex parts]
+      // GCC 12's basic-block (SLP) vectorizer turns a complex128 -> complex64 -> complex128
+      // round trip into the identity when it pairs the parts (`S += Y; S += Z` with S
+      // complex64 and Y, Z complex128 gave S + Y + Z unrounded, not NumPy's
+      // c64(c64(S + Y) + Z)); kept apart (NPK_KEEP_NARROWED), each part is rounded on its
+      // own. The eager loops, built without -fopenmp for baseline x86-64, were not affected.
+      if constexpr (sizeof(R) < sizeof(v.re)) {
+        NPK_KEEP_NARROWED(re);
+        NPK_KEEP_NARROWED(im);
+      }
+      return To{re, im};
+    }
     else if constexpr (std::is_same_v<To, bool>) return v.re != 0 || v.im != 0;
     else return cast<To>(v.re);
   } else if constexpr (is_cplx<To>) {

@@ -91,6 +91,7 @@ extern "C" void npk_set_threads_for(npk::ThreadsFor f) { npk::g_threads_for = f;
 // -ffp-contract=off (it changed the last bit of ~17% of complex quotients).
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define NPK_KEEP_ROUNDED(x) asm("" : "+x"(x))
+#define NPK_KEEP_NARROWED(x) asm("" : "+x"(x))
 #define NPK_KEEP_EVALUATED(x) asm volatile("" : "+x"(x))
 #endif
 #include "npc/scalar_rules.hpp"
