@@ -8,6 +8,7 @@
 // first, else the smallest that fits). A stencil time loop thus ping-pongs between two
 // buffers whatever the number of steps.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -122,11 +124,31 @@ struct Variant {
     std::shared_ptr<ProductTiming> timing;  // Note [timed product threads]; null: blas's rule
   };
   std::vector<Product> products;
+  // Note [timed product threads]: the timings of products on the general path (symbolic
+  // shapes, operands the direct path does not take), per launch and product size.
+  struct GeneralTimings {
+    static constexpr size_t kMaxEntries = 64;
+    std::mutex mu;
+    std::map<std::array<int64_t, 4>, std::shared_ptr<ProductTiming>> by_size;
+    // The timing of launch `li`'s (n x k) @ (k x m) product, or null: not timed, or the
+    // table is full (sizes that vary on every call keep blas's rule).
+    ProductTiming* find(size_t li, int64_t n, int64_t m, int64_t k) {
+      if (!ops::blas::compiled_product_timed(n, m, k)) return nullptr;
+      std::lock_guard lk(mu);
+      const std::array<int64_t, 4> key{static_cast<int64_t>(li), n, m, k};
+      auto it = by_size.find(key);
+      if (it != by_size.end()) return it->second.get();
+      if (by_size.size() >= kMaxEntries) return nullptr;
+      return by_size.emplace(key, std::make_shared<ProductTiming>()).first->second.get();
+    }
+  };
+  std::shared_ptr<GeneralTimings> general_timings = std::make_shared<GeneralTimings>();
   // Note [merged products] in merged_products.cpp: per launch, its product as a matrix-vector
   // product and its group (an index into product_groups, or -1; empty when there is none).
   std::vector<MatVec> matvecs;
   std::vector<int> product_group;
   std::vector<std::vector<int>> product_groups;
+  std::vector<std::shared_ptr<ProductTiming>> group_timings;  // per group (Note [timed product threads])
 };
 
 // Note [in-place epilogues]
@@ -606,6 +628,14 @@ void plan_replay(const ir::Graph& g, Variant& v) {
   v.product_group.assign(v.product_groups.empty() ? 0 : nl, -1);
   for (size_t g = 0; g < v.product_groups.size(); ++g)
     for (int li : v.product_groups[g]) v.product_group[static_cast<size_t>(li)] = static_cast<int>(g);
+  v.group_timings.assign(v.product_groups.size(), nullptr);
+  for (size_t g = 0; g < v.product_groups.size(); ++g) {
+    // The group's gemm: (members x len) @ (len x out_len) elements.
+    const MatVec& mv = v.matvecs[static_cast<size_t>(v.product_groups[g][0])];
+    const auto members = static_cast<int64_t>(v.product_groups[g].size());
+    if (ops::blas::compiled_product_timed(members, mv.out_len(), mv.len()))
+      v.group_timings[g] = std::make_shared<Variant::ProductTiming>();
+  }
   struct Block {
     size_t off, size;
     int end;
@@ -877,6 +907,35 @@ class FusedExecutable {
     }
   }
 
+  // Runs `call` (a product) with blas's rule for its threads (`timing` null), or as
+  // Note [timed product threads] times it; returns what `call` returns.
+  template <class F>
+  static auto timed_product(Variant::ProductTiming* timing, F&& call) {
+    using ops::blas::ProductThreads;
+    const bool one = timing && timing->next_one();
+    const bool measuring = timing && timing->chosen.load(std::memory_order_relaxed) < 0;
+    const auto t0 = measuring ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    auto result = [&] {
+      ops::blas::CompiledProducts own(!timing ? ProductThreads::Rule : one ? ProductThreads::One : ProductThreads::Library);
+      return call();
+    }();
+    if (measuring) timing->record(one, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return result;
+  }
+
+  // The timing of library call `n` at launch li on the general path: a matmul of one BLAS
+  // dtype whose operands have one or two dims, or null (blas's rule).
+  static Variant::ProductTiming* general_timing(const Variant& v, size_t li, NodeRef n, const std::vector<ndarray>& ops) {
+    if (n->kind != NodeKind::Prim || n->op != OpId::matmul || ops.size() != 2) return nullptr;
+    const DType t = n->dtype;
+    if (!(t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128)) return nullptr;
+    const ndarray &a = ops[0], &b = ops[1];
+    if (a.ndim() < 1 || a.ndim() > 2 || b.ndim() < 1 || b.ndim() > 2) return nullptr;
+    const int64_t rows = a.ndim() == 1 ? 1 : a.shape()[0], k = a.shape().back();
+    const int64_t cols = b.ndim() == 1 ? 1 : b.shape()[1];
+    return v.general_timings->find(li, rows, cols, k);
+  }
+
   // Note [merged products] in merged_products.cpp: at the first launch li of a group, computes
   // every member's product into its result buffer and marks the members `merged`; false
   // (nothing done) when li is not a group's first launch or the operands' addresses do not
@@ -907,10 +966,9 @@ class FusedExecutable {
     single_thread_if_forked();
     std::vector<ndarray> results;
     bool done;
-    {
-      ops::blas::CompiledProducts own;
-      done = run_product_group(mv, matrices, vectors, strides, views, results);
-    }
+    done = timed_product(v.group_timings[id].get(), [&] {
+      return run_product_group(mv, matrices, vectors, strides, views, results);
+    });
     // (Flags of a group that is not done belong to no product: its members run again.)
     if (const int f = fp && done ? ops::read_fpe() : 0) host_errors.emplace_back(f, node_label(l.launches[li].roots[0]));
     ops::clear_fpe();
@@ -1039,21 +1097,8 @@ class FusedExecutable {
             fpe |= ops::read_fpe();  // the kernels' so far
             ops::clear_fpe();
             single_thread_if_forked();
-            {
-              // As run_node_eagerly's products, or timed (Note [timed product threads]).
-              using ops::blas::ProductThreads;
-              const bool one = p.timing && p.timing->next_one();
-              const bool timing = p.timing && p.timing->chosen.load(std::memory_order_relaxed) < 0;
-              const auto t0 = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-              {
-                ops::blas::CompiledProducts own(!p.timing ? ProductThreads::Rule
-                                                : one     ? ProductThreads::One
-                                                          : ProductThreads::Library);
-                matmul_into(p.t, pa, p.ars, p.acs, pb, p.brs, p.bcs, into, p.n, p.k, p.m);
-              }
-              if (timing)
-                p.timing->record(one, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-            }
+            // As run_node_eagerly's products, or timed (Note [timed product threads]).
+            timed_product(p.timing.get(), [&] { return matmul_into(p.t, pa, p.ars, p.acs, pb, p.brs, p.bcs, into, p.n, p.k, p.m); });
             // The flags the product raised, as matmul's ProductFlags reads them.
             if (const int f = v.product_fp[li] ? ops::read_fpe() : 0) host_errors.emplace_back(f, node_label(n));
             ops::clear_fpe();
@@ -1107,7 +1152,8 @@ class FusedExecutable {
         single_thread_if_forked();
         take_fp_errors();  // stale flags of earlier eager calls are not this node's
         take_product_fp_flags();
-        ndarray r = run_library_call(g_, n, ops, v.static_shapes ? v.buf_shape[la.bufs[0]] : ir::concrete_shape(n->shape, sym));
+        const Shape out_shape = v.static_shapes ? v.buf_shape[la.bufs[0]] : ir::concrete_shape(n->shape, sym);
+        ndarray r = timed_product(general_timing(v, li, n, ops), [&] { return run_library_call(g_, n, ops, out_shape); });
         ops.clear();
         // Errors of the eager ops a host call ran, and of a BLAS product (Note [library call fp errors]).
         int f = take_fp_errors() | take_fp_flags();

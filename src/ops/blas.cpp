@@ -160,7 +160,8 @@ Controls g_saved_controls;
 thread_local int t_compiled_products = 0;
 
 CompiledProducts::CompiledProducts(ProductThreads how) : previous_(t_compiled_products) {
-  t_compiled_products = 1 + static_cast<int>(how);
+  if (how == ProductThreads::Inherit && previous_ != 0) return;
+  t_compiled_products = 1 + static_cast<int>(how == ProductThreads::Inherit ? ProductThreads::Rule : how);
 }
 CompiledProducts::~CompiledProducts() { t_compiled_products = previous_; }
 

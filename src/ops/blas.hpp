@@ -62,12 +62,14 @@ bool compiled_product_timed(int64_t n, int64_t m, int64_t k);
 
 // How gemm runs a compiled graph's products while a CompiledProducts exists on this thread:
 // by compiled_product_on_one_thread (Rule), on this thread alone (One), or as NumPy's call
-// with the library's threads (Library).
-enum class ProductThreads { Rule, One, Library };
+// with the library's threads (Library). Inherit keeps the way of an enclosing CompiledProducts
+// on this thread (a replay's timed choice, Note [timed product threads] in
+// src/fusion/backend.cpp), or is Rule where there is none.
+enum class ProductThreads { Rule, One, Library, Inherit };
 
 class CompiledProducts {
  public:
-  explicit CompiledProducts(ProductThreads how = ProductThreads::Rule);
+  explicit CompiledProducts(ProductThreads how = ProductThreads::Inherit);
   ~CompiledProducts();
   CompiledProducts(const CompiledProducts&) = delete;
   CompiledProducts& operator=(const CompiledProducts&) = delete;
