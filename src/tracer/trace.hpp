@@ -213,6 +213,10 @@ class Context {
   // Specialises traced `a`'s symbolic dims to the sizes seen (Note [shapes read in Python] in
   // trace_inputs.cpp).
   void specialise(const ndarray& a);
+  // `value` with its trailing dims renamed to `target`'s where tracing saw equal sizes
+  // (recorded as constraints; Note [specialised symbols] in trace_nodes.cpp); dims that differ
+  // in size stay as they are.
+  ir::NodeRef align_dims(ir::NodeRef value, const ir::SymShape& target);
 
   // ---- recording (called by the hooks)
   ir::NodeRef node_of(const ndarray& a);           // traced, or a concrete array bound as an input/constant
@@ -308,6 +312,12 @@ class Context {
   // undo_writes() puts it back (the trace is abandoned and traced again).
   bool keep_undo = false;
   void undo_writes();
+  // Note [views of symbolic sizes] in trace_nodes.cpp: with `static_views` set, a view that
+  // needs the sizes of symbolic dims throws StaticShape instead of breaking the graph, and
+  // static_dims() lists the (input, axis) of those dims (Note [dims made static] in
+  // python/npc/compiler/_api.py).
+  bool static_views = false;
+  const std::vector<std::pair<int, int>>& static_dims() const { return static_dims_; }
   std::vector<Scalar> scalar_values;        // actual values of the runtime scalars
   int num_user_inputs = 0;
   // The segment input a traced argument (from add_input) is bound to.
@@ -320,9 +330,6 @@ class Context {
   // `s` in the current segment: after a break, the first segment's symbols are its sizes
   // (Note [symbols after a break] in trace_nodes.cpp).
   ir::SymShape segment_shape(const ir::SymShape& s) const;
-  // `value` with its dims renamed to `target`'s where tracing saw equal sizes (recorded as
-  // constraints; Note [specialised symbols] in trace_nodes.cpp).
-  ir::NodeRef align_dims(ir::NodeRef value, const ir::SymShape& target);
   std::shared_ptr<Buffer> buffer_for_input(const ndarray& a, ir::SymShape shape);
   // The segment input whose bound array's memory holds concrete `a` as a strided view, and
   // that view's {offset, strides...} in elements (Note [NumPy views of inputs] in trace_nodes.cpp).
@@ -375,6 +382,7 @@ class Context {
   std::unordered_map<const void*, RuntimeOperand> runtime_operands_;
   std::vector<Constraint> constraints_;
   std::vector<bool> specialised_;                         // symbols constrained to their hint
+  std::vector<std::pair<int, int>> static_dims_;           // Note [views of symbolic sizes]
   std::vector<std::pair<int, int>> sym_origin_;           // symbol -> (user input, axis) of segment 0
   std::vector<int64_t> sym_sizes_;                        // the first segment's symbols' sizes, after a break
   std::vector<std::string> breaks_;
@@ -427,6 +435,9 @@ struct GraphBreak : std::runtime_error { using std::runtime_error::runtime_error
 // A runtime-scalar argument was used as a Python value: retrace with it static (Note [runtime
 // scalars] in trace_nodes.cpp).
 struct StaticScalar : std::runtime_error { using std::runtime_error::runtime_error; };
+// A view needed the sizes of symbolic dims while Context::static_views was set: retrace with
+// the dims Context::static_dims() lists static.
+struct StaticShape : std::runtime_error { using std::runtime_error::runtime_error; };
 // The operand value of a runtime float argument (its `_RuntimeFloat` object's marker NaN, as
 // bound by the ufunc operand conversion): the only value that becomes a Scalar node.
 double runtime_operand(double marker);

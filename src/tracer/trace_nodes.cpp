@@ -516,8 +516,20 @@ std::shared_ptr<void> Context::view(const ndarray& src, const ndarray& r) {
   // view sees them. So the break happens here instead, and after it every buffer is bound
   // with the sizes seen (Note [symbols after a break]): the view is then a traced strided
   // view of the buffer, which reads its value where it is used, as the view does in NumPy.
+  // Where the dims are symbolic only because the function met several sizes (automatic
+  // dynamic shapes: npc.compile sets static_views), a graph that breaks at every such view
+  // runs its Python on every call; instead the trace stops (StaticShape) and the function is
+  // traced again with the buffer's dims static (Note [dims made static] in _api.py). This
+  // happens in the first segment only: at the first break or cut the symbols become sizes.
   if (!all_static(b.shape) && r.dtype() == b.dtype && r.offset() % bsz == 0 &&
       std::all_of(r.strides().begin(), r.strides().end(), [&](int64_t st) { return st % bsz == 0; })) {
+    if (static_views && breaks_.empty() && cuts_ == 0) {
+      const auto& syms = graph_->symbols();
+      for (ir::Dim d : b.shape)
+        if (!d.is_static() && static_cast<size_t>(d.symbol()) < syms.size())
+          static_dims_.emplace_back(syms[static_cast<size_t>(d.symbol())].input, syms[static_cast<size_t>(d.symbol())].axis);
+      throw StaticShape("a view of symbolic sizes");
+    }
     break_graph("a concrete value was needed");
     if (all_static(tv->buf->shape)) return view(src, r);
   }

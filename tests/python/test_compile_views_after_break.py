@@ -204,13 +204,21 @@ def expand_dims_then_scaled(a1):
     return v2 + 0
 
 
-# With symbolic sizes (the retrace at new sizes) the strided view has no exact node: the graph
-# breaks there and the view stays traced (Note [views of symbolic sizes] in trace_nodes.cpp).
+# With symbolic sizes (dynamic=True) the strided view has no exact node: the graph breaks
+# there and the view stays traced (Note [views of symbolic sizes] in trace_nodes.cpp). With
+# automatic dynamic sizes (the retrace at new sizes) the dims are made static instead (Note
+# [dims made static] in _api.py): no break, one trace per size.
+@pytest.mark.parametrize("dynamic", [None, True])
 @pytest.mark.parametrize("fn", [expand_dims_of_moved_axis_then_write, expand_dims_then_scaled])
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_numpy_view_made_at_a_break_sees_later_writes(fn, backend):
+def test_numpy_view_made_at_a_break_sees_later_writes(fn, backend, dynamic):
     from _compile_diff import check
-    check(fn, *[(np.ones((n, n, 1)),) for n in (3, 3, 4, 5)], backend=backend)
+    check(fn, *[(np.ones((n, n, 1)),) for n in (3, 3, 4, 5, 5)], backend=backend, dynamic=dynamic)
+    stats = compiler.stats()
+    if dynamic is None:
+        assert stats["graph_breaks"] == 0 and stats["traces"] == 3, stats
+    else:
+        assert stats["graph_breaks"] > 0, stats
 
 
 # A NumPy function that npc runs through NumPy (a fallback) returns a view of an array realized

@@ -162,6 +162,11 @@ class CompiledFunction:
         self._numpy_only_calls = code is not None and "shuffle" in _code_names(code)
         self._dyn = {}          # path -> set of symbolic axes
         self._last_shapes = {}  # path -> shape at the last trace
+        # Note [dims made static]: path -> axes that stay static although their sizes vary;
+        # False once a view of symbolic sizes must break the graph instead (dims the caller
+        # marked dynamic, or sizes of no argument).
+        self._static_dims = {}
+        self._static_views = True
         self._static_floats = set()
         # Note [runtime ints] in _guards.py: int paths traced as runtime scalars, int paths
         # static for good, and each int path's value at the last trace.
@@ -571,6 +576,17 @@ class CompiledFunction:
         return "a symbolic size constraint or a captured global/closure value changed"
 
     # -- tracing
+    # Note [dims made static]
+    # An argument dim whose size differs between calls becomes a symbol (automatic dynamic
+    # shapes, as torch.compile's), so that one graph serves every size. A symbol is only a
+    # name for an input's size, though: a view whose geometry needs the size (`x[:-1]`,
+    # `A[0]`, `A[:, 1:]`; Note [views of symbolic sizes] in src/tracer/trace_nodes.cpp) has no
+    # exact node, and such a graph would break at the view on every call, running its Python
+    # each time. So with dynamic=None the trace stops there (_core._StaticShape) and the
+    # function is traced again with the dims of the viewed buffer static for good: each new
+    # size is then a recompile (a trace; its kernels are the cached size-generic ones), and
+    # the other dims stay symbolic. Dims the caller marked dynamic (npc.mark_dynamic) and
+    # dynamic=True keep their symbols and the break.
     def _update_dynamic(self, kb):
         changed = False
         for x, path in kb.arrays:
@@ -578,12 +594,14 @@ class CompiledFunction:
             mark = _marked_dynamic.get(id(x))
             if mark is not None and mark[0] is x:
                 self._dyn.setdefault(path, set()).update(mark[1])
+                self._static_views = False  # the caller asked for these symbols
             if self._dynamic is True:
                 self._dyn.setdefault(path, set()).update(range(len(shape)))
             elif self._dynamic is None:
                 last = self._last_shapes.get(path)
                 if last is not None and len(last) == len(shape):
                     diff = {i for i, (a, b) in enumerate(zip(last, shape)) if a != b}
+                    diff -= self._static_dims.get(path, set())  # Note [dims made static]
                     if diff - self._dyn.get(path, set()):
                         self._dyn.setdefault(path, set()).update(diff)
                         changed = True
@@ -639,6 +657,14 @@ class CompiledFunction:
                 _stats["traces"] -= 1  # the aborted attempt does not count
                 _core._discard_fp_flags()  # its pending errors are dropped with its warnings
                 self._static_floats.update(r.paths)
+                if r.dims is not None:  # Note [dims made static]
+                    before = {p: set(a) for p, a in self._dyn.items()}
+                    for path, axis in r.dims:
+                        self._static_dims.setdefault(path, set()).add(axis)
+                        self._dyn.get(path, set()).discard(axis)
+                    self._dyn = {p: a for p, a in self._dyn.items() if a}
+                    if self._dyn == before:
+                        self._static_views = False  # no dim changed: break at the view instead
                 if r.ints:
                     # Note [runtime ints] in _guards.py: static from now on; after an exception
                     # (`tentative`) only if the static trace does not raise it too.
@@ -668,6 +694,7 @@ class CompiledFunction:
         if backend not in _backends:
             ctx.set_node_budget(max(int(config.segment_nodes), 0))  # Note [loops] in src/tracer/trace_segments.cpp
         ctx.keep_raw_graphs = _debugging()  # _debug_dump
+        ctx.static_views = self._dynamic is None and self._static_views  # Note [dims made static]
         # Traced stand-ins for the arguments.
         traced = {}
         arg_inputs = []
@@ -743,6 +770,7 @@ class CompiledFunction:
         n_user = ctx.num_user_inputs
         proxy = reads = rec = None
         _tls.ctx = ctx
+        _tls.root_code = getattr(self._fn, "__code__", None)  # Note [linear solves in traces]
         _tls.last_break = None
         _tls.side_effects = []
         ctx.activate()
@@ -782,8 +810,13 @@ class CompiledFunction:
                             # the errors and warnings of the last cut's step come from the
                             # function, as when it ran at the cut.
                             ctx.settle()
+                            if ctx.static_dims:
+                                # The function's own `except` swallowed the stop of Note [dims
+                                # made static]: this trace is not the program's.
+                                raise _core._StaticShape("a view of symbolic sizes")
                         except Exception as e:
-                            if int_paths and not isinstance(e, (_StaticUse, _core._StaticScalar, _core._GraphBreak)):
+                            if int_paths and not isinstance(e, (_StaticUse, _core._StaticScalar, _core._StaticShape,
+                                                                _core._GraphBreak)):
                                 # With runtime ints: traced again with them static; the
                                 # exception is the function's own when that trace raises too.
                                 raise _Retrace(float_paths, int_paths.values(), tentative=not int_uses) from None
@@ -800,6 +833,11 @@ class CompiledFunction:
                 except _core._StaticScalar:
                     # A graph break (or a float's marker in the graph) with runtime scalars.
                     raise _Retrace(float_paths, int_paths.values())
+                except _core._StaticShape:
+                    # Note [dims made static]
+                    paths = {i: path for (_, path), i in zip(kb.arrays, arg_inputs)}
+                    dims = [(paths[i], axis) for i, axis in ctx.static_dims if i in paths]
+                    raise _Retrace((), (), dims=dims)
                 except _core._GraphBreak as e:
                     raise GraphBreakError(f"graph break in {self._name} (fullgraph=True): {e}") from None
                 except _Retrace:
@@ -879,6 +917,7 @@ class CompiledFunction:
                 proxy.finish()
             _core._deactivate_trace()
             _tls.ctx = None
+            _tls.root_code = None
             _core._set_fullgraph(False)
             _core._set_break_annotator(None)
         t2 = time.perf_counter()
@@ -1081,11 +1120,12 @@ class _Retrace(_TraceAgain):
     (Note [runtime scalars], Note [runtime ints]); `tentative`: the ints only if that trace
     succeeds."""
 
-    def __init__(self, paths, ints=(), tentative=False):
+    def __init__(self, paths, ints=(), tentative=False, dims=None):
         super().__init__()
         self.paths = paths
         self.ints = set(ints)
         self.tentative = tentative
+        self.dims = dims  # after a view of symbolic sizes: (path, axis) of dims to make static
 
 
 class _PyBackendGraph:

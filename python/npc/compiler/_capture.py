@@ -35,7 +35,7 @@ class _TraceAgain(Exception):
 
 # Exceptions after which the operations recorded so far are not run (an error of a segment
 # run itself, a retrace): see the exception handling of _trace_once.
-_NO_FLUSH = (FloatingPointError, Warning, _StaticUse, _core._StaticScalar, _core._GraphBreak)
+_NO_FLUSH = (FloatingPointError, Warning, _StaticUse, _core._StaticScalar, _core._StaticShape, _core._GraphBreak)
 
 
 def _static_use(*_a, **_k):

@@ -51,12 +51,34 @@ py::object uniform(py::args& x, bool pcg64) {
 // recorded: the eager call runs and raises NumPy's error, or breaks the graph.
 // The node's params name the product's floating-point errors as NumPy does: none for
 // "matmul", [1] for "dot" (np.dot, np.inner), [2] for none reported (np.vdot).
+// Note [products of dynamic sizes]
+// Once a compiled function has seen two sizes of an argument, its dims are symbols
+// (automatic dynamic shapes), one per input dim: `A @ x` pairs A's column symbol with x's
+// length symbol, which are not the same Dim although every call passes equal sizes (NumPy
+// raises otherwise). Tracing saw the sizes equal, so b's core dim (and, for matmul, its batch
+// dims, where a has as many) is renamed to a's and the assumption becomes a size constraint
+// (Context::align_dims, Note [specialised symbols] in src/tracer/trace_nodes.cpp): the graph
+// holds the product as a node for every size that keeps them equal, and other sizes trace
+// again. Before, such a product was not recorded: every call of the function broke its graph
+// at the product and ran NumPy's.
+ir::NodeRef same_core_dims(tracer::Context& c, ir::NodeRef na, ir::NodeRef nb, bool va, bool vb, bool batch) {
+  const ir::SymShape &sa = na->shape, &sb = nb->shape;
+  if (sa.empty() || sb.empty()) return nb;
+  ir::SymShape want = sb;
+  want[vb ? 0 : sb.size() - 2] = sa.back();
+  const size_t batch_a = sa.size() - (va ? 1 : 2), batch_b = sb.size() - (vb ? 1 : 2);
+  if (batch && batch_a == batch_b)
+    for (size_t d = 0; d < batch_b; ++d) want[d] = sa[d];
+  return want == sb ? nb : c.align_dims(nb, want);
+}
+
 py::object traced_matmul(const ndarray& a, const ndarray& b, const std::string& where) {
   tracer::Context* c = tracer::current();
   if (!c || !(a.is_traced() || b.is_traced()) || a.ndim() == 0 || b.ndim() == 0) return py::none();
   ir::NodeRef na = c->node_of(a), nb = c->node_of(b);
+  const bool va = na->shape.size() == 1, vb = nb->shape.size() == 1;
+  nb = same_core_dims(*c, na, nb, va, vb, true);
   const ir::SymShape &sa = na->shape, &sb = nb->shape;
-  const bool va = sa.size() == 1, vb = sb.size() == 1;
   if (!(sa.back() == (vb ? sb[0] : sb[sb.size() - 2]))) return py::none();
   ir::SymShape ba(sa.begin(), sa.end() - (va ? 1 : 2)), bb(sb.begin(), sb.end() - (vb ? 1 : 2));
   if (!ba.empty() && !bb.empty() && ba != bb) return py::none();
@@ -75,6 +97,43 @@ py::object traced_matmul(const ndarray& a, const ndarray& b, const std::string& 
   return wrap(c->new_value(g.prim(OpId::matmul, args, t, std::move(out), params), std::move(hint)));
 }
 
+// Note [linear solves in traces]
+// numpy.linalg.solve and inv in a loop (`Y = solve(z * I - A, V)` per quadrature point) broke
+// the graph at every call: LAPACK needs the values. Inside npc.compile a solve or inverse
+// of a traced operand is recorded instead as a Prim node (solve: a (..., n, n), b (..., n, k);
+// inv: a), after npc.linalg's Python has checked the shapes and made the operands one LAPACK
+// dtype and batch shape (so the node is exactly npc::lapack::solve's or inv's call), and both
+// backends run it as a library call with eager npc's LAPACK routine (ir::run_node_eagerly).
+// Dims that tracing saw equal (a's two core dims, a's and b's) are unified and guarded as
+// products' are (Note [products of dynamic sizes]). The node stays live when its value is
+// unread (a singular matrix raises: ir::raises_when_run). A singular matrix is known only
+// when the graph runs, after the Python that traced the call has gone on, so a call that an
+// exception handler of the traced code could catch (`try: solve(...) except LinAlgError:`)
+// is not recorded: npc.linalg asks the compiler (compiler/_handlers.py) and passes
+// `traceable`, and the call runs on realized operands at a graph break, raising where NumPy
+// does.
+py::object traced_solve(const ndarray& a, const ndarray* b) {
+  tracer::Context* c = tracer::current();
+  if (!c || !(a.is_traced() || (b && b->is_traced()))) return py::none();
+  const DType t = a.dtype();
+  if (!(t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128)) return py::none();
+  if (a.ndim() < 2 || (b && (b->dtype() != t || b->ndim() != a.ndim()))) return py::none();
+  ir::NodeRef na = c->node_of(a);
+  ir::SymShape want = na->shape;
+  want.back() = want[want.size() - 2];
+  if (want != na->shape) na = c->align_dims(na, want);
+  const ir::SymShape& sa = na->shape;
+  if (sa.back() != sa[sa.size() - 2]) return py::none();
+  ir::Graph& g = c->graph();
+  if (!b) return wrap(c->new_value(g.prim(OpId::inv, std::vector<ir::NodeRef>{na}, t, sa, {}), a.shape()));
+  ir::NodeRef nb = c->node_of(*b);
+  ir::SymShape wb(sa.begin(), sa.end() - 1);
+  wb.push_back(nb->shape.back());
+  if (wb != nb->shape) nb = c->align_dims(nb, wb);
+  if (nb->shape != wb) return py::none();
+  return wrap(c->new_value(g.prim(OpId::solve, std::vector<ir::NodeRef>{na, nb}, t, nb->shape, {}), b->shape()));
+}
+
 // Note [N-D dot in traces]
 // numpy.dot with an operand of more than two dimensions (and numpy.inner, which is dot(a,
 // b.swapaxes(-1, -2)) there) is not a matmul: NumPy computes every output element as its
@@ -90,8 +149,9 @@ py::object traced_dot(const ndarray& a, const ndarray& b) {
   if (!c || !(a.is_traced() || b.is_traced()) || a.ndim() == 0 || b.ndim() == 0) return py::none();
   if (a.ndim() <= 2 && b.ndim() <= 2) return traced_matmul(a, b, "dot");
   ir::NodeRef na = c->node_of(a), nb = c->node_of(b);
+  const bool vb = nb->shape.size() == 1;
+  nb = same_core_dims(*c, na, nb, false, vb, false);
   const ir::SymShape &sa = na->shape, &sb = nb->shape;
-  const bool vb = sb.size() == 1;
   if (!(sa.back() == (vb ? sb[0] : sb[sb.size() - 2]))) return py::none();
   const Shape &ha = a.shape(), &hb = b.shape();
   ir::SymShape out(sa.begin(), sa.end() - 1);
@@ -278,8 +338,19 @@ void bind_linalg(py::module_& m) {
        }},
       {"broadcast_to",
        +[](py::args& x) -> py::object { return wrap(broadcast_to(arr(x[1]), to_shape(x[2])), x[1]); }},
-      {"solve", +[](py::args& x) -> py::object { return wrap(lapack::solve(arr(x[1]), arr(x[2]))); }},
-      {"inv", +[](py::args& x) -> py::object { return wrap(lapack::inv(arr(x[1]))); }},
+      // _linalg("solve", a, b, traceable) and _linalg("inv", a, traceable): Note [linear solves
+      // in traces] (recorded only with `traceable` true: no handler of the traced code, npc's
+      // own included, would see the error late).
+      {"solve", +[](py::args& x) -> py::object {
+         if (tracer::current() && x.size() > 3 && x[3].cast<bool>())
+           if (py::object t = traced_solve(arr(x[1]), &arr(x[2])); !t.is_none()) return t;
+         return wrap(lapack::solve(arr(x[1]), arr(x[2])));
+       }},
+      {"inv", +[](py::args& x) -> py::object {
+         if (tracer::current() && x.size() > 2 && x[2].cast<bool>())
+           if (py::object t = traced_solve(arr(x[1]), nullptr); !t.is_none()) return t;
+         return wrap(lapack::inv(arr(x[1])));
+       }},
       {"det", +[](py::args& x) -> py::object { return wrap(lapack::det(arr(x[1]))); }},
       {"slogdet", +[](py::args& x) -> py::object {
          auto [s, l] = lapack::slogdet(arr(x[1]));

@@ -446,6 +446,7 @@ void bind_tracer(py::module_& m) {
   // Leaked on purpose (released after interpreter shutdown otherwise).
   static auto& graph_break_exc = *new py::exception<tracer::GraphBreak>(m, "_GraphBreak", PyExc_RuntimeError);
   static auto& static_scalar_exc = *new py::exception<tracer::StaticScalar>(m, "_StaticScalar", PyExc_RuntimeError);
+  static auto& static_shape_exc = *new py::exception<tracer::StaticShape>(m, "_StaticShape", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -453,6 +454,8 @@ void bind_tracer(py::module_& m) {
       PyErr_SetString(graph_break_exc.ptr(), e.what());
     } catch (const tracer::StaticScalar& e) {
       PyErr_SetString(static_scalar_exc.ptr(), e.what());
+    } catch (const tracer::StaticShape& e) {
+      PyErr_SetString(static_shape_exc.ptr(), e.what());
     } catch (const ir::VerifyError& e) {
       PyErr_SetString(PyExc_AssertionError, e.what());
     }
@@ -624,6 +627,8 @@ void bind_tracer(py::module_& m) {
         return py::make_tuple(wrap(std::move(v->first)), py::cast(std::move(v->second)));
       })
       .def_readwrite("keep_undo", &tracer::Context::keep_undo)
+      .def_readwrite("static_views", &tracer::Context::static_views)
+      .def_property_readonly("static_dims", &tracer::Context::static_dims)
       .def("undo_writes", [](tracer::Context& c) { c.undo_writes(); },
            "puts back what segments wrote into arrays the trace does not own (Note [undoing an abandoned trace's writes])")
       .def("settle", [](tracer::Context& c) { c.settle(); },
