@@ -388,27 +388,6 @@ class NodeChecker {
         same_shape(n_.args[0]);
         break;
       case OpId::matmul: matmul(); break;
-      case OpId::solve:
-      case OpId::inv: {
-        // Note [linear solves in traces] in python/npc/csrc/bind_linalg.cpp: a (..., n, n) and
-        // b (..., n, k) of one batch shape and one LAPACK dtype; the result is b's (inv: a's).
-        arity(op == OpId::solve ? 2 : 1);
-        nparams(0);
-        const DType t = n_.dtype;
-        if (!(t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128))
-          fail("linear solve dtype");
-        for (NodeRef a : n_.args) same_dtype(a);
-        const SymShape& a = n_.args[0]->shape;
-        if (a.size() < 2 || a.back() != a[a.size() - 2]) fail("linear solve of a matrix that is not square");
-        if (op == OpId::solve) {
-          const SymShape& b = n_.args[1]->shape;
-          if (b.size() != a.size() || !std::equal(a.begin(), a.end() - 1, b.begin())) fail("linear solve operands");
-          same_shape(n_.args[1]);
-        } else {
-          same_shape(n_.args[0]);
-        }
-        break;
-      }
       case OpId::iota:
         arity(2);
         nparams(0);

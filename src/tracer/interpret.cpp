@@ -150,9 +150,6 @@ std::optional<ndarray> run_node_eagerly(const Graph& g, NodeRef n, std::span<con
         case OpId::sort: return sort(ops[0], n->params.at(0), n->params.at(1) != 0);
         case OpId::argsort: return argsort(ops[0], n->params.at(0), n->params.at(1) != 0);
         case OpId::copy: return ops[0].copy();
-        // Note [linear solves in traces] in python/npc/csrc/bind_linalg.cpp: eager npc's LAPACK calls.
-        case OpId::solve: return npc::lapack::solve(ops[0], ops[1]);
-        case OpId::inv: return npc::lapack::inv(ops[0]);
         default: return std::nullopt;
       }
     default: return std::nullopt;

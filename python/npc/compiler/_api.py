@@ -770,7 +770,6 @@ class CompiledFunction:
         n_user = ctx.num_user_inputs
         proxy = reads = rec = None
         _tls.ctx = ctx
-        _tls.root_code = getattr(self._fn, "__code__", None)  # Note [linear solves in traces]
         _tls.last_break = None
         _tls.side_effects = []
         ctx.activate()
@@ -917,7 +916,6 @@ class CompiledFunction:
                 proxy.finish()
             _core._deactivate_trace()
             _tls.ctx = None
-            _tls.root_code = None
             _core._set_fullgraph(False)
             _core._set_break_annotator(None)
         t2 = time.perf_counter()

@@ -62,7 +62,6 @@ class _TLS(threading.local):
     side_effects = ()
     patches = None  # the _Patches of this thread's trace
     attr_reads = None  # the _AttrReads of this thread's trace (Note [attribute reads] in _guards.py)
-    root_code = None  # the code object of the function this thread traces (_handlers.py)
 
 
 _tls = _TLS()

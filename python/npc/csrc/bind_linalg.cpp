@@ -42,15 +42,6 @@ py::object uniform(py::args& x, bool pcg64) {
   return py::none();
 }
 
-// Note [matmul in traces]
-// Inside npc.compile a product with a traced operand is recorded as a Prim matmul node (the
-// operands cast to the result dtype first: promotion at the boundary) instead of breaking
-// the graph, so the fused backend runs it as a library call between fused producer and
-// epilogue kernels (docs/fusion.md, "Library calls"). Shapes that cannot be checked while
-// tracing (core dimensions that are not the same Dim, batch shapes that differ) are not
-// recorded: the eager call runs and raises NumPy's error, or breaks the graph.
-// The node's params name the product's floating-point errors as NumPy does: none for
-// "matmul", [1] for "dot" (np.dot, np.inner), [2] for none reported (np.vdot).
 // Note [products of dynamic sizes]
 // Once a compiled function has seen two sizes of an argument, its dims are symbols
 // (automatic dynamic shapes), one per input dim: `A @ x` pairs A's column symbol with x's
@@ -72,6 +63,15 @@ ir::NodeRef same_core_dims(tracer::Context& c, ir::NodeRef na, ir::NodeRef nb, b
   return want == sb ? nb : c.align_dims(nb, want);
 }
 
+// Note [matmul in traces]
+// Inside npc.compile a product with a traced operand is recorded as a Prim matmul node (the
+// operands cast to the result dtype first: promotion at the boundary) instead of breaking
+// the graph, so the fused backend runs it as a library call between fused producer and
+// epilogue kernels (docs/fusion.md, "Library calls"). Shapes that cannot be checked while
+// tracing (core dimensions that are not the same Dim, batch shapes that differ) are not
+// recorded: the eager call runs and raises NumPy's error, or breaks the graph.
+// The node's params name the product's floating-point errors as NumPy does: none for
+// "matmul", [1] for "dot" (np.dot, np.inner), [2] for none reported (np.vdot).
 py::object traced_matmul(const ndarray& a, const ndarray& b, const std::string& where) {
   tracer::Context* c = tracer::current();
   if (!c || !(a.is_traced() || b.is_traced()) || a.ndim() == 0 || b.ndim() == 0) return py::none();
@@ -95,43 +95,6 @@ py::object traced_matmul(const ndarray& a, const ndarray& b, const std::string& 
   if (where == "dot") params = {1};
   else if (where.empty()) params = {2};
   return wrap(c->new_value(g.prim(OpId::matmul, args, t, std::move(out), params), std::move(hint)));
-}
-
-// Note [linear solves in traces]
-// numpy.linalg.solve and inv in a loop (`Y = solve(z * I - A, V)` per quadrature point) broke
-// the graph at every call: LAPACK needs the values. Inside npc.compile a solve or inverse
-// of a traced operand is recorded instead as a Prim node (solve: a (..., n, n), b (..., n, k);
-// inv: a), after npc.linalg's Python has checked the shapes and made the operands one LAPACK
-// dtype and batch shape (so the node is exactly npc::lapack::solve's or inv's call), and both
-// backends run it as a library call with eager npc's LAPACK routine (ir::run_node_eagerly).
-// Dims that tracing saw equal (a's two core dims, a's and b's) are unified and guarded as
-// products' are (Note [products of dynamic sizes]). The node stays live when its value is
-// unread (a singular matrix raises: ir::raises_when_run). A singular matrix is known only
-// when the graph runs, after the Python that traced the call has gone on, so a call that an
-// exception handler of the traced code could catch (`try: solve(...) except LinAlgError:`)
-// is not recorded: npc.linalg asks the compiler (compiler/_handlers.py) and passes
-// `traceable`, and the call runs on realized operands at a graph break, raising where NumPy
-// does.
-py::object traced_solve(const ndarray& a, const ndarray* b) {
-  tracer::Context* c = tracer::current();
-  if (!c || !(a.is_traced() || (b && b->is_traced()))) return py::none();
-  const DType t = a.dtype();
-  if (!(t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128)) return py::none();
-  if (a.ndim() < 2 || (b && (b->dtype() != t || b->ndim() != a.ndim()))) return py::none();
-  ir::NodeRef na = c->node_of(a);
-  ir::SymShape want = na->shape;
-  want.back() = want[want.size() - 2];
-  if (want != na->shape) na = c->align_dims(na, want);
-  const ir::SymShape& sa = na->shape;
-  if (sa.back() != sa[sa.size() - 2]) return py::none();
-  ir::Graph& g = c->graph();
-  if (!b) return wrap(c->new_value(g.prim(OpId::inv, std::vector<ir::NodeRef>{na}, t, sa, {}), a.shape()));
-  ir::NodeRef nb = c->node_of(*b);
-  ir::SymShape wb(sa.begin(), sa.end() - 1);
-  wb.push_back(nb->shape.back());
-  if (wb != nb->shape) nb = c->align_dims(nb, wb);
-  if (nb->shape != wb) return py::none();
-  return wrap(c->new_value(g.prim(OpId::solve, std::vector<ir::NodeRef>{na, nb}, t, nb->shape, {}), b->shape()));
 }
 
 // Note [N-D dot in traces]
@@ -338,19 +301,8 @@ void bind_linalg(py::module_& m) {
        }},
       {"broadcast_to",
        +[](py::args& x) -> py::object { return wrap(broadcast_to(arr(x[1]), to_shape(x[2])), x[1]); }},
-      // _linalg("solve", a, b, traceable) and _linalg("inv", a, traceable): Note [linear solves
-      // in traces] (recorded only with `traceable` true: no handler of the traced code, npc's
-      // own included, would see the error late).
-      {"solve", +[](py::args& x) -> py::object {
-         if (tracer::current() && x.size() > 3 && x[3].cast<bool>())
-           if (py::object t = traced_solve(arr(x[1]), &arr(x[2])); !t.is_none()) return t;
-         return wrap(lapack::solve(arr(x[1]), arr(x[2])));
-       }},
-      {"inv", +[](py::args& x) -> py::object {
-         if (tracer::current() && x.size() > 2 && x[2].cast<bool>())
-           if (py::object t = traced_solve(arr(x[1]), nullptr); !t.is_none()) return t;
-         return wrap(lapack::inv(arr(x[1])));
-       }},
+      {"solve", +[](py::args& x) -> py::object { return wrap(lapack::solve(arr(x[1]), arr(x[2]))); }},
+      {"inv", +[](py::args& x) -> py::object { return wrap(lapack::inv(arr(x[1]))); }},
       {"det", +[](py::args& x) -> py::object { return wrap(lapack::det(arr(x[1]))); }},
       {"slogdet", +[](py::args& x) -> py::object {
          auto [s, l] = lapack::slogdet(arr(x[1]));

@@ -50,22 +50,8 @@ def _native(name):
         wrapper.__doc__ = (fn.__doc__ or "") + "\n\nNumPy's documentation:\n" + (np_func.__doc__ or "")
         wrapper.__module__ = __name__  # pickles as npc.linalg.<name>
         wrapper.__qualname__ = name
-        _PASS_THROUGH.add(wrapper.__code__)
         return wrapper
     return deco
-
-
-# Frames whose handlers catch no LinAlgError (_native's: _NotNative only).
-_PASS_THROUGH = set()
-
-
-def _traceable():
-    """Whether a solve or inverse called now may be recorded in the trace, its errors raised
-    when the graph runs (Note [linear solves in traces] in python/npc/csrc/bind_linalg.cpp)."""
-    if not _core._is_tracing():
-        return True
-    from ..compiler._handlers import errors_caught_here
-    return not errors_caught_here(_PASS_THROUGH)
 
 
 def _arr(x):
@@ -164,7 +150,7 @@ def solve(a, b):
             raise _NotNative from None
         A = _as(_core._linalg("broadcast_to", a, batch + a.shape[-2:]), t)
         B = _as(_core._linalg("broadcast_to", bb, batch + bb.shape[-2:]), t)
-    x = _core._linalg("solve", A, B, _traceable())
+    x = _core._linalg("solve", A, B)
     if vec:
         x = x.reshape(x.shape[:-1])
     return _out(x, rt)
@@ -177,7 +163,7 @@ def inv(a):
     a = _arr(a)
     _assert_stacked_square(a)
     t, rt = _common_type(a)
-    return _out(_core._linalg("inv", _as(a, t), _traceable()), rt)
+    return _out(_core._linalg("inv", _as(a, t)), rt)
 
 
 @_native("det")
