@@ -318,6 +318,9 @@ class Context {
   // python/npc/compiler/_api.py).
   bool static_views = false;
   const std::vector<std::pair<int, int>>& static_dims() const { return static_dims_; }
+  // Set while a subscript with a slice bound (`v[:3]`, `v[-2:]`) makes its view (Note [slices
+  // that cover the axis] in trace_nodes.cpp).
+  bool bounded_view = false;
   std::vector<Scalar> scalar_values;        // actual values of the runtime scalars
   int num_user_inputs = 0;
   // The segment input a traced argument (from add_input) is bound to.

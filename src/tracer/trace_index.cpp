@@ -1,6 +1,7 @@
 // Indexing of traced arrays (src/core/indexing.cpp's hooks): views, gathers, boolean-mask
 // assignment, and the graph breaks of the rest. See trace.hpp.
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -213,9 +214,35 @@ bool mask_assign(Context& c, const ndarray& a, std::span<const IndexItem> idx, c
 }
 }  // namespace
 
+// Marks the views a subscript with a slice bound makes (Note [slices that cover the axis] in
+// trace_nodes.cpp).
+class BoundedView {
+ public:
+  BoundedView(Context& c, std::span<const IndexItem> idx) : c_(c), prev_(c.bounded_view) {
+    c.bounded_view = std::any_of(idx.begin(), idx.end(), [](const IndexItem& it) {
+      if (it.kind != IndexItem::Kind::Slice) return false;
+      // The bindings unpack None as Python does (PySlice_Unpack): 0 and PY_SSIZE_T_MAX for a
+      // positive step, PY_SSIZE_T_MAX and PY_SSIZE_T_MIN for a negative one.
+      const Slice& s = it.slice;
+      const int64_t step = s.step.value_or(1);
+      const int64_t lo = step > 0 ? 0 : std::numeric_limits<int64_t>::max();
+      const int64_t hi = step > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+      return (s.start && *s.start != lo) || (s.stop && *s.stop != hi);
+    });
+  }
+  ~BoundedView() { c_.bounded_view = prev_; }
+  BoundedView(const BoundedView&) = delete;
+  BoundedView& operator=(const BoundedView&) = delete;
+
+ private:
+  Context& c_;
+  bool prev_;
+};
+
 ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
   Context& c = ctx_or_throw();
   c.maybe_cut();  // Note [loops] in trace_segments.cpp
+  BoundedView bounded(c, idx);
   if (basic_on_traced(a, idx)) {
     ndarray v = index(untraced_twin(a), idx);
     if (auto t = c.view(a, v)) {
@@ -251,6 +278,7 @@ ndarray index_get_hook(const ndarray& a, std::span<const IndexItem> idx) {
 void index_set_hook(const ndarray& a, std::span<const IndexItem> idx, const ndarray& value) {
   Context& c = ctx_or_throw();
   c.maybe_cut();  // Note [loops] in trace_segments.cpp
+  BoundedView bounded(c, idx);
   if (mask_assign(c, a, idx, value)) return;
   if (!a.is_traced() && std::none_of(idx.begin(), idx.end(), [](const IndexItem& it) {
         return it.kind == IndexItem::Kind::Array && it.array.is_traced();

@@ -436,7 +436,15 @@ std::shared_ptr<void> Context::view(const ndarray& src, const ndarray& r) {
     t->ctx_id = id_;
     return t;
   };
-  if (r.dtype() == src.dtype() && r.offset() == src.offset()) {
+  // Note [slices that cover the axis]
+  // The geometry of the view is all this sees: `v[-2:]` traced at size 2 is v itself, and the
+  // identity, axis-permutation and reshape forms below would name it with v's symbolic size,
+  // so a later call at size 4 returned all of v (and `x[:3] = 0` zeroed all of x). A view made
+  // by a subscript with a slice bound depends on the sizes unless they are static: with
+  // symbolic dims it takes the strided path, which needs the sizes (Note [views of symbolic
+  // sizes] below). `v[:]`, transposes and reshapes keep their symbols.
+  const bool bounded = bounded_view && !all_static(tv->shape);
+  if (!bounded && r.dtype() == src.dtype() && r.offset() == src.offset()) {
     if (r.shape() == src.shape() && r.strides() == src.strides()) {
       auto t = std::make_shared<TracedValue>(*tv);
       t->scalar = false;  // a view is an array (Note [scalar results])

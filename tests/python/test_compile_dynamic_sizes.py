@@ -199,3 +199,46 @@ def test_a_handler_of_the_program_does_not_see_the_stop(backend):
     for args in _calls(_matvec_args, (4, 6, 8, 8)):
         assert_same_as_numpy(cf, view_in_a_handler, *args)
     assert compiler.stats()["graph_breaks"] == 0
+
+
+def tail_two(v):
+    return v[-2:] * 1
+
+
+def head_three_zeroed(x):
+    x[:3] = 0
+    return x.sum()
+
+
+def first_columns(M):
+    return M[:, -3:] + 0
+
+
+@pytest.mark.parametrize("fn, shapes", [(tail_two, [(3,), (2,), (4,), (5,)]),
+                                        (head_three_zeroed, [(4,), (3,), (5,), (6,)]),
+                                        (first_columns, [(2, 4), (2, 3), (2, 5), (2, 6)])])
+@pytest.mark.parametrize("dynamic", [None, True])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_slices_that_cover_the_axis_at_one_size(fn, shapes, dynamic, backend):
+    """A slice traced where it covers the whole axis is no identity at other sizes (Note
+    [slices that cover the axis] in src/tracer/trace_nodes.cpp)."""
+    compiler.reset()
+    cf = npc.compile(fn, backend=backend, dynamic=dynamic)
+    for s in shapes:
+        assert_same_as_numpy(cf, fn, np.arange(1.0, 1.0 + np.prod(s)).reshape(s))
+
+
+def handler_raises(A, x, y):
+    try:
+        r = x[:-2] * 2
+    except Exception as e:  # noqa: BLE001
+        raise ValueError("the handler ran") from e
+    return r
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_stop_is_no_exception_of_the_program(backend):
+    compiler.reset()
+    cf = npc.compile(handler_raises, backend=backend)
+    for args in _calls(_matvec_args, (4, 6, 8, 8)):
+        assert_same_as_numpy(cf, handler_raises, *args)

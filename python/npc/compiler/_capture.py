@@ -858,7 +858,7 @@ def _recording_warnings():
             try:
                 yield recorded
                 ok = True
-            except (_StaticUse, _core._StaticScalar, _TraceAgain):
+            except (_StaticUse, _core._StaticScalar, _core._StaticShape, _TraceAgain):
                 # Traced again (a runtime int made static after an exception too): the
                 # warnings come from that trace.
                 retrace = True

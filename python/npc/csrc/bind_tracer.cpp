@@ -446,7 +446,9 @@ void bind_tracer(py::module_& m) {
   // Leaked on purpose (released after interpreter shutdown otherwise).
   static auto& graph_break_exc = *new py::exception<tracer::GraphBreak>(m, "_GraphBreak", PyExc_RuntimeError);
   static auto& static_scalar_exc = *new py::exception<tracer::StaticScalar>(m, "_StaticScalar", PyExc_RuntimeError);
-  static auto& static_shape_exc = *new py::exception<tracer::StaticShape>(m, "_StaticShape", PyExc_RuntimeError);
+  // A BaseException, as GeneratorExit: the traced program's `except Exception` must not turn
+  // the stop of Note [dims made static] (compiler/_api.py) into its own control flow.
+  static auto& static_shape_exc = *new py::exception<tracer::StaticShape>(m, "_StaticShape", PyExc_BaseException);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
