@@ -371,7 +371,13 @@ std::string lane_clause(const Stmt& s) {
 // known at launch, so whether threads pay is decided there. A parallel loop asks npc's own
 // rule (npk::threads_for: ops::threads_for of src/ops/registry.cpp, handed to each module when
 // it is loaded) with the elements of its loop nest and the work of one element
-// (Stmt::par_cost, counted as eager kernels count an op's element, Note [parallel threshold]).
+// (Stmt::par_cost, counted as eager kernels count an op's element by ops::elementwise_cost,
+// Note [parallel threshold]); a loop whose ops all cost one unit counts an eighth of its
+// work, as an eager loop of one such op does (Note [memory-bound threads]). Before, fused
+// comparisons and maximum counted eight units where eager ones count one: radial_profile's
+// ring mask `(r1 <= radius) & (radius < r2)` over 490,000 doubles, 43 launches a call between
+// graph breaks, woke the second thread every time, and its calls took 31-34 ms against
+// 25-26 ms on one thread.
 // On one thread the loop runs as plain code on the calling thread, without entering an OpenMP
 // region, which costs more than a small kernel (Note [no idle parallel regions]; a parallel
 // scalar reduction enters one with a team of one, so that it sums as with more): before,
@@ -427,6 +433,7 @@ std::string nest_work(const Stmt& s) {
     vars.insert(in.var);
     b = &in.body;
   }
+  if (s.par_memory_bound) w = "(" + w + ") / 8";  // Note [memory-bound threads] in src/ops/registry.cpp
   return "npk::threads_for(" + w + ", " + std::to_string(s.par_cost) + ")";
 }
 

@@ -266,6 +266,9 @@ struct Stmt {
   /// iteration of its innermost loop, weighed as eager kernels weigh an element (Note
   /// [threads of kernels] in emit_cpp.cpp).
   int64_t par_cost = 1;
+  /// Every op of that iteration costs one unit (Note [memory-bound threads]): its work counts
+  /// an eighth, as an eager loop of such an op counts it.
+  bool par_memory_bound = false;
   /// A statement that must stay scalar code (a quiet compare that GCC would vectorize into
   /// a signaling one): the loop around it is not made `omp simd`.
   bool scalar_only = false;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fusion/lower_internal.hpp"
+#include "ops/exec.hpp"
 
 namespace npc::fusion {
 
@@ -123,26 +124,37 @@ int64_t static_work(const Block& top) {
   return w;
 }
 
-// Units of work of one pass over `b`, as eager kernels count an element of an op (Note
-// [parallel threshold] in src/ops/registry.cpp): 1 for add, subtract, multiply and the
-// non-float ops, 8 for the other float ops; a vector-math call is one such op.
-int64_t work_of(const Block& b) {
+// Units of work of one pass over `b`, as eager kernels count an element of an op
+// (ops::elementwise_cost, Note [elementwise cost] in src/ops/registry.cpp): a vector-math
+// routine counts as a call, casts, selects and index helpers as one unit. `costly` is set
+// when an op costs more than one unit: the pass is not a memory-bound loop (Note
+// [memory-bound threads]).
+int64_t work_of(const Block& b, bool& costly) {
   int64_t w = 0;
   for (const auto& s : b) {
     if (s.k == Stmt::K::Let || s.k == Stmt::K::Decl || s.k == Stmt::K::Assign) {
       const Expr& e = s.expr;
       if (e.k == Expr::K::Apply) {
-        const bool cheap = !is_inexact(e.in) || e.op == OpId::add || e.op == OpId::subtract || e.op == OpId::multiply;
-        w += cheap ? 1 : 8;
+        const int c = ops::elementwise_cost(e.op, e.in);
+        costly = costly || c > 1;
+        w += c;
       } else if (e.k == Expr::K::Call || e.k == Expr::K::Cast || e.k == Expr::K::Select) {
         w += 1;
       }
     } else if (s.k == Stmt::K::VecApply) {
+      costly = true;
       w += 8;
     }
-    w += work_of(s.body) + work_of(s.orelse);
+    w += work_of(s.body, costly) + work_of(s.orelse, costly);
   }
   return w;
+}
+
+// Stmt::par_cost and Stmt::par_memory_bound of the parallel loop whose iteration is `body`.
+void set_par_cost(Stmt& loop, const Block& body) {
+  bool costly = false;
+  loop.par_cost = std::max<int64_t>(1, work_of(body, costly));
+  loop.par_memory_bound = !costly;
 }
 
 }  // namespace
@@ -153,7 +165,7 @@ void schedule(Block& top, bool has_reduction_inside) {
   for (auto& s : top) if (s.k == Stmt::K::For && s.var[0] == 'i') outer = &s;
   if (!outer) return;
   if (static_work(top) >= 8192 || has_reduction_inside) outer->parallel = true;
-  outer->par_cost = std::max<int64_t>(1, work_of(outer->body));
+  set_par_cost(*outer, outer->body);
   Stmt* innermost = outer;
   while (!innermost->body.empty() && innermost->body.back().k == Stmt::K::For && innermost->body.back().var[0] == 'i')
     innermost = &innermost->body.back();
@@ -200,7 +212,7 @@ void parallel_scalar_sums(Block& top) {
     }
     f.par_acc = d.var;
     f.par_dtype = d.dtype;
-    f.par_cost = std::max<int64_t>(1, work_of(f.body));
+    set_par_cost(f, f.body);
   }
 }
 

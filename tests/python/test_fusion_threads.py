@@ -81,14 +81,42 @@ def test_one_thread_setting_holds(threshold):
 
 def test_loop_asks_with_its_work(capfd):
     """A runtime-sized loop asks npc's rule with its elements and the work of one element
-    (eager's weights: 1 for multiply and add, 8 for sin and sqrt)."""
+    (eager's weights, Note [elementwise cost]: 1 for multiply and add, 2 for sqrt, 8 for sin)."""
     a = np.random.default_rng(2).standard_normal(50_000)
     with np.errstate(invalid="ignore"):
         got, src = compiled_source_and_result(_chain, (a, np.abs(a)), capfd)
     np.testing.assert_allclose(got, _chain(a, np.abs(a)), rtol=1e-12)
     assert "npk::threads_for(" in src, src
     calls = src[src.index("npk::threads_for("):].split(";")[0]
-    assert calls.rstrip(") ").endswith(", 18"), calls  # sin 8 + multiply 1 + sqrt 8 + add 1
+    assert calls.rstrip(") ").endswith(", 12"), calls  # sin 8 + multiply 1 + sqrt 2 + add 1
+    assert ") / 8," not in calls, calls  # sin and sqrt cost more than a memory access
+
+
+def _ring(r, lo, hi):
+    return (lo <= r) & (r < hi)
+
+
+def test_memory_bound_loop_counts_an_eighth(capfd):
+    """A loop whose ops all cost one unit (comparisons, bitwise and) counts an eighth of its
+    work, as an eager loop of one such op does (Note [memory-bound threads]): the mask of a
+    ring, comparisons of float64 as eager weighs them (1 each, not 8)."""
+    r = np.random.default_rng(4).random(50_000) * 10
+    got, src = compiled_source_and_result(_ring, (r, 2.0, 3.0), capfd)
+    np.testing.assert_array_equal(got, _ring(r, 2.0, 3.0))
+    calls = src[src.index("npk::threads_for("):].split(";")[0]
+    assert ") / 8, 3)" in calls, calls  # less_equal 1 + less 1 + bitwise_and 1
+
+
+def test_memory_bound_loop_threads(threshold):
+    """The eighth still splits a long enough loop: at a threshold of 1 the ring's mask runs on
+    the team and gives NumPy's values, as on the calling thread."""
+    r = np.random.default_rng(5).random(300_000) * 10
+    want = _ring(r, 2.0, 3.0)
+    for limit in (1, 1 << 40):
+        threshold(limit)
+        f = npc.compile(_ring, backend="fused")
+        for _ in range(2):
+            np.testing.assert_array_equal(f(r, 2.0, 3.0), want)
 
 
 def test_rows_of_reductions_count_their_elements(capfd):
