@@ -277,6 +277,13 @@ void gemm(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64
 
 template <class T>
 void gemv(int tr, int64_t rows, int64_t cols, const void* a, int64_t lda, const void* x, int64_t incx, void* y) {
+  // As gemm: a compiled product's threads (Note [compiled products on one BLAS thread], Note
+  // [timed product threads] in src/fusion/backend.cpp); OpenBLAS splits a gemv among its
+  // threads as it splits a gemm. (rows x cols) @ (cols): n = rows, m = 1, k = cols.
+  const int how = t_compiled_products;
+  const bool one = how == 1 + static_cast<int>(ProductThreads::One) ||
+                   (how == 1 + static_cast<int>(ProductThreads::Rule) && compiled_product_on_one_thread(rows, 1, cols));
+  OneThread guard(one);
   const Table& t = table();
   auto go = [&](auto I0) {
     using I = decltype(I0);
