@@ -552,7 +552,7 @@ void plan_replay(const ir::Graph& g, Variant& v) {
     const Variant::OperandView& b = v.operand_views[li][1];
     const DType t = n->dtype;
     if (!a.ok || !b.ok || a.dtype != t || b.dtype != t ||
-        !(t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128))
+        !ops::blas::blas_dtype(t))
       continue;
     const size_t da = a.shape.size(), db = b.shape.size();
     if (da < 1 || da > 2 || db < 1 || db > 2) continue;
@@ -928,7 +928,7 @@ class FusedExecutable {
   static Variant::ProductTiming* general_timing(const Variant& v, size_t li, NodeRef n, const std::vector<ndarray>& ops) {
     if (n->kind != NodeKind::Prim || n->op != OpId::matmul || ops.size() != 2) return nullptr;
     const DType t = n->dtype;
-    if (!(t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128)) return nullptr;
+    if (!ops::blas::blas_dtype(t)) return nullptr;
     const ndarray &a = ops[0], &b = ops[1];
     if (a.ndim() < 1 || a.ndim() > 2 || b.ndim() < 1 || b.ndim() > 2) return nullptr;
     const int64_t rows = a.ndim() == 1 ? 1 : a.shape()[0], k = a.shape().back();

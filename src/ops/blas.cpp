@@ -241,6 +241,16 @@ bool compiled_product_timed(int64_t n, int64_t m, int64_t k) {
   return work >= kTimedProductMinWork && !compiled_product_on_one_thread(n, m, k);
 }
 
+// Whether a BLAS call of (n x k) @ (k x m) elements made now runs on this thread alone: a
+// compiled graph's product (a CompiledProducts on this thread) by its way, One, or by Rule
+// (Note [compiled products on one BLAS thread], Note [timed product threads] in
+// src/fusion/backend.cpp); eager products never (NumPy's call as it is).
+static bool compiled_call_on_one_thread(int64_t n, int64_t m, int64_t k) {
+  const int how = t_compiled_products;
+  return how == 1 + static_cast<int>(ProductThreads::One) ||
+         (how == 1 + static_cast<int>(ProductThreads::Rule) && compiled_product_on_one_thread(n, m, k));
+}
+
 template <class T>
 void gemm_call(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
                void* c) {
@@ -268,22 +278,14 @@ void gemm_call(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, 
 template <class T>
 void gemm(int ta, int tb, int64_t n_, int64_t m, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
           void* c) {
-  const int how = t_compiled_products;
-  const bool one = how == 1 + static_cast<int>(ProductThreads::One) ||
-                   (how == 1 + static_cast<int>(ProductThreads::Rule) && compiled_product_on_one_thread(n_, m, k));
-  OneThread guard(one);
+  OneThread guard(compiled_call_on_one_thread(n_, m, k));
   gemm_call<T>(ta, tb, n_, m, k, a, lda, b, ldb, c);
 }
 
 template <class T>
 void gemv(int tr, int64_t rows, int64_t cols, const void* a, int64_t lda, const void* x, int64_t incx, void* y) {
-  // As gemm: a compiled product's threads (Note [compiled products on one BLAS thread], Note
-  // [timed product threads] in src/fusion/backend.cpp); OpenBLAS splits a gemv among its
-  // threads as it splits a gemm. (rows x cols) @ (cols): n = rows, m = 1, k = cols.
-  const int how = t_compiled_products;
-  const bool one = how == 1 + static_cast<int>(ProductThreads::One) ||
-                   (how == 1 + static_cast<int>(ProductThreads::Rule) && compiled_product_on_one_thread(rows, 1, cols));
-  OneThread guard(one);
+  // As gemm: OpenBLAS splits a gemv among its threads as it splits a gemm.
+  OneThread guard(compiled_call_on_one_thread(rows, 1, cols));
   const Table& t = table();
   auto go = [&](auto I0) {
     using I = decltype(I0);

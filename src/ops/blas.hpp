@@ -4,7 +4,14 @@
 #include <cstdint>
 #include <string>
 
+#include "npc/dtype.hpp"
+
 namespace npc::ops::blas {
+
+// Whether BLAS computes products of dtype `t` (float32, float64, complex64, complex128).
+inline bool blas_dtype(DType t) {
+  return t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128;
+}
 
 // CBLAS's enumeration values (the same in every CBLAS).
 enum : int { kRowMajor = 101, kNoTrans = 111, kTrans = 112, kUpper = 121 };
@@ -60,7 +67,7 @@ bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k);
 // and matrix-vector products of 2^20 multiply-adds or more.
 bool compiled_product_timed(int64_t n, int64_t m, int64_t k);
 
-// How gemm runs a compiled graph's products while a CompiledProducts exists on this thread:
+// How gemm and gemv run a compiled graph's products while a CompiledProducts exists on this thread:
 // by compiled_product_on_one_thread (Rule), on this thread alone (One), or as NumPy's call
 // with the library's threads (Library). Inherit keeps the way of an enclosing CompiledProducts
 // on this thread (a replay's timed choice, Note [timed product threads] in

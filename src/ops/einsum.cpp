@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/dispatch.hpp"
+#include "ops/blas.hpp"
 #include "npc/creation.hpp"
 #include "npc/errors.hpp"
 #include "npc/linalg.hpp"
@@ -180,7 +181,7 @@ void run(const Plan& p, const std::byte* a, const std::byte* b, std::byte* out) 
 std::optional<ndarray> einsum_pair(const ndarray& a, std::string_view la, const ndarray& b, std::string_view lb,
                                    std::string_view lo) {
   const DType t = a.dtype();
-  if (b.dtype() != t || !(t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128))
+  if (b.dtype() != t || !ops::blas::blas_dtype(t))
     return std::nullopt;
   if (a.is_traced() || b.is_traced() || lo.empty()) return std::nullopt;
   if (la.size() != static_cast<size_t>(a.ndim()) || lb.size() != static_cast<size_t>(b.ndim()))

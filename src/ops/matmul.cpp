@@ -492,7 +492,7 @@ std::optional<ndarray> small_product(const ndarray& a, const ndarray& b) {
 #if NPC_HAVE_CBLAS
   const DType t = a.dtype();
   if (t != b.dtype() || a.ndim() > 2 || b.ndim() > 2 || a.ndim() == 0 || b.ndim() == 0) return std::nullopt;
-  if (!(t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128))
+  if (!blas::blas_dtype(t))
     return std::nullopt;
   const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
   const int64_t n = a1 ? 1 : a.shape()[0], k = a.shape().back();
@@ -603,7 +603,7 @@ ndarray dot_impl(const ndarray& a0, const ndarray& b0) {
                      std::to_string(ka) + " (dim " + std::to_string(a0.ndim() - 1) + ") != " + std::to_string(kb) +
                      " (dim " + std::to_string(b0.ndim() == 1 ? 0 : b0.ndim() - 2) + ")");
   const DType t = promote_types(a0.dtype(), b0.dtype());
-  const bool blas_type = t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128;
+  const bool blas_type = blas::blas_dtype(t);
   if (a0.is_traced() || b0.is_traced() || !NPC_HAVE_CBLAS || !blas_type) {
     if (a0.ndim() <= 2 && b0.ndim() <= 2) return matmul_impl(a0, b0);
     if (b0.ndim() <= 2) {
@@ -637,7 +637,7 @@ ndarray dot_impl(const ndarray& a0, const ndarray& b0) {
 bool matmul_into(DType t, const std::byte* a, int64_t ars, int64_t acs, const std::byte* b, int64_t brs, int64_t bcs,
                  std::byte* out, int64_t n, int64_t k, int64_t m) {
 #if NPC_HAVE_CBLAS
-  if (!(t == DType::Float32 || t == DType::Float64 || t == DType::Complex64 || t == DType::Complex128)) return false;
+  if (!blas::blas_dtype(t)) return false;
   // small_product's call (matmul's path for such operands).
   detail::visit(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
