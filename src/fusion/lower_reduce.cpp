@@ -581,12 +581,24 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
   // Complex sums add one element at a time (no pairwise tree or blocks of SIMD lanes for
   // complex values): a running complex64 sum of a million elements was off by 1e-2 of the
   // result (np.full(1_100_000, 0.1 + 0.1j, np.complex64).sum()), where NumPy's pairwise sum
-  // is within a few ULPs. Long complex64 sums (and runtime lengths) accumulate in complex128
-  // and round once at the end, more accurate than NumPy's tree; short static ones keep the
-  // running sum (NumPy's order below four elements: its pairwise sum counts the real and
-  // imaginary parts, a running sum below 8 of them). complex128 running sums lose at most n
-  // ULPs (3e-11 of the result at 1.1M elements) and stay as they are.
-  const bool wide_complex = op == OpId::add && t == DType::Complex64 && (last_ext < 0 || last_ext > 256);
+  // is within a few ULPs. A complex64 sum that reduces the last axis over more than 256
+  // elements per output (or a runtime count) accumulates in complex128 and rounds once at the
+  // end, more accurate than NumPy's tree. The others keep the running sum: a sum over outer
+  // axes only (`z.sum(axis=0)`) is NumPy's own running sum, row by row in complex64, bit for
+  // bit; short static ones are NumPy's order below four elements (its pairwise sum counts the
+  // real and imaginary parts, a running sum below 8 of them). Where NumPy's order overflows
+  // a partial sum that the exact sum does not (3e38 + 3e38 - 3e38 - 3e38), the complex128
+  // accumulator gives the finite sum without NumPy's warning, and a short sum of a runtime
+  // count may differ from NumPy's running sum in the last bit (strict xfails in
+  // tests/python/test_fusion_complex_sums.py). complex128 running sums lose at most n ULPs
+  // (3e-11 of the result at 1.1M elements) and stay as they are.
+  int64_t reduced_count = 1;  // elements per output, -1 for a runtime count
+  for (int64_t a : axes) {
+    const int64_t e = static_extent(src->shape[a]);
+    reduced_count = e < 0 || reduced_count < 0 ? -1 : reduced_count * e;
+  }
+  const bool wide_complex = op == OpId::add && t == DType::Complex64 && axes.count(src->ndim() - 1) &&
+                            (reduced_count < 0 || reduced_count > 256);
   const DType wide_t = wide_acc ? DType::Float64 : wide_complex ? DType::Complex128 : t;
   if (wide_complex) init = Val::literal(init.lit, wide_t);  // 0 or initial=, already rounded to complex64
   {

@@ -95,3 +95,54 @@ def test_complex128_sums_stay_close():
     f = npc.compile(_sum, backend="fused")
     for _ in range(2):
         np.testing.assert_allclose(f(z), z.sum(), rtol=1e-10)
+
+
+def _axis0(z):
+    return z.sum(axis=0)
+
+
+@pytest.mark.parametrize("shape", [(1_100_000, 2), (1000, 3)])
+def test_outer_axis_sums_are_numpys_running_sums(shape):
+    """A sum over outer axes only is NumPy's running sum row by row in complex64: the same
+    bits, error and all (np.full((1_100_000, 2), 0.1 + 0.1j) sums to 111114.59 in NumPy)."""
+    z = np.full(shape, 0.1 + 0.1j, np.complex64) + np.arange(shape[1], dtype=np.complex64)
+    want = _axis0(z)
+    f = npc.compile(_axis0, backend="fused")
+    for _ in range(2):
+        np.testing.assert_array_equal(f(z), want)
+
+
+@pytest.mark.parametrize("make", [lambda z: z.reshape(550_000, 2), lambda z: z.reshape(2, 550_000).T,
+                                  lambda z: np.asfortranarray(z.reshape(100_000, 11)),
+                                  lambda z: z.reshape(100_000, 11)[:, ::2]],
+                         ids=["short-rows", "transposed", "F-ordered", "strided"])
+def test_full_sums_of_short_rows(make):
+    """The elements per output count, not the last axis alone: a full sum of a (550000, 2)
+    array is long although its last axis is short."""
+    z = make(np.full(1_100_000, 0.1 + 0.1j, np.complex64))
+    want = _sum(z)
+    f = npc.compile(_sum, backend="fused")
+    for _ in range(2):
+        np.testing.assert_allclose(f(z), want, rtol=2e-6)
+
+
+@pytest.mark.xfail(strict=True, reason="Note [complex64 sums]: the complex128 accumulator does not overflow "
+                   "where NumPy's pairwise order does (NumPy: nan with overflow and invalid warnings; npc: 0j)")
+def test_partial_sum_overflow_as_numpy():
+    z = np.zeros(300, np.complex64)
+    z[:4] = [3e38, 3e38, -3e38, -3e38]
+    with np.errstate(all="ignore"):
+        want = _sum(z)
+    f = npc.compile(_sum, backend="fused")
+    with np.errstate(all="ignore"):
+        got = f(z)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.xfail(strict=True, reason="Note [complex64 sums]: a sum of a runtime count is widened at any "
+                   "length, so three elements round once where NumPy's running sum rounds twice")
+def test_short_sum_of_a_runtime_count_as_numpy():
+    f = npc.compile(_sum, backend="fused", dynamic=True)
+    f(np.zeros(300, np.complex64))
+    z = np.array([1, 2**-24, 2**-24], np.complex64)
+    assert f(z) == _sum(z)
