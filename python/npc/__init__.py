@@ -8,11 +8,6 @@ import os as _os
 
 import numpy as _np
 
-# OpenMP threads of npc's kernels sleep when idle instead of spinning: on a machine shared
-# with other work (or with OpenBLAS's own threads) spinning threads delay every parallel
-# region's barrier by a scheduler time slice. Must be set before libgomp loads (with _core).
-_os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-
 from . import _blas_env  # noqa: F401  (before _core loads OpenBLAS: Note [OpenBLAS core type])
 from . import _core
 

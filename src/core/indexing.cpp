@@ -2,6 +2,7 @@
 #include "npc/indexing.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,8 @@
 
 #include "core/cast.hpp"
 #include "core/dispatch.hpp"
+#include "core/parallel.hpp"
+#include "ops/exec.hpp"
 #include "npc/creation.hpp"
 #include "npc/ops.hpp"
 
@@ -332,9 +335,10 @@ Gather plan_gather(const ndarray& a, const Prepared& p) {
 // dst (contiguous, out_shape) <- src elements; N is the element size in bytes.
 // Note [parallel gathers]
 // Gathers, single-index gathers and masked fills split over threads only from 2M elements,
-// as memory-bound eager loops do (Note [memory-bound threads] in src/ops/registry.cpp): an
-// OpenMP region waits for its slowest thread, and on two cores shared with other processes
-// a 300,000-element x[indices] took 6.2 ms on two threads against NumPy's 0.8 ms on one.
+// as memory-bound eager loops do (Note [memory-bound threads] in src/ops/registry.cpp): with
+// OpenMP regions, which wait for their slowest thread, on two cores shared with other
+// processes a 300,000-element x[indices] took 6.2 ms on two threads against NumPy's 0.8 ms on
+// one. They run on the thread pool (Note [thread pool] in src/core/parallel.cpp).
 // (Note [no idle parallel regions]: below that, no region is entered at all.)
 constexpr int64_t kParallelCopy = int64_t{1} << 21;
 
@@ -347,8 +351,10 @@ void gather_loop(std::byte* dst, const std::byte* base, const Gather& g) {
     for (int64_t p : g.poff) {
       const std::byte* src = base + p + q0;
       if (nb > kParallelCopy) {  // Note [parallel gathers]
-#pragma omp parallel for schedule(static)
-        for (int64_t j = 0; j < nb; ++j) std::memcpy(dst + j * N, src + boff[j], N);
+        const int nt = ops::threads_for(nb);
+        parallel::for_ranges(nt, nb, 8 * int64_t{nt}, [&](int64_t lo, int64_t hi) {
+          for (int64_t j = lo; j < hi; ++j) std::memcpy(dst + j * N, src + boff[j], N);
+        });
       } else {
         for (int64_t j = 0; j < nb; ++j) std::memcpy(dst + j * N, src + boff[j], N);
       }
@@ -576,13 +582,15 @@ struct SingleGatherF {
                   int64_t* bad) {
     int64_t first_bad = m;
     if (m > kParallelCopy) {  // Note [parallel gathers]
-      const int64_t chunks = 64;
-#pragma omp parallel for schedule(static) reduction(min : first_bad)
-      for (int64_t c = 0; c < chunks; ++c) {
-        const int64_t lo = m * c / chunks, hi = m * (c + 1) / chunks;
+      std::atomic<int64_t> bad_at{m};
+      parallel::for_ranges(ops::threads_for(m), m, 64, [&](int64_t lo, int64_t hi) {
         const int64_t j = gather_range<N>(dst, src, idx, lo, hi, n, stride);
-        if (j < hi) first_bad = std::min(first_bad, j);
-      }
+        if (j < hi) {
+          int64_t cur = bad_at.load();
+          while (j < cur && !bad_at.compare_exchange_weak(cur, j)) {}
+        }
+      });
+      first_bad = bad_at.load();
     } else {
       first_bad = gather_range<N>(dst, src, idx, 0, m, n, stride);
     }
@@ -679,9 +687,12 @@ bool try_mask_assign(const ndarray& a, std::span<const IndexItem> idx, const nda
       std::memcpy(&x, v, sizeof(T));
       T* d = reinterpret_cast<T*>(dst);
       if (n > kParallelCopy) {  // Note [parallel gathers]
-#pragma omp parallel for simd schedule(static)
-        for (int64_t i = 0; i < n; ++i)
-          if (mk[i]) d[i] = x;
+        const int nt = ops::threads_for(n);
+        parallel::for_ranges(nt, n, 8 * int64_t{nt}, [&](int64_t lo, int64_t hi) {
+#pragma omp simd
+          for (int64_t i = lo; i < hi; ++i)
+            if (mk[i]) d[i] = x;
+        });
       } else {
         // Eight mask bytes at a time: a mask that selects a few elements (or none) is mostly
         // zero words, skipped whole.

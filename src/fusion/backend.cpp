@@ -28,6 +28,7 @@
 #include <omp.h>
 #endif
 
+#include "core/parallel.hpp"
 #include "fusion/lower.hpp"
 #include "fusion/merged_products.hpp"
 #include "ops/blas.hpp"
@@ -213,23 +214,6 @@ ndarray run_library_call(const ir::Graph& g, NodeRef n, const std::vector<ndarra
 }
 
 std::atomic<uint64_t> g_tag{0};
-
-// Note [fork in kernels]
-// GNU OpenMP's thread pool does not survive fork(): a child entering a parallel region
-// with more than one thread after its parent ran one hangs. As eager kernels do (Note
-// [fork] in src/ops/registry.cpp), a forked child runs generated kernels on one thread:
-// its calling threads ask OpenMP for teams of one before each run.
-std::atomic<bool> g_forked_child{false};
-void on_fork_child() { g_forked_child.store(true); }
-void register_fork_handler() {
-  static std::once_flag once;
-  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, &on_fork_child); });
-}
-void single_thread_if_forked() {
-#if NPC_HAVE_OPENMP
-  if (g_forked_child.load(std::memory_order_relaxed)) omp_set_num_threads(1);
-#endif
-}
 
 // Note [naming fp errors]
 // NumPy's warning names the ufunc that raised ("divide by zero encountered in divide"); a
@@ -432,6 +416,8 @@ void compile_kernels(const Lowered& l, Variant& v) {
     // Note [threads of kernels] in emit_cpp.cpp: the module's parallel loops ask npc's rule.
     using SetThreadsFor = void (*)(int (*)(int64_t, int64_t));
     reinterpret_cast<SetThreadsFor>(mod->symbol("npk_set_threads_for"))(&ops::threads_for);
+    using SetParallelRun = void (*)(void (*)(int, int64_t, parallel::ChunkFn, void*));
+    reinterpret_cast<SetParallelRun>(mod->symbol("npk_set_parallel_run"))(&parallel::run);
     std::vector<KernelFn> fns;
     for (auto& n : names) fns.push_back(reinterpret_cast<KernelFn>(mod->symbol(n)));
     std::lock_guard<std::mutex> lk(g_kernels_mu);
@@ -749,7 +735,6 @@ class FusedExecutable {
       has_calls_ = has_calls_ || n->kind == NodeKind::Call;
       if (n->kind == NodeKind::Input) inputs_.push_back(n);
     }
-    register_fork_handler();
     // Lower and compile the all-contiguous variant now, so errors surface at compile time.
     std::vector<bool> contig(g.num_inputs(), true);
     get(contig);
@@ -963,7 +948,6 @@ class FusedExecutable {
     }
     fpe |= ops::read_fpe();  // the kernels' so far
     ops::clear_fpe();
-    single_thread_if_forked();
     std::vector<ndarray> results;
     bool done;
     done = timed_product(v.group_timings[id].get(), [&] {
@@ -1044,7 +1028,6 @@ class FusedExecutable {
     int fpe = 0;  // FpFlag bits raised by the kernels, reported by the caller (bind_tracer)
     std::vector<std::pair<int, std::string>> host_errors;  // (FpFlag bits, op) of host calls
     CallRecord calls;  // the Call nodes' values and errors (Note [fp error attribution])
-    single_thread_if_forked();
     std::vector<char*> kb;
     std::vector<ndarray> ops;
     // The value in buffer `b`: an input, an array, or a view of the arena.
@@ -1096,7 +1079,6 @@ class FusedExecutable {
             std::byte* const into = r ? r->data() : base + v.arena_off[rb];
             fpe |= ops::read_fpe();  // the kernels' so far
             ops::clear_fpe();
-            single_thread_if_forked();
             // As run_node_eagerly's products, or timed (Note [timed product threads]).
             timed_product(p.timing.get(), [&] { return matmul_into(p.t, pa, p.ars, p.acs, pb, p.brs, p.bcs, into, p.n, p.k, p.m); });
             // The flags the product raised, as matmul's ProductFlags reads them.
@@ -1149,7 +1131,6 @@ class FusedExecutable {
         }
         fpe |= ops::read_fpe();  // the kernels' so far (eager ops clear the flags)
         ops::clear_fpe();
-        single_thread_if_forked();
         take_fp_errors();  // stale flags of earlier eager calls are not this node's
         take_product_fp_flags();
         const Shape out_shape = v.static_shapes ? v.buf_shape[la.bufs[0]] : ir::concrete_shape(n->shape, sym);

@@ -27,10 +27,10 @@
 // Note [fp errors in kernels]
 // A kernel returns the floating-point error kinds it raised (FpFlag bits) so the caller can
 // warn under numpy.errstate as eager ufuncs do. FE flags are per thread: the kernel clears
-// the calling thread's flags on entry; each parallel loop becomes an omp parallel region
-// whose threads clear their flags, run their share of the iterations and OR what
-// fetestexcept says into npk_fpe (an OpenMP | reduction); flags raised outside parallel
-// loops are read on the calling thread before each region. The calling thread's flags are
+// the calling thread's flags on entry; each parallel loop runs as chunks on npc's thread
+// pool (npk::parallel_for) whose threads clear their flags before each chunk, run its
+// iterations and OR what fetestexcept says into npk_fpe; flags raised outside parallel
+// loops are read on the calling thread before each parallel loop. The calling thread's flags are
 // otherwise left to the caller: the fused backend's run clears them before its first launch
 // and reads them before each library call and after the last launch (a graph's kernels
 // report one union; reading and clearing them around each of thousands of one-element
@@ -378,9 +378,9 @@ std::string lane_clause(const Stmt& s) {
 // ring mask `(r1 <= radius) & (radius < r2)` over 490,000 doubles, 43 launches a call between
 // graph breaks, woke the second thread every time, and its calls took 31-34 ms against
 // 25-26 ms on one thread.
-// On one thread the loop runs as plain code on the calling thread, without entering an OpenMP
-// region, which costs more than a small kernel (Note [no idle parallel regions]; a parallel
-// scalar reduction enters one with a team of one, so that it sums as with more): before,
+// On one thread the loop runs as plain code on the calling thread, without handing it to the
+// thread pool, which costs more than a small kernel (Note [no idle parallel regions]; a
+// parallel scalar reduction runs as one chunk, so that it sums as with more): before,
 // every loop over a runtime extent woke the whole team, and a 120x120 relaxation step paid
 // about 60 us of wake-up for 10 us of work. The rule is eager npc's, so npc.set_num_threads,
 // the parallel threshold and one thread in a forked child (Note [fork]) hold for fused code.
@@ -448,29 +448,23 @@ void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k,
   line(ind, "{");
   line(ind + 1, T + " " + parts + "[256];");
   if (!flag.empty()) line(ind + 1, "int " + flags + "[256];");
-  line(ind + 1, "int npk_np_" + acc + " = 1;");
   line(ind + 1, "const int npk_nt_" + acc + " = " + nest_work(s) + ";");
+  line(ind + 1, "const int npk_np_" + acc + " = npk_nt_" + acc + " < 1 ? 1 : npk_nt_" + acc + " > 256 ? 256 : npk_nt_" + acc + ";");
   line(ind + 1, "npk_fpe |= npk::fpe_take();");
-  line(ind + 1, "#pragma omp parallel num_threads(npk_nt_" + acc + ") reduction(|: npk_fpe)");
-  line(ind + 1, "{");
-  line(ind + 2, "npk::fpe_clear();");
-  line(ind + 2, "const int64_t npk_t = npk::thread_id(), npk_n = std::min(npk::thread_count(), 256);");
+  line(ind + 1, "npk_fpe |= npk::parallel_for(npk_nt_" + acc + ", npk_np_" + acc + ", [&](int64_t npk_t) {");
+  line(ind + 2, "const int64_t npk_n = npk_np_" + acc + ";");
   line(ind + 2, "const int64_t npk_iters = ((" + hi + ") - (" + lo + ") + " + step + " - 1) / " + step + ";");
   line(ind + 2, T + " " + acc + " = " + render_val(s.red_identity) + ";");
   if (!flag.empty()) line(ind + 2, "int " + flag + " = 0;");
-  line(ind + 2, "if (npk_t < npk_n) {");
   Stmt loop = s;
   loop.par_acc.clear();
   loop.capped = false;
   loop.lo = Lin::atom("(" + lo + ") + " + step + " * (npk_iters * npk_t / npk_n)");
   loop.hi = Lin::atom("std::min<int64_t>(" + hi + ", (" + lo + ") + " + step + " * (npk_iters * (npk_t + 1) / npk_n))");
-  render_stmt(os, loop, k, ind + 3);
-  line(ind + 3, parts + "[npk_t] = " + acc + ";");
-  if (!flag.empty()) line(ind + 3, flags + "[npk_t] = " + flag + ";");
-  line(ind + 2, "}");
-  line(ind + 2, "if (npk_t == 0) npk_np_" + acc + " = (int)npk_n;");
-  line(ind + 2, "npk_fpe |= npk::fpe_take();");
-  line(ind + 1, "}");
+  render_stmt(os, loop, k, ind + 2);
+  line(ind + 2, parts + "[npk_t] = " + acc + ";");
+  if (!flag.empty()) line(ind + 2, flags + "[npk_t] = " + flag + ";");
+  line(ind + 1, "});");
   line(ind + 1, "for (int npk_p = 0; npk_p < npk_np_" + acc + "; ++npk_p) {");
   line(ind + 2, acc + " = " + render_combine(s, acc, parts + "[npk_p]") + ";");
   if (!flag.empty()) line(ind + 2, flag + " |= " + flags + "[npk_p];");
@@ -558,32 +552,44 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
         indent(os, ind);
         os << "} else {\n";
         ind += 1;
-        // Dynamic chunks (about 64 per loop): on a loaded machine a descheduled thread
-        // does not hold the others at the barrier. Each iteration writes its own outputs,
-        // so results do not depend on the schedule.
-        std::string sched = "guided";
-        if (s.hi.is_const() && s.lo.is_const() && !s.capped)
-          sched = "dynamic, " + std::to_string(std::max<int64_t>(1, (s.hi.c - s.lo.c) / 64));
-        else if (s.step != 1)  // blocks of iterations (Note [lane blocks]): a block is a chunk
-          sched = "dynamic, 1";
-        else if (s.step == 1)  // bounds are launch parameters or sizes: the same rule at run time
-          sched = "dynamic, std::max<int64_t>(1, ((" + render_bound(s) + ") - (" + s.lo.str() + ")) / 64)";
-        // Note [fp errors in kernels]: each thread of the team clears its FE flags before its
-        // share of the loop and ORs what it raised into npk_fpe (the caller's flags were taken
-        // just before, so the master thread's clear loses nothing).
+        // About 64 chunks a loop, handed out in order (Note [thread pool] in
+        // src/core/parallel.cpp): a thread that starts late or is descheduled takes fewer.
+        // Each iteration writes its own outputs, so results do not depend on the schedule.
+        // Note [fp errors in kernels]: the caller's flags are taken first; each chunk clears
+        // its thread's flags and npk::parallel_for ORs what the chunks raised into npk_fpe.
+        const std::string v = s.var, step = std::to_string(s.step);
         indent(os, ind);
         os << "npk_fpe |= npk::fpe_take();\n";
         indent(os, ind);
-        os << "#pragma omp parallel num_threads(" << nt << ") reduction(|: npk_fpe)\n";
+        os << "const int64_t npk_lo_" << v << " = " << s.lo.str() << ", npk_hi_" << v << " = " << render_bound(s) << ";\n";
         indent(os, ind);
-        os << "{\n";
-        indent(os, ind + 1);
-        os << "npk::fpe_clear();\n";
-        indent(os, ind + 1);
-        os << "#pragma omp for" << (s.simd ? " simd" : "") << " schedule(" << sched << ") nowait\n";
+        os << "const int64_t npk_it_" << v << " = (npk_hi_" << v << " - npk_lo_" << v << " + " << step << " - 1) / " << step
+           << ", npk_ck_" << v << " = npk_it_" << v << " / 64 > 1 ? npk_it_" << v << " / 64 : 1;\n";
+        indent(os, ind);
+        os << "npk_fpe |= npk::parallel_for(" << nt << ", (npk_it_" << v << " + npk_ck_" << v << " - 1) / npk_ck_" << v
+           << ", [&](int64_t npk_c_" << v << ") {\n";
         ind += 1;
+        indent(os, ind);
+        os << "const int64_t npk_b_" << v << " = npk_lo_" << v << " + npk_c_" << v << " * npk_ck_" << v << " * " << step
+           << ", npk_e_" << v << " = std::min<int64_t>(npk_hi_" << v << ", npk_b_" << v << " + npk_ck_" << v << " * " << step
+           << ");\n";
+        if (s.simd) {
+          indent(os, ind);
+          os << "#pragma omp simd\n";
+        }
+        indent(os, ind);
+        os << "for (int64_t " << v << " = npk_b_" << v << "; " << v << " < npk_e_" << v << "; "
+           << (s.step == 1 ? "++" + v : v + " += " + step) << ") {\n";
+        render_block(os, s.body, k, ind + 1);
+        indent(os, ind);
+        os << "}\n";
+        indent(os, ind - 1);
+        os << "});\n";
+        indent(os, ind - 2);
+        os << "}\n";
+        break;
       }
-      if (s.simd && !s.parallel) {
+      if (s.simd) {
         indent(os, ind);
         os << "#pragma omp simd";
         if (s.lane_op != LaneReduce::None) os << " " << lane_clause(s);
@@ -595,14 +601,6 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
       render_block(os, s.body, k, ind + 1);
       indent(os, ind);
       os << "}\n";
-      if (s.parallel) {
-        indent(os, ind);
-        os << "npk_fpe |= npk::fpe_take();\n";
-        indent(os, ind - 1);
-        os << "}\n";
-        indent(os, ind - 2);
-        os << "}\n";
-      }
       break;
     case Stmt::K::If:
       indent(os, ind);

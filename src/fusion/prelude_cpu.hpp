@@ -1,4 +1,4 @@
-// The runtime prelude of every generated C++/OpenMP translation unit (src/fusion/emit_cpp.cpp).
+// The runtime prelude of every generated C++ translation unit (src/fusion/emit_cpp.cpp).
 // It is plain C++17: generated code must compile on its own, with no include path to npc.
 // At build time cmake/embed_prelude.cmake replaces the #include of npc/scalar_rules.hpp
 // below with that header's text and wraps the whole file as a string (the generated
@@ -24,9 +24,6 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace npk {
 // ---- floating-point status (Note [fp errors in kernels], src/fusion/emit_cpp.cpp)
@@ -66,21 +63,38 @@ inline void fpe_raise(int bits) {
   std::feraiseexcept(((bits & 1) ? FE_DIVBYZERO : 0) | ((bits & 2) ? FE_OVERFLOW : 0) |
                      ((bits & 4) ? FE_UNDERFLOW : 0) | ((bits & 8) ? FE_INVALID : 0));
 }
-#ifdef _OPENMP
-inline int thread_id() { return omp_get_thread_num(); }
-inline int thread_count() { return omp_get_num_threads(); }
-#else
-inline int thread_id() { return 0; }
-inline int thread_count() { return 1; }
-#endif
 // ---- threads of a parallel loop (Note [threads of kernels], src/fusion/emit_cpp.cpp)
 // npc's own rule (ops::threads_for: npc.set_num_threads, the parallel threshold, one thread
 // in a forked child), handed to the module when it is loaded.
 using ThreadsFor = int (*)(int64_t work, int64_t cost);
 static ThreadsFor g_threads_for = nullptr;
 inline int threads_for(int64_t work, int64_t cost) { return g_threads_for ? g_threads_for(work, cost) : 1; }
+// npc's thread pool (npc::parallel::run, Note [thread pool] in src/core/parallel.cpp), handed
+// to the module when it is loaded: runs fn(ctx, c) for every chunk c on at most nt threads.
+using ParallelRun = void (*)(int nt, int64_t chunks, void (*fn)(void*, int64_t), void* ctx);
+static ParallelRun g_parallel_run = nullptr;
+// f(c) for every chunk c in [0, chunks) on at most nt threads; returns the FpFlag bits the
+// chunks raised (each chunk clears its thread's flags first: the caller takes its own before).
+template <class F>
+inline int parallel_for(int nt, int64_t chunks, const F& f) {
+  struct Ctx {
+    const F* f;
+    int fpe;
+  } ctx{&f, 0};
+  void (*call)(void*, int64_t) = [](void* p, int64_t c) {
+    Ctx* x = static_cast<Ctx*>(p);
+    fpe_clear();
+    (*x->f)(c);
+    if (const int e = fpe_take()) __atomic_fetch_or(&x->fpe, e, __ATOMIC_RELAXED);
+  };
+  if (g_parallel_run && nt > 1 && chunks > 1) g_parallel_run(nt, chunks, call, &ctx);
+  else
+    for (int64_t c = 0; c < chunks; ++c) call(&ctx, c);
+  return __atomic_load_n(&ctx.fpe, __ATOMIC_RELAXED);
+}
 }  // namespace npk
 extern "C" void npk_set_threads_for(npk::ThreadsFor f) { npk::g_threads_for = f; }
+extern "C" void npk_set_parallel_run(npk::ParallelRun f) { npk::g_parallel_run = f; }
 
 #define NPK_RAISE_FP(bits) ::npk::fpe_raise(bits)
 // Quiet ordered comparisons of NaN-free operands: GCC's -O3 -march=native vectorizer turns

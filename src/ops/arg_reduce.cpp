@@ -6,12 +6,9 @@
 
 #include "npc/creation.hpp"
 #include "ops/exec.hpp"
+#include "core/parallel.hpp"
 #include "ops/loops.hpp"
 #include "core/cast.hpp"
-
-#if NPC_HAVE_OPENMP
-#include <omp.h>
-#endif
 
 namespace npc {
 namespace ops {
@@ -105,10 +102,9 @@ ndarray arg_reduce(OpId op, const ndarray& a_in, std::optional<int64_t> axis, bo
     out[j] = fnp(p, s, n);
   };
   if (nt > 1) {  // Note [no idle parallel regions] in registry.cpp
-#if NPC_HAVE_OPENMP
-#pragma omp parallel for num_threads(nt)
-#endif
-    for (int64_t j = 0; j < cnt; ++j) one(j);
+    parallel::for_ranges(nt, cnt, 8 * int64_t{nt}, [&](int64_t lo, int64_t hi) {
+      for (int64_t j = lo; j < hi; ++j) one(j);
+    });
   } else {
     for (int64_t j = 0; j < cnt; ++j) one(j);
   }

@@ -29,10 +29,7 @@
 #include "npc/errors.hpp"
 #include "npc/linalg.hpp"
 #include "ops/exec.hpp"
-
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
+#include "core/parallel.hpp"
 
 namespace npc {
 namespace {
@@ -164,17 +161,8 @@ void run(const Plan& p, const std::byte* a, const std::byte* b, std::byte* out) 
     rows<T>(p, a, b, out, 0, p.outer_count);
     return;
   }
-#if defined(_OPENMP)
-#pragma omp parallel num_threads(nt)
-  {
-    const int t = omp_get_thread_num(), nthreads = omp_get_num_threads();
-    const int64_t chunk = (p.outer_count + nthreads - 1) / nthreads;
-    const int64_t lo = std::min<int64_t>(p.outer_count, t * chunk), hi = std::min<int64_t>(p.outer_count, lo + chunk);
-    if (lo < hi) rows<T>(p, a, b, out, lo, hi);
-  }
-#else
-  rows<T>(p, a, b, out, 0, p.outer_count);
-#endif
+  // Note [thread pool] in src/core/parallel.cpp: four chunks of rows a thread.
+  parallel::for_ranges(nt, p.outer_count, 4 * int64_t{nt}, [&](int64_t lo, int64_t hi) { rows<T>(p, a, b, out, lo, hi); });
 }
 }  // namespace
 

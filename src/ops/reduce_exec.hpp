@@ -11,12 +11,9 @@
 
 #include "npc/ndarray.hpp"
 #include "npc/ops.hpp"
+#include "core/parallel.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
-
-#if NPC_HAVE_OPENMP
-#include <omp.h>
-#endif
 
 namespace npc::reduction {
 
@@ -91,24 +88,13 @@ int run_parallel(int nt, int64_t n, bool balance, bool fpe, const F& body) {
     for (int64_t k = 0; k < n; ++k) body(k);
     return fpe ? ops::read_fpe() : 0;
   }
-#if NPC_HAVE_OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-  {
+  // Note [thread pool] in src/core/parallel.cpp: chunks handed out in order, so a thread that
+  // starts late takes fewer. `balance`: one task a chunk; else about eight chunks a thread.
+  parallel::for_ranges(nt, n, balance ? n : 8 * int64_t{nt}, [&](int64_t lo, int64_t hi) {
     if (fpe) ops::clear_fpe();
-    if (balance) {
-#if NPC_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-      for (int64_t k = 0; k < n; ++k) body(k);
-    } else {
-#if NPC_HAVE_OPENMP
-#pragma omp for schedule(guided)
-#endif
-      for (int64_t k = 0; k < n; ++k) body(k);
-    }
+    for (int64_t k = lo; k < hi; ++k) body(k);
     if (fpe) fl.fetch_or(ops::read_fpe());
-  }
+  });
   return fl.load();
 }
 

@@ -18,6 +18,7 @@
 #endif
 
 #include "core/cast.hpp"
+#include "core/parallel.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
 #include "ops/op_rows.hpp"
@@ -129,16 +130,17 @@ bool checks_fpe(OpId op) { return op_info(op).fpe_check; }
 
 // ---------------------------------------------------------------- threads
 // Note [fork]
-// GNU OpenMP's thread pool does not survive fork(): a child that enters a parallel region
-// after its parent used one can hang. A pthread_atfork child handler turns threading off in
-// the child (as PyTorch does), so multiprocessing workers run kernels single-threaded.
+// A thread pool does not survive fork(): the child has only the forking thread, and a loop
+// that waited for the parent's workers would hang. A pthread_atfork child handler turns
+// threading off in the child (as PyTorch does), so multiprocessing workers run kernels
+// single-threaded (npc's pool checks the same: Note [thread pool] in src/core/parallel.cpp).
 namespace {
 std::atomic<int> g_threads{0};  // 0: not yet initialised
 // Note [parallel threshold]
 // Below 128K units of work (elements times the op's cost) kernels stay on the calling
-// thread: waking the workers (passive wait, OMP_WAIT_POLICY) costs more than memory-bound
-// loops of that size gain on two cores, and far more when the cores are shared with other
-// processes (a 300x300 stencil step ran 1.3x slower on two threads than on one).
+// thread: waking the workers (Note [thread pool] in src/core/parallel.cpp) costs more than
+// memory-bound loops of that size gain on two cores, and far more when the cores are shared
+// with other processes (a 300x300 stencil step ran 1.3x slower on two threads than on one).
 std::atomic<int64_t> g_threshold{1 << 17};
 std::atomic<bool> g_forked_child{false};
 
@@ -351,9 +353,10 @@ void run_range(LoopFn fn, int nops, std::byte* const* base, const Geometry& g, i
 }  // namespace
 
 // Note [no idle parallel regions]
-// Entering an OpenMP region costs about a microsecond even when its if() clause keeps it on
-// one thread (GNU OpenMP still sets up a team), which is more than a small kernel itself.
-// Code that may run single-threaded tests the thread count first and runs the plain loop.
+// Handing a loop to the thread pool (Note [thread pool] in src/core/parallel.cpp) costs
+// atomics and a wake-up even when it ends up on one thread, which is more than a small kernel
+// itself. Code that may run single-threaded tests the thread count first and runs the plain
+// loop.
 int run_elementwise(LoopFn fn, int nops, std::byte* const* ptrs, const std::vector<std::vector<int64_t>>& strides,
                     std::span<const int64_t> shape, int order_by, bool check_fpe, int64_t cost) {
   Geometry g = make_geometry(nops, strides, shape, order_by);
@@ -368,24 +371,18 @@ int run_elementwise(LoopFn fn, int nops, std::byte* const* ptrs, const std::vect
     run_range(fn, nops, ptrs, g, 0, outer);
     return check_fpe ? read_fpe() : 0;
   }
+  // Four chunks a thread (Note [thread pool] in src/core/parallel.cpp: a worker that starts
+  // late leaves its chunks to the others), aligned to 64 elements so that threads do not
+  // share cache lines.
   std::atomic<int> flags{0};
-#if NPC_HAVE_OPENMP
-#pragma omp parallel num_threads(nt)
-  {
-    const int t = omp_get_thread_num(), T = omp_get_num_threads();
-    // Chunks of the outer range, aligned to 64 elements so threads do not share cache lines.
-    int64_t chunk = (outer + T - 1) / T;
-    if (g.shape.size() == 1) chunk = (chunk + 63) / 64 * 64;
-    const int64_t lo = std::min<int64_t>(outer, t * chunk), hi = std::min<int64_t>(outer, lo + chunk);
+  int64_t chunk = (outer + 4 * nt - 1) / (4 * nt);
+  if (g.shape.size() == 1) chunk = (chunk + 63) / 64 * 64;
+  parallel::for_chunks(nt, (outer + chunk - 1) / chunk, [&](int64_t c) {
+    const int64_t lo = c * chunk, hi = std::min<int64_t>(outer, lo + chunk);
     if (check_fpe) clear_fpe();
-    if (lo < hi) run_range(fn, nops, ptrs, g, lo, hi);
+    run_range(fn, nops, ptrs, g, lo, hi);
     if (check_fpe) flags.fetch_or(read_fpe());
-  }
-#else
-  if (check_fpe) clear_fpe();
-  run_range(fn, nops, ptrs, g, 0, outer);
-  if (check_fpe) flags = read_fpe();
-#endif
+  });
   return flags.load();
 }
 
