@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <system_error>
@@ -28,8 +29,9 @@
 //   worker has started are the caller's, so a worker that wakes late costs nothing but its
 //   share of the gain, and the caller waits only for chunks already running (spinning, then
 //   yielding: they end soon);
-// - a worker that finds no chunk left spins for kSpin (a loop of several parallel ops finds
-//   it awake) and then sleeps on the loop counter (std::atomic::wait, a futex on Linux).
+// - a worker that finds no chunk left spins for 50 us (NPC_POOL_SPIN_US; a loop of several
+//   parallel ops finds it awake) and then sleeps on the job counter (std::atomic::wait, a
+//   futex on Linux).
 // The job is published seqlock-style: `epoch` is odd while the caller writes it, and a
 // worker counts itself in `active` before it reads the job and checks the epoch again after,
 // so the caller rewrites a job only when no worker can be reading it.
@@ -41,7 +43,14 @@
 namespace npc::parallel {
 namespace {
 
-constexpr auto kSpin = std::chrono::microseconds(50);     // a worker's spin before it sleeps
+// A worker's spin before it sleeps (NPC_POOL_SPIN_US overrides it, read once).
+std::chrono::microseconds spin_time() {
+  static const std::chrono::microseconds t = [] {
+    const char* e = std::getenv("NPC_POOL_SPIN_US");
+    return std::chrono::microseconds(e ? std::max(0L, std::atol(e)) : 50L);
+  }();
+  return t;
+}
 constexpr auto kCallerSpin = std::chrono::microseconds(20);  // the caller's spin before it yields
 
 struct Pool {
@@ -92,10 +101,11 @@ void run_chunks(Pool& p) {
 uint32_t wait_for_job(Pool& p, uint32_t seen) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
+  const auto spin = spin_time();
   for (int i = 1;; ++i) {
     const uint32_t e = p.epoch.load(std::memory_order_acquire);
     if (e != seen && !(e & 1)) return e;
-    if ((i & 63) == 0 && clock::now() - t0 > kSpin) break;
+    if ((i & 63) == 0 && clock::now() - t0 > spin) break;
     relax();
   }
   for (;;) {

@@ -453,7 +453,7 @@ void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k,
   line(ind + 1, "npk_fpe |= npk::fpe_take();");
   // Values by copy (npk::parallel_for), the partials by reference.
   line(ind + 1, "npk_fpe |= npk::parallel_for(npk_nt_" + acc + ", npk_np_" + acc + ", [=, &" + parts +
-                    (flag.empty() ? std::string() : ", &" + flags) + "](int64_t npk_t) {");
+                    (flag.empty() ? std::string() : ", &" + flags) + "](int64_t npk_t) NPK_CHUNK {");
   line(ind + 2, "const int64_t npk_n = npk_np_" + acc + ";");
   line(ind + 2, "const int64_t npk_iters = ((" + hi + ") - (" + lo + ") + " + step + " - 1) / " + step + ";");
   line(ind + 2, T + " " + acc + " = " + render_val(s.red_identity) + ";");
@@ -569,7 +569,7 @@ void render_stmt(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind
            << ", npk_ck_" << v << " = npk_it_" << v << " / 64 > 1 ? npk_it_" << v << " / 64 : 1;\n";
         indent(os, ind);
         os << "npk_fpe |= npk::parallel_for(" << nt << ", (npk_it_" << v << " + npk_ck_" << v << " - 1) / npk_ck_" << v
-           << ", [=](int64_t npk_c_" << v << ") {\n";  // values by copy (npk::parallel_for)
+           << ", [=](int64_t npk_c_" << v << ") NPK_CHUNK {\n";  // values by copy (npk::parallel_for)
         ind += 1;
         indent(os, ind);
         os << "const int64_t npk_b_" << v << " = npk_lo_" << v << " + npk_c_" << v << " * npk_ck_" << v << " * " << step

@@ -73,6 +73,9 @@ inline int threads_for(int64_t work, int64_t cost) { return g_threads_for ? g_th
 // to the module when it is loaded: runs fn(ctx, c) for every chunk c on at most nt threads.
 using ParallelRun = void (*)(int nt, int64_t chunks, void (*fn)(void*, int64_t), void* ctx);
 static ParallelRun g_parallel_run = nullptr;
+// A chunk's body (the lambda handed to parallel_for) is inlined into the chunk's copy of it:
+// called out of line, the copy is reached through `this` and its values are reloaded again.
+#define NPK_CHUNK __attribute__((always_inline))
 // f(c) for every chunk c in [0, chunks) on at most nt threads; returns the FpFlag bits the
 // chunks raised (each chunk clears its thread's flags first: the caller takes its own before).
 // `f` captures the kernel's values by copy and each chunk runs a copy of it, a local object
@@ -93,9 +96,12 @@ inline int parallel_for(int nt, int64_t chunks, const F& f) {
     g(c);
     if (const int e = fpe_take()) __atomic_fetch_or(&x->fpe, e, __ATOMIC_RELAXED);
   };
-  if (g_parallel_run && nt > 1 && chunks > 1) g_parallel_run(nt, chunks, call, &ctx);
+  // Never inlined here: a second copy of the loop in the kernel's own function made the
+  // compiler stop inlining the helpers of its one-thread loop (complex division, 2.7x slower).
+  void (*volatile chunk)(void*, int64_t) = call;
+  if (g_parallel_run) g_parallel_run(nt, chunks, chunk, &ctx);
   else
-    for (int64_t c = 0; c < chunks; ++c) call(&ctx, c);
+    for (int64_t c = 0; c < chunks; ++c) chunk(&ctx, c);
   return __atomic_load_n(&ctx.fpe, __ATOMIC_RELAXED);
 }
 }  // namespace npk
