@@ -188,7 +188,7 @@ OneThread::~OneThread() {
 
 // Note [compiled products on one BLAS thread]
 // OpenBLAS (NumPy's wheels' and Debian's default build) runs its products on a pool of its
-// own threads, besides npc's OpenMP team. Its idle workers spin (yielding) for a while after
+// own threads, besides npc's thread pool. Its idle workers spin (yielding) for a while after
 // every call and its caller spins while it waits for them, so where the cores are shared (a
 // loaded machine, npc's kernels running between the products) a product waits for a worker
 // the scheduler has not run yet: conv_net's nine (576000 x 3) @ (3 x 8) products in one

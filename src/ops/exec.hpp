@@ -28,7 +28,7 @@ void clear_fpe();
 /// The raised hardware floating-point flags as FpeFlags bits.
 int read_fpe();
 
-/// Whether OpenMP regions may start (false in a forked child: Note [fork]).
+/// Whether parallel loops may use threads (false in a forked child: Note [fork]).
 bool threads_allowed();
 /// Threads to use for `n` elements of work of relative cost `cost` (1 = one add).
 int threads_for(int64_t n, int64_t cost = 1);

@@ -88,8 +88,8 @@ def test_kmeans_unrolled_one_kernel_casts_hoisted(capfd):
     same(got, C.kmeans_assign(X, means))
     assert src.count('extern "C" int ') == 1
     # both reductions (norm over 2 coordinates, argmin over 2 means) unrolled: no inner loop;
-    # the one loop is written twice, for the calling thread and for the team (Note [threads of
-    # kernels] in src/fusion/emit_cpp.cpp)
+    # the one loop is written twice, for the calling thread and for the thread pool (Note
+    # [threads of kernels] in src/fusion/emit_cpp.cpp)
     assert len(re.findall(r"for \(int64_t", src)) == 2, src
     # the int64 -> float64 casts of the means are computed once, before the parallel loop
     head = src[:src.index("npk::parallel_for(")]

@@ -12,7 +12,7 @@ from _fused_source import compiled_source_and_result
 
 @pytest.fixture
 def threshold():
-    """Sets npc's parallel threshold for one test (1: every parallel loop uses the team)."""
+    """Sets npc's parallel threshold for one test (1: every parallel loop uses the thread pool)."""
     old = npc.get_parallel_threshold()
     yield npc.set_parallel_threshold
     npc.set_parallel_threshold(old)
@@ -109,7 +109,7 @@ def test_memory_bound_loop_counts_an_eighth(capfd):
 
 def test_memory_bound_loop_threads(threshold):
     """The eighth still splits a long enough loop: at a threshold of 1 the ring's mask runs on
-    the team and gives NumPy's values, as on the calling thread."""
+    the thread pool and gives NumPy's values, as on the calling thread."""
     r = np.random.default_rng(5).random(300_000) * 10
     want = _ring(r, 2.0, 3.0)
     for limit in (1, 1 << 40):
