@@ -15,9 +15,10 @@ using ChunkFn = void (*)(void* ctx, int64_t chunk);
 /// thread among them, and returns when all chunks have run. Chunks are handed out one at a
 /// time in order, so the caller runs every chunk no worker has started (a worker that wakes
 /// late does not hold it back), and which thread runs a chunk never changes what the chunk
-/// computes. Serial (the calling thread alone) when `nt <= 1`, `chunks <= 1`, inside another
-/// parallel loop, while another thread's loop holds the pool, or in a forked child. An
-/// exception thrown by a chunk is rethrown once every chunk has run.
+/// computes. Serial (the calling thread alone) when `nt <= 1`, `chunks <= 1`, inside a chunk
+/// of a loop that holds the pool, while another thread's loop holds the pool (so a big op of a
+/// second Python thread runs on one thread meanwhile), or in a forked child. An exception
+/// thrown by a chunk is rethrown once every chunk has run (from a serial loop, at once).
 void run(int nt, int64_t chunks, ChunkFn fn, void* ctx);
 
 /// `f(c)` for every chunk `c` in [0, chunks) on at most `nt` threads (see run()).
