@@ -217,10 +217,22 @@ constexpr double kThreadedIntensity = 4.0;
 
 // Whether a compiled product of n x k times k x m elements runs on one BLAS thread (Note
 // [compiled products on one BLAS thread]).
+// Matrix-vector products from this many multiply-adds on (a 64 MiB float64 matrix, several ms
+// of one core's reads) are NumPy's call with OpenBLAS's threads, neither on one thread nor timed:
+// beside that much memory traffic a hand-off costs little even on loaded cores (a 6000 x 7500
+// float64 gemv with one core kept busy by another process: 26 ms on one thread, 29 ms on two;
+// idle: 26 ms and 16 ms), and a choice timed once under passing load kept atax's two products
+// (bench/programs/products.py, 45M multiply-adds each) on one thread in some runs, 0.70x-0.78x
+// NumPy's time.
+constexpr double kThreadedVectorWork = 8388608.0;
+
+static bool matrix_vector(int64_t n, int64_t m) { return n == 1 || m == 1; }
+
 bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k) {
   const double dn = static_cast<double>(n), dm = static_cast<double>(m), dk = static_cast<double>(k);
   const double work = dn * dm * dk;
   const double moved = dn * dk + dk * dm + dn * dm;
+  if (matrix_vector(n, m) && work >= kThreadedVectorWork) return false;
   return work < static_cast<double>(kCompiledProductsWork) && work < kThreadedIntensity * moved;
 }
 
@@ -228,7 +240,7 @@ bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k) {
 // itself (its GEMM_MULTITHREAD_THRESHOLD), so both ways are the same call.
 constexpr double kTimedProductMinWork = 65536.0 * 4;
 // Matrix-vector products (one multiply-add per matrix element) from this many multiply-adds
-// on are timed too, although the rule puts them on one thread: they read memory as fast as
+// on, up to kThreadedVectorWork, are timed too, although the rule puts them on one thread: they read memory as fast as
 // the cores' caches deliver it, and where the matrix sits in a large shared cache two
 // threads read it 2-3x faster than one (a 3000 x 3000 float64 gemv: 4.3 ms on one thread,
 // 1.4 ms on two, on a machine with 480 MiB of L3), which a fixed rule cannot know.
@@ -237,7 +249,7 @@ constexpr double kTimedVectorMinWork = 1048576.0;
 bool compiled_product_timed(int64_t n, int64_t m, int64_t k) {
   const double work = static_cast<double>(n) * static_cast<double>(m) * static_cast<double>(k);
   if (work >= static_cast<double>(kCompiledProductsWork)) return false;
-  if ((n == 1 || m == 1) && work >= kTimedVectorMinWork) return true;
+  if (matrix_vector(n, m)) return work >= kTimedVectorMinWork && work < kThreadedVectorWork;
   return work >= kTimedProductMinWork && !compiled_product_on_one_thread(n, m, k);
 }
 

@@ -58,13 +58,13 @@ bool library_ilp64();
 
 // Whether a compiled graph's product of (n x k) @ (k x m) elements runs on one BLAS thread:
 // below a size, and with few multiply-adds per element moved (Note [compiled products on one
-// BLAS thread] in blas.cpp).
+// BLAS thread] in blas.cpp); never a matrix-vector product of 2^23 multiply-adds or more.
 bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k);
 
 // Whether the replays of a compiled graph measure which of one BLAS thread and OpenBLAS's
 // threads runs a product of (n x k) @ (k x m) elements faster (Note [timed product threads] in
 // src/fusion/backend.cpp): those compiled_product_on_one_thread leaves threaded, below its size,
-// and matrix-vector products of 2^20 multiply-adds or more.
+// and matrix-vector products from 2^20 up to 2^23 multiply-adds.
 bool compiled_product_timed(int64_t n, int64_t m, int64_t k);
 
 // How gemm and gemv run a compiled graph's products while a CompiledProducts exists on this thread:

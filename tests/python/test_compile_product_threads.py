@@ -162,3 +162,17 @@ def test_timed_matrix_vector_products(side, tmp_path):
         assert np.array_equal(g, threaded + 1) or np.array_equal(g, one + 1)
     for g in got[8:]:
         np.testing.assert_array_equal(g, got[7])
+
+
+@pytest.mark.parametrize("side", ["Ax", "yA"])
+def test_large_matrix_vector_products_are_numpys_threaded_ones(side):
+    # From 2^23 multiply-adds on (kThreadedVectorWork in src/ops/blas.cpp) a matrix-vector
+    # product is NumPy's threaded call on every run, not timed against one thread.
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((3000, 2800))
+    v = rng.standard_normal(2800 if side == "Ax" else 3000)
+    fn = (lambda A, v: A @ v * 2) if side == "Ax" else (lambda A, v: v @ A * 2)
+    want = (A @ v if side == "Ax" else v @ A) * 2
+    f = npc.compile(fn)
+    for _ in range(8):
+        np.testing.assert_array_equal(f(A, v), want)
