@@ -12,7 +12,6 @@
 #include "core/cast.hpp"
 #include "core/dispatch.hpp"
 #include "core/parallel.hpp"
-#include "ops/exec.hpp"
 #include "npc/creation.hpp"
 #include "npc/ops.hpp"
 
@@ -351,7 +350,7 @@ void gather_loop(std::byte* dst, const std::byte* base, const Gather& g) {
     for (int64_t p : g.poff) {
       const std::byte* src = base + p + q0;
       if (nb > kParallelCopy) {  // Note [parallel gathers]
-        const int nt = ops::threads_for(nb);
+        const int nt = parallel::threads_for(nb);
         parallel::for_ranges(nt, nb, 8 * int64_t{nt}, [&](int64_t lo, int64_t hi) {
           for (int64_t j = lo; j < hi; ++j) std::memcpy(dst + j * N, src + boff[j], N);
         });
@@ -583,7 +582,7 @@ struct SingleGatherF {
     int64_t first_bad = m;
     if (m > kParallelCopy) {  // Note [parallel gathers]
       std::atomic<int64_t> bad_at{m};
-      parallel::for_ranges(ops::threads_for(m), m, 64, [&](int64_t lo, int64_t hi) {
+      parallel::for_ranges(parallel::threads_for(m), m, 64, [&](int64_t lo, int64_t hi) {
         const int64_t j = gather_range<N>(dst, src, idx, lo, hi, n, stride);
         if (j < hi) {
           int64_t cur = bad_at.load();
@@ -687,7 +686,7 @@ bool try_mask_assign(const ndarray& a, std::span<const IndexItem> idx, const nda
       std::memcpy(&x, v, sizeof(T));
       T* d = reinterpret_cast<T*>(dst);
       if (n > kParallelCopy) {  // Note [parallel gathers]
-        const int nt = ops::threads_for(n);
+        const int nt = parallel::threads_for(n);
         parallel::for_ranges(nt, n, 8 * int64_t{nt}, [&](int64_t lo, int64_t hi) {
 #pragma omp simd
           for (int64_t i = lo; i < hi; ++i)

@@ -1,5 +1,7 @@
 #include "core/parallel.hpp"
 
+#include "npc/errors.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -9,6 +11,9 @@
 #include <thread>
 
 #include <pthread.h>
+#if NPC_HAVE_OPENMP
+#include <omp.h>
+#endif
 #include <sched.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -38,7 +43,24 @@
 // One loop runs at a time; a loop started while another holds the pool (another Python
 // thread with the GIL released) or inside a chunk runs on its calling thread alone. Threads
 // are started on the first loop that needs them and never stopped; a forked child runs every
-// loop on its calling thread (Note [fork] in src/ops/registry.cpp).
+// loop on its calling thread (Note [fork]).
+
+// Note [fork]
+// A thread pool does not survive fork(): the child has only the forking thread, and a loop
+// that waited for the parent's workers would hang. A pthread_atfork child handler turns
+// threading off in the child (as PyTorch does), so multiprocessing workers run every loop on
+// their calling thread (run() and threads_for() both check it).
+
+// Note [thread count]
+// Loops use at most num_threads() threads: npc.set_num_threads's value, by default what
+// OpenMP reports (OMP_NUM_THREADS, else the cores this process may run on), read on first use.
+
+// Note [parallel threshold]
+// Below 128K units of work (elements times the op's cost) loops stay on the calling thread:
+// waking the workers costs more than memory-bound loops of that size gain on two cores, and
+// far more when the cores are shared with other processes (a 300x300 stencil step ran 1.3x
+// slower on two threads than on one). Eager loops count cheap elements as less (Note
+// [memory-bound threads] in src/ops/registry.cpp).
 
 namespace npc::parallel {
 namespace {
@@ -76,7 +98,24 @@ Pool& pool() {
 }
 
 thread_local bool t_inside = false;
-std::atomic<bool> g_forked{false};
+std::atomic<bool> g_forked{false};  // Note [fork]
+std::atomic<int> g_threads{0};      // Note [thread count]; 0 until first read
+std::atomic<int64_t> g_threshold{int64_t{1} << 17};  // Note [parallel threshold]
+
+void on_fork_child() { g_forked.store(true); }
+
+// Registers the fork handler and reads the default thread count, once.
+void init() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    pthread_atfork(nullptr, nullptr, &on_fork_child);
+#if NPC_HAVE_OPENMP
+    g_threads.store(std::max(1, omp_get_max_threads()));
+#else
+    g_threads.store(1);
+#endif
+  });
+}
 
 inline void relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -130,8 +169,6 @@ void worker_main(uint32_t seen) {
   }
 }
 
-void on_fork_child() { g_forked.store(true); }
-
 void serial(int64_t chunks, ChunkFn fn, void* ctx) {
   for (int64_t c = 0; c < chunks; ++c) fn(ctx, c);
 }
@@ -140,6 +177,32 @@ void serial(int64_t chunks, ChunkFn fn, void* ctx) {
 
 bool in_parallel() { return t_inside; }
 
+int num_threads() {
+  init();
+  return g_threads.load(std::memory_order_relaxed);
+}
+
+void set_num_threads(int n) {
+  init();
+  if (n < 1) throw ValueError("number of threads must be >= 1");
+  g_threads.store(n);
+}
+
+int64_t parallel_threshold() { return g_threshold.load(std::memory_order_relaxed); }
+void set_parallel_threshold(int64_t n) { g_threshold.store(std::max<int64_t>(n, 1)); }
+
+bool threads_allowed() { return !g_forked.load(std::memory_order_relaxed); }
+
+int threads_for(int64_t n, int64_t cost) {
+  const int t = num_threads();
+  if (t <= 1 || !threads_allowed()) return 1;
+  const int64_t thr = parallel_threshold();
+  if (n * cost < thr) return 1;
+  // At least `thr` units of work per thread.
+  const int64_t by_work = std::max<int64_t>(1, n * cost / thr);
+  return static_cast<int>(std::min<int64_t>(t, by_work));
+}
+
 void run(int nt, int64_t chunks, ChunkFn fn, void* ctx) {
   if (nt <= 1 || chunks <= 1 || t_inside || g_forked.load(std::memory_order_relaxed)) return serial(chunks, fn, ctx);
   Pool& p = pool();
@@ -147,8 +210,7 @@ void run(int nt, int64_t chunks, ChunkFn fn, void* ctx) {
   if (!lk.owns_lock()) return serial(chunks, fn, ctx);
   const int want = static_cast<int>(std::min<int64_t>(nt - 1, chunks - 1));
   if (p.workers < want) {
-    static std::once_flag once;
-    std::call_once(once, [] { pthread_atfork(nullptr, nullptr, &on_fork_child); });
+    init();
     try {
       while (p.workers < want) {
         std::thread(worker_main, p.epoch.load()).detach();

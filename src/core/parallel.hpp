@@ -42,4 +42,20 @@ void for_ranges(int nt, int64_t n, int64_t chunks, F&& f) {
 /// Whether the calling thread runs inside a parallel loop (a worker, or a caller of run()).
 bool in_parallel();
 
+/// Threads parallel loops use at most: npc.set_num_threads's value, by default
+/// OMP_NUM_THREADS or the cores available (Note [thread count] in parallel.cpp).
+int num_threads();
+/// Sets num_threads(); ValueError when `n < 1`.
+void set_num_threads(int n);
+/// Units of work below which a loop stays on its calling thread (Note [parallel threshold]).
+int64_t parallel_threshold();
+/// Sets parallel_threshold() (values below 1 count as 1).
+void set_parallel_threshold(int64_t n);
+/// Whether parallel loops may use threads (false in a forked child: Note [fork]).
+bool threads_allowed();
+/// Threads for `n` elements of work of relative cost `cost` (1 = one add): one below the
+/// parallel threshold or in a forked child, else at most num_threads(), with at least a
+/// threshold's worth of work each.
+int threads_for(int64_t n, int64_t cost = 1);
+
 }  // namespace npc::parallel

@@ -11,7 +11,6 @@
 #include "npc/indexing.hpp"
 #include "npc/ops.hpp"
 #include "core/parallel.hpp"
-#include "ops/exec.hpp"
 
 namespace npc {
 
@@ -250,7 +249,7 @@ ndarray concatenate(std::span<const ndarray> arrays, std::optional<int64_t> axis
         const int64_t chunk = 1 << 22;
         const int64_t nchunks = static_cast<int64_t>((bytes + chunk - 1) / chunk);
         if (nchunks > 4) {  // Note [no idle parallel regions] in src/ops/registry.cpp
-          parallel::for_chunks(ops::threads_for(static_cast<int64_t>(bytes)), nchunks, [&](int64_t c) {
+          parallel::for_chunks(parallel::threads_for(static_cast<int64_t>(bytes)), nchunks, [&](int64_t c) {
             size_t b0 = static_cast<size_t>(c * chunk);
             std::memcpy(d + b0, s + b0, std::min<size_t>(chunk, bytes - b0));
           });

@@ -415,7 +415,7 @@ void compile_kernels(const Lowered& l, Variant& v) {
     std::shared_ptr<Module> mod = jit(src);
     // Note [threads of kernels] in emit_cpp.cpp: the module's parallel loops ask npc's rule.
     using SetThreadsFor = void (*)(int (*)(int64_t, int64_t));
-    reinterpret_cast<SetThreadsFor>(mod->symbol("npk_set_threads_for"))(&ops::threads_for);
+    reinterpret_cast<SetThreadsFor>(mod->symbol("npk_set_threads_for"))(&parallel::threads_for);
     using SetParallelRun = void (*)(void (*)(int, int64_t, parallel::ChunkFn, void*));
     reinterpret_cast<SetParallelRun>(mod->symbol("npk_set_parallel_run"))(&parallel::run);
     std::vector<KernelFn> fns;

@@ -369,11 +369,12 @@ std::string lane_clause(const Stmt& s) {
 // Note [threads of kernels]
 // Kernels are generic (Note [generic kernels] in kernel_params.cpp): a loop's trip count is
 // known at launch, so whether threads pay is decided there. A parallel loop asks npc's own
-// rule (npk::threads_for: ops::threads_for of src/ops/registry.cpp, handed to each module when
-// it is loaded) with the elements of its loop nest and the work of one element
+// rule (npk::threads_for: parallel::threads_for of src/core/parallel.cpp, handed to each
+// module when it is loaded) with the elements of its loop nest and the work of one element
 // (Stmt::par_cost, counted as eager kernels count an op's element by ops::elementwise_cost,
-// Note [parallel threshold]); a loop whose ops all cost one unit counts an eighth of its
-// work, as an eager loop of one such op does (Note [memory-bound threads]). Before, fused
+// Note [parallel threshold] in src/core/parallel.cpp); a loop whose ops all cost one unit
+// counts an eighth of its work, as an eager loop of one such op does (Note [memory-bound
+// threads] in src/ops/registry.cpp). Before, fused
 // comparisons and maximum counted eight units where eager ones count one: radial_profile's
 // ring mask `(r1 <= radius) & (radius < r2)` over 490,000 doubles, 43 launches a call between
 // graph breaks, woke the second thread every time, and its calls took 31-34 ms against
@@ -383,7 +384,8 @@ std::string lane_clause(const Stmt& s) {
 // parallel scalar reduction runs as one chunk, so that it sums as with more): before,
 // every loop over a runtime extent woke the whole team, and a 120x120 relaxation step paid
 // about 60 us of wake-up for 10 us of work. The rule is eager npc's, so npc.set_num_threads,
-// the parallel threshold and one thread in a forked child (Note [fork]) hold for fused code.
+// the parallel threshold and one thread in a forked child (Note [fork] in src/core/parallel.cpp)
+// hold for fused code.
 
 // The iterations of loop `s` as a C++ expression.
 std::string trip_count(const Stmt& s) {

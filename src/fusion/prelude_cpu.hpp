@@ -64,8 +64,8 @@ inline void fpe_raise(int bits) {
                      ((bits & 4) ? FE_UNDERFLOW : 0) | ((bits & 8) ? FE_INVALID : 0));
 }
 // ---- threads of a parallel loop (Note [threads of kernels], src/fusion/emit_cpp.cpp)
-// npc's own rule (ops::threads_for: npc.set_num_threads, the parallel threshold, one thread
-// in a forked child), handed to the module when it is loaded.
+// npc's own rule (parallel::threads_for in src/core/parallel.cpp: npc.set_num_threads, the
+// parallel threshold, one thread in a forked child), handed to the module when it is loaded.
 using ThreadsFor = int (*)(int64_t work, int64_t cost);
 static ThreadsFor g_threads_for = nullptr;
 inline int threads_for(int64_t work, int64_t cost) { return g_threads_for ? g_threads_for(work, cost) : 1; }

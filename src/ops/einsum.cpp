@@ -156,7 +156,7 @@ void rows(const Plan& p, const std::byte* a, const std::byte* b, std::byte* out,
 template <class T>
 void run(const Plan& p, const std::byte* a, const std::byte* b, std::byte* out) {
   const int64_t K = static_cast<int64_t>(p.ca.size());
-  const int nt = p.outer_count > 1 ? ops::threads_for(p.outer_count * p.n * std::max<int64_t>(K, 1), 2) : 1;
+  const int nt = p.outer_count > 1 ? parallel::threads_for(p.outer_count * p.n * std::max<int64_t>(K, 1), 2) : 1;
   if (nt <= 1) {  // Note [no idle parallel regions] in registry.cpp
     rows<T>(p, a, b, out, 0, p.outer_count);
     return;

@@ -28,10 +28,6 @@ void clear_fpe();
 /// The raised hardware floating-point flags as FpeFlags bits.
 int read_fpe();
 
-/// Whether parallel loops may use threads (false in a forked child: Note [fork]).
-bool threads_allowed();
-/// Threads to use for `n` elements of work of relative cost `cost` (1 = one add).
-int threads_for(int64_t n, int64_t cost = 1);
 /// Threads for an eager loop of `n` elements of cost `cost` (Note [memory-bound threads]).
 int eager_threads(int64_t n, int64_t cost = 1);
 /// The relative cost of one element of ufunc `op` on inputs of type `t` (Note [elementwise cost]).

@@ -1,21 +1,16 @@
 // The op table as data (op_info), the per-loop kernel registry, NumPy's ufunc type
-// resolution (resolve_loop), broadcasting, thread settings and the elementwise executor.
+// resolution (resolve_loop), broadcasting, eager loops' thread counts and the elementwise executor.
 #include <algorithm>
 #include <atomic>
 #include <cfenv>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 
-#include <pthread.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
 #include <unistd.h>
-#if NPC_HAVE_OPENMP
-#include <omp.h>
-#endif
 
 #include "core/cast.hpp"
 #include "core/parallel.hpp"
@@ -128,38 +123,6 @@ const std::vector<Loop>& loops_of(OpId op) { return registry().loops[static_cast
 
 bool checks_fpe(OpId op) { return op_info(op).fpe_check; }
 
-// ---------------------------------------------------------------- threads
-// Note [fork]
-// A thread pool does not survive fork(): the child has only the forking thread, and a loop
-// that waited for the parent's workers would hang. A pthread_atfork child handler turns
-// threading off in the child (as PyTorch does), so multiprocessing workers run kernels
-// single-threaded (npc's pool checks the same: Note [thread pool] in src/core/parallel.cpp).
-namespace {
-std::atomic<int> g_threads{0};  // 0: not yet initialised
-// Note [parallel threshold]
-// Below 128K units of work (elements times the op's cost) kernels stay on the calling
-// thread: waking the workers (Note [thread pool] in src/core/parallel.cpp) costs more than
-// memory-bound loops of that size gain on two cores, and far more when the cores are shared
-// with other processes (a 300x300 stencil step ran 1.3x slower on two threads than on one).
-std::atomic<int64_t> g_threshold{1 << 17};
-std::atomic<bool> g_forked_child{false};
-
-void on_fork_child() { g_forked_child.store(true); }
-
-int default_threads() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    pthread_atfork(nullptr, nullptr, &on_fork_child);
-#if NPC_HAVE_OPENMP
-    g_threads.store(std::max(1, omp_get_max_threads()));
-#else
-    g_threads.store(1);
-#endif
-  });
-  return g_threads.load();
-}
-}  // namespace
-
 #if NPC_MULTIVERSION
 int cpu_level() {  // Note [multiversioned loops] in loops.hpp
   __builtin_cpu_init();
@@ -170,18 +133,6 @@ int cpu_level() {  // Note [multiversioned loops] in loops.hpp
 }
 #endif
 
-bool threads_allowed() { return !g_forked_child.load(std::memory_order_relaxed); }
-
-int threads_for(int64_t n, int64_t cost) {
-  int t = default_threads();
-  if (t <= 1 || !threads_allowed()) return 1;
-  int64_t thr = g_threshold.load(std::memory_order_relaxed);
-  if (n * cost < thr) return 1;
-  // At least `thr` units of work per thread.
-  int64_t by_work = std::max<int64_t>(1, n * cost / std::max<int64_t>(thr, 1));
-  return static_cast<int>(std::min<int64_t>(t, by_work));
-}
-
 // Note [memory-bound threads]
 // An eager loop of cost 1 (Note [elementwise cost]: copies, add, compares, integer ops, the
 // sum or maximum of an array) streams memory with one cheap instruction per element, and two
@@ -190,12 +141,12 @@ int threads_for(int64_t n, int64_t cost) {
 // float64 add took 80 us on two threads and 47 us on one; NumPy, 43 us; a 3M-element add
 // was no faster on two). Such loops count an eighth of a unit per element, so they split
 // only from 2M elements at the default threshold. Fused kernels keep their own work
-// estimate (threads_for through npk::threads_for).
-int eager_threads(int64_t n, int64_t cost) { return threads_for(cost <= 1 ? n / 8 : n, cost); }
+// estimate (parallel::threads_for through npk::threads_for).
+int eager_threads(int64_t n, int64_t cost) { return parallel::threads_for(cost <= 1 ? n / 8 : n, cost); }
 
 // Note [elementwise cost]
-// An element of a float loop counts as eight units of work (Note [parallel threshold]) when
-// it calls a function, two for a division or square root (one vector instruction of a few
+// An element of a float loop counts as eight units of work (Note [parallel threshold] in
+// src/core/parallel.cpp) when it calls a function, two for a division or square root (one vector instruction of a few
 // cycles: `(u[1:-1, 2:] - u[1:-1, :-2]) / h` on a 160x160 grid went to two threads), and one
 // when it is a single cheap vector instruction like an integer op: add, subtract, multiply, comparisons, maximum/minimum and sign
 // operations of real floats are as memory-bound as a copy. Counting eight for those put a
@@ -394,14 +345,10 @@ int take_fp_errors() {
   return f;
 }
 
-void set_num_threads(int n) {
-  ops::default_threads();
-  if (n < 1) throw ValueError("number of threads must be >= 1");
-  ops::g_threads.store(n);
-}
-int get_num_threads() { return ops::default_threads(); }
-void set_parallel_threshold(int64_t n) { ops::g_threshold.store(std::max<int64_t>(n, 1)); }
-int64_t get_parallel_threshold() { return ops::g_threshold.load(); }
+void set_num_threads(int n) { parallel::set_num_threads(n); }
+int get_num_threads() { return parallel::num_threads(); }
+void set_parallel_threshold(int64_t n) { parallel::set_parallel_threshold(n); }
+int64_t get_parallel_threshold() { return parallel::parallel_threshold(); }
 
 // ---------------------------------------------------------------- type resolution
 namespace {
