@@ -730,7 +730,21 @@ std::string emit_cpp_kernel(const Kernel& k, const std::string& name) {
   os << "extern \"C\" int " << name << "(char* const* b, const int64_t* sym, const int64_t* st, const int64_t* kp) {\n";
   os << "  (void)sym; (void)st; (void)kp;\n";
   // Launch parameters as locals (Note [generic kernels]): loop-invariant for the compiler.
-  for (int j = 0; j < k.num_params; ++j) os << "  const int64_t npk_k" << j << " = kp[" << j << "];\n";
+  std::vector<char> value_slot(static_cast<size_t>(k.num_params), 0);
+  for (const ValueParam& vp : k.value_params) {
+    const bool cplx = vp.dtype == DType::Complex64 || vp.dtype == DType::Complex128;
+    const bool single = vp.dtype == DType::Float32 || vp.dtype == DType::Complex64;
+    auto part = [&](int j) {
+      value_slot[static_cast<size_t>(j)] = 1;
+      return single ? "npk::bits_as<float>((uint32_t)kp[" + std::to_string(j) + "])"
+                    : "npk::bits_as<double>(kp[" + std::to_string(j) + "])";
+    };
+    os << "  const " << cpp_local_type(vp.dtype) << " npk_f" << vp.slot << " = ";
+    if (cplx) os << cpp_local_type(vp.dtype) << "{" << part(vp.slot) << ", " << part(vp.slot + 1) << "};\n";
+    else os << part(vp.slot) << ";\n";
+  }
+  for (int j = 0; j < k.num_params; ++j)
+    if (!value_slot[static_cast<size_t>(j)]) os << "  const int64_t npk_k" << j << " = kp[" << j << "];\n";
   // Note [fp errors in kernels]: the calling thread's flags are its caller's to clear and read.
   os << "  int npk_fpe = 0;\n";
   for (size_t i = 0; i < k.bufs.size(); ++i) {

@@ -309,10 +309,18 @@ struct KBuffer {
 };
 
 /// One kernel: a loop nest over its buffers (bufs[i] in the generated signature).
+/// A float or complex value passed at launch (Note [generic kernels]): local `npk_f<slot>`
+/// of `dtype`, read from launch parameter `slot` (a complex value: `slot` and `slot + 1`).
+struct ValueParam {
+  int slot;
+  DType dtype;
+};
+
 struct Kernel {
   std::vector<KBuffer> bufs;
   Block body;
-  int num_params = 0;  ///< launch parameters npk_k<j> (Note [generic kernels])
+  int num_params = 0;  ///< launch parameter slots: npk_k<j>, and the values' (Note [generic kernels])
+  std::vector<ValueParam> value_params;
 };
 
 /// Whether kernel-IR passes verify their result by default (NPC_VERIFY=1, as the graph passes).
@@ -331,9 +339,10 @@ void verify_nest(const Block& b, const std::vector<KBuffer>& bufs, int num_param
 /// verify_nest over a whole kernel.
 void verify_kernel(const Kernel& k, std::string_view after_pass);
 
-/// Replaces the constant terms of the kernel's index arithmetic and loop bounds by launch
-/// parameters and returns their values for this launch (Note [generic kernels],
-/// kernel_params.cpp). Run last: passes that compare constants run before it.
+/// Replaces the constant terms of the kernel's index arithmetic and loop bounds, and its
+/// float and complex literals (but zero, powers of two and non-finite values), by launch
+/// parameters and returns their values for this launch (a value's bits; Note [generic
+/// kernels], kernel_params.cpp). Run last: passes that compare constants run before it.
 std::vector<int64_t> parametrise_constants(Kernel& k);
 
 /// Renders a kernel as a C++ function `extern "C" int name(char* const* b, const int64_t* sym,

@@ -25,13 +25,35 @@
 // short reduction, blocking a long sum, the dtype of an accumulator) stay in the text:
 // kernels that differ there are different kernels. Zero stays a literal (an index without
 // an offset keeps its plain form).
+//
+// Float and complex literals of the arithmetic are parameters too (locals `npk_f<j>` of
+// their dtype, read from the block's slot j as bits; a complex value takes two slots): a
+// value computed in the traced Python from the loop's index (`z = r * np.exp(1j * theta_k)`
+// in a contour integral, a time step's coefficient) is a constant of the graph, and as a
+// literal it made each iteration a kernel of its own (16 compiles of one `z * eye - A` for
+// 16 quadrature points). Zero, powers of two (x / 2.0 is x * 0.5 for the compiler, x * 2.0
+// is x + x) and non-finite values (Note [NaN parts of complex literals] in emit_cpp.cpp)
+// stay literals, but for the operand of a cast (a weak scalar cast into a float32 loop), which
+// the compiler would fold and whose overflow would go unreported; so do integer literals, whose division and remainder the compiler turns
+// into multiplications only for a known divisor, and float16 ones.
+#include <cmath>
+#include <cstring>
+
 #include "fusion/kernel_ir.hpp"
 
 namespace npc::fusion {
 namespace {
 
+// Whether literal `x` stays in the kernel's text: zero, a power of two or not finite.
+bool plain(double x) {
+  if (x == 0 || !std::isfinite(x)) return true;
+  int e;
+  return std::fabs(std::frexp(x, &e)) == 0.5;
+}
+
 struct Params {
   std::vector<int64_t> values;
+  std::vector<ValueParam> value_params;
 
   void lin(Lin& l) {
     if (l.c == 0) return;
@@ -40,13 +62,53 @@ struct Params {
     l.c = 0;
   }
 
+  static int64_t bits(double x, bool single) {
+    if (single) {
+      const float f = static_cast<float>(x);
+      uint32_t u;
+      std::memcpy(&u, &f, sizeof u);
+      return static_cast<int64_t>(u);
+    }
+    int64_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return u;
+  }
+
+  // `cast`: v is the operand of a cast, which runs (and raises) only when v is no literal.
+  void val(Val& v, bool cast = false) {
+    if (v.k != Val::K::Lit) return;
+    const DType t = v.dtype;
+    const bool cplx = t == DType::Complex64 || t == DType::Complex128;
+    if (t != DType::Float32 && t != DType::Float64 && !cplx) return;
+    const bool single = t == DType::Float32 || t == DType::Complex64;
+    const bool finite = cplx ? std::isfinite(v.lit.c.real()) && std::isfinite(v.lit.c.imag()) : std::isfinite(v.lit.f);
+    if (!finite || (!cast && (cplx ? plain(v.lit.c.real()) && plain(v.lit.c.imag()) : plain(v.lit.f)))) return;
+    const int slot = static_cast<int>(values.size());
+    if (cplx) {
+      values.push_back(bits(v.lit.c.real(), single));
+      values.push_back(bits(v.lit.c.imag(), single));
+    } else {
+      values.push_back(bits(v.lit.f, single));
+    }
+    value_params.push_back(ValueParam{slot, t});
+    v = Val::local("npk_f" + std::to_string(slot), t);
+  }
+
+  void expr(Expr& e) {
+    lin(e.index);
+    for (Val& v : e.args) val(v, e.k == Expr::K::Cast);
+  }
+
   void block(Block& b) {
     for (Stmt& s : b) {
       lin(s.index);
-      lin(s.expr.index);
+      expr(s.expr);
+      val(s.val);
       lin(s.lo);
       lin(s.hi);
       lin(s.cap);
+      val(s.red_identity);
+      expr(s.red_combine);
       block(s.body);
       block(s.orelse);
     }
@@ -59,6 +121,7 @@ std::vector<int64_t> parametrise_constants(Kernel& k) {
   Params p;
   p.block(k.body);
   k.num_params = static_cast<int>(p.values.size());
+  k.value_params = std::move(p.value_params);
   return p.values;
 }
 

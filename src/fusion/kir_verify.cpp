@@ -80,6 +80,16 @@ class Verifier {
   Verifier(const std::vector<KBuffer>& bufs, int num_params, std::string_view pass)
       : bufs_(bufs), num_params_(num_params), pass_(pass) {}
 
+  /// The kernel's value parameters (Note [generic kernels]), as an outer scope of lets.
+  void value_params(const std::vector<ValueParam>& vps) {
+    scopes_.emplace_back();
+    for (const ValueParam& vp : vps) {
+      if (vp.slot < 0 || vp.slot + (is_complex(vp.dtype) ? 2 : 1) > num_params_)
+        fail("value parameter beyond the kernel's count");
+      define("npk_f" + std::to_string(vp.slot), Def::Let, vp.dtype);
+    }
+  }
+
   void block(const Block& b) {
     scopes_.emplace_back();
     for (const Stmt& s : b) stmt(s);
@@ -331,7 +341,11 @@ void verify_nest(const Block& b, const std::vector<KBuffer>& bufs, int num_param
   Verifier(bufs, num_params, after_pass).block(b);
 }
 
-void verify_kernel(const Kernel& k, std::string_view after_pass) { verify_nest(k.body, k.bufs, k.num_params, after_pass); }
+void verify_kernel(const Kernel& k, std::string_view after_pass) {
+  Verifier v(k.bufs, k.num_params, after_pass);
+  v.value_params(k.value_params);
+  v.block(k.body);
+}
 
 bool default_verify() { return ir::verify_enabled(); }
 
