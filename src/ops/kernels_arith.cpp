@@ -212,12 +212,15 @@ LoopFn loop_variant(OpId op, DType t, bool scalar) {
 // the SIMD loop. An operand one stride walks keeps it, negative too (`z[::-1, ::-1][:4]` times
 // a strided operand takes the scalar product); a fully reversed view alone coalesces and keeps
 // its negative stride (the scalar loop, as 1-D).
+bool picks_loop_by_strides(OpId op, DType t) {
+  return (op == OpId::absolute && is_complex(t)) ||
+         (t == DType::Complex64 && (op == OpId::multiply || op == OpId::square));
+}
+
 std::optional<bool> runs_scalar_loop(OpId op, DType t, std::span<const ndarray> operands,
                                      std::span<const int64_t> shape, bool fresh_output, bool* buffered) {
   if (buffered) *buffered = false;
-  const bool by_sign = (op == OpId::absolute && is_complex(t)) ||
-                       (t == DType::Complex64 && (op == OpId::multiply || op == OpId::square));
-  if (!by_sign) return std::nullopt;
+  if (!picks_loop_by_strides(op, t)) return std::nullopt;
   const int nd = static_cast<int>(shape.size());
   auto stride = [&](const ndarray& a, int d) -> int64_t {
     const int k = d - (nd - a.ndim());

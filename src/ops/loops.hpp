@@ -142,6 +142,9 @@ LoopFn loop_variant(OpId op, DType t, bool scalar);
 /// result does not fit, Note [integer scalar overflow] in include/npc/scalar_rules.hpp),
 /// else null. UfuncOptions::scalar_math runs it.
 LoopFn scalar_math_loop(OpId op, DType t);
+/// Whether NumPy picks between two loops of ufunc `op` in dtype `t` (its SIMD and its scalar
+/// loop, whose results can differ) by its operands' strides: runs_scalar_loop answers then.
+bool picks_loop_by_strides(OpId op, DType t);
 /// Whether NumPy runs its scalar loop for ufunc `op` in dtype `t` over `shape` with these
 /// operands (inputs of dtype `t`, then the given output, with their strides; `fresh_output`:
 /// a new C-ordered output comes last) from the strides of the innermost axis, as the eager

@@ -1,5 +1,6 @@
 // numpy.ufunc.__call__, outer and at: promotion at the boundary, broadcasting, input casts,
 // output allocation, out=/where=, overlap handling, then one typed inner loop.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -9,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "core/strided.hpp"
+#include "ops/buffered_cast.hpp"
 #include "npc/creation.hpp"
 #include "npc/fperror.hpp"
 #include "ops/exec.hpp"
@@ -651,9 +653,14 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     if (!o->writeable()) throw ValueError("output array is read-only");
   }
 
-  // Inputs in the loop's dtypes.
+  // Inputs in the loop's dtypes: cast whole here, or block by block inside the loop (Note
+  // [buffered input casts] in buffered_cast.cpp) where the loop's choice does not depend on
+  // its operands' layout and there is no mask.
   std::vector<ndarray> args;
   args.reserve(nin + nout);
+  const bool may_buffer = !mask && !opts.scalar_loop && !opts.scalar_math && shape_size(shape) > 1 &&
+                          !ops::picks_loop_by_strides(op, loop.in[0]);
+  bool buffer_cast[ops::kMaxOperands] = {};
   for (int i = 0; i < nin; ++i) {
     const ndarray& a = inputs[i].array;
     DType t = loop.in[i];
@@ -687,6 +694,11 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
     if (a.dtype() != t) {
       if (!is_logical_binary(op) && !can_cast(a.dtype(), t, opts.casting))
         throw UfuncCastingError(op, false, i, a.dtype(), t, opts.casting);
+      if (may_buffer && ops::cast_buffers(a.dtype(), t)) {
+        buffer_cast[i] = true;
+        args.push_back(a);
+        continue;
+      }
       const int before = opts.input_cast_flags_to_loop ? take_fp_flags() : 0;
       args.push_back(a.astype(t, Order::K));
       if (opts.input_cast_flags_to_loop) {
@@ -735,6 +747,11 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   for (int i = 0; i < nin; ++i) {
     for (const ndarray& t : targets) {
       if (args[i].size() == 0 || !ranges_overlap(args[i], t)) continue;
+      if (buffer_cast[i]) {  // read block by block while the output is written: cast it whole first
+        args[i] = args[i].astype(loop.in[i], Order::K);
+        buffer_cast[i] = false;
+        break;
+      }
       Strides bs = broadcast_strides(args[i], shape);
       // An output with internal overlap (a writeable broadcast view: stride 0 on a longer
       // axis) is written more than once per element: its input must be buffered too.
@@ -815,6 +832,10 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
       mst.push_back(strides[k]);
     }
     flags = ops::run_elementwise(&masked_loop, nin + nout + 2, mptrs, mst, shape, nin + 2, fpe, cost);
+  } else if (std::find(buffer_cast, buffer_cast + nin, true) != buffer_cast + nin) {
+    DType from[ops::kMaxOperands], to[ops::kMaxOperands];
+    for (int i = 0; i < nin; ++i) from[i] = args[i].dtype(), to[i] = loop.in[i];
+    flags = ops::run_elementwise_casting(fn, nin, nout, ptrs, strides, shape, from, to, fpe, cost);
   } else {
     flags = ops::run_elementwise(fn, nin + nout, ptrs, strides, shape, nin, fpe, cost);
   }
