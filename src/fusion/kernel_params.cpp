@@ -33,13 +33,14 @@
 // literal it made each iteration a kernel of its own (16 compiles of one `z * eye - A` for
 // 16 quadrature points). Zero, powers of two (x / 2.0 is x * 0.5 for the compiler, x * 2.0
 // is x + x) and non-finite values (Note [NaN parts of complex literals] in emit_cpp.cpp)
-// stay literals, but for the operand of a cast (a weak scalar cast into a float32 loop), which
-// the compiler would fold and whose overflow would go unreported; so do integer literals, whose division and remainder the compiler turns
+// stay literals (a literal's cast into a float dtype is done here first: fold_cast); so do
+// integer literals, whose division and remainder the compiler turns
 // into multiplications only for a known divisor, and float16 ones.
 #include <cmath>
 #include <cstring>
 
 #include "fusion/kernel_ir.hpp"
+#include "npc/fperror.hpp"
 
 namespace npc::fusion {
 namespace {
@@ -74,15 +75,13 @@ struct Params {
     return u;
   }
 
-  // `cast`: v is the operand of a cast, which runs (and raises) only when v is no literal.
-  void val(Val& v, bool cast = false) {
+  void val(Val& v) {
     if (v.k != Val::K::Lit) return;
     const DType t = v.dtype;
     const bool cplx = t == DType::Complex64 || t == DType::Complex128;
     if (t != DType::Float32 && t != DType::Float64 && !cplx) return;
     const bool single = t == DType::Float32 || t == DType::Complex64;
-    const bool finite = cplx ? std::isfinite(v.lit.c.real()) && std::isfinite(v.lit.c.imag()) : std::isfinite(v.lit.f);
-    if (!finite || (!cast && (cplx ? plain(v.lit.c.real()) && plain(v.lit.c.imag()) : plain(v.lit.f)))) return;
+    if (!finite(v.lit) || (cplx ? plain(v.lit.c.real()) && plain(v.lit.c.imag()) : plain(v.lit.f))) return;
     const int slot = static_cast<int>(values.size());
     if (cplx) {
       values.push_back(bits(v.lit.c.real(), single));
@@ -94,9 +93,35 @@ struct Params {
     v = Val::local("npk_f" + std::to_string(slot), t);
   }
 
+  static bool finite(const Scalar& x) {
+    switch (kind(x.dtype)) {
+      case Kind::Float: return std::isfinite(x.f);
+      case Kind::Complex: return std::isfinite(x.c.real()) && std::isfinite(x.c.imag());
+      default: return true;
+    }
+  }
+
+  // A literal's cast into a float or complex dtype (a weak scalar in a float32 loop) is done
+  // here, so that the kernel reads the cast value: cast at run time, a tiny value raised
+  // "underflow", which NumPy never reports for a Python scalar; as a literal, a value
+  // computed per iteration made a kernel per iteration. A cast that overflows stays in the
+  // kernel as a literal's (the compiler folds it: its overflow is not reported).
+  static void fold_cast(Expr& e) {
+    if (e.k != Expr::K::Cast || e.args.size() != 1 || e.args[0].k != Val::K::Lit) return;
+    if (kind(e.dtype) != Kind::Float && kind(e.dtype) != Kind::Complex) return;
+    if (e.dtype == DType::Float16) return;
+    const int pending = take_fp_flags();
+    const Scalar r = e.args[0].lit.cast(e.dtype);
+    take_fp_flags();
+    add_fp_flags(pending);
+    if (finite(e.args[0].lit) && !finite(r)) return;
+    e = value_expr(Val::literal(r, e.dtype));
+  }
+
   void expr(Expr& e) {
     lin(e.index);
-    for (Val& v : e.args) val(v, e.k == Expr::K::Cast);
+    fold_cast(e);
+    for (Val& v : e.args) val(v);
   }
 
   void block(Block& b) {

@@ -17,10 +17,12 @@ bool cast_buffers(DType from, DType to);
 
 /// run_elementwise over `nin` inputs and `nout` outputs (kernel order), where input k with
 /// `from[k] != to[k]` is read in dtype `from[k]` (its pointer and byte strides) and cast to
-/// `to[k]` for `fn`, kBlock elements at a time. Returns the floating-point flags raised
-/// (FpeFlags bits) when `check_fpe`.
+/// `to[k]` for `fn`, kBlock elements at a time (an input of stride 0 in a run: its one
+/// element, with stride 0, as NumPy's buffers keep it). Returns the floating-point flags the
+/// loop raised (FpeFlags bits) when `check_fpe`, and sets `cast_flags` to those the casts
+/// raised (overflow, underflow, invalid).
 int run_elementwise_casting(LoopFn fn, int nin, int nout, std::byte* const* ptrs,
                             const std::vector<std::vector<int64_t>>& strides, std::span<const int64_t> shape,
-                            const DType* from, const DType* to, bool check_fpe, int64_t cost);
+                            const DType* from, const DType* to, bool check_fpe, int64_t cost, int& cast_flags);
 
 }  // namespace npc::ops

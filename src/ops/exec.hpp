@@ -27,6 +27,8 @@ int run_elementwise(LoopFn fn, int nops, std::byte* const* ptrs, const std::vect
 void clear_fpe();
 /// The raised hardware floating-point flags as FpeFlags bits.
 int read_fpe();
+/// Sets the hardware floating-point flags of FpeFlags bits `flags` (others stay as they are).
+void raise_fpe(int flags);
 
 /// Threads for an eager loop of `n` elements of cost `cost` (Note [memory-bound threads]).
 int eager_threads(int64_t n, int64_t cost = 1);

@@ -202,6 +202,12 @@ void clear_fpe() {
   if (sw & kX86Flags) __asm__ volatile("fnclex");
 }
 
+void raise_fpe(int flags) {
+  const unsigned bits = ((flags & FpeDivide) ? 0x04u : 0u) | ((flags & FpeOverflow) ? 0x08u : 0u) |
+                        ((flags & FpeUnderflow) ? 0x10u : 0u) | ((flags & FpeInvalid) ? 0x01u : 0u);
+  if (bits) _mm_setcsr(_mm_getcsr() | bits);
+}
+
 int read_fpe() {
   const unsigned e = x86_status();
   int f = 0;
@@ -213,6 +219,11 @@ int read_fpe() {
 }
 #else
 void clear_fpe() { std::feclearexcept(FE_ALL_EXCEPT); }
+
+void raise_fpe(int flags) {
+  std::feraiseexcept(((flags & FpeDivide) ? FE_DIVBYZERO : 0) | ((flags & FpeOverflow) ? FE_OVERFLOW : 0) |
+                     ((flags & FpeUnderflow) ? FE_UNDERFLOW : 0) | ((flags & FpeInvalid) ? FE_INVALID : 0));
+}
 
 int read_fpe() {
   int e = std::fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID);

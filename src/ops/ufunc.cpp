@@ -835,7 +835,12 @@ std::vector<ndarray> call_ufunc(OpId op, std::span<const Operand> inputs, const 
   } else if (std::find(buffer_cast, buffer_cast + nin, true) != buffer_cast + nin) {
     DType from[ops::kMaxOperands], to[ops::kMaxOperands];
     for (int i = 0; i < nin; ++i) from[i] = args[i].dtype(), to[i] = loop.in[i];
-    flags = ops::run_elementwise_casting(fn, nin, nout, ptrs, strides, shape, from, to, fpe, cost);
+    int cast_flags = 0;
+    flags = ops::run_elementwise_casting(fn, nin, nout, ptrs, strides, shape, from, to, fpe, cost, cast_flags);
+    if (cast_flags) {  // as the whole casts' flags (above)
+      if (opts.input_cast_flags_to_loop) ops::note_fpe(cast_flags);
+      else add_fp_flags(cast_flags);
+    }
   } else {
     flags = ops::run_elementwise(fn, nin + nout, ptrs, strides, shape, nin, fpe, cost);
   }

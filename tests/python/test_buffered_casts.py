@@ -120,3 +120,42 @@ def test_mixed_dtype_with_out_of_another_dtype_and_where():
     np.multiply(i, f, out=out_np, where=m)
     npc.multiply(npc.asarray(i), npc.asarray(f), out=out_npc, where=npc.asarray(m))
     np.testing.assert_array_equal(np.asarray(out_npc), out_np)
+
+
+@pytest.mark.parametrize("edt", [np.float32, np.float16])
+@pytest.mark.parametrize("eshape", [(1,), (1, 1)])
+def test_broadcast_exponent_keeps_stride_zero(edt, eshape):
+    # NumPy's buffers keep a broadcast operand's stride 0 after its cast: power's loop sees a
+    # stride-0 exponent of 0.5 and takes the square root (-0.0 stays -0.0, -inf gives nan).
+    x = np.array([-0.0, -np.inf, 4.0, 2.0] * 700)
+    e = np.full(eshape, 0.5, edt)
+    with np.errstate(all="ignore"):
+        want = np.power(x, e)
+        got = np.asarray(npc.power(npc.asarray(x), npc.asarray(e)))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("op", [np.less, np.equal, np.add, np.multiply], ids=lambda o: o.__name__)
+@pytest.mark.parametrize("n", [2000, 20000])
+def test_signalling_nan_cast_errors_are_numpys(op, n):
+    # A float32 signalling NaN widened to float64 raises "invalid"; NumPy names it after the
+    # cast when it casts the input on its own (up to 8192 elements) and after the ufunc when
+    # its iterator buffers the cast (comparisons do not report it then).
+    import warnings
+    s = np.array([0x7F800001] * n, np.uint32).view(np.float32)
+    f = np.ones(n)
+
+    def msgs(lib, a, b):
+        with warnings.catch_warnings(record=True) as w, np.errstate(all="warn"):
+            warnings.simplefilter("always")
+            lib_op = getattr(lib, op.__name__)
+            lib_op(a, b)
+        return [str(x.message) for x in w if issubclass(x.category, RuntimeWarning)]
+
+    want = msgs(np, s, f)
+    got = msgs(npc, npc.asarray(s), npc.asarray(f))
+    if op in (np.less, np.equal) and n > 8192:
+        pytest.xfail("npc reports a comparison's buffered cast 'in cast'; NumPy reports nothing")
+    assert got == want

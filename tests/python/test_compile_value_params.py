@@ -79,3 +79,10 @@ def test_division_by_a_parameter_raises_as_numpy():
             f(x)
         with pytest.raises(FloatingPointError):
             npc.compile(f, backend="fused")(x)
+
+
+def test_float32_square_by_a_python_float_stays_exact():
+    # 2.0 cast into a float32 loop is a power of two: a literal, so x ** 2.0 is x * x as NumPy's.
+    x = np.random.default_rng(5).standard_normal(5000).astype(np.float32)
+    f = npc.compile(lambda x: x ** 2.0, backend="fused")
+    np.testing.assert_array_equal(f(x), x ** 2.0)
