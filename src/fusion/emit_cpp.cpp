@@ -44,6 +44,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <set>
 #include <sstream>
@@ -225,7 +226,24 @@ std::string subst(std::string_view pat, const std::vector<std::string>& args, co
 std::string render_literal(const npc::Scalar& s, DType t) {
   char b[64];
   auto fp = [&](double x, bool single) -> std::string {
-    if (std::isnan(x)) return single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+    if (std::isnan(x)) {
+      // A NaN keeps its sign and payload, as NumPy's loops pass them on (x + -nan is -nan);
+      // other than the default NaN, a value the compiler cannot fold (npk::runtime_nan_bits).
+      if (single) {
+        const float f = static_cast<float>(x);
+        uint32_t u;
+        std::memcpy(&u, &f, sizeof u);
+        if (u == 0x7FC00000u) return "__builtin_nanf(\"\")";
+        std::snprintf(b, sizeof b, "npk::runtime_nan_bits<float>((uint32_t)0x%08xu)", u);
+        return b;
+      }
+      uint64_t u;
+      std::memcpy(&u, &x, sizeof u);
+      if (u == 0x7FF8000000000000ull) return "__builtin_nan(\"\")";
+      std::snprintf(b, sizeof b, "npk::runtime_nan_bits<double>((uint64_t)0x%016llxull)",
+                    static_cast<unsigned long long>(u));
+      return b;
+    }
     if (std::isinf(x)) return std::string(x < 0 ? "-" : "") + (single ? "__builtin_inff()" : "__builtin_inf()");
     std::snprintf(b, sizeof b, "%a", x);
     return single ? "(float)" + std::string(b) : std::string(b);

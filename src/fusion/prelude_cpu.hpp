@@ -123,10 +123,8 @@ extern "C" void npk_set_parallel_run(npk::ParallelRun f) { npk::g_parallel_run =
 #include "npc/scalar_rules.hpp"
 
 namespace npk {
-// A quiet NaN the compiler does not know as a constant (Note [NaN parts of complex literals]
-// in src/fusion/emit_cpp.cpp): comparisons of it run, and raise "invalid" as NumPy's do.
-template <class R> inline R runtime_nan() {
-  R v = std::numeric_limits<R>::quiet_NaN();
+// `v` as a value the compiler does not know as a constant.
+template <class R> inline R opaque(R v) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
   asm("" : "+x"(v));
 #else
@@ -135,6 +133,12 @@ template <class R> inline R runtime_nan() {
 #endif
   return v;
 }
+// A quiet NaN the compiler does not know as a constant (Note [NaN parts of complex literals]
+// in src/fusion/emit_cpp.cpp): comparisons of it run, and raise "invalid" as NumPy's do.
+template <class R> inline R runtime_nan() { return opaque(std::numeric_limits<R>::quiet_NaN()); }
+// A NaN of the given bits (sign and payload), likewise unknown to the compiler: GCC folded
+// `x + nan_literal` in a loop's scalar tail to its default NaN, dropping the sign NumPy keeps.
+template <class R, class U> inline R runtime_nan_bits(U bits) { return opaque(bits_as<R>(bits)); }
 }  // namespace npk
 
 // The eager loops' vector-math blocks (libmvec), which the vector_math_blocks pass calls over

@@ -86,3 +86,20 @@ def test_float32_square_by_a_python_float_stays_exact():
     x = np.random.default_rng(5).standard_normal(5000).astype(np.float32)
     f = npc.compile(lambda x: x ** 2.0, backend="fused")
     np.testing.assert_array_equal(f(x), x ** 2.0)
+
+
+@pytest.mark.parametrize("bits", [0xFFF8000000000000, 0x7FF8000000012345, 0xFFF0000000000BAD])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nan_constants_keep_sign_and_payload(bits, dtype):
+    c = np.array([bits], np.uint64).view(np.float64)[0]
+    x = np.array([1.0, 2.0, -3.0], dtype)
+
+    def f(x):
+        return x + c
+
+    with np.errstate(invalid="ignore"):  # a signalling NaN raises "invalid" in both
+        want = f(x)
+        got = npc.compile(f, backend="fused")(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.view(np.uint64 if dtype == np.float64 else np.uint32),
+                                  want.view(np.uint64 if dtype == np.float64 else np.uint32))
