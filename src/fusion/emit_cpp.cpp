@@ -750,7 +750,7 @@ std::string emit_cpp_kernel(const Kernel& k, const std::string& name) {
   // Launch parameters as locals (Note [generic kernels]): loop-invariant for the compiler.
   std::vector<char> value_slot(static_cast<size_t>(k.num_params), 0);
   for (const ValueParam& vp : k.value_params) {
-    const bool cplx = vp.dtype == DType::Complex64 || vp.dtype == DType::Complex128;
+    const bool cplx = is_complex(vp.dtype);
     const bool single = vp.dtype == DType::Float32 || vp.dtype == DType::Complex64;
     auto part = [&](int j) {
       value_slot[static_cast<size_t>(j)] = 1;

@@ -105,7 +105,9 @@ struct Params {
   // here, so that the kernel reads the cast value: cast at run time, a tiny value raised
   // "underflow", which NumPy never reports for a Python scalar; as a literal, a value
   // computed per iteration made a kernel per iteration. A cast that overflows stays in the
-  // kernel as a literal's (the compiler folds it: its overflow is not reported).
+  // kernel: its operand becomes a parameter (val), so the cast runs and raises "overflow" as
+  // NumPy's does, but for a power of two, which stays a literal the compiler folds (its
+  // overflow is not reported).
   static void fold_cast(Expr& e) {
     if (e.k != Expr::K::Cast || e.args.size() != 1 || e.args[0].k != Val::K::Lit) return;
     if (kind(e.dtype) != Kind::Float && kind(e.dtype) != Kind::Complex) return;

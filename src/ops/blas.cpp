@@ -215,8 +215,6 @@ OneThread::~OneThread() {
 constexpr int64_t kCompiledProductsWork = int64_t{1} << 27;
 constexpr double kThreadedIntensity = 4.0;
 
-// Whether a compiled product of n x k times k x m elements runs on one BLAS thread (Note
-// [compiled products on one BLAS thread]).
 // Matrix-vector products from this many multiply-adds on (a 64 MiB float64 matrix, several ms
 // of one core's reads) are NumPy's call with OpenBLAS's threads, neither on one thread nor timed:
 // beside that much memory traffic a hand-off costs little even on loaded cores (a 6000 x 7500
@@ -228,6 +226,8 @@ constexpr double kThreadedVectorWork = 8388608.0;
 
 static bool matrix_vector(int64_t n, int64_t m) { return n == 1 || m == 1; }
 
+// Whether a compiled product of n x k times k x m elements runs on one BLAS thread (Note
+// [compiled products on one BLAS thread]).
 bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k) {
   const double dn = static_cast<double>(n), dm = static_cast<double>(m), dk = static_cast<double>(k);
   const double work = dn * dm * dk;
@@ -240,8 +240,8 @@ bool compiled_product_on_one_thread(int64_t n, int64_t m, int64_t k) {
 // itself (its GEMM_MULTITHREAD_THRESHOLD), so both ways are the same call.
 constexpr double kTimedProductMinWork = 65536.0 * 4;
 // Matrix-vector products (one multiply-add per matrix element) from this many multiply-adds
-// on, up to kThreadedVectorWork, are timed too, although the rule puts them on one thread: they read memory as fast as
-// the cores' caches deliver it, and where the matrix sits in a large shared cache two
+// on, up to kThreadedVectorWork, are timed too, although the rule puts them on one thread:
+// they read memory as fast as the cores' caches deliver it, and where the matrix sits in a large shared cache two
 // threads read it 2-3x faster than one (a 3000 x 3000 float64 gemv: 4.3 ms on one thread,
 // 1.4 ms on two, on a machine with 480 MiB of L3), which a fixed rule cannot know.
 constexpr double kTimedVectorMinWork = 1048576.0;

@@ -12,7 +12,8 @@
 namespace npc::ops {
 
 /// Whether an input of dtype `from` may be cast to the loop's `to` block by block: a safe
-/// cast (it raises no floating-point error), of another dtype.
+/// cast to another dtype (from a float or complex dtype it can still raise "invalid" for a
+/// signalling NaN: run_elementwise_casting keeps those flags apart).
 bool cast_buffers(DType from, DType to);
 
 /// run_elementwise over `nin` inputs and `nout` outputs (kernel order), where input k with

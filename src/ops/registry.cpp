@@ -1,5 +1,6 @@
 // The op table as data (op_info), the per-loop kernel registry, NumPy's ufunc type
-// resolution (resolve_loop), broadcasting, eager loops' thread counts and the elementwise executor.
+// resolution (resolve_loop), broadcasting, eager loops' thread counts and the elementwise
+// executor.
 #include <algorithm>
 #include <atomic>
 #include <cfenv>
@@ -146,8 +147,8 @@ int eager_threads(int64_t n, int64_t cost) { return parallel::threads_for(cost <
 
 // Note [elementwise cost]
 // An element of a float loop counts as eight units of work (Note [parallel threshold] in
-// src/core/parallel.cpp) when it calls a function, two for a division or square root (one vector instruction of a few
-// cycles: `(u[1:-1, 2:] - u[1:-1, :-2]) / h` on a 160x160 grid went to two threads), and one
+// src/core/parallel.cpp) when it calls a function, two for a division or square root (one
+// vector instruction of a few cycles: `(u[1:-1, 2:] - u[1:-1, :-2]) / h` on a 160x160 grid went to two threads), and one
 // when it is a single cheap vector instruction like an integer op: add, subtract, multiply, comparisons, maximum/minimum and sign
 // operations of real floats are as memory-bound as a copy. Counting eight for those put a
 // 20,000-element comparison or maximum on two threads, whose wake-up costs more than the

@@ -10,9 +10,9 @@
 #include <sys/mman.h>
 
 #include "core/strided.hpp"
-#include "ops/buffered_cast.hpp"
 #include "npc/creation.hpp"
 #include "npc/fperror.hpp"
+#include "ops/buffered_cast.hpp"
 #include "ops/exec.hpp"
 #include "ops/loops.hpp"
 #include "ops/one_element_loops.hpp"
