@@ -57,7 +57,7 @@ struct Stats {
   int64_t evictions = 0;       ///< cache entries removed to stay under Config::cache_size_limit
   int64_t kernel_runs = 0;     ///< generated kernels executed
   int64_t library_calls = 0;   ///< library calls (matmul) run between generated kernels
-  int64_t merged_products = 0; ///< matrix-vector products computed by their group's one matrix product (Note [merged products])
+  int64_t merged_products = 0; ///< matrix-vector products computed by their group's one matrix product or row pass (Note [merged products])
   int64_t fallbacks = 0;       ///< graphs that ran on the eager backend after a codegen failure
   double compile_seconds = 0;  ///< time in the C++ compiler
   double last_load_seconds = 0;///< time of the last source -> loaded module step

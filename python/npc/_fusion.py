@@ -29,7 +29,7 @@ codegen_errors : {"warn", "raise"}, default "warn"
 
 ``stats()`` returns the backend's counters (graphs, kernels, compiles, disk_hits,
 memory_hits, lowering_cache_hits, lowering_cache_stores, corrupt_entries, compile_timeouts, evictions, kernel_runs, library_calls,
-merged_products (matrix-vector products run as part of one matrix product), fallbacks, compile_seconds). ``clear_cache()`` empties the kernel cache.
+merged_products (matrix-vector products run as part of one matrix product or one row pass), fallbacks, compile_seconds). ``clear_cache()`` empties the kernel cache.
 """
 import os
 

@@ -148,7 +148,7 @@ struct Variant {
   // product and its group (an index into product_groups, or -1; empty when there is none).
   std::vector<MatVec> matvecs;
   std::vector<int> product_group;
-  std::vector<std::vector<int>> product_groups;
+  std::vector<ProductGroup> product_groups;
   std::vector<std::shared_ptr<ProductTiming>> group_timings;  // per group (Note [timed product threads])
 };
 
@@ -592,7 +592,9 @@ void plan_replay(const ir::Graph& g, Variant& v) {
     mv.mrs = s.strides[0];
     mv.mcs = s.strides[1];
     mv.vector_buf = la.bufs[left ? 2 : 1];
+    mv.vector_off = (left ? b : a).offset;
     mv.vstride = (left ? b : a).strides[0];
+    mv.result_buf = la.bufs[0];
     // One form per matrix: S @ v is v @ S.T; the form whose matrix has contiguous rows.
     if (mv.mcs != static_cast<int64_t>(itemsize(mv.t)) && mv.mrs == static_cast<int64_t>(itemsize(mv.t))) {
       mv.side = 1 - mv.side;
@@ -613,12 +615,13 @@ void plan_replay(const ir::Graph& g, Variant& v) {
   v.product_groups = group_products(v.matvecs, writes);
   v.product_group.assign(v.product_groups.empty() ? 0 : nl, -1);
   for (size_t g = 0; g < v.product_groups.size(); ++g)
-    for (int li : v.product_groups[g]) v.product_group[static_cast<size_t>(li)] = static_cast<int>(g);
+    for (int li : v.product_groups[g].members) v.product_group[static_cast<size_t>(li)] = static_cast<int>(g);
   v.group_timings.assign(v.product_groups.size(), nullptr);
   for (size_t g = 0; g < v.product_groups.size(); ++g) {
     // The group's gemm: (members x len) @ (len x out_len) elements.
-    const MatVec& mv = v.matvecs[static_cast<size_t>(v.product_groups[g][0])];
-    const auto members = static_cast<int64_t>(v.product_groups[g].size());
+    if (v.product_groups[g].pass) continue;  // Note [row passes]: npc's own threads
+    const MatVec& mv = v.matvecs[static_cast<size_t>(v.product_groups[g].members[0])];
+    const auto members = static_cast<int64_t>(v.product_groups[g].members.size());
     if (ops::blas::compiled_product_timed(members, mv.out_len(), mv.len()))
       v.group_timings[g] = std::make_shared<Variant::ProductTiming>();
   }
@@ -931,17 +934,19 @@ class FusedExecutable {
                   std::vector<std::pair<int, std::string>>& host_errors) {
     const Lowered& l = v.low;
     const size_t id = static_cast<size_t>(v.product_group[li]);
-    const std::vector<int>& members = v.product_groups[id];
+    const ProductGroup& group = v.product_groups[id];
+    const std::vector<int>& members = group.members;
     if (members[0] != static_cast<int>(li)) return false;
     const MatVec& mv = v.matvecs[li];
     std::vector<const std::byte*> matrices, vectors;
     std::vector<int64_t> strides;
     bool views = true, fp = false;
-    for (int m : members) {
-      const auto mi = static_cast<size_t>(m);
+    for (size_t j = 0; j < members.size(); ++j) {
+      const auto mi = static_cast<size_t>(members[j]);
       const size_t m2 = v.operand_views[mi][0].shape.size() == 2 ? 0 : 1;  // matmul's matrix operand
       matrices.push_back(operand_at(mi, m2));
-      vectors.push_back(operand_at(mi, 1 - m2));
+      // A row pass's member whose vector is another member's product reads it from the pass.
+      vectors.push_back(group.pass && group.from[j] >= 0 ? nullptr : operand_at(mi, 1 - m2));
       strides.push_back(v.matvecs[mi].vstride);
       views = views && !v.escapes[static_cast<size_t>(l.launches[mi].bufs[0])];
       fp = fp || v.product_fp[mi];
@@ -950,9 +955,14 @@ class FusedExecutable {
     ops::clear_fpe();
     std::vector<ndarray> results;
     bool done;
-    done = timed_product(v.group_timings[id].get(), [&] {
-      return run_product_group(mv, matrices, vectors, strides, views, results);
-    });
+    if (group.pass) {
+      done = std::all_of(matrices.begin(), matrices.end(), [&](const std::byte* m) { return m == matrices[0]; }) &&
+             run_row_pass(group, v.matvecs, matrices[0], vectors, results);
+    } else {
+      done = timed_product(v.group_timings[id].get(), [&] {
+        return run_product_group(mv, matrices, vectors, strides, views, results);
+      });
+    }
     // (Flags of a group that is not done belong to no product: its members run again.)
     if (const int f = fp && done ? ops::read_fpe() : 0) host_errors.emplace_back(f, node_label(l.launches[li].roots[0]));
     ops::clear_fpe();

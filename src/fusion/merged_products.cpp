@@ -29,6 +29,10 @@
 // those of its own order. What differs from the products run one by one: the last bits of a
 // finite result (NumPy leaves the summation order of its BLAS calls unspecified; a gemm
 // sums in another order than a gemv).
+//
+// Products on both sides of one matrix (`A @ p` with `r @ A`; `A.T @ (A @ x)`) are not one
+// gemm: they run as one pass over the matrix's rows instead (Note [row passes] in
+// ops/matvec_pass.cpp; pass_groups below), with the same rule for results that are not finite.
 #include "fusion/merged_products.hpp"
 
 #include <algorithm>
@@ -37,6 +41,7 @@
 
 #include "npc/creation.hpp"
 #include "npc/linalg.hpp"
+#include "ops/matvec_pass.hpp"
 
 namespace npc::fusion {
 namespace {
@@ -45,6 +50,8 @@ namespace {
 constexpr int64_t kMinMatrix = 4096;
 // At most this many elements in V and the product together (a group past it starts another).
 constexpr int64_t kMaxGroupElements = int64_t{1} << 24;
+// At most this many products in a row pass (each adds its work to every row).
+constexpr size_t kMaxPassMembers = 8;
 
 bool same_view(const MatVec& a, const MatVec& b) {
   return a.t == b.t && a.matrix_buf == b.matrix_buf && a.matrix_off == b.matrix_off && a.mrs == b.mrs &&
@@ -60,10 +67,76 @@ bool written(std::span<const std::vector<int>> writes, int b, int from, int to) 
   return it != w.end() && *it < to;
 }
 
-}  // namespace
+bool candidate(const MatVec& mv, size_t nbufs) {
+  return mv.ok && mv.rows * mv.cols >= kMinMatrix && mv.vector_buf >= 0 && mv.matrix_buf >= 0 &&
+         static_cast<size_t>(std::max(mv.vector_buf, mv.matrix_buf)) < nbufs;
+}
 
-std::vector<std::vector<int>> group_products(std::span<const MatVec> launches,
-                                             std::span<const std::vector<int>> writes) {
+// Whether the `n` elements (reals for a complex dtype) at p are all finite.
+bool all_finite(DType t, const std::byte* p, int64_t n) {
+  if (t == DType::Float32 || t == DType::Complex64) {
+    const float* x = reinterpret_cast<const float*>(p);
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(x[i])) return false;
+  } else {
+    const double* x = reinterpret_cast<const double*>(p);
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(x[i])) return false;
+  }
+  return true;
+}
+
+// Note [row passes] (ops/matvec_pass.cpp): among launches not in a gemm group, products on
+// both sides of one row-major matrix view. A member joins the open group of its matrix when
+// the matrix is not written since the group's first member and its vector either is not
+// written since then either, or is the whole product of an `S @ v` member of the group
+// (`A.T @ (A @ x)`) that nothing writes after it. A group of one side only is left alone
+// (gemm groups take those that pay).
+std::vector<ProductGroup> pass_groups(std::span<const MatVec> launches, std::span<const std::vector<int>> writes,
+                                      const std::vector<char>& taken) {
+  std::vector<ProductGroup> groups;
+  std::vector<ProductGroup> open;  // one per matrix view
+  auto close = [&](size_t k) {
+    bool sides[2] = {false, false};
+    for (int m : open[k].members) sides[launches[static_cast<size_t>(m)].side] = true;
+    if (open[k].members.size() >= 2 && sides[0] && sides[1]) groups.push_back(std::move(open[k]));
+    open.erase(open.begin() + static_cast<std::ptrdiff_t>(k));
+  };
+  for (size_t li = 0; li < launches.size(); ++li) {
+    const MatVec& mv = launches[li];
+    if (taken[li] || !candidate(mv, writes.size()) || (mv.t != DType::Float64 && mv.t != DType::Float32) ||
+        mv.mcs != static_cast<int64_t>(itemsize(mv.t)))
+      continue;
+    const int here = static_cast<int>(li);
+    size_t k = 0;
+    while (k < open.size() && !same_view(launches[static_cast<size_t>(open[k].members[0])], mv)) ++k;
+    if (k < open.size()) {
+      ProductGroup& g = open[k];
+      const int first = g.members[0];
+      int from = -1;
+      if (mv.side == 1 && mv.vector_off == 0 && mv.vstride == static_cast<int64_t>(itemsize(mv.t)))
+        for (size_t j = 0; j < g.members.size(); ++j) {
+          const MatVec& src = launches[static_cast<size_t>(g.members[j])];
+          if (src.side == 0 && src.result_buf == mv.vector_buf && src.out_len() == mv.len() &&
+              !written(writes, mv.vector_buf, g.members[j] + 1, here))
+            from = static_cast<int>(j);
+        }
+      const bool ready = !written(writes, mv.matrix_buf, first, here) &&
+                         (from >= 0 || !written(writes, mv.vector_buf, first, here));
+      if (ready && g.members.size() < kMaxPassMembers) {
+        g.members.push_back(here);
+        g.from.push_back(from);
+        continue;
+      }
+      close(k);
+    }
+    open.push_back({{here}, true, {-1}});
+  }
+  while (!open.empty()) close(open.size() - 1);
+  return groups;
+}
+
+std::vector<std::vector<int>> gemm_groups(std::span<const MatVec> launches, std::span<const std::vector<int>> writes) {
   std::vector<std::vector<int>> groups;
   std::vector<std::vector<int>> open;  // the groups still taking members, one per matrix
   auto close = [&](size_t k) {
@@ -72,9 +145,7 @@ std::vector<std::vector<int>> group_products(std::span<const MatVec> launches,
   };
   for (size_t li = 0; li < launches.size(); ++li) {
     const MatVec& mv = launches[li];
-    if (!mv.ok || mv.rows * mv.cols < kMinMatrix || mv.vector_buf < 0 || mv.matrix_buf < 0 ||
-        static_cast<size_t>(std::max(mv.vector_buf, mv.matrix_buf)) >= writes.size())
-      continue;
+    if (!candidate(mv, writes.size())) continue;
     const int64_t per_member = mv.len() + mv.out_len();
     size_t k = 0;
     while (k < open.size() && !same_matrix(launches[static_cast<size_t>(open[k][0])], mv)) ++k;
@@ -92,7 +163,21 @@ std::vector<std::vector<int>> group_products(std::span<const MatVec> launches,
     open.push_back({static_cast<int>(li)});
   }
   while (!open.empty()) close(open.size() - 1);
-  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+}  // namespace
+
+std::vector<ProductGroup> group_products(std::span<const MatVec> launches, std::span<const std::vector<int>> writes) {
+  std::vector<ProductGroup> groups;
+  std::vector<char> taken(launches.size(), 0);
+  for (std::vector<int>& members : gemm_groups(launches, writes)) {
+    for (int m : members) taken[static_cast<size_t>(m)] = 1;
+    groups.push_back({std::move(members), false, {}});
+  }
+  for (ProductGroup& g : pass_groups(launches, writes, taken)) groups.push_back(std::move(g));
+  std::sort(groups.begin(), groups.end(),
+            [](const ProductGroup& a, const ProductGroup& b) { return a.members[0] < b.members[0]; });
   return groups;
 }
 
@@ -135,16 +220,7 @@ bool run_product_group(const MatVec& mv, std::span<const std::byte* const> matri
   // A product that is not finite may be one where a gemv and a gemm part ways (an overflow in
   // one summation order and not in the other): such groups run product by product, as NumPy
   // computes them, with their values and floating-point errors.
-  const int64_t reals = k * out * (is_complex(mv.t) ? 2 : 1);
-  if (mv.t == DType::Float32 || mv.t == DType::Complex64) {
-    const float* x = reinterpret_cast<const float*>(c.data());
-    for (int64_t i = 0; i < reals; ++i)
-      if (!std::isfinite(x[i])) return false;
-  } else {
-    const double* x = reinterpret_cast<const double*>(c.data());
-    for (int64_t i = 0; i < reals; ++i)
-      if (!std::isfinite(x[i])) return false;
-  }
+  if (!all_finite(mv.t, c.data(), k * out * (is_complex(mv.t) ? 2 : 1))) return false;
   results.clear();
   const Shape row{out};
   const Strides unit{isz};
@@ -157,6 +233,41 @@ bool run_product_group(const MatVec& mv, std::span<const std::byte* const> matri
       results.push_back(std::move(r));
     }
   }
+  return true;
+}
+
+bool run_row_pass(const ProductGroup& g, std::span<const MatVec> launches, const std::byte* matrix,
+                  std::span<const std::byte* const> vectors, std::vector<ndarray>& results) {
+  const size_t members = g.members.size();
+  if (!g.pass || members < 2 || vectors.size() != members || g.from.size() != members) return false;
+  const MatVec& mv = launches[static_cast<size_t>(g.members[0])];
+  const int64_t isz = static_cast<int64_t>(itemsize(mv.t));
+  auto aligned = [&](const std::byte* p) { return p && reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(isz) == 0; };
+  if (!aligned(matrix)) return false;
+  std::vector<ndarray> outs, packed;
+  std::vector<ops::PassProduct> products(members);
+  for (size_t j = 0; j < members; ++j) {
+    const MatVec& m = launches[static_cast<size_t>(g.members[j])];
+    ops::PassProduct& pr = products[j];
+    pr.dot = m.side == 0;
+    pr.from = g.from[j];
+    outs.push_back(empty(Shape{m.out_len()}, mv.t));
+    pr.out = outs.back().data();
+    if (pr.from >= 0) continue;
+    if (!aligned(vectors[j])) return false;
+    pr.v = vectors[j];
+    if (m.vstride != isz) {  // a strided vector (a column of a matrix) is packed first
+      ndarray c = empty(Shape{m.len()}, mv.t);
+      for (int64_t i = 0; i < m.len(); ++i)
+        std::memcpy(c.data() + i * isz, vectors[j] + i * m.vstride, static_cast<size_t>(isz));
+      pr.v = c.data();
+      packed.push_back(std::move(c));
+    }
+  }
+  if (!ops::matvec_pass(mv.t, matrix, mv.rows, mv.cols, mv.mrs, products)) return false;
+  for (const ndarray& o : outs)
+    if (!all_finite(mv.t, o.data(), o.size())) return false;
+  results = std::move(outs);
   return true;
 }
 

@@ -7,6 +7,11 @@
 #include <npc/linalg.hpp>
 #include <npc/npc.hpp>
 
+#include <array>
+#include <cstring>
+
+#include "ops/matvec_pass.hpp"
+
 using namespace npc;
 
 namespace {
@@ -86,4 +91,67 @@ TEST_CASE("LAPACK drivers: solve, inv, det, cholesky, eigh, svd, qr", "[linalg]"
   CHECK(q.shape() == Shape{3, 2});
   CHECK(r.shape() == Shape{2, 2});
   CHECK(at(r, {1, 0}) == 0);
+}
+
+// Note [row passes] (src/ops/matvec_pass.cpp): several products in one pass over a matrix's
+// rows give the same bits for every vector width, and a gemv's values within rounding.
+template <class T>
+static void check_row_pass(DType t, int64_t rows, int64_t cols, int64_t lda) {
+  std::vector<T> a(static_cast<size_t>(rows * lda)), x(static_cast<size_t>(cols)), r(static_cast<size_t>(rows));
+  uint64_t s = 12345;
+  auto next = [&] {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<T>(static_cast<double>(s >> 11) / 9007199254740992.0 - 0.5);
+  };
+  for (auto& v : a) v = next();
+  for (auto& v : x) v = next();
+  for (auto& v : r) v = next();
+  auto bytes = [](auto& v) { return reinterpret_cast<std::byte*>(v.data()); };
+  std::vector<std::vector<T>> first;
+  for (int width : {16, 32, 64}) {
+    // A @ x, r @ A, A.T @ (A @ x).
+    std::vector<T> dot(static_cast<size_t>(rows)), sum(static_cast<size_t>(cols)), chain(static_cast<size_t>(cols));
+    const ops::PassProduct prods[] = {{true, bytes(x), -1, bytes(dot)},
+                                      {false, bytes(r), -1, bytes(sum)},
+                                      {false, nullptr, 0, bytes(chain)}};
+    if (!ops::matvec_pass_isa(width, t, bytes(a), rows, cols, lda * static_cast<int64_t>(sizeof(T)), prods)) {
+      CHECK(width != 16);  // the baseline always runs
+      continue;
+    }
+    if (first.empty()) {
+      first = {dot, sum, chain};
+      const double tol = sizeof(T) == 4 ? 1e-4 : 1e-12;
+      for (int64_t i = 0; i < rows; ++i) {
+        double d = 0;
+        for (int64_t j = 0; j < cols; ++j) d += double(a[i * lda + j]) * double(x[j]);
+        CHECK(std::abs(dot[i] - d) <= tol * (1 + std::abs(d)) * std::sqrt(double(cols)));
+      }
+      for (int64_t j = 0; j < cols; ++j) {
+        double u = 0, w = 0;
+        for (int64_t i = 0; i < rows; ++i) {
+          u += double(r[i]) * double(a[i * lda + j]);
+          w += double(dot[i]) * double(a[i * lda + j]);
+        }
+        CHECK(std::abs(sum[j] - u) <= tol * (1 + std::abs(u)) * std::sqrt(double(rows)));
+        CHECK(std::abs(chain[j] - w) <= tol * (1 + std::abs(w)) * std::sqrt(double(rows * cols)));
+      }
+    } else {
+      CHECK(std::memcmp(dot.data(), first[0].data(), dot.size() * sizeof(T)) == 0);
+      CHECK(std::memcmp(sum.data(), first[1].data(), sum.size() * sizeof(T)) == 0);
+      CHECK(std::memcmp(chain.data(), first[2].data(), chain.size() * sizeof(T)) == 0);
+    }
+  }
+}
+
+TEST_CASE("row pass: same bits for every vector width", "[linalg]") {
+  for (auto [rows, cols, lda] : {std::array<int64_t, 3>{1, 1, 1}, {3, 5, 7}, {4, 16, 16}, {257, 33, 40},
+                                 {1030, 67, 67}, {7, 1003, 1003}, {600, 130, 131}}) {
+    check_row_pass<double>(DType::Float64, rows, cols, lda);
+    check_row_pass<float>(DType::Float32, rows, cols, lda);
+  }
+  std::vector<double> a(16), v(4), out(4);
+  const ops::PassProduct bad[] = {{false, nullptr, 1, reinterpret_cast<std::byte*>(out.data())},
+                                  {true, reinterpret_cast<std::byte*>(v.data()), -1, nullptr}};
+  CHECK_FALSE(ops::matvec_pass(DType::Float64, reinterpret_cast<std::byte*>(a.data()), 4, 4, 32, bad));  // from a later product
+  CHECK_FALSE(ops::matvec_pass(DType::Int64, reinterpret_cast<std::byte*>(a.data()), 4, 4, 32, {}));
 }

@@ -1,0 +1,243 @@
+// Note [row passes]
+// A BLAS gemv reads its whole matrix. Programs often compute two products with one matrix:
+// BiCG's `q = A @ p` and `s = r @ A`, A^T (A x) as `A.T @ (A @ x)`. As two calls the matrix is
+// read twice, and a matrix-vector product runs at the speed the matrix comes from memory
+// (or from a large last-level cache): reading it once is the whole gain. A row pass walks
+// P's rows once and, for each block of kRows rows, computes every dot product of those rows
+// (`P @ v`: out[i] = P[i, :] . v) and adds the rows, scaled, into every column sum (`c @ P`:
+// out += c[i] P[i, :]). A column sum's coefficients may be the results of a dot product of
+// the same pass, computed for the block just before (A^T (A x): row i's dot with x is
+// row i's coefficient), so a chain of two products also reads P once.
+//
+// The rows are cut into fixed chunks (by the shape alone, kChunkRows rows each, at most
+// kMaxChunks), run on the thread pool; each chunk sums its rows' contributions to a column sum
+// into an accumulator of its own, and the accumulators are added in chunk order. So the
+// summation order, and the bits of every result, depend on the shape only: not on the thread
+// count, nor on the instruction set (Note [vector loops] in reduce_simd.cpp: each loop is a
+// template over the vector width, instantiated for AVX-512, AVX2 and the baseline; a dot puts
+// element j in lane j % (64 / itemsize) whatever the width and combines the lanes pairwise;
+// column sums are element by element; no multiply-add contraction). NumPy leaves the order of
+// its BLAS's sums unspecified; the results differ from a gemv's in the last bits only.
+#include "ops/matvec_pass.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/parallel.hpp"
+
+#if defined(__GNUC__)
+// Vectors are only passed within this file (and inlined): no ABI to keep.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#define NPC_PASS_VECTORS 1
+#else
+#define NPC_PASS_VECTORS 0
+#endif
+
+namespace npc::ops {
+#if NPC_PASS_VECTORS
+namespace {
+
+struct Sse2 { static constexpr int kBytes = 16; };
+struct Avx2 { static constexpr int kBytes = 32; };
+struct Avx512 { static constexpr int kBytes = 64; };
+
+template <class T, int bytes>
+struct Vec {
+  typedef T type __attribute__((vector_size(bytes)));
+};
+
+constexpr int kLaneBytes = 64;          // a dot's lanes: 8 doubles or 16 floats
+constexpr int kRows = 4;                // rows per block
+constexpr int64_t kChunkRows = 256;     // rows per chunk (a column sum's accumulator each)
+constexpr int64_t kMaxChunks = 16;
+
+// Rows [i, i + NR) (row q at r[q]): every product's part. Vector operations appear only here
+// (Note [vector loops]).
+template <class Isa, class T, int NR>
+void block(const T* const* r, int64_t i, int64_t cols, const PassProduct* prods, int np, T* const* accs) {
+  using V = typename Vec<T, Isa::kBytes>::type;
+  constexpr int L = Isa::kBytes / static_cast<int>(sizeof(T));  // elements per vector
+  constexpr int LN = kLaneBytes / static_cast<int>(sizeof(T));  // lanes of a dot
+  constexpr int NV = LN / L;                                     // vectors of lanes
+  for (int k = 0; k < np; ++k) {
+    const PassProduct& pr = prods[k];
+    if (pr.dot) {
+      const T* v = reinterpret_cast<const T*>(pr.v);
+      V s[NR][NV];
+      for (int q = 0; q < NR; ++q)
+        for (int u = 0; u < NV; ++u) s[q][u] = V{};
+      int64_t j = 0;
+      for (; j + LN <= cols; j += LN)
+        for (int u = 0; u < NV; ++u) {
+          V xv;
+          std::memcpy(&xv, v + j + u * L, sizeof(V));
+          for (int q = 0; q < NR; ++q) {
+            V rv;
+            std::memcpy(&rv, r[q] + j + u * L, sizeof(V));
+            s[q][u] = s[q][u] + rv * xv;
+          }
+        }
+      T* out = reinterpret_cast<T*>(pr.out);
+      for (int q = 0; q < NR; ++q) {
+        T lane[LN];
+        std::memcpy(lane, s[q], sizeof(lane));
+        for (int64_t jj = j; jj < cols; ++jj) lane[jj - j] = lane[jj - j] + r[q][jj] * v[jj];
+        for (int w = LN / 2; w >= 1; w /= 2)
+          for (int t = 0; t < w; ++t) lane[t] = lane[2 * t] + lane[2 * t + 1];
+        out[i + q] = lane[0];
+      }
+    } else {
+      const T* cs = reinterpret_cast<const T*>(pr.from >= 0 ? prods[pr.from].out : pr.v);
+      T c[NR];
+      V cv[NR];
+      for (int q = 0; q < NR; ++q) {
+        c[q] = cs[i + q];
+        cv[q] = c[q] - V{};  // c in every lane (x - 0 is x, -0 included)
+      }
+      T* a = accs[k];
+      int64_t j = 0;
+      for (; j + L <= cols; j += L) {
+        V rv, av;
+        std::memcpy(&rv, r[0] + j, sizeof(V));
+        V t = cv[0] * rv;
+        for (int q = 1; q < NR; ++q) {
+          std::memcpy(&rv, r[q] + j, sizeof(V));
+          t = t + cv[q] * rv;
+        }
+        std::memcpy(&av, a + j, sizeof(V));
+        av = av + t;
+        std::memcpy(a + j, &av, sizeof(V));
+      }
+      for (; j < cols; ++j) {
+        T t = c[0] * r[0][j];
+        for (int q = 1; q < NR; ++q) t = t + c[q] * r[q][j];
+        a[j] = a[j] + t;
+      }
+    }
+  }
+}
+
+// Rows [lo, hi) of P in blocks of kRows.
+template <class Isa, class T>
+void chunk_rows(const std::byte* p, int64_t rs, int64_t cols, int64_t lo, int64_t hi, const PassProduct* prods, int np,
+                T* const* accs) {
+  const T* r[kRows];
+  int64_t i = lo;
+  for (; i + kRows <= hi; i += kRows) {
+    for (int q = 0; q < kRows; ++q) r[q] = reinterpret_cast<const T*>(p + (i + q) * rs);
+    block<Isa, T, kRows>(r, i, cols, prods, np, accs);
+  }
+  for (; i < hi; ++i) {
+    r[0] = reinterpret_cast<const T*>(p + i * rs);
+    block<Isa, T, 1>(r, i, cols, prods, np, accs);
+  }
+}
+
+#define NPC_PASS_INSTANTIATE(I)                                                                                   \
+  template void block<I, double, kRows>(const double* const*, int64_t, int64_t, const PassProduct*, int,      \
+                                        double* const*);                                                      \
+  template void block<I, double, 1>(const double* const*, int64_t, int64_t, const PassProduct*, int,          \
+                                    double* const*);                                                          \
+  template void block<I, float, kRows>(const float* const*, int64_t, int64_t, const PassProduct*, int,        \
+                                       float* const*);                                                        \
+  template void block<I, float, 1>(const float* const*, int64_t, int64_t, const PassProduct*, int,            \
+                                   float* const*);                                                            \
+  template void chunk_rows<I, double>(const std::byte*, int64_t, int64_t, int64_t, int64_t, const PassProduct*, \
+                                      int, double* const*);                                                   \
+  template void chunk_rows<I, float>(const std::byte*, int64_t, int64_t, int64_t, int64_t, const PassProduct*,  \
+                                     int, float* const*);
+
+NPC_PASS_INSTANTIATE(Sse2)
+#if defined(__x86_64__)
+#pragma GCC push_options
+#pragma GCC target("avx2")
+NPC_PASS_INSTANTIATE(Avx2)
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+NPC_PASS_INSTANTIATE(Avx512)
+#pragma GCC pop_options
+#endif
+#undef NPC_PASS_INSTANTIATE
+
+template <class T>
+using ChunkFn = void (*)(const std::byte*, int64_t, int64_t, int64_t, int64_t, const PassProduct*, int, T* const*);
+
+// The loop for vectors of `bytes` bytes (0: the widest the CPU has), or null: the CPU lacks it.
+template <class T>
+ChunkFn<T> chunk_fn(int bytes) {
+#if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
+  if (bytes == 0) bytes = avx512 ? 64 : avx2 ? 32 : 16;
+  if (bytes == 64) return avx512 ? &chunk_rows<Avx512, T> : nullptr;
+  if (bytes == 32) return avx2 ? &chunk_rows<Avx2, T> : nullptr;
+#endif
+  return bytes == 0 || bytes == 16 ? &chunk_rows<Sse2, T> : nullptr;
+}
+
+template <class T>
+void pass(ChunkFn<T> fn, const std::byte* p, int64_t rows, int64_t cols, int64_t rs,
+          std::span<const PassProduct> products) {
+  const int np = static_cast<int>(products.size());
+  const int64_t chunks = std::clamp<int64_t>(rows / kChunkRows, 1, kMaxChunks);
+  // Column sums: chunk 0 adds into the result itself, chunk c > 0 into scratch[c - 1].
+  int sums = 0;
+  for (const PassProduct& pr : products) sums += pr.dot ? 0 : 1;
+  std::vector<T> scratch(static_cast<size_t>((chunks - 1) * sums * cols), T(0));
+  for (const PassProduct& pr : products)
+    if (!pr.dot) std::memset(pr.out, 0, static_cast<size_t>(cols) * sizeof(T));
+  std::vector<T*> accs(static_cast<size_t>(chunks * np), nullptr);
+  for (int64_t c = 0, s = 0; c < chunks; ++c)
+    for (int k = 0; k < np; ++k) {
+      if (products[static_cast<size_t>(k)].dot) continue;
+      accs[static_cast<size_t>(c * np + k)] =
+          c == 0 ? reinterpret_cast<T*>(products[static_cast<size_t>(k)].out) : scratch.data() + (s++) * cols;
+    }
+  const int nt = parallel::threads_for(rows * cols, np);
+  parallel::for_chunks(nt, chunks, [&](int64_t c) {
+    const int64_t lo = rows / chunks * c + std::min(c, rows % chunks);
+    const int64_t hi = rows / chunks * (c + 1) + std::min(c + 1, rows % chunks);
+    fn(p, rs, cols, lo, hi, products.data(), np, accs.data() + c * np);
+  });
+  if (chunks == 1) return;
+  for (int k = 0; k < np; ++k) {
+    if (products[static_cast<size_t>(k)].dot) continue;
+    T* __restrict out = reinterpret_cast<T*>(products[static_cast<size_t>(k)].out);
+    for (int64_t c = 1; c < chunks; ++c) {
+      const T* __restrict a = accs[static_cast<size_t>(c * np + k)];
+      for (int64_t j = 0; j < cols; ++j) out[j] = out[j] + a[j];
+    }
+  }
+}
+
+}  // namespace
+
+bool matvec_pass_isa(int vector_bytes, DType t, const std::byte* p, int64_t rows, int64_t cols, int64_t row_stride,
+                     std::span<const PassProduct> products) {
+  for (size_t k = 0; k < products.size(); ++k) {
+    const PassProduct& pr = products[k];
+    if (!pr.dot && pr.from >= 0 && (static_cast<size_t>(pr.from) >= k || !products[static_cast<size_t>(pr.from)].dot))
+      return false;
+  }
+  if (rows <= 0 || cols <= 0) return false;
+  if (t == DType::Float64) {
+    if (ChunkFn<double> fn = chunk_fn<double>(vector_bytes)) return pass<double>(fn, p, rows, cols, row_stride, products), true;
+  } else if (t == DType::Float32) {
+    if (ChunkFn<float> fn = chunk_fn<float>(vector_bytes)) return pass<float>(fn, p, rows, cols, row_stride, products), true;
+  }
+  return false;
+}
+
+bool matvec_pass(DType t, const std::byte* p, int64_t rows, int64_t cols, int64_t row_stride,
+                 std::span<const PassProduct> products) {
+  return matvec_pass_isa(0, t, p, rows, cols, row_stride, products);
+}
+#else
+bool matvec_pass_isa(int, DType, const std::byte*, int64_t, int64_t, int64_t, std::span<const PassProduct>) {
+  return false;
+}
+bool matvec_pass(DType, const std::byte*, int64_t, int64_t, int64_t, std::span<const PassProduct>) { return false; }
+#endif
+
+}  // namespace npc::ops
