@@ -323,6 +323,38 @@ class _Patches:
         return patched
 
     @staticmethod
+    def _eye_maker(label):
+        # Note [traced eye]
+        # numpy.eye/identity inside a compiled function: (j - i == k) over two Iota nodes,
+        # cast to the dtype, so `z * np.eye(n) - A` is one fused kernel that never stores the
+        # identity (as a host call, NumPy made an n x n array on every trace and every replay).
+        # Other arguments (like=, a device, sizes NumPy rejects, dtypes npc lacks) keep the host
+        # call.
+        def make(orig):
+            host = _Patches._host_maker(label, lambda: None)(orig)
+
+            @functools.wraps(orig)
+            def patched(*args, **kwargs):
+                p = _Patches._current()
+                if p is None:
+                    return orig(*args, **kwargs)
+                try:
+                    n, m, k, dtype, order = _eye_args(orig.__name__, *args, **kwargs)
+                    code = _code(dtype)
+                except (_Unsupported, TypeError):
+                    code = None
+                if code is None:
+                    return host(*args, **kwargs)
+                from .._dtypes import DTYPES
+                i = p.ctx.iota(n, _code(_np.int64))
+                j = p.ctx.iota(m, _code(_np.int64))
+                if order in ("F", "f"):  # the transpose of a C-ordered (M, N) array, as fills
+                    return ((j[:, None] - i[None, :]) == k).astype(DTYPES[code]).T
+                return ((j[None, :] - i[:, None]) == k).astype(DTYPES[code])
+            return patched
+        return make
+
+    @staticmethod
     def _rng_maker(orig):
         @functools.wraps(orig)
         def patched(*a, **k):
@@ -347,8 +379,10 @@ class _Patches:
         for name in ("ascontiguousarray", "asfortranarray"):
             P._patch(_np, name, P._layout_maker)
         for mod in (_np, npc):
-            for name in ("arange", "linspace", "logspace", "geomspace", "eye", "identity", "tri"):
+            for name in ("arange", "linspace", "logspace", "geomspace", "tri"):
                 P._patch(mod, name, P._host_maker(mod.__name__, lambda: None))
+            for name in ("eye", "identity"):
+                P._patch(mod, name, P._eye_maker(mod.__name__))
         glob = lambda: _GlobalState()  # noqa: E731
         for name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "randint",
                      "standard_normal", "exponential", "poisson", "binomial", "permutation", "choice",
@@ -677,6 +711,27 @@ def _full_args(shape, fill_value, dtype=None, order="C", **k):
     if not isinstance(fill_value, (bool, int, float, complex, _np.generic)):
         raise _Unsupported()
     return shape, fill_value, dtype, order
+
+
+def _eye_args(name, *args, **kwargs):
+    """(N, M, k, dtype, order) of a numpy.eye or numpy.identity call that Note [traced eye] traces;
+    _Unsupported for any other (the host call then runs NumPy's own, errors included)."""
+    import operator
+    if name == "identity":
+        def parse(n, dtype=None, *, like=None):
+            return n, n, 0, dtype, "C", None, like
+    else:
+        def parse(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+            return N, N if M is None else M, k, dtype, order, device, like
+    n, m, k, dtype, order, device, like = parse(*args, **kwargs)
+    if like is not None or device not in (None, "cpu") or order not in ("C", "F", "c", "f"):
+        raise _Unsupported()
+    if any(isinstance(v, (bool, _np.bool_)) for v in (n, m, k)):
+        raise _Unsupported()
+    n, m, k = operator.index(n), operator.index(m), operator.index(k)
+    if n < 0 or m < 0:
+        raise _Unsupported()
+    return n, m, k, dtype, order
 
 
 def _code(dtype):

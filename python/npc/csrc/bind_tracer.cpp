@@ -684,6 +684,17 @@ void bind_tracer(py::module_& m) {
         ir::NodeRef n = c.graph().prim(OpId::fill, args, t, ir::static_shape(s));
         return wrap(c.new_value(n, s));
       })
+      .def("iota", [](tracer::Context& c, int64_t n, int code) {
+        // 0, 1, ..., n - 1 of an integer dtype as an Iota node (numpy.eye's indices: Note
+        // [traced eye] in _capture.py), fused into the kernels that read it.
+        DType t = static_cast<DType>(code);
+        if (n < 0 || !is_integer(t)) throw ValueError("iota: a non-negative length of an integer dtype");
+        std::vector<ir::NodeRef> args{c.concrete_value(npc::Scalar::from_int(0)), c.concrete_value(npc::Scalar::from_int(1))};
+        for (ir::NodeRef& a : args) a = c.graph().cast(a, t);
+        const Shape s{n};
+        ir::NodeRef r = c.graph().prim(OpId::iota, args, t, ir::static_shape(s));
+        return wrap(c.new_value(r, s));
+      })
       .def("fill_like", [](tracer::Context& c, PyArray& proto, py::handle value, int code, int scalar_index,
                            const std::string& order) {
         // numpy.ones_like/zeros_like/empty_like/full_like of a traced array: a Fill node of
