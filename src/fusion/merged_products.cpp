@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "npc/creation.hpp"
 #include "npc/linalg.hpp"
@@ -264,9 +265,25 @@ bool run_row_pass(const ProductGroup& g, std::span<const MatVec> launches, const
       packed.push_back(std::move(c));
     }
   }
-  if (!ops::matvec_pass(mv.t, matrix, mv.rows, mv.cols, mv.mrs, products)) return false;
+  double largest = 0;
+  if (!ops::matvec_pass(mv.t, matrix, mv.rows, mv.cols, mv.mrs, products, &largest)) return false;
   for (const ndarray& o : outs)
     if (!all_finite(mv.t, o.data(), o.size())) return false;
+  // Note [row pass bounds]: a product that could overflow in some summation order runs as NumPy's.
+  const double limit = 0.5 * (mv.t == DType::Float32 ? double{std::numeric_limits<float>::max()}
+                                                      : std::numeric_limits<double>::max());
+  for (size_t j = 0; j < members; ++j) {
+    const MatVec& m = launches[static_cast<size_t>(g.members[j])];
+    const ops::PassProduct& pr = products[j];
+    const std::byte* v = pr.from >= 0 ? products[static_cast<size_t>(pr.from)].out : pr.v;
+    double vmax = 0;
+    for (int64_t i = 0; i < m.len(); ++i) {
+      const double x = mv.t == DType::Float32 ? double{reinterpret_cast<const float*>(v)[i]}
+                                              : reinterpret_cast<const double*>(v)[i];
+      vmax = std::max(vmax, std::abs(x));
+    }
+    if (!(static_cast<double>(m.len()) * largest * vmax < limit)) return false;
+  }
   results = std::move(outs);
   return true;
 }

@@ -18,10 +18,21 @@
 // element j in lane j % (64 / itemsize) whatever the width and combines the lanes pairwise;
 // column sums are element by element; no multiply-add contraction). NumPy leaves the order of
 // its BLAS's sums unspecified; the results differ from a gemv's in the last bits only.
+//
+// Note [row pass bounds]
+// A sum that overflows in one order may not in another: +M, -M, +M, -M with M three quarters
+// of the largest double is 0 summed one way and inf (with NumPy's overflow warning) another.
+// The pass also reports the largest magnitude of the matrix's elements, `a`. No partial sum of
+// a product over n terms, in any order, exceeds n * a * (largest |v|): where that bound stays
+// below half the dtype's largest value, every order is finite as NumPy's is; otherwise (and
+// where a result is not finite) the caller computes the products one by one, as NumPy does.
 #include "ops/matvec_pass.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "core/parallel.hpp"
@@ -52,16 +63,26 @@ constexpr int kRows = 4;                // rows per block
 constexpr int64_t kChunkRows = 256;     // rows per chunk (a column sum's accumulator each)
 constexpr int64_t kMaxChunks = 16;
 
-// Rows [i, i + NR) (row q at r[q]): every product's part. Vector operations appear only here
-// (Note [vector loops]).
+// Rows [i, i + NR) (row q at r[q]): every product's part, and the rows' largest magnitude
+// into *largest (Note [row pass bounds]), tracked in the first product's loop, which loads
+// every element anyway. Vector operations appear only here (Note [vector loops]).
 template <class Isa, class T, int NR>
-void block(const T* const* r, int64_t i, int64_t cols, const PassProduct* prods, int np, T* const* accs) {
+void block(const T* const* r, int64_t i, int64_t cols, const PassProduct* prods, int np, T* const* accs, T* largest) {
   using V = typename Vec<T, Isa::kBytes>::type;
+  using IT = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;
+  using I = typename Vec<IT, Isa::kBytes>::type;
   constexpr int L = Isa::kBytes / static_cast<int>(sizeof(T));  // elements per vector
   constexpr int LN = kLaneBytes / static_cast<int>(sizeof(T));  // lanes of a dot
   constexpr int NV = LN / L;                                     // vectors of lanes
+  const I magnitude = I{} + std::numeric_limits<IT>::max();  // every bit but the sign
+  // The magnitudes' bits as integers (ordered as the magnitudes are): one integer max per
+  // element, per row one chain, so that the latencies overlap.
+  I top[NR];
+  T top_s = *largest;
+  for (int q = 0; q < NR; ++q) top[q] = I{};
   for (int k = 0; k < np; ++k) {
     const PassProduct& pr = prods[k];
+    const bool track = k == 0;
     if (pr.dot) {
       const T* v = reinterpret_cast<const T*>(pr.v);
       V s[NR][NV];
@@ -76,13 +97,20 @@ void block(const T* const* r, int64_t i, int64_t cols, const PassProduct* prods,
             V rv;
             std::memcpy(&rv, r[q] + j + u * L, sizeof(V));
             s[q][u] = s[q][u] + rv * xv;
+            if (track) {
+              const I a = reinterpret_cast<I>(rv) & magnitude;
+              top[q] = top[q] > a ? top[q] : a;
+            }
           }
         }
       T* out = reinterpret_cast<T*>(pr.out);
       for (int q = 0; q < NR; ++q) {
         T lane[LN];
         std::memcpy(lane, s[q], sizeof(lane));
-        for (int64_t jj = j; jj < cols; ++jj) lane[jj - j] = lane[jj - j] + r[q][jj] * v[jj];
+        for (int64_t jj = j; jj < cols; ++jj) {
+          lane[jj - j] = lane[jj - j] + r[q][jj] * v[jj];
+          if (track) top_s = top_s > std::abs(r[q][jj]) ? top_s : std::abs(r[q][jj]);
+        }
         for (int w = LN / 2; w >= 1; w /= 2)
           for (int t = 0; t < w; ++t) lane[t] = lane[2 * t] + lane[2 * t + 1];
         out[i + q] = lane[0];
@@ -101,9 +129,17 @@ void block(const T* const* r, int64_t i, int64_t cols, const PassProduct* prods,
         V rv, av;
         std::memcpy(&rv, r[0] + j, sizeof(V));
         V t = cv[0] * rv;
+        if (track) {
+          const I m = reinterpret_cast<I>(rv) & magnitude;
+          top[0] = top[0] > m ? top[0] : m;
+        }
         for (int q = 1; q < NR; ++q) {
           std::memcpy(&rv, r[q] + j, sizeof(V));
           t = t + cv[q] * rv;
+          if (track) {
+            const I m = reinterpret_cast<I>(rv) & magnitude;
+            top[q] = top[q] > m ? top[q] : m;
+          }
         }
         std::memcpy(&av, a + j, sizeof(V));
         av = av + t;
@@ -113,40 +149,48 @@ void block(const T* const* r, int64_t i, int64_t cols, const PassProduct* prods,
         T t = c[0] * r[0][j];
         for (int q = 1; q < NR; ++q) t = t + c[q] * r[q][j];
         a[j] = a[j] + t;
+        if (track)
+          for (int q = 0; q < NR; ++q) top_s = top_s > std::abs(r[q][j]) ? top_s : std::abs(r[q][j]);
       }
     }
   }
+  IT bits = 0;
+  for (int q = 0; q < NR; ++q)
+    for (int l = 0; l < L; ++l) bits = bits > top[q][l] ? bits : top[q][l];
+  T m;
+  std::memcpy(&m, &bits, sizeof(m));  // a NaN's bits exceed infinity's: NaN
+  *largest = top_s > m || std::isnan(top_s) ? top_s : m;
 }
 
 // Rows [lo, hi) of P in blocks of kRows.
 template <class Isa, class T>
 void chunk_rows(const std::byte* p, int64_t rs, int64_t cols, int64_t lo, int64_t hi, const PassProduct* prods, int np,
-                T* const* accs) {
+                T* const* accs, T* largest) {
   const T* r[kRows];
   int64_t i = lo;
   for (; i + kRows <= hi; i += kRows) {
     for (int q = 0; q < kRows; ++q) r[q] = reinterpret_cast<const T*>(p + (i + q) * rs);
-    block<Isa, T, kRows>(r, i, cols, prods, np, accs);
+    block<Isa, T, kRows>(r, i, cols, prods, np, accs, largest);
   }
   for (; i < hi; ++i) {
     r[0] = reinterpret_cast<const T*>(p + i * rs);
-    block<Isa, T, 1>(r, i, cols, prods, np, accs);
+    block<Isa, T, 1>(r, i, cols, prods, np, accs, largest);
   }
 }
 
 #define NPC_PASS_INSTANTIATE(I)                                                                                   \
   template void block<I, double, kRows>(const double* const*, int64_t, int64_t, const PassProduct*, int,      \
-                                        double* const*);                                                      \
+                                        double* const*, double*);                                             \
   template void block<I, double, 1>(const double* const*, int64_t, int64_t, const PassProduct*, int,          \
-                                    double* const*);                                                          \
+                                    double* const*, double*);                                                 \
   template void block<I, float, kRows>(const float* const*, int64_t, int64_t, const PassProduct*, int,        \
-                                       float* const*);                                                        \
+                                       float* const*, float*);                                                \
   template void block<I, float, 1>(const float* const*, int64_t, int64_t, const PassProduct*, int,            \
-                                   float* const*);                                                            \
+                                   float* const*, float*);                                                    \
   template void chunk_rows<I, double>(const std::byte*, int64_t, int64_t, int64_t, int64_t, const PassProduct*, \
-                                      int, double* const*);                                                   \
+                                      int, double* const*, double*);                                          \
   template void chunk_rows<I, float>(const std::byte*, int64_t, int64_t, int64_t, int64_t, const PassProduct*,  \
-                                     int, float* const*);
+                                     int, float* const*, float*);
 
 NPC_PASS_INSTANTIATE(Sse2)
 #if defined(__x86_64__)
@@ -162,7 +206,7 @@ NPC_PASS_INSTANTIATE(Avx512)
 #undef NPC_PASS_INSTANTIATE
 
 template <class T>
-using ChunkFn = void (*)(const std::byte*, int64_t, int64_t, int64_t, int64_t, const PassProduct*, int, T* const*);
+using ChunkFn = void (*)(const std::byte*, int64_t, int64_t, int64_t, int64_t, const PassProduct*, int, T* const*, T*);
 
 // The loop for vectors of `bytes` bytes (0: the widest the CPU has), or null: the CPU lacks it.
 template <class T>
@@ -177,8 +221,8 @@ ChunkFn<T> chunk_fn(int bytes) {
 }
 
 template <class T>
-void pass(ChunkFn<T> fn, const std::byte* p, int64_t rows, int64_t cols, int64_t rs,
-          std::span<const PassProduct> products) {
+double pass(ChunkFn<T> fn, const std::byte* p, int64_t rows, int64_t cols, int64_t rs,
+            std::span<const PassProduct> products) {
   const int np = static_cast<int>(products.size());
   const int64_t chunks = std::clamp<int64_t>(rows / kChunkRows, 1, kMaxChunks);
   // Column sums: chunk 0 adds into the result itself, chunk c > 0 into scratch[c - 1].
@@ -194,13 +238,16 @@ void pass(ChunkFn<T> fn, const std::byte* p, int64_t rows, int64_t cols, int64_t
       accs[static_cast<size_t>(c * np + k)] =
           c == 0 ? reinterpret_cast<T*>(products[static_cast<size_t>(k)].out) : scratch.data() + (s++) * cols;
     }
+  std::vector<T> tops(static_cast<size_t>(chunks), T(0));
   const int nt = parallel::threads_for(rows * cols, np);
   parallel::for_chunks(nt, chunks, [&](int64_t c) {
     const int64_t lo = rows / chunks * c + std::min(c, rows % chunks);
     const int64_t hi = rows / chunks * (c + 1) + std::min(c + 1, rows % chunks);
-    fn(p, rs, cols, lo, hi, products.data(), np, accs.data() + c * np);
+    fn(p, rs, cols, lo, hi, products.data(), np, accs.data() + c * np, tops.data() + c);
   });
-  if (chunks == 1) return;
+  double largest = 0;
+  for (int64_t c = 0; c < chunks; ++c) largest = largest > tops[c] ? largest : static_cast<double>(tops[c]);
+  if (chunks == 1) return largest;
   for (int k = 0; k < np; ++k) {
     if (products[static_cast<size_t>(k)].dot) continue;
     T* __restrict out = reinterpret_cast<T*>(products[static_cast<size_t>(k)].out);
@@ -209,35 +256,46 @@ void pass(ChunkFn<T> fn, const std::byte* p, int64_t rows, int64_t cols, int64_t
       for (int64_t j = 0; j < cols; ++j) out[j] = out[j] + a[j];
     }
   }
+  return largest;
 }
 
 }  // namespace
 
 bool matvec_pass_isa(int vector_bytes, DType t, const std::byte* p, int64_t rows, int64_t cols, int64_t row_stride,
-                     std::span<const PassProduct> products) {
+                     std::span<const PassProduct> products, double* largest) {
   for (size_t k = 0; k < products.size(); ++k) {
     const PassProduct& pr = products[k];
     if (!pr.dot && pr.from >= 0 && (static_cast<size_t>(pr.from) >= k || !products[static_cast<size_t>(pr.from)].dot))
       return false;
   }
   if (rows <= 0 || cols <= 0) return false;
+  double m = 0;
   if (t == DType::Float64) {
-    if (ChunkFn<double> fn = chunk_fn<double>(vector_bytes)) return pass<double>(fn, p, rows, cols, row_stride, products), true;
+    ChunkFn<double> fn = chunk_fn<double>(vector_bytes);
+    if (!fn) return false;
+    m = pass<double>(fn, p, rows, cols, row_stride, products);
   } else if (t == DType::Float32) {
-    if (ChunkFn<float> fn = chunk_fn<float>(vector_bytes)) return pass<float>(fn, p, rows, cols, row_stride, products), true;
+    ChunkFn<float> fn = chunk_fn<float>(vector_bytes);
+    if (!fn) return false;
+    m = pass<float>(fn, p, rows, cols, row_stride, products);
+  } else {
+    return false;
   }
-  return false;
+  if (largest) *largest = m;
+  return true;
 }
 
 bool matvec_pass(DType t, const std::byte* p, int64_t rows, int64_t cols, int64_t row_stride,
-                 std::span<const PassProduct> products) {
-  return matvec_pass_isa(0, t, p, rows, cols, row_stride, products);
+                 std::span<const PassProduct> products, double* largest) {
+  return matvec_pass_isa(0, t, p, rows, cols, row_stride, products, largest);
 }
 #else
-bool matvec_pass_isa(int, DType, const std::byte*, int64_t, int64_t, int64_t, std::span<const PassProduct>) {
+bool matvec_pass_isa(int, DType, const std::byte*, int64_t, int64_t, int64_t, std::span<const PassProduct>, double*) {
   return false;
 }
-bool matvec_pass(DType, const std::byte*, int64_t, int64_t, int64_t, std::span<const PassProduct>) { return false; }
+bool matvec_pass(DType, const std::byte*, int64_t, int64_t, int64_t, std::span<const PassProduct>, double*) {
+  return false;
+}
 #endif
 
 }  // namespace npc::ops

@@ -30,13 +30,15 @@ struct PassProduct {
 /// fixed by the shape alone (not by the CPU's vector width or the thread count): element j of
 /// a row's dot goes to lane j % (64 / itemsize), lanes combined pairwise; a non-dot product
 /// sums fixed blocks of rows and then the blocks in order. Operands must not overlap outputs.
+/// `largest`, when given, receives the largest magnitude of P's elements, NaN aside (Note
+/// [row pass bounds]).
 bool matvec_pass(DType t, const std::byte* p, int64_t rows, int64_t cols, int64_t row_stride,
-                 std::span<const PassProduct> products);
+                 std::span<const PassProduct> products, double* largest = nullptr);
 
 /// matvec_pass() with the loops for vectors of `vector_bytes` bytes (16, 32 or 64; 0: the
 /// widest the CPU has); false when the CPU lacks them. For tests: every width gives the same
 /// bits.
 bool matvec_pass_isa(int vector_bytes, DType t, const std::byte* p, int64_t rows, int64_t cols, int64_t row_stride,
-                     std::span<const PassProduct> products);
+                     std::span<const PassProduct> products, double* largest = nullptr);
 
 }  // namespace npc::ops

@@ -114,10 +114,15 @@ static void check_row_pass(DType t, int64_t rows, int64_t cols, int64_t lda) {
     const ops::PassProduct prods[] = {{true, bytes(x), -1, bytes(dot)},
                                       {false, bytes(r), -1, bytes(sum)},
                                       {false, nullptr, 0, bytes(chain)}};
-    if (!ops::matvec_pass_isa(width, t, bytes(a), rows, cols, lda * static_cast<int64_t>(sizeof(T)), prods)) {
+    double largest = -1;
+    if (!ops::matvec_pass_isa(width, t, bytes(a), rows, cols, lda * static_cast<int64_t>(sizeof(T)), prods, &largest)) {
       CHECK(width != 16);  // the baseline always runs
       continue;
     }
+    double want = 0;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) want = std::max(want, std::abs(double(a[i * lda + j])));
+    CHECK(largest == want);
     if (first.empty()) {
       first = {dot, sum, chain};
       const double tol = sizeof(T) == 4 ? 1e-4 : 1e-12;

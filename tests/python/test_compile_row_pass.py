@@ -207,3 +207,40 @@ def test_not_finite_runs_as_numpy(bad):
             np.testing.assert_array_equal(np.isfinite(g), np.isfinite(w))
             np.testing.assert_allclose(g[np.isfinite(w)], w[np.isfinite(w)], rtol=1e-12)
         assert {(m.category, str(m.message)) for m in got_w} == {(m.category, str(m.message)) for m in want_w}
+
+
+@pytest.mark.parametrize("side", ["dot", "column sum"])
+def test_sum_that_overflows_in_another_order_runs_as_numpy(side):
+    # +M, -M, +M, -M: 0 in the pass's lane order, inf in a gemv's (Note [row pass bounds]).
+    big = np.finfo(np.float64).max * 0.75
+    A = np.zeros((64, 64))
+    p, r = np.ones(64), np.ones(64)
+    if side == "dot":
+        A[0, [12, 0]], A[0, [24, 16]] = big, -big
+    else:
+        A[[12, 0], 0], A[[24, 16], 0] = big, -big
+    compiler.reset()
+    cf = npc.compile(_bicg, backend="fused")
+    for _ in range(2):
+        with warnings.catch_warnings(record=True) as got_w:
+            warnings.simplefilter("always")
+            got = cf(A, p, r)
+        with warnings.catch_warnings(record=True) as want_w:
+            warnings.simplefilter("always")
+            want = _bicg(A, p, r)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        assert [str(m.message) for m in got_w] == [str(m.message) for m in want_w]
+    with np.errstate(over="raise"):
+        with pytest.raises(FloatingPointError, match="overflow encountered in matmul"):
+            _bicg(A, p, r)
+        with pytest.raises(FloatingPointError, match="overflow encountered in matmul"):
+            cf(A, p, r)
+
+
+def test_large_finite_values_still_pass():
+    # Far from overflow in any order: the pass runs.
+    A, x = _data((120, 100), np.float64, 34) * 1e150, _data(100, np.float64, 35) * 1e150
+    got, merged = _run(_atax, (A / 1e150, x))
+    _same(got, _atax(A / 1e150, x), np.float64)
+    assert merged == 2
