@@ -77,6 +77,10 @@ def test_other_arguments(call):
     (lambda: np.eye(True), TypeError),
     (lambda: np.identity(-3), ValueError),
     (lambda: np.eye(3, device="gpu"), ValueError),
+    (lambda: np.eye(2**63), ValueError),
+    (lambda: np.identity(2**63), ValueError),
+    (lambda: np.eye(0, 2**63), ValueError),
+    (lambda: np.eye(2**40), ValueError),
 ])
 def test_errors_are_numpys(call, exc):
     with pytest.raises(exc) as want:

@@ -729,8 +729,8 @@ def _eye_args(name, *args, **kwargs):
     if any(isinstance(v, (bool, _np.bool_)) for v in (n, m, k)):
         raise _Unsupported()
     n, m, k = operator.index(n), operator.index(m), operator.index(k)
-    if n < 0 or m < 0:
-        raise _Unsupported()
+    if not (0 <= n < 2**31 and 0 <= m < 2**31 and n * m <= 2**32):
+        raise _Unsupported()  # NumPy's own call: its errors for sizes it rejects or cannot allocate
     return n, m, k, dtype, order
 
 
