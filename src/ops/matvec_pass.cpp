@@ -67,7 +67,8 @@ constexpr int64_t kMaxChunks = 16;
 // into *largest (Note [row pass bounds]), tracked in the first product's loop, which loads
 // every element anyway. Vector operations appear only here (Note [vector loops]).
 template <class Isa, class T, int NR>
-void block(const T* const* r, int64_t i, int64_t cols, const PassProduct* prods, int np, T* const* accs, T* largest) {
+void block(const T* const* r, const T* const* next, int64_t i, int64_t cols, const PassProduct* prods, int np,
+           T* const* accs, T* largest) {
   using V = typename Vec<T, Isa::kBytes>::type;
   using IT = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;
   using I = typename Vec<IT, Isa::kBytes>::type;
@@ -91,6 +92,8 @@ void block(const T* const* r, int64_t i, int64_t cols, const PassProduct* prods,
       int64_t j = 0;
       for (; j + LN <= cols; j += LN)
         for (int u = 0; u < NV; ++u) {
+          if (k == np - 1)
+            for (int q = 0; q < NR; ++q) __builtin_prefetch(next[q] + j + u * L, 0, 3);
           V xv;
           std::memcpy(&xv, v + j + u * L, sizeof(V));
           for (int q = 0; q < NR; ++q) {
@@ -126,6 +129,8 @@ void block(const T* const* r, int64_t i, int64_t cols, const PassProduct* prods,
       T* a = accs[k];
       int64_t j = 0;
       for (; j + L <= cols; j += L) {
+        if (k == np - 1)
+          for (int q = 0; q < NR; ++q) __builtin_prefetch(next[q] + j, 0, 3);
         V rv, av;
         std::memcpy(&rv, r[0] + j, sizeof(V));
         V t = cv[0] * rv;
@@ -167,25 +172,30 @@ template <class Isa, class T>
 void chunk_rows(const std::byte* p, int64_t rs, int64_t cols, int64_t lo, int64_t hi, const PassProduct* prods, int np,
                 T* const* accs, T* largest) {
   const T* r[kRows];
+  const T* next[kRows];
   int64_t i = lo;
   for (; i + kRows <= hi; i += kRows) {
-    for (int q = 0; q < kRows; ++q) r[q] = reinterpret_cast<const T*>(p + (i + q) * rs);
-    block<Isa, T, kRows>(r, i, cols, prods, np, accs, largest);
+    for (int q = 0; q < kRows; ++q) {
+      r[q] = reinterpret_cast<const T*>(p + (i + q) * rs);
+      next[q] = reinterpret_cast<const T*>(p + std::min(i + kRows + q, hi - 1) * rs);
+    }
+    block<Isa, T, kRows>(r, next, i, cols, prods, np, accs, largest);
   }
   for (; i < hi; ++i) {
     r[0] = reinterpret_cast<const T*>(p + i * rs);
-    block<Isa, T, 1>(r, i, cols, prods, np, accs, largest);
+    next[0] = reinterpret_cast<const T*>(p + std::min(i + 1, hi - 1) * rs);
+    block<Isa, T, 1>(r, next, i, cols, prods, np, accs, largest);
   }
 }
 
 #define NPC_PASS_INSTANTIATE(I)                                                                                   \
-  template void block<I, double, kRows>(const double* const*, int64_t, int64_t, const PassProduct*, int,      \
+  template void block<I, double, kRows>(const double* const*, const double* const*, int64_t, int64_t, const PassProduct*, int,      \
                                         double* const*, double*);                                             \
-  template void block<I, double, 1>(const double* const*, int64_t, int64_t, const PassProduct*, int,          \
+  template void block<I, double, 1>(const double* const*, const double* const*, int64_t, int64_t, const PassProduct*, int,          \
                                     double* const*, double*);                                                 \
-  template void block<I, float, kRows>(const float* const*, int64_t, int64_t, const PassProduct*, int,        \
+  template void block<I, float, kRows>(const float* const*, const float* const*, int64_t, int64_t, const PassProduct*, int,        \
                                        float* const*, float*);                                                \
-  template void block<I, float, 1>(const float* const*, int64_t, int64_t, const PassProduct*, int,            \
+  template void block<I, float, 1>(const float* const*, const float* const*, int64_t, int64_t, const PassProduct*, int,            \
                                    float* const*, float*);                                                    \
   template void chunk_rows<I, double>(const std::byte*, int64_t, int64_t, int64_t, int64_t, const PassProduct*, \
                                       int, double* const*, double*);                                          \
