@@ -7,7 +7,8 @@
 // (`P @ v`: out[i] = P[i, :] . v) and adds the rows, scaled, into every column sum (`c @ P`:
 // out += c[i] P[i, :]). A column sum's coefficients may be the results of a dot product of
 // the same pass, computed for the block just before (A^T (A x): row i's dot with x is
-// row i's coefficient), so a chain of two products also reads P once.
+// row i's coefficient), so a chain of two products also reads P once. The last product's loop
+// prefetches the next block's rows, which then come from the cache instead of memory.
 //
 // The rows are cut into fixed chunks (by the shape alone, kChunkRows rows each, at most
 // kMaxChunks), run on the thread pool; each chunk sums its rows' contributions to a column sum
