@@ -30,34 +30,28 @@
 #include "ops/matvec_pass.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
 #include "core/parallel.hpp"
+#include "ops/vector_isa.hpp"
 
 #if defined(__GNUC__)
 // Vectors are only passed within this file (and inlined): no ABI to keep.
 #pragma GCC diagnostic ignored "-Wpsabi"
-#define NPC_PASS_VECTORS 1
-#else
-#define NPC_PASS_VECTORS 0
 #endif
 
 namespace npc::ops {
-#if NPC_PASS_VECTORS
+#if NPC_SIMD_VECTORS
 namespace {
 
-struct Sse2 { static constexpr int kBytes = 16; };
-struct Avx2 { static constexpr int kBytes = 32; };
-struct Avx512 { static constexpr int kBytes = 64; };
-
-template <class T, int bytes>
-struct Vec {
-  typedef T type __attribute__((vector_size(bytes)));
-};
+using simd::Avx2;
+using simd::Avx512;
+using simd::Sse2;
+using simd::Vec;
 
 constexpr int kLaneBytes = 64;          // a dot's lanes: 8 doubles or 16 floats
 constexpr int kRows = 4;                // rows per block

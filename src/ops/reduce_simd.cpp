@@ -34,27 +34,16 @@
 #include <immintrin.h>
 #endif
 
+#include "ops/vector_isa.hpp"
+
 #if defined(__GNUC__)
 // Vectors are only passed within this file (and inlined): no ABI to keep.
 #pragma GCC diagnostic ignored "-Wpsabi"
-#define NPC_SIMD_VECTORS 1
-#else
-#define NPC_SIMD_VECTORS 0
 #endif
 
 namespace npc::ops::simd {
 #if NPC_SIMD_VECTORS
 namespace {
-
-struct Sse2 { static constexpr int kBytes = 16; };
-struct Avx2 { static constexpr int kBytes = 32; };
-struct Avx512 { static constexpr int kBytes = 64; };
-
-// Vector of `bytes` bytes of T, and its comparison mask type.
-template <class T, int bytes>
-struct Vec {
-  typedef T type __attribute__((vector_size(bytes)));
-};
 
 template <bool kMax, class T>
 inline T pick(T lane, T v) {  // scalars only (Note [vector loops])
