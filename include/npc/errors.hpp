@@ -28,6 +28,9 @@ struct ArrayMemoryError : MemoryError {
 };
 /// Raised where NumPy raises numpy._core._exceptions._UFuncOutputCastingError and friends.
 struct CastingError : std::runtime_error { using std::runtime_error::runtime_error; };
+/// Raised where NumPy raises FloatingPointError (numpy.errstate's "raise": "divide by zero
+/// encountered in divide").
+struct FloatingPointError : std::runtime_error { using std::runtime_error::runtime_error; };
 /// Raised where numpy.linalg raises numpy.linalg.LinAlgError ("Singular matrix", "Last 2
 /// dimensions of the array must be square", ...); the bindings raise numpy.linalg.LinAlgError.
 struct LinAlgError : std::runtime_error { using std::runtime_error::runtime_error; };

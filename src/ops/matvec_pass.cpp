@@ -30,6 +30,7 @@
 #include "ops/matvec_pass.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "core/parallel.hpp"
+#include "ops/exec.hpp"
 #include "ops/vector_isa.hpp"
 
 #if defined(__GNUC__)
@@ -245,11 +247,20 @@ double pass(ChunkFn<T> fn, const std::byte* p, int64_t rows, int64_t cols, int64
     }
   std::vector<T> tops(static_cast<size_t>(chunks), T(0));
   const int nt = parallel::threads_for(rows * cols, np);
+  // The floating-point flags each chunk raises, whichever thread runs it, reach the calling
+  // thread (where NumPy's single-threaded gemv would raise them: underflow under errstate).
+  std::atomic<int> flags{0};
   parallel::for_chunks(nt, chunks, [&](int64_t c) {
     const int64_t lo = rows / chunks * c + std::min(c, rows % chunks);
     const int64_t hi = rows / chunks * (c + 1) + std::min(c + 1, rows % chunks);
+    const int before = read_fpe();
+    clear_fpe();
     fn(p, rs, cols, lo, hi, products.data(), np, accs.data() + c * np, tops.data() + c);
+    flags.fetch_or(read_fpe(), std::memory_order_relaxed);
+    clear_fpe();
+    raise_fpe(before);
   });
+  raise_fpe(flags.load());
   double largest = 0;
   for (int64_t c = 0; c < chunks; ++c) largest = largest > tops[c] ? largest : static_cast<double>(tops[c]);
   if (chunks == 1) return largest;

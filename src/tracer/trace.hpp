@@ -2,6 +2,7 @@
 // Recording: the trace context that the op hooks write into, buffers (aliasing and
 // functionalized writes), graph breaks (segments) and runtime scalars.
 #include <atomic>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -354,6 +355,12 @@ class Context {
   // `reason`) or a cut at the node budget (Note [loops] in trace_segments.cpp).
   void end_segment(bool real, const std::string& reason);
   void cut() { end_segment(false, {}); }
+  // Note [failed segments] in trace_segments.cpp: the error a segment's run raised, raised
+  // again by every later realization or run of this trace.
+  std::exception_ptr failed_;
+  void check_failed() const {
+    if (failed_) std::rethrow_exception(failed_);
+  }
   // Records a graph break without ending the segment (the checks and reason of break_graph).
   void note_break(const std::string& why);
   // Note [reads of unchanged inputs] in trace_segments.cpp: `b` computed from the segment's

@@ -422,6 +422,7 @@ bool Context::content_boundary(size_t size) const {
 }
 
 void Context::end_segment(bool real, const std::string& reason) {
+  check_failed();
   if (real) {
     breaks_.push_back(reason);
     plan_.reset();  // the Python runs on every call: no plan
@@ -466,7 +467,24 @@ void Context::end_segment(bool real, const std::string& reason) {
         constraints_.push_back({syms[k].input, syms[k].axis, -1, -1, syms[k].hint});
     }
   }
-  std::vector<ndarray> vals = run_segment(outs, std::move(unread), !real);
+  // Note [failed segments]
+  // A segment that raises when it runs (a floating-point error under numpy.errstate at a graph
+  // break: `np.asarray((x / 0).max())`) leaves its graph moved into the run and the buffers
+  // bound to nothing. The program may catch the error and realize the same value again, or go
+  // on tracing: each later realization, break or finish raises that error again instead of
+  // running what is left of the trace.
+  std::vector<ndarray> vals;
+  try {
+    vals = run_segment(outs, std::move(unread), !real);
+  } catch (const FloatingPointError&) {
+    failed_ = std::current_exception();
+    throw;
+  } catch (const std::exception& e) {
+    // Another error (one of Python's may not be raised twice): later uses raise its message.
+    const std::string what = e.what();
+    failed_ = std::make_exception_ptr(std::runtime_error(what.substr(0, what.find('\n'))));
+    throw;
+  }
   const bool stand_ins = background_ != nullptr;  // Note [segments in the background]
   std::vector<ndarray> old_bound = std::move(bound_);
   std::vector<Plan::Source> old_src = std::move(bound_src_);
@@ -518,6 +536,7 @@ void Context::end_segment(bool real, const std::string& reason) {
 // dead at a break: it has been written back already, and nothing can read it again.
 ndarray Context::realize(const ndarray& a) {
   settle();  // Note [segments in the background]
+  check_failed();
   TracedValue* tv = traced(a);
   if (!tv || tv->ctx_id != id_)
     throw ValueError("a traced array escaped the npc.compile call that created it (it has no value here)");
@@ -572,6 +591,7 @@ void Context::separate_buffers(const std::vector<Buffer*>& bufs) {
 }
 
 std::vector<ndarray> Context::finish(const std::vector<ndarray>& outputs) {
+  check_failed();  // Note [failed segments]
   {
     std::vector<Buffer*> bufs;
     for (const auto& o : outputs)

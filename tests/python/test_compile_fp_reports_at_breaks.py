@@ -27,3 +27,45 @@ def test_warning_of_a_dead_op_before_a_break_at_new_sizes(backend):
             w = f(x)
         np.testing.assert_array_equal(np.asarray(r), w)
         assert {str(m.message) for m in want} <= {str(m.message) for m in got}
+
+
+def _array_of_max(x):
+    return np.array([(x / 0).max()])
+
+
+def _array_of_two(x):
+    return np.array([(x * np.float32(1e30)).max(), x.min()])
+
+
+def _loop_of_maxima(x):
+    out = []
+    for _ in range(3):
+        x = x * np.float32(1e20)
+        out.append(x.max())
+    return np.array(out)
+
+
+def _caught_then_again(x):
+    v = (x / 0).max()
+    try:
+        float(v)
+    except FloatingPointError:
+        pass
+    return float(v)
+
+
+@pytest.mark.parametrize("backend", ["fused", "eager"])
+@pytest.mark.parametrize("f", [_array_of_max, _array_of_two, _loop_of_maxima, _caught_then_again])
+def test_value_whose_segment_raised_raises_again(backend, f):
+    # Note [failed segments] in src/tracer/trace_segments.cpp: NumPy's np.array([v]) asks v
+    # for its value twice (buffer protocol, then __array_interface__); the second request
+    # crashed the process once the first had raised.
+    x = np.arange(1, 6, dtype=np.float32) * np.float32(1e10)
+    with np.errstate(all="raise"):
+        with pytest.raises(FloatingPointError) as want:
+            f(x)
+        cf = npc.compile(f, backend=backend)
+        for _ in range(2):
+            with pytest.raises(FloatingPointError) as got:
+                cf(x)
+            assert str(got.value) == str(want.value)

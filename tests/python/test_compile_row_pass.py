@@ -244,3 +244,29 @@ def test_large_finite_values_still_pass():
     got, merged = _run(_atax, (A / 1e150, x))
     _same(got, _atax(A / 1e150, x), np.float64)
     assert merged == 2
+
+
+def test_flags_of_every_thread_reach_the_caller():
+    # Only the last rows' products underflow (float32): whichever thread runs them, the
+    # compiled call raises as NumPy's single-threaded gemv does.
+    rng = np.random.default_rng(36)
+    A = rng.standard_normal((8000, 300)).astype(np.float32)
+    p, r = rng.standard_normal(300).astype(np.float32), rng.standard_normal(8000).astype(np.float32)
+    A[-10:] *= np.float32(1e-30)
+    r[-10:] *= np.float32(1e-30)
+    old = npc.get_num_threads()
+    npc.set_num_threads(2)
+    try:
+        compiler.reset()
+        cf = npc.compile(_bicg, backend="fused")
+        for _ in range(5):
+            with np.errstate(under="raise"):
+                with pytest.raises(FloatingPointError, match="underflow encountered in matmul"):
+                    _bicg(A, p, r)
+                with pytest.raises(FloatingPointError, match="underflow encountered in matmul"):
+                    cf(A, p, r)
+        before = _fusion.stats()["merged_products"]
+        cf(A, p, r)
+        assert _fusion.stats()["merged_products"] - before == 2
+    finally:
+        npc.set_num_threads(old)

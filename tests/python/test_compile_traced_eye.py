@@ -44,6 +44,11 @@ def test_shifted_matrix_is_one_kernel():
     assert compiler.stats()["kernels_run"] - before == 1
 
 
+def test_empty_eye_with_a_huge_axis_is_numpys():
+    got = _check(lambda x: (np.eye(10**9, 0), np.eye(0, 10**9, dtype=bool), x), np.zeros(1))
+    assert got is not None
+
+
 def test_eye_of_symbolic_and_numpy_sizes():
     def f(A, k):
         return np.eye(A.shape[0], np.int64(A.shape[1]), k) * A

@@ -731,6 +731,8 @@ def _eye_args(name, *args, **kwargs):
     n, m, k = operator.index(n), operator.index(m), operator.index(k)
     if not (0 <= n < 2**31 and 0 <= m < 2**31 and n * m <= 2**32):
         raise _Unsupported()  # NumPy's own call: its errors for sizes it rejects or cannot allocate
+    if n * m < n + m:
+        raise _Unsupported()  # empty, or one row or column: the indices would outweigh the result
     return n, m, k, dtype, order
 
 

@@ -462,6 +462,8 @@ void register_errors(py::module_& m) {
       PyErr_SetString(PyExc_MemoryError, e.what());
     } catch (const CastingError& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const FloatingPointError& e) {
+      PyErr_SetString(PyExc_FloatingPointError, e.what());
     } catch (const std::invalid_argument& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const py::cast_error& e) {

@@ -97,7 +97,14 @@ void report_compiled_fp() {
   py::gil_scoped_acquire gil;
   tracer::Suspend untraced;
   py::object report = py::module_::import("npc._errstate").attr("report_compiled");
-  for (auto& [bit, where] : errs) report(bit, where);
+  try {
+    for (auto& [bit, where] : errs) report(bit, where);
+  } catch (py::error_already_set& e) {
+    // As a C++ error, so that a trace whose segment raised can raise it again (Note [failed
+    // segments] in src/tracer/trace_segments.cpp); raised in Python as the same error.
+    if (!e.matches(PyExc_FloatingPointError)) throw;
+    throw FloatingPointError(py::str(e.value()).cast<std::string>());
+  }
 }
 
 // The kinds numpy.errstate raises on this thread now (npc::fp_raise_kinds).
