@@ -38,6 +38,14 @@ def _same(got, want, dtype):
     np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=RTOL[dtype] * np.abs(want).max())
 
 
+def _merged(f, args, dtype=np.float64):
+    """Runs compiled `f` on `args`, checks its result against NumPy's and returns how many of
+    its products per call ran merged."""
+    got, merged = _run(f, args)
+    _same(got, f(*args), dtype)
+    return merged
+
+
 def _atax(A, x):
     return A.T @ (A @ x)
 
@@ -81,18 +89,14 @@ SHAPES = [(67, 71), (130, 257), (1003, 37), (37, 1003), (400, 500)]
 @pytest.mark.parametrize("shape", SHAPES)
 def test_chain_is_one_pass(dtype, shape):
     A, x = _data(shape, dtype, 1), _data(shape[1], dtype, 2)
-    got, merged = _run(_atax, (A, x))
-    _same(got, _atax(A, x), dtype)
-    assert merged == 2
+    assert _merged(_atax, (A, x), dtype) == 2
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("shape", SHAPES)
 def test_both_sides_are_one_pass(dtype, shape):
     A, p, r = _data(shape, dtype, 3), _data(shape[1], dtype, 4), _data(shape[0], dtype, 5)
-    got, merged = _run(_bicg, (A, p, r))
-    _same(got, _bicg(A, p, r), dtype)
-    assert merged == 2
+    assert _merged(_bicg, (A, p, r), dtype) == 2
 
 
 @pytest.mark.parametrize("layout", ["C", "F", "rows", "reversed", "column vectors"])
@@ -109,21 +113,15 @@ def test_layouts(layout):
     elif layout == "column vectors":
         p = _data((260, 3), np.float64, 7)[:, 1]
         r = _data((300, 5), np.float64, 8)[:, 4]
-    got, merged = _run(_bicg, (A, p, r))
-    _same(got, _bicg(A, p, r), np.float64)
-    assert merged == 2
-    got, merged = _run(_atax, (A, p))
-    _same(got, _atax(A, p), np.float64)
-    assert merged == (0 if layout == "F" else 2)
+    assert _merged(_bicg, (A, p, r)) == 2
+    assert _merged(_atax, (A, p)) == (0 if layout == "F" else 2)
 
 
 def test_strided_columns_take_other_paths():
     # Columns apart: no contiguous rows either way; the products are NumPy's calls.
     A = _data((300, 520), np.float64, 9)[:, ::2]
     p, r = _data(260, np.float64, 10), _data(300, np.float64, 11)
-    got, merged = _run(_bicg, (A, p, r))
-    _same(got, _bicg(A, p, r), np.float64)
-    assert merged == 0
+    assert _merged(_bicg, (A, p, r)) == 0
 
 
 def test_intermediate_leaves_the_graph():
@@ -137,31 +135,23 @@ def test_intermediate_leaves_the_graph():
 def test_mvt_with_epilogues():
     A = _data((240, 240), np.float64, 14)
     vs = [_data(240, np.float64, 15 + k) for k in range(4)]
-    got, merged = _run(_mvt, (A, *vs))
-    _same(got, _mvt(A, *vs), np.float64)
-    assert merged == 2
+    assert _merged(_mvt, (A, *vs)) == 2
 
 
 @pytest.mark.parametrize("f", [_chain_written_between, _chain_through_kernel])
 def test_vector_changed_after_the_first_product(f):
     A, x = _data((200, 150), np.float64, 19), _data(150, np.float64, 20)
-    got, merged = _run(f, (A, x))
-    _same(got, f(A, x), np.float64)
-    assert merged == 0
+    assert _merged(f, (A, x)) == 0
 
 
 def test_matrix_written_between():
     A, x, r = _data((200, 150), np.float64, 21), _data(150, np.float64, 22), _data(200, np.float64, 23)
-    got, merged = _run(_matrix_written_between, (A, x, r))
-    _same(got, _matrix_written_between(A, x, r), np.float64)
-    assert merged == 0
+    assert _merged(_matrix_written_between, (A, x, r)) == 0
 
 
 def test_small_and_complex_matrices_take_other_paths():
     A, x = _data((40, 50), np.float64, 24), _data(50, np.float64, 25)
-    got, merged = _run(_atax, (A, x))
-    _same(got, _atax(A, x), np.float64)
-    assert merged == 0
+    assert _merged(_atax, (A, x)) == 0
     Z = _data((120, 100), np.float64, 26) + 1j * _data((120, 100), np.float64, 27)
     z = _data(100, np.float64, 28) + 0j
     got, merged = _run(_atax, (Z, z))
@@ -241,9 +231,7 @@ def test_sum_that_overflows_in_another_order_runs_as_numpy(side):
 def test_large_finite_values_still_pass():
     # Far from overflow in any order: the pass runs.
     A, x = _data((120, 100), np.float64, 34) * 1e150, _data(100, np.float64, 35) * 1e150
-    got, merged = _run(_atax, (A / 1e150, x))
-    _same(got, _atax(A / 1e150, x), np.float64)
-    assert merged == 2
+    assert _merged(_atax, (A / 1e150, x)) == 2
 
 
 def test_flags_of_every_thread_reach_the_caller():
