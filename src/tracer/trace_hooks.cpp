@@ -583,13 +583,29 @@ std::shared_ptr<void> view_hook(const ndarray& src, const ndarray& v) {
   return c ? c->view(src, v) : nullptr;
 }
 
+// Note [copies keep their order]
+// A copy (copy, astype, ascontiguousarray, asfortranarray) is a new value laid out in the
+// order asked for. Where the dtype changes, the Cast node is that value. Where it does not,
+// the node would be the source's own, or a View of it, and a graph output that is a View
+// comes out in the view's memory order (a transpose of a computed value as that value's
+// transposed memory): `(x * 2).T.copy()` would be F-ordered where NumPy's is C-ordered. So a
+// View, or a permuted source, is copied by a numbered Prim copy (as Note [distinct buffers]),
+// which the fused backend reads through and an output materializes in its own C order.
 ndarray copy_hook(const ndarray& src, DType t, Order order) {
   Context& c = ctx_or_throw();
   c.maybe_cut();  // Note [loops] in trace_segments.cpp
   ir::Graph& g = c.graph();
   std::vector<ir::NodeRef> nodes{c.node_of(src)};
-  return laid_out(c, like_axes(src, order), nodes, nodes[0]->shape, src.shape(),
-                  [&](std::span<const ir::NodeRef> ns, const ir::SymShape&) { return g.cast(ns[0], t); });
+  const std::vector<int> axes = like_axes(src, order);
+  bool identity = true;
+  for (size_t i = 0; i < axes.size(); ++i) identity = identity && axes[i] == static_cast<int>(i);
+  const bool fresh = t == src.dtype() && (!identity || nodes[0]->kind == ir::NodeKind::View);
+  return laid_out(c, axes, nodes, nodes[0]->shape, src.shape(), [&](std::span<const ir::NodeRef> ns, const ir::SymShape&) {
+    if (!fresh) return g.cast(ns[0], t);
+    const int64_t serial = static_cast<int64_t>(g.nodes().size());
+    return g.prim(OpId::copy, std::span<const ir::NodeRef>(ns.data(), 1), ns[0]->dtype, ns[0]->shape,
+                  std::span<const int64_t>(&serial, 1));
+  });
 }
 
 // A traced value written into a concrete array that is not a graph input (an array an op

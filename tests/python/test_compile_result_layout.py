@@ -91,6 +91,22 @@ COPIES.update({
     "copy of a transpose": lambda a, b: np.copy(b.T),
     "copy order=F": lambda a, b: b.copy(order="F"),
 })
+# Copies of computed values and of views of them (Note [copies keep their order] in
+# src/tracer/trace_hooks.cpp): the graph node would be the value itself, or a View of it,
+# which an output lays out in the view's memory order.
+COPIES.update({
+    "copy of a computed transpose": lambda a, b: (b * 2).T.copy(),
+    "F copy of a computed value": lambda a, b: (b * 2).copy(order="F"),
+    "np.copy order=F of a computed value": lambda a, b: np.copy(b + 1, order="F"),
+    "asfortranarray of a computed value": lambda a, b: np.asfortranarray(b * 2),
+    "ascontiguousarray of a computed transpose": lambda a, b: np.ascontiguousarray((b * 2).T),
+    "astype same dtype order=C of a transpose": lambda a, b: (b * 2).T.astype(np.float64, order="C"),
+    "copy order=A of a computed transpose": lambda a, b: (b * 2).T.copy(order="A"),
+    "copy order=K of a computed transpose": lambda a, b: np.copy((b * 2).T, order="K"),
+    "copy of a reversed slice": lambda a, b: (b * 2)[::-1, ::2].copy(),
+    "copy of a 3-D permutation": lambda a, b: (b.reshape(2, 3, 4) * 2).transpose(2, 0, 1).copy(),
+    "F copy of a 3-D permutation": lambda a, b: np.asfortranarray((b.reshape(2, 3, 4) * 2).transpose(1, 2, 0)),
+})
 
 
 @pytest.mark.parametrize("backend", ["fused", "eager"])
@@ -118,3 +134,22 @@ def test_ravel_of_an_f_ordered_copy_is_a_copy(backend):
     npc.compiler.reset()
     got = npc.compile(_write_through_copy, backend=backend)(F)
     np.testing.assert_array_equal(got, _write_through_copy(F))
+
+
+def _copies_apart(a):
+    t = a * 2
+    c1, c2 = t.T.copy(), t.T.copy(order="F")
+    c1[0, 0] = -1.0  # neither the other copy nor t sees it
+    return c1, c2, t
+
+
+@pytest.mark.parametrize("backend", ["fused", "eager"])
+def test_copies_of_one_computed_value_are_apart(backend):
+    want = _copies_apart(C)
+    npc.compiler.reset()
+    cf = npc.compile(_copies_apart, backend=backend)
+    for _ in range(2):
+        got = cf(C)
+        for g, w in zip(got, want):
+            assert g.strides == w.strides
+            np.testing.assert_array_equal(g, w)
