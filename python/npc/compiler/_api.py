@@ -869,15 +869,16 @@ class CompiledFunction:
             # again (Note [warnings of traced Python] in _capture.py).
             try:
                 mutated = [(orig, c) for orig, c, items in containers if _changed(c, items)]
+                foreign = []  # Note [results of dtypes npc lacks]
                 aliases = _Aliases(ctx, kb, traced, arg_inputs, standins)  # Note [results that view inputs]
                 if mutated:
                     # Note [mutated arguments]: the caller's containers get the final contents,
                     # which refer to the caller's own objects (lists, dicts, argument arrays).
                     objects = {id(c): orig for orig, c, _ in containers}
                     leaves, tree = _flatten((result, [type(c)(c) for _, c in mutated]), traced.values(), objects,
-                                            lambda v: scalar_values[_sentinel_index(v)], aliases)
+                                            lambda v: scalar_values[_sentinel_index(v)], aliases, foreign)
                 else:
-                    leaves, tree = _flatten(result, traced.values(), alias=aliases)
+                    leaves, tree = _flatten(result, traced.values(), alias=aliases, foreign=foreign)
                 t1 = time.perf_counter()
                 cxx0 = _fusion_counters().get("compile_seconds", 0.0)
                 if int_paths:
@@ -1022,7 +1023,20 @@ class CompiledFunction:
                 self.last_side_effects.append(why)
             if not known:
                 _logs.log("fallback", "%s: %s", self._name, why)
-        if nbreaks or changed:
+        if foreign:
+            # Note [results of dtypes npc lacks]
+            # An array the function returns whose dtype npc lacks (str, object, datetime,
+            # longdouble, structured, a non-native byte order) came from NumPy's own code while
+            # tracing (a host call or a graph break). The graph cannot make it, so the trace's
+            # object is returned as it is, and the function runs its Python on every call, as
+            # with a graph break, so that each call returns a new array, as NumPy's code does.
+            why = (f"the function returns an array of dtype {foreign[0].dtype}, which npc lacks: it runs its "
+                   "Python on every call so that each call returns a new array")
+            if why not in self.last_side_effects:
+                self.last_side_effects.append(why)
+            if not known:
+                _logs.log("fallback", "%s: %s", self._name, why)
+        if nbreaks or changed or foreign:
             self._breaks = True
             self._break_keys.add(key)
         elif graph is not None or plan is not None:

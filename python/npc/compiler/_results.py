@@ -4,6 +4,7 @@ a graph's outputs on replays (_rebuild), with results that view inputs or each o
 import numpy as _np
 
 from .. import _core
+from .._dtypes import code_of
 from ._capture import _RuntimeFloat, _RuntimeInt
 from ._convert import _MISSING, _NDARRAY, _converted_npc, _from_numpy
 from ._guards import _locate
@@ -226,7 +227,7 @@ def _result_view(view, base, inputs):
 # and the function runs its Python on every call, as one with graph breaks does (a replay
 # without Python could not change the container). A result that is such a copy is the
 # caller's object too (`return xs`).
-def _flatten(obj, inputs=(), objects=None, scalar_of=None, alias=None):
+def _flatten(obj, inputs=(), objects=None, scalar_of=None, alias=None, foreign=None):
     """Array leaves of a result and a tree to rebuild it (non-array leaves are static).
     0-d results that eager NumPy returns as NumPy scalars (ufuncs, reductions, `x[0]`) become
     scalars, the others (`where`, `astype`, views, `zeros(())`) stay 0-d arrays (Note [scalar
@@ -234,7 +235,9 @@ def _flatten(obj, inputs=(), objects=None, scalar_of=None, alias=None):
     `objects` maps ids of traced stand-ins to the caller's objects, which the tree then holds
     as static leaves; `scalar_of` gives a runtime scalar's value (Note [mutated arguments]).
     `alias` (an _Aliases) names the arrays that are arguments or views of them (Note [results
-    that view inputs]): their tree nodes are ("I", k) and ("V", j), not graph outputs."""
+    that view inputs]): their tree nodes are ("I", k) and ("V", j), not graph outputs.
+    NumPy arrays of a dtype npc lacks (Note [results of dtypes npc lacks]) are static leaves
+    too, appended to `foreign` when given."""
     leaves = []
     ids = {id(i) for i in inputs}
     memo = {}     # id of an array met before -> its node (one object, one node)
@@ -266,6 +269,10 @@ def _flatten(obj, inputs=(), objects=None, scalar_of=None, alias=None):
                 return ("S", scalar_of(x))
         if type(x) is _RuntimeInt:
             return ("S", x._static())  # a runtime int returned: static (Note [runtime ints] in _guards.py)
+        if isinstance(x, _np.ndarray) and code_of(x.dtype) is None:
+            if foreign is not None:
+                foreign.append(x)
+            return ("S", x)
         if isinstance(x, (_core.ndarray, _np.ndarray)):
             node = memo.get(id(x))
             if node is None:
