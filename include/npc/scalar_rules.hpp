@@ -813,8 +813,18 @@ template <bool Max, bool PropagateNan, bool TieFirst, class T> NPK_FN T extremum
   // The operand whose NaN decides: a NaN `a` is kept (propagated), a NaN `b` is skipped.
   const T& n = PropagateNan ? a : b;
   if constexpr (is_cplx<T>) return (isnanv(n) || cle(lo, hi)) ? a : b;
-  else if constexpr (std::is_floating_point_v<T>) return ((TieFirst ? le(lo, hi) : lt(lo, hi)) || std::isnan(n)) ? a : b;
-  else return le(lo, hi) ? a : b;
+  else if constexpr (std::is_floating_point_v<T> && (sizeof(T) == 4 || sizeof(T) == 8)) {
+    // A blend of the bits, not `?:`: GCC 12 left `clip`'s min(f2, max(f1, x)), with the
+    // bound first, as scalar code with a branch per element (7 ns an element on random data,
+    // 20 times NumPy's time); the mask form vectorizes whichever operand is loop-invariant.
+    using I = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;
+    const I keep = -static_cast<I>((TieFirst ? le(lo, hi) : lt(lo, hi)) | (n != n));
+    return bits_as<T>(static_cast<I>((bits_as<I>(a) & keep) | (bits_as<I>(b) & ~keep)));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return ((TieFirst ? le(lo, hi) : lt(lo, hi)) || std::isnan(n)) ? a : b;
+  } else {
+    return le(lo, hi) ? a : b;
+  }
 }
 /// numpy.maximum in NumPy's scalar loops (float16, and all integer, bool and complex loops):
 /// NaN propagates (the first NaN operand), ties give the first operand.
