@@ -4,7 +4,7 @@ Settings live in ``npc.config`` and are read at each compile:
 
 cxx : str, default ``$CXX`` or ``"c++"``
     The C++ compiler command for generated kernels.
-cxxflags : str, default ``"-O3 -march=native -mprefer-vector-width=256 -fopenmp -ffp-contract=off"``
+cxxflags : str, default ``"-O3 -march=native -mprefer-vector-width=256 -fopenmp -ffp-contract=off -fno-math-errno"``
     Its flags (``-std=c++17 -shared -fPIC`` are added). No FMA contraction keeps results
     equal to NumPy's; one vector width on every CPU keeps the order of a float sum's lanes
     (Note [kernel vector width] in src/fusion/jit.cpp).
@@ -39,7 +39,7 @@ from ._config import config
 CodegenError = _core.CodegenError
 
 config.register("cxx", os.environ.get("CXX") or "c++", "C++ compiler command of the fused backend ($CXX)")
-config.register("cxxflags", "-O3 -march=native -mprefer-vector-width=256 -fopenmp -ffp-contract=off",
+config.register("cxxflags", "-O3 -march=native -mprefer-vector-width=256 -fopenmp -ffp-contract=off -fno-math-errno",
                 "flags of generated-kernel compiles (-std=c++17 -shared -fPIC are added)")
 config.register("cache_dir", os.environ.get("NPC_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "npc"),
                 "on-disk cache of compiled kernels ($NPC_CACHE_DIR)")

@@ -658,7 +658,7 @@ Config& config() {
     // default width differs between CPUs with AVX-512 (256 bits on Intel's, 512 on AMD's Zen 4):
     // the same kernel would add a float64 sum of ten elements in another order, and give
     // other bits, depending on the CPU model. Fixing the width keeps one order per kernel.
-    c.flags = "-O3 -march=native -mprefer-vector-width=256 -fopenmp -ffp-contract=off";
+    c.flags = "-O3 -march=native -mprefer-vector-width=256 -fopenmp -ffp-contract=off -fno-math-errno";
     // No shared fallback (Note [cache trust]): without a home directory there is no disk cache.
     std::string home = env("HOME", home_dir());
     c.cache_dir = env("NPC_CACHE_DIR", home.empty() ? "" : home + "/.cache/npc");
