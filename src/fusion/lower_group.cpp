@@ -33,6 +33,7 @@
 #include <sstream>
 
 #include "fusion/lower_internal.hpp"
+#include "ops/exec.hpp"
 
 namespace npc::fusion {
 
@@ -272,6 +273,126 @@ void add_temp_buffer(LowerState& st, NodeRef n) {
 // who reads an owned input last) is kept in vectors indexed by node id (ids are a
 // topological order), walked with an explicit stack: sets of node pointers and a recursive
 // walk per root made it a noticeable part of a scalar loop's first call.
+// Note [shared chains]
+// Inlining recomputes a value in every kernel that reads it. Where a costly value is read by
+// several kernels, the recomputation costs more than a store: `c = np.where(b > 1.5,
+// np.sqrt(b), np.log1p(b))` read by c.mean(), c.std(axis=0) and (c > 1).sum() computed log1p
+// four times over (5.8x NumPy's time). Where the value is a loop's recurrence (durbin's
+// `beta *= 1 - alpha * alpha; alpha = -(r[k] + dot) / beta`, a Python float carried across
+// iterations), every kernel of iteration k inlines all k iterations before it: the kernels
+// grow with k, each iteration's differ from the last's, and the C++ of one trace grows with
+// the square of its trip count (300 iterations made a translation unit g++ did not finish in
+// 60 s). Two rules materialise such values (elementwise nodes: ufunc, cast, where, gather),
+// costing a node's expression as eager kernels cost an element (ops::elementwise_cost),
+// counted down to the materialised values and leaves it reads:
+// - before grouping (materialise_shared_chains), in topological order, a 0-d node read by two
+//   or more nodes whose expression costs 8 or more (a store of one element is cheap; a
+//   recurrence is then cut every iteration or two, at the same place of its body, and its
+//   kernels repeat);
+// - after grouping (shared_inlined_values), a node inlined into k >= 2 groups whose expression
+//   costs c with c * (k - 1) >= 8 (the recomputation saved, against a store and the loads
+//   that replace the recomputation's own loads). The latest such node is taken first and the
+//   nodes it inlines wait for the next grouping (which may take them if other groups still
+//   inline them), for a few rounds.
+namespace {
+bool computes(NodeRef n) {
+  return n->kind == NodeKind::Ufunc || n->kind == NodeKind::Cast || n->kind == NodeKind::Gather ||
+         (n->kind == NodeKind::Prim && n->op == OpId::where);
+}
+bool leaf(NodeRef n) {
+  return n->kind == NodeKind::Input || n->kind == NodeKind::Scalar || n->kind == NodeKind::Const ||
+         n->kind == NodeKind::SymVal || n->kind == NodeKind::Call;
+}
+int node_cost(NodeRef n) {
+  if (n->kind == NodeKind::View || leaf(n)) return 0;
+  if (n->kind == NodeKind::Ufunc) return ops::elementwise_cost(n->op, n->args.empty() ? n->dtype : n->args[0]->dtype);
+  return n->kind == NodeKind::Reduce ? 8 : 1;
+}
+// The cost of the expression node `n` inlines, up to `cap` (a bounded walk; stamp is reused).
+int64_t inlined_cost(NodeRef n, const std::vector<char>& is_mat, std::vector<uint32_t>& stamp,
+                     std::vector<NodeRef>& stack, int64_t cap) {
+  int64_t cost = 0;
+  size_t visited = 0;
+  stack.assign(1, n);
+  while (!stack.empty() && cost < cap && visited < static_cast<size_t>(8 * cap)) {
+    NodeRef m = stack.back();
+    stack.pop_back();
+    if (stamp[m->id] == n->id) continue;
+    stamp[m->id] = n->id;
+    ++visited;
+    if ((m != n && is_mat[m->id]) || leaf(m)) continue;
+    cost += node_cost(m);
+    stack.insert(stack.end(), m->args.begin(), m->args.end());
+  }
+  return cost;
+}
+constexpr int64_t kSharedBudget = 8;
+
+void materialise_shared_chains(const ir::Graph& g, const std::vector<char>& live, std::set<NodeRef>& materialised) {
+  const size_t num_nodes = g.nodes().size();
+  std::vector<uint32_t> readers(num_nodes, 0);
+  for (NodeRef n : g.nodes()) {
+    if (!live[n->id]) continue;
+    for (size_t i = 0; i < n->args.size(); ++i) {
+      bool repeat = false;  // x * x reads x once
+      for (size_t j = 0; j < i; ++j) repeat = repeat || n->args[j] == n->args[i];
+      if (!repeat && n->args[i]->ndim() == 0) ++readers[n->args[i]->id];
+    }
+  }
+  std::vector<char> is_mat(num_nodes, 0);
+  for (NodeRef n : materialised) is_mat[n->id] = 1;
+  std::vector<uint32_t> stamp(num_nodes, UINT32_MAX);
+  std::vector<NodeRef> stack;
+  for (NodeRef n : g.nodes()) {
+    if (!live[n->id] || is_mat[n->id] || n->ndim() != 0 || readers[n->id] < 2 || !computes(n)) continue;
+    if (inlined_cost(n, is_mat, stamp, stack, kSharedBudget) >= kSharedBudget) {
+      materialised.insert(n);
+      is_mat[n->id] = 1;
+    }
+  }
+}
+
+std::vector<NodeRef> shared_inlined_values(const std::vector<std::vector<NodeRef>>& groups,
+                                           const std::vector<char>& is_mat, size_t num_nodes) {
+  std::vector<uint32_t> groups_in(num_nodes, 0), stamp(num_nodes, UINT32_MAX);
+  std::vector<NodeRef> stack, order;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const auto key = static_cast<uint32_t>(gi);
+    stack.clear();
+    for (NodeRef r : groups[gi]) stack.insert(stack.end(), r->args.begin(), r->args.end());
+    while (!stack.empty()) {
+      NodeRef n = stack.back();
+      stack.pop_back();
+      if (stamp[n->id] == key) continue;
+      stamp[n->id] = key;
+      if (is_mat[n->id] || leaf(n)) continue;
+      if (++groups_in[n->id] == 2 && computes(n)) order.push_back(n);
+      stack.insert(stack.end(), n->args.begin(), n->args.end());
+    }
+  }
+  std::sort(order.begin(), order.end(), [](NodeRef a, NodeRef b) { return a->id > b->id; });
+  std::fill(stamp.begin(), stamp.end(), UINT32_MAX);
+  std::vector<char> covered(num_nodes, 0);
+  std::vector<NodeRef> out;
+  for (NodeRef n : order) {
+    if (covered[n->id]) continue;
+    const int64_t extra = groups_in[n->id] - 1;
+    if (inlined_cost(n, is_mat, stamp, stack, (kSharedBudget + extra - 1) / extra) * extra < kSharedBudget) continue;
+    out.push_back(n);
+    // The nodes n inlines are computed once, in n's kernel, from now on.
+    stack.assign(n->args.begin(), n->args.end());
+    while (!stack.empty()) {
+      NodeRef m = stack.back();
+      stack.pop_back();
+      if (covered[m->id] || is_mat[m->id] || leaf(m)) continue;
+      covered[m->id] = 1;
+      stack.insert(stack.end(), m->args.begin(), m->args.end());
+    }
+  }
+  return out;
+}
+}  // namespace
+
 Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
   // Reachable nodes, by id (Note [lowering bookkeeping by id]).
   const size_t num_nodes = g.nodes().size();
@@ -321,7 +442,10 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
     }
   }
 
+  materialise_shared_chains(g, live, materialised);
+
   bool late_in_place = true;  // Note [later readers of an in-place base]
+  int shared_rounds = 0;
   for (int attempt = 0; attempt < 10000; ++attempt) {
     Lowered out;
     LowerState st;
@@ -414,6 +538,15 @@ Lowered lower(const ir::Graph& g, const std::vector<bool>& contiguous) {
         if (ok) { last.push_back(r); continue; }
       }
       groups.push_back({r});
+    }
+    if (shared_rounds < 4) {  // Note [shared chains]
+      ++shared_rounds;
+      std::vector<NodeRef> more = shared_inlined_values(groups, is_mat, num_nodes);
+      if (!more.empty()) {
+        materialised.insert(more.begin(), more.end());
+        continue;
+      }
+      shared_rounds = 4;
     }
     // Note [writes in place]: Writes that may take their base's buffer over.
     std::map<NodeRef, NodeRef> in_place_base;
