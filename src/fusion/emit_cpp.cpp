@@ -46,6 +46,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -505,26 +506,55 @@ void render_pairwise(std::ostringstream& os, const Stmt& s, const Kernel& k, int
   const std::string pw = "npk_pw_" + acc, st = "npk_ps_" + acc, buf = "npk_pb_" + acc, ck = "npk_pk_" + acc;
   const std::string off = "npk_po_" + acc, len = "npk_pm_" + acc, tot = "npk_pt_" + acc;
   auto line = [&](int i, const std::string& text) { indent(os, i); os << text << "\n"; };
+  // The values of chunk `chunk` (an expression) into buf, then the statement use(their sum).
+  auto chunk_sum = [&](int i, const std::string& chunk, const std::function<std::string(const std::string&)>& use) {
+    line(i, "int64_t " + off + ", " + len + ";");
+    line(i, pw + ".chunk(" + chunk + ", " + off + ", " + len + ");");
+    line(i, off + " += " + s.lo.str() + ";");
+    line(i, "alignas(64) " + T + " " + buf + "[npk::kPairwiseChunk];");
+    if (s.simd) line(i, "#pragma omp simd");
+    line(i, "for (int64_t " + s.var + " = " + off + "; " + s.var + " < " + off + " + " + len + "; ++" + s.var + ") {");
+    for (const Stmt& b : s.body) {
+      if (b.k == Stmt::K::Assign && b.var == acc && b.lane.empty()) {
+        line(i + 1, buf + "[" + s.var + " - " + off + "] = " + render_val(b.expr.args.at(1)) + ";");
+        continue;
+      }
+      render_stmt(os, b, k, i + 1);
+    }
+    line(i, "}");
+    line(i, use("npk::pairwise_sum(" + buf + ", " + len + ")") + ";");
+  };
   line(ind, "{");
   line(ind + 1, "const npk::Pairwise " + pw + "((" + render_bound(s) + ") - (" + s.lo.str() + "));");
   line(ind + 1, "npk::PairwiseStack<" + T + "> " + st + ";");
-  line(ind + 1, "for (int64_t " + ck + " = 0; " + ck + " < " + pw + ".chunks; ++" + ck + ") {");
-  line(ind + 2, "int64_t " + off + ", " + len + ";");
-  line(ind + 2, pw + ".chunk(" + ck + ", " + off + ", " + len + ");");
-  line(ind + 2, off + " += " + s.lo.str() + ";");
-  line(ind + 2, "alignas(64) " + T + " " + buf + "[npk::kPairwiseChunk];");
-  if (s.simd) line(ind + 2, "#pragma omp simd");
-  line(ind + 2, "for (int64_t " + s.var + " = " + off + "; " + s.var + " < " + off + " + " + len + "; ++" + s.var + ") {");
-  for (const Stmt& b : s.body) {
-    if (b.k == Stmt::K::Assign && b.var == acc && b.lane.empty()) {
-      line(ind + 3, buf + "[" + s.var + " - " + off + "] = " + render_val(b.expr.args.at(1)) + ";");
-      continue;
-    }
-    render_stmt(os, b, k, ind + 3);
+  int body = ind + 1;
+  const std::string nt = "npk_nt_" + acc;
+  if (s.pairwise_threads) {
+    // Note [parallel pairwise sums] (kir_passes.cpp): the chunk sums of a batch on threads,
+    // added in order by this thread; the plain loop when one thread does it.
+    line(ind + 1, "if (const int " + nt + " = npk::threads_for((" + render_bound(s) + ") - (" + s.lo.str() + "), " +
+                      std::to_string(s.par_cost) + "); " + nt + " <= 1 || " + pw + ".chunks < 2) {");
+    body = ind + 2;
   }
-  line(ind + 2, "}");
-  line(ind + 2, st + ".push(" + ck + ", npk::pairwise_sum(" + buf + ", " + len + "));");
-  line(ind + 1, "}");
+  line(body, "for (int64_t " + ck + " = 0; " + ck + " < " + pw + ".chunks; ++" + ck + ") {");
+  chunk_sum(body + 1, ck, [&](const std::string& sum) { return st + ".push(" + ck + ", " + sum + ")"; });
+  line(body, "}");
+  if (s.pairwise_threads) {
+    const std::string sums = "npk_pa_" + acc, c0 = "npk_p0_" + acc, cn = "npk_pn_" + acc, c = "npk_pc_" + acc;
+    line(ind + 1, "} else {");
+    line(ind + 2, "npk_fpe |= npk::fpe_take();");
+    line(ind + 2, "alignas(64) " + T + " " + sums + "[npk::kPairwiseBatch];");
+    line(ind + 2, "for (int64_t " + c0 + " = 0; " + c0 + " < " + pw + ".chunks; " + c0 + " += npk::kPairwiseBatch) {");
+    line(ind + 3, "const int64_t " + cn + " = std::min<int64_t>(npk::kPairwiseBatch, " + pw + ".chunks - " + c0 + ");");
+    line(ind + 3, T + "* const npk_pp_" + acc + " = " + sums + ";");
+    line(ind + 3, "npk_fpe |= npk::parallel_for(" + nt + ", " + cn + ", [=](int64_t " + c + ") NPK_CHUNK {");
+    chunk_sum(ind + 4, c0 + " + " + c, [&](const std::string& sum) { return "npk_pp_" + acc + "[" + c + "] = " + sum; });
+    line(ind + 3, "});");
+    line(ind + 3, "for (int64_t " + c + " = 0; " + c + " < " + cn + "; ++" + c + ") " + st + ".push(" + c0 + " + " + c +
+                      ", " + sums + "[" + c + "]);");
+    line(ind + 2, "}");
+    line(ind + 1, "}");
+  }
   line(ind + 1, "const " + T + " " + tot + " = " + st + ".s[" + pw + ".depth];");
   line(ind + 1, acc + " = " + render_expr(helper_call(Helper::PlainAdd, s.dtype, s.dtype, {Val::local(acc, s.dtype), Val::local(tot, s.dtype)})) + ";");
   line(ind, "}");

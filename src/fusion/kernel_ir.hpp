@@ -291,6 +291,9 @@ struct Stmt {
   /// The reduction must run in order on one thread (products of float and complex values,
   /// Note [parallel scalar reductions]).
   bool red_ordered = false;
+  /// A top-level LaneReduce::Pairwise loop whose chunks are summed on threads (Note
+  /// [parallel pairwise sums] in kir_passes.cpp); par_cost weighs its element.
+  bool pairwise_threads = false;
   Block body, orelse;
   /// Assign: the target is element [lane] of the local array `var`. Decl: with array_len > 0,
   /// `var` is a local array of that many elements, without an initial value (Note [lane blocks]).

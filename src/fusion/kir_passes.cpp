@@ -216,6 +216,31 @@ void parallel_scalar_sums(Block& top) {
   }
 }
 
+// Note [parallel pairwise sums]
+// A float sum to one value in NumPy's pairwise order (Note [summation] in lower_reduce.cpp:
+// x.sum(), np.mean(f(x)) of a contiguous run) ran on one thread, so `np.log1p(2 * a).sum()`
+// took twice as long as the elementwise `np.log1p(2 * a)`, and a costly expression that a
+// sum fuses cost two cores' worth of time. The renderer cuts NumPy's tree into chunks
+// (npk::Pairwise) whose sums npk::PairwiseStack adds as the tree adds them, and no chunk's sum
+// depends on another's: so the chunks are computed on threads into an array of sums, which
+// the calling thread then adds in the same order. The bits are NumPy's whatever the thread
+// count. Only a top-level loop whose body computes values and stores them (Let, Store, the
+// accumulator's Assign: no other accumulator, no control flow), long enough to pay for the
+// threads (as parallel loops: npk::threads_for of its elements and par_cost).
+void parallel_pairwise_sums(Block& top) {
+  for (Stmt& f : top) {
+    if (f.k != Stmt::K::For || f.lane_op != LaneReduce::Pairwise || f.parallel || !f.par_acc.empty()) continue;
+    bool plain = true;
+    for (const Stmt& b : f.body)
+      plain = plain && (b.k == Stmt::K::Let || b.k == Stmt::K::Store ||
+                        (b.k == Stmt::K::Assign && b.var == f.lane_acc && b.lane.empty()));
+    if (!plain) continue;
+    if (f.hi.is_const() && f.lo.is_const() && f.hi.c - f.lo.c < 2 * 1024) continue;  // one or two chunks
+    f.pairwise_threads = true;
+    set_par_cost(f, f.body);
+  }
+}
+
 bool contains_loops(const Block& b) {
   for (auto& s : b) {
     if (s.k == Stmt::K::For && s.var[0] != 'i') return true;

@@ -78,6 +78,7 @@ Kernel Emitter::run(const std::vector<NodeRef>& roots) {
     run_pass("coalesce", b, bufs_, coalesce);
     run_pass("schedule", b, bufs_, [&](Block& x) { schedule(x, inner_loops); });
     run_pass("parallel_scalar_sums", b, bufs_, parallel_scalar_sums);
+    run_pass("parallel_pairwise_sums", b, bufs_, parallel_pairwise_sums);  // Note [parallel pairwise sums]
     run_pass("lane_blocks", b, bufs_, lane_blocks);  // Note [lane blocks]
     run_pass("vector_math_blocks", b, bufs_, vector_math_blocks);  // Note [vector math in kernels]
     for (auto& st : b) k.body.push_back(std::move(st));

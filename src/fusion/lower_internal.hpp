@@ -49,6 +49,7 @@ constexpr int64_t kUnrollStmts = 256;
 void coalesce(Block& top);
 void schedule(Block& top, bool has_reduction_inside);
 void parallel_scalar_sums(Block& top);
+void parallel_pairwise_sums(Block& top);
 bool contains_loops(const Block& b);
 void unroll_small(Block& b);
 void hoist_invariants(Block& b, const std::vector<KBuffer>& bufs);

@@ -192,6 +192,8 @@ namespace npk {
 // the tail in order; above, halves split at n/2 rounded down to a multiple of 8. T is the
 // local type (float for float16, which NumPy sums in float too).
 constexpr int64_t kPairwiseChunk = 1024;
+// Chunk sums computed on threads at a time (Note [parallel pairwise sums] in kir_passes.cpp).
+constexpr int64_t kPairwiseBatch = 1024;
 template <class T> inline T pairwise_sum(const T* a, int64_t n) {
   if (n < 8) {
     T res = T(-0.0);

@@ -175,3 +175,27 @@ def test_sum_with_a_dtype_cast_adds_numpys_buffers(tmp_path):
     f = lambda a: a.sum(dtype=np.float32)
     with npc.config.patch(cache_dir=str(tmp_path)):
         assert same_bits(npc.compile(f, backend="fused")(h.ravel()), f(h.ravel()))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16], ids=["f4", "f8", "f2"])
+def test_long_costly_sums_on_threads_are_numpys_bits(dtype, tmp_path):
+    # Note [parallel pairwise sums] in src/fusion/kir_passes.cpp: the tree's chunks are summed
+    # on threads (in batches of npk::kPairwiseBatch chunks: 2**21 + 5 elements take two) and
+    # added in order, so the bits are NumPy's on any number of threads.
+    rng = np.random.default_rng(2)
+    fn = lambda xs: ([np.sum(np.sqrt(np.abs(a)) * 3) for a in xs] + [np.mean(np.exp(a / 100)) for a in xs]
+                     + [np.sum(a * 2, dtype=np.float64) for a in xs])
+    lengths = [2**17 + 3, 300001] if dtype == np.float16 else [2**17 + 3, 300001, 2**21 + 5]
+    xs = [(rng.standard_normal(n) * 10).astype(dtype) for n in lengths]
+    want = fn(xs)
+    old = npc.get_num_threads()
+    try:
+        with npc.config.patch(cache_dir=str(tmp_path)):
+            for nt in (1, 2, 3):
+                npc.set_num_threads(nt)
+                npc.compiler.reset()
+                got = npc.compile(fn, backend="fused")(xs)
+                bad = [(j, g, w) for j, (g, w) in enumerate(zip(got, want)) if not same_bits(g, w)]
+                assert not bad, (nt, bad[:3])
+    finally:
+        npc.set_num_threads(old)
