@@ -47,6 +47,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -428,32 +429,44 @@ bool names_any(const std::string& text, const std::set<std::string>& vars) {
   return false;
 }
 
-// The elements of the loop nest under `s` (the last loop of each body), times its work per element: the `work` argument of npk::threads_for. An
-// inner loop whose bounds depend on an outer loop's variable (the blocks of a blocked sum,
-// Note [summation]) is counted as the outer loop's step: the elements of one block.
-std::string nest_work(const Stmt& s) {
-  std::string w = trip_count(s);
-  std::set<std::string> vars{s.var};
-  int64_t step = s.step;
-  const Block* b = &s.body;
-  // The last loop of each body (a reduction's loop comes before the store of its result).
-  auto last_loop = [](const Block& blk) -> const Stmt* {
-    for (auto it = blk.rbegin(); it != blk.rend(); ++it)
-      if (it->k == Stmt::K::For) return &*it;
-    return nullptr;
-  };
-  while (const Stmt* loop = last_loop(*b)) {
-    const Stmt& in = *loop;
+// The elements of the loops of `b`, summed: each loop's iterations times the elements of its
+// own body. A loop whose bounds name an enclosing loop's variable (the blocks of a blocked sum,
+// Note [summation]; the lanes of a lane block, Note [lane blocks]) counts that loop's step:
+// the elements of one block. `steps` maps the enclosing loops' variables to their steps. ""
+// when `b` has no loop.
+std::string body_elements(const Block& b, std::map<std::string, int64_t>& steps) {
+  std::string sum;
+  for (const Stmt& in : b) {
+    if (in.k != Stmt::K::For) continue;
     const std::string bound = in.lo.str() + " " + in.hi.str() + (in.capped ? " " + in.cap.str() : "");
-    if (names_any(bound, vars)) {
-      if (step > 1) w += " * " + std::to_string(step);
-      break;
+    int64_t block = 0;
+    for (const auto& [v, st] : steps)
+      if (names_any(bound, {v})) block = std::max(block, st);
+    std::string term;
+    if (block > 0) {
+      term = std::to_string(block);
+    } else {
+      term = trip_count(in);
+      steps[in.var] = in.step;
+      const std::string inner = body_elements(in.body, steps);
+      steps.erase(in.var);
+      if (!inner.empty()) term += " * (" + inner + ")";
     }
-    step = in.step;
-    w += " * " + trip_count(in);
-    vars.insert(in.var);
-    b = &in.body;
+    sum += (sum.empty() ? "" : " + ") + term;
   }
+  return sum;
+}
+
+// The elements of the loop nest under `s` (every loop of each body: a lane block's reduction
+// loops as well as its stores), times its work per element: the `work` argument of
+// npk::threads_for. Counting only the last loop of each body counted a column sum of a
+// 256 x 256 array (lane blocks of outputs, each with its reduction loop) as 256 elements:
+// `np.log1p(2 * a).std(axis=0)` stayed on one thread.
+std::string nest_work(const Stmt& s) {
+  std::map<std::string, int64_t> steps{{s.var, s.step}};
+  std::string w = trip_count(s);
+  const std::string inner = body_elements(s.body, steps);
+  if (!inner.empty()) w += " * (" + inner + ")";
   if (s.par_memory_bound) w = "(" + w + ") / 8";  // Note [memory-bound threads] in src/ops/registry.cpp
   return "npk::threads_for(" + w + ", " + std::to_string(s.par_cost) + ")";
 }

@@ -874,6 +874,8 @@ void lane_blocks(Block& top) {
   blocks.hi = main->hi;
   blocks.step = kLanes;
   blocks.parallel = main->parallel;
+  blocks.par_cost = main->par_cost;  // the work of an element, for npk::threads_for
+  blocks.par_memory_bound = main->par_memory_bound;
   blocks.body = std::move(body);
   *main = std::move(blocks);
 }

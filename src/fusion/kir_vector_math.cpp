@@ -193,6 +193,8 @@ void vector_math_blocks(Block& top) {
   blocks.hi = main->hi;
   blocks.step = kBlock;
   blocks.parallel = main->parallel;
+  blocks.par_cost = main->par_cost;  // the work of an element, for npk::threads_for
+  blocks.par_memory_bound = main->par_memory_bound;
   blocks.body = std::move(out);
   *main = std::move(blocks);
 }
