@@ -129,3 +129,27 @@ def test_rows_of_reductions_count_their_elements(capfd):
     np.testing.assert_allclose(got, fn(X, Y), rtol=1e-12)
     call = src[src.index("npk::threads_for("):].split(";")[0]
     assert call.count("std::max<int64_t>(0,") >= 2, call  # the rows times the reduced extent
+
+
+def test_column_reductions_count_their_reduced_elements(capfd):
+    """A lane block of outputs whose body holds the reduction loops (a column std: the mean's
+    loop, then the squares' loop) counts those loops' elements, and the block keeps the cost of
+    an element: before, a 256 x 256 column std counted 256 elements of cost 1 and stayed on the
+    calling thread."""
+    a = np.random.default_rng(6).random((256, 256))
+    fn = lambda a: np.log1p(a * 2).std(axis=0)  # noqa: E731
+    got, src = compiled_source_and_result(fn, (a,), capfd)
+    np.testing.assert_allclose(got, fn(a), rtol=1e-12)
+    call = src[src.index("npk::threads_for("):].split(";")[0]
+    assert call.count("std::max<int64_t>(0,") >= 3, call  # the blocks times both reduced extents
+    assert not call.rstrip(") ").endswith(", 1"), call  # log1p's cost is counted
+
+
+def test_pairwise_sum_chunks_ask_with_their_work(capfd):
+    """Note [parallel pairwise sums]: a long pairwise sum to one value asks npc's rule with its
+    elements and the cost of one, and sums its chunks on the pool when that says so."""
+    a = np.random.default_rng(7).random(300_000)
+    fn = lambda a: np.sum(np.sqrt(a) * 3)  # noqa: E731
+    got, src = compiled_source_and_result(fn, (a,), capfd)
+    assert got == fn(a)  # NumPy's pairwise order, bit for bit
+    assert "npk::kPairwiseBatch" in src and "npk::parallel_for(" in src, src[:3000]
