@@ -53,9 +53,13 @@ ndarray bincount(const ndarray& x, const std::optional<ndarray>& weights = std::
 /// fall in the bins between consecutive `edges[d]` (each increasing, float64), as
 /// numpy.histogramdd counts them: bins are half-open except the last, which includes its
 /// right edge; points outside (or NaN) are dropped. With `density` the result is divided by
-/// each dimension's bin widths and then by the total, as NumPy does.
+/// each dimension's bin widths and then by the total, as NumPy does. With `block` > 0 the
+/// weights are summed per block of that many points and the block sums added to the totals
+/// in order, as numpy.histogram's equal-width path sums them (blocks of 65536);
+/// numpy.histogramdd sums them in one pass (block 0).
 ndarray histogram_counts(std::span<const ndarray> coords, std::span<const ndarray> edges,
-                         const std::optional<ndarray>& weights = std::nullopt, bool density = false);
+                         const std::optional<ndarray>& weights = std::nullopt, bool density = false,
+                         int64_t block = 0);
 /// 1 when the 1-d `a` is non-decreasing, -1 when non-increasing (and not constant), 0 otherwise
 /// (NaN compares as NumPy's sort order places it).
 int monotonic(const ndarray& a);

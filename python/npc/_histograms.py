@@ -82,17 +82,37 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
 
 def histogram(a, bins=10, range=None, density=None, weights=None):
     """numpy.histogram: (counts, bin_edges). Bins are half-open except the last; counts are
-    int64, or the sums of `weights` (float64) ; density divides by widths and total."""
+    int64, or the sums of `weights` in the weights' dtype; density divides by the widths and
+    the total, as float64. Weights with given edges (not a number of bins) and complex weights
+    run NumPy's own function."""
     x = ravel(_arr(a))
     e = _edges(x, bins, range, weights)
-    if e is None or (weights is not None and _arr(weights).dtype.kind == "c"):
+    equal_widths = _np.ndim(bins) == 0
+    if e is None or (weights is not None and (_arr(weights).dtype.kind == "c" or not equal_widths)):
+        # Weights with given edges: NumPy sums them as differences of cumulative sums of the
+        # sorted points, whose rounding only its own code gives.
         return _numpy("histogram", a, bins, range, density, weights)
     w = None if weights is None else _arr(weights)
     if w is not None and w.shape != _arr(a).shape:
         raise ValueError("weights should have the same shape as a.")
-    counts = _op("histogram", [x], [e], w, bool(density))
-    if w is not None and not density and w.dtype != _np.float64:
-        counts = counts.astype(w.dtype)
+    # NumPy's equal-width path sums the weights of each block of 65536 points in float64 (its
+    # bincount) and adds the block's sums, cast to the weights' dtype, to counts of that dtype
+    # (Note [histogram bins] in src/ops/sort.cpp for the bins).
+    block = 65536
+    if w is None or w.dtype == _np.float64 or x.size <= block:
+        counts = _op("histogram", [x], [e], w, False, block)
+        if w is not None and w.dtype != _np.float64:
+            counts = counts.astype(w.dtype)
+    else:
+        wf = ravel(w)
+        counts = None
+        for i in builtins_range(0, x.size, block):
+            part = _op("histogram", [x[i:i + block]], [e], wf[i:i + block], False, 0).astype(w.dtype)
+            counts = part if counts is None else counts + part
+    if density:
+        # NumPy's `n / db / n.sum()`, db the widths in the edges' dtype, as float64.
+        from ._differences import diff
+        counts = counts / diff(e).astype(_np.float64) / counts.sum()
     return counts, e
 
 

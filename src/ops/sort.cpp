@@ -18,6 +18,7 @@
 #include "npc/shape.hpp"
 #include "npc/ops.hpp"
 #include "ops/loops.hpp"
+#include "ops/reduce_exec.hpp"
 
 #ifdef NPC_HAVE_VQSORT
 #include <hwy/contrib/sort/vqsort.h>
@@ -628,8 +629,33 @@ ndarray bincount(const ndarray& x, const std::optional<ndarray>& weights, int64_
   return out;
 }
 
+namespace {
+// Note [histogram bins]
+// The bin of x in [e[0], e[ne - 1]]: the last edge <= x (upper_bound - 1), the last bin taking
+// its right edge, as numpy.histogram's search gives it. A binary search per value (7 steps
+// for 100 bins, each a mispredicted branch) took 3.6 times NumPy's time, whose equal-width bins
+// are computed: so the bin is first guessed as NumPy guesses it, (x - e[0]) / (e[ne - 1] -
+// e[0]) * (ne - 1), then moved down while x < e[b] and up while x >= e[b + 1]. With equal
+// widths that is at most a step; with other edges a guess more than two steps off falls back
+// to the binary search between the edges it has passed. The result is the search's, whatever
+// the edges (equal edges included).
+int64_t bin_of(const double* e, int64_t ne, double x) {
+  const int64_t nb = ne - 1;
+  const double g = (x - e[0]) / (e[nb] - e[0]) * static_cast<double>(nb);
+  int64_t b = g >= 0 && g < static_cast<double>(nb) ? static_cast<int64_t>(g) : (g >= 0 ? nb - 1 : 0);
+  for (int step = 0; step < 2; ++step) {
+    if (b > 0 && x < e[b]) --b;
+    else if (b < nb - 1 && x >= e[b + 1]) ++b;
+    else return b;
+  }
+  if (b > 0 && x < e[b]) return std::upper_bound(e, e + b, x) - e - 1;  // x >= e[0]: at least 0
+  if (b < nb - 1 && x >= e[b + 1]) return std::min<int64_t>(std::upper_bound(e + b + 1, e + ne, x) - e - 1, nb - 1);
+  return b;
+}
+}  // namespace
+
 ndarray histogram_counts(std::span<const ndarray> coords, std::span<const ndarray> edges,
-                         const std::optional<ndarray>& weights, bool density) {
+                         const std::optional<ndarray>& weights, bool density, int64_t block) {
   const size_t nd = coords.size();
   if (edges.size() != nd) throw ValueError("histogram: one edge array per dimension is needed");
   std::vector<ndarray> xs, es;
@@ -660,7 +686,18 @@ ndarray histogram_counts(std::span<const ndarray> coords, std::span<const ndarra
   double* od = as_double ? reinterpret_cast<double*>(out.data()) : nullptr;
   int64_t* oi = as_double ? nullptr : reinterpret_cast<int64_t*>(out.data());
   const double* wv = weights ? reinterpret_cast<const double*>(w.data()) : nullptr;
+  // Weights summed per block of points, each block's sums added to the totals (block > 0).
+  std::vector<double> part;
+  double* sums = od;
+  if (wv && block > 0 && n > block) {
+    part.assign(static_cast<size_t>(out.size()), 0.0);
+    sums = part.data();
+  }
   for (int64_t i = 0; i < n; ++i) {
+    if (sums != od && i > 0 && i % block == 0) {
+      for (int64_t k = 0; k < out.size(); ++k) od[k] += part[static_cast<size_t>(k)];
+      std::fill(part.begin(), part.end(), 0.0);
+    }
     int64_t flat = 0;
     bool inside = true;
     for (size_t d = 0; d < nd && inside; ++d) {
@@ -668,18 +705,17 @@ ndarray histogram_counts(std::span<const ndarray> coords, std::span<const ndarra
       const int64_t ne = es[d].size();
       double x = reinterpret_cast<const double*>(xs[d].data())[i];
       if (!(x >= e[0] && x <= e[ne - 1])) { inside = false; break; }
-      int64_t b = std::upper_bound(e, e + ne, x) - e - 1;
-      if (b >= ne - 1) b = ne - 2;  // the last bin includes its right edge
-      if (b < 0) b = 0;
-      flat += b * stride[d];
+      flat += bin_of(e, ne, x) * stride[d];
     }
     if (!inside) continue;
-    if (as_double) od[flat] += wv ? wv[i] : 1.0;
+    if (as_double) sums[flat] += wv ? wv[i] : 1.0;
     else ++oi[flat];
   }
+  if (sums != od)
+    for (int64_t k = 0; k < out.size(); ++k) od[k] += part[static_cast<size_t>(k)];
   if (density && out.size()) {
-    double total = 0;
-    for (int64_t i = 0; i < out.size(); ++i) total += od[i];
+    // numpy's n.sum() (hist.sum() in histogramdd): the pairwise sum of the counts.
+    const double total = reduction::pairwise_sum_of(DType::Float64, reinterpret_cast<const std::byte*>(od), out.size(), 8);
     for (size_t d = 0; d < nd; ++d) {
       const double* e = reinterpret_cast<const double*>(es[d].data());
       for (int64_t i = 0; i < out.size(); ++i) {

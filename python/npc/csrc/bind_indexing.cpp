@@ -1134,7 +1134,8 @@ void bind_indexing(py::module_& m) {
         {"histogram", +[](py::tuple& x) -> py::object {
            std::optional<ndarray> w;
            if (!x[3].is_none()) w = arr(x[3]);
-           return wrap(histogram_counts(arrays(x[1]), arrays(x[2]), w, x[4].cast<bool>()));
+           const int64_t block = x.size() > 5 ? index_arg(x[5]) : 0;
+           return wrap(histogram_counts(arrays(x[1]), arrays(x[2]), w, x[4].cast<bool>(), block));
          }},
         {"monotonic", +[](py::tuple& x) -> py::object { return py::int_(monotonic(arr(x[1]))); }},
         {"value_range", +[](py::tuple& x) -> py::object {
