@@ -341,6 +341,10 @@ std::vector<ndarray> interpret(const Graph& g, const RunArgs& args, const NodeOb
     }
     bool aliased = false;
     for (const ndarray& in : args.inputs) aliased = aliased || (v.size() > 0 && in.storage() == v.storage());
+    // A value that is a broadcast (a whole-array fill `b[...] = 0` is a constant broadcast to
+    // b's shape) is one element seen many times: returned as it is, a write into one element
+    // would show in all of them. It is copied into memory of its own, as the fused backend's.
+    for (int d = 0; d < v.ndim() && !aliased; ++d) aliased = v.strides()[d] == 0 && v.shape()[d] > 1;
     outs.push_back(aliased ? v.copy(Order::K) : v);  // in the value's own layout, as NumPy returns it
   }
   write_back(g.writebacks, args, val);  // Note [write-backs read before they write]

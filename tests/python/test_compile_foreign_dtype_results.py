@@ -84,3 +84,49 @@ def test_side_effect_is_explained():
     cf = npc.compile(f, backend="fused")
     cf(np.ones(3))
     assert any("dtype <U2, which npc lacks" in s for s in cf.last_side_effects)
+
+
+HOST_MADE = {
+    "arange timedelta64": lambda x: np.arange(3, dtype="m8[s]"),
+    "arange datetime64 months": lambda x: np.arange("2020-01", "2020-04", dtype="M8[M]"),
+    "linspace big-endian": lambda x: np.linspace(0, 1, 5, dtype=">f8"),
+    "logspace longdouble": lambda x: np.logspace(0, 1, 5, dtype=np.longdouble),
+    "tri object": lambda x: np.tri(3, dtype=object),
+    "tri big-endian used": lambda x: np.tri(3, dtype=">i4") * 2,
+    "arange big-endian used": lambda x: np.arange(4, dtype=">f8") + x,
+}
+
+
+@pytest.mark.parametrize("backend", ["fused", "eager"])
+@pytest.mark.parametrize("name", list(HOST_MADE))
+def test_numpy_calls_making_dtypes_npc_lacks(name, backend):
+    # A host call (arange, linspace, logspace, tri) whose result has a dtype npc lacks breaks
+    # the graph and runs NumPy's call on every call; it raised a TypeError, and byte-swapped
+    # results came back native.
+    make = HOST_MADE[name]
+
+    def f(x):
+        return make(x), x + 1
+
+    cf = npc.compile(f, backend=backend)
+    for i in range(3):
+        x = np.arange(4.0) + i
+        _same(cf(x), f(x))
+
+
+def _filled(x):
+    b = np.empty_like(x)
+    b[...] = 0
+    return b
+
+
+@pytest.mark.parametrize("backend", ["fused", "eager"])
+def test_a_whole_array_fill_returns_memory_of_its_own(backend):
+    # The eager backend returned the fill as a constant broadcast: strides (0,), and a write
+    # into one element showed in all of them.
+    cf = npc.compile(_filled, backend=backend)
+    for _ in range(2):
+        got = cf(np.arange(4.0))
+        assert got.strides == (8,) and got.flags.writeable
+        got[0] = 9
+        np.testing.assert_array_equal(got, [9, 0, 0, 0])

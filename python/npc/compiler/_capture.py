@@ -798,6 +798,11 @@ def _host_call(ctx, thunk, name, state):
     if _np.ndim(example) == 0 and not isinstance(example, (_np.ndarray, _core.ndarray)):
         # A scalar draw (np.random.rand() with no size): Python value, not captured.
         return _run_outside(lambda: thunk(), f"{name} returning a Python scalar", (), {})
+    if isinstance(example, _np.ndarray) and _code(example.dtype) is None:
+        # A dtype npc lacks (np.arange(3, dtype='m8[s]'), np.linspace(0, 1, 5, dtype='>f8')): a
+        # graph break that runs NumPy's call on every call (with the random state restored
+        # above, a draw is the one the program makes); Note [results of dtypes npc lacks].
+        return _run_outside(lambda: thunk(), f"{name} returning dtype {example.dtype}, which npc lacks", (), {})
     from .._array import _as_npc
 
     def call():
