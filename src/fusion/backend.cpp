@@ -279,7 +279,12 @@ int fp_rank(ir::NodeRef n, int bit) {
 
 std::string node_label(ir::NodeRef n) {
   // The cast of a ufunc's result into its out= array: NumPy names its errors by the ufunc.
-  if (n->kind == ir::NodeKind::Cast) return n->params.empty() ? "cast" : std::string(ir::op_name(static_cast<OpId>(n->params[0])));
+  if (n->kind == ir::NodeKind::Cast) {
+    if (n->params.empty()) return "cast";
+    // A sum's cast of its input (Note [buffered reduction casts] in src/tracer/trace_hooks.cpp).
+    if (op_info(static_cast<OpId>(n->params[0])).kind == OpKind::Reduce) return "reduce";
+    return std::string(ir::op_name(static_cast<OpId>(n->params[0])));
+  }
   if (n->kind == ir::NodeKind::Reduce) return "reduce";
   // np.dot / np.inner products (Note [matmul in traces], bind_linalg.cpp).
   if (n->kind == ir::NodeKind::Prim && n->op == OpId::matmul && !n->params.empty() && n->params[0] == 1) return "dot";

@@ -514,7 +514,85 @@ void render_parallel_sum(std::ostringstream& os, const Stmt& s, const Kernel& k,
 // `acc = acc + v` becomes `buf[r - off] = v`), npk::pairwise_sum adds them in NumPy's order,
 // and npk::PairwiseStack adds the chunk sums as the tree does. The accumulator then adds the
 // total once: NumPy's `io1 = io1 + pairwise_sum(...)`.
+// Note [buffered reduction casts] (src/tracer/trace_hooks.cpp): a sum that casts its input
+// adds NumPy's pieces of s.pairwise_block elements, each its own pairwise tree, to the
+// accumulator in turn; on threads (pairwise_threads), the pieces' sums are computed apart and
+// added in order.
+void render_pairwise_blocks(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind) {
+  const std::string acc = s.lane_acc, T = cpp_local_type(s.dtype), B = std::to_string(s.pairwise_block);
+  const std::string n = "npk_bt_" + acc, bk = "npk_bk_" + acc, bn = "npk_bn_" + acc, nt = "npk_nt_" + acc;
+  auto line = [&](int i, const std::string& text) { indent(os, i); os << text << "\n"; };
+  // The pairwise sum of the piece of `len` elements from `base` (expressions), then use(sum).
+  auto tree = [&](int i, const std::string& base, const std::string& len, const std::function<std::string(const std::string&)>& use) {
+    const std::string pw = "npk_pw_" + acc, st = "npk_ps_" + acc, buf = "npk_pb_" + acc, ck = "npk_pk_" + acc;
+    const std::string off = "npk_po_" + acc, m = "npk_pm_" + acc;
+    line(i, "{");
+    line(i + 1, "const npk::Pairwise " + pw + "(" + len + ");");
+    line(i + 1, "npk::PairwiseStack<" + T + "> " + st + ";");
+    line(i + 1, "for (int64_t " + ck + " = 0; " + ck + " < " + pw + ".chunks; ++" + ck + ") {");
+    line(i + 2, "int64_t " + off + ", " + m + ";");
+    line(i + 2, pw + ".chunk(" + ck + ", " + off + ", " + m + ");");
+    line(i + 2, off + " += " + base + ";");
+    line(i + 2, "alignas(64) " + T + " " + buf + "[npk::kPairwiseChunk];");
+    if (s.simd) line(i + 2, "#pragma omp simd");
+    line(i + 2, "for (int64_t " + s.var + " = " + off + "; " + s.var + " < " + off + " + " + m + "; ++" + s.var + ") {");
+    for (const Stmt& b : s.body) {
+      if (b.k == Stmt::K::Assign && b.var == acc && b.lane.empty()) {
+        line(i + 3, buf + "[" + s.var + " - " + off + "] = " + render_val(b.expr.args.at(1)) + ";");
+        continue;
+      }
+      render_stmt(os, b, k, i + 3);
+    }
+    line(i + 2, "}");
+    line(i + 2, st + ".push(" + ck + ", npk::pairwise_sum(" + buf + ", " + m + "));");
+    line(i + 1, "}");
+    line(i + 1, use(st + ".s[" + pw + ".depth]") + ";");
+    line(i, "}");
+  };
+  auto add_to_acc = [&](const std::string& sum) {
+    const std::string t = "npk_pt_" + acc;
+    return "const " + T + " " + t + " = " + sum + "; " + acc + " = " +
+           render_expr(helper_call(Helper::PlainAdd, s.dtype, s.dtype, {Val::local(acc, s.dtype), Val::local(t, s.dtype)}));
+  };
+  line(ind, "{");
+  line(ind + 1, "const int64_t " + n + " = (" + render_bound(s) + ") - (" + s.lo.str() + ");");
+  int body = ind + 1;
+  if (s.pairwise_threads) {
+    line(ind + 1, "if (const int " + nt + " = npk::threads_for(" + n + ", " + std::to_string(s.par_cost) + "); " + nt +
+                      " <= 1 || " + n + " <= " + B + ") {");
+    body = ind + 2;
+  }
+  line(body, "for (int64_t " + bk + " = 0; " + bk + " < " + n + "; " + bk + " += " + B + ") {");
+  line(body + 1, "const int64_t " + bn + " = std::min<int64_t>(" + B + ", " + n + " - " + bk + ");");
+  tree(body + 1, "(" + s.lo.str() + ") + " + bk, bn, add_to_acc);
+  line(body, "}");
+  if (s.pairwise_threads) {
+    const std::string sums = "npk_pa_" + acc, c0 = "npk_p0_" + acc, cn = "npk_pn_" + acc, c = "npk_pc_" + acc;
+    const std::string nb = "npk_pb_n_" + acc, pp = "npk_pp_" + acc;
+    line(ind + 1, "} else {");
+    line(ind + 2, "npk_fpe |= npk::fpe_take();");
+    line(ind + 2, "const int64_t " + nb + " = (" + n + " + " + B + " - 1) / " + B + ";");
+    line(ind + 2, "alignas(64) " + T + " " + sums + "[npk::kPairwiseBatch];");
+    line(ind + 2, "for (int64_t " + c0 + " = 0; " + c0 + " < " + nb + "; " + c0 + " += npk::kPairwiseBatch) {");
+    line(ind + 3, "const int64_t " + cn + " = std::min<int64_t>(npk::kPairwiseBatch, " + nb + " - " + c0 + ");");
+    line(ind + 3, T + "* const " + pp + " = " + sums + ";");
+    line(ind + 3, "npk_fpe |= npk::parallel_for(" + nt + ", " + cn + ", [=](int64_t " + c + ") NPK_CHUNK {");
+    line(ind + 4, "const int64_t " + bk + " = (" + c0 + " + " + c + ") * " + B + ", " + bn + " = std::min<int64_t>(" + B +
+                      ", " + n + " - " + bk + ");");
+    tree(ind + 4, "(" + s.lo.str() + ") + " + bk, bn, [&](const std::string& sum) { return pp + "[" + c + "] = " + sum; });
+    line(ind + 3, "});");
+    line(ind + 3, "for (int64_t " + c + " = 0; " + c + " < " + cn + "; ++" + c + ") { " + add_to_acc(sums + "[" + c + "]") + "; }");
+    line(ind + 2, "}");
+    line(ind + 1, "}");
+  }
+  line(ind, "}");
+}
+
 void render_pairwise(std::ostringstream& os, const Stmt& s, const Kernel& k, int ind) {
+  if (s.pairwise_block > 0) {
+    render_pairwise_blocks(os, s, k, ind);
+    return;
+  }
   const std::string acc = s.lane_acc, T = cpp_local_type(s.dtype);
   const std::string pw = "npk_pw_" + acc, st = "npk_ps_" + acc, buf = "npk_pb_" + acc, ck = "npk_pk_" + acc;
   const std::string off = "npk_po_" + acc, len = "npk_pm_" + acc, tot = "npk_pt_" + acc;

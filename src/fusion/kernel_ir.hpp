@@ -294,6 +294,9 @@ struct Stmt {
   /// A top-level LaneReduce::Pairwise loop whose chunks are summed on threads (Note
   /// [parallel pairwise sums] in kir_passes.cpp); par_cost weighs its element.
   bool pairwise_threads = false;
+  /// A LaneReduce::Pairwise loop of a sum that casts its input: NumPy's buffer pieces of this
+  /// many elements, each its own tree, added in turn (Note [buffered reduction casts]); 0: one tree.
+  int64_t pairwise_block = 0;
   Block body, orelse;
   /// Assign: the target is element [lane] of the local array `var`. Decl: with array_len > 0,
   /// `var` is a local array of that many elements, without an initial value (Note [lane blocks]).

@@ -46,6 +46,14 @@
 
 namespace npc::fusion {
 
+// A sum's own cast of its input (Note [buffered reduction casts] in src/tracer/trace_hooks.cpp),
+// under the views that lay it out for the reduction: NumPy adds it in pieces of 8192.
+bool buffered_cast(NodeRef src) {
+  while (src->kind == NodeKind::View) src = src->args[0];
+  return src->kind == NodeKind::Cast && !src->params.empty() &&
+         op_info(static_cast<OpId>(src->params[0])).kind == OpKind::Reduce;
+}
+
 // Whether generated code reduces with ufunc `op` in dtype `t`: the fused column of the op's
 // reduction row in ops.def.
 bool reduce_supported(OpId op, DType t) {
@@ -805,6 +813,7 @@ Val Emitter::reduce(NodeRef n, const std::vector<Lin>& idx, const std::string& k
         loop.lane_op = pairwise ? LaneReduce::Pairwise : LaneReduce::Add;
         loop.lane_acc = target;
         loop.dtype = t;
+        if (pairwise && buffered_cast(src)) loop.pairwise_block = 8192;  // Note [buffered reduction casts]
       }
       if (innermost && float_minmax) {
         loop.simd = true;

@@ -403,13 +403,22 @@ ndarray reduce_hook(OpId op, const ndarray& a, const ReduceOptions& opts) {
   // is its own result, in the loop dtype.
   ir::NodeRef r;
   const int64_t op_at = c.evaluations();  // the reduction's out= is written with it
+  // Note [buffered reduction casts]
+  // NumPy casts a sum's input into its loop dtype (sum(dtype=...), the mean of ints or
+  // float16) through its 8192-element buffer, and each piece's pairwise sum is added to the
+  // output in turn; a sum of an array the program cast itself (a.astype(f8).sum()) is one
+  // pairwise run. The two differ in the last bits past 8192 elements, so the sum's own cast is
+  // marked (the Cast node's op is the sum row, which names its errors "reduce", as NumPy
+  // does), and the fused backend adds such a sum per piece of 8192 (lower_reduce.cpp).
+  const bool buffered = op == OpId::add && a.dtype() != t && (is_inexact(t));
+  auto in_loop_dtype = [&](ir::NodeRef x) { return buffered ? g.cast(x, t, OpId::sum) : g.cast(x, t); };
   if (axes.empty() && !init && id != Identity::None_ && id != Identity::ReorderableNone) {
     ir::SymShape s1 = n->shape;
     s1.push_back(ir::Dim::fixed(1));
     const int64_t last = a.ndim();
-    r = g.reduce(op, g.reshape(g.cast(n, t), std::move(s1)), std::span<const int64_t>(&last, 1), false, t, init);
+    r = g.reduce(op, g.reshape(in_loop_dtype(n), std::move(s1)), std::span<const int64_t>(&last, 1), false, t, init);
   } else {
-    r = axes.empty() && !init ? g.cast(n, t) : g.reduce(op, g.cast(n, t), axes, opts.keepdims, t, init);
+    r = axes.empty() && !init ? g.cast(n, t) : g.reduce(op, in_loop_dtype(n), axes, opts.keepdims, t, init);
   }
   Shape hint;
   std::sort(axes.begin(), axes.end());
