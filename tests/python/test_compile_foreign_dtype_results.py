@@ -26,11 +26,11 @@ MAKERS = {
 }
 
 
-def _same(got, want):
+def assert_same(got, want):
     assert type(got) is type(want)
     if isinstance(want, tuple):
         for g, w in zip(got, want):
-            _same(g, w)
+            assert_same(g, w)
         return
     assert isinstance(got, np.ndarray)
     assert got.dtype == want.dtype
@@ -52,7 +52,7 @@ def test_returned_alone_and_beside_traced_results(name, backend):
     for i in range(3):
         x = np.arange(4.0) + i
         got = cf(x)
-        _same(got, f(x))
+        assert_same(got, f(x))
         firsts.append(got[0])
     # A new array on every call: a write into one result does not reach the next call's.
     assert firsts[0] is not firsts[1] and not np.shares_memory(firsts[1], firsts[2])
@@ -111,7 +111,7 @@ def test_numpy_calls_making_dtypes_npc_lacks(name, backend):
     cf = npc.compile(f, backend=backend)
     for i in range(3):
         x = np.arange(4.0) + i
-        _same(cf(x), f(x))
+        assert_same(cf(x), f(x))
 
 
 def _filled(x):

@@ -10,7 +10,7 @@ import pytest
 import npc
 
 
-def _same(got, want):
+def assert_same(got, want):
     for g, w in zip(got, want):
         g = np.asarray(g)
         assert g.dtype == w.dtype and g.shape == w.shape
@@ -39,7 +39,7 @@ def test_histogram_is_numpys_bits(dtype, n, bins, wdtype, density):
             want = np.histogram(a, b, range=rng, weights=w, density=density)
             got = npc.histogram(npc.asarray(a), b, range=rng, weights=None if w is None else npc.asarray(w),
                                 density=density)
-        _same(got, want)
+        assert_same(got, want)
 
 
 @pytest.mark.parametrize("density", [False, True])
@@ -50,9 +50,9 @@ def test_histogram2d_is_numpys_bits(density, weighted):
     want = np.histogram2d(x, y, 7, weights=w if weighted else None, density=density)
     got = npc.histogram2d(npc.asarray(x), npc.asarray(y), 7, weights=npc.asarray(w) if weighted else None,
                           density=density)
-    _same(got, want)
+    assert_same(got, want)
 
 
 def test_nan_and_outside_points_are_dropped():
     a = np.array([np.nan, -1.0, 0.0, 0.5, 1.0, 2.0, np.inf, -np.inf])
-    _same(npc.histogram(npc.asarray(a), 4, range=(0, 1)), np.histogram(a, 4, range=(0, 1)))
+    assert_same(npc.histogram(npc.asarray(a), 4, range=(0, 1)), np.histogram(a, 4, range=(0, 1)))

@@ -1003,10 +1003,7 @@ class CompiledFunction:
             self._break_keys.add(key)
             why = ("the function changes a list or dict argument: it runs its Python on every call so that "
                    "the caller's container changes each time")
-            if why not in self.last_side_effects:
-                self.last_side_effects.append(why)
-            if not known:
-                _logs.log("fallback", "%s: %s", self._name, why)
+            self._runs_python_every_call(why, known)
             result, contents = _rebuild(tree, list(outs), numpy_out, aliases.at_trace(kb))
             for (orig, _), new in zip(mutated, contents):
                 if type(orig) is list:
@@ -1019,10 +1016,7 @@ class CompiledFunction:
             # Note [globals read while tracing]: the function runs its Python on every call.
             why = (f"the function changes {', '.join(changed)}: it runs its Python on every call so that the "
                    "change happens each time")
-            if why not in self.last_side_effects:
-                self.last_side_effects.append(why)
-            if not known:
-                _logs.log("fallback", "%s: %s", self._name, why)
+            self._runs_python_every_call(why, known)
         if foreign:
             # Note [results of dtypes npc lacks]
             # An array the function returns whose dtype npc lacks (str, object, datetime,
@@ -1032,10 +1026,7 @@ class CompiledFunction:
             # with a graph break, so that each call returns a new array, as NumPy's code does.
             why = (f"the function returns an array of dtype {foreign[0].dtype}, which npc lacks: it runs its "
                    "Python on every call so that each call returns a new array")
-            if why not in self.last_side_effects:
-                self.last_side_effects.append(why)
-            if not known:
-                _logs.log("fallback", "%s: %s", self._name, why)
+            self._runs_python_every_call(why, known)
         if nbreaks or changed or foreign:
             self._breaks = True
             self._break_keys.add(key)
@@ -1108,6 +1099,14 @@ class CompiledFunction:
         """Whether kept traces and modes apply (Note [persisted traces] in _persist.py): not for
         npc.explain, nor while compile debugging asks for the dumps a trace writes."""
         return self._trace_cache and not _debugging()
+
+    def _runs_python_every_call(self, why, known):
+        """Records `why` the function runs its Python on every call (last_side_effects), and
+        logs it (topic "fallback") on a call whose key was not traced before."""
+        if why not in self.last_side_effects:
+            self.last_side_effects.append(why)
+        if not known:
+            _logs.log("fallback", "%s: %s", self._name, why)
 
     def _debug_dump(self, ctx, graph):
         if not _debugging():
