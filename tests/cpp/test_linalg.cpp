@@ -97,7 +97,8 @@ TEST_CASE("LAPACK drivers: solve, inv, det, cholesky, eigh, svd, qr", "[linalg]"
 // rows give the same bits for every vector width, and a gemv's values within rounding.
 template <class T>
 static void check_row_pass(DType t, int64_t rows, int64_t cols, int64_t lda) {
-  std::vector<T> a(static_cast<size_t>(rows * lda)), x(static_cast<size_t>(cols)), r(static_cast<size_t>(rows));
+  std::vector<T> a(static_cast<size_t>(rows * lda)), x(static_cast<size_t>(cols)), r(static_cast<size_t>(rows)),
+      y(static_cast<size_t>(cols));
   uint64_t s = 12345;
   auto next = [&] {
     s = s * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -106,14 +107,19 @@ static void check_row_pass(DType t, int64_t rows, int64_t cols, int64_t lda) {
   for (auto& v : a) v = next();
   for (auto& v : x) v = next();
   for (auto& v : r) v = next();
+  for (auto& v : y) v = next();
   auto bytes = [](auto& v) { return reinterpret_cast<std::byte*>(v.data()); };
   std::vector<std::vector<T>> first;
   for (int width : {16, 32, 64}) {
-    // A @ x, r @ A, A.T @ (A @ x).
-    std::vector<T> dot(static_cast<size_t>(rows)), sum(static_cast<size_t>(cols)), chain(static_cast<size_t>(cols));
+    // A @ x, r @ A, A.T @ (A @ x), A @ y, A.T @ (A @ y): a dot and a column sum in one loop,
+    // a dot alone, and column sums of dots one block behind.
+    std::vector<T> dot(static_cast<size_t>(rows)), sum(static_cast<size_t>(cols)), chain(static_cast<size_t>(cols)),
+        dot2(static_cast<size_t>(rows)), chain2(static_cast<size_t>(cols));
     const ops::PassProduct prods[] = {{true, bytes(x), -1, bytes(dot)},
                                       {false, bytes(r), -1, bytes(sum)},
-                                      {false, nullptr, 0, bytes(chain)}};
+                                      {false, nullptr, 0, bytes(chain)},
+                                      {true, bytes(y), -1, bytes(dot2)},
+                                      {false, nullptr, 3, bytes(chain2)}};
     double largest = -1;
     if (!ops::matvec_pass_isa(width, t, bytes(a), rows, cols, lda * static_cast<int64_t>(sizeof(T)), prods, &largest)) {
       CHECK(width != 16);  // the baseline always runs
@@ -124,19 +130,24 @@ static void check_row_pass(DType t, int64_t rows, int64_t cols, int64_t lda) {
       for (int64_t j = 0; j < cols; ++j) want = std::max(want, std::abs(double(a[i * lda + j])));
     CHECK(largest == want);
     if (first.empty()) {
-      first = {dot, sum, chain};
+      first = {dot, sum, chain, dot2, chain2};
       const double tol = sizeof(T) == 4 ? 1e-4 : 1e-12;
       for (int64_t i = 0; i < rows; ++i) {
         double d = 0;
         for (int64_t j = 0; j < cols; ++j) d += double(a[i * lda + j]) * double(x[j]);
         CHECK(std::abs(dot[i] - d) <= tol * (1 + std::abs(d)) * std::sqrt(double(cols)));
+        double d2 = 0;
+        for (int64_t j = 0; j < cols; ++j) d2 += double(a[i * lda + j]) * double(y[j]);
+        CHECK(std::abs(dot2[i] - d2) <= tol * (1 + std::abs(d2)) * std::sqrt(double(cols)));
       }
       for (int64_t j = 0; j < cols; ++j) {
-        double u = 0, w = 0;
+        double u = 0, w = 0, w2 = 0;
         for (int64_t i = 0; i < rows; ++i) {
           u += double(r[i]) * double(a[i * lda + j]);
           w += double(dot[i]) * double(a[i * lda + j]);
+          w2 += double(dot2[i]) * double(a[i * lda + j]);
         }
+        CHECK(std::abs(chain2[j] - w2) <= tol * (1 + std::abs(w2)) * std::sqrt(double(rows * cols)));
         CHECK(std::abs(sum[j] - u) <= tol * (1 + std::abs(u)) * std::sqrt(double(rows)));
         CHECK(std::abs(chain[j] - w) <= tol * (1 + std::abs(w)) * std::sqrt(double(rows * cols)));
       }
@@ -144,6 +155,8 @@ static void check_row_pass(DType t, int64_t rows, int64_t cols, int64_t lda) {
       CHECK(std::memcmp(dot.data(), first[0].data(), dot.size() * sizeof(T)) == 0);
       CHECK(std::memcmp(sum.data(), first[1].data(), sum.size() * sizeof(T)) == 0);
       CHECK(std::memcmp(chain.data(), first[2].data(), chain.size() * sizeof(T)) == 0);
+      CHECK(std::memcmp(dot2.data(), first[3].data(), dot2.size() * sizeof(T)) == 0);
+      CHECK(std::memcmp(chain2.data(), first[4].data(), chain2.size() * sizeof(T)) == 0);
     }
   }
 }
