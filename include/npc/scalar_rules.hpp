@@ -267,22 +267,42 @@ NPK_FN uint16_t half_spacing(uint16_t h) {
 }
 
 // ---------------------------------------------------------------- casts
-/// float64 -> int64 as x86-64's cvttsd2si gives it (NumPy's C casts): INT64_MIN when out of range or NaN.
-NPK_FN int64_t cvt64(double v) {
-  return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;
+// Note [cast flags]
+// x86-64's conversions (cvttsd2si, vcvttpd2qq) give the "integer indefinite" value (the
+// type's minimum) for NaN and values out of range, and raise "invalid": NumPy's casts warn
+// "invalid value encountered in cast". C++ leaves such a conversion undefined, so the rules
+// select the minimum themselves; `inf - inf`, computed for the lanes out of range only,
+// raises the flag (the comparison that picks the result keeps it alive). It stays a vector
+// select: no branch, no call. Each conversion below converts once, so that a value in range
+// raises nothing in a vector loop that computes both sides of a select.
+/// float64 (or float32) -> int64 as x86-64's cvttsd2si gives it: INT64_MIN and "invalid"
+/// when out of range or NaN.
+template <class F> NPK_FN int64_t cvt64(F v) {
+  const bool ok = v >= F(-9223372036854775808.0) && v < F(9223372036854775808.0);
+  const F big = ok ? F(0) : F(__builtin_inf());
+  const F q = big - big;  // "invalid" when out of range (Note [cast flags])
+  return q == F(0) ? (int64_t)(ok ? v : F(0)) : INT64_MIN;
 }
-/// float64 -> int32 as cvttsd2si gives it: INT32_MIN when out of range or NaN.
-NPK_FN int32_t cvt32(double v) { return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : INT32_MIN; }
-/// Float -> integer conversion of NumPy's casts and loops on x86-64.
-template <class To> NPK_FN To f2i(double v) {
+/// float64 (or float32) -> int32 as cvttsd2si gives it: INT32_MIN and "invalid" when out of
+/// range or NaN. (-2**31 - 1 rounds to -2**31 in float32, which converts: >= there.)
+template <class F> NPK_FN int32_t cvt32(F v) {
+  const bool ok = (sizeof(F) == 4 ? v >= F(-2147483648.0) : v > F(-2147483649.0)) && v < F(2147483648.0);
+  const F big = ok ? F(0) : F(__builtin_inf());
+  const F q = big - big;  // "invalid" when out of range (Note [cast flags])
+  return q == F(0) ? (int32_t)(ok ? v : F(0)) : INT32_MIN;
+}
+/// Float -> integer conversion of NumPy's casts and loops on x86-64 (a float32 converts as
+/// its exact double would).
+template <class To, class F> NPK_FN To f2i(F v) {
   if constexpr (std::is_same_v<To, int64_t>) return cvt64(v);
   else if constexpr (std::is_same_v<To, uint64_t>) {
-    if (!(v >= 9223372036854775808.0)) return (uint64_t)cvt64(v);  // NaN takes this branch, as in x86 code
-    return (uint64_t)cvt64(v - 9223372036854775808.0) ^ 0x8000000000000000ull;
+    // x86 code: values from 2**63 convert less 2**63, with the top bit set again (NaN: not).
+    const bool hi = v >= F(9223372036854775808.0);
+    return (uint64_t)cvt64(hi ? v - F(9223372036854775808.0) : v) ^ (hi ? 0x8000000000000000ull : 0ull);
   } else if constexpr (std::is_same_v<To, uint32_t>) {
     // float32/float64 -> uint32 (NumPy's loops): the uint64 scheme at 32 bits.
-    if (!(v >= 2147483648.0)) return (uint32_t)cvt32(v);
-    return (uint32_t)cvt32(v - 2147483648.0) ^ 0x80000000u;
+    const bool hi = v >= F(2147483648.0);
+    return (uint32_t)cvt32(hi ? v - F(2147483648.0) : v) ^ (hi ? 0x80000000u : 0u);
   }
   else return (To)cvt32(v);
 }
@@ -311,7 +331,7 @@ template <class To, class From> NPK_FN To cast(From v) {
   } else if constexpr (is_cplx<To>) {
     return To{cast<decltype(To{}.re)>(v), 0};
   } else if constexpr (std::is_same_v<To, bool>) return v != 0;
-  else if constexpr (is_int<To> && std::is_floating_point_v<From>) return f2i<To>((double)v);
+  else if constexpr (is_int<To> && std::is_floating_point_v<From>) return f2i<To>(v);
   else return (To)v;
 }
 

@@ -329,6 +329,19 @@ def _warns_as_numpy(fn, *args, **errstate):
     return [str(w.message) for w in got_w]
 
 
+@pytest.mark.parametrize("src", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("dst", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
+def test_float_to_int_casts_warn_as_numpy(src, dst):
+    # Note [cast flags] in include/npc/scalar_rules.hpp: NaN and values out of the conversion's
+    # range give x86's value and "invalid value encountered in cast"; values in range nothing.
+    inside = np.array([0.0, -0.0, 1.5, -1.5, 200.0, -129.0, 6e4, 1e4], src)
+    assert _warns_as_numpy(lambda v: (v * 1).astype(dst) + 1, inside) == []
+    for bad in (np.inf, -np.inf, np.nan, 1e20, -1e20, 2.0**63, 2.0**64, 2.0**32, -2.0**31 - 4096):
+        x = np.array([1.0, bad, 3.0]).astype(src)
+        got = _warns_as_numpy(lambda v: (v * 1).astype(dst) + 1, x)
+        assert got in ([], ["invalid value encountered in cast"])  # (as NumPy: in range, or not)
+
+
 def test_float16_overflow_and_underflow_warn_as_numpy():
     x = np.array([100.0, 1.0, -300.0], np.float16)
     assert _warns_as_numpy(lambda v: v * np.float16(1000), x) == ["overflow encountered in multiply"]
