@@ -63,13 +63,8 @@ struct Variant {
   // chain of each operand, outermost last (walking nodes per launch costs cache misses).
   std::vector<std::vector<int>> root_bufs;
   std::vector<std::vector<std::vector<NodeRef>>> chains;
-  // Note [replay costs]: with static shapes (no symbols), what a run would compute per launch.
-  bool static_shapes = false;
-  std::vector<Shape> buf_shape;                       // per Temp buffer: its concrete shape
-  std::vector<std::vector<std::vector<Shape>>> chain_shapes;  // per launch, operand, View
-  std::vector<std::vector<int>> released;             // per launch: Temps whose last reader it is
-  std::vector<int64_t> arena_off;                     // per buffer: offset in the arena, or -1
-  size_t arena_bytes = 0;
+  std::vector<std::vector<int>> released;  // per launch: Temps whose last reader it is
+  std::vector<bool> product_fp;            // per launch: reports_product_fp of its library node
   // Per launch of a library call, per operand: its View chain applied once to a C-contiguous
   // buffer of the static shape (offset in bytes from the buffer's, geometry), or !ok.
   struct OperandView {
@@ -79,8 +74,6 @@ struct Variant {
     Shape shape;
     Strides strides, base_strides;
   };
-  std::vector<std::vector<OperandView>> operand_views;
-  std::vector<bool> product_fp;  // per launch: reports_product_fp of its library node
   // Note [timed product threads]
   // A compiled product that computes several multiply-adds per element it moves runs 1.6-1.8x
   // faster on OpenBLAS's threads than on one on an idle machine, and 10-100x slower on cores
@@ -124,7 +117,6 @@ struct Variant {
     int64_t ars = 0, acs = 0, brs = 0, bcs = 0, n = 0, k = 0, m = 0;
     std::shared_ptr<ProductTiming> timing;  // Note [timed product threads]; null: blas's rule
   };
-  std::vector<Product> products;
   // Note [timed product threads]: the timings of products on the general path (symbolic
   // shapes, operands the direct path does not take), per launch and product size.
   struct GeneralTimings {
@@ -144,12 +136,31 @@ struct Variant {
     }
   };
   std::shared_ptr<GeneralTimings> general_timings = std::make_shared<GeneralTimings>();
-  // Note [merged products] in merged_products.cpp: per launch, its product as a matrix-vector
-  // product and its group (an index into product_groups, or -1; empty when there is none).
-  std::vector<MatVec> matvecs;
-  std::vector<int> product_group;
-  std::vector<ProductGroup> product_groups;
-  std::vector<std::shared_ptr<ProductTiming>> group_timings;  // per group (Note [timed product threads])
+  // Note [replay costs]: what a run would compute per launch, for one binding of the graph's
+  // symbols (all of a graph without symbols).
+  struct Plan {
+    bool static_shapes = false;  // false: the plan of no binding (every run works it out)
+    std::vector<Shape> buf_shape;                               // per Temp buffer: its concrete shape
+    std::vector<std::vector<std::vector<Shape>>> chain_shapes;  // per launch, operand, View
+    std::vector<int64_t> arena_off;                             // per buffer: offset in the arena, or -1
+    size_t arena_bytes = 0;
+    std::vector<std::vector<OperandView>> operand_views;
+    std::vector<Product> products;
+    // Note [merged products] in merged_products.cpp: per launch, its product as a matrix-vector
+    // product and its group (an index into product_groups, or -1; empty when there is none).
+    std::vector<MatVec> matvecs;
+    std::vector<int> product_group;
+    std::vector<ProductGroup> product_groups;
+    std::vector<std::shared_ptr<ProductTiming>> group_timings;  // per group (Note [timed product threads])
+  };
+  std::shared_ptr<const Plan> plan;  // the graph's without symbols; else the plan of no binding
+  // Note [plans per binding]: a symbolic graph's plans by the symbols' values.
+  struct Plans {
+    static constexpr size_t kMax = 8;
+    std::mutex mu;
+    std::map<std::vector<int64_t>, std::shared_ptr<const Plan>> by_binding;
+  };
+  std::shared_ptr<Plans> plans = std::make_shared<Plans>();
 };
 
 // Note [in-place epilogues]
@@ -442,8 +453,9 @@ void compile_kernels(const Lowered& l, Variant& v) {
 // launches of a few elements each (cholesky's `A[i, j] -= np.dot(A[i, :j], A[j, :j])`), where
 // the work per launch is tens of nanoseconds: what a run does per launch beside calling the
 // kernel decides its speed. So what does not change between runs is computed once per
-// variant: with static shapes (no symbols: the segments of a plan are specialised to the sizes
-// traced), each buffer's and each operand view's concrete shape; each launch's list of
+// variant and sizes (the segments of a plan are specialised to the sizes traced; a graph with
+// symbols has a plan per binding, Note [plans per binding]): each buffer's and each operand
+// view's concrete shape; each launch's list of
 // temporaries to release; and the place of every temporary that only kernels write, in one
 // arena: offsets assigned first-fit over the buffers' live ranges (launch of the first write
 // to last reader), as the free list of Note [memory planning] would reuse storages. A run then
@@ -455,7 +467,8 @@ constexpr size_t kArenaKeptBytes = size_t(1) << 20;
 // Products whose results take arena blocks: at most this many bytes (Note [product results in the arena]).
 constexpr int64_t kArenaProductBytes = int64_t{1} << 16;
 
-void plan_replay(const ir::Graph& g, Variant& v) {
+// What a run needs per launch for any binding of the symbols.
+void plan_launches(Variant& v) {
   const Lowered& l = v.low;
   const size_t nl = l.launches.size(), nb = l.bufs.size();
   v.released.assign(nl, {});
@@ -469,12 +482,16 @@ void plan_replay(const ir::Graph& g, Variant& v) {
         listed[b] = true;
         v.released[li].push_back(b);
       }
-  v.arena_off.assign(nb, -1);
-  v.static_shapes = g.symbols().empty();
-  if (!v.static_shapes) return;
-  const std::vector<int64_t> none;
-  v.buf_shape.assign(nb, Shape{});
-  v.chain_shapes.assign(nl, {});
+}
+
+// The plan of one binding `sym` of the graph's symbols (Note [replay costs]).
+void plan_replay(const ir::Graph& g, const Variant& v, std::span<const int64_t> sym, Variant::Plan& plan) {
+  const Lowered& l = v.low;
+  const size_t nl = l.launches.size(), nb = l.bufs.size();
+  plan.arena_off.assign(nb, -1);
+  plan.static_shapes = true;
+  plan.buf_shape.assign(nb, Shape{});
+  plan.chain_shapes.assign(nl, {});
   std::vector<int> first(nb, -1);  // the launch that first writes a buffer (as a root)
   for (size_t li = 0; li < nl; ++li) {
     const Launch& la = l.launches[li];
@@ -482,16 +499,16 @@ void plan_replay(const ir::Graph& g, Variant& v) {
       const int b = la.fn < 0 ? la.bufs[0] : v.root_bufs[li][ri];
       if (first[b] >= 0) continue;
       first[b] = static_cast<int>(li);
-      v.buf_shape[b] = ir::concrete_shape(la.roots[ri]->shape, none);
+      plan.buf_shape[b] = ir::concrete_shape(la.roots[ri]->shape, sym);
     }
     for (const auto& chain : v.chains[li]) {
-      v.chain_shapes[li].emplace_back();
-      for (NodeRef x : chain) v.chain_shapes[li].back().push_back(ir::concrete_shape(x->shape, none));
+      plan.chain_shapes[li].emplace_back();
+      for (NodeRef x : chain) plan.chain_shapes[li].back().push_back(ir::concrete_shape(x->shape, sym));
     }
   }
   // Operand views of library calls, from a placeholder buffer (never read): a chain that
   // would copy (a reshape or strided view of a non-contiguous value) stays per run.
-  v.operand_views.assign(nl, {});
+  plan.operand_views.assign(nl, {});
   for (size_t li = 0; li < nl; ++li) {
     const Launch& la = l.launches[li];
     if (la.fn >= 0) continue;
@@ -499,7 +516,7 @@ void plan_replay(const ir::Graph& g, Variant& v) {
       Variant::OperandView ov;
       const int b = la.bufs[1 + k];
       const BufInfo& bi = l.bufs[b];
-      const Shape shape = bi.kind == BufInfo::Input ? ir::concrete_shape(bi.shape, none) : v.buf_shape[b];
+      const Shape shape = bi.kind == BufInfo::Input ? ir::concrete_shape(bi.shape, sym) : plan.buf_shape[b];
       bool ok = (bi.kind == BufInfo::Temp || (bi.kind == BufInfo::Input && bi.contiguous)) &&
                 (bi.kind != BufInfo::Temp || first[b] >= 0);
       if (ok) {
@@ -509,7 +526,7 @@ void plan_replay(const ir::Graph& g, Variant& v) {
           NodeRef x = v.chains[li][k][c];
           const auto kind = x->view_kind();
           if ((kind == ir::ViewKind::Reshape || kind == ir::ViewKind::Strided) && !a.is_c_contiguous()) ok = false;
-          else a = ir::apply_view(x, a, v.chain_shapes[li][k][c]);
+          else a = ir::apply_view(x, a, plan.chain_shapes[li][k][c]);
         }
         ok = ok && a.storage() == Storage::placeholder();
         if (ok) {
@@ -520,7 +537,7 @@ void plan_replay(const ir::Graph& g, Variant& v) {
         }
       }
       ov.ok = ok;
-      v.operand_views[li].push_back(std::move(ov));
+      plan.operand_views[li].push_back(std::move(ov));
     }
   }
   // Note [products in replays]
@@ -531,7 +548,7 @@ void plan_replay(const ir::Graph& g, Variant& v) {
   // one or two dimensions and static views of their buffers is what matmul's small-product
   // path computes (npc::matmul_into, the same loops and BLAS calls): its geometry is worked out
   // here once, and the run calls it on the operands' pointers.
-  v.products.assign(nl, {});
+  plan.products.assign(nl, {});
   for (size_t li = 0; li < nl; ++li) {
     const Launch& la = l.launches[li];
     NodeRef n = la.roots[0];
@@ -539,8 +556,8 @@ void plan_replay(const ir::Graph& g, Variant& v) {
         !(n->params.empty() || n->params[0] == 0 || n->params[0] == 1))
       continue;
     const bool dot = !n->params.empty() && n->params[0] == 1;
-    const Variant::OperandView& a = v.operand_views[li][0];
-    const Variant::OperandView& b = v.operand_views[li][1];
+    const Variant::OperandView& a = plan.operand_views[li][0];
+    const Variant::OperandView& b = plan.operand_views[li][1];
     const DType t = n->dtype;
     if (!a.ok || !b.ok || a.dtype != t || b.dtype != t ||
         !ops::blas::blas_dtype(t))
@@ -570,19 +587,19 @@ void plan_replay(const ir::Graph& g, Variant& v) {
     Shape want;
     if (da == 2) want.push_back(p.n);
     if (db == 2) want.push_back(p.m);
-    if (v.buf_shape[la.bufs[0]] != want) continue;
+    if (plan.buf_shape[la.bufs[0]] != want) continue;
     p.ok = true;
     if (ops::blas::compiled_product_timed(p.n, p.m, p.k)) p.timing = std::make_shared<Variant::ProductTiming>();
-    v.products[li] = p;
+    plan.products[li] = p;
   }
   // Note [merged products]
-  v.matvecs.assign(nl, {});
+  plan.matvecs.assign(nl, {});
   for (size_t li = 0; li < nl; ++li) {
-    const Variant::Product& p = v.products[li];
+    const Variant::Product& p = plan.products[li];
     const Launch& la = l.launches[li];
     if (!p.ok || (!la.roots[0]->params.empty() && la.roots[0]->params[0] != 0)) continue;
-    const Variant::OperandView& a = v.operand_views[li][0];
-    const Variant::OperandView& b = v.operand_views[li][1];
+    const Variant::OperandView& a = plan.operand_views[li][0];
+    const Variant::OperandView& b = plan.operand_views[li][1];
     MatVec mv;
     mv.t = p.t;
     const bool left = a.shape.size() == 2 && b.shape.size() == 1;
@@ -606,7 +623,7 @@ void plan_replay(const ir::Graph& g, Variant& v) {
       std::swap(mv.rows, mv.cols);
       std::swap(mv.mrs, mv.mcs);
     }
-    v.matvecs[li] = mv;
+    plan.matvecs[li] = mv;
   }
   std::vector<std::vector<int>> writes(nb);  // per buffer: the launches storing into it
   for (size_t li = 0; li < nl; ++li) {
@@ -617,18 +634,18 @@ void plan_replay(const ir::Graph& g, Variant& v) {
     if (v.in_place[li] >= 0) writes[static_cast<size_t>(v.in_place[li])].push_back(static_cast<int>(li));
   }
   for (auto& w : writes) w.erase(std::unique(w.begin(), w.end()), w.end());
-  v.product_groups = group_products(v.matvecs, writes);
-  v.product_group.assign(v.product_groups.empty() ? 0 : nl, -1);
-  for (size_t g = 0; g < v.product_groups.size(); ++g)
-    for (int li : v.product_groups[g].members) v.product_group[static_cast<size_t>(li)] = static_cast<int>(g);
-  v.group_timings.assign(v.product_groups.size(), nullptr);
-  for (size_t g = 0; g < v.product_groups.size(); ++g) {
+  plan.product_groups = group_products(plan.matvecs, writes);
+  plan.product_group.assign(plan.product_groups.empty() ? 0 : nl, -1);
+  for (size_t g = 0; g < plan.product_groups.size(); ++g)
+    for (int li : plan.product_groups[g].members) plan.product_group[static_cast<size_t>(li)] = static_cast<int>(g);
+  plan.group_timings.assign(plan.product_groups.size(), nullptr);
+  for (size_t g = 0; g < plan.product_groups.size(); ++g) {
     // The group's gemm: (members x len) @ (len x out_len) elements.
-    if (v.product_groups[g].pass) continue;  // Note [row passes]: npc's own threads
-    const MatVec& mv = v.matvecs[static_cast<size_t>(v.product_groups[g].members[0])];
-    const auto members = static_cast<int64_t>(v.product_groups[g].members.size());
+    if (plan.product_groups[g].pass) continue;  // Note [row passes]: npc's own threads
+    const MatVec& mv = plan.matvecs[static_cast<size_t>(plan.product_groups[g].members[0])];
+    const auto members = static_cast<int64_t>(plan.product_groups[g].members.size());
     if (ops::blas::compiled_product_timed(members, mv.out_len(), mv.len()))
-      v.group_timings[g] = std::make_shared<Variant::ProductTiming>();
+      plan.group_timings[g] = std::make_shared<Variant::ProductTiming>();
   }
   struct Block {
     size_t off, size;
@@ -647,23 +664,23 @@ void plan_replay(const ir::Graph& g, Variant& v) {
     if (v.in_place[li] >= 0) taken_over[static_cast<size_t>(v.in_place[li])] = 1;
   for (size_t li = 0; li < nl; ++li) {
     const Launch& la = l.launches[li];
-    const bool product = la.fn < 0 && v.products[li].ok && (v.product_group.empty() || v.product_group[li] < 0) &&
+    const bool product = la.fn < 0 && plan.products[li].ok && (plan.product_group.empty() || plan.product_group[li] < 0) &&
                          !taken_over[static_cast<size_t>(la.bufs[0])] &&
-                         shape_size(v.buf_shape[la.bufs[0]]) * static_cast<int64_t>(itemsize(v.products[li].t)) <= kArenaProductBytes;
+                         shape_size(plan.buf_shape[la.bufs[0]]) * static_cast<int64_t>(itemsize(plan.products[li].t)) <= kArenaProductBytes;
     if ((la.fn < 0 && !product) || v.in_place[li] >= 0) continue;  // library results and in-place roots: their own storage
     std::erase_if(live, [&](const Block& k) { return k.end < static_cast<int>(li); });
     for (size_t ri = 0; ri < la.roots.size(); ++ri) {
       const int b = la.fn < 0 ? la.bufs[0] : v.root_bufs[li][ri];
-      if (first[b] != static_cast<int>(li) || v.arena_off[b] >= 0 || l.bufs[b].kind != BufInfo::Temp || v.escapes[b])
+      if (first[b] != static_cast<int>(li) || plan.arena_off[b] >= 0 || l.bufs[b].kind != BufInfo::Temp || v.escapes[b])
         continue;
-      const size_t bytes = static_cast<size_t>(shape_size(v.buf_shape[b])) * itemsize(l.bufs[b].dtype);
+      const size_t bytes = static_cast<size_t>(shape_size(plan.buf_shape[b])) * itemsize(l.bufs[b].dtype);
       const size_t need = (std::max<size_t>(1, bytes) + 63) / 64 * 64;
       size_t off = 0;
       auto it = live.begin();
       for (; it != live.end() && it->off < off + need; ++it) off = std::max(off, it->off + it->size);
       live.insert(it, Block{off, need, v.last_use[b]});
-      v.arena_off[b] = static_cast<int64_t>(off);
-      v.arena_bytes = std::max(v.arena_bytes, off + need);
+      plan.arena_off[b] = static_cast<int64_t>(off);
+      plan.arena_bytes = std::max(plan.arena_bytes, off + need);
     }
   }
 }
@@ -711,7 +728,11 @@ Variant build_variant(const ir::Graph& g, const std::vector<bool>& contiguous) {
       v.chains.back().push_back(std::move(chain));
     }
   }
-  plan_replay(g, v);
+  plan_launches(v);
+  auto plan = std::make_shared<Variant::Plan>();
+  if (g.symbols().empty()) plan_replay(g, v, {}, *plan);
+  else plan->arena_off.assign(v.low.bufs.size(), -1);  // runs work out their shapes (Note [plans per binding])
+  v.plan = std::move(plan);
   if (!cached && !key.empty()) store_lowering(g, key, cfg, v.low, v.in_place);
   return v;
 }
@@ -882,11 +903,11 @@ class FusedExecutable {
 
   // Temporaries whose last reader was launch `li` go back to the free list (Note [memory
   // planning]); those in the arena (Note [replay costs]) need nothing.
-  static void release_after(const Variant& v, size_t li, std::vector<std::optional<ndarray>>& arrays,
+  static void release_after(const Variant& v, const Variant::Plan& P, size_t li, std::vector<std::optional<ndarray>>& arrays,
                             std::vector<char*>& ptr, const std::vector<bool>& stolen,
                             std::multimap<size_t, std::shared_ptr<Storage>>& free_list) {
     for (int b : v.released[li]) {
-      if (v.arena_off[b] >= 0 || !arrays[b]) {
+      if (P.arena_off[b] >= 0 || !arrays[b]) {
         ptr[b] = nullptr;
         continue;
       }
@@ -934,25 +955,25 @@ class FusedExecutable {
   // (nothing done) when li is not a group's first launch or the operands' addresses do not
   // allow it (then each member runs on its own).
   template <class OperandAt>
-  bool run_merged(const Variant& v, size_t li, const OperandAt& operand_at, std::vector<std::optional<ndarray>>& arrays,
+  bool run_merged(const Variant& v, const Variant::Plan& P, size_t li, const OperandAt& operand_at, std::vector<std::optional<ndarray>>& arrays,
                   std::vector<char*>& ptr, std::vector<char>& merged, int& fpe,
                   std::vector<std::pair<int, std::string>>& host_errors) {
     const Lowered& l = v.low;
-    const size_t id = static_cast<size_t>(v.product_group[li]);
-    const ProductGroup& group = v.product_groups[id];
+    const size_t id = static_cast<size_t>(P.product_group[li]);
+    const ProductGroup& group = P.product_groups[id];
     const std::vector<int>& members = group.members;
     if (members[0] != static_cast<int>(li)) return false;
-    const MatVec& mv = v.matvecs[li];
+    const MatVec& mv = P.matvecs[li];
     std::vector<const std::byte*> matrices, vectors;
     std::vector<int64_t> strides;
     bool views = true, fp = false;
     for (size_t j = 0; j < members.size(); ++j) {
       const auto mi = static_cast<size_t>(members[j]);
-      const size_t m2 = v.operand_views[mi][0].shape.size() == 2 ? 0 : 1;  // matmul's matrix operand
+      const size_t m2 = P.operand_views[mi][0].shape.size() == 2 ? 0 : 1;  // matmul's matrix operand
       matrices.push_back(operand_at(mi, m2));
       // A row pass's member whose vector is another member's product reads it from the pass.
       vectors.push_back(group.pass && group.from[j] >= 0 ? nullptr : operand_at(mi, 1 - m2));
-      strides.push_back(v.matvecs[mi].vstride);
+      strides.push_back(P.matvecs[mi].vstride);
       views = views && !v.escapes[static_cast<size_t>(l.launches[mi].bufs[0])];
       fp = fp || v.product_fp[mi];
     }
@@ -962,9 +983,9 @@ class FusedExecutable {
     bool done;
     if (group.pass) {
       done = std::all_of(matrices.begin(), matrices.end(), [&](const std::byte* m) { return m == matrices[0]; }) &&
-             run_row_pass(group, v.matvecs, matrices[0], vectors, results);
+             run_row_pass(group, P.matvecs, matrices[0], vectors, results);
     } else {
-      done = timed_product(v.group_timings[id].get(), [&] {
+      done = timed_product(P.group_timings[id].get(), [&] {
         return run_product_group(mv, matrices, vectors, strides, views, results);
       });
     }
@@ -983,6 +1004,24 @@ class FusedExecutable {
     return true;
   }
 
+  // Note [plans per binding]
+  // A graph with symbols (dynamic sizes) worked out its shapes, views and products on every
+  // run, and took none of the shortcuts of Note [replay costs] (merged products, direct
+  // products, the arena): a function called at a second size ran 1.3-2x slower than compiled
+  // for that size alone. The plan of each binding of the symbols is made at its first run and
+  // kept, up to Plans::kMax of them (sizes that vary on every call take the general path).
+  const Variant::Plan& plan_for(const Variant& v, const std::vector<int64_t>& sym) {
+    if (sym.empty()) return *v.plan;
+    Variant::Plans& ps = *v.plans;
+    std::lock_guard lk(ps.mu);
+    auto it = ps.by_binding.find(sym);
+    if (it != ps.by_binding.end()) return *it->second;
+    if (ps.by_binding.size() >= Variant::Plans::kMax) return *v.plan;
+    auto p = std::make_shared<Variant::Plan>();
+    plan_replay(g_, v, sym, *p);
+    return *ps.by_binding.emplace(sym, std::move(p)).first->second;
+  }
+
   // The arena of a run (Note [replay costs]): the executable's own while no other run holds it.
   struct Arena {
     FusedExecutable* owner = nullptr;
@@ -991,7 +1030,7 @@ class FusedExecutable {
       if (owner) owner->arena_busy_.store(false, std::memory_order_release);
     }
   };
-  void take_arena(const Variant& v, Arena& a) {
+  void take_arena(const Variant::Plan& v, Arena& a) {
     if (!v.arena_bytes) return;
     if (v.arena_bytes <= kArenaKeptBytes && !arena_busy_.exchange(true, std::memory_order_acquire)) {
       a.owner = this;
@@ -1010,6 +1049,7 @@ class FusedExecutable {
     const Lowered& l = v.low;
     std::vector<int64_t> sym;
     for (auto& s : g_.symbols()) sym.push_back(args.inputs[s.input].shape(s.axis));
+    const Variant::Plan& P = plan_for(v, sym);
     std::vector<int64_t> st(std::max(1, l.num_strides));
     for (auto& b : l.bufs) {
       if (b.kind != BufInfo::Input || b.contiguous || b.shape.empty()) continue;
@@ -1032,7 +1072,7 @@ class FusedExecutable {
       }
     }
     Arena arena;
-    take_arena(v, arena);
+    take_arena(P, arena);
     // Note [fp errors in kernels] in emit_cpp.cpp: kernels leave the calling thread's flags
     // to this loop (the scalars' stores above may have raised: they are not the graph's).
     ops::clear_fpe();
@@ -1049,20 +1089,20 @@ class FusedExecutable {
     auto value_of = [&](int b) -> ndarray {
       const BufInfo& bi = l.bufs[b];
       if (bi.kind == BufInfo::Input) return args.inputs[bi.index];
-      if (v.arena_off[b] < 0) return held_array(b);
-      const Shape& shape = v.buf_shape[b];
-      return ndarray(arena.storage, v.arena_off[b], bi.dtype, shape, contiguous_strides(shape, itemsize(bi.dtype)));
+      if (P.arena_off[b] < 0) return held_array(b);
+      const Shape& shape = P.buf_shape[b];
+      return ndarray(arena.storage, P.arena_off[b], bi.dtype, shape, contiguous_strides(shape, itemsize(bi.dtype)));
     };
     // Note [products in replays]: operand k of launch li's product, where its buffer holds it.
     auto operand_at = [&](size_t li, size_t k) -> const std::byte* {
       const int b = l.launches[li].bufs[1 + k];
-      const Variant::OperandView& ov = v.operand_views[li][k];
-      if (v.arena_off[b] >= 0) return base + v.arena_off[b] + ov.offset;
+      const Variant::OperandView& ov = P.operand_views[li][k];
+      if (P.arena_off[b] >= 0) return base + P.arena_off[b] + ov.offset;
       const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : held_array(b);
       return held.storage() && held.strides() == ov.base_strides ? held.data() + ov.offset : nullptr;
     };
     // Note [merged products]: the launches whose product their group's first launch computed.
-    std::vector<char> merged(v.product_group.size(), 0);
+    std::vector<char> merged(P.product_group.size(), 0);
     for (size_t li = 0; li < l.launches.size(); ++li) {
       const Launch& la = l.launches[li];
       if (la.fn < 0) {
@@ -1070,28 +1110,28 @@ class FusedExecutable {
         // (C-contiguous) array the library returns.
         NodeRef n = la.roots[0];
         if (!merged.empty() && merged[li]) {
-          release_after(v, li, arrays, ptr, stolen, free_list);
+          release_after(v, P, li, arrays, ptr, stolen, free_list);
           continue;
         }
-        if (!merged.empty() && v.product_group[li] >= 0 && run_merged(v, li, operand_at, arrays, ptr, merged, fpe, host_errors)) {
-          release_after(v, li, arrays, ptr, stolen, free_list);
+        if (!merged.empty() && P.product_group[li] >= 0 && run_merged(v, P, li, operand_at, arrays, ptr, merged, fpe, host_errors)) {
+          release_after(v, P, li, arrays, ptr, stolen, free_list);
           continue;
         }
-        if (v.static_shapes && v.products[li].ok) {
+        if (P.static_shapes && P.products[li].ok) {
           auto operand = [&](size_t k) { return operand_at(li, k); };
           // numpy.dot copies a misaligned operand first: such calls take the general path.
           auto aligned = [&](const std::byte* q) {
-            return q && reinterpret_cast<uintptr_t>(q) % static_cast<uintptr_t>(itemsize(v.products[li].t)) == 0;
+            return q && reinterpret_cast<uintptr_t>(q) % static_cast<uintptr_t>(itemsize(P.products[li].t)) == 0;
           };
           const std::byte* pa = operand(0);
           const std::byte* pb = operand(1);
           if (aligned(pa) && aligned(pb)) {
-            const Variant::Product& p = v.products[li];
+            const Variant::Product& p = P.products[li];
             const int rb = la.bufs[0];
             // Note [product results in the arena]
             std::optional<ndarray> r;
-            if (v.arena_off[rb] < 0) r = npc::empty(v.buf_shape[rb], p.t);
-            std::byte* const into = r ? r->data() : base + v.arena_off[rb];
+            if (P.arena_off[rb] < 0) r = npc::empty(P.buf_shape[rb], p.t);
+            std::byte* const into = r ? r->data() : base + P.arena_off[rb];
             fpe |= ops::read_fpe();  // the kernels' so far
             ops::clear_fpe();
             // As run_node_eagerly's products, or timed (Note [timed product threads]).
@@ -1101,7 +1141,7 @@ class FusedExecutable {
             ops::clear_fpe();
             if (r) arrays[rb] = std::move(*r);
             ptr[rb] = reinterpret_cast<char*>(into);
-            release_after(v, li, arrays, ptr, stolen, free_list);
+            release_after(v, P, li, arrays, ptr, stolen, free_list);
             continue;
           }
         }
@@ -1111,14 +1151,14 @@ class FusedExecutable {
           const auto& chain = v.chains[li][k];
           Shape dyn;
           auto shape_of = [&](size_t c) -> const Shape& {
-            return v.static_shapes ? v.chain_shapes[li][k][c] : (dyn = ir::concrete_shape(chain[c]->shape, sym));
+            return P.static_shapes ? P.chain_shapes[li][k][c] : (dyn = ir::concrete_shape(chain[c]->shape, sym));
           };
           size_t c = 0;
-          if (v.static_shapes && v.operand_views[li][k].ok) {
+          if (P.static_shapes && P.operand_views[li][k].ok) {
             // Note [replay costs]: the view's geometry computed once, over this run's buffer.
-            const Variant::OperandView& ov = v.operand_views[li][k];
-            if (v.arena_off[b] >= 0) {
-              ops.push_back(ndarray(arena.storage, v.arena_off[b] + ov.offset, ov.dtype, ov.shape, ov.strides));
+            const Variant::OperandView& ov = P.operand_views[li][k];
+            if (P.arena_off[b] >= 0) {
+              ops.push_back(ndarray(arena.storage, P.arena_off[b] + ov.offset, ov.dtype, ov.shape, ov.strides));
               continue;
             }
             const ndarray& held = l.bufs[b].kind == BufInfo::Input ? args.inputs[l.bufs[b].index] : held_array(b);
@@ -1127,7 +1167,7 @@ class FusedExecutable {
               continue;
             }
           }
-          if (v.arena_off[b] >= 0) {
+          if (P.arena_off[b] >= 0) {
             ops.push_back(value_of(b));
           } else {
             // The first view is taken straight from the buffer's array (no copy of it first).
@@ -1148,7 +1188,7 @@ class FusedExecutable {
         ops::clear_fpe();
         take_fp_errors();  // stale flags of earlier eager calls are not this node's
         take_product_fp_flags();
-        const Shape out_shape = v.static_shapes ? v.buf_shape[la.bufs[0]] : ir::concrete_shape(n->shape, sym);
+        const Shape out_shape = P.static_shapes ? P.buf_shape[la.bufs[0]] : ir::concrete_shape(n->shape, sym);
         ndarray r = timed_product(general_timing(v, li, n, ops), [&] { return run_library_call(g_, n, ops, out_shape); });
         ops.clear();
         // Errors of the eager ops a host call ran, and of a BLAS product (Note [library call fp errors]).
@@ -1161,26 +1201,26 @@ class FusedExecutable {
         // (A host call may hand back an operand: never a view of the arena, which later launches reuse.)
         if (!r.is_c_contiguous() || r.offset() != 0 || (arena.storage && r.storage() == arena.storage)) r = r.copy();
         int b = la.bufs[0];
-        if (v.arena_off[b] >= 0) {
+        if (P.arena_off[b] >= 0) {
           // Note [product results in the arena]: the value readers find there.
           copy_into(value_of(b), r);
-          ptr[b] = reinterpret_cast<char*>(base + v.arena_off[b]);
+          ptr[b] = reinterpret_cast<char*>(base + P.arena_off[b]);
         } else {
           arrays[b] = std::move(r);
           ptr[b] = reinterpret_cast<char*>(arrays[b]->data());
         }
-        release_after(v, li, arrays, ptr, stolen, free_list);
+        release_after(v, P, li, arrays, ptr, stolen, free_list);
         continue;
       }
       for (size_t ri = 0; ri < la.roots.size(); ++ri) {
         NodeRef r = la.roots[ri];
         int b = v.root_bufs[li][ri];
         if (ptr[b]) continue;
-        if (v.arena_off[b] >= 0) {
-          ptr[b] = reinterpret_cast<char*>(base + v.arena_off[b]);
+        if (P.arena_off[b] >= 0) {
+          ptr[b] = reinterpret_cast<char*>(base + P.arena_off[b]);
           continue;
         }
-        Shape shape = v.static_shapes ? v.buf_shape[b] : ir::concrete_shape(r->shape, sym);
+        Shape shape = P.static_shapes ? P.buf_shape[b] : ir::concrete_shape(r->shape, sym);
         if (int src = v.in_place[li]; src >= 0 && arrays[src] && arrays[src]->is_c_contiguous() &&
                                       arrays[src]->offset() == 0 && arrays[src]->size() == shape_size(shape)) {
           // Note [in-place epilogues]
@@ -1207,7 +1247,7 @@ class FusedExecutable {
       kb.clear();
       for (int b : la.bufs) kb.push_back(ptr[b]);
       fpe |= v.fns[la.fn](kb.data(), sym.data(), st.data(), la.params.data());
-      release_after(v, li, arrays, ptr, stolen, free_list);
+      release_after(v, P, li, arrays, ptr, stolen, free_list);
     }
     fpe |= ops::read_fpe();
     ops::clear_fpe();
