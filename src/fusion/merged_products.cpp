@@ -106,7 +106,7 @@ std::vector<ProductGroup> pass_groups(std::span<const MatVec> launches, std::spa
   for (size_t li = 0; li < launches.size(); ++li) {
     const MatVec& mv = launches[li];
     if (taken[li] || !candidate(mv, writes.size()) || (mv.t != DType::Float64 && mv.t != DType::Float32) ||
-        mv.mcs != static_cast<int64_t>(itemsize(mv.t)))
+        mv.mcs != static_cast<int64_t>(itemsize(mv.t)) || mv.cols < 2)  // (a column sum of one column is a dot: above)
       continue;
     const int here = static_cast<int>(li);
     size_t k = 0;
@@ -146,7 +146,10 @@ std::vector<std::vector<int>> gemm_groups(std::span<const MatVec> launches, std:
   };
   for (size_t li = 0; li < launches.size(); ++li) {
     const MatVec& mv = launches[li];
-    if (!candidate(mv, writes.size())) continue;
+    // A product of one element is a dot product, which NumPy sums in a vector loop of its
+    // own; a group's gemm would take it as a gemv row summed in order (float32 sums of 10**6
+    // terms 500 times further from the exact value).
+    if (!candidate(mv, writes.size()) || mv.out_len() == 1) continue;
     const int64_t per_member = mv.len() + mv.out_len();
     size_t k = 0;
     while (k < open.size() && !same_matrix(launches[static_cast<size_t>(open[k][0])], mv)) ++k;

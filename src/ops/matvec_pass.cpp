@@ -74,6 +74,12 @@ struct Step {
   int sum = -1;  // the product index of the column sum, or -1
 };
 
+// The larger magnitude of a and b, NaN when either is (Note [row pass bounds]).
+template <class T>
+T larger(T a, T b) {
+  return a > b || std::isnan(a) ? a : b;
+}
+
 template <class Isa, class T>
 struct Lanes {
   using V = typename Vec<T, Isa::kBytes>::type;
@@ -183,7 +189,7 @@ template <class Isa, class T, int NR, bool D, bool S, bool C, bool TRACK>
       accc[j] = accc[j] + t;
     }
     if constexpr (TRACK)
-      for (int q = 0; q < NR; ++q) top_s = top_s > std::abs(r[q][j]) ? top_s : std::abs(r[q][j]);
+      for (int q = 0; q < NR; ++q) top_s = larger(top_s, std::abs(r[q][j]));
   }
   if constexpr (TRACK) {
     for (int q = 0; q < NR; ++q) top_out[q] = top[q];
@@ -241,7 +247,7 @@ void block(const T* const* r, int64_t i, const T* const* rp, int64_t ip, const T
     for (int l = 0; l < LS::L; ++l) bits = bits > top[q][l] ? bits : top[q][l];
   T m;
   std::memcpy(&m, &bits, sizeof(m));  // a NaN's bits exceed infinity's: NaN
-  *largest = top_s > m || std::isnan(top_s) ? top_s : m;
+  *largest = larger(top_s, m);
 }
 
 // Rows [lo, hi) of P in blocks of kRows: steps [0, nplain) of every block, and its steps
@@ -372,7 +378,7 @@ double pass(ChunkFn<T> fn, const std::byte* p, int64_t rows, int64_t cols, int64
   });
   raise_fpe(flags.load());
   double largest = 0;
-  for (int64_t c = 0; c < chunks; ++c) largest = largest > tops[c] ? largest : static_cast<double>(tops[c]);
+  for (int64_t c = 0; c < chunks; ++c) largest = larger(largest, static_cast<double>(tops[c]));
   if (chunks == 1) return largest;
   for (int k = 0; k < np; ++k) {
     if (products[static_cast<size_t>(k)].dot) continue;

@@ -167,6 +167,24 @@ TEST_CASE("row pass: same bits for every vector width", "[linalg]") {
     check_row_pass<double>(DType::Float64, rows, cols, lda);
     check_row_pass<float>(DType::Float32, rows, cols, lda);
   }
+  // Note [row pass bounds]: a NaN anywhere makes the largest magnitude NaN, whatever came
+  // before or after it, in the vector loops, their scalar tails and across chunks.
+  for (auto [rows, cols, at] : {std::array<int64_t, 3>{9, 3, 4}, {3, 5, 14}, {300, 8, 3}, {300, 8, 2399},
+                                {1030, 67, 5000}}) {
+    std::vector<double> m(static_cast<size_t>(rows * cols), 1.0), x(static_cast<size_t>(cols), 1.0),
+        c(static_cast<size_t>(rows), 1.0), dot(static_cast<size_t>(rows)), sum(static_cast<size_t>(cols));
+    m[0] = 1000.0;
+    m[static_cast<size_t>(at)] = std::nan("");
+    const ops::PassProduct prods[] = {{true, reinterpret_cast<std::byte*>(x.data()), -1, reinterpret_cast<std::byte*>(dot.data())},
+                                      {false, reinterpret_cast<std::byte*>(c.data()), -1, reinterpret_cast<std::byte*>(sum.data())}};
+    for (int width : {16, 32, 64}) {
+      double largest = 0;
+      if (!ops::matvec_pass_isa(width, DType::Float64, reinterpret_cast<std::byte*>(m.data()), rows, cols,
+                                cols * static_cast<int64_t>(sizeof(double)), prods, &largest))
+        continue;
+      CHECK(std::isnan(largest));
+    }
+  }
   std::vector<double> a(16), v(4), out(4);
   const ops::PassProduct bad[] = {{false, nullptr, 1, reinterpret_cast<std::byte*>(out.data())},
                                   {true, reinterpret_cast<std::byte*>(v.data()), -1, nullptr}};

@@ -241,3 +241,32 @@ def test_products_that_are_not_finite_run_as_numpy_runs_them(idx):
             for g, x in zip(got[0], want[0]):
                 np.testing.assert_array_equal(g, x)
             assert got[1] == want[1]
+
+
+def _two_dots(A, u, r):
+    return u @ A, r @ A
+
+
+def _both_sides(A, p, r):
+    return A @ p, r @ A
+
+
+@pytest.mark.parametrize("fn", [_two_dots, _both_sides])
+def test_products_of_one_column_stay_dot_products(fn):
+    # A product of one element is a dot product: a group's gemm (or a row pass's column sum)
+    # would add its 10**5 float32 terms in order, about 200x further from the exact value
+    # than NumPy's dot when the terms have one sign.
+    rng = np.random.default_rng(23)
+    m = 100_000
+    A = rng.standard_normal((m, 1)).astype(np.float32)
+    u = A[:, 0] * np.float32(-0.6)
+    other = u[::-1].copy() if fn is _two_dots else np.ones(1, np.float32)
+    compiler.reset()
+    before = _fusion.stats()["merged_products"]
+    got = npc.compile(fn)(A, other, u)
+    assert _fusion.stats()["merged_products"] == before
+    want = fn(A, other, u)
+    exact = u.astype(np.float64) @ A[:, 0].astype(np.float64)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+    assert abs(float(got[1][0]) - exact) <= 4 * abs(float(want[1][0]) - exact) + 1e-7 * abs(exact)
