@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <iostream>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -159,6 +160,7 @@ struct Variant {
     static constexpr size_t kMax = 8;
     std::mutex mu;
     std::map<std::vector<int64_t>, std::shared_ptr<const Plan>> by_binding;
+    std::deque<std::vector<int64_t>> made;  // the bindings in the order their plans were made
   };
   std::shared_ptr<Plans> plans = std::make_shared<Plans>();
 };
@@ -1009,17 +1011,23 @@ class FusedExecutable {
   // run, and took none of the shortcuts of Note [replay costs] (merged products, direct
   // products, the arena): a function called at a second size ran 1.3-2x slower than compiled
   // for that size alone. The plan of each binding of the symbols is made at its first run and
-  // kept, up to Plans::kMax of them (sizes that vary on every call take the general path).
-  const Variant::Plan& plan_for(const Variant& v, const std::vector<int64_t>& sym) {
-    if (sym.empty()) return *v.plan;
+  // kept, the Plans::kMax latest ones (the oldest goes first). Every binding runs with a plan,
+  // so a size's results do not depend on the sizes called before it (a merged product and
+  // products one by one differ in the last bits). A run holds its plan while it runs.
+  std::shared_ptr<const Variant::Plan> plan_for(const Variant& v, const std::vector<int64_t>& sym) {
+    if (sym.empty()) return v.plan;
     Variant::Plans& ps = *v.plans;
     std::lock_guard lk(ps.mu);
     auto it = ps.by_binding.find(sym);
-    if (it != ps.by_binding.end()) return *it->second;
-    if (ps.by_binding.size() >= Variant::Plans::kMax) return *v.plan;
+    if (it != ps.by_binding.end()) return it->second;
+    if (ps.by_binding.size() >= Variant::Plans::kMax) {
+      ps.by_binding.erase(ps.made.front());
+      ps.made.pop_front();
+    }
     auto p = std::make_shared<Variant::Plan>();
     plan_replay(g_, v, sym, *p);
-    return *ps.by_binding.emplace(sym, std::move(p)).first->second;
+    ps.made.push_back(sym);
+    return ps.by_binding.emplace(sym, std::move(p)).first->second;
   }
 
   // The arena of a run (Note [replay costs]): the executable's own while no other run holds it.
@@ -1049,7 +1057,8 @@ class FusedExecutable {
     const Lowered& l = v.low;
     std::vector<int64_t> sym;
     for (auto& s : g_.symbols()) sym.push_back(args.inputs[s.input].shape(s.axis));
-    const Variant::Plan& P = plan_for(v, sym);
+    const std::shared_ptr<const Variant::Plan> plan = plan_for(v, sym);
+    const Variant::Plan& P = *plan;
     std::vector<int64_t> st(std::max(1, l.num_strides));
     for (auto& b : l.bufs) {
       if (b.kind != BufInfo::Input || b.contiguous || b.shape.empty()) continue;

@@ -52,14 +52,33 @@ def test_products_merge_at_every_size(fn, dtype):
 
 
 def test_more_sizes_than_plans_stay_exact():
-    # Past the kept plans, a binding takes the general path: the same values.
+    # Past the kept plans the oldest goes: the same values.
     cf = npc.compile(bicg)
     for n in range(70, 90):
         rng = np.random.default_rng(n)
         assert_same_as_numpy(cf, bicg, _ints(rng, (n, n + 1)), _ints(rng, n + 1), _ints(rng, n))
-    for n in (70, 89):  # sizes seen before and after the plans ran out
+    for n in (70, 89):  # sizes seen before and after the first plans went
         rng = np.random.default_rng(n + 1000)
         assert_same_as_numpy(cf, bicg, _ints(rng, (n, n + 1)), _ints(rng, n + 1), _ints(rng, n))
+
+
+@pytest.mark.parametrize("fn", [bicg, atax])
+def test_bits_do_not_depend_on_sizes_called_before(fn):
+    # Every binding runs with a plan (merged products), however many sizes came before.
+    def args(n):
+        rng = np.random.default_rng(n)
+        return rng.random((n, n + 3)), rng.random(n + 3), rng.random(n)
+
+    fresh = [npc.compile(fn) for _ in range(2)]
+    fresh[0](*args(90))
+    alone = fresh[0](*args(103))
+    seasoned = fresh[1]
+    for n in range(60, 75):
+        seasoned(*args(n))
+    after = seasoned(*args(103))
+    as_tuple = lambda r: r if isinstance(r, tuple) else (r,)  # noqa: E731
+    for a, b in zip(as_tuple(alone), as_tuple(after), strict=True):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
 def smooth(a, b):
