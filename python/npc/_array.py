@@ -6,6 +6,8 @@ natural home is Python (formatting goes through NumPy's printer on a zero-copy v
 """
 import operator as _operator
 import pickle as _pickle
+import sys as _sys
+import threading as _threading
 import warnings
 
 import numpy as _np
@@ -623,3 +625,44 @@ ndarray.imag = property(_imag_get, _imag_set, doc="Imaginary part (a view for co
 ndarray.__array_priority__ = 100.0
 ndarray.__hash__ = None
 ndarray.__module__ = "npc"
+
+
+# Note [classes of traced values]
+# The program a compiled function traces is NumPy code: it gets npc arrays where NumPy gives
+# numpy.ndarray objects and NumPy scalars (Note [scalar results] in src/tracer/trace.hpp), so
+# code that branched on `isinstance(x, np.ndarray)` or `isinstance(x.sum(), float)` took the
+# other branch, a silently different result. isinstance(v, C), when type(v) is not C or a
+# subclass of it, asks v.__class__ (as ABCs do); for a traced value, and for any npc array
+# while a compiled function's Python runs (its trace, the eager code after a graph break,
+# and the eager calls on npc views of its arguments: Note [eager npc calls] in
+# compiler/_convert.py), the answer is NumPy's value's class: numpy.ndarray, or for a scalar
+# result the scalar type of its dtype (numpy.float64, a float). npc's own code
+# (a caller whose module is npc or under it) gets the real class, so that its checks for
+# NumPy arrays never take a traced value for one; C++ checks npc arrays first. `type(v)` is
+# still npc's, a documented difference as for runtime ints.
+_as_numpy = _threading.local()
+
+
+def _class_of(self):
+    if _core._is_traced(self) or getattr(_as_numpy, "depth", 0):
+        caller = _sys._getframe(1).f_globals.get("__name__", "")
+        if not (caller == "npc" or caller.startswith("npc.")):
+            if self.ndim == 0 and _core._is_traced(self) and _core._scalar_result(self):
+                return self.dtype.type
+            return _np.ndarray
+    return type(self)
+
+
+class _ActingAsNumpy:
+    """While entered (a compiled function's Python running on this thread), npc arrays
+    answer __class__ as numpy.ndarray to code outside npc."""
+
+    def __enter__(self):
+        _as_numpy.depth = getattr(_as_numpy, "depth", 0) + 1
+
+    def __exit__(self, *exc):
+        _as_numpy.depth -= 1
+
+
+_core._set_class_property(ndarray, property(_class_of, doc="NumPy's class while tracing (Note [classes of "
+                                                          "traced values]), else the array's type."))

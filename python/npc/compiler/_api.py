@@ -23,6 +23,7 @@ import warnings
 import numpy as _np
 
 from .. import _core
+from .._array import _ActingAsNumpy
 from .._config import config
 from . import _logs
 from . import _repro
@@ -126,6 +127,39 @@ def _debugging():
     return os.environ.get("NPC_COMPILE_DEBUG", "0") not in ("", "0")
 
 
+# Note [random generators the function reads]
+# A draw of a NumPy Generator or RandomState that the function reads as a global or a closure
+# value (`rng = np.random.default_rng(0)` at module level) moves that object's state on every
+# call; traced, it ran once and its values were replayed. Arguments and generators made inside
+# the function are proxies whose draws are host calls (_capture._GenProxy); a global cannot be
+# swapped for one, so a function whose code (or the code it defines) names such a value runs
+# eagerly, as NumPy, on every call. One that the code of a helper reads is found among the
+# globals the trace reached (Note [globals read while tracing] in _reach.py): the traced call
+# ran NumPy's draws itself, and the calls after it run eagerly.
+_RNG_TYPES = (_np.random.Generator, _np.random.RandomState, _np.random.BitGenerator)
+
+
+def _random_state_reads(fn):
+    """The names of NumPy random generators among fn's globals and closure values that its
+    code reads."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    glob = getattr(fn, "__globals__", {})
+    found, stack = [], [code]
+    while stack:
+        c = stack.pop()
+        found.extend(n for n in c.co_names if isinstance(glob.get(n), _RNG_TYPES))
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+        try:
+            if isinstance(cell.cell_contents, _RNG_TYPES):
+                found.append(name)
+        except ValueError:  # an empty cell
+            pass
+    return found
+
+
 class CompiledFunction:
     """The result of npc.compile(fn): call it like fn."""
 
@@ -186,6 +220,7 @@ class CompiledFunction:
         self.last_graphs = []
         self.last_ops_per_graph = []
         self.last_side_effects = []
+        self._eager_why = None  # why every call runs the function eagerly (or None)
         self.last_cuts = 0
         self.last_segments_reused = 0
 
@@ -200,6 +235,9 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if _core._is_tracing() or _tls.disabled:
             # Nested compiled functions are inlined into the outer trace.
+            return self._fn(*args, **kwargs)
+        if self._eager_why is not None:
+            _stats["eager_runs"] += 1
             return self._fn(*args, **kwargs)
         _epoch[0] += 1
         farrays = []
@@ -431,7 +469,9 @@ class CompiledFunction:
             conv = _npc_view_args(args, kwargs)
             if conv is not None:
                 nargs, nkwargs, originals = conv
-                return _numpy_result(self._fn(*nargs, **nkwargs), originals)
+                with _ActingAsNumpy():  # Note [classes of traced values] in _array.py
+                    r = self._fn(*nargs, **nkwargs)
+                return _numpy_result(r, originals)
         return self._fn(*args, **kwargs)
 
     def _eager_probe(self, t, mode, args, kwargs, key):
@@ -635,6 +675,14 @@ class CompiledFunction:
         return changed
 
     def _trace(self, args, kwargs, kb, key, known=False):
+        rng = _random_state_reads(self._fn)
+        if rng:
+            # Note [random generators the function reads]
+            self._eager_why = (f"reads the NumPy random generator {rng[0]!r} as a global or closure value: "
+                               "its draws run as NumPy's on every call")
+            _logs.log("fallback", "%s: %s; running eagerly", self._name, self._eager_why)
+            _stats["eager_runs"] += 1
+            return self._fn(*args, **kwargs)
         if self._ncompiles and not known:
             _stats["recompiles"] += 1
             if _logs.enabled("recompiles"):
@@ -759,7 +807,7 @@ class CompiledFunction:
                     c[k] = subst(v, f"{path}[{k!r}]")
                 containers.append((x, c, list(c.items())))
                 return c
-            if isinstance(x, _np.random.Generator):
+            if isinstance(x, (_np.random.Generator, _np.random.RandomState)):
                 return _GenProxy(ctx, lambda x=x: x, fresh=False)
             return x
         targs = [subst(a, i) for i, a in enumerate(args)]
@@ -804,7 +852,8 @@ class CompiledFunction:
                 try:
                     with _recording_warnings() as py_warnings:
                         try:
-                            result = fn(*targs, **tkwargs)
+                            with _ActingAsNumpy():  # Note [classes of traced values] in _array.py
+                                result = fn(*targs, **tkwargs)
                             # Note [segments in the background] in src/tracer/trace_segments.cpp:
                             # the errors and warnings of the last cut's step come from the
                             # function, as when it ran at the cut.
@@ -929,6 +978,13 @@ class CompiledFunction:
         if rec is not None:
             guards, changed_reached = reached_free(rec.reached(), getattr(self._fn, "__globals__", None),
                                                    self._free[:self._nown], self._free_getters, read_state)
+            rng = next((label for label, get, _ in guards if isinstance(get(), _RNG_TYPES)), None)
+            if rng is not None and self._eager_why is None:
+                # Note [random generators the function reads]: reached through a helper; this
+                # call's draws were NumPy's own (the trace ran them), later calls run eagerly.
+                self._eager_why = f"its code reads the NumPy random generator {rng}: its draws run as NumPy's " \
+                                  "on every call"
+                _logs.log("fallback", "%s: %s; running eagerly from now on", self._name, self._eager_why)
             rekey = self._extend_free(guards)
             changed += changed_reached
         changed = set(changed)

@@ -8,6 +8,7 @@ import functools
 import struct
 import sys
 import threading
+import types
 import warnings
 
 import numpy as _np
@@ -147,6 +148,24 @@ _RuntimeInt.__copy__ = lambda self: self._static()
 _RuntimeInt.__deepcopy__ = lambda self, memo: self._static()
 _core._set_runtime_int_type(_RuntimeInt)
 _interop._add_runtime_scalar_type(_RuntimeInt)
+
+
+# Note [numpy.random's own numpy]
+# The Cython code of numpy.random (Generator's and RandomState's methods, their bit
+# generators) makes its output arrays with `np.empty(...)` from its module's `np`, numpy
+# itself, and takes them as numpy.ndarray without a check. No Python frame of its own stands
+# between a draw the user's code calls and that np.empty, so a patched np.empty took the
+# call for the user's and returned a traced array: Generator.gumbel, numpy.random.chisquare
+# or a global Generator's draws crashed the process. While the patches are in, those modules'
+# `np` is a stand-in whose attributes are numpy's as they were before the patches.
+class _NumpyOriginals(types.ModuleType):
+    def __init__(self, originals):
+        super().__init__("numpy")
+        self.__dict__["_originals"] = originals
+
+    def __getattr__(self, name):
+        o = self.__dict__["_originals"].get(name)
+        return o if o is not None else getattr(_np, name)
 
 
 # ---------------------------------------------------------------- captured NumPy calls
@@ -400,6 +419,11 @@ class _Patches:
         P._patch(_np.errstate, "__exit__", P._errstate_exit_maker)
         for mod in (_np, npc):
             P._patch(mod, "seterr", P._seterr_maker)
+        # Note [numpy.random's own numpy]: last, so that it sees every original.
+        originals = {n: o for m, n, o in P._saved if m is _np}
+        for mod in list(sys.modules.values()):
+            if getattr(mod, "__name__", "").startswith("numpy.random.") and getattr(mod, "np", None) is _np:
+                P._patch(mod, "np", lambda orig: _NumpyOriginals(originals))
         import builtins
         P._patch(builtins, "print", P._print_maker)
         for name in _SCALAR_METHODS:
@@ -810,10 +834,32 @@ def _host_call(ctx, thunk, name, state):
     return ctx.host_call(call, name, _as_npc(_np.asarray(example)))
 
 
+def _by_name(method, args, kwargs):
+    """(args, kwargs) with the arguments bound to `method`'s parameters given by name, or as
+    they are when its signature is unknown or does not take them (NumPy raises then)."""
+    import inspect
+    try:
+        bound = inspect.signature(method).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return args, kwargs
+    if any(p.kind in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY) for p in bound.signature.parameters.values()):
+        return args, kwargs
+    return (), dict(bound.arguments)
+
+
+def _any_traced(args, kwargs):
+    """Whether a traced npc array is among the arguments (or in a list or tuple of them)."""
+    for v in (*args, *kwargs.values()):
+        for x in (v if type(v) in (list, tuple) else (v,)):
+            if _is_npc(x) and _core._is_traced(x):
+                return True
+    return False
+
+
 class _GenProxy:
-    """A numpy.random.Generator inside a compiled function: each draw is a host call. A
-    generator created inside the function (default_rng) is re-created on every call, as the
-    eager code does; one passed in is used by reference."""
+    """A numpy.random.Generator (or RandomState) inside a compiled function: each draw is a
+    host call. A generator created inside the function (default_rng) is re-created on every
+    call, as the eager code does; one passed in is used by reference."""
 
     _DRAWS = ("random", "normal", "uniform", "integers", "standard_normal", "exponential", "poisson",
               "binomial", "choice", "permutation", "beta", "gamma", "standard_exponential", "lognormal")
@@ -822,6 +868,10 @@ class _GenProxy:
         self._ctx, self._factory, self._fresh = ctx, factory, fresh
         self._gen = factory() if not fresh else None
         self._epoch = None
+
+    @property
+    def __class__(self):  # isinstance(g, np.random.Generator) holds, as for the generator
+        return type(self._current())
 
     def _current(self):
         if not self._fresh:
@@ -834,13 +884,50 @@ class _GenProxy:
     def __getattr__(self, name):
         if name == "shuffle":
             return self._shuffle
-        if name not in self._DRAWS:
-            return getattr(self._current(), name)
+        attr = getattr(self._current(), name)
+        if name.startswith("_") or name in ("spawn", "bit_generator") or not callable(attr):
+            return attr
 
         def draw(*args, **kwargs):
+            if "out" not in kwargs and any(_is_npc(a) and _core._is_traced(a) for a in args):
+                args, kwargs = _by_name(attr, args, kwargs)  # out given by position
+            out = kwargs.get("out")
+            if out is not None and _is_npc(out) and _core._is_traced(out):
+                return self._draw_into(name, out, args, kwargs)
+            if name not in self._DRAWS and _any_traced(args, kwargs):
+                # A method of arrays (permuted, a distribution of array parameters): NumPy's
+                # own, on the arrays made concrete, on every call.
+                return _run_outside(lambda *a, **k: getattr(self._current(), name)(*a, **k),
+                                    f"Generator.{name} of traced arrays", args, kwargs)
             return _host_call(self._ctx, lambda: getattr(self._current(), name)(*args, **kwargs),
                               f"Generator.{name}", _LazyGenState(self))
         return draw
+
+    # Note [draws into traced arrays]
+    # NumPy's Generator fills `out=` only when it is a numpy.ndarray (of the draw's dtype,
+    # C- or F-contiguous, aligned, writable); a traced array is not one. The draw is a host call
+    # that fills a fresh NumPy array of out's shape, dtype, layout and writability (so NumPy
+    # checks it and raises as it would for out), and its value is then stored into out, which
+    # the call returns as NumPy's does.
+    def _draw_into(self, name, out, args, kwargs):
+        shape, dtype, flags = out.shape, out.dtype, out.flags
+        order = "C" if flags.c_contiguous else "F" if flags.f_contiguous else None
+        writeable = flags.writeable
+
+        def fresh():
+            a = _np.empty(shape, dtype, order=order or "C")
+            if order is None:  # a strided array, as NumPy would refuse
+                a = _np.empty(tuple(shape) + (2,), dtype)[..., 0]
+            a.flags.writeable = writeable
+            return a
+
+        def call():
+            a = fresh()
+            getattr(self._current(), name)(*args, **dict(kwargs, out=a))
+            return a
+        value = _host_call(self._ctx, call, f"Generator.{name}", _LazyGenState(self))
+        out[...] = value
+        return out
 
 
     def _shuffle(self, x, axis=0):
@@ -883,10 +970,15 @@ class _LazyGenState:
         self.proxy = proxy
 
     def save(self):
-        return self.proxy._current().bit_generator.state
+        g = self.proxy._current()
+        return g.get_state() if isinstance(g, _np.random.RandomState) else g.bit_generator.state
 
     def restore(self, st):
-        self.proxy._current().bit_generator.state = st
+        g = self.proxy._current()
+        if isinstance(g, _np.random.RandomState):
+            g.set_state(st)
+        else:
+            g.bit_generator.state = st
 
 
 # ---------------------------------------------------------------- warnings of traced Python

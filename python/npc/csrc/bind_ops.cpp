@@ -1416,6 +1416,14 @@ void bind_ops(py::module_& m) {
     Py_INCREF(t.ptr());
     g_runtime_float = reinterpret_cast<PyTypeObject*>(t.ptr());
   });
+  // Note [classes of traced values] in python/npc/_array.py: a `__class__` property goes
+  // into the type's own dict (assigning it through the type would change the type's class).
+  m.def("_set_class_property", [](py::type t, py::object prop) {
+    auto* tp = reinterpret_cast<PyTypeObject*>(t.ptr());
+    if (!(tp->tp_flags & Py_TPFLAGS_HEAPTYPE)) throw TypeError("_set_class_property: a heap type is needed");
+    if (PyDict_SetItemString(tp->tp_dict, "__class__", prop.ptr()) != 0) throw py::error_already_set();
+    PyType_Modified(tp);
+  });
   m.def("_set_runtime_int_type", [](py::type t) {
     Py_INCREF(t.ptr());
     g_runtime_int = reinterpret_cast<PyTypeObject*>(t.ptr());
