@@ -22,8 +22,30 @@ def _legacy(x):
     return np.random.chisquare(3, size=3) + x[:3], np.random.gumbel(), np.random.logistic(size=2)
 
 
+def _traced_parameters(x):
+    # Note [draws of traced parameters]: after a plain draw, in the program's order.
+    rng = np.random.default_rng(5)
+    a = rng.random(2)
+    b = rng.normal(x, 1.0)
+    c = [rng.normal(x[i], 1.0, size=2) for i in range(2)]
+    np.random.seed(6)
+    d = np.random.rand(2)
+    e = np.random.chisquare(x.sum() + 1, size=2)
+    return a, b, c, d, e, rng.random(), np.random.rand()
+
+
+def _raising_draw(x):
+    rng = np.random.default_rng(7)
+    a = rng.random(2)
+    try:
+        rng.exponential(x - 3)
+    except ValueError:
+        pass
+    return a, rng.random(2)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("fn", [_made_inside, _legacy])
+@pytest.mark.parametrize("fn", [_made_inside, _legacy, _traced_parameters, _raising_draw])
 def test_methods_of_generators_made_inside(fn, backend):
     x = np.arange(5.0)
     check(fn, (x,), (x + 1,), (x * 2,), backend=backend)

@@ -301,6 +301,9 @@ class _Patches:
                 p = _Patches._current()
                 if p is None:
                     return orig(*args, **kwargs)
+                if _any_traced(args, kwargs):
+                    # Note [draws of traced parameters]
+                    return _run_outside(orig, f"{label}.{orig.__name__} of traced arrays", args, kwargs)
                 return _host_call(p.ctx, lambda: orig(*args, **kwargs), f"{label}.{orig.__name__}", state_of())
             return patched
         return make
@@ -403,10 +406,13 @@ class _Patches:
             for name in ("eye", "identity"):
                 P._patch(mod, name, P._eye_maker(mod.__name__))
         glob = lambda: _GlobalState()  # noqa: E731
-        for name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "randint",
-                     "standard_normal", "exponential", "poisson", "binomial", "permutation", "choice",
-                     "beta", "gamma"):
-            P._patch(_np.random, name, P._host_maker("numpy.random", glob))
+        # Every function of numpy.random's global RandomState (rand, normal, chisquare, ...).
+        rs = _np.random.mtrand._rand
+        for name in dir(_np.random):
+            f = getattr(_np.random, name, None)
+            if getattr(f, "__self__", None) is rs and not name.startswith("_") and \
+                    name not in ("seed", "get_state", "set_state", "shuffle"):
+                P._patch(_np.random, name, P._host_maker("numpy.random", glob))
         P._patch(_np.random, "default_rng", P._rng_maker)
         P._patch(_np.random, "shuffle", P._shuffle_maker)
         P._patch(_np.random, "seed", lambda orig: functools.wraps(orig)(
@@ -847,6 +853,13 @@ def _by_name(method, args, kwargs):
     return (), dict(bound.arguments)
 
 
+# Note [draws of traced parameters]
+# A draw is a host call: drawn once while tracing with the generator's state restored after,
+# and again on every replay, in the graph's order. A draw whose parameters are traced values
+# (`rng.normal(x, 1)`, `rng.permuted(x)`, `np.random.chisquare(x.sum())`) has no value to draw
+# with while tracing: it runs at a graph break instead, NumPy's own call on the concrete
+# arrays, after the pending graph (and its draws) ran, so the stream keeps the program's
+# order on every call, errors included.
 def _any_traced(args, kwargs):
     """Whether a traced npc array is among the arguments (or in a list or tuple of them)."""
     for v in (*args, *kwargs.values()):
@@ -894,9 +907,8 @@ class _GenProxy:
             out = kwargs.get("out")
             if out is not None and _is_npc(out) and _core._is_traced(out):
                 return self._draw_into(name, out, args, kwargs)
-            if name not in self._DRAWS and _any_traced(args, kwargs):
-                # A method of arrays (permuted, a distribution of array parameters): NumPy's
-                # own, on the arrays made concrete, on every call.
+            if _any_traced(args, kwargs):
+                # Note [draws of traced parameters]
                 return _run_outside(lambda *a, **k: getattr(self._current(), name)(*a, **k),
                                     f"Generator.{name} of traced arrays", args, kwargs)
             return _host_call(self._ctx, lambda: getattr(self._current(), name)(*args, **kwargs),
