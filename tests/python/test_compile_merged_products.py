@@ -96,11 +96,11 @@ def _run(f, args, calls=3):
     return got, _fusion.stats()["merged_products"] - before
 
 
-def _same(got, want, dtype):
+def _assert_same(got, want, dtype):
     if isinstance(want, (tuple, list)):
         assert type(got) is type(want) and len(got) == len(want)
         for g, w in zip(got, want):
-            _same(g, w, dtype)
+            _assert_same(g, w, dtype)
         return
     assert type(got) is np.ndarray
     assert got.dtype == want.dtype and got.shape == want.shape
@@ -111,7 +111,7 @@ def _same(got, want, dtype):
 def test_covariance_loop_is_one_product(dtype):
     X = _data((90, 60), dtype)
     got, merged = _run(_covariance, (X,))
-    _same(got, _covariance(X), dtype)
+    _assert_same(got, _covariance(X), dtype)
     assert merged == 3 * 60  # every product of every call
 
 
@@ -119,7 +119,7 @@ def test_covariance_loop_is_one_product(dtype):
 def test_vector_times_matrix(dtype):
     R, A = _data((40, 70), dtype, 1), _data((70, 80), dtype, 2)
     got, merged = _run(_rows_times_matrix, (R, A))
-    _same(got, _rows_times_matrix(R, A), dtype)
+    _assert_same(got, _rows_times_matrix(R, A), dtype)
     assert merged == 3 * 40
 
 
@@ -128,35 +128,35 @@ def test_gathered_vectors(dtype):
     A, V = _data((100, 64), dtype, 3), _data((12, 64), dtype, 4)
     order = [5, 0, 11, 3, 3, 7, 1]
     got, merged = _run(_gathered, (A, V, order))
-    _same(got, _gathered(A, V, order), dtype)
+    _assert_same(got, _gathered(A, V, order), dtype)
     assert merged == 3 * (len(order) - 1)  # A @ W[3] twice is one node: one product less each call
 
 
 def test_dependent_products_do_not_merge():
     A, v = _data((80, 80), np.float64, 5), _data(80, np.float64, 6)
     got, merged = _run(_power_iteration, (A, v))
-    _same(got, _power_iteration(A, v), np.float64)
+    _assert_same(got, _power_iteration(A, v), np.float64)
     assert merged == 0
 
 
 def test_matrix_written_between_products():
     A, V = _data((70, 70), np.float64, 7), _data((9, 70), np.float64, 8)
     got, merged = _run(_matrix_written_between, (A, V))
-    _same(got, _matrix_written_between(A, V), np.float64)
+    _assert_same(got, _matrix_written_between(A, V), np.float64)
     assert merged == 0  # each product reads another version of A
 
 
 def test_vectors_written_between_products():
     A, V = _data((70, 64), np.float64, 9), _data((8, 64), np.float64, 10)
     got, _ = _run(_vectors_written_between, (A, V))
-    _same(got, _vectors_written_between(A, V), np.float64)
+    _assert_same(got, _vectors_written_between(A, V), np.float64)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 def test_returned_products_own_their_memory(dtype):
     A, V = _data((64, 96), dtype, 11), _data((5, 96), dtype, 12)
     got, merged = _run(_returned, (A, V))
-    _same(got, _returned(A, V), dtype)
+    _assert_same(got, _returned(A, V), dtype)
     assert merged == 3 * 5
     for i in range(len(got)):
         assert got[i].flags.owndata or got[i].base is None or got[i].base.size == got[i].size
@@ -167,7 +167,7 @@ def test_returned_products_own_their_memory(dtype):
 def test_strided_and_reversed_matrix():
     A, V = _data((200, 210), np.float64, 13), _data((6, 100), np.float64, 14)
     got, merged = _run(_strided_matrix, (A, V))
-    _same(got, _strided_matrix(A, V), np.float64)
+    _assert_same(got, _strided_matrix(A, V), np.float64)
     assert merged == 3 * (6 + 3)
 
 
@@ -199,7 +199,7 @@ def _mixed_strides(A, W, w):
 def test_vectors_of_different_strides(dtype):
     A, W, w = _data((64, 64), dtype, 26), _data((64, 64), dtype, 27), _data(64, dtype, 28)
     got, merged = _run(_mixed_strides, (A, W, w))
-    _same(got, _mixed_strides(A, W, w), dtype)
+    _assert_same(got, _mixed_strides(A, W, w), dtype)
     assert merged == 3 * 6
 
 

@@ -35,7 +35,7 @@ def _raise_and_private_cache(tmp_path_factory):
         yield
 
 
-def same(got, want):
+def assert_same(got, want):
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     assert got.shape == want.shape, (got.shape, want.shape)
@@ -85,7 +85,7 @@ def no_warnings_as_numpy(fn, *args):
 def test_kmeans_unrolled_one_kernel_casts_hoisted(capfd):
     X, means = C.inputs(2, small=True)[0]
     got, src = source_of(C.kmeans_assign, (X, means), capfd)
-    same(got, C.kmeans_assign(X, means))
+    assert_same(got, C.kmeans_assign(X, means))
     assert src.count('extern "C" int ') == 1
     # both reductions (norm over 2 coordinates, argmin over 2 means) unrolled: no inner loop;
     # the one loop is written twice, for the calling thread and for the thread pool (Note
@@ -109,11 +109,11 @@ def test_argreduce_short_axis_nan_inf_ties(op, dtype):
         x = a if axis == 1 else np.ascontiguousarray(a[:3].T)  # axis of extent 3
         fn = (lambda v, _a=axis: getattr(np, op)(v * 1, axis=_a))
         got, want = no_warnings_as_numpy(fn, x)
-        same(got, want)
+        assert_same(got, want)
     for ext in (1, 2, 8):
         x = np.resize(a.ravel(), (40, ext)).astype(dtype)
         got, want = no_warnings_as_numpy(lambda v: getattr(np, op)(v + 0, axis=1), x)
-        same(got, want)
+        assert_same(got, want)
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int8", "uint16", "bool"])
@@ -124,7 +124,7 @@ def test_argreduce_short_axis_integers(dtype):
         for keepdims in (False, True):
             fn = (lambda v, _o=op, _k=keepdims: getattr(np, _o)(v, axis=1, keepdims=_k))
             got, want = no_warnings_as_numpy(fn, x)
-            same(got, want)
+            assert_same(got, want)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int32", "uint8", "int64", "bool"])
@@ -152,7 +152,7 @@ def test_reductions_over_short_axes(dtype):
         if got.dtype.kind == "f":
             np.testing.assert_allclose(got, want, rtol={"float16": 1e-3, "float32": 1e-6}.get(dtype, 1e-14))
         else:
-            same(got, want)
+            assert_same(got, want)
 
 
 def test_norm_of_short_axis_equals_numpy():
@@ -180,7 +180,7 @@ def test_float_reductions_to_one_value_are_split(name, fn, dtype, capfd):
     want = fn(a)
     got = np.asarray(got)
     assert got.dtype == want.dtype and got.shape == want.shape
-    same(got, want)
+    assert_same(got, want)
     f = npc.compile(fn, backend="fused")
     first = np.asarray(f(a)).tobytes()
     for _ in range(3):
@@ -204,7 +204,7 @@ def test_split_max_min_propagate_nan_without_warning(where):
     a[where] = np.nan
     for fn in (lambda v: np.max(v * 2), lambda v: np.min(v + 1), lambda v: np.argmax(v) * 0 + np.max(v)):
         got, want = no_warnings_as_numpy(fn, a)
-        same(got, want)
+        assert_same(got, want)
         assert np.isnan(got)
 
 
@@ -217,7 +217,7 @@ def test_integer_reductions_to_one_value_are_split_and_wrap(dtype, capfd):
                lambda v: np.min(v + 1), lambda v: np.sum(v, initial=7), lambda v: np.sum(v, dtype=v.dtype)):
         got, src = source_of(fn, (a,), capfd)
         assert "npk_parts_" in src
-        same(got, fn(a))  # wraparound as NumPy's (any order gives the same bits)
+        assert_same(got, fn(a))  # wraparound as NumPy's (any order gives the same bits)
 
 
 def test_any_all_to_one_value_are_split(capfd):
@@ -226,14 +226,14 @@ def test_any_all_to_one_value_are_split(capfd):
     for fn in (lambda v: np.any(v > 0.5), lambda v: np.all(v < 0.5), lambda v: np.sum(v > -1)):
         got, src = source_of(fn, (a,), capfd)
         assert "npk_parts_" in src
-        same(got, fn(a))
+        assert_same(got, fn(a))
 
 
 def test_short_reductions_to_one_value_stay_on_one_thread(capfd):
     a = np.arange(1000.0)
     got, src = source_of(lambda v: np.max(v * 3), (a,), capfd)
     assert "npk_parts_" not in src
-    same(got, np.max(a * 3))
+    assert_same(got, np.max(a * 3))
 
 
 # ---------------------------------------------------------------- scans
@@ -324,7 +324,7 @@ def _warns_as_numpy(fn, *args, **errstate):
     with warnings.catch_warnings(record=True) as got_w, np.errstate(**errstate):
         warnings.simplefilter("always")
         got = f(*args)
-    same(got, want)
+    assert_same(got, want)
     assert [str(w.message) for w in got_w] == [str(w.message) for w in want_w]
     return [str(w.message) for w in got_w]
 
